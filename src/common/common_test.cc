@@ -1,0 +1,68 @@
+#include <string>
+
+#include "gtest/gtest.h"
+#include "src/common/coding.h"
+#include "src/common/crc.h"
+#include "src/common/env.h"
+
+namespace basalt {
+namespace {
+
+TEST(Crc, StandardCheckValues) {
+  EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u);
+  EXPECT_EQ(Crc32cTableLoop("123456789", 9), 0xE3069283u);
+}
+
+TEST(Crc, ExtendMatchesWhole) {
+  std::string s(100000, 'x');
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(i * 7 + 3);
+  uint32_t whole = Crc32c(s);
+  uint32_t part = Crc32cExtend(Crc32c(s.data(), 12345), s.data() + 12345, s.size() - 12345);
+  EXPECT_EQ(whole, part);
+  EXPECT_EQ(whole, Crc32cTableLoop(s.data(), s.size()));
+  EXPECT_EQ(UnmaskCrc(MaskCrc(whole)), whole);
+  EXPECT_NE(MaskCrc(whole), whole);
+}
+
+TEST(Coding, VarintRoundTripAndTruncation) {
+  const uint64_t values[] = {0, 1, 127, 128, 300, 1ull << 32, UINT64_MAX};
+  for (uint64_t v : values) {
+    std::string s;
+    PutVarint64(&s, v);
+    EXPECT_EQ(static_cast<int>(s.size()), VarintLength(v));
+    std::string_view in(s);
+    uint64_t got;
+    ASSERT_TRUE(GetVarint64(&in, &got));
+    EXPECT_EQ(got, v);
+    EXPECT_TRUE(in.empty());
+    if (s.size() > 1) {
+      std::string_view cut(s.data(), s.size() - 1);
+      EXPECT_FALSE(GetVarint64(&cut, &got));
+    }
+  }
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{5}, INT64_MIN, INT64_MAX}) EXPECT_EQ(UnZigZag(ZigZag(v)), v);
+  std::string overflow(11, '\xff');
+  std::string_view in(overflow);
+  uint64_t got;
+  EXPECT_FALSE(GetVarint64(&in, &got));
+}
+
+TEST(Env, WriteReadReplace) {
+  Env* env = Env::Default();
+  std::string dir = ::testing::TempDir() + "/basalt_env_test";
+  ASSERT_TRUE(env->CreateDirs(dir).ok());
+  std::string path = dir + "/f";
+  ASSERT_TRUE(env->WriteFileDurably(path, "hello").ok());
+  auto got = env->ReadFileToString(path);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, "hello");
+  auto f = env->NewRandomAccessFile(path);
+  ASSERT_TRUE(f.ok());
+  char buf[16];
+  EXPECT_EQ((*f)->Read(3, 5, buf).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(env->NewRandomAccessFile(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace basalt

@@ -1,0 +1,72 @@
+// The one small file-system interface all storage I/O goes through (LevelDB's Env idea), so the
+// engine runs on a local disk today and on a shared store (RADOS) later. The contract it asks
+// of an implementation is what a shared object store can give: files written once,
+// sequentially, then read at random; append-only logs; whole-file atomic replace (Rename) used
+// only for small manifests. Implementations are thread-safe; a file object is used by one
+// writer at a time but may be read from many threads (RandomAccessFile::Read is const).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace basalt {
+
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual absl::Status Append(std::string_view data) = 0;
+  // Durably persists everything appended so far (fdatasync on POSIX).
+  virtual absl::Status Sync() = 0;
+  virtual absl::Status Close() = 0;
+  virtual uint64_t Size() const = 0;
+};
+
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads n bytes at offset into scratch (which must hold n bytes). Short reads are an error
+  // (OutOfRange) naming the file, offset and sizes.
+  virtual absl::StatusOr<std::string_view> Read(uint64_t offset, size_t n, char* scratch) const = 0;
+  virtual uint64_t Size() const = 0;
+  virtual const std::string& name() const = 0;
+};
+
+class SequentialFile {
+ public:
+  virtual ~SequentialFile() = default;
+  // Reads up to n bytes; an empty result means end of file.
+  virtual absl::StatusOr<std::string_view> Read(size_t n, char* scratch) = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  // The process-wide POSIX environment.
+  static Env* Default();
+
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // Opens an existing file for appending (a log reopened after a clean truncation).
+  virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
+  virtual absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) = 0;
+  virtual bool FileExists(const std::string& path) = 0;
+  virtual absl::StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
+  virtual absl::Status DeleteFile(const std::string& path) = 0;
+  virtual absl::Status CreateDirs(const std::string& path) = 0;
+  // Names (not paths) in a directory, sorted bytewise; callers must not depend on anything else.
+  virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) = 0;
+  // Atomically replaces `to` with `from` and makes that durable (manifests only).
+  virtual absl::Status ReplaceFile(const std::string& from, const std::string& to) = 0;
+  virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
+
+  // Helpers built on the above.
+  absl::Status WriteFileDurably(const std::string& path, std::string_view contents);
+  absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+};
+
+}  // namespace basalt

@@ -1,0 +1,106 @@
+#include "storage/cell.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "src/common/status.h"
+
+namespace basalt {
+
+bool IsValidCellType(uint8_t t) {
+  return t == 4 || t == 8 || t == 12 || t == 14;
+}
+
+const char* CellTypeName(CellType t) {
+  switch (t) {
+    case CellType::kPut: return "Put";
+    case CellType::kDelete: return "Delete";
+    case CellType::kDeleteColumn: return "DeleteColumn";
+    case CellType::kDeleteFamily: return "DeleteFamily";
+  }
+  return "Unknown";
+}
+
+void AppendFlatKey(std::string* dst, std::string_view row, std::string_view qualifier, int64_t ts, CellType type) {
+  size_t at = dst->size();
+  dst->resize(at + kKeyOverhead + row.size() + qualifier.size());
+  char* p = dst->data() + at;
+  p[0] = static_cast<char>(row.size() >> 8);
+  p[1] = static_cast<char>(row.size());
+  p += 2;
+  std::memcpy(p, row.data(), row.size());
+  p += row.size();
+  std::memcpy(p, qualifier.data(), qualifier.size());
+  p += qualifier.size();
+  uint64_t u = static_cast<uint64_t>(ts);
+  for (int i = 7; i >= 0; --i) *p++ = static_cast<char>(u >> (8 * i));
+  *p = static_cast<char>(type);
+}
+
+KeyView ParseFlatKeyUnchecked(std::string_view flat) {
+  const auto* u = reinterpret_cast<const unsigned char*>(flat.data());
+  size_t row_len = (static_cast<size_t>(u[0]) << 8) | u[1];
+  KeyView k;
+  k.row = flat.substr(2, row_len);
+  size_t qual_len = flat.size() - kKeyOverhead - row_len;
+  k.qualifier = flat.substr(2 + row_len, qual_len);
+  const unsigned char* t = u + 2 + row_len + qual_len;
+  uint64_t ts = 0;
+  for (int i = 0; i < 8; ++i) ts = (ts << 8) | t[i];
+  k.timestamp = static_cast<int64_t>(ts);
+  k.type = static_cast<CellType>(t[8]);
+  return k;
+}
+
+bool ParseFlatKey(std::string_view flat, KeyView* out) {
+  if (flat.size() < kKeyOverhead) return false;
+  const auto* u = reinterpret_cast<const unsigned char*>(flat.data());
+  size_t row_len = (static_cast<size_t>(u[0]) << 8) | u[1];
+  if (row_len > kMaxRowLength || row_len > flat.size() - kKeyOverhead) return false;
+  if (!IsValidCellType(u[flat.size() - 1])) return false;
+  *out = ParseFlatKeyUnchecked(flat);
+  return true;
+}
+
+namespace {
+inline int CompareBytes(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size());
+  int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
+  if (c != 0) return c;
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+}  // namespace
+
+int CompareColumns(const KeyView& a, const KeyView& b) {
+  int c = CompareBytes(a.row, b.row);
+  if (c != 0) return c;
+  return CompareBytes(a.qualifier, b.qualifier);
+}
+
+int CompareKeys(const KeyView& a, const KeyView& b) {
+  int c = CompareColumns(a, b);
+  if (c != 0) return c;
+  if (a.timestamp != b.timestamp) return a.timestamp > b.timestamp ? -1 : 1;  // newest first
+  if (a.type != b.type) return static_cast<uint8_t>(a.type) > static_cast<uint8_t>(b.type) ? -1 : 1;
+  return 0;
+}
+
+int CompareFlatKeys(std::string_view a, std::string_view b) {
+  return CompareKeys(ParseFlatKeyUnchecked(a), ParseFlatKeyUnchecked(b));
+}
+
+std::string FirstKeyOfRow(std::string_view row) {
+  return MakeFlatKey(row, "", kLatestTimestamp, CellType::kDeleteFamily);
+}
+std::string FirstKeyOfColumn(std::string_view row, std::string_view qualifier) {
+  return MakeFlatKey(row, qualifier, kLatestTimestamp, CellType::kDeleteFamily);
+}
+
+std::string DebugString(const Cell& c) {
+  return absl::StrCat(absl::CEscape(c.row), "/", c.family, ":", absl::CEscape(c.qualifier), "/", c.timestamp, "/",
+                      CellTypeName(c.type), " = ", absl::CEscape(c.value));
+}
+
+}  // namespace basalt

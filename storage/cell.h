@@ -1,0 +1,75 @@
+// Cells and their order (DESIGN.md §1). Within a store (one family) a cell's key is
+// (row, qualifier, timestamp, type); the order is row and qualifier ascending (bytewise),
+// timestamp descending, type descending: DeleteFamily > DeleteColumn > Delete > Put.
+//
+// Flat key: the byte form every block, memstore entry and index key uses (after HBase's
+// KeyValue key, without the family, which is the store's):
+//
+//   +-------------+-----+-----------+------------------+------+
+//   | row_len u16 | row | qualifier | timestamp i64 BE | type |
+//   +-------------+-----+-----------+------------------+------+
+//   qualifier length = key length - 2 - row_len - 9
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace basalt {
+
+enum class CellType : uint8_t { kPut = 4, kDelete = 8, kDeleteColumn = 12, kDeleteFamily = 14 };
+
+inline constexpr int64_t kLatestTimestamp = std::numeric_limits<int64_t>::max();
+inline constexpr size_t kMaxRowLength = 32767;  // HBase's Short.MAX_VALUE
+inline constexpr size_t kKeyOverhead = 2 + 8 + 1;
+
+bool IsValidCellType(uint8_t t);
+const char* CellTypeName(CellType t);
+
+// A parsed flat key; views into the flat key's bytes.
+struct KeyView {
+  std::string_view row;
+  std::string_view qualifier;
+  int64_t timestamp = 0;
+  CellType type = CellType::kPut;
+};
+
+// Appends the flat key of k to dst.
+void AppendFlatKey(std::string* dst, std::string_view row, std::string_view qualifier, int64_t ts, CellType type);
+inline std::string MakeFlatKey(std::string_view row, std::string_view qualifier, int64_t ts, CellType type) {
+  std::string s;
+  AppendFlatKey(&s, row, qualifier, ts, type);
+  return s;
+}
+// Parses a flat key; false if it is malformed (lengths do not add up, unknown type).
+bool ParseFlatKey(std::string_view flat, KeyView* out);
+// Unchecked parse of a key known to be well-formed (written by us, or already validated).
+KeyView ParseFlatKeyUnchecked(std::string_view flat);
+
+// Three-way comparison in cell order.
+int CompareKeys(const KeyView& a, const KeyView& b);
+int CompareFlatKeys(std::string_view a, std::string_view b);
+// Compares only (row, qualifier).
+int CompareColumns(const KeyView& a, const KeyView& b);
+
+// The smallest flat key of a row (sorts before every cell of that row).
+std::string FirstKeyOfRow(std::string_view row);
+// The smallest flat key of a column within a row.
+std::string FirstKeyOfColumn(std::string_view row, std::string_view qualifier);
+
+// A cell as the API sees it.
+struct Cell {
+  std::string row;
+  std::string family;
+  std::string qualifier;
+  int64_t timestamp = 0;
+  CellType type = CellType::kPut;
+  std::string value;
+  bool operator==(const Cell&) const = default;
+};
+
+std::string DebugString(const Cell& c);
+
+}  // namespace basalt

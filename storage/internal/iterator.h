@@ -1,0 +1,26 @@
+// The internal iterator every sorted source implements: memstore, block, block file, merge.
+// Keys are flat keys (storage/cell.h) in cell order. Not thread-safe; one user at a time.
+// The views key() and value() stay valid until the next call that moves the iterator.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace basalt {
+
+class InternalIterator {
+ public:
+  virtual ~InternalIterator() = default;
+  virtual bool Valid() const = 0;
+  virtual void SeekToFirst() = 0;
+  // Positions at the first key >= target (a flat key).
+  virtual void Seek(std::string_view target) = 0;
+  virtual void Next() = 0;
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+  // Not OK when a read failed (DataLoss for a bad checksum); the iterator is then not Valid.
+  virtual absl::Status status() const = 0;
+};
+
+}  // namespace basalt

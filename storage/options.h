@@ -1,0 +1,56 @@
+// Per-family settings (DESIGN.md §1) and per-region engine settings. Plain structs; the enum
+// values are stored in block files and manifests, so they never change meaning.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace basalt {
+
+class Env;
+class BlockCache;
+
+enum class DataBlockEncoding : uint8_t { kNone = 0, kPrefix = 1, kFastDiff = 2, kRowIndex = 3 };
+enum class Compression : uint8_t { kNone = 0, kSnappy = 1, kZlib = 2 };
+enum class BloomType : uint8_t { kNone = 0, kRow = 1, kRowCol = 2 };
+enum class ChecksumType : uint8_t { kNull = 0, kCrc32 = 1, kCrc32c = 2 };
+// SYNC_WAL: acknowledged means on disk. ASYNC_WAL: logged, synced by the next sync or the
+// background syncer. SKIP_WAL: memstore only, lost on a crash before flush.
+enum class Durability : uint8_t { kSyncWal = 0, kAsyncWal = 1, kSkipWal = 2 };
+
+const char* EncodingName(DataBlockEncoding e);
+const char* CompressionName(Compression c);
+const char* ChecksumName(ChecksumType c);
+const char* BloomName(BloomType b);
+
+struct FamilyOptions {
+  std::string name;
+  int max_versions = 1;
+  int min_versions = 0;
+  int64_t ttl_ms = 0;  // 0: forever
+  uint32_t block_size = 64 * 1024;
+  DataBlockEncoding encoding = DataBlockEncoding::kNone;
+  Compression compression = Compression::kNone;
+  BloomType bloom = BloomType::kRow;  // HBase's default
+  ChecksumType checksum = ChecksumType::kCrc32c;
+  uint32_t bytes_per_checksum = 16 * 1024;
+  bool cache_blocks = true;         // cache data blocks on read
+  bool cache_encoded = false;       // cache blocks as stored (encoded, compressed) not decoded
+  bool verify_checksums = true;
+};
+
+struct RegionOptions {
+  Env* env = nullptr;                // nullptr: Env::Default()
+  BlockCache* block_cache = nullptr;  // nullptr: no block cache
+  uint64_t memstore_flush_size = 128ull << 20;
+  // Minor compaction: when a store has at least this many files, pick by size ratio.
+  int compaction_min_files = 3;
+  int compaction_max_files = 10;
+  double compaction_ratio = 1.2;
+  bool background_compaction = true;
+  // Milliseconds since the epoch; tests replace it to drive TTL.
+  std::function<int64_t()> clock;
+};
+
+}  // namespace basalt
