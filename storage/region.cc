@@ -1,1 +1,553 @@
-// placeholder: being written
+#include "storage/region.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/common/env.h"
+#include "src/common/status.h"
+#include "storage/internal/manifest.h"
+#include "storage/internal/store.h"
+#include "storage/internal/visibility.h"
+#include "storage/internal/wal.h"
+
+namespace basalt {
+namespace {
+
+constexpr char kManifestName[] = "MANIFEST";
+constexpr uint64_t kMaxValueSize = 64ull << 20;
+
+size_t RowStripe(std::string_view row) { return std::hash<std::string_view>{}(row); }
+
+bool Selected(const std::vector<std::string>* quals, std::string_view q) {
+  return quals == nullptr || std::find(quals->begin(), quals->end(), q) != quals->end();
+}
+
+ReadRules RulesOf(const ReadSpec& spec) {
+  ReadRules r;
+  r.min_ts = spec.min_ts;
+  r.max_ts = spec.max_ts;
+  r.max_versions = spec.max_versions;
+  return r;
+}
+
+}  // namespace
+
+Region::Region(const RegionOptions& options, RegionDescriptor desc, std::string dir)
+    : options_(options), desc_(std::move(desc)), dir_(std::move(dir)),
+      row_locks_(new absl::Mutex[kRowLockStripes]) {
+  if (options_.env == nullptr) options_.env = Env::Default();
+  if (!options_.clock) {
+    options_.clock = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+}
+
+Region::~Region() {
+  Close().IgnoreError();
+}
+
+int64_t Region::Now() const { return options_.clock(); }
+
+absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& options, const RegionDescriptor& desc,
+                                                     const std::string& dir) {
+  if (desc.name.empty()) return absl::InvalidArgumentError("region name is empty");
+  if (desc.families.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, " has no families"));
+  std::unique_ptr<Region> r(new Region(options, desc, dir));
+  for (const auto& f : desc.families) {
+    if (f.name.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": empty family name"));
+    if (r->stores_.count(f.name)) {
+      return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": family ", f.name, " given twice"));
+    }
+    r->stores_[f.name] = std::make_unique<Store>(f, r->options_, r->options_.env, dir);
+  }
+  BASALT_RETURN_IF_ERROR(r->Recover());
+  r->bg_thread_ = std::thread([p = r.get()] { p->BackgroundLoop(); });
+  return r;
+}
+
+absl::Status Region::Recover() {
+  Env* env = options_.env;
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_));
+  Manifest m;
+  std::string mpath = dir_ + "/" + kManifestName;
+  if (env->FileExists(mpath)) {
+    BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(mpath));
+    BASALT_ASSIGN_OR_RETURN(m, DecodeManifest(bytes, mpath));
+  }
+  next_file_number_ = m.next_file_number;
+  flushed_seq_ = m.flushed_seq;
+  std::set<uint64_t> live;
+  for (auto& [name, store] : stores_) {
+    auto it = m.files.find(name);
+    if (it == m.files.end()) continue;
+    BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second));
+    live.insert(it->second.begin(), it->second.end());
+  }
+  for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
+  // Files written but never named by a manifest (a crash mid-flush or mid-compaction).
+  BASALT_ASSIGN_OR_RETURN(auto names, env->ListDir(dir_));
+  for (const auto& n : names) {
+    auto num = Store::ParseFileNumber(n);
+    if (num.ok() && !live.count(*num)) BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+  }
+  // Replay the log: edits after the flushed sequence id go back into the memstores.
+  uint64_t last = m.flushed_seq;
+  std::string wal_dir = dir_ + "/wal";
+  ReplayStats rs;
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
+  BASALT_RETURN_IF_ERROR(ReplayWal(env, wal_dir, [&](const WalRecord& rec) -> absl::Status {
+    if (rec.region != desc_.name || rec.seq <= m.flushed_seq) return absl::OkStatus();
+    for (const auto& e : rec.edits) {
+      Store* s = FindStore(e.family);
+      KeyView k;
+      if (!ParseFlatKey(e.key, &k)) {
+        return absl::DataLossError(absl::StrCat("log record ", rec.seq, " of region ", desc_.name, " has a bad key"));
+      }
+      if (s != nullptr) s->Add(e.key, rec.seq, e.value);
+    }
+    last = std::max(last, rec.seq);
+    ++replayed_records_;
+    return absl::OkStatus();
+  }, &rs));
+  replay_truncated_bytes_ = rs.truncated_bytes;
+  {
+    absl::MutexLock l(&seq_mu_);
+    last_seq_ = last;
+  }
+  read_point_ = last;
+  Wal::Options wo;
+  wo.env = env;
+  wo.dir = wal_dir;
+  BASALT_ASSIGN_OR_RETURN(wal_, Wal::Open(wo));
+  return absl::OkStatus();
+}
+
+Store* Region::FindStore(std::string_view family) const {
+  auto it = stores_.find(family);
+  return it == stores_.end() ? nullptr : it->second.get();
+}
+
+absl::Status Region::CheckWritable() const {
+  absl::MutexLock l(&state_mu_);
+  if (closed_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
+  if (!failed_.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed and must be reopened: ",
+                                                      failed_.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Region::Fail(absl::Status s) {
+  absl::MutexLock l(&state_mu_);
+  if (failed_.ok()) failed_ = s;
+  return s;
+}
+
+uint64_t Region::ReadPoint() const { return read_point_.load(std::memory_order_acquire); }
+
+absl::Status Region::Put(std::string_view row, std::string_view family, std::string_view qualifier,
+                         std::string_view value, int64_t ts, Durability durability) {
+  RowMutation rm;
+  rm.row.assign(row);
+  Mutation m;
+  m.family.assign(family);
+  m.qualifier.assign(qualifier);
+  m.value.assign(value);
+  m.timestamp = ts;
+  rm.mutations.push_back(std::move(m));
+  return Mutate({std::move(rm)}, durability);
+}
+
+absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
+  BASALT_RETURN_IF_ERROR(CheckWritable());
+  // Validate everything before touching anything.
+  for (const auto& rm : batch) {
+    if (rm.row.empty()) return absl::InvalidArgumentError("row key is empty");
+    if (rm.row.size() > kMaxRowLength) {
+      return absl::InvalidArgumentError(absl::StrCat("row key of ", rm.row.size(), " bytes exceeds ", kMaxRowLength));
+    }
+    for (const auto& m : rm.mutations) {
+      if (FindStore(m.family) == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown column family '", m.family, "' in region ", desc_.name));
+      }
+      if (m.value.size() > kMaxValueSize) {
+        return absl::InvalidArgumentError(absl::StrCat("value of ", m.value.size(), " bytes exceeds ", kMaxValueSize));
+      }
+      if (m.qualifier.size() > (1u << 20)) return absl::InvalidArgumentError("qualifier longer than 1 MiB");
+      if (m.timestamp < 0) return absl::InvalidArgumentError(absl::StrCat("negative timestamp ", m.timestamp));
+    }
+  }
+  // Row locks, in stripe order (no deadlock between batches).
+  std::vector<size_t> stripes;
+  for (const auto& rm : batch) stripes.push_back(RowStripe(rm.row) % kRowLockStripes);
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  for (size_t s : stripes) row_locks_[s].Lock();
+  struct Unlock {
+    Region* r;
+    std::vector<size_t>* s;
+    ~Unlock() {
+      for (auto it = s->rbegin(); it != s->rend(); ++it) r->row_locks_[*it].Unlock();
+    }
+  } unlock{this, &stripes};
+
+  const int64_t now = Now();
+  WalRecord rec;
+  rec.region = desc_.name;
+  for (const auto& rm : batch) {
+    for (const auto& m : rm.mutations) {
+      int64_t ts = m.timestamp == kLatestTimestamp ? now : m.timestamp;
+      CellType type = CellType::kPut;
+      std::string_view qualifier = m.qualifier;
+      switch (m.kind) {
+        case Mutation::Kind::kPut: break;
+        case Mutation::Kind::kDeleteColumn: type = CellType::kDeleteColumn; break;
+        case Mutation::Kind::kDeleteFamily: type = CellType::kDeleteFamily; qualifier = {}; break;
+        case Mutation::Kind::kDelete:
+          type = CellType::kDelete;
+          if (m.timestamp == kLatestTimestamp) {
+            // HBase: delete the newest visible version; nothing to do when there is none.
+            ReadSpec spec;
+            spec.columns.push_back({m.family, {m.qualifier}});
+            BASALT_ASSIGN_OR_RETURN(auto cells, GetAt(rm.row, spec, ReadPoint()));
+            if (cells.empty()) continue;
+            ts = cells[0].timestamp;
+          }
+          break;
+      }
+      WalEdit e;
+      e.family = m.family;
+      AppendFlatKey(&e.key, rm.row, qualifier, ts, type);
+      if (type == CellType::kPut) e.value = m.value;
+      rec.edits.push_back(std::move(e));
+    }
+  }
+  if (rec.edits.empty()) return absl::OkStatus();
+
+  {
+    absl::MutexLock l(&seq_mu_);
+    seq_mu_.Await(absl::Condition(+[](bool* b) { return !*b; }, &writes_blocked_));
+    rec.seq = ++last_seq_;
+    inflight_.insert(rec.seq);
+  }
+  absl::Status s;
+  if (durability != Durability::kSkipWal) s = wal_->Append(rec, durability);
+  if (s.ok()) {
+    for (const auto& e : rec.edits) FindStore(e.family)->Add(e.key, rec.seq, e.value);
+  }
+  {
+    absl::MutexLock l(&seq_mu_);
+    inflight_.erase(rec.seq);
+    read_point_.store(inflight_.empty() ? last_seq_ : *inflight_.begin() - 1, std::memory_order_release);
+  }
+  if (!s.ok()) return Fail(s);
+  MaybeScheduleBackground();
+  return absl::OkStatus();
+}
+
+void Region::MaybeScheduleBackground() {
+  uint64_t bytes = 0;
+  for (auto& [n, st] : stores_) bytes += st->MemstoreBytes();
+  if (bytes < options_.memstore_flush_size) return;
+  absl::MutexLock l(&state_mu_);
+  bg_requested_ = true;
+}
+
+void Region::BackgroundLoop() {
+  for (;;) {
+    {
+      absl::MutexLock l(&state_mu_);
+      state_mu_.AwaitWithTimeout(absl::Condition(+[](Region* r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                   return r->bg_requested_ || r->bg_stop_;
+                                 }, this),
+                                 absl::Seconds(1));
+      if (bg_stop_) return;
+      if (!bg_requested_) continue;
+      bg_requested_ = false;
+    }
+    absl::Status s = Flush();
+    if (s.ok() && options_.background_compaction) s = CompactMinor();
+    (void)s;  // a failed flush marks the region failed; nothing else to do here
+  }
+}
+
+absl::Status Region::WriteManifest() {
+  absl::MutexLock l(&manifest_mu_);
+  Manifest m;
+  m.next_file_number = next_file_number_.load();
+  m.flushed_seq = flushed_seq_.load();
+  for (auto& [name, store] : stores_) m.files[name] = store->FileNumbers();
+  return options_.env->WriteFileDurably(dir_ + "/" + kManifestName, EncodeManifest(m));
+}
+
+absl::Status Region::Flush() {
+  absl::MutexLock fl(&flush_mu_);
+  return FlushLocked();
+}
+
+absl::Status Region::FlushLocked() {
+  {
+    absl::MutexLock l(&state_mu_);
+    if (!failed_.ok()) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed: ", failed_.message()));
+  }
+  uint64_t flush_seq;
+  {
+    // Drain writes in flight so the frozen memstores hold exactly the edits <= flush_seq.
+    absl::MutexLock l(&seq_mu_);
+    writes_blocked_ = true;
+    seq_mu_.Await(absl::Condition(+[](std::set<uint64_t>* s) { return s->empty(); }, &inflight_));
+    for (auto& [n, st] : stores_) st->Freeze();
+    flush_seq = last_seq_;
+    writes_blocked_ = false;
+  }
+  if (flush_seq == flushed_seq_.load()) {
+    for (auto& [n, st] : stores_) st->DropFrozen();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> segment = wal_->Roll();
+  if (!segment.ok()) return Fail(segment.status());
+  for (auto& [n, st] : stores_) {
+    auto wrote = st->FlushFrozen(next_file_number_++, flush_seq);
+    if (!wrote.ok()) return Fail(wrote.status());  // HBase aborts the server here (DroppedSnapshot)
+  }
+  flushed_seq_ = flush_seq;
+  if (absl::Status s = WriteManifest(); !s.ok()) return Fail(s);
+  for (auto& [n, st] : stores_) st->DropFrozen();
+  ++flushes_;
+  return wal_->DeleteSegmentsBefore(*segment);
+}
+
+absl::Status Region::CompactStore(Store* store, bool major) {
+  FileList inputs;
+  if (major) {
+    auto files = store->Files();
+    inputs = *files;
+    if (inputs.empty()) return absl::OkStatus();
+  } else {
+    inputs = store->PickMinor();
+    if (inputs.empty()) return absl::OkStatus();
+  }
+  BASALT_ASSIGN_OR_RETURN(FileList replaced, store->Compact(inputs, next_file_number_++, major, Now()));
+  BASALT_RETURN_IF_ERROR(WriteManifest());
+  for (const auto& f : replaced) options_.env->DeleteFile(f->path()).IgnoreError();  // open readers keep theirs
+  ++(major ? major_compactions_ : minor_compactions_);
+  return absl::OkStatus();
+}
+
+absl::Status Region::CompactMinor() {
+  absl::MutexLock cl(&compaction_mu_);
+  for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), false));
+  return absl::OkStatus();
+}
+
+absl::Status Region::MajorCompact() {
+  BASALT_RETURN_IF_ERROR(CheckWritable());
+  BASALT_RETURN_IF_ERROR(Flush());
+  absl::MutexLock cl(&compaction_mu_);
+  for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), true));
+  return absl::OkStatus();
+}
+
+absl::Status Region::Close() {
+  {
+    absl::MutexLock l(&state_mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    bg_stop_ = true;
+  }
+  if (bg_thread_.joinable()) bg_thread_.join();
+  absl::Status s;
+  {
+    absl::MutexLock l(&state_mu_);
+    s = failed_;
+  }
+  if (s.ok() && wal_ != nullptr) s = Flush();
+  wal_.reset();
+  return s;
+}
+
+RegionStats Region::GetStats() const {
+  RegionStats st;
+  {
+    absl::MutexLock l(&seq_mu_);
+    st.last_seq = last_seq_;
+  }
+  st.flushed_seq = flushed_seq_;
+  for (auto& [n, s] : stores_) {
+    st.memstore_bytes += s->MemstoreBytes();
+    st.files_per_family[n] = s->Files()->size();
+  }
+  st.flushes = flushes_;
+  st.minor_compactions = minor_compactions_;
+  st.major_compactions = major_compactions_;
+  st.replayed_records = replayed_records_;
+  st.replay_truncated_bytes = replay_truncated_bytes_;
+  if (wal_ != nullptr) {
+    auto ws = wal_->GetStats();
+    st.wal_records = ws.records;
+    st.wal_syncs = ws.syncs;
+    st.wal_synced_records = ws.synced_records;
+  }
+  return st;
+}
+
+// ------------------------------------------------------------------ reads
+
+namespace {
+
+// Reads one store's cells, row by row, through a visibility tracker.
+class StoreReader {
+ public:
+  StoreReader(const Store* store, std::unique_ptr<InternalIterator> it, const std::vector<std::string>* quals,
+              int64_t now, const ReadSpec& spec)
+      : family_(store->family().name), it_(std::move(it)), quals_(quals),
+        tracker_(store->family(), now, RulesOf(spec)) {}
+
+  InternalIterator* it() { return it_.get(); }
+
+  // Appends the visible cells of `row` (the iterator must be at or before its first cell).
+  absl::Status ReadRow(std::string_view row, std::vector<Cell>* out) {
+    while (it_->Valid()) {
+      KeyView k = ParseFlatKeyUnchecked(it_->key());
+      if (k.row != row) break;
+      bool selected = Selected(quals_, k.qualifier);
+      if ((selected || k.qualifier.empty()) && tracker_.Visible(k) && selected) {
+        Cell c;
+        c.row.assign(k.row);
+        c.family = family_;
+        c.qualifier.assign(k.qualifier);
+        c.timestamp = k.timestamp;
+        c.type = k.type;
+        c.value.assign(it_->value());
+        out->push_back(std::move(c));
+      }
+      it_->Next();
+    }
+    return it_->status();
+  }
+
+ private:
+  std::string family_;
+  std::unique_ptr<InternalIterator> it_;
+  const std::vector<std::string>* quals_;
+  VisibilityTracker tracker_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<Cell>> Region::Get(std::string_view row, const ReadSpec& spec) {
+  return GetAt(row, spec, ReadPoint());
+}
+
+absl::StatusOr<std::vector<Cell>> Region::GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point) {
+  if (row.empty() || row.size() > kMaxRowLength) {
+    return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
+  }
+  std::vector<std::pair<Store*, const std::vector<std::string>*>> targets;
+  if (spec.columns.empty()) {
+    for (auto& [n, st] : stores_) targets.push_back({st.get(), nullptr});
+  } else {
+    for (const auto& c : spec.columns) {
+      Store* st = FindStore(c.family);
+      if (st == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown column family '", c.family, "' in region ", desc_.name));
+      }
+      targets.push_back({st, c.qualifiers.empty() ? nullptr : &c.qualifiers});
+    }
+    std::sort(targets.begin(), targets.end(),
+              [](const auto& a, const auto& b) { return a.first->family().name < b.first->family().name; });
+  }
+  std::vector<Cell> out;
+  std::string row_s(row);
+  std::string seek = FirstKeyOfRow(row);
+  const int64_t now = Now();
+  for (auto& [st, quals] : targets) {
+    auto snap = st->GetSnapshot();
+    StoreReader reader(st, st->NewIterator(snap, read_point, spec.cache_blocks, &row_s, quals), quals, now, spec);
+    reader.it()->Seek(seek);
+    BASALT_RETURN_IF_ERROR(reader.ReadRow(row, &out));
+  }
+  return out;
+}
+
+namespace {
+
+class RegionScannerImpl final : public RegionScanner {
+ public:
+  RegionScannerImpl(ScanSpec spec) : spec_(std::move(spec)) {}
+
+  void AddStore(std::unique_ptr<StoreReader> r, std::vector<std::string> quals) {
+    quals_.push_back(std::make_unique<std::vector<std::string>>(std::move(quals)));
+    readers_.push_back(std::move(r));
+  }
+  std::vector<std::unique_ptr<std::vector<std::string>>>& quals() { return quals_; }
+
+  absl::StatusOr<bool> NextRow(std::vector<Cell>* cells) override {
+    cells->clear();
+    for (;;) {
+      if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
+      // The smallest current row across stores.
+      std::string_view next;
+      bool any = false;
+      for (auto& r : readers_) {
+        if (!r->it()->status().ok()) return r->it()->status();
+        if (!r->it()->Valid()) continue;
+        std::string_view row = ParseFlatKeyUnchecked(r->it()->key()).row;
+        if (!any || row < next) next = row;
+        any = true;
+      }
+      if (!any) return false;
+      if (!spec_.stop_row.empty() && next >= spec_.stop_row) return false;
+      row_.assign(next);
+      for (auto& r : readers_) BASALT_RETURN_IF_ERROR(r->ReadRow(row_, cells));
+      if (!cells->empty()) {
+        ++rows_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  ScanSpec spec_;
+  std::vector<std::unique_ptr<std::vector<std::string>>> quals_;
+  std::vector<std::unique_ptr<StoreReader>> readers_;
+  std::string row_;
+  uint64_t rows_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
+  auto scanner = std::make_unique<RegionScannerImpl>(spec);
+  std::vector<std::pair<Store*, std::vector<std::string>>> targets;
+  if (spec.columns.empty()) {
+    for (auto& [n, st] : stores_) targets.push_back({st.get(), {}});
+  } else {
+    for (const auto& c : spec.columns) {
+      Store* st = FindStore(c.family);
+      if (st == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown column family '", c.family, "' in region ", desc_.name));
+      }
+      targets.push_back({st, c.qualifiers});
+    }
+  }
+  const uint64_t rp = ReadPoint();
+  const int64_t now = Now();
+  std::string seek = FirstKeyOfRow(spec.start_row);
+  for (auto& [st, quals] : targets) {
+    auto snap = st->GetSnapshot();
+    bool all = quals.empty();
+    scanner->quals().push_back(std::make_unique<std::vector<std::string>>(std::move(quals)));
+    const std::vector<std::string>* qp = all ? nullptr : scanner->quals().back().get();
+    auto reader = std::make_unique<StoreReader>(st, st->NewIterator(snap, rp, spec.cache_blocks), qp, now, spec);
+    reader->it()->Seek(seek);
+    scanner->AddStore(std::move(reader), {});
+  }
+  return std::unique_ptr<RegionScanner>(std::move(scanner));
+}
+
+}  // namespace basalt

@@ -28,7 +28,7 @@ std::string DirOf(const std::string& path) {
   return pos == std::string::npos ? "." : (pos == 0 ? "/" : path.substr(0, pos));
 }
 
-absl::Status SyncDir(const std::string& dir) {
+absl::Status SyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return PosixError("open dir", dir, errno);
   int rc = ::fsync(fd);
@@ -181,8 +181,9 @@ class PosixEnv final : public Env {
   }
   absl::Status ReplaceFile(const std::string& from, const std::string& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0) return PosixError("rename to " + to, from, errno);
-    return SyncDir(DirOf(to));
+    return SyncDirectory(DirOf(to));
   }
+  absl::Status SyncDir(const std::string& dir) override { return SyncDirectory(dir); }
   absl::Status Truncate(const std::string& path, uint64_t size) override {
     if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) return PosixError("truncate", path, errno);
     return absl::OkStatus();

@@ -63,6 +63,8 @@ class Env {
   // Atomically replaces `to` with `from` and makes that durable (manifests only).
   virtual absl::Status ReplaceFile(const std::string& from, const std::string& to) = 0;
   virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
+  // Makes the creation and removal of files in dir durable (fsync of the directory on POSIX).
+  virtual absl::Status SyncDir(const std::string& dir) = 0;
 
   // Helpers built on the above.
   absl::Status WriteFileDurably(const std::string& path, std::string_view contents);

@@ -1,1 +1,206 @@
-// placeholder: being written
+#include "storage/internal/block_format.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/common/coding.h"
+#include "src/common/crc.h"
+#include "src/common/status.h"
+#include "storage/internal/compression.h"
+
+namespace basalt {
+namespace {
+
+constexpr char kMagic[4][9] = {"DATABLK*", "BLOOMBLK", "IDXBLK**", "FILEINF*"};
+
+uint32_t ChunkChecksum(ChecksumType t, const char* p, size_t n) {
+  return t == ChecksumType::kCrc32 ? Crc32(p, n) : Crc32c(p, n);
+}
+
+bool ValidChecksumType(uint8_t t) { return t <= static_cast<uint8_t>(ChecksumType::kCrc32c); }
+
+}  // namespace
+
+const char* BlockTypeName(BlockType t) {
+  switch (t) {
+    case BlockType::kData: return "data";
+    case BlockType::kBloom: return "bloom";
+    case BlockType::kIndex: return "index";
+    case BlockType::kFileInfo: return "file-info";
+  }
+  return "unknown";
+}
+
+size_t ChecksumBytes(ChecksumType t, uint32_t bpc, size_t data_size) {
+  if (t == ChecksumType::kNull) return 0;
+  return 4 * ((data_size + bpc - 1) / bpc);
+}
+
+absl::Status BuildBlock(BlockType type, std::string_view raw_payload, Compression compression,
+                        DataBlockEncoding encoding, ChecksumType checksum, uint32_t bpc, std::string* scratch,
+                        std::string* out) {
+  if (bpc < 512 || bpc > (1u << 26)) return absl::InvalidArgumentError(absl::StrCat("bytes_per_checksum ", bpc, " out of range"));
+  std::string_view payload = raw_payload;
+  Compression stored = Compression::kNone;
+  if (compression != Compression::kNone) {
+    BASALT_RETURN_IF_ERROR(CompressBlock(compression, raw_payload, scratch));
+    if (scratch->size() < raw_payload.size() - raw_payload.size() / 8) {
+      payload = *scratch;
+      stored = compression;
+    }
+  }
+  size_t data_size = kBlockHeaderSize + payload.size();
+  size_t cks = ChecksumBytes(checksum, bpc, data_size);
+  out->clear();
+  out->reserve(data_size + cks);
+  out->append(kMagic[static_cast<int>(type)], 8);
+  PutFixed32(out, static_cast<uint32_t>(payload.size() + cks));
+  PutFixed32(out, static_cast<uint32_t>(raw_payload.size()));
+  out->push_back(static_cast<char>(checksum));
+  PutFixed32(out, bpc);
+  PutFixed32(out, static_cast<uint32_t>(data_size));
+  out->push_back(static_cast<char>(stored));
+  out->push_back(static_cast<char>(type == BlockType::kData ? encoding : DataBlockEncoding::kNone));
+  out->push_back(0);
+  out->append(payload);
+  if (checksum != ChecksumType::kNull) {
+    for (size_t off = 0; off < data_size; off += bpc) {
+      size_t n = std::min<size_t>(bpc, data_size - off);
+      PutFixed32(out, ChunkChecksum(checksum, out->data() + off, n));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type, std::string_view raw) {
+  auto bad = [&](std::string_view what) {
+    return absl::DataLossError(absl::StrCat("corrupt ", BlockTypeName(type), " block in ", ctx.file->name(),
+                                            " at offset ", h.offset, ": ", AV(what)));
+  };
+  if (raw.size() < kBlockHeaderSize) return bad(absl::StrCat("block of ", raw.size(), " bytes is shorter than its header"));
+  const char* p = raw.data();
+  if (std::memcmp(p, kMagic[static_cast<int>(type)], 8) != 0) return bad("bad block magic");
+  uint32_t on_disk_no_header = DecodeFixed32(p + 8);
+  uint32_t uncompressed = DecodeFixed32(p + 12);
+  uint8_t ck = static_cast<uint8_t>(p[16]);
+  uint32_t bpc = DecodeFixed32(p + 17);
+  uint32_t data_size = DecodeFixed32(p + 21);
+  uint8_t comp = static_cast<uint8_t>(p[25]);
+  uint8_t enc = static_cast<uint8_t>(p[26]);
+  if (!ValidChecksumType(ck) || static_cast<ChecksumType>(ck) != ctx.checksum || bpc != ctx.bytes_per_checksum) {
+    return bad(absl::StrCat("checksum type ", ck, "/", bpc, " differs from the file's ", static_cast<int>(ctx.checksum),
+                            "/", ctx.bytes_per_checksum));
+  }
+  if (static_cast<uint64_t>(on_disk_no_header) + kBlockHeaderSize != raw.size() || data_size < kBlockHeaderSize ||
+      data_size > raw.size() ||
+      ChecksumBytes(ctx.checksum, bpc, data_size) != raw.size() - data_size) {
+    return bad(absl::StrCat("sizes do not add up: on-disk ", on_disk_no_header, ", data ", data_size, ", block ",
+                            raw.size()));
+  }
+  if (comp > static_cast<uint8_t>(Compression::kZlib) || p[27] != 0 ||
+      (comp == 0 && uncompressed != data_size - kBlockHeaderSize)) {
+    return bad(absl::StrCat("bad compression ", comp, " or uncompressed size ", uncompressed));
+  }
+  uint8_t want_enc = type == BlockType::kData ? static_cast<uint8_t>(ctx.encoding) : 0;
+  if (enc != want_enc) return bad(absl::StrCat("encoding ", enc, " differs from the file's ", want_enc));
+  if (ctx.verify_checksums && ctx.checksum != ChecksumType::kNull) {
+    const char* sums = p + data_size;
+    for (size_t off = 0, chunk = 0; off < data_size; off += bpc, ++chunk) {
+      size_t n = std::min<size_t>(bpc, data_size - off);
+      uint32_t computed = ChunkChecksum(ctx.checksum, p + off, n);
+      uint32_t stored = DecodeFixed32(sums + 4 * chunk);
+      if (computed != stored) {
+        return bad(absl::StrFormat("%s checksum mismatch in chunk %d: stored 0x%08x, computed 0x%08x",
+                                   ChecksumName(ctx.checksum), chunk, stored, computed));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type) {
+  if (h.size < kBlockHeaderSize || h.size > (256u << 20) || h.offset > ctx.file->Size() ||
+      h.size > ctx.file->Size() - h.offset) {
+    return absl::DataLossError(absl::StrCat("bad ", BlockTypeName(type), " block handle in ", ctx.file->name(),
+                                            ": offset ", h.offset, " size ", h.size, " file size ", ctx.file->Size()));
+  }
+  std::string raw(h.size, '\0');
+  auto got = ctx.file->Read(h.offset, h.size, raw.data());
+  if (!got.ok()) return got.status();
+  BASALT_RETURN_IF_ERROR(VerifyRawBlock(ctx, h, type, raw));
+  return raw;
+}
+
+absl::StatusOr<std::string> RawBlockPayload(const BlockReadContext& ctx, const BlockHandle& h, std::string_view raw) {
+  uint32_t uncompressed = DecodeFixed32(raw.data() + 12);
+  uint32_t data_size = DecodeFixed32(raw.data() + 21);
+  auto comp = static_cast<Compression>(raw[25]);
+  std::string_view payload = raw.substr(kBlockHeaderSize, data_size - kBlockHeaderSize);
+  if (comp == Compression::kNone) return std::string(payload);
+  std::string out;
+  absl::Status s = UncompressBlock(comp, payload, uncompressed, &out);
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat("block in ", ctx.file->name(), " at offset ", h.offset, ": ", s.message()));
+  }
+  return out;
+}
+
+std::string EncodeTrailer(const Trailer& t) {
+  std::string s;
+  s.append(kTrailerMagic, 8);
+  PutFixed16(&s, t.major);
+  PutFixed16(&s, t.minor);
+  for (const BlockHandle* h : {&t.index, &t.bloom, &t.file_info}) {
+    PutFixed64(&s, h->offset);
+    PutFixed64(&s, h->size);
+  }
+  PutFixed64(&s, t.entries);
+  s.push_back(static_cast<char>(t.checksum));
+  s.push_back(static_cast<char>(t.bloom_type));
+  s.push_back(static_cast<char>(t.encoding));
+  s.push_back(static_cast<char>(t.compression));
+  PutFixed32(&s, t.bytes_per_checksum);
+  PutFixed32(&s, MaskCrc(Crc32c(s)));
+  return s;
+}
+
+absl::StatusOr<Trailer> DecodeTrailer(std::string_view b, const std::string& file) {
+  if (b.size() != kTrailerSize || std::memcmp(b.data(), kTrailerMagic, 8) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(file, " is not a Basalt block file (no trailer magic)"));
+  }
+  uint32_t stored = UnmaskCrc(DecodeFixed32(b.data() + kTrailerSize - 4));
+  uint32_t computed = Crc32c(b.data(), kTrailerSize - 4);
+  if (stored != computed) {
+    return absl::DataLossError(absl::StrFormat("trailer checksum mismatch in %s: stored 0x%08x, computed 0x%08x",
+                                               file, stored, computed));
+  }
+  Trailer t;
+  const char* p = b.data() + 8;
+  t.major = DecodeFixed16(p);
+  t.minor = DecodeFixed16(p + 2);
+  p += 4;
+  if (t.major < kMinReadableMajor || t.major > kFormatMajor) {
+    return absl::InvalidArgumentError(absl::StrCat(file, " has format version ", t.major, ".", t.minor,
+                                                   "; this build reads ", kMinReadableMajor, " to ", kFormatMajor));
+  }
+  for (BlockHandle* h : {&t.index, &t.bloom, &t.file_info}) {
+    h->offset = DecodeFixed64(p);
+    h->size = DecodeFixed64(p + 8);
+    p += 16;
+  }
+  t.entries = DecodeFixed64(p);
+  p += 8;
+  uint8_t ck = p[0], bl = p[1], enc = p[2], comp = p[3];
+  t.bytes_per_checksum = DecodeFixed32(p + 4);
+  if (ck > 2 || bl > 2 || enc > 3 || comp > 2 || t.bytes_per_checksum < 512 || t.bytes_per_checksum > (1u << 26)) {
+    return absl::DataLossError(absl::StrCat("trailer of ", file, " has out-of-range settings"));
+  }
+  t.checksum = static_cast<ChecksumType>(ck);
+  t.bloom_type = static_cast<BloomType>(bl);
+  t.encoding = static_cast<DataBlockEncoding>(enc);
+  t.compression = static_cast<Compression>(comp);
+  return t;
+}
+
+}  // namespace basalt

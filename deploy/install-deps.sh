@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs Basalt's build and test dependencies from Debian 12's packages. Idempotent; needs
+# root (uses sudo when not root).
+set -euo pipefail
+PKGS=(
+  build-essential cmake ninja-build pkg-config git
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libisal-dev libsnappy-dev zlib1g-dev
+  clang libclang-rt-14-dev   # libFuzzer targets
+  librocksdb-dev             # benchmark peer only
+)
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-deps: all dependencies present"

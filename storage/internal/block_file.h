@@ -1,0 +1,103 @@
+// Block files: immutable sorted files of one store's cells (layout in block_format.h).
+// A writer is used by one thread. A reader is immutable after Open and thread-safe; its
+// iterators are not (one per thread). Readers drop their cached blocks when destroyed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/common/env.h"
+#include "storage/internal/block_format.h"
+#include "storage/internal/iterator.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+class BlockCache;
+class BlockBuilder;
+class BloomBuilder;
+class BloomReader;
+class DecodedBlock;
+
+struct FileStats {
+  uint64_t entries = 0;
+  uint64_t file_size = 0;
+  uint64_t max_seq = 0;  // highest WAL sequence id of any edit in the file
+  std::string first_key, last_key;
+};
+
+class BlockFileWriter {
+ public:
+  // Writes a new file at path with the family's encoding, compression, checksums and bloom.
+  static absl::StatusOr<std::unique_ptr<BlockFileWriter>> Create(Env* env, const std::string& path,
+                                                                  const FamilyOptions& family);
+  ~BlockFileWriter();
+  // Keys must come in cell order (non-decreasing; the caller drops duplicate cells).
+  absl::Status Add(std::string_view flat_key, std::string_view value);
+  void set_max_seq(uint64_t seq) { stats_.max_seq = std::max(stats_.max_seq, seq); }
+  // Writes bloom, index, file info and trailer, then syncs and closes the file.
+  absl::StatusOr<FileStats> Finish();
+
+ private:
+  BlockFileWriter(std::unique_ptr<WritableFile> file, const FamilyOptions& family);
+  absl::Status FlushDataBlock();
+  absl::Status WriteBlock(BlockType type, std::string_view payload, BlockHandle* handle);
+
+  std::unique_ptr<WritableFile> file_;
+  FamilyOptions family_;
+  std::unique_ptr<BlockBuilder> data_;
+  std::unique_ptr<BloomBuilder> bloom_;
+  std::string index_;  // entries: last key, offset, size
+  uint32_t index_entries_ = 0;
+  std::string last_key_;
+  std::string block_buf_, scratch_;
+  FileStats stats_;
+};
+
+class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
+ public:
+  // Opens and checks trailer, index, bloom and file info. InvalidArgument for a file that is not
+  // a block file or of an unknown version; DataLoss for damage.
+  static absl::StatusOr<std::shared_ptr<BlockFileReader>> Open(Env* env, const std::string& path,
+                                                               const FamilyOptions& family, BlockCache* cache);
+  ~BlockFileReader();
+
+  // fill_cache=false reads through the cache without adding to it (a scan's cache_blocks=false).
+  std::unique_ptr<InternalIterator> NewIterator(bool fill_cache) const;
+
+  // Bloom checks: false means the file certainly holds no cell of that row (column).
+  bool MayContainRow(std::string_view row) const;
+  bool MayContainColumn(std::string_view row, std::string_view qualifier) const;
+
+  const FileStats& stats() const { return stats_; }
+  const Trailer& trailer() const { return trailer_; }
+  const std::string& path() const { return path_; }
+  uint64_t file_id() const { return file_id_; }
+  size_t num_blocks() const { return index_keys_.size(); }
+  // Reads (or finds in the cache) data block i, verified and decoded.
+  absl::StatusOr<std::shared_ptr<const DecodedBlock>> GetBlock(size_t i, bool fill_cache) const;
+  // Index of the first block whose last key >= target (num_blocks() if none).
+  size_t FindBlock(std::string_view target) const;
+
+ private:
+  BlockFileReader() = default;
+  class Iter;
+
+  std::string path_;
+  std::unique_ptr<RandomAccessFile> file_;
+  FamilyOptions family_;
+  BlockCache* cache_ = nullptr;
+  uint64_t file_id_ = 0;
+  Trailer trailer_;
+  BlockReadContext ctx_{};
+  std::vector<std::string> index_keys_;
+  std::vector<BlockHandle> index_handles_;
+  std::string bloom_data_;
+  std::unique_ptr<BloomReader> bloom_;
+  FileStats stats_;
+};
+
+}  // namespace basalt

@@ -1,0 +1,102 @@
+// On-disk layout of a block file (DESIGN.md §3, after HBase's HFile v3 and RocksDB's format
+// versions). Read seeds/checksums-native-crc.txt first.
+//
+//   [data block]* [bloom block]? [index block] [file info block] [trailer: 80 bytes]
+//
+// Every block is self-describing and carries inline checksums:
+//
+//   +-------------------------------+  offset
+//   | magic[8]    block type        |  0
+//   | u32 on_disk_size_no_header    |  8   payload + checksum bytes
+//   | u32 uncompressed_size_no_hdr  |  12  payload after uncompression
+//   | u8  checksum_type             |  16  ChecksumType
+//   | u32 bytes_per_checksum        |  17
+//   | u32 on_disk_data_size_w_header|  21  header + payload (what the checksums cover)
+//   | u8  compression               |  25  as stored: kNone when compression did not pay
+//   | u8  encoding                  |  26  data blocks: the file's DataBlockEncoding; else 0
+//   | u8  reserved (0)              |  27
+//   +-------------------------------+  28 = kBlockHeaderSize
+//   | payload (encoded, compressed) |
+//   +-------------------------------+
+//   | u32 checksum per chunk        |  one per bytes_per_checksum chunk of header+payload;
+//   +-------------------------------+  none for kNull
+//
+// Trailer (fixed size, at the end of the file; all integers little-endian):
+//   magic[8] "BSLTTRL1" | u16 format major | u16 format minor | u64 index offset |
+//   u64 index size | u64 bloom offset | u64 bloom size | u64 file-info offset |
+//   u64 file-info size | u64 entries | u8 checksum type | u8 bloom type | u8 encoding |
+//   u8 compression | u32 bytes per checksum | u32 masked CRC32C of everything before it
+// A reader refuses a major version it does not know (kMinReadableMajor..kFormatMajor).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "src/common/env.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+inline constexpr size_t kBlockHeaderSize = 28;
+inline constexpr size_t kTrailerSize = 80;
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kMinReadableMajor = 1;
+inline constexpr char kTrailerMagic[9] = "BSLTTRL1";
+
+enum class BlockType : uint8_t { kData, kBloom, kIndex, kFileInfo };
+const char* BlockTypeName(BlockType t);
+
+struct BlockHandle {
+  uint64_t offset = 0;
+  uint64_t size = 0;  // whole block on disk: header, payload, checksums
+};
+
+struct Trailer {
+  uint16_t major = kFormatMajor;
+  uint16_t minor = kFormatMinor;
+  BlockHandle index, bloom, file_info;
+  uint64_t entries = 0;
+  ChecksumType checksum = ChecksumType::kCrc32c;
+  BloomType bloom_type = BloomType::kNone;
+  DataBlockEncoding encoding = DataBlockEncoding::kNone;
+  Compression compression = Compression::kNone;
+  uint32_t bytes_per_checksum = 16 * 1024;
+};
+
+std::string EncodeTrailer(const Trailer& t);
+// InvalidArgument for a file that is not a block file or of an unknown version; DataLoss for a
+// damaged trailer. `file` names the file in messages.
+absl::StatusOr<Trailer> DecodeTrailer(std::string_view bytes, const std::string& file);
+
+// Bytes of checksums for `data_size` bytes of header+payload.
+size_t ChecksumBytes(ChecksumType t, uint32_t bytes_per_checksum, size_t data_size);
+
+// Builds a complete on-disk block: header, payload (compressed with `compression` unless that
+// saves less than 1/8, RocksDB's rule), checksums. Returns the bytes to append.
+absl::Status BuildBlock(BlockType type, std::string_view raw_payload, Compression compression,
+                        DataBlockEncoding encoding, ChecksumType checksum, uint32_t bytes_per_checksum,
+                        std::string* scratch, std::string* out);
+
+// What a reader expects of every block of one file.
+struct BlockReadContext {
+  const RandomAccessFile* file;
+  ChecksumType checksum;
+  uint32_t bytes_per_checksum;
+  DataBlockEncoding encoding;
+  bool verify_checksums;
+};
+
+// Reads the raw on-disk bytes of a block and verifies header and checksums. DataLoss (naming
+// file, block type, offset, and for checksums the chunk, stored and computed values) when
+// anything is wrong; the bytes are then never used.
+absl::StatusOr<std::string> ReadRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type);
+// Verifies an already-read raw block (as ReadRawBlock does after reading).
+absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type, std::string_view raw);
+// Uncompresses a verified raw block's payload.
+absl::StatusOr<std::string> RawBlockPayload(const BlockReadContext& ctx, const BlockHandle& h, std::string_view raw);
+
+}  // namespace basalt

@@ -1,0 +1,83 @@
+// A store: one column family of one region — its memstores and its block files (newest
+// first). Writers call Add (serialised by the store's write mutex); readers take a Snapshot
+// (a consistent set of memstores and files) without blocking writers, flushes or compactions.
+// Flush and compaction are driven by the region, which writes the manifest.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "src/common/env.h"
+#include "storage/internal/block_file.h"
+#include "storage/internal/memstore.h"
+#include "storage/internal/visibility.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+using FileList = std::vector<std::shared_ptr<BlockFileReader>>;
+
+class Store {
+ public:
+  Store(FamilyOptions family, const RegionOptions& options, Env* env, std::string dir);
+
+  const FamilyOptions& family() const { return family_; }
+  // Opens the store's files (newest first) at region open.
+  absl::Status OpenFiles(const std::vector<uint64_t>& numbers);
+
+  void Add(std::string_view flat_key, uint64_t seq, std::string_view value);
+  size_t MemstoreBytes() const;
+
+  struct Snapshot {
+    std::shared_ptr<const MemStore> active, frozen;
+    std::shared_ptr<const FileList> files;
+  };
+  Snapshot GetSnapshot() const;
+
+  // Iterator over everything visible at read_point, merged and de-duplicated. With `row`
+  // set, files whose bloom or key range excludes the row (and columns) are skipped.
+  std::unique_ptr<InternalIterator> NewIterator(const Snapshot& snap, uint64_t read_point, bool fill_cache,
+                                                const std::string* row = nullptr,
+                                                const std::vector<std::string>* qualifiers = nullptr) const;
+
+  // Flush, step 1 (region holds writes drained): the active memstore becomes the frozen one.
+  void Freeze();
+  // Flush, step 2: writes the frozen memstore to file `number` and installs it. No-op (false)
+  // when it was empty.
+  absl::StatusOr<bool> FlushFrozen(uint64_t number, uint64_t max_seq);
+  // Flush, step 3 (after the manifest names the new file): drops the frozen memstore.
+  void DropFrozen();
+
+  // Minor compaction pick: a run of adjacent files chosen by size ratio (HBase's exploring
+  // policy, simplified). Empty when nothing is worth doing.
+  std::vector<std::shared_ptr<BlockFileReader>> PickMinor() const;
+  // Merges `inputs` (adjacent, newest first) into file `number`. major=true drops deleted,
+  // expired and surplus versions and every delete marker (inputs must then be all files).
+  // Installs the result in place of the inputs; returns the replaced files (the caller deletes
+  // them after writing the manifest).
+  absl::StatusOr<FileList> Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms);
+
+  std::vector<uint64_t> FileNumbers() const;
+  std::shared_ptr<const FileList> Files() const;
+  std::string FilePath(uint64_t number) const;
+  static absl::StatusOr<uint64_t> ParseFileNumber(const std::string& path);
+
+ private:
+  absl::StatusOr<std::shared_ptr<BlockFileReader>> WriteFile(InternalIterator* it, uint64_t number, uint64_t max_seq,
+                                                             const VisibilityTracker* drop, int64_t now_ms);
+
+  const FamilyOptions family_;
+  const RegionOptions& options_;
+  Env* env_;
+  std::string dir_;
+  absl::Mutex write_mu_;  // serialises memstore inserts
+  mutable absl::Mutex mu_;  // guards the pointers below (held briefly)
+  std::shared_ptr<MemStore> active_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<MemStore> frozen_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const FileList> files_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace basalt

@@ -1,0 +1,55 @@
+#include "storage/internal/visibility.h"
+
+#include <algorithm>
+
+namespace basalt {
+
+VisibilityTracker::VisibilityTracker(const FamilyOptions& family, int64_t now_ms, ReadRules rules)
+    : max_versions_(std::max(1, family.max_versions)),
+      min_versions_(family.min_versions),
+      expire_before_(family.ttl_ms > 0 ? now_ms - family.ttl_ms : std::numeric_limits<int64_t>::min()),
+      rules_(rules) {
+  if (rules_.max_versions < 1) rules_.max_versions = 1;
+}
+
+void VisibilityTracker::StartColumn(const KeyView& k, bool new_row) {
+  if (new_row) {
+    row_.assign(k.row);
+    family_delete_ts_ = std::numeric_limits<int64_t>::min();
+  }
+  qualifier_.assign(k.qualifier);
+  column_delete_ts_ = std::numeric_limits<int64_t>::min();
+  version_deletes_.clear();
+  put_rank_ = kept_count_ = read_count_ = 0;
+}
+
+bool VisibilityTracker::Visible(const KeyView& k) {
+  bool new_row = !started_ || k.row != row_;
+  if (new_row || k.qualifier != qualifier_) StartColumn(k, new_row);
+  started_ = true;
+  switch (k.type) {
+    case CellType::kDeleteFamily:
+      family_delete_ts_ = std::max(family_delete_ts_, k.timestamp);
+      return false;
+    case CellType::kDeleteColumn:
+      column_delete_ts_ = std::max(column_delete_ts_, k.timestamp);
+      return false;
+    case CellType::kDelete:
+      version_deletes_.push_back(k.timestamp);
+      return false;
+    case CellType::kPut:
+      break;
+  }
+  if (put_rank_++ >= max_versions_) return false;
+  int64_t ts = k.timestamp;
+  if (ts <= family_delete_ts_ || ts <= column_delete_ts_) return false;
+  if (std::find(version_deletes_.begin(), version_deletes_.end(), ts) != version_deletes_.end()) return false;
+  int kept = kept_count_++;
+  if (ts < expire_before_ && kept >= min_versions_) return false;
+  if (ts < rules_.min_ts || (rules_.max_ts != kLatestTimestamp && ts >= rules_.max_ts)) return false;
+  if (read_count_ >= rules_.max_versions) return false;
+  ++read_count_;
+  return true;
+}
+
+}  // namespace basalt

@@ -1,0 +1,58 @@
+// What a store's cells mean (DESIGN.md §1): which puts a read sees and a major compaction
+// keeps. Cells of one row arrive in cell order, duplicates already dropped. Per column:
+//   1. only the newest max_versions puts by timestamp are kept (deleted ones count: older puts
+//      are gone for good);
+//   2. delete markers hide what they cover: DeleteFamily every put of the row's family at or
+//      below its timestamp, DeleteColumn every put of its column at or below, Delete the put at
+//      exactly its timestamp;
+//   3. TTL hides puts older than now - ttl, except the newest min_versions that are left;
+//   4. then a read applies its time range [min_ts, max_ts) and its own version count.
+// The answer does not depend on what was flushed or minor-compacted. One tracker per scan,
+// not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "storage/cell.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+struct ReadRules {
+  int64_t min_ts = std::numeric_limits<int64_t>::min();
+  int64_t max_ts = kLatestTimestamp;  // exclusive, except kLatestTimestamp includes everything
+  int max_versions = 1;
+};
+
+class VisibilityTracker {
+ public:
+  VisibilityTracker(const FamilyOptions& family, int64_t now_ms, ReadRules rules);
+  // True when the cell is a put the read returns. Cells must come in order.
+  bool Visible(const KeyView& k);
+  // True when every later cell of the current column is invisible (versions exhausted), so the
+  // caller may seek to the next column.
+  // The empty qualifier never counts as done: DeleteFamily markers live there and matter to
+  // every later column of the row.
+  bool ColumnDone() const {
+    return !qualifier_.empty() && (put_rank_ >= max_versions_ || read_count_ >= rules_.max_versions);
+  }
+
+ private:
+  void StartColumn(const KeyView& k, bool new_row);
+
+  int max_versions_;
+  int min_versions_;
+  int64_t expire_before_;  // puts with ts < this are expired
+  ReadRules rules_;
+  std::string row_, qualifier_;
+  bool started_ = false;
+  int64_t family_delete_ts_ = std::numeric_limits<int64_t>::min();
+  int64_t column_delete_ts_ = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> version_deletes_;
+  int put_rank_ = 0, kept_count_ = 0, read_count_ = 0;
+};
+
+}  // namespace basalt

@@ -1,0 +1,171 @@
+// A region: one table's row range with one store per column family, its write-ahead log,
+// flushes and compactions (DESIGN.md §1, §3). This is the storage engine's public face; the
+// region server (next) hosts many of them.
+//
+// Thread-safety: every method may be called from many threads at once. Writes to one row are
+// atomic and serialised (row locks); reads see whole writes only (an MVCC read point), never
+// half of a multi-cell mutation. Reads never block on flushes or compactions.
+//
+// Durability: with kSyncWal (the default) Mutate returns only after the edit is on disk in the
+// log; a crash at any point loses no acknowledged write. Replay on Open restores them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/cell.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+class Store;
+class Wal;
+
+struct RegionDescriptor {
+  std::string name;  // unique per WAL; also written in every log record
+  std::vector<FamilyOptions> families;
+};
+
+struct Mutation {
+  enum class Kind : uint8_t {
+    kPut,           // value at (family, qualifier, timestamp or now)
+    kDelete,        // the version at timestamp; without one, the newest visible version
+    kDeleteColumn,  // every version of the column at or below timestamp (or now)
+    kDeleteFamily,  // every cell of the family at or below timestamp (or now)
+  };
+  Kind kind = Kind::kPut;
+  std::string family;
+  std::string qualifier;
+  int64_t timestamp = kLatestTimestamp;  // kLatestTimestamp: the server's clock
+  std::string value;
+};
+
+struct RowMutation {
+  std::string row;
+  std::vector<Mutation> mutations;
+};
+
+struct ColumnSelection {
+  std::string family;
+  std::vector<std::string> qualifiers;  // empty: the whole family
+};
+
+struct ReadSpec {
+  std::vector<ColumnSelection> columns;  // empty: every family
+  int64_t min_ts = 0;                    // HBase's time range [min, max)
+  int64_t max_ts = kLatestTimestamp;
+  int max_versions = 1;
+  bool cache_blocks = true;
+};
+
+struct ScanSpec : ReadSpec {
+  std::string start_row;  // inclusive
+  std::string stop_row;   // exclusive; empty: to the end
+  uint64_t limit = 0;     // rows; 0: no limit
+};
+
+struct RegionStats {
+  uint64_t last_seq = 0, flushed_seq = 0;
+  uint64_t memstore_bytes = 0;
+  uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
+  uint64_t replayed_records = 0, replay_truncated_bytes = 0;
+  uint64_t wal_records = 0, wal_syncs = 0, wal_synced_records = 0;
+  std::map<std::string, size_t> files_per_family;
+};
+
+class RegionScanner {
+ public:
+  virtual ~RegionScanner() = default;
+  // Fills *cells with the next row that has visible cells (families in name order, then cell
+  // order). Returns false at the end. DataLoss when a block is corrupt.
+  virtual absl::StatusOr<bool> NextRow(std::vector<Cell>* cells) = 0;
+};
+
+class Region {
+ public:
+  // Opens (creating when new) the region in dir, replaying its log. Families come from the
+  // descriptor; files of families not in it are ignored.
+  static absl::StatusOr<std::unique_ptr<Region>> Open(const RegionOptions& options, const RegionDescriptor& desc,
+                                                      const std::string& dir);
+  ~Region();
+
+  // Applies a batch: each row's mutations atomically. Errors: InvalidArgument (empty or
+  // too-long row, unknown family), FailedPrecondition (region closed or failed).
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal);
+  absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
+                   int64_t ts = kLatestTimestamp, Durability durability = Durability::kSyncWal);
+
+  absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {});
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec);
+
+  // Writes every memstore to block files (also run in the background past the flush size).
+  absl::Status Flush();
+  // Runs a minor compaction of each store if its files call for one.
+  absl::Status CompactMinor();
+  // Flushes, then rewrites each store into one file without deleted, expired or surplus
+  // versions and without delete markers.
+  absl::Status MajorCompact();
+  // Flushes and stops background work; further calls fail with FailedPrecondition.
+  absl::Status Close();
+
+  RegionStats GetStats() const;
+  const RegionDescriptor& descriptor() const { return desc_; }
+  int64_t Now() const;
+
+ private:
+  Region(const RegionOptions& options, RegionDescriptor desc, std::string dir);
+  absl::Status Recover();
+  absl::Status WriteManifest();
+  absl::Status FlushLocked();
+  absl::Status CompactStore(Store* store, bool major);
+  void BackgroundLoop();
+  void MaybeScheduleBackground();
+  Store* FindStore(std::string_view family) const;
+  absl::Status CheckWritable() const;
+  uint64_t ReadPoint() const;
+  absl::StatusOr<std::vector<Cell>> GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point);
+  absl::Status Fail(absl::Status s);
+
+  RegionOptions options_;
+  RegionDescriptor desc_;
+  std::string dir_;
+  std::map<std::string, std::unique_ptr<Store>, std::less<>> stores_;
+  std::unique_ptr<Wal> wal_;
+
+  // Sequence ids and the MVCC read point.
+  mutable absl::Mutex seq_mu_;
+  uint64_t last_seq_ ABSL_GUARDED_BY(seq_mu_) = 0;
+  std::set<uint64_t> inflight_ ABSL_GUARDED_BY(seq_mu_);
+  bool writes_blocked_ ABSL_GUARDED_BY(seq_mu_) = false;
+  std::atomic<uint64_t> read_point_{0};
+
+  // Row locks: a fixed stripe of mutexes, taken in index order.
+  static constexpr size_t kRowLockStripes = 1024;
+  std::unique_ptr<absl::Mutex[]> row_locks_;
+
+  absl::Mutex flush_mu_;       // one flush at a time
+  absl::Mutex compaction_mu_;  // one compaction at a time
+  absl::Mutex manifest_mu_;    // manifest writes
+  std::atomic<uint64_t> next_file_number_{1};
+  std::atomic<uint64_t> flushed_seq_{0};
+
+  mutable absl::Mutex state_mu_;
+  absl::Status failed_ ABSL_GUARDED_BY(state_mu_);
+  bool closed_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool bg_requested_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
+  std::thread bg_thread_;
+
+  std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0};
+  uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
+};
+
+}  // namespace basalt
