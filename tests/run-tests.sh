@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Basalt's whole test run, as CI runs it (the README's test command):
+#   1. RelWithDebInfo build with -Werror, every CTest suite;
+#   2. an ASan+UBSan build of the storage and cross-module suites;
+#   3. the libFuzzer targets, built with clang and run briefly.
+# Environment: BASALT_FUZZ_SECONDS (default 20) per fuzzer; BASALT_SKIP_ASAN=1 / BASALT_SKIP_FUZZ=1
+# to leave a stage out locally. Exits non-zero when any stage fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+stage() { echo; echo "=== $* ==="; }
+
+stage "build (RelWithDebInfo, -Werror)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+stage "tests"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then
+  stage "build (ASan+UBSan)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_SANITIZE=ON -DBASALT_BENCH=OFF >/dev/null
+  cmake --build build-asan -j"$jobs"
+  stage "tests under ASan+UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
+fi
+
+if [ "${BASALT_SKIP_FUZZ:-0}" != 1 ] && [ -x tests/run-fuzzers.sh ]; then
+  stage "fuzzers (${BASALT_FUZZ_SECONDS:-20} s each)"
+  tests/run-fuzzers.sh "${BASALT_FUZZ_SECONDS:-20}"
+fi
+stage "all stages passed"
