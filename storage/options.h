@@ -44,6 +44,9 @@ struct RegionOptions {
   Env* env = nullptr;                // nullptr: Env::Default()
   BlockCache* block_cache = nullptr;  // nullptr: no block cache
   uint64_t memstore_flush_size = 128ull << 20;
+  // Writers wait for a flush when the memstores pass flush size × this (HBase's
+  // hbase.hregion.memstore.block.multiplier).
+  int memstore_block_multiplier = 4;
   // Minor compaction: when a store has at least this many files, pick by size ratio.
   int compaction_min_files = 3;
   int compaction_max_files = 10;

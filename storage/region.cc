@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "src/common/env.h"
 #include "src/common/status.h"
+#include "storage/internal/block_format.h"
 #include "storage/internal/manifest.h"
 #include "storage/internal/store.h"
 #include "storage/internal/visibility.h"
@@ -195,6 +196,12 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
     }
   } unlock{this, &stripes};
 
+  // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
+  // letting memstores grow without bound.
+  if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {
+    ++blocked_writes_;
+    BASALT_RETURN_IF_ERROR(Flush());
+  }
   const int64_t now = Now();
   WalRecord rec;
   rec.region = desc_.name;
@@ -249,10 +256,14 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
   return absl::OkStatus();
 }
 
-void Region::MaybeScheduleBackground() {
+uint64_t Region::MemstoreBytes() const {
   uint64_t bytes = 0;
   for (auto& [n, st] : stores_) bytes += st->MemstoreBytes();
-  if (bytes < options_.memstore_flush_size) return;
+  return bytes;
+}
+
+void Region::MaybeScheduleBackground() {
+  if (MemstoreBytes() < options_.memstore_flush_size) return;
   absl::MutexLock l(&state_mu_);
   bg_requested_ = true;
 }
@@ -377,14 +388,14 @@ RegionStats Region::GetStats() const {
     st.last_seq = last_seq_;
   }
   st.flushed_seq = flushed_seq_;
-  for (auto& [n, s] : stores_) {
-    st.memstore_bytes += s->MemstoreBytes();
-    st.files_per_family[n] = s->Files()->size();
-  }
+  st.memstore_bytes = MemstoreBytes();
+  for (auto& [n, s] : stores_) st.files_per_family[n] = s->Files()->size();
   st.flushes = flushes_;
   st.minor_compactions = minor_compactions_;
   st.major_compactions = major_compactions_;
   st.replayed_records = replayed_records_;
+  st.checksum_failures = ChecksumFailures();
+  st.blocked_writes = blocked_writes_;
   st.replay_truncated_bytes = replay_truncated_bytes_;
   if (wal_ != nullptr) {
     auto ws = wal_->GetStats();

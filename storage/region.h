@@ -78,6 +78,8 @@ struct RegionStats {
   uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
   uint64_t replayed_records = 0, replay_truncated_bytes = 0;
   uint64_t wal_records = 0, wal_syncs = 0, wal_synced_records = 0;
+  uint64_t checksum_failures = 0;  // process-wide: blocks refused for a bad checksum
+  uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
   std::map<std::string, size_t> files_per_family;
 };
 
@@ -128,6 +130,7 @@ class Region {
   absl::Status CompactStore(Store* store, bool major);
   void BackgroundLoop();
   void MaybeScheduleBackground();
+  uint64_t MemstoreBytes() const;
   Store* FindStore(std::string_view family) const;
   absl::Status CheckWritable() const;
   uint64_t ReadPoint() const;
@@ -164,7 +167,7 @@ class Region {
   bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
   std::thread bg_thread_;
 
-  std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0};
+  std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
 };
 

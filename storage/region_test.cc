@@ -226,5 +226,71 @@ TEST_F(RegionTest, ConcurrentWritersAndReadersSeeWholeRows) {
   reader.join();
 }
 
+TEST_F(RegionTest, ReadsStayCorrectDuringFlushAndCompaction) {
+  // A fixed data set, read over and over while writers add other rows and the region flushes,
+  // minor-compacts and major-compacts underneath.
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(region_->Put("fixed" + std::to_string(1000 + i), "cf", "q", std::to_string(i), 5).ok());
+  }
+  ASSERT_TRUE(region_->Flush().ok());
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    for (int round = 0; round < 15; ++round) {
+      for (int i = 0; i < 50; ++i) {
+        ASSERT_TRUE(region_->Put("other" + std::to_string(round * 50 + i), "cf", "q", "x", 5, Durability::kAsyncWal).ok());
+      }
+      ASSERT_TRUE(region_->Flush().ok());
+      ASSERT_TRUE(round % 5 == 4 ? region_->MajorCompact().ok() : region_->CompactMinor().ok());
+    }
+    stop = true;
+  });
+  int scans = 0;
+  while (!stop || scans < 3) {
+    ScanSpec s;
+    s.start_row = "fixed";
+    s.stop_row = "fixee";
+    auto sc = region_->Scan(s);
+    ASSERT_TRUE(sc.ok());
+    std::vector<Cell> cells;
+    int rows = 0;
+    for (;;) {
+      auto more = (*sc)->NextRow(&cells);
+      ASSERT_TRUE(more.ok()) << more.status();
+      if (!*more) break;
+      ASSERT_EQ(cells[0].value, std::to_string(rows));
+      ++rows;
+    }
+    ASSERT_EQ(rows, 200);
+    auto one = region_->Get("fixed1100");
+    ASSERT_TRUE(one.ok());
+    ASSERT_EQ(one->size(), 1u);
+    ++scans;
+  }
+  churn.join();
+  EXPECT_GT(region_->GetStats().major_compactions, 0u);
+  EXPECT_EQ(region_->GetStats().files_per_family["cf"] <= 4, true);
+}
+
+TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {
+  ASSERT_TRUE(region_->Close().ok());
+  region_.reset();
+  RegionOptions o;
+  o.clock = [this] { return now_.load(); };
+  o.memstore_flush_size = 1 << 20;
+  o.memstore_block_multiplier = 2;
+  o.background_compaction = false;
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  ASSERT_TRUE(r.ok());
+  region_ = std::move(*r);
+  std::string big(1000, 'v');
+  for (int i = 0; i < 6000; ++i) {
+    ASSERT_TRUE(region_->Put("r" + std::to_string(i), "cf", "q", big, kLatestTimestamp, Durability::kSkipWal).ok());
+    ASSERT_LE(region_->GetStats().memstore_bytes, (2u << 20) + (512u << 10));
+  }
+  EXPECT_GT(region_->GetStats().flushes, 0u);
+  EXPECT_EQ(Values("r5999").size(), 1u);
+  EXPECT_EQ(Values("r0").size(), 1u);
+}
+
 }  // namespace
 }  // namespace basalt

@@ -1,5 +1,6 @@
 #include "storage/internal/block_format.h"
 
+#include <atomic>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -18,9 +19,13 @@ uint32_t ChunkChecksum(ChecksumType t, const char* p, size_t n) {
   return t == ChecksumType::kCrc32 ? Crc32(p, n) : Crc32c(p, n);
 }
 
+std::atomic<uint64_t> checksum_failures{0};
+
 bool ValidChecksumType(uint8_t t) { return t <= static_cast<uint8_t>(ChecksumType::kCrc32c); }
 
 }  // namespace
+
+uint64_t ChecksumFailures() { return checksum_failures.load(std::memory_order_relaxed); }
 
 const char* BlockTypeName(BlockType t) {
   switch (t) {
@@ -111,6 +116,7 @@ absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, B
       uint32_t computed = ChunkChecksum(ctx.checksum, p + off, n);
       uint32_t stored = DecodeFixed32(sums + 4 * chunk);
       if (computed != stored) {
+        checksum_failures.fetch_add(1, std::memory_order_relaxed);
         return bad(absl::StrFormat("%s checksum mismatch in chunk %d: stored 0x%08x, computed 0x%08x",
                                    ChecksumName(ctx.checksum), chunk, stored, computed));
       }

@@ -96,6 +96,9 @@ struct BlockReadContext {
 absl::StatusOr<std::string> ReadRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type);
 // Verifies an already-read raw block (as ReadRawBlock does after reading).
 absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type, std::string_view raw);
+// Checksum mismatches seen by this process (every one also fails its read with DataLoss).
+uint64_t ChecksumFailures();
+
 // Uncompresses a verified raw block's payload.
 absl::StatusOr<std::string> RawBlockPayload(const BlockReadContext& ctx, const BlockHandle& h, std::string_view raw);
 
