@@ -261,6 +261,7 @@ class BlockFileReader::Iter final : public InternalIterator {
   std::string_view key() const override { return block_->key(); }
   std::string_view value() const override { return block_->value(); }
   absl::Status status() const override { return status_; }
+  bool unique_keys() const override { return true; }
 
  private:
   void LoadBlock(size_t i) {

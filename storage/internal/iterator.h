@@ -21,6 +21,10 @@ class InternalIterator {
   virtual std::string_view value() const = 0;
   // Not OK when a read failed (DataLoss for a bad checksum); the iterator is then not Valid.
   virtual absl::Status status() const = 0;
+  // True when no key repeats (block files). An iterator whose keys may repeat (a memstore
+  // holds every edit of a cell) must keep the views of earlier keys valid while it lives, so
+  // that the merging iterator can drop repeats without copying keys.
+  virtual bool unique_keys() const { return false; }
 };
 
 }  // namespace basalt

@@ -24,11 +24,24 @@ class MergingIterator final : public InternalIterator {
     Rebuild();
   }
   void Next() override {
-    // Copy the current key: advancing a child invalidates its view.
-    last_key_.assign(Top()->key());
-    AdvanceTop();
-    // Drop older entries of the same cell (same flat key) from every child.
-    while (!heap_.empty() && Top()->key() == last_key_) AdvanceTop();
+    // Take the current child out of the heap, drop the same cell from every other child (their
+    // entries are older), then advance the current child past its own repeats. `k` stays valid
+    // throughout: the current child has not moved while others advance, and a child whose keys
+    // repeat keeps earlier views valid (iterator.h).
+    const size_t cur = heap_[0];
+    InternalIterator* it = children_[cur].get();
+    const std::string_view k = it->key();
+    PopTop();
+    while (!heap_.empty() && Top()->key() == k) AdvanceTop();
+    it->Next();
+    if (!it->unique_keys()) {
+      while (it->Valid() && it->key() == k) it->Next();
+    }
+    if (it->Valid()) {
+      Push(cur);
+    } else if (!it->status().ok()) {
+      status_ = it->status();
+    }
   }
   std::string_view key() const override { return Top()->key(); }
   std::string_view value() const override { return Top()->value(); }
@@ -51,6 +64,21 @@ class MergingIterator final : public InternalIterator {
       if (m == i) return;
       std::swap(heap_[i], heap_[m]);
       i = m;
+    }
+  }
+  void PopTop() {
+    heap_[0] = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) SiftDown(0);
+  }
+  void Push(size_t child) {
+    heap_.push_back(child);
+    size_t i = heap_.size() - 1;
+    while (i > 0) {
+      size_t parent = (i - 1) / 2;
+      if (!Less(heap_[i], heap_[parent])) break;
+      std::swap(heap_[i], heap_[parent]);
+      i = parent;
     }
   }
   void Rebuild() {
@@ -79,7 +107,6 @@ class MergingIterator final : public InternalIterator {
 
   std::vector<std::unique_ptr<InternalIterator>> children_;
   std::vector<size_t> heap_;
-  std::string last_key_;
   absl::Status status_;
 };
 
@@ -91,9 +118,9 @@ class DedupIterator final : public InternalIterator {
   void SeekToFirst() override { it_->SeekToFirst(); }
   void Seek(std::string_view t) override { it_->Seek(t); }
   void Next() override {
-    last_key_.assign(it_->key());
+    const std::string_view k = it_->key();  // stays valid: keys that repeat keep their views
     it_->Next();
-    while (it_->Valid() && it_->key() == last_key_) it_->Next();
+    while (it_->Valid() && it_->key() == k) it_->Next();
   }
   std::string_view key() const override { return it_->key(); }
   std::string_view value() const override { return it_->value(); }
@@ -101,7 +128,6 @@ class DedupIterator final : public InternalIterator {
 
  private:
   std::unique_ptr<InternalIterator> it_;
-  std::string last_key_;
 };
 
 class EmptyIterator final : public InternalIterator {
@@ -119,7 +145,10 @@ class EmptyIterator final : public InternalIterator {
 
 std::unique_ptr<InternalIterator> NewMergingIterator(std::vector<std::unique_ptr<InternalIterator>> children) {
   if (children.empty()) return std::make_unique<EmptyIterator>();
-  if (children.size() == 1) return std::make_unique<DedupIterator>(std::move(children[0]));
+  if (children.size() == 1) {
+    if (children[0]->unique_keys()) return std::move(children[0]);
+    return std::make_unique<DedupIterator>(std::move(children[0]));
+  }
   return std::make_unique<MergingIterator>(std::move(children));
 }
 
