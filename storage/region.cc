@@ -306,20 +306,23 @@ absl::Status Region::FlushLocked() {
     if (!failed_.ok()) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed: ", failed_.message()));
   }
   uint64_t flush_seq;
+  absl::StatusOr<uint64_t> segment;
   {
-    // Drain writes in flight so the frozen memstores hold exactly the edits <= flush_seq.
+    // Drain writes in flight so the frozen memstores hold exactly the edits <= flush_seq, and
+    // roll the log before writes resume so every record in older segments is <= flush_seq
+    // (those segments are deleted once the flush is in the manifest). Writers wait for the
+    // roll (one fdatasync and a file create).
     absl::MutexLock l(&seq_mu_);
     writes_blocked_ = true;
     seq_mu_.Await(absl::Condition(+[](std::set<uint64_t>* s) { return s->empty(); }, &inflight_));
-    for (auto& [n, st] : stores_) st->Freeze();
     flush_seq = last_seq_;
+    if (flush_seq != flushed_seq_.load()) {
+      for (auto& [n, st] : stores_) st->Freeze();
+      segment = wal_->Roll();
+    }
     writes_blocked_ = false;
   }
-  if (flush_seq == flushed_seq_.load()) {
-    for (auto& [n, st] : stores_) st->DropFrozen();
-    return absl::OkStatus();
-  }
-  absl::StatusOr<uint64_t> segment = wal_->Roll();
+  if (flush_seq == flushed_seq_.load()) return absl::OkStatus();
   if (!segment.ok()) return Fail(segment.status());
   for (auto& [n, st] : stores_) {
     auto wrote = st->FlushFrozen(next_file_number_++, flush_seq);
