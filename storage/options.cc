@@ -1,5 +1,7 @@
 #include "storage/options.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace basalt {
 
 const char* EncodingName(DataBlockEncoding e) {
@@ -34,6 +36,31 @@ const char* BloomName(BloomType b) {
     case BloomType::kRowCol: return "ROWCOL";
   }
   return "UNKNOWN";
+}
+
+absl::Status ValidateFamily(const FamilyOptions& f) {
+  auto bad = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("column family '", f.name, "': ", absl::string_view(what.data(), what.size())));
+  };
+  if (f.name.empty()) return absl::InvalidArgumentError("column family name is empty");
+  if (f.name.size() > 200) return bad("name longer than 200 bytes");
+  for (char c : f.name) {
+    if (c == ':' || c < 0x20 || c == 0x7f) return bad("name has ':' or a control character");
+  }
+  if (f.max_versions < 1) return bad(absl::StrCat("VERSIONS ", f.max_versions, " must be at least 1"));
+  if (f.min_versions < 0 || f.min_versions > f.max_versions) {
+    return bad(absl::StrCat("MIN_VERSIONS ", f.min_versions, " must be between 0 and VERSIONS ", f.max_versions));
+  }
+  if (f.ttl_ms < 0) return bad(absl::StrCat("TTL ", f.ttl_ms, " is negative"));
+  if (f.block_size < 64 || f.block_size > (16u << 20)) return bad(absl::StrCat("BLOCKSIZE ", f.block_size, " not in [64, 16 MiB]"));
+  if (f.bytes_per_checksum < 512 || f.bytes_per_checksum > (16u << 20)) {
+    return bad(absl::StrCat("BYTES_PER_CHECKSUM ", f.bytes_per_checksum, " not in [512, 16 MiB]"));
+  }
+  if (static_cast<uint8_t>(f.encoding) > 3) return bad("unknown DATA_BLOCK_ENCODING");
+  if (static_cast<uint8_t>(f.compression) > 2) return bad("unknown COMPRESSION");
+  if (static_cast<uint8_t>(f.bloom) > 2) return bad("unknown BLOOMFILTER");
+  if (static_cast<uint8_t>(f.checksum) > 2) return bad("unknown CHECKSUM_TYPE");
+  return absl::OkStatus();
 }
 
 }  // namespace basalt

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "absl/status/status.h"
+
 namespace basalt {
 
 class Env;
@@ -39,6 +41,9 @@ struct FamilyOptions {
   bool cache_encoded = false;       // cache blocks as stored (encoded, compressed) not decoded
   bool verify_checksums = true;
 };
+
+// Checks a family's settings: InvalidArgument naming the family and the bad value.
+absl::Status ValidateFamily(const FamilyOptions& f);
 
 struct RegionOptions {
   Env* env = nullptr;                // nullptr: Env::Default()

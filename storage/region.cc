@@ -14,6 +14,9 @@
 #include "storage/internal/wal.h"
 
 namespace basalt {
+
+using internal::ColumnTarget;
+
 namespace {
 
 constexpr char kManifestName[] = "MANIFEST";
@@ -22,7 +25,7 @@ constexpr uint64_t kMaxValueSize = 64ull << 20;
 size_t RowStripe(std::string_view row) { return std::hash<std::string_view>{}(row); }
 
 bool Selected(const std::vector<std::string>* quals, std::string_view q) {
-  return quals == nullptr || std::find(quals->begin(), quals->end(), q) != quals->end();
+  return quals == nullptr || std::binary_search(quals->begin(), quals->end(), q);
 }
 
 ReadRules RulesOf(const ReadSpec& spec) {
@@ -59,7 +62,7 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
   if (desc.families.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, " has no families"));
   std::unique_ptr<Region> r(new Region(options, desc, dir));
   for (const auto& f : desc.families) {
-    if (f.name.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": empty family name"));
+    BASALT_RETURN_IF_ERROR(ValidateFamily(f));
     if (r->stores_.count(f.name)) {
       return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": family ", f.name, " given twice"));
     }
@@ -453,6 +456,32 @@ class StoreReader {
 
 }  // namespace
 
+absl::StatusOr<std::vector<ColumnTarget>> Region::ResolveColumns(const ReadSpec& spec) const {
+  std::vector<ColumnTarget> targets;
+  if (spec.columns.empty()) {
+    for (auto& [n, st] : stores_) targets.push_back({st.get(), true, {}});
+    return targets;  // stores_ is in name order
+  }
+  for (const auto& c : spec.columns) {
+    Store* st = FindStore(c.family);
+    if (st == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown column family '", c.family, "' in region ", desc_.name));
+    }
+    auto it = std::find_if(targets.begin(), targets.end(), [&](const ColumnTarget& t) { return t.store == st; });
+    if (it == targets.end()) it = targets.insert(targets.end(), ColumnTarget{st, false, {}});
+    // The same family named twice: the union of its selections (a whole family wins).
+    if (c.qualifiers.empty()) it->all = true;
+    it->qualifiers.insert(it->qualifiers.end(), c.qualifiers.begin(), c.qualifiers.end());
+  }
+  for (auto& t : targets) {
+    std::sort(t.qualifiers.begin(), t.qualifiers.end());
+    t.qualifiers.erase(std::unique(t.qualifiers.begin(), t.qualifiers.end()), t.qualifiers.end());
+  }
+  std::sort(targets.begin(), targets.end(),
+            [](const ColumnTarget& a, const ColumnTarget& b) { return a.store->family().name < b.store->family().name; });
+  return targets;
+}
+
 absl::StatusOr<std::vector<Cell>> Region::Get(std::string_view row, const ReadSpec& spec) {
   return GetAt(row, spec, ReadPoint());
 }
@@ -461,27 +490,16 @@ absl::StatusOr<std::vector<Cell>> Region::GetAt(std::string_view row, const Read
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
-  std::vector<std::pair<Store*, const std::vector<std::string>*>> targets;
-  if (spec.columns.empty()) {
-    for (auto& [n, st] : stores_) targets.push_back({st.get(), nullptr});
-  } else {
-    for (const auto& c : spec.columns) {
-      Store* st = FindStore(c.family);
-      if (st == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown column family '", c.family, "' in region ", desc_.name));
-      }
-      targets.push_back({st, c.qualifiers.empty() ? nullptr : &c.qualifiers});
-    }
-    std::sort(targets.begin(), targets.end(),
-              [](const auto& a, const auto& b) { return a.first->family().name < b.first->family().name; });
-  }
+  BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
   std::vector<Cell> out;
   std::string row_s(row);
   std::string seek = FirstKeyOfRow(row);
   const int64_t now = Now();
-  for (auto& [st, quals] : targets) {
-    auto snap = st->GetSnapshot();
-    StoreReader reader(st, st->NewIterator(snap, read_point, spec.cache_blocks, &row_s, quals), quals, now, spec);
+  for (const ColumnTarget& t : targets) {
+    const std::vector<std::string>* quals = t.all ? nullptr : &t.qualifiers;
+    auto snap = t.store->GetSnapshot();
+    StoreReader reader(t.store, t.store->NewIterator(snap, read_point, spec.cache_blocks, &row_s, quals), quals, now,
+                       spec);
     reader.it()->Seek(seek);
     BASALT_RETURN_IF_ERROR(reader.ReadRow(row, &out));
   }
@@ -492,13 +510,12 @@ namespace {
 
 class RegionScannerImpl final : public RegionScanner {
  public:
-  RegionScannerImpl(ScanSpec spec) : spec_(std::move(spec)) {}
+  // Readers point into `targets`, which the scanner owns.
+  RegionScannerImpl(ScanSpec spec, std::vector<ColumnTarget> targets)
+      : spec_(std::move(spec)), targets_(std::move(targets)) {}
 
-  void AddStore(std::unique_ptr<StoreReader> r, std::vector<std::string> quals) {
-    quals_.push_back(std::make_unique<std::vector<std::string>>(std::move(quals)));
-    readers_.push_back(std::move(r));
-  }
-  std::vector<std::unique_ptr<std::vector<std::string>>>& quals() { return quals_; }
+  const std::vector<ColumnTarget>& targets() const { return targets_; }
+  void AddStore(std::unique_ptr<StoreReader> r) { readers_.push_back(std::move(r)); }
 
   absl::StatusOr<bool> NextRow(std::vector<Cell>* cells) override {
     cells->clear();
@@ -527,7 +544,7 @@ class RegionScannerImpl final : public RegionScanner {
 
  private:
   ScanSpec spec_;
-  std::vector<std::unique_ptr<std::vector<std::string>>> quals_;
+  const std::vector<ColumnTarget> targets_;
   std::vector<std::unique_ptr<StoreReader>> readers_;
   std::string row_;
   uint64_t rows_ = 0;
@@ -536,30 +553,17 @@ class RegionScannerImpl final : public RegionScanner {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
-  auto scanner = std::make_unique<RegionScannerImpl>(spec);
-  std::vector<std::pair<Store*, std::vector<std::string>>> targets;
-  if (spec.columns.empty()) {
-    for (auto& [n, st] : stores_) targets.push_back({st.get(), {}});
-  } else {
-    for (const auto& c : spec.columns) {
-      Store* st = FindStore(c.family);
-      if (st == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown column family '", c.family, "' in region ", desc_.name));
-      }
-      targets.push_back({st, c.qualifiers});
-    }
-  }
+  BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
+  auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
   const uint64_t rp = ReadPoint();
   const int64_t now = Now();
   std::string seek = FirstKeyOfRow(spec.start_row);
-  for (auto& [st, quals] : targets) {
-    auto snap = st->GetSnapshot();
-    bool all = quals.empty();
-    scanner->quals().push_back(std::make_unique<std::vector<std::string>>(std::move(quals)));
-    const std::vector<std::string>* qp = all ? nullptr : scanner->quals().back().get();
-    auto reader = std::make_unique<StoreReader>(st, st->NewIterator(snap, rp, spec.cache_blocks), qp, now, spec);
+  for (const ColumnTarget& t : scanner->targets()) {
+    auto snap = t.store->GetSnapshot();
+    auto reader = std::make_unique<StoreReader>(t.store, t.store->NewIterator(snap, rp, spec.cache_blocks),
+                                                t.all ? nullptr : &t.qualifiers, now, spec);
     reader->it()->Seek(seek);
-    scanner->AddStore(std::move(reader), {});
+    scanner->AddStore(std::move(reader));
   }
   return std::unique_ptr<RegionScanner>(std::move(scanner));
 }

@@ -29,6 +29,15 @@ namespace basalt {
 class Store;
 class Wal;
 
+namespace internal {
+// A store a read touches, with its sorted qualifier filter (all: the whole family).
+struct ColumnTarget {
+  Store* store;
+  bool all;
+  std::vector<std::string> qualifiers;
+};
+}  // namespace internal
+
 struct RegionDescriptor {
   std::string name;  // unique per WAL; also written in every log record
   std::vector<FamilyOptions> families;
@@ -136,6 +145,8 @@ class Region {
   uint64_t ReadPoint() const;
   absl::StatusOr<std::vector<Cell>> GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point);
   absl::Status Fail(absl::Status s);
+  // The stores a read touches, in family name order; a family named twice gets the union.
+  absl::StatusOr<std::vector<internal::ColumnTarget>> ResolveColumns(const ReadSpec& spec) const;
 
   RegionOptions options_;
   RegionDescriptor desc_;

@@ -2,6 +2,7 @@
 // and compactions; persistence across reopen; bad input.
 #include "storage/region.h"
 
+#include <functional>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -177,6 +178,46 @@ TEST_F(RegionTest, BadInput) {
   EXPECT_EQ(region_->Get("r", s).status().code(), absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(region_->Close().ok());
   EXPECT_EQ(region_->Put("r", "cf", "q", "v").code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(RegionOpen, RejectsBadFamilySettings) {
+  testing::TempDir dir;
+  FamilyOptions f;
+  f.name = "cf";
+  for (auto mutate : std::vector<std::function<void(FamilyOptions*)>>{
+           [](FamilyOptions* o) { o->bytes_per_checksum = 64; },
+           [](FamilyOptions* o) { o->max_versions = 0; },
+           [](FamilyOptions* o) { o->min_versions = 5; },
+           [](FamilyOptions* o) { o->ttl_ms = -1; },
+           [](FamilyOptions* o) { o->name = "a:b"; },
+           [](FamilyOptions* o) { o->encoding = static_cast<DataBlockEncoding>(9); },
+       }) {
+    FamilyOptions bad = f;
+    mutate(&bad);
+    auto r = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {bad}}, dir.path());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  }
+  FamilyOptions g = f;
+  g.name = "cg";
+  auto twice = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {f, f}}, dir.path());
+  EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
+  auto ok = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {g, f}}, dir.path());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE((*ok)->Put("r", "cg", "q", "2", 5).ok());
+  ASSERT_TRUE((*ok)->Put("r", "cf", "q", "1", 5).ok());
+  // Families come back in name order, and a family named twice is read once.
+  ScanSpec s;
+  s.columns = {{"cg", {}}, {"cf", {"q"}}, {"cf", {}}};
+  auto sc = (*ok)->Scan(s);
+  ASSERT_TRUE(sc.ok());
+  std::vector<Cell> cells;
+  ASSERT_TRUE(*(*sc)->NextRow(&cells));
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].family, "cf");
+  EXPECT_EQ(cells[1].family, "cg");
+  auto got = (*ok)->Get("r", s);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->size(), 2u);
 }
 
 TEST_F(RegionTest, ReopenKeepsFlushedAndUnflushedEdits) {

@@ -51,11 +51,15 @@ char* MemStore::Allocate(size_t bytes) {
   if (bytes > alloc_left_) {
     size_t size = bytes > kBlockSize / 4 ? bytes : kBlockSize;
     blocks_.emplace_back(new char[size]);
-    memory_.fetch_add(size, std::memory_order_relaxed);
-    if (size != kBlockSize) return blocks_.back().get();
+    if (size != kBlockSize) {
+      memory_.fetch_add(size, std::memory_order_relaxed);
+      return blocks_.back().get();
+    }
     alloc_ptr_ = blocks_.back().get();
     alloc_left_ = size;
   }
+  // Counts bytes in use, not whole blocks: an empty memstore weighs next to nothing.
+  memory_.fetch_add(bytes, std::memory_order_relaxed);
   char* r = alloc_ptr_;
   alloc_ptr_ += bytes;
   alloc_left_ -= bytes;
