@@ -30,9 +30,9 @@ void AppendFlatKey(std::string* dst, std::string_view row, std::string_view qual
   p[0] = static_cast<char>(row.size() >> 8);
   p[1] = static_cast<char>(row.size());
   p += 2;
-  std::memcpy(p, row.data(), row.size());
+  if (!row.empty()) std::memcpy(p, row.data(), row.size());  // memcpy from null is UB even for 0 bytes
   p += row.size();
-  std::memcpy(p, qualifier.data(), qualifier.size());
+  if (!qualifier.empty()) std::memcpy(p, qualifier.data(), qualifier.size());
   p += qualifier.size();
   uint64_t u = static_cast<uint64_t>(ts);
   for (int i = 7; i >= 0; --i) *p++ = static_cast<char>(u >> (8 * i));

@@ -223,9 +223,10 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
             // HBase: delete the newest visible version; nothing to do when there is none.
             ReadSpec spec;
             spec.columns.push_back({m.family, {m.qualifier}});
-            BASALT_ASSIGN_OR_RETURN(auto cells, GetAt(rm.row, spec, ReadPoint()));
-            if (cells.empty()) continue;
-            ts = cells[0].timestamp;
+            RowResult found;
+            BASALT_RETURN_IF_ERROR(GetAt(rm.row, spec, ReadPoint(), &found));
+            if (found.empty()) continue;
+            ts = found.cells()[0].timestamp;
           }
           break;
       }
@@ -427,28 +428,21 @@ class StoreReader {
   InternalIterator* it() { return it_.get(); }
 
   // Appends the visible cells of `row` (the iterator must be at or before its first cell).
-  absl::Status ReadRow(std::string_view row, std::vector<Cell>* out) {
-    while (it_->Valid()) {
-      KeyView k = ParseFlatKeyUnchecked(it_->key());
+  absl::Status ReadRow(std::string_view row, RowResult* out) {
+    InternalIterator* it = it_.get();
+    for (; it->Valid(); it->Next()) {
+      KeyView k = ParseFlatKeyUnchecked(it->key());
       if (k.row != row) break;
       bool selected = Selected(quals_, k.qualifier);
       if ((selected || k.qualifier.empty()) && tracker_.Visible(k) && selected) {
-        Cell c;
-        c.row.assign(k.row);
-        c.family = family_;
-        c.qualifier.assign(k.qualifier);
-        c.timestamp = k.timestamp;
-        c.type = k.type;
-        c.value.assign(it_->value());
-        out->push_back(std::move(c));
+        out->Add(family_, k.qualifier, k.timestamp, k.type, it->value());
       }
-      it_->Next();
     }
-    return it_->status();
+    return it->status();
   }
 
  private:
-  std::string family_;
+  std::string_view family_;  // the store's name: outlives every reader
   std::unique_ptr<InternalIterator> it_;
   const std::vector<std::string>* quals_;
   VisibilityTracker tracker_;
@@ -483,27 +477,33 @@ absl::StatusOr<std::vector<ColumnTarget>> Region::ResolveColumns(const ReadSpec&
 }
 
 absl::StatusOr<std::vector<Cell>> Region::Get(std::string_view row, const ReadSpec& spec) {
-  return GetAt(row, spec, ReadPoint());
+  RowResult result;
+  BASALT_RETURN_IF_ERROR(GetAt(row, spec, ReadPoint(), &result));
+  return result.ToCells();
 }
 
-absl::StatusOr<std::vector<Cell>> Region::GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point) {
+absl::Status Region::Get(std::string_view row, const ReadSpec& spec, RowResult* result) {
+  return GetAt(row, spec, ReadPoint(), result);
+}
+
+absl::Status Region::GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point, RowResult* result) {
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
   BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
-  std::vector<Cell> out;
-  std::string row_s(row);
+  result->Reset(row);
   std::string seek = FirstKeyOfRow(row);
   const int64_t now = Now();
   for (const ColumnTarget& t : targets) {
     const std::vector<std::string>* quals = t.all ? nullptr : &t.qualifiers;
     auto snap = t.store->GetSnapshot();
-    StoreReader reader(t.store, t.store->NewIterator(snap, read_point, spec.cache_blocks, &row_s, quals), quals, now,
+    StoreReader reader(t.store, t.store->NewIterator(snap, read_point, spec.cache_blocks, result->row(), quals), quals, now,
                        spec);
     reader.it()->Seek(seek);
-    BASALT_RETURN_IF_ERROR(reader.ReadRow(row, &out));
+    BASALT_RETURN_IF_ERROR(reader.ReadRow(result->row(), result));
   }
-  return out;
+  result->Finish();
+  return absl::OkStatus();
 }
 
 namespace {
@@ -517,8 +517,7 @@ class RegionScannerImpl final : public RegionScanner {
   const std::vector<ColumnTarget>& targets() const { return targets_; }
   void AddStore(std::unique_ptr<StoreReader> r) { readers_.push_back(std::move(r)); }
 
-  absl::StatusOr<bool> NextRow(std::vector<Cell>* cells) override {
-    cells->clear();
+  absl::StatusOr<bool> Next(RowResult* out) override {
     for (;;) {
       if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
       // The smallest current row across stores.
@@ -533,9 +532,10 @@ class RegionScannerImpl final : public RegionScanner {
       }
       if (!any) return false;
       if (!spec_.stop_row.empty() && next >= spec_.stop_row) return false;
-      row_.assign(next);
-      for (auto& r : readers_) BASALT_RETURN_IF_ERROR(r->ReadRow(row_, cells));
-      if (!cells->empty()) {
+      out->Reset(next);
+      for (auto& r : readers_) BASALT_RETURN_IF_ERROR(r->ReadRow(out->row(), out));
+      out->Finish();
+      if (!out->empty()) {
         ++rows_;
         return true;
       }
@@ -546,11 +546,63 @@ class RegionScannerImpl final : public RegionScanner {
   ScanSpec spec_;
   const std::vector<ColumnTarget> targets_;
   std::vector<std::unique_ptr<StoreReader>> readers_;
-  std::string row_;
   uint64_t rows_ = 0;
 };
 
 }  // namespace
+
+absl::StatusOr<bool> RegionScanner::NextRow(std::vector<Cell>* cells) {
+  BASALT_ASSIGN_OR_RETURN(bool more, Next(&scratch_));
+  *cells = more ? scratch_.ToCells() : std::vector<Cell>{};
+  return more;
+}
+
+void RowResult::Reset(std::string_view row) {
+  row_.assign(row);
+  bytes_.clear();
+  entries_.clear();
+  views_.clear();
+}
+
+void RowResult::Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
+                    std::string_view value) {
+  Entry e{family, static_cast<uint32_t>(bytes_.size()), static_cast<uint32_t>(qualifier.size()),
+          static_cast<uint32_t>(bytes_.size() + qualifier.size()), static_cast<uint32_t>(value.size()), timestamp,
+          type};
+  bytes_.append(qualifier);
+  bytes_.append(value);
+  entries_.push_back(e);
+}
+
+void RowResult::Finish() {
+  views_.resize(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    CellView& v = views_[i];
+    v.row = row_;
+    v.family = e.family;
+    v.qualifier = std::string_view(bytes_.data() + e.qualifier_offset, e.qualifier_size);
+    v.timestamp = e.timestamp;
+    v.type = e.type;
+    v.value = std::string_view(bytes_.data() + e.value_offset, e.value_size);
+  }
+}
+
+std::vector<Cell> RowResult::ToCells() const {
+  std::vector<Cell> out;
+  out.reserve(views_.size());
+  for (const CellView& v : views_) {
+    out.push_back(Cell{std::string(v.row), std::string(v.family), std::string(v.qualifier), v.timestamp, v.type,
+                       std::string(v.value)});
+  }
+  return out;
+}
+
+size_t RowResult::RawBytes() const {
+  size_t n = 0;
+  for (const CellView& v : views_) n += v.row.size() + v.family.size() + v.qualifier.size() + 9 + v.value.size();
+  return n;
+}
 
 absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
   BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));

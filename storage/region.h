@@ -92,12 +92,61 @@ struct RegionStats {
   std::map<std::string, size_t> files_per_family;
 };
 
+// A cell of a RowResult: views into bytes the result owns.
+struct CellView {
+  std::string_view row;
+  std::string_view family;
+  std::string_view qualifier;
+  int64_t timestamp = 0;
+  CellType type = CellType::kPut;
+  std::string_view value;
+};
+
+// One row read by Get or a scan, without a heap object per cell: the row's bytes are copied
+// once into buffers the result owns and reuses. Reuse one RowResult across calls; its views
+// stay valid until it is filled again. Not thread-safe.
+class RowResult {
+ public:
+  std::string_view row() const { return row_; }
+  const std::vector<CellView>& cells() const { return views_; }
+  size_t size() const { return views_.size(); }
+  bool empty() const { return views_.empty(); }
+  // Copies the cells out.
+  std::vector<Cell> ToCells() const;
+  // Raw cell bytes (row, family, qualifier, 8-byte timestamp, type, value per cell).
+  size_t RawBytes() const;
+
+  // For the engine: start a row, add its cells in order, finish.
+  void Reset(std::string_view row);
+  // `family` must outlive the result's use (it is a store's name).
+  void Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
+           std::string_view value);
+  void Finish();
+
+ private:
+  struct Entry {
+    std::string_view family;
+    uint32_t qualifier_offset, qualifier_size, value_offset, value_size;
+    int64_t timestamp;
+    CellType type;
+  };
+  std::string row_;
+  std::string bytes_;
+  std::vector<Entry> entries_;
+  std::vector<CellView> views_;
+};
+
 class RegionScanner {
  public:
   virtual ~RegionScanner() = default;
-  // Fills *cells with the next row that has visible cells (families in name order, then cell
+  // Fills *row with the next row that has visible cells (families in name order, then cell
   // order). Returns false at the end. DataLoss when a block is corrupt.
-  virtual absl::StatusOr<bool> NextRow(std::vector<Cell>* cells) = 0;
+  virtual absl::StatusOr<bool> Next(RowResult* row) = 0;
+  // The same, copying the cells out.
+  absl::StatusOr<bool> NextRow(std::vector<Cell>* cells);
+
+ private:
+  RowResult scratch_;
 };
 
 class Region {
@@ -115,6 +164,8 @@ class Region {
                    int64_t ts = kLatestTimestamp, Durability durability = Durability::kSyncWal);
 
   absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {});
+  // The same into a reusable result (no allocation per cell once warm).
+  absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result);
   absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec);
 
   // Writes every memstore to block files (also run in the background past the flush size).
@@ -143,7 +194,7 @@ class Region {
   Store* FindStore(std::string_view family) const;
   absl::Status CheckWritable() const;
   uint64_t ReadPoint() const;
-  absl::StatusOr<std::vector<Cell>> GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point);
+  absl::Status GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point, RowResult* result);
   absl::Status Fail(absl::Status s);
   // The stores a read touches, in family name order; a family named twice gets the union.
   absl::StatusOr<std::vector<internal::ColumnTarget>> ResolveColumns(const ReadSpec& spec) const;

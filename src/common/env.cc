@@ -185,8 +185,13 @@ class PosixEnv final : public Env {
   }
   absl::Status SyncDir(const std::string& dir) override { return SyncDirectory(dir); }
   absl::Status Truncate(const std::string& path, uint64_t size) override {
-    if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) return PosixError("truncate", path, errno);
-    return absl::OkStatus();
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", path, errno);
+    int rc = ::ftruncate(fd, static_cast<off_t>(size));
+    if (rc == 0) rc = ::fdatasync(fd);  // the cut must survive the next crash
+    int err = errno;
+    ::close(fd);
+    return rc == 0 ? absl::OkStatus() : PosixError("truncate", path, err);
   }
 };
 

@@ -62,6 +62,7 @@ class Env {
   virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) = 0;
   // Atomically replaces `to` with `from` and makes that durable (manifests only).
   virtual absl::Status ReplaceFile(const std::string& from, const std::string& to) = 0;
+  // Cuts a file to size, durably.
   virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
   // Makes the creation and removal of files in dir durable (fsync of the directory on POSIX).
   virtual absl::Status SyncDir(const std::string& dir) = 0;

@@ -240,32 +240,39 @@ absl::StatusOr<std::shared_ptr<const DecodedBlock>> BlockFileReader::GetBlock(si
   return decoded;
 }
 
+// Walks the decoded blocks directly (no inner iterator): this is the scan's innermost loop.
 class BlockFileReader::Iter final : public InternalIterator {
  public:
   Iter(std::shared_ptr<const BlockFileReader> r, bool fill_cache) : r_(std::move(r)), fill_cache_(fill_cache) {}
-  bool Valid() const override { return block_ != nullptr && block_->Valid(); }
+  bool Valid() const override { return i_ < n_; }
   void SeekToFirst() override {
-    LoadBlock(0);
-    if (block_ != nullptr) block_->SeekToFirst();
-    SkipEmptyBlocks();
+    Load(0);
+    i_ = 0;
+    Settle();
   }
   void Seek(std::string_view target) override {
-    LoadBlock(r_->FindBlock(target));
-    if (block_ != nullptr) block_->Seek(target);
-    SkipEmptyBlocks();
+    Load(r_->FindBlock(target));
+    i_ = block_ != nullptr ? block_->LowerBound(target) : 0;
+    Settle();
   }
   void Next() override {
-    block_->Next();
-    SkipEmptyBlocks();
+    ++i_;
+    if (i_ < n_) {
+      key_ = block_->key(i_);
+      value_ = block_->value(i_);
+      return;
+    }
+    Settle();
   }
-  std::string_view key() const override { return block_->key(); }
-  std::string_view value() const override { return block_->value(); }
+  std::string_view key() const override { return key_; }
+  std::string_view value() const override { return value_; }
   absl::Status status() const override { return status_; }
   bool unique_keys() const override { return true; }
 
  private:
-  void LoadBlock(size_t i) {
+  void Load(size_t i) {
     block_.reset();
+    n_ = 0;
     index_ = i;
     if (i >= r_->num_blocks() || !status_.ok()) return;
     auto b = r_->GetBlock(i, fill_cache_);
@@ -273,24 +280,27 @@ class BlockFileReader::Iter final : public InternalIterator {
       status_ = b.status();
       return;
     }
-    block_ = NewBlockIterator(std::move(*b));
+    block_ = std::move(*b);
+    n_ = block_->num_cells();
   }
-  void SkipEmptyBlocks() {
-    while (block_ != nullptr && !block_->Valid()) {
-      if (!block_->status().ok()) {
-        status_ = block_->status();
-        block_.reset();
-        return;
-      }
-      LoadBlock(index_ + 1);
-      if (block_ != nullptr) block_->SeekToFirst();
+  // Moves past exhausted blocks and loads the current cell's views.
+  void Settle() {
+    while (block_ != nullptr && i_ >= n_) {
+      Load(index_ + 1);
+      i_ = 0;
+    }
+    if (i_ < n_) {
+      key_ = block_->key(i_);
+      value_ = block_->value(i_);
     }
   }
 
   std::shared_ptr<const BlockFileReader> r_;
   bool fill_cache_;
   size_t index_ = 0;
-  std::unique_ptr<InternalIterator> block_;
+  std::shared_ptr<const DecodedBlock> block_;
+  int i_ = 0, n_ = 0;
+  std::string_view key_, value_;
   absl::Status status_;
 };
 

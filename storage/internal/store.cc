@@ -74,23 +74,23 @@ std::vector<uint64_t> Store::FileNumbers() const {
 }
 
 std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint64_t read_point, bool fill_cache,
-                                                     const std::string* row,
+                                                     std::string_view row,
                                                      const std::vector<std::string>* qualifiers) const {
   std::vector<std::unique_ptr<InternalIterator>> children;
   if (!snap.active->empty()) children.push_back(MemStore::NewIterator(snap.active, read_point));
   if (snap.frozen != nullptr && !snap.frozen->empty()) children.push_back(MemStore::NewIterator(snap.frozen, read_point));
   for (const auto& f : *snap.files) {
-    if (row != nullptr) {
+    if (!row.empty()) {
       const FileStats& st = f->stats();
       if (st.entries == 0) continue;
-      if (ParseFlatKeyUnchecked(st.first_key).row > *row || ParseFlatKeyUnchecked(st.last_key).row < *row) continue;
+      if (ParseFlatKeyUnchecked(st.first_key).row > row || ParseFlatKeyUnchecked(st.last_key).row < row) continue;
       bool may = false;
       if (qualifiers != nullptr && !qualifiers->empty()) {
         // DeleteFamily markers sit at the empty qualifier: always ask for it too.
-        may = f->MayContainColumn(*row, "");
-        for (size_t i = 0; !may && i < qualifiers->size(); ++i) may = f->MayContainColumn(*row, (*qualifiers)[i]);
+        may = f->MayContainColumn(row, "");
+        for (size_t i = 0; !may && i < qualifiers->size(); ++i) may = f->MayContainColumn(row, (*qualifiers)[i]);
       } else {
-        may = f->MayContainRow(*row);
+        may = f->MayContainRow(row);
       }
       if (!may) continue;
     }

@@ -38,9 +38,9 @@ class Store {
   Snapshot GetSnapshot() const;
 
   // Iterator over everything visible at read_point, merged and de-duplicated. With `row`
-  // set, files whose bloom or key range excludes the row (and columns) are skipped.
+  // given (not empty), files whose bloom or key range excludes the row (and columns) are skipped.
   std::unique_ptr<InternalIterator> NewIterator(const Snapshot& snap, uint64_t read_point, bool fill_cache,
-                                                const std::string* row = nullptr,
+                                                std::string_view row = {},
                                                 const std::vector<std::string>* qualifiers = nullptr) const;
 
   // Flush, step 1 (region holds writes drained): the active memstore becomes the frozen one.

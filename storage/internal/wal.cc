@@ -337,7 +337,7 @@ void Wal::BackgroundSyncer() {
 
 namespace {
 
-absl::Status ReplaySegment(Env* env, const std::string& path,
+absl::Status ReplaySegment(Env* env, const std::string& path, bool last,
                            const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats) {
   BASALT_ASSIGN_OR_RETURN(std::string data, env->ReadFileToString(path));
   const std::string_view all(data);
@@ -372,6 +372,13 @@ absl::Status ReplaySegment(Env* env, const std::string& path,
                                                 "; segment size ", all.size()));
       }
     }
+    // Only the newest segment can end in a torn write: an older one was synced whole before the
+    // log rolled past it, so damage there is lost data, never a tail to cut.
+    if (!last) {
+      return absl::DataLossError(absl::StrCat("WAL segment ", path, ": corrupt record at offset ", pos, " (",
+                                              bad_reason, ") in a segment that newer segments follow; segment size ",
+                                              all.size()));
+    }
     BASALT_RETURN_IF_ERROR(env->Truncate(path, pos));
     if (stats != nullptr) {
       stats->truncated_bytes += all.size() - pos;
@@ -394,8 +401,9 @@ absl::Status ReplayWal(Env* env, const std::string& dir,
   if (env == nullptr) env = Env::Default();
   if (!env->FileExists(dir)) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
-  for (uint64_t s : segments) {
-    BASALT_RETURN_IF_ERROR(ReplaySegment(env, WalSegmentPath(dir, s), fn, stats));
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const bool last = i + 1 == segments.size();
+    BASALT_RETURN_IF_ERROR(ReplaySegment(env, WalSegmentPath(dir, segments[i]), last, fn, stats));
     if (stats != nullptr) ++stats->segments;
   }
   return absl::OkStatus();

@@ -155,11 +155,13 @@ struct ReplayStats {
 };
 
 // Reads every segment in number order and calls fn for every intact record, in order. A torn or
-// corrupt tail of a segment (a record whose length runs past the end, whose checksum fails or
+// corrupt tail of the NEWEST segment (a record whose length runs past the end, whose checksum fails or
 // whose payload does not decode, with no valid record after it) is cut: the segment is
 // truncated at the end of the last good record and the cut reported in stats; it is never
 // applied. A bad record followed by a valid one (corruption in the middle) is DataLoss naming
-// the segment file and offset, and no record of that segment is applied. fn's error stops
+// the segment file and offset, and no record of that segment is applied; so is a bad tail of an
+// older segment (it was synced whole before the log rolled, so damage there is lost data, and
+// applying later segments would skip acknowledged writes). fn's error stops
 // replay and is returned. A missing dir replays nothing. stats may be null.
 absl::Status ReplayWal(Env* env, const std::string& dir,
                        const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats);
