@@ -39,21 +39,6 @@ void AppendFlatKey(std::string* dst, std::string_view row, std::string_view qual
   *p = static_cast<char>(type);
 }
 
-KeyView ParseFlatKeyUnchecked(std::string_view flat) {
-  const auto* u = reinterpret_cast<const unsigned char*>(flat.data());
-  size_t row_len = (static_cast<size_t>(u[0]) << 8) | u[1];
-  KeyView k;
-  k.row = flat.substr(2, row_len);
-  size_t qual_len = flat.size() - kKeyOverhead - row_len;
-  k.qualifier = flat.substr(2 + row_len, qual_len);
-  const unsigned char* t = u + 2 + row_len + qual_len;
-  uint64_t ts = 0;
-  for (int i = 0; i < 8; ++i) ts = (ts << 8) | t[i];
-  k.timestamp = static_cast<int64_t>(ts);
-  k.type = static_cast<CellType>(t[8]);
-  return k;
-}
-
 bool ParseFlatKey(std::string_view flat, KeyView* out) {
   if (flat.size() < kKeyOverhead) return false;
   const auto* u = reinterpret_cast<const unsigned char*>(flat.data());

@@ -11,8 +11,10 @@
 //   qualifier length = key length - 2 - row_len - 9
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -46,7 +48,32 @@ inline std::string MakeFlatKey(std::string_view row, std::string_view qualifier,
 // Parses a flat key; false if it is malformed (lengths do not add up, unknown type).
 bool ParseFlatKey(std::string_view flat, KeyView* out);
 // Unchecked parse of a key known to be well-formed (written by us, or already validated).
-KeyView ParseFlatKeyUnchecked(std::string_view flat);
+// Inline: it runs for every cell a scan visits.
+inline KeyView ParseFlatKeyUnchecked(std::string_view flat) {
+  const auto* u = reinterpret_cast<const unsigned char*>(flat.data());
+  const size_t row_len = (static_cast<size_t>(u[0]) << 8) | u[1];
+  const size_t qual_len = flat.size() - kKeyOverhead - row_len;
+  KeyView k;
+  k.row = std::string_view(flat.data() + 2, row_len);
+  k.qualifier = std::string_view(flat.data() + 2 + row_len, qual_len);
+  uint64_t be;
+  std::memcpy(&be, u + 2 + row_len + qual_len, 8);
+  k.timestamp = static_cast<int64_t>(__builtin_bswap64(be));
+  k.type = static_cast<CellType>(u[flat.size() - 1]);
+  return k;
+}
+
+// Equality of short byte strings (rows, qualifiers) without a library call for the common sizes.
+inline bool BytesEqual(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a.size() <= 8) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  return std::memcmp(a.data(), b.data(), a.size()) == 0;
+}
 
 // Three-way comparison in cell order.
 int CompareKeys(const KeyView& a, const KeyView& b);
@@ -58,6 +85,28 @@ int CompareColumns(const KeyView& a, const KeyView& b);
 std::string FirstKeyOfRow(std::string_view row);
 // The smallest flat key of a column within a row.
 std::string FirstKeyOfColumn(std::string_view row, std::string_view qualifier);
+
+// A reusable copy of a short byte string (a row or qualifier being tracked): assigning the
+// usual few bytes is an inline copy, not a library call; grows when needed, never shrinks.
+class ByteCopy {
+ public:
+  void Assign(std::string_view s) {
+    if (s.size() > buf_.size()) buf_.resize(std::max(s.size(), 2 * buf_.size()));
+    char* d = buf_.data();
+    if (s.size() <= 16) {
+      for (size_t i = 0; i < s.size(); ++i) d[i] = s[i];
+    } else {
+      std::memcpy(d, s.data(), s.size());
+    }
+    size_ = s.size();
+  }
+  std::string_view view() const { return std::string_view(buf_.data(), size_); }
+  bool empty() const { return size_ == 0; }
+
+ private:
+  std::string buf_ = std::string(32, '\0');
+  size_t size_ = 0;
+};
 
 // A cell as the API sees it.
 struct Cell {

@@ -432,9 +432,10 @@ class StoreReader {
     InternalIterator* it = it_.get();
     for (; it->Valid(); it->Next()) {
       KeyView k = ParseFlatKeyUnchecked(it->key());
-      if (k.row != row) break;
-      bool selected = Selected(quals_, k.qualifier);
-      if ((selected || k.qualifier.empty()) && tracker_.Visible(k) && selected) {
+      if (!BytesEqual(k.row, row)) return absl::OkStatus();
+      // Every cell goes through the tracker (it compares each with the one before); the column
+      // selection applies to what it finds visible.
+      if (tracker_.Visible(k) && (quals_ == nullptr || Selected(quals_, k.qualifier))) {
         out->Add(family_, k.qualifier, k.timestamp, k.type, it->value());
       }
     }
@@ -520,13 +521,16 @@ class RegionScannerImpl final : public RegionScanner {
   absl::StatusOr<bool> Next(RowResult* out) override {
     for (;;) {
       if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
-      // The smallest current row across stores.
+      // The smallest current row across stores (a status is looked at only once a store ends).
       std::string_view next;
       bool any = false;
       for (auto& r : readers_) {
-        if (!r->it()->status().ok()) return r->it()->status();
-        if (!r->it()->Valid()) continue;
-        std::string_view row = ParseFlatKeyUnchecked(r->it()->key()).row;
+        InternalIterator* it = r->it();
+        if (!it->Valid()) {
+          BASALT_RETURN_IF_ERROR(it->status());
+          continue;
+        }
+        std::string_view row = ParseFlatKeyUnchecked(it->key()).row;
         if (!any || row < next) next = row;
         any = true;
       }
@@ -557,35 +561,42 @@ absl::StatusOr<bool> RegionScanner::NextRow(std::vector<Cell>* cells) {
   return more;
 }
 
+namespace {
+constexpr size_t kRowChunkSize = 32 * 1024;
+}
+
 void RowResult::Reset(std::string_view row) {
-  row_.assign(row);
-  bytes_.clear();
-  entries_.clear();
+  row_.Assign(row);
   views_.clear();
-}
-
-void RowResult::Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
-                    std::string_view value) {
-  Entry e{family, static_cast<uint32_t>(bytes_.size()), static_cast<uint32_t>(qualifier.size()),
-          static_cast<uint32_t>(bytes_.size() + qualifier.size()), static_cast<uint32_t>(value.size()), timestamp,
-          type};
-  bytes_.append(qualifier);
-  bytes_.append(value);
-  entries_.push_back(e);
-}
-
-void RowResult::Finish() {
-  views_.resize(entries_.size());
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const Entry& e = entries_[i];
-    CellView& v = views_[i];
-    v.row = row_;
-    v.family = e.family;
-    v.qualifier = std::string_view(bytes_.data() + e.qualifier_offset, e.qualifier_size);
-    v.timestamp = e.timestamp;
-    v.type = e.type;
-    v.value = std::string_view(bytes_.data() + e.value_offset, e.value_size);
+  chunks_used_ = 0;
+  chunk_ptr_ = nullptr;
+  chunk_left_ = 0;
+  // Only standard-size chunks are kept for reuse; an oversized one (a big value) is dropped.
+  size_t kept = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    if (chunk_sizes_[i] != kRowChunkSize) continue;
+    chunks_[kept] = std::move(chunks_[i]);
+    chunk_sizes_[kept++] = kRowChunkSize;
   }
+  chunks_.resize(kept);
+  chunk_sizes_.resize(kept);
+}
+
+void RowResult::NewChunk(size_t at_least) {
+  // Reuse the next standard chunk when it fits; otherwise allocate.
+  if (chunks_used_ < chunks_.size() && at_least <= chunk_sizes_[chunks_used_]) {
+    chunk_ptr_ = chunks_[chunks_used_].get();
+    chunk_left_ = chunk_sizes_[chunks_used_];
+    ++chunks_used_;
+    return;
+  }
+  size_t size = std::max(at_least, kRowChunkSize);
+  auto chunk = std::make_unique<char[]>(size);
+  chunk_ptr_ = chunk.get();
+  chunk_left_ = size;
+  chunks_.insert(chunks_.begin() + chunks_used_, std::move(chunk));
+  chunk_sizes_.insert(chunk_sizes_.begin() + chunks_used_, size);
+  ++chunks_used_;
 }
 
 std::vector<Cell> RowResult::ToCells() const {

@@ -10,7 +10,9 @@
 // log; a crash at any point loses no acknowledged write. Replay on Open restores them.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -107,7 +109,7 @@ struct CellView {
 // stay valid until it is filled again. Not thread-safe.
 class RowResult {
  public:
-  std::string_view row() const { return row_; }
+  std::string_view row() const { return row_.view(); }
   const std::vector<CellView>& cells() const { return views_; }
   size_t size() const { return views_.size(); }
   bool empty() const { return views_.empty(); }
@@ -120,19 +122,36 @@ class RowResult {
   void Reset(std::string_view row);
   // `family` must outlive the result's use (it is a store's name).
   void Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
-           std::string_view value);
-  void Finish();
+           std::string_view value) {
+    const size_t n = qualifier.size() + value.size();
+    if (n > chunk_left_) NewChunk(n);
+    char* p = chunk_ptr_;
+    CopyBytes(p, qualifier);
+    CopyBytes(p + qualifier.size(), value);
+    chunk_ptr_ += n;
+    chunk_left_ -= n;
+    views_.push_back(CellView{row_.view(), family, std::string_view(p, qualifier.size()), timestamp, type,
+                              std::string_view(p + qualifier.size(), value.size())});
+  }
+  void Finish() {}
 
  private:
-  struct Entry {
-    std::string_view family;
-    uint32_t qualifier_offset, qualifier_size, value_offset, value_size;
-    int64_t timestamp;
-    CellType type;
-  };
-  std::string row_;
-  std::string bytes_;
-  std::vector<Entry> entries_;
+  static void CopyBytes(char* d, std::string_view s) {
+    if (s.size() <= 16) {
+      for (size_t i = 0; i < s.size(); ++i) d[i] = s[i];
+    } else {
+      std::memcpy(d, s.data(), s.size());
+    }
+  }
+  void NewChunk(size_t at_least);
+
+  // Cell bytes live in chunks that never move, so views stay valid as cells are added.
+  ByteCopy row_;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::vector<size_t> chunk_sizes_;
+  size_t chunks_used_ = 0;
+  char* chunk_ptr_ = nullptr;
+  size_t chunk_left_ = 0;
   std::vector<CellView> views_;
 };
 

@@ -262,6 +262,7 @@ class BlockFileReader::Iter final : public InternalIterator {
       value_ = block_->value(i_);
       return;
     }
+    prev_block_ = block_;  // the one-step look-back of iterator.h
     Settle();
   }
   std::string_view key() const override { return key_; }
@@ -298,7 +299,7 @@ class BlockFileReader::Iter final : public InternalIterator {
   std::shared_ptr<const BlockFileReader> r_;
   bool fill_cache_;
   size_t index_ = 0;
-  std::shared_ptr<const DecodedBlock> block_;
+  std::shared_ptr<const DecodedBlock> block_, prev_block_;
   int i_ = 0, n_ = 0;
   std::string_view key_, value_;
   absl::Status status_;

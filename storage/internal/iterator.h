@@ -1,6 +1,8 @@
 // The internal iterator every sorted source implements: memstore, block, block file, merge.
 // Keys are flat keys (storage/cell.h) in cell order. Not thread-safe; one user at a time.
-// The views key() and value() stay valid until the next call that moves the iterator.
+// The views key() and value() stay valid until the iterator moves twice: after Next(), the
+// previous position's views are still good until the following Next() or Seek (a one-step
+// look-back, so a reader can compare a cell with the one before it without copying).
 #pragma once
 
 #include <string_view>

@@ -12,21 +12,19 @@ VisibilityTracker::VisibilityTracker(const FamilyOptions& family, int64_t now_ms
   if (rules_.max_versions < 1) rules_.max_versions = 1;
 }
 
-void VisibilityTracker::StartColumn(const KeyView& k, bool new_row) {
-  if (new_row) {
-    row_.assign(k.row);
-    family_delete_ts_ = std::numeric_limits<int64_t>::min();
-  }
-  qualifier_.assign(k.qualifier);
+void VisibilityTracker::StartColumn(bool new_row) {
+  if (new_row) family_delete_ts_ = std::numeric_limits<int64_t>::min();
   column_delete_ts_ = std::numeric_limits<int64_t>::min();
   version_deletes_.clear();
   put_rank_ = kept_count_ = read_count_ = 0;
 }
 
 bool VisibilityTracker::Visible(const KeyView& k) {
-  bool new_row = !started_ || k.row != row_;
-  if (new_row || k.qualifier != qualifier_) StartColumn(k, new_row);
+  const bool new_row = !started_ || !BytesEqual(k.row, prev_row_);
+  if (new_row || !BytesEqual(k.qualifier, prev_qualifier_)) StartColumn(new_row);
   started_ = true;
+  prev_row_ = k.row;
+  prev_qualifier_ = k.qualifier;
   switch (k.type) {
     case CellType::kDeleteFamily:
       family_delete_ts_ = std::max(family_delete_ts_, k.timestamp);
@@ -43,7 +41,10 @@ bool VisibilityTracker::Visible(const KeyView& k) {
   if (put_rank_++ >= max_versions_) return false;
   int64_t ts = k.timestamp;
   if (ts <= family_delete_ts_ || ts <= column_delete_ts_) return false;
-  if (std::find(version_deletes_.begin(), version_deletes_.end(), ts) != version_deletes_.end()) return false;
+  if (!version_deletes_.empty() &&
+      std::find(version_deletes_.begin(), version_deletes_.end(), ts) != version_deletes_.end()) {
+    return false;
+  }
   int kept = kept_count_++;
   if (ts < expire_before_ && kept >= min_versions_) return false;
   if (ts < rules_.min_ts || (rules_.max_ts != kLatestTimestamp && ts >= rules_.max_ts)) return false;

@@ -30,24 +30,26 @@ struct ReadRules {
 class VisibilityTracker {
  public:
   VisibilityTracker(const FamilyOptions& family, int64_t now_ms, ReadRules rules);
-  // True when the cell is a put the read returns. Cells must come in order.
+  // True when the cell is a put the read returns. The caller passes every cell its iterator
+  // produces, in order (row changes and column changes are found against the previous cell,
+  // whose views the iterator keeps valid for one step: iterator.h).
   bool Visible(const KeyView& k);
   // True when every later cell of the current column is invisible (versions exhausted), so the
   // caller may seek to the next column.
   // The empty qualifier never counts as done: DeleteFamily markers live there and matter to
   // every later column of the row.
   bool ColumnDone() const {
-    return !qualifier_.empty() && (put_rank_ >= max_versions_ || read_count_ >= rules_.max_versions);
+    return !prev_qualifier_.empty() && (put_rank_ >= max_versions_ || read_count_ >= rules_.max_versions);
   }
 
  private:
-  void StartColumn(const KeyView& k, bool new_row);
+  void StartColumn(bool new_row);
 
   int max_versions_;
   int min_versions_;
   int64_t expire_before_;  // puts with ts < this are expired
   ReadRules rules_;
-  std::string row_, qualifier_;
+  std::string_view prev_row_, prev_qualifier_;  // the previous cell's (iterator.h look-back)
   bool started_ = false;
   int64_t family_delete_ts_ = std::numeric_limits<int64_t>::min();
   int64_t column_delete_ts_ = std::numeric_limits<int64_t>::min();

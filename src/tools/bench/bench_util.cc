@@ -384,15 +384,15 @@ absl::StatusOr<ScanResult> FullScan(Region* region, bool cache_blocks) {
   ScanResult r;
   double t0 = NowSeconds();
   BASALT_ASSIGN_OR_RETURN(auto scanner, region->Scan(spec));
-  std::vector<Cell> cells;
+  RowResult row;  // reused: no allocation per row or cell once warm
   for (;;) {
-    BASALT_ASSIGN_OR_RETURN(bool more, scanner->NextRow(&cells));
+    BASALT_ASSIGN_OR_RETURN(bool more, scanner->Next(&row));
     if (!more) break;
     ++r.rows;
-    for (const Cell& c : cells) {
+    for (const CellView& c : row.cells()) {
       r.raw_bytes += RawCellBytes(c.row.size(), c.family.size(), c.qualifier.size(), c.value.size());
     }
-    r.cells += cells.size();
+    r.cells += row.size();
   }
   r.seconds = NowSeconds() - t0;
   return r;
