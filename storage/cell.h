@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/common/bytes.h"
+
 namespace basalt {
 
 enum class CellType : uint8_t { kPut = 4, kDelete = 8, kDeleteColumn = 12, kDeleteFamily = 14 };
@@ -63,18 +65,6 @@ inline KeyView ParseFlatKeyUnchecked(std::string_view flat) {
   return k;
 }
 
-// Equality of short byte strings (rows, qualifiers) without a library call for the common sizes.
-inline bool BytesEqual(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  if (a.size() <= 8) {
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i] != b[i]) return false;
-    }
-    return true;
-  }
-  return std::memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
 // Three-way comparison in cell order.
 int CompareKeys(const KeyView& a, const KeyView& b);
 int CompareFlatKeys(std::string_view a, std::string_view b);
@@ -92,12 +82,7 @@ class ByteCopy {
  public:
   void Assign(std::string_view s) {
     if (s.size() > buf_.size()) buf_.resize(std::max(s.size(), 2 * buf_.size()));
-    char* d = buf_.data();
-    if (s.size() <= 16) {
-      for (size_t i = 0; i < s.size(); ++i) d[i] = s[i];
-    } else {
-      std::memcpy(d, s.data(), s.size());
-    }
+    CopyBytes(buf_.data(), s);
     size_ = s.size();
   }
   std::string_view view() const { return std::string_view(buf_.data(), size_); }

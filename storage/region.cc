@@ -571,7 +571,9 @@ void RowResult::Reset(std::string_view row) {
   chunks_used_ = 0;
   chunk_ptr_ = nullptr;
   chunk_left_ = 0;
+  if (!odd_chunks_) return;
   // Only standard-size chunks are kept for reuse; an oversized one (a big value) is dropped.
+  odd_chunks_ = false;
   size_t kept = 0;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     if (chunk_sizes_[i] != kRowChunkSize) continue;
@@ -591,6 +593,7 @@ void RowResult::NewChunk(size_t at_least) {
     return;
   }
   size_t size = std::max(at_least, kRowChunkSize);
+  if (size != kRowChunkSize) odd_chunks_ = true;
   auto chunk = std::make_unique<char[]>(size);
   chunk_ptr_ = chunk.get();
   chunk_left_ = size;

@@ -136,13 +136,6 @@ class RowResult {
   void Finish() {}
 
  private:
-  static void CopyBytes(char* d, std::string_view s) {
-    if (s.size() <= 16) {
-      for (size_t i = 0; i < s.size(); ++i) d[i] = s[i];
-    } else {
-      std::memcpy(d, s.data(), s.size());
-    }
-  }
   void NewChunk(size_t at_least);
 
   // Cell bytes live in chunks that never move, so views stay valid as cells are added.
@@ -150,6 +143,7 @@ class RowResult {
   std::vector<std::unique_ptr<char[]>> chunks_;
   std::vector<size_t> chunk_sizes_;
   size_t chunks_used_ = 0;
+  bool odd_chunks_ = false;  // an oversized chunk to drop at the next Reset
   char* chunk_ptr_ = nullptr;
   size_t chunk_left_ = 0;
   std::vector<CellView> views_;
