@@ -69,7 +69,8 @@ std::shared_ptr<const FileList> Store::Files() const {
 
 std::vector<uint64_t> Store::FileNumbers() const {
   std::vector<uint64_t> out;
-  for (const auto& f : *Files()) out.push_back(ParseFileNumber(f->path().substr(dir_.size() + 1)).value_or(0));
+  const auto files = Files();  // hold it: a range-for over *Files() would not keep it alive
+  for (const auto& f : *files) out.push_back(ParseFileNumber(f->path().substr(dir_.size() + 1)).value_or(0));
   return out;
 }
 
