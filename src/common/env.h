@@ -72,4 +72,48 @@ class Env {
   absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 };
 
+// Forwards every call to another Env (LevelDB's EnvWrapper): fault-injecting and test Envs
+// override only what they change.
+class EnvWrapper : public Env {
+ public:
+  explicit EnvWrapper(Env* target) : target_(target) {}
+  Env* target() const { return target_; }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    return target_->NewWritableFile(p);
+  }
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& p) override {
+    return target_->NewRandomAccessFile(p);
+  }
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override {
+    return target_->NewSequentialFile(p);
+  }
+  bool FileExists(const std::string& p) override { return target_->FileExists(p); }
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& p) override { return target_->GetFileSize(p); }
+  absl::Status DeleteFile(const std::string& p) override { return target_->DeleteFile(p); }
+  absl::Status CreateDirs(const std::string& p) override { return target_->CreateDirs(p); }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& p) override { return target_->ListDir(p); }
+  absl::Status ReplaceFile(const std::string& from, const std::string& to) override {
+    return target_->ReplaceFile(from, to);
+  }
+  absl::Status Truncate(const std::string& p, uint64_t size) override { return target_->Truncate(p, size); }
+  absl::Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
+
+ private:
+  Env* target_;
+};
+
+// Forwards every call to another WritableFile.
+class WritableFileWrapper : public WritableFile {
+ public:
+  explicit WritableFileWrapper(std::unique_ptr<WritableFile> target) : target_(std::move(target)) {}
+  absl::Status Append(std::string_view data) override { return target_->Append(data); }
+  absl::Status Sync() override { return target_->Sync(); }
+  absl::Status Close() override { return target_->Close(); }
+  uint64_t Size() const override { return target_->Size(); }
+
+ private:
+  std::unique_ptr<WritableFile> target_;
+};
+
 }  // namespace basalt

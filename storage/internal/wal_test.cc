@@ -438,47 +438,29 @@ TEST(WalTest, DeleteSegmentsBefore) {
 }
 
 // An Env whose writable files fail Sync once `fail_sync` is set.
-class FaultEnv : public Env {
+class FaultEnv : public EnvWrapper {
  public:
+  FaultEnv() : EnvWrapper(Env::Default()) {}
   std::atomic<bool> fail_sync{false};
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    auto f = base_->NewWritableFile(path);
+    auto f = target()->NewWritableFile(path);
     if (!f.ok()) return f.status();
     return std::unique_ptr<WritableFile>(new File(std::move(f).value(), this));
   }
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& p) override {
-    return base_->NewRandomAccessFile(p);
-  }
-  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& p) override {
-    return base_->NewSequentialFile(p);
-  }
-  bool FileExists(const std::string& p) override { return base_->FileExists(p); }
-  absl::StatusOr<uint64_t> GetFileSize(const std::string& p) override { return base_->GetFileSize(p); }
-  absl::Status DeleteFile(const std::string& p) override { return base_->DeleteFile(p); }
-  absl::Status CreateDirs(const std::string& p) override { return base_->CreateDirs(p); }
-  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& p) override { return base_->ListDir(p); }
-  absl::Status ReplaceFile(const std::string& f, const std::string& t) override { return base_->ReplaceFile(f, t); }
-  absl::Status Truncate(const std::string& p, uint64_t n) override { return base_->Truncate(p, n); }
-  absl::Status SyncDir(const std::string& d) override { return base_->SyncDir(d); }
 
  private:
-  class File : public WritableFile {
+  class File : public WritableFileWrapper {
    public:
-    File(std::unique_ptr<WritableFile> f, FaultEnv* env) : f_(std::move(f)), env_(env) {}
-    absl::Status Append(std::string_view d) override { return f_->Append(d); }
+    File(std::unique_ptr<WritableFile> f, FaultEnv* env) : WritableFileWrapper(std::move(f)), env_(env) {}
     absl::Status Sync() override {
       if (env_->fail_sync) return absl::UnavailableError("injected fdatasync failure");
-      return f_->Sync();
+      return WritableFileWrapper::Sync();
     }
-    absl::Status Close() override { return f_->Close(); }
-    uint64_t Size() const override { return f_->Size(); }
 
    private:
-    std::unique_ptr<WritableFile> f_;
     FaultEnv* env_;
   };
-  Env* base_ = Env::Default();
 };
 
 TEST(WalTest, SyncErrorIsStickyAndReachesEveryWaiter) {

@@ -280,45 +280,27 @@ class Model {
 // Env::Default() without fsync: this test checks answers, not durability (the crash suite does),
 // and on this machine fdatasync (~0.1-2 ms) otherwise dominates its run time. Simulated crashes
 // copy the files through the page cache, which this does not change.
-class NoSyncEnv final : public Env {
+class NoSyncEnv final : public EnvWrapper {
  public:
+  NoSyncEnv() : EnvWrapper(Env::Default()) {}
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    BASALT_ASSIGN_OR_RETURN(auto f, base_->NewWritableFile(path));
+    BASALT_ASSIGN_OR_RETURN(auto f, target()->NewWritableFile(path));
     return std::unique_ptr<WritableFile>(new File(std::move(f)));
   }
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override {
-    return base_->NewRandomAccessFile(path);
-  }
-  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) override {
-    return base_->NewSequentialFile(path);
-  }
-  bool FileExists(const std::string& path) override { return base_->FileExists(path); }
-  absl::StatusOr<uint64_t> GetFileSize(const std::string& path) override { return base_->GetFileSize(path); }
-  absl::Status DeleteFile(const std::string& path) override { return base_->DeleteFile(path); }
-  absl::Status CreateDirs(const std::string& path) override { return base_->CreateDirs(path); }
-  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override { return base_->ListDir(path); }
   absl::Status ReplaceFile(const std::string& from, const std::string& to) override {
     std::error_code ec;
     std::filesystem::rename(from, to, ec);
     if (ec) return absl::InternalError(absl::StrCat("rename ", AV(from), " to ", AV(to), ": ", AV(ec.message())));
     return absl::OkStatus();
   }
-  absl::Status Truncate(const std::string& path, uint64_t size) override { return base_->Truncate(path, size); }
   absl::Status SyncDir(const std::string&) override { return absl::OkStatus(); }
 
  private:
-  class File final : public WritableFile {
+  class File final : public WritableFileWrapper {
    public:
-    explicit File(std::unique_ptr<WritableFile> f) : f_(std::move(f)) {}
-    absl::Status Append(std::string_view data) override { return f_->Append(data); }
+    using WritableFileWrapper::WritableFileWrapper;
     absl::Status Sync() override { return absl::OkStatus(); }
-    absl::Status Close() override { return f_->Close(); }
-    uint64_t Size() const override { return f_->Size(); }
-
-   private:
-    std::unique_ptr<WritableFile> f_;
   };
-  Env* base_ = Env::Default();
 };
 
 Env* TestEnv(bool real) {
