@@ -14,16 +14,38 @@ stage() { echo; echo "=== $* ==="; }
 stage "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
+passed=0
+failed=0
+# Runs ctest, keeping count of its results for the closing line.
+run_ctest() {
+  local log
+  log=$(mktemp)
+  local rc=0
+  if ! ctest "$@" 2>&1 | tee "$log"; then rc=1; fi  # pipefail: ctest's status
+  local line
+  line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)
+  rm -f "$log"
+  if [[ "$line" =~ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
+    failed=$((failed + BASH_REMATCH[1]))
+    passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+  fi
+  if [ "$rc" != 0 ]; then
+    echo "tests: $passed passed, $((failed > 0 ? failed : 1)) failed"
+    exit 1
+  fi
+}
+
 stage "tests"
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+run_ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
 
 if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then
   stage "build (ASan+UBSan)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_SANITIZE=ON -DBASALT_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
   stage "tests under ASan+UBSan"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  run_ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
+  unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
 if [ "${BASALT_SKIP_FUZZ:-0}" != 1 ] && [ -x tests/run-fuzzers.sh ]; then
@@ -31,3 +53,4 @@ if [ "${BASALT_SKIP_FUZZ:-0}" != 1 ] && [ -x tests/run-fuzzers.sh ]; then
   tests/run-fuzzers.sh "${BASALT_FUZZ_SECONDS:-20}"
 fi
 stage "all stages passed"
+echo "tests: $passed passed, $failed failed"
