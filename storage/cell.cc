@@ -49,33 +49,6 @@ bool ParseFlatKey(std::string_view flat, KeyView* out) {
   return true;
 }
 
-namespace {
-inline int CompareBytes(std::string_view a, std::string_view b) {
-  size_t n = std::min(a.size(), b.size());
-  int c = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
-  if (c != 0) return c;
-  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
-}
-}  // namespace
-
-int CompareColumns(const KeyView& a, const KeyView& b) {
-  int c = CompareBytes(a.row, b.row);
-  if (c != 0) return c;
-  return CompareBytes(a.qualifier, b.qualifier);
-}
-
-int CompareKeys(const KeyView& a, const KeyView& b) {
-  int c = CompareColumns(a, b);
-  if (c != 0) return c;
-  if (a.timestamp != b.timestamp) return a.timestamp > b.timestamp ? -1 : 1;  // newest first
-  if (a.type != b.type) return static_cast<uint8_t>(a.type) > static_cast<uint8_t>(b.type) ? -1 : 1;
-  return 0;
-}
-
-int CompareFlatKeys(std::string_view a, std::string_view b) {
-  return CompareKeys(ParseFlatKeyUnchecked(a), ParseFlatKeyUnchecked(b));
-}
-
 std::string FirstKeyOfRow(std::string_view row) {
   return MakeFlatKey(row, "", kLatestTimestamp, CellType::kDeleteFamily);
 }

@@ -65,11 +65,39 @@ inline KeyView ParseFlatKeyUnchecked(std::string_view flat) {
   return k;
 }
 
-// Three-way comparison in cell order.
-int CompareKeys(const KeyView& a, const KeyView& b);
-int CompareFlatKeys(std::string_view a, std::string_view b);
+// Bytewise three-way comparison; short strings (rows, qualifiers) without a library call.
+inline int CompareBytes(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  if (n <= 8) {
+    uint64_t x = 0, y = 0;
+    if (n > 0) {
+      std::memcpy(&x, a.data(), n);
+      std::memcpy(&y, b.data(), n);
+    }
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+  } else if (int c = std::memcmp(a.data(), b.data(), n); c != 0) {
+    return c;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
 // Compares only (row, qualifier).
-int CompareColumns(const KeyView& a, const KeyView& b);
+inline int CompareColumns(const KeyView& a, const KeyView& b) {
+  int c = CompareBytes(a.row, b.row);
+  return c != 0 ? c : CompareBytes(a.qualifier, b.qualifier);
+}
+
+// Three-way comparison in cell order.
+inline int CompareKeys(const KeyView& a, const KeyView& b) {
+  int c = CompareColumns(a, b);
+  if (c != 0) return c;
+  if (a.timestamp != b.timestamp) return a.timestamp > b.timestamp ? -1 : 1;  // newest first
+  if (a.type != b.type) return static_cast<uint8_t>(a.type) > static_cast<uint8_t>(b.type) ? -1 : 1;
+  return 0;
+}
+inline int CompareFlatKeys(std::string_view a, std::string_view b) {
+  return CompareKeys(ParseFlatKeyUnchecked(a), ParseFlatKeyUnchecked(b));
+}
 
 // The smallest flat key of a row (sorts before every cell of that row).
 std::string FirstKeyOfRow(std::string_view row);

@@ -174,6 +174,7 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
       r->index_handles_.push_back(h);
     }
     if (!in.empty()) return corrupt("trailing bytes in index block");
+    for (const std::string& k : r->index_keys_) r->index_views_.push_back(ParseFlatKeyUnchecked(k));
     if ((n == 0) != (t.entries == 0)) return corrupt("index and entry count disagree");
   }
   // Bloom.
@@ -200,11 +201,10 @@ bool BlockFileReader::MayContainColumn(std::string_view row, std::string_view qu
 }
 
 size_t BlockFileReader::FindBlock(std::string_view target) const {
-  KeyView t = ParseFlatKeyUnchecked(target);
-  auto it = std::lower_bound(index_keys_.begin(), index_keys_.end(), t, [](const std::string& k, const KeyView& t) {
-    return CompareKeys(ParseFlatKeyUnchecked(k), t) < 0;
-  });
-  return static_cast<size_t>(it - index_keys_.begin());
+  const KeyView t = ParseFlatKeyUnchecked(target);
+  auto it = std::lower_bound(index_views_.begin(), index_views_.end(), t,
+                             [](const KeyView& k, const KeyView& t) { return CompareKeys(k, t) < 0; });
+  return static_cast<size_t>(it - index_views_.begin());
 }
 
 absl::StatusOr<std::shared_ptr<const DecodedBlock>> BlockFileReader::GetBlock(size_t i, bool fill_cache) const {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "src/common/env.h"
+#include "storage/cell.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/iterator.h"
 #include "storage/options.h"
@@ -94,6 +95,7 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   Trailer trailer_;
   BlockReadContext ctx_{};
   std::vector<std::string> index_keys_;
+  std::vector<KeyView> index_views_;  // index_keys_ parsed once, for FindBlock
   std::vector<BlockHandle> index_handles_;
   std::string bloom_data_;
   std::unique_ptr<BloomReader> bloom_;
