@@ -20,7 +20,12 @@ using internal::ColumnTarget;
 namespace {
 
 constexpr char kManifestName[] = "MANIFEST";
-constexpr uint64_t kMaxValueSize = 64ull << 20;
+// Write limits. A data block holds block_size (<= 16 MiB) plus at most one cell, so with these a
+// block stays far below compression.h's 64 MiB read limit; a batch stays far below the WAL's.
+// HBase's client default is 10 MiB per cell (hbase.client.keyvalue.maxsize).
+constexpr uint64_t kMaxValueSize = 16ull << 20;
+constexpr uint64_t kMaxQualifierSize = 64ull << 10;
+constexpr uint64_t kMaxBatchBytes = 256ull << 20;
 
 size_t RowStripe(std::string_view row) { return std::hash<std::string_view>{}(row); }
 
@@ -169,6 +174,7 @@ absl::Status Region::Put(std::string_view row, std::string_view family, std::str
 absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   // Validate everything before touching anything.
+  uint64_t batch_bytes = 0;
   for (const auto& rm : batch) {
     if (rm.row.empty()) return absl::InvalidArgumentError("row key is empty");
     if (rm.row.size() > kMaxRowLength) {
@@ -181,9 +187,16 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
       if (m.value.size() > kMaxValueSize) {
         return absl::InvalidArgumentError(absl::StrCat("value of ", m.value.size(), " bytes exceeds ", kMaxValueSize));
       }
-      if (m.qualifier.size() > (1u << 20)) return absl::InvalidArgumentError("qualifier longer than 1 MiB");
+      if (m.qualifier.size() > kMaxQualifierSize) {
+        return absl::InvalidArgumentError(absl::StrCat("qualifier of ", m.qualifier.size(), " bytes exceeds ",
+                                                       kMaxQualifierSize));
+      }
+      batch_bytes += rm.row.size() + m.family.size() + m.qualifier.size() + m.value.size() + 32;
       if (m.timestamp < 0) return absl::InvalidArgumentError(absl::StrCat("negative timestamp ", m.timestamp));
     }
+  }
+  if (batch_bytes > kMaxBatchBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("batch of ~", batch_bytes, " bytes exceeds ", kMaxBatchBytes));
   }
   // Row locks, in stripe order (no deadlock between batches).
   std::vector<size_t> stripes;
@@ -255,7 +268,9 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
     inflight_.erase(rec.seq);
     read_point_.store(inflight_.empty() ? last_seq_ : *inflight_.begin() - 1, std::memory_order_release);
   }
-  if (!s.ok()) return Fail(s);
+  // A log I/O error fails the region (an acknowledged write may never be lost); a refused
+  // record does not.
+  if (!s.ok()) return s.code() == absl::StatusCode::kInvalidArgument ? s : Fail(s);
   MaybeScheduleBackground();
   return absl::OkStatus();
 }

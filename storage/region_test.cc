@@ -176,6 +176,25 @@ TEST_F(RegionTest, ScanRangesAndColumns) {
   }
 }
 
+TEST_F(RegionTest, OversizedWritesAreRefusedAndTheRegionStaysWritable) {
+  EXPECT_EQ(region_->Put("r", "cf", "q", std::string((16 << 20) + 1, 'v')).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(region_->Put("r", "cf", std::string((64 << 10) + 1, 'q'), "v").code(), absl::StatusCode::kInvalidArgument);
+  RowMutation big{"r", {}};
+  for (int i = 0; i < 17; ++i) {
+    big.mutations.push_back({Mutation::Kind::kPut, "cf", "q" + std::to_string(i), kLatestTimestamp, std::string(16 << 20, 'v')});
+  }
+  EXPECT_EQ(region_->Mutate({big}).code(), absl::StatusCode::kInvalidArgument);
+  // The largest accepted value survives a flush (its block stays under the format's limit).
+  family_.compression = Compression::kSnappy;
+  Reopen();
+  ASSERT_TRUE(region_->Put("r", "cf", "q", std::string(16 << 20, 'x')).ok());
+  ASSERT_TRUE(region_->Flush().ok());
+  auto cells = region_->Get("r");
+  ASSERT_TRUE(cells.ok()) << cells.status();
+  ASSERT_EQ(cells->size(), 1u);
+  EXPECT_EQ((*cells)[0].value.size(), 16u << 20);
+}
+
 TEST_F(RegionTest, BadInput) {
   EXPECT_EQ(region_->Put("", "cf", "q", "v").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(region_->Put("r", "nope", "q", "v").code(), absl::StatusCode::kInvalidArgument);

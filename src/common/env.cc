@@ -162,9 +162,20 @@ class PosixEnv final : public Env {
     return absl::OkStatus();
   }
   absl::Status CreateDirs(const std::string& path) override {
+    // Note which components are new, create them, then make each new entry durable by syncing
+    // its parent (a log's directory must survive a crash like the log itself).
+    std::vector<std::filesystem::path> created;
+    for (std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+         !p.empty() && p != p.root_path() && !std::filesystem::exists(p); p = p.parent_path()) {
+      created.push_back(p);
+    }
     std::error_code ec;
     std::filesystem::create_directories(path, ec);
     if (ec) return absl::InternalError(absl::StrCat("mkdir ", path, ": ", ec.message()));
+    for (const auto& p : created) {
+      const std::filesystem::path parent = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+      BASALT_RETURN_IF_ERROR(SyncDirectory(parent.native()));
+    }
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {

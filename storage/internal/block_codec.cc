@@ -1,5 +1,6 @@
 #include "storage/internal/block_codec.h"
 
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/common/status.h"
+#include "storage/internal/compression.h"
 #include "storage/cell.h"
 
 namespace basalt {
@@ -289,7 +291,10 @@ class Decoder {
     const bool fast = e_ == DataBlockEncoding::kFastDiff;
     const char* const begin = payload_.data();
     const char* const limit = begin + payload_.size();
-    const size_t max_decoded = kMaxDecodeExpansion * payload_.size() + kDecodeSlack;
+    // Also an absolute cap: a small payload must not decode to gigabytes (twice the largest block
+    // a writer makes: compression.h's limit).
+    const size_t max_decoded = std::min(kMaxDecodeExpansion * payload_.size() + kDecodeSlack,
+                                        2 * kMaxUncompressedBlockSize);
     size_t decoded = 0;
     size_t at = 0;  // write position in *out
     // Previous cell: its key in *out (offset, length), timestamp, type, value length.

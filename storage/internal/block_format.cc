@@ -46,6 +46,11 @@ absl::Status BuildBlock(BlockType type, std::string_view raw_payload, Compressio
                         DataBlockEncoding encoding, ChecksumType checksum, uint32_t bpc, std::string* scratch,
                         std::string* out) {
   if (bpc < 512 || bpc > (1u << 26)) return absl::InvalidArgumentError(absl::StrCat("bytes_per_checksum ", bpc, " out of range"));
+  // Never write a block a reader would refuse (compression.h's limit): fail the flush loudly.
+  if (raw_payload.size() > kMaxUncompressedBlockSize) {
+    return absl::InvalidArgumentError(absl::StrCat(BlockTypeName(type), " block of ", raw_payload.size(),
+                                                   " bytes exceeds the format's limit of ", kMaxUncompressedBlockSize));
+  }
   std::string_view payload = raw_payload;
   Compression stored = Compression::kNone;
   if (compression != Compression::kNone) {
@@ -126,7 +131,9 @@ absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, B
 }
 
 absl::StatusOr<std::string> ReadRawBlock(const BlockReadContext& ctx, const BlockHandle& h, BlockType type) {
-  if (h.size < kBlockHeaderSize || h.size > (256u << 20) || h.offset > ctx.file->Size() ||
+  // Bounded by the file's own size (so a damaged handle cannot make us allocate more than the
+  // file holds) and by the header's 32-bit sizes.
+  if (h.size < kBlockHeaderSize || h.size > UINT32_MAX || h.offset > ctx.file->Size() ||
       h.size > ctx.file->Size() - h.offset) {
     return absl::DataLossError(absl::StrCat("bad ", BlockTypeName(type), " block handle in ", ctx.file->name(),
                                             ": offset ", h.offset, " size ", h.size, " file size ", ctx.file->Size()));

@@ -1,6 +1,7 @@
 // Write-ahead log: record encoding, the group-commit writer and the replaying reader. See wal.h.
 #include "storage/internal/wal.h"
 
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "src/common/coding.h"
 #include "src/common/crc.h"
 #include "src/common/status.h"
+#include "storage/cell.h"
 
 namespace basalt {
 namespace {
@@ -88,8 +90,9 @@ absl::StatusOr<WalRecord> DecodeWalPayload(std::string_view payload) {
   if (!GetVarint64(&in, &rec.seq)) return PayloadError("bad sequence id", payload, in);
   uint32_t count;
   if (!GetVarint32(&in, &count)) return PayloadError("bad edit count", payload, in);
-  // Each edit takes at least three bytes (three empty length prefixes).
-  if (count > in.size() / 3) {
+  // An edit is at least 15 bytes: a non-empty family and a flat key of >= 11 bytes (cell.h), each
+  // length-prefixed, and a value length. This bounds the memory a hostile count can claim.
+  if (count > in.size() / 15) {
     return PayloadError(absl::StrCat("edit count ", count, " exceeds the remaining bytes"), payload, in);
   }
   rec.edits.resize(count);
@@ -98,6 +101,7 @@ absl::StatusOr<WalRecord> DecodeWalPayload(std::string_view payload) {
     if (!GetLengthPrefixed(&in, &family)) return PayloadError("bad edit family", payload, in);
     if (!GetLengthPrefixed(&in, &key)) return PayloadError("bad edit key", payload, in);
     if (!GetLengthPrefixed(&in, &value)) return PayloadError("bad edit value", payload, in);
+    if (family.empty() || key.size() < kKeyOverhead) return PayloadError("edit with an empty family or short key", payload, in);
     e.family.assign(family);
     e.key.assign(key);
     e.value.assign(value);
@@ -228,6 +232,8 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
       rolled = true;
     } else {
       roll_status = next.status();
+      // Best effort: do not leave an empty newer segment behind (replay copes if this fails too).
+      env_->DeleteFile(WalSegmentPath(options_.dir, next_segment)).IgnoreError();
     }
   }
 
@@ -361,15 +367,34 @@ absl::Status ReplaySegment(Env* env, const std::string& path, bool last,
   }
 
   if (pos < all.size()) {
-    // A bad record: a tail (cut) unless a valid record follows it somewhere (corruption in the
-    // middle, which must not be skipped silently).
-    for (size_t q = pos + 1; q + kWalHeaderSize <= all.size(); ++q) {
-      std::string_view payload;
-      size_t n = 0;
-      if (CheckFrame(all.substr(q), &payload, &n) == nullptr && DecodeWalPayload(payload).ok()) {
+    // A bad record: a torn tail (cut) unless intact records follow it to the end of the segment
+    // (damage in the middle, which must not be skipped silently). The search is bounded: at
+    // most ~2x the tail's bytes are checksummed, so a large torn tail (a big value cut short)
+    // cannot stall recovery; past the budget the bad record is taken as a tail. A later frame
+    // only counts if frames run from it cleanly to the very end, so a valid-looking frame
+    // inside a torn record's value is not mistaken for a following record.
+    int64_t budget = 2 * static_cast<int64_t>(all.size() - pos) + (1 << 20);
+    auto frames_to_end = [&](size_t q) {
+      while (q < all.size()) {
+        if (all.size() - q < kWalHeaderSize) return false;
+        const uint32_t len = DecodeFixed32(all.data() + q);
+        if (len > all.size() - q - kWalHeaderSize) return false;
+        budget -= len;
+        if (budget < 0) return false;
+        std::string_view payload;
+        size_t n = 0;
+        if (CheckFrame(all.substr(q), &payload, &n) != nullptr || !DecodeWalPayload(payload).ok()) return false;
+        q += n;
+      }
+      return true;
+    };
+    for (size_t q = pos + 1; q + kWalHeaderSize <= all.size() && budget > 0; ++q) {
+      const uint32_t len = DecodeFixed32(all.data() + q);
+      if (len > all.size() - q - kWalHeaderSize) continue;  // cannot be a frame: no checksum work
+      if (frames_to_end(q)) {
         return absl::DataLossError(absl::StrCat("WAL segment ", path, ": corrupt record at offset ", pos, " (",
-                                                bad_reason, ") followed by a valid record at offset ", q,
-                                                "; segment size ", all.size()));
+                                                bad_reason, ") followed by valid records from offset ", q,
+                                                " to the end; segment size ", all.size()));
       }
     }
     // Only the newest segment can end in a torn write: an older one was synced whole before the
@@ -401,8 +426,15 @@ absl::Status ReplayWal(Env* env, const std::string& dir,
   if (env == nullptr) env = Env::Default();
   if (!env->FileExists(dir)) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
+  // The newest non-empty segment is the one that may end in a torn write: a roll that failed
+  // after creating its file can leave an empty newer segment behind.
+  size_t last_nonempty = 0;
   for (size_t i = 0; i < segments.size(); ++i) {
-    const bool last = i + 1 == segments.size();
+    auto size = env->GetFileSize(WalSegmentPath(dir, segments[i]));
+    if (size.ok() && *size > 0) last_nonempty = i;
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const bool last = i >= last_nonempty;
     BASALT_RETURN_IF_ERROR(ReplaySegment(env, WalSegmentPath(dir, segments[i]), last, fn, stats));
     if (stats != nullptr) ++stats->segments;
   }
