@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "src/common/env.h"
@@ -116,7 +117,14 @@ absl::Status Region::Recover() {
       if (!ParseFlatKey(e.key, &k)) {
         return absl::DataLossError(absl::StrCat("log record ", rec.seq, " of region ", desc_.name, " has a bad key"));
       }
-      if (s != nullptr) s->Add(e.key, rec.seq, e.value);
+      if (s == nullptr) {
+        // Dropping it would lose an acknowledged write for good once the next flush deletes the
+        // log segment: refuse to open instead.
+        return absl::FailedPreconditionError(absl::StrCat(
+            "region ", desc_.name, ": the log holds unflushed edits (seq ", rec.seq, ") for family '", e.family,
+            "', which the descriptor lacks; open with that family (and flush) before removing it"));
+      }
+      s->Add(e.key, rec.seq, e.value);
     }
     last = std::max(last, rec.seq);
     ++replayed_records_;
@@ -147,6 +155,12 @@ absl::Status Region::CheckWritable() const {
     return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed and must be reopened: ",
                                                       failed_.message()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Region::CheckOpen() const {
+  absl::MutexLock l(&state_mu_);
+  if (closed_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
   return absl::OkStatus();
 }
 
@@ -236,8 +250,8 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
             // HBase: delete the newest visible version; nothing to do when there is none.
             ReadSpec spec;
             spec.columns.push_back({m.family, {m.qualifier}});
-            RowResult found;
-            BASALT_RETURN_IF_ERROR(GetAt(rm.row, spec, ReadPoint(), &found));
+            RowResult found;  // every earlier write to this row has completed: we hold its lock
+            BASALT_RETURN_IF_ERROR(GetInto(rm.row, spec, &found));
             if (found.empty()) continue;
             ts = found.cells()[0].timestamp;
           }
@@ -255,6 +269,7 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
   {
     absl::MutexLock l(&seq_mu_);
     seq_mu_.Await(absl::Condition(+[](bool* b) { return !*b; }, &writes_blocked_));
+    if (closing_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
     rec.seq = ++last_seq_;
     inflight_.insert(rec.seq);
   }
@@ -267,6 +282,16 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
     absl::MutexLock l(&seq_mu_);
     inflight_.erase(rec.seq);
     read_point_.store(inflight_.empty() ? last_seq_ : *inflight_.begin() - 1, std::memory_order_release);
+    // Read-your-writes: return only once this write is visible, i.e. every earlier one is done
+    // too (HBase's completeAndWait).
+    if (s.ok()) {
+      struct Visible {
+        const std::atomic<uint64_t>* read_point;
+        uint64_t seq;
+        bool operator()() const { return read_point->load(std::memory_order_acquire) >= seq; }
+      } visible{&read_point_, rec.seq};
+      seq_mu_.Await(absl::Condition(&visible));
+    }
   }
   // A log I/O error fails the region (an acknowledged write may never be lost); a refused
   // record does not.
@@ -315,6 +340,7 @@ absl::Status Region::WriteManifest() {
 }
 
 absl::Status Region::Flush() {
+  BASALT_RETURN_IF_ERROR(CheckOpen());
   absl::MutexLock fl(&flush_mu_);
   return FlushLocked();
 }
@@ -343,13 +369,20 @@ absl::Status Region::FlushLocked() {
   }
   if (flush_seq == flushed_seq_.load()) return absl::OkStatus();
   if (!segment.ok()) return Fail(segment.status());
+  std::vector<std::shared_ptr<BlockFileReader>> written;
   for (auto& [n, st] : stores_) {
-    auto wrote = st->FlushFrozen(next_file_number_++, flush_seq);
+    auto wrote = st->WriteFrozen(next_file_number_++, flush_seq);
     if (!wrote.ok()) return Fail(wrote.status());  // HBase aborts the server here (DroppedSnapshot)
+    written.push_back(std::move(*wrote));
+  }
+  {
+    absl::WriterMutexLock l(&snapshot_mu_);
+    size_t i = 0;
+    for (auto& [n, st] : stores_) st->InstallFlushed(std::move(written[i++]));
   }
   flushed_seq_ = flush_seq;
+  // The log segments go only once the manifest names the files.
   if (absl::Status s = WriteManifest(); !s.ok()) return Fail(s);
-  for (auto& [n, st] : stores_) st->DropFrozen();
   ++flushes_;
   return wal_->DeleteSegmentsBefore(*segment);
 }
@@ -372,6 +405,7 @@ absl::Status Region::CompactStore(Store* store, bool major) {
 }
 
 absl::Status Region::CompactMinor() {
+  BASALT_RETURN_IF_ERROR(CheckOpen());
   absl::MutexLock cl(&compaction_mu_);
   for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), false));
   return absl::OkStatus();
@@ -393,13 +427,26 @@ absl::Status Region::Close() {
     bg_stop_ = true;
   }
   if (bg_thread_.joinable()) bg_thread_.join();
+  {
+    // No new sequence ids; wait for writes that already have one.
+    absl::MutexLock l(&seq_mu_);
+    closing_ = true;
+    seq_mu_.Await(absl::Condition(+[](std::set<uint64_t>* s) { return s->empty(); }, &inflight_));
+  }
   absl::Status s;
   {
     absl::MutexLock l(&state_mu_);
     s = failed_;
   }
-  if (s.ok() && wal_ != nullptr) s = Flush();
-  wal_.reset();
+  if (s.ok() && wal_ != nullptr) {
+    absl::MutexLock fl(&flush_mu_);  // waits for a flush a blocked writer may be running
+    s = FlushLocked();
+  }
+  // wal_ lives until the destructor: a late caller gets FailedPrecondition, never a null log.
+  if (wal_ != nullptr) {
+    absl::Status synced = wal_->Sync();
+    if (s.ok()) s = synced;
+  }
   return s;
 }
 
@@ -494,15 +541,15 @@ absl::StatusOr<std::vector<ColumnTarget>> Region::ResolveColumns(const ReadSpec&
 
 absl::StatusOr<std::vector<Cell>> Region::Get(std::string_view row, const ReadSpec& spec) {
   RowResult result;
-  BASALT_RETURN_IF_ERROR(GetAt(row, spec, ReadPoint(), &result));
+  BASALT_RETURN_IF_ERROR(GetInto(row, spec, &result));
   return result.ToCells();
 }
 
 absl::Status Region::Get(std::string_view row, const ReadSpec& spec, RowResult* result) {
-  return GetAt(row, spec, ReadPoint(), result);
+  return GetInto(row, spec, result);
 }
 
-absl::Status Region::GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point, RowResult* result) {
+absl::Status Region::GetInto(std::string_view row, const ReadSpec& spec, RowResult* result) {
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
@@ -510,11 +557,19 @@ absl::Status Region::GetAt(std::string_view row, const ReadSpec& spec, uint64_t 
   result->Reset(row);
   std::string seek = FirstKeyOfRow(row);
   const int64_t now = Now();
-  for (const ColumnTarget& t : targets) {
+  // The read point and every family's snapshot, taken together (see snapshot_mu_).
+  uint64_t read_point;
+  absl::InlinedVector<Store::Snapshot, 4> snaps;
+  {
+    absl::ReaderMutexLock l(&snapshot_mu_);
+    read_point = ReadPoint();
+    for (const ColumnTarget& t : targets) snaps.push_back(t.store->GetSnapshot());
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const ColumnTarget& t = targets[i];
     const std::vector<std::string>* quals = t.all ? nullptr : &t.qualifiers;
-    auto snap = t.store->GetSnapshot();
-    StoreReader reader(t.store, t.store->NewIterator(snap, read_point, spec.cache_blocks, result->row(), quals), quals, now,
-                       spec);
+    StoreReader reader(t.store, t.store->NewIterator(snaps[i], read_point, spec.cache_blocks, result->row(), quals),
+                       quals, now, spec);
     reader.it()->Seek(seek);
     BASALT_RETURN_IF_ERROR(reader.ReadRow(result->row(), result));
   }
@@ -636,11 +691,18 @@ size_t RowResult::RawBytes() const {
 absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
   BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
   auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
-  const uint64_t rp = ReadPoint();
   const int64_t now = Now();
   std::string seek = FirstKeyOfRow(spec.start_row);
+  uint64_t rp;
+  std::vector<Store::Snapshot> snaps;
+  {
+    absl::ReaderMutexLock l(&snapshot_mu_);  // see snapshot_mu_
+    rp = ReadPoint();
+    for (const ColumnTarget& t : scanner->targets()) snaps.push_back(t.store->GetSnapshot());
+  }
+  size_t i = 0;
   for (const ColumnTarget& t : scanner->targets()) {
-    auto snap = t.store->GetSnapshot();
+    const Store::Snapshot& snap = snaps[i++];
     auto reader = std::make_unique<StoreReader>(t.store, t.store->NewIterator(snap, rp, spec.cache_blocks),
                                                 t.all ? nullptr : &t.qualifiers, now, spec);
     reader->it()->Seek(seek);

@@ -188,7 +188,9 @@ class Region {
   // Flushes, then rewrites each store into one file without deleted, expired or surplus
   // versions and without delete markers.
   absl::Status MajorCompact();
-  // Flushes and stops background work; further calls fail with FailedPrecondition.
+  // Waits for writes in progress, flushes and stops background work; further writes, flushes
+  // and compactions fail with FailedPrecondition (reads of what is there still work). Scanners
+  // must not outlive the Region.
   absl::Status Close();
 
   RegionStats GetStats() const;
@@ -207,7 +209,8 @@ class Region {
   Store* FindStore(std::string_view family) const;
   absl::Status CheckWritable() const;
   uint64_t ReadPoint() const;
-  absl::Status GetAt(std::string_view row, const ReadSpec& spec, uint64_t read_point, RowResult* result);
+  absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
+  absl::Status CheckOpen() const;
   absl::Status Fail(absl::Status s);
   // The stores a read touches, in family name order; a family named twice gets the union.
   absl::StatusOr<std::vector<internal::ColumnTarget>> ResolveColumns(const ReadSpec& spec) const;
@@ -223,6 +226,11 @@ class Region {
   uint64_t last_seq_ ABSL_GUARDED_BY(seq_mu_) = 0;
   std::set<uint64_t> inflight_ ABSL_GUARDED_BY(seq_mu_);
   bool writes_blocked_ ABSL_GUARDED_BY(seq_mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(seq_mu_) = false;  // Close has begun: no new sequence ids
+  // Readers hold it shared while taking their read point and every store's snapshot; a flush
+  // holds it exclusively while its files replace the frozen memstores. So a read sees, for all
+  // families at once, either the memstores (filtered by its read point) or the flushed files.
+  absl::Mutex snapshot_mu_;
   std::atomic<uint64_t> read_point_{0};
 
   // Row locks: a fixed stripe of mutexes, taken in index order.

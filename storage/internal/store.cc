@@ -126,29 +126,27 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFile(InternalIterat
   return BlockFileReader::Open(env_, path, family_, options_.block_cache);
 }
 
-absl::StatusOr<bool> Store::FlushFrozen(uint64_t number, uint64_t max_seq) {
+absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFrozen(uint64_t number, uint64_t max_seq) {
   std::shared_ptr<MemStore> frozen;
   {
     absl::MutexLock l(&mu_);
     frozen = frozen_;
   }
-  if (frozen == nullptr || frozen->empty()) return false;
-  auto it = NewMergingIterator([&] {
-    std::vector<std::unique_ptr<InternalIterator>> v;
-    v.push_back(MemStore::NewIterator(frozen, UINT64_MAX));
-    return v;
-  }());
-  BASALT_ASSIGN_OR_RETURN(auto reader, WriteFile(it.get(), number, max_seq, nullptr, 0));
-  absl::MutexLock l(&mu_);
-  auto files = std::make_shared<FileList>();
-  files->push_back(std::move(reader));
-  files->insert(files->end(), files_->begin(), files_->end());
-  files_ = std::move(files);
-  return true;
+  if (frozen == nullptr || frozen->empty()) return std::shared_ptr<BlockFileReader>();
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  children.push_back(MemStore::NewIterator(frozen, UINT64_MAX));
+  auto it = NewMergingIterator(std::move(children));
+  return WriteFile(it.get(), number, max_seq, nullptr, 0);
 }
 
-void Store::DropFrozen() {
+void Store::InstallFlushed(std::shared_ptr<BlockFileReader> file) {
   absl::MutexLock l(&mu_);
+  if (file != nullptr) {
+    auto files = std::make_shared<FileList>();
+    files->push_back(std::move(file));
+    files->insert(files->end(), files_->begin(), files_->end());
+    files_ = std::move(files);
+  }
   frozen_.reset();
 }
 

@@ -45,11 +45,12 @@ class Store {
 
   // Flush, step 1 (region holds writes drained): the active memstore becomes the frozen one.
   void Freeze();
-  // Flush, step 2: writes the frozen memstore to file `number` and installs it. No-op (false)
-  // when it was empty.
-  absl::StatusOr<bool> FlushFrozen(uint64_t number, uint64_t max_seq);
-  // Flush, step 3 (after the manifest names the new file): drops the frozen memstore.
-  void DropFrozen();
+  // Flush, step 2: writes the frozen memstore to file `number` (nullptr when it was empty).
+  absl::StatusOr<std::shared_ptr<BlockFileReader>> WriteFrozen(uint64_t number, uint64_t max_seq);
+  // Flush, step 3: in one step, the written file (if any) replaces the frozen memstore, so a
+  // reader sees one or the other, never both or neither. The region does this for all stores
+  // under its snapshot lock.
+  void InstallFlushed(std::shared_ptr<BlockFileReader> file);
 
   // Minor compaction pick: a run of adjacent files chosen by size ratio (HBase's exploring
   // policy, simplified). Empty when nothing is worth doing.
