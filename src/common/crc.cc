@@ -9,9 +9,18 @@ namespace basalt {
 uint32_t Crc32c(const void* data, size_t n) { return Crc32cExtend(0, data, n); }
 
 uint32_t Crc32cExtend(uint32_t init, const void* data, size_t n) {
-  // ISA-L's crc32_iscsi takes and returns the raw (un-inverted) register.
-  return crc32_iscsi(static_cast<unsigned char*>(const_cast<void*>(data)), static_cast<int>(n),
-                     init ^ 0xFFFFFFFFu) ^ 0xFFFFFFFFu;
+  // ISA-L's crc32_iscsi takes and returns the raw (un-inverted) register, and an int length:
+  // feed it in chunks below INT_MAX.
+  auto* p = static_cast<unsigned char*>(const_cast<void*>(data));
+  uint32_t reg = init ^ 0xFFFFFFFFu;
+  constexpr size_t kChunk = size_t{1} << 30;
+  while (n > 0) {
+    const size_t len = n < kChunk ? n : kChunk;
+    reg = crc32_iscsi(p, static_cast<int>(len), reg);
+    p += len;
+    n -= len;
+  }
+  return reg ^ 0xFFFFFFFFu;
 }
 
 uint32_t Crc32(const void* data, size_t n) {
