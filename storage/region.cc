@@ -399,7 +399,7 @@ absl::Status Region::CompactStore(Store* store, bool major) {
   }
   BASALT_ASSIGN_OR_RETURN(FileList replaced, store->Compact(inputs, next_file_number_++, major, Now()));
   BASALT_RETURN_IF_ERROR(WriteManifest());
-  for (const auto& f : replaced) options_.env->DeleteFile(f->path()).IgnoreError();  // open readers keep theirs
+  for (const auto& f : replaced) f->MarkObsolete(options_.env);  // deleted when the last reader lets go
   ++(major ? major_compactions_ : minor_compactions_);
   return absl::OkStatus();
 }

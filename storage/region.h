@@ -186,7 +186,9 @@ class Region {
   // Runs a minor compaction of each store if its files call for one.
   absl::Status CompactMinor();
   // Flushes, then rewrites each store into one file without deleted, expired or surplus
-  // versions and without delete markers.
+  // versions and without delete markers. As in HBase, it compacts the files there are when it
+  // starts: a put written meanwhile at a timestamp below a delete marker the compaction drops is
+  // visible afterwards (it was hidden while the marker lived).
   absl::Status MajorCompact();
   // Waits for writes in progress, flushes and stops background work; further writes, flushes
   // and compactions fail with FailedPrecondition (reads of what is there still work). Scanners

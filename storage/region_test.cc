@@ -2,6 +2,7 @@
 // and compactions; persistence across reopen; bad input.
 #include "storage/region.h"
 
+#include <filesystem>
 #include <functional>
 #include <thread>
 
@@ -327,6 +328,29 @@ TEST_F(RegionTest, ReadsStayCorrectDuringFlushAndCompaction) {
   churn.join();
   EXPECT_GT(region_->GetStats().major_compactions, 0u);
   EXPECT_EQ(region_->GetStats().files_per_family["cf"] <= 4, true);
+}
+
+TEST_F(RegionTest, CompactedFilesGoWhenTheLastReaderLetsGo) {
+  auto count_files = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path())) n += e.path().extension() == ".blk";
+    return n;
+  };
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(region_->Put("r" + std::to_string(i), "cf", "q", "v", 5).ok());
+    ASSERT_TRUE(region_->Flush().ok());
+  }
+  ScanSpec all;
+  auto scanner = region_->Scan(all);  // holds the three files
+  ASSERT_TRUE(scanner.ok());
+  ASSERT_TRUE(region_->MajorCompact().ok());
+  EXPECT_EQ(count_files(), 4);  // the scanner still reads the inputs
+  std::vector<Cell> cells;
+  int rows = 0;
+  while (*(*scanner)->NextRow(&cells)) ++rows;
+  EXPECT_EQ(rows, 3);
+  scanner->reset();
+  EXPECT_EQ(count_files(), 1);
 }
 
 TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {

@@ -103,6 +103,10 @@ absl::StatusOr<FileStats> BlockFileWriter::Finish() {
 
 BlockFileReader::~BlockFileReader() {
   if (cache_ != nullptr) cache_->EraseFile(file_id_);
+  if (Env* env = obsolete_env_.load(); env != nullptr) {
+    file_.reset();
+    env->DeleteFile(path_).IgnoreError();  // a leftover is an orphan, removed at the next open
+  }
 }
 
 absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env, const std::string& path,

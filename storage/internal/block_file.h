@@ -3,6 +3,7 @@
 // iterators are not (one per thread). Readers drop their cached blocks when destroyed.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -82,6 +83,9 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   absl::StatusOr<std::shared_ptr<const DecodedBlock>> GetBlock(size_t i, bool fill_cache) const;
   // Index of the first block whose last key >= target (num_blocks() if none).
   size_t FindBlock(std::string_view target) const;
+  // The file is no longer in the manifest (compacted away): delete it once the last reader
+  // lets go, not while a scan may still read it (a shared store has no unlink-while-open).
+  void MarkObsolete(Env* env) { obsolete_env_.store(env); }
 
  private:
   BlockFileReader() = default;
@@ -91,6 +95,7 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   std::unique_ptr<RandomAccessFile> file_;
   FamilyOptions family_;
   BlockCache* cache_ = nullptr;
+  std::atomic<Env*> obsolete_env_{nullptr};
   uint64_t file_id_ = 0;
   Trailer trailer_;
   BlockReadContext ctx_{};
