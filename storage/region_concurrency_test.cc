@@ -72,6 +72,22 @@ RegionDescriptor Families(std::initializer_list<const char*> names) {
   return d;
 }
 
+// A region on a SlowEnv in a fresh directory.
+class RegionRaces : public ::testing::Test {
+ protected:
+  void Open(std::initializer_list<const char*> families) {
+    RegionOptions o;
+    o.env = &env_;
+    o.background_compaction = false;
+    auto r = Region::Open(o, Families(families), dir_.path());
+    ASSERT_TRUE(r.ok()) << r.status();
+    region_ = std::move(*r);
+  }
+  testing::TempDir dir_;
+  SlowEnv env_;
+  std::unique_ptr<Region> region_;
+};
+
 Mutation DeleteNewest(const char* family, const char* qualifier) {
   Mutation m;
   m.kind = Mutation::Kind::kDelete;
@@ -80,13 +96,10 @@ Mutation DeleteNewest(const char* family, const char* qualifier) {
   return m;
 }
 
-TEST(RegionRaces, CloseWaitsForAWriterInFlightAndLaterCallsFailCleanly) {
-  testing::TempDir dir;
-  SlowEnv env;
-  RegionOptions o;
-  o.env = &env;
-  auto r = Region::Open(o, Families({"f"}), dir.path());
-  ASSERT_TRUE(r.ok()) << r.status();
+TEST_F(RegionRaces, CloseWaitsForAWriterInFlightAndLaterCallsFailCleanly) {
+  Open({"f"});
+  auto* r = &region_;
+  SlowEnv& env = env_;
   ASSERT_TRUE((*r)->Put("y", "f", "q", "v", 100).ok());
   ASSERT_TRUE((*r)->Flush().ok());
   env.slow_read_once = true;  // the writer's delete-latest lookup reads a block slowly
@@ -102,13 +115,10 @@ TEST(RegionRaces, CloseWaitsForAWriterInFlightAndLaterCallsFailCleanly) {
   EXPECT_EQ((*r)->CompactMinor().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(RegionRaces, AWriteIsVisibleWhenMutateReturnsEvenWithAnOlderOneSyncing) {
-  testing::TempDir dir;
-  SlowEnv env;
-  RegionOptions o;
-  o.env = &env;
-  auto r = Region::Open(o, Families({"f"}), dir.path());
-  ASSERT_TRUE(r.ok()) << r.status();
+TEST_F(RegionRaces, AWriteIsVisibleWhenMutateReturnsEvenWithAnOlderOneSyncing) {
+  Open({"f"});
+  auto* r = &region_;
+  SlowEnv& env = env_;
   env.slow_syncs = true;
   std::thread a([&] { EXPECT_TRUE((*r)->Put("x", "f", "q", "vx").ok()); });  // SYNC_WAL, slow fsync
   std::this_thread::sleep_for(milliseconds(100));
@@ -124,14 +134,10 @@ TEST(RegionRaces, AWriteIsVisibleWhenMutateReturnsEvenWithAnOlderOneSyncing) {
   EXPECT_TRUE(got->empty()) << "the delete of the newest version found nothing to delete";
 }
 
-TEST(RegionRaces, AReadAcrossFamiliesNeverSeesHalfAMutationDuringAFlush) {
-  testing::TempDir dir;
-  SlowEnv env;
-  RegionOptions o;
-  o.env = &env;
-  o.background_compaction = false;
-  auto r = Region::Open(o, Families({"a", "b"}), dir.path());
-  ASSERT_TRUE(r.ok()) << r.status();
+TEST_F(RegionRaces, AReadAcrossFamiliesNeverSeesHalfAMutationDuringAFlush) {
+  Open({"a", "b"});
+  auto* r = &region_;
+  SlowEnv& env = env_;
   auto put_both = [&](const std::string& v) {
     Mutation m;
     m.family = "a";
@@ -160,7 +166,7 @@ TEST(RegionRaces, AReadAcrossFamiliesNeverSeesHalfAMutationDuringAFlush) {
   EXPECT_EQ(got[0].value, got[1].value) << "a=" << got[0].value << " b=" << got[1].value;
 }
 
-TEST(RegionRaces, LogEditsOfAFamilyTheDescriptorLacksRefuseToOpen) {
+TEST(RegionReplay, LogEditsOfAFamilyTheDescriptorLacksRefuseToOpen) {
   testing::TempDir dir;
   std::string crashed = dir.path() + "/crashed";
   {

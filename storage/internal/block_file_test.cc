@@ -45,6 +45,18 @@ class BlockFileTest : public ::testing::TestWithParam<Param> {
     f.bloom = BloomType::kRowCol;
     return f;
   }
+  // Writes cells to path with the family's settings; returns the writer's stats.
+  absl::StatusOr<FileStats> WriteFile(const std::string& path, const FamilyOptions& family,
+                                      const std::vector<std::pair<std::string, std::string>>& cells,
+                                      uint64_t max_seq = 0) {
+    auto w = BlockFileWriter::Create(Env::Default(), path, family);
+    if (!w.ok()) return w.status();
+    for (auto& [k, v] : cells) {
+      if (auto s = (*w)->Add(k, v); !s.ok()) return s;
+    }
+    (*w)->set_max_seq(max_seq);
+    return (*w)->Finish();
+  }
   testing::TempDir dir_;
 };
 
@@ -52,15 +64,9 @@ TEST_P(BlockFileTest, RoundTripSeekBloomCache) {
   auto cells = MakeCells(2000);
   std::string path = dir_.path() + "/f.blk";
   FamilyOptions family = Family();
-  {
-    auto w = BlockFileWriter::Create(Env::Default(), path, family);
-    ASSERT_TRUE(w.ok());
-    for (auto& [k, v] : cells) ASSERT_TRUE((*w)->Add(k, v).ok());
-    (*w)->set_max_seq(77);
-    auto st = (*w)->Finish();
-    ASSERT_TRUE(st.ok()) << st.status();
-    EXPECT_EQ(st->entries, cells.size());
-  }
+  auto st = WriteFile(path, family, cells, 77);
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->entries, cells.size());
   for (bool encoded : {false, true}) {
     family.cache_encoded = encoded;
     BlockCache cache(64 << 20);
@@ -110,10 +116,7 @@ TEST_P(BlockFileDamageTest, FlippedByteIsDataLossNeverWrongData) {
   auto cells = MakeCells(300);
   std::string path = dir_.path() + "/f.blk";
   FamilyOptions family = Family();
-  auto w = BlockFileWriter::Create(Env::Default(), path, family);
-  ASSERT_TRUE(w.ok());
-  for (auto& [k, v] : cells) ASSERT_TRUE((*w)->Add(k, v).ok());
-  ASSERT_TRUE((*w)->Finish().ok());
+  ASSERT_TRUE(WriteFile(path, family, cells).ok());
   auto good = Env::Default()->ReadFileToString(path);
   ASSERT_TRUE(good.ok());
   std::mt19937 rng(GetParam().enc == DataBlockEncoding::kNone ? 3 : 4);
