@@ -353,6 +353,19 @@ TEST_F(RegionTest, CompactedFilesGoWhenTheLastReaderLetsGo) {
   EXPECT_EQ(count_files(), 1);
 }
 
+TEST_F(RegionTest, AMissingFileTheManifestNamesIsDataLoss) {
+  ASSERT_TRUE(region_->Put("r", "cf", "q", "v").ok());
+  ASSERT_TRUE(region_->Close().ok());
+  region_.reset();
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    if (e.path().extension() == ".blk") std::filesystem::remove(e.path());
+  }
+  RegionOptions o;
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find(".blk"), std::string::npos) << r.status();
+}
+
 TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {
   ASSERT_TRUE(region_->Close().ok());
   region_.reset();

@@ -34,8 +34,14 @@ absl::StatusOr<uint64_t> Store::ParseFileNumber(const std::string& name) {
 absl::Status Store::OpenFiles(const std::vector<uint64_t>& numbers) {
   auto files = std::make_shared<FileList>();
   for (uint64_t n : numbers) {
-    BASALT_ASSIGN_OR_RETURN(auto r, BlockFileReader::Open(env_, FilePath(n), family_, options_.block_cache));
-    files->push_back(std::move(r));
+    auto r = BlockFileReader::Open(env_, FilePath(n), family_, options_.block_cache);
+    if (r.status().code() == absl::StatusCode::kNotFound) {
+      // The manifest names it, so it held data: its loss is data loss, not a missing table.
+      return absl::DataLossError(absl::StrCat("family '", family_.name, "': the manifest names ", FilePath(n),
+                                              " but it is missing: ", r.status().message()));
+    }
+    if (!r.ok()) return r.status();
+    files->push_back(std::move(*r));
   }
   absl::MutexLock l(&mu_);
   files_ = std::move(files);
