@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -421,8 +422,12 @@ class CorruptionTest : public ::testing::Test {
     EXPECT_TRUE(fs::exists(dir + "/" + file)) << file;
     EXPECT_LE(area.end, bytes.size()) << file;
     if (area.end > bytes.size()) return dir;
-    for (int i = 0; i < nflips; ++i) {
-      const uint64_t off = Uniform(area.begin, area.end - 1);
+    // Distinct offsets: two flips of one byte could cancel out and leave it undamaged.
+    std::set<uint64_t> used;
+    const int flips = static_cast<int>(std::min<uint64_t>(nflips, area.end - area.begin));
+    for (int i = 0; i < flips; ++i) {
+      uint64_t off = Uniform(area.begin, area.end - 1);
+      while (!used.insert(off).second) off = Uniform(area.begin, area.end - 1);
       const uint8_t mask = static_cast<uint8_t>(Uniform(1, 255));
       bytes[off] = static_cast<char>(bytes[off] ^ mask);
       absl::StrAppend(what, " flip@", off, "^", mask);
