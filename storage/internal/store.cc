@@ -115,9 +115,7 @@ void Store::Freeze() {
 }
 
 absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFile(InternalIterator* it, uint64_t number,
-                                                                  uint64_t max_seq, const VisibilityTracker* drop,
-                                                                  int64_t now_ms) {
-  (void)now_ms;
+                                                                  uint64_t max_seq, const VisibilityTracker* drop) {
   std::string path = FilePath(number);
   BASALT_ASSIGN_OR_RETURN(auto w, BlockFileWriter::Create(env_, path, family_));
   w->set_max_seq(max_seq);
@@ -142,7 +140,7 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFrozen(uint64_t num
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(MemStore::NewIterator(frozen, UINT64_MAX));
   auto it = NewMergingIterator(std::move(children));
-  return WriteFile(it.get(), number, max_seq, nullptr, 0);
+  return WriteFile(it.get(), number, max_seq, nullptr);
 }
 
 void Store::InstallFlushed(std::shared_ptr<BlockFileReader> file) {
@@ -194,7 +192,7 @@ absl::StatusOr<FileList> Store::Compact(const FileList& inputs, uint64_t number,
   auto it = NewMergingIterator(std::move(children));
   std::optional<VisibilityTracker> drop;
   if (major) drop.emplace(family_, now_ms, ReadRules{std::numeric_limits<int64_t>::min(), kLatestTimestamp, INT_MAX});
-  BASALT_ASSIGN_OR_RETURN(auto out, WriteFile(it.get(), number, max_seq, drop ? &*drop : nullptr, now_ms));
+  BASALT_ASSIGN_OR_RETURN(auto out, WriteFile(it.get(), number, max_seq, drop ? &*drop : nullptr));
   absl::MutexLock l(&mu_);
   auto pos = std::find(files_->begin(), files_->end(), inputs.front());
   if (pos == files_->end() || files_->end() - pos < static_cast<long>(inputs.size()) ||

@@ -68,7 +68,7 @@ class Store {
 
  private:
   absl::StatusOr<std::shared_ptr<BlockFileReader>> WriteFile(InternalIterator* it, uint64_t number, uint64_t max_seq,
-                                                             const VisibilityTracker* drop, int64_t now_ms);
+                                                             const VisibilityTracker* drop);
 
   const FamilyOptions family_;
   const RegionOptions& options_;

@@ -34,13 +34,6 @@ class VisibilityTracker {
   // produces, in order (row changes and column changes are found against the previous cell,
   // whose views the iterator keeps valid for one step: iterator.h).
   bool Visible(const KeyView& k);
-  // True when every later cell of the current column is invisible (versions exhausted), so the
-  // caller may seek to the next column.
-  // The empty qualifier never counts as done: DeleteFamily markers live there and matter to
-  // every later column of the row.
-  bool ColumnDone() const {
-    return !prev_qualifier_.empty() && (put_rank_ >= max_versions_ || read_count_ >= rules_.max_versions);
-  }
 
  private:
   void StartColumn(bool new_row);
