@@ -17,6 +17,7 @@
 namespace basalt {
 
 using internal::ColumnTarget;
+using internal::ColumnTargets;
 
 namespace {
 
@@ -513,8 +514,8 @@ class StoreReader {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ColumnTarget>> Region::ResolveColumns(const ReadSpec& spec) const {
-  std::vector<ColumnTarget> targets;
+absl::StatusOr<ColumnTargets> Region::ResolveColumns(const ReadSpec& spec) const {
+  ColumnTargets targets;
   if (spec.columns.empty()) {
     for (auto& [n, st] : stores_) targets.push_back({st.get(), true, {}});
     return targets;  // stores_ is in name order
@@ -553,7 +554,7 @@ absl::Status Region::GetInto(std::string_view row, const ReadSpec& spec, RowResu
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
-  BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
+  BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
   result->Reset(row);
   std::string seek = FirstKeyOfRow(row);
   const int64_t now = Now();
@@ -573,7 +574,6 @@ absl::Status Region::GetInto(std::string_view row, const ReadSpec& spec, RowResu
     reader.it()->Seek(seek);
     BASALT_RETURN_IF_ERROR(reader.ReadRow(result->row(), result));
   }
-  result->Finish();
   return absl::OkStatus();
 }
 
@@ -582,10 +582,10 @@ namespace {
 class RegionScannerImpl final : public RegionScanner {
  public:
   // Readers point into `targets`, which the scanner owns.
-  RegionScannerImpl(ScanSpec spec, std::vector<ColumnTarget> targets)
+  RegionScannerImpl(ScanSpec spec, ColumnTargets targets)
       : spec_(std::move(spec)), targets_(std::move(targets)) {}
 
-  const std::vector<ColumnTarget>& targets() const { return targets_; }
+  const ColumnTargets& targets() const { return targets_; }
   void AddStore(std::unique_ptr<StoreReader> r) { readers_.push_back(std::move(r)); }
 
   absl::StatusOr<bool> Next(RowResult* out) override {
@@ -608,7 +608,6 @@ class RegionScannerImpl final : public RegionScanner {
       if (!spec_.stop_row.empty() && next >= spec_.stop_row) return false;
       out->Reset(next);
       for (auto& r : readers_) BASALT_RETURN_IF_ERROR(r->ReadRow(out->row(), out));
-      out->Finish();
       if (!out->empty()) {
         ++rows_;
         return true;
@@ -618,7 +617,7 @@ class RegionScannerImpl final : public RegionScanner {
 
  private:
   ScanSpec spec_;
-  const std::vector<ColumnTarget> targets_;
+  const ColumnTargets targets_;
   std::vector<std::unique_ptr<StoreReader>> readers_;
   uint64_t rows_ = 0;
 };
@@ -689,7 +688,7 @@ size_t RowResult::RawBytes() const {
 }
 
 absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
-  BASALT_ASSIGN_OR_RETURN(std::vector<ColumnTarget> targets, ResolveColumns(spec));
+  BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
   auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
   const int64_t now = Now();
   std::string seek = FirstKeyOfRow(spec.start_row);

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/cell.h"
@@ -38,6 +39,8 @@ struct ColumnTarget {
   bool all;
   std::vector<std::string> qualifiers;
 };
+// Most reads touch one or two families: kept inline, no allocation per Get.
+using ColumnTargets = absl::InlinedVector<ColumnTarget, 2>;
 }  // namespace internal
 
 struct RegionDescriptor {
@@ -118,7 +121,7 @@ class RowResult {
   // Raw cell bytes (row, family, qualifier, 8-byte timestamp, type, value per cell).
   size_t RawBytes() const;
 
-  // For the engine: start a row, add its cells in order, finish.
+  // For the engine: start a row, then add its cells in order (views are valid as they are added).
   void Reset(std::string_view row);
   // `family` must outlive the result's use (it is a store's name).
   void Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
@@ -133,7 +136,6 @@ class RowResult {
     views_.push_back(CellView{row_.view(), family, std::string_view(p, qualifier.size()), timestamp, type,
                               std::string_view(p + qualifier.size(), value.size())});
   }
-  void Finish() {}
 
  private:
   void NewChunk(size_t at_least);
@@ -215,7 +217,7 @@ class Region {
   absl::Status CheckOpen() const;
   absl::Status Fail(absl::Status s);
   // The stores a read touches, in family name order; a family named twice gets the union.
-  absl::StatusOr<std::vector<internal::ColumnTarget>> ResolveColumns(const ReadSpec& spec) const;
+  absl::StatusOr<internal::ColumnTargets> ResolveColumns(const ReadSpec& spec) const;
 
   RegionOptions options_;
   RegionDescriptor desc_;
