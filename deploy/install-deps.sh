@@ -8,6 +8,8 @@ PKGS=(
   libisal-dev libsnappy-dev zlib1g-dev
   clang libclang-rt-14-dev   # libFuzzer targets
   librocksdb-dev             # benchmark peer only
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC transport
+  libedit-dev                # shell line editing and history (BSD licence, unlike readline)
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -20,12 +20,12 @@
 #include <string_view>
 
 #include "src/common/bytes.h"
+#include "src/common/types.h"
 
 namespace basalt {
 
 enum class CellType : uint8_t { kPut = 4, kDelete = 8, kDeleteColumn = 12, kDeleteFamily = 14 };
 
-inline constexpr int64_t kLatestTimestamp = std::numeric_limits<int64_t>::max();
 inline constexpr size_t kMaxRowLength = 32767;  // HBase's Short.MAX_VALUE
 inline constexpr size_t kKeyOverhead = 2 + 8 + 1;
 

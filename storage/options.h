@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "src/common/types.h"
 
 namespace basalt {
 
@@ -17,9 +18,6 @@ enum class DataBlockEncoding : uint8_t { kNone = 0, kPrefix = 1, kFastDiff = 2, 
 enum class Compression : uint8_t { kNone = 0, kSnappy = 1, kZlib = 2 };
 enum class BloomType : uint8_t { kNone = 0, kRow = 1, kRowCol = 2 };
 enum class ChecksumType : uint8_t { kNull = 0, kCrc32 = 1, kCrc32c = 2 };
-// SYNC_WAL: acknowledged means on disk. ASYNC_WAL: logged, synced by the next sync or the
-// background syncer. SKIP_WAL: memstore only, lost on a crash before flush.
-enum class Durability : uint8_t { kSyncWal = 0, kAsyncWal = 1, kSkipWal = 2 };
 
 const char* EncodingName(DataBlockEncoding e);
 const char* CompressionName(Compression c);

@@ -1,0 +1,371 @@
+// Basalt's C++ client library (DESIGN.md §5): a Connection to a server, Tables with HBase's
+// operations, scanners, a buffered mutator for bulk writes, and async variants.
+//
+//   auto conn = basalt::Connection::Open({.address = "127.0.0.1:16020"});
+//   auto table = (*conn)->GetTable("t1");
+//   BASALT_RETURN_IF_ERROR(table->Put(basalt::Put("row1").Add("cf", "q", "v")));
+//   absl::StatusOr<basalt::Result> r = table->Get(basalt::Get("row1").AddColumn("cf", "q"));
+//
+// Every call returns absl::Status / StatusOr with the server's code (NotFound: unknown table,
+// InvalidArgument: bad request, ...). Calls have a deadline (ConnectionOptions::timeout) and are
+// retried with exponential backoff on retriable errors (Unavailable, and ResourceExhausted for
+// overload) while the deadline allows; a retried write is safe because Basalt's writes carry
+// their timestamps or are idempotent puts — except Increment and Append, which are retried only
+// when the server never received them (HBase's nonce-less behaviour without nonces: see
+// ConnectionOptions::retry_non_idempotent).
+//
+// Thread-safety: Connection, Table and BufferedMutator are safe to use from many threads; a
+// ResultScanner belongs to one thread. Tables and mutators must not outlive their Connection.
+//
+// This header and the others in client/include/basalt/ are the whole public API; nothing else
+// of the client is exported. It does not depend on the storage engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "src/common/types.h"
+
+namespace basalt {
+
+// ---------------------------------------------------------------------------------------------
+// Connection settings
+
+enum class TransportChoice {
+  kAuto,   // Get/Put over verbs when the server offers an RDMA session and a device is present
+  kGrpc,   // everything over gRPC
+  kVerbs,  // Get/Put must use verbs (an error if it is unavailable)
+};
+
+struct ConnectionOptions {
+  std::string address;                     // "host:port" of a standalone server
+  absl::Duration timeout = absl::Seconds(30);       // per call, retries included
+  int max_attempts = 5;                    // 1: no retry
+  absl::Duration initial_backoff = absl::Milliseconds(20);
+  absl::Duration max_backoff = absl::Seconds(2);
+  bool retry_non_idempotent = false;       // retry Increment/Append after an ambiguous failure
+  TransportChoice transport = TransportChoice::kAuto;  // today every call takes gRPC
+  int channels = 1;  // gRPC channels (TCP connections) the calls are spread over
+};
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+struct KeyValue {
+  std::string family;
+  std::string qualifier;
+  int64_t timestamp = 0;
+  std::string value;
+};
+
+// One row as read: cells in family, qualifier ascending, timestamp descending order.
+class Result {
+ public:
+  Result() = default;
+  Result(std::string row, std::vector<KeyValue> cells) : row_(std::move(row)), cells_(std::move(cells)) {}
+
+  const std::string& row() const { return row_; }
+  const std::vector<KeyValue>& cells() const { return cells_; }
+  std::vector<KeyValue>& mutable_cells() { return cells_; }
+  void set_row(std::string row) { row_ = std::move(row); }
+  bool empty() const { return cells_.empty(); }
+  size_t size() const { return cells_.size(); }
+  // The newest value of a column, or nullopt.
+  std::optional<std::string_view> Value(std::string_view family, std::string_view qualifier) const;
+
+ private:
+  std::string row_;
+  std::vector<KeyValue> cells_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Operations (HBase's names; builders return *this for chaining)
+
+struct ColumnRef {
+  std::string family;
+  std::vector<std::string> qualifiers;  // empty: the whole family
+};
+
+class Get {
+ public:
+  explicit Get(std::string row) : row(std::move(row)) {}
+  Get& AddFamily(std::string family);
+  Get& AddColumn(std::string family, std::string qualifier);
+  Get& SetTimeRange(int64_t min, int64_t max) { min_ts = min; max_ts = max; return *this; }
+  Get& SetTimestamp(int64_t ts) { return SetTimeRange(ts, ts + 1); }
+  Get& SetMaxVersions(int n) { max_versions = n; return *this; }
+  Get& SetCacheBlocks(bool b) { cache_blocks = b; return *this; }
+
+  std::string row;
+  std::vector<ColumnRef> columns;  // empty: every family
+  int64_t min_ts = 0;
+  int64_t max_ts = kLatestTimestamp;  // [min_ts, max_ts)
+  int max_versions = 1;
+  bool cache_blocks = true;
+};
+
+class Scan {
+ public:
+  Scan() = default;
+  Scan& WithStartRow(std::string r) { start_row = std::move(r); return *this; }
+  Scan& WithStopRow(std::string r) { stop_row = std::move(r); return *this; }
+  Scan& AddFamily(std::string family);
+  Scan& AddColumn(std::string family, std::string qualifier);
+  Scan& SetTimeRange(int64_t min, int64_t max) { min_ts = min; max_ts = max; return *this; }
+  Scan& SetMaxVersions(int n) { max_versions = n; return *this; }
+  Scan& SetLimit(uint64_t n) { limit = n; return *this; }
+  Scan& SetCaching(uint32_t rows) { caching = rows; return *this; }
+  Scan& SetCacheBlocks(bool b) { cache_blocks = b; return *this; }
+
+  std::string start_row;  // inclusive
+  std::string stop_row;   // exclusive; empty: to the end
+  std::vector<ColumnRef> columns;
+  int64_t min_ts = 0;
+  int64_t max_ts = kLatestTimestamp;
+  int max_versions = 1;
+  uint64_t limit = 0;     // rows; 0: all
+  uint32_t caching = 0;   // rows per server message; 0: server default
+  bool cache_blocks = true;
+};
+
+// One change to a row. kind mirrors the wire's Mutation.Kind.
+struct CellMutation {
+  enum class Kind : uint8_t { kPut, kDelete, kDeleteColumn, kDeleteFamily, kDeleteRow };
+  Kind kind = Kind::kPut;
+  std::string family;
+  std::string qualifier;
+  int64_t timestamp = kLatestTimestamp;  // kLatestTimestamp: the server's clock
+  std::string value;
+};
+
+// Put and Delete are both a row's list of CellMutations (HBase's Mutation).
+class RowMutationsBase {
+ public:
+  explicit RowMutationsBase(std::string row) : row(std::move(row)) {}
+  std::string row;
+  std::vector<CellMutation> mutations;
+  Durability durability = Durability::kSyncWal;
+};
+
+class Put : public RowMutationsBase {
+ public:
+  explicit Put(std::string row) : RowMutationsBase(std::move(row)) {}
+  Put& Add(std::string family, std::string qualifier, std::string value, int64_t ts = kLatestTimestamp);
+  Put& SetDurability(Durability d) { durability = d; return *this; }
+};
+
+class Delete : public RowMutationsBase {
+ public:
+  // With no column added, deletes the whole row (HBase's deleteall).
+  explicit Delete(std::string row) : RowMutationsBase(std::move(row)) {}
+  // The newest visible version of the column (ts given: exactly that version).
+  Delete& AddColumn(std::string family, std::string qualifier, int64_t ts = kLatestTimestamp);
+  // Every version of the column at or below ts.
+  Delete& AddColumns(std::string family, std::string qualifier, int64_t ts = kLatestTimestamp);
+  // Every cell of the family at or below ts.
+  Delete& AddFamily(std::string family, int64_t ts = kLatestTimestamp);
+  Delete& SetDurability(Durability d) { durability = d; return *this; }
+};
+
+// Puts and deletes of one row applied atomically (HBase's RowMutations).
+class RowMutations : public RowMutationsBase {
+ public:
+  explicit RowMutations(std::string row) : RowMutationsBase(std::move(row)) {}
+  RowMutations& Add(const RowMutationsBase& m);  // must be the same row
+};
+
+class Increment {
+ public:
+  explicit Increment(std::string row) : row(std::move(row)) {}
+  Increment& AddColumn(std::string family, std::string qualifier, int64_t amount);
+  Increment& SetDurability(Durability d) { durability = d; return *this; }
+  struct Column { std::string family, qualifier; int64_t amount; };
+  std::string row;
+  std::vector<Column> columns;
+  Durability durability = Durability::kSyncWal;
+};
+
+class Append {
+ public:
+  explicit Append(std::string row) : row(std::move(row)) {}
+  Append& Add(std::string family, std::string qualifier, std::string value);
+  Append& SetDurability(Durability d) { durability = d; return *this; }
+  struct Column { std::string family, qualifier, value; };
+  std::string row;
+  std::vector<Column> columns;
+  Durability durability = Durability::kSyncWal;
+};
+
+// As HBase's CompareOperator in checkAndMutate: the given value is compared with the stored one
+// (kLess passes when given < stored, bytewise).
+enum class CompareOp { kEqual, kNotEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual, kNotExists };
+
+// HBase's CheckAndMutate: if the column's newest value satisfies the condition, apply the
+// mutations atomically.
+struct CheckAndMutate {
+  std::string row;
+  std::string family;
+  std::string qualifier;
+  CompareOp op = CompareOp::kEqual;
+  std::string value;  // ignored for kNotExists
+  RowMutations mutations{""};  // its row must equal `row` (set by the constructor helpers)
+
+  static CheckAndMutate IfEquals(std::string row, std::string family, std::string qualifier, std::string value);
+  static CheckAndMutate IfNotExists(std::string row, std::string family, std::string qualifier);
+  CheckAndMutate& Then(const RowMutationsBase& m);  // adds a Put / Delete / RowMutations
+};
+
+// ---------------------------------------------------------------------------------------------
+// Scanner
+
+// Rows of a scan, fetched in batches over a server stream. A broken stream is resumed after
+// the last row returned (as HBase's scanner does), within the connection's retry budget.
+class ResultScanner {
+ public:
+  virtual ~ResultScanner() = default;
+  // Fills *row with the next row; false at the end.
+  virtual absl::StatusOr<bool> Next(Result* row) = 0;
+  // Stops the scan early (also done by the destructor).
+  virtual void Close() = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Table
+
+template <typename T>
+using Callback = std::function<void(T)>;
+
+class Table {
+ public:
+  virtual ~Table() = default;
+  virtual const std::string& name() const = 0;
+
+  virtual absl::StatusOr<Result> Get(const basalt::Get& get) = 0;
+  // One Result per Get, in order (a batch of reads).
+  virtual absl::StatusOr<std::vector<Result>> Get(const std::vector<basalt::Get>& gets) = 0;
+  virtual absl::Status Put(const basalt::Put& put) = 0;
+  virtual absl::Status Delete(const basalt::Delete& del) = 0;
+  virtual absl::Status MutateRow(const RowMutations& mutations) = 0;
+  // Rows are applied independently, each atomically; one status per mutation in order. The
+  // returned Status is not OK only when the whole call failed.
+  virtual absl::StatusOr<std::vector<absl::Status>> Batch(const std::vector<RowMutationsBase>& rows) = 0;
+  virtual absl::StatusOr<Result> Increment(const basalt::Increment& inc) = 0;
+  // HBase's incrementColumnValue: returns the new value.
+  virtual absl::StatusOr<int64_t> IncrementColumnValue(std::string row, std::string family, std::string qualifier,
+                                                       int64_t amount) = 0;
+  virtual absl::StatusOr<Result> Append(const basalt::Append& app) = 0;
+  // True when the condition held and the mutations were applied.
+  virtual absl::StatusOr<bool> CheckAndMutate(const basalt::CheckAndMutate& cam) = 0;
+  virtual absl::StatusOr<std::unique_ptr<ResultScanner>> GetScanner(const basalt::Scan& scan) = 0;
+
+  // Async variants: the callback runs once, on a client thread, when the call completes (retries
+  // included). It must not block for long.
+  virtual void GetAsync(basalt::Get get, Callback<absl::StatusOr<Result>> done) = 0;
+  virtual void PutAsync(basalt::Put put, Callback<absl::Status> done) = 0;
+  virtual void DeleteAsync(basalt::Delete del, Callback<absl::Status> done) = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Buffered mutator (HBase's BufferedMutator): collects puts and deletes and sends them in
+// batches from a background thread once the buffer passes its size, or on Flush.
+
+struct BufferedMutatorOptions {
+  size_t write_buffer_size = 2 << 20;  // bytes (HBase's hbase.client.write.buffer default)
+  absl::Duration periodic_flush = absl::Seconds(1);  // 0: only by size and Flush
+  int max_in_flight_batches = 2;
+};
+
+class BufferedMutator {
+ public:
+  virtual ~BufferedMutator() = default;  // flushes (errors are lost: call Close to see them)
+  virtual absl::Status Mutate(const RowMutationsBase& m) = 0;
+  // Sends everything buffered and waits; returns the first error since the last Flush (with
+  // the number of failed mutations), OK if all were applied.
+  virtual absl::Status Flush() = 0;
+  virtual absl::Status Close() = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Admin
+
+struct FamilySettings {
+  std::string name;
+  int max_versions = 1;
+  int min_versions = 0;
+  int64_t ttl_seconds = 0;  // 0: forever
+  uint32_t block_size = 64 * 1024;
+  std::string encoding = "NONE";       // NONE, PREFIX, FAST_DIFF, ROW_INDEX
+  std::string compression = "NONE";    // NONE, SNAPPY, ZLIB (HBase's GZ is accepted as ZLIB)
+  std::string bloom = "ROW";           // NONE, ROW, ROWCOL
+  std::string checksum = "CRC32C";     // NULL, CRC32, CRC32C
+  uint32_t bytes_per_checksum = 16 * 1024;
+  bool block_cache = true;
+  bool cache_encoded = false;
+};
+
+struct TableInfo {
+  std::string name;
+  bool enabled = true;
+  std::vector<FamilySettings> families;
+};
+
+struct TableStatus {
+  std::string name;
+  bool enabled = true;
+  uint64_t memstore_bytes = 0, store_files = 0, flushes = 0, compactions = 0;
+};
+
+struct ServerStatus {
+  std::string version;
+  std::string mode;
+  int64_t uptime_seconds = 0;
+  uint64_t requests = 0;
+  uint64_t block_cache_bytes = 0, block_cache_capacity = 0;
+  uint64_t resident_bytes = 0;
+  std::vector<TableStatus> tables;
+};
+
+class Admin {
+ public:
+  virtual ~Admin() = default;
+  virtual absl::Status CreateTable(const TableInfo& table) = 0;  // AlreadyExists if present
+  virtual absl::StatusOr<TableInfo> DescribeTable(const std::string& name) = 0;
+  virtual absl::StatusOr<std::vector<TableInfo>> ListTables() = 0;
+  virtual absl::Status DisableTable(const std::string& name) = 0;
+  virtual absl::Status EnableTable(const std::string& name) = 0;
+  virtual absl::Status DropTable(const std::string& name) = 0;  // FailedPrecondition if enabled
+  virtual absl::Status Flush(const std::string& name) = 0;
+  virtual absl::Status MajorCompact(const std::string& name) = 0;
+  virtual absl::StatusOr<ServerStatus> Status() = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Connection
+
+class Connection {
+ public:
+  // Connects (lazily: the first call dials). InvalidArgument for a malformed address.
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(const ConnectionOptions& options);
+  virtual ~Connection() = default;
+
+  // Tables are cheap handles; the table's existence is checked by the first call.
+  virtual std::unique_ptr<Table> GetTable(const std::string& name) = 0;
+  virtual std::unique_ptr<Admin> GetAdmin() = 0;
+  virtual std::unique_ptr<BufferedMutator> GetBufferedMutator(const std::string& table,
+                                                              const BufferedMutatorOptions& options = {}) = 0;
+  virtual const ConnectionOptions& options() const = 0;
+};
+
+// HBase's Bytes.toBytes(long) / toLong: 8-byte big-endian, the value format of counters.
+std::string EncodeCounter(int64_t v);
+absl::StatusOr<int64_t> DecodeCounter(std::string_view bytes);
+
+}  // namespace basalt

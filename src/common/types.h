@@ -1,0 +1,18 @@
+// Small vocabulary shared by the engine, the server and the client library (which must not
+// depend on the engine): write durability and the "latest" timestamp.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace basalt {
+
+// SYNC_WAL: acknowledged means on disk. ASYNC_WAL: logged, synced by the next sync or the
+// background syncer (≤ 100 ms). SKIP_WAL: memstore only, lost on a crash before flush.
+// The values travel in requests and logs, so they never change meaning.
+enum class Durability : uint8_t { kSyncWal = 0, kAsyncWal = 1, kSkipWal = 2 };
+
+// A timestamp left for the server to fill in (its clock), or "no upper bound" in a time range.
+inline constexpr int64_t kLatestTimestamp = std::numeric_limits<int64_t>::max();
+
+}  // namespace basalt
