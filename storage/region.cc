@@ -186,9 +186,7 @@ absl::Status Region::Put(std::string_view row, std::string_view family, std::str
   return Mutate({std::move(rm)}, durability);
 }
 
-absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
-  BASALT_RETURN_IF_ERROR(CheckWritable());
-  // Validate everything before touching anything.
+absl::Status Region::ValidateBatch(const std::vector<RowMutation>& batch) const {
   uint64_t batch_bytes = 0;
   for (const auto& rm : batch) {
     if (rm.row.empty()) return absl::InvalidArgumentError("row key is empty");
@@ -213,20 +211,59 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
   if (batch_bytes > kMaxBatchBytes) {
     return absl::InvalidArgumentError(absl::StrCat("batch of ~", batch_bytes, " bytes exceeds ", kMaxBatchBytes));
   }
-  // Row locks, in stripe order (no deadlock between batches).
-  std::vector<size_t> stripes;
-  for (const auto& rm : batch) stripes.push_back(RowStripe(rm.row) % kRowLockStripes);
-  std::sort(stripes.begin(), stripes.end());
-  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
-  for (size_t s : stripes) row_locks_[s].Lock();
-  struct Unlock {
-    Region* r;
-    std::vector<size_t>* s;
-    ~Unlock() {
-      for (auto it = s->rbegin(); it != s->rend(); ++it) r->row_locks_[*it].Unlock();
-    }
-  } unlock{this, &stripes};
+  return absl::OkStatus();
+}
 
+namespace {
+// Holds the row locks of a set of stripes, taken in stripe order (no deadlock between batches).
+class StripeLocks {
+ public:
+  StripeLocks(absl::Mutex* locks, std::vector<size_t> stripes) : locks_(locks), stripes_(std::move(stripes)) {
+    std::sort(stripes_.begin(), stripes_.end());
+    stripes_.erase(std::unique(stripes_.begin(), stripes_.end()), stripes_.end());
+    for (size_t s : stripes_) locks_[s].Lock();
+  }
+  ~StripeLocks() {
+    for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) locks_[*it].Unlock();
+  }
+  StripeLocks(const StripeLocks&) = delete;
+  StripeLocks& operator=(const StripeLocks&) = delete;
+
+ private:
+  absl::Mutex* locks_;
+  std::vector<size_t> stripes_;
+};
+}  // namespace
+
+absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
+  BASALT_RETURN_IF_ERROR(CheckWritable());
+  // Validate everything before touching anything.
+  BASALT_RETURN_IF_ERROR(ValidateBatch(batch));
+  std::vector<size_t> stripes;
+  stripes.reserve(batch.size());
+  for (const auto& rm : batch) stripes.push_back(RowStripe(rm.row) % kRowLockStripes);
+  StripeLocks locks(row_locks_.get(), std::move(stripes));
+  return MutateLocked(batch, durability);
+}
+
+absl::Status Region::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+                                   Durability durability) {
+  BASALT_RETURN_IF_ERROR(CheckWritable());
+  std::vector<RowMutation> batch(1);
+  batch[0].row.assign(row);
+  BASALT_RETURN_IF_ERROR(ValidateBatch(batch));  // the row key
+  StripeLocks locks(row_locks_.get(), {RowStripe(row) % kRowLockStripes});
+  // Every earlier write to this row has completed and is visible: we hold its lock, and writes
+  // return only once visible.
+  RowResult current;
+  BASALT_RETURN_IF_ERROR(GetInto(row, spec, &current));
+  BASALT_RETURN_IF_ERROR(fn(current, &batch[0].mutations));
+  if (batch[0].mutations.empty()) return absl::OkStatus();
+  BASALT_RETURN_IF_ERROR(ValidateBatch(batch));
+  return MutateLocked(batch, durability);
+}
+
+absl::Status Region::MutateLocked(const std::vector<RowMutation>& batch, Durability durability) {
   // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
   // letting memstores grow without bound.
   if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -178,6 +179,14 @@ class Region {
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
                    int64_t ts = kLatestTimestamp, Durability durability = Durability::kSyncWal);
 
+  // Read-modify-write of one row under its row lock (Increment, Append, CheckAndMutate): reads
+  // the row with `spec`, seeing every earlier write to it, and calls `fn` with what it read.
+  // `fn` fills the mutations to apply (none: nothing is written) or returns an error, which is
+  // returned as is. Writes to the row wait meanwhile; `fn` must not call back into the region.
+  using RowUpdateFn = std::function<absl::Status(const RowResult& current, std::vector<Mutation>* out)>;
+  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+                             Durability durability = Durability::kSyncWal);
+
   absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {});
   // The same into a reusable result (no allocation per cell once warm).
   absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result);
@@ -212,6 +221,9 @@ class Region {
   uint64_t MemstoreBytes() const;
   Store* FindStore(std::string_view family) const;
   absl::Status CheckWritable() const;
+  absl::Status ValidateBatch(const std::vector<RowMutation>& batch) const;
+  // Mutate's work once the batch is valid and its rows are locked.
+  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability);
   uint64_t ReadPoint() const;
   absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
   absl::Status CheckOpen() const;

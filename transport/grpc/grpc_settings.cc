@@ -1,0 +1,42 @@
+#include "transport/grpc/grpc_settings.h"
+
+#include "absl/synchronization/mutex.h"
+
+namespace basalt {
+
+void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes) {
+  builder->AddChannelArgument(GRPC_ARG_MINIMAL_STACK, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder->SetMaxReceiveMessageSize(max_message_bytes);
+  builder->SetMaxSendMessageSize(max_message_bytes);
+}
+
+grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_MINIMAL_STACK, 1);
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetMaxReceiveMessageSize(max_message_bytes);
+  args.SetMaxSendMessageSize(max_message_bytes);
+  // Reconnect quickly after a server restart (defaults back off up to 120 s).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt("basalt.channel_tag", tag);
+  return args;
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+void DisableMutexDeadlockDetection() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+}
+
+}  // namespace basalt
