@@ -1,0 +1,168 @@
+// The `basalt` shell against a real server: every command in script mode (-e, a script file,
+// piped stdin), human and JSON output, and errors that exit non-zero.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "tests/integration/integration_util.h"
+
+#ifndef BASALT_SHELL_BINARY
+#error "BASALT_SHELL_BINARY must name the basalt shell executable"
+#endif
+
+namespace basalt::testing {
+namespace {
+
+struct ShellRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class Shell : public ServerTest {
+ protected:
+  void SetUp() override { StartServer(); }
+
+  // Runs the shell with `args` (already quoted for sh) and optional stdin text.
+  ShellRun Run(const std::string& args, const std::string& stdin_text = "") {
+    const std::string base = dir_.path() + "/shell" + std::to_string(runs_++);
+    std::ofstream(base + ".in") << stdin_text;
+    std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --server=", server_->address(), " ", args, " <", base,
+                                   ".in >", base, ".out 2>", base, ".err");
+    int rc = std::system(cmd.c_str());
+    ShellRun r;
+    r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = Slurp(base + ".out");
+    r.err = Slurp(base + ".err");
+    return r;
+  }
+  ShellRun E(const std::string& commands, const std::string& extra = "") {
+    return Run(extra + " -e '" + absl::StrReplaceAll(commands, {{"'", "'\\''"}}) + "'");
+  }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  int runs_ = 0;
+};
+
+#define EXPECT_HAS(haystack, needle) EXPECT_TRUE(absl::StrContains(haystack, needle)) << (haystack)
+
+TEST_F(Shell, EveryCommandInScriptMode) {
+  ShellRun r = E("create 't1', {NAME => 'cf', VERSIONS => 3, DATA_BLOCK_ENCODING => 'FAST_DIFF', "
+                 "COMPRESSION => 'SNAPPY', BLOOMFILTER => 'ROWCOL', TTL => 3600}, 'cf2'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("put 't1', 'r1', 'cf:a', 'v1', 100; put 't1', 'r1', 'cf:a', 'v2', 200; put 't1', 'r2', 'cf2:b', \"x\\x00y\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  r = E("get 't1', 'r1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "cf:a");
+  EXPECT_HAS(r.out, "timestamp=200, value=v2");
+  EXPECT_HAS(r.out, "1 row(s)");
+  r = E("get 't1', 'r1', {COLUMN => 'cf:a', VERSIONS => 3}");
+  EXPECT_HAS(r.out, "value=v1");
+  r = E("get 't1', 'r1', {COLUMN => 'cf:a', TIMERANGE => [0, 150]}");
+  EXPECT_HAS(r.out, "value=v1");
+  EXPECT_FALSE(absl::StrContains(r.out, "value=v2")) << r.out;
+
+  r = E("scan 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "ROW");
+  EXPECT_HAS(r.out, "column=cf2:b");
+  EXPECT_HAS(r.out, "value=x\\x00y");  // binary bytes printed as HBase's toStringBinary
+  EXPECT_HAS(r.out, "2 row(s)");
+  r = E("scan 't1', {STARTROW => 'r2', LIMIT => 1, COLUMNS => ['cf2']}");
+  EXPECT_HAS(r.out, "1 row(s)");
+  EXPECT_HAS(r.out, " r2 ");
+  r = E("scan 't1', {STOPROW => 'r2'}");
+  EXPECT_HAS(r.out, "1 row(s)");
+
+  r = E("incr 't1', 'c', 'cf:n', 5; incr 't1', 'c', 'cf:n'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "COUNTER VALUE = 5");
+  EXPECT_HAS(r.out, "COUNTER VALUE = 6");
+  r = E("get_counter 't1', 'c', 'cf:n'");
+  EXPECT_HAS(r.out, "COUNTER VALUE = 6");
+  r = E("count 't1'");
+  EXPECT_HAS(r.out, "3 row(s)");
+
+  r = E("delete 't1', 'r1', 'cf:a'; get 't1', 'r1', {COLUMN => 'cf:a', VERSIONS => 3}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "value=v1");
+  EXPECT_FALSE(absl::StrContains(r.out, "value=v2")) << r.out;
+  r = E("deleteall 't1', 'r1'; get 't1', 'r1'");
+  EXPECT_HAS(r.out, "0 row(s)");
+
+  r = E("describe 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "NAME => 'cf'");
+  EXPECT_HAS(r.out, "FAST_DIFF");
+  EXPECT_HAS(r.out, "SNAPPY");
+  EXPECT_HAS(r.out, "ENABLED");
+  r = E("list");
+  EXPECT_HAS(r.out, "t1");
+  r = E("flush 't1'; major_compact 't1'; status");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("count 't1'");
+  EXPECT_HAS(r.out, "2 row(s)");
+  r = E("exists 't1'");
+  EXPECT_HAS(r.out, "does exist");
+
+  r = E("truncate 't1'; count 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "0 row(s)");
+  r = E("disable 't1'; drop 't1'; list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "t1")) << r.out;
+}
+
+TEST_F(Shell, JsonOutputScriptFileAndStdin) {
+  ASSERT_EQ(E("create 'j', 'cf'; put 'j', 'r1', 'cf:q', 'v'").exit_code, 0);
+  ShellRun r = E("get 'j', 'r1'", "--format=json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "\"row\":\"r1\"");
+  EXPECT_HAS(r.out, "\"qualifier\":\"q\"");
+  EXPECT_HAS(r.out, "\"value\":\"v\"");
+
+  const std::string script = dir_.path() + "/script.bs";
+  std::ofstream(script) << "put 'j', 'r2', 'cf:q', 'from file'\n# a comment\nscan 'j'\n";
+  r = Run(script);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "value=from file");
+  EXPECT_HAS(r.out, "2 row(s)");
+
+  r = Run("", "count 'j'\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "2 row(s)");
+}
+
+TEST_F(Shell, ErrorsSayWhatWasWrongAndExitNonZero) {
+  ShellRun r = E("get 'nosuch', 'r'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "nosuch");
+  r = E("create 'e', 'cf'; put 'e', 'r', 'nofam:q', 'v'; put 'e', 'r', 'cf:q', 'never'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "nofam");
+  // Script mode stops at the first error: the last put never ran.
+  r = E("get 'e', 'r'");
+  EXPECT_HAS(r.out, "0 row(s)");
+  r = E("put 'e', 'r'");  // too few arguments
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.err.empty());
+  r = E("put 'e', 'r', 'cf:q', 'unterminated");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.err.empty());
+  r = E("frobnicate 'e'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "help");
+  r = E("create 'e', 'cf'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "exists");
+}
+
+}  // namespace
+}  // namespace basalt::testing

@@ -1,0 +1,98 @@
+// A real basalt-server child process for integration tests: started on a port picked at run
+// time (--listen=127.0.0.1:0 --port_file), stopped with SIGTERM (clean) or SIGKILL (crash),
+// restarted on the same data directory. Not thread-safe; one test thread owns it.
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace basalt::testing {
+
+class ServerProcess {
+ public:
+  // `binary`: path of basalt-server; `data_dir`: its data directory (kept across restarts);
+  // `extra_args`: more --key=value flags.
+  ServerProcess(std::string binary, std::string data_dir, std::vector<std::string> extra_args = {})
+      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {}
+  ~ServerProcess() { Kill(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Starts the server and waits (up to 30 s) until it listens. The first start picks a free
+  // port; restarts reuse it so clients reconnect to the same address.
+  absl::Status Start() {
+    if (pid_ > 0) return absl::FailedPreconditionError("server already running");
+    const std::string port_file = data_dir_ + ".port";
+    ::unlink(port_file.c_str());
+    std::vector<std::string> args = {binary_, "--data_dir=" + data_dir_,
+                                     absl::StrCat("--listen=127.0.0.1:", port_), "--port_file=" + port_file};
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (int rc = ::posix_spawn(&pid_, binary_.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+      pid_ = -1;
+      return absl::InternalError(absl::StrCat("spawn ", binary_, ": error ", rc));
+    }
+    for (int i = 0; i < 3000; ++i) {
+      std::ifstream f(port_file);
+      int port = 0;
+      if (f >> port && port > 0) {
+        port_ = port;
+        return absl::OkStatus();
+      }
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return absl::InternalError(absl::StrCat("basalt-server exited during start-up, status ", status));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Kill();
+    return absl::DeadlineExceededError("basalt-server did not start listening within 30 s");
+  }
+
+  // SIGTERM and wait; returns the exit code (-signal if killed by one).
+  int Terminate() { return StopWith(SIGTERM); }
+  // SIGKILL and wait: a crash.
+  void Kill() {
+    if (pid_ > 0) StopWith(SIGKILL);
+  }
+  bool running() const { return pid_ > 0; }
+  int port() const { return port_; }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  pid_t pid() const { return pid_; }
+
+ private:
+  int StopWith(int sig) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return -WTERMSIG(status);
+    return -1;
+  }
+
+  std::string binary_;
+  std::string data_dir_;
+  std::vector<std::string> extra_args_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace basalt::testing
