@@ -209,7 +209,16 @@ void PrintReport(const Report& r, bool json) {
       }
       out += "}";
     }
-    out += "],\"notes\":[";
+    out += "]";
+    if (!r.summary.empty()) {
+      out += ",\"summary\":{";
+      for (size_t j = 0; j < r.summary.size(); ++j) {
+        const Field& f = r.summary[j];
+        absl::StrAppend(&out, j ? "," : "", JsonString(f.name), ":", f.is_num ? JsonNumber(f.num) : JsonString(f.text));
+      }
+      out += "}";
+    }
+    out += ",\"notes\":[";
     for (size_t i = 0; i < r.notes.size(); ++i) absl::StrAppend(&out, i ? "," : "", JsonString(r.notes[i]));
     out += "]}\n";
     std::fputs(out.c_str(), stdout);
@@ -249,6 +258,14 @@ void PrintReport(const Report& r, bool json) {
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   print_row(rule);
   for (const auto& row : cells) print_row(row);
+  if (!r.summary.empty()) {
+    std::printf("\n");
+    size_t w = 0;
+    for (const auto& f : r.summary) w = std::max(w, f.name.size());
+    for (const auto& f : r.summary) {
+      std::printf("%-*s  %s\n", static_cast<int>(w + 1), (f.name + ":").c_str(), FormatField(f).c_str());
+    }
+  }
   if (!r.notes.empty()) std::printf("\n");
   for (const auto& n : r.notes) std::printf("* %s\n", n.c_str());
   std::fflush(stdout);

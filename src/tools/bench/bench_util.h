@@ -79,6 +79,9 @@ struct Report {
   std::string title;
   std::string command;  // the command line as run
   std::vector<Record> records;
+  // Figures of the whole run (ratios, server memory): "name: value" lines under the table,
+  // "summary": {...} in JSON. Empty: not printed.
+  Record summary;
   std::vector<std::string> notes;
 };
 
@@ -159,5 +162,9 @@ int RunSeed003(const Flags& flags, Report* report);
 int RunCompaction(const Flags& flags, Report* report);
 int RunRocksDb(const Flags& flags, Report* report);
 int RunWrite(const Flags& flags, Report* report);
+// Against a running basalt-server (server_bench.cc).
+int RunServerLatency(const Flags& flags, Report* report);
+int RunServerYcsb(const Flags& flags, Report* report);
+int RunServerLoad(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench
