@@ -7,15 +7,21 @@
 //   absl::StatusOr<basalt::Result> r = table->Get(basalt::Get("row1").AddColumn("cf", "q"));
 //
 // Every call returns absl::Status / StatusOr with the server's code (NotFound: unknown table,
-// InvalidArgument: bad request, ...). Calls have a deadline (ConnectionOptions::timeout) and are
-// retried with exponential backoff on retriable errors (Unavailable, and ResourceExhausted for
-// overload) while the deadline allows; a retried write is safe because Basalt's writes carry
-// their timestamps or are idempotent puts — except Increment and Append, which are retried only
-// when the server never received them (HBase's nonce-less behaviour without nonces: see
-// ConnectionOptions::retry_non_idempotent).
+// InvalidArgument: bad request, ...) and a message prefixed with the call ("Get t1/row1: ...").
+// A call has one deadline, ConnectionOptions::timeout from its start, covering all its attempts.
+// Unavailable and ResourceExhausted are retried, up to max_attempts attempts in all, after a
+// backoff of initial_backoff doubling per retry up to max_backoff, each delay drawn uniformly
+// from [d/2, d] (jitter); a retry whose delay would pass the deadline is not made and the last
+// error is returned. Every other code (DeadlineExceeded included) is returned at once.
+// Increment, Append and CheckAndMutate are not idempotent (Basalt has no nonces: a retry after
+// a failure the server may have applied would apply them twice, or report a condition its first
+// attempt changed), so they are retried only when ConnectionOptions::retry_non_idempotent is set.
+// Everything else is retried: puts and deletes with timestamps are idempotent; a put without
+// one may leave an extra version, a delete of the newest version without one may delete two.
 //
 // Thread-safety: Connection, Table and BufferedMutator are safe to use from many threads; a
-// ResultScanner belongs to one thread. Tables and mutators must not outlive their Connection.
+// ResultScanner belongs to one thread. Tables, scanners and mutators must not outlive their
+// Connection; destroying the Connection waits for its async calls to complete.
 //
 // This header and the others in client/include/basalt/ are the whole public API; nothing else
 // of the client is exported. It does not depend on the storage engine.
@@ -46,13 +52,14 @@ enum class TransportChoice {
 };
 
 struct ConnectionOptions {
-  std::string address;                     // "host:port" of a standalone server
+  std::string address;  // "host:port" ("[v6addr]:port") of a standalone server, or "unix:/path"
   absl::Duration timeout = absl::Seconds(30);       // per call, retries included
   int max_attempts = 5;                    // 1: no retry
   absl::Duration initial_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Seconds(2);
-  bool retry_non_idempotent = false;       // retry Increment/Append after an ambiguous failure
-  TransportChoice transport = TransportChoice::kAuto;  // today every call takes gRPC
+  bool retry_non_idempotent = false;       // also retry Increment, Append, CheckAndMutate
+  // Today every call takes gRPC; kVerbs fails Open with FailedPrecondition (issue 4).
+  TransportChoice transport = TransportChoice::kAuto;
   int channels = 1;  // gRPC channels (TCP connections) the calls are spread over
 };
 
@@ -153,6 +160,18 @@ class RowMutationsBase {
   std::string row;
   std::vector<CellMutation> mutations;
   Durability durability = Durability::kSyncWal;
+  // Set by Delete: with no mutation added, the row is deleted (a DELETE_ROW mutation). A Put or
+  // RowMutations with no mutation is refused with InvalidArgument.
+  bool deletes_row_when_empty = false;
+
+  // Set by RowMutations::Add given another row's mutation: the first such row. Sending a
+  // mutation with a foreign row fails with InvalidArgument.
+  const std::string& foreign_row() const { return foreign_row_; }
+  bool has_foreign_row() const { return has_foreign_row_; }
+
+ protected:
+  std::string foreign_row_;
+  bool has_foreign_row_ = false;
 };
 
 class Put : public RowMutationsBase {
@@ -165,7 +184,7 @@ class Put : public RowMutationsBase {
 class Delete : public RowMutationsBase {
  public:
   // With no column added, deletes the whole row (HBase's deleteall).
-  explicit Delete(std::string row) : RowMutationsBase(std::move(row)) {}
+  explicit Delete(std::string row) : RowMutationsBase(std::move(row)) { deletes_row_when_empty = true; }
   // The newest visible version of the column (ts given: exactly that version).
   Delete& AddColumn(std::string family, std::string qualifier, int64_t ts = kLatestTimestamp);
   // Every version of the column at or below ts.
@@ -179,7 +198,9 @@ class Delete : public RowMutationsBase {
 class RowMutations : public RowMutationsBase {
  public:
   explicit RowMutations(std::string row) : RowMutationsBase(std::move(row)) {}
-  RowMutations& Add(const RowMutationsBase& m);  // must be the same row
+  // Appends m's mutations (a whole-row Delete adds a kDeleteRow). m must be of the same row: if
+  // not, nothing is added and the call that sends this fails with InvalidArgument.
+  RowMutations& Add(const RowMutationsBase& m);
 };
 
 class Increment {
@@ -226,8 +247,12 @@ struct CheckAndMutate {
 // ---------------------------------------------------------------------------------------------
 // Scanner
 
-// Rows of a scan, fetched in batches over a server stream. A broken stream is resumed after
-// the last row returned (as HBase's scanner does), within the connection's retry budget.
+// Rows of a scan, fetched in batches over a server stream. A broken stream (Unavailable,
+// ResourceExhausted) is reopened after the last row returned (as HBase's scanner does), with
+// the connection's retry budget per Next call: max_attempts attempts within timeout. A stream
+// stays open for at most `timeout`; a long scan is then reopened the same way, so a scan may
+// take longer than `timeout` as long as each batch arrives within it. Rows are whole: a row is
+// never split across a reopening.
 class ResultScanner {
  public:
   virtual ~ResultScanner() = default;
@@ -249,7 +274,8 @@ class Table {
   virtual const std::string& name() const = 0;
 
   virtual absl::StatusOr<Result> Get(const basalt::Get& get) = 0;
-  // One Result per Get, in order (a batch of reads).
+  // One Result per Get, in order (a batch of reads). The Gets are sent concurrently (up to 32
+  // in flight, each with its own retries); the first failure, in order, is the call's error.
   virtual absl::StatusOr<std::vector<Result>> Get(const std::vector<basalt::Get>& gets) = 0;
   virtual absl::Status Put(const basalt::Put& put) = 0;
   virtual absl::Status Delete(const basalt::Delete& del) = 0;
@@ -264,10 +290,12 @@ class Table {
   virtual absl::StatusOr<Result> Append(const basalt::Append& app) = 0;
   // True when the condition held and the mutations were applied.
   virtual absl::StatusOr<bool> CheckAndMutate(const basalt::CheckAndMutate& cam) = 0;
+  // Opens the stream and waits for its first batch, so an unknown table or bad request fails
+  // here rather than in the first Next.
   virtual absl::StatusOr<std::unique_ptr<ResultScanner>> GetScanner(const basalt::Scan& scan) = 0;
 
   // Async variants: the callback runs once, on a client thread, when the call completes (retries
-  // included). It must not block for long.
+  // included). It must not block for long, and must not destroy the Connection.
   virtual void GetAsync(basalt::Get get, Callback<absl::StatusOr<Result>> done) = 0;
   virtual void PutAsync(basalt::Put put, Callback<absl::Status> done) = 0;
   virtual void DeleteAsync(basalt::Delete del, Callback<absl::Status> done) = 0;
@@ -285,11 +313,15 @@ struct BufferedMutatorOptions {
 
 class BufferedMutator {
  public:
-  virtual ~BufferedMutator() = default;  // flushes (errors are lost: call Close to see them)
+  virtual ~BufferedMutator() = default;  // closes (errors are lost: call Close to see them)
+  // Buffers m (a Put, Delete or RowMutations). Blocks while max_in_flight_batches batches are
+  // being sent and as many more wait. FailedPrecondition after Close.
   virtual absl::Status Mutate(const RowMutationsBase& m) = 0;
   // Sends everything buffered and waits; returns the first error since the last Flush (with
   // the number of failed mutations), OK if all were applied.
   virtual absl::Status Flush() = 0;
+  // Flushes (returning Flush's status) and stops the background thread; later Mutate and
+  // Flush calls fail with FailedPrecondition. Closing again returns OK.
   virtual absl::Status Close() = 0;
 };
 
@@ -353,8 +385,10 @@ class Admin {
 class Connection {
  public:
   // Connects (lazily: the first call dials). InvalidArgument for a malformed address.
+  // InvalidArgument also for a non-positive timeout, max_attempts or channels;
+  // FailedPrecondition for TransportChoice::kVerbs (not built yet).
   static absl::StatusOr<std::unique_ptr<Connection>> Open(const ConnectionOptions& options);
-  virtual ~Connection() = default;
+  virtual ~Connection() = default;  // waits for the async calls in flight
 
   // Tables are cheap handles; the table's existence is checked by the first call.
   virtual std::unique_ptr<Table> GetTable(const std::string& name) = 0;

@@ -1,0 +1,130 @@
+// Admin: the Admin service's calls, family settings named as in HBase's shell.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/core.h"
+#include "src/common/status.h"
+
+namespace basalt::client_internal {
+namespace {
+
+TableInfo FromProto(const rpc::DescribeTableResponse& d) {
+  TableInfo t;
+  t.name = d.table().name();
+  t.enabled = d.state() == rpc::TABLE_ENABLED;
+  for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
+  return t;
+}
+
+class AdminImpl final : public Admin {
+ public:
+  explicit AdminImpl(Core* core) : core_(core) {}
+
+  absl::Status CreateTable(const TableInfo& table) override {
+    const std::string what = absl::StrCat("CreateTable ", table.name);
+    if (table.name.empty()) return WithContext(absl::InvalidArgumentError("empty table name"), what);
+    if (table.families.empty()) return WithContext(absl::InvalidArgumentError("a table needs a family"), what);
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name(table.name);
+    for (const FamilySettings& f : table.families) {
+      BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
+    }
+    rpc::CreateTableResponse resp;
+    return WithContext(core_->CallGrpc(true,
+                                       [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                         return path->admin_stub()->CreateTable(ctx, req, &resp);
+                                       }),
+                       what);
+  }
+
+  absl::StatusOr<TableInfo> DescribeTable(const std::string& name) override {
+    rpc::TableRequest req;
+    req.set_table(name);
+    rpc::DescribeTableResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->DescribeTable(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("DescribeTable ", name));
+    return FromProto(resp);
+  }
+
+  absl::StatusOr<std::vector<TableInfo>> ListTables() override {
+    rpc::ListTablesRequest req;
+    rpc::ListTablesResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListTables(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "ListTables");
+    std::vector<TableInfo> out;
+    out.reserve(resp.tables_size());
+    for (const rpc::DescribeTableResponse& d : resp.tables()) out.push_back(FromProto(d));
+    return out;
+  }
+
+  absl::Status DisableTable(const std::string& name) override {
+    return TableCall("DisableTable", name, &rpc::Admin::Stub::DisableTable);
+  }
+  absl::Status EnableTable(const std::string& name) override {
+    return TableCall("EnableTable", name, &rpc::Admin::Stub::EnableTable);
+  }
+  absl::Status DropTable(const std::string& name) override {
+    return TableCall("DropTable", name, &rpc::Admin::Stub::DropTable);
+  }
+  absl::Status Flush(const std::string& name) override { return TableCall("Flush", name, &rpc::Admin::Stub::Flush); }
+  absl::Status MajorCompact(const std::string& name) override {
+    return TableCall("MajorCompact", name, &rpc::Admin::Stub::MajorCompact);
+  }
+
+  absl::StatusOr<ServerStatus> Status() override {
+    rpc::StatusRequest req;
+    rpc::StatusResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->Status(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "Status");
+    ServerStatus out;
+    out.version = resp.version();
+    out.mode = resp.mode();
+    out.uptime_seconds = resp.uptime_seconds();
+    out.requests = resp.requests();
+    out.block_cache_bytes = resp.block_cache_bytes();
+    out.block_cache_capacity = resp.block_cache_capacity();
+    out.resident_bytes = resp.resident_bytes();
+    for (const rpc::TableStatus& t : resp.tables()) {
+      TableStatus ts;
+      ts.name = t.name();
+      ts.enabled = t.state() == rpc::TABLE_ENABLED;
+      ts.memstore_bytes = t.memstore_bytes();
+      ts.store_files = t.store_files();
+      ts.flushes = t.flushes();
+      ts.compactions = t.compactions();
+      out.tables.push_back(std::move(ts));
+    }
+    return out;
+  }
+
+ private:
+  using TableMethod = grpc::Status (rpc::Admin::Stub::*)(grpc::ClientContext*, const rpc::TableRequest&,
+                                                         rpc::AdminResponse*);
+
+  absl::Status TableCall(std::string_view op, const std::string& name, TableMethod method) {
+    rpc::TableRequest req;
+    req.set_table(name);
+    rpc::AdminResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return (path->admin_stub()->*method)(ctx, req, &resp);
+    });
+    return WithContext(s, absl::StrCat(AV(op), " ", name));
+  }
+
+  Core* const core_;
+};
+
+}  // namespace
+
+std::unique_ptr<Admin> NewAdmin(Core* core) { return std::make_unique<AdminImpl>(core); }
+
+}  // namespace basalt::client_internal

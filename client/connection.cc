@@ -1,0 +1,70 @@
+// Connection::Open and the Connection that owns the shared Core (client.h).
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/core.h"
+#include "src/common/status.h"
+
+namespace basalt {
+namespace client_internal {
+namespace {
+
+class ConnectionImpl final : public Connection {
+ public:
+  explicit ConnectionImpl(std::unique_ptr<Core> core) : core_(std::move(core)) {}
+  ~ConnectionImpl() override { core_->WaitAsyncIdle(); }
+
+  std::unique_ptr<Table> GetTable(const std::string& name) override { return NewTable(core_.get(), name); }
+  std::unique_ptr<Admin> GetAdmin() override { return NewAdmin(core_.get()); }
+  std::unique_ptr<BufferedMutator> GetBufferedMutator(const std::string& table,
+                                                      const BufferedMutatorOptions& options) override {
+    return NewBufferedMutator(core_.get(), table, options);
+  }
+  const ConnectionOptions& options() const override { return core_->options(); }
+
+ private:
+  std::unique_ptr<Core> core_;
+};
+
+absl::Status ValidateOptions(const ConnectionOptions& o) {
+  BASALT_RETURN_IF_ERROR(ValidateAddress(o.address));
+  if (o.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("connection timeout must be positive, got ", absl::FormatDuration(o.timeout)));
+  }
+  if (o.max_attempts < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("max_attempts must be at least 1, got ", o.max_attempts));
+  }
+  if (o.initial_backoff < absl::ZeroDuration() || o.max_backoff < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("backoff durations must not be negative");
+  }
+  if (o.channels < 1 || o.channels > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("channels must be in 1..256, got ", o.channels));
+  }
+  return absl::OkStatus();
+}
+
+PathPolicy PolicyOf(TransportChoice t) {
+  switch (t) {
+    case TransportChoice::kAuto: return PathPolicy::kAuto;
+    case TransportChoice::kGrpc: return PathPolicy::kGrpcOnly;
+    case TransportChoice::kVerbs: return PathPolicy::kVerbsOnly;
+  }
+  return PathPolicy::kAuto;
+}
+
+}  // namespace
+}  // namespace client_internal
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOptions& options) {
+  using namespace client_internal;
+  BASALT_RETURN_IF_ERROR(WithContext(ValidateOptions(options), "Connection::Open"));
+  SelectorOptions so;
+  so.policy = PolicyOf(options.transport);
+  so.grpc_channels = options.channels;
+  absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {options.address});
+  if (!selector.ok()) return WithContext(selector.status(), absl::StrCat("Connection::Open ", options.address));
+  return std::unique_ptr<Connection>(
+      std::make_unique<ConnectionImpl>(std::make_unique<Core>(options, std::move(*selector))));
+}
+
+}  // namespace basalt

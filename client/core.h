@@ -1,0 +1,114 @@
+// What a Connection's tables, scanners, mutators and admin share: the options, the network
+// selector, the retry policy, a timer thread for async retries and the count of async calls in
+// flight (the Connection's destructor waits for it). Thread-safe.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "basalt/client.h"
+#include "client/retry.h"
+#include "client/wire.h"
+#include "transport/grpc/grpc_settings.h"
+#include "transport/selector.h"
+
+namespace basalt::client_internal {
+
+// Runs functions after a delay on one thread (started by the first task). The destructor
+// drops tasks not yet run: owners finish their async work first.
+class Scheduler {
+ public:
+  Scheduler() = default;
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void After(absl::Duration delay, std::function<void()> fn);
+
+ private:
+  void Loop();
+
+  absl::Mutex mu_;
+  std::multimap<absl::Time, std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
+};
+
+class Core {
+ public:
+  Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector);
+  // Waits for the async calls in flight.
+  ~Core();
+
+  const ConnectionOptions& options() const { return options_; }
+  const RetryPolicy& policy() const { return policy_; }
+  NetworkSelector* selector() const { return selector_.get(); }
+  const std::string& server() const { return options_.address; }
+  Scheduler& scheduler() { return scheduler_; }
+  absl::Time Deadline() const { return absl::Now() + policy_.timeout; }
+
+  // The server's gRPC path.
+  absl::StatusOr<GrpcPath*> Grpc() { return selector_->Grpc(server()); }
+
+  // Async accounting: every async operation calls BeginAsync before it starts and EndAsync after
+  // its callback returned.
+  void BeginAsync();
+  void EndAsync();
+  void WaitAsyncIdle();
+
+  // One async attempt: starts the call and returns OK (done will run once), or returns the
+  // error that kept it from starting (done will not run).
+  using AsyncAttempt = std::function<absl::Status(absl::Time deadline, PathCallback done)>;
+  // Runs attempts with the retry policy until success or the end of the budget, then finish
+  // with the final status (annotated with the attempts, without context), exactly once, on a
+  // client thread. Brackets itself with BeginAsync / EndAsync.
+  void RunAsync(bool retriable_op, AsyncAttempt attempt, std::function<void(absl::Status)> finish);
+
+  // A synchronous gRPC unary call with retries: call(stub path, ctx) per attempt.
+  absl::Status CallGrpc(bool retriable_op,
+                        const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call);
+
+ private:
+  struct AsyncOp;
+  static void Attempt(std::shared_ptr<AsyncOp> op);
+
+  const ConnectionOptions options_;
+  const RetryPolicy policy_;
+  std::unique_ptr<NetworkSelector> selector_;
+  absl::Mutex mu_;
+  int64_t async_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  Scheduler scheduler_;  // after selector_: stopped before the channels go
+};
+
+// Starts a gRPC callback-API call: start(ctx, on_done) issues it; `done` gets its status.
+// The context lives until the call completes.
+void GrpcAsync(absl::Time deadline,
+               const std::function<void(grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done)>& start,
+               PathCallback done);
+
+std::unique_ptr<Table> NewTable(Core* core, const std::string& name);
+std::unique_ptr<Admin> NewAdmin(Core* core);
+std::unique_ptr<BufferedMutator> NewBufferedMutator(Core* core, const std::string& table,
+                                                    const BufferedMutatorOptions& options);
+// Opens a scan's stream and reads its first batch.
+absl::StatusOr<std::unique_ptr<ResultScanner>> OpenScanner(Core* core, const std::string& table, const Scan& scan);
+
+// Splits rows into BatchMutate requests, one per durability, remembering each row's index.
+struct BatchPart {
+  rpc::BatchMutateRequest request;
+  std::vector<size_t> indices;
+};
+// Rows that fail to convert get their error in (*statuses)[i] and are left out.
+std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<RowMutationsBase>& rows,
+                                  std::vector<absl::Status>* statuses);
+// A BatchMutate response's row statuses (the server's per-row code and message).
+absl::Status RowStatusToStatus(const rpc::RowStatus& rs);
+
+}  // namespace basalt::client_internal

@@ -1,0 +1,63 @@
+#include "client/retry.h"
+
+#include <algorithm>
+#include <optional>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace basalt::client_internal {
+
+RetryPolicy RetryPolicy::From(const ConnectionOptions& o) {
+  RetryPolicy p;
+  p.max_attempts = o.max_attempts;
+  p.initial_backoff = o.initial_backoff;
+  p.max_backoff = std::max(o.max_backoff, o.initial_backoff);
+  p.timeout = o.timeout;
+  return p;
+}
+
+bool IsRetriable(absl::StatusCode code) {
+  return code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kResourceExhausted;
+}
+
+absl::Duration BackoffDelay(const RetryPolicy& policy, int retry, double jitter01) {
+  absl::Duration d = policy.initial_backoff;
+  for (int i = 1; i < retry && d < policy.max_backoff; i++) d *= 2;
+  d = std::min(d, policy.max_backoff);
+  jitter01 = std::clamp(jitter01, 0.0, 1.0);
+  return d / 2 + (d / 2) * jitter01;
+}
+
+absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> dist(0.0, 1.0);
+  return BackoffDelay(policy, retry, dist(rng));
+}
+
+std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
+                                        int attempts, absl::Time deadline, absl::Time now) {
+  if (status.ok() || !retriable_op || !IsRetriable(status.code())) return std::nullopt;
+  if (attempts >= policy.max_attempts) return std::nullopt;
+  absl::Duration delay = JitteredBackoff(policy, attempts);
+  if (now + delay >= deadline) return std::nullopt;
+  return delay;
+}
+
+absl::Status AfterAttempts(const absl::Status& s, int attempts) {
+  if (s.ok() || attempts <= 1) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (after ", attempts, " attempts)"));
+}
+
+absl::Status RetryLoop(const RetryPolicy& policy, bool retriable_op, absl::Time deadline,
+                       const std::function<absl::Status(absl::Time deadline)>& attempt) {
+  for (int attempts = 1;; attempts++) {
+    absl::Status s = attempt(deadline);
+    if (s.ok()) return s;
+    std::optional<absl::Duration> delay = NextRetry(policy, retriable_op, s, attempts, deadline, absl::Now());
+    if (!delay.has_value()) return AfterAttempts(s, attempts);
+    absl::SleepFor(*delay);
+  }
+}
+
+}  // namespace basalt::client_internal

@@ -1,0 +1,47 @@
+// The client's retry policy (client.h, "Every call..."): which codes are retried, the backoff
+// schedule with jitter, and the synchronous retry loop. Thread-safe (the jitter source is
+// per thread).
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "basalt/client.h"
+
+namespace basalt::client_internal {
+
+struct RetryPolicy {
+  int max_attempts = 5;  // attempts in all; 1: no retry
+  absl::Duration initial_backoff = absl::Milliseconds(20);
+  absl::Duration max_backoff = absl::Seconds(2);
+  absl::Duration timeout = absl::Seconds(30);
+
+  static RetryPolicy From(const ConnectionOptions& o);
+};
+
+// Unavailable and ResourceExhausted.
+bool IsRetriable(absl::StatusCode code);
+
+// The delay before retry number `retry` (1: the first retry): d = initial * 2^(retry-1) capped
+// at max_backoff, then jittered to d/2 + jitter01 * d/2 (jitter01 in [0, 1]).
+absl::Duration BackoffDelay(const RetryPolicy& policy, int retry, double jitter01);
+// BackoffDelay with a random jitter.
+absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry);
+
+// Decides what follows a failed attempt. Returns the delay before the next attempt, or
+// nullopt when the call should end with `status`: not retriable, `retriable_op` false, out of
+// attempts, or the delay would pass `deadline`. `attempts` is how many were made.
+std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
+                                        int attempts, absl::Time deadline, absl::Time now);
+
+// `s` after `attempts` attempts: with " (after N attempts)" appended when more than one.
+absl::Status AfterAttempts(const absl::Status& s, int attempts);
+
+// Runs attempt(deadline) until it succeeds or NextRetry says stop; sleeps between attempts.
+// Returns the last status, annotated by AfterAttempts.
+absl::Status RetryLoop(const RetryPolicy& policy, bool retriable_op, absl::Time deadline,
+                       const std::function<absl::Status(absl::Time deadline)>& attempt);
+
+}  // namespace basalt::client_internal

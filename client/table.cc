@@ -1,0 +1,301 @@
+// Table: the data operations over the network selector (Get/Mutate through a DataPath, the rest
+// over gRPC), with the retry policy of client.h.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/core.h"
+#include "src/common/status.h"
+
+namespace basalt::client_internal {
+namespace {
+
+// Get t1/row1
+std::string What(std::string_view op, const std::string& table, std::string_view row) {
+  return absl::StrCat(AV(op), " ", table, "/", PrintableRow(row));
+}
+
+absl::Status EmptyRow() { return absl::InvalidArgumentError("empty row key"); }
+
+class TableImpl final : public Table {
+ public:
+  TableImpl(Core* core, std::string name) : core_(core), name_(std::move(name)) {}
+
+  const std::string& name() const override { return name_; }
+
+  absl::StatusOr<Result> Get(const basalt::Get& get) override {
+    const std::string what = What("Get", name_, get.row);
+    if (get.row.empty()) return WithContext(EmptyRow(), what);
+    rpc::GetRequest req;
+    BuildGet(get, &req);
+    rpc::GetResponse resp;
+    absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->server()));
+      resp.Clear();
+      absl::Status st = path->Get(req, deadline, &resp);
+      if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
+      return st;
+    });
+    if (!s.ok()) return WithContext(s, what);
+    return RowOf(std::move(*resp.mutable_row()), get.row);
+  }
+
+  absl::StatusOr<std::vector<Result>> Get(const std::vector<basalt::Get>& gets) override {
+    // Up to kWindow Gets in flight through the async path; the state outlives this frame in
+    // case a callback still holds it after the last Signal.
+    constexpr int kWindow = 32;
+    struct State {
+      absl::Mutex mu;
+      int in_flight ABSL_GUARDED_BY(mu) = 0;
+      std::vector<absl::StatusOr<Result>> results;
+    };
+    auto state = std::make_shared<State>();
+    state->results.resize(gets.size());
+    for (size_t i = 0; i < gets.size(); i++) {
+      {
+        absl::MutexLock l(&state->mu);
+        state->mu.Await(absl::Condition(
+            +[](State* s) ABSL_NO_THREAD_SAFETY_ANALYSIS { return s->in_flight < kWindow; }, state.get()));
+        state->in_flight++;
+      }
+      GetAsync(gets[i], [state, i](absl::StatusOr<Result> r) {
+        absl::MutexLock l(&state->mu);
+        state->results[i] = std::move(r);
+        state->in_flight--;
+      });
+    }
+    absl::MutexLock l(&state->mu);
+    state->mu.Await(absl::Condition(
+        +[](State* s) ABSL_NO_THREAD_SAFETY_ANALYSIS { return s->in_flight == 0; }, state.get()));
+    std::vector<Result> out;
+    out.reserve(gets.size());
+    for (size_t i = 0; i < gets.size(); i++) {
+      if (!state->results[i].ok()) {
+        const absl::Status& s = state->results[i].status();
+        return absl::Status(s.code(), absl::StrCat("Get #", i, " of ", gets.size(), ": ", s.message()));
+      }
+      out.push_back(std::move(*state->results[i]));
+    }
+    return out;
+  }
+
+  absl::Status Put(const basalt::Put& put) override { return Mutate("Put", put); }
+  absl::Status Delete(const basalt::Delete& del) override { return Mutate("Delete", del); }
+  absl::Status MutateRow(const RowMutations& mutations) override { return Mutate("MutateRow", mutations); }
+
+  absl::StatusOr<std::vector<absl::Status>> Batch(const std::vector<RowMutationsBase>& rows) override {
+    std::vector<absl::Status> statuses;
+    std::vector<BatchPart> parts = SplitBatch(name_, rows, &statuses);
+    for (const BatchPart& part : parts) {
+      rpc::BatchMutateResponse resp;
+      absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+        resp.Clear();
+        return path->data_stub()->BatchMutate(ctx, part.request, &resp);
+      });
+      if (!s.ok()) return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
+      if (static_cast<size_t>(resp.results_size()) != part.indices.size()) {
+        return absl::InternalError(absl::StrCat("Batch ", name_, ": the server answered ", resp.results_size(),
+                                                " statuses for ", part.indices.size(), " rows"));
+      }
+      for (size_t j = 0; j < part.indices.size(); j++) {
+        size_t i = part.indices[j];
+        statuses[i] = WithContext(RowStatusToStatus(resp.results(j)), What("Batch", name_, rows[i].row));
+      }
+    }
+    return statuses;
+  }
+
+  absl::StatusOr<Result> Increment(const basalt::Increment& inc) override {
+    const std::string what = What("Increment", name_, inc.row);
+    if (inc.row.empty()) return WithContext(EmptyRow(), what);
+    if (inc.columns.empty()) return WithContext(absl::InvalidArgumentError("no columns to increment"), what);
+    rpc::IncrementRequest req;
+    req.set_table(name_);
+    req.set_row(inc.row);
+    req.set_durability(ToProto(inc.durability));
+    for (const basalt::Increment::Column& c : inc.columns) {
+      rpc::ColumnAmount* ca = req.add_columns();
+      ca->set_family(c.family);
+      ca->set_qualifier(c.qualifier);
+      ca->set_amount(c.amount);
+    }
+    rpc::IncrementResponse resp;
+    absl::Status s =
+        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+          resp.Clear();
+          return path->data_stub()->Increment(ctx, req, &resp);
+        });
+    if (!s.ok()) return WithContext(s, what);
+    return RowOf(std::move(*resp.mutable_row()), inc.row);
+  }
+
+  absl::StatusOr<int64_t> IncrementColumnValue(std::string row, std::string family, std::string qualifier,
+                                               int64_t amount) override {
+    const std::string what = absl::StrCat(What("Increment", name_, row), " ", family, ":", qualifier);
+    BASALT_ASSIGN_OR_RETURN(Result r, Increment(basalt::Increment(row).AddColumn(family, qualifier, amount)));
+    std::optional<std::string_view> v = r.Value(family, qualifier);
+    if (!v.has_value()) {
+      return absl::InternalError(absl::StrCat(what, ": the server's answer lacks the column"));
+    }
+    return WithContextOr(DecodeCounter(*v), what);
+  }
+
+  absl::StatusOr<Result> Append(const basalt::Append& app) override {
+    const std::string what = What("Append", name_, app.row);
+    if (app.row.empty()) return WithContext(EmptyRow(), what);
+    if (app.columns.empty()) return WithContext(absl::InvalidArgumentError("no columns to append"), what);
+    rpc::AppendRequest req;
+    req.set_table(name_);
+    req.set_row(app.row);
+    req.set_durability(ToProto(app.durability));
+    for (const basalt::Append::Column& c : app.columns) {
+      rpc::ColumnValue* cv = req.add_columns();
+      cv->set_family(c.family);
+      cv->set_qualifier(c.qualifier);
+      cv->set_value(c.value);
+    }
+    rpc::AppendResponse resp;
+    absl::Status s =
+        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+          resp.Clear();
+          return path->data_stub()->Append(ctx, req, &resp);
+        });
+    if (!s.ok()) return WithContext(s, what);
+    return RowOf(std::move(*resp.mutable_row()), app.row);
+  }
+
+  absl::StatusOr<bool> CheckAndMutate(const basalt::CheckAndMutate& cam) override {
+    const std::string what = What("CheckAndMutate", name_, cam.row);
+    if (cam.row.empty()) return WithContext(EmptyRow(), what);
+    if (cam.mutations.row != cam.row) {
+      return WithContext(absl::InvalidArgumentError(absl::StrCat("the mutations are of row \"",
+                                                                 PrintableRow(cam.mutations.row), "\"")),
+                         what);
+    }
+    rpc::CheckAndMutateRequest req;
+    req.set_table(name_);
+    req.set_row(cam.row);
+    rpc::Condition* cond = req.mutable_condition();
+    cond->set_family(cam.family);
+    cond->set_qualifier(cam.qualifier);
+    cond->set_op(ToProto(cam.op));
+    if (cam.op != CompareOp::kNotExists) cond->set_value(cam.value);
+    absl::Status conv = ToProto(cam.mutations, req.mutable_mutation());
+    if (!conv.ok()) return WithContext(conv, what);
+    req.set_durability(ToProto(cam.mutations.durability));
+    rpc::CheckAndMutateResponse resp;
+    absl::Status s =
+        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+          resp.Clear();
+          return path->data_stub()->CheckAndMutate(ctx, req, &resp);
+        });
+    if (!s.ok()) return WithContext(s, what);
+    return resp.processed();
+  }
+
+  absl::StatusOr<std::unique_ptr<ResultScanner>> GetScanner(const basalt::Scan& scan) override {
+    return OpenScanner(core_, name_, scan);
+  }
+
+  void GetAsync(basalt::Get get, Callback<absl::StatusOr<Result>> done) override {
+    std::string what = What("Get", name_, get.row);
+    auto req = std::make_shared<rpc::GetRequest>();
+    auto resp = std::make_shared<rpc::GetResponse>();
+    BuildGet(get, req.get());
+    absl::Status invalid = get.row.empty() ? EmptyRow() : absl::OkStatus();
+    Core* core = core_;
+    core_->RunAsync(
+        true,
+        [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
+          BASALT_RETURN_IF_ERROR(invalid);
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->server()));
+          resp->Clear();
+          path->GetAsync(req.get(), deadline, resp.get(),
+                         [core, path, on_done = std::move(on_done)](absl::Status s) {
+                           if (!s.ok()) core->selector()->ReportFailure(core->server(), path, s);
+                           on_done(std::move(s));
+                         });
+          return absl::OkStatus();
+        },
+        [req, resp, what = std::move(what), done = std::move(done)](absl::Status s) {
+          if (!s.ok()) {
+            done(WithContext(s, what));
+          } else {
+            done(RowOf(std::move(*resp->mutable_row()), req->row()));
+          }
+        });
+  }
+
+  void PutAsync(basalt::Put put, Callback<absl::Status> done) override {
+    MutateAsync("Put", put, std::move(done));
+  }
+  void DeleteAsync(basalt::Delete del, Callback<absl::Status> done) override {
+    MutateAsync("Delete", del, std::move(done));
+  }
+
+ private:
+  void BuildGet(const basalt::Get& get, rpc::GetRequest* req) const {
+    req->set_table(name_);
+    req->set_row(get.row);
+    ToProto(get, req->mutable_read());
+  }
+
+  // A Result for `row`; an empty answer still names the row asked for.
+  static Result RowOf(rpc::Row&& row, const std::string& asked) {
+    Result r = FromProto(std::move(row));
+    if (r.row().empty()) r.set_row(asked);
+    return r;
+  }
+
+  absl::Status BuildMutate(const RowMutationsBase& m, rpc::MutateRequest* req) const {
+    if (m.row.empty()) return EmptyRow();
+    req->set_table(name_);
+    req->set_durability(ToProto(m.durability));
+    return ToProto(m, req->mutable_mutation());
+  }
+
+  absl::Status Mutate(std::string_view op, const RowMutationsBase& m) {
+    const std::string what = What(op, name_, m.row);
+    rpc::MutateRequest req;
+    absl::Status conv = BuildMutate(m, &req);
+    if (!conv.ok()) return WithContext(conv, what);
+    absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
+      absl::Status st = path->Mutate(req, deadline);
+      if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
+      return st;
+    });
+    return WithContext(s, what);
+  }
+
+  void MutateAsync(std::string_view op, const RowMutationsBase& m, Callback<absl::Status> done) {
+    std::string what = What(op, name_, m.row);
+    auto req = std::make_shared<rpc::MutateRequest>();
+    auto resp = std::make_shared<rpc::MutateResponse>();
+    absl::Status invalid = BuildMutate(m, req.get());
+    Core* core = core_;
+    core_->RunAsync(
+        true,
+        [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
+          BASALT_RETURN_IF_ERROR(invalid);
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->server()));
+          path->MutateAsync(req.get(), deadline, resp.get(),
+                            [core, path, on_done = std::move(on_done)](absl::Status s) {
+                              if (!s.ok()) core->selector()->ReportFailure(core->server(), path, s);
+                              on_done(std::move(s));
+                            });
+          return absl::OkStatus();
+        },
+        [what = std::move(what), done = std::move(done)](absl::Status s) { done(WithContext(s, what)); });
+  }
+
+  Core* const core_;
+  const std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Table> NewTable(Core* core, const std::string& name) {
+  return std::make_unique<TableImpl>(core, name);
+}
+
+}  // namespace basalt::client_internal
