@@ -1,0 +1,65 @@
+// The standalone catalogue: which tables exist, their families and whether they are enabled,
+// persisted as one small file `CATALOG` in the data directory, replaced atomically
+// (Env::WriteFileDurably: write CATALOG.tmp, fdatasync, rename, fsync the directory).
+//
+// File layout (integers little-endian, varints as LevelDB):
+//
+//   +----------------+--------------+------------------+-------------+---------+--------------+
+//   | magic "BSLTCATG" | version u32 | min_read_ver u32 | payload_len u32 | payload | crc32c u32 |
+//   +----------------+--------------+------------------+-------------+---------+--------------+
+//   crc32c: masked CRC32C of every byte before it.
+//   payload: varint table count, then per table:
+//     lp name | u8 state (0 enabled, 1 disabled) | varint family count | family*
+//   family:
+//     lp name | varint max_versions | varint min_versions | varint ttl_ms | varint block_size |
+//     u8 encoding | u8 compression | u8 bloom | u8 checksum | varint bytes_per_checksum |
+//     u8 flags (1 cache_blocks, 2 cache_encoded, 4 verify_checksums)
+//   (enum bytes are storage/options.h's values, which never change meaning.)
+//
+// A reader refuses a file whose min_read_ver is above what it knows (FailedPrecondition) and
+// any damage (DataLoss naming the path). Thread-compatible: plain functions on values.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "storage/options.h"
+
+namespace basalt {
+class Env;
+}
+
+namespace basalt::server {
+
+inline constexpr char kCatalogFileName[] = "CATALOG";
+inline constexpr uint32_t kCatalogVersion = 1;
+
+struct TableSpec {
+  std::string name;
+  std::vector<FamilyOptions> families;
+  bool enabled = true;
+  bool operator==(const TableSpec&) const;
+};
+
+// HBase's table-name rule: 1-255 bytes of [A-Za-z0-9_.-], not starting with '.' or '-'.
+// InvalidArgument naming the name.
+absl::Status ValidateTableName(std::string_view name);
+// HBase's family-name rule (non-empty, not starting with '.', no ':', '\', '/' or control
+// characters) plus ValidateFamily's limits. InvalidArgument.
+absl::Status ValidateFamilyName(std::string_view name);
+// A whole table: legal name, at least one family, legal unique family names, valid settings.
+absl::Status ValidateTableSpec(const TableSpec& spec);
+
+std::string EncodeCatalog(const std::vector<TableSpec>& tables);
+// `path` names the file in errors. DataLoss for any damage; FailedPrecondition for a newer
+// format than this build reads.
+absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path);
+
+// Reads data_dir/CATALOG; a missing file is an empty catalogue (a new data directory).
+absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir);
+// Replaces data_dir/CATALOG atomically and durably.
+absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables);
+
+}  // namespace basalt::server

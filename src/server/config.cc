@@ -1,0 +1,293 @@
+#include "src/server/config.h"
+
+#include <cctype>
+#include <climits>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "src/common/status.h"
+
+namespace basalt::server {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+absl::Status BadValue(std::string_view key, std::string_view value, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("bad value '", AV(value), "' for ", AV(key), ": ", why));
+}
+
+// A byte size: a plain number, or a number with a suffix K/KiB, M/MiB, G/GiB (powers of 1024).
+absl::StatusOr<uint64_t> ParseBytes(std::string_view key, std::string_view v) {
+  std::string_view num = v;
+  uint64_t mult = 1;
+  std::string lower = absl::AsciiStrToLower(AV(v));
+  struct Suffix {
+    const char* s;
+    uint64_t m;
+  };
+  static constexpr Suffix kSuffixes[] = {{"kib", 1ull << 10}, {"mib", 1ull << 20}, {"gib", 1ull << 30},
+                                         {"kb", 1ull << 10},  {"mb", 1ull << 20},  {"gb", 1ull << 30},
+                                         {"k", 1ull << 10},   {"m", 1ull << 20},   {"g", 1ull << 30},
+                                         {"b", 1}};
+  for (const Suffix& s : kSuffixes) {
+    std::string_view suf(s.s);
+    if (lower.size() > suf.size() && std::string_view(lower).substr(lower.size() - suf.size()) == suf) {
+      num = Trim(v.substr(0, v.size() - suf.size()));
+      mult = s.m;
+      break;
+    }
+  }
+  uint64_t n = 0;
+  if (num.empty() || !std::isdigit(static_cast<unsigned char>(num[0])) || !absl::SimpleAtoi(AV(num), &n)) {
+    return BadValue(key, v, "expected a byte count such as 1048576, 64KiB or 128MiB");
+  }
+  if (n > UINT64_MAX / mult) return BadValue(key, v, "too large");
+  return n * mult;
+}
+
+absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view v, int64_t min, int64_t max) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(AV(v), &n)) return BadValue(key, v, "expected an integer");
+  if (n < min || n > max) return BadValue(key, v, absl::StrCat("must be in [", min, ", ", max, "]"));
+  return n;
+}
+
+absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view v) {
+  std::string l = absl::AsciiStrToLower(AV(v));
+  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+  return BadValue(key, v, "expected true or false");
+}
+
+struct Setting {
+  const char* key;
+  const char* default_text;
+  const char* help;
+  std::function<absl::Status(std::string_view key, std::string_view value, ServerConfig*)> set;
+};
+
+const std::vector<Setting>& Settings() {
+  static const auto* kSettings = new std::vector<Setting>{
+      {"data_dir", "./basalt-data", "directory holding the catalogue and every table's region",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->data_dir = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"listen", "127.0.0.1:16020", "HOST:PORT to serve gRPC on; port 0 picks a free port",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         std::string host;
+         int port;
+         absl::Status s = SplitHostPort(v, &host, &port);
+         if (!s.ok()) return BadValue(k, v, s.message());
+         c->listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"port_file", "", "once listening, write the bound port and a newline here (atomically)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->port_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"standalone", "true", "embed the master (the only mode built so far)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->standalone, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"handler_threads", "16", "completion queues, each polled by one thread running handlers inline",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1024));
+         c->handler_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"memstore_flush_size", "128MiB", "a region flushes its memstores past this many bytes",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (64u << 10)) return BadValue(k, v, "must be at least 64KiB");
+         c->memstore_flush_size = n;
+         return absl::OkStatus();
+       }},
+      {"block_cache_size", "128MiB", "bytes of the block cache shared by all tables (0: none)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->block_cache_size, ParseBytes(k, v));
+         return absl::OkStatus();
+       }},
+      {"durability", "sync", "default for DURABILITY_DEFAULT requests: sync, async or skip",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         std::string l = absl::AsciiStrToLower(AV(v));
+         if (l == "sync" || l == "sync_wal") {
+           c->durability = Durability::kSyncWal;
+         } else if (l == "async" || l == "async_wal") {
+           c->durability = Durability::kAsyncWal;
+         } else if (l == "skip" || l == "skip_wal") {
+           c->durability = Durability::kSkipWal;
+         } else {
+           return BadValue(k, v, "expected sync, async or skip");
+         }
+         return absl::OkStatus();
+       }},
+      {"max_concurrent_calls", "1000", "calls in flight beyond this get RESOURCE_EXHAUSTED",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));
+         c->max_concurrent_calls = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"max_request_bytes", "64MiB", "largest request message gRPC accepts",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1024 || n > static_cast<uint64_t>(INT_MAX)) return BadValue(k, v, "must be in [1KiB, 2GiB)");
+         c->max_request_bytes = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"scan_rows_per_message", "100", "rows per ScanResponse when the request leaves it 0",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 24));
+         c->scan_rows_per_message = static_cast<uint32_t>(n);
+         return absl::OkStatus();
+       }},
+      {"scan_bytes_per_message", "1MiB", "a ScanResponse is sent once its rows reach this many bytes",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1 || n > (1ull << 30)) return BadValue(k, v, "must be in [1, 1GiB]");
+         c->scan_bytes_per_message = n;
+         return absl::OkStatus();
+       }},
+  };
+  return *kSettings;
+}
+
+}  // namespace
+
+absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port) {
+  size_t colon;
+  if (!listen.empty() && listen.front() == '[') {
+    size_t close = listen.find(']');
+    if (close == std::string_view::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
+      return absl::InvalidArgumentError("expected [IPV6]:PORT");
+    }
+    *host = std::string(listen.substr(0, close + 1));
+    colon = close + 1;
+  } else {
+    colon = listen.rfind(':');
+    if (colon == std::string_view::npos) return absl::InvalidArgumentError("expected HOST:PORT");
+    *host = std::string(listen.substr(0, colon));
+    if (host->find(':') != std::string::npos) return absl::InvalidArgumentError("IPv6 hosts go in brackets: [::1]:PORT");
+  }
+  if (host->empty()) return absl::InvalidArgumentError("expected HOST:PORT (host is empty)");
+  std::string_view p = listen.substr(colon + 1);
+  int n = 0;
+  if (p.empty() || p.size() > 5 || !absl::SimpleAtoi(AV(p), &n) || n < 0 || n > 65535 ||
+      !std::isdigit(static_cast<unsigned char>(p[0]))) {
+    return absl::InvalidArgumentError(absl::StrCat("port '", AV(p), "' is not in [0, 65535]"));
+  }
+  *port = n;
+  return absl::OkStatus();
+}
+
+absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config) {
+  for (const Setting& s : Settings()) {
+    if (key == s.key) return s.set(key, value, config);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown setting '", AV(key), "' (see --help)"));
+}
+
+absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config) {
+  int line_no = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = Trim(line);
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected 'key = value', got '", AV(line), "'"));
+    }
+    absl::Status s = SetConfigValue(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)), config);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateConfig(const ServerConfig& config) {
+  if (!config.standalone) return absl::InvalidArgumentError("cluster mode needs a master; not built yet");
+  std::string host;
+  int port;
+  BASALT_RETURN_IF_ERROR(SplitHostPort(config.listen, &host, &port));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args) {
+  ParsedArgs out;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string config_file;
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h" || a == "-help") {
+      out.help = true;
+      continue;
+    }
+    if (a.size() < 3 || a.compare(0, 2, "--") != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a, "' (flags are --key=value; see --help)"));
+    }
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    std::string key(body.substr(0, eq));
+    if (eq == std::string_view::npos) {
+      // A bare boolean flag means true (--standalone); any other key needs a value.
+      if (key != "standalone") {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", key, " needs a value: --", key, "=VALUE"));
+      }
+      flags.emplace_back(key, "true");
+      continue;
+    }
+    std::string value(body.substr(eq + 1));
+    if (key == "config") {
+      if (value.empty()) return absl::InvalidArgumentError("--config needs a file name");
+      config_file = value;
+    } else {
+      flags.emplace_back(key, value);
+    }
+  }
+  if (out.help) return out;
+  if (!config_file.empty()) {
+    std::ifstream in(config_file, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", config_file));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    BASALT_RETURN_IF_ERROR(ParseConfigText(ss.str(), config_file, &out.config));
+  }
+  for (const auto& [k, v] : flags) {
+    absl::Status s = SetConfigValue(k, v, &out.config);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", k, ": ", s.message()));
+  }
+  BASALT_RETURN_IF_ERROR(ValidateConfig(out.config));
+  return out;
+}
+
+std::string HelpText() {
+  std::string s =
+      "usage: basalt-server [--config=FILE] [--key=value ...]\n"
+      "\n"
+      "Basalt region server (standalone: also the master). Settings come from FILE\n"
+      "(lines 'key = value', '#' comments) and flags; flags override the file.\n"
+      "Sizes take K/KiB, M/MiB, G/GiB suffixes. Exit code 2 on a bad setting.\n"
+      "\n"
+      "  --config=FILE\n      read settings from FILE\n"
+      "  --help\n      this text\n";
+  for (const Setting& st : Settings()) {
+    absl::StrAppend(&s, "  --", st.key, "=VALUE\n      ", st.help, " (default: ",
+                    *st.default_text ? st.default_text : "unset", ")\n");
+  }
+  return s;
+}
+
+}  // namespace basalt::server

@@ -1,0 +1,56 @@
+// basalt-server's settings: a config file of `key = value` lines (`#` starts a comment) and a
+// `--key=value` flag for every key; flags override the file. Parsing is pure (no I/O besides
+// reading the config file) so it is unit-tested without a server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/common/types.h"
+
+namespace basalt::server {
+
+struct ServerConfig {
+  std::string data_dir = "./basalt-data";
+  std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
+  std::string port_file;                   // when set: the bound port, written atomically
+  bool standalone = true;
+  int handler_threads = 16;                // completion queues, one polling thread each
+  uint64_t memstore_flush_size = 128ull << 20;
+  uint64_t block_cache_size = 128ull << 20;
+  Durability durability = Durability::kSyncWal;  // for requests that say DURABILITY_DEFAULT
+  int max_concurrent_calls = 1000;
+  int max_request_bytes = 64 << 20;        // gRPC receive cap
+  uint32_t scan_rows_per_message = 100;
+  uint64_t scan_bytes_per_message = 1ull << 20;
+};
+
+struct ParsedArgs {
+  ServerConfig config;
+  bool help = false;  // --help was given: print HelpText() and exit 0
+};
+
+// Parses the command line (without argv[0]). Reads --config=FILE first, then applies the other
+// flags over it. InvalidArgument naming the key/flag, file and line for an unknown key, a bad
+// value, a malformed line or a setting this build cannot serve (standalone=false); NotFound
+// when the config file cannot be read.
+absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args);
+
+// Parses config file text (`path` only names it in errors), applying it over *config.
+absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config);
+
+// Sets one key from its text value. InvalidArgument for an unknown key or a bad value.
+absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config);
+
+// Checks values that depend on each other, and standalone mode. InvalidArgument.
+absl::Status ValidateConfig(const ServerConfig& config);
+
+// Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.
+absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port);
+
+// The --help text: usage and every key with its default.
+std::string HelpText();
+
+}  // namespace basalt::server

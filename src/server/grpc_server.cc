@@ -1,0 +1,314 @@
+#include "src/server/grpc_server.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "transport/grpc/grpc_settings.h"
+
+namespace basalt::server {
+namespace {
+
+// A call object on a completion queue: its address is the tag of every operation it starts,
+// and exactly one operation is outstanding at a time. Proceed runs on the CQ's thread.
+class Call {
+ public:
+  virtual ~Call() = default;
+  virtual void Proceed(bool ok) = 0;
+};
+
+}  // namespace
+
+struct GrpcServer::Impl {
+  Options options;
+  DataService* data;
+  AdminService* admin;
+  ServerCounters* counters;
+
+  rpc::Basalt::AsyncService basalt_service;
+  rpc::Admin::AsyncService admin_service;
+  rpc::Echo::AsyncService echo_service;
+  std::unique_ptr<grpc::Server> server;
+  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
+  std::vector<std::thread> threads;
+  std::atomic<bool> shutting_down{false};
+  std::atomic<int> in_flight{0};
+  bool stopped = false;
+
+  // Method descriptors (type-erased), shared by every call of the method.
+  std::vector<std::shared_ptr<void>> methods;
+  // Every method's arming function, run once per CQ at start and again whenever a call arrives.
+  std::vector<std::function<void(grpc::ServerCompletionQueue*)>> armers;
+
+  // Counts a new call and admits it, or returns RESOURCE_EXHAUSTED. Each Admit is paired with
+  // one Release when the call's last operation completes.
+  grpc::Status Admit() {
+    counters->requests.fetch_add(1, std::memory_order_relaxed);
+    const int n = in_flight.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (n > options.max_concurrent_calls) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, absl::StrCat("server busy: ", n - 1, " calls in flight"));
+    }
+    return grpc::Status::OK;
+  }
+  void Release() { in_flight.fetch_sub(1, std::memory_order_acq_rel); }
+  bool accepting() const { return !shutting_down.load(std::memory_order_acquire); }
+
+  void Poll(grpc::ServerCompletionQueue* cq) {
+    void* tag;
+    bool ok;
+    while (cq->Next(&tag, &ok)) static_cast<Call*>(tag)->Proceed(ok);
+  }
+};
+
+namespace {
+
+template <class Req, class Resp>
+using ArmFn = std::function<void(grpc::ServerContext*, Req*, grpc::ServerAsyncResponseWriter<Resp>*,
+                                 grpc::ServerCompletionQueue*, void*)>;
+template <class Req, class Resp>
+using HandleFn = std::function<absl::Status(const Req&, Resp*)>;
+
+// A unary call: waits for a request, runs the handler inline, finishes, deletes itself.
+template <class Req, class Resp>
+class UnaryCall final : public Call {
+ public:
+  struct Method {
+    ArmFn<Req, Resp> arm;
+    HandleFn<Req, Resp> handle;
+  };
+
+  static void Arm(GrpcServer::Impl* impl, const Method* m, grpc::ServerCompletionQueue* cq) {
+    auto* c = new UnaryCall(impl, m, cq);
+    m->arm(&c->ctx_, &c->req_, &c->responder_, cq, c);
+  }
+
+  void Proceed(bool ok) override {
+    if (finishing_) {
+      impl_->Release();
+      delete this;
+      return;
+    }
+    if (!ok) {  // the server is shutting down: this request was never matched with a call
+      delete this;
+      return;
+    }
+    if (impl_->accepting()) Arm(impl_, method_, cq_);  // the next call of this method
+    finishing_ = true;
+    grpc::Status admitted = impl_->Admit();
+    if (!admitted.ok()) {
+      responder_.FinishWithError(admitted, this);
+      return;
+    }
+    Resp resp;
+    absl::Status s = method_->handle(req_, &resp);
+    if (s.ok()) {
+      responder_.Finish(resp, grpc::Status::OK, this);
+    } else {
+      responder_.FinishWithError(ToGrpcStatus(s), this);
+    }
+  }
+
+ private:
+  UnaryCall(GrpcServer::Impl* impl, const Method* m, grpc::ServerCompletionQueue* cq)
+      : impl_(impl), method_(m), cq_(cq), responder_(&ctx_) {}
+
+  GrpcServer::Impl* impl_;
+  const Method* method_;
+  grpc::ServerCompletionQueue* cq_;
+  grpc::ServerContext ctx_;
+  Req req_;
+  grpc::ServerAsyncResponseWriter<Resp> responder_;
+  bool finishing_ = false;
+};
+
+// A streaming scan: request -> (write batch)* -> finish. One operation outstanding at a time.
+class ScanCall final : public Call {
+ public:
+  static void Arm(GrpcServer::Impl* impl, grpc::ServerCompletionQueue* cq) {
+    auto* c = new ScanCall(impl, cq);
+    impl->basalt_service.RequestScan(&c->ctx_, &c->req_, &c->writer_, cq, cq, c);
+  }
+
+  void Proceed(bool ok) override {
+    switch (state_) {
+      case State::kRequested: {
+        if (!ok) {
+          delete this;
+          return;
+        }
+        if (impl_->accepting()) Arm(impl_, cq_);
+        grpc::Status admitted = impl_->Admit();
+        if (!admitted.ok()) return Finish(admitted);
+        absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);
+        if (!cursor.ok()) return Finish(ToGrpcStatus(cursor.status()));
+        cursor_ = *std::move(cursor);
+        return WriteNext();
+      }
+      case State::kWriting:
+        // A failed write: the client cancelled or went away (or the server is cancelling calls
+        // past its shutdown grace). Stop reading rows.
+        if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "scan cancelled"));
+        return WriteNext();
+      case State::kFinishing:
+        cursor_.reset();  // lets go of the table
+        impl_->Release();
+        delete this;
+        return;
+    }
+  }
+
+ private:
+  enum class State { kRequested, kWriting, kFinishing };
+
+  ScanCall(GrpcServer::Impl* impl, grpc::ServerCompletionQueue* cq) : impl_(impl), cq_(cq), writer_(&ctx_) {}
+
+  void WriteNext() {
+    resp_.Clear();
+    bool done = false;
+    absl::Status s = cursor_->Next(&resp_, &done);
+    if (!s.ok()) return Finish(ToGrpcStatus(s));
+    if (resp_.rows_size() == 0) return Finish(grpc::Status::OK);
+    if (done) {
+      state_ = State::kFinishing;
+      writer_.WriteAndFinish(resp_, grpc::WriteOptions(), grpc::Status::OK, this);
+      return;
+    }
+    state_ = State::kWriting;
+    writer_.Write(resp_, this);
+  }
+
+  void Finish(const grpc::Status& s) {
+    state_ = State::kFinishing;
+    writer_.Finish(s, this);
+  }
+
+  GrpcServer::Impl* impl_;
+  grpc::ServerCompletionQueue* cq_;
+  grpc::ServerContext ctx_;
+  rpc::ScanRequest req_;
+  rpc::ScanResponse resp_;
+  grpc::ServerAsyncWriter<rpc::ScanResponse> writer_;
+  std::unique_ptr<ScanCursor> cursor_;
+  State state_ = State::kRequested;
+};
+
+// Registers a unary method: its descriptor lives as long as the server (in `methods`), and an
+// armer that pre-arms it on a CQ.
+template <class Req, class Resp>
+void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* methods, ArmFn<Req, Resp> arm,
+              HandleFn<Req, Resp> handle) {
+  using C = UnaryCall<Req, Resp>;
+  auto m = std::make_shared<typename C::Method>();
+  m->arm = std::move(arm);
+  m->handle = std::move(handle);
+  const typename C::Method* raw = m.get();
+  methods->push_back(std::move(m));
+  impl->armers.push_back([impl, raw](grpc::ServerCompletionQueue* cq) { C::Arm(impl, raw, cq); });
+}
+
+}  // namespace
+
+GrpcServer::GrpcServer(const Options& options, DataService* data, AdminService* admin, ServerCounters* counters)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->data = data;
+  impl_->admin = admin;
+  impl_->counters = counters;
+}
+
+GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+absl::Status GrpcServer::Start() {
+  Impl* impl = impl_.get();
+  grpc::ServerBuilder builder;
+  ApplyServerSettings(&builder, impl->options.max_request_bytes);
+  // Responses may be as large as the client accepts (a scan message holds at least one row).
+  builder.SetMaxSendMessageSize(std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes));
+  builder.AddListeningPort(impl->options.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(&impl->basalt_service);
+  builder.RegisterService(&impl->admin_service);
+  builder.RegisterService(&impl->echo_service);
+  for (int i = 0; i < impl->options.handler_threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
+  impl->server = builder.BuildAndStart();
+  if (impl->server == nullptr || port_ == 0) {
+    if (impl->server != nullptr) impl->server->Shutdown();
+    for (auto& cq : impl->cqs) cq->Shutdown();
+    for (auto& cq : impl->cqs) impl->Poll(cq.get());
+    impl->server.reset();
+    impl->stopped = true;
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", impl->options.listen));
+  }
+
+  auto& methods = impl->methods;
+  DataService* d = impl->data;
+  AdminService* a = impl->admin;
+  auto* bs = &impl->basalt_service;
+  auto* as = &impl->admin_service;
+  auto* es = &impl->echo_service;
+#define BASALT_UNARY_(svc, handler, Method, Req, Resp)                                                         \
+  AddUnary<Req, Resp>(                                                                                          \
+      impl, &methods,                                                                                           \
+      [svc](grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,                      \
+            grpc::ServerCompletionQueue* cq, void* tag) { svc->Request##Method(ctx, req, w, cq, cq, tag); }, \
+      [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); })
+  BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse);
+  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse);
+  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse);
+  BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse);
+  BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse);
+  BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse);
+  BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse);
+  BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse);
+  BASALT_UNARY_(as, a, ListTables, rpc::ListTablesRequest, rpc::ListTablesResponse);
+  BASALT_UNARY_(as, a, DisableTable, rpc::TableRequest, rpc::AdminResponse);
+  BASALT_UNARY_(as, a, EnableTable, rpc::TableRequest, rpc::AdminResponse);
+  BASALT_UNARY_(as, a, DropTable, rpc::TableRequest, rpc::AdminResponse);
+  BASALT_UNARY_(as, a, Flush, rpc::TableRequest, rpc::AdminResponse);
+  BASALT_UNARY_(as, a, MajorCompact, rpc::TableRequest, rpc::AdminResponse);
+  BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse);
+#undef BASALT_UNARY_
+  const int max_reply = std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes);
+  AddUnary<rpc::EchoRequest, rpc::EchoResponse>(
+      impl, &methods,
+      [es](grpc::ServerContext* ctx, rpc::EchoRequest* req, grpc::ServerAsyncResponseWriter<rpc::EchoResponse>* w,
+           grpc::ServerCompletionQueue* cq, void* tag) { es->RequestEcho(ctx, req, w, cq, cq, tag); },
+      [max_reply](const rpc::EchoRequest& req, rpc::EchoResponse* resp) -> absl::Status {
+        if (req.reply_size() > static_cast<uint32_t>(max_reply) - 64) {
+          return absl::InvalidArgumentError(absl::StrCat("reply_size ", req.reply_size(), " exceeds the message cap"));
+        }
+        resp->mutable_payload()->assign(req.reply_size(), 'x');
+        return absl::OkStatus();
+      });
+  impl->armers.push_back([impl](grpc::ServerCompletionQueue* cq) { ScanCall::Arm(impl, cq); });
+
+  for (auto& cq : impl->cqs) {
+    for (auto& arm : impl->armers) arm(cq.get());
+  }
+  for (auto& cq : impl->cqs) {
+    grpc::ServerCompletionQueue* q = cq.get();
+    impl->threads.emplace_back([impl, q] { impl->Poll(q); });
+  }
+  return absl::OkStatus();
+}
+
+void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
+  Impl* impl = impl_.get();
+  if (impl->stopped) return;
+  impl->stopped = true;
+  impl->shutting_down.store(true, std::memory_order_release);
+  if (impl->server != nullptr) {
+    // Refuses new calls, fails the pre-armed requests (their tags come back not ok), waits for
+    // calls in flight until the deadline, then cancels them. The CQ threads keep running
+    // meanwhile, so those calls can finish.
+    impl->server->Shutdown(std::chrono::system_clock::now() + grace);
+  }
+  for (auto& cq : impl->cqs) cq->Shutdown();
+  for (auto& t : impl->threads) t.join();
+  impl->threads.clear();
+  // Every tag has been drained (Next returned false): no call object is left.
+  impl->server.reset();
+  impl->cqs.clear();
+}
+
+}  // namespace basalt::server

@@ -1,0 +1,612 @@
+#include "src/server/service.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "src/common/status.h"
+#include "storage/block_cache.h"
+
+namespace basalt::server {
+namespace {
+
+constexpr char kVersion[] = "basalt 0.1";
+
+// A row key for an error message: printable, and cut short.
+std::string RowForError(std::string_view row) {
+  std::string s = absl::CHexEscape(AV(row.substr(0, 64)));
+  if (row.size() > 64) s += "...";
+  return s;
+}
+
+absl::Status UnknownFamily(const Table& t, std::string_view family) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown column family '", absl::CHexEscape(AV(family)), "' in table ", t.name()));
+}
+
+absl::Status CheckRow(std::string_view row) {
+  if (row.empty()) return absl::InvalidArgumentError("row key is empty");
+  if (row.size() > kMaxRowLength) {
+    return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes exceeds ", kMaxRowLength));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTimestamp(int64_t ts) {
+  if (ts < 0) return absl::InvalidArgumentError(absl::StrCat("negative timestamp ", ts));
+  return absl::OkStatus();
+}
+
+// An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
+// that, not as the region's "closed".
+absl::Status Translate(const Table& t, absl::Status s) {
+  if (!s.ok() && s.code() == absl::StatusCode::kFailedPrecondition && t.closed()) return t.ClosedError();
+  return s;
+}
+
+absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r) {
+  ReadSpec spec;
+  for (const rpc::ColumnSelection& c : r.columns()) {
+    if (!t.HasFamily(c.family())) return UnknownFamily(t, c.family());
+    ColumnSelection sel;
+    sel.family = c.family();
+    sel.qualifiers.assign(c.qualifiers().begin(), c.qualifiers().end());
+    spec.columns.push_back(std::move(sel));
+  }
+  if (r.min_timestamp() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("min_timestamp ", r.min_timestamp(), " is negative"));
+  }
+  spec.min_ts = r.min_timestamp();
+  if (r.has_max_timestamp()) {
+    if (r.max_timestamp() < r.min_timestamp()) {
+      return absl::InvalidArgumentError(absl::StrCat("time range [", r.min_timestamp(), ", ", r.max_timestamp(),
+                                                     ") has max below min"));
+    }
+    spec.max_ts = r.max_timestamp();
+  }
+  if (r.max_versions() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_versions ", r.max_versions(), " is negative"));
+  }
+  spec.max_versions = r.max_versions() == 0 ? 1 : r.max_versions();
+  spec.cache_blocks = !r.skip_block_cache();
+  return spec;
+}
+
+// Maps one row's mutations; DELETE_ROW becomes a family delete of every family.
+absl::Status RowMutationFromProto(const Table& t, const rpc::RowMutations& in, RowMutation* out) {
+  BASALT_RETURN_IF_ERROR(CheckRow(in.row()));
+  if (in.mutations().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("row '", RowForError(in.row()), "' has no mutations"));
+  }
+  out->row = in.row();
+  out->mutations.clear();
+  for (const rpc::Mutation& m : in.mutations()) {
+    int64_t ts = kLatestTimestamp;
+    if (m.has_timestamp()) {
+      BASALT_RETURN_IF_ERROR(CheckTimestamp(m.timestamp()));
+      ts = m.timestamp();
+    }
+    Mutation::Kind kind;
+    switch (m.kind()) {
+      case rpc::Mutation::PUT: kind = Mutation::Kind::kPut; break;
+      case rpc::Mutation::DELETE: kind = Mutation::Kind::kDelete; break;
+      case rpc::Mutation::DELETE_COLUMN: kind = Mutation::Kind::kDeleteColumn; break;
+      case rpc::Mutation::DELETE_FAMILY: kind = Mutation::Kind::kDeleteFamily; break;
+      case rpc::Mutation::DELETE_ROW:
+        for (const FamilyOptions& f : t.spec().families) {
+          Mutation d;
+          d.kind = Mutation::Kind::kDeleteFamily;
+          d.family = f.name;
+          d.timestamp = ts;
+          out->mutations.push_back(std::move(d));
+        }
+        continue;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("unknown mutation kind ", static_cast<int>(m.kind())));
+    }
+    if (!t.HasFamily(m.family())) return UnknownFamily(t, m.family());
+    Mutation e;
+    e.kind = kind;
+    e.family = m.family();
+    if (kind != Mutation::Kind::kDeleteFamily) e.qualifier = m.qualifier();
+    e.timestamp = ts;
+    if (kind == Mutation::Kind::kPut) e.value = m.value();
+    out->mutations.push_back(std::move(e));
+  }
+  return absl::OkStatus();
+}
+
+// The newest cell of (family, qualifier) in a one-version read, or nullptr.
+const CellView* FindCell(const RowResult& r, std::string_view family, std::string_view qualifier) {
+  for (const CellView& c : r.cells()) {
+    if (c.family == family && c.qualifier == qualifier) return &c;
+  }
+  return nullptr;
+}
+
+void AddCell(rpc::Row* row, std::string_view family, std::string_view qualifier, int64_t ts,
+             std::string_view value) {
+  rpc::Cell* c = row->add_cells();
+  c->set_family(family.data(), family.size());
+  c->set_qualifier(qualifier.data(), qualifier.size());
+  c->set_timestamp(ts);
+  c->set_value(value.data(), value.size());
+}
+
+void RowToProto(const RowResult& r, rpc::Row* out) {
+  out->set_row(r.row().data(), r.row().size());
+  for (const CellView& c : r.cells()) AddCell(out, c.family, c.qualifier, c.timestamp, c.value);
+}
+
+// HBase's rule for a read-modify-write's new timestamp: now, or past the current cell's.
+int64_t NextTimestamp(int64_t now, const CellView* current) {
+  if (current == nullptr) return now;
+  const int64_t after = current->timestamp >= kLatestTimestamp - 1 ? kLatestTimestamp - 1 : current->timestamp + 1;
+  return std::max(now, after);
+}
+
+std::string EncodeBigEndian64(int64_t v) {
+  std::string s(8, '\0');
+  uint64_t u = static_cast<uint64_t>(v);
+  for (int i = 7; i >= 0; --i) {
+    s[i] = static_cast<char>(u & 0xff);
+    u >>= 8;
+  }
+  return s;
+}
+
+int64_t DecodeBigEndian64(std::string_view s) {
+  uint64_t u = 0;
+  for (char c : s) u = (u << 8) | static_cast<unsigned char>(c);
+  return static_cast<int64_t>(u);
+}
+
+// HBase's checkAndMutate comparison: the *given* value against the stored one.
+bool ConditionHolds(rpc::CompareOp op, std::string_view given, const CellView* stored) {
+  if (op == rpc::NOT_EXISTS) return stored == nullptr;
+  // HBase (HRegion.checkAndMutate): an empty given value matches a missing or empty cell for
+  // every operator but NOT_EQUAL; a non-empty one never matches a missing cell.
+  if (given.empty()) {
+    const bool empty_or_missing = stored == nullptr || stored->value.empty();
+    return empty_or_missing == (op != rpc::NOT_EQUAL);
+  }
+  if (stored == nullptr) return false;
+  const int c = CompareBytes(given, stored->value);
+  switch (op) {
+    case rpc::EQUAL: return c == 0;
+    case rpc::NOT_EQUAL: return c != 0;
+    case rpc::LESS: return c < 0;
+    case rpc::LESS_OR_EQUAL: return c <= 0;
+    case rpc::GREATER: return c > 0;
+    case rpc::GREATER_OR_EQUAL: return c >= 0;
+    default: return false;
+  }
+}
+
+uint64_t ResidentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return 0;
+  return static_cast<uint64_t>(resident) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------ conversions
+
+absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd) {
+  FamilyOptions f;
+  f.name = fd.name();
+  auto bad = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("column family '", absl::CHexEscape(f.name), "': ", AV(what)));
+  };
+  f.max_versions = fd.max_versions() == 0 ? 1 : fd.max_versions();
+  f.min_versions = fd.min_versions();
+  if (fd.ttl_seconds() < 0) return bad(absl::StrCat("TTL ", fd.ttl_seconds(), " is negative"));
+  if (fd.ttl_seconds() > INT64_MAX / 1000) return bad(absl::StrCat("TTL ", fd.ttl_seconds(), " s is too large"));
+  f.ttl_ms = fd.ttl_seconds() * 1000;
+  if (fd.block_size() != 0) f.block_size = fd.block_size();
+  switch (fd.encoding()) {
+    case rpc::ENCODING_NONE: f.encoding = DataBlockEncoding::kNone; break;
+    case rpc::ENCODING_PREFIX: f.encoding = DataBlockEncoding::kPrefix; break;
+    case rpc::ENCODING_FAST_DIFF: f.encoding = DataBlockEncoding::kFastDiff; break;
+    case rpc::ENCODING_ROW_INDEX: f.encoding = DataBlockEncoding::kRowIndex; break;
+    default: return bad(absl::StrCat("unknown DATA_BLOCK_ENCODING ", static_cast<int>(fd.encoding())));
+  }
+  switch (fd.compression()) {
+    case rpc::COMPRESSION_NONE: f.compression = Compression::kNone; break;
+    case rpc::COMPRESSION_SNAPPY: f.compression = Compression::kSnappy; break;
+    case rpc::COMPRESSION_ZLIB: f.compression = Compression::kZlib; break;
+    default: return bad(absl::StrCat("unknown COMPRESSION ", static_cast<int>(fd.compression())));
+  }
+  switch (fd.bloom()) {
+    case rpc::BLOOM_ROW: f.bloom = BloomType::kRow; break;
+    case rpc::BLOOM_NONE: f.bloom = BloomType::kNone; break;
+    case rpc::BLOOM_ROWCOL: f.bloom = BloomType::kRowCol; break;
+    default: return bad(absl::StrCat("unknown BLOOMFILTER ", static_cast<int>(fd.bloom())));
+  }
+  switch (fd.checksum()) {
+    case rpc::CHECKSUM_CRC32C: f.checksum = ChecksumType::kCrc32c; break;
+    case rpc::CHECKSUM_CRC32: f.checksum = ChecksumType::kCrc32; break;
+    case rpc::CHECKSUM_NULL: f.checksum = ChecksumType::kNull; break;
+    default: return bad(absl::StrCat("unknown CHECKSUM_TYPE ", static_cast<int>(fd.checksum())));
+  }
+  if (fd.bytes_per_checksum() != 0) f.bytes_per_checksum = fd.bytes_per_checksum();
+  f.cache_blocks = fd.has_block_cache() ? fd.block_cache() : true;
+  f.cache_encoded = fd.cache_encoded();
+  BASALT_RETURN_IF_ERROR(ValidateFamilyName(f.name));
+  BASALT_RETURN_IF_ERROR(ValidateFamily(f));
+  return f;
+}
+
+rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f) {
+  rpc::FamilyDescriptor fd;
+  fd.set_name(f.name);
+  fd.set_max_versions(f.max_versions);
+  fd.set_min_versions(f.min_versions);
+  fd.set_ttl_seconds(f.ttl_ms / 1000);
+  fd.set_block_size(f.block_size);
+  fd.set_encoding(static_cast<rpc::DataBlockEncoding>(static_cast<int>(f.encoding)));
+  fd.set_compression(static_cast<rpc::Compression>(static_cast<int>(f.compression)));
+  switch (f.bloom) {
+    case BloomType::kNone: fd.set_bloom(rpc::BLOOM_NONE); break;
+    case BloomType::kRow: fd.set_bloom(rpc::BLOOM_ROW); break;
+    case BloomType::kRowCol: fd.set_bloom(rpc::BLOOM_ROWCOL); break;
+  }
+  switch (f.checksum) {
+    case ChecksumType::kNull: fd.set_checksum(rpc::CHECKSUM_NULL); break;
+    case ChecksumType::kCrc32: fd.set_checksum(rpc::CHECKSUM_CRC32); break;
+    case ChecksumType::kCrc32c: fd.set_checksum(rpc::CHECKSUM_CRC32C); break;
+  }
+  fd.set_bytes_per_checksum(f.bytes_per_checksum);
+  fd.set_block_cache(f.cache_blocks);
+  fd.set_cache_encoded(f.cache_encoded);
+  return fd;
+}
+
+absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
+  TableSpec spec;
+  spec.name = td.name();
+  BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
+  for (const rpc::FamilyDescriptor& fd : td.families()) {
+    absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
+    if (!f.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': ", f.status().message()));
+    }
+    spec.families.push_back(*std::move(f));
+  }
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  return spec;
+}
+
+// ------------------------------------------------------------------------ data
+
+absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name) const {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(name));
+  return tables_->Find(name);
+}
+
+absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
+  switch (d) {
+    case rpc::DURABILITY_DEFAULT: return config_.durability;
+    case rpc::DURABILITY_SYNC_WAL: return Durability::kSyncWal;
+    case rpc::DURABILITY_ASYNC_WAL: return Durability::kAsyncWal;
+    case rpc::DURABILITY_SKIP_WAL: return Durability::kSkipWal;
+    default: return absl::InvalidArgumentError(absl::StrCat("unknown durability ", d));
+  }
+}
+
+absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+  BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(*t, req.read()));
+  thread_local RowResult result;  // reused: no allocation per cell once warm
+  BASALT_RETURN_IF_ERROR(Translate(*t, t->region()->Get(req.row(), spec, &result)));
+  RowToProto(result, resp->mutable_row());
+  return absl::OkStatus();
+}
+
+absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  std::vector<RowMutation> batch(1);
+  BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
+  return Translate(*t, t->region()->Mutate(batch, d));
+}
+
+absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  // Rows that convert go to the engine together (one log write); a row that fails alone
+  // gets its own status. If the engine refuses the valid rows as a batch, each is retried
+  // alone so rows stay independent.
+  std::vector<RowMutation> batch;
+  std::vector<int> index;  // batch position -> request position
+  std::vector<absl::Status> results(req.rows_size());
+  for (int i = 0; i < req.rows_size(); ++i) {
+    RowMutation rm;
+    results[i] = RowMutationFromProto(*t, req.rows(i), &rm);
+    if (results[i].ok()) {
+      batch.push_back(std::move(rm));
+      index.push_back(i);
+    }
+  }
+  if (!batch.empty()) {
+    absl::Status s = t->region()->Mutate(batch, d);
+    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && batch.size() > 1) {
+      for (size_t j = 0; j < batch.size(); ++j) {
+        std::vector<RowMutation> one(1);
+        one[0] = std::move(batch[j]);
+        results[index[j]] = Translate(*t, t->region()->Mutate(one, d));
+      }
+    } else {
+      s = Translate(*t, s);
+      for (int i : index) results[i] = s;
+    }
+  }
+  for (const absl::Status& s : results) {
+    rpc::RowStatus* rs = resp->add_results();
+    rs->set_code(static_cast<int>(s.code()));
+    rs->set_message(std::string(s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  if (req.columns().empty()) return absl::InvalidArgumentError("increment names no columns");
+  ReadSpec spec;
+  for (const rpc::ColumnAmount& c : req.columns()) {
+    if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
+    spec.columns.push_back({c.family(), {c.qualifier()}});
+  }
+  Region* region = t->region();
+  rpc::Row out;
+  absl::Status s = region->MutateRowWith(
+      req.row(), spec,
+      [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
+        out.Clear();
+        out.set_row(req.row());
+        const int64_t now = region->Now();
+        // One column named twice adds both amounts (applied in order).
+        std::map<std::pair<std::string, std::string>, size_t> pos;  // column -> index in muts
+        for (const rpc::ColumnAmount& c : req.columns()) {
+          auto key = std::make_pair(c.family(), c.qualifier());
+          auto it = pos.find(key);
+          if (it != pos.end()) {
+            Mutation& m = (*muts)[it->second];
+            m.value = EncodeBigEndian64(static_cast<int64_t>(static_cast<uint64_t>(DecodeBigEndian64(m.value)) +
+                                                             static_cast<uint64_t>(c.amount())));
+            continue;
+          }
+          const CellView* cell = FindCell(current, c.family(), c.qualifier());
+          int64_t old = 0;
+          if (cell != nullptr) {
+            if (cell->value.size() != 8) {
+              return absl::InvalidArgumentError(absl::StrCat("value of ", absl::CHexEscape(c.family()), ":",
+                                                             absl::CHexEscape(c.qualifier()), " is ",
+                                                             cell->value.size(), " bytes, not a 64-bit counter"));
+            }
+            old = DecodeBigEndian64(cell->value);
+          }
+          Mutation m;
+          m.family = c.family();
+          m.qualifier = c.qualifier();
+          m.timestamp = NextTimestamp(now, cell);
+          // Two's complement wrap-around, as Java's long addition.
+          m.value = EncodeBigEndian64(
+              static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount())));
+          pos.emplace(std::move(key), muts->size());
+          muts->push_back(std::move(m));
+        }
+        for (const Mutation& m : *muts) AddCell(&out, m.family, m.qualifier, m.timestamp, m.value);
+        return absl::OkStatus();
+      },
+      d);
+  BASALT_RETURN_IF_ERROR(Translate(*t, s));
+  *resp->mutable_row() = std::move(out);
+  return absl::OkStatus();
+}
+
+absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  if (req.columns().empty()) return absl::InvalidArgumentError("append names no columns");
+  ReadSpec spec;
+  for (const rpc::ColumnValue& c : req.columns()) {
+    if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
+    spec.columns.push_back({c.family(), {c.qualifier()}});
+  }
+  Region* region = t->region();
+  rpc::Row out;
+  absl::Status s = region->MutateRowWith(
+      req.row(), spec,
+      [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
+        out.Clear();
+        out.set_row(req.row());
+        const int64_t now = region->Now();
+        std::map<std::pair<std::string, std::string>, size_t> pos;
+        for (const rpc::ColumnValue& c : req.columns()) {
+          auto key = std::make_pair(c.family(), c.qualifier());
+          auto it = pos.find(key);
+          if (it != pos.end()) {
+            (*muts)[it->second].value += c.value();
+            continue;
+          }
+          const CellView* cell = FindCell(current, c.family(), c.qualifier());
+          Mutation m;
+          m.family = c.family();
+          m.qualifier = c.qualifier();
+          m.timestamp = NextTimestamp(now, cell);
+          if (cell != nullptr) m.value.assign(cell->value);
+          m.value += c.value();
+          pos.emplace(std::move(key), muts->size());
+          muts->push_back(std::move(m));
+        }
+        for (const Mutation& m : *muts) AddCell(&out, m.family, m.qualifier, m.timestamp, m.value);
+        return absl::OkStatus();
+      },
+      d);
+  BASALT_RETURN_IF_ERROR(Translate(*t, s));
+  *resp->mutable_row() = std::move(out);
+  return absl::OkStatus();
+}
+
+absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  const rpc::Condition& cond = req.condition();
+  if (!t->HasFamily(cond.family())) return UnknownFamily(*t, cond.family());
+  if (!rpc::CompareOp_IsValid(cond.op())) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown compare op ", static_cast<int>(cond.op())));
+  }
+  if (req.mutation().row() != req.row()) {
+    return absl::InvalidArgumentError(absl::StrCat("mutation row '", RowForError(req.mutation().row()),
+                                                   "' differs from the checked row '", RowForError(req.row()), "'"));
+  }
+  RowMutation rm;
+  BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &rm));
+  ReadSpec spec;
+  spec.columns.push_back({cond.family(), {cond.qualifier()}});
+  bool processed = false;
+  absl::Status s = t->region()->MutateRowWith(
+      req.row(), spec,
+      [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
+        processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
+        if (processed) *muts = rm.mutations;
+        return absl::OkStatus();
+      },
+      d);
+  BASALT_RETURN_IF_ERROR(Translate(*t, s));
+  resp->set_processed(processed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::ScanRequest& req) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecFromProto(*t, req.read()));
+  if (req.start_row().size() > kMaxRowLength || req.stop_row().size() > kMaxRowLength) {
+    return absl::InvalidArgumentError(absl::StrCat("scan bound longer than ", kMaxRowLength, " bytes"));
+  }
+  ScanSpec spec;
+  static_cast<ReadSpec&>(spec) = std::move(read);
+  spec.start_row = req.start_row();
+  spec.stop_row = req.stop_row();
+  spec.limit = req.limit();
+  std::unique_ptr<ScanCursor> c(new ScanCursor());
+  c->rows_per_message_ = req.rows_per_message() != 0 ? req.rows_per_message() : config_.scan_rows_per_message;
+  c->bytes_per_message_ = config_.scan_bytes_per_message;
+  absl::StatusOr<std::unique_ptr<RegionScanner>> scanner = t->region()->Scan(spec);
+  if (!scanner.ok()) return Translate(*t, scanner.status());
+  c->table_ = std::move(t);
+  c->scanner_ = *std::move(scanner);
+  return c;
+}
+
+absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
+  *done = false;
+  uint64_t bytes = 0;
+  for (uint32_t n = 0; n < rows_per_message_ && bytes < bytes_per_message_; ++n) {
+    // A disabled table ends its scans at the next message, so Enable need not wait for them.
+    if (table_->closed()) return table_->ClosedError();
+    absl::StatusOr<bool> more = scanner_->Next(&row_);
+    if (!more.ok()) return more.status();
+    if (!*more) {
+      *done = true;
+      return absl::OkStatus();
+    }
+    RowToProto(row_, out->add_rows());
+    bytes += row_.RawBytes();
+  }
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------------ admin
+
+absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  return tables_->Create(spec);
+}
+
+namespace {
+void DescribeToProto(const TableSpec& spec, rpc::DescribeTableResponse* out) {
+  out->mutable_table()->set_name(spec.name);
+  for (const FamilyOptions& f : spec.families) *out->mutable_table()->add_families() = FamilyToProto(f);
+  out->set_state(spec.enabled ? rpc::TABLE_ENABLED : rpc::TABLE_DISABLED);
+}
+}  // namespace
+
+absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
+  DescribeToProto(spec, resp);
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
+  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, resp->add_tables());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Disable(req.table());
+}
+
+absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Enable(req.table());
+}
+
+absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Drop(req.table());
+}
+
+absl::Status AdminService::Flush(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Flush(req.table());
+}
+
+absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->MajorCompact(req.table());
+}
+
+absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
+  resp->set_version(kVersion);
+  resp->set_mode("standalone");
+  resp->set_uptime_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - counters_->start).count());
+  resp->set_requests(counters_->requests.load(std::memory_order_relaxed));
+  if (counters_->block_cache != nullptr) {
+    BlockCacheUsage u = GetBlockCacheUsage(*counters_->block_cache);
+    resp->set_block_cache_bytes(u.usage_bytes);
+    resp->set_block_cache_capacity(u.capacity_bytes);
+  }
+  resp->set_resident_bytes(ResidentBytes());
+  for (const TableManager::TableInfo& info : tables_->Stats()) {
+    rpc::TableStatus* ts = resp->add_tables();
+    ts->set_name(info.spec.name);
+    ts->set_state(info.spec.enabled ? rpc::TABLE_ENABLED : rpc::TABLE_DISABLED);
+    ts->set_memstore_bytes(info.stats.memstore_bytes);
+    uint64_t files = 0;
+    for (const auto& [f, n] : info.stats.files_per_family) files += n;
+    ts->set_store_files(files);
+    ts->set_flushes(info.stats.flushes);
+    ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace basalt::server

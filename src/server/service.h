@@ -1,0 +1,96 @@
+// The semantics of Basalt's data and admin services (proto/basalt.proto), apart from gRPC:
+// each method validates its request, maps it to the engine (storage/region.h) and fills the
+// response, returning an absl::Status whose code is the gRPC code to send. The gRPC front end
+// (grpc_server.h) only moves messages; tests can call these directly.
+//
+// Thread-safety: every method may be called from any number of threads. A call holds a
+// shared_ptr to its table for its whole duration (a scan: for the life of its cursor), so
+// admin operations racing it are safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "proto/basalt.pb.h"
+#include "src/server/config.h"
+#include "src/server/tables.h"
+
+namespace basalt::server {
+
+// Converts a proto family descriptor (zeros meaning defaults) to engine settings, validating
+// it. InvalidArgument naming the family and value.
+absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd);
+rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f);
+absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td);
+
+// A streaming scan in progress: the table, its scanner, and the batching settings.
+class ScanCursor {
+ public:
+  // Fills *out with the next rows, up to rows_per_message rows or about bytes_per_message
+  // bytes (at least one row). Sets *done when the scan has no more rows (*out may then be
+  // empty). DataLoss on a corrupt block; the table's closed error if it was disabled.
+  absl::Status Next(rpc::ScanResponse* out, bool* done);
+
+ private:
+  friend class DataService;
+  ScanCursor() = default;
+  // Declared before scanner_: the scanner must be destroyed before the region it reads.
+  std::shared_ptr<Table> table_;
+  std::unique_ptr<RegionScanner> scanner_;
+  uint32_t rows_per_message_ = 100;
+  uint64_t bytes_per_message_ = 1 << 20;
+  RowResult row_;
+};
+
+class DataService {
+ public:
+  DataService(TableManager* tables, const ServerConfig& config) : tables_(tables), config_(config) {}
+
+  absl::Status Get(const rpc::GetRequest& req, rpc::GetResponse* resp);
+  absl::Status Mutate(const rpc::MutateRequest& req, rpc::MutateResponse* resp);
+  // Per-row results in resp; the returned status fails only the whole call (bad table,
+  // durability).
+  absl::Status BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp);
+  absl::Status Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp);
+  absl::Status Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp);
+  absl::Status CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp);
+  absl::StatusOr<std::unique_ptr<ScanCursor>> OpenScan(const rpc::ScanRequest& req);
+
+ private:
+  absl::StatusOr<std::shared_ptr<Table>> FindTable(const std::string& name) const;
+  absl::StatusOr<Durability> DurabilityOf(int d) const;
+
+  TableManager* tables_;
+  const ServerConfig config_;
+};
+
+// What Status reports besides the tables.
+struct ServerCounters {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::atomic<uint64_t> requests{0};
+  BlockCache* block_cache = nullptr;
+};
+
+class AdminService {
+ public:
+  AdminService(TableManager* tables, const ServerCounters* counters) : tables_(tables), counters_(counters) {}
+
+  absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);
+  absl::Status DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp);
+  absl::Status ListTables(const rpc::ListTablesRequest& req, rpc::ListTablesResponse* resp);
+  absl::Status DisableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status EnableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status DropTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
+
+ private:
+  TableManager* tables_;
+  const ServerCounters* counters_;
+};
+
+}  // namespace basalt::server

@@ -1,0 +1,315 @@
+#include "src/server/tables.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "src/common/env.h"
+#include "src/common/status.h"
+
+namespace basalt::server {
+namespace {
+
+absl::Status NotFound(std::string_view name) {
+  return absl::NotFoundError(absl::StrCat("table '", AV(name), "' does not exist"));
+}
+absl::Status Disabled(std::string_view name) {
+  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled"));
+}
+
+// Removes a directory tree of the local data directory (standalone mode only: the Env has no
+// recursive delete, and a cluster's shared store will drop a region its own way).
+absl::Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("removing ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Table::Table(TableSpec spec, std::unique_ptr<Region> region) : spec_(std::move(spec)), region_(std::move(region)) {}
+
+Table::~Table() = default;
+
+bool Table::HasFamily(std::string_view family) const {
+  for (const FamilyOptions& f : spec_.families) {
+    if (f.name == family) return true;
+  }
+  return false;
+}
+
+absl::Status Table::ClosedError() const {
+  if (state_.load(std::memory_order_acquire) == State::kStopping) {
+    return absl::UnavailableError("server is shutting down");
+  }
+  return Disabled(spec_.name);
+}
+
+TableManager::TableManager(const Options& options) : options_(options) {
+  if (options_.env == nullptr) options_.env = Env::Default();
+  options_.region.env = options_.env;
+}
+
+TableManager::~TableManager() { CloseAll().IgnoreError(); }
+
+std::string TableManager::TableDir(std::string_view name) const {
+  return absl::StrCat(options_.data_dir, "/tables/", AV(name));
+}
+
+absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& options) {
+  std::unique_ptr<TableManager> tm(new TableManager(options));
+  Env* env = tm->options_.env;
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
+  BASALT_ASSIGN_OR_RETURN(std::vector<TableSpec> specs, LoadCatalog(env, options.data_dir));
+  std::set<std::string> known;
+  for (const TableSpec& s : specs) known.insert(s.name);
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
+  for (const std::string& d : dirs) {
+    if (known.count(d)) continue;
+    // Left by a create or drop that a crash cut short: the catalogue is the truth.
+    BASALT_RETURN_IF_ERROR(RemoveTree(tm->TableDir(d)));
+  }
+  absl::MutexLock al(&tm->admin_mu_);
+  for (const TableSpec& s : specs) {
+    Entry e;
+    e.spec = s;
+    if (s.enabled) {
+      absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s);
+      if (!t.ok()) {
+        return absl::Status(t.status().code(), absl::StrCat("opening table '", s.name, "': ", t.status().message()));
+      }
+      e.table = *std::move(t);
+    }
+    absl::MutexLock l(&tm->mu_);
+    tm->entries_.emplace(s.name, std::move(e));
+  }
+  return tm;
+}
+
+absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec) {
+  RegionDescriptor desc;
+  desc.name = spec.name;
+  desc.families = spec.families;
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<Region> region, Region::Open(options_.region, desc, TableDir(spec.name)));
+  return std::make_shared<Table>(spec, std::move(region));
+}
+
+std::vector<TableSpec> TableManager::CatalogLocked() const {
+  std::vector<TableSpec> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [n, e] : entries_) out.push_back(e.spec);
+  return out;
+}
+
+absl::Status TableManager::SaveLocked(const std::vector<TableSpec>& tables) {
+  return SaveCatalog(options_.env, options_.data_dir, tables);
+}
+
+absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name) const {
+  absl::ReaderMutexLock l(&mu_);
+  if (stopping_) return absl::UnavailableError("server is shutting down");
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return NotFound(name);
+  if (it->second.table == nullptr) return Disabled(name);
+  return it->second.table;
+}
+
+absl::Status TableManager::Create(const TableSpec& spec_in) {
+  TableSpec spec = spec_in;
+  spec.enabled = true;
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  absl::MutexLock al(&admin_mu_);
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (entries_.count(spec.name)) {
+      return absl::AlreadyExistsError(absl::StrCat("table '", spec.name, "' already exists"));
+    }
+  }
+  // A directory without a catalogue entry is a leftover; start clean.
+  BASALT_RETURN_IF_ERROR(RemoveTree(TableDir(spec.name)));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec));
+  std::vector<TableSpec> cat = CatalogLocked();
+  cat.push_back(spec);
+  std::sort(cat.begin(), cat.end(), [](const TableSpec& a, const TableSpec& b) { return a.name < b.name; });
+  if (absl::Status s = SaveLocked(cat); !s.ok()) {
+    table->state_ = Table::State::kDisabled;
+    table->region()->Close().IgnoreError();
+    table.reset();
+    RemoveTree(TableDir(spec.name)).IgnoreError();
+    return s;
+  }
+  absl::MutexLock l(&mu_);
+  entries_[spec.name] = Entry{spec, std::move(table), {}};
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::Disable(std::string_view name) {
+  absl::MutexLock al(&admin_mu_);
+  std::vector<TableSpec> cat = CatalogLocked();
+  auto it = std::find_if(cat.begin(), cat.end(), [&](const TableSpec& s) { return s.name == name; });
+  if (it == cat.end()) return NotFound(name);
+  if (!it->enabled) return Disabled(name);
+  it->enabled = false;
+  BASALT_RETURN_IF_ERROR(SaveLocked(cat));
+  std::shared_ptr<Table> table;
+  {
+    absl::MutexLock l(&mu_);
+    Entry& e = entries_.find(name)->second;
+    e.spec.enabled = false;
+    table = std::move(e.table);
+    e.table = nullptr;
+    e.closing = table;
+  }
+  // Calls that already hold the table finish against the closed region: writes fail
+  // (reported as "disabled"), reads of what is there still work.
+  table->state_.store(Table::State::kDisabled, std::memory_order_release);
+  return table->region()->Close();
+}
+
+absl::Status TableManager::WaitForClosing(const Entry& e) const {
+  // Bounded: a scan notices a disabled table at its next message.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!e.closing.expired()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::UnavailableError(
+          absl::StrCat("table ", e.spec.name, " still has calls in flight from before it was disabled; retry"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::Enable(std::string_view name) {
+  absl::MutexLock al(&admin_mu_);
+  Entry e;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NotFound(name);
+    if (it->second.table != nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is already enabled"));
+    }
+    e = it->second;  // entries_ changes only under admin_mu_, which we hold
+  }
+  BASALT_RETURN_IF_ERROR(WaitForClosing(e));
+  TableSpec spec = e.spec;
+  spec.enabled = true;
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec));
+  std::vector<TableSpec> cat = CatalogLocked();
+  for (TableSpec& s : cat) {
+    if (s.name == name) s.enabled = true;
+  }
+  if (absl::Status s = SaveLocked(cat); !s.ok()) {
+    table->state_ = Table::State::kDisabled;
+    table->region()->Close().IgnoreError();
+    return s;
+  }
+  absl::MutexLock l(&mu_);
+  entries_[std::string(name)] = Entry{spec, std::move(table), {}};
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::Drop(std::string_view name) {
+  absl::MutexLock al(&admin_mu_);
+  Entry e;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NotFound(name);
+    if (it->second.table != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("table ", AV(name), " is enabled; disable it before dropping it"));
+    }
+    e = it->second;
+  }
+  std::vector<TableSpec> cat = CatalogLocked();
+  std::erase_if(cat, [&](const TableSpec& s) { return s.name == name; });
+  // The catalogue first: a crash after this leaves a directory that the next start removes.
+  BASALT_RETURN_IF_ERROR(SaveLocked(cat));
+  {
+    absl::MutexLock l(&mu_);
+    entries_.erase(entries_.find(name));
+  }
+  // Readers still holding the closed table keep their open files; wait briefly anyway so the
+  // directory goes once nobody uses it. A leftover directory is removed at the next start.
+  if (!WaitForClosing(e).ok()) return absl::OkStatus();
+  if (absl::Status s = RemoveTree(TableDir(name)); !s.ok()) {
+    std::cerr << "basalt-server: dropped table " << name << " but " << s.message()
+              << "; it is removed at the next start\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::Flush(std::string_view name) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
+  absl::Status s = t->region()->Flush();
+  if (!s.ok() && t->closed()) return t->ClosedError();
+  return s;
+}
+
+absl::Status TableManager::MajorCompact(std::string_view name) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
+  absl::Status s = t->region()->MajorCompact();
+  if (!s.ok() && t->closed()) return t->ClosedError();
+  return s;
+}
+
+absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return NotFound(name);
+  return it->second.spec;
+}
+
+std::vector<TableSpec> TableManager::List() const {
+  std::vector<TableSpec> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [n, e] : entries_) out.push_back(e.spec);
+  return out;
+}
+
+std::vector<TableManager::TableInfo> TableManager::Stats() const {
+  std::vector<std::pair<TableSpec, std::shared_ptr<Table>>> tables;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    for (const auto& [n, e] : entries_) tables.emplace_back(e.spec, e.table);
+  }
+  std::vector<TableInfo> out;
+  for (auto& [spec, t] : tables) {
+    TableInfo info;
+    info.spec = std::move(spec);
+    if (t != nullptr) info.stats = t->region()->GetStats();
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+size_t TableManager::size() const {
+  absl::ReaderMutexLock l(&mu_);
+  return entries_.size();
+}
+
+absl::Status TableManager::CloseAll() {
+  std::vector<std::shared_ptr<Table>> open;
+  {
+    absl::MutexLock l(&mu_);
+    stopping_ = true;
+    for (auto& [n, e] : entries_) {
+      if (e.table != nullptr) open.push_back(e.table);
+    }
+  }
+  absl::Status first;
+  for (auto& t : open) {
+    t->state_.store(Table::State::kStopping, std::memory_order_release);
+    absl::Status s = t->region()->Close();
+    if (!s.ok() && first.ok()) {
+      first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
+    }
+  }
+  return first;
+}
+
+}  // namespace basalt::server
