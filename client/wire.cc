@@ -16,7 +16,7 @@ namespace {
 bool IsHostChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
 }
-bool IsV6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.' || c == '%'; }
+bool IsV6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; }
 
 absl::Status BadAddress(std::string_view address, std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("connection address \"", absl::CEscape(AV(address)), "\": ", AV(why),
@@ -39,8 +39,14 @@ absl::Status ValidateAddress(std::string_view address) {
     if (close == std::string_view::npos) return BadAddress(address, "unterminated '['");
     host = address.substr(1, close - 1);
     if (host.empty()) return BadAddress(address, "empty host");
-    for (char c : host) {
+    size_t zone = host.find('%');  // a link-local zone ("%eth0") names an interface
+    for (char c : host.substr(0, zone)) {
       if (!IsV6Char(c)) return BadAddress(address, "bad character in IPv6 address");
+    }
+    if (zone != std::string_view::npos) {
+      for (char c : host.substr(zone + 1)) {
+        if (!IsHostChar(c)) return BadAddress(address, "bad character in IPv6 zone");
+      }
     }
     if (close + 1 >= address.size() || address[close + 1] != ':') return BadAddress(address, "no port");
     port = address.substr(close + 2);
