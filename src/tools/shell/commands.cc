@@ -1,0 +1,930 @@
+#include "src/tools/shell/commands.h"
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "src/common/status.h"
+#include "src/tools/shell/escape.h"
+
+namespace basalt::shell {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+struct Ctx {
+  Connection* conn;
+  const Command& cmd;
+  OutputFormat format;
+  std::ostream* out;  // for progress lines (count) in human mode; nullptr: none
+};
+
+absl::Status ArgError(const Ctx& c, const Value& v, std::string_view what, std::string_view detail = "") {
+  std::string msg =
+      absl::StrCat(AV(c.cmd.name), ": expected ", AV(what), ", found ", v.Describe(), " at column ", v.column);
+  if (c.cmd.line > 1 || v.line != c.cmd.line) msg = absl::StrCat(msg, " of line ", v.line);
+  if (v.kind == Value::Kind::kName) absl::StrAppend(&msg, " (quote it: '", v.str, "')");
+  if (!detail.empty()) absl::StrAppend(&msg, " ", AV(detail));
+  return absl::InvalidArgumentError(msg);
+}
+
+// A byte string argument. Integers are accepted as their decimal text, as the HBase shell
+// does with Ruby's to_s (row 1 is the row "1"), when `allow_int`.
+absl::StatusOr<std::string> Bytes(const Ctx& c, const Value& v, std::string_view what, bool allow_int = true) {
+  if (v.is_string()) return v.str;
+  if (allow_int && v.is_int()) return absl::StrCat(v.number);
+  return ArgError(c, v, what);
+}
+
+// An integer; numeric strings ('3') are accepted as HBase's shell accepts them in hashes.
+absl::StatusOr<int64_t> Int(const Ctx& c, const Value& v, std::string_view what) {
+  if (v.is_int()) return v.number;
+  if (v.is_string() && !v.str.empty()) {
+    int64_t n = 0;
+    bool neg = v.str[0] == '-';
+    size_t i = neg ? 1 : 0;
+    bool ok = i < v.str.size();
+    for (; ok && i < v.str.size(); ++i) {
+      char ch = v.str[i];
+      if (ch < '0' || ch > '9' || n > (INT64_MAX - (ch - '0')) / 10) ok = false;
+      if (ok) n = n * 10 + (ch - '0');
+    }
+    if (ok) return neg ? -n : n;
+  }
+  return ArgError(c, v, what);
+}
+
+absl::StatusOr<int64_t> IntInRange(const Ctx& c, const Value& v, std::string_view what, int64_t lo, int64_t hi) {
+  BASALT_ASSIGN_OR_RETURN(int64_t n, Int(c, v, what));
+  if (n < lo || n > hi) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": ", AV(what), " must be between ", lo, " and ",
+                                                   hi, ", not ", n));
+  }
+  return n;
+}
+
+absl::StatusOr<bool> Bool(const Ctx& c, const Value& v, std::string_view what) {
+  if (v.kind == Value::Kind::kBool) return v.boolean;
+  if (v.is_string()) {
+    std::string s = absl::AsciiStrToLower(v.str);
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  return ArgError(c, v, what);
+}
+
+absl::StatusOr<std::string> Enum(const Ctx& c, const Value& v, std::string_view key,
+                                 std::initializer_list<std::string_view> allowed) {
+  BASALT_ASSIGN_OR_RETURN(std::string s, Bytes(c, v, absl::StrCat("a string for ", AV(key)), false));
+  s = absl::AsciiStrToUpper(s);
+  for (std::string_view a : allowed) {
+    if (s == a) return s;
+  }
+  std::vector<std::string> names(allowed.begin(), allowed.end());
+  return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": ", AV(key), " must be one of ",
+                                                 absl::StrJoin(names, ", "), ", not '", ToStringBinary(s), "'"));
+}
+
+// 'cf:q' -> (cf, q); 'cf' -> (cf, nullopt), the whole family; 'cf:' -> (cf, ""), as HBase.
+struct ColumnSpec {
+  std::string family;
+  std::optional<std::string> qualifier;
+};
+
+absl::StatusOr<ColumnSpec> Column(const Ctx& c, const Value& v) {
+  BASALT_ASSIGN_OR_RETURN(std::string s, Bytes(c, v, "a column ('cf:q' or 'cf')", false));
+  ColumnSpec col;
+  size_t colon = s.find(':');
+  if (colon == std::string::npos) {
+    col.family = s;
+  } else {
+    col.family = s.substr(0, colon);
+    col.qualifier = s.substr(colon + 1);
+  }
+  if (col.family.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(AV(c.cmd.name), ": column '", ToStringBinary(s), "' has an empty family name"));
+  }
+  return col;
+}
+
+// Adds a column to a Get/Scan column list with the client builders' semantics: a whole-family
+// entry absorbs the family's qualifiers.
+void AddColumnRef(const ColumnSpec& col, std::vector<ColumnRef>* refs) {
+  for (ColumnRef& r : *refs) {
+    if (r.family != col.family) continue;
+    if (!col.qualifier.has_value()) {
+      r.qualifiers.clear();
+    } else if (!r.qualifiers.empty() &&
+               std::find(r.qualifiers.begin(), r.qualifiers.end(), *col.qualifier) == r.qualifiers.end()) {
+      r.qualifiers.push_back(*col.qualifier);
+    }
+    return;
+  }
+  ColumnRef r;
+  r.family = col.family;
+  if (col.qualifier.has_value()) r.qualifiers.push_back(*col.qualifier);
+  refs->push_back(std::move(r));
+}
+
+// A column or an array of columns.
+absl::Status AddColumns(const Ctx& c, const Value& v, std::vector<ColumnRef>* refs) {
+  if (v.is_array()) {
+    for (const Value& item : v.items) {
+      BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, item));
+      AddColumnRef(col, refs);
+    }
+    return absl::OkStatus();
+  }
+  BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, v));
+  AddColumnRef(col, refs);
+  return absl::OkStatus();
+}
+
+absl::Status CheckKeys(const Ctx& c, const Value& hash, std::initializer_list<std::string_view> known) {
+  for (const auto& [k, v] : hash.entries) {
+    if (k.kind != Value::Kind::kName && k.kind != Value::Kind::kString) {
+      return ArgError(c, k, "an option name such as LIMIT");
+    }
+    if (std::find(known.begin(), known.end(), k.str) == known.end()) {
+      std::vector<std::string> names(known.begin(), known.end());
+      return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": unsupported option ", ToStringBinary(k.str),
+                                                     " (supported: ", absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// TIMERANGE => [min, max): HBase's half-open time range.
+absl::Status TimeRange(const Ctx& c, const Value& v, int64_t* min, int64_t* max) {
+  if (!v.is_array() || v.items.size() != 2) return ArgError(c, v, "TIMERANGE => [min, max]");
+  BASALT_ASSIGN_OR_RETURN(*min, Int(c, v.items[0], "an integer timestamp"));
+  BASALT_ASSIGN_OR_RETURN(*max, Int(c, v.items[1], "an integer timestamp"));
+  if (*min < 0 || *max < *min) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(AV(c.cmd.name), ": TIMERANGE needs 0 <= min <= max, not [", *min, ", ", *max, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Timestamp(const Ctx& c, const Value& v, int64_t* ts) {
+  BASALT_ASSIGN_OR_RETURN(*ts, Int(c, v, "an integer timestamp"));
+  if (*ts < 0 || *ts == kLatestTimestamp) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": timestamp ", *ts, " is out of range"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors from the server, in the shell's words (the code is kept).
+
+absl::Status Wrap(const Ctx& c, std::string_view table, const absl::Status& s) {
+  if (s.ok()) return s;
+  std::string server(s.message());
+  std::string t = ToStringBinary(table);
+  switch (s.code()) {
+    case absl::StatusCode::kNotFound:
+      if (!table.empty()) return absl::NotFoundError(absl::StrCat("Unknown table ", t, "! (", server, ")"));
+      break;
+    case absl::StatusCode::kAlreadyExists:
+      if (!table.empty()) return absl::AlreadyExistsError(absl::StrCat("Table already exists: ", t, "! (", server, ")"));
+      break;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      return absl::Status(s.code(), absl::StrCat("cannot reach the server at ", AV(c.conn->options().address), " (",
+                                                 absl::StatusCodeToString(s.code()), ": ", server, ")"));
+    default:
+      break;
+  }
+  return absl::Status(s.code(), absl::StrCat(absl::StatusCodeToString(s.code()), ": ", server));
+}
+
+Reply Done(const Ctx& c, std::string table) {
+  Reply r;
+  r.command = c.cmd.name;
+  r.table = std::move(table);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DDL
+
+absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
+  BASALT_RETURN_IF_ERROR(CheckKeys(c, h,
+                                   {"NAME", "VERSIONS", "MIN_VERSIONS", "TTL", "BLOCKSIZE", "DATA_BLOCK_ENCODING",
+                                    "COMPRESSION", "BLOOMFILTER", "CHECKSUM_TYPE", "BYTES_PER_CHECKSUM",
+                                    "BLOCKCACHE", "CACHE_ENCODED", "IN_MEMORY", "KEEP_DELETED_CELLS",
+                                    "REPLICATION_SCOPE"}));
+  FamilySettings f;
+  const Value* name = h.Find("NAME");
+  if (name == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": a column family hash needs NAME => 'cf' (got ",
+                                                   h.ToString(), ")"));
+  }
+  BASALT_ASSIGN_OR_RETURN(f.name, Bytes(c, *name, "a family name for NAME", false));
+  for (const auto& [k, v] : h.entries) {
+    const std::string& key = k.str;
+    if (key == "NAME") continue;
+    if (key == "VERSIONS") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "VERSIONS", 1, INT32_MAX));
+      f.max_versions = static_cast<int>(n);
+    } else if (key == "MIN_VERSIONS") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "MIN_VERSIONS", 0, INT32_MAX));
+      f.min_versions = static_cast<int>(n);
+    } else if (key == "TTL") {
+      if (v.is_string() && absl::AsciiStrToUpper(v.str) == "FOREVER") {
+        f.ttl_seconds = 0;
+      } else {
+        BASALT_ASSIGN_OR_RETURN(f.ttl_seconds, IntInRange(c, v, "TTL (seconds)", 0, INT32_MAX));
+        if (f.ttl_seconds == INT32_MAX) f.ttl_seconds = 0;  // HBase's FOREVER
+      }
+    } else if (key == "BLOCKSIZE") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "BLOCKSIZE", 1, UINT32_MAX));
+      f.block_size = static_cast<uint32_t>(n);
+    } else if (key == "DATA_BLOCK_ENCODING") {
+      BASALT_ASSIGN_OR_RETURN(f.encoding, Enum(c, v, key, {"NONE", "PREFIX", "FAST_DIFF", "ROW_INDEX"}));
+    } else if (key == "COMPRESSION") {
+      BASALT_ASSIGN_OR_RETURN(f.compression, Enum(c, v, key, {"NONE", "SNAPPY", "ZLIB", "GZ", "ZSTD", "LZ4"}));
+    } else if (key == "BLOOMFILTER") {
+      BASALT_ASSIGN_OR_RETURN(f.bloom, Enum(c, v, key, {"NONE", "ROW", "ROWCOL"}));
+    } else if (key == "CHECKSUM_TYPE") {
+      BASALT_ASSIGN_OR_RETURN(f.checksum, Enum(c, v, key, {"NULL", "CRC32", "CRC32C"}));
+    } else if (key == "BYTES_PER_CHECKSUM") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "BYTES_PER_CHECKSUM", 1, UINT32_MAX));
+      f.bytes_per_checksum = static_cast<uint32_t>(n);
+    } else if (key == "BLOCKCACHE") {
+      BASALT_ASSIGN_OR_RETURN(f.block_cache, Bool(c, v, "true or false for BLOCKCACHE"));
+    } else if (key == "CACHE_ENCODED") {
+      BASALT_ASSIGN_OR_RETURN(f.cache_encoded, Bool(c, v, "true or false for CACHE_ENCODED"));
+    } else {
+      // HBase settings Basalt does not have: accepted at their defaults so HBase scripts run.
+      bool is_default = false;
+      if (key == "REPLICATION_SCOPE") {
+        auto n = Int(c, v, "0");
+        is_default = n.ok() && *n == 0;
+      } else {
+        auto b = Bool(c, v, "false");
+        is_default = b.ok() && !*b;
+      }
+      if (!is_default) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(AV(c.cmd.name), ": ", key, " => ", v.ToString(), " is not supported by Basalt"));
+      }
+    }
+  }
+  return f;
+}
+
+absl::StatusOr<Reply> CmdCreate(Ctx& c) {
+  const auto& a = c.cmd.args;
+  TableInfo info;
+  BASALT_ASSIGN_OR_RETURN(info.name, Bytes(c, a[0], "a table name", false));
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i].is_string()) {
+      FamilySettings f;
+      f.name = a[i].str;
+      info.families.push_back(std::move(f));
+    } else if (a[i].is_hash()) {
+      if (a[i].Find("NAME") == nullptr && !a[i].entries.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "create: table options such as ", ToStringBinary(a[i].entries[0].first.str),
+            " are not supported; a family is 'cf' or {NAME => 'cf', ...}"));
+      }
+      BASALT_ASSIGN_OR_RETURN(FamilySettings f, FamilyFromHash(c, a[i]));
+      info.families.push_back(std::move(f));
+    } else {
+      return ArgError(c, a[i], "a column family ('cf' or {NAME => 'cf', ...})");
+    }
+  }
+  if (info.families.empty()) {
+    return absl::InvalidArgumentError("create: a table needs at least one column family: create 't1', 'cf'");
+  }
+  for (size_t i = 0; i < info.families.size(); ++i) {
+    if (info.families[i].name.empty() || info.families[i].name.find(':') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("create: invalid family name '",
+                                                     ToStringBinary(info.families[i].name),
+                                                     "' (it must be non-empty and have no ':')"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (info.families[j].name == info.families[i].name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("create: family '", ToStringBinary(info.families[i].name), "' is given twice"));
+      }
+    }
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, info.name, c.conn->GetAdmin()->CreateTable(info)));
+  Reply r = Done(c, info.name);
+  r.messages.push_back(absl::StrCat("Created table ", ToStringBinary(info.name)));
+  return r;
+}
+
+absl::StatusOr<std::string> TableArg(const Ctx& c) { return Bytes(c, c.cmd.args[0], "a table name", false); }
+
+absl::StatusOr<Reply> CmdDescribe(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  auto info = c.conn->GetAdmin()->DescribeTable(table);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, info.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kDescribe;
+  r.info = *std::move(info);
+  if (r.info.name.empty()) r.info.name = table;
+  return r;
+}
+
+absl::StatusOr<Reply> CmdList(Ctx& c) {
+  std::optional<std::regex> pattern;
+  if (!c.cmd.args.empty()) {
+    BASALT_ASSIGN_OR_RETURN(std::string re, Bytes(c, c.cmd.args[0], "a regular expression", false));
+    // std::regex reports a bad pattern by throwing; check it here, where it is our input.
+    try {
+      pattern.emplace(re, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return absl::InvalidArgumentError(absl::StrCat("list: invalid regular expression '", re, "': ", e.what()));
+    }
+  }
+  auto tables = c.conn->GetAdmin()->ListTables();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", tables.status()));
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kList;
+  for (const TableInfo& t : *tables) {
+    if (pattern.has_value() && !std::regex_match(t.name, *pattern)) continue;
+    r.tables.push_back(t.name);
+  }
+  std::sort(r.tables.begin(), r.tables.end());
+  return r;
+}
+
+absl::StatusOr<Reply> CmdExists(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  auto info = c.conn->GetAdmin()->DescribeTable(table);
+  if (!info.ok() && info.status().code() != absl::StatusCode::kNotFound) {
+    return Wrap(c, table, info.status());
+  }
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kExists;
+  r.flag = info.ok();
+  return r;
+}
+
+absl::StatusOr<Reply> CmdIsEnabled(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  auto info = c.conn->GetAdmin()->DescribeTable(table);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, info.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kEnabled;
+  r.flag = info->enabled;
+  return r;
+}
+
+template <absl::Status (Admin::*method)(const std::string&)>
+absl::StatusOr<Reply> CmdAdminOnTable(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  absl::Status s = (c.conn->GetAdmin().get()->*method)(table);
+  if (s.code() == absl::StatusCode::kFailedPrecondition && c.cmd.name == "drop") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Table ", ToStringBinary(table), " is enabled. Disable it first. (", s.message(), ")"));
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, s));
+  return Done(c, table);
+}
+
+absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  std::unique_ptr<Admin> admin = c.conn->GetAdmin();
+  auto info = admin->DescribeTable(table);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, info.status()));
+  Reply r = Done(c, table);
+  r.messages.push_back(absl::StrCat("Truncating '", ToStringBinary(table), "' table (it may take a while):"));
+  if (info->enabled) {
+    r.messages.push_back("Disabling table...");
+    BASALT_RETURN_IF_ERROR(Wrap(c, table, admin->DisableTable(table)));
+  }
+  r.messages.push_back("Truncating table...");
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, admin->DropTable(table)));
+  TableInfo fresh = *std::move(info);
+  fresh.name = table;
+  fresh.enabled = true;
+  absl::Status created = admin->CreateTable(fresh);
+  if (!created.ok()) {
+    return absl::Status(created.code(),
+                        absl::StrCat("truncate: table ", ToStringBinary(table),
+                                     " was dropped but could not be created again: ",
+                                     absl::StatusCodeToString(created.code()), ": ", created.message()));
+  }
+  return r;
+}
+
+absl::StatusOr<Reply> CmdStatus(Ctx& c) {
+  bool detailed = false;
+  if (!c.cmd.args.empty()) {
+    BASALT_ASSIGN_OR_RETURN(std::string kind, Enum(c, c.cmd.args[0], "the status format",
+                                                   {"SIMPLE", "SUMMARY", "DETAILED"}));
+    detailed = kind == "DETAILED";
+  }
+  auto s = c.conn->GetAdmin()->Status();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", s.status()));
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kStatus;
+  r.status = *std::move(s);
+  r.detailed = detailed;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DML
+
+absl::StatusOr<Reply> CmdPut(Ctx& c) {
+  const auto& a = c.cmd.args;
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, a[1], "a row key"));
+  BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, a[2]));
+  BASALT_ASSIGN_OR_RETURN(std::string value, Bytes(c, a[3], "a value"));
+  int64_t ts = kLatestTimestamp;
+  if (a.size() > 4) BASALT_RETURN_IF_ERROR(Timestamp(c, a[4], &ts));
+  Put put(row);
+  CellMutation m;
+  m.kind = CellMutation::Kind::kPut;
+  m.family = col.family;
+  m.qualifier = col.qualifier.value_or("");
+  m.timestamp = ts;
+  m.value = std::move(value);
+  put.mutations.push_back(std::move(m));
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, c.conn->GetTable(table)->Put(put)));
+  return Done(c, table);
+}
+
+// delete: the newest version of a column, or exactly the version at ts. deleteall: every
+// version at or below ts; without a column the whole row. A family alone: all its cells <= ts.
+absl::StatusOr<Reply> CmdDelete(Ctx& c) {
+  const auto& a = c.cmd.args;
+  const bool all = c.cmd.name == "deleteall";
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, a[1], "a row key"));
+  Delete del(row);
+  if (a.size() > 2) {
+    BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, a[2]));
+    int64_t ts = kLatestTimestamp;
+    if (a.size() > 3) BASALT_RETURN_IF_ERROR(Timestamp(c, a[3], &ts));
+    CellMutation m;
+    m.family = col.family;
+    m.timestamp = ts;
+    if (!col.qualifier.has_value()) {
+      m.kind = CellMutation::Kind::kDeleteFamily;
+    } else {
+      m.kind = all ? CellMutation::Kind::kDeleteColumn : CellMutation::Kind::kDelete;
+      m.qualifier = *col.qualifier;
+    }
+    del.mutations.push_back(std::move(m));
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, c.conn->GetTable(table)->Delete(del)));
+  return Done(c, table);
+}
+
+// get's options: a column, several columns, an array of them, or hashes of options.
+absl::Status GetOptions(const Ctx& c, Get* get) {
+  const auto& a = c.cmd.args;
+  bool have_timestamp = false, have_range = false;
+  for (size_t i = 2; i < a.size(); ++i) {
+    if (!a[i].is_hash()) {
+      BASALT_RETURN_IF_ERROR(AddColumns(c, a[i], &get->columns));
+      continue;
+    }
+    BASALT_RETURN_IF_ERROR(CheckKeys(c, a[i], {"COLUMN", "COLUMNS", "VERSIONS", "TIMERANGE", "TIMESTAMP",
+                                               "CACHE_BLOCKS"}));
+    for (const auto& [k, v] : a[i].entries) {
+      if (k.str == "COLUMN" || k.str == "COLUMNS") {
+        BASALT_RETURN_IF_ERROR(AddColumns(c, v, &get->columns));
+      } else if (k.str == "VERSIONS") {
+        BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "VERSIONS", 1, INT32_MAX));
+        get->max_versions = static_cast<int>(n);
+      } else if (k.str == "TIMERANGE") {
+        BASALT_RETURN_IF_ERROR(TimeRange(c, v, &get->min_ts, &get->max_ts));
+        have_range = true;
+      } else if (k.str == "TIMESTAMP") {
+        int64_t ts;
+        BASALT_RETURN_IF_ERROR(Timestamp(c, v, &ts));
+        get->min_ts = ts;
+        get->max_ts = ts + 1;
+        have_timestamp = true;
+      } else if (k.str == "CACHE_BLOCKS") {
+        BASALT_ASSIGN_OR_RETURN(get->cache_blocks, Bool(c, v, "true or false for CACHE_BLOCKS"));
+      }
+    }
+  }
+  if (have_timestamp && have_range) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": give TIMESTAMP or TIMERANGE, not both"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Reply> CmdGet(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, c.cmd.args[1], "a row key"));
+  Get get(row);
+  BASALT_RETURN_IF_ERROR(GetOptions(c, &get));
+  auto result = c.conn->GetTable(table)->Get(get);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, result.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kRows;
+  r.get_layout = true;
+  if (result->row().empty()) result->set_row(row);
+  r.rows.push_back(*std::move(result));
+  return r;
+}
+
+// The first key that does not start with `prefix` (empty: none, scan to the end).
+std::string PrefixEnd(std::string prefix) {
+  while (!prefix.empty()) {
+    unsigned char last = static_cast<unsigned char>(prefix.back());
+    if (last != 0xFF) {
+      prefix.back() = static_cast<char>(last + 1);
+      return prefix;
+    }
+    prefix.pop_back();
+  }
+  return prefix;
+}
+
+absl::Status ScanOptions(const Ctx& c, const Value& h, Scan* scan, uint64_t* interval) {
+  BASALT_RETURN_IF_ERROR(CheckKeys(c, h, {"STARTROW", "STOPROW", "ENDROW", "ROWPREFIXFILTER", "LIMIT", "COLUMN",
+                                          "COLUMNS", "VERSIONS", "TIMERANGE", "TIMESTAMP", "CACHE", "CACHE_BLOCKS",
+                                          "INTERVAL"}));
+  bool have_timestamp = false, have_range = false;
+  for (const auto& [k, v] : h.entries) {
+    const std::string& key = k.str;
+    if (key == "STARTROW") {
+      BASALT_ASSIGN_OR_RETURN(scan->start_row, Bytes(c, v, "a row key for STARTROW"));
+    } else if (key == "STOPROW" || key == "ENDROW") {
+      BASALT_ASSIGN_OR_RETURN(scan->stop_row, Bytes(c, v, absl::StrCat("a row key for ", key)));
+    } else if (key == "ROWPREFIXFILTER") {
+      BASALT_ASSIGN_OR_RETURN(std::string prefix, Bytes(c, v, "a row prefix for ROWPREFIXFILTER"));
+      if (prefix > scan->start_row) scan->start_row = prefix;
+      std::string end = PrefixEnd(prefix);
+      if (!end.empty() && (scan->stop_row.empty() || end < scan->stop_row)) scan->stop_row = end;
+    } else if (key == "LIMIT") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "LIMIT", 0, INT64_MAX));
+      scan->limit = static_cast<uint64_t>(n);
+    } else if (key == "COLUMN" || key == "COLUMNS") {
+      BASALT_RETURN_IF_ERROR(AddColumns(c, v, &scan->columns));
+    } else if (key == "VERSIONS") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "VERSIONS", 1, INT32_MAX));
+      scan->max_versions = static_cast<int>(n);
+    } else if (key == "TIMERANGE") {
+      BASALT_RETURN_IF_ERROR(TimeRange(c, v, &scan->min_ts, &scan->max_ts));
+      have_range = true;
+    } else if (key == "TIMESTAMP") {
+      int64_t ts;
+      BASALT_RETURN_IF_ERROR(Timestamp(c, v, &ts));
+      scan->min_ts = ts;
+      scan->max_ts = ts + 1;
+      have_timestamp = true;
+    } else if (key == "CACHE") {
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "CACHE", 1, UINT32_MAX));
+      scan->caching = static_cast<uint32_t>(n);
+    } else if (key == "CACHE_BLOCKS") {
+      BASALT_ASSIGN_OR_RETURN(scan->cache_blocks, Bool(c, v, "true or false for CACHE_BLOCKS"));
+    } else if (key == "INTERVAL") {
+      if (interval == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": INTERVAL is an option of count"));
+      }
+      BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "INTERVAL", 1, INT64_MAX));
+      *interval = static_cast<uint64_t>(n);
+    }
+  }
+  if (have_timestamp && have_range) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": give TIMESTAMP or TIMERANGE, not both"));
+  }
+  return absl::OkStatus();
+}
+
+// Runs `scan`, calling on_row for each row; stops after scan.limit rows if the server does not.
+absl::Status RunScan(Ctx& c, const std::string& table, const Scan& scan,
+                     const std::function<void(Result)>& on_row) {
+  std::unique_ptr<Table> t = c.conn->GetTable(table);
+  auto scanner = t->GetScanner(scan);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, scanner.status()));
+  uint64_t n = 0;
+  while (scan.limit == 0 || n < scan.limit) {
+    Result row;
+    auto more = (*scanner)->Next(&row);
+    BASALT_RETURN_IF_ERROR(Wrap(c, table, more.status()));
+    if (!*more) break;
+    ++n;
+    on_row(std::move(row));
+  }
+  (*scanner)->Close();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Reply> CmdScan(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  Scan scan;
+  if (c.cmd.args.size() > 1) {
+    if (!c.cmd.args[1].is_hash()) return ArgError(c, c.cmd.args[1], "a hash of scan options {STARTROW => ...}");
+    BASALT_RETURN_IF_ERROR(ScanOptions(c, c.cmd.args[1], &scan, nullptr));
+  }
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kRows;
+  BASALT_RETURN_IF_ERROR(RunScan(c, table, scan, [&](Result row) { r.rows.push_back(std::move(row)); }));
+  return r;
+}
+
+absl::StatusOr<Reply> CmdCount(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  Scan scan;
+  scan.cache_blocks = false;  // as HBase's count: a full pass should not flush the cache
+  uint64_t interval = 1000;
+  if (c.cmd.args.size() > 1) {
+    if (!c.cmd.args[1].is_hash()) return ArgError(c, c.cmd.args[1], "a hash of options {INTERVAL => n}");
+    BASALT_RETURN_IF_ERROR(ScanOptions(c, c.cmd.args[1], &scan, &interval));
+  }
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kCount;
+  BASALT_RETURN_IF_ERROR(RunScan(c, table, scan, [&](Result row) {
+    ++r.count;
+    if (c.out != nullptr && c.format == OutputFormat::kHuman && r.count % interval == 0) {
+      *c.out << "Current count: " << r.count << ", row: " << ToStringBinary(row.row()) << "\n";
+      c.out->flush();
+    }
+  }));
+  return r;
+}
+
+absl::StatusOr<Reply> CmdIncr(Ctx& c) {
+  const auto& a = c.cmd.args;
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, a[1], "a row key"));
+  BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, a[2]));
+  int64_t amount = 1;
+  if (a.size() > 3) {
+    BASALT_ASSIGN_OR_RETURN(amount, Int(c, a[3], "an integer increment"));
+  }
+  auto v = c.conn->GetTable(table)->IncrementColumnValue(row, col.family, col.qualifier.value_or(""), amount);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, v.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kCounter;
+  r.row = row;
+  r.column = absl::StrCat(col.family, ":", col.qualifier.value_or(""));
+  r.counter = *v;
+  return r;
+}
+
+absl::StatusOr<Reply> CmdGetCounter(Ctx& c) {
+  const auto& a = c.cmd.args;
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, a[1], "a row key"));
+  BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, a[2]));
+  const std::string qualifier = col.qualifier.value_or("");
+  Get get(row);
+  get.columns.push_back(ColumnRef{col.family, {qualifier}});
+  auto result = c.conn->GetTable(table)->Get(get);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, result.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kCounter;
+  r.row = row;
+  r.column = absl::StrCat(col.family, ":", qualifier);
+  for (const KeyValue& kv : result->cells()) {
+    if (kv.family != col.family || kv.qualifier != qualifier) continue;
+    // A counter is HBase's Bytes.toBytes(long): 8 bytes, big-endian.
+    if (kv.value.size() != 8) {
+      return absl::FailedPreconditionError(absl::StrCat("get_counter: the value at ", ToStringBinary(row), "/",
+                                                        ToStringBinary(r.column), " is ", kv.value.size(),
+                                                        " bytes, not an 8-byte counter"));
+    }
+    uint64_t u = 0;
+    for (char ch : kv.value) u = (u << 8) | static_cast<unsigned char>(ch);
+    r.counter = static_cast<int64_t>(u);
+    break;
+  }
+  return r;
+}
+
+absl::StatusOr<Reply> CmdAppend(Ctx& c) {
+  const auto& a = c.cmd.args;
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string row, Bytes(c, a[1], "a row key"));
+  BASALT_ASSIGN_OR_RETURN(ColumnSpec col, Column(c, a[2]));
+  BASALT_ASSIGN_OR_RETURN(std::string value, Bytes(c, a[3], "a value"));
+  Append app(row);
+  app.columns.push_back(Append::Column{col.family, col.qualifier.value_or(""), value});
+  auto result = c.conn->GetTable(table)->Append(app);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, result.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kAppend;
+  r.row = row;
+  r.column = absl::StrCat(col.family, ":", col.qualifier.value_or(""));
+  for (const KeyValue& kv : result->cells()) {
+    if (kv.family == col.family && kv.qualifier == col.qualifier.value_or("")) {
+      r.value = kv.value;
+      break;
+    }
+  }
+  return r;
+}
+
+absl::StatusOr<Reply> CmdHelp(Ctx& c) {
+  std::string topic;
+  if (!c.cmd.args.empty()) {
+    const Value& v = c.cmd.args[0];
+    if (v.kind == Value::Kind::kName) {
+      topic = v.str;
+    } else {
+      BASALT_ASSIGN_OR_RETURN(topic, Bytes(c, v, "a command name", false));
+    }
+  }
+  auto text = HelpText(topic);
+  if (!text.ok()) return absl::InvalidArgumentError(std::string(text.status().message()));
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kText;
+  r.text = *std::move(text);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command table
+
+struct Spec {
+  const char* name;
+  const char* group;
+  size_t min_args;
+  size_t max_args;  // SIZE_MAX: any number
+  const char* usage;
+  const char* help;
+  absl::StatusOr<Reply> (*run)(Ctx&);
+};
+
+constexpr size_t kAny = SIZE_MAX;
+
+const std::vector<Spec>& Specs() {
+  static const std::vector<Spec> specs = {
+      {"help", "general", 0, 1, "help ['command']",
+       "Lists the commands, or shows one command's usage: help 'get'.", CmdHelp},
+      {"status", "general", 0, 1, "status ['simple' | 'summary' | 'detailed']",
+       "Shows the server's state; 'detailed' adds a line per table.", CmdStatus},
+      {"exit", "general", 0, 1, "exit [code]", "Leaves the shell (a script stops here with the given exit code).",
+       nullptr},
+      {"quit", "general", 0, 1, "quit [code]", "Same as exit.", nullptr},
+
+      {"create", "ddl", 1, kAny,
+       "create 't1', 'cf1' [, 'cf2', ...]  |  create 't1', {NAME => 'cf', VERSIONS => 3, ...} [, {...}]",
+       "Creates a table with the given column families. Family settings: VERSIONS (1), MIN_VERSIONS (0),\n"
+       "TTL (seconds or 'FOREVER'), BLOCKSIZE (65536), DATA_BLOCK_ENCODING (NONE, PREFIX, FAST_DIFF,\n"
+       "ROW_INDEX), COMPRESSION (NONE, SNAPPY, ZLIB, GZ, ZSTD, LZ4), BLOOMFILTER (NONE, ROW, ROWCOL),\n"
+       "CHECKSUM_TYPE (NULL, CRC32, CRC32C), BYTES_PER_CHECKSUM (16384), BLOCKCACHE (true),\n"
+       "CACHE_ENCODED (false). Examples:\n"
+       "  create 't1', 'cf'\n"
+       "  create 't1', {NAME => 'cf', VERSIONS => 3, TTL => 86400, COMPRESSION => 'SNAPPY'}\n"
+       "  create 't1', NAME => 'cf', DATA_BLOCK_ENCODING => 'FAST_DIFF'",
+       CmdCreate},
+      {"describe", "ddl", 1, 1, "describe 't1'", "Shows a table's state and its families' settings.", CmdDescribe},
+      {"desc", "ddl", 1, 1, "desc 't1'", "Same as describe.", CmdDescribe},
+      {"list", "ddl", 0, 1, "list ['regex']", "Lists the tables, or those whose whole name matches the regex.",
+       CmdList},
+      {"exists", "ddl", 1, 1, "exists 't1'", "Says whether a table exists.", CmdExists},
+      {"is_enabled", "ddl", 1, 1, "is_enabled 't1'", "true if the table is enabled.", CmdIsEnabled},
+      {"is_disabled", "ddl", 1, 1, "is_disabled 't1'", "true if the table is disabled.", CmdIsEnabled},
+      {"disable", "ddl", 1, 1, "disable 't1'", "Disables a table (needed before drop).",
+       CmdAdminOnTable<&Admin::DisableTable>},
+      {"enable", "ddl", 1, 1, "enable 't1'", "Enables a disabled table.", CmdAdminOnTable<&Admin::EnableTable>},
+      {"drop", "ddl", 1, 1, "drop 't1'", "Deletes a disabled table and all its data.",
+       CmdAdminOnTable<&Admin::DropTable>},
+      {"truncate", "ddl", 1, 1, "truncate 't1'",
+       "Disables, drops and re-creates a table with the same families and settings.", CmdTruncate},
+
+      {"put", "dml", 4, 5, "put 't1', 'r1', 'cf:q', 'value' [, ts]",
+       "Writes a cell; without ts the server's clock sets the timestamp. Binary bytes in \"double\n"
+       "quotes\": put 't1', \"r\\x00\\x01\", 'cf:q', \"\\xff\"",
+       CmdPut},
+      {"get", "dml", 2, kAny,
+       "get 't1', 'r1' [, 'cf:q' | 'cf' | ['cf:q', 'cf2'] | {COLUMN => ..., VERSIONS => n, TIMERANGE => [min, max],"
+       " TIMESTAMP => ts}]",
+       "Reads a row (a column 'cf' alone means the whole family). TIMERANGE is [min, max). Examples:\n"
+       "  get 't1', 'r1'\n"
+       "  get 't1', 'r1', 'cf:a', 'cf:b'\n"
+       "  get 't1', 'r1', {COLUMN => 'cf:a', VERSIONS => 3, TIMERANGE => [0, 1700000000000]}",
+       CmdGet},
+      {"scan", "dml", 1, 2,
+       "scan 't1' [, {STARTROW => 'a', STOPROW => 'z', ROWPREFIXFILTER => 'p', LIMIT => n, COLUMNS => [...],"
+       " VERSIONS => n, TIMERANGE => [min, max], TIMESTAMP => ts, CACHE => n, CACHE_BLOCKS => bool}]",
+       "Reads rows in order; STARTROW is inclusive, STOPROW exclusive. Examples:\n"
+       "  scan 't1'\n"
+       "  scan 't1', {STARTROW => 'a', STOPROW => 'n', COLUMNS => ['cf:q'], LIMIT => 10}",
+       CmdScan},
+      {"delete", "dml", 3, 4, "delete 't1', 'r1', 'cf:q' [, ts]",
+       "Deletes the newest version of a column, or exactly the version at ts. A family alone ('cf')\n"
+       "deletes every cell of the family (at or below ts).",
+       CmdDelete},
+      {"deleteall", "dml", 2, 4, "deleteall 't1', 'r1' [, 'cf:q' | 'cf' [, ts]]",
+       "Deletes a whole row, or every version of a column (or family) at or below ts.", CmdDelete},
+      {"incr", "dml", 3, 4, "incr 't1', 'r1', 'cf:q' [, n]",
+       "Adds n (default 1) to a counter (an 8-byte big-endian long) and prints the new value.", CmdIncr},
+      {"get_counter", "dml", 3, 3, "get_counter 't1', 'r1', 'cf:q'", "Prints a counter's value.", CmdGetCounter},
+      {"append", "dml", 4, 4, "append 't1', 'r1', 'cf:q', 'value'",
+       "Appends bytes to a cell's value and prints the result.", CmdAppend},
+      {"count", "dml", 1, 2, "count 't1' [, {INTERVAL => 1000, CACHE => n, STARTROW => .., STOPROW => ..}]",
+       "Counts rows, printing progress every INTERVAL rows.", CmdCount},
+
+      {"flush", "tools", 1, 1, "flush 't1'", "Writes the table's memstores to block files.",
+       CmdAdminOnTable<&Admin::Flush>},
+      {"major_compact", "tools", 1, 1, "major_compact 't1'",
+       "Rewrites each store into one file, dropping deleted, expired and surplus versions.",
+       CmdAdminOnTable<&Admin::MajorCompact>},
+  };
+  return specs;
+}
+
+const Spec* FindSpec(std::string_view name) {
+  for (const Spec& s : Specs()) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+std::string ArityText(const Spec& s) {
+  if (s.max_args == kAny) return absl::StrCat(s.min_args, " or more");
+  if (s.min_args == s.max_args) return absl::StrCat(s.min_args);
+  if (s.max_args == s.min_args + 1) return absl::StrCat(s.min_args, " or ", s.max_args);
+  return absl::StrCat(s.min_args, " to ", s.max_args);
+}
+
+}  // namespace
+
+bool IsCommand(std::string_view name) { return FindSpec(name) != nullptr; }
+
+const std::vector<std::string>& CommandNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const Spec& s : Specs()) v.push_back(s.name);
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return names;
+}
+
+absl::StatusOr<std::string> HelpText(std::string_view command) {
+  if (!command.empty()) {
+    const Spec* s = FindSpec(command);
+    if (s == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("no help for '", AV(command), "': not a command. Type 'help' for the list of commands."));
+    }
+    return absl::StrCat("Usage: ", s->usage, "\n", s->help, "\n");
+  }
+  std::string out =
+      "Basalt shell: HBase shell commands over Basalt.\n"
+      "Type 'help \"COMMAND\"' for a command's usage, e.g. help 'get'.\n\n"
+      "COMMAND GROUPS:\n";
+  for (const char* group : {"general", "ddl", "dml", "tools"}) {
+    std::vector<std::string> names;
+    for (const Spec& s : Specs()) {
+      if (std::string_view(s.group) == group) names.push_back(s.name);
+    }
+    absl::StrAppend(&out, "  Group name: ", group, "\n  Commands: ", absl::StrJoin(names, ", "), "\n\n");
+  }
+  out +=
+      "SHELL USAGE:\n"
+      "Commands are 'name arg, arg, ...', several per line separated by ';'. Quote table, row and column\n"
+      "names: 'single' quotes are literal, \"double\" quotes understand \\n \\t \\\\ \\\" and \\xNN for binary\n"
+      "bytes. Options go in hashes, {KEY => value, ...}, lists in arrays, ['a', 'b'].\n"
+      "Output shows bytes as HBase's Bytes.toStringBinary does: printable ASCII as is, others as \\xNN.\n"
+      "Start with --format=json for one JSON object per command.\n";
+  return out;
+}
+
+Executor::Executor(Connection* conn, OutputFormat format, std::ostream* out, bool show_timing)
+    : conn_(conn), format_(format), out_(out), show_timing_(show_timing) {}
+
+absl::StatusOr<Reply> Executor::Run(const Command& cmd) {
+  const Spec* spec = FindSpec(cmd.name);
+  if (spec == nullptr || spec->run == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Unknown command '", cmd.name, "'. Type 'help' for the list of commands."));
+  }
+  if (cmd.args.size() < spec->min_args || cmd.args.size() > spec->max_args) {
+    return absl::InvalidArgumentError(absl::StrCat("wrong number of arguments for '", cmd.name, "' (given ",
+                                                   cmd.args.size(), ", expected ", ArityText(*spec),
+                                                   ")\nUsage: ", spec->usage));
+  }
+  Ctx ctx{conn_, cmd, format_, out_};
+  return spec->run(ctx);
+}
+
+absl::Status Executor::Execute(const Command& cmd) {
+  absl::Time start = absl::Now();
+  BASALT_ASSIGN_OR_RETURN(Reply reply, Run(cmd));
+  if (format_ == OutputFormat::kJson) {
+    *out_ << FormatJson(reply);
+  } else {
+    *out_ << FormatHuman(reply);
+    if (show_timing_) *out_ << FormatTook(absl::Now() - start);
+  }
+  out_->flush();
+  return absl::OkStatus();
+}
+
+}  // namespace basalt::shell

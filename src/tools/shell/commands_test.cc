@@ -1,0 +1,498 @@
+// The shell's commands and session against an in-memory fake server: what each command sends,
+// what it prints (human and JSON), and the error policy of scripts and interactive use.
+#include "src/tools/shell/commands.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "src/tools/shell/fake_connection.h"
+#include "src/tools/shell/session.h"
+
+namespace basalt::shell {
+namespace {
+
+class ShellTest : public ::testing::Test {
+ protected:
+  // Runs `script` in a fresh session; returns the exit code.
+  int Run(std::string_view script, OutputFormat format = OutputFormat::kHuman) {
+    out_.str("");
+    err_.str("");
+    SessionOptions o;
+    o.format = format;
+    o.show_timing = false;
+    Session s(conn_.get(), o, &out_, &err_);
+    s.RunScript(script);
+    return s.exit_code();
+  }
+  std::string out() const { return out_.str(); }
+  std::string err() const { return err_.str(); }
+
+  FakeServer server_;
+  std::unique_ptr<Connection> conn_ = NewFakeConnection(&server_, "127.0.0.1:16020");
+  std::ostringstream out_, err_;
+};
+
+TEST_F(ShellTest, CreatePutGetScanHuman) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'r1', 'cf:q', 'v'; put 't1', 'r2', 'cf:a', 'w', 5"), 0) << err();
+  EXPECT_EQ(out(), "Created table t1\n");
+  ASSERT_EQ(Run("get 't1', 'r1'"), 0) << err();
+  EXPECT_EQ(out(),
+            "COLUMN                          CELL\n"
+            " cf:q                           timestamp=1700000000000, value=v\n"
+            "1 row(s)\n");
+  ASSERT_EQ(Run("scan 't1'"), 0) << err();
+  EXPECT_EQ(out(),
+            "ROW                             COLUMN+CELL\n"
+            " r1                             column=cf:q, timestamp=1700000000000, value=v\n"
+            " r2                             column=cf:a, timestamp=5, value=w\n"
+            "2 row(s)\n");
+  ASSERT_EQ(Run("get 't1', 'nope'"), 0) << err();
+  EXPECT_EQ(out(), "COLUMN                          CELL\n0 row(s)\n");
+}
+
+TEST_F(ShellTest, TimingLine) {
+  SessionOptions o;
+  Session s(conn_.get(), o, &out_, &err_);
+  s.RunScript("list");
+  EXPECT_TRUE(out().starts_with("TABLE\n0 row(s)\nTook 0.")) << out();
+  EXPECT_TRUE(out().ends_with(" seconds\n")) << out();
+}
+
+TEST_F(ShellTest, JsonOutput) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'r1', 'cf:q', \"v\\xff\"; get 't1', 'r1'; scan 't1', {LIMIT => 1};"
+                "get 't1', 'zz'; incr 't1', 'r1', 'cf:n', 2; list; exists 't1'; count 't1'",
+                OutputFormat::kJson),
+            0)
+      << err();
+  EXPECT_EQ(out(),
+            "{\"command\":\"create\",\"table\":\"t1\",\"ok\":true}\n"
+            "{\"command\":\"put\",\"table\":\"t1\",\"ok\":true}\n"
+            "{\"command\":\"get\",\"table\":\"t1\",\"rows\":[{\"row\":\"r1\",\"cells\":[{\"family\":\"cf\","
+            "\"qualifier\":\"q\",\"timestamp\":1700000000000,\"value\":\"v\\u00ff\"}]}]}\n"
+            "{\"command\":\"scan\",\"table\":\"t1\",\"rows\":[{\"row\":\"r1\",\"cells\":[{\"family\":\"cf\","
+            "\"qualifier\":\"q\",\"timestamp\":1700000000000,\"value\":\"v\\u00ff\"}]}]}\n"
+            "{\"command\":\"get\",\"table\":\"t1\",\"rows\":[]}\n"
+            "{\"command\":\"incr\",\"table\":\"t1\",\"row\":\"r1\",\"column\":\"cf:n\",\"value\":2}\n"
+            "{\"command\":\"list\",\"tables\":[\"t1\"]}\n"
+            "{\"command\":\"exists\",\"table\":\"t1\",\"exists\":true}\n"
+            "{\"command\":\"count\",\"table\":\"t1\",\"count\":1}\n");
+}
+
+TEST_F(ShellTest, JsonErrorsGoToStderrAsText) {
+  EXPECT_EQ(Run("get 't9', 'r1'", OutputFormat::kJson), 1);
+  EXPECT_EQ(out(), "");
+  EXPECT_EQ(err(), "ERROR: Unknown table t9! (table t9 does not exist)\n");
+}
+
+TEST_F(ShellTest, CreateWithFamilySettings) {
+  ASSERT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 3, TTL => 60, MIN_VERSIONS => 0, "
+                "DATA_BLOCK_ENCODING => 'FAST_DIFF', COMPRESSION => 'snappy', BLOOMFILTER => 'ROWCOL', "
+                "BLOCKSIZE => 65536, BLOCKCACHE => false, IN_MEMORY => 'false'}, 'cf2'"),
+            0)
+      << err();
+  const TableInfo& info = server_.tables["t1"].info;
+  ASSERT_EQ(info.families.size(), 2u);
+  const FamilySettings& f = info.families[0];
+  EXPECT_EQ(f.name, "cf");
+  EXPECT_EQ(f.max_versions, 3);
+  EXPECT_EQ(f.ttl_seconds, 60);
+  EXPECT_EQ(f.encoding, "FAST_DIFF");
+  EXPECT_EQ(f.compression, "SNAPPY");
+  EXPECT_EQ(f.bloom, "ROWCOL");
+  EXPECT_EQ(f.block_size, 65536u);
+  EXPECT_FALSE(f.block_cache);
+  EXPECT_EQ(info.families[1].name, "cf2");
+  EXPECT_EQ(info.families[1].max_versions, 1);
+
+  ASSERT_EQ(Run("create 't2', 'a', 'b', 'c'"), 0) << err();
+  EXPECT_EQ(server_.tables["t2"].info.families.size(), 3u);
+  ASSERT_EQ(Run("create 't3', NAME => 'cf', VERSIONS => '2', TTL => 'FOREVER'"), 0) << err();
+  EXPECT_EQ(server_.tables["t3"].info.families[0].max_versions, 2);
+  EXPECT_EQ(server_.tables["t3"].info.families[0].ttl_seconds, 0);
+}
+
+TEST_F(ShellTest, CreateErrors) {
+  EXPECT_EQ(Run("create 't1'"), 1);
+  EXPECT_EQ(err(), "ERROR: create: a table needs at least one column family: create 't1', 'cf'\n");
+  EXPECT_EQ(Run("create 't1', {VERSIONS => 3}"), 1);
+  EXPECT_EQ(err(), "ERROR: create: table options such as VERSIONS are not supported; a family is 'cf' or "
+                   "{NAME => 'cf', ...}\n");
+  EXPECT_EQ(Run("create 't1', {NAME => 'cf', COMPRESSION => 'LZO'}"), 1);
+  EXPECT_EQ(err(), "ERROR: create: COMPRESSION must be one of NONE, SNAPPY, ZLIB, GZ, ZSTD, LZ4, not 'LZO'\n");
+  EXPECT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 0}"), 1);
+  EXPECT_EQ(err(), "ERROR: create: VERSIONS must be between 1 and 2147483647, not 0\n");
+  EXPECT_EQ(Run("create 't1', {NAME => 'cf', FOO => 1}"), 1);
+  EXPECT_TRUE(err().starts_with("ERROR: create: unsupported option FOO (supported: NAME, VERSIONS")) << err();
+  EXPECT_EQ(Run("create 't1', {NAME => 'cf', IN_MEMORY => true}"), 1);
+  EXPECT_EQ(err(), "ERROR: create: IN_MEMORY => true is not supported by Basalt\n");
+  EXPECT_EQ(Run("create 't1', 'cf', 'cf'"), 1);
+  EXPECT_EQ(err(), "ERROR: create: family 'cf' is given twice\n");
+  EXPECT_EQ(Run("create 't1', cf"), 1);
+  EXPECT_EQ(err(), "ERROR: create: expected a column family ('cf' or {NAME => 'cf', ...}), found the name cf at "
+                   "column 14 (quote it: 'cf')\n");
+  EXPECT_TRUE(server_.tables.empty());
+  ASSERT_EQ(Run("create 't1', 'cf'"), 0);
+  EXPECT_EQ(Run("create 't1', 'cf'"), 1);
+  EXPECT_EQ(err(), "ERROR: Table already exists: t1! (table t1 exists)\n");
+}
+
+TEST_F(ShellTest, GetOptionsBecomeTheRequest) {
+  ASSERT_EQ(Run("create 't1', 'cf', 'cf2'"), 0);
+  ASSERT_EQ(Run("get 't1', 'r1', 'cf:a', 'cf2'"), 0) << err();
+  ASSERT_TRUE(server_.last_get.has_value());
+  ASSERT_EQ(server_.last_get->columns.size(), 2u);
+  EXPECT_EQ(server_.last_get->columns[0].family, "cf");
+  EXPECT_EQ(server_.last_get->columns[0].qualifiers, std::vector<std::string>{"a"});
+  EXPECT_EQ(server_.last_get->columns[1].family, "cf2");
+  EXPECT_TRUE(server_.last_get->columns[1].qualifiers.empty());
+
+  ASSERT_EQ(Run("get 't1', 'r1', {COLUMN => ['cf:a', 'cf:b'], VERSIONS => 3, TIMERANGE => [10, 20]}"), 0) << err();
+  EXPECT_EQ(server_.last_get->columns[0].qualifiers, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(server_.last_get->max_versions, 3);
+  EXPECT_EQ(server_.last_get->min_ts, 10);
+  EXPECT_EQ(server_.last_get->max_ts, 20);
+
+  ASSERT_EQ(Run("get 't1', 'r1', {TIMESTAMP => 7}"), 0) << err();
+  EXPECT_EQ(server_.last_get->min_ts, 7);
+  EXPECT_EQ(server_.last_get->max_ts, 8);
+  EXPECT_TRUE(server_.last_get->columns.empty());
+
+  ASSERT_EQ(Run("get 't1', 'r1', ['cf:a', 'cf'], COLUMNS => 'cf:z'"), 0) << err();
+  ASSERT_EQ(server_.last_get->columns.size(), 1u);
+  EXPECT_TRUE(server_.last_get->columns[0].qualifiers.empty());  // the family absorbs its columns
+
+  EXPECT_EQ(Run("get 't1', 'r1', {TIMERANGE => [5]}"), 1);
+  EXPECT_EQ(err(), "ERROR: get: expected TIMERANGE => [min, max], found an array at column 31\n");
+  EXPECT_EQ(Run("get 't1', 'r1', {FILTER => 'x'}"), 1);
+  EXPECT_EQ(err(), "ERROR: get: unsupported option FILTER (supported: COLUMN, COLUMNS, VERSIONS, TIMERANGE, "
+                   "TIMESTAMP, CACHE_BLOCKS)\n");
+  EXPECT_EQ(Run("get 't1', 'r1', {TIMESTAMP => 1, TIMERANGE => [0, 2]}"), 1);
+  EXPECT_EQ(err(), "ERROR: get: give TIMESTAMP or TIMERANGE, not both\n");
+}
+
+TEST_F(ShellTest, VersionsAndTimeRanges) {
+  ASSERT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 5}; put 't1', 'r', 'cf:q', 'a', 10; "
+                "put 't1', 'r', 'cf:q', 'b', 20; put 't1', 'r', 'cf:q', 'c', 30"),
+            0)
+      << err();
+  ASSERT_EQ(Run("get 't1', 'r', {COLUMN => 'cf:q', VERSIONS => 2}"), 0) << err();
+  EXPECT_EQ(out(),
+            "COLUMN                          CELL\n"
+            " cf:q                           timestamp=30, value=c\n"
+            " cf:q                           timestamp=20, value=b\n"
+            "1 row(s)\n");
+  ASSERT_EQ(Run("scan 't1', {VERSIONS => 3, TIMERANGE => [0, 25]}"), 0) << err();
+  EXPECT_EQ(out(),
+            "ROW                             COLUMN+CELL\n"
+            " r                              column=cf:q, timestamp=20, value=b\n"
+            " r                              column=cf:q, timestamp=10, value=a\n"
+            "1 row(s)\n");
+}
+
+TEST_F(ShellTest, ScanOptionsBecomeTheRequest) {
+  ASSERT_EQ(Run("create 't1', 'cf'"), 0);
+  ASSERT_EQ(Run("scan 't1', {STARTROW => 'a', STOPROW => 'z', LIMIT => 10, COLUMNS => ['cf:q', 'cf2'], "
+                "VERSIONS => 2, TIMERANGE => [1, 9], CACHE => 100, CACHE_BLOCKS => false}"),
+            0)
+      << err();
+  ASSERT_TRUE(server_.last_scan.has_value());
+  const Scan& s = *server_.last_scan;
+  EXPECT_EQ(s.start_row, "a");
+  EXPECT_EQ(s.stop_row, "z");
+  EXPECT_EQ(s.limit, 10u);
+  ASSERT_EQ(s.columns.size(), 2u);
+  EXPECT_EQ(s.columns[1].family, "cf2");
+  EXPECT_EQ(s.max_versions, 2);
+  EXPECT_EQ(s.min_ts, 1);
+  EXPECT_EQ(s.max_ts, 9);
+  EXPECT_EQ(s.caching, 100u);
+  EXPECT_FALSE(s.cache_blocks);
+
+  ASSERT_EQ(Run("scan 't1', {ROWPREFIXFILTER => \"ab\\xff\"}"), 0) << err();
+  EXPECT_EQ(server_.last_scan->start_row, "ab\xff");
+  EXPECT_EQ(server_.last_scan->stop_row, "ac");
+
+  EXPECT_EQ(Run("scan 't1', 'cf'"), 1);
+  EXPECT_EQ(err(), "ERROR: scan: expected a hash of scan options {STARTROW => ...}, found the string 'cf' at "
+                   "column 12\n");
+  EXPECT_EQ(Run("scan 't1', {INTERVAL => 5}"), 1);
+  EXPECT_EQ(err(), "ERROR: scan: INTERVAL is an option of count\n");
+}
+
+TEST_F(ShellTest, ScanLimitAndRanges) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'a', 'cf:q', '1', 1; put 't1', 'b', 'cf:q', '2', 1; "
+                "put 't1', 'c', 'cf:q', '3', 1"),
+            0);
+  ASSERT_EQ(Run("scan 't1', {STARTROW => 'b'}"), 0);
+  EXPECT_EQ(out(),
+            "ROW                             COLUMN+CELL\n"
+            " b                              column=cf:q, timestamp=1, value=2\n"
+            " c                              column=cf:q, timestamp=1, value=3\n"
+            "2 row(s)\n");
+  ASSERT_EQ(Run("scan 't1', {LIMIT => 1}"), 0);
+  EXPECT_EQ(out(),
+            "ROW                             COLUMN+CELL\n"
+            " a                              column=cf:q, timestamp=1, value=1\n"
+            "1 row(s)\n");
+}
+
+TEST_F(ShellTest, BinaryKeysAndValues) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', \"r\\x00\\x01\", 'cf:q', \"\\xde\\xad\", 1"), 0) << err();
+  ASSERT_EQ(server_.tables["t1"].rows.count(std::string("r\0\x01", 3)), 1u);
+  ASSERT_EQ(Run("scan 't1'"), 0);
+  EXPECT_EQ(out(),
+            "ROW                             COLUMN+CELL\n"
+            " r\\x00\\x01                      column=cf:q, timestamp=1, value=\\xDE\\xAD\n"
+            "1 row(s)\n");
+  ASSERT_EQ(Run("get 't1', \"r\\x00\\x01\""), 0);
+  EXPECT_EQ(out(), "COLUMN                          CELL\n cf:q                           timestamp=1, "
+                   "value=\\xDE\\xAD\n1 row(s)\n");
+}
+
+TEST_F(ShellTest, PutForms) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'r', 'cf', 'v', 3; put 't1', 7, 'cf:n', 42"), 0) << err();
+  const auto& rows = server_.tables["t1"].rows;
+  ASSERT_EQ(rows.count("r"), 1u);
+  EXPECT_EQ(rows.at("r")[0].qualifier, "");
+  EXPECT_EQ(rows.at("r")[0].timestamp, 3);
+  ASSERT_EQ(rows.count("7"), 1u);
+  EXPECT_EQ(rows.at("7")[0].value, "42");
+  ASSERT_TRUE(server_.last_mutation.has_value());
+  EXPECT_EQ(server_.last_mutation->mutations[0].timestamp, kLatestTimestamp);
+
+  EXPECT_EQ(Run("put 't1', 'r', 'cf:q'"), 1);
+  EXPECT_EQ(err(), "ERROR: wrong number of arguments for 'put' (given 3, expected 4 or 5)\n"
+                   "Usage: put 't1', 'r1', 'cf:q', 'value' [, ts]\n");
+  EXPECT_EQ(Run("put 't1', 'r', ':q', 'v'"), 1);
+  EXPECT_EQ(err(), "ERROR: put: column ':q' has an empty family name\n");
+  EXPECT_EQ(Run("put 't1', 'r', 'cf:q', 'v', 'soon'"), 1);
+  EXPECT_EQ(err(), "ERROR: put: expected an integer timestamp, found the string 'soon' at column 29\n");
+  EXPECT_EQ(Run("put 't1', 'r', 'cf:q', 'v', -1"), 1);
+  EXPECT_EQ(err(), "ERROR: put: timestamp -1 is out of range\n");
+}
+
+TEST_F(ShellTest, DeleteKinds) {
+  ASSERT_EQ(Run("create 't1', 'cf'"), 0);
+  using K = CellMutation::Kind;
+  struct Case {
+    const char* cmd;
+    K kind;
+    const char* family;
+    const char* qualifier;
+    int64_t ts;
+  };
+  for (const Case& c : {Case{"delete 't1', 'r', 'cf:q'", K::kDelete, "cf", "q", kLatestTimestamp},
+                        Case{"delete 't1', 'r', 'cf:q', 5", K::kDelete, "cf", "q", 5},
+                        Case{"delete 't1', 'r', 'cf'", K::kDeleteFamily, "cf", "", kLatestTimestamp},
+                        Case{"deleteall 't1', 'r', 'cf:q', 9", K::kDeleteColumn, "cf", "q", 9},
+                        Case{"deleteall 't1', 'r', 'cf'", K::kDeleteFamily, "cf", "", kLatestTimestamp}}) {
+    ASSERT_EQ(Run(c.cmd), 0) << c.cmd << ": " << err();
+    ASSERT_TRUE(server_.last_mutation.has_value());
+    ASSERT_EQ(server_.last_mutation->mutations.size(), 1u) << c.cmd;
+    const CellMutation& m = server_.last_mutation->mutations[0];
+    EXPECT_EQ(m.kind, c.kind) << c.cmd;
+    EXPECT_EQ(m.family, c.family) << c.cmd;
+    EXPECT_EQ(m.qualifier, c.qualifier) << c.cmd;
+    EXPECT_EQ(m.timestamp, c.ts) << c.cmd;
+  }
+  ASSERT_EQ(Run("deleteall 't1', 'r'"), 0);
+  EXPECT_TRUE(server_.last_mutation->mutations.empty());
+  EXPECT_TRUE(server_.last_mutation->deletes_row_when_empty);
+
+  ASSERT_EQ(Run("put 't1', 'r', 'cf:q', 'old', 1; put 't1', 'r', 'cf:q', 'new', 2; delete 't1', 'r', 'cf:q'; "
+                "get 't1', 'r'"),
+            0);
+  EXPECT_EQ(out(), "COLUMN                          CELL\n cf:q                           timestamp=1, value=old\n"
+                   "1 row(s)\n");
+}
+
+TEST_F(ShellTest, Counters) {
+  ASSERT_EQ(Run("create 't1', 'cf'; incr 't1', 'r', 'cf:c'; incr 't1', 'r', 'cf:c', 10; get_counter 't1', 'r', "
+                "'cf:c'; get_counter 't1', 'r', 'cf:none'"),
+            0)
+      << err();
+  EXPECT_EQ(out(), "Created table t1\nCOUNTER VALUE = 1\nCOUNTER VALUE = 11\nCOUNTER VALUE = 11\n"
+                   "No counter found at specified coordinates\n");
+  ASSERT_EQ(Run("incr 't1', 'r', 'cf:c', -20", OutputFormat::kJson), 0);
+  EXPECT_EQ(out(), "{\"command\":\"incr\",\"table\":\"t1\",\"row\":\"r\",\"column\":\"cf:c\",\"value\":-9}\n");
+  ASSERT_EQ(Run("put 't1', 'r', 'cf:s', 'abc'"), 0);
+  EXPECT_EQ(Run("get_counter 't1', 'r', 'cf:s'"), 1);
+  EXPECT_EQ(err(), "ERROR: get_counter: the value at r/cf:s is 3 bytes, not an 8-byte counter\n");
+}
+
+TEST_F(ShellTest, AppendCommand) {
+  ASSERT_EQ(Run("create 't1', 'cf'; append 't1', 'r', 'cf:q', 'ab'; append 't1', 'r', 'cf:q', 'cd'"), 0) << err();
+  EXPECT_EQ(out(), "Created table t1\nCURRENT VALUE = ab\nCURRENT VALUE = abcd\n");
+}
+
+TEST_F(ShellTest, CountWithInterval) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'a', 'cf:q', '1'; put 't1', 'b', 'cf:q', '2'; "
+                "put 't1', 'c', 'cf:q', '3'"),
+            0);
+  ASSERT_EQ(Run("count 't1', {INTERVAL => 2}"), 0) << err();
+  EXPECT_EQ(out(), "Current count: 2, row: b\n3 row(s)\n");
+  EXPECT_FALSE(server_.last_scan->cache_blocks);
+  ASSERT_EQ(Run("count 't1', INTERVAL => 2", OutputFormat::kJson), 0) << err();
+  EXPECT_EQ(out(), "{\"command\":\"count\",\"table\":\"t1\",\"count\":3}\n");
+}
+
+TEST_F(ShellTest, DescribeListExistsEnableDisableDrop) {
+  ASSERT_EQ(Run("create 't1', {NAME => 'cf', TTL => 86400}; create 'other', 'x'"), 0);
+  ASSERT_EQ(Run("describe 't1'"), 0);
+  EXPECT_EQ(out(),
+            "Table t1 is ENABLED\nt1\nCOLUMN FAMILIES DESCRIPTION\n"
+            "{NAME => 'cf', VERSIONS => '1', MIN_VERSIONS => '0', TTL => '86400 SECONDS (1 DAY)', BLOCKSIZE => "
+            "'65536', DATA_BLOCK_ENCODING => 'NONE', COMPRESSION => 'NONE', BLOOMFILTER => 'ROW', CHECKSUM_TYPE => "
+            "'CRC32C', BYTES_PER_CHECKSUM => '16384', BLOCKCACHE => 'true', CACHE_ENCODED => 'false'}\n\n1 row(s)\n");
+  ASSERT_EQ(Run("list"), 0);
+  EXPECT_EQ(out(), "TABLE\nother\nt1\n2 row(s)\n");
+  ASSERT_EQ(Run("list 't.*'"), 0);
+  EXPECT_EQ(out(), "TABLE\nt1\n1 row(s)\n");
+  EXPECT_EQ(Run("list '('"), 1);
+  EXPECT_TRUE(err().starts_with("ERROR: list: invalid regular expression '(': ")) << err();
+  ASSERT_EQ(Run("exists 't1'; exists 'nope'"), 0);
+  EXPECT_EQ(out(), "Table t1 does exist\nTable nope does not exist\n");
+
+  EXPECT_EQ(Run("drop 't1'"), 1);
+  EXPECT_EQ(err(), "ERROR: Table t1 is enabled. Disable it first. (table t1 is enabled)\n");
+  ASSERT_EQ(Run("disable 't1'; is_enabled 't1'; is_disabled 't1'"), 0) << err();
+  EXPECT_EQ(out(), "false\ntrue\n");
+  ASSERT_EQ(Run("enable 't1'; disable 't1'; drop 't1'; exists 't1'"), 0) << err();
+  EXPECT_EQ(out(), "Table t1 does not exist\n");
+  EXPECT_EQ(server_.admin_calls.back(), "drop t1");
+}
+
+TEST_F(ShellTest, TruncateRecreatesWithTheSameDescriptor) {
+  ASSERT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 4}; put 't1', 'r', 'cf:q', 'v'"), 0);
+  ASSERT_EQ(Run("truncate 't1'"), 0) << err();
+  EXPECT_EQ(out(), "Truncating 't1' table (it may take a while):\nDisabling table...\nTruncating table...\n");
+  EXPECT_EQ(server_.admin_calls,
+            (std::vector<std::string>{"create t1", "disable t1", "drop t1", "create t1"}));
+  EXPECT_TRUE(server_.tables["t1"].rows.empty());
+  EXPECT_EQ(server_.tables["t1"].info.families[0].max_versions, 4);
+  EXPECT_TRUE(server_.tables["t1"].info.enabled);
+  EXPECT_EQ(Run("truncate 'zz'"), 1);
+  EXPECT_EQ(err(), "ERROR: Unknown table zz! (table zz does not exist)\n");
+}
+
+TEST_F(ShellTest, FlushCompactStatus) {
+  ASSERT_EQ(Run("create 't1', 'cf'; flush 't1'; major_compact 't1'"), 0) << err();
+  EXPECT_EQ(server_.admin_calls, (std::vector<std::string>{"create t1", "flush t1", "major_compact t1"}));
+  ASSERT_EQ(Run("status"), 0);
+  EXPECT_EQ(out(), "1 servers, 0 dead (standalone), version 0.1.0, uptime 1h 2m, 42 requests, 1 tables\n"
+                   "block cache 2.0 KiB of 256.0 MiB, resident memory 50.0 MiB\n");
+  ASSERT_EQ(Run("status 'detailed'"), 0);
+  EXPECT_TRUE(out().ends_with("    t1: ENABLED, memstore 0 B, 2 store files, 0 flushes, 0 compactions\n")) << out();
+  EXPECT_EQ(Run("status 'verbose'"), 1);
+  EXPECT_EQ(err(), "ERROR: status: the status format must be one of SIMPLE, SUMMARY, DETAILED, not 'VERBOSE'\n");
+}
+
+TEST_F(ShellTest, ServerErrorsKeepTheirCode) {
+  ASSERT_EQ(Run("create 't1', 'cf'"), 0);
+  server_.fail_next = absl::UnavailableError("connection refused");
+  Command cmd;
+  cmd.name = "get";
+  Value t, r;
+  t.kind = r.kind = Value::Kind::kString;
+  t.str = "t1";
+  r.str = "r";
+  cmd.args = {t, r};
+  std::ostringstream out;
+  Executor ex(conn_.get(), OutputFormat::kHuman, &out, false);
+  absl::Status s = ex.Execute(cmd);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "cannot reach the server at 127.0.0.1:16020 (UNAVAILABLE: connection refused)");
+  server_.fail_next = absl::InvalidArgumentError("value too large");
+  s = ex.Execute(cmd);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "INVALID_ARGUMENT: value too large");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(ShellTest, UnknownCommandsAndHelp) {
+  EXPECT_EQ(Run("frobnicate 't1'"), 1);
+  EXPECT_EQ(err(), "ERROR: Unknown command 'frobnicate'. Type 'help' for the list of commands.\n");
+  ASSERT_EQ(Run("help"), 0);
+  EXPECT_NE(out().find("Commands: create, describe, desc, list"), std::string::npos) << out();
+  ASSERT_EQ(Run("help 'get'"), 0);
+  EXPECT_TRUE(out().starts_with("Usage: get 't1', 'r1'")) << out();
+  ASSERT_EQ(Run("help put"), 0);
+  EXPECT_TRUE(out().starts_with("Usage: put")) << out();
+  EXPECT_EQ(Run("help 'nope'"), 1);
+  EXPECT_EQ(err(), "ERROR: no help for 'nope': not a command. Type 'help' for the list of commands.\n");
+  ASSERT_EQ(Run("help 'scan'", OutputFormat::kJson), 0);
+  EXPECT_TRUE(out().starts_with("{\"command\":\"help\",\"text\":\"Usage: scan 't1'")) << out();
+  EXPECT_TRUE(IsCommand("exit"));
+  EXPECT_FALSE(IsCommand("nope"));
+}
+
+TEST_F(ShellTest, ScriptsStopAtTheFirstError) {
+  EXPECT_EQ(Run("create 't1', 'cf'\nput 't9', 'r', 'cf:q', 'v'\nput 't1', 'r', 'cf:q', 'v'"), 1);
+  EXPECT_EQ(err(), "ERROR: Unknown table t9! (table t9 does not exist)\n");
+  EXPECT_TRUE(server_.tables["t1"].rows.empty());  // the third command never ran
+}
+
+TEST_F(ShellTest, SyntaxErrorsRunNothing) {
+  EXPECT_EQ(Run("create 't1', 'cf'\nput 't1' 'r'"), 1);
+  EXPECT_EQ(err(), "ERROR: syntax error, line 2, column 10: expected ',' or the end of the command (';' or a new "
+                   "line), found the string 'r'\n");
+  EXPECT_TRUE(server_.tables.empty());
+  EXPECT_EQ(Run("put 't1', 'r"), 1);
+  EXPECT_EQ(err(), "ERROR: syntax error, column 11: unterminated string (missing closing ')\n");
+}
+
+TEST_F(ShellTest, ExitAndQuit) {
+  EXPECT_EQ(Run("create 't1', 'cf'; exit; create 't2', 'cf'"), 0);
+  EXPECT_EQ(server_.tables.count("t2"), 0u);
+  EXPECT_EQ(Run("quit 3"), 3);
+  EXPECT_EQ(Run("exit 'x'"), 1);
+  EXPECT_EQ(err(), "ERROR: exit takes at most one integer, the exit code\n");
+}
+
+TEST_F(ShellTest, InteractiveContinuesAfterErrorsAndJoinsLines) {
+  SessionOptions o;
+  o.stop_on_error = false;
+  o.show_timing = false;
+  Session s(conn_.get(), o, &out_, &err_);
+  EXPECT_EQ(s.Prompt(), "basalt:001:0> ");
+  EXPECT_TRUE(s.AddLine("get 't9', 'r'"));
+  EXPECT_EQ(err(), "ERROR: Unknown table t9! (table t9 does not exist)\n");
+  EXPECT_TRUE(s.AddLine("put 't1' 'x'"));
+  EXPECT_FALSE(s.pending());
+  EXPECT_TRUE(s.AddLine("create 't1',"));
+  EXPECT_TRUE(s.pending());
+  EXPECT_EQ(s.Prompt(), "basalt:004:1* ");
+  EXPECT_TRUE(s.AddLine("  {NAME => 'cf',"));
+  EXPECT_TRUE(s.AddLine("   VERSIONS => 2}"));
+  EXPECT_FALSE(s.pending());
+  EXPECT_EQ(server_.tables["t1"].info.families[0].max_versions, 2);
+  EXPECT_EQ(s.Prompt(), "basalt:006:0> ");
+  EXPECT_TRUE(s.AddLine("put 't1', 'r', 'cf:q', 'multi"));
+  EXPECT_TRUE(s.AddLine("line'; get 't1', 'r'"));
+  EXPECT_NE(out().find("value=multi\\x0Aline"), std::string::npos) << out();
+  EXPECT_FALSE(s.AddLine("exit"));
+  EXPECT_TRUE(s.done());
+  EXPECT_EQ(s.exit_code(), 0);
+}
+
+TEST_F(ShellTest, PipedInputStopsAtErrorAndReportsUnfinishedCommands) {
+  SessionOptions o;
+  o.show_timing = false;
+  {
+    Session s(conn_.get(), o, &out_, &err_);
+    EXPECT_TRUE(s.AddLine("create 't1', 'cf'"));
+    EXPECT_FALSE(s.AddLine("get 't9', 'r'"));
+    EXPECT_EQ(s.exit_code(), 1);
+  }
+  err_.str("");
+  Session s(conn_.get(), o, &out_, &err_);
+  EXPECT_TRUE(s.AddLine("put 't1', 'r',"));
+  s.Finish();
+  EXPECT_EQ(s.exit_code(), 1);
+  EXPECT_EQ(err(), "ERROR: syntax error, column 15: expected a value (a string, an integer, [array] or {hash}), "
+                   "found end of input\n");
+}
+
+}  // namespace
+}  // namespace basalt::shell

@@ -1,0 +1,297 @@
+#include "src/tools/shell/fake_connection.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace basalt::shell {
+namespace {
+
+bool Wanted(const std::vector<ColumnRef>& columns, const KeyValue& kv) {
+  if (columns.empty()) return true;
+  for (const ColumnRef& c : columns) {
+    if (c.family != kv.family) continue;
+    if (c.qualifiers.empty()) return true;
+    if (std::find(c.qualifiers.begin(), c.qualifiers.end(), kv.qualifier) != c.qualifiers.end()) return true;
+  }
+  return false;
+}
+
+std::vector<KeyValue> Select(const std::vector<KeyValue>& cells, const std::vector<ColumnRef>& columns,
+                             int64_t min_ts, int64_t max_ts, int max_versions) {
+  std::vector<KeyValue> out;
+  int versions = 0;
+  const KeyValue* prev = nullptr;
+  for (const KeyValue& kv : cells) {
+    if (prev == nullptr || prev->family != kv.family || prev->qualifier != kv.qualifier) versions = 0;
+    prev = &kv;
+    if (!Wanted(columns, kv) || kv.timestamp < min_ts || kv.timestamp >= max_ts) continue;
+    if (versions++ >= max_versions) continue;
+    out.push_back(kv);
+  }
+  return out;
+}
+
+void Insert(std::vector<KeyValue>* cells, KeyValue kv) {
+  auto less = [](const KeyValue& a, const KeyValue& b) {
+    if (a.family != b.family) return a.family < b.family;
+    if (a.qualifier != b.qualifier) return a.qualifier < b.qualifier;
+    return a.timestamp > b.timestamp;
+  };
+  for (auto it = cells->begin(); it != cells->end(); ++it) {
+    if (it->family == kv.family && it->qualifier == kv.qualifier && it->timestamp == kv.timestamp) {
+      *it = std::move(kv);
+      return;
+    }
+  }
+  cells->insert(std::upper_bound(cells->begin(), cells->end(), kv, less), std::move(kv));
+}
+
+class FakeScanner : public ResultScanner {
+ public:
+  explicit FakeScanner(std::vector<Result> rows) : rows_(std::move(rows)) {}
+  absl::StatusOr<bool> Next(Result* row) override {
+    if (next_ >= rows_.size()) return false;
+    *row = rows_[next_++];
+    return true;
+  }
+  void Close() override {}
+
+ private:
+  std::vector<Result> rows_;
+  size_t next_ = 0;
+};
+
+class FakeTable : public Table {
+ public:
+  FakeTable(FakeServer* s, std::string name) : s_(s), name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+
+  absl::StatusOr<FakeServer::TableData*> Data() {
+    if (!s_->fail_next.ok()) {
+      absl::Status st = s_->fail_next;
+      s_->fail_next = absl::OkStatus();
+      return st;
+    }
+    auto it = s_->tables.find(name_);
+    if (it == s_->tables.end()) return absl::NotFoundError(absl::StrCat("table ", name_, " does not exist"));
+    if (!it->second.info.enabled) return absl::FailedPreconditionError(absl::StrCat("table ", name_, " is disabled"));
+    return &it->second;
+  }
+
+  absl::StatusOr<Result> Get(const basalt::Get& get) override {
+    s_->last_get = get;
+    auto d = Data();
+    if (!d.ok()) return d.status();
+    auto it = (*d)->rows.find(get.row);
+    if (it == (*d)->rows.end()) return Result();
+    std::vector<KeyValue> cells = Select(it->second, get.columns, get.min_ts, get.max_ts, get.max_versions);
+    if (cells.empty()) return Result();
+    return Result(get.row, std::move(cells));
+  }
+  absl::StatusOr<std::vector<Result>> Get(const std::vector<basalt::Get>&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::Status Put(const basalt::Put& put) override { return Apply(put); }
+  absl::Status Delete(const basalt::Delete& del) override { return Apply(del); }
+  absl::Status MutateRow(const RowMutations& m) override { return Apply(m); }
+  absl::StatusOr<std::vector<absl::Status>> Batch(const std::vector<RowMutationsBase>&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<Result> Increment(const basalt::Increment&) override { return absl::UnimplementedError("fake"); }
+  absl::StatusOr<int64_t> IncrementColumnValue(std::string row, std::string family, std::string qualifier,
+                                               int64_t amount) override {
+    auto d = Data();
+    if (!d.ok()) return d.status();
+    std::vector<KeyValue>& cells = (*d)->rows[row];
+    int64_t v = 0;
+    for (const KeyValue& kv : cells) {
+      if (kv.family == family && kv.qualifier == qualifier) {
+        uint64_t u = 0;
+        for (char ch : kv.value) u = (u << 8) | static_cast<unsigned char>(ch);
+        v = static_cast<int64_t>(u);
+        break;
+      }
+    }
+    v += amount;
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(static_cast<uint64_t>(v) >> (56 - 8 * i));
+    Insert(&cells, KeyValue{family, qualifier, s_->clock++, bytes});
+    return v;
+  }
+  absl::StatusOr<Result> Append(const basalt::Append& app) override {
+    auto d = Data();
+    if (!d.ok()) return d.status();
+    std::vector<KeyValue>& cells = (*d)->rows[app.row];
+    std::vector<KeyValue> out;
+    for (const auto& col : app.columns) {
+      std::string v;
+      for (const KeyValue& kv : cells) {
+        if (kv.family == col.family && kv.qualifier == col.qualifier) {
+          v = kv.value;
+          break;
+        }
+      }
+      v += col.value;
+      KeyValue kv{col.family, col.qualifier, s_->clock++, v};
+      Insert(&cells, kv);
+      out.push_back(kv);
+    }
+    return Result(app.row, out);
+  }
+  absl::StatusOr<bool> CheckAndMutate(const basalt::CheckAndMutate&) override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<std::unique_ptr<ResultScanner>> GetScanner(const basalt::Scan& scan) override {
+    s_->last_scan = scan;
+    auto d = Data();
+    if (!d.ok()) return d.status();
+    std::vector<Result> rows;
+    for (const auto& [row, cells] : (*d)->rows) {
+      if (row < scan.start_row || (!scan.stop_row.empty() && row >= scan.stop_row)) continue;
+      std::vector<KeyValue> sel = Select(cells, scan.columns, scan.min_ts, scan.max_ts, scan.max_versions);
+      if (sel.empty()) continue;
+      rows.emplace_back(row, std::move(sel));
+    }
+    return std::unique_ptr<ResultScanner>(new FakeScanner(std::move(rows)));
+  }
+  void GetAsync(basalt::Get get, Callback<absl::StatusOr<Result>> done) override { done(Get(get)); }
+  void PutAsync(basalt::Put put, Callback<absl::Status> done) override { done(Put(put)); }
+  void DeleteAsync(basalt::Delete del, Callback<absl::Status> done) override { done(Delete(del)); }
+
+ private:
+  absl::Status Apply(const RowMutationsBase& m) {
+    s_->last_mutation = m;
+    auto d = Data();
+    if (!d.ok()) return d.status();
+    std::vector<KeyValue>& cells = (*d)->rows[m.row];
+    if (m.mutations.empty()) cells.clear();
+    for (const CellMutation& cm : m.mutations) {
+      int64_t ts = cm.timestamp == kLatestTimestamp ? s_->clock++ : cm.timestamp;
+      auto erase_if = [&](auto pred) { cells.erase(std::remove_if(cells.begin(), cells.end(), pred), cells.end()); };
+      switch (cm.kind) {
+        case CellMutation::Kind::kPut:
+          Insert(&cells, KeyValue{cm.family, cm.qualifier, ts, cm.value});
+          break;
+        case CellMutation::Kind::kDelete: {
+          auto it = std::find_if(cells.begin(), cells.end(), [&](const KeyValue& kv) {
+            return kv.family == cm.family && kv.qualifier == cm.qualifier &&
+                   (cm.timestamp == kLatestTimestamp || kv.timestamp == cm.timestamp);
+          });
+          if (it != cells.end()) cells.erase(it);
+          break;
+        }
+        case CellMutation::Kind::kDeleteColumn:
+          erase_if([&](const KeyValue& kv) {
+            return kv.family == cm.family && kv.qualifier == cm.qualifier && kv.timestamp <= ts;
+          });
+          break;
+        case CellMutation::Kind::kDeleteFamily:
+          erase_if([&](const KeyValue& kv) { return kv.family == cm.family && kv.timestamp <= ts; });
+          break;
+        case CellMutation::Kind::kDeleteRow:
+          erase_if([&](const KeyValue& kv) { return kv.timestamp <= ts; });
+          break;
+      }
+    }
+    if (cells.empty()) (*d)->rows.erase(m.row);
+    return absl::OkStatus();
+  }
+
+  FakeServer* s_;
+  std::string name_;
+};
+
+class FakeAdmin : public Admin {
+ public:
+  explicit FakeAdmin(FakeServer* s) : s_(s) {}
+  absl::Status CreateTable(const TableInfo& t) override {
+    s_->admin_calls.push_back("create " + t.name);
+    if (s_->tables.count(t.name)) return absl::AlreadyExistsError("table " + t.name + " exists");
+    s_->tables[t.name].info = t;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<TableInfo> DescribeTable(const std::string& name) override {
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    return t->info;
+  }
+  absl::StatusOr<std::vector<TableInfo>> ListTables() override {
+    std::vector<TableInfo> out;
+    for (const auto& [name, t] : s_->tables) out.push_back(t.info);
+    return out;
+  }
+  absl::Status DisableTable(const std::string& name) override { return SetEnabled("disable", name, false); }
+  absl::Status EnableTable(const std::string& name) override { return SetEnabled("enable", name, true); }
+  absl::Status DropTable(const std::string& name) override {
+    s_->admin_calls.push_back("drop " + name);
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    if (t->info.enabled) return absl::FailedPreconditionError("table " + name + " is enabled");
+    s_->tables.erase(name);
+    return absl::OkStatus();
+  }
+  absl::Status Flush(const std::string& name) override { return Simple("flush", name); }
+  absl::Status MajorCompact(const std::string& name) override { return Simple("major_compact", name); }
+  absl::StatusOr<ServerStatus> Status() override {
+    ServerStatus st;
+    st.version = "0.1.0";
+    st.mode = "standalone";
+    st.uptime_seconds = 3725;
+    st.requests = 42;
+    st.block_cache_bytes = 2048;
+    st.block_cache_capacity = 256u << 20;
+    st.resident_bytes = 50u << 20;
+    for (const auto& [name, t] : s_->tables) {
+      TableStatus ts;
+      ts.name = name;
+      ts.enabled = t.info.enabled;
+      ts.store_files = 2;
+      st.tables.push_back(ts);
+    }
+    return st;
+  }
+
+ private:
+  FakeServer::TableData* Find(const std::string& name) {
+    auto it = s_->tables.find(name);
+    return it == s_->tables.end() ? nullptr : &it->second;
+  }
+  absl::Status SetEnabled(const char* op, const std::string& name, bool enabled) {
+    s_->admin_calls.push_back(std::string(op) + " " + name);
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    t->info.enabled = enabled;
+    return absl::OkStatus();
+  }
+  absl::Status Simple(const char* op, const std::string& name) {
+    s_->admin_calls.push_back(std::string(op) + " " + name);
+    if (Find(name) == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    return absl::OkStatus();
+  }
+
+  FakeServer* s_;
+};
+
+class FakeConnection : public Connection {
+ public:
+  FakeConnection(FakeServer* s, std::string address) : s_(s) { options_.address = std::move(address); }
+  std::unique_ptr<Table> GetTable(const std::string& name) override { return std::make_unique<FakeTable>(s_, name); }
+  std::unique_ptr<Admin> GetAdmin() override { return std::make_unique<FakeAdmin>(s_); }
+  std::unique_ptr<BufferedMutator> GetBufferedMutator(const std::string&, const BufferedMutatorOptions&) override {
+    return nullptr;
+  }
+  const ConnectionOptions& options() const override { return options_; }
+
+ private:
+  FakeServer* s_;
+  ConnectionOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Connection> NewFakeConnection(FakeServer* server, std::string address) {
+  return std::make_unique<FakeConnection>(server, std::move(address));
+}
+
+}  // namespace basalt::shell

@@ -1,0 +1,34 @@
+// An in-memory basalt::Connection for the shell's tests: one process-local "server" with tables,
+// cells, versions and time ranges, enough to check what the shell sends and prints. It records
+// the last request of each kind so tests can check how arguments were translated. Not
+// thread-safe; not HBase's full delete semantics (markers are applied at once).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "basalt/client.h"
+
+namespace basalt::shell {
+
+struct FakeServer {
+  struct TableData {
+    TableInfo info;
+    std::map<std::string, std::vector<KeyValue>> rows;  // cells in client order
+  };
+  std::map<std::string, TableData> tables;
+  int64_t clock = 1700000000000;  // the next server timestamp
+  absl::Status fail_next;         // returned by the next call, then cleared
+
+  std::optional<Get> last_get;
+  std::optional<Scan> last_scan;
+  std::optional<RowMutationsBase> last_mutation;
+  std::vector<std::string> admin_calls;  // "create t1", "disable t1", ...
+};
+
+std::unique_ptr<Connection> NewFakeConnection(FakeServer* server, std::string address = "fake:1");
+
+}  // namespace basalt::shell

@@ -1,0 +1,342 @@
+#include "src/tools/shell/format.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/common/status.h"
+#include "src/tools/shell/escape.h"
+
+namespace basalt::shell {
+namespace {
+
+// Width of the left column (ROW, COLUMN) in human output; longer entries push the right
+// column over by one space, as HBase's formatter does when a row key is wider than its column.
+constexpr size_t kLeftWidth = 32;
+
+void AppendTwoColumns(std::string_view left, std::string_view right, std::string* out) {
+  out->append(left);
+  out->append(left.size() < kLeftWidth ? kLeftWidth - left.size() : 1, ' ');
+  out->append(right);
+  out->push_back('\n');
+}
+
+std::string ColumnName(const KeyValue& kv) { return absl::StrCat(AV(kv.family), ":", AV(kv.qualifier)); }
+
+std::string RowCount(size_t n) { return absl::StrCat(n, " row(s)\n"); }
+
+std::string Bytes(uint64_t n) {
+  if (n < 1024) return absl::StrCat(n, " B");
+  if (n < (1u << 20)) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  if (n < (1u << 30)) return absl::StrFormat("%.1f MiB", n / 1048576.0);
+  return absl::StrFormat("%.1f GiB", n / 1073741824.0);
+}
+
+std::string Uptime(int64_t s) {
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrCat(s / 60, "m ", s % 60, "s");
+  if (s < 86400) return absl::StrCat(s / 3600, "h ", (s % 3600) / 60, "m");
+  return absl::StrCat(s / 86400, "d ", (s % 86400) / 3600, "h");
+}
+
+void FormatRowsHuman(const Reply& r, std::string* out) {
+  size_t rows = 0;
+  if (r.get_layout) {
+    AppendTwoColumns("COLUMN", "CELL", out);
+    for (const Result& row : r.rows) {
+      if (!row.empty()) ++rows;
+      for (const KeyValue& kv : row.cells()) {
+        AppendTwoColumns(absl::StrCat(" ", ToStringBinary(ColumnName(kv))),
+                         absl::StrCat("timestamp=", kv.timestamp, ", value=", ToStringBinary(kv.value)), out);
+      }
+    }
+  } else {
+    AppendTwoColumns("ROW", "COLUMN+CELL", out);
+    for (const Result& row : r.rows) {
+      ++rows;
+      std::string key = absl::StrCat(" ", ToStringBinary(row.row()));
+      for (const KeyValue& kv : row.cells()) {
+        AppendTwoColumns(key,
+                         absl::StrCat("column=", ToStringBinary(ColumnName(kv)), ", timestamp=", kv.timestamp,
+                                      ", value=", ToStringBinary(kv.value)),
+                         out);
+      }
+    }
+  }
+  out->append(RowCount(rows));
+}
+
+void FormatStatusHuman(const Reply& r, std::string* out) {
+  const ServerStatus& s = r.status;
+  absl::StrAppend(out, "1 servers, 0 dead (", AV(s.mode.empty() ? "standalone" : s.mode), "), version ",
+                  AV(s.version.empty() ? "unknown" : s.version), ", uptime ", Uptime(s.uptime_seconds), ", ",
+                  s.requests, " requests, ", s.tables.size(), " tables\n");
+  absl::StrAppend(out, "block cache ", Bytes(s.block_cache_bytes), " of ", Bytes(s.block_cache_capacity),
+                  ", resident memory ", Bytes(s.resident_bytes), "\n");
+  if (!r.detailed) return;
+  for (const TableStatus& t : s.tables) {
+    absl::StrAppend(out, "    ", AV(ToStringBinary(t.name)), ": ", t.enabled ? "ENABLED" : "DISABLED",
+                    ", memstore ", Bytes(t.memstore_bytes), ", ", t.store_files, " store files, ", t.flushes,
+                    " flushes, ", t.compactions, " compactions\n");
+  }
+}
+
+// ---- JSON
+
+class JsonObject {
+ public:
+  explicit JsonObject(std::string* out) : out_(out) { out_->push_back('{'); }
+  void Key(std::string_view k) {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+    AppendJsonString(k, out_);
+    out_->push_back(':');
+  }
+  void Str(std::string_view k, std::string_view v) {
+    Key(k);
+    AppendJsonString(v, out_);
+  }
+  void Int(std::string_view k, int64_t v) {
+    Key(k);
+    absl::StrAppend(out_, v);
+  }
+  void Uint(std::string_view k, uint64_t v) {
+    Key(k);
+    absl::StrAppend(out_, v);
+  }
+  void Bool(std::string_view k, bool v) {
+    Key(k);
+    out_->append(v ? "true" : "false");
+  }
+  void Null(std::string_view k) {
+    Key(k);
+    out_->append("null");
+  }
+  void Close() { out_->push_back('}'); }
+
+ private:
+  std::string* out_;
+  bool first_ = true;
+};
+
+void AppendRowJson(const Result& row, std::string* out) {
+  JsonObject o(out);
+  o.Str("row", row.row());
+  o.Key("cells");
+  out->push_back('[');
+  for (size_t i = 0; i < row.cells().size(); ++i) {
+    const KeyValue& kv = row.cells()[i];
+    if (i) out->push_back(',');
+    JsonObject c(out);
+    c.Str("family", kv.family);
+    c.Str("qualifier", kv.qualifier);
+    c.Int("timestamp", kv.timestamp);
+    c.Str("value", kv.value);
+    c.Close();
+  }
+  out->push_back(']');
+  o.Close();
+}
+
+void AppendFamilyJson(const FamilySettings& f, std::string* out) {
+  JsonObject o(out);
+  o.Str("NAME", f.name);
+  o.Int("VERSIONS", f.max_versions);
+  o.Int("MIN_VERSIONS", f.min_versions);
+  o.Int("TTL", f.ttl_seconds);
+  o.Uint("BLOCKSIZE", f.block_size);
+  o.Str("DATA_BLOCK_ENCODING", f.encoding);
+  o.Str("COMPRESSION", f.compression);
+  o.Str("BLOOMFILTER", f.bloom);
+  o.Str("CHECKSUM_TYPE", f.checksum);
+  o.Uint("BYTES_PER_CHECKSUM", f.bytes_per_checksum);
+  o.Bool("BLOCKCACHE", f.block_cache);
+  o.Bool("CACHE_ENCODED", f.cache_encoded);
+  o.Close();
+}
+
+void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
+  o->Str("version", s.version);
+  o->Str("mode", s.mode);
+  o->Int("uptime_seconds", s.uptime_seconds);
+  o->Uint("requests", s.requests);
+  o->Uint("block_cache_bytes", s.block_cache_bytes);
+  o->Uint("block_cache_capacity", s.block_cache_capacity);
+  o->Uint("resident_bytes", s.resident_bytes);
+  o->Key("tables");
+  out->push_back('[');
+  for (size_t i = 0; i < s.tables.size(); ++i) {
+    const TableStatus& t = s.tables[i];
+    if (i) out->push_back(',');
+    JsonObject to(out);
+    to.Str("name", t.name);
+    to.Bool("enabled", t.enabled);
+    to.Uint("memstore_bytes", t.memstore_bytes);
+    to.Uint("store_files", t.store_files);
+    to.Uint("flushes", t.flushes);
+    to.Uint("compactions", t.compactions);
+    to.Close();
+  }
+  out->push_back(']');
+}
+
+}  // namespace
+
+std::string HumanTtl(int64_t seconds) {
+  if (seconds <= 0 || seconds >= 2147483647) return "FOREVER";
+  if (seconds < 60) return absl::StrCat(seconds, " SECONDS");
+  std::string out = absl::StrCat(seconds, " SECONDS (");
+  const std::pair<int64_t, const char*> units[] = {{86400, "DAY"}, {3600, "HOUR"}, {60, "MINUTE"}, {1, "SECOND"}};
+  int64_t left = seconds;
+  bool first = true;
+  for (const auto& [size, name] : units) {
+    int64_t n = left / size;
+    left %= size;
+    if (n == 0) continue;
+    absl::StrAppend(&out, first ? "" : " ", n, " ", name, n == 1 ? "" : "S");
+    first = false;
+  }
+  return out + ")";
+}
+
+std::string DescribeFamily(const FamilySettings& f) {
+  auto q = [](std::string_view v) { return absl::StrCat("'", AV(ToStringBinary(v)), "'"); };
+  return absl::StrCat("{NAME => ", q(f.name), ", VERSIONS => '", f.max_versions, "', MIN_VERSIONS => '",
+                      f.min_versions, "', TTL => '", HumanTtl(f.ttl_seconds), "', BLOCKSIZE => '", f.block_size,
+                      "', DATA_BLOCK_ENCODING => ", q(f.encoding), ", COMPRESSION => ", q(f.compression),
+                      ", BLOOMFILTER => ", q(f.bloom), ", CHECKSUM_TYPE => ", q(f.checksum),
+                      ", BYTES_PER_CHECKSUM => '", f.bytes_per_checksum, "', BLOCKCACHE => '",
+                      f.block_cache ? "true" : "false", "', CACHE_ENCODED => '", f.cache_encoded ? "true" : "false",
+                      "'}");
+}
+
+std::string FormatHuman(const Reply& r) {
+  std::string out;
+  for (const std::string& m : r.messages) absl::StrAppend(&out, m, "\n");
+  switch (r.kind) {
+    case Reply::Kind::kDone:
+      break;
+    case Reply::Kind::kRows:
+      FormatRowsHuman(r, &out);
+      break;
+    case Reply::Kind::kCounter:
+      if (r.counter.has_value()) {
+        absl::StrAppend(&out, "COUNTER VALUE = ", *r.counter, "\n");
+      } else {
+        out.append("No counter found at specified coordinates\n");
+      }
+      break;
+    case Reply::Kind::kAppend:
+      absl::StrAppend(&out, "CURRENT VALUE = ", ToStringBinary(r.value), "\n");
+      break;
+    case Reply::Kind::kCount:
+      out.append(RowCount(r.count));
+      break;
+    case Reply::Kind::kDescribe:
+      absl::StrAppend(&out, "Table ", ToStringBinary(r.info.name), " is ", r.info.enabled ? "ENABLED" : "DISABLED",
+                      "\n", ToStringBinary(r.info.name), "\nCOLUMN FAMILIES DESCRIPTION\n");
+      for (const FamilySettings& f : r.info.families) absl::StrAppend(&out, DescribeFamily(f), "\n");
+      absl::StrAppend(&out, "\n", RowCount(r.info.families.size()));
+      break;
+    case Reply::Kind::kList:
+      out.append("TABLE\n");
+      for (const std::string& t : r.tables) absl::StrAppend(&out, ToStringBinary(t), "\n");
+      out.append(RowCount(r.tables.size()));
+      break;
+    case Reply::Kind::kExists:
+      absl::StrAppend(&out, "Table ", ToStringBinary(r.table), r.flag ? " does exist\n" : " does not exist\n");
+      break;
+    case Reply::Kind::kEnabled:
+      out.append(r.flag == (r.command != "is_disabled") ? "true\n" : "false\n");
+      break;
+    case Reply::Kind::kStatus:
+      FormatStatusHuman(r, &out);
+      break;
+    case Reply::Kind::kText:
+      out.append(r.text);
+      if (!r.text.empty() && r.text.back() != '\n') out.push_back('\n');
+      break;
+  }
+  return out;
+}
+
+std::string FormatJson(const Reply& r) {
+  std::string out;
+  JsonObject o(&out);
+  o.Str("command", r.command);
+  if (!r.table.empty()) o.Str("table", r.table);
+  switch (r.kind) {
+    case Reply::Kind::kDone:
+      o.Bool("ok", true);
+      break;
+    case Reply::Kind::kRows:
+      o.Key("rows");
+      out.push_back('[');
+      {
+        bool first = true;
+        for (const Result& row : r.rows) {
+          if (row.empty() && r.get_layout) continue;  // a get that found nothing has no rows
+          if (!first) out.push_back(',');
+          first = false;
+          AppendRowJson(row, &out);
+        }
+      }
+      out.push_back(']');
+      break;
+    case Reply::Kind::kCounter:
+      o.Str("row", r.row);
+      o.Str("column", r.column);
+      if (r.counter.has_value()) {
+        o.Int("value", *r.counter);
+      } else {
+        o.Null("value");
+      }
+      break;
+    case Reply::Kind::kAppend:
+      o.Str("row", r.row);
+      o.Str("column", r.column);
+      o.Str("value", r.value);
+      break;
+    case Reply::Kind::kCount:
+      o.Uint("count", r.count);
+      break;
+    case Reply::Kind::kDescribe:
+      o.Bool("enabled", r.info.enabled);
+      o.Key("families");
+      out.push_back('[');
+      for (size_t i = 0; i < r.info.families.size(); ++i) {
+        if (i) out.push_back(',');
+        AppendFamilyJson(r.info.families[i], &out);
+      }
+      out.push_back(']');
+      break;
+    case Reply::Kind::kList:
+      o.Key("tables");
+      out.push_back('[');
+      for (size_t i = 0; i < r.tables.size(); ++i) {
+        if (i) out.push_back(',');
+        AppendJsonString(r.tables[i], &out);
+      }
+      out.push_back(']');
+      break;
+    case Reply::Kind::kExists:
+      o.Bool("exists", r.flag);
+      break;
+    case Reply::Kind::kEnabled:
+      o.Bool("enabled", r.flag);
+      break;
+    case Reply::Kind::kStatus:
+      AppendStatusJson(r.status, &o, &out);
+      break;
+    case Reply::Kind::kText:
+      o.Str("text", r.text);
+      break;
+  }
+  o.Close();
+  out.push_back('\n');
+  return out;
+}
+
+std::string FormatTook(absl::Duration elapsed) {
+  return absl::StrFormat("Took %.4f seconds\n", absl::ToDoubleSeconds(elapsed));
+}
+
+}  // namespace basalt::shell
