@@ -76,8 +76,11 @@ int Run(int argc, char** argv) {
   std::string host;
   int unused_port;
   SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
+  std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
+            << ", " << (*tables)->size() << " tables)" << std::endl;
   if (!config.port_file.empty()) {
     // WriteFileDurably writes PORT_FILE.tmp and renames it: a reader never sees half a number.
+    // Written after the "listening" line, so whoever waits for the file also sees the line.
     absl::Status s = Env::Default()->WriteFileDurably(config.port_file, absl::StrCat(server.port(), "\n"));
     if (!s.ok()) {
       std::cerr << "basalt-server: writing port file: " << s.message() << "\n";
@@ -86,8 +89,6 @@ int Run(int argc, char** argv) {
       return 1;
     }
   }
-  std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
-            << ", " << (*tables)->size() << " tables)" << std::endl;
 
   int sig = 0;
   while (sigwait(&sigs, &sig) != 0) {

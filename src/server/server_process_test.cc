@@ -1,0 +1,562 @@
+// Starts the real basalt-server executable on a port picked at run time (--listen=...:0 and
+// --port_file), talks to it with the generated gRPC stubs, stops it with SIGTERM (exit code 0)
+// and restarts it to check that acknowledged writes and the catalogue come back.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/basalt.grpc.pb.h"
+#include "tests/util/temp_dir.h"
+#include "transport/grpc/grpc_settings.h"
+
+namespace basalt::server {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A basalt-server child process. Its stdout and stderr go to files in the test directory.
+class ServerProcess {
+ public:
+  ServerProcess(std::string dir, std::vector<std::string> extra = {}) : dir_(std::move(dir)) {
+    port_file_ = dir_ + "/port";
+    unlink(port_file_.c_str());
+    std::vector<std::string> args = {BASALT_SERVER_BINARY, "--data_dir=" + dir_ + "/data",
+                                     "--listen=127.0.0.1:0",  "--port_file=" + port_file_,
+                                     "--handler_threads=2",   "--block_cache_size=8MiB"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      int out = open((dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      int err = open((dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(out, 1);
+      dup2(err, 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Waits for the port file; 0 if the server exited or took too long.
+  int WaitForPort() {
+    auto deadline = steady_clock::now() + std::chrono::seconds(15);
+    while (steady_clock::now() < deadline) {
+      std::string s = ReadFile(port_file_);
+      if (!s.empty() && s.back() == '\n') return std::stoi(s);
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return 0;
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return 0;
+  }
+
+  // Sends sig and returns the exit code (-1 if killed by a signal or too slow).
+  int Stop(int sig = SIGTERM) {
+    kill(pid_, sig);
+    auto deadline = steady_clock::now() + std::chrono::seconds(15);
+    int status = 0;
+    while (steady_clock::now() < deadline) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return -1;
+  }
+
+ private:
+  std::string dir_;
+  std::string port_file_;
+  pid_t pid_ = -1;
+};
+
+// Runs the binary to completion with args; returns the exit code.
+int RunToExit(std::vector<std::string> args, const std::string& out_path) {
+  args.insert(args.begin(), BASALT_SERVER_BINARY);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(out, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct Client {
+  explicit Client(int port) {
+    channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(),
+                                        ClientChannelArguments());
+    data = rpc::Basalt::NewStub(channel);
+    admin = rpc::Admin::NewStub(channel);
+    echo = rpc::Echo::NewStub(channel);
+  }
+  template <class Fn>
+  grpc::Status Call(Fn fn) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return fn(&ctx);
+  }
+  grpc::Status Put(const std::string& table, const std::string& row, const std::string& fam, const std::string& q,
+                   const std::string& v) {
+    rpc::MutateRequest req;
+    req.set_table(table);
+    req.mutable_mutation()->set_row(row);
+    auto* m = req.mutable_mutation()->add_mutations();
+    m->set_family(fam);
+    m->set_qualifier(q);
+    m->set_value(v);
+    rpc::MutateResponse resp;
+    return Call([&](grpc::ClientContext* c) { return data->Mutate(c, req, &resp); });
+  }
+  grpc::Status Get(const std::string& table, const std::string& row, rpc::GetResponse* resp, int max_versions = 0) {
+    rpc::GetRequest req;
+    req.set_table(table);
+    req.set_row(row);
+    req.mutable_read()->set_max_versions(max_versions);
+    return Call([&](grpc::ClientContext* c) { return data->Get(c, req, resp); });
+  }
+  // The value of row's single newest f:q, or "<none>".
+  std::string Value(const std::string& table, const std::string& row, const std::string& fam = "f",
+                    const std::string& q = "q") {
+    rpc::GetResponse resp;
+    grpc::Status s = Get(table, row, &resp);
+    if (!s.ok()) return "<error " + s.error_message() + ">";
+    for (const auto& c : resp.row().cells()) {
+      if (c.family() == fam && c.qualifier() == q) return c.value();
+    }
+    return "<none>";
+  }
+  grpc::Status Admin(grpc::Status (rpc::Admin::Stub::*fn)(grpc::ClientContext*, const rpc::TableRequest&,
+                                                          rpc::AdminResponse*),
+                     const std::string& table) {
+    rpc::TableRequest req;
+    req.set_table(table);
+    rpc::AdminResponse resp;
+    return Call([&](grpc::ClientContext* c) { return (admin.get()->*fn)(c, req, &resp); });
+  }
+
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<rpc::Basalt::Stub> data;
+  std::unique_ptr<rpc::Admin::Stub> admin;
+  std::unique_ptr<rpc::Echo::Stub> echo;
+};
+
+std::string BigEndian(int64_t v) {
+  std::string s(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) s[i] = static_cast<char>(v & 0xff);
+  return s;
+}
+
+#define EXPECT_CODE(status, code)                                                   \
+  do {                                                                              \
+    const grpc::Status basalt_s_ = (status);                                        \
+    EXPECT_EQ(basalt_s_.error_code(), grpc::StatusCode::code) << basalt_s_.error_message(); \
+  } while (0)
+
+TEST(ServerProcess, BadSettingsExitTwo) {
+  testing::TempDir dir;
+  EXPECT_EQ(RunToExit({"--no_such_flag=1"}, dir.path() + "/out"), 2);
+  EXPECT_NE(ReadFile(dir.path() + "/out").find("unknown setting 'no_such_flag'"), std::string::npos);
+  EXPECT_EQ(RunToExit({"--standalone=false"}, dir.path() + "/out"), 2);
+  EXPECT_NE(ReadFile(dir.path() + "/out").find("cluster mode needs a master; not built yet"), std::string::npos);
+  EXPECT_EQ(RunToExit({"--help"}, dir.path() + "/out"), 0);
+  EXPECT_NE(ReadFile(dir.path() + "/out").find("--scan_bytes_per_message="), std::string::npos);
+}
+
+TEST(ServerProcess, ServesRestartsAndKeepsData) {
+  testing::TempDir dir;
+  auto server = std::make_unique<ServerProcess>(dir.path());
+  int port = server->WaitForPort();
+  ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_NE(ReadFile(dir.path() + "/stdout").find("basalt-server listening on 127.0.0.1:" + std::to_string(port) +
+                                                  " (data dir " + dir.path() + "/data, 0 tables)"),
+            std::string::npos)
+      << ReadFile(dir.path() + "/stdout");
+  auto client = std::make_unique<Client>(port);
+
+  // ---- admin: create
+  {
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name("t1");
+    auto* f = req.mutable_table()->add_families();
+    f->set_name("f");
+    f->set_max_versions(3);
+    req.mutable_table()->add_families()->set_name("g");
+    rpc::CreateTableResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &resp); }).ok());
+    grpc::Status again = client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &resp); });
+    EXPECT_CODE(again, ALREADY_EXISTS);
+    req.mutable_table()->set_name("bad/name");
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &resp); }),
+                INVALID_ARGUMENT);
+    req.mutable_table()->set_name("t9");
+    req.mutable_table()->mutable_families(1)->set_name("f");  // twice
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &resp); }),
+                INVALID_ARGUMENT);
+    req.mutable_table()->clear_families();
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &resp); }),
+                INVALID_ARGUMENT);
+    rpc::TableRequest dreq;
+    dreq.set_table("t1");
+    rpc::DescribeTableResponse dresp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->admin->DescribeTable(c, dreq, &dresp); }).ok());
+    ASSERT_EQ(dresp.table().families_size(), 2);
+    EXPECT_EQ(dresp.table().families(0).max_versions(), 3);
+    EXPECT_EQ(dresp.table().families(1).block_size(), 64u * 1024);
+    EXPECT_EQ(dresp.state(), rpc::TABLE_ENABLED);
+  }
+
+  // ---- put, get, versions
+  ASSERT_TRUE(client->Put("t1", "r1", "f", "q", "v1").ok());
+  std::this_thread::sleep_for(milliseconds(3));  // a distinct timestamp: a second version
+  ASSERT_TRUE(client->Put("t1", "r1", "f", "q", "v2").ok());
+  ASSERT_TRUE(client->Put("t1", "r1", "g", "x", "gx").ok());
+  EXPECT_EQ(client->Value("t1", "r1"), "v2");
+  {
+    rpc::GetResponse resp;
+    ASSERT_TRUE(client->Get("t1", "r1", &resp, 3).ok());
+    ASSERT_EQ(resp.row().cells_size(), 3);  // f:q twice (newest first), g:x
+    EXPECT_EQ(resp.row().row(), "r1");
+    EXPECT_EQ(resp.row().cells(0).value(), "v2");
+    EXPECT_EQ(resp.row().cells(1).value(), "v1");
+    EXPECT_GT(resp.row().cells(0).timestamp(), 0);
+    EXPECT_EQ(resp.row().cells(2).family(), "g");
+    rpc::GetResponse none;
+    ASSERT_TRUE(client->Get("t1", "absent", &none).ok());
+    EXPECT_EQ(none.row().cells_size(), 0);
+  }
+
+  // ---- bad requests, exact codes
+  {
+    rpc::GetResponse resp;
+    grpc::Status s = client->Get("nope", "r1", &resp);
+    EXPECT_CODE(s, NOT_FOUND);
+    EXPECT_EQ(s.error_message(), "table 'nope' does not exist");
+    EXPECT_CODE(client->Get("t1", "", &resp), INVALID_ARGUMENT);
+    EXPECT_CODE(client->Get("t1", "r1", &resp, -1), INVALID_ARGUMENT);
+    EXPECT_CODE(client->Get("", "r1", &resp), INVALID_ARGUMENT);
+    grpc::Status fam = client->Put("t1", "r1", "zz", "q", "v");
+    EXPECT_CODE(fam, INVALID_ARGUMENT);
+    EXPECT_NE(fam.error_message().find("'zz'"), std::string::npos) << fam.error_message();
+    EXPECT_CODE(client->Put("t1", "", "f", "q", "v"), INVALID_ARGUMENT);
+    rpc::GetRequest req;
+    req.set_table("t1");
+    req.set_row("r1");
+    req.mutable_read()->add_columns()->set_family("nofam");
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->data->Get(c, req, &resp); }),
+                INVALID_ARGUMENT);
+    rpc::MutateRequest mreq;
+    mreq.set_table("t1");
+    mreq.mutable_mutation()->set_row("r1");
+    auto* m = mreq.mutable_mutation()->add_mutations();
+    m->set_family("f");
+    m->set_kind(static_cast<rpc::Mutation::Kind>(42));
+    rpc::MutateResponse mresp;
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->data->Mutate(c, mreq, &mresp); }),
+                INVALID_ARGUMENT);
+    m->set_kind(rpc::Mutation::PUT);
+    m->set_timestamp(-5);
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->data->Mutate(c, mreq, &mresp); }),
+                INVALID_ARGUMENT);
+    m->clear_timestamp();
+    mreq.set_durability(static_cast<rpc::Durability>(9));
+    EXPECT_CODE(client->Call([&](grpc::ClientContext* c) { return client->data->Mutate(c, mreq, &mresp); }),
+                INVALID_ARGUMENT);
+  }
+
+  // ---- increment
+  {
+    rpc::IncrementRequest req;
+    req.set_table("t1");
+    req.set_row("ctr");
+    auto* c = req.add_columns();
+    c->set_family("f");
+    c->set_qualifier("n");
+    c->set_amount(5);
+    rpc::IncrementResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->Increment(x, req, &resp); }).ok());
+    ASSERT_EQ(resp.row().cells_size(), 1);
+    EXPECT_EQ(resp.row().cells(0).value(), BigEndian(5));
+    const int64_t ts1 = resp.row().cells(0).timestamp();
+    req.mutable_columns(0)->set_amount(-8);
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->Increment(x, req, &resp); }).ok());
+    EXPECT_EQ(resp.row().cells(0).value(), BigEndian(-3));
+    EXPECT_GT(resp.row().cells(0).timestamp(), ts1);
+    EXPECT_EQ(client->Value("t1", "ctr", "f", "n"), BigEndian(-3));
+    // Not a counter.
+    req.set_row("r1");
+    req.mutable_columns(0)->set_qualifier("q");
+    grpc::Status s = client->Call([&](grpc::ClientContext* x) { return client->data->Increment(x, req, &resp); });
+    EXPECT_CODE(s, INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "value of f:q is 2 bytes, not a 64-bit counter");
+  }
+
+  // ---- append
+  {
+    rpc::AppendRequest req;
+    req.set_table("t1");
+    req.set_row("r1");
+    auto* c = req.add_columns();
+    c->set_family("f");
+    c->set_qualifier("q");
+    c->set_value("+a");
+    rpc::AppendResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->Append(x, req, &resp); }).ok());
+    ASSERT_EQ(resp.row().cells_size(), 1);
+    EXPECT_EQ(resp.row().cells(0).value(), "v2+a");
+    EXPECT_EQ(client->Value("t1", "r1"), "v2+a");
+    req.set_row("fresh");
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->Append(x, req, &resp); }).ok());
+    EXPECT_EQ(resp.row().cells(0).value(), "+a");
+  }
+
+  // ---- checkAndMutate
+  {
+    auto cam = [&](rpc::CompareOp op, const std::string& given, const std::string& new_value, bool* processed,
+                   const std::string& mutation_row = "r1") {
+      rpc::CheckAndMutateRequest req;
+      req.set_table("t1");
+      req.set_row("r1");
+      req.mutable_condition()->set_family("f");
+      req.mutable_condition()->set_qualifier("q");
+      req.mutable_condition()->set_op(op);
+      req.mutable_condition()->set_value(given);
+      req.mutable_mutation()->set_row(mutation_row);
+      auto* m = req.mutable_mutation()->add_mutations();
+      m->set_family("f");
+      m->set_qualifier("q");
+      m->set_value(new_value);
+      rpc::CheckAndMutateResponse resp;
+      grpc::Status s =
+          client->Call([&](grpc::ClientContext* x) { return client->data->CheckAndMutate(x, req, &resp); });
+      *processed = resp.processed();
+      return s;
+    };
+    bool p = true;
+    ASSERT_TRUE(cam(rpc::EQUAL, "wrong", "c1", &p).ok());
+    EXPECT_FALSE(p);
+    EXPECT_EQ(client->Value("t1", "r1"), "v2+a");
+    ASSERT_TRUE(cam(rpc::EQUAL, "v2+a", "c1", &p).ok());
+    EXPECT_TRUE(p);
+    EXPECT_EQ(client->Value("t1", "r1"), "c1");
+    // HBase's direction: LESS passes when the given value is below the stored one.
+    ASSERT_TRUE(cam(rpc::LESS, "c0", "c2", &p).ok());
+    EXPECT_TRUE(p);
+    ASSERT_TRUE(cam(rpc::LESS, "c9", "c3", &p).ok());
+    EXPECT_FALSE(p);
+    ASSERT_TRUE(cam(rpc::GREATER, "c9", "c3", &p).ok());
+    EXPECT_TRUE(p);
+    EXPECT_EQ(client->Value("t1", "r1"), "c3");
+    ASSERT_TRUE(cam(rpc::NOT_EXISTS, "", "c4", &p).ok());
+    EXPECT_FALSE(p);
+    EXPECT_CODE(cam(rpc::EQUAL, "c3", "c5", &p, "other"), INVALID_ARGUMENT);
+    EXPECT_EQ(client->Value("t1", "r1"), "c3");
+  }
+
+  // ---- batch: rows independent, one status each
+  {
+    rpc::BatchMutateRequest req;
+    req.set_table("t1");
+    for (int i = 0; i < 5; ++i) {
+      auto* rm = req.add_rows();
+      rm->set_row("s" + std::to_string(i));
+      auto* m = rm->add_mutations();
+      m->set_family(i == 2 ? "nofam" : "f");
+      m->set_qualifier("q");
+      m->set_value("b" + std::to_string(i));
+    }
+    rpc::BatchMutateResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->BatchMutate(x, req, &resp); }).ok());
+    ASSERT_EQ(resp.results_size(), 5);
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(resp.results(i).code(), i == 2 ? 3 : 0) << i << " " << resp.results(i).message();
+    }
+    EXPECT_EQ(client->Value("t1", "s4"), "b4");
+    EXPECT_EQ(client->Value("t1", "s2"), "<none>");
+  }
+
+  // ---- scan: batching, limit, stop row
+  {
+    rpc::ScanRequest req;
+    req.set_table("t1");
+    req.set_start_row("s");
+    req.set_stop_row("t");
+    req.set_rows_per_message(2);
+    grpc::ClientContext ctx;
+    auto reader = client->data->Scan(&ctx, req);
+    rpc::ScanResponse msg;
+    std::vector<std::string> rows;
+    int messages = 0;
+    while (reader->Read(&msg)) {
+      ++messages;
+      EXPECT_LE(msg.rows_size(), 2);
+      for (const auto& r : msg.rows()) rows.push_back(r.row());
+    }
+    ASSERT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(rows, (std::vector<std::string>{"s0", "s1", "s3", "s4"}));
+    EXPECT_EQ(messages, 2);
+
+    req.set_limit(3);
+    req.set_start_row("");
+    req.clear_stop_row();
+    grpc::ClientContext ctx2;
+    auto r2 = client->data->Scan(&ctx2, req);
+    rows.clear();
+    while (r2->Read(&msg)) {
+      for (const auto& r : msg.rows()) rows.push_back(r.row());
+    }
+    ASSERT_TRUE(r2->Finish().ok());
+    EXPECT_EQ(rows, (std::vector<std::string>{"ctr", "fresh", "r1"}));
+
+    req.set_table("nope");
+    grpc::ClientContext ctx3;
+    auto r3 = client->data->Scan(&ctx3, req);
+    EXPECT_FALSE(r3->Read(&msg));
+    EXPECT_CODE(r3->Finish(), NOT_FOUND);
+
+    // A client that walks away mid-scan: the server stops and keeps serving. Enough rows that
+    // the stream outgrows the flow-control window before the cancel arrives.
+    rpc::BatchMutateRequest bulk;
+    bulk.set_table("t1");
+    bulk.set_durability(rpc::DURABILITY_ASYNC_WAL);
+    for (int i = 0; i < 3000; ++i) {
+      auto* rm = bulk.add_rows();
+      rm->set_row("z" + std::to_string(100000 + i));
+      auto* m = rm->add_mutations();
+      m->set_family("f");
+      m->set_qualifier("q");
+      m->set_value(std::string(100, 'v'));
+    }
+    rpc::BatchMutateResponse bresp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->BatchMutate(x, bulk, &bresp); }).ok());
+    req.set_table("t1");
+    req.set_start_row("z");
+    req.set_limit(0);
+    req.set_rows_per_message(1);
+    grpc::ClientContext ctx4;
+    auto r4 = client->data->Scan(&ctx4, req);
+    ASSERT_TRUE(r4->Read(&msg));
+    ctx4.TryCancel();
+    while (r4->Read(&msg)) {
+    }
+    EXPECT_CODE(r4->Finish(), CANCELLED);
+    EXPECT_EQ(client->Value("t1", "s0"), "b0");
+  }
+
+  // ---- delete row
+  {
+    rpc::MutateRequest req;
+    req.set_table("t1");
+    req.mutable_mutation()->set_row("s0");
+    req.mutable_mutation()->add_mutations()->set_kind(rpc::Mutation::DELETE_ROW);
+    rpc::MutateResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* x) { return client->data->Mutate(x, req, &resp); }).ok());
+    EXPECT_EQ(client->Value("t1", "s0"), "<none>");
+  }
+
+  // ---- disable / enable / drop on a second table
+  {
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name("t2");
+    req.mutable_table()->add_families()->set_name("f");
+    rpc::CreateTableResponse cresp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &cresp); }).ok());
+    ASSERT_TRUE(client->Put("t2", "a", "f", "q", "t2a").ok());
+    EXPECT_CODE(client->Admin(&rpc::Admin::Stub::DropTable, "t2"), FAILED_PRECONDITION);
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::DisableTable, "t2").ok());
+    grpc::Status s = client->Put("t2", "a", "f", "q", "x");
+    EXPECT_CODE(s, FAILED_PRECONDITION);
+    EXPECT_EQ(s.error_message(), "table t2 is disabled");
+    rpc::GetResponse g;
+    EXPECT_CODE(client->Get("t2", "a", &g), FAILED_PRECONDITION);
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::EnableTable, "t2").ok());
+    EXPECT_EQ(client->Value("t2", "a"), "t2a");
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::Flush, "t2").ok());
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::MajorCompact, "t2").ok());
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::DisableTable, "t2").ok());
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::DropTable, "t2").ok());
+    EXPECT_CODE(client->Admin(&rpc::Admin::Stub::Flush, "t2"), NOT_FOUND);
+    // A disabled table that survives the restart.
+    req.mutable_table()->set_name("t3");
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->admin->CreateTable(c, req, &cresp); }).ok());
+    ASSERT_TRUE(client->Admin(&rpc::Admin::Stub::DisableTable, "t3").ok());
+  }
+
+  // ---- status and echo
+  {
+    rpc::StatusRequest req;
+    rpc::StatusResponse resp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->admin->Status(c, req, &resp); }).ok());
+    EXPECT_EQ(resp.version(), "basalt 0.1");
+    EXPECT_EQ(resp.mode(), "standalone");
+    EXPECT_GT(resp.requests(), 20u);
+    EXPECT_EQ(resp.block_cache_capacity(), 8u << 20);
+    EXPECT_GT(resp.resident_bytes(), 1u << 20);
+    ASSERT_EQ(resp.tables_size(), 2);
+    EXPECT_EQ(resp.tables(0).name(), "t1");
+    EXPECT_GT(resp.tables(0).memstore_bytes(), 0u);
+    EXPECT_EQ(resp.tables(1).state(), rpc::TABLE_DISABLED);
+    rpc::EchoRequest ereq;
+    ereq.set_payload("ping");
+    ereq.set_reply_size(1000);
+    rpc::EchoResponse eresp;
+    ASSERT_TRUE(client->Call([&](grpc::ClientContext* c) { return client->echo->Echo(c, ereq, &eresp); }).ok());
+    EXPECT_EQ(eresp.payload().size(), 1000u);
+  }
+
+  // ---- SIGTERM: clean exit; restart: everything acknowledged is back
+  client.reset();
+  EXPECT_EQ(server->Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
+  server = std::make_unique<ServerProcess>(dir.path());
+  port = server->WaitForPort();
+  ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_NE(ReadFile(dir.path() + "/stdout").find("2 tables)"), std::string::npos);
+  client = std::make_unique<Client>(port);
+  EXPECT_EQ(client->Value("t1", "r1"), "c3");
+  EXPECT_EQ(client->Value("t1", "ctr", "f", "n"), BigEndian(-3));
+  EXPECT_EQ(client->Value("t1", "s4"), "b4");
+  EXPECT_EQ(client->Value("t1", "s0"), "<none>");
+  EXPECT_EQ(client->Value("t1", "r1", "g", "x"), "gx");
+  rpc::GetResponse g;
+  EXPECT_CODE(client->Get("t2", "a", &g), NOT_FOUND);
+  EXPECT_CODE(client->Get("t3", "a", &g), FAILED_PRECONDITION);
+  client.reset();
+  EXPECT_EQ(server->Stop(SIGINT), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+}  // namespace
+}  // namespace basalt::server
