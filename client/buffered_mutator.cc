@@ -74,6 +74,10 @@ class BufferedMutatorImpl final : public BufferedMutator {
     return WithContext(s, what);
   }
 
+  static absl::Status RowContext(const absl::Status& s, const RowMutationsBase& m) {
+    return WithContext(s, absl::StrCat("row \"", PrintableRow(m.row), "\""));
+  }
+
   void SealBuffer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (buffer_.empty()) return;
     pending_.push_back(std::move(buffer_));
@@ -146,6 +150,9 @@ class BufferedMutatorImpl final : public BufferedMutator {
     auto batch = std::make_shared<Batch>();
     batch->rows = std::move(rows);
     std::vector<BatchPart> parts = SplitBatch(table_, batch->rows, &batch->statuses);
+    for (size_t i = 0; i < batch->rows.size(); i++) {
+      if (!batch->statuses[i].ok()) batch->statuses[i] = RowContext(batch->statuses[i], batch->rows[i]);
+    }
     if (parts.empty()) {
       Settle(*batch);
       return;
@@ -180,7 +187,7 @@ class BufferedMutatorImpl final : public BufferedMutator {
                                  ? RowStatusToStatus(resp->results(j))
                                  : absl::InternalError("the server answered fewer statuses than rows");
               }
-              batch->statuses[i] = WithContext(row_status, absl::StrCat("row \"", PrintableRow(batch->rows[i].row), "\""));
+              batch->statuses[i] = row_status.ok() ? row_status : RowContext(row_status, batch->rows[i]);
             }
             bool last;
             {

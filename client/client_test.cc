@@ -178,7 +178,7 @@ TEST(Wire, SplitBatchByDurability) {
   ASSERT_EQ(statuses.size(), 4u);
   EXPECT_TRUE(statuses[0].ok());
   EXPECT_EQ(statuses[2].code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(statuses[2].message().find("row \"c\""), absl::string_view::npos) << statuses[2];
+  EXPECT_EQ(statuses[2].message(), "no columns to put or delete");
 }
 
 TEST(Wire, ContextKeepsCode) {

@@ -179,7 +179,7 @@ std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<Ro
     absl::Status s = ToProto(m, out);
     if (!s.ok()) {
       part.request.mutable_rows()->RemoveLast();
-      (*statuses)[i] = WithContext(s, absl::StrCat("row \"", PrintableRow(m.row), "\""));
+      (*statuses)[i] = s;
       continue;
     }
     part.indices.push_back(i);

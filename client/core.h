@@ -105,7 +105,7 @@ struct BatchPart {
   rpc::BatchMutateRequest request;
   std::vector<size_t> indices;
 };
-// Rows that fail to convert get their error in (*statuses)[i] and are left out.
+// Rows that fail to convert get their error (without context) in (*statuses)[i] and are left out.
 std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<RowMutationsBase>& rows,
                                   std::vector<absl::Status>* statuses);
 // A BatchMutate response's row statuses (the server's per-row code and message).

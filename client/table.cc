@@ -85,6 +85,9 @@ class TableImpl final : public Table {
   absl::StatusOr<std::vector<absl::Status>> Batch(const std::vector<RowMutationsBase>& rows) override {
     std::vector<absl::Status> statuses;
     std::vector<BatchPart> parts = SplitBatch(name_, rows, &statuses);
+    for (size_t i = 0; i < rows.size(); i++) {
+      if (!statuses[i].ok()) statuses[i] = WithContext(statuses[i], What("Batch", name_, rows[i].row));
+    }
     for (const BatchPart& part : parts) {
       rpc::BatchMutateResponse resp;
       absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
@@ -98,7 +101,9 @@ class TableImpl final : public Table {
       }
       for (size_t j = 0; j < part.indices.size(); j++) {
         size_t i = part.indices[j];
-        statuses[i] = WithContext(RowStatusToStatus(resp.results(j)), What("Batch", name_, rows[i].row));
+        if (resp.results(j).code() != 0) {
+          statuses[i] = WithContext(RowStatusToStatus(resp.results(j)), What("Batch", name_, rows[i].row));
+        }
       }
     }
     return statuses;
