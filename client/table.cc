@@ -23,8 +23,9 @@ class TableImpl final : public Table {
   const std::string& name() const override { return name_; }
 
   absl::StatusOr<Result> Get(const basalt::Get& get) override {
-    const std::string what = What("Get", name_, get.row);
-    if (get.row.empty()) return WithContext(EmptyRow(), what);
+    // Context strings are built only on failure: no allocation per successful call.
+    auto what = [&] { return What("Get", name_, get.row); };
+    if (get.row.empty()) return WithContext(EmptyRow(), what());
     rpc::GetRequest req;
     BuildGet(get, &req);
     rpc::GetResponse resp;
@@ -35,7 +36,7 @@ class TableImpl final : public Table {
       if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
       return st;
     });
-    if (!s.ok()) return WithContext(s, what);
+    if (!s.ok()) return WithContext(s, what());
     return RowOf(std::move(*resp.mutable_row()), get.row);
   }
 
@@ -202,7 +203,6 @@ class TableImpl final : public Table {
   }
 
   void GetAsync(basalt::Get get, Callback<absl::StatusOr<Result>> done) override {
-    std::string what = What("Get", name_, get.row);
     auto req = std::make_shared<rpc::GetRequest>();
     auto resp = std::make_shared<rpc::GetResponse>();
     BuildGet(get, req.get());
@@ -221,9 +221,9 @@ class TableImpl final : public Table {
                          });
           return absl::OkStatus();
         },
-        [req, resp, what = std::move(what), done = std::move(done)](absl::Status s) {
+        [req, resp, done = std::move(done)](absl::Status s) {
           if (!s.ok()) {
-            done(WithContext(s, what));
+            done(WithContext(s, What("Get", req->table(), req->row())));
           } else {
             done(RowOf(std::move(*resp->mutable_row()), req->row()));
           }
@@ -252,28 +252,28 @@ class TableImpl final : public Table {
   }
 
   absl::Status BuildMutate(const RowMutationsBase& m, rpc::MutateRequest* req) const {
-    if (m.row.empty()) return EmptyRow();
     req->set_table(name_);
+    if (m.row.empty()) return EmptyRow();
     req->set_durability(ToProto(m.durability));
     return ToProto(m, req->mutable_mutation());
   }
 
   absl::Status Mutate(std::string_view op, const RowMutationsBase& m) {
-    const std::string what = What(op, name_, m.row);
+    auto what = [&] { return What(op, name_, m.row); };
     rpc::MutateRequest req;
     absl::Status conv = BuildMutate(m, &req);
-    if (!conv.ok()) return WithContext(conv, what);
+    if (!conv.ok()) return WithContext(conv, what());
     absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
       absl::Status st = path->Mutate(req, deadline);
       if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
       return st;
     });
-    return WithContext(s, what);
+    if (!s.ok()) return WithContext(s, what());
+    return s;
   }
 
   void MutateAsync(std::string_view op, const RowMutationsBase& m, Callback<absl::Status> done) {
-    std::string what = What(op, name_, m.row);
     auto req = std::make_shared<rpc::MutateRequest>();
     auto resp = std::make_shared<rpc::MutateResponse>();
     absl::Status invalid = BuildMutate(m, req.get());
@@ -290,7 +290,10 @@ class TableImpl final : public Table {
                             });
           return absl::OkStatus();
         },
-        [what = std::move(what), done = std::move(done)](absl::Status s) { done(WithContext(s, what)); });
+        [op, req, done = std::move(done)](absl::Status s) {
+          if (!s.ok()) s = WithContext(s, What(op, req->table(), req->mutation().row()));
+          done(std::move(s));
+        });
   }
 
   Core* const core_;
