@@ -352,7 +352,15 @@ absl::StatusOr<Reply> CmdList(Ctx& c) {
   Reply r = Done(c, "");
   r.kind = Reply::Kind::kList;
   for (const TableInfo& t : *tables) {
-    if (pattern.has_value() && !std::regex_match(t.name, *pattern)) continue;
+    if (pattern.has_value()) {
+      bool match = false;
+      try {  // matching may throw on a pathological pattern (error_complexity, error_stack)
+        match = std::regex_match(t.name, *pattern);
+      } catch (const std::regex_error& e) {
+        return absl::InvalidArgumentError(absl::StrCat("list: cannot match the regular expression: ", e.what()));
+      }
+      if (!match) continue;
+    }
     r.tables.push_back(t.name);
   }
   std::sort(r.tables.begin(), r.tables.end());
