@@ -538,9 +538,12 @@ TEST(ServerProcess, ServesRestartsAndKeepsData) {
     EXPECT_EQ(eresp.payload().size(), 1000u);
   }
 
-  // ---- SIGTERM: clean exit; restart: everything acknowledged is back
-  client.reset();
+  // ---- SIGTERM (with the client still connected): clean exit; restart: everything
+  // acknowledged is back
+  auto t0 = steady_clock::now();
   EXPECT_EQ(server->Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_LT(steady_clock::now() - t0, std::chrono::seconds(5));  // no wait for the idle connection
+  client.reset();
   server = std::make_unique<ServerProcess>(dir.path());
   port = server->WaitForPort();
   ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
@@ -556,6 +559,58 @@ TEST(ServerProcess, ServesRestartsAndKeepsData) {
   EXPECT_CODE(client->Get("t3", "a", &g), FAILED_PRECONDITION);
   client.reset();
   EXPECT_EQ(server->Stop(SIGINT), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+TEST(ServerProcess, BusyBeyondMaxConcurrentCalls) {
+  testing::TempDir dir;
+  ServerProcess server(dir.path(), {"--max_concurrent_calls=1", "--durability=async"});
+  const int port = server.WaitForPort();
+  ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
+  Client client(port);
+  rpc::CreateTableRequest creq;
+  creq.mutable_table()->set_name("t");
+  creq.mutable_table()->add_families()->set_name("f");
+  rpc::CreateTableResponse cresp;
+  ASSERT_TRUE(client.Call([&](grpc::ClientContext* c) { return client.admin->CreateTable(c, creq, &cresp); }).ok());
+  rpc::BatchMutateRequest bulk;
+  bulk.set_table("t");
+  for (int i = 0; i < 3000; ++i) {
+    auto* rm = bulk.add_rows();
+    rm->set_row("r" + std::to_string(100000 + i));
+    auto* m = rm->add_mutations();
+    m->set_family("f");
+    m->set_value(std::string(100, 'v'));
+  }
+  rpc::BatchMutateResponse bresp;
+  ASSERT_TRUE(client.Call([&](grpc::ClientContext* c) { return client.data->BatchMutate(c, bulk, &bresp); }).ok());
+
+  // A scan the client stops reading holds its call open (the stream outgrows the window).
+  rpc::ScanRequest sreq;
+  sreq.set_table("t");
+  sreq.set_rows_per_message(1);
+  grpc::ClientContext sctx;
+  auto reader = client.data->Scan(&sctx, sreq);
+  rpc::ScanResponse msg;
+  ASSERT_TRUE(reader->Read(&msg));
+  rpc::GetResponse g;
+  grpc::Status busy = client.Get("t", "r100000", &g);
+  EXPECT_CODE(busy, RESOURCE_EXHAUSTED);
+  EXPECT_EQ(busy.error_message(), "server busy: 1 calls in flight");
+
+  sctx.TryCancel();
+  while (reader->Read(&msg)) {
+  }
+  EXPECT_CODE(reader->Finish(), CANCELLED);
+  // The cancelled scan leaves; calls are admitted again.
+  grpc::Status s;
+  for (int i = 0; i < 200; ++i) {
+    s = client.Get("t", "r100000", &g);
+    if (s.ok()) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(g.row().cells_size(), 1);
+  EXPECT_EQ(server.Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
 }
 
 }  // namespace

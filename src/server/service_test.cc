@@ -1,0 +1,163 @@
+// DataService/AdminService semantics without gRPC, and admin operations racing data calls.
+#include "src/server/service.h"
+
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "tests/util/temp_dir.h"
+
+namespace basalt::server {
+namespace {
+
+std::string BigEndian(int64_t v) {
+  std::string s(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) s[i] = static_cast<char>(v & 0xff);
+  return s;
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TableManager::Options o;
+    o.data_dir = dir_.path();
+    auto tm = TableManager::Open(o);
+    ASSERT_TRUE(tm.ok()) << tm.status();
+    tables_ = *std::move(tm);
+    data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{});
+    admin_ = std::make_unique<AdminService>(tables_.get(), &counters_);
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name("t");
+    req.mutable_table()->add_families()->set_name("f");
+    req.mutable_table()->add_families()->set_name("g");
+    rpc::CreateTableResponse resp;
+    ASSERT_TRUE(admin_->CreateTable(req, &resp).ok());
+  }
+
+  absl::Status Put(const std::string& row, const std::string& q, const std::string& v,
+                   std::optional<int64_t> ts = std::nullopt) {
+    rpc::MutateRequest req;
+    req.set_table("t");
+    req.mutable_mutation()->set_row(row);
+    auto* m = req.mutable_mutation()->add_mutations();
+    m->set_family("f");
+    m->set_qualifier(q);
+    m->set_value(v);
+    if (ts) m->set_timestamp(*ts);
+    rpc::MutateResponse resp;
+    return data_->Mutate(req, &resp);
+  }
+
+  testing::TempDir dir_;
+  ServerCounters counters_;
+  std::unique_ptr<TableManager> tables_;
+  std::unique_ptr<DataService> data_;
+  std::unique_ptr<AdminService> admin_;
+};
+
+TEST_F(ServiceTest, IncrementTimestampFollowsTheCurrentCell) {
+  // A cell from the future: the new version must still be newer (HBase's max(now, ts + 1)).
+  const int64_t future = 4102444800000;  // 2100-01-01
+  ASSERT_TRUE(Put("r", "n", BigEndian(40), future).ok());
+  rpc::IncrementRequest req;
+  req.set_table("t");
+  req.set_row("r");
+  auto* c = req.add_columns();
+  c->set_family("f");
+  c->set_qualifier("n");
+  c->set_amount(2);
+  auto* c2 = req.add_columns();  // the same column twice: both amounts apply
+  *c2 = *c;
+  rpc::IncrementResponse resp;
+  ASSERT_TRUE(data_->Increment(req, &resp).ok());
+  ASSERT_EQ(resp.row().cells_size(), 1);
+  EXPECT_EQ(resp.row().cells(0).value(), BigEndian(44));
+  EXPECT_EQ(resp.row().cells(0).timestamp(), future + 1);
+
+  c->set_family("nofam");
+  absl::Status s = data_->Increment(req, &resp);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("'nofam'"), std::string::npos) << s;
+}
+
+TEST_F(ServiceTest, CheckAndMutateEmptyValueRules) {
+  rpc::CheckAndMutateRequest req;
+  req.set_table("t");
+  req.set_row("r");
+  req.mutable_condition()->set_family("f");
+  req.mutable_condition()->set_qualifier("q");
+  req.mutable_condition()->set_op(rpc::EQUAL);
+  req.mutable_mutation()->set_row("r");
+  auto* m = req.mutable_mutation()->add_mutations();
+  m->set_family("g");
+  m->set_value("done");
+  rpc::CheckAndMutateResponse resp;
+  // HBase: an empty given value matches a missing column (except NOT_EQUAL).
+  ASSERT_TRUE(data_->CheckAndMutate(req, &resp).ok());
+  EXPECT_TRUE(resp.processed());
+  req.mutable_condition()->set_op(rpc::NOT_EQUAL);
+  ASSERT_TRUE(data_->CheckAndMutate(req, &resp).ok());
+  EXPECT_FALSE(resp.processed());
+  req.mutable_condition()->set_op(static_cast<rpc::CompareOp>(77));
+  EXPECT_EQ(data_->CheckAndMutate(req, &resp).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ServiceTest, AdminRacesDataCalls) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> unexpected{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 3; ++w) {
+    workers.emplace_back([&, w] {
+      int i = 0;
+      while (!stop.load()) {
+        absl::Status s;
+        const std::string row = "r" + std::to_string(i++ % 50);
+        if (w == 0) {
+          s = Put(row, "q", "v");
+        } else if (w == 1) {
+          rpc::GetRequest req;
+          req.set_table("t");
+          req.set_row(row);
+          rpc::GetResponse resp;
+          s = data_->Get(req, &resp);
+        } else {
+          rpc::ScanRequest req;
+          req.set_table("t");
+          req.set_rows_per_message(7);
+          auto cursor = data_->OpenScan(req);
+          s = cursor.status();
+          if (cursor.ok()) {
+            bool done = false;
+            while (s.ok() && !done) {
+              rpc::ScanResponse msg;
+              s = (*cursor)->Next(&msg, &done);
+            }
+          }
+        }
+        const auto code = s.code();
+        if (code != absl::StatusCode::kOk && code != absl::StatusCode::kFailedPrecondition &&
+            code != absl::StatusCode::kNotFound) {
+          ++unexpected;
+          ADD_FAILURE() << s;
+        }
+      }
+    });
+  }
+  rpc::TableRequest treq;
+  treq.set_table("t");
+  rpc::AdminResponse aresp;
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+    absl::Status s = admin_->EnableTable(treq, &aresp);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_TRUE(admin_->Flush(treq, &aresp).ok());
+  }
+  ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+  ASSERT_TRUE(admin_->DropTable(treq, &aresp).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  stop = true;
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(unexpected.load(), 0);
+}
+
+}  // namespace
+}  // namespace basalt::server
