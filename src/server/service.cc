@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -134,6 +136,16 @@ void AddCell(rpc::Row* row, std::string_view family, std::string_view qualifier,
   c->set_qualifier(qualifier.data(), qualifier.size());
   c->set_timestamp(ts);
   c->set_value(value.data(), value.size());
+}
+
+// The cells a read-modify-write wrote, in row order (family, qualifier), as a Row carries them.
+void AddNewValues(const std::vector<Mutation>& muts, rpc::Row* out) {
+  std::vector<const Mutation*> sorted;
+  for (const Mutation& m : muts) sorted.push_back(&m);
+  std::sort(sorted.begin(), sorted.end(), [](const Mutation* a, const Mutation* b) {
+    return std::tie(a->family, a->qualifier) < std::tie(b->family, b->qualifier);
+  });
+  for (const Mutation* m : sorted) AddCell(out, m->family, m->qualifier, m->timestamp, m->value);
 }
 
 void RowToProto(const RowResult& r, rpc::Row* out) {
@@ -407,7 +419,7 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
           pos.emplace(std::move(key), muts->size());
           muts->push_back(std::move(m));
         }
-        for (const Mutation& m : *muts) AddCell(&out, m.family, m.qualifier, m.timestamp, m.value);
+        AddNewValues(*muts, &out);
         return absl::OkStatus();
       },
       d);
@@ -452,7 +464,7 @@ absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendRespo
           pos.emplace(std::move(key), muts->size());
           muts->push_back(std::move(m));
         }
-        for (const Mutation& m : *muts) AddCell(&out, m.family, m.qualifier, m.timestamp, m.value);
+        AddNewValues(*muts, &out);
         return absl::OkStatus();
       },
       d);
