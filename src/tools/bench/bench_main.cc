@@ -1,11 +1,13 @@
-// basalt-bench: `basalt-bench storage <subcommand> [--flags]`. Prints a progress line on stderr
-// while running and a table (or, with --json, one JSON object) on stdout at the end.
+// basalt-bench: `basalt-bench storage <subcommand> [--flags]` (one Region in this process) and
+// `basalt-bench server <subcommand> --server=HOST:PORT [--flags]` (a running basalt-server).
+// Prints a progress line on stderr while running and a table (or, with --json, one JSON object)
+// on stdout at the end.
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
 #include "src/tools/bench/bench_util.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace {
 
@@ -21,17 +23,32 @@ constexpr char kUsage[] =
     "  rocksdb     [--rows=1000000 --gets=300000 --rounds=3 --cache-mb=2048]\n"
     "              Basalt (NONE, FAST_DIFF) vs RocksDB, cached point lookups and full scans\n"
     "  write       [--threads=1,16,64 --durability=sync,async --seconds=5 --value-size=100]\n"
-    "              write ops/s and writes per fdatasync\n";
+    "              write ops/s and writes per fdatasync\n"
+    "\n"
+    "usage: basalt-bench server <subcommand> --server=HOST:PORT [--flags] [--json]\n"
+    "  common      [--transport=grpc|auto|verbs --channels=1]\n"
+    "  latency     [--table=bench_latency --sizes=1,100,1024,4096,16384,65536 --ops=5000 --warmup=500\n"
+    "               --threads=1 --rounds=10 --no_floor]\n"
+    "              Put (SYNC_WAL) and Get of one cell per size, p50/p95/p99/p99.9 and ops/s, against the\n"
+    "              bare-gRPC Echo floor (alternating rounds); ratios at 1 KiB\n"
+    "  ycsb        [--table=usertable --workload=A,C --records=100000 --threads=1,4,16 --seconds=10\n"
+    "               --warmup_seconds=2 --skip_load --load_threads=1 --durability=SYNC_WAL --flush_after_load]\n"
+    "              YCSB core workloads (A, B, C; zipfian, 10 x 100 B fields), ops/s and read/update\n"
+    "              percentiles per thread count, then the server's resident memory\n"
+    "  load        [--table=usertable --records=100000 --skip_load --load_threads=1 --durability=SYNC_WAL\n"
+    "               --flush_after_load]\n"
+    "              only the YCSB load phase (BufferedMutator)\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   // Debian's Abseil keeps deadlock detection on (built without NDEBUG); it costs on every lock.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  if (argc < 3 || std::strcmp(argv[1], "storage") != 0) {
+  basalt::DisableMutexDeadlockDetection();
+  if (argc < 3 || (std::strcmp(argv[1], "storage") != 0 && std::strcmp(argv[1], "server") != 0)) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  const std::string group = argv[1];
   std::string sub = argv[2];
   auto flags = basalt::bench::Flags::Parse(argc, argv, 3);
   if (!flags.ok()) {
@@ -45,7 +62,18 @@ int main(int argc, char** argv) {
   }
   bool json = flags->Bool("json");
   int rc;
-  if (sub == "crc") {
+  if (group == "server") {
+    if (sub == "latency") {
+      rc = basalt::bench::RunServerLatency(*flags, &report);
+    } else if (sub == "ycsb") {
+      rc = basalt::bench::RunServerYcsb(*flags, &report);
+    } else if (sub == "load") {
+      rc = basalt::bench::RunServerLoad(*flags, &report);
+    } else {
+      std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
+      return 2;
+    }
+  } else if (sub == "crc") {
     rc = basalt::bench::RunCrc(*flags, &report);
   } else if (sub == "seed003") {
     rc = basalt::bench::RunSeed003(*flags, &report);

@@ -1,0 +1,838 @@
+// Benchmarks against a running basalt-server over gRPC (`basalt-bench server ...`):
+//
+//   latency  Put (SYNC_WAL) and Get of one cell per payload size, one client thread by default,
+//            with the bare-gRPC floor: the server's Echo service called through the generated
+//            stub over a channel with the client's channel arguments. Get and Echo alternate in
+//            rounds so that drift of a noisy machine hits both alike.
+//   ycsb     YCSB core workloads (A, B, C) on YCSB's 1 KB records with its scrambled Zipfian key
+//            choice, over a sweep of client threads; then the server's resident memory.
+//   load     only the YCSB load phase (BufferedMutator).
+//
+// Every latency is steady_clock around one synchronous client call, recorded in a per-thread
+// LatencyHistogram and merged at the end. Warm-up operations are not recorded. A monitor thread
+// prints the progress line once a second. See BENCHMARKS.md.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "basalt/client.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/basalt.grpc.pb.h"
+#include "src/common/status.h"
+#include "src/tools/bench/bench_util.h"
+#include "src/tools/bench/histogram.h"
+#include "src/tools/bench/ycsb.h"
+#include "transport/grpc/grpc_settings.h"
+
+namespace basalt::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kFamily[] = "f";
+constexpr int kYcsbFields = 10;         // YCSB fieldcount
+constexpr size_t kYcsbFieldBytes = 100;  // YCSB fieldlength
+// The Echo floor's channel: a tag of its own so it gets its own TCP connection, as a client's.
+constexpr int kEchoChannelTag = 0x4563686f;
+
+int Fail(const absl::Status& s) {
+  GlobalProgress().Done();
+  std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+uint64_t ElapsedNanos(Clock::time_point t0, Clock::time_point t1) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+}
+
+double Seconds(Clock::time_point t0, Clock::time_point t1) { return std::chrono::duration<double>(t1 - t0).count(); }
+
+// ------------------------------------------------------------------ shared pieces
+
+struct ServerOptions {
+  std::string address;
+  std::string table;
+  ConnectionOptions conn;
+};
+
+absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::string& default_table) {
+  ServerOptions o;
+  o.address = flags.Str("server", "");
+  if (o.address.empty()) return absl::InvalidArgumentError("--server=HOST:PORT is required");
+  o.table = flags.Str("table", default_table);
+  o.conn.address = o.address;
+  o.conn.channels = static_cast<int>(flags.Int("channels", 1));
+  std::string transport = flags.Str("transport", "grpc");
+  if (transport == "grpc") {
+    o.conn.transport = TransportChoice::kGrpc;
+  } else if (transport == "auto") {
+    o.conn.transport = TransportChoice::kAuto;
+  } else if (transport == "verbs") {
+    o.conn.transport = TransportChoice::kVerbs;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --transport '", transport, "' (grpc, auto, verbs)"));
+  }
+  if (o.conn.channels <= 0) return absl::InvalidArgumentError("--channels must be positive");
+  return o;
+}
+
+absl::StatusOr<Durability> ParseDurability(const std::string& s) {
+  if (s == "SYNC_WAL" || s == "sync") return Durability::kSyncWal;
+  if (s == "ASYNC_WAL" || s == "async") return Durability::kAsyncWal;
+  if (s == "SKIP_WAL" || s == "skip") return Durability::kSkipWal;
+  return absl::InvalidArgumentError(absl::StrCat("unknown durability '", s, "' (SYNC_WAL, ASYNC_WAL, SKIP_WAL)"));
+}
+
+const char* DurabilityName(Durability d) {
+  switch (d) {
+    case Durability::kSyncWal: return "SYNC_WAL";
+    case Durability::kAsyncWal: return "ASYNC_WAL";
+    case Durability::kSkipWal: return "SKIP_WAL";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std::string& name, const std::string& def) {
+  std::vector<int64_t> out;
+  for (const auto& s : flags.List(name, def)) {
+    char* end = nullptr;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (end == s.c_str() || *end != '\0' || v <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", s, "' is not a positive integer"));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", name, " is empty"));
+  return out;
+}
+
+// Creates `name` with family f unless it exists.
+absl::Status EnsureTable(Admin* admin, const std::string& name) {
+  auto desc = admin->DescribeTable(name);
+  if (desc.ok()) {
+    for (const auto& f : desc->families) {
+      if (f.name == kFamily) return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat("table '", name, "' exists without family '", kFamily, "'"));
+  }
+  if (desc.status().code() != absl::StatusCode::kNotFound) return desc.status();
+  TableInfo info;
+  info.name = name;
+  FamilySettings fam;
+  fam.name = std::string(kFamily);  // not `= kFamily`: GCC 12 -Wrestrict false positive
+  info.families.push_back(fam);
+  absl::Status s = admin->CreateTable(info);
+  if (s.code() == absl::StatusCode::kAlreadyExists) return absl::OkStatus();  // created meanwhile
+  return s;
+}
+
+// Random printable bytes (as YCSB's values), a pool to take values from at random offsets.
+std::string RandomPool(size_t size, uint64_t seed) {
+  std::string pool(size, '\0');
+  for (char& c : pool) c = static_cast<char>(' ' + SplitMix64(&seed) % 95);
+  return pool;
+}
+
+// The first error of any worker thread.
+class ErrorSlot {
+ public:
+  void Set(const absl::Status& s) {
+    absl::MutexLock l(&mu_);
+    if (status_.ok()) status_ = s;
+    failed_.store(true, std::memory_order_relaxed);
+  }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  absl::Status status() const {
+    absl::MutexLock l(&mu_);
+    return status_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Status status_;
+  std::atomic<bool> failed_{false};
+};
+
+// Runs fn(t) for t in [0, n) on n threads (on the calling thread when n == 1).
+void RunOnThreads(int n, const std::function<void(int)>& fn) {
+  if (n == 1) {
+    fn(0);
+    return;
+  }
+  std::vector<std::thread> ts;
+  ts.reserve(n);
+  for (int t = 0; t < n; ++t) ts.emplace_back(fn, t);
+  for (auto& th : ts) th.join();
+}
+
+using Histograms = std::vector<std::unique_ptr<LatencyHistogram>>;
+
+Histograms MakeHistograms(int n) {
+  Histograms h;
+  for (int i = 0; i < n; ++i) h.push_back(std::make_unique<LatencyHistogram>());
+  return h;
+}
+
+void MergeInto(const Histograms& from, LatencyHistogram* into) {
+  for (const auto& h : from) into->Merge(*h);
+}
+
+// Prints the progress line once a second from what it is told to watch: the operations recorded
+// in a set of histograms (ops done, ops/s over the last second, p50 so far) or, with no
+// histograms, a plain counter.
+class Monitor {
+ public:
+  Monitor() : thread_([this] { Loop(); }) {}
+  ~Monitor() { Stop(); }
+
+  // Stops the line (before anything else is printed); idempotent.
+  void Stop() {
+    {
+      absl::MutexLock l(&mu_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+    GlobalProgress().Done();
+  }
+
+  void Watch(std::string label, std::vector<const LatencyHistogram*> hists,
+             const std::atomic<uint64_t>* counter = nullptr) {
+    absl::MutexLock l(&mu_);
+    label_ = std::move(label);
+    hists_ = std::move(hists);
+    counter_ = counter;
+    last_ops_ = OpsLocked(nullptr);  // the histograms may go on from an earlier round
+    last_time_ = NowSeconds();
+  }
+
+ private:
+  // Operations so far; with histograms, their p50 into *p50 (when not null).
+  uint64_t OpsLocked(double* p50_us) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (hists_.empty()) return counter_ != nullptr ? counter_->load(std::memory_order_relaxed) : 0;
+    auto merged = std::make_unique<LatencyHistogram>();
+    for (const auto* h : hists_) merged->Merge(*h);
+    if (p50_us != nullptr) *p50_us = merged->PercentileMicros(0.5);
+    return merged->Count();
+  }
+
+  void Loop() {
+    absl::MutexLock l(&mu_);
+    for (;;) {
+      mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+      if (stop_) return;
+      double now = NowSeconds();
+      double p50_us = 0;
+      uint64_t ops = OpsLocked(&p50_us);
+      std::string p50 = hists_.empty() ? "" : absl::StrFormat(", p50 %.1f us", p50_us);
+      double rate = now > last_time_ ? (ops - last_ops_) / (now - last_time_) : 0;
+      last_ops_ = ops;
+      last_time_ = now;
+      GlobalProgress().Update(absl::StrFormat("[%s] %d ops, %.0f ops/s%s", label_, ops, rate, p50), true);
+    }
+  }
+
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::string label_ ABSL_GUARDED_BY(mu_);
+  std::vector<const LatencyHistogram*> hists_ ABSL_GUARDED_BY(mu_);
+  const std::atomic<uint64_t>* counter_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t last_ops_ ABSL_GUARDED_BY(mu_) = 0;
+  double last_time_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;  // last: starts once the fields above exist
+};
+
+std::vector<const LatencyHistogram*> Pointers(const Histograms& h) {
+  std::vector<const LatencyHistogram*> out;
+  for (const auto& p : h) out.push_back(p.get());
+  return out;
+}
+
+// p50/p95/p99/p99.9 in microseconds, names prefixed; with_mean_max: also mean and max.
+void AddPercentiles(Record* rec, const std::string& prefix, const LatencyHistogram& h, bool with_mean_max) {
+  rec->push_back(Num(prefix + "p50_us", h.PercentileMicros(0.50), 1));
+  rec->push_back(Num(prefix + "p95_us", h.PercentileMicros(0.95), 1));
+  rec->push_back(Num(prefix + "p99_us", h.PercentileMicros(0.99), 1));
+  rec->push_back(Num(prefix + "p99.9_us", h.PercentileMicros(0.999), 1));
+  if (!with_mean_max) return;
+  rec->push_back(Num(prefix + "mean_us", h.MeanNanos() / 1e3, 1));
+  rec->push_back(Num(prefix + "max_us", h.MaxNanos() / 1e3, 1));
+}
+
+// The server's resident memory and version into the summary (best effort: a failure is a note).
+void AddServerStatus(Admin* admin, Report* report) {
+  auto st = admin->Status();
+  if (!st.ok()) {
+    report->notes.push_back(absl::StrCat("Admin::Status failed: ", st.status().ToString()));
+    return;
+  }
+  report->summary.push_back(Text("server_version", st->version));
+  report->summary.push_back(Text("server_mode", st->mode));
+  report->summary.push_back(Num("server_resident_bytes", static_cast<double>(st->resident_bytes)));
+  report->summary.push_back(Num("server_resident_mib", st->resident_bytes / 1048576.0, 1));
+}
+
+std::string SizeLabel(int64_t size) {
+  if (size >= 1024 && size % 1024 == 0) return absl::StrCat(size / 1024, " KiB");
+  return absl::StrCat(size, " B");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ latency
+
+int RunServerLatency(const Flags& flags, Report* report) {
+  auto so = ParseServerOptions(flags, "bench_latency");
+  if (!so.ok()) return Fail(so.status());
+  auto sizes = ParseIntList(flags, "sizes", "1,100,1024,4096,16384,65536");
+  if (!sizes.ok()) return Fail(sizes.status());
+  const int64_t ops = flags.Int("ops", 5000);
+  const int64_t warmup = flags.Int("warmup", 500);
+  const int threads = static_cast<int>(flags.Int("threads", 1));
+  const int rounds = static_cast<int>(flags.Int("rounds", 10));
+  const bool with_floor = !flags.Bool("no_floor");
+  flags.RefuseUnused();
+  if (ops <= 0 || warmup < 0 || threads <= 0 || rounds <= 0 || ops < rounds) {
+    return Fail(absl::InvalidArgumentError("need --ops ≥ --rounds > 0, --threads > 0, --warmup ≥ 0"));
+  }
+
+  auto conn = Connection::Open(so->conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  if (auto s = EnsureTable(admin.get(), so->table); !s.ok()) return Fail(s);
+  auto table = (*conn)->GetTable(so->table);
+
+  // The floor: the server's Echo service, generated stub, the client's channel arguments.
+  auto channel = grpc::CreateCustomChannel(so->address, grpc::InsecureChannelCredentials(),
+                                           ClientChannelArguments(kEchoChannelTag));
+  auto echo = rpc::Echo::NewStub(channel);
+  const absl::Duration timeout = so->conn.timeout;
+
+  const int64_t max_size = *std::max_element(sizes->begin(), sizes->end());
+  const std::string pool = RandomPool(static_cast<size_t>(max_size) + 4096, 17);
+  ErrorSlot error;
+  Monitor monitor;
+  auto fail = [&](const absl::Status& st) {
+    monitor.Stop();
+    return Fail(st);
+  };
+
+  auto row_key = [](int64_t size, int64_t i) { return absl::StrFormat("lat_%06d_%08d", size, i); };
+
+  // One timed Put / Get / Echo; false (and the error recorded) on failure.
+  auto put_one = [&](int64_t size, const std::string& row, LatencyHistogram* h) {
+    basalt::Put put(row);
+    put.Add(kFamily, "v", pool.substr(0, size));
+    put.SetDurability(Durability::kSyncWal);
+    auto t0 = Clock::now();
+    absl::Status s = table->Put(put);
+    auto t1 = Clock::now();
+    if (!s.ok()) {
+      error.Set(s);
+      return false;
+    }
+    if (h != nullptr) h->Record(ElapsedNanos(t0, t1));
+    return true;
+  };
+  auto get_one = [&](int64_t size, const std::string& row, LatencyHistogram* h) {
+    basalt::Get get(row);
+    get.AddColumn(kFamily, "v");
+    auto t0 = Clock::now();
+    absl::StatusOr<Result> r = table->Get(get);
+    auto t1 = Clock::now();
+    if (!r.ok()) {
+      error.Set(r.status());
+      return false;
+    }
+    auto v = r->Value(kFamily, "v");
+    if (!v.has_value() || static_cast<int64_t>(v->size()) != size) {
+      error.Set(absl::DataLossError(absl::StrCat("Get of row ", row, " returned ",
+                                                 v.has_value() ? absl::StrCat(v->size(), " bytes") : "no value",
+                                                 ", expected ", size)));
+      return false;
+    }
+    if (h != nullptr) h->Record(ElapsedNanos(t0, t1));
+    return true;
+  };
+  auto echo_one = [&](const rpc::EchoRequest& req, int64_t size, LatencyHistogram* h) {
+    rpc::EchoResponse resp;
+    auto t0 = Clock::now();
+    grpc::ClientContext ctx;  // the client library makes one per call too
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    grpc::Status s = echo->Echo(&ctx, req, &resp);
+    auto t1 = Clock::now();
+    if (!s.ok()) {
+      error.Set(FromGrpcStatus(s));
+      return false;
+    }
+    if (static_cast<int64_t>(resp.payload().size()) != size) {
+      error.Set(absl::DataLossError(absl::StrCat("Echo replied ", resp.payload().size(), " bytes, asked ", size)));
+      return false;
+    }
+    if (h != nullptr) h->Record(ElapsedNanos(t0, t1));
+    return true;
+  };
+
+  struct Figures {
+    std::string op;
+    int64_t size;
+    LatencyHistogram hist;
+    double seconds = 0;
+  };
+  std::vector<std::unique_ptr<Figures>> figures;
+  auto figures_for = [&](const std::string& op, int64_t size) -> Figures* {
+    for (auto& f : figures) {
+      if (f->op == op && f->size == size) return f.get();
+    }
+    return nullptr;
+  };
+
+  for (int64_t size : *sizes) {
+    const std::string sl = SizeLabel(size);
+    rpc::EchoRequest echo_req;
+    echo_req.set_reply_size(static_cast<uint32_t>(size));
+
+    // Warm-up: Puts of rows of their own, Gets and Echos, none recorded.
+    monitor.Watch(absl::StrCat("latency ", sl, " warm-up"), {});
+    for (int64_t i = 0; i < warmup && !error.failed(); ++i) {
+      put_one(size, absl::StrCat(row_key(size, i), "w"), nullptr);
+      get_one(size, absl::StrCat(row_key(size, i), "w"), nullptr);
+      if (with_floor) echo_one(echo_req, size, nullptr);
+    }
+    if (error.failed()) return fail(error.status());
+
+    // Puts: thread t writes rows t, t + threads, ...
+    Histograms put_h = MakeHistograms(threads);
+    monitor.Watch(absl::StrCat("latency Put ", sl), Pointers(put_h));
+    auto t0 = Clock::now();
+    RunOnThreads(threads, [&](int t) {
+      for (int64_t i = t; i < ops && !error.failed(); i += threads) put_one(size, row_key(size, i), put_h[t].get());
+    });
+    double put_seconds = Seconds(t0, Clock::now());
+    if (error.failed()) return fail(error.status());
+
+    // Gets of those rows and the floor, alternating in rounds (odd rounds floor first).
+    Histograms get_h = MakeHistograms(threads), echo_h = MakeHistograms(threads);
+    double get_seconds = 0, echo_seconds = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const int64_t begin = ops * r / rounds, end = ops * (r + 1) / rounds;
+      auto run_gets = [&] {
+        monitor.Watch(absl::StrFormat("latency Get %s round %d/%d", sl, r + 1, rounds), Pointers(get_h));
+        auto g0 = Clock::now();
+        RunOnThreads(threads, [&](int t) {
+          for (int64_t i = begin + t; i < end && !error.failed(); i += threads) {
+            get_one(size, row_key(size, i), get_h[t].get());
+          }
+        });
+        get_seconds += Seconds(g0, Clock::now());
+      };
+      auto run_echos = [&] {
+        if (!with_floor) return;
+        monitor.Watch(absl::StrFormat("latency Echo floor %s round %d/%d", sl, r + 1, rounds), Pointers(echo_h));
+        auto e0 = Clock::now();
+        RunOnThreads(threads, [&](int t) {
+          for (int64_t i = begin + t; i < end && !error.failed(); i += threads) {
+            echo_one(echo_req, size, echo_h[t].get());
+          }
+        });
+        echo_seconds += Seconds(e0, Clock::now());
+      };
+      if (r % 2 == 0) {
+        run_gets();
+        run_echos();
+      } else {
+        run_echos();
+        run_gets();
+      }
+      if (error.failed()) return fail(error.status());
+    }
+    monitor.Watch(absl::StrCat("latency ", sl, " done"), {});
+
+    auto add = [&](const std::string& op, const Histograms& h, double seconds) {
+      auto f = std::make_unique<Figures>();
+      f->op = op;
+      f->size = size;
+      MergeInto(h, &f->hist);
+      f->seconds = seconds;
+      figures.push_back(std::move(f));
+    };
+    add("Put", put_h, put_seconds);
+    add("Get", get_h, get_seconds);
+    if (with_floor) add("Echo floor", echo_h, echo_seconds);
+  }
+
+  for (const auto& f : figures) {
+    Record rec{Text("op", f->op), Num("size_bytes", static_cast<double>(f->size)),
+               Num("ops", static_cast<double>(f->hist.Count())),
+               Num("ops_per_s", f->seconds > 0 ? f->hist.Count() / f->seconds : 0)};
+    AddPercentiles(&rec, "", f->hist, true);
+    report->records.push_back(std::move(rec));
+  }
+
+  // The targets' ratios at 1 KiB.
+  const Figures* get1k = figures_for("Get", 1024);
+  const Figures* put1k = figures_for("Put", 1024);
+  const Figures* echo1k = figures_for("Echo floor", 1024);
+  if (get1k != nullptr && echo1k != nullptr) {
+    double p50 = get1k->hist.PercentileNanos(0.5) / echo1k->hist.PercentileNanos(0.5);
+    double p99 = get1k->hist.PercentileNanos(0.99) / echo1k->hist.PercentileNanos(0.99);
+    report->summary.push_back(Num("get_1KiB_p50_vs_floor", p50, 2));
+    report->summary.push_back(Num("get_1KiB_p99_vs_floor", p99, 2));
+    report->notes.push_back(absl::StrFormat(
+        "Get 1 KiB p50 = %.2fx the floor's (target <= 1.2x: %s), p99 = %.2fx (target <= 1.5x: %s)",
+                                            p50, p50 <= 1.2 ? "met" : "missed", p99, p99 <= 1.5 ? "met" : "missed"));
+  }
+  if (get1k != nullptr) {
+    double p99 = get1k->hist.PercentileMicros(0.99);
+    report->notes.push_back(
+        absl::StrFormat("Get 1 KiB p99 = %.1f us (target <= 500 us: %s)", p99, p99 <= 500 ? "met" : "missed"));
+  }
+  if (get1k != nullptr && put1k != nullptr) {
+    double r = put1k->hist.PercentileNanos(0.5) / get1k->hist.PercentileNanos(0.5);
+    report->summary.push_back(Num("put_1KiB_p50_vs_get", r, 2));
+    report->notes.push_back(
+        absl::StrFormat("Put 1 KiB (SYNC_WAL) p50 = %.2fx Get's (target <= 2x: %s)", r, r <= 2 ? "met" : "missed"));
+  }
+  AddServerStatus(admin.get(), report);
+
+  report->title = absl::StrFormat("server latency: one cell per op, %d client thread%s, %s", threads,
+                                  threads == 1 ? "" : "s", so->address);
+  report->notes.push_back(absl::StrFormat(
+      "per size: %d warm-up ops of each kind (not recorded), then %d Puts (SYNC_WAL, rows of their own), then %d "
+      "Gets of those rows and %d Echo calls in %d alternating rounds; latency = steady_clock around each "
+      "synchronous call; ops_per_s = ops / wall time of that op's phases",
+      warmup, ops, ops, ops, rounds));
+  if (with_floor) {
+    report->notes.push_back(
+        "Echo floor: basalt.rpc.Echo/Echo through the generated stub on its own channel with "
+        "ClientChannelArguments, empty request payload, reply_size = size, same deadline as the client");
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------------ YCSB
+
+namespace {
+
+struct YcsbWorkload {
+  char name;
+  double read_proportion;  // the rest are updates
+};
+
+absl::StatusOr<YcsbWorkload> ParseWorkload(const std::string& s) {
+  if (s == "A" || s == "a") return YcsbWorkload{'A', 0.5};
+  if (s == "B" || s == "b") return YcsbWorkload{'B', 0.95};
+  if (s == "C" || s == "c") return YcsbWorkload{'C', 1.0};
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown workload '", s, "' (A, B, C; D, E and F are not implemented)"));
+}
+
+std::string FieldName(int i) { return absl::StrCat("field", i); }
+
+// A YCSB record: field0..field9, 100 random printable bytes each.
+basalt::Put YcsbRecord(uint64_t ordinal, const std::string& pool, uint64_t* rng, Durability durability) {
+  basalt::Put put(YcsbKey(ordinal));
+  for (int f = 0; f < kYcsbFields; ++f) {
+    put.Add(kFamily, FieldName(f), pool.substr(SplitMix64(rng) % (pool.size() - kYcsbFieldBytes), kYcsbFieldBytes));
+  }
+  put.SetDurability(durability);
+  return put;
+}
+
+// True when a sample of the records (the first, the last, and 14 between) is present whole.
+absl::StatusOr<bool> HasRecords(Table* table, uint64_t records) {
+  uint64_t rng = 5;
+  for (int i = 0; i < 16; ++i) {
+    uint64_t ordinal = i == 0 ? 0 : i == 1 ? records - 1 : SplitMix64(&rng) % records;
+    basalt::Get get(YcsbKey(ordinal));
+    get.AddFamily(kFamily);
+    BASALT_ASSIGN_OR_RETURN(Result r, table->Get(get));
+    if (r.size() != kYcsbFields) return false;
+  }
+  return true;
+}
+
+struct LoadResult {
+  uint64_t rows = 0;
+  double seconds = 0;
+};
+
+// Inserts records [0, records) through one BufferedMutator fed by `threads` threads.
+absl::StatusOr<LoadResult> YcsbLoad(Connection* conn, const std::string& table, uint64_t records, int threads,
+                                    Durability durability, Monitor* monitor) {
+  auto mutator = conn->GetBufferedMutator(table);
+  const std::string pool = RandomPool(1 << 16, 23);
+  std::atomic<uint64_t> done{0};
+  ErrorSlot error;
+  monitor->Watch(absl::StrFormat("ycsb load %d records", records), {}, &done);
+  auto t0 = Clock::now();
+  RunOnThreads(threads, [&](int t) {
+    uint64_t rng = 1000 + t;
+    for (uint64_t i = t; i < records && !error.failed(); i += threads) {
+      absl::Status s = mutator->Mutate(YcsbRecord(i, pool, &rng, durability));
+      if (!s.ok()) {
+        error.Set(s);
+        return;
+      }
+      done.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  absl::Status closed = mutator->Close();
+  LoadResult r{done.load(), Seconds(t0, Clock::now())};
+  monitor->Watch("ycsb load done", {});
+  if (error.failed()) return error.status();
+  BASALT_RETURN_IF_ERROR(closed);
+  return r;
+}
+
+struct YcsbRun {
+  uint64_t reads = 0, updates = 0, misses = 0;
+  double seconds = 0;
+  LatencyHistogram read_h, update_h;
+};
+
+// One timed run: `threads` client threads issue the workload's mix on zipfian keys for
+// warmup_seconds (not recorded), then `seconds` (recorded).
+absl::Status RunYcsbOnce(Table* table, const YcsbWorkload& w, uint64_t records, int threads, double warmup_seconds,
+                         double seconds, Durability durability, Monitor* monitor, YcsbRun* out) {
+  enum Phase : int { kWarmup, kMeasure, kStop };
+  std::atomic<int> phase{kWarmup};
+  Histograms read_h = MakeHistograms(threads), update_h = MakeHistograms(threads);
+  struct alignas(64) Counts {
+    uint64_t misses = 0;
+  };
+  std::vector<Counts> counts(threads);
+  std::atomic<uint64_t> warmup_ops{0};  // for the progress line only
+  ErrorSlot error;
+  const std::string pool = RandomPool(1 << 16, 29);
+
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      ScrambledZipfianGenerator keys(records, 0x5eed0000u + t);
+      uint64_t rng = 0xa11ce + t;
+      for (;;) {
+        int p = phase.load(std::memory_order_relaxed);
+        if (p == kStop || error.failed()) return;
+        const std::string row = YcsbKey(keys.Next());
+        const bool read = UnitDouble(SplitMix64(&rng)) < w.read_proportion;
+        if (read) {
+          basalt::Get get(row);
+          get.AddFamily(kFamily);  // YCSB's readallfields
+          auto t0 = Clock::now();
+          absl::StatusOr<Result> r = table->Get(get);
+          auto t1 = Clock::now();
+          if (!r.ok()) {
+            error.Set(r.status());
+            return;
+          }
+          if (p == kMeasure) {
+            read_h[t]->Record(ElapsedNanos(t0, t1));
+            if (r->empty()) ++counts[t].misses;
+          } else {
+            warmup_ops.fetch_add(1, std::memory_order_relaxed);
+          }
+        } else {
+          // YCSB's update writes one random field (writeallfields=false).
+          basalt::Put put(row);
+          put.Add(kFamily, FieldName(static_cast<int>(SplitMix64(&rng) % kYcsbFields)),
+                  pool.substr(SplitMix64(&rng) % (pool.size() - kYcsbFieldBytes), kYcsbFieldBytes));
+          put.SetDurability(durability);
+          auto t0 = Clock::now();
+          absl::Status s = table->Put(put);
+          auto t1 = Clock::now();
+          if (!s.ok()) {
+            error.Set(s);
+            return;
+          }
+          if (p == kMeasure) {
+            update_h[t]->Record(ElapsedNanos(t0, t1));
+          } else {
+            warmup_ops.fetch_add(1, std::memory_order_relaxed);
+          }
+        }
+      }
+    });
+  }
+  const std::string label = absl::StrFormat("ycsb %c x%d", w.name, threads);
+  monitor->Watch(absl::StrCat(label, " warm-up"), {}, &warmup_ops);
+  absl::SleepFor(absl::Seconds(warmup_seconds));
+  std::vector<const LatencyHistogram*> all = Pointers(read_h);
+  for (const auto& h : update_h) all.push_back(h.get());
+  monitor->Watch(label, all);
+  auto t0 = Clock::now();
+  phase.store(kMeasure, std::memory_order_relaxed);
+  absl::SleepFor(absl::Seconds(seconds));
+  phase.store(kStop, std::memory_order_relaxed);
+  for (auto& th : ts) th.join();
+  out->seconds = Seconds(t0, Clock::now());
+  monitor->Watch(absl::StrCat(label, " done"), {});
+  if (error.failed()) return error.status();
+  MergeInto(read_h, &out->read_h);
+  MergeInto(update_h, &out->update_h);
+  out->reads = out->read_h.Count();
+  out->updates = out->update_h.Count();
+  for (const auto& c : counts) out->misses += c.misses;
+  return absl::OkStatus();
+}
+
+struct YcsbSetup {
+  ServerOptions server;
+  uint64_t records = 0;
+  int load_threads = 1;
+  Durability durability = Durability::kSyncWal;
+  bool skip_load = false;
+  bool flush_after_load = false;
+};
+
+absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
+  YcsbSetup s;
+  BASALT_ASSIGN_OR_RETURN(s.server, ParseServerOptions(flags, "usertable"));
+  int64_t records = flags.Int("records", 100000);
+  if (records <= 0) return absl::InvalidArgumentError("--records must be positive");
+  s.records = static_cast<uint64_t>(records);
+  s.load_threads = static_cast<int>(flags.Int("load_threads", 1));
+  if (s.load_threads <= 0) return absl::InvalidArgumentError("--load_threads must be positive");
+  BASALT_ASSIGN_OR_RETURN(s.durability, ParseDurability(flags.Str("durability", "SYNC_WAL")));
+  s.skip_load = flags.Bool("skip_load");
+  s.flush_after_load = flags.Bool("flush_after_load");
+  return s;
+}
+
+// Creates the table and loads it (unless --skip_load finds the records there); the load's
+// figures go into the report's summary.
+absl::Status PrepareYcsb(Connection* conn, Admin* admin, const YcsbSetup& s, Monitor* monitor, Report* report,
+                         std::optional<LoadResult>* loaded = nullptr) {
+  BASALT_RETURN_IF_ERROR(EnsureTable(admin, s.server.table));
+  auto table = conn->GetTable(s.server.table);
+  if (s.skip_load) {
+    BASALT_ASSIGN_OR_RETURN(bool present, HasRecords(table.get(), s.records));
+    if (present) {
+      report->summary.push_back(Text("load", "skipped (records present)"));
+      return absl::OkStatus();
+    }
+    report->notes.push_back("--skip_load: the records were not all present, so they were loaded");
+  }
+  BASALT_ASSIGN_OR_RETURN(LoadResult load,
+                          YcsbLoad(conn, s.server.table, s.records, s.load_threads, s.durability, monitor));
+  report->summary.push_back(Num("load_records", static_cast<double>(load.rows)));
+  report->summary.push_back(Num("load_seconds", load.seconds, 2));
+  report->summary.push_back(Num("load_records_per_s", load.seconds > 0 ? load.rows / load.seconds : 0));
+  if (loaded != nullptr) *loaded = load;
+  if (s.flush_after_load) {
+    monitor->Watch("flush", {});
+    BASALT_RETURN_IF_ERROR(admin->Flush(s.server.table));
+  }
+  return absl::OkStatus();
+}
+
+std::string YcsbDescription(const YcsbSetup& s) {
+  return absl::StrFormat(
+      "table %s: %d records of %d fields x %d B (family f, field0..field%d), keys \"user\"+FNV64(i); "
+      "writes %s",
+      s.server.table, s.records, kYcsbFields, kYcsbFieldBytes, kYcsbFields - 1, DurabilityName(s.durability));
+}
+
+}  // namespace
+
+int RunServerYcsb(const Flags& flags, Report* report) {
+  auto setup = ParseYcsbSetup(flags);
+  if (!setup.ok()) return Fail(setup.status());
+  std::vector<YcsbWorkload> workloads;
+  for (const auto& s : flags.List("workload", "A,C")) {
+    auto w = ParseWorkload(s);
+    if (!w.ok()) return Fail(w.status());
+    workloads.push_back(*w);
+  }
+  auto threads = ParseIntList(flags, "threads", "1,4,16");
+  if (!threads.ok()) return Fail(threads.status());
+  const double seconds = flags.Double("seconds", 10);
+  const double warmup_seconds = flags.Double("warmup_seconds", 2);
+  flags.RefuseUnused();
+  if (workloads.empty()) return Fail(absl::InvalidArgumentError("--workload is empty"));
+  if (seconds <= 0 || warmup_seconds < 0) {
+    return Fail(absl::InvalidArgumentError("need --seconds > 0, --warmup_seconds >= 0"));
+  }
+
+  auto conn = Connection::Open(setup->server.conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  Monitor monitor;
+  auto fail = [&](const absl::Status& st) {
+    monitor.Stop();
+    return Fail(st);
+  };
+  if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) return fail(s);
+  auto table = (*conn)->GetTable(setup->server.table);
+
+  for (const YcsbWorkload& w : workloads) {
+    for (int64_t n : *threads) {
+      YcsbRun run;
+      absl::Status s = RunYcsbOnce(table.get(), w, setup->records, static_cast<int>(n), warmup_seconds, seconds,
+                                   setup->durability, &monitor, &run);
+      if (!s.ok()) return fail(s);
+      Record rec{Text("workload", std::string(1, w.name)), Num("threads", static_cast<double>(n)),
+                 Num("ops", static_cast<double>(run.reads + run.updates)),
+                 Num("ops_per_s", (run.reads + run.updates) / run.seconds)};
+      AddPercentiles(&rec, "read_", run.read_h, false);
+      if (w.read_proportion < 1) AddPercentiles(&rec, "update_", run.update_h, false);
+      rec.push_back(Num("read_misses", static_cast<double>(run.misses)));
+      report->records.push_back(std::move(rec));
+    }
+  }
+  // The rows' value of the Status call: resident memory after the runs.
+  AddServerStatus(admin.get(), report);
+
+  report->title = absl::StrFormat("server YCSB: zipfian (scrambled, theta %.2f), %s", kYcsbZipfianTheta,
+                                  setup->server.address);
+  report->notes.push_back(YcsbDescription(*setup));
+  report->notes.push_back(absl::StrFormat(
+      "each run: %.0f s warm-up (not recorded), then %.0f s recorded; A = 50%% read / 50%% update, B = 95/5, "
+      "C = 100%% read; a read gets the whole row, an update puts one random field; ops_per_s = recorded ops / "
+      "recorded seconds; read_misses = reads that found no row (should be 0)",
+      warmup_seconds, seconds));
+  report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
+  return 0;
+}
+
+int RunServerLoad(const Flags& flags, Report* report) {
+  auto setup = ParseYcsbSetup(flags);
+  if (!setup.ok()) return Fail(setup.status());
+  flags.RefuseUnused();
+  auto conn = Connection::Open(setup->server.conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  std::optional<LoadResult> loaded;
+  {
+    Monitor monitor;
+    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report, &loaded); !s.ok()) {
+      monitor.Stop();
+      return Fail(s);
+    }
+  }
+  if (loaded.has_value()) {
+    constexpr double kRecordBytes = kYcsbFields * kYcsbFieldBytes;
+    const double secs = loaded->seconds > 0 ? loaded->seconds : 1e-9;
+    report->records.push_back({Text("phase", "load"), Num("records", static_cast<double>(loaded->rows)),
+                               Num("seconds", loaded->seconds, 2), Num("records_per_s", loaded->rows / secs),
+                               Num("MB_per_s", loaded->rows * kRecordBytes / secs / 1e6, 1)});
+  }
+  AddServerStatus(admin.get(), report);
+  report->title = absl::StrFormat("server YCSB load (BufferedMutator, %d producer thread%s), %s", setup->load_threads,
+                                  setup->load_threads == 1 ? "" : "s", setup->server.address);
+  report->notes.push_back(YcsbDescription(*setup));
+  return 0;
+}
+
+}  // namespace basalt::bench
