@@ -798,7 +798,7 @@ int RunServerYcsb(const Flags& flags, Report* report) {
                                   setup->server.address);
   report->notes.push_back(YcsbDescription(*setup));
   report->notes.push_back(absl::StrFormat(
-      "each run: %.0f s warm-up (not recorded), then %.0f s recorded; A = 50%% read / 50%% update, B = 95/5, "
+      "each run: %g s warm-up (not recorded), then %g s recorded; A = 50%% read / 50%% update, B = 95/5, "
       "C = 100%% read; a read gets the whole row, an update puts one random field; ops_per_s = recorded ops / "
       "recorded seconds; read_misses = reads that found no row (should be 0)",
       warmup_seconds, seconds));
