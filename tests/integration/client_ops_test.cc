@@ -237,8 +237,11 @@ TEST_F(ClientOps, ScansAcrossFlushesAndCompactions) {
       }
     }
     while (i < to && expect_value(i).empty()) ++i;
-    if (limit == 0) EXPECT_EQ(i, to);
-    if (limit != 0) EXPECT_EQ(rows, limit);
+    if (limit == 0) {
+      EXPECT_EQ(i, to);
+    } else {
+      EXPECT_EQ(rows, limit);
+    }
   };
   check_scan(Scan().SetCaching(7), 0, 3000, 0);
   check_scan(Scan().WithStartRow(key(1234)).WithStopRow(key(2345)).SetCaching(100), 1234, 2345, 0);
