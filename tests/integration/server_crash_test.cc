@@ -46,7 +46,7 @@ TEST_F(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
           attempted[w] = i + 1;
         }
         std::string key = absl::StrCat("w", w, "-", 100000 + i);
-        absl::Status s = t->Put(Put(key).Add("f", "v", key).Add("g", "v", std::string(200, 'x')));
+        absl::Status s = t->Put(Put(key).Add("f", "v", key).Add("g", "v", std::string(2000, 'x')));
         if (s.ok()) {
           absl::MutexLock l(&mu);
           acked[w].push_back(i);
@@ -81,7 +81,7 @@ TEST_F(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
       int i = std::stoi(row.row().substr(row.row().find('-') + 1)) - 100000;
       ASSERT_LT(i, attempted[w]) << "row " << row.row() << " was never written";
       ASSERT_EQ(row.Value("f", "v").value_or(""), row.row());
-      ASSERT_EQ(row.Value("g", "v").value_or("").size(), 200u) << "half a row: " << row.row();
+      ASSERT_EQ(row.Value("g", "v").value_or("").size(), 2000u) << "half a row: " << row.row();
       seen[i] = true;
     }
     for (int i : acked[w]) ASSERT_TRUE(seen.contains(i)) << "acknowledged write w" << w << "-" << i << " lost";
