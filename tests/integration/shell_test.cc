@@ -53,7 +53,7 @@ class Shell : public ServerTest {
 
 TEST_F(Shell, EveryCommandInScriptMode) {
   ShellRun r = E("create 't1', {NAME => 'cf', VERSIONS => 3, DATA_BLOCK_ENCODING => 'FAST_DIFF', "
-                 "COMPRESSION => 'SNAPPY', BLOOMFILTER => 'ROWCOL', TTL => 3600}, 'cf2'");
+                 "COMPRESSION => 'SNAPPY', BLOOMFILTER => 'ROWCOL'}, {NAME => 'cf2', TTL => 3600}");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = E("put 't1', 'r1', 'cf:a', 'v1', 100; put 't1', 'r1', 'cf:a', 'v2', 200; put 't1', 'r2', 'cf2:b', \"x\\x00y\"");
   ASSERT_EQ(r.exit_code, 0) << r.err;
