@@ -54,8 +54,10 @@ enum class TransportChoice {
 struct ConnectionOptions {
   std::string address;  // "host:port" ("[v6addr]:port") of a standalone server, or "unix:/path"
   absl::Duration timeout = absl::Seconds(30);       // per call, retries included
-  int max_attempts = 5;                    // 1: no retry
-  absl::Duration initial_backoff = absl::Milliseconds(20);
+  // 15 attempts with backoff from 50 ms up to 2 s ride out a server restart (several seconds),
+  // as HBase's client does with its 15 retries (hbase.client.retries.number).
+  int max_attempts = 15;                   // 1: no retry
+  absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
   bool retry_non_idempotent = false;       // also retry Increment, Append, CheckAndMutate
   // Today every call takes gRPC; kVerbs fails Open with FailedPrecondition (issue 4).
