@@ -537,13 +537,42 @@ class StoreReader {
       // selection applies to what it finds visible.
       if (tracker_.Visible(k) && (quals_ == nullptr || Selected(quals_, k.qualifier))) {
         out->Add(family_, k.qualifier, k.timestamp, k.type, it->value());
+      } else if (tracker_.SurplusPuts() >= kSurplusBeforeSeek && !k.qualifier.empty()) {
+        // (Never past the empty qualifier's column: DeleteFamily markers live there, sorted
+        // by timestamp among its puts, and hide cells of every later column.)
+        // A column with many versions (a hot row updated often, all still in the memstore):
+        // seek past the rest of it instead of stepping through every version. HBase's
+        // SEEK_NEXT_COL. The YCSB A/C benchmark spent 17 % of the server's CPU here (perf).
+        SeekPastColumn(k);
+        if (!it->Valid()) break;
+        // Loop without Next: the iterator is already at the next column's first cell.
+        KeyView nk = ParseFlatKeyUnchecked(it->key());
+        if (!BytesEqual(nk.row, row)) return absl::OkStatus();
+        if (tracker_.Visible(nk) && (quals_ == nullptr || Selected(quals_, nk.qualifier))) {
+          out->Add(family_, nk.qualifier, nk.timestamp, nk.type, it->value());
+        }
       }
     }
     return it->status();
   }
 
  private:
+  // Seeks are dearer than steps: seek only after stepping over this many surplus versions.
+  static constexpr int kSurplusBeforeSeek = 4;
+
+  // Moves the iterator to the first cell after k's column: (row, qualifier + "\0") at the
+  // newest timestamp and highest type, which sorts after every cell of k's column and at or
+  // before any cell of the next one.
+  void SeekPastColumn(const KeyView& k) {
+    seek_buf_.clear();
+    AppendFlatKey(&seek_buf_, k.row, k.qualifier, kLatestTimestamp, CellType::kDeleteFamily);
+    seek_buf_.insert(seek_buf_.size() - 9, 1, '\0');  // after the qualifier, before ts|type
+    tracker_.ColumnSkipped();                          // k's views die with the seek
+    it_->Seek(seek_buf_);
+  }
+
   std::string_view family_;  // the store's name: outlives every reader
+  std::string seek_buf_;
   std::unique_ptr<InternalIterator> it_;
   const std::vector<std::string>* quals_;
   VisibilityTracker tracker_;

@@ -21,7 +21,10 @@ void VisibilityTracker::StartColumn(bool new_row) {
 
 bool VisibilityTracker::Visible(const KeyView& k) {
   const bool new_row = !started_ || !BytesEqual(k.row, prev_row_);
-  if (new_row || !BytesEqual(k.qualifier, prev_qualifier_)) StartColumn(new_row);
+  if (new_row || force_new_column_ || !BytesEqual(k.qualifier, prev_qualifier_)) {
+    StartColumn(new_row);
+    force_new_column_ = false;
+  }
   started_ = true;
   prev_row_ = k.row;
   prev_qualifier_ = k.qualifier;

@@ -35,6 +35,19 @@ class VisibilityTracker {
   // whose views the iterator keeps valid for one step: iterator.h).
   bool Visible(const KeyView& k);
 
+  // Surplus puts of the current column passed so far (beyond max_versions). Once there are any,
+  // every later cell of a column with a non-empty qualifier is invisible (older puts are gone
+  // for good; older Delete/DeleteColumn markers hide only them), so a reader may seek past the
+  // rest of it. Not so the empty qualifier: its later cells can be DeleteFamily markers.
+  int SurplusPuts() const { return put_rank_ - max_versions_; }
+  // The reader moved its iterator past the rest of the current column (a seek): the previous
+  // cell's views may be gone, so the row is kept in a copy and the next cell starts a column.
+  void ColumnSkipped() {
+    skip_row_.assign(prev_row_.data(), prev_row_.size());
+    prev_row_ = skip_row_;
+    force_new_column_ = true;
+  }
+
  private:
   void StartColumn(bool new_row);
 
@@ -43,6 +56,8 @@ class VisibilityTracker {
   int64_t expire_before_;  // puts with ts < this are expired
   ReadRules rules_;
   std::string_view prev_row_, prev_qualifier_;  // the previous cell's (iterator.h look-back)
+  std::string skip_row_;                        // prev_row_'s bytes after ColumnSkipped
+  bool force_new_column_ = false;
   bool started_ = false;
   int64_t family_delete_ts_ = std::numeric_limits<int64_t>::min();
   int64_t column_delete_ts_ = std::numeric_limits<int64_t>::min();
