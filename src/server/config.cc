@@ -101,7 +101,13 @@ const std::vector<Setting>& Settings() {
          BASALT_ASSIGN_OR_RETURN(c->standalone, ParseBool(k, v));
          return absl::OkStatus();
        }},
-      {"handler_threads", "16", "completion queues, each polled by one thread running handlers inline",
+      {"cq_threads", "0", "completion queues, each polled by one thread running reads inline (0: one per core)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1024));
+         c->cq_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"handler_threads", "16", "threads running writes and admin calls (writers share an fdatasync)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1024));
          c->handler_threads = static_cast<int>(n);

@@ -17,7 +17,8 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
   bool standalone = true;
-  int handler_threads = 16;                // completion queues, one polling thread each
+  int cq_threads = 0;                      // completion queues (read handlers); 0: one per core
+  int handler_threads = 16;                // write and admin handler threads
   uint64_t memstore_flush_size = 128ull << 20;
   uint64_t block_cache_size = 128ull << 20;
   Durability durability = Durability::kSyncWal;  // for requests that say DURABILITY_DEFAULT

@@ -99,7 +99,7 @@ TEST(ServerConfig, HelpListsEveryKey) {
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->help);
   std::string h = HelpText();
-  for (const char* k : {"data_dir", "listen", "port_file", "standalone", "handler_threads", "memstore_flush_size",
+  for (const char* k : {"data_dir", "listen", "port_file", "standalone", "cq_threads", "handler_threads", "memstore_flush_size",
                         "block_cache_size", "durability", "max_concurrent_calls", "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config"}) {
     EXPECT_NE(h.find(std::string("--") + k + "="), std::string::npos) << k;

@@ -1,10 +1,12 @@
 #include "src/server/grpc_server.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
@@ -16,6 +18,50 @@ class Call {
  public:
   virtual ~Call() = default;
   virtual void Proceed(bool ok) = 0;
+};
+
+// Runs tasks on a fixed set of threads (the write and admin handlers). Stop runs what is queued,
+// then joins.
+class HandlerPool {
+ public:
+  explicit HandlerPool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~HandlerPool() { Stop(); }
+  void Schedule(std::function<void()> task) {
+    absl::MutexLock l(&mu_);
+    tasks_.push_back(std::move(task));
+  }
+  void Stop() {
+    {
+      absl::MutexLock l(&mu_);
+      stop_ = true;
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        absl::MutexLock l(&mu_);
+        mu_.Await(absl::Condition(+[](HandlerPool* p) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return p->stop_ || !p->tasks_.empty();
+        }, this));
+        if (tasks_.empty()) return;  // stopping, and nothing left to run
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace
@@ -32,6 +78,7 @@ struct GrpcServer::Impl {
   std::unique_ptr<grpc::Server> server;
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
   std::vector<std::thread> threads;
+  std::unique_ptr<HandlerPool> pool;  // writes and admin calls
   std::atomic<bool> shutting_down{false};
   std::atomic<int> in_flight{0};
   bool stopped = false;
@@ -76,6 +123,7 @@ class UnaryCall final : public Call {
   struct Method {
     ArmFn<Req, Resp> arm;
     HandleFn<Req, Resp> handle;
+    bool on_pool = false;  // run on the handler pool, not inline on the CQ thread
   };
 
   static void Arm(GrpcServer::Impl* impl, const Method* m, grpc::ServerCompletionQueue* cq) {
@@ -100,6 +148,17 @@ class UnaryCall final : public Call {
       responder_.FinishWithError(admitted, this);
       return;
     }
+    if (method_->on_pool) {
+      impl_->pool->Schedule([this] { Handle(); });
+    } else {
+      Handle();
+    }
+  }
+
+ private:
+  // Runs the handler and finishes the call (on the CQ thread or a pool thread; the call has no
+  // other operation outstanding meanwhile).
+  void Handle() {
     Resp resp;
     absl::Status s = method_->handle(req_, &resp);
     if (s.ok()) {
@@ -109,7 +168,6 @@ class UnaryCall final : public Call {
     }
   }
 
- private:
   UnaryCall(GrpcServer::Impl* impl, const Method* m, grpc::ServerCompletionQueue* cq)
       : impl_(impl), method_(m), cq_(cq), responder_(&ctx_) {}
 
@@ -143,6 +201,9 @@ class ScanCall final : public Call {
         absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);
         if (!cursor.ok()) return Finish(ToGrpcStatus(cursor.status()));
         cursor_ = *std::move(cursor);
+        // A disabled table cancels the stream: a pending write to a client that stopped
+        // reading would otherwise hold the table (and Enable, Drop) until the deadline.
+        cursor_->CancelOnClose([this] { ctx_.TryCancel(); });
         return WriteNext();
       }
       case State::kWriting:
@@ -197,11 +258,12 @@ class ScanCall final : public Call {
 // armer that pre-arms it on a CQ.
 template <class Req, class Resp>
 void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* methods, ArmFn<Req, Resp> arm,
-              HandleFn<Req, Resp> handle) {
+              HandleFn<Req, Resp> handle, bool on_pool) {
   using C = UnaryCall<Req, Resp>;
   auto m = std::make_shared<typename C::Method>();
   m->arm = std::move(arm);
   m->handle = std::move(handle);
+  m->on_pool = on_pool;
   const typename C::Method* raw = m.get();
   methods->push_back(std::move(m));
   impl->armers.push_back([impl, raw](grpc::ServerCompletionQueue* cq) { C::Arm(impl, raw, cq); });
@@ -229,7 +291,10 @@ absl::Status GrpcServer::Start() {
   builder.RegisterService(&impl->basalt_service);
   builder.RegisterService(&impl->admin_service);
   builder.RegisterService(&impl->echo_service);
-  for (int i = 0; i < impl->options.handler_threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
+  const int cq_threads = impl->options.cq_threads > 0
+                             ? impl->options.cq_threads
+                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 0; i < cq_threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
   impl->server = builder.BuildAndStart();
   if (impl->server == nullptr || port_ == 0) {
     if (impl->server != nullptr) impl->server->Shutdown();
@@ -246,27 +311,30 @@ absl::Status GrpcServer::Start() {
   auto* bs = &impl->basalt_service;
   auto* as = &impl->admin_service;
   auto* es = &impl->echo_service;
-#define BASALT_UNARY_(svc, handler, Method, Req, Resp)                                                         \
+  // Reads run inline on the CQ threads; writes (which wait for the log's fdatasync) and admin
+  // calls (flushes, compactions) run on the handler pool, so they never hold up reads and many
+  // writers can share one fdatasync. HBase splits its call queues the same way.
+#define BASALT_UNARY_(svc, handler, Method, Req, Resp, on_pool)                                                \
   AddUnary<Req, Resp>(                                                                                          \
       impl, &methods,                                                                                           \
       [svc](grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,                      \
             grpc::ServerCompletionQueue* cq, void* tag) { svc->Request##Method(ctx, req, w, cq, cq, tag); }, \
-      [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); })
-  BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse);
-  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse);
-  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse);
-  BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse);
-  BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse);
-  BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse);
-  BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse);
-  BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse);
-  BASALT_UNARY_(as, a, ListTables, rpc::ListTablesRequest, rpc::ListTablesResponse);
-  BASALT_UNARY_(as, a, DisableTable, rpc::TableRequest, rpc::AdminResponse);
-  BASALT_UNARY_(as, a, EnableTable, rpc::TableRequest, rpc::AdminResponse);
-  BASALT_UNARY_(as, a, DropTable, rpc::TableRequest, rpc::AdminResponse);
-  BASALT_UNARY_(as, a, Flush, rpc::TableRequest, rpc::AdminResponse);
-  BASALT_UNARY_(as, a, MajorCompact, rpc::TableRequest, rpc::AdminResponse);
-  BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse);
+      [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); }, on_pool)
+  BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse, false);
+  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true);
+  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true);
+  BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse, true);
+  BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true);
+  BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true);
+  BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse, true);
+  BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse, true);
+  BASALT_UNARY_(as, a, ListTables, rpc::ListTablesRequest, rpc::ListTablesResponse, true);
+  BASALT_UNARY_(as, a, DisableTable, rpc::TableRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, EnableTable, rpc::TableRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, DropTable, rpc::TableRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, Flush, rpc::TableRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, MajorCompact, rpc::TableRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse, true);
 #undef BASALT_UNARY_
   const int max_reply = std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes);
   AddUnary<rpc::EchoRequest, rpc::EchoResponse>(
@@ -279,12 +347,14 @@ absl::Status GrpcServer::Start() {
         }
         resp->mutable_payload()->assign(req.reply_size(), 'x');
         return absl::OkStatus();
-      });
+      },
+      /*on_pool=*/false);
   impl->armers.push_back([impl](grpc::ServerCompletionQueue* cq) { ScanCall::Arm(impl, cq); });
 
   for (auto& cq : impl->cqs) {
     for (auto& arm : impl->armers) arm(cq.get());
   }
+  impl->pool = std::make_unique<HandlerPool>(impl->options.handler_threads);
   for (auto& cq : impl->cqs) {
     grpc::ServerCompletionQueue* q = cq.get();
     impl->threads.emplace_back([impl, q] { impl->Poll(q); });
@@ -310,6 +380,9 @@ void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
     // cancels whatever is still running.
     impl->server->Shutdown(std::chrono::system_clock::now());
   }
+  // Handlers still queued or running finish their calls (cancelled ones complete at once)
+  // before the queues shut down: nothing may start an operation on a shut-down queue.
+  if (impl->pool != nullptr) impl->pool->Stop();
   for (auto& cq : impl->cqs) cq->Shutdown();
   for (auto& t : impl->threads) t.join();
   impl->threads.clear();

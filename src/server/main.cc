@@ -64,6 +64,7 @@ int Run(int argc, char** argv) {
   AdminService admin(tables->get(), &counters);
   GrpcServer::Options gopts;
   gopts.listen = config.listen;
+  gopts.cq_threads = config.cq_threads;
   gopts.handler_threads = config.handler_threads;
   gopts.max_concurrent_calls = config.max_concurrent_calls;
   gopts.max_request_bytes = config.max_request_bytes;
