@@ -107,9 +107,9 @@ const std::vector<Setting>& Settings() {
          c->cq_threads = static_cast<int>(n);
          return absl::OkStatus();
        }},
-      {"handler_threads", "16", "threads running writes and admin calls (writers share an fdatasync)",
+      {"handler_threads", "16", "threads running writes and admin calls (writers share an fdatasync); 0: inline on the CQ threads",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1024));
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1024));
          c->handler_threads = static_cast<int>(n);
          return absl::OkStatus();
        }},

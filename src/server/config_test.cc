@@ -59,7 +59,7 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   };
   expect_invalid({"--nope=1"}, "unknown setting 'nope'");
   expect_invalid({"positional"}, "unexpected argument");
-  expect_invalid({"--handler_threads=0"}, "handler_threads");
+  expect_invalid({"--handler_threads=-1"}, "handler_threads");
   expect_invalid({"--handler_threads=x"}, "expected an integer");
   expect_invalid({"--durability=fast"}, "expected sync, async or skip");
   expect_invalid({"--listen=localhost"}, "HOST:PORT");

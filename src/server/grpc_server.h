@@ -35,7 +35,7 @@ class GrpcServer {
   struct Options {
     std::string listen = "127.0.0.1:0";
     int cq_threads = 0;       // 0: one per core
-    int handler_threads = 4;  // the write and admin pool
+    int handler_threads = 4;  // the write and admin pool; 0: everything inline on the CQ threads
     int max_concurrent_calls = 1000;
     int max_request_bytes = 64 << 20;
   };
