@@ -525,6 +525,16 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   return c;
 }
 
+ScanCursor::~ScanCursor() {
+  if (close_hook_ != 0) table_->RemoveCloseHook(close_hook_);
+}
+
+void ScanCursor::CancelOnClose(std::function<void()> cancel) {
+  if (close_hook_ != 0) table_->RemoveCloseHook(close_hook_);
+  // 0 when already closed: Next then ends the scan itself.
+  close_hook_ = table_->AddCloseHook(std::move(cancel));
+}
+
 absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
   *done = false;
   uint64_t bytes = 0;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,12 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td);
 // A streaming scan in progress: the table, its scanner, and the batching settings.
 class ScanCursor {
  public:
+  ~ScanCursor();
+
+  // Calls `cancel` (from another thread) if the table is disabled while the cursor lives: the
+  // scan's stream may be waiting on a client that stopped reading, and holds the table.
+  void CancelOnClose(std::function<void()> cancel);
+
   // Fills *out with the next rows, up to rows_per_message rows or about bytes_per_message
   // bytes (at least one row). Sets *done when the scan has no more rows (*out may then be
   // empty). DataLoss on a corrupt block; the table's closed error if it was disabled.
@@ -43,6 +50,7 @@ class ScanCursor {
   uint32_t rows_per_message_ = 100;
   uint64_t bytes_per_message_ = 1 << 20;
   RowResult row_;
+  uint64_t close_hook_ = 0;
 };
 
 class DataService {

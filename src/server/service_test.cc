@@ -101,6 +101,30 @@ TEST_F(ServiceTest, CheckAndMutateEmptyValueRules) {
   EXPECT_EQ(data_->CheckAndMutate(req, &resp).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ServiceTest, DisableCancelsOpenScans) {
+  ASSERT_TRUE(Put("r", "q", "v").ok());
+  rpc::ScanRequest req;
+  req.set_table("t");
+  rpc::TableRequest treq;
+  treq.set_table("t");
+  rpc::AdminResponse aresp;
+  std::atomic<int> cancelled{0};
+  auto cursor = data_->OpenScan(req);
+  ASSERT_TRUE(cursor.ok()) << cursor.status();
+  (*cursor)->CancelOnClose([&] { ++cancelled; });
+  ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+  EXPECT_EQ(cancelled.load(), 1);
+  cursor->reset();
+  ASSERT_TRUE(admin_->EnableTable(treq, &aresp).ok());
+  // A cursor that is gone is not called back.
+  auto gone = data_->OpenScan(req);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  (*gone)->CancelOnClose([&] { ++cancelled; });
+  gone->reset();
+  ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+  EXPECT_EQ(cancelled.load(), 1);
+}
+
 TEST_F(ServiceTest, AdminRacesDataCalls) {
   std::atomic<bool> stop{false};
   std::atomic<int> unexpected{0};

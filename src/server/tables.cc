@@ -48,6 +48,25 @@ absl::Status Table::ClosedError() const {
   return Disabled(spec_.name);
 }
 
+uint64_t Table::AddCloseHook(std::function<void()> hook) {
+  absl::MutexLock l(&hooks_mu_);
+  if (closed()) return 0;  // RunCloseHooks ran (or runs next) after the state changed
+  const uint64_t id = next_hook_++;
+  hooks_.emplace(id, std::move(hook));
+  return id;
+}
+
+void Table::RemoveCloseHook(uint64_t id) {
+  absl::MutexLock l(&hooks_mu_);
+  hooks_.erase(id);
+}
+
+void Table::RunCloseHooks() {
+  absl::MutexLock l(&hooks_mu_);
+  for (auto& [id, hook] : hooks_) hook();
+  hooks_.clear();
+}
+
 TableManager::TableManager(const Options& options) : options_(options) {
   if (options_.env == nullptr) options_.env = Env::Default();
   options_.region.env = options_.env;
@@ -166,6 +185,8 @@ absl::Status TableManager::Disable(std::string_view name) {
   // Calls that already hold the table finish against the closed region: writes fail
   // (reported as "disabled"), reads of what is there still work.
   table->state_.store(Table::State::kDisabled, std::memory_order_release);
+  // Scans blocked on a client that stopped reading end now, not at their deadline.
+  table->RunCloseHooks();
   return table->region()->Close();
 }
 

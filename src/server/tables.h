@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,12 +41,25 @@ class Table {
   // closed": FailedPrecondition "table t1 is disabled", or Unavailable while the server stops.
   absl::Status ClosedError() const;
 
+  // Runs `hook` when the table is disabled, so that a call waiting outside the engine (a scan
+  // stream blocked on a client that stopped reading) lets go of the table instead of holding
+  // up Enable and Drop. Returns the id for RemoveCloseHook, or 0 (the hook is not kept) when
+  // the table is already closed. Hooks run on the disabling thread under a lock that
+  // RemoveCloseHook also takes: once RemoveCloseHook returns, the hook is not running.
+  uint64_t AddCloseHook(std::function<void()> hook);
+  void RemoveCloseHook(uint64_t id);
+
  private:
   friend class TableManager;
+  void RunCloseHooks();
+
   TableSpec spec_;
   std::unique_ptr<Region> region_;
   enum class State { kOpen, kDisabled, kStopping };
   std::atomic<State> state_{State::kOpen};
+  absl::Mutex hooks_mu_;
+  uint64_t next_hook_ ABSL_GUARDED_BY(hooks_mu_) = 1;
+  std::map<uint64_t, std::function<void()>> hooks_ ABSL_GUARDED_BY(hooks_mu_);
 };
 
 class TableManager {
