@@ -289,6 +289,9 @@ TEST(Backoff, NextRetryDecisions) {
   absl::Status unavailable = absl::UnavailableError("x");
   EXPECT_TRUE(client_internal::NextRetry(p, true, unavailable, 1, far, now).has_value());
   EXPECT_TRUE(client_internal::NextRetry(p, true, absl::ResourceExhaustedError("x"), 2, far, now).has_value());
+  // A message over gRPC's size cap fails the same way on every attempt: not retried.
+  absl::Status too_big = absl::ResourceExhaustedError("Received message larger than max (68157500 vs. 67108864)");
+  EXPECT_FALSE(client_internal::NextRetry(p, true, too_big, 1, far, now).has_value());
   EXPECT_FALSE(client_internal::NextRetry(p, true, unavailable, 3, far, now).has_value());  // out of attempts
   EXPECT_FALSE(client_internal::NextRetry(p, false, unavailable, 1, far, now).has_value());  // not idempotent
   EXPECT_FALSE(client_internal::NextRetry(p, true, absl::NotFoundError("x"), 1, far, now).has_value());

@@ -4,6 +4,7 @@
 #include <optional>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace basalt::client_internal {
@@ -35,9 +36,16 @@ absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry) {
   return BackoffDelay(policy, retry, dist(rng));
 }
 
+bool IsMessageTooLarge(const absl::Status& status) {
+  // gRPC's size filters: "Received message larger than max (N vs. M)" / "Sent message ...".
+  return status.code() == absl::StatusCode::kResourceExhausted &&
+         absl::StrContains(status.message(), "message larger than max");
+}
+
 std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
                                         int attempts, absl::Time deadline, absl::Time now) {
   if (status.ok() || !retriable_op || !IsRetriable(status.code())) return std::nullopt;
+  if (IsMessageTooLarge(status)) return std::nullopt;  // the same message fails the same way again
   if (attempts >= policy.max_attempts) return std::nullopt;
   absl::Duration delay = JitteredBackoff(policy, attempts);
   if (now + delay >= deadline) return std::nullopt;

@@ -23,6 +23,9 @@ struct RetryPolicy {
 
 // Unavailable and ResourceExhausted.
 bool IsRetriable(absl::StatusCode code);
+// A ResourceExhausted from gRPC's message-size cap (either side): a request or answer too big,
+// which no retry can fix (unlike "server busy").
+bool IsMessageTooLarge(const absl::Status& status);
 
 // The delay before retry number `retry` (1: the first retry): d = initial * 2^(retry-1) capped
 // at max_backoff, then jittered to d/2 + jitter01 * d/2 (jitter01 in [0, 1]).
@@ -31,8 +34,8 @@ absl::Duration BackoffDelay(const RetryPolicy& policy, int retry, double jitter0
 absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry);
 
 // Decides what follows a failed attempt. Returns the delay before the next attempt, or
-// nullopt when the call should end with `status`: not retriable, `retriable_op` false, out of
-// attempts, or the delay would pass `deadline`. `attempts` is how many were made.
+// nullopt when the call should end with `status`: not retriable (a message over the size cap
+// included), `retriable_op` false, out of attempts, or the delay would pass `deadline`. `attempts` is how many were made.
 std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
                                         int attempts, absl::Time deadline, absl::Time now);
 

@@ -311,6 +311,29 @@ TEST_F(ClientOps, AdminLifecycleAndStatus) {
   EXPECT_EQ(status->tables.size(), 2u);
 }
 
+// A client that opened a scanner and stopped reading leaves the server's stream blocked on
+// flow control, holding the table: Enable waited 10 s for it, then failed Unavailable, until
+// the stream's deadline. Disabling the table now ends such streams.
+TEST_F(ClientOps, PausedScannerDoesNotHoldUpEnable) {
+  std::vector<RowMutationsBase> rows;
+  for (int i = 0; i < 3000; i++) {
+    rows.push_back(Put(absl::StrCat("row", 10000 + i)).Add("cf", "q", std::string(1000, 'v')));
+  }
+  auto statuses = table_->Batch(rows);
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  auto scanner = table_->GetScanner(Scan());
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  Result row;
+  ASSERT_TRUE(*(*scanner)->Next(&row));
+  auto admin = conn_->GetAdmin();
+  ASSERT_TRUE(admin->DisableTable("t1").ok());
+  const absl::Time start = absl::Now();
+  absl::Status enabled = admin->EnableTable("t1");
+  EXPECT_TRUE(enabled.ok()) << enabled;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(table_->Get(Get("row10000")).ok());
+}
+
 TEST_F(ClientOps, BadRequestsGetTheRightCodes) {
   auto admin = conn_->GetAdmin();
   auto missing = conn_->GetTable("missing");
@@ -335,9 +358,12 @@ TEST_F(ClientOps, BadRequestsGetTheRightCodes) {
   EXPECT_EQ(table_->Put(Put("r").Add("cf", "q", "v", -5)).code(), StatusCode::kInvalidArgument);
   // Over the engine's 16 MiB value limit, under the 64 MiB message cap.
   EXPECT_EQ(table_->Put(Put("r").Add("cf", "q", std::string(17 << 20, 'v'))).code(), StatusCode::kInvalidArgument);
-  // Over the message cap.
+  // Over the message cap: refused at once, not retried (it was sent 15 times over ~15 s).
+  const absl::Time big_start = absl::Now();
   absl::Status big = table_->Put(Put("r").Add("cf", "q", std::string(65 << 20, 'v')));
   EXPECT_EQ(big.code(), StatusCode::kResourceExhausted) << big;
+  EXPECT_LT(absl::Now() - big_start, absl::Seconds(3)) << big;
+  EXPECT_EQ(std::string(big.message()).find("attempts"), std::string::npos) << big;
   // Counter over a value that is not 8 bytes.
   ASSERT_TRUE(table_->Put(Put("s").Add("cf", "q", "abc")).ok());
   EXPECT_EQ(table_->IncrementColumnValue("s", "cf", "q", 1).status().code(), StatusCode::kInvalidArgument);

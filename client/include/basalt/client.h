@@ -9,7 +9,8 @@
 // Every call returns absl::Status / StatusOr with the server's code (NotFound: unknown table,
 // InvalidArgument: bad request, ...) and a message prefixed with the call ("Get t1/row1: ...").
 // A call has one deadline, ConnectionOptions::timeout from its start, covering all its attempts.
-// Unavailable and ResourceExhausted are retried, up to max_attempts attempts in all, after a
+// Unavailable and ResourceExhausted are retried (but not a ResourceExhausted for a message over
+// gRPC's size cap, which would fail again), up to max_attempts attempts in all, after a
 // backoff of initial_backoff doubling per retry up to max_backoff, each delay drawn uniformly
 // from [d/2, d] (jitter); a retry whose delay would pass the deadline is not made and the last
 // error is returned. Every other code (DeadlineExceeded included) is returned at once.
