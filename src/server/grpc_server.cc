@@ -148,7 +148,7 @@ class UnaryCall final : public Call {
       responder_.FinishWithError(admitted, this);
       return;
     }
-    if (method_->on_pool) {
+    if (method_->on_pool && impl_->pool != nullptr) {
       impl_->pool->Schedule([this] { Handle(); });
     } else {
       Handle();
@@ -354,7 +354,9 @@ absl::Status GrpcServer::Start() {
   for (auto& cq : impl->cqs) {
     for (auto& arm : impl->armers) arm(cq.get());
   }
-  impl->pool = std::make_unique<HandlerPool>(impl->options.handler_threads);
+  // handler_threads 0: no pool, every handler runs inline (a pool without threads would queue
+  // writes and admin calls forever).
+  if (impl->options.handler_threads > 0) impl->pool = std::make_unique<HandlerPool>(impl->options.handler_threads);
   for (auto& cq : impl->cqs) {
     grpc::ServerCompletionQueue* q = cq.get();
     impl->threads.emplace_back([impl, q] { impl->Poll(q); });

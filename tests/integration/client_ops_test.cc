@@ -389,6 +389,23 @@ TEST_F(ClientOps, BadRequestsGetTheRightCodes) {
   EXPECT_TRUE(table_->Put(Put("r").Add("cf", "q", "v")).ok());
 }
 
+// --handler_threads=0 runs writes and admin calls inline on the CQ threads. They were queued
+// for a pool with no threads instead: every write and admin call hung until its deadline.
+class InlineHandlers : public ServerTest {};
+
+TEST_F(InlineHandlers, HandlerThreadsZeroServesWritesAndAdmin) {
+  StartServer({"--handler_threads=0"});
+  Connect(absl::Seconds(5));
+  CreateTable("t", {"cf"});
+  auto table = conn_->GetTable("t");
+  absl::Status put = table->Put(Put("r").Add("cf", "q", "v"));
+  ASSERT_TRUE(put.ok()) << put;
+  auto got = table->Get(Get("r"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->Value("cf", "q"), "v");
+  EXPECT_EQ(server_->Terminate(), 0);
+}
+
 // Many clients write and read the same rows at once: a row's cells always come from one write
 // (a write sets columns a and b to the same value), counters lose no increment, and a
 // compare-and-set lock admits exactly one holder at a time.
