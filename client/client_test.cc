@@ -181,6 +181,28 @@ TEST(Wire, SplitBatchByDurability) {
   EXPECT_EQ(statuses[2].message(), "no columns to put or delete");
 }
 
+TEST(Wire, SplitBatchKeepsRequestsUnderTheMessageCap) {
+  // 80 MiB of rows: one request would exceed gRPC's 64 MiB cap and fail as a whole.
+  std::vector<RowMutationsBase> rows;
+  for (int i = 0; i < 80; i++) rows.push_back(Put("r" + std::to_string(i)).Add("cf", "q", std::string(1 << 20, 'v')));
+  std::vector<absl::Status> statuses;
+  std::vector<client_internal::BatchPart> parts = client_internal::SplitBatch("t", rows, &statuses);
+  ASSERT_GT(parts.size(), 1u);
+  std::vector<size_t> all;
+  for (const auto& p : parts) {
+    EXPECT_LE(p.request.ByteSizeLong(), size_t{kMaxGrpcMessageBytes} / 2);
+    EXPECT_EQ(p.request.rows_size(), static_cast<int>(p.indices.size()));
+    all.insert(all.end(), p.indices.begin(), p.indices.end());
+  }
+  ASSERT_EQ(all.size(), rows.size());
+  for (size_t i = 0; i < all.size(); i++) EXPECT_EQ(all[i], i);
+  // One row bigger than the part size still goes (alone), for the server to judge.
+  rows.assign(1, Put("big").Add("cf", "q", std::string(20 << 20, 'v')));
+  parts = client_internal::SplitBatch("t", rows, &statuses);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].indices, (std::vector<size_t>{0}));
+}
+
 TEST(Wire, ContextKeepsCode) {
   absl::Status s = client_internal::WithContext(absl::NotFoundError("no table t1"), "Get t1/row1");
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);

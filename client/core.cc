@@ -164,13 +164,19 @@ void GrpcAsync(absl::Time deadline,
 std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<RowMutationsBase>& rows,
                                   std::vector<absl::Status>* statuses) {
   std::vector<BatchPart> parts;
+  std::vector<size_t> part_bytes;  // approximate request size of each part
   statuses->assign(rows.size(), absl::OkStatus());
-  std::map<Durability, size_t> part_of;
+  std::map<Durability, size_t> part_of;  // the part a durability's rows go to now
   for (size_t i = 0; i < rows.size(); i++) {
     const RowMutationsBase& m = rows[i];
-    auto [it, inserted] = part_of.emplace(m.durability, parts.size());
-    if (inserted) {
+    const size_t bytes = MutationBytes(m);
+    auto it = part_of.find(m.durability);
+    if (it == part_of.end() ||
+        (part_bytes[it->second] + bytes > kMaxBatchRequestBytes && !parts[it->second].indices.empty())) {
+      part_of[m.durability] = parts.size();
+      it = part_of.find(m.durability);
       parts.emplace_back();
+      part_bytes.push_back(0);
       parts.back().request.set_table(table);
       parts.back().request.set_durability(ToProto(m.durability));
     }
@@ -183,6 +189,7 @@ std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<Ro
       continue;
     }
     part.indices.push_back(i);
+    part_bytes[it->second] += bytes;
   }
   // A part may have lost every row to conversion errors.
   std::erase_if(parts, [](const BatchPart& p) { return p.indices.empty(); });

@@ -100,7 +100,12 @@ std::unique_ptr<BufferedMutator> NewBufferedMutator(Core* core, const std::strin
 // Opens a scan's stream and reads its first batch.
 absl::StatusOr<std::unique_ptr<ResultScanner>> OpenScanner(Core* core, const std::string& table, const Scan& scan);
 
-// Splits rows into BatchMutate requests, one per durability, remembering each row's index.
+// A BatchMutate request is kept to about this size, far below gRPC's 64 MiB message cap: a
+// bigger batch goes as several requests (rows are independent anyway).
+inline constexpr size_t kMaxBatchRequestBytes = 16 << 20;
+
+// Splits rows into BatchMutate requests, one per durability (more past kMaxBatchRequestBytes),
+// remembering each row's index.
 struct BatchPart {
   rpc::BatchMutateRequest request;
   std::vector<size_t> indices;
