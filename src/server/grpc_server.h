@@ -51,8 +51,9 @@ class GrpcServer {
   absl::Status Start();
   int port() const { return port_; }
 
-  // Stops accepting calls, lets calls in flight finish until `grace` has passed (then cancels
-  // them), shuts down and drains the completion queues, and joins the handler threads.
+  // Stops accepting calls, lets unary calls in flight finish until `grace` has passed (then
+  // cancels them, and scans at once: clients resume them), shuts down and drains the
+  // completion queues, and joins the handler threads.
   void Shutdown(std::chrono::milliseconds grace);
 
   // For the call objects (grpc_server.cc).
