@@ -44,7 +44,8 @@ absl::Status ValidateFamily(const FamilyOptions& f) {
   };
   if (f.name.empty()) return absl::InvalidArgumentError("column family name is empty");
   if (f.name.size() > 200) return bad("name longer than 200 bytes");
-  for (char c : f.name) {
+  for (char ch : f.name) {
+    const auto c = static_cast<unsigned char>(ch);  // bytes >= 0x80 are not control characters
     if (c == ':' || c < 0x20 || c == 0x7f) return bad("name has ':' or a control character");
   }
   if (f.max_versions < 1) return bad(absl::StrCat("VERSIONS ", f.max_versions, " must be at least 1"));

@@ -101,6 +101,19 @@ TEST_F(ServiceTest, CheckAndMutateEmptyValueRules) {
   EXPECT_EQ(data_->CheckAndMutate(req, &resp).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ServiceTest, FamilyNamesMayHaveNonAsciiBytes) {
+  // As HBase (and ValidateFamilyName): bytes >= 0x80 are not control characters.
+  rpc::CreateTableRequest req;
+  req.mutable_table()->set_name("u");
+  req.mutable_table()->add_families()->set_name("caf\xc3\xa9");
+  rpc::CreateTableResponse resp;
+  absl::Status s = admin_->CreateTable(req, &resp);
+  EXPECT_TRUE(s.ok()) << s;
+  req.mutable_table()->set_name("u2");
+  req.mutable_table()->mutable_families(0)->set_name("a\x01");
+  EXPECT_EQ(admin_->CreateTable(req, &resp).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ServiceTest, DisableCancelsOpenScans) {
   ASSERT_TRUE(Put("r", "q", "v").ok());
   rpc::ScanRequest req;
