@@ -81,6 +81,15 @@ TEST(Builders, RowMutationsAndCheckAndMutate) {
   EXPECT_EQ(ne.mutations.mutations.size(), 1u);
 }
 
+// A write that names no durability leaves it to the server's setting (HBase's USE_DEFAULT).
+TEST(Builders, WritesUseTheServersDurabilityUnlessTheyChoose) {
+  EXPECT_EQ(Put("r").durability, Durability::kUseDefault);
+  EXPECT_EQ(client_internal::ToProto(Put("r").durability), rpc::DURABILITY_DEFAULT);
+  EXPECT_EQ(client_internal::ToProto(Put("r").SetDurability(Durability::kSyncWal).durability),
+            rpc::DURABILITY_SYNC_WAL);
+  EXPECT_EQ(client_internal::ToProto(Durability::kSkipWal), rpc::DURABILITY_SKIP_WAL);
+}
+
 TEST(ResultTest, ValueIsNewestOfColumn) {
   Result r("row", {{"cf", "a", 20, "new"}, {"cf", "a", 10, "old"}, {"cf", "b", 5, "b"}, {"cg", "a", 1, "x"}});
   EXPECT_EQ(r.Value("cf", "a"), "new");
@@ -169,7 +178,7 @@ TEST(Wire, SplitBatchByDurability) {
   std::vector<client_internal::BatchPart> parts = client_internal::SplitBatch("t", rows, &statuses);
   ASSERT_EQ(parts.size(), 2u);
   EXPECT_EQ(parts[0].request.table(), "t");
-  EXPECT_EQ(parts[0].request.durability(), rpc::DURABILITY_SYNC_WAL);
+  EXPECT_EQ(parts[0].request.durability(), rpc::DURABILITY_DEFAULT);
   EXPECT_EQ(parts[0].indices, (std::vector<size_t>{0, 3}));
   EXPECT_EQ(parts[0].request.rows_size(), 2);
   EXPECT_EQ(parts[0].request.rows(1).row(), "d");

@@ -87,6 +87,7 @@ rpc::Durability ToProto(Durability d) {
     case Durability::kSyncWal: return rpc::DURABILITY_SYNC_WAL;
     case Durability::kAsyncWal: return rpc::DURABILITY_ASYNC_WAL;
     case Durability::kSkipWal: return rpc::DURABILITY_SKIP_WAL;
+    case Durability::kUseDefault: return rpc::DURABILITY_DEFAULT;
   }
   return rpc::DURABILITY_DEFAULT;
 }

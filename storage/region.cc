@@ -186,6 +186,13 @@ absl::Status Region::Put(std::string_view row, std::string_view family, std::str
   return Mutate({std::move(rm)}, durability);
 }
 
+absl::Status Region::CheckDurability(Durability d) {
+  if (d == Durability::kUseDefault) {
+    return absl::InvalidArgumentError("USE_DEFAULT durability is for client requests; the server resolves it");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Region::ValidateBatch(const std::vector<RowMutation>& batch) const {
   uint64_t batch_bytes = 0;
   for (const auto& rm : batch) {
@@ -237,6 +244,7 @@ class StripeLocks {
 
 absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
+  BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   // Validate everything before touching anything.
   BASALT_RETURN_IF_ERROR(ValidateBatch(batch));
   std::vector<size_t> stripes;
@@ -249,6 +257,7 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
 absl::Status Region::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
                                    Durability durability) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
+  BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   std::vector<RowMutation> batch(1);
   batch[0].row.assign(row);
   BASALT_RETURN_IF_ERROR(ValidateBatch(batch));  // the row key

@@ -222,6 +222,7 @@ class Region {
   Store* FindStore(std::string_view family) const;
   absl::Status CheckWritable() const;
   absl::Status ValidateBatch(const std::vector<RowMutation>& batch) const;
+  static absl::Status CheckDurability(Durability d);
   // Mutate's work once the batch is valid and its rows are locked.
   absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability);
   uint64_t ReadPoint() const;

@@ -9,8 +9,10 @@ namespace basalt {
 
 // SYNC_WAL: acknowledged means on disk. ASYNC_WAL: logged, synced by the next sync or the
 // background syncer (≤ 100 ms). SKIP_WAL: memstore only, lost on a crash before flush.
+// USE_DEFAULT (client requests only, as HBase's): the server's configured durability, SYNC_WAL
+// unless the operator chose otherwise; the engine refuses it.
 // The values travel in requests and logs, so they never change meaning.
-enum class Durability : uint8_t { kSyncWal = 0, kAsyncWal = 1, kSkipWal = 2 };
+enum class Durability : uint8_t { kSyncWal = 0, kAsyncWal = 1, kSkipWal = 2, kUseDefault = 3 };
 
 // A timestamp left for the server to fill in (its clock), or "no upper bound" in a time range.
 inline constexpr int64_t kLatestTimestamp = std::numeric_limits<int64_t>::max();

@@ -162,7 +162,7 @@ class RowMutationsBase {
   explicit RowMutationsBase(std::string row) : row(std::move(row)) {}
   std::string row;
   std::vector<CellMutation> mutations;
-  Durability durability = Durability::kSyncWal;
+  Durability durability = Durability::kUseDefault;  // the server's setting (SYNC_WAL by default)
   // Set by Delete: with no mutation added, the row is deleted (a DELETE_ROW mutation). A Put or
   // RowMutations with no mutation is refused with InvalidArgument.
   bool deletes_row_when_empty = false;
@@ -214,7 +214,7 @@ class Increment {
   struct Column { std::string family, qualifier; int64_t amount; };
   std::string row;
   std::vector<Column> columns;
-  Durability durability = Durability::kSyncWal;
+  Durability durability = Durability::kUseDefault;  // the server's setting (SYNC_WAL by default)
 };
 
 class Append {
@@ -225,7 +225,7 @@ class Append {
   struct Column { std::string family, qualifier, value; };
   std::string row;
   std::vector<Column> columns;
-  Durability durability = Durability::kSyncWal;
+  Durability durability = Durability::kUseDefault;  // the server's setting (SYNC_WAL by default)
 };
 
 // As HBase's CompareOperator in checkAndMutate: the given value is compared with the stored one

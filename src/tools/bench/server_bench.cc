@@ -100,6 +100,7 @@ const char* DurabilityName(Durability d) {
     case Durability::kSyncWal: return "SYNC_WAL";
     case Durability::kAsyncWal: return "ASYNC_WAL";
     case Durability::kSkipWal: return "SKIP_WAL";
+    case Durability::kUseDefault: return "USE_DEFAULT";
   }
   return "?";
 }
