@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "absl/strings/escaping.h"
@@ -370,107 +371,92 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   return absl::OkStatus();
 }
 
-absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
-  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
-  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  if (req.columns().empty()) return absl::InvalidArgumentError("increment names no columns");
+namespace {
+
+// Increment and Append: under the row's lock, each named column's new value is
+// combine(column, stored value or nullopt, &new value); a column named twice combines again
+// onto its first result. The new cells take HBase's timestamp rule (NextTimestamp). `out`
+// gets the new values.
+template <class Column, class Combine>
+absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
+                                    const google::protobuf::RepeatedPtrField<Column>& columns, Durability d,
+                                    std::string_view what, Combine combine, rpc::Row* out) {
+  if (columns.empty()) return absl::InvalidArgumentError(absl::StrCat(AV(what), " names no columns"));
   ReadSpec spec;
-  for (const rpc::ColumnAmount& c : req.columns()) {
+  for (const Column& c : columns) {
     if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
     spec.columns.push_back({c.family(), {c.qualifier()}});
   }
   Region* region = t->region();
-  rpc::Row out;
+  rpc::Row result;
   absl::Status s = region->MutateRowWith(
-      req.row(), spec,
+      row, spec,
       [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
-        out.Clear();
-        out.set_row(req.row());
+        result.Clear();
+        result.set_row(row);
         const int64_t now = region->Now();
-        // One column named twice adds both amounts (applied in order).
         std::map<std::pair<std::string, std::string>, size_t> pos;  // column -> index in muts
-        for (const rpc::ColumnAmount& c : req.columns()) {
+        for (const Column& c : columns) {
           auto key = std::make_pair(c.family(), c.qualifier());
-          auto it = pos.find(key);
-          if (it != pos.end()) {
+          if (auto it = pos.find(key); it != pos.end()) {
             Mutation& m = (*muts)[it->second];
-            m.value = EncodeBigEndian64(static_cast<int64_t>(static_cast<uint64_t>(DecodeBigEndian64(m.value)) +
-                                                             static_cast<uint64_t>(c.amount())));
+            const std::string so_far = m.value;
+            BASALT_RETURN_IF_ERROR(combine(c, std::optional<std::string_view>(so_far), &m.value));
             continue;
           }
           const CellView* cell = FindCell(current, c.family(), c.qualifier());
-          int64_t old = 0;
-          if (cell != nullptr) {
-            if (cell->value.size() != 8) {
-              return absl::InvalidArgumentError(absl::StrCat("value of ", absl::CHexEscape(c.family()), ":",
-                                                             absl::CHexEscape(c.qualifier()), " is ",
-                                                             cell->value.size(), " bytes, not a 64-bit counter"));
-            }
-            old = DecodeBigEndian64(cell->value);
-          }
           Mutation m;
           m.family = c.family();
           m.qualifier = c.qualifier();
           m.timestamp = NextTimestamp(now, cell);
-          // Two's complement wrap-around, as Java's long addition.
-          m.value = EncodeBigEndian64(
-              static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount())));
+          std::optional<std::string_view> stored;
+          if (cell != nullptr) stored = cell->value;
+          BASALT_RETURN_IF_ERROR(combine(c, stored, &m.value));
           pos.emplace(std::move(key), muts->size());
           muts->push_back(std::move(m));
         }
-        AddNewValues(*muts, &out);
+        AddNewValues(*muts, &result);
         return absl::OkStatus();
       },
       d);
   BASALT_RETURN_IF_ERROR(Translate(*t, s));
-  *resp->mutable_row() = std::move(out);
+  *out = std::move(result);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+  auto add = [](const rpc::ColumnAmount& c, std::optional<std::string_view> stored, std::string* value) {
+    int64_t old = 0;
+    if (stored.has_value()) {
+      if (stored->size() != 8) {
+        return absl::InvalidArgumentError(absl::StrCat("value of ", absl::CHexEscape(c.family()), ":",
+                                                       absl::CHexEscape(c.qualifier()), " is ", stored->size(),
+                                                       " bytes, not a 64-bit counter"));
+      }
+      old = DecodeBigEndian64(*stored);
+    }
+    // Two's complement wrap-around, as Java's long addition.
+    *value = EncodeBigEndian64(static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount())));
+    return absl::OkStatus();
+  };
+  return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "increment", add, resp->mutable_row());
 }
 
 absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  if (req.columns().empty()) return absl::InvalidArgumentError("append names no columns");
-  ReadSpec spec;
-  for (const rpc::ColumnValue& c : req.columns()) {
-    if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
-    spec.columns.push_back({c.family(), {c.qualifier()}});
-  }
-  Region* region = t->region();
-  rpc::Row out;
-  absl::Status s = region->MutateRowWith(
-      req.row(), spec,
-      [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
-        out.Clear();
-        out.set_row(req.row());
-        const int64_t now = region->Now();
-        std::map<std::pair<std::string, std::string>, size_t> pos;
-        for (const rpc::ColumnValue& c : req.columns()) {
-          auto key = std::make_pair(c.family(), c.qualifier());
-          auto it = pos.find(key);
-          if (it != pos.end()) {
-            (*muts)[it->second].value += c.value();
-            continue;
-          }
-          const CellView* cell = FindCell(current, c.family(), c.qualifier());
-          Mutation m;
-          m.family = c.family();
-          m.qualifier = c.qualifier();
-          m.timestamp = NextTimestamp(now, cell);
-          if (cell != nullptr) m.value.assign(cell->value);
-          m.value += c.value();
-          pos.emplace(std::move(key), muts->size());
-          muts->push_back(std::move(m));
-        }
-        AddNewValues(*muts, &out);
-        return absl::OkStatus();
-      },
-      d);
-  BASALT_RETURN_IF_ERROR(Translate(*t, s));
-  *resp->mutable_row() = std::move(out);
-  return absl::OkStatus();
+  auto append = [](const rpc::ColumnValue& c, std::optional<std::string_view> stored, std::string* value) {
+    value->assign(stored.value_or(std::string_view()));
+    value->append(c.value());
+    return absl::OkStatus();
+  };
+  return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "append", append, resp->mutable_row());
 }
 
 absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
