@@ -454,6 +454,7 @@ absl::Status Region::CompactStore(Store* store, bool major) {
 absl::Status Region::CompactMinor() {
   BASALT_RETURN_IF_ERROR(CheckOpen());
   absl::MutexLock cl(&compaction_mu_);
+  BASALT_RETURN_IF_ERROR(CheckOpen());  // Close may have come and gone while we waited
   for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), false));
   return absl::OkStatus();
 }
@@ -462,6 +463,7 @@ absl::Status Region::MajorCompact() {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(Flush());
   absl::MutexLock cl(&compaction_mu_);
+  BASALT_RETURN_IF_ERROR(CheckOpen());  // Close may have come and gone while we waited
   for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), true));
   return absl::OkStatus();
 }
@@ -474,6 +476,9 @@ absl::Status Region::Close() {
     bg_stop_ = true;
   }
   if (bg_thread_.joinable()) bg_thread_.join();
+  // A compaction in progress (a MajorCompact call) finishes first: after Close returns nothing
+  // writes into the directory, which the server may then delete or reuse for a new table.
+  { absl::MutexLock cl(&compaction_mu_); }
   {
     // No new sequence ids; wait for writes that already have one.
     absl::MutexLock l(&seq_mu_);

@@ -201,7 +201,7 @@ class Region {
   // starts: a put written meanwhile at a timestamp below a delete marker the compaction drops is
   // visible afterwards (it was hidden while the marker lived).
   absl::Status MajorCompact();
-  // Waits for writes in progress, flushes and stops background work; further writes, flushes
+  // Waits for writes and a compaction in progress, flushes and stops background work; further writes, flushes
   // and compactions fail with FailedPrecondition (reads of what is there still work). Scanners
   // must not outlive the Region.
   absl::Status Close();

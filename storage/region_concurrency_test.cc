@@ -115,6 +115,30 @@ TEST_F(RegionRaces, CloseWaitsForAWriterInFlightAndLaterCallsFailCleanly) {
   EXPECT_EQ((*r)->CompactMinor().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Close waits for a compaction in progress: once Close returns, nothing writes into the
+// region's directory any more (the server drops a table's directory after closing it, and a
+// table re-created under the same name must not receive a late manifest).
+TEST_F(RegionRaces, CloseWaitsForACompactionInProgress) {
+  Open({"f"});
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(region_->Put("r" + std::to_string(i), "f", "q", "v").ok());
+    ASSERT_TRUE(region_->Flush().ok());
+  }
+  env_.slow_syncs = true;  // the compaction's file and manifest syncs take 300 ms each
+  std::atomic<bool> compaction_done{false};
+  absl::Status compacted;
+  std::thread c([&] {
+    compacted = region_->MajorCompact();
+    compaction_done = true;
+  });
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_TRUE(region_->Close().ok());
+  EXPECT_TRUE(compaction_done.load());
+  c.join();
+  env_.slow_syncs = false;
+  EXPECT_TRUE(compacted.ok() || compacted.code() == absl::StatusCode::kFailedPrecondition) << compacted;
+}
+
 TEST_F(RegionRaces, AWriteIsVisibleWhenMutateReturnsEvenWithAnOlderOneSyncing) {
   Open({"f"});
   auto* r = &region_;
