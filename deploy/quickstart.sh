@@ -21,7 +21,7 @@ if [ -f "$DIR/server.pid" ] && kill -0 "$(cat "$DIR/server.pid")" 2>/dev/null; t
 fi
 rm -rf "$DIR"
 mkdir -p "$DIR"
-nohup "$SERVER" --data_dir="$DIR/data" --listen="$ADDR" --port_file="$DIR/port" >"$DIR/server.log" 2>&1 &
+nohup "$SERVER" --data_dir="$DIR/data" --listen="$ADDR" --port_file="$DIR/port" </dev/null >"$DIR/server.log" 2>&1 &
 echo $! >"$DIR/server.pid"
 for _ in $(seq 1 300); do
   [ -s "$DIR/port" ] && break
