@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "basalt/client.h"
+#include "src/common/coding.h"
 
 namespace basalt {
 
@@ -160,24 +161,14 @@ CheckAndMutate& CheckAndMutate::Then(const RowMutationsBase& m) {
   return *this;
 }
 
-std::string EncodeCounter(int64_t v) {
-  std::string out(8, '\0');
-  uint64_t u = static_cast<uint64_t>(v);
-  for (int i = 7; i >= 0; i--) {
-    out[i] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  return out;
-}
+std::string EncodeCounter(int64_t v) { return Fixed64BE(static_cast<uint64_t>(v)); }
 
 absl::StatusOr<int64_t> DecodeCounter(std::string_view bytes) {
   if (bytes.size() != 8) {
     return absl::InvalidArgumentError(
         absl::StrCat("counter value is ", bytes.size(), " bytes, expected 8 (big-endian int64)"));
   }
-  uint64_t u = 0;
-  for (char c : bytes) u = (u << 8) | static_cast<uint8_t>(c);
-  return static_cast<int64_t>(u);
+  return static_cast<int64_t>(DecodeFixed64BE(bytes.data()));
 }
 
 }  // namespace basalt

@@ -20,6 +20,12 @@ inline void PutFixed16(std::string* dst, uint16_t v) { char b[2]; EncodeFixed16(
 inline void PutFixed32(std::string* dst, uint32_t v) { char b[4]; EncodeFixed32(b, v); dst->append(b, 4); }
 inline void PutFixed64(std::string* dst, uint64_t v) { char b[8]; EncodeFixed64(b, v); dst->append(b, 8); }
 
+// Big-endian 64-bit: the byte order of timestamps in cell keys and of HBase's counters
+// (Bytes.toBytes(long)).
+inline void EncodeFixed64BE(char* p, uint64_t v) { EncodeFixed64(p, __builtin_bswap64(v)); }
+inline uint64_t DecodeFixed64BE(const char* p) { return __builtin_bswap64(DecodeFixed64(p)); }
+inline std::string Fixed64BE(uint64_t v) { std::string s(8, '\0'); EncodeFixed64BE(s.data(), v); return s; }
+
 // Writes a varint into p (at most 10 bytes); returns the byte after it.
 inline char* EncodeVarint64(char* p, uint64_t v) {
   auto* u = reinterpret_cast<unsigned char*>(p);

@@ -14,6 +14,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/basalt.grpc.pb.h"
+#include "tests/util/server_process.h"
 #include "tests/util/temp_dir.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -30,72 +31,16 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// A basalt-server child process. Its stdout and stderr go to files in the test directory.
-class ServerProcess {
- public:
-  ServerProcess(std::string dir, std::vector<std::string> extra = {}) : dir_(std::move(dir)) {
-    port_file_ = dir_ + "/port";
-    unlink(port_file_.c_str());
-    std::vector<std::string> args = {BASALT_SERVER_BINARY, "--data_dir=" + dir_ + "/data",
-                                     "--listen=127.0.0.1:0",  "--port_file=" + port_file_,
-                                     "--handler_threads=2",   "--block_cache_size=8MiB"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      int out = open((dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      int err = open((dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(out, 1);
-      dup2(err, 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~ServerProcess() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // Waits for the port file; 0 if the server exited or took too long.
-  int WaitForPort() {
-    auto deadline = steady_clock::now() + std::chrono::seconds(15);
-    while (steady_clock::now() < deadline) {
-      std::string s = ReadFile(port_file_);
-      if (!s.empty() && s.back() == '\n') return std::stoi(s);
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return 0;
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    return 0;
-  }
-
-  // Sends sig and returns the exit code (-1 if killed by a signal or too slow).
-  int Stop(int sig = SIGTERM) {
-    kill(pid_, sig);
-    auto deadline = steady_clock::now() + std::chrono::seconds(15);
-    int status = 0;
-    while (steady_clock::now() < deadline) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    return -1;
-  }
-
- private:
-  std::string dir_;
-  std::string port_file_;
-  pid_t pid_ = -1;
-};
+// A basalt-server child process on a port picked at run time; its stdout and stderr go to
+// files in the test directory.
+std::unique_ptr<testing::ServerProcess> StartServer(const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--handler_threads=2", "--block_cache_size=8MiB"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto server = std::make_unique<testing::ServerProcess>(BASALT_SERVER_BINARY, dir + "/data", args, dir);
+  absl::Status s = server->Start();
+  EXPECT_TRUE(s.ok()) << s << "\n" << ReadFile(dir + "/stderr");
+  return server;
+}
 
 // Runs the binary to completion with args; returns the exit code.
 int RunToExit(std::vector<std::string> args, const std::string& out_path) {
@@ -199,8 +144,8 @@ TEST(ServerProcess, BadSettingsExitTwo) {
 
 TEST(ServerProcess, ServesRestartsAndKeepsData) {
   testing::TempDir dir;
-  auto server = std::make_unique<ServerProcess>(dir.path());
-  int port = server->WaitForPort();
+  auto server = StartServer(dir.path());
+  int port = server->port();
   ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
   EXPECT_NE(ReadFile(dir.path() + "/stdout").find("basalt-server listening on 127.0.0.1:" + std::to_string(port) +
                                                   " (data dir " + dir.path() + "/data, 0 tables)"),
@@ -544,8 +489,8 @@ TEST(ServerProcess, ServesRestartsAndKeepsData) {
   EXPECT_EQ(server->Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
   EXPECT_LT(steady_clock::now() - t0, std::chrono::seconds(5));  // no wait for the idle connection
   client.reset();
-  server = std::make_unique<ServerProcess>(dir.path());
-  port = server->WaitForPort();
+  server = StartServer(dir.path());
+  port = server->port();
   ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
   EXPECT_NE(ReadFile(dir.path() + "/stdout").find("2 tables)"), std::string::npos);
   client = std::make_unique<Client>(port);
@@ -563,8 +508,9 @@ TEST(ServerProcess, ServesRestartsAndKeepsData) {
 
 TEST(ServerProcess, BusyBeyondMaxConcurrentCalls) {
   testing::TempDir dir;
-  ServerProcess server(dir.path(), {"--max_concurrent_calls=1", "--durability=async"});
-  const int port = server.WaitForPort();
+  auto server_owner = StartServer(dir.path(), {"--max_concurrent_calls=1", "--durability=async"});
+  testing::ServerProcess& server = *server_owner;
+  const int port = server.port();
   ASSERT_GT(port, 0) << ReadFile(dir.path() + "/stderr");
   Client client(port);
   rpc::CreateTableRequest creq;

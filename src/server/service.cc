@@ -10,6 +10,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "src/common/coding.h"
 #include "src/common/status.h"
 #include "storage/block_cache.h"
 
@@ -159,22 +160,6 @@ int64_t NextTimestamp(int64_t now, const CellView* current) {
   if (current == nullptr) return now;
   const int64_t after = current->timestamp >= kLatestTimestamp - 1 ? kLatestTimestamp - 1 : current->timestamp + 1;
   return std::max(now, after);
-}
-
-std::string EncodeBigEndian64(int64_t v) {
-  std::string s(8, '\0');
-  uint64_t u = static_cast<uint64_t>(v);
-  for (int i = 7; i >= 0; --i) {
-    s[i] = static_cast<char>(u & 0xff);
-    u >>= 8;
-  }
-  return s;
-}
-
-int64_t DecodeBigEndian64(std::string_view s) {
-  uint64_t u = 0;
-  for (char c : s) u = (u << 8) | static_cast<unsigned char>(c);
-  return static_cast<int64_t>(u);
 }
 
 // HBase's checkAndMutate comparison: the *given* value against the stored one.
@@ -438,10 +423,10 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
                                                        absl::CHexEscape(c.qualifier()), " is ", stored->size(),
                                                        " bytes, not a 64-bit counter"));
       }
-      old = DecodeBigEndian64(*stored);
+      old = static_cast<int64_t>(DecodeFixed64BE(stored->data()));
     }
     // Two's complement wrap-around, as Java's long addition.
-    *value = EncodeBigEndian64(static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount())));
+    *value = Fixed64BE(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount()));
     return absl::OkStatus();
   };
   return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "increment", add, resp->mutable_row());

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "src/common/coding.h"
 #include "src/common/status.h"
 #include "storage/internal/compression.h"
 #include "storage/cell.h"
@@ -47,15 +48,8 @@ std::string_view RowOf(std::string_view key) {
   return key.substr(2, std::min(len, key.size() - 2));
 }
 
-int64_t DecodeBigEndian64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return static_cast<int64_t>(v);
-}
-void EncodeBigEndian64(char* p, int64_t ts) {
-  uint64_t u = static_cast<uint64_t>(ts);
-  for (int i = 7; i >= 0; --i) *p++ = static_cast<char>(u >> (8 * i));
-}
+int64_t DecodeBigEndian64(const char* p) { return static_cast<int64_t>(DecodeFixed64BE(p)); }
+void EncodeBigEndian64(char* p, int64_t ts) { EncodeFixed64BE(p, static_cast<uint64_t>(ts)); }
 
 void PutCellNone(std::string* dst, std::string_view key, std::string_view value) {
   size_t at = dst->size();

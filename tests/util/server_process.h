@@ -3,6 +3,7 @@
 // restarted on the same data directory. Not thread-safe; one test thread owns it.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -24,9 +25,14 @@ namespace basalt::testing {
 class ServerProcess {
  public:
   // `binary`: path of basalt-server; `data_dir`: its data directory (kept across restarts);
-  // `extra_args`: more --key=value flags.
-  ServerProcess(std::string binary, std::string data_dir, std::vector<std::string> extra_args = {})
-      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {}
+  // `extra_args`: more --key=value flags; `log_dir`: when set, the server's stdout and stderr
+  // are appended to log_dir/stdout and log_dir/stderr instead of the test's.
+  ServerProcess(std::string binary, std::string data_dir, std::vector<std::string> extra_args = {},
+                std::string log_dir = "")
+      : binary_(std::move(binary)),
+        data_dir_(std::move(data_dir)),
+        extra_args_(std::move(extra_args)),
+        log_dir_(std::move(log_dir)) {}
   ~ServerProcess() { Kill(); }
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -43,7 +49,15 @@ class ServerProcess {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (int rc = ::posix_spawn(&pid_, binary_.c_str(), nullptr, nullptr, argv.data(), environ); rc != 0) {
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    if (!log_dir_.empty()) {
+      ::posix_spawn_file_actions_addopen(&actions, 1, (log_dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::posix_spawn_file_actions_addopen(&actions, 2, (log_dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    }
+    const int rc = ::posix_spawn(&pid_, binary_.c_str(), &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
       pid_ = -1;
       return absl::InternalError(absl::StrCat("spawn ", binary_, ": error ", rc));
     }
@@ -66,18 +80,18 @@ class ServerProcess {
   }
 
   // SIGTERM and wait; returns the exit code (-signal if killed by one).
-  int Terminate() { return StopWith(SIGTERM); }
+  int Terminate() { return Stop(SIGTERM); }
   // SIGKILL and wait: a crash.
   void Kill() {
-    if (pid_ > 0) StopWith(SIGKILL);
+    if (pid_ > 0) Stop(SIGKILL);
   }
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   pid_t pid() const { return pid_; }
 
- private:
-  int StopWith(int sig) {
+  // Sends `sig` and waits; returns the exit code (-signal if killed by one; -1 if not running).
+  int Stop(int sig) {
     if (pid_ <= 0) return -1;
     ::kill(pid_, sig);
     int status = 0;
@@ -88,9 +102,12 @@ class ServerProcess {
     return -1;
   }
 
+ private:
+
   std::string binary_;
   std::string data_dir_;
   std::vector<std::string> extra_args_;
+  std::string log_dir_;
   pid_t pid_ = -1;
   int port_ = 0;
 };

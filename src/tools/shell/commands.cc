@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "src/common/coding.h"
 #include "absl/time/clock.h"
 #include "src/common/status.h"
 #include "src/tools/shell/escape.h"
@@ -704,9 +705,7 @@ absl::StatusOr<Reply> CmdGetCounter(Ctx& c) {
                                                         ToStringBinary(r.column), " is ", kv.value.size(),
                                                         " bytes, not an 8-byte counter"));
     }
-    uint64_t u = 0;
-    for (char ch : kv.value) u = (u << 8) | static_cast<unsigned char>(ch);
-    r.counter = static_cast<int64_t>(u);
+    r.counter = static_cast<int64_t>(DecodeFixed64BE(kv.value.data()));
     break;
   }
   return r;
