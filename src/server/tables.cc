@@ -203,18 +203,20 @@ absl::Status TableManager::WaitForClosing(const Entry& e) const {
   return absl::OkStatus();
 }
 
+absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view name,
+                                                                std::string_view if_enabled) const {
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return NotFound(name);
+  if (it->second.table != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " ", AV(if_enabled)));
+  }
+  return it->second;
+}
+
 absl::Status TableManager::Enable(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
-  Entry e;
-  {
-    absl::ReaderMutexLock l(&mu_);
-    auto it = entries_.find(name);
-    if (it == entries_.end()) return NotFound(name);
-    if (it->second.table != nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is already enabled"));
-    }
-    e = it->second;  // entries_ changes only under admin_mu_, which we hold
-  }
+  BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is already enabled"));
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
   TableSpec spec = e.spec;
   spec.enabled = true;
@@ -235,17 +237,7 @@ absl::Status TableManager::Enable(std::string_view name) {
 
 absl::Status TableManager::Drop(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
-  Entry e;
-  {
-    absl::ReaderMutexLock l(&mu_);
-    auto it = entries_.find(name);
-    if (it == entries_.end()) return NotFound(name);
-    if (it->second.table != nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("table ", AV(name), " is enabled; disable it before dropping it"));
-    }
-    e = it->second;
-  }
+  BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is enabled; disable it before dropping it"));
   std::vector<TableSpec> cat = CatalogLocked();
   std::erase_if(cat, [&](const TableSpec& s) { return s.name == name; });
   // The catalogue first: a crash after this leaves a directory that the next start removes.

@@ -121,6 +121,9 @@ class TableManager {
   absl::Status SaveLocked(const std::vector<TableSpec>& tables);
   // Waits (bounded) until calls that still hold a disabled table have let go of it.
   absl::Status WaitForClosing(const Entry& e) const;
+  // A copy of a disabled table's entry (the caller holds admin_mu_, under which entries_
+  // changes): NotFound, or FailedPrecondition with `if_enabled` when the table is enabled.
+  absl::StatusOr<Entry> DisabledEntry(std::string_view name, std::string_view if_enabled) const;
 
   Options options_;
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes

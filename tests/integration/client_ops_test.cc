@@ -19,6 +19,22 @@ class ClientOps : public ServerTest {
     CreateTable("t1", {"cf", "cf2"});
     table_ = conn_->GetTable("t1");
   }
+  // Writes `n` rows of 1 KB ("row10000"...) and opens a scanner over the table that has
+  // returned the first row: a stream with more to send than fits in flight.
+  void OpenScannerOverRows(int n, std::unique_ptr<ResultScanner>* scanner) {
+    std::vector<RowMutationsBase> rows;
+    for (int i = 0; i < n; i++) {
+      rows.push_back(Put(absl::StrCat("row", 10000 + i)).Add("cf", "q", std::string(1000, 'v')));
+    }
+    auto statuses = table_->Batch(rows);
+    ASSERT_TRUE(statuses.ok()) << statuses.status();
+    auto opened = table_->GetScanner(Scan());
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    *scanner = std::move(*opened);
+    Result first;
+    ASSERT_TRUE(*(*scanner)->Next(&first));
+    ASSERT_EQ(first.row(), "row10000");
+  }
   std::unique_ptr<Table> table_;
 };
 
@@ -315,16 +331,8 @@ TEST_F(ClientOps, AdminLifecycleAndStatus) {
 // flow control, holding the table: Enable waited 10 s for it, then failed Unavailable, until
 // the stream's deadline. Disabling the table now ends such streams.
 TEST_F(ClientOps, PausedScannerDoesNotHoldUpEnable) {
-  std::vector<RowMutationsBase> rows;
-  for (int i = 0; i < 3000; i++) {
-    rows.push_back(Put(absl::StrCat("row", 10000 + i)).Add("cf", "q", std::string(1000, 'v')));
-  }
-  auto statuses = table_->Batch(rows);
-  ASSERT_TRUE(statuses.ok()) << statuses.status();
-  auto scanner = table_->GetScanner(Scan());
-  ASSERT_TRUE(scanner.ok()) << scanner.status();
-  Result row;
-  ASSERT_TRUE(*(*scanner)->Next(&row));
+  std::unique_ptr<ResultScanner> scanner;
+  ASSERT_NO_FATAL_FAILURE(OpenScannerOverRows(3000, &scanner));
   auto admin = conn_->GetAdmin();
   ASSERT_TRUE(admin->DisableTable("t1").ok());
   const absl::Time start = absl::Now();
@@ -507,24 +515,17 @@ TEST_F(ClientOps, CleanRestartKeepsTablesAndData) {
 // A scanner open across a clean restart resumes after the last row it returned (client.h:
 // a broken stream is reopened), neither skipping nor repeating rows.
 TEST_F(ClientOps, ScannerResumesAcrossCleanRestart) {
-  std::vector<RowMutationsBase> rows;
-  for (int i = 0; i < 3000; i++) {
-    rows.push_back(Put(absl::StrCat("row", 10000 + i)).Add("cf", "q", std::string(1000, 'v')));
-  }
-  auto statuses = table_->Batch(rows);
-  ASSERT_TRUE(statuses.ok()) << statuses.status();
-  auto scanner = table_->GetScanner(Scan());
-  ASSERT_TRUE(scanner.ok()) << scanner.status();
-  Result row;
-  ASSERT_TRUE(*(*scanner)->Next(&row));
+  std::unique_ptr<ResultScanner> scanner;
+  ASSERT_NO_FATAL_FAILURE(OpenScannerOverRows(3000, &scanner));
   const absl::Time stop_start = absl::Now();
   EXPECT_EQ(server_->Terminate(), 0);
   const absl::Duration stop_took = absl::Now() - stop_start;
   ASSERT_TRUE(server_->Start().ok());
   int n = 1;
-  std::string last = row.row();
+  std::string last = "row10000";  // the first row, already returned
+  Result row;
   for (;;) {
-    absl::StatusOr<bool> more = (*scanner)->Next(&row);
+    absl::StatusOr<bool> more = scanner->Next(&row);
     ASSERT_TRUE(more.ok()) << more.status();
     if (!*more) break;
     ASSERT_LT(last, row.row());
