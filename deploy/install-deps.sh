@@ -10,6 +10,8 @@ PKGS=(
   librocksdb-dev             # benchmark peer only
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC transport
   libedit-dev                # shell line editing and history (BSD licence, unlike readline)
+  libibverbs-dev librdmacm-dev ibverbs-providers rdma-core   # verbs transport (rdma-core)
+  ibverbs-utils rdmacm-utils                                 # ibv_devinfo, rping: operator checks
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
