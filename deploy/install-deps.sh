@@ -12,6 +12,7 @@ PKGS=(
   libedit-dev                # shell line editing and history (BSD licence, unlike readline)
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core   # verbs transport (rdma-core)
   ibverbs-utils rdmacm-utils                                 # ibv_devinfo, rping: operator checks
+  qemu-system-x86 qemu-system-data busybox-static cpio kmod xz-utils iproute2 perftest   # tests/rxe guest
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
