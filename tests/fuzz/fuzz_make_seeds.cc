@@ -17,6 +17,7 @@
 #include "storage/internal/manifest.h"
 #include "storage/internal/wal.h"
 #include "tests/fuzz/fuzz_common.h"
+#include "transport/verbs/frame.h"
 
 namespace basalt::fuzz {
 namespace {
@@ -139,6 +140,70 @@ void ManifestSeeds(const std::string& out) {
   Write(dir, "seed-three-families", EncodeManifest(m));
 }
 
+// Verbs frames: requests with every field set and unset, and every kind of reply.
+void VerbsFrameSeeds(const std::string& out) {
+  const std::string dir = out + "/fuzz_verbs_frame";
+  std::vector<uint8_t> buf(4096);
+  auto write = [&](const std::string& name, size_t n) {
+    Write(dir, name, std::string_view(reinterpret_cast<const char*>(buf.data()), n));
+  };
+  auto request = [&](const std::string& name, absl::StatusOr<size_t> n) {
+    FUZZ_CHECK(n.ok(), "encode %s: %s", name.c_str(), std::string(n.status().message()).c_str());
+    write(name, *n);
+  };
+
+  rpc::GetRequest get;
+  get.set_table("usertable");
+  get.set_row("row1");
+  get.mutable_read();
+  request("seed-get-minimal", verbs::EncodeGetRequest(1, get, absl::MakeSpan(buf)));
+  rpc::ReadOptions* read = get.mutable_read();
+  read->set_min_timestamp(-5);
+  read->set_max_timestamp(1700000000000);
+  read->set_max_versions(3);
+  read->set_skip_block_cache(true);
+  rpc::ColumnSelection* col = read->add_columns();
+  col->set_family("f");
+  col->add_qualifiers("a");
+  col->add_qualifiers(std::string("\0\xff", 2));
+  read->add_columns()->set_family("g");
+  request("seed-get-full", verbs::EncodeGetRequest(2, get, absl::MakeSpan(buf)));
+
+  rpc::MutateRequest mut;
+  mut.set_table("usertable");
+  mut.set_durability(rpc::DURABILITY_ASYNC_WAL);
+  mut.mutable_mutation()->set_row("row1");
+  for (int kind = 0; kind <= 4; ++kind) {
+    rpc::Mutation* m = mut.mutable_mutation()->add_mutations();
+    m->set_kind(static_cast<rpc::Mutation::Kind>(kind));
+    m->set_family("f");
+    m->set_qualifier(absl::StrCat("q", kind));
+    if (kind == 0) m->set_value("value");
+    if (kind % 2) m->set_timestamp(1000 + kind);
+  }
+  request("seed-mutate", verbs::EncodeMutateRequest(3, mut, absl::MakeSpan(buf)));
+
+  rpc::GetResponse resp;
+  resp.mutable_row()->set_row("row1");
+  write("seed-get-reply-empty", verbs::EncodeGetReply(4, absl::OkStatus(), &resp, absl::MakeSpan(buf)));
+  for (int i = 0; i < 3; ++i) {
+    rpc::Cell* c = resp.mutable_row()->add_cells();
+    c->set_family("f");
+    c->set_qualifier(absl::StrCat("q", i));
+    c->set_timestamp(1000 - i);
+    c->set_value(std::string(i * 4, 'v'));
+  }
+  write("seed-get-reply", verbs::EncodeGetReply(5, absl::OkStatus(), &resp, absl::MakeSpan(buf)));
+  resp.mutable_row()->mutable_cells(2)->set_value(std::string(verbs::kMinReplyBuffer, 'v'));
+  write("seed-get-reply-too-large",
+        verbs::EncodeGetReply(6, absl::OkStatus(), &resp, absl::MakeSpan(buf.data(), verbs::kMinReplyBuffer)));
+  write("seed-get-reply-error", verbs::EncodeGetReply(7, absl::NotFoundError("table 'x' not found"), nullptr,
+                                                      absl::MakeSpan(buf)));
+  write("seed-mutate-reply", verbs::EncodeMutateReply(8, absl::OkStatus(), absl::MakeSpan(buf)));
+  write("seed-mutate-reply-error",
+        verbs::EncodeMutateReply(9, absl::FailedPreconditionError("table disabled"), absl::MakeSpan(buf)));
+}
+
 }  // namespace
 }  // namespace basalt::fuzz
 
@@ -152,6 +217,7 @@ int main(int argc, char** argv) {
   basalt::fuzz::BlockFileSeeds(out);
   basalt::fuzz::WalSeeds(out);
   basalt::fuzz::ManifestSeeds(out);
+  basalt::fuzz::VerbsFrameSeeds(out);
   std::printf("fuzz_make_seeds: seed corpora written under %s\n", out.c_str());
   return 0;
 }

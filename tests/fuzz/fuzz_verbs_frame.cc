@@ -1,0 +1,135 @@
+// libFuzzer target: the verbs wire frame (transport/verbs/frame.h).
+//
+// Input: one frame, as it would arrive in a receive buffer. It goes to ParseHeader,
+// DecodeRequest, DecodeGetReply and DecodeMutateReply (expecting the request id the frame
+// carries, so the bodies are reached).
+//
+// Checks beyond "no crash": a header that parses fits the input; a malformed request is
+// InvalidArgument. The encoding is canonical, so a frame that decodes re-encodes to exactly the
+// same bytes: a request into a buffer of exactly its size (one byte less is ResourceExhausted)
+// and then decodes to an equal message; an OK reply, and an error reply whose status the
+// decoder returned, re-encode byte for byte. Any other failure of a reply decoder is Internal.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "src/common/coding.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::fuzz {
+namespace {
+
+using google::protobuf::util::MessageDifferencer;
+using verbs::DecodedRequest;
+using verbs::FrameOp;
+using verbs::kFrameHeaderSize;
+
+template <typename Req, typename Encode>
+void CheckRequestRoundTrip(absl::Span<const uint8_t> in, uint64_t id, const Req& req, Encode encode) {
+  std::vector<uint8_t> out(in.size());
+  absl::StatusOr<size_t> n = encode(id, req, absl::MakeSpan(out));
+  FUZZ_CHECK(n.ok(), "re-encoding a decoded request: %s %s", CodeName(n.status()),
+             std::string(n.status().message()).c_str());
+  FUZZ_CHECK(*n == in.size() && std::equal(out.begin(), out.end(), in.begin()),
+             "re-encoded request differs (%zu bytes, input %zu)", *n, in.size());
+  std::vector<uint8_t> short_out(in.size() - 1);
+  absl::StatusOr<size_t> s = encode(id, req, absl::MakeSpan(short_out));
+  FUZZ_CHECK(s.status().code() == absl::StatusCode::kResourceExhausted,
+             "encoding into one byte less than the frame returned %s", CodeName(s.status()));
+  DecodedRequest again;
+  absl::Status d = verbs::DecodeRequest(absl::MakeConstSpan(out), &again);
+  FUZZ_CHECK(d.ok(), "decoding a re-encoded request: %s", std::string(d.message()).c_str());
+  const Req* req2 = std::get_if<Req>(&again.request);
+  FUZZ_CHECK(req2 != nullptr && again.header.request_id == id, "re-decoded request has another op or id");
+  FUZZ_CHECK(MessageDifferencer::Equals(*req2, req), "re-decoded request differs");
+}
+
+void CheckRequest(absl::Span<const uint8_t> in) {
+  DecodedRequest d;
+  absl::Status s = verbs::DecodeRequest(in, &d);
+  if (!s.ok()) {
+    FUZZ_CHECK(s.code() == absl::StatusCode::kInvalidArgument, "DecodeRequest returned %s", CodeName(s));
+    return;
+  }
+  FUZZ_CHECK(d.header.op == FrameOp::kGet || d.header.op == FrameOp::kMutate, "request op %d",
+             static_cast<int>(d.header.op));
+  FUZZ_CHECK(kFrameHeaderSize + d.header.body_len == in.size(), "body length %u of a %zu-byte frame",
+             d.header.body_len, in.size());
+  if (const auto* get = std::get_if<rpc::GetRequest>(&d.request)) {
+    FUZZ_CHECK(d.header.op == FrameOp::kGet, "Get message from a Mutate frame");
+    CheckRequestRoundTrip(in, d.header.request_id, *get, verbs::EncodeGetRequest);
+  } else {
+    FUZZ_CHECK(d.header.op == FrameOp::kMutate, "Mutate message from a Get frame");
+    CheckRequestRoundTrip(in, d.header.request_id, std::get<rpc::MutateRequest>(d.request),
+                          verbs::EncodeMutateRequest);
+  }
+}
+
+// A reply decoder's failure: either the server's status, which then re-encodes to the input,
+// or Internal for a malformed frame.
+template <typename EncodeError>
+void CheckReplyError(absl::Span<const uint8_t> in, const absl::Status& s, EncodeError encode_error) {
+  std::vector<uint8_t> out(std::max(in.size(), verbs::kMinReplyBuffer));
+  const size_t n = encode_error(s, absl::MakeSpan(out));
+  const bool same = n == in.size() && std::equal(in.begin(), in.end(), out.begin());
+  FUZZ_CHECK(same || s.code() == absl::StatusCode::kInternal, "reply decoder returned %s for a frame that is not that reply",
+             CodeName(s));
+}
+
+void CheckGetReply(absl::Span<const uint8_t> in, uint64_t id) {
+  rpc::GetResponse resp;
+  bool too_large = false;
+  absl::Status s = verbs::DecodeGetReply(in, id, &resp, &too_large);
+  if (too_large) {
+    FUZZ_CHECK(s.code() == absl::StatusCode::kResourceExhausted, "too-large reply returned %s", CodeName(s));
+    FUZZ_CHECK(DecodeFixed16(reinterpret_cast<const char*>(in.data()) + 18) == verbs::kFlagTooLarge,
+               "too-large without the flag");
+    return;
+  }
+  if (s.ok()) {
+    std::vector<uint8_t> out(std::max(in.size(), verbs::kMinReplyBuffer));
+    const size_t n = verbs::EncodeGetReply(id, absl::OkStatus(), &resp, absl::MakeSpan(out));
+    FUZZ_CHECK(n == in.size() && std::equal(in.begin(), in.end(), out.begin()),
+               "re-encoded Get reply differs (%zu bytes, input %zu)", n, in.size());
+    FUZZ_CHECK(resp.has_row(), "OK Get reply without a row");
+    return;
+  }
+  CheckReplyError(in, s, [&](const absl::Status& st, absl::Span<uint8_t> out) {
+    return verbs::EncodeGetReply(id, st, nullptr, out);
+  });
+}
+
+void CheckMutateReply(absl::Span<const uint8_t> in, uint64_t id) {
+  absl::Status s = verbs::DecodeMutateReply(in, id);
+  FUZZ_CHECK(!s.ok() || in.size() == kFrameHeaderSize, "OK Mutate reply of %zu bytes", in.size());
+  if (s.ok()) return;
+  CheckReplyError(in, s, [&](const absl::Status& st, absl::Span<uint8_t> out) {
+    return verbs::EncodeMutateReply(id, st, out);
+  });
+}
+
+}  // namespace
+}  // namespace basalt::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace basalt;
+  using namespace basalt::fuzz;
+  const absl::Span<const uint8_t> in(data, size);
+  absl::StatusOr<verbs::FrameHeader> h = verbs::ParseHeader(in);
+  if (h.ok()) {
+    FUZZ_CHECK(verbs::kFrameHeaderSize + h->body_len <= size, "header's body of %u bytes overruns %zu",
+               h->body_len, size);
+  } else {
+    FUZZ_CHECK(h.status().code() == absl::StatusCode::kInvalidArgument, "ParseHeader returned %s",
+               CodeName(h.status()));
+  }
+  CheckRequest(in);
+  const uint64_t id = size >= 16 ? DecodeFixed64(reinterpret_cast<const char*>(data) + 8) : 0;
+  CheckGetReply(in, id);
+  CheckMutateReply(in, id);
+  return 0;
+}

@@ -1,0 +1,107 @@
+// The verbs transport's wire frame (DESIGN.md §4): a compact, versioned binary encoding of Get
+// and Mutate (Put/Delete) requests and their replies, written straight into a registered buffer
+// slice and read in place. Not protobuf: a fixed header, then length-prefixed fields.
+//
+// Header (24 bytes, little-endian):
+//   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
+//   4  u32 body length       8  u64 request id (a reply echoes its request's)
+//   16 u16 status code (absl::StatusCode; requests: 0)
+//   18 u16 flags (kFlagTooLarge)                    20 u32 reserved, 0
+// Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
+//   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
+//                   i32 max_versions | u8 skip_block_cache |
+//                   u16 ncolumns × (bytes16 family | u32 nqualifiers × bytes32 qualifier)
+//   Mutate request: str16 table | u8 durability | bytes32 row |
+//                   u32 nmutations × (u8 kind | u8 has_ts | i64 ts | bytes16 family |
+//                                     bytes32 qualifier | bytes32 value)
+//   Get reply, OK:  bytes32 row | u32 ncells × (bytes16 family | bytes32 qualifier | i64 ts |
+//                                               bytes32 value)
+//   Mutate reply, OK: empty
+//   Any reply with a status other than OK: bytes32 message
+//
+// Decoding checks every length against the bytes that are there before it reads, refuses
+// trailing bytes, unknown versions, ops and enum values, with InvalidArgument naming the field
+// and offset. It never reads outside the span it is given. The encoding is canonical (flags and
+// booleans are 0 or 1, an absent optional timestamp is written as 0 and must read as 0), so a
+// frame that decodes re-encodes to the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "proto/basalt.pb.h"
+
+namespace basalt::verbs {
+
+inline constexpr uint16_t kFrameMagic = 0xBA5A;
+inline constexpr uint8_t kFrameVersion = 1;
+inline constexpr size_t kFrameHeaderSize = 24;
+
+enum class FrameOp : uint8_t {
+  kGet = 1,
+  kMutate = 2,
+  kGetReply = 0x81,
+  kMutateReply = 0x82,
+};
+
+// Reply flag: the reply would not fit a verbs message; the client repeats the call over gRPC.
+inline constexpr uint16_t kFlagTooLarge = 1;
+
+struct FrameHeader {
+  FrameOp op = FrameOp::kGet;
+  uint32_t body_len = 0;
+  uint64_t request_id = 0;
+  uint16_t status = 0;  // absl::StatusCode of a reply
+  uint16_t flags = 0;
+};
+
+// Parses and checks the header of the frame in `in` (magic, version, op, reserved == 0,
+// kFrameHeaderSize + body_len <= in.size(), status a valid absl::StatusCode). Flags are left to
+// the decoders below.
+absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in);
+
+// Requests, encoded into `out`; they return the frame's total length. ResourceExhausted when
+// the frame does not fit `out` (the caller sends the call over gRPC instead), InvalidArgument
+// when a field cannot be encoded (a table name or family over 65535 bytes, > 65535 columns,
+// a durability or mutation kind outside the proto's enum).
+absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetRequest& req, absl::Span<uint8_t> out);
+absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::MutateRequest& req,
+                                           absl::Span<uint8_t> out);
+
+// A decoded request (the server side).
+struct DecodedRequest {
+  FrameHeader header;
+  std::variant<rpc::GetRequest, rpc::MutateRequest> request;
+};
+// Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
+// including a reply op, a status or flags other than 0, or bytes after the body. The decoded
+// GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
+// a message the variant already holds is reused (cleared, capacity kept).
+absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);
+
+// Replies. `status` not OK: an error reply carrying the code and message (the message is cut
+// to fit, at a UTF-8 character boundary). A Get reply whose row does not fit `out` (or that the
+// frame cannot carry: a family over 65535 bytes, a cell that is not a put) becomes a reply with
+// kFlagTooLarge and status ResourceExhausted. `resp` null with an OK status: an empty row.
+// Never fails: returns the frame length. `out` must hold at least kMinReplyBuffer bytes (with
+// fewer than kFrameHeaderSize + 4 they write nothing and return 0).
+inline constexpr size_t kMinReplyBuffer = 256;
+size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc::GetResponse* resp,
+                      absl::Span<uint8_t> out);
+size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::Span<uint8_t> out);
+
+// Client side: decodes a reply frame of the expected op and request id. Returns the server's
+// status (an error reply's code and message, prefixed with nothing); a malformed or mismatched
+// frame is Internal ("verbs frame: ..."), as are unknown flags. A too-large reply sets
+// *too_large (when given; otherwise it is set false) and returns ResourceExhausted. `resp`
+// (not null) is cleared first; an OK reply always sets its row, with the key the server sent,
+// as the gRPC Get does.
+absl::Status DecodeGetReply(absl::Span<const uint8_t> in, uint64_t request_id, rpc::GetResponse* resp,
+                            bool* too_large = nullptr);
+absl::Status DecodeMutateReply(absl::Span<const uint8_t> in, uint64_t request_id);
+
+}  // namespace basalt::verbs
