@@ -12,6 +12,7 @@
 #include "client/wire.h"
 #include "gtest/gtest.h"
 #include "transport/selector.h"
+#include "transport/verbs/rdma.h"
 
 namespace basalt {
 namespace {
@@ -397,7 +398,7 @@ TEST(SelectorTest, GrpcUnlessVerbsIsMade) {
   o.policy = PathPolicy::kVerbsOnly;
   absl::StatusOr<std::unique_ptr<NetworkSelector>> verbs = NewNetworkSelector(o, {"127.0.0.1:1"});
   EXPECT_EQ(verbs.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(verbs.status().message().find("issue 4"), absl::string_view::npos);
+  EXPECT_NE(verbs.status().message().find("no verbs path factory"), absl::string_view::npos);
 }
 
 // A stand-in verbs path (not a server: it never leaves the process) to check the routing and
@@ -447,14 +448,28 @@ TEST(ConnectionTest, OpenValidates) {
   EXPECT_EQ(Connection::Open({.address = "h:1", .max_attempts = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Connection::Open({.address = "h:1", .channels = 0}).status().code(), absl::StatusCode::kInvalidArgument);
-  absl::StatusOr<std::unique_ptr<Connection>> verbs =
-      Connection::Open({.address = "127.0.0.1:1", .transport = TransportChoice::kVerbs});
-  EXPECT_EQ(verbs.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(verbs.status().message().find("verbs transport not built yet (issue 4)"), absl::string_view::npos);
+  EXPECT_EQ(Connection::Open({.address = "h:1", .verbs_max_endpoints = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::unique_ptr<Connection>> ok =
       Connection::Open({.address = "127.0.0.1:1", .transport = TransportChoice::kGrpc, .channels = 3});
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)->options().channels, 3);
+  EXPECT_EQ((*ok)->GetTransportStats().verbs_state, "grpc only");
+}
+
+// On a host without an RDMA device (this one: the verbs suite runs in a soft-RoCE guest),
+// kVerbs fails Open with "no RDMA device" and kAuto serves everything over gRPC.
+TEST(ConnectionTest, NoRdmaDeviceMeansGrpc) {
+  if (verbs::RdmaDevices().ok()) GTEST_SKIP() << "this host has an RDMA device";
+  absl::StatusOr<std::unique_ptr<Connection>> verbs =
+      Connection::Open({.address = "127.0.0.1:1", .transport = TransportChoice::kVerbs});
+  EXPECT_EQ(verbs.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(verbs.status().message().find("no RDMA device"), absl::string_view::npos) << verbs.status();
+  absl::StatusOr<std::unique_ptr<Connection>> autos = Connection::Open({.address = "127.0.0.1:1"});
+  ASSERT_TRUE(autos.ok()) << autos.status();
+  TransportStats st = (*autos)->GetTransportStats();
+  EXPECT_EQ(st.verbs_state.rfind("off: no RDMA device", 0), 0u) << st.verbs_state;
+  EXPECT_EQ(st.verbs_calls, 0u);
 }
 
 // Nothing listens on port 1 of loopback: every call is refused, so it fails with Unavailable

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "src/common/status.h"
+#include "transport/verbs/path.h"
 
 namespace basalt {
 namespace client_internal {
@@ -22,6 +23,10 @@ class ConnectionImpl final : public Connection {
     return NewBufferedMutator(core_.get(), table, options);
   }
   const ConnectionOptions& options() const override { return core_->options(); }
+  TransportStats GetTransportStats() const override {
+    absl::StatusOr<TransportStats> s = core_->selector()->Stats(core_->server());
+    return s.ok() ? *s : TransportStats{};
+  }
 
  private:
   std::unique_ptr<Core> core_;
@@ -40,6 +45,12 @@ absl::Status ValidateOptions(const ConnectionOptions& o) {
   }
   if (o.channels < 1 || o.channels > 256) {
     return absl::InvalidArgumentError(absl::StrCat("channels must be in 1..256, got ", o.channels));
+  }
+  if (o.verbs_max_endpoints < 1 || o.verbs_max_endpoints > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs_max_endpoints must be in 1..4096, got ", o.verbs_max_endpoints));
+  }
+  if (o.verbs_spin < absl::ZeroDuration() || o.verbs_retry < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("verbs_spin and verbs_retry must not be negative");
   }
   return absl::OkStatus();
 }
@@ -68,6 +79,16 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   SelectorOptions so;
   so.policy = PolicyOf(options.transport);
   so.grpc_channels = options.channels;
+  so.verbs_retry = options.verbs_retry;
+  if (so.policy != PathPolicy::kGrpcOnly) {
+    verbs::VerbsPathOptions vo;
+    vo.client.max_endpoints = options.verbs_max_endpoints;
+    vo.client.spin = options.verbs_spin;
+    vo.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
+    vo.retry = options.verbs_retry;
+    vo.required = so.policy == PathPolicy::kVerbsOnly;
+    so.verbs_factory = verbs::MakeVerbsPathFactory(vo);
+  }
   absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {options.address});
   if (!selector.ok()) return WithContext(selector.status(), absl::StrCat("Connection::Open ", options.address));
   return std::unique_ptr<Connection>(

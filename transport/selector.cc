@@ -97,8 +97,8 @@ void GrpcPath::MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, r
 
 namespace {
 
-absl::Status VerbsNotBuilt() {
-  return absl::FailedPreconditionError("verbs transport not built yet (issue 4); use transport kAuto or kGrpc");
+absl::Status NoVerbsFactory() {
+  return absl::FailedPreconditionError("verbs transport requested but no verbs path factory was given");
 }
 
 class DefaultSelector final : public NetworkSelector {
@@ -110,12 +110,15 @@ class DefaultSelector final : public NetworkSelector {
     paths->grpc = GrpcPath::Open(server, options_.grpc_channels);
     if (options_.policy != PathPolicy::kGrpcOnly) {
       if (!options_.verbs_factory) {
-        if (options_.policy == PathPolicy::kVerbsOnly) return VerbsNotBuilt();
+        if (options_.policy == PathPolicy::kVerbsOnly) return NoVerbsFactory();
       } else {
         absl::StatusOr<std::unique_ptr<DataPath>> verbs = options_.verbs_factory(server, paths->grpc.get());
         if (verbs.ok()) {
           paths->verbs = std::move(*verbs);
-        } else if (options_.policy == PathPolicy::kVerbsOnly) {
+        } else {
+          paths->verbs_off = std::string(verbs.status().message());
+        }
+        if (!verbs.ok() && options_.policy == PathPolicy::kVerbsOnly) {
           return absl::Status(verbs.status().code(),
                               absl::StrCat("verbs path to ", server, ": ", verbs.status().message()));
         }
@@ -135,6 +138,18 @@ class DefaultSelector final : public NetworkSelector {
       }
     }
     return p->grpc.get();
+  }
+
+  absl::StatusOr<TransportStats> Stats(const std::string& server) override {
+    ServerPaths* p = Lookup(server);
+    if (p == nullptr) return UnknownServer(server);
+    TransportStats s;
+    if (p->verbs != nullptr) {
+      p->verbs->AddStats(&s);
+    } else if (!p->verbs_off.empty()) {
+      s.verbs_state = "off: " + p->verbs_off;
+    }
+    return s;
   }
 
   absl::StatusOr<GrpcPath*> Grpc(const std::string& server) override {
@@ -157,6 +172,7 @@ class DefaultSelector final : public NetworkSelector {
   struct ServerPaths {
     std::unique_ptr<GrpcPath> grpc;
     std::unique_ptr<DataPath> verbs;  // null: gRPC only
+    std::string verbs_off;            // why there is no verbs path
     std::atomic<int64_t> verbs_down_until_ns{0};
   };
 

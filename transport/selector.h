@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/basalt.grpc.pb.h"
+#include "transport/stats.h"
 
 namespace basalt {
 
@@ -48,6 +49,8 @@ class DataPath {
                         PathCallback done) = 0;
   virtual void MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
                            PathCallback done) = 0;
+  // Adds what the path counts to *out (the gRPC path counts nothing).
+  virtual void AddStats(TransportStats* out) const { (void)out; }
 };
 
 // gRPC to one server over `channels` channels (separate TCP connections), calls spread
@@ -105,7 +108,7 @@ struct SelectorOptions {
   PathPolicy policy = PathPolicy::kAuto;
   int grpc_channels = 1;
   absl::Duration verbs_retry = absl::Seconds(5);  // how long a failed verbs path stays down
-  VerbsPathFactory verbs_factory;                 // empty: verbs is not built (today)
+  VerbsPathFactory verbs_factory;                 // empty: no verbs (transport/verbs/path.h makes one)
 };
 
 class NetworkSelector {
@@ -119,6 +122,8 @@ class NetworkSelector {
   // A call on `path` to `server` failed with `status`. A verbs path failing with Unavailable
   // is marked down for verbs_retry (calls take gRPC meanwhile); gRPC failures change nothing.
   virtual void ReportFailure(const std::string& server, const DataPath* path, const absl::Status& status) = 0;
+  // What the server's paths did; NotFound for a server the selector does not know.
+  virtual absl::StatusOr<TransportStats> Stats(const std::string& server) = 0;
 };
 
 // The selector over `servers` (gRPC targets, e.g. "host:port"). FailedPrecondition when

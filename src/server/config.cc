@@ -165,6 +165,80 @@ const std::vector<Setting>& Settings() {
          c->scan_bytes_per_message = n;
          return absl::OkStatus();
        }},
+      {"rdma", "auto", "verbs transport for Get/Put: auto (when an RDMA device is there), on (fail without one), off",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         std::string l = absl::AsciiStrToLower(AV(v));
+         if (l == "auto") {
+           c->rdma = ServerConfig::Rdma::kAuto;
+         } else if (l == "on" || l == "true" || l == "1") {
+           c->rdma = ServerConfig::Rdma::kOn;
+         } else if (l == "off" || l == "false" || l == "0") {
+           c->rdma = ServerConfig::Rdma::kOff;
+         } else {
+           return BadValue(k, v, "expected auto, on or off");
+         }
+         return absl::OkStatus();
+       }},
+      {"rdma_listen", "", "IP:PORT of the RDMA interface for rdma_cm (the IP picks the device; port 0: a free one); "
+                          "empty: the listen host on a free port",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (!v.empty()) {
+           std::string host;
+           int port;
+           absl::Status s = SplitHostPort(v, &host, &port);
+           if (!s.ok()) return BadValue(k, v, s.message());
+         }
+         c->rdma_listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rdma_device", "", "require rdma_listen's address to be on this RDMA device (ibv_devinfo names it); empty: any",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->rdma_device = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rdma_device_port", "0", "require the address to be on this port of the device (0: any)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 255));
+         c->rdma_device_port = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_gid_index", "-1", "require this GID index to hold the address's RoCE v2 GID (-1: not checked)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, -1, 255));
+         c->rdma_gid_index = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_helper_threads", "1", "threads polling the verbs completion queues (Gets run on them)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 64));
+         c->rdma_helper_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_max_endpoints", "128", "verbs endpoints across all clients (registered memory: 2 x rdma_message_bytes each)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 65536));
+         c->rdma_max_endpoints = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_message_bytes", "72KiB", "largest verbs message each way; larger calls go over gRPC",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1024 || n > (16u << 20)) return BadValue(k, v, "must be in [1KiB, 16MiB]");
+         c->rdma_message_bytes = n;
+         return absl::OkStatus();
+       }},
+      {"rdma_spin_us", "50", "microseconds a verbs helper busy-polls before sleeping on its completion channel",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1000000));
+         c->rdma_spin_us = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_session_ttl_s", "600", "seconds a verbs session token stays valid for new endpoints",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 86400 * 365));
+         c->rdma_session_ttl_s = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
   };
   return *kSettings;
 }

@@ -26,6 +26,18 @@ struct ServerConfig {
   int max_request_bytes = 64 << 20;        // gRPC receive cap
   uint32_t scan_rows_per_message = 100;
   uint64_t scan_bytes_per_message = 1ull << 20;
+  // The verbs transport (transport/verbs, deploy/RDMA.md).
+  enum class Rdma { kAuto, kOn, kOff };
+  Rdma rdma = Rdma::kAuto;           // auto: serve verbs when an RDMA device is there
+  std::string rdma_listen;           // IP:PORT for rdma_cm; empty: the listen host, a free port
+  std::string rdma_device;           // the address must be on this device (empty: any)
+  int rdma_device_port = 0;          // ... and this port of it (0: any)
+  int rdma_gid_index = -1;           // checked to be the address's RoCE v2 GID (-1: not checked)
+  int rdma_helper_threads = 1;       // threads polling the verbs completion queues
+  int rdma_max_endpoints = 128;      // verbs endpoints (queue pairs) across all clients
+  uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take gRPC
+  int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel
+  int rdma_session_ttl_s = 600;      // a session token's life (endpoints connect within it)
 };
 
 struct ParsedArgs {

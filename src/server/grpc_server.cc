@@ -338,6 +338,8 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(as, a, Flush, rpc::TableRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, MajorCompact, rpc::TableRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse, true);
+  BASALT_UNARY_(as, a, SetVerbs, rpc::SetVerbsRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(bs, a, OpenVerbsSession, rpc::VerbsSessionRequest, rpc::VerbsSessionResponse, false);
 #undef BASALT_UNARY_
   const int max_reply = std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes);
   AddUnary<rpc::EchoRequest, rpc::EchoResponse>(
@@ -365,6 +367,12 @@ absl::Status GrpcServer::Start() {
     impl->threads.emplace_back([impl, q] { impl->Poll(q); });
   }
   return absl::OkStatus();
+}
+
+std::function<void(std::function<void()>)> GrpcServer::Scheduler() {
+  HandlerPool* pool = impl_->pool.get();
+  if (pool == nullptr) return {};
+  return [pool](std::function<void()> task) { pool->Schedule(std::move(task)); };
 }
 
 void GrpcServer::Shutdown(std::chrono::milliseconds grace) {

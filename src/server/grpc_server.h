@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -50,6 +51,10 @@ class GrpcServer {
   // Binds and starts serving. Unavailable when the address cannot be bound.
   absl::Status Start();
   int port() const { return port_; }
+
+  // Runs a task on the write/admin handler pool (after Start); empty when handler_threads is 0.
+  // The verbs transport sends its writes there too. Valid until Shutdown.
+  std::function<void(std::function<void()>)> Scheduler();
 
   // Stops accepting calls, lets unary calls in flight finish until `grace` has passed (then
   // cancels them, and scans at once: clients resume them), shuts down and drains the

@@ -14,6 +14,7 @@
 #include "src/server/grpc_server.h"
 #include "src/server/service.h"
 #include "src/server/tables.h"
+#include "src/server/verbs_front.h"
 #include "storage/block_cache.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -74,6 +75,17 @@ int Run(int argc, char** argv) {
     (*tables)->CloseAll().IgnoreError();
     return 1;
   }
+  VerbsControl verbs_control;
+  absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
+      StartVerbs(config, &data, server.Scheduler(), &verbs_control);
+  if (!verbs_server.ok()) {
+    std::cerr << "basalt-server: " << verbs_server.status().message() << "\n";
+    server.Shutdown(std::chrono::milliseconds(0));
+    (*tables)->CloseAll().IgnoreError();
+    return 1;
+  }
+  counters.verbs.store(&verbs_control);
+  std::cout << "basalt-server: verbs " << verbs_control.state << std::endl;
   std::string host;
   int unused_port;
   SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
@@ -85,6 +97,7 @@ int Run(int argc, char** argv) {
     absl::Status s = Env::Default()->WriteFileDurably(config.port_file, absl::StrCat(server.port(), "\n"));
     if (!s.ok()) {
       std::cerr << "basalt-server: writing port file: " << s.message() << "\n";
+      if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       (*tables)->CloseAll().IgnoreError();
       return 1;
@@ -95,6 +108,7 @@ int Run(int argc, char** argv) {
   while (sigwait(&sigs, &sig) != 0) {
   }
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
+  if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool
   server.Shutdown(kShutdownGrace);
   absl::Status closed = (*tables)->CloseAll();
   if (!closed.ok()) {

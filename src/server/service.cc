@@ -588,6 +588,12 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     resp->set_block_cache_capacity(u.capacity_bytes);
   }
   resp->set_resident_bytes(ResidentBytes());
+  if (const VerbsControl* v = counters_->verbs.load(); v != nullptr) {
+    resp->set_verbs(v->state);
+    if (v->fill_status) v->fill_status(resp);
+  } else {
+    resp->set_verbs("off");
+  }
   for (const TableManager::TableInfo& info : tables_->Stats()) {
     rpc::TableStatus* ts = resp->add_tables();
     ts->set_name(info.spec.name);
@@ -599,6 +605,28 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_flushes(info.stats.flushes);
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
   }
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp) {
+  (void)req;  // the frame version is checked by the client against the response's
+  const VerbsControl* v = counters_->verbs.load();
+  if (v == nullptr || !v->open_session) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
+  }
+  BASALT_ASSIGN_OR_RETURN(*resp, v->open_session());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp) {
+  (void)resp;
+  const VerbsControl* v = counters_->verbs.load();
+  if (v == nullptr || !v->set_enabled) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
+  }
+  v->set_enabled(req.enabled());
   return absl::OkStatus();
 }
 

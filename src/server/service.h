@@ -75,11 +75,20 @@ class DataService {
   const ServerConfig config_;
 };
 
+// The verbs transport as the services see it (main.cc fills it in; empty functions: not served).
+struct VerbsControl {
+  std::string state = "off";  // "off: <why>" when verbs is not served
+  std::function<absl::StatusOr<rpc::VerbsSessionResponse>()> open_session;
+  std::function<void(bool enabled)> set_enabled;
+  std::function<void(rpc::StatusResponse*)> fill_status;  // the verbs_* counters
+};
+
 // What Status reports besides the tables.
 struct ServerCounters {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> requests{0};
   BlockCache* block_cache = nullptr;
+  std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
 };
 
 class AdminService {
@@ -95,6 +104,9 @@ class AdminService {
   absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
+  // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
+  absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);
+  absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
 
  private:
   TableManager* tables_;

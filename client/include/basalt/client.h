@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "src/common/types.h"
+#include "transport/stats.h"
 
 namespace basalt {
 
@@ -61,9 +62,15 @@ struct ConnectionOptions {
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
   bool retry_non_idempotent = false;       // also retry Increment, Append, CheckAndMutate
-  // Today every call takes gRPC; kVerbs fails Open with FailedPrecondition (issue 4).
+  // Get and Put (Mutate) take the verbs transport when the server offers an RDMA session and
+  // this host has an RDMA device (kAuto); everything else always takes gRPC. kVerbs makes Open
+  // fail when verbs cannot be had. A verbs failure sends the call over gRPC instead (it does
+  // not fail) and keeps verbs down for verbs_retry, then tries it again.
   TransportChoice transport = TransportChoice::kAuto;
   int channels = 1;  // gRPC channels (TCP connections) the calls are spread over
+  int verbs_max_endpoints = 32;  // verbs endpoints (queue pairs) shared by the calling threads
+  absl::Duration verbs_spin = absl::Microseconds(20);  // busy-poll for a reply before sleeping
+  absl::Duration verbs_retry = absl::Seconds(5);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -388,8 +395,9 @@ class Admin {
 class Connection {
  public:
   // Connects (lazily: the first call dials). InvalidArgument for a malformed address.
-  // InvalidArgument also for a non-positive timeout, max_attempts or channels;
-  // FailedPrecondition for TransportChoice::kVerbs (not built yet).
+  // InvalidArgument also for a non-positive timeout, max_attempts or channels. With
+  // TransportChoice::kVerbs, the error that keeps verbs from being used (FailedPrecondition "no
+  // RDMA device", a server without verbs, or Unavailable when it cannot be reached).
   static absl::StatusOr<std::unique_ptr<Connection>> Open(const ConnectionOptions& options);
   virtual ~Connection() = default;  // waits for the async calls in flight
 
@@ -399,6 +407,8 @@ class Connection {
   virtual std::unique_ptr<BufferedMutator> GetBufferedMutator(const std::string& table,
                                                               const BufferedMutatorOptions& options = {}) = 0;
   virtual const ConnectionOptions& options() const = 0;
+  // What the transports did so far (verbs state, calls over verbs, fallbacks, endpoints).
+  virtual TransportStats GetTransportStats() const = 0;
 };
 
 // HBase's Bytes.toBytes(long) / toLong: 8-byte big-endian, the value format of counters.

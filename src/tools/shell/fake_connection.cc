@@ -282,6 +282,7 @@ class FakeConnection : public Connection {
     return nullptr;
   }
   const ConnectionOptions& options() const override { return options_; }
+  TransportStats GetTransportStats() const override { return TransportStats{}; }
 
  private:
   FakeServer* s_;

@@ -1,0 +1,76 @@
+#include "src/server/verbs_front.h"
+
+#include "absl/strings/str_cat.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::server {
+
+absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
+                                                               std::function<void(std::function<void()>)> schedule,
+                                                               VerbsControl* control) {
+  if (config.rdma == ServerConfig::Rdma::kOff) {
+    control->state = "off: rdma=off";
+    return nullptr;
+  }
+  std::string host;
+  int port = 0;
+  if (absl::Status s = SplitHostPort(config.rdma_listen.empty() ? config.listen : config.rdma_listen, &host, &port);
+      !s.ok()) {
+    return s;  // validated by the config parser
+  }
+  if (config.rdma_listen.empty()) port = 0;  // the gRPC port is taken: any free one
+  verbs::VerbsServerOptions o;
+  o.address = host;
+  o.port = port;
+  o.device = config.rdma_device;
+  o.device_port = config.rdma_device_port;
+  o.gid_index = config.rdma_gid_index;
+  o.helper_threads = config.rdma_helper_threads;
+  o.max_endpoints = config.rdma_max_endpoints;
+  o.message_bytes = config.rdma_message_bytes;
+  o.spin = absl::Microseconds(config.rdma_spin_us);
+  o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
+  verbs::VerbsHandlers h;
+  h.get = [data](const rpc::GetRequest& req, rpc::GetResponse* resp) { return data->Get(req, resp); };
+  h.mutate = [data](const rpc::MutateRequest& req) {
+    rpc::MutateResponse unused;
+    return data->Mutate(req, &unused);
+  };
+  h.schedule = std::move(schedule);
+  absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> server = verbs::VerbsServer::Start(o, std::move(h));
+  if (!server.ok()) {
+    if (config.rdma == ServerConfig::Rdma::kOn) {
+      return absl::Status(server.status().code(), absl::StrCat("rdma=on: ", server.status().message()));
+    }
+    control->state = absl::StrCat("off: ", server.status().message());
+    return nullptr;
+  }
+  verbs::VerbsServer* v = server->get();
+  control->state = absl::StrCat(v->device_description(), " on ", v->address(), ":", v->port());
+  control->open_session = [v]() -> absl::StatusOr<rpc::VerbsSessionResponse> {
+    absl::StatusOr<verbs::VerbsSession> s = v->NewSession();
+    if (!s.ok()) return s.status();
+    rpc::VerbsSessionResponse r;
+    r.set_address(s->address);
+    r.set_port(static_cast<uint32_t>(s->port));
+    r.set_token(s->token);
+    r.set_ttl_ms(absl::ToInt64Milliseconds(s->expires - absl::Now()));
+    r.set_message_bytes(static_cast<uint32_t>(s->message_bytes));
+    r.set_frame_version(verbs::kFrameVersion);
+    return r;
+  };
+  control->set_enabled = [v](bool enabled) { v->SetEnabled(enabled); };
+  control->fill_status = [v](rpc::StatusResponse* resp) {
+    verbs::VerbsServerStats s = v->stats();
+    resp->set_verbs_enabled(v->enabled());
+    resp->set_verbs_endpoints(s.endpoints_open);
+    resp->set_verbs_requests(s.requests);
+    resp->set_verbs_connects_accepted(s.connects_accepted);
+    resp->set_verbs_connects_rejected(s.connects_rejected);
+    resp->set_verbs_malformed_frames(s.malformed_frames);
+    resp->set_verbs_sessions(s.sessions);
+  };
+  return server;
+}
+
+}  // namespace basalt::server

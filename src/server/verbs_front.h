@@ -1,0 +1,24 @@
+// basalt-server's verbs front end: starts transport/verbs' VerbsServer as the `rdma` setting
+// says, over the same DataService as gRPC (Gets inline on the verbs helper threads, Mutates on
+// the gRPC server's handler pool), and fills the VerbsControl the Admin service reports through.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "src/server/config.h"
+#include "src/server/service.h"
+#include "transport/verbs/server.h"
+
+namespace basalt::server {
+
+// rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
+// whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:
+// those are errors. `schedule` is the handler pool (empty: writes run inline).
+absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
+                                                               std::function<void(std::function<void()>)> schedule,
+                                                               VerbsControl* control);
+
+}  // namespace basalt::server

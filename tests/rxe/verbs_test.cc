@@ -1,0 +1,402 @@
+// The verbs transport for real: basalt-server processes serving Get/Put over RDMA verbs on the
+// soft-RoCE device rxe0 of the qemu guest (tests/rxe/guest.sh), driven through the client
+// library. Runs in the guest only (CTest label rxe); on a host without an RDMA device every
+// test skips, since the host's "no RDMA device" behaviour is tested by client_test and
+// server_process_test.
+//
+// $BASALT_RXE_ADDR is the guest's address on rxe0's netdev; the server's gRPC stays on
+// 127.0.0.1, so "verbs failed, gRPC works" can happen for real.
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/basalt.grpc.pb.h"
+#include "tests/integration/integration_util.h"
+#include "transport/verbs/client.h"
+#include "transport/verbs/frame.h"
+#include "transport/verbs/rdma.h"
+
+namespace basalt::testing {
+namespace {
+
+using absl::StatusCode;
+
+std::string RxeAddress() {
+  const char* a = std::getenv("BASALT_RXE_ADDR");
+  return a != nullptr ? a : "";
+}
+
+class Verbs : public ServerTest {
+ protected:
+  void SetUp() override {
+    if (!verbs::RdmaDevices().ok() || RxeAddress().empty()) {
+      GTEST_SKIP() << "no RDMA device here (the verbs suite runs in the soft-RoCE guest)";
+    }
+  }
+
+  void StartVerbsServer(std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"--rdma=on", absl::StrCat("--rdma_listen=", RxeAddress(), ":0"),
+                                     "--memstore_flush_size=1MiB"};
+    args.insert(args.end(), more.begin(), more.end());
+    StartServer(args);
+    conn_ = Open(TransportChoice::kVerbs);
+    ASSERT_NE(conn_, nullptr);
+    CreateTable("t", {"cf"});
+    table_ = conn_->GetTable("t");
+  }
+
+  std::unique_ptr<Connection> Open(TransportChoice t, int max_endpoints = 32) {
+    ConnectionOptions o;
+    o.address = server_->address();
+    o.timeout = absl::Seconds(60);
+    o.transport = t;
+    o.verbs_max_endpoints = max_endpoints;
+    o.verbs_retry = absl::Milliseconds(300);
+    auto c = Connection::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // The server's status over gRPC (the verbs_* counters).
+  rpc::StatusResponse ServerStatus() {
+    auto stub = rpc::Admin::NewStub(grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    rpc::StatusResponse resp;
+    grpc::Status s = stub->Status(&ctx, rpc::StatusRequest(), &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp;
+  }
+
+  void SetServerVerbs(bool enabled) {
+    auto stub = rpc::Admin::NewStub(grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    rpc::SetVerbsRequest req;
+    req.set_enabled(enabled);
+    rpc::AdminResponse resp;
+    grpc::Status s = stub->SetVerbs(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+
+  absl::StatusOr<verbs::VerbsSession> FetchSession() {
+    auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    rpc::VerbsSessionRequest req;
+    req.set_frame_version(verbs::kFrameVersion);
+    rpc::VerbsSessionResponse resp;
+    grpc::Status s = stub->OpenVerbsSession(&ctx, req, &resp);
+    if (!s.ok()) return absl::UnavailableError(s.error_message());
+    verbs::VerbsSession v;
+    v.address = resp.address();
+    v.port = static_cast<int>(resp.port());
+    v.token = resp.token();
+    v.expires = absl::Now() + absl::Milliseconds(resp.ttl_ms());
+    v.message_bytes = resp.message_bytes();
+    return v;
+  }
+
+  std::unique_ptr<Table> table_;
+};
+
+TEST_F(Verbs, GetAndPutTakeVerbs) {
+  StartVerbsServer();
+  rpc::StatusResponse st = ServerStatus();
+  EXPECT_TRUE(st.verbs_enabled());
+  EXPECT_NE(st.verbs().find("rxe0"), std::string::npos) << st.verbs();
+  ASSERT_TRUE(table_->Put(Put("r1").Add("cf", "a", "v1", 100)).ok());
+  ASSERT_TRUE(table_->Put(Put("r1").Add("cf", "b", "v2")).ok());
+  auto r = table_->Get(Get("r1"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->row(), "r1");
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ(r->Value("cf", "a").value_or("?"), "v1");
+  EXPECT_EQ(r->cells()[0].timestamp, 100);
+  // The engine's answers travel unchanged: a missing row, an unknown family, a delete.
+  auto missing = table_->Get(Get("nope"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(missing->empty());
+  EXPECT_EQ(table_->Get(Get("r1").AddFamily("zz")).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(conn_->GetTable("no_table")->Put(Put("r").Add("cf", "a", "v")).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(table_->Delete(Delete("r1").AddColumns("cf", "a")).ok());
+  r = table_->Get(Get("r1"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), 1u);
+
+  TransportStats ts = conn_->GetTransportStats();
+  EXPECT_EQ(ts.verbs_state, "up");
+  EXPECT_GE(ts.verbs_calls, 8u);
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_GE(ServerStatus().verbs_requests(), 8u);
+}
+
+TEST_F(Verbs, PayloadsFromOneByteTo64KiB) {
+  StartVerbsServer();
+  const std::vector<size_t> sizes = {1, 7, 100, 1024, 4096, 16384, 60000, 65536};
+  for (size_t n : sizes) {
+    std::string v(n, '\0');
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 131 + n) & 0xff);
+    const std::string row = absl::StrCat("row", n);
+    ASSERT_TRUE(table_->Put(Put(row).Add("cf", "q", v)).ok()) << n;
+    auto r = table_->Get(Get(row));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->Value("cf", "q").value_or(""), v) << n;
+  }
+  TransportStats ts = conn_->GetTransportStats();
+  EXPECT_EQ(ts.verbs_calls, 2 * sizes.size());
+  EXPECT_EQ(ts.oversized, 0u);
+  // Larger than a verbs message (72 KiB): the call goes over gRPC, and still works.
+  std::string big(200 * 1024, 'b');
+  ASSERT_TRUE(table_->Put(Put("big").Add("cf", "q", big)).ok());
+  auto r = table_->Get(Get("big"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf", "q").value_or("").size(), big.size());
+  ts = conn_->GetTransportStats();
+  EXPECT_EQ(ts.oversized, 2u);  // the Put's request and the Get's reply
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+}
+
+TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
+  StartVerbsServer();
+  // 16 threads on one connection whose pool holds at most 4 endpoints: the pool grows to 4,
+  // threads wait for a free one, and endpoints are reused for every call.
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/4);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  constexpr int kThreads = 16;
+  constexpr int kOps = 40;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < kOps; ++k) {
+        std::string row = absl::StrCat("t", i, "-", k);
+        std::string v = absl::StrCat(i, ":", k, ":", std::string(k * 10, 'x'));
+        if (!t->Put(Put(row).Add("cf", "q", v)).ok()) errors++;
+        auto r = t->Get(Get(row));
+        if (!r.ok() || r->Value("cf", "q").value_or("") != v) errors++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  TransportStats ts = conn->GetTransportStats();
+  EXPECT_EQ(ts.verbs_calls, uint64_t{2 * kThreads * kOps});
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_GE(ts.endpoints_created, 2u);
+  EXPECT_LE(ts.endpoints_created, 4u);
+  EXPECT_LE(ts.endpoints_open, 4u);
+  EXPECT_GT(ts.endpoint_waits, 0u);
+  EXPECT_EQ(ts.sessions, 1u);
+}
+
+TEST_F(Verbs, ConcurrentGetsAndPutsOnTheSameRowsSeeWholeRows) {
+  StartVerbsServer();
+  // Writers put three columns with one value per Put; readers must never see a mix.
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0}, errors{0}, reads{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 3; ++w) {
+    threads.emplace_back([&, w] {
+      for (int k = 0; !stop.load(); ++k) {
+        std::string v = absl::StrCat("w", w, "-", k);
+        Put p(absl::StrCat("row", k % 5));
+        p.Add("cf", "a", v).Add("cf", "b", v).Add("cf", "c", v);
+        if (!table_->Put(p).ok()) errors++;
+      }
+    });
+  }
+  for (int rd = 0; rd < 3; ++rd) {
+    threads.emplace_back([&, rd] {
+      for (int k = 0; !stop.load(); ++k) {
+        auto r = table_->Get(Get(absl::StrCat("row", (k + rd) % 5)));
+        if (!r.ok()) {
+          errors++;
+          continue;
+        }
+        reads++;
+        if (r->empty()) continue;
+        auto a = r->Value("cf", "a"), b = r->Value("cf", "b"), c = r->Value("cf", "c");
+        if (!a || !b || !c || *a != *b || *b != *c) torn++;
+      }
+    });
+  }
+  absl::SleepFor(absl::Seconds(3));
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_GT(reads.load(), 10);
+  EXPECT_EQ(conn_->GetTransportStats().grpc_fallbacks, 0u);
+}
+
+TEST_F(Verbs, ServerRestartClientsReconnect) {
+  StartVerbsServer();
+  ASSERT_TRUE(table_->Put(Put("before").Add("cf", "q", "1")).ok());
+  ASSERT_EQ(server_->Terminate(), 0);
+  // A call while the server is down: verbs fails, gRPC retries until the server is back.
+  std::thread restart([&] {
+    absl::SleepFor(absl::Milliseconds(500));
+    ASSERT_TRUE(server_->Start().ok());
+  });
+  ASSERT_TRUE(table_->Put(Put("during").Add("cf", "q", "2")).ok());
+  restart.join();
+  // After verbs_retry the client takes verbs again, with a new session (new port and token).
+  uint64_t verbs_before = conn_->GetTransportStats().verbs_calls;
+  absl::Time until = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < until && conn_->GetTransportStats().verbs_calls < verbs_before + 10) {
+    auto r = table_->Get(Get("before"));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->Value("cf", "q").value_or(""), "1");
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  TransportStats ts = conn_->GetTransportStats();
+  EXPECT_GE(ts.verbs_calls, verbs_before + 10) << ts.verbs_state;
+  EXPECT_EQ(ts.verbs_state, "up");
+  EXPECT_GE(ts.sessions, 2u);
+  auto r = table_->Get(Get("during"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->Value("cf", "q").value_or(""), "2");
+}
+
+TEST_F(Verbs, ConnectsWithoutAValidTokenAreRejected) {
+  StartVerbsServer({"--rdma_session_ttl_s=1"});
+  const uint64_t rejected_before = ServerStatus().verbs_connects_rejected();
+  absl::StatusOr<verbs::VerbsSession> good = FetchSession();
+  ASSERT_TRUE(good.ok()) << good.status();
+  // A forged token, always.
+  verbs::VerbsSession forged = *good;
+  forged.token = std::string(16, 'X');
+  auto bad = verbs::VerbsClient::Open([forged]() -> absl::StatusOr<verbs::VerbsSession> { return forged; }, {});
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(bad.status().message().find("rejected"), absl::string_view::npos) << bad.status();
+  // A real token past its expiry.
+  absl::StatusOr<verbs::VerbsSession> old = FetchSession();
+  ASSERT_TRUE(old.ok());
+  absl::SleepFor(absl::Milliseconds(1500));
+  verbs::VerbsSession stale = *old;
+  stale.expires = absl::InfiniteFuture();  // the client believes it; the server does not
+  auto expired = verbs::VerbsClient::Open([stale]() -> absl::StatusOr<verbs::VerbsSession> { return stale; }, {});
+  EXPECT_EQ(expired.status().code(), StatusCode::kUnavailable) << expired.status();
+  // Each Open tried twice (the second time with a "new" session): four rejections.
+  EXPECT_EQ(ServerStatus().verbs_connects_rejected(), rejected_before + 4);
+  // A good session still connects.
+  auto ok = verbs::VerbsClient::Open([this] { return FetchSession(); }, {});
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
+TEST_F(Verbs, MalformedFramesAreRejectedAndTheServerGoesOn) {
+  StartVerbsServer();
+  auto client = verbs::VerbsClient::Open([this] { return FetchSession(); }, {});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  bool failed = false;
+  // 1. A good header on a body that is not a Get: an InvalidArgument reply.
+  absl::Status st = (*client)->Call(
+      [](uint64_t id, absl::Span<uint8_t> out) -> absl::StatusOr<size_t> {
+        rpc::GetRequest g;
+        g.set_table("t");
+        g.set_row("r");
+        absl::StatusOr<size_t> n = verbs::EncodeGetRequest(id, g, out);
+        if (!n.ok()) return n;
+        out[verbs::kFrameHeaderSize] = 0xff;  // table length 0xff.. : past the end
+        return *n;
+      },
+      [](uint64_t id, absl::Span<const uint8_t> reply) {
+        rpc::GetResponse resp;
+        return verbs::DecodeGetReply(reply, id, &resp);
+      },
+      deadline, &failed);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_FALSE(failed);
+  // 2. Garbage with no header: the server drops the endpoint (our call fails as a transport
+  //    failure or times out), and serves on.
+  st = (*client)->Call(
+      [](uint64_t, absl::Span<uint8_t> out) -> absl::StatusOr<size_t> {
+        for (size_t i = 0; i < 64; ++i) out[i] = static_cast<uint8_t>(i * 37);
+        return size_t{64};
+      },
+      [](uint64_t, absl::Span<const uint8_t>) { return absl::InternalError("no reply expected"); },
+      absl::Now() + absl::Seconds(5), &failed);
+  EXPECT_TRUE(failed || st.code() == StatusCode::kDeadlineExceeded) << st;
+  // 3. A Mutate with a durability that does not exist: an InvalidArgument reply.
+  auto again = verbs::VerbsClient::Open([this] { return FetchSession(); }, {});
+  ASSERT_TRUE(again.ok());
+  st = (*again)->Call(
+      [](uint64_t id, absl::Span<uint8_t> out) -> absl::StatusOr<size_t> {
+        rpc::MutateRequest m;
+        m.set_table("t");
+        m.mutable_mutation()->set_row("r");
+        absl::StatusOr<size_t> n = verbs::EncodeMutateRequest(id, m, out);
+        if (!n.ok()) return n;
+        out[verbs::kFrameHeaderSize + 3] = 9;  // after str16 "t": the durability byte
+        return *n;
+      },
+      [](uint64_t id, absl::Span<const uint8_t> reply) { return verbs::DecodeMutateReply(reply, id); }, deadline,
+      &failed);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st;
+  EXPECT_FALSE(failed);
+  EXPECT_GE(ServerStatus().verbs_malformed_frames(), 3u);
+  // The server still serves verbs.
+  ASSERT_TRUE(table_->Put(Put("after").Add("cf", "q", "ok")).ok());
+  auto r = table_->Get(Get("after"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf", "q").value_or(""), "ok");
+  EXPECT_EQ(conn_->GetTransportStats().grpc_fallbacks, 0u);
+}
+
+TEST_F(Verbs, FallsBackToGrpcWhenVerbsFailsMidRun) {
+  StartVerbsServer();
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::atomic<int> ops{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; !stop.load(); ++k) {
+        std::string row = absl::StrCat("f", i, "-", k % 50);
+        std::string v = absl::StrCat(k);
+        absl::Status s = t->Put(Put(row).Add("cf", "q", v));
+        auto r = t->Get(Get(row));
+        if (!s.ok() || !r.ok() || r->Value("cf", "q").value_or("") != v) {
+          errors++;
+        }
+        ops++;
+      }
+    });
+  }
+  auto wait_ops = [&](int n) {
+    int target = ops.load() + n;
+    absl::Time until = absl::Now() + absl::Seconds(60);
+    while (ops.load() < target && absl::Now() < until) absl::SleepFor(absl::Milliseconds(20));
+  };
+  wait_ops(50);
+  EXPECT_EQ(conn->GetTransportStats().verbs_state, "up");
+  // The operator turns verbs off: every endpoint is disconnected under the running calls.
+  SetServerVerbs(false);
+  wait_ops(100);
+  TransportStats off = conn->GetTransportStats();
+  EXPECT_GT(off.grpc_fallbacks, 0u);
+  EXPECT_GT(off.verbs_failures, 0u);
+  // ... and on again: the client returns to verbs after verbs_retry.
+  SetServerVerbs(true);
+  uint64_t verbs_at_on = conn->GetTransportStats().verbs_calls;
+  absl::Time until = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < until && conn->GetTransportStats().verbs_calls < verbs_at_on + 50) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  TransportStats end = conn->GetTransportStats();
+  EXPECT_GE(end.verbs_calls, verbs_at_on + 50) << end.verbs_state;
+  EXPECT_EQ(end.verbs_state, "up");
+}
+
+}  // namespace
+}  // namespace basalt::testing

@@ -1,0 +1,24 @@
+// What a client's transport did, per server (Connection::TransportStats). No dependencies: the
+// client's public header includes it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace basalt {
+
+struct TransportStats {
+  // "grpc only" (verbs not asked for), "off: <why>" (no device, the server offers none),
+  // "up", or "down: <last failure>" (calls take gRPC until verbs is retried).
+  std::string verbs_state = "grpc only";
+  uint64_t verbs_calls = 0;        // Gets and Mutates answered over verbs
+  uint64_t grpc_fallbacks = 0;     // ... sent over gRPC because verbs failed or was down
+  uint64_t oversized = 0;          // ... too large for a verbs message, sent over gRPC
+  uint64_t verbs_failures = 0;     // transport failures seen on verbs
+  uint64_t endpoints_created = 0;  // endpoints connected since the connection opened
+  uint64_t endpoints_open = 0;
+  uint64_t endpoint_waits = 0;     // calls that waited for a free endpoint
+  uint64_t sessions = 0;           // RDMA sessions fetched over gRPC
+};
+
+}  // namespace basalt

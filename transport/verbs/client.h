@@ -1,0 +1,117 @@
+// The client side of the verbs transport (DESIGN.md §4, seeds/hbase-rdma-infiniband.md §IV-D/E):
+// for one server, a pool of endpoints shared by every application thread.
+//
+// A call takes a free endpoint (or connects a new one while the pool is below max_endpoints,
+// or waits for one to come back), serialises its request straight into the endpoint's send
+// half, posts it, and waits on the endpoint's own completion queue (a bounded spin, then the
+// completion channel) — never holding the pool's lock while it waits. The reply is decoded in
+// place from the receive half, the next receive is posted, and the endpoint goes back to the pool.
+// Every endpoint's slice comes from one registered chunk (one MR) sized for max_endpoints.
+//
+// Endpoints connect with rdma_cm to the address of the current session, carrying its token in
+// the connect request's private data. A rejected or failed connect fetches a new session (the
+// server may have restarted, or the token expired) and tries once more.
+//
+// When the server disconnects an endpoint (it restarted, or verbs was switched off), the
+// client's connection-manager thread disconnects it locally at once, so a caller waiting for a
+// reply wakes with a flushed receive instead of waiting out its deadline.
+//
+// A transport failure (a completion error, a post that fails, a connect that cannot be made)
+// destroys the endpoint, drops every idle endpoint of the pool (they are likely as dead: the
+// server restarted) and returns Unavailable "verbs: ...". A call past its deadline returns
+// DeadlineExceeded and destroys its endpoint (its reply may still land).
+//
+// Thread-safety: Call may be used from any number of threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "transport/verbs/rdma.h"
+
+namespace basalt::verbs {
+
+struct VerbsClientOptions {
+  int max_endpoints = 32;
+  absl::Duration spin = absl::Microseconds(20);  // busy-poll before sleeping on the channel
+  absl::Duration connect_timeout = absl::Seconds(5);
+  size_t message_bytes = kDefaultMessageBytes;   // our receive and send halves
+};
+
+struct VerbsClientStats {
+  uint64_t calls = 0;
+  uint64_t endpoints_created = 0;
+  uint64_t endpoints_open = 0;
+  uint64_t endpoint_waits = 0;  // calls that waited for a free endpoint
+  uint64_t failures = 0;        // transport failures
+  uint64_t sessions = 0;        // sessions fetched
+};
+
+class VerbsClient {
+ public:
+  // Fetches a new session from the server (over gRPC).
+  using SessionSource = std::function<absl::StatusOr<VerbsSession>()>;
+
+  // Checks for a device, fetches a session and connects the first endpoint, so that a server
+  // or host without verbs is known at once.
+  static absl::StatusOr<std::unique_ptr<VerbsClient>> Open(SessionSource sessions, const VerbsClientOptions& options);
+  ~VerbsClient();
+
+  // Encodes a request into `out` with request id `id` and returns its length (an error aborts
+  // the call and is returned as is, e.g. ResourceExhausted when it does not fit).
+  using Encoder = absl::FunctionRef<absl::StatusOr<size_t>(uint64_t id, absl::Span<uint8_t> out)>;
+  // Decodes the reply in place; returns the call's result.
+  using Decoder = absl::FunctionRef<absl::Status(uint64_t id, absl::Span<const uint8_t> reply)>;
+
+  // One request and its reply. *transport_failed is set when the status is a transport
+  // failure (Unavailable) rather than the encoder's or the server's answer.
+  absl::Status Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed);
+
+  // The largest request this client can send (the smaller of its send half and the server's
+  // receive half).
+  size_t max_request() const;
+  VerbsClientStats stats() const;
+
+ private:
+  struct Pooled;
+  VerbsClient(SessionSource sessions, const VerbsClientOptions& options);
+  absl::StatusOr<Pooled*> Take(absl::Time deadline);
+  void Give(Pooled* p, bool broken);
+  absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline);
+  absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline);
+  absl::StatusOr<VerbsSession> CurrentSession(bool refresh);
+  void CmLoop();
+
+  const SessionSource sessions_;
+  const VerbsClientOptions options_;
+  std::unique_ptr<SharedChunk> chunk_;
+  std::atomic<uint64_t> next_id_{1};
+  // Connected endpoints move to this channel; cm_thread_ turns a disconnect from the server
+  // into a local one, which flushes the endpoint's receive and wakes its waiting caller.
+  rdma_event_channel* channel_ = nullptr;
+  std::thread cm_thread_;
+  std::atomic<bool> stop_{false};
+
+  mutable absl::Mutex session_mu_;
+  VerbsSession session_ ABSL_GUARDED_BY(session_mu_);
+  bool have_session_ ABSL_GUARDED_BY(session_mu_) = false;
+
+  mutable absl::Mutex mu_;
+  std::vector<Pooled*> free_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // connected or connecting
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by a failure: older endpoints are dropped
+
+  std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};
+};
+
+}  // namespace basalt::verbs

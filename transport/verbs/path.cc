@@ -1,0 +1,248 @@
+#include "transport/verbs/path.h"
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "transport/grpc/grpc_settings.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::verbs {
+namespace {
+
+// A few threads for the async calls (started on first use).
+class AsyncRunner {
+ public:
+  explicit AsyncRunner(int threads) : want_(std::max(1, threads)) {}
+  ~AsyncRunner() {
+    {
+      absl::MutexLock l(&mu_);
+      stop_ = true;
+    }
+    for (auto& t : threads_) t.join();
+  }
+  void Run(std::function<void()> task) {
+    absl::MutexLock l(&mu_);
+    if (threads_.empty()) {
+      for (int i = 0; i < want_; ++i) threads_.emplace_back([this] { Loop(); });
+    }
+    tasks_.push_back(std::move(task));
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        absl::MutexLock l(&mu_);
+        mu_.Await(absl::Condition(
+            +[](AsyncRunner* r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r->stop_ || !r->tasks_.empty(); }, this));
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  const int want_;
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
+};
+
+int64_t NowNanos() { return absl::GetCurrentTimeNanos(); }
+
+class VerbsPath final : public DataPath {
+ public:
+  VerbsPath(std::string server, GrpcPath* grpc, const VerbsPathOptions& options)
+      : server_(std::move(server)), grpc_(grpc), options_(options), async_(options.async_threads) {}
+
+  PathKind kind() const override { return PathKind::kVerbs; }
+
+  // Opens the client now (the factory's first try).
+  absl::Status OpenNow() {
+    absl::StatusOr<std::unique_ptr<VerbsClient>> c = VerbsClient::Open(SessionSource(), options_.client);
+    if (!c.ok()) return c.status();
+    absl::MutexLock l(&mu_);
+    client_ = std::move(*c);
+    return absl::OkStatus();
+  }
+
+  void MarkDown(const absl::Status& why) {
+    down_until_ns_.store(NowNanos() + absl::ToInt64Nanoseconds(options_.retry), std::memory_order_relaxed);
+    absl::MutexLock l(&mu_);
+    last_error_ = std::string(why.message());
+  }
+
+  absl::Status Get(const rpc::GetRequest& req, absl::Time deadline, rpc::GetResponse* resp) override {
+    return Run(
+        [&](uint64_t id, absl::Span<uint8_t> out) { return EncodeGetRequest(id, req, out); },
+        [&](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
+          return DecodeGetReply(reply, id, resp, too_large);
+        },
+        [&] {
+          resp->Clear();
+          return grpc_->Get(req, deadline, resp);
+        },
+        deadline);
+  }
+
+  absl::Status Mutate(const rpc::MutateRequest& req, absl::Time deadline) override {
+    return Run([&](uint64_t id, absl::Span<uint8_t> out) { return EncodeMutateRequest(id, req, out); },
+               [&](uint64_t id, absl::Span<const uint8_t> reply, bool*) { return DecodeMutateReply(reply, id); },
+               [&] { return grpc_->Mutate(req, deadline); }, deadline);
+  }
+
+  void GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp, PathCallback done) override {
+    async_.Run([this, req, deadline, resp, done = std::move(done)] { done(Get(*req, deadline, resp)); });
+  }
+
+  void MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
+                   PathCallback done) override {
+    (void)resp;  // MutateResponse is empty
+    async_.Run([this, req, deadline, done = std::move(done)] { done(Mutate(*req, deadline)); });
+  }
+
+  void AddStats(TransportStats* out) const override {
+    out->verbs_calls += verbs_calls_.load(std::memory_order_relaxed);
+    out->grpc_fallbacks += fallbacks_.load(std::memory_order_relaxed);
+    out->oversized += oversized_.load(std::memory_order_relaxed);
+    std::shared_ptr<VerbsClient> c;
+    {
+      absl::MutexLock l(&mu_);
+      c = client_;
+      if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed) || c == nullptr) {
+        out->verbs_state = absl::StrCat("down: ", last_error_);
+      } else {
+        out->verbs_state = "up";
+      }
+    }
+    if (c != nullptr) {
+      VerbsClientStats s = c->stats();
+      out->verbs_failures += s.failures;
+      out->endpoints_created += s.endpoints_created;
+      out->endpoints_open += s.endpoints_open;
+      out->endpoint_waits += s.endpoint_waits;
+      out->sessions += s.sessions;
+    }
+  }
+
+ private:
+  VerbsClient::SessionSource SessionSource() {
+    GrpcPath* grpc = grpc_;
+    absl::Duration timeout = options_.client.connect_timeout;
+    return [grpc, timeout]() -> absl::StatusOr<VerbsSession> {
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, absl::Now() + timeout);
+      rpc::VerbsSessionRequest req;
+      req.set_frame_version(kFrameVersion);
+      rpc::VerbsSessionResponse resp;
+      absl::Status st = FromGrpcStatus(grpc->data_stub()->OpenVerbsSession(&ctx, req, &resp));
+      if (!st.ok()) return absl::Status(st.code(), absl::StrCat("OpenVerbsSession: ", st.message()));
+      if (resp.frame_version() != kFrameVersion) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("server speaks verbs frame version ", resp.frame_version(), ", this client ", kFrameVersion));
+      }
+      VerbsSession s;
+      s.address = resp.address();
+      s.port = static_cast<int>(resp.port());
+      s.token = resp.token();
+      s.expires = absl::Now() + absl::Milliseconds(resp.ttl_ms());
+      s.message_bytes = resp.message_bytes();
+      return s;
+    };
+  }
+
+  // The client when verbs is up; nullptr while it is down or being opened.
+  std::shared_ptr<VerbsClient> Usable() {
+    if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) return nullptr;
+    {
+      absl::MutexLock l(&mu_);
+      if (client_ != nullptr) return client_;
+      if (opening_) return nullptr;
+      opening_ = true;
+    }
+    absl::Status st = OpenNow();
+    {
+      absl::MutexLock l(&mu_);
+      opening_ = false;
+    }
+    if (!st.ok()) {
+      MarkDown(st);
+      return nullptr;
+    }
+    absl::MutexLock l(&mu_);
+    return client_;
+  }
+
+  template <class Encode, class Decode, class Grpc>
+  absl::Status Run(Encode encode, Decode decode, Grpc grpc_call, absl::Time deadline) {
+    std::shared_ptr<VerbsClient> c = Usable();
+    if (c == nullptr) {
+      fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      return grpc_call();
+    }
+    bool oversized = false;
+    bool too_large = false;
+    bool failed = false;
+    absl::Status st = c->Call(
+        [&](uint64_t id, absl::Span<uint8_t> out) -> absl::StatusOr<size_t> {
+          absl::StatusOr<size_t> n = encode(id, out);
+          oversized = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
+          return n;
+        },
+        [&](uint64_t id, absl::Span<const uint8_t> reply) { return decode(id, reply, &too_large); }, deadline,
+        &failed);
+    if (oversized || too_large) {
+      oversized_.fetch_add(1, std::memory_order_relaxed);
+      return grpc_call();
+    }
+    if (failed) {
+      MarkDown(st);
+      fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      return grpc_call();
+    }
+    verbs_calls_.fetch_add(1, std::memory_order_relaxed);
+    return st;
+  }
+
+  const std::string server_;
+  GrpcPath* const grpc_;
+  const VerbsPathOptions options_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<VerbsClient> client_ ABSL_GUARDED_BY(mu_);
+  bool opening_ ABSL_GUARDED_BY(mu_) = false;
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> down_until_ns_{0};
+
+  std::atomic<uint64_t> verbs_calls_{0}, fallbacks_{0}, oversized_{0};
+  AsyncRunner async_;  // last: its threads stop before the rest goes
+};
+
+bool NoVerbsHere(absl::StatusCode code) {
+  return code == absl::StatusCode::kFailedPrecondition || code == absl::StatusCode::kUnimplemented ||
+         code == absl::StatusCode::kNotFound || code == absl::StatusCode::kInvalidArgument;
+}
+
+}  // namespace
+
+VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options) {
+  return [options](const std::string& server, GrpcPath* grpc) -> absl::StatusOr<std::unique_ptr<DataPath>> {
+    auto path = std::make_unique<VerbsPath>(server, grpc, options);
+    absl::Status st = path->OpenNow();
+    if (!st.ok()) {
+      // No device, or a server that offers no verbs: gRPC alone (the selector decides).
+      if (options.required || NoVerbsHere(st.code())) return st;
+      path->MarkDown(st);  // unreachable for now: tried again after `retry`
+    }
+    return std::unique_ptr<DataPath>(std::move(path));
+  };
+}
+
+}  // namespace basalt::verbs

@@ -1,0 +1,288 @@
+#include "transport/verbs/rdma.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "src/common/coding.h"
+#include "src/common/status.h"
+
+namespace basalt::verbs {
+
+absl::Status ErrnoError(absl::StatusCode code, std::string_view what, int err) {
+  return absl::Status(code, absl::StrCat(AV(what), ": ", std::strerror(err)));
+}
+
+absl::StatusOr<std::vector<std::string>> RdmaDevices() {
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  if (list == nullptr || n == 0) {
+    int err = errno;
+    if (list != nullptr) ibv_free_device_list(list);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no RDMA device (", list == nullptr ? std::strerror(err) : "the device list is empty",
+        "): load an HCA driver or soft-RoCE (rdma link add rxe0 type rxe netdev <nic>), see deploy/RDMA.md"));
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list[i]));
+  ibv_free_device_list(list);
+  return names;
+}
+
+absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* out) {
+  std::memset(out, 0, sizeof(*out));
+  if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("port out of range: ", port));
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
+  if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    return absl::OkStatus();
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
+  if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("not a numeric IP address: '", host, "'"));
+}
+
+std::string SockaddrString(const sockaddr* sa) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (sa->sa_family == AF_INET) {
+    auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof(buf));
+    return absl::StrCat(buf, ":", ntohs(v4->sin_port));
+  }
+  if (sa->sa_family == AF_INET6) {
+    auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof(buf));
+    return absl::StrCat("[", buf, "]:", ntohs(v6->sin6_port));
+  }
+  return "(unknown address family)";
+}
+
+// ---------------------------------------------------------------------------------------------
+// SharedChunk
+
+absl::StatusOr<std::unique_ptr<SharedChunk>> SharedChunk::Create(size_t slots, size_t slot_bytes) {
+  if (slots == 0 || slots > (1u << 20) || slot_bytes == 0 || slot_bytes > 2 * kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("shared chunk: bad size ", slots, " x ", slot_bytes));
+  }
+  std::unique_ptr<SharedChunk> c(new SharedChunk());
+  c->slots_ = slots;
+  c->slot_bytes_ = (slot_bytes + 63) & ~size_t{63};
+  c->bytes_ = c->slots_ * c->slot_bytes_;
+  void* p = mmap(nullptr, c->bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return ErrnoError(absl::StatusCode::kResourceExhausted, "shared chunk: mmap", errno);
+  c->base_ = static_cast<uint8_t*>(p);
+  absl::MutexLock l(&c->mu_);
+  c->free_.reserve(slots);
+  for (size_t i = slots; i-- > 0;) c->free_.push_back(static_cast<uint32_t>(i));  // slot 0 first
+  return c;
+}
+
+SharedChunk::~SharedChunk() {
+  if (mr_ != nullptr) ibv_dereg_mr(mr_);
+  if (pd_ != nullptr) ibv_dealloc_pd(pd_);
+  if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+absl::Status SharedChunk::Bind(ibv_context* ctx) {
+  absl::MutexLock l(&mu_);
+  if (ctx_ != nullptr) {
+    if (ctx_ == ctx) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("registered buffers are on ", ibv_get_device_name(ctx_->device),
+                                                      ", not ", ibv_get_device_name(ctx->device)));
+  }
+  pd_ = ibv_alloc_pd(ctx);
+  if (pd_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_alloc_pd", errno);
+  mr_ = ibv_reg_mr(pd_, base_, bytes_, IBV_ACCESS_LOCAL_WRITE);
+  if (mr_ == nullptr) {
+    int err = errno;
+    ibv_dealloc_pd(pd_);
+    pd_ = nullptr;
+    return ErrnoError(absl::StatusCode::kResourceExhausted,
+                      absl::StrCat("ibv_reg_mr of ", bytes_, " bytes (is RLIMIT_MEMLOCK high enough? see deploy/RDMA.md)"),
+                      err);
+  }
+  ctx_ = ctx;
+  return absl::OkStatus();
+}
+
+std::optional<SharedChunk::Slice> SharedChunk::Acquire() {
+  absl::MutexLock l(&mu_);
+  if (free_.empty()) return std::nullopt;
+  uint32_t i = free_.back();
+  free_.pop_back();
+  Slice s;
+  s.index = i;
+  s.offset = size_t{i} * slot_bytes_;
+  s.size = slot_bytes_;
+  s.data = base_ + s.offset;
+  return s;
+}
+
+void SharedChunk::Release(const Slice& s) {
+  absl::MutexLock l(&mu_);
+  free_.push_back(s.index);
+}
+
+size_t SharedChunk::in_use() const {
+  absl::MutexLock l(&mu_);
+  return slots_ - free_.size();
+}
+
+// ---------------------------------------------------------------------------------------------
+// CompletionQueue
+
+absl::StatusOr<std::unique_ptr<CompletionQueue>> CompletionQueue::Create(ibv_context* ctx, int entries) {
+  std::unique_ptr<CompletionQueue> q(new CompletionQueue());
+  q->channel_ = ibv_create_comp_channel(ctx);
+  if (q->channel_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_comp_channel", errno);
+  int flags = fcntl(q->channel_->fd, F_GETFL);
+  if (flags < 0 || fcntl(q->channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return ErrnoError(absl::StatusCode::kInternal, "completion channel: fcntl", errno);
+  }
+  q->cq_ = ibv_create_cq(ctx, entries, nullptr, q->channel_, 0);
+  if (q->cq_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_cq", errno);
+  return q;
+}
+
+CompletionQueue::~CompletionQueue() {
+  if (cq_ != nullptr) {
+    if (unacked_ > 0) ibv_ack_cq_events(cq_, unacked_);
+    ibv_destroy_cq(cq_);
+  }
+  if (channel_ != nullptr) ibv_destroy_comp_channel(channel_);
+}
+
+absl::StatusOr<int> CompletionQueue::Wait(absl::Span<ibv_wc> wc, absl::Duration spin, absl::Time deadline) {
+  const int n = static_cast<int>(wc.size());
+  absl::Time spin_until = absl::InfinitePast();
+  for (uint32_t iter = 0;; ++iter) {
+    int k = ibv_poll_cq(cq_, n, wc.data());
+    if (k < 0) return absl::UnavailableError("ibv_poll_cq failed");
+    if (k > 0) return k;
+    if (!armed_) {
+      // Still spinning?
+      if ((iter & 31) == 0) {
+        absl::Time now = absl::Now();
+        if (spin_until == absl::InfinitePast()) spin_until = now + spin;
+        if (now >= deadline) return 0;
+        if (now < spin_until) continue;
+      } else {
+        continue;
+      }
+      if (ibv_req_notify_cq(cq_, 0) != 0) return absl::UnavailableError("ibv_req_notify_cq failed");
+      armed_ = true;
+      continue;  // poll once more: a completion may have landed before the CQ was armed
+    }
+    absl::Time now = absl::Now();
+    if (now >= deadline) return 0;
+    int timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(deadline - now) + 1, 100));
+    pollfd pfd{channel_->fd, POLLIN, 0};
+    int r = poll(&pfd, 1, timeout_ms);
+    if (r < 0 && errno != EINTR) return ErrnoError(absl::StatusCode::kUnavailable, "poll on completion channel", errno);
+    if (r > 0) {
+      ibv_cq* ev_cq = nullptr;
+      void* ev_ctx = nullptr;
+      if (ibv_get_cq_event(channel_, &ev_cq, &ev_ctx) == 0) {
+        armed_ = false;
+        if (++unacked_ >= 16) {
+          ibv_ack_cq_events(cq_, unacked_);
+          unacked_ = 0;
+        }
+        spin_until = absl::InfinitePast();
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue pairs and endpoints
+
+absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq) {
+  for (uint32_t inline_size : {kWantedInline, 0u}) {
+    ibv_qp_init_attr attr{};
+    attr.send_cq = cq;
+    attr.recv_cq = cq;
+    attr.qp_type = IBV_QPT_RC;
+    attr.sq_sig_all = 0;
+    attr.cap.max_send_wr = kSendDepth;
+    attr.cap.max_recv_wr = kRecvDepth;
+    attr.cap.max_send_sge = 1;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = inline_size;
+    if (rdma_create_qp(id, pd, &attr) == 0) return attr.cap.max_inline_data;
+    if (inline_size == 0) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_qp", errno);
+  }
+  return absl::InternalError("unreachable");
+}
+
+Endpoint::~Endpoint() {
+  if (id_ != nullptr) {
+    if (id_->qp != nullptr) rdma_destroy_qp(id_);
+    rdma_destroy_id(id_);
+  }
+  if (chunk_ != nullptr) chunk_->Release(slice_);
+}
+
+absl::Status Endpoint::PostRecv(uint64_t wr_id) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(recv_buf()), static_cast<uint32_t>(half()), chunk_->lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  int rc = ibv_post_recv(id_->qp, &wr, &bad);
+  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_recv", rc);
+  return absl::OkStatus();
+}
+
+absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf()), static_cast<uint32_t>(len), chunk_->lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  if (len <= max_inline_) wr.send_flags |= IBV_SEND_INLINE;
+  if (++sends_ % kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(id_->qp, &wr, &bad);
+  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connect data
+
+void ConnectData::Encode(uint8_t out[kSize]) const {
+  EncodeFixed32(reinterpret_cast<char*>(out), kMagic);
+  std::memcpy(out + 4, token, kTokenBytes);
+  EncodeFixed32(reinterpret_cast<char*>(out + 4 + kTokenBytes), max_reply);
+  EncodeFixed32(reinterpret_cast<char*>(out + 8 + kTokenBytes), 1);  // version
+}
+
+absl::StatusOr<ConnectData> ConnectData::Decode(const void* p, size_t len) {
+  if (p == nullptr || len < kSize) return absl::InvalidArgumentError("connect data: too short");
+  const char* b = static_cast<const char*>(p);
+  if (DecodeFixed32(b) != kMagic) return absl::InvalidArgumentError("connect data: bad magic");
+  if (DecodeFixed32(b + 8 + kTokenBytes) != 1) return absl::InvalidArgumentError("connect data: unknown version");
+  ConnectData d;
+  std::memcpy(d.token, b + 4, kTokenBytes);
+  d.max_reply = DecodeFixed32(b + 4 + kTokenBytes);
+  return d;
+}
+
+}  // namespace basalt::verbs

@@ -1,0 +1,495 @@
+#include "transport/verbs/server.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "src/common/status.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::verbs {
+
+namespace {
+
+uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; }
+
+struct ServerEndpoint {
+  std::unique_ptr<Endpoint> ep;
+  uint32_t key = 0;
+  uint32_t gen = 0;
+  size_t max_reply = 0;
+  std::atomic<bool> closing{false};
+
+  uint64_t wr_id() const { return WrId(gen, key); }
+  absl::Span<uint8_t> reply_span() const { return {ep->send_buf(), max_reply}; }
+};
+
+// The RoCE v2 GID of an IPv4 address: ::ffff:a.b.c.d.
+bool IsMappedGid(const ibv_gid& gid, const sockaddr_storage& addr) {
+  if (addr.ss_family != AF_INET) return false;
+  static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  const auto* v4 = reinterpret_cast<const sockaddr_in*>(&addr);
+  return std::memcmp(gid.raw, kPrefix, 12) == 0 && std::memcmp(gid.raw + 12, &v4->sin_addr, 4) == 0;
+}
+
+bool IsWildcard(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+  }
+  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+  return std::memcmp(&v6->sin6_addr, &in6addr_any, sizeof(in6addr_any)) == 0;
+}
+
+}  // namespace
+
+struct VerbsServer::Impl {
+  struct Helper {
+    std::unique_ptr<CompletionQueue> cq;
+    std::thread thread;
+  };
+
+  VerbsServerOptions options;
+  VerbsHandlers handlers;
+  VerbsServer* owner = nullptr;
+
+  rdma_event_channel* channel = nullptr;
+  rdma_cm_id* listener = nullptr;
+  std::unique_ptr<SharedChunk> chunk;
+  std::vector<std::unique_ptr<Helper>> helpers;
+  uint32_t next_helper = 0;  // CM thread only
+  std::thread cm_thread;
+  std::atomic<bool> stop{false};
+
+  absl::Mutex mu;
+  std::vector<std::shared_ptr<ServerEndpoint>> table ABSL_GUARDED_BY(mu);  // by slice index
+  uint32_t next_gen ABSL_GUARDED_BY(mu) = 0;
+
+  absl::Mutex token_mu;
+  absl::flat_hash_map<std::string, absl::Time> tokens ABSL_GUARDED_BY(token_mu);
+
+  absl::Mutex inflight_mu;
+  int inflight ABSL_GUARDED_BY(inflight_mu) = 0;  // tasks on the handler pool
+
+  std::atomic<uint64_t> accepted{0}, rejected{0}, requests{0}, malformed{0}, sessions{0};
+
+  ~Impl() { Release(); }
+
+  std::shared_ptr<ServerEndpoint> Lookup(uint64_t wr_id) {
+    uint32_t key = static_cast<uint32_t>(wr_id);
+    uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
+    absl::MutexLock l(&mu);
+    if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
+    return table[key];
+  }
+
+  std::shared_ptr<ServerEndpoint> Remove(uint64_t wr_id) {
+    uint32_t key = static_cast<uint32_t>(wr_id);
+    uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
+    absl::MutexLock l(&mu);
+    if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
+    return std::move(table[key]);
+  }
+
+  // Starts a disconnect; the CM thread tears the endpoint down on DISCONNECTED.
+  static void Disconnect(ServerEndpoint* se) {
+    if (!se->closing.exchange(true)) rdma_disconnect(se->ep->id());
+  }
+
+  void DisconnectAll() {
+    std::vector<std::shared_ptr<ServerEndpoint>> all;
+    {
+      absl::MutexLock l(&mu);
+      for (auto& e : table) {
+        if (e != nullptr) all.push_back(e);
+      }
+    }
+    for (auto& e : all) Disconnect(e.get());
+  }
+
+  bool TokenValid(const uint8_t* token) {
+    std::string key(reinterpret_cast<const char*>(token), ConnectData::kTokenBytes);
+    absl::MutexLock l(&token_mu);
+    auto it = tokens.find(key);
+    return it != tokens.end() && it->second > absl::Now();
+  }
+
+  // --- connections (the CM thread) ---
+
+  void Reject(rdma_cm_event* ev, std::string_view why) {
+    rdma_cm_id* id = ev->id;
+    rdma_reject(id, why.data(), static_cast<uint8_t>(std::min<size_t>(why.size(), 32)));
+    rdma_ack_cm_event(ev);
+    rdma_destroy_id(id);
+    rejected.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void OnConnectRequest(rdma_cm_event* ev) {
+    rdma_cm_id* id = ev->id;
+    if (stop.load() || !owner->enabled()) return Reject(ev, "disabled");
+    absl::StatusOr<ConnectData> cd = ConnectData::Decode(ev->param.conn.private_data, ev->param.conn.private_data_len);
+    if (!cd.ok() || !TokenValid(cd->token)) return Reject(ev, "bad token");
+    if (cd->max_reply < kMinReplyBuffer) return Reject(ev, "reply buffer too small");
+    if (id->verbs != listener->verbs) return Reject(ev, "other device");
+    std::optional<SharedChunk::Slice> slice = chunk->Acquire();
+    if (!slice) return Reject(ev, "endpoint limit");
+    Helper* helper = helpers[next_helper++ % helpers.size()].get();
+    absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq());
+    if (!max_inline.ok()) {
+      chunk->Release(*slice);
+      return Reject(ev, "no queue pair");
+    }
+    auto se = std::make_shared<ServerEndpoint>();
+    se->ep = std::make_unique<Endpoint>(id, chunk.get(), *slice, *max_inline);
+    se->key = slice->index;
+    se->max_reply = std::min<size_t>(se->ep->half(), cd->max_reply);
+    {
+      absl::MutexLock l(&mu);
+      se->gen = ++next_gen;
+      table[se->key] = se;
+    }
+    id->context = reinterpret_cast<void*>(static_cast<uintptr_t>(se->wr_id()));
+    rdma_conn_param param{};
+    param.retry_count = 7;
+    param.rnr_retry_count = 7;
+    if (!se->ep->PostRecv(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
+      Remove(se->wr_id());
+      rdma_ack_cm_event(ev);
+      rejected.fetch_add(1, std::memory_order_relaxed);
+      return;  // `se` goes: destroys the queue pair and the id, releases the slice
+    }
+    rdma_ack_cm_event(ev);
+    accepted.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void CmLoop() {
+    while (!stop.load()) {
+      pollfd pfd{channel->fd, POLLIN, 0};
+      int r = poll(&pfd, 1, 100);
+      if (r <= 0) continue;
+      rdma_cm_event* ev = nullptr;
+      if (rdma_get_cm_event(channel, &ev) != 0) continue;
+      switch (ev->event) {
+        case RDMA_CM_EVENT_CONNECT_REQUEST:
+          OnConnectRequest(ev);
+          break;
+        case RDMA_CM_EVENT_DISCONNECTED:
+        case RDMA_CM_EVENT_REJECTED:
+        case RDMA_CM_EVENT_CONNECT_ERROR:
+        case RDMA_CM_EVENT_UNREACHABLE: {
+          uint64_t key = reinterpret_cast<uintptr_t>(ev->id->context);
+          rdma_ack_cm_event(ev);
+          std::shared_ptr<ServerEndpoint> se = Remove(key);
+          if (se != nullptr) {
+            se->closing.store(true);
+            if (se->ep->id()->qp != nullptr) rdma_disconnect(se->ep->id());
+          }
+          break;  // the last reference (here, or a handler's) destroys the endpoint
+        }
+        case RDMA_CM_EVENT_DEVICE_REMOVAL:
+          rdma_ack_cm_event(ev);
+          std::cerr << "basalt-server: verbs: the RDMA device was removed; closing verbs endpoints" << std::endl;
+          owner->SetEnabled(false);
+          break;
+        default:
+          rdma_ack_cm_event(ev);
+          break;
+      }
+    }
+  }
+
+  // --- requests (the helper threads) ---
+
+  void Send(ServerEndpoint* se, uint64_t request_id, size_t n) {
+    (void)request_id;
+    if (!se->ep->PostSend(se->wr_id(), n).ok()) Disconnect(se);
+  }
+
+  void Serve(const std::shared_ptr<ServerEndpoint>& se, uint32_t len) {
+    requests.fetch_add(1, std::memory_order_relaxed);
+    auto req = std::make_shared<DecodedRequest>();
+    absl::Span<const uint8_t> in(se->ep->recv_buf(), std::min<size_t>(len, se->ep->half()));
+    absl::Status decoded = DecodeRequest(in, req.get());
+    absl::StatusOr<FrameHeader> header = decoded.ok() ? absl::StatusOr<FrameHeader>(req->header) : ParseHeader(in);
+    // The request is copied out: the receive half can take the next one. Re-posted before the
+    // reply is sent, so the client's next request always finds it.
+    if (!se->ep->PostRecv(se->wr_id()).ok()) return Disconnect(se.get());
+    if (!decoded.ok()) {
+      malformed.fetch_add(1, std::memory_order_relaxed);
+      if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint
+      if (header->op == FrameOp::kGet) {
+        return Send(se.get(), header->request_id, EncodeGetReply(header->request_id, decoded, nullptr, se->reply_span()));
+      }
+      if (header->op == FrameOp::kMutate) {
+        return Send(se.get(), header->request_id, EncodeMutateReply(header->request_id, decoded, se->reply_span()));
+      }
+      return Disconnect(se.get());
+    }
+    const uint64_t id = req->header.request_id;
+    if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
+      rpc::GetResponse resp;
+      absl::Status st = handlers.get(*get, &resp);
+      return Send(se.get(), id, EncodeGetReply(id, st, &resp, se->reply_span()));
+    }
+    auto run = [this, se, req, id] {
+      absl::Status st = handlers.mutate(std::get<rpc::MutateRequest>(req->request));
+      Send(se.get(), id, EncodeMutateReply(id, st, se->reply_span()));
+    };
+    if (!handlers.schedule) return run();
+    {
+      absl::MutexLock l(&inflight_mu);
+      ++inflight;
+    }
+    handlers.schedule([this, run] {
+      run();
+      absl::MutexLock l(&inflight_mu);
+      --inflight;
+    });
+  }
+
+  void HelperLoop(Helper* h) {
+    ibv_wc wc[32];
+    while (!stop.load()) {
+      absl::StatusOr<int> k = h->cq->Wait(absl::MakeSpan(wc), options.spin, absl::Now() + absl::Milliseconds(100));
+      if (!k.ok()) {
+        std::cerr << "basalt-server: verbs helper: " << k.status() << std::endl;
+        absl::SleepFor(absl::Milliseconds(10));
+        continue;
+      }
+      for (int i = 0; i < *k; ++i) {
+        std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
+        if (se == nullptr) continue;  // a completion of an endpoint already gone
+        if (wc[i].status != IBV_WC_SUCCESS) {
+          Disconnect(se.get());
+          continue;
+        }
+        if (wc[i].opcode == IBV_WC_RECV) Serve(se, wc[i].byte_len);
+      }
+    }
+  }
+
+  // Releases everything, in order: threads, endpoints (queue pairs), completion queues, the
+  // registered chunk, then the listener and the channel.
+  void Release() {
+    stop.store(true);
+    if (cm_thread.joinable()) cm_thread.join();
+    for (auto& h : helpers) {
+      if (h->thread.joinable()) h->thread.join();
+    }
+    {
+      absl::MutexLock l(&inflight_mu);
+      inflight_mu.Await(absl::Condition(
+          +[](int* n) { return *n == 0; }, &inflight));
+    }
+    std::vector<std::shared_ptr<ServerEndpoint>> all;
+    {
+      absl::MutexLock l(&mu);
+      for (auto& e : table) {
+        if (e != nullptr) all.push_back(std::move(e));
+      }
+    }
+    for (auto& e : all) {
+      if (!e->closing.exchange(true)) rdma_disconnect(e->ep->id());
+    }
+    all.clear();
+    helpers.clear();
+    chunk.reset();
+    if (listener != nullptr) {
+      rdma_destroy_id(listener);
+      listener = nullptr;
+    }
+    if (channel != nullptr) {
+      rdma_destroy_event_channel(channel);
+      channel = nullptr;
+    }
+  }
+};
+
+VerbsServer::VerbsServer(const VerbsServerOptions& options) : options_(options) {}
+
+VerbsServer::~VerbsServer() { Shutdown(); }
+
+void VerbsServer::Shutdown() {
+  if (impl_ != nullptr) impl_->Release();
+}
+
+absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServerOptions& options,
+                                                                VerbsHandlers handlers) {
+  if (options.helper_threads < 1 || options.helper_threads > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: helper_threads must be 1..64, not ", options.helper_threads));
+  }
+  if (options.max_endpoints < 1 || options.max_endpoints > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: max_endpoints must be 1..65536, not ", options.max_endpoints));
+  }
+  if (options.message_bytes < kMinMessageBytes || options.message_bytes > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: message_bytes must be ", kMinMessageBytes, "..",
+                                                   kMaxMessageBytes, ", not ", options.message_bytes));
+  }
+  if (!handlers.get || !handlers.mutate) return absl::InvalidArgumentError("verbs: handlers missing");
+  sockaddr_storage addr;
+  if (absl::Status st = ParseSockaddr(options.address, options.port, &addr); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs listen address: ", st.message()));
+  }
+  if (IsWildcard(addr)) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs listen address '", options.address,
+                                                   "' is a wildcard: give the address of the RDMA interface"));
+  }
+  absl::StatusOr<std::vector<std::string>> devices = RdmaDevices();
+  if (!devices.ok()) return devices.status();
+
+  std::unique_ptr<VerbsServer> server(new VerbsServer(options));
+  server->impl_ = std::make_unique<Impl>();
+  Impl* impl = server->impl_.get();
+  impl->options = options;
+  impl->handlers = std::move(handlers);
+  impl->owner = server.get();
+
+  impl->channel = rdma_create_event_channel();
+  if (impl->channel == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_event_channel", errno);
+  int flags = fcntl(impl->channel->fd, F_GETFL);
+  if (flags < 0 || fcntl(impl->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return ErrnoError(absl::StatusCode::kInternal, "rdma event channel: fcntl", errno);
+  }
+  if (rdma_create_id(impl->channel, &impl->listener, nullptr, RDMA_PS_TCP) != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_id", errno);
+  }
+  const std::string where = SockaddrString(reinterpret_cast<sockaddr*>(&addr));
+  if (rdma_bind_addr(impl->listener, reinterpret_cast<sockaddr*>(&addr)) != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable,
+                      absl::StrCat("verbs: rdma_bind_addr ", where, " (is the address on an RDMA device? rdma link show)"),
+                      errno);
+  }
+  ibv_context* ctx = impl->listener->verbs;
+  if (ctx == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("verbs: ", where, " is not the address of an RDMA device"));
+  }
+  const std::string dev = ibv_get_device_name(ctx->device);
+  const int dev_port = impl->listener->port_num;
+  if (!options.device.empty() && options.device != dev) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("verbs: ", where, " is on device ", dev, ", not on the configured rdma_device ", options.device));
+  }
+  if (options.device_port != 0 && options.device_port != dev_port) {
+    return absl::FailedPreconditionError(absl::StrCat("verbs: ", where, " is on ", dev, " port ", dev_port,
+                                                      ", not on the configured rdma_device_port ", options.device_port));
+  }
+  ibv_port_attr port_attr{};
+  if (ibv_query_port(ctx, static_cast<uint8_t>(dev_port), &port_attr) != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("ibv_query_port ", dev, " ", dev_port), errno);
+  }
+  int found_gid = -1;
+  for (int i = 0; i < port_attr.gid_tbl_len && i < 256; ++i) {
+    ibv_gid gid{};
+    if (ibv_query_gid(ctx, static_cast<uint8_t>(dev_port), i, &gid) == 0 && IsMappedGid(gid, addr)) {
+      found_gid = i;
+      break;
+    }
+  }
+  if (options.gid_index >= 0) {
+    ibv_gid gid{};
+    if (ibv_query_gid(ctx, static_cast<uint8_t>(dev_port), options.gid_index, &gid) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("verbs: ", dev, " port ", dev_port, " has no GID index ", options.gid_index));
+    }
+    if (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET && !IsMappedGid(gid, addr)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "verbs: GID index ", options.gid_index, " of ", dev, " port ", dev_port, " is not the RoCE v2 GID of ",
+          options.address, found_gid >= 0 ? absl::StrCat(" (that is index ", found_gid, ")") : std::string()));
+    }
+  }
+  server->device_desc_ = absl::StrCat(dev, " port ", dev_port,
+                                      found_gid >= 0 ? absl::StrCat(", GID index ", found_gid) : std::string(),
+                                      port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? " (RoCE)" : " (InfiniBand)");
+
+  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
+  if (!chunk.ok()) return chunk.status();
+  impl->chunk = std::move(*chunk);
+  if (absl::Status st = impl->chunk->Bind(ctx); !st.ok()) return st;
+  {
+    absl::MutexLock l(&impl->mu);
+    impl->table.resize(options.max_endpoints);
+  }
+  ibv_device_attr dattr{};
+  int max_cqe = ibv_query_device(ctx, &dattr) == 0 ? dattr.max_cqe : 4096;
+  int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
+  int entries = std::min(max_cqe, per_helper * static_cast<int>(kSendDepth + kRecvDepth) + 64);
+  for (int i = 0; i < options.helper_threads; ++i) {
+    auto h = std::make_unique<Impl::Helper>();
+    absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
+    if (!cq.ok()) return cq.status();
+    h->cq = std::move(*cq);
+    impl->helpers.push_back(std::move(h));
+  }
+  if (rdma_listen(impl->listener, 128) != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("verbs: rdma_listen ", where), errno);
+  }
+  server->port_ = ntohs(rdma_get_src_port(impl->listener));
+  for (auto& h : impl->helpers) {
+    Impl::Helper* hp = h.get();
+    hp->thread = std::thread([impl, hp] { impl->HelperLoop(hp); });
+  }
+  impl->cm_thread = std::thread([impl] { impl->CmLoop(); });
+  return server;
+}
+
+absl::StatusOr<VerbsSession> VerbsServer::NewSession() {
+  if (!enabled()) return absl::FailedPreconditionError("verbs transport disabled by the operator");
+  VerbsSession s;
+  s.address = options_.address;
+  s.port = port_;
+  s.message_bytes = options_.message_bytes;
+  s.expires = absl::Now() + options_.session_ttl;
+  s.token.resize(ConnectData::kTokenBytes);
+  size_t got = 0;
+  while (got < s.token.size()) {
+    ssize_t r = getrandom(s.token.data() + got, s.token.size() - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(absl::StatusCode::kInternal, "getrandom", errno);
+    }
+    got += static_cast<size_t>(r);
+  }
+  absl::MutexLock l(&impl_->token_mu);
+  if (impl_->tokens.size() >= 1024) {
+    absl::Time now = absl::Now();
+    absl::erase_if(impl_->tokens, [now](const auto& kv) { return kv.second <= now; });
+    if (impl_->tokens.size() >= 100000) return absl::ResourceExhaustedError("verbs: too many open sessions");
+  }
+  impl_->tokens[s.token] = s.expires;
+  impl_->sessions.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+void VerbsServer::SetEnabled(bool enabled) {
+  enabled_.store(enabled);
+  if (!enabled) {
+    {
+      absl::MutexLock l(&impl_->token_mu);
+      impl_->tokens.clear();
+    }
+    impl_->DisconnectAll();
+  }
+}
+
+VerbsServerStats VerbsServer::stats() const {
+  VerbsServerStats s;
+  s.connects_accepted = impl_->accepted.load(std::memory_order_relaxed);
+  s.connects_rejected = impl_->rejected.load(std::memory_order_relaxed);
+  s.requests = impl_->requests.load(std::memory_order_relaxed);
+  s.malformed_frames = impl_->malformed.load(std::memory_order_relaxed);
+  s.sessions = impl_->sessions.load(std::memory_order_relaxed);
+  s.endpoints_open = impl_->chunk != nullptr ? impl_->chunk->in_use() : 0;
+  return s;
+}
+
+}  // namespace basalt::verbs

@@ -1,0 +1,105 @@
+// The server side of the verbs transport (DESIGN.md §4, seeds/hbase-rdma-infiniband.md §IV-C).
+//
+// An rdma_cm listener on one address (which picks the device). A client first gets a session
+// over gRPC (NewSession: a random 16-byte token with an expiry); each endpoint it connects
+// carries the token in the connect request's private data. A connect without a valid, unexpired
+// token is rejected and counted; so is one past max_endpoints.
+//
+// Accepted endpoints are assigned round-robin to helper threads. Each helper owns a completion
+// queue shared by its endpoints and polls it (a bounded busy-poll, then the completion
+// channel). A received request is decoded (transport/verbs/frame.h), the endpoint's receive is
+// posted again at once, and the request is served: Gets inline on the helper (as the gRPC
+// front end serves reads inline on its polling threads), Mutates on the handler pool shared
+// with gRPC (`schedule`). The handler writes the reply into the endpoint's send half and posts
+// it. A malformed frame gets an InvalidArgument reply when its header can be read, or closes
+// the endpoint when it cannot; either way it is counted and the server goes on.
+//
+// All endpoints' slices (receive half + send half) come from one registered chunk sized for
+// max_endpoints.
+//
+// Thread-safety: NewSession, stats and SetEnabled from any thread; Start/Shutdown from one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/basalt.pb.h"
+#include "transport/verbs/rdma.h"
+
+namespace basalt::verbs {
+
+struct VerbsServerOptions {
+  std::string address;        // numeric IP to listen on (it selects the device); not a wildcard
+  int port = 0;               // 0: any free port (clients learn it from their session)
+  std::string device;         // non-empty: the address must be on this device (e.g. "mlx5_0", "rxe0")
+  int device_port = 0;        // non-zero: ... and on this port of it
+  int gid_index = -1;         // >= 0: that GID must be the address's RoCE GID (checked at start)
+  int helper_threads = 1;
+  int max_endpoints = 128;
+  size_t message_bytes = kDefaultMessageBytes;
+  absl::Duration spin = absl::Microseconds(50);
+  absl::Duration session_ttl = absl::Minutes(10);
+};
+
+struct VerbsHandlers {
+  std::function<absl::Status(const rpc::GetRequest&, rpc::GetResponse*)> get;
+  std::function<absl::Status(const rpc::MutateRequest&)> mutate;
+  // Runs a task on the handler pool; empty: mutations run inline on the helper thread.
+  std::function<void(std::function<void()>)> schedule;
+};
+
+struct VerbsServerStats {
+  uint64_t connects_accepted = 0;
+  uint64_t connects_rejected = 0;  // bad, expired or missing token; endpoint limit; disabled
+  uint64_t endpoints_open = 0;
+  uint64_t requests = 0;
+  uint64_t malformed_frames = 0;
+  uint64_t sessions = 0;
+};
+
+class VerbsServer {
+ public:
+  // Binds and listens. FailedPrecondition "no RDMA device" on a host without one;
+  // InvalidArgument for bad options; Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<VerbsServer>> Start(const VerbsServerOptions& options,
+                                                            VerbsHandlers handlers);
+  ~VerbsServer();  // Shutdown
+  VerbsServer(const VerbsServer&) = delete;
+  VerbsServer& operator=(const VerbsServer&) = delete;
+
+  // A new session for a client. FailedPrecondition while disabled.
+  absl::StatusOr<VerbsSession> NewSession();
+
+  // Disabled: every endpoint is disconnected, connects are rejected and NewSession fails, so
+  // clients go to gRPC; enabled again, they come back (an operator's switch for NIC
+  // maintenance, and how the fallback is tested).
+  void SetEnabled(bool enabled);
+  bool enabled() const { return enabled_.load(); }
+
+  VerbsServerStats stats() const;
+  int port() const { return port_; }
+  const std::string& address() const { return options_.address; }
+  // "rxe0 port 1, GID index 1" — what the listener resolved to.
+  const std::string& device_description() const { return device_desc_; }
+
+  // Stops the helper and connection threads, disconnects every endpoint, releases everything.
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit VerbsServer(const VerbsServerOptions& options);
+  VerbsServerOptions options_;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> enabled_{true};
+  int port_ = 0;
+  std::string device_desc_;
+};
+
+}  // namespace basalt::verbs
