@@ -66,6 +66,24 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   return c;
 }
 
+std::unique_ptr<VerbsClient> VerbsClient::WithEndpoints(std::vector<LoopbackEndpoint> endpoints, size_t server_max,
+                                                       const VerbsClientOptions& options) {
+  VerbsClientOptions o = options;
+  o.max_endpoints = static_cast<int>(endpoints.size());
+  std::unique_ptr<VerbsClient> c(new VerbsClient(
+      [] { return absl::StatusOr<VerbsSession>(absl::UnimplementedError("loopback: no sessions")); }, o));
+  absl::MutexLock l(&c->mu_);
+  for (auto& [cq, ep] : endpoints) {
+    auto* p = new Pooled();
+    p->cq = std::move(cq);
+    p->ep = std::move(ep);
+    p->server_max = server_max;
+    c->free_.push_back(p);
+    ++c->open_;
+  }
+  return c;
+}
+
 VerbsClient::~VerbsClient() {
   std::vector<Pooled*> all;
   {

@@ -67,6 +67,12 @@ class VerbsClient {
   static absl::StatusOr<std::unique_ptr<VerbsClient>> Open(SessionSource sessions, const VerbsClientOptions& options);
   ~VerbsClient();
 
+  // The datapath benchmark's client: its pool holds the given endpoints (on a loopback wire,
+  // never connected with rdma_cm) and never grows. `server_max`: the peer's receive half.
+  using LoopbackEndpoint = std::pair<std::unique_ptr<CompletionQueue>, std::unique_ptr<Endpoint>>;
+  static std::unique_ptr<VerbsClient> WithEndpoints(std::vector<LoopbackEndpoint> endpoints, size_t server_max,
+                                                    const VerbsClientOptions& options);
+
   // Encodes a request into `out` with request id `id` and returns its length (an error aborts
   // the call and is returned as is, e.g. ResourceExhausted when it does not fit).
   using Encoder = absl::FunctionRef<absl::StatusOr<size_t>(uint64_t id, absl::Span<uint8_t> out)>;

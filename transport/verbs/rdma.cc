@@ -158,7 +158,15 @@ absl::StatusOr<std::unique_ptr<CompletionQueue>> CompletionQueue::Create(ibv_con
   return q;
 }
 
+std::unique_ptr<CompletionQueue> CompletionQueue::WrapUnowned(ibv_cq* cq) {
+  std::unique_ptr<CompletionQueue> q(new CompletionQueue());
+  q->cq_ = cq;
+  q->owned_ = false;
+  return q;
+}
+
 CompletionQueue::~CompletionQueue() {
+  if (!owned_) return;
   if (cq_ != nullptr) {
     if (unacked_ > 0) ibv_ack_cq_events(cq_, unacked_);
     ibv_destroy_cq(cq_);
@@ -183,6 +191,7 @@ absl::StatusOr<int> CompletionQueue::Wait(absl::Span<ibv_wc> wc, absl::Duration 
       } else {
         continue;
       }
+      if (channel_ == nullptr) continue;  // unowned loopback CQ: spin to the deadline
       if (ibv_req_notify_cq(cq_, 0) != 0) return absl::UnavailableError("ibv_req_notify_cq failed");
       armed_ = true;
       continue;  // poll once more: a completion may have landed before the CQ was armed
@@ -238,19 +247,19 @@ Endpoint::~Endpoint() {
 }
 
 absl::Status Endpoint::PostRecv(uint64_t wr_id) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(recv_buf()), static_cast<uint32_t>(half()), chunk_->lkey()};
+  ibv_sge sge{reinterpret_cast<uintptr_t>(recv_buf()), static_cast<uint32_t>(half()), lkey_};
   ibv_recv_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  int rc = ibv_post_recv(id_->qp, &wr, &bad);
+  int rc = ibv_post_recv(qp_, &wr, &bad);
   if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_recv", rc);
   return absl::OkStatus();
 }
 
 absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf()), static_cast<uint32_t>(len), chunk_->lkey()};
+  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf()), static_cast<uint32_t>(len), lkey_};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
@@ -259,7 +268,7 @@ absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
   if (len <= max_inline_) wr.send_flags |= IBV_SEND_INLINE;
   if (++sends_ % kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
-  int rc = ibv_post_send(id_->qp, &wr, &bad);
+  int rc = ibv_post_send(qp_, &wr, &bad);
   if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
   return absl::OkStatus();
 }

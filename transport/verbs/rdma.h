@@ -93,6 +93,9 @@ class SharedChunk {
 class CompletionQueue {
  public:
   static absl::StatusOr<std::unique_ptr<CompletionQueue>> Create(ibv_context* ctx, int entries);
+  // Polls `cq` without owning it and without a channel (Wait never sleeps: it spins to the
+  // deadline): the datapath benchmark's loopback CQ.
+  static std::unique_ptr<CompletionQueue> WrapUnowned(ibv_cq* cq);
   ~CompletionQueue();
   CompletionQueue(const CompletionQueue&) = delete;
   CompletionQueue& operator=(const CompletionQueue&) = delete;
@@ -107,6 +110,7 @@ class CompletionQueue {
   CompletionQueue() = default;
   ibv_comp_channel* channel_ = nullptr;
   ibv_cq* cq_ = nullptr;
+  bool owned_ = true;
   unsigned unacked_ = 0;
   bool armed_ = false;
 };
@@ -125,7 +129,10 @@ absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq)
 class Endpoint {
  public:
   Endpoint(rdma_cm_id* id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline)
-      : id_(id), chunk_(chunk), slice_(slice), max_inline_(max_inline) {}
+      : id_(id), qp_(id->qp), chunk_(chunk), slice_(slice), lkey_(chunk->lkey()), max_inline_(max_inline) {}
+  // A queue pair and buffer it does not own (the datapath benchmark's loopback).
+  Endpoint(ibv_qp* qp, SharedChunk::Slice slice, uint32_t lkey, uint32_t max_inline)
+      : qp_(qp), slice_(slice), lkey_(lkey), max_inline_(max_inline) {}
   // Destroys the queue pair and the id, then gives the slice back.
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
@@ -145,9 +152,11 @@ class Endpoint {
   absl::Status PostSend(uint64_t wr_id, size_t len);
 
  private:
-  rdma_cm_id* id_;
-  SharedChunk* chunk_;
+  rdma_cm_id* id_ = nullptr;      // owned when set
+  ibv_qp* qp_;
+  SharedChunk* chunk_ = nullptr;  // the slice goes back to it when set
   SharedChunk::Slice slice_;
+  uint32_t lkey_;
   uint32_t max_inline_;
   uint32_t sends_ = 0;
 };
