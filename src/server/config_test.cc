@@ -72,6 +72,127 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--data_dir"}, "needs a value");
 }
 
+TEST(ServerConfig, RdmaDefaults) {
+  auto p = ParseCommandLine({});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ServerConfig& c = p->config;
+  EXPECT_EQ(c.rdma, ServerConfig::Rdma::kAuto);
+  EXPECT_EQ(c.rdma_listen, "");
+  EXPECT_EQ(c.rdma_device, "");
+  EXPECT_EQ(c.rdma_device_port, 0);
+  EXPECT_EQ(c.rdma_gid_index, -1);
+  EXPECT_EQ(c.rdma_helper_threads, 1);
+  EXPECT_EQ(c.rdma_max_endpoints, 128);
+  EXPECT_EQ(c.rdma_message_bytes, 72u << 10);
+  EXPECT_EQ(c.rdma_spin_us, 50);
+  EXPECT_EQ(c.rdma_session_ttl_s, 600);
+}
+
+TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/rdma.conf";
+  {
+    std::ofstream out(path);
+    out << "rdma = on\n"
+        << "rdma_listen = 192.168.10.5:4791\n"
+        << "rdma_device = mlx5_0\n"
+        << "rdma_device_port = 1\n"
+        << "rdma_gid_index = 3\n"
+        << "rdma_helper_threads = 4\n"
+        << "rdma_max_endpoints = 1024\n"
+        << "rdma_message_bytes = 1MiB\n"
+        << "rdma_spin_us = 0\n"
+        << "rdma_session_ttl_s = 60\n";
+  }
+  auto p = ParseCommandLine({"--config=" + path});
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ServerConfig& c = p->config;
+  EXPECT_EQ(c.rdma, ServerConfig::Rdma::kOn);
+  EXPECT_EQ(c.rdma_listen, "192.168.10.5:4791");
+  EXPECT_EQ(c.rdma_device, "mlx5_0");
+  EXPECT_EQ(c.rdma_device_port, 1);
+  EXPECT_EQ(c.rdma_gid_index, 3);
+  EXPECT_EQ(c.rdma_helper_threads, 4);
+  EXPECT_EQ(c.rdma_max_endpoints, 1024);
+  EXPECT_EQ(c.rdma_message_bytes, 1u << 20);
+  EXPECT_EQ(c.rdma_spin_us, 0);
+  EXPECT_EQ(c.rdma_session_ttl_s, 60);
+
+  // Flags win; the limits of each range are accepted.
+  p = ParseCommandLine({"--config=" + path, "--rdma=off", "--rdma_listen=[fe80::1]:0", "--rdma_device=",
+                        "--rdma_device_port=255", "--rdma_gid_index=-1", "--rdma_helper_threads=64",
+                        "--rdma_max_endpoints=65536", "--rdma_message_bytes=16MiB", "--rdma_spin_us=1000000",
+                        "--rdma_session_ttl_s=31536000"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.rdma, ServerConfig::Rdma::kOff);
+  EXPECT_EQ(p->config.rdma_listen, "[fe80::1]:0");
+  EXPECT_EQ(p->config.rdma_device, "");
+  EXPECT_EQ(p->config.rdma_device_port, 255);
+  EXPECT_EQ(p->config.rdma_gid_index, -1);
+  EXPECT_EQ(p->config.rdma_helper_threads, 64);
+  EXPECT_EQ(p->config.rdma_max_endpoints, 65536);
+  EXPECT_EQ(p->config.rdma_message_bytes, 16u << 20);
+  EXPECT_EQ(p->config.rdma_spin_us, 1000000);
+  EXPECT_EQ(p->config.rdma_session_ttl_s, 31536000);
+
+  p = ParseCommandLine({"--rdma_message_bytes=1024", "--rdma_listen="});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.rdma_message_bytes, 1024u);
+  EXPECT_EQ(p->config.rdma_listen, "");  // empty: the listen host, a free port
+}
+
+TEST(ServerConfig, RdmaModeSpellings) {
+  const std::pair<const char*, ServerConfig::Rdma> cases[] = {
+      {"auto", ServerConfig::Rdma::kAuto}, {"AUTO", ServerConfig::Rdma::kAuto}, {"on", ServerConfig::Rdma::kOn},
+      {"true", ServerConfig::Rdma::kOn},   {"1", ServerConfig::Rdma::kOn},      {"On", ServerConfig::Rdma::kOn},
+      {"off", ServerConfig::Rdma::kOff},   {"false", ServerConfig::Rdma::kOff}, {"0", ServerConfig::Rdma::kOff},
+  };
+  for (const auto& [text, want] : cases) {
+    ServerConfig c;
+    c.rdma = want == ServerConfig::Rdma::kAuto ? ServerConfig::Rdma::kOff : ServerConfig::Rdma::kAuto;
+    absl::Status s = SetConfigValue("rdma", text, &c);
+    ASSERT_TRUE(s.ok()) << text << ": " << s;
+    EXPECT_EQ(c.rdma, want) << text;
+  }
+}
+
+TEST(ServerConfig, RdmaBadValuesAreInvalidArgument) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--rdma=maybe", "--rdma: bad value 'maybe' for rdma: expected auto, on or off"},
+      {"--rdma=", "--rdma: bad value '' for rdma: expected auto, on or off"},
+      {"--rdma_listen=nohostport", "--rdma_listen: bad value 'nohostport' for rdma_listen: expected HOST:PORT"},
+      {"--rdma_listen=10.0.0.1:99999", "--rdma_listen: bad value '10.0.0.1:99999' for rdma_listen: port '99999' is not in [0, 65535]"},
+      {"--rdma_listen=fe80::1:5", "--rdma_listen: bad value 'fe80::1:5' for rdma_listen: IPv6 hosts go in brackets: [::1]:PORT"},
+      {"--rdma_message_bytes=10", "--rdma_message_bytes: bad value '10' for rdma_message_bytes: must be in [1KiB, 16MiB]"},
+      {"--rdma_message_bytes=17MiB", "--rdma_message_bytes: bad value '17MiB' for rdma_message_bytes: must be in [1KiB, 16MiB]"},
+      {"--rdma_message_bytes=lots", "--rdma_message_bytes: bad value 'lots' for rdma_message_bytes: expected a byte count such as 1048576, 64KiB or 128MiB"},
+      {"--rdma_gid_index=-2", "--rdma_gid_index: bad value '-2' for rdma_gid_index: must be in [-1, 255]"},
+      {"--rdma_gid_index=256", "--rdma_gid_index: bad value '256' for rdma_gid_index: must be in [-1, 255]"},
+      {"--rdma_device_port=300", "--rdma_device_port: bad value '300' for rdma_device_port: must be in [0, 255]"},
+      {"--rdma_device_port=-1", "--rdma_device_port: bad value '-1' for rdma_device_port: must be in [0, 255]"},
+      {"--rdma_helper_threads=0", "--rdma_helper_threads: bad value '0' for rdma_helper_threads: must be in [1, 64]"},
+      {"--rdma_helper_threads=65", "--rdma_helper_threads: bad value '65' for rdma_helper_threads: must be in [1, 64]"},
+      {"--rdma_max_endpoints=0", "--rdma_max_endpoints: bad value '0' for rdma_max_endpoints: must be in [1, 65536]"},
+      {"--rdma_max_endpoints=x", "--rdma_max_endpoints: bad value 'x' for rdma_max_endpoints: expected an integer"},
+      {"--rdma_spin_us=-1", "--rdma_spin_us: bad value '-1' for rdma_spin_us: must be in [0, 1000000]"},
+      {"--rdma_session_ttl_s=0", "--rdma_session_ttl_s: bad value '0' for rdma_session_ttl_s: must be in [1, 31536000]"},
+  };
+  for (const auto& [flag, message] : cases) {
+    auto p = ParseCommandLine({flag});
+    ASSERT_FALSE(p.ok()) << flag;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << flag;
+    EXPECT_EQ(p.status().message(), message) << flag;
+  }
+  // In a file, the error names the file and line.
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/rdma.conf";
+  std::ofstream(path) << "rdma = on\nrdma_gid_index = -2\n";
+  auto p = ParseCommandLine({"--config=" + path});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(), path + ":2: bad value '-2' for rdma_gid_index: must be in [-1, 255]");
+}
+
 TEST(ServerConfig, FileErrorsNameFileAndLine) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/bad.conf";
@@ -101,7 +222,9 @@ TEST(ServerConfig, HelpListsEveryKey) {
   std::string h = HelpText();
   for (const char* k : {"data_dir", "listen", "port_file", "standalone", "cq_threads", "handler_threads", "memstore_flush_size",
                         "block_cache_size", "durability", "max_concurrent_calls", "max_request_bytes",
-                        "scan_rows_per_message", "scan_bytes_per_message", "config"}) {
+                        "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",
+                        "rdma_device", "rdma_device_port", "rdma_gid_index", "rdma_helper_threads",
+                        "rdma_max_endpoints", "rdma_message_bytes", "rdma_spin_us", "rdma_session_ttl_s"}) {
     EXPECT_NE(h.find(std::string("--") + k + "="), std::string::npos) << k;
   }
 }
