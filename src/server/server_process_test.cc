@@ -17,6 +17,7 @@
 #include "tests/util/server_process.h"
 #include "tests/util/temp_dir.h"
 #include "transport/grpc/grpc_settings.h"
+#include "transport/verbs/rdma.h"
 
 namespace basalt::server {
 namespace {
@@ -42,14 +43,15 @@ std::unique_ptr<testing::ServerProcess> StartServer(const std::string& dir, std:
   return server;
 }
 
-// Runs the binary to completion with args; returns the exit code.
-int RunToExit(std::vector<std::string> args, const std::string& out_path) {
+// Runs the binary to completion with args; returns the exit code. Its stdout and stderr go to
+// out_path, or stderr to err_path when that is given.
+int RunToExit(std::vector<std::string> args, const std::string& out_path, const std::string& err_path = "") {
   args.insert(args.begin(), BASALT_SERVER_BINARY);
   pid_t pid = fork();
   if (pid == 0) {
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out, 1);
-    dup2(out, 2);
+    dup2(err_path.empty() ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -557,6 +559,137 @@ TEST(ServerProcess, BusyBeyondMaxConcurrentCalls) {
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(g.row().cells_size(), 1);
   EXPECT_EQ(server.Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+// ---- the verbs transport as a host without an RDMA device sees it (DESIGN.md §7: "no RDMA
+// device" reported cleanly, gRPC served). The soft-RoCE guest tests (tests/rxe) cover a device.
+
+// Whether this host has an RDMA device: the no-device expectations do not apply then.
+bool HostHasRdmaDevice() { return verbs::RdmaDevices().ok(); }
+
+rpc::StatusResponse ServerStatus(Client& client) {
+  rpc::StatusRequest req;
+  rpc::StatusResponse resp;
+  grpc::Status s = client.Call([&](grpc::ClientContext* c) { return client.admin->Status(c, req, &resp); });
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return resp;
+}
+
+grpc::Status OpenVerbsSession(Client& client) {
+  rpc::VerbsSessionRequest req;
+  req.set_frame_version(1);
+  rpc::VerbsSessionResponse resp;
+  return client.Call([&](grpc::ClientContext* c) { return client.data->OpenVerbsSession(c, req, &resp); });
+}
+
+grpc::Status SetVerbs(Client& client, bool enabled) {
+  rpc::SetVerbsRequest req;
+  req.set_enabled(enabled);
+  rpc::AdminResponse resp;
+  return client.Call([&](grpc::ClientContext* c) { return client.admin->SetVerbs(c, req, &resp); });
+}
+
+// Checks that the server serves no verbs transport, for the reason `state` (Status's verbs),
+// and that the verbs calls say so with FAILED_PRECONDITION.
+void ExpectNoVerbs(Client& client, const std::string& state_prefix) {
+  rpc::StatusResponse st = ServerStatus(client);
+  EXPECT_TRUE(st.verbs().starts_with(state_prefix)) << st.verbs();
+  EXPECT_FALSE(st.verbs_enabled());
+  EXPECT_EQ(st.verbs_endpoints(), 0u);
+  EXPECT_EQ(st.verbs_requests(), 0u);
+  EXPECT_EQ(st.verbs_connects_accepted(), 0u);
+  EXPECT_EQ(st.verbs_connects_rejected(), 0u);
+  EXPECT_EQ(st.verbs_malformed_frames(), 0u);
+  EXPECT_EQ(st.verbs_sessions(), 0u);
+  const std::string why = "this server serves no verbs transport (" + state_prefix;
+  grpc::Status session = OpenVerbsSession(client);
+  EXPECT_CODE(session, FAILED_PRECONDITION);
+  EXPECT_TRUE(session.error_message().starts_with(why)) << session.error_message();
+  for (bool enabled : {false, true}) {
+    grpc::Status set = SetVerbs(client, enabled);
+    EXPECT_CODE(set, FAILED_PRECONDITION);
+    EXPECT_TRUE(set.error_message().starts_with(why)) << set.error_message();
+  }
+  // Still off, and still serving.
+  EXPECT_FALSE(ServerStatus(client).verbs_enabled());
+}
+
+TEST(ServerProcess, VerbsAutoWithoutDeviceServesGrpc) {
+  if (HostHasRdmaDevice()) GTEST_SKIP() << "this host has an RDMA device: the no-device behaviour is not seen here";
+  testing::TempDir dir;
+  auto server = StartServer(dir.path());  // rdma=auto, the default
+  ASSERT_GT(server->port(), 0) << ReadFile(dir.path() + "/stderr");
+  const std::string out = ReadFile(dir.path() + "/stdout");
+  const size_t verbs_line = out.find("basalt-server: verbs off: no RDMA device (");
+  EXPECT_NE(verbs_line, std::string::npos) << out;
+  EXPECT_NE(out.find("see deploy/RDMA.md\n"), std::string::npos) << out;
+  EXPECT_LT(verbs_line, out.find("basalt-server listening on 127.0.0.1:")) << out;
+  EXPECT_EQ(ReadFile(dir.path() + "/stderr"), "");
+
+  Client client(server->port());
+  rpc::CreateTableRequest creq;
+  creq.mutable_table()->set_name("t");
+  creq.mutable_table()->add_families()->set_name("f");
+  rpc::CreateTableResponse cresp;
+  ASSERT_TRUE(client.Call([&](grpc::ClientContext* c) { return client.admin->CreateTable(c, creq, &cresp); }).ok());
+  ASSERT_TRUE(client.Put("t", "r", "f", "q", "over gRPC").ok());
+  EXPECT_EQ(client.Value("t", "r"), "over gRPC");
+
+  ExpectNoVerbs(client, "off: no RDMA device");
+  EXPECT_EQ(client.Value("t", "r"), "over gRPC");
+  EXPECT_EQ(server->Terminate(), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+TEST(ServerProcess, VerbsOnWithoutDeviceExitsOne) {
+  if (HostHasRdmaDevice()) GTEST_SKIP() << "this host has an RDMA device: the no-device behaviour is not seen here";
+  testing::TempDir dir;
+  const std::vector<std::string> common = {"--data_dir=" + dir.path() + "/data", "--listen=127.0.0.1:0",
+                                           "--port_file=" + dir.path() + "/port"};
+  std::vector<std::string> args = common;
+  args.push_back("--rdma=on");
+  EXPECT_EQ(RunToExit(args, dir.path() + "/out", dir.path() + "/err"), 1);
+  const std::string err = ReadFile(dir.path() + "/err");
+  EXPECT_TRUE(err.starts_with("basalt-server: rdma=on: no RDMA device (")) << err;
+  EXPECT_NE(err.find("see deploy/RDMA.md\n"), std::string::npos) << err;
+  EXPECT_EQ(ReadFile(dir.path() + "/out"), "");  // it never said it was listening
+  EXPECT_EQ(ReadFile(dir.path() + "/port"), "");  // nor wrote the port file
+}
+
+TEST(ServerProcess, VerbsWildcardListenIsRefused) {
+  // The wildcard is refused before the device is looked for: the same on every host.
+  testing::TempDir dir;
+  const std::vector<std::string> common = {"--data_dir=" + dir.path() + "/data", "--listen=127.0.0.1:0"};
+  for (const char* wildcard : {"0.0.0.0:0", "[::]:4791"}) {
+    std::vector<std::string> args = common;
+    args.push_back("--rdma=on");
+    args.push_back(std::string("--rdma_listen=") + wildcard);
+    EXPECT_EQ(RunToExit(args, dir.path() + "/out", dir.path() + "/err"), 1) << wildcard;
+    const std::string host = std::string(wildcard).substr(0, std::string(wildcard).rfind(':'));
+    EXPECT_EQ(ReadFile(dir.path() + "/err"), "basalt-server: rdma=on: verbs listen address '" + host +
+                                                 "' is a wildcard: give the address of the RDMA interface\n");
+  }
+  // rdma=auto: served over gRPC alone, and Status says why.
+  auto server = StartServer(dir.path(), {"--rdma_listen=0.0.0.0:0"});
+  ASSERT_GT(server->port(), 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_NE(ReadFile(dir.path() + "/stdout").find("basalt-server: verbs off: verbs listen address '0.0.0.0' is a "
+                                                  "wildcard: give the address of the RDMA interface\n"),
+            std::string::npos)
+      << ReadFile(dir.path() + "/stdout");
+  Client client(server->port());
+  ExpectNoVerbs(client, "off: verbs listen address '0.0.0.0' is a wildcard");
+  EXPECT_EQ(server->Terminate(), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+TEST(ServerProcess, VerbsOffByConfig) {
+  testing::TempDir dir;
+  auto server = StartServer(dir.path(), {"--rdma=off"});
+  ASSERT_GT(server->port(), 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_NE(ReadFile(dir.path() + "/stdout").find("basalt-server: verbs off: rdma=off\n"), std::string::npos)
+      << ReadFile(dir.path() + "/stdout");
+  Client client(server->port());
+  EXPECT_EQ(ServerStatus(client).verbs(), "off: rdma=off");
+  ExpectNoVerbs(client, "off: rdma=off");
+  EXPECT_EQ(server->Terminate(), 0) << ReadFile(dir.path() + "/stderr");
 }
 
 }  // namespace
