@@ -93,6 +93,14 @@ class AdminImpl final : public Admin {
     out.block_cache_bytes = resp.block_cache_bytes();
     out.block_cache_capacity = resp.block_cache_capacity();
     out.resident_bytes = resp.resident_bytes();
+    out.verbs = resp.verbs();
+    out.verbs_enabled = resp.verbs_enabled();
+    out.verbs_endpoints = resp.verbs_endpoints();
+    out.verbs_requests = resp.verbs_requests();
+    out.verbs_connects_accepted = resp.verbs_connects_accepted();
+    out.verbs_connects_rejected = resp.verbs_connects_rejected();
+    out.verbs_malformed_frames = resp.verbs_malformed_frames();
+    out.verbs_sessions = resp.verbs_sessions();
     for (const rpc::TableStatus& t : resp.tables()) {
       TableStatus ts;
       ts.name = t.name();
@@ -104,6 +112,16 @@ class AdminImpl final : public Admin {
       out.tables.push_back(std::move(ts));
     }
     return out;
+  }
+
+  absl::Status SetVerbs(bool enabled) override {
+    rpc::SetVerbsRequest req;
+    req.set_enabled(enabled);
+    rpc::AdminResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return path->admin_stub()->SetVerbs(ctx, req, &resp);
+    });
+    return WithContext(s, enabled ? "SetVerbs on" : "SetVerbs off");
   }
 
  private:

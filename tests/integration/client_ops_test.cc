@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "tests/integration/integration_util.h"
+#include "transport/verbs/rdma.h"
 
 namespace basalt::testing {
 namespace {
@@ -325,6 +326,34 @@ TEST_F(ClientOps, AdminLifecycleAndStatus) {
   EXPECT_GT(status->requests, 0u);
   EXPECT_GT(status->resident_bytes, 0u);
   EXPECT_EQ(status->tables.size(), 2u);
+}
+
+// Admin's view of the verbs transport (Status's verbs fields, SetVerbs) and the client's own
+// (GetTransportStats) on a host without an RDMA device; the soft-RoCE guest covers a device.
+TEST_F(ClientOps, AdminVerbsStatusAndSwitchWithoutADevice) {
+  if (verbs::RdmaDevices().ok()) GTEST_SKIP() << "this host has an RDMA device";
+  auto admin = conn_->GetAdmin();
+  auto status = admin->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_TRUE(status->verbs.starts_with("off: no RDMA device (")) << status->verbs;
+  EXPECT_FALSE(status->verbs_enabled);
+  EXPECT_EQ(status->verbs_endpoints + status->verbs_requests + status->verbs_connects_accepted +
+                status->verbs_connects_rejected + status->verbs_malformed_frames + status->verbs_sessions,
+            0u);
+  for (bool enabled : {false, true}) {
+    absl::Status s = admin->SetVerbs(enabled);
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+    const std::string want = absl::StrCat("SetVerbs ", enabled ? "on" : "off",
+                                          ": this server serves no verbs transport (off: no RDMA device (");
+    EXPECT_TRUE(std::string(s.message()).starts_with(want)) << s;
+  }
+  // The client found no device either: Get and Put take gRPC.
+  ASSERT_TRUE(table_->Put(Put("r").Add("cf", "q", "v")).ok());
+  EXPECT_EQ(table_->Get(Get("r"))->Value("cf", "q").value_or(""), "v");
+  TransportStats ts = conn_->GetTransportStats();
+  EXPECT_TRUE(ts.verbs_state.starts_with("off: no RDMA device (")) << ts.verbs_state;
+  EXPECT_EQ(ts.verbs_calls, 0u);
+  EXPECT_EQ(ts.sessions, 0u);
 }
 
 // A client that opened a scanner and stopped reading leaves the server's stream blocked on

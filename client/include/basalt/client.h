@@ -373,6 +373,17 @@ struct ServerStatus {
   uint64_t block_cache_bytes = 0, block_cache_capacity = 0;
   uint64_t resident_bytes = 0;
   std::vector<TableStatus> tables;
+  // The server's verbs transport (deploy/RDMA.md): where it listens, e.g. "rxe0 port 1, GID
+  // index 1 (RoCE) on 10.0.2.15:4791", or why it is not served ("off: rdma=off", "off: no RDMA
+  // device ..."). verbs_enabled is false while it is off or switched off with SetVerbs(false).
+  std::string verbs;
+  bool verbs_enabled = false;
+  uint64_t verbs_endpoints = 0;          // open now
+  uint64_t verbs_requests = 0;           // served since start
+  uint64_t verbs_connects_accepted = 0;
+  uint64_t verbs_connects_rejected = 0;  // bad or expired token, endpoint limit, switched off
+  uint64_t verbs_malformed_frames = 0;
+  uint64_t verbs_sessions = 0;           // sessions handed out (OpenVerbsSession)
 };
 
 class Admin {
@@ -387,6 +398,10 @@ class Admin {
   virtual absl::Status Flush(const std::string& name) = 0;
   virtual absl::Status MajorCompact(const std::string& name) = 0;
   virtual absl::StatusOr<ServerStatus> Status() = 0;
+  // Switches the server's verbs transport off (its endpoints are disconnected, connects and new
+  // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.
+  // FailedPrecondition when the server serves no verbs transport (rdma=off, no device).
+  virtual absl::Status SetVerbs(bool enabled) = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -242,6 +242,14 @@ class FakeAdmin : public Admin {
     st.block_cache_bytes = 2048;
     st.block_cache_capacity = 256u << 20;
     st.resident_bytes = 50u << 20;
+    st.verbs = s_->verbs;
+    st.verbs_enabled = s_->verbs_enabled;
+    st.verbs_endpoints = s_->verbs_endpoints;
+    st.verbs_requests = s_->verbs_requests;
+    st.verbs_connects_accepted = s_->verbs_connects_accepted;
+    st.verbs_connects_rejected = s_->verbs_connects_rejected;
+    st.verbs_malformed_frames = s_->verbs_malformed_frames;
+    st.verbs_sessions = s_->verbs_sessions;
     for (const auto& [name, t] : s_->tables) {
       TableStatus ts;
       ts.name = name;
@@ -250,6 +258,19 @@ class FakeAdmin : public Admin {
       st.tables.push_back(ts);
     }
     return st;
+  }
+  absl::Status SetVerbs(bool enabled) override {
+    s_->admin_calls.push_back(enabled ? "set_verbs on" : "set_verbs off");
+    if (!s_->fail_next.ok()) {
+      absl::Status st = s_->fail_next;
+      s_->fail_next = absl::OkStatus();
+      return st;
+    }
+    if (s_->verbs.empty() || s_->verbs.starts_with("off")) {
+      return absl::FailedPreconditionError("this server serves no verbs transport (" + s_->verbs + ")");
+    }
+    s_->verbs_enabled = enabled;
+    return absl::OkStatus();
   }
 
  private:

@@ -22,11 +22,17 @@ struct FakeServer {
   std::map<std::string, TableData> tables;
   int64_t clock = 1700000000000;  // the next server timestamp
   absl::Status fail_next;         // returned by the next call, then cleared
+  // The verbs transport as Status reports it; "off..." means not served (SetVerbs then fails
+  // with FailedPrecondition, as the real server does).
+  std::string verbs = "off: no RDMA device (fake)";
+  bool verbs_enabled = false;
+  uint64_t verbs_endpoints = 0, verbs_requests = 0, verbs_connects_accepted = 0, verbs_connects_rejected = 0,
+           verbs_malformed_frames = 0, verbs_sessions = 0;
 
   std::optional<Get> last_get;
   std::optional<Scan> last_scan;
   std::optional<RowMutationsBase> last_mutation;
-  std::vector<std::string> admin_calls;  // "create t1", "disable t1", ...
+  std::vector<std::string> admin_calls;  // "create t1", "disable t1", "set_verbs off", ...
 };
 
 std::unique_ptr<Connection> NewFakeConnection(FakeServer* server, std::string address = "fake:1");
