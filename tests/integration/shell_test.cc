@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "tests/integration/integration_util.h"
+#include "transport/verbs/rdma.h"
 
 #ifndef BASALT_SHELL_BINARY
 #error "BASALT_SHELL_BINARY must name the basalt shell executable"
@@ -162,6 +163,45 @@ TEST_F(Shell, ErrorsSayWhatWasWrongAndExitNonZero) {
   r = E("create 'e', 'cf'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_HAS(r.err, "exists");
+}
+
+TEST_F(Shell, StatusShowsTheVerbsTransport) {
+  ShellRun r = E("status");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "\nverbs: ");
+  r = E("status", "--format=json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "\"verbs\":\"");
+  if (verbs::RdmaDevices().ok()) return;  // a host with a device: the server may serve verbs
+  // rdma=auto (the default) on a host without an RDMA device.
+  r = E("status");
+  EXPECT_HAS(r.out, "\nverbs: off: no RDMA device (");
+  EXPECT_FALSE(absl::StrContains(r.out, "verbs endpoints")) << r.out;  // no counters while off
+  r = E("status", "--format=json");
+  EXPECT_HAS(r.out, "\"verbs\":\"off: no RDMA device (");
+  EXPECT_HAS(r.out, "\"verbs_enabled\":false,\"verbs_endpoints\":0,\"verbs_requests\":0,");
+  r = E("verbs_disable");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "ERROR: FAILED_PRECONDITION: SetVerbs off: this server serves no verbs transport (off: no RDMA "
+                    "device (");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Shell, VerbsSwitchFailsOnAServerWithoutVerbs) {
+  StartServer({"--rdma=off"});  // replaces the fixture's server: no verbs on any host
+  ShellRun r = E("status");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "\nverbs: off: rdma=off\n");
+  r = E("verbs_disable; list");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "ERROR: FAILED_PRECONDITION: SetVerbs off: this server serves no verbs transport (off: rdma=off)\n");
+  EXPECT_EQ(r.out, "");  // the script stopped at the error
+  r = E("verbs_enable", "--format=json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "ERROR: FAILED_PRECONDITION: SetVerbs on: this server serves no verbs transport (off: rdma=off)\n");
+  r = E("help 'verbs_enable'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "Usage: verbs_enable\n");
 }
 
 }  // namespace

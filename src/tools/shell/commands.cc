@@ -444,6 +444,17 @@ absl::StatusOr<Reply> CmdStatus(Ctx& c) {
   return r;
 }
 
+// verbs_disable / verbs_enable: the server's verbs transport off for NIC maintenance (its
+// endpoints are disconnected and clients send Get/Put over gRPC), then on again.
+absl::StatusOr<Reply> CmdVerbsSwitch(Ctx& c) {
+  const bool enable = c.cmd.name == "verbs_enable";
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->SetVerbs(enable)));
+  Reply r = Done(c, "");
+  r.messages.push_back(enable ? "Verbs transport enabled: clients go back to it at their next verbs retry"
+                              : "Verbs transport disabled: endpoints closed, clients send Get/Put over gRPC");
+  return r;
+}
+
 // ---------------------------------------------------------------------------------------------
 // DML
 
@@ -772,7 +783,7 @@ const std::vector<Spec>& Specs() {
       {"help", "general", 0, 1, "help ['command']",
        "Lists the commands, or shows one command's usage: help 'get'.", CmdHelp},
       {"status", "general", 0, 1, "status ['simple' | 'summary' | 'detailed']",
-       "Shows the server's state; 'detailed' adds a line per table.", CmdStatus},
+       "Shows the server's state, its verbs transport included; 'detailed' adds a line per table.", CmdStatus},
       {"exit", "general", 0, 1, "exit [code]", "Leaves the shell (a script stops here with the given exit code).",
        nullptr},
       {"quit", "general", 0, 1, "quit [code]", "Same as exit.", nullptr},
@@ -841,6 +852,15 @@ const std::vector<Spec>& Specs() {
       {"major_compact", "tools", 1, 1, "major_compact 't1'",
        "Rewrites each store into one file, dropping deleted, expired and surplus versions.",
        CmdAdminOnTable<&Admin::MajorCompact>},
+      {"verbs_disable", "tools", 0, 0, "verbs_disable",
+       "Switches the server's RDMA verbs transport off (Basalt's own; HBase has none): its endpoints\n"
+       "are disconnected and clients send Get/Put over gRPC, e.g. for NIC maintenance. Fails with\n"
+       "FAILED_PRECONDITION on a server that serves no verbs transport (see 'status').",
+       CmdVerbsSwitch},
+      {"verbs_enable", "tools", 0, 0, "verbs_enable",
+       "Switches the server's RDMA verbs transport back on after verbs_disable; connected clients go\n"
+       "back to it at their next verbs retry (ConnectionOptions::verbs_retry, 5 s by default).",
+       CmdVerbsSwitch},
   };
   return specs;
 }

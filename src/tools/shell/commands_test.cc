@@ -381,11 +381,70 @@ TEST_F(ShellTest, FlushCompactStatus) {
   EXPECT_EQ(server_.admin_calls, (std::vector<std::string>{"create t1", "flush t1", "major_compact t1"}));
   ASSERT_EQ(Run("status"), 0);
   EXPECT_EQ(out(), "1 servers, 0 dead (standalone), version 0.1.0, uptime 1h 2m, 42 requests, 1 tables\n"
-                   "block cache 2.0 KiB of 256.0 MiB, resident memory 50.0 MiB\n");
+                   "block cache 2.0 KiB of 256.0 MiB, resident memory 50.0 MiB\n"
+                   "verbs: off: no RDMA device (fake)\n");
   ASSERT_EQ(Run("status 'detailed'"), 0);
   EXPECT_TRUE(out().ends_with("    t1: ENABLED, memstore 0 B, 2 store files, 0 flushes, 0 compactions\n")) << out();
   EXPECT_EQ(Run("status 'verbose'"), 1);
   EXPECT_EQ(err(), "ERROR: status: the status format must be one of SIMPLE, SUMMARY, DETAILED, not 'VERBOSE'\n");
+}
+
+TEST_F(ShellTest, StatusShowsVerbsAndItsCounters) {
+  server_.verbs = "rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791";
+  server_.verbs_enabled = true;
+  server_.verbs_endpoints = 3;
+  server_.verbs_requests = 1200;
+  server_.verbs_connects_accepted = 5;
+  server_.verbs_connects_rejected = 1;
+  server_.verbs_malformed_frames = 2;
+  server_.verbs_sessions = 4;
+  ASSERT_EQ(Run("status"), 0) << err();
+  EXPECT_TRUE(out().ends_with("verbs: rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791 (enabled)\n"
+                              "verbs endpoints 3, requests 1200, connects 5 accepted / 1 rejected, "
+                              "2 malformed frames, 4 sessions\n"))
+      << out();
+  ASSERT_EQ(Run("status", OutputFormat::kJson), 0) << err();
+  EXPECT_NE(out().find("\"verbs\":\"rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791\",\"verbs_enabled\":true,"
+                       "\"verbs_endpoints\":3,\"verbs_requests\":1200,\"verbs_connects_accepted\":5,"
+                       "\"verbs_connects_rejected\":1,\"verbs_malformed_frames\":2,\"verbs_sessions\":4,"
+                       "\"tables\":[]}"),
+            std::string::npos)
+      << out();
+}
+
+TEST_F(ShellTest, VerbsDisableAndEnable) {
+  server_.verbs = "rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791";
+  server_.verbs_enabled = true;
+  ASSERT_EQ(Run("verbs_disable"), 0) << err();
+  EXPECT_EQ(out(), "Verbs transport disabled: endpoints closed, clients send Get/Put over gRPC\n");
+  EXPECT_FALSE(server_.verbs_enabled);
+  ASSERT_EQ(Run("status"), 0) << err();
+  EXPECT_NE(out().find("verbs: rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791 (disabled: Get/Put take gRPC)\n"),
+            std::string::npos)
+      << out();
+  ASSERT_EQ(Run("verbs_enable", OutputFormat::kJson), 0) << err();
+  EXPECT_EQ(out(), "{\"command\":\"verbs_enable\",\"ok\":true}\n");
+  EXPECT_TRUE(server_.verbs_enabled);
+  EXPECT_EQ(server_.admin_calls, (std::vector<std::string>{"set_verbs off", "set_verbs on"}));
+
+  EXPECT_EQ(Run("verbs_enable 'now'"), 1);
+  EXPECT_EQ(err(), "ERROR: wrong number of arguments for 'verbs_enable' (given 1, expected 0)\nUsage: verbs_enable\n");
+  EXPECT_EQ(server_.admin_calls.size(), 2u);
+
+  // A server without verbs: the server's FAILED_PRECONDITION, and the script stops there.
+  server_.verbs = "off: rdma=off";
+  server_.verbs_enabled = false;
+  EXPECT_EQ(Run("verbs_disable; list"), 1);
+  EXPECT_EQ(err(), "ERROR: FAILED_PRECONDITION: this server serves no verbs transport (off: rdma=off)\n");
+  EXPECT_EQ(out(), "");
+  server_.fail_next = absl::UnavailableError("connection refused");
+  EXPECT_EQ(Run("verbs_enable"), 1);
+  EXPECT_EQ(err(), "ERROR: cannot reach the server at 127.0.0.1:16020 (UNAVAILABLE: connection refused)\n");
+
+  ASSERT_EQ(Run("help 'verbs_disable'"), 0);
+  EXPECT_TRUE(out().starts_with("Usage: verbs_disable\nSwitches the server's RDMA verbs transport off")) << out();
+  ASSERT_EQ(Run("help"), 0);
+  EXPECT_NE(out().find("Commands: flush, major_compact, verbs_disable, verbs_enable\n"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ServerErrorsKeepTheirCode) {

@@ -64,6 +64,9 @@ void FormatRowsHuman(const Reply& r, std::string* out) {
   out->append(RowCount(rows));
 }
 
+// Whether the server serves a verbs transport (its state is not "off...").
+bool VerbsServed(const ServerStatus& s) { return !s.verbs.empty() && !s.verbs.starts_with("off"); }
+
 void FormatStatusHuman(const Reply& r, std::string* out) {
   const ServerStatus& s = r.status;
   absl::StrAppend(out, "1 servers, 0 dead (", AV(s.mode.empty() ? "standalone" : s.mode), "), version ",
@@ -71,6 +74,14 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
                   s.requests, " requests, ", s.tables.size(), " tables\n");
   absl::StrAppend(out, "block cache ", Bytes(s.block_cache_bytes), " of ", Bytes(s.block_cache_capacity),
                   ", resident memory ", Bytes(s.resident_bytes), "\n");
+  if (!VerbsServed(s)) {
+    absl::StrAppend(out, "verbs: ", AV(s.verbs.empty() ? "off" : s.verbs), "\n");
+  } else {
+    absl::StrAppend(out, "verbs: ", AV(s.verbs), s.verbs_enabled ? " (enabled)\n" : " (disabled: Get/Put take gRPC)\n");
+    absl::StrAppend(out, "verbs endpoints ", s.verbs_endpoints, ", requests ", s.verbs_requests, ", connects ",
+                    s.verbs_connects_accepted, " accepted / ", s.verbs_connects_rejected, " rejected, ",
+                    s.verbs_malformed_frames, " malformed frames, ", s.verbs_sessions, " sessions\n");
+  }
   if (!r.detailed) return;
   for (const TableStatus& t : s.tables) {
     absl::StrAppend(out, "    ", AV(ToStringBinary(t.name)), ": ", t.enabled ? "ENABLED" : "DISABLED",
@@ -161,6 +172,14 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
   o->Uint("block_cache_bytes", s.block_cache_bytes);
   o->Uint("block_cache_capacity", s.block_cache_capacity);
   o->Uint("resident_bytes", s.resident_bytes);
+  o->Str("verbs", s.verbs);
+  o->Bool("verbs_enabled", s.verbs_enabled);
+  o->Uint("verbs_endpoints", s.verbs_endpoints);
+  o->Uint("verbs_requests", s.verbs_requests);
+  o->Uint("verbs_connects_accepted", s.verbs_connects_accepted);
+  o->Uint("verbs_connects_rejected", s.verbs_connects_rejected);
+  o->Uint("verbs_malformed_frames", s.verbs_malformed_frames);
+  o->Uint("verbs_sessions", s.verbs_sessions);
   o->Key("tables");
   out->push_back('[');
   for (size_t i = 0; i < s.tables.size(); ++i) {

@@ -10,7 +10,8 @@
 //   list           {"tables":["t1"]}
 //   exists         {"exists":true}
 //   is_enabled, is_disabled  {"enabled":true}
-//   status         {"version":..,"mode":..,...,"tables":[{"name":..,...}]}
+//   status         {"version":..,"mode":..,...,"verbs":"off: ...","verbs_enabled":false,"verbs_endpoints":0,
+//                   ...,"tables":[{"name":..,...}]}
 //   help           {"text":"..."}
 //   anything else  {"ok":true}
 // Byte strings are JSON strings: UTF-8 as is, other bytes as \u00XX (see escape.h).

@@ -105,6 +105,38 @@ TEST(FormatHumanTest, Describe) {
             "CACHE_ENCODED => 'false'}\n\n1 row(s)\n");
 }
 
+TEST(FormatHumanTest, StatusVerbsLines) {
+  Reply r;
+  r.command = "status";
+  r.kind = Reply::Kind::kStatus;
+  r.status.version = "1";
+  r.status.mode = "standalone";
+  const std::string head =
+      "1 servers, 0 dead (standalone), version 1, uptime 0s, 0 requests, 0 tables\n"
+      "block cache 0 B of 0 B, resident memory 0 B\n";
+  EXPECT_EQ(FormatHuman(r), head + "verbs: off\n");  // a server that does not report verbs
+  r.status.verbs = "off: no RDMA device (No such file or directory): load an HCA driver";
+  EXPECT_EQ(FormatHuman(r), head + "verbs: off: no RDMA device (No such file or directory): load an HCA driver\n");
+  r.status.verbs = "mlx5_0 port 1, GID index 3 (RoCE) on 192.168.1.10:40000";
+  r.status.verbs_enabled = true;
+  r.status.verbs_endpoints = 7;
+  r.status.verbs_requests = 9;
+  r.status.verbs_connects_accepted = 8;
+  r.status.verbs_sessions = 2;
+  EXPECT_EQ(FormatHuman(r), head +
+                                "verbs: mlx5_0 port 1, GID index 3 (RoCE) on 192.168.1.10:40000 (enabled)\n"
+                                "verbs endpoints 7, requests 9, connects 8 accepted / 0 rejected, 0 malformed "
+                                "frames, 2 sessions\n");
+  r.status.verbs_enabled = false;
+  r.detailed = true;
+  r.status.tables.push_back(TableStatus{"t", true, 0, 0, 0, 0});
+  const std::string h = FormatHuman(r);
+  EXPECT_NE(h.find("(RoCE) on 192.168.1.10:40000 (disabled: Get/Put take gRPC)\nverbs endpoints 7,"),
+            std::string::npos)
+      << h;
+  EXPECT_TRUE(h.ends_with("    t: ENABLED, memstore 0 B, 0 store files, 0 flushes, 0 compactions\n")) << h;
+}
+
 TEST(FormatHumanTest, Ttl) {
   EXPECT_EQ(HumanTtl(0), "FOREVER");
   EXPECT_EQ(HumanTtl(2147483647), "FOREVER");
@@ -208,6 +240,9 @@ TEST(FormatJsonTest, DescribeAndStatus) {
   EXPECT_EQ(FormatJson(s),
             "{\"command\":\"status\",\"version\":\"1\",\"mode\":\"standalone\",\"uptime_seconds\":0,"
             "\"requests\":0,\"block_cache_bytes\":0,\"block_cache_capacity\":0,\"resident_bytes\":0,"
+            "\"verbs\":\"\",\"verbs_enabled\":false,\"verbs_endpoints\":0,\"verbs_requests\":0,"
+            "\"verbs_connects_accepted\":0,\"verbs_connects_rejected\":0,\"verbs_malformed_frames\":0,"
+            "\"verbs_sessions\":0,"
             "\"tables\":[{\"name\":\"t\",\"enabled\":true,\"memstore_bytes\":1,\"store_files\":2,\"flushes\":3,"
             "\"compactions\":4}]}\n");
 }
