@@ -254,7 +254,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   p->ep = std::make_unique<Endpoint>(id, chunk_.get(), *slice, max_inline.ok() ? *max_inline : 0);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
-  if (absl::Status st = p->ep->PostRecv(0); !st.ok()) return st;
+  if (absl::Status st = p->ep->Replenish(0); !st.ok()) return st;
 
   ConnectData cd;
   std::memcpy(cd.token, session.token.data(), ConnectData::kTokenBytes);
@@ -336,7 +336,8 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
     }
   }
   absl::Status result = decode(id, {p->ep->recv_buf(), reply_len});
-  if (absl::Status st = p->ep->PostRecv(0); !st.ok()) {
+  p->ep->Received();
+  if (absl::Status st = p->ep->Replenish(0); !st.ok()) {
     broken(st).IgnoreError();  // the call itself succeeded
     *transport_failed = false;
     return result;

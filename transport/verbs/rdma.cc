@@ -246,15 +246,20 @@ Endpoint::~Endpoint() {
   if (chunk_ != nullptr) chunk_->Release(slice_);
 }
 
-absl::Status Endpoint::PostRecv(uint64_t wr_id) {
+absl::Status Endpoint::Replenish(uint64_t wr_id) {
+  if (posted_ > 0) return absl::OkStatus();
   ibv_sge sge{reinterpret_cast<uintptr_t>(recv_buf()), static_cast<uint32_t>(half()), lkey_};
-  ibv_recv_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  ibv_recv_wr wr[kRecvBatch] = {};
+  for (uint32_t i = 0; i < kRecvBatch; ++i) {
+    wr[i].wr_id = wr_id;
+    wr[i].sg_list = &sge;
+    wr[i].num_sge = 1;
+    wr[i].next = i + 1 < kRecvBatch ? &wr[i + 1] : nullptr;
+  }
   ibv_recv_wr* bad = nullptr;
-  int rc = ibv_post_recv(qp_, &wr, &bad);
+  int rc = ibv_post_recv(qp_, wr, &bad);
   if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_recv", rc);
+  posted_ = kRecvBatch;
   return absl::OkStatus();
 }
 

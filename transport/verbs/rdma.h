@@ -119,6 +119,7 @@ class CompletionQueue {
 inline constexpr uint32_t kSendDepth = 8;
 inline constexpr uint32_t kSignalEvery = 4;  // one signalled send in four frees the send queue
 inline constexpr uint32_t kRecvDepth = 2;
+inline constexpr uint32_t kRecvBatch = kRecvDepth;  // receives posted per ibv_post_recv
 inline constexpr uint32_t kWantedInline = 256;
 
 // Creates the RC queue pair of `id` on `pd`, both queues on `cq`. Returns the inline size the
@@ -145,8 +146,12 @@ class Endpoint {
   absl::Span<uint8_t> send_span() const { return {send_buf(), half()}; }
   uint32_t slice_index() const { return slice_.index; }
 
-  // Posts the receive half for the next incoming message.
-  absl::Status PostRecv(uint64_t wr_id);
+  // Receives are pre-posted kRecvBatch at a time, chained in one ibv_post_recv, all on the
+  // receive half: with one message in flight each way only one of them is ever filled before
+  // its message is consumed. Replenish posts a new batch when none is left; call Received once
+  // per message taken out of the receive half, before Replenish.
+  absl::Status Replenish(uint64_t wr_id);
+  void Received() { --posted_; }
   // Sends the first `len` bytes of the send half: inline up to the granted inline size, one
   // send in kSignalEvery signalled.
   absl::Status PostSend(uint64_t wr_id, size_t len);
@@ -159,6 +164,7 @@ class Endpoint {
   uint32_t lkey_;
   uint32_t max_inline_;
   uint32_t sends_ = 0;
+  int posted_ = 0;  // receives posted and not yet received
 };
 
 // What a server hands a client over gRPC before it connects endpoints (OpenVerbsSession).

@@ -162,7 +162,7 @@ struct VerbsServer::Impl {
     rdma_conn_param param{};
     param.retry_count = 7;
     param.rnr_retry_count = 7;
-    if (!se->ep->PostRecv(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
+    if (!se->ep->Replenish(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
       rejected.fetch_add(1, std::memory_order_relaxed);
@@ -223,7 +223,8 @@ struct VerbsServer::Impl {
     absl::StatusOr<FrameHeader> header = decoded.ok() ? absl::StatusOr<FrameHeader>(req->header) : ParseHeader(in);
     // The request is copied out: the receive half can take the next one. Re-posted before the
     // reply is sent, so the client's next request always finds it.
-    if (!se->ep->PostRecv(se->wr_id()).ok()) return Disconnect(se.get());
+    se->ep->Received();
+    if (!se->ep->Replenish(se->wr_id()).ok()) return Disconnect(se.get());
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
       if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint

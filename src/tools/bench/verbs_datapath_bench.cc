@@ -5,8 +5,8 @@
 // ibv_poll_cq call through qp->context->ops / cq->context->ops, so a loopback ibv_context whose
 // ops deliver a posted send to an in-memory "server" and queue the completions lets the real
 // client code run unchanged: VerbsClient::Call (pool take/give, EncodeGetRequest into the
-// endpoint's send half, Endpoint::PostSend with inline/selective signalling,
-// CompletionQueue::Wait, DecodeGetReply in place into an rpc::GetResponse, Endpoint::PostRecv).
+// endpoint's send half, Endpoint::PostSend with inline/selective signalling, batched receives,
+// CompletionQueue::Wait, DecodeGetReply in place into an rpc::GetResponse, Endpoint::Replenish).
 //
 //   ClientGet / ClientPut: the server is a copy of a pre-encoded reply into the receive buffer
 //     (what the peer's NIC DMA would do) with the request id patched in: the client's overhead.
@@ -42,7 +42,7 @@ struct Loopback {
   uint64_t recv_addr = 0;
   uint32_t recv_len = 0;
   uint64_t recv_wr_id = 0;
-  bool recv_posted = false;
+  int recv_posted = 0;  // receives posted, all on the same buffer
   std::deque<ibv_wc> completions;
   // The peer: serves the request at (p, n) into (out, cap), returns the reply length.
   std::function<size_t(const uint8_t* p, size_t n, uint8_t* out, size_t cap)> serve;
@@ -59,12 +59,12 @@ struct Loopback {
       wc.opcode = IBV_WC_SEND;
       l->completions.push_back(wc);
     }
-    if (!l->recv_posted) {
+    if (l->recv_posted == 0) {
       *bad = wr;
       return EINVAL;  // a real RC peer would RNR-retry; the client always pre-posts
     }
     size_t n = l->serve(req, wr->sg_list[0].length, reinterpret_cast<uint8_t*>(l->recv_addr), l->recv_len);
-    l->recv_posted = false;
+    --l->recv_posted;
     ibv_wc wc{};
     wc.wr_id = l->recv_wr_id;
     wc.status = IBV_WC_SUCCESS;
@@ -78,7 +78,7 @@ struct Loopback {
     l->recv_addr = wr->sg_list[0].addr;
     l->recv_len = wr->sg_list[0].length;
     l->recv_wr_id = wr->wr_id;
-    l->recv_posted = true;
+    for (; wr != nullptr; wr = wr->next) ++l->recv_posted;
     return 0;
   }
   static int PollCq(ibv_cq* cq, int n, ibv_wc* wc) {
@@ -114,7 +114,7 @@ struct Rig {
     slice.data = loop->buf.data();
     slice.size = loop->buf.size();
     auto ep = std::make_unique<Endpoint>(&loop->qp, slice, /*lkey=*/0, kWantedInline);
-    if (!ep->PostRecv(0).ok()) std::abort();
+    if (!ep->Replenish(0).ok()) std::abort();
     std::vector<VerbsClient::LoopbackEndpoint> eps;
     eps.emplace_back(CompletionQueue::WrapUnowned(&loop->cq), std::move(ep));
     client = VerbsClient::WithEndpoints(std::move(eps), kDefaultMessageBytes, VerbsClientOptions{});
