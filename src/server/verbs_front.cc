@@ -1,7 +1,7 @@
 #include "src/server/verbs_front.h"
 
 #include "absl/strings/str_cat.h"
-#include "transport/verbs/frame.h"
+#include "transport/verbs/path.h"
 
 namespace basalt::server {
 
@@ -50,14 +50,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   control->open_session = [v]() -> absl::StatusOr<rpc::VerbsSessionResponse> {
     absl::StatusOr<verbs::VerbsSession> s = v->NewSession();
     if (!s.ok()) return s.status();
-    rpc::VerbsSessionResponse r;
-    r.set_address(s->address);
-    r.set_port(static_cast<uint32_t>(s->port));
-    r.set_token(s->token);
-    r.set_ttl_ms(absl::ToInt64Milliseconds(s->expires - absl::Now()));
-    r.set_message_bytes(static_cast<uint32_t>(s->message_bytes));
-    r.set_frame_version(verbs::kFrameVersion);
-    return r;
+    return verbs::SessionToProto(*s);
   };
   control->set_enabled = [v](bool enabled) { v->SetEnabled(enabled); };
   control->fill_status = [v](rpc::StatusResponse* resp) {

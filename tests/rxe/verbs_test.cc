@@ -17,6 +17,7 @@
 #include "tests/integration/integration_util.h"
 #include "transport/verbs/client.h"
 #include "transport/verbs/frame.h"
+#include "transport/verbs/path.h"
 #include "transport/verbs/rdma.h"
 
 namespace basalt::testing {
@@ -89,13 +90,7 @@ class Verbs : public ServerTest {
     rpc::VerbsSessionResponse resp;
     grpc::Status s = stub->OpenVerbsSession(&ctx, req, &resp);
     if (!s.ok()) return absl::UnavailableError(s.error_message());
-    verbs::VerbsSession v;
-    v.address = resp.address();
-    v.port = static_cast<int>(resp.port());
-    v.token = resp.token();
-    v.expires = absl::Now() + absl::Milliseconds(resp.ttl_ms());
-    v.message_bytes = resp.message_bytes();
-    return v;
+    return verbs::SessionFromProto(resp);
   }
 
   std::unique_ptr<Table> table_;

@@ -1,5 +1,6 @@
 #include "transport/verbs/path.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -148,13 +149,7 @@ class VerbsPath final : public DataPath {
         return absl::FailedPreconditionError(
             absl::StrCat("server speaks verbs frame version ", resp.frame_version(), ", this client ", kFrameVersion));
       }
-      VerbsSession s;
-      s.address = resp.address();
-      s.port = static_cast<int>(resp.port());
-      s.token = resp.token();
-      s.expires = absl::Now() + absl::Milliseconds(resp.ttl_ms());
-      s.message_bytes = resp.message_bytes();
-      return s;
+      return SessionFromProto(resp);
     };
   }
 
@@ -231,6 +226,27 @@ bool NoVerbsHere(absl::StatusCode code) {
 }
 
 }  // namespace
+
+rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s) {
+  rpc::VerbsSessionResponse r;
+  r.set_address(s.address);
+  r.set_port(static_cast<uint32_t>(s.port));
+  r.set_token(s.token);
+  r.set_ttl_ms(std::max<int64_t>(0, absl::ToInt64Milliseconds(s.expires - absl::Now())));
+  r.set_message_bytes(static_cast<uint32_t>(s.message_bytes));
+  r.set_frame_version(kFrameVersion);
+  return r;
+}
+
+VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
+  VerbsSession s;
+  s.address = r.address();
+  s.port = static_cast<int>(r.port());
+  s.token = r.token();
+  s.expires = absl::Now() + absl::Milliseconds(r.ttl_ms());
+  s.message_bytes = r.message_bytes();
+  return s;
+}
 
 VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options) {
   return [options](const std::string& server, GrpcPath* grpc) -> absl::StatusOr<std::unique_ptr<DataPath>> {

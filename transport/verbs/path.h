@@ -30,4 +30,8 @@ struct VerbsPathOptions {
 
 VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options);
 
+// The session as OpenVerbsSession carries it (the server's side and the client's).
+rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s);
+VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r);
+
 }  // namespace basalt::verbs
