@@ -266,7 +266,7 @@ TEST_F(Verbs, ConnectsWithoutAValidTokenAreRejected) {
   forged.token = std::string(16, 'X');
   auto bad = verbs::VerbsClient::Open([forged]() -> absl::StatusOr<verbs::VerbsSession> { return forged; }, {});
   EXPECT_EQ(bad.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(bad.status().message().find("rejected"), absl::string_view::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("rejected: bad token"), absl::string_view::npos) << bad.status();
   // A real token past its expiry.
   absl::StatusOr<verbs::VerbsSession> old = FetchSession();
   ASSERT_TRUE(old.ok());
@@ -391,6 +391,51 @@ TEST_F(Verbs, FallsBackToGrpcWhenVerbsFailsMidRun) {
   TransportStats end = conn->GetTransportStats();
   EXPECT_GE(end.verbs_calls, verbs_at_on + 50) << end.verbs_state;
   EXPECT_EQ(end.verbs_state, "up");
+}
+
+TEST_F(Verbs, AConnectionOpenedWhileVerbsIsOffTakesItWhenItComesBack) {
+  StartVerbsServer();
+  SetServerVerbs(false);
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  ASSERT_TRUE(t->Put(Put("r").Add("cf", "q", "v")).ok());
+  EXPECT_EQ(conn->GetTransportStats().verbs_calls, 0u);
+  EXPECT_EQ(conn->GetTransportStats().verbs_state.rfind("down: ", 0), 0u) << conn->GetTransportStats().verbs_state;
+  SetServerVerbs(true);
+  absl::Time until = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < until && conn->GetTransportStats().verbs_calls < 5) {
+    ASSERT_TRUE(t->Get(Get("r")).ok());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_GE(conn->GetTransportStats().verbs_calls, 5u);
+  EXPECT_EQ(conn->GetTransportStats().verbs_state, "up");
+}
+
+TEST_F(Verbs, AServerAtItsEndpointLimitKeepsClientsOnVerbs) {
+  StartVerbsServer({"--rdma_max_endpoints=3"});  // conn_ holds one of them
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto, /*max_endpoints=*/8);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 20; ++k) {
+        std::string row = absl::StrCat("lim", i, "-", k);
+        if (!t->Put(Put(row).Add("cf", "q", row)).ok()) errors++;
+        auto r = t->Get(Get(row));
+        if (!r.ok() || r->Value("cf", "q").value_or("") != row) errors++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  TransportStats ts = conn->GetTransportStats();
+  EXPECT_EQ(ts.verbs_calls, 8u * 20 * 2) << ts.verbs_state;
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_LE(ts.endpoints_open, 2u);
+  EXPECT_GE(ServerStatus().verbs_connects_rejected(), 1u);  // "endpoint limit"
 }
 
 }  // namespace

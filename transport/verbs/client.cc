@@ -31,7 +31,10 @@ absl::Status Transport(const absl::Status& s) {
 }  // namespace
 
 VerbsClient::VerbsClient(SessionSource sessions, const VerbsClientOptions& options)
-    : sessions_(std::move(sessions)), options_(options) {}
+    : sessions_(std::move(sessions)), options_(options) {
+  absl::MutexLock l(&mu_);
+  cap_ = options.max_endpoints;
+}
 
 absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource sessions,
                                                                 const VerbsClientOptions& options) {
@@ -153,7 +156,7 @@ absl::StatusOr<VerbsClient::Pooled*> VerbsClient::Take(absl::Time deadline) {
         free_.pop_back();
         return p;
       }
-      if (open_ < options_.max_endpoints) {
+      if (open_ < cap_) {
         ++open_;
         break;
       }
@@ -162,7 +165,7 @@ absl::StatusOr<VerbsClient::Pooled*> VerbsClient::Take(absl::Time deadline) {
         waits_.fetch_add(1, std::memory_order_relaxed);
       }
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !free_.empty() || open_ < options_.max_endpoints;
+        return !free_.empty() || open_ < cap_;
       };
       if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) {
         return absl::DeadlineExceededError(
@@ -175,6 +178,18 @@ absl::StatusOr<VerbsClient::Pooled*> VerbsClient::Take(absl::Time deadline) {
   absl::MutexLock l(&mu_);
   if (!p.ok()) {
     --open_;
+    if (open_ > 0) {
+      // Others are connected: the server is at its endpoint limit (or briefly refusing). Use
+      // the endpoints there are; a failure of those resets the cap.
+      cap_ = open_;
+      waits_.fetch_add(1, std::memory_order_relaxed);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !free_.empty() || open_ == 0; };
+      if (mu_.AwaitWithDeadline(absl::Condition(&ready), deadline) && !free_.empty()) {
+        Pooled* f = free_.back();
+        free_.pop_back();
+        return f;
+      }
+    }
     return p.status();
   }
   created_.fetch_add(1, std::memory_order_relaxed);
@@ -269,7 +284,13 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   if (rdma_connect(id, &param) != 0) {
     int err = errno;
     if (err == ECONNREFUSED) {
-      return absl::UnavailableError(absl::StrCat("verbs connect to ", where, " rejected (token expired or server restarted?)"));
+      // The server says why in the reject's private data ("bad token", "endpoint limit", ...).
+      std::string why = "no reason given";
+      if (id->event != nullptr && id->event->param.conn.private_data != nullptr) {
+        const char* d = static_cast<const char*>(id->event->param.conn.private_data);
+        why.assign(d, strnlen(d, id->event->param.conn.private_data_len));
+      }
+      return absl::UnavailableError(absl::StrCat("verbs connect to ", where, " rejected: ", why));
     }
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("rdma_connect to ", where), err);
   }
@@ -300,6 +321,7 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
       ++epoch_;
       drop.swap(free_);
       open_ -= static_cast<int>(drop.size()) + 1;
+      cap_ = options_.max_endpoints;
     }
     delete p;
     for (Pooled* d : drop) delete d;

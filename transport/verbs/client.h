@@ -115,6 +115,9 @@ class VerbsClient {
   mutable absl::Mutex mu_;
   std::vector<Pooled*> free_ ABSL_GUARDED_BY(mu_);
   int open_ ABSL_GUARDED_BY(mu_) = 0;  // connected or connecting
+  // How many endpoints the pool may open: max_endpoints, or fewer once the server refused one
+  // more while others were open (its endpoint limit): then callers wait for a free one.
+  int cap_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by a failure: older endpoints are dropped
 
   std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};

@@ -388,6 +388,11 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   if (ibv_query_port(ctx, static_cast<uint8_t>(dev_port), &port_attr) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("ibv_query_port ", dev, " ", dev_port), errno);
   }
+  if (port_attr.state != IBV_PORT_ACTIVE) {
+    return absl::FailedPreconditionError(absl::StrCat("verbs: ", dev, " port ", dev_port, " is ",
+                                                      ibv_port_state_str(port_attr.state),
+                                                      ", not ACTIVE (ibv_devinfo -d ", dev, "; is the link up?)"));
+  }
   int found_gid = -1;
   for (int i = 0; i < port_attr.gid_tbl_len && i < 256; ++i) {
     ibv_gid gid{};
@@ -444,7 +449,8 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
 }
 
 absl::StatusOr<VerbsSession> VerbsServer::NewSession() {
-  if (!enabled()) return absl::FailedPreconditionError("verbs transport disabled by the operator");
+  // Unavailable, not FailedPrecondition: clients take it as "not now" and ask again later.
+  if (!enabled()) return absl::UnavailableError("verbs transport disabled by the operator (SetVerbs)");
   VerbsSession s;
   s.address = options_.address;
   s.port = port_;
