@@ -33,6 +33,7 @@ constexpr char kUsage[] =
     "  --format=human|json   output as HBase's shell prints it (default), or one JSON object per command\n"
     "  -e, --execute=CMDS    run these commands ('cmd; cmd'; may repeat) and exit\n"
     "  --timeout=SECONDS     deadline of each call, retries included (default 30)\n"
+    "  --transport=MODE      auto (Get/Put over RDMA verbs when offered, the default), grpc, verbs\n"
     "  --no-timing           leave out the 'Took N seconds' lines\n"
     "  -h, --help            this help\n"
     "With no -e and no file, commands come from stdin: interactively with a prompt when it is a\n"
@@ -45,6 +46,7 @@ struct Flags {
   std::string script;  // a file, or "-" for stdin
   double timeout_seconds = 30;
   bool timing = true;
+  TransportChoice transport = TransportChoice::kAuto;
 };
 
 // Parses argv; returns false (after printing why) for a bad command line.
@@ -88,6 +90,16 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
     } else if ((m = value_of(&i, arg, "--timeout", &v)) != 0) {
       if (m < 0 || !absl::SimpleAtod(v, &flags->timeout_seconds) || flags->timeout_seconds <= 0) {
         return std::cerr << "basalt: --timeout needs a number of seconds\n", false;
+      }
+    } else if ((m = value_of(&i, arg, "--transport", &v)) != 0) {
+      if (m > 0 && v == "auto") {
+        flags->transport = TransportChoice::kAuto;
+      } else if (m > 0 && v == "grpc") {
+        flags->transport = TransportChoice::kGrpc;
+      } else if (m > 0 && v == "verbs") {
+        flags->transport = TransportChoice::kVerbs;
+      } else {
+        return std::cerr << "basalt: --transport must be auto, grpc or verbs\n", false;
       }
     } else if (arg.size() > 1 && arg[0] == '-') {
       return std::cerr << "basalt: unknown option " << arg << "\n" << kUsage, false;
@@ -183,6 +195,7 @@ int Main(int argc, char** argv) {
   ConnectionOptions options;
   options.address = flags.server;
   options.timeout = absl::Seconds(flags.timeout_seconds);
+  options.transport = flags.transport;
   auto conn = Connection::Open(options);
   if (!conn.ok()) {
     std::cerr << "ERROR: cannot connect to " << flags.server << ": " << conn.status().message() << "\n";
