@@ -127,6 +127,18 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
   EXPECT_GE(ServerStatus().verbs_requests(), 8u);
 }
 
+TEST_F(Verbs, StartUpChecksTheDevicePortAndGidIndex) {
+  // rxe0's GID index 1 is 10.0.2.15's RoCE v2 GID; index 0 is the link-local one.
+  StartVerbsServer({"--rdma_device=rxe0", "--rdma_device_port=1", "--rdma_gid_index=1"});
+  EXPECT_NE(ServerStatus().verbs().find("rxe0 port 1, GID index 1 (RoCE)"), std::string::npos) << ServerStatus().verbs();
+  for (const char* bad : {"--rdma_gid_index=0", "--rdma_device=mlx5_0", "--rdma_device_port=2"}) {
+    ServerProcess other(BASALT_SERVER_BINARY, dir_.path() + "/other",
+                        {"--rdma=on", absl::StrCat("--rdma_listen=", RxeAddress(), ":0"), bad});
+    absl::Status st = other.Start();
+    EXPECT_FALSE(st.ok()) << bad;  // rdma=on: the mismatch stops start-up
+  }
+}
+
 TEST_F(Verbs, PayloadsFromOneByteTo64KiB) {
   StartVerbsServer();
   const std::vector<size_t> sizes = {1, 7, 100, 1024, 4096, 16384, 60000, 65536};

@@ -35,12 +35,23 @@ struct ServerEndpoint {
   absl::Span<uint8_t> reply_span() const { return {ep->send_buf(), max_reply}; }
 };
 
-// The RoCE v2 GID of an IPv4 address: ::ffff:a.b.c.d.
-bool IsMappedGid(const ibv_gid& gid, const sockaddr_storage& addr) {
-  if (addr.ss_family != AF_INET) return false;
-  static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  const auto* v4 = reinterpret_cast<const sockaddr_in*>(&addr);
-  return std::memcmp(gid.raw, kPrefix, 12) == 0 && std::memcmp(gid.raw + 12, &v4->sin_addr, 4) == 0;
+// Whether GID `index` of the port is the RoCE v2 GID of `addr`: the GID's type is RoCE v2 and its
+// bytes are the address (::ffff:a.b.c.d for IPv4, the address itself for IPv6). A device whose
+// table also lists the same bytes as RoCE v1 has that at another index. NotFound for an index
+// that holds no GID.
+absl::StatusOr<bool> IsRoceV2GidOf(ibv_context* ctx, int port, int index, const sockaddr_storage& addr) {
+  ibv_gid_entry e{};
+  if (ibv_query_gid_ex(ctx, static_cast<uint32_t>(port), static_cast<uint32_t>(index), &e, 0) != 0) {
+    return absl::NotFoundError(absl::StrCat("GID index ", index, " holds no GID"));
+  }
+  if (e.gid_type != IBV_GID_TYPE_ROCE_V2) return false;
+  if (addr.ss_family == AF_INET) {
+    static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&addr);
+    return std::memcmp(e.gid.raw, kPrefix, 12) == 0 && std::memcmp(e.gid.raw + 12, &v4->sin_addr, 4) == 0;
+  }
+  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+  return std::memcmp(e.gid.raw, &v6->sin6_addr, 16) == 0;
 }
 
 bool IsWildcard(const sockaddr_storage& addr) {
@@ -393,21 +404,22 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
                                                       ibv_port_state_str(port_attr.state),
                                                       ", not ACTIVE (ibv_devinfo -d ", dev, "; is the link up?)"));
   }
+  const bool roce = port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
   int found_gid = -1;
-  for (int i = 0; i < port_attr.gid_tbl_len && i < 256; ++i) {
-    ibv_gid gid{};
-    if (ibv_query_gid(ctx, static_cast<uint8_t>(dev_port), i, &gid) == 0 && IsMappedGid(gid, addr)) {
+  for (int i = 0; roce && i < port_attr.gid_tbl_len && i < 256; ++i) {
+    absl::StatusOr<bool> is = IsRoceV2GidOf(ctx, dev_port, i, addr);
+    if (is.ok() && *is) {
       found_gid = i;
       break;
     }
   }
   if (options.gid_index >= 0) {
-    ibv_gid gid{};
-    if (ibv_query_gid(ctx, static_cast<uint8_t>(dev_port), options.gid_index, &gid) != 0) {
+    absl::StatusOr<bool> is = IsRoceV2GidOf(ctx, dev_port, options.gid_index, addr);
+    if (!is.ok()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("verbs: ", dev, " port ", dev_port, " has no GID index ", options.gid_index));
+          absl::StrCat("verbs: ", dev, " port ", dev_port, ": GID index ", options.gid_index, " holds no GID"));
     }
-    if (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET && !IsMappedGid(gid, addr)) {
+    if (roce && !*is) {
       return absl::FailedPreconditionError(absl::StrCat(
           "verbs: GID index ", options.gid_index, " of ", dev, " port ", dev_port, " is not the RoCE v2 GID of ",
           options.address, found_gid >= 0 ? absl::StrCat(" (that is index ", found_gid, ")") : std::string()));
