@@ -30,6 +30,26 @@ std::string RxeAddress() {
   return a != nullptr ? a : "";
 }
 
+// `threads` threads each Put then Get `ops` rows of their own; returns the calls that failed or
+// read back something else.
+int PutGetOnThreads(Table* t, int threads, int ops, const std::string& prefix) {
+  std::atomic<int> errors{0};
+  std::vector<std::thread> running;
+  for (int i = 0; i < threads; ++i) {
+    running.emplace_back([&, i] {
+      for (int k = 0; k < ops; ++k) {
+        std::string row = absl::StrCat(prefix, i, "-", k);
+        std::string v = absl::StrCat(i, ":", k, ":", std::string(k * 10, 'x'));
+        if (!t->Put(Put(row).Add("cf", "q", v)).ok()) errors++;
+        auto r = t->Get(Get(row));
+        if (!r.ok() || r->Value("cf", "q").value_or("") != v) errors++;
+      }
+    });
+  }
+  for (auto& th : running) th.join();
+  return errors.load();
+}
+
 class Verbs : public ServerTest {
  protected:
   void SetUp() override {
@@ -174,21 +194,7 @@ TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
   std::unique_ptr<Table> t = conn->GetTable("t");
   constexpr int kThreads = 16;
   constexpr int kOps = 40;
-  std::atomic<int> errors{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.emplace_back([&, i] {
-      for (int k = 0; k < kOps; ++k) {
-        std::string row = absl::StrCat("t", i, "-", k);
-        std::string v = absl::StrCat(i, ":", k, ":", std::string(k * 10, 'x'));
-        if (!t->Put(Put(row).Add("cf", "q", v)).ok()) errors++;
-        auto r = t->Get(Get(row));
-        if (!r.ok() || r->Value("cf", "q").value_or("") != v) errors++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(PutGetOnThreads(t.get(), kThreads, kOps, "t"), 0);
   TransportStats ts = conn->GetTransportStats();
   EXPECT_EQ(ts.verbs_calls, uint64_t{2 * kThreads * kOps});
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
@@ -429,20 +435,7 @@ TEST_F(Verbs, AServerAtItsEndpointLimitKeepsClientsOnVerbs) {
   std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto, /*max_endpoints=*/8);
   ASSERT_NE(conn, nullptr);
   std::unique_ptr<Table> t = conn->GetTable("t");
-  std::atomic<int> errors{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] {
-      for (int k = 0; k < 20; ++k) {
-        std::string row = absl::StrCat("lim", i, "-", k);
-        if (!t->Put(Put(row).Add("cf", "q", row)).ok()) errors++;
-        auto r = t->Get(Get(row));
-        if (!r.ok() || r->Value("cf", "q").value_or("") != row) errors++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(PutGetOnThreads(t.get(), 8, 20, "lim"), 0);
   TransportStats ts = conn->GetTransportStats();
   EXPECT_EQ(ts.verbs_calls, 8u * 20 * 2) << ts.verbs_state;
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
