@@ -295,6 +295,9 @@ for spec in "${files[@]}"; do
   src=${spec%%:*} dst=${spec#*:}
   [ "$src" != "$spec" ] && [ "${dst#/}" != "$dst" ] || die "--file $spec: want SRC:/ABSOLUTE/DEST"
   [ -f "$src" ] || die "--file $spec: $src is not a file"
+  case "$dst" in
+    /tmp/*) die "--file $spec: the guest mounts a tmpfs over /tmp, which would hide $dst" ;;
+  esac
   add "$src" "$dst"
 done
 printf '%s\n' "$cmd" >"$x/basalt/cmd.sh"

@@ -117,7 +117,7 @@ class Verbs : public ServerTest {
 };
 
 TEST_F(Verbs, GetAndPutTakeVerbs) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   rpc::StatusResponse st = ServerStatus();
   EXPECT_TRUE(st.verbs_enabled());
   EXPECT_NE(st.verbs().find("rxe0"), std::string::npos) << st.verbs();
@@ -149,7 +149,7 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
 
 TEST_F(Verbs, StartUpChecksTheDevicePortAndGidIndex) {
   // rxe0's GID index 1 is 10.0.2.15's RoCE v2 GID; index 0 is the link-local one.
-  StartVerbsServer({"--rdma_device=rxe0", "--rdma_device_port=1", "--rdma_gid_index=1"});
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_device=rxe0", "--rdma_device_port=1", "--rdma_gid_index=1"}));
   EXPECT_NE(ServerStatus().verbs().find("rxe0 port 1, GID index 1 (RoCE)"), std::string::npos) << ServerStatus().verbs();
   for (const char* bad : {"--rdma_gid_index=0", "--rdma_device=mlx5_0", "--rdma_device_port=2"}) {
     ServerProcess other(BASALT_SERVER_BINARY, dir_.path() + "/other",
@@ -160,7 +160,7 @@ TEST_F(Verbs, StartUpChecksTheDevicePortAndGidIndex) {
 }
 
 TEST_F(Verbs, PayloadsFromOneByteTo64KiB) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   const std::vector<size_t> sizes = {1, 7, 100, 1024, 4096, 16384, 60000, 65536};
   for (size_t n : sizes) {
     std::string v(n, '\0');
@@ -186,7 +186,7 @@ TEST_F(Verbs, PayloadsFromOneByteTo64KiB) {
 }
 
 TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   // 16 threads on one connection whose pool holds at most 4 endpoints: the pool grows to 4,
   // threads wait for a free one, and endpoints are reused for every call.
   std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/4);
@@ -206,7 +206,7 @@ TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
 }
 
 TEST_F(Verbs, ConcurrentGetsAndPutsOnTheSameRowsSeeWholeRows) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   // Writers put three columns with one value per Put; readers must never see a mix.
   std::atomic<bool> stop{false};
   std::atomic<int> torn{0}, errors{0}, reads{0};
@@ -246,7 +246,7 @@ TEST_F(Verbs, ConcurrentGetsAndPutsOnTheSameRowsSeeWholeRows) {
 }
 
 TEST_F(Verbs, ServerRestartClientsReconnect) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   ASSERT_TRUE(table_->Put(Put("before").Add("cf", "q", "1")).ok());
   ASSERT_EQ(server_->Terminate(), 0);
   // A call while the server is down: verbs fails, gRPC retries until the server is back.
@@ -275,7 +275,7 @@ TEST_F(Verbs, ServerRestartClientsReconnect) {
 }
 
 TEST_F(Verbs, ConnectsWithoutAValidTokenAreRejected) {
-  StartVerbsServer({"--rdma_session_ttl_s=1"});
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_session_ttl_s=1"}));
   const uint64_t rejected_before = ServerStatus().verbs_connects_rejected();
   absl::StatusOr<verbs::VerbsSession> good = FetchSession();
   ASSERT_TRUE(good.ok()) << good.status();
@@ -301,7 +301,7 @@ TEST_F(Verbs, ConnectsWithoutAValidTokenAreRejected) {
 }
 
 TEST_F(Verbs, MalformedFramesAreRejectedAndTheServerGoesOn) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   auto client = verbs::VerbsClient::Open([this] { return FetchSession(); }, {});
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -361,7 +361,7 @@ TEST_F(Verbs, MalformedFramesAreRejectedAndTheServerGoesOn) {
 }
 
 TEST_F(Verbs, FallsBackToGrpcWhenVerbsFailsMidRun) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto);
   ASSERT_NE(conn, nullptr);
   std::unique_ptr<Table> t = conn->GetTable("t");
@@ -412,7 +412,7 @@ TEST_F(Verbs, FallsBackToGrpcWhenVerbsFailsMidRun) {
 }
 
 TEST_F(Verbs, AConnectionOpenedWhileVerbsIsOffTakesItWhenItComesBack) {
-  StartVerbsServer();
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   SetServerVerbs(false);
   std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto);
   ASSERT_NE(conn, nullptr);
