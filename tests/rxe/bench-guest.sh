@@ -39,6 +39,10 @@ for t in grpc verbs grpc verbs; do
   basalt-bench server ycsb --server=$server --transport=$t --workload=C --records="$records" --skip_load \
     --threads=1,4,16 --seconds="$secs" --warmup_seconds=1
 done
+# The client's busy-poll before it sleeps: 16 spinning callers on 2 vCPUs crowd each other out.
+echo "=== ycsb C --transport=verbs --verbs_spin_us=0"
+basalt-bench server ycsb --server=$server --transport=verbs --verbs_spin_us=0 --workload=C --records="$records" \
+  --skip_load --threads=1,4,16 --seconds="$secs" --warmup_seconds=1
 echo "=== server status"
 kill -TERM "$srv"
 wait "$srv" || true

@@ -31,7 +31,9 @@ absl::Status Transport(const absl::Status& s) {
 }  // namespace
 
 VerbsClient::VerbsClient(SessionSource sessions, const VerbsClientOptions& options)
-    : sessions_(std::move(sessions)), options_(options) {
+    : sessions_(std::move(sessions)),
+      options_(options),
+      max_spinners_(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1)) {
   absl::MutexLock l(&mu_);
   cap_ = options.max_endpoints;
 }
@@ -339,9 +341,18 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
 
   uint32_t reply_len = 0;
   bool got = false;
+  // Busy-poll only while there are cores for it: callers beyond that sleep on the channel at
+  // once (16 spinners on 2 cores starved the threads with work to do).
+  struct Waiting {
+    std::atomic<int>* n;
+    int now;
+    explicit Waiting(std::atomic<int>* c) : n(c), now(c->fetch_add(1, std::memory_order_relaxed) + 1) {}
+    ~Waiting() { n->fetch_sub(1, std::memory_order_relaxed); }
+  } waiting(&waiting_);
+  const absl::Duration spin = waiting.now <= max_spinners_ ? options_.spin : absl::ZeroDuration();
   while (!got) {
     ibv_wc wc[4];
-    absl::StatusOr<int> k = p->cq->Wait(absl::MakeSpan(wc), options_.spin, deadline);
+    absl::StatusOr<int> k = p->cq->Wait(absl::MakeSpan(wc), spin, deadline);
     if (!k.ok()) return broken(k.status());
     if (*k == 0) {
       Give(p, true);  // its reply may still land in the buffer: never reuse it

@@ -43,7 +43,9 @@ namespace basalt::verbs {
 
 struct VerbsClientOptions {
   int max_endpoints = 32;
-  absl::Duration spin = absl::Microseconds(20);  // busy-poll before sleeping on the channel
+  // Busy-poll for a reply before sleeping on the channel; only as many callers at a time as
+  // there are cores but one spin, the others sleep at once.
+  absl::Duration spin = absl::Microseconds(20);
   absl::Duration connect_timeout = absl::Seconds(5);
   size_t message_bytes = kDefaultMessageBytes;   // our receive and send halves
 };
@@ -121,6 +123,9 @@ class VerbsClient {
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by a failure: older endpoints are dropped
 
   std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};
+  // Callers waiting for a reply now; only the first max_spinners_ (cores - 1) busy-poll.
+  std::atomic<int> waiting_{0};
+  const int max_spinners_;
 };
 
 }  // namespace basalt::verbs

@@ -85,6 +85,13 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
     return absl::InvalidArgumentError(absl::StrCat("unknown --transport '", transport, "' (grpc, auto, verbs)"));
   }
   if (o.conn.channels <= 0) return absl::InvalidArgumentError("--channels must be positive");
+  const int64_t spin_us = flags.Int("verbs_spin_us", 20);
+  const int64_t endpoints = flags.Int("verbs_max_endpoints", 32);
+  if (spin_us < 0 || endpoints < 1) {
+    return absl::InvalidArgumentError("--verbs_spin_us must be >= 0 and --verbs_max_endpoints >= 1");
+  }
+  o.conn.verbs_spin = absl::Microseconds(spin_us);
+  o.conn.verbs_max_endpoints = static_cast<int>(endpoints);
   return o;
 }
 
