@@ -208,9 +208,9 @@ const std::vector<Setting>& Settings() {
          c->rdma_gid_index = static_cast<int>(n);
          return absl::OkStatus();
        }},
-      {"rdma_helper_threads", "1", "threads polling the verbs completion queues (Gets run on them)",
+      {"rdma_helper_threads", "0", "threads polling the verbs completion queues, Gets inline on them (0: one per core)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 64));
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 64));
          c->rdma_helper_threads = static_cast<int>(n);
          return absl::OkStatus();
        }},

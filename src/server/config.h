@@ -33,7 +33,7 @@ struct ServerConfig {
   std::string rdma_device;           // the address must be on this device (empty: any)
   int rdma_device_port = 0;          // ... and this port of it (0: any)
   int rdma_gid_index = -1;           // checked to be the address's RoCE v2 GID (-1: not checked)
-  int rdma_helper_threads = 1;       // threads polling the verbs completion queues
+  int rdma_helper_threads = 0;       // threads polling the verbs completion queues (0: one per core)
   int rdma_max_endpoints = 128;      // verbs endpoints (queue pairs) across all clients
   uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take gRPC
   int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel

@@ -81,7 +81,7 @@ TEST(ServerConfig, RdmaDefaults) {
   EXPECT_EQ(c.rdma_device, "");
   EXPECT_EQ(c.rdma_device_port, 0);
   EXPECT_EQ(c.rdma_gid_index, -1);
-  EXPECT_EQ(c.rdma_helper_threads, 1);
+  EXPECT_EQ(c.rdma_helper_threads, 0);
   EXPECT_EQ(c.rdma_max_endpoints, 128);
   EXPECT_EQ(c.rdma_message_bytes, 72u << 10);
   EXPECT_EQ(c.rdma_spin_us, 50);
@@ -170,8 +170,8 @@ TEST(ServerConfig, RdmaBadValuesAreInvalidArgument) {
       {"--rdma_gid_index=256", "--rdma_gid_index: bad value '256' for rdma_gid_index: must be in [-1, 255]"},
       {"--rdma_device_port=300", "--rdma_device_port: bad value '300' for rdma_device_port: must be in [0, 255]"},
       {"--rdma_device_port=-1", "--rdma_device_port: bad value '-1' for rdma_device_port: must be in [0, 255]"},
-      {"--rdma_helper_threads=0", "--rdma_helper_threads: bad value '0' for rdma_helper_threads: must be in [1, 64]"},
-      {"--rdma_helper_threads=65", "--rdma_helper_threads: bad value '65' for rdma_helper_threads: must be in [1, 64]"},
+      {"--rdma_helper_threads=-1", "--rdma_helper_threads: bad value '-1' for rdma_helper_threads: must be in [0, 64]"},
+      {"--rdma_helper_threads=65", "--rdma_helper_threads: bad value '65' for rdma_helper_threads: must be in [0, 64]"},
       {"--rdma_max_endpoints=0", "--rdma_max_endpoints: bad value '0' for rdma_max_endpoints: must be in [1, 65536]"},
       {"--rdma_max_endpoints=x", "--rdma_max_endpoints: bad value 'x' for rdma_max_endpoints: expected an integer"},
       {"--rdma_spin_us=-1", "--rdma_spin_us: bad value '-1' for rdma_spin_us: must be in [0, 1000000]"},

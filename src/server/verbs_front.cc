@@ -1,5 +1,8 @@
 #include "src/server/verbs_front.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "transport/verbs/path.h"
 
@@ -25,7 +28,11 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   o.device = config.rdma_device;
   o.device_port = config.rdma_device_port;
   o.gid_index = config.rdma_gid_index;
-  o.helper_threads = config.rdma_helper_threads;
+  // One per core by default, like the gRPC completion-queue threads: with 16 YCSB C clients on
+  // the 2-vCPU guest, 2 helpers served 1.3–1.5x what 1 did (BENCHMARKS.md §7.2).
+  o.helper_threads = config.rdma_helper_threads > 0
+                         ? config.rdma_helper_threads
+                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.max_endpoints = config.rdma_max_endpoints;
   o.message_bytes = config.rdma_message_bytes;
   o.spin = absl::Microseconds(config.rdma_spin_us);
