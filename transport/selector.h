@@ -1,6 +1,6 @@
 // The client's network selector (DESIGN.md §4): every client call asks it which path carries
-// an operation to a server. Get and Mutate go through a DataPath (gRPC today; a verbs path
-// from issue 4 plugs in through SelectorOptions::verbs_factory); every other operation
+// an operation to a server. Get and Mutate go through a DataPath (the verbs path of
+// transport/verbs/path.h, plugged in through SelectorOptions::verbs_factory, or gRPC); every other operation
 // (scans, batches, Increment, admin...) takes the server's GrpcPath.
 //
 // A failure of a verbs path is reported with ReportFailure: the server's verbs path is marked
@@ -98,8 +98,8 @@ enum class PathPolicy : uint8_t {
   kVerbsOnly, // Get/Mutate must use verbs; making the selector fails without a verbs path
 };
 
-// Makes the verbs path to a server (issue 4: asks for an RDMA session over `grpc`, then
-// connects). NotFound / Unimplemented / FailedPrecondition mean "no verbs here": under kAuto the
+// Makes the verbs path to a server (transport/verbs/path.h: asks for an RDMA session over
+// `grpc`, then connects). NotFound / Unimplemented / FailedPrecondition mean "no verbs here": under kAuto the
 // server is served by gRPC alone.
 using VerbsPathFactory =
     std::function<absl::StatusOr<std::unique_ptr<DataPath>>(const std::string& server, GrpcPath* grpc)>;
@@ -127,8 +127,8 @@ class NetworkSelector {
 };
 
 // The selector over `servers` (gRPC targets, e.g. "host:port"). FailedPrecondition when
-// policy is kVerbsOnly and verbs cannot be had ("verbs transport not built yet (issue 4)"
-// while there is no verbs_factory).
+// policy is kVerbsOnly and verbs cannot be had (the factory's error, or "no verbs path
+// factory" without one).
 absl::StatusOr<std::unique_ptr<NetworkSelector>> NewNetworkSelector(const SelectorOptions& options,
                                                                     const std::vector<std::string>& servers);
 
