@@ -26,6 +26,7 @@
 #include "benchmark/benchmark.h"
 #include "proto/basalt.pb.h"
 #include "src/common/coding.h"
+#include "transport/grpc/grpc_settings.h"
 #include "transport/verbs/client.h"
 #include "transport/verbs/frame.h"
 #include "transport/verbs/rdma.h"
@@ -244,4 +245,12 @@ BENCHMARK(BM_ProtobufGet)->Arg(1)->Arg(1024)->Arg(65536);
 }  // namespace
 }  // namespace basalt::verbs
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // As every Basalt binary does: Debian's Abseil checks lock order on every Mutex operation.
+  basalt::DisableMutexDeadlockDetection();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
