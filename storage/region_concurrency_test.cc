@@ -22,6 +22,7 @@ class SlowEnv : public EnvWrapper {
   SlowEnv() : EnvWrapper(Env::Default()) {}
   std::atomic<bool> slow_read_once{false};
   std::atomic<bool> slow_syncs{false};
+  std::atomic<int> slow_syncs_started{0};  // syncs that have begun their 300 ms
 
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& p) override {
     auto f = target()->NewRandomAccessFile(p);
@@ -53,7 +54,10 @@ class SlowEnv : public EnvWrapper {
    public:
     SlowSync(std::unique_ptr<WritableFile> t, SlowEnv* env) : WritableFileWrapper(std::move(t)), env_(env) {}
     absl::Status Sync() override {
-      if (env_->slow_syncs) std::this_thread::sleep_for(milliseconds(300));
+      if (env_->slow_syncs) {
+        env_->slow_syncs_started++;
+        std::this_thread::sleep_for(milliseconds(300));
+      }
       return WritableFileWrapper::Sync();
     }
 
@@ -131,7 +135,10 @@ TEST_F(RegionRaces, CloseWaitsForACompactionInProgress) {
     compacted = region_->MajorCompact();
     compaction_done = true;
   });
-  std::this_thread::sleep_for(milliseconds(100));
+  // Close once the compaction is really under way (its first file sync has begun): a fixed
+  // sleep was not always enough on a loaded machine under ASan, and Close then ran first.
+  for (int i = 0; i < 10000 && env_.slow_syncs_started.load() == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
+  EXPECT_GT(env_.slow_syncs_started.load(), 0) << "the compaction never started writing";
   EXPECT_TRUE(region_->Close().ok());
   EXPECT_TRUE(compaction_done.load());
   c.join();
