@@ -1,6 +1,5 @@
 #include "transport/verbs/client.h"
 
-#include <fcntl.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -21,8 +20,6 @@ struct VerbsClient::Pooled {
 };
 
 namespace {
-
-enum class Outcome { kReuse, kDropOne, kDropAll };
 
 absl::Status Transport(const absl::Status& s) {
   return absl::UnavailableError(absl::StrCat("verbs: ", s.message()));
@@ -49,12 +46,9 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   absl::StatusOr<std::vector<std::string>> devices = RdmaDevices();
   if (!devices.ok()) return devices.status();
   std::unique_ptr<VerbsClient> c(new VerbsClient(std::move(sessions), options));
-  c->channel_ = rdma_create_event_channel();
-  if (c->channel_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_event_channel", errno);
-  int flags = fcntl(c->channel_->fd, F_GETFL);
-  if (flags < 0 || fcntl(c->channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return ErrnoError(absl::StatusCode::kInternal, "rdma event channel: fcntl", errno);
-  }
+  absl::StatusOr<rdma_event_channel*> channel = CreateEventChannel();
+  if (!channel.ok()) return channel.status();
+  c->channel_ = *channel;
   VerbsClient* raw = c.get();
   c->cm_thread_ = std::thread([raw] { raw->CmLoop(); });
   absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
@@ -67,7 +61,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   absl::Time deadline = absl::Now() + options.connect_timeout;
   absl::StatusOr<Pooled*> first = c->Take(deadline);
   if (!first.ok()) return first.status();
-  c->Give(*first, false);
+  c->Give(*first, Outcome::kReuse);
   return c;
 }
 
@@ -199,11 +193,18 @@ absl::StatusOr<VerbsClient::Pooled*> VerbsClient::Take(absl::Time deadline) {
   return p->release();
 }
 
-void VerbsClient::Give(Pooled* p, bool broken) {
+void VerbsClient::Give(Pooled* p, Outcome outcome) {
   std::vector<Pooled*> drop;
   {
     absl::MutexLock l(&mu_);
-    if (broken || p->epoch != epoch_) {
+    if (outcome == Outcome::kDropAll) {
+      // Every idle endpoint is suspect too (the server may be gone): drop them with this one.
+      ++epoch_;
+      drop.swap(free_);
+      open_ -= static_cast<int>(drop.size());
+      cap_ = options_.max_endpoints;
+    }
+    if (outcome != Outcome::kReuse || p->epoch != epoch_) {
       --open_;
       drop.push_back(p);
     } else {
@@ -316,17 +317,7 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
   auto broken = [&](const absl::Status& s) {
     *transport_failed = true;
     failures_.fetch_add(1, std::memory_order_relaxed);
-    // Every idle endpoint is suspect too (the server may be gone): drop them with this one.
-    std::vector<Pooled*> drop;
-    {
-      absl::MutexLock l(&mu_);
-      ++epoch_;
-      drop.swap(free_);
-      open_ -= static_cast<int>(drop.size()) + 1;
-      cap_ = options_.max_endpoints;
-    }
-    delete p;
-    for (Pooled* d : drop) delete d;
+    Give(p, Outcome::kDropAll);
     return Transport(s);
   };
 
@@ -334,7 +325,7 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
   const size_t limit = std::min(p->ep->half(), p->server_max);
   absl::StatusOr<size_t> n = encode(id, {p->ep->send_buf(), limit});
   if (!n.ok()) {
-    Give(p, false);
+    Give(p, Outcome::kReuse);
     return n.status();
   }
   if (absl::Status st = p->ep->PostSend(id, *n); !st.ok()) return broken(st);
@@ -355,7 +346,7 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
     absl::StatusOr<int> k = p->cq->Wait(absl::MakeSpan(wc), spin, deadline);
     if (!k.ok()) return broken(k.status());
     if (*k == 0) {
-      Give(p, true);  // its reply may still land in the buffer: never reuse it
+      Give(p, Outcome::kDropOne);  // its reply may still land in the buffer: never reuse it
       return absl::DeadlineExceededError("verbs: no reply before the deadline");
     }
     for (int i = 0; i < *k; ++i) {
@@ -375,7 +366,7 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
     *transport_failed = false;
     return result;
   }
-  Give(p, false);
+  Give(p, Outcome::kReuse);
   return result;
 }
 

@@ -94,7 +94,10 @@ class VerbsClient {
   struct Pooled;
   VerbsClient(SessionSource sessions, const VerbsClientOptions& options);
   absl::StatusOr<Pooled*> Take(absl::Time deadline);
-  void Give(Pooled* p, bool broken);
+  // Back to the pool (kReuse), destroyed (kDropOne: its state is unknown), or destroyed with
+  // every idle endpoint (kDropAll: a transport failure, the server may be gone).
+  enum class Outcome { kReuse, kDropOne, kDropAll };
+  void Give(Pooled* p, Outcome outcome);
   absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline);
   absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline);
   absl::StatusOr<VerbsSession> CurrentSession(bool refresh);

@@ -71,6 +71,7 @@ class VerbsPath final : public DataPath {
     if (!c.ok()) return c.status();
     absl::MutexLock l(&mu_);
     client_ = std::move(*c);
+    ready_.store(client_.get(), std::memory_order_release);
     return absl::OkStatus();
   }
 
@@ -113,10 +114,9 @@ class VerbsPath final : public DataPath {
     out->verbs_calls += verbs_calls_.load(std::memory_order_relaxed);
     out->grpc_fallbacks += fallbacks_.load(std::memory_order_relaxed);
     out->oversized += oversized_.load(std::memory_order_relaxed);
-    std::shared_ptr<VerbsClient> c;
+    VerbsClient* c = ready_.load(std::memory_order_acquire);
     {
       absl::MutexLock l(&mu_);
-      c = client_;
       if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed) || c == nullptr) {
         out->verbs_state = absl::StrCat("down: ", last_error_);
       } else {
@@ -153,12 +153,13 @@ class VerbsPath final : public DataPath {
     };
   }
 
-  // The client when verbs is up; nullptr while it is down or being opened.
-  std::shared_ptr<VerbsClient> Usable() {
+  // The client when verbs is up; nullptr while it is down or being opened. Once opened the
+  // client stays for the path's life, so a call reads it without a lock.
+  VerbsClient* Usable() {
     if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) return nullptr;
+    if (VerbsClient* c = ready_.load(std::memory_order_acquire); c != nullptr) return c;
     {
       absl::MutexLock l(&mu_);
-      if (client_ != nullptr) return client_;
       if (opening_) return nullptr;
       opening_ = true;
     }
@@ -171,13 +172,12 @@ class VerbsPath final : public DataPath {
       MarkDown(st);
       return nullptr;
     }
-    absl::MutexLock l(&mu_);
-    return client_;
+    return ready_.load(std::memory_order_acquire);
   }
 
   template <class Encode, class Decode, class Grpc>
   absl::Status Run(Encode encode, Decode decode, Grpc grpc_call, absl::Time deadline) {
-    std::shared_ptr<VerbsClient> c = Usable();
+    VerbsClient* c = Usable();
     if (c == nullptr) {
       fallbacks_.fetch_add(1, std::memory_order_relaxed);
       return grpc_call();
@@ -211,7 +211,8 @@ class VerbsPath final : public DataPath {
   const VerbsPathOptions options_;
 
   mutable absl::Mutex mu_;
-  std::shared_ptr<VerbsClient> client_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<VerbsClient> client_ ABSL_GUARDED_BY(mu_);  // set once
+  std::atomic<VerbsClient*> ready_{nullptr};                   // client_, published
   bool opening_ ABSL_GUARDED_BY(mu_) = false;
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> down_until_ns_{0};

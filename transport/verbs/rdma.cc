@@ -20,6 +20,24 @@ absl::Status ErrnoError(absl::StatusCode code, std::string_view what, int err) {
   return absl::Status(code, absl::StrCat(AV(what), ": ", std::strerror(err)));
 }
 
+absl::Status SetNonBlocking(int fd, std::string_view what) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return ErrnoError(absl::StatusCode::kInternal, absl::StrCat(AV(what), ": fcntl"), errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<rdma_event_channel*> CreateEventChannel() {
+  rdma_event_channel* ch = rdma_create_event_channel();
+  if (ch == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_event_channel", errno);
+  if (absl::Status st = SetNonBlocking(ch->fd, "rdma event channel"); !st.ok()) {
+    rdma_destroy_event_channel(ch);
+    return st;
+  }
+  return ch;
+}
+
 absl::StatusOr<std::vector<std::string>> RdmaDevices() {
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);
@@ -149,10 +167,7 @@ absl::StatusOr<std::unique_ptr<CompletionQueue>> CompletionQueue::Create(ibv_con
   std::unique_ptr<CompletionQueue> q(new CompletionQueue());
   q->channel_ = ibv_create_comp_channel(ctx);
   if (q->channel_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_comp_channel", errno);
-  int flags = fcntl(q->channel_->fd, F_GETFL);
-  if (flags < 0 || fcntl(q->channel_->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return ErrnoError(absl::StatusCode::kInternal, "completion channel: fcntl", errno);
-  }
+  if (absl::Status st = SetNonBlocking(q->channel_->fd, "completion channel"); !st.ok()) return st;
   q->cq_ = ibv_create_cq(ctx, entries, nullptr, q->channel_, 0);
   if (q->cq_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_cq", errno);
   return q;

@@ -36,6 +36,13 @@ absl::StatusOr<std::vector<std::string>> RdmaDevices();
 // "<what>: <strerror(err)>" with `code`.
 absl::Status ErrnoError(absl::StatusCode code, std::string_view what, int err);
 
+// Makes a channel's fd (completion or rdma_cm event channel) non-blocking, so a poll() that
+// woke spuriously never leaves a reader stuck in ibv_get_cq_event / rdma_get_cm_event.
+absl::Status SetNonBlocking(int fd, std::string_view what);
+
+// An rdma_cm event channel with a non-blocking fd, read by a thread that polls it.
+absl::StatusOr<rdma_event_channel*> CreateEventChannel();
+
 // A numeric IPv4/IPv6 address and port as a sockaddr (no name lookup: the RDMA address of a
 // server is an address). InvalidArgument otherwise.
 absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* out);

@@ -1,6 +1,5 @@
 #include "transport/verbs/server.h"
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/random.h>
@@ -68,6 +67,10 @@ struct VerbsServer::Impl {
   struct Helper {
     std::unique_ptr<CompletionQueue> cq;
     std::thread thread;
+    // Reused for every request this helper decodes and every Get it serves: no allocation
+    // per request once their strings have grown.
+    DecodedRequest request;
+    rpc::GetResponse get_response;
   };
 
   VerbsServerOptions options;
@@ -221,16 +224,15 @@ struct VerbsServer::Impl {
 
   // --- requests (the helper threads) ---
 
-  void Send(ServerEndpoint* se, uint64_t request_id, size_t n) {
-    (void)request_id;
+  void Send(ServerEndpoint* se, size_t n) {
     if (!se->ep->PostSend(se->wr_id(), n).ok()) Disconnect(se);
   }
 
-  void Serve(const std::shared_ptr<ServerEndpoint>& se, uint32_t len) {
+  void Serve(Helper* h, const std::shared_ptr<ServerEndpoint>& se, uint32_t len) {
     requests.fetch_add(1, std::memory_order_relaxed);
-    auto req = std::make_shared<DecodedRequest>();
+    DecodedRequest* req = &h->request;
     absl::Span<const uint8_t> in(se->ep->recv_buf(), std::min<size_t>(len, se->ep->half()));
-    absl::Status decoded = DecodeRequest(in, req.get());
+    absl::Status decoded = DecodeRequest(in, req);
     absl::StatusOr<FrameHeader> header = decoded.ok() ? absl::StatusOr<FrameHeader>(req->header) : ParseHeader(in);
     // The request is copied out: the receive half can take the next one. Re-posted before the
     // reply is sent, so the client's next request always finds it.
@@ -240,22 +242,25 @@ struct VerbsServer::Impl {
       malformed.fetch_add(1, std::memory_order_relaxed);
       if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint
       if (header->op == FrameOp::kGet) {
-        return Send(se.get(), header->request_id, EncodeGetReply(header->request_id, decoded, nullptr, se->reply_span()));
+        return Send(se.get(), EncodeGetReply(header->request_id, decoded, nullptr, se->reply_span()));
       }
       if (header->op == FrameOp::kMutate) {
-        return Send(se.get(), header->request_id, EncodeMutateReply(header->request_id, decoded, se->reply_span()));
+        return Send(se.get(), EncodeMutateReply(header->request_id, decoded, se->reply_span()));
       }
       return Disconnect(se.get());
     }
     const uint64_t id = req->header.request_id;
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
-      rpc::GetResponse resp;
-      absl::Status st = handlers.get(*get, &resp);
-      return Send(se.get(), id, EncodeGetReply(id, st, &resp, se->reply_span()));
+      rpc::GetResponse* resp = &h->get_response;
+      resp->Clear();
+      absl::Status st = handlers.get(*get, resp);
+      return Send(se.get(), EncodeGetReply(id, st, resp, se->reply_span()));
     }
-    auto run = [this, se, req, id] {
-      absl::Status st = handlers.mutate(std::get<rpc::MutateRequest>(req->request));
-      Send(se.get(), id, EncodeMutateReply(id, st, se->reply_span()));
+    // A write leaves the helper: it takes its request with it.
+    auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));
+    auto run = [this, se, mutation, id] {
+      absl::Status st = handlers.mutate(*mutation);
+      Send(se.get(), EncodeMutateReply(id, st, se->reply_span()));
     };
     if (!handlers.schedule) return run();
     {
@@ -279,13 +284,15 @@ struct VerbsServer::Impl {
         continue;
       }
       for (int i = 0; i < *k; ++i) {
+        const bool ok = wc[i].status == IBV_WC_SUCCESS;
+        if (ok && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send: nothing to do
         std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
         if (se == nullptr) continue;  // a completion of an endpoint already gone
-        if (wc[i].status != IBV_WC_SUCCESS) {
+        if (!ok) {
           Disconnect(se.get());
           continue;
         }
-        if (wc[i].opcode == IBV_WC_RECV) Serve(se, wc[i].byte_len);
+        Serve(h, se, wc[i].byte_len);
       }
     }
   }
@@ -366,12 +373,9 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   impl->handlers = std::move(handlers);
   impl->owner = server.get();
 
-  impl->channel = rdma_create_event_channel();
-  if (impl->channel == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_event_channel", errno);
-  int flags = fcntl(impl->channel->fd, F_GETFL);
-  if (flags < 0 || fcntl(impl->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return ErrnoError(absl::StatusCode::kInternal, "rdma event channel: fcntl", errno);
-  }
+  absl::StatusOr<rdma_event_channel*> channel = CreateEventChannel();
+  if (!channel.ok()) return channel.status();
+  impl->channel = *channel;
   if (rdma_create_id(impl->channel, &impl->listener, nullptr, RDMA_PS_TCP) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_id", errno);
   }
