@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "src/common/types.h"
@@ -57,6 +58,9 @@ struct RegionOptions {
   bool background_compaction = true;
   // Milliseconds since the epoch; tests replace it to drive TTL.
   std::function<int64_t()> clock;
+  // Where a region reports what it did on its own to its files (a file moved aside, log damage
+  // cut or skipped), one line per call. Empty: standard error.
+  std::function<void(std::string_view)> log;
 };
 
 }  // namespace basalt

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,7 @@ using internal::ColumnTargets;
 namespace {
 
 constexpr char kManifestName[] = "MANIFEST";
+constexpr char kLostFoundDir[] = "lost+found";
 // Write limits. A data block holds block_size (<= 16 MiB) plus at most one cell, so with these a
 // block stays far below compression.h's 64 MiB read limit; a batch stays far below the WAL's.
 // HBase's client default is 10 MiB per cell (hbase.client.keyvalue.maxsize).
@@ -80,14 +82,60 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
   return r;
 }
 
+void Region::Log(std::string_view line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << "basalt: " << line << "\n";
+  }
+}
+
+absl::Status Region::MoveAside(const std::string& name) {
+  const std::string aside = dir_ + "/" + kLostFoundDir;
+  BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(aside));
+  std::string to = aside + "/" + name;
+  for (int i = 1; options_.env->FileExists(to); ++i) to = absl::StrCat(aside, "/", name, ".", i);
+  BASALT_RETURN_IF_ERROR(options_.env->ReplaceFile(dir_ + "/" + name, to));
+  Log(absl::StrCat("region ", desc_.name, ": moved ", dir_, "/", name, " aside to ", to,
+                   " (no manifest names it; nothing was deleted)"));
+  return absl::OkStatus();
+}
+
 absl::Status Region::Recover() {
   Env* env = options_.env;
   BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_));
+  const std::string mpath = dir_ + "/" + kManifestName;
+  BASALT_ASSIGN_OR_RETURN(auto names, env->ListDir(dir_));
+  std::map<uint64_t, std::string> block_files;  // number -> name
+  for (const auto& n : names) {
+    if (Store::IsTempFileName(n)) {
+      // A flush or compaction output a crash cut short: by its name never complete, never named
+      // by a manifest, never the only copy of anything.
+      BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+      continue;
+    }
+    if (auto num = Store::ParseFileNumber(n); num.ok()) block_files.emplace(*num, n);
+  }
   Manifest m;
-  std::string mpath = dir_ + "/" + kManifestName;
-  if (env->FileExists(mpath)) {
+  const bool have_manifest = env->FileExists(mpath);
+  if (have_manifest) {
     BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(mpath));
     BASALT_ASSIGN_OR_RETURN(m, DecodeManifest(bytes, mpath));
+  } else if (!block_files.empty()) {
+    // Every region writes its manifest when it is created, so block files without one mean the
+    // manifest was lost: which files are live, and up to which sequence id the log is already
+    // in them, is unknown. Guessing could serve deleted or stale cells; refuse instead.
+    std::string some;
+    for (const auto& [num, n] : block_files) {
+      if (some.size() > 100) {
+        some += ", ...";
+        break;
+      }
+      absl::StrAppend(&some, some.empty() ? "" : ", ", n);
+    }
+    return absl::DataLossError(absl::StrCat(
+        "region ", desc_.name, ": its manifest ", mpath, " is missing but ", dir_, " holds ", block_files.size(),
+        " block file(s) (", some, "); nothing was deleted. Restore the MANIFEST from a backup, then reopen"));
   }
   next_file_number_ = m.next_file_number;
   flushed_seq_ = m.flushed_seq;
@@ -96,14 +144,18 @@ absl::Status Region::Recover() {
     auto it = m.files.find(name);
     if (it == m.files.end()) continue;
     BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second));
-    live.insert(it->second.begin(), it->second.end());
   }
   for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
-  // Files written but never named by a manifest (a crash mid-flush or mid-compaction).
-  BASALT_ASSIGN_OR_RETURN(auto names, env->ListDir(dir_));
-  for (const auto& n : names) {
-    auto num = Store::ParseFileNumber(n);
-    if (num.ok() && !live.count(*num)) BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+  // Whole block files no manifest names: a compacted file whose deletion a crash cut short, or
+  // a flush output renamed just before a crash. The manifest does not say they are obsolete, so
+  // they are kept aside (HBase archives such files too), never deleted.
+  for (const auto& [num, n] : block_files) {
+    if (!live.count(num)) BASALT_RETURN_IF_ERROR(MoveAside(n));
+  }
+  if (!have_manifest) {
+    // From now on a missing manifest is damage, never "a new region" (see above). A region that
+    // has never flushed has nothing in block files, so the whole log is replayed.
+    BASALT_RETURN_IF_ERROR(WriteManifest());
   }
   // Replay the log: edits after the flushed sequence id go back into the memstores.
   uint64_t last = m.flushed_seq;

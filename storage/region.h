@@ -213,6 +213,9 @@ class Region {
  private:
   Region(const RegionOptions& options, RegionDescriptor desc, std::string dir);
   absl::Status Recover();
+  // Moves dir_/name into dir_/lost+found/ (durably) and logs it.
+  absl::Status MoveAside(const std::string& name);
+  void Log(std::string_view line) const;
   absl::Status WriteManifest();
   absl::Status FlushLocked();
   absl::Status CompactStore(Store* store, bool major);

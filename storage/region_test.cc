@@ -3,6 +3,7 @@
 #include "storage/region.h"
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -392,6 +393,78 @@ TEST_F(RegionTest, AMissingFileTheManifestNamesIsDataLoss) {
   auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_NE(r.status().message().find(".blk"), std::string::npos) << r.status();
+}
+
+int CountBlockFiles(const std::string& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ".blk";
+  return n;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(RegionTest, ANewRegionWritesItsManifestAtOnce) {
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/MANIFEST"));
+}
+
+TEST_F(RegionTest, AMissingManifestBesideBlockFilesIsDataLossAndNothingIsDeleted) {
+  ASSERT_TRUE(region_->Put("flushed", "cf", "q", "v1").ok());
+  ASSERT_TRUE(region_->Flush().ok());
+  ASSERT_TRUE(region_->Put("logged", "cf", "q", "v2").ok());
+  ASSERT_TRUE(region_->Close().ok());
+  region_.reset();
+  const std::string manifest = dir_.path() + "/MANIFEST";
+  const std::string saved = ReadAll(manifest);
+  const int files = CountBlockFiles(dir_.path());
+  ASSERT_GT(files, 0);
+  std::filesystem::remove(manifest);
+
+  RegionOptions o;
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find(manifest + " is missing"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("nothing was deleted"), std::string::npos) << r.status();
+  EXPECT_EQ(CountBlockFiles(dir_.path()), files);
+  EXPECT_FALSE(std::filesystem::exists(manifest));  // not recreated empty either
+
+  // The operator restores the manifest: every row is back.
+  std::ofstream(manifest, std::ios::binary) << saved;
+  Open();
+  EXPECT_EQ(Values("flushed").size(), 1u);
+  EXPECT_EQ(Values("logged").size(), 1u);
+}
+
+TEST_F(RegionTest, UnaccountedBlockFilesAreMovedAsideAndHalfWrittenOnesRemoved) {
+  ASSERT_TRUE(region_->Put("r", "cf", "q", "v").ok());
+  ASSERT_TRUE(region_->Flush().ok());
+  ASSERT_TRUE(region_->Close().ok());
+  region_.reset();
+  std::string live;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    if (e.path().extension() == ".blk") live = e.path().string();
+  }
+  ASSERT_FALSE(live.empty());
+  const std::string stray = dir_.path() + "/00000000000000000099.blk";
+  const std::string half = dir_.path() + "/00000000000000000100.blk.tmp";
+  std::filesystem::copy_file(live, stray);
+  std::ofstream(half) << "half a flush";
+
+  std::vector<std::string> log;
+  RegionOptions o;
+  o.log = [&](std::string_view line) { log.emplace_back(line); };
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(std::filesystem::exists(half));
+  EXPECT_FALSE(std::filesystem::exists(stray));
+  EXPECT_EQ(ReadAll(dir_.path() + "/lost+found/00000000000000000099.blk"), ReadAll(live));
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("moved " + stray + " aside to " + dir_.path() + "/lost+found/"), std::string::npos) << log[0];
+  auto cells = (*r)->Get("r");
+  ASSERT_TRUE(cells.ok());
+  EXPECT_EQ(cells->size(), 1u);
 }
 
 TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {

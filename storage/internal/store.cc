@@ -22,6 +22,13 @@ Store::Store(FamilyOptions family, const RegionOptions& options, Env* env, std::
 
 std::string Store::FilePath(uint64_t number) const { return absl::StrFormat("%s/%020d.blk", dir_, number); }
 
+std::string Store::TempFilePath(const std::string& path) { return std::string(path).append(kTempSuffix); }
+
+bool Store::IsTempFileName(std::string_view name) {
+  return name.size() > kTempSuffix.size() && name.ends_with(kTempSuffix) &&
+         ParseFileNumber(std::string(name.substr(0, name.size() - kTempSuffix.size()))).ok();
+}
+
 absl::StatusOr<uint64_t> Store::ParseFileNumber(const std::string& name) {
   unsigned long long n = 0;
   char tail[8] = {0};
@@ -116,17 +123,28 @@ void Store::Freeze() {
 
 absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFile(InternalIterator* it, uint64_t number,
                                                                   uint64_t max_seq, const VisibilityTracker* drop) {
-  std::string path = FilePath(number);
-  BASALT_ASSIGN_OR_RETURN(auto w, BlockFileWriter::Create(env_, path, family_));
-  w->set_max_seq(max_seq);
-  std::optional<VisibilityTracker> tracker;
-  if (drop != nullptr) tracker.emplace(*drop);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (tracker && !tracker->Visible(ParseFlatKeyUnchecked(it->key()))) continue;
-    BASALT_RETURN_IF_ERROR(w->Add(it->key(), it->value()));
+  // Written under a temporary name, renamed once complete and synced: a file with the final
+  // name is always whole, and region open removes what a crash left half-written (HBase's .tmp).
+  const std::string path = FilePath(number);
+  const std::string tmp = TempFilePath(path);
+  absl::Status written = [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(auto w, BlockFileWriter::Create(env_, tmp, family_));
+    w->set_max_seq(max_seq);
+    std::optional<VisibilityTracker> tracker;
+    if (drop != nullptr) tracker.emplace(*drop);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (tracker && !tracker->Visible(ParseFlatKeyUnchecked(it->key()))) continue;
+      BASALT_RETURN_IF_ERROR(w->Add(it->key(), it->value()));
+    }
+    BASALT_RETURN_IF_ERROR(it->status());
+    BASALT_RETURN_IF_ERROR(w->Finish().status());
+    return env_->ReplaceFile(tmp, path);
+  }();
+  if (!written.ok()) {
+    // A failed write (a full disk) must not leave its partial file eating the space it needs.
+    env_->DeleteFile(tmp).IgnoreError();
+    return written;
   }
-  BASALT_RETURN_IF_ERROR(it->status());
-  BASALT_RETURN_IF_ERROR(w->Finish().status());
   return BlockFileReader::Open(env_, path, family_, options_.block_cache);
 }
 

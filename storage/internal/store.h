@@ -65,6 +65,11 @@ class Store {
   std::shared_ptr<const FileList> Files() const;
   std::string FilePath(uint64_t number) const;
   static absl::StatusOr<uint64_t> ParseFileNumber(const std::string& path);
+  // A block file being written is "<number>.blk.tmp" until it is complete and synced; region
+  // open deletes such files (they never held the only copy of anything).
+  static constexpr std::string_view kTempSuffix = ".tmp";
+  static std::string TempFilePath(const std::string& path);
+  static bool IsTempFileName(std::string_view name);
 
  private:
   absl::StatusOr<std::shared_ptr<BlockFileReader>> WriteFile(InternalIterator* it, uint64_t number, uint64_t max_seq,
