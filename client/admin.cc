@@ -11,7 +11,8 @@ namespace {
 TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   TableInfo t;
   t.name = d.table().name();
-  t.enabled = d.state() == rpc::TABLE_ENABLED;
+  t.enabled = d.state() != rpc::TABLE_DISABLED;
+  if (d.state() == rpc::TABLE_FAILED_OPEN) t.open_error = d.error().empty() ? "FAILED_OPEN" : d.error();
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -76,6 +77,9 @@ class AdminImpl final : public Admin {
   absl::Status MajorCompact(const std::string& name) override {
     return TableCall("MajorCompact", name, &rpc::Admin::Stub::MajorCompact);
   }
+  absl::Status AssignTable(const std::string& name) override {
+    return TableCall("AssignTable", name, &rpc::Admin::Stub::AssignTable);
+  }
 
   absl::StatusOr<ServerStatus> Status() override {
     rpc::StatusRequest req;
@@ -104,7 +108,12 @@ class AdminImpl final : public Admin {
     for (const rpc::TableStatus& t : resp.tables()) {
       TableStatus ts;
       ts.name = t.name();
-      ts.enabled = t.state() == rpc::TABLE_ENABLED;
+      ts.enabled = t.state() != rpc::TABLE_DISABLED;
+      ts.failed_open = t.state() == rpc::TABLE_FAILED_OPEN;
+      ts.error = t.error();
+      ts.log_truncated_bytes = t.log_truncated_bytes();
+      ts.log_skipped_records = t.log_skipped_records();
+      ts.log_skipped_bytes = t.log_skipped_bytes();
       ts.memstore_bytes = t.memstore_bytes();
       ts.store_files = t.store_files();
       ts.flushes = t.flushes();

@@ -44,6 +44,21 @@ struct FamilyOptions {
 // Checks a family's settings: InvalidArgument naming the family and the bad value.
 absl::Status ValidateFamily(const FamilyOptions& f);
 
+// What replaying a region's log does with damage (RocksDB's WALRecoveryMode). In every mode a
+// torn tail (the end of the newest segment cut short by a crash mid-write, never synced) is
+// cut, logged and counted.
+enum class WalRecoveryMode : uint8_t {
+  // Any other damage — a damaged record, a missing segment, a segment that is not a log —
+  // stops the region's recovery: it does not open, and the error names the file, the offset
+  // and the sequence ids around what is lost. The default: nothing acknowledged is dropped
+  // without an operator saying so.
+  kStrict,
+  // Replays up to the first damage and drops everything after it (a consistent point in time).
+  kPointInTime,
+  // Skips damaged records and missing segments and replays every intact record.
+  kSkipCorrupted,
+};
+
 struct RegionOptions {
   Env* env = nullptr;                // nullptr: Env::Default()
   BlockCache* block_cache = nullptr;  // nullptr: no block cache
@@ -61,6 +76,7 @@ struct RegionOptions {
   // Where a region reports what it did on its own to its files (a file moved aside, log damage
   // cut or skipped), one line per call. Empty: standard error.
   std::function<void(std::string_view)> log;
+  WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
 };
 
 }  // namespace basalt

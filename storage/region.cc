@@ -570,6 +570,12 @@ RegionStats Region::GetStats() const {
   st.checksum_failures = ChecksumFailures();
   st.blocked_writes = blocked_writes_;
   st.replay_truncated_bytes = replay_truncated_bytes_;
+  st.replay_skipped_records = replay_skipped_records_;
+  st.replay_skipped_bytes = replay_skipped_bytes_;
+  {
+    absl::MutexLock l(&state_mu_);
+    if (!failed_.ok()) st.failed = failed_.ToString();
+  }
   if (wal_ != nullptr) {
     auto ws = wal_->GetStats();
     st.wal_records = ws.records;

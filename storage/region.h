@@ -92,6 +92,9 @@ struct RegionStats {
   uint64_t memstore_bytes = 0;
   uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
   uint64_t replayed_records = 0, replay_truncated_bytes = 0;
+  // Log records and bytes not replayed at open (WalRecoveryMode other than strict).
+  uint64_t replay_skipped_records = 0, replay_skipped_bytes = 0;
+  std::string failed;  // why the region failed (writes refused until it heals or reopens)
   uint64_t wal_records = 0, wal_syncs = 0, wal_synced_records = 0;
   uint64_t checksum_failures = 0;  // process-wide: blocks refused for a bad checksum
   uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
@@ -272,6 +275,7 @@ class Region {
 
   std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
+  uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;
 };
 
 }  // namespace basalt

@@ -195,6 +195,12 @@ TEST(TableManager, LifecycleAndRestart) {
     auto tm = OpenManager(dir.path());
     ASSERT_NE(tm, nullptr);
     EXPECT_FALSE(std::filesystem::exists(dir.path() + "/tables/ghost"));
+    // Moved aside, not deleted.
+    int aside = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/lost+found")) {
+      aside += e.path().filename().string().starts_with("ghost.") && std::filesystem::exists(e.path() / "wal");
+    }
+    EXPECT_EQ(aside, 1);
     ASSERT_EQ(tm->List().size(), 2u);
     EXPECT_EQ(tm->List()[0].name, "t1");
     EXPECT_TRUE(tm->List()[0] == SampleTable("t1"));
@@ -223,6 +229,148 @@ TEST(TableManager, CorruptCatalogRefusesToStart) {
   auto tm = TableManager::Open(o);
   EXPECT_EQ(tm.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/tables/t1"));  // nothing removed
+}
+
+// Two tables with a row each, t1's flushed to a block file, t2's only in the log.
+void MakeTwoTables(const std::string& dir) {
+  auto tm = OpenManager(dir);
+  ASSERT_NE(tm, nullptr);
+  ASSERT_TRUE(tm->Create(SampleTable("t1")).ok());
+  ASSERT_TRUE(tm->Create(SampleTable("t2")).ok());
+  ASSERT_TRUE((*tm->Find("t1"))->region()->Put("r1", "f", "q", "v1").ok());
+  ASSERT_TRUE(tm->Flush("t1").ok());
+  ASSERT_TRUE((*tm->Find("t2"))->region()->Put("r2", "f", "q", "v2").ok());
+}
+
+std::string ValueOf(TableManager* tm, const std::string& table, const std::string& row) {
+  auto t = tm->Find(table);
+  if (!t.ok()) return t.status().ToString();
+  auto cells = (*t)->region()->Get(row);
+  if (!cells.ok()) return cells.status().ToString();
+  return cells->empty() ? "(none)" : (*cells)[0].value;
+}
+
+size_t CountFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) n += e.is_regular_file();
+  return n;
+}
+
+TEST(TableManager, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTableBack) {
+  testing::TempDir dir;
+  MakeTwoTables(dir.path());
+  const size_t files = CountFiles(dir.path() + "/tables");
+  std::filesystem::remove(dir.path() + "/CATALOG");
+
+  TableManager::Options o;
+  o.data_dir = dir.path();
+  auto tm = TableManager::Open(o);
+  ASSERT_EQ(tm.status().code(), absl::StatusCode::kFailedPrecondition) << tm.status();
+  EXPECT_NE(tm.status().message().find("the catalogue " + dir.path() + "/CATALOG is missing"), std::string::npos)
+      << tm.status();
+  EXPECT_NE(tm.status().message().find("(t1, t2); nothing was deleted"), std::string::npos) << tm.status();
+  EXPECT_NE(tm.status().message().find("--rebuild_catalog"), std::string::npos) << tm.status();
+  EXPECT_EQ(CountFiles(dir.path() + "/tables"), files);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/CATALOG"));
+
+  std::vector<std::string> log;
+  o.rebuild_catalog = true;
+  o.log = [&](std::string_view line) { log.emplace_back(line); };
+  tm = TableManager::Open(o);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("rebuilt the catalogue"), std::string::npos) << log[0];
+  EXPECT_TRUE((*tm)->List()[0] == SampleTable("t1"));
+  EXPECT_EQ(ValueOf(tm->get(), "t1", "r1"), "v1");
+  EXPECT_EQ(ValueOf(tm->get(), "t2", "r2"), "v2");
+  tm->reset();
+  // The rebuilt catalogue is durable: a plain start finds it.
+  EXPECT_NE(OpenManager(dir.path()), nullptr);
+}
+
+TEST(TableManager, RebuildCatalogRefusesATableWithoutTableInfo) {
+  testing::TempDir dir;
+  MakeTwoTables(dir.path());
+  std::filesystem::remove(dir.path() + "/CATALOG");
+  std::filesystem::remove(dir.path() + "/tables/t2/TABLEINFO");
+  TableManager::Options o;
+  o.data_dir = dir.path();
+  o.rebuild_catalog = true;
+  auto tm = TableManager::Open(o);
+  EXPECT_EQ(tm.status().code(), absl::StatusCode::kFailedPrecondition) << tm.status();
+  EXPECT_NE(tm.status().message().find(dir.path() + "/tables/t2/TABLEINFO is missing"), std::string::npos)
+      << tm.status();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/CATALOG"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/tables/t1/MANIFEST"));
+}
+
+TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRestored) {
+  testing::TempDir dir;
+  MakeTwoTables(dir.path());
+  const std::string manifest = dir.path() + "/tables/t1/MANIFEST";
+  const std::string saved = ReadAll(manifest);
+  const size_t files = CountFiles(dir.path() + "/tables/t1");
+  std::filesystem::remove(manifest);
+
+  std::vector<std::string> log;
+  TableManager::Options o;
+  o.data_dir = dir.path();
+  o.log = [&](std::string_view line) { log.emplace_back(line); };
+  auto opened = TableManager::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  TableManager* tm = opened->get();
+  // t1 is out of service with its reason; t2 serves.
+  auto t1 = tm->Find("t1");
+  ASSERT_EQ(t1.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(t1.status().message().find("table t1 is FAILED_OPEN"), std::string::npos) << t1.status();
+  EXPECT_NE(t1.status().message().find(manifest + " is missing"), std::string::npos) << t1.status();
+  EXPECT_NE(t1.status().message().find("assign 't1'"), std::string::npos) << t1.status();
+  EXPECT_EQ(ValueOf(tm, "t2", "r2"), "v2");
+  EXPECT_EQ(tm->OpenError("t1").code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(tm->OpenError("t2").ok());
+  auto stats = tm->Stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_FALSE(stats[0].open_error.ok());
+  EXPECT_TRUE(stats[1].open_error.ok());
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("table 't1' is FAILED_OPEN: DATA_LOSS"), std::string::npos) << log[0];
+  EXPECT_EQ(CountFiles(dir.path() + "/tables/t1"), files - 1);  // only the manifest is gone
+
+  // Assign before the repair: still FAILED_OPEN, still nothing deleted.
+  EXPECT_EQ(tm->Assign("t1").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CountFiles(dir.path() + "/tables/t1"), files - 1);
+  EXPECT_EQ(tm->Assign("t2").code(), absl::StatusCode::kFailedPrecondition);  // open: nothing to do
+  EXPECT_EQ(tm->Drop("t1").code(), absl::StatusCode::kFailedPrecondition);     // enabled, if failed
+
+  WriteAll(manifest, saved);
+  ASSERT_TRUE(tm->Assign("t1").ok());
+  EXPECT_EQ(ValueOf(tm, "t1", "r1"), "v1");
+  EXPECT_TRUE(tm->OpenError("t1").ok());
+}
+
+TEST(TableManager, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
+  testing::TempDir dir;
+  MakeTwoTables(dir.path());
+  std::string blk;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/tables/t1")) {
+    if (e.path().extension() == ".blk") blk = e.path().string();
+  }
+  ASSERT_FALSE(blk.empty());
+  std::string bytes = ReadAll(blk);
+  bytes[bytes.size() - 3] ^= 0x40;  // the trailer, read when the region opens
+  WriteAll(blk, bytes);
+
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  auto t1 = tm->Find("t1");
+  EXPECT_EQ(t1.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(t1.status().message().find(blk), std::string::npos) << t1.status();
+  EXPECT_EQ(ValueOf(tm.get(), "t2", "r2"), "v2");
+  // The operator gives up on t1: disable clears FAILED_OPEN, drop removes it.
+  ASSERT_TRUE(tm->Disable("t1").ok());
+  EXPECT_EQ(tm->Find("t1").status().message(), "table t1 is disabled");
+  ASSERT_TRUE(tm->Drop("t1").ok());
+  EXPECT_EQ(ValueOf(tm.get(), "t2", "r2"), "v2");
 }
 
 }  // namespace

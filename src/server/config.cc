@@ -139,6 +139,29 @@ const std::vector<Setting>& Settings() {
          }
          return absl::OkStatus();
        }},
+      {"wal_recovery", "strict",
+       "log damage found when a region opens: strict (the region stays FAILED_OPEN, naming what is lost), "
+       "point_in_time (replay up to the first damage) or skip_corrupted (replay every intact record)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         std::string l = absl::AsciiStrToLower(AV(v));
+         if (l == "strict") {
+           c->wal_recovery = WalRecoveryMode::kStrict;
+         } else if (l == "point_in_time") {
+           c->wal_recovery = WalRecoveryMode::kPointInTime;
+         } else if (l == "skip_corrupted") {
+           c->wal_recovery = WalRecoveryMode::kSkipCorrupted;
+         } else {
+           return BadValue(k, v, "expected strict, point_in_time or skip_corrupted");
+         }
+         return absl::OkStatus();
+       }},
+      {"rebuild_catalog", "false",
+       "when CATALOG is missing beside table directories, rebuild it from each table's TABLEINFO instead of "
+       "refusing to start",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->rebuild_catalog, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
       {"max_concurrent_calls", "1000", "calls in flight beyond this get RESOURCE_EXHAUSTED",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));

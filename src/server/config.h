@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "src/common/types.h"
+#include "storage/options.h"
 
 namespace basalt::server {
 
@@ -22,6 +23,10 @@ struct ServerConfig {
   uint64_t memstore_flush_size = 128ull << 20;
   uint64_t block_cache_size = 128ull << 20;
   Durability durability = Durability::kSyncWal;  // for requests that say DURABILITY_DEFAULT
+  // Log damage at region open (storage/options.h): strict stops that region; the others drop
+  // what they must, logged and counted in status.
+  WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
+  bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO
   int max_concurrent_calls = 1000;
   int max_request_bytes = 64 << 20;        // gRPC receive cap
   uint32_t scan_rows_per_message = 100;

@@ -53,6 +53,9 @@ int Run(int argc, char** argv) {
   topts.data_dir = config.data_dir;
   topts.region.block_cache = cache.get();
   topts.region.memstore_flush_size = config.memstore_flush_size;
+  topts.region.wal_recovery = config.wal_recovery;
+  topts.region.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
+  topts.rebuild_catalog = config.rebuild_catalog;
   absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);
   if (!tables.ok()) {
     std::cerr << "basalt-server: opening data dir " << config.data_dir << ": " << tables.status() << "\n";

@@ -532,22 +532,28 @@ absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::
 }
 
 namespace {
-void DescribeToProto(const TableSpec& spec, rpc::DescribeTableResponse* out) {
+rpc::TableState StateOf(const TableSpec& spec, const absl::Status& open_error) {
+  if (!spec.enabled) return rpc::TABLE_DISABLED;
+  return open_error.ok() ? rpc::TABLE_ENABLED : rpc::TABLE_FAILED_OPEN;
+}
+
+void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, rpc::DescribeTableResponse* out) {
   out->mutable_table()->set_name(spec.name);
   for (const FamilyOptions& f : spec.families) *out->mutable_table()->add_families() = FamilyToProto(f);
-  out->set_state(spec.enabled ? rpc::TABLE_ENABLED : rpc::TABLE_DISABLED);
+  out->set_state(StateOf(spec, open_error));
+  if (!open_error.ok()) out->set_error(open_error.ToString());
 }
 }  // namespace
 
 absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
-  DescribeToProto(spec, resp);
+  DescribeToProto(spec, tables_->OpenError(spec.name), resp);
   return absl::OkStatus();
 }
 
 absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
-  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, resp->add_tables());
+  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, tables_->OpenError(spec.name), resp->add_tables());
   return absl::OkStatus();
 }
 
@@ -576,6 +582,11 @@ absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::Admin
   return tables_->MajorCompact(req.table());
 }
 
+absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Assign(req.table());
+}
+
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
   resp->set_version(kVersion);
   resp->set_mode("standalone");
@@ -597,7 +608,12 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   for (const TableManager::TableInfo& info : tables_->Stats()) {
     rpc::TableStatus* ts = resp->add_tables();
     ts->set_name(info.spec.name);
-    ts->set_state(info.spec.enabled ? rpc::TABLE_ENABLED : rpc::TABLE_DISABLED);
+    ts->set_state(StateOf(info.spec, info.open_error));
+    if (!info.open_error.ok()) ts->set_error(info.open_error.ToString());
+    if (!info.stats.failed.empty()) ts->set_error(info.stats.failed);
+    ts->set_log_truncated_bytes(info.stats.replay_truncated_bytes);
+    ts->set_log_skipped_records(info.stats.replay_skipped_records);
+    ts->set_log_skipped_bytes(info.stats.replay_skipped_bytes);
     ts->set_memstore_bytes(info.stats.memstore_bytes);
     uint64_t files = 0;
     for (const auto& [f, n] : info.stats.files_per_family) files += n;

@@ -103,6 +103,7 @@ class AdminService {
   absl::Status DropTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status AssignTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);

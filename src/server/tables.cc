@@ -18,6 +18,13 @@ absl::Status NotFound(std::string_view name) {
 absl::Status Disabled(std::string_view name) {
   return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled"));
 }
+absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
+  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is FAILED_OPEN (", why.message(),
+                                                    "); repair it, then assign '", AV(name), "'"));
+}
+
+constexpr char kTableInfoName[] = "TABLEINFO";
+constexpr char kLostFoundDir[] = "lost+found";
 
 // Removes a directory tree of the local data directory (standalone mode only: the Env has no
 // recursive delete, and a cluster's shared store will drop a region its own way).
@@ -78,29 +85,105 @@ std::string TableManager::TableDir(std::string_view name) const {
   return absl::StrCat(options_.data_dir, "/tables/", AV(name));
 }
 
+void TableManager::Log(std::string_view line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << "basalt-server: " << line << "\n";
+  }
+}
+
+absl::Status TableManager::WriteTableInfo(const TableSpec& spec) {
+  TableSpec info = spec;
+  info.enabled = true;  // the catalogue keeps the state; TABLEINFO only what the table is
+  return options_.env->WriteFileDurably(absl::StrCat(TableDir(spec.name), "/", kTableInfoName), EncodeCatalog({info}));
+}
+
+absl::Status TableManager::MoveTableAside(std::string_view name, std::string_view why) {
+  Env* env = options_.env;
+  const std::string aside = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(aside));
+  const int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::string to = absl::StrCat(aside, "/", AV(name), ".", ms);
+  for (int i = 1; env->FileExists(to); ++i) to = absl::StrCat(aside, "/", AV(name), ".", ms, ".", i);
+  BASALT_RETURN_IF_ERROR(env->ReplaceFile(TableDir(name), to));
+  BASALT_RETURN_IF_ERROR(env->SyncDir(options_.data_dir + "/tables"));
+  Log(absl::StrCat("moved table directory ", TableDir(name), " aside to ", to, " (", AV(why), "; nothing was deleted)"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const std::vector<std::string>& dirs) {
+  const std::string path = absl::StrCat(options_.data_dir, "/", kCatalogFileName);
+  if (dirs.empty()) return std::vector<TableSpec>{};  // a new data directory
+  std::string names;
+  for (const std::string& d : dirs) absl::StrAppend(&names, names.empty() ? "" : ", ", d);
+  if (!options_.rebuild_catalog) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the catalogue ", path, " is missing but ", options_.data_dir, "/tables holds ", dirs.size(),
+        " table director", dirs.size() == 1 ? "y" : "ies", " (", names,
+        "); nothing was deleted. Restore CATALOG from a backup, or start once with --rebuild_catalog to rebuild it "
+        "from each table's TABLEINFO (every table comes back enabled)"));
+  }
+  // HBase rebuilds hbase:meta from each table's .tableinfo the same way (hbck's offline repair).
+  std::vector<TableSpec> specs;
+  for (const std::string& d : dirs) {
+    const std::string info_path = absl::StrCat(TableDir(d), "/", kTableInfoName);
+    if (!options_.env->FileExists(info_path)) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot rebuild the catalogue ", path, ": ", info_path,
+                                                        " is missing; nothing was changed"));
+    }
+    BASALT_ASSIGN_OR_RETURN(std::string bytes, options_.env->ReadFileToString(info_path));
+    BASALT_ASSIGN_OR_RETURN(std::vector<TableSpec> one, DecodeCatalog(bytes, info_path));
+    if (one.size() != 1 || one[0].name != d) {
+      return absl::DataLossError(absl::StrCat("cannot rebuild the catalogue ", path, ": ", info_path,
+                                              " does not describe table '", d, "'"));
+    }
+    one[0].enabled = true;
+    specs.push_back(std::move(one[0]));
+  }
+  BASALT_RETURN_IF_ERROR(SaveCatalog(options_.env, options_.data_dir, specs));
+  Log(absl::StrCat("rebuilt the catalogue ", path, " from the TABLEINFO of ", specs.size(), " table(s): ", names));
+  return specs;
+}
+
 absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& options) {
   std::unique_ptr<TableManager> tm(new TableManager(options));
   Env* env = tm->options_.env;
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
-  BASALT_ASSIGN_OR_RETURN(std::vector<TableSpec> specs, LoadCatalog(env, options.data_dir));
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
+  std::vector<TableSpec> specs;
+  if (env->FileExists(absl::StrCat(options.data_dir, "/", kCatalogFileName))) {
+    BASALT_ASSIGN_OR_RETURN(specs, LoadCatalog(env, options.data_dir));
+  } else {
+    BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs));
+  }
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
-  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
   for (const std::string& d : dirs) {
     if (known.count(d)) continue;
-    // Left by a create or drop that a crash cut short: the catalogue is the truth.
-    BASALT_RETURN_IF_ERROR(RemoveTree(tm->TableDir(d)));
+    // Left by a create or drop that a crash cut short (or a catalogue restored from an older
+    // backup): the catalogue does not say it is obsolete, so it is kept.
+    BASALT_RETURN_IF_ERROR(tm->MoveTableAside(d, "the catalogue does not list it"));
   }
   absl::MutexLock al(&tm->admin_mu_);
   for (const TableSpec& s : specs) {
     Entry e;
     e.spec = s;
+    // Tables from before TABLEINFO existed get one (the catalogue can then be rebuilt).
+    if (env->FileExists(tm->TableDir(s.name)) &&
+        !env->FileExists(absl::StrCat(tm->TableDir(s.name), "/", kTableInfoName))) {
+      BASALT_RETURN_IF_ERROR(tm->WriteTableInfo(s));
+    }
     if (s.enabled) {
       absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s);
-      if (!t.ok()) {
-        return absl::Status(t.status().code(), absl::StrCat("opening table '", s.name, "': ", t.status().message()));
+      if (t.ok()) {
+        e.table = *std::move(t);
+      } else {
+        // This table alone is out of service; the others serve.
+        e.open_error = t.status();
+        tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", t.status().ToString()));
       }
-      e.table = *std::move(t);
     }
     absl::MutexLock l(&tm->mu_);
     tm->entries_.emplace(s.name, std::move(e));
@@ -132,6 +215,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name)
   if (stopping_) return absl::UnavailableError("server is shutting down");
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
+  if (!it->second.open_error.ok()) return FailedOpen(name, it->second.open_error);
   if (it->second.table == nullptr) return Disabled(name);
   return it->second.table;
 }
@@ -147,13 +231,17 @@ absl::Status TableManager::Create(const TableSpec& spec_in) {
       return absl::AlreadyExistsError(absl::StrCat("table '", spec.name, "' already exists"));
     }
   }
-  // A directory without a catalogue entry is a leftover; start clean.
-  BASALT_RETURN_IF_ERROR(RemoveTree(TableDir(spec.name)));
+  // A directory without a catalogue entry is a leftover: kept aside, and the table starts clean.
+  if (options_.env->FileExists(TableDir(spec.name))) {
+    BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));
+  }
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec));
   std::vector<TableSpec> cat = CatalogLocked();
   cat.push_back(spec);
   std::sort(cat.begin(), cat.end(), [](const TableSpec& a, const TableSpec& b) { return a.name < b.name; });
-  if (absl::Status s = SaveLocked(cat); !s.ok()) {
+  absl::Status s = WriteTableInfo(spec);
+  if (s.ok()) s = SaveLocked(cat);
+  if (!s.ok()) {
     table->state_ = Table::State::kDisabled;
     table->region()->Close().IgnoreError();
     table.reset();
@@ -161,7 +249,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in) {
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, std::move(table), {}};
+  entries_[spec.name] = Entry{spec, std::move(table), {}, {}};
   return absl::OkStatus();
 }
 
@@ -178,10 +266,12 @@ absl::Status TableManager::Disable(std::string_view name) {
     absl::MutexLock l(&mu_);
     Entry& e = entries_.find(name)->second;
     e.spec.enabled = false;
+    e.open_error = absl::OkStatus();  // a FAILED_OPEN table has no region to close
     table = std::move(e.table);
     e.table = nullptr;
     e.closing = table;
   }
+  if (table == nullptr) return absl::OkStatus();
   // Calls that already hold the table finish against the closed region: writes fail
   // (reported as "disabled"), reads of what is there still work.
   table->state_.store(Table::State::kDisabled, std::memory_order_release);
@@ -208,7 +298,7 @@ absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
-  if (it->second.table != nullptr) {
+  if (it->second.spec.enabled) {
     return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " ", AV(if_enabled)));
   }
   return it->second;
@@ -231,7 +321,7 @@ absl::Status TableManager::Enable(std::string_view name) {
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, std::move(table), {}};
+  entries_[std::string(name)] = Entry{spec, std::move(table), {}, {}};
   return absl::OkStatus();
 }
 
@@ -240,18 +330,18 @@ absl::Status TableManager::Drop(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is enabled; disable it before dropping it"));
   std::vector<TableSpec> cat = CatalogLocked();
   std::erase_if(cat, [&](const TableSpec& s) { return s.name == name; });
-  // The catalogue first: a crash after this leaves a directory that the next start removes.
+  // The catalogue first: a crash after this leaves a directory that the next start moves aside.
   BASALT_RETURN_IF_ERROR(SaveLocked(cat));
   {
     absl::MutexLock l(&mu_);
     entries_.erase(entries_.find(name));
   }
   // Readers still holding the closed table keep their open files; wait briefly anyway so the
-  // directory goes once nobody uses it. A leftover directory is removed at the next start.
+  // directory goes once nobody uses it. A leftover directory is moved aside at the next start.
   if (!WaitForClosing(e).ok()) return absl::OkStatus();
   if (absl::Status s = RemoveTree(TableDir(name)); !s.ok()) {
     std::cerr << "basalt-server: dropped table " << name << " but " << s.message()
-              << "; it is removed at the next start\n";
+              << "; it is moved to lost+found at the next start\n";
   }
   return absl::OkStatus();
 }
@@ -270,6 +360,39 @@ absl::Status TableManager::MajorCompact(std::string_view name) {
   return s;
 }
 
+absl::Status TableManager::Assign(std::string_view name) {
+  absl::MutexLock al(&admin_mu_);
+  TableSpec spec;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NotFound(name);
+    if (!it->second.spec.enabled) return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled; enable it instead"));
+    if (it->second.open_error.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is open; assign reopens only a FAILED_OPEN table"));
+    }
+    spec = it->second.spec;
+  }
+  absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(spec);
+  absl::MutexLock l(&mu_);
+  Entry& e = entries_.find(name)->second;
+  if (!t.ok()) {
+    e.open_error = t.status();
+    Log(absl::StrCat("table '", AV(name), "' is still FAILED_OPEN: ", t.status().ToString()));
+    return FailedOpen(name, e.open_error);
+  }
+  e.table = *std::move(t);
+  e.open_error = absl::OkStatus();
+  Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::OpenError(std::string_view name) const {
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? absl::OkStatus() : it->second.open_error;
+}
+
 absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
@@ -285,15 +408,13 @@ std::vector<TableSpec> TableManager::List() const {
 }
 
 std::vector<TableManager::TableInfo> TableManager::Stats() const {
-  std::vector<std::pair<TableSpec, std::shared_ptr<Table>>> tables;
+  std::vector<std::pair<TableInfo, std::shared_ptr<Table>>> tables;
   {
     absl::ReaderMutexLock l(&mu_);
-    for (const auto& [n, e] : entries_) tables.emplace_back(e.spec, e.table);
+    for (const auto& [n, e] : entries_) tables.emplace_back(TableInfo{e.spec, e.open_error, {}}, e.table);
   }
   std::vector<TableInfo> out;
-  for (auto& [spec, t] : tables) {
-    TableInfo info;
-    info.spec = std::move(spec);
+  for (auto& [info, t] : tables) {
     if (t != nullptr) info.stats = t->region()->GetStats();
     out.push_back(std::move(info));
   }

@@ -1,5 +1,12 @@
 // The tables a standalone server hosts: the catalogue (catalog.h) plus one open Region per
-// enabled table, each covering all rows, in data_dir/tables/<name>/.
+// enabled table, each covering all rows, in data_dir/tables/<name>/. Each table directory also
+// holds TABLEINFO, the table's own record (a one-table catalogue), from which a lost CATALOG
+// can be rebuilt (HBase's .tableinfo).
+//
+// Nothing is deleted that the catalogue does not say is gone: a table directory the catalogue
+// does not list is moved to data_dir/lost+found/, never removed. A table whose region cannot
+// open is FAILED_OPEN (its reason kept and reported) while every other table serves; Assign
+// reopens it once the operator has repaired its files.
 //
 // Thread-safety: every method may be called from any number of threads. Admin operations
 // (Create, Disable, Enable, Drop, and the catalogue writes they make) are serialised by one
@@ -10,6 +17,7 @@
 
 #include <atomic>
 #include <functional>
+#include <set>
 #include <map>
 #include <memory>
 #include <string>
@@ -68,15 +76,25 @@ class TableManager {
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string data_dir;
     RegionOptions region;  // shared by every table (block cache, flush size)
+    // CATALOG is missing but table directories exist: rebuild it from their TABLEINFO files
+    // (every table comes back enabled) instead of refusing to start.
+    bool rebuild_catalog = false;
+    // Where the manager reports what it did on its own (a directory moved aside, a table that
+    // failed to open, a rebuilt catalogue). Empty: standard error.
+    std::function<void(std::string_view)> log;
   };
 
-  // Creates data_dir if needed, loads the catalogue, removes table directories the catalogue
-  // does not list (a create or drop cut short by a crash), and opens every enabled table.
+  // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
+  // directories is FailedPrecondition naming it (or, with rebuild_catalog, is rebuilt); a
+  // damaged one is DataLoss. Moves table directories the catalogue does not list (a create or
+  // drop cut short by a crash) to lost+found/, and opens every enabled table: one that cannot
+  // open is FAILED_OPEN, the others serve.
   static absl::StatusOr<std::unique_ptr<TableManager>> Open(const Options& options);
   // Closes every table (CloseAll), ignoring errors.
   ~TableManager();
 
-  // The open table. NotFound "table 'x' does not exist"; FailedPrecondition when disabled.
+  // The open table. NotFound "table 'x' does not exist"; FailedPrecondition when disabled or
+  // FAILED_OPEN (with the reason).
   absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name) const;
 
   // Validates (ValidateTableSpec), then creates the region and records the table, enabled.
@@ -92,13 +110,19 @@ class TableManager {
   absl::Status Drop(std::string_view name);
   absl::Status Flush(std::string_view name);
   absl::Status MajorCompact(std::string_view name);
+  // Opens a FAILED_OPEN table's region again; on failure it stays FAILED_OPEN with the new
+  // reason, which is returned. FailedPrecondition when the table is open or disabled.
+  absl::Status Assign(std::string_view name);
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const;
   std::vector<TableSpec> List() const;  // by name
+  // Why an enabled table is FAILED_OPEN (ok: it is not).
+  absl::Status OpenError(std::string_view name) const;
 
   struct TableInfo {
     TableSpec spec;
-    RegionStats stats;  // zero when disabled
+    absl::Status open_error;  // not ok: FAILED_OPEN, and why
+    RegionStats stats;        // zero when disabled or FAILED_OPEN
   };
   std::vector<TableInfo> Stats() const;
   size_t size() const;
@@ -111,10 +135,19 @@ class TableManager {
   explicit TableManager(const Options& options);
   struct Entry {
     TableSpec spec;
-    std::shared_ptr<Table> table;  // null when disabled
+    std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
+    absl::Status open_error;       // enabled but FAILED_OPEN: why
   };
   std::string TableDir(std::string_view name) const;
+  void Log(std::string_view line) const;
+  // The catalogue when CATALOG is missing: empty for a new data directory, rebuilt from the
+  // table directories' TABLEINFO files with rebuild_catalog, else FailedPrecondition.
+  absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs);
+  // Moves data_dir/tables/<name> to data_dir/lost+found/ (durably) and logs why.
+  absl::Status MoveTableAside(std::string_view name, std::string_view why);
+  // Writes data_dir/tables/<name>/TABLEINFO durably.
+  absl::Status WriteTableInfo(const TableSpec& spec);
   absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec);
   // The catalogue as entries_ says; the caller holds admin_mu_.
   std::vector<TableSpec> CatalogLocked() const;

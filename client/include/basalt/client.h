@@ -357,12 +357,20 @@ struct TableInfo {
   std::string name;
   bool enabled = true;
   std::vector<FamilySettings> families;
+  // Not empty: the table is enabled but FAILED_OPEN (its region could not open), and why.
+  // Admin::AssignTable reopens it once repaired.
+  std::string open_error = {};
 };
 
 struct TableStatus {
   std::string name;
   bool enabled = true;
   uint64_t memstore_bytes = 0, store_files = 0, flushes = 0, compactions = 0;
+  bool failed_open = false;  // enabled, but its region could not open (error says why)
+  std::string error = {};    // why it is FAILED_OPEN, or why its region failed while open
+  // What opening the region did not replay from its log: a torn tail cut, and (with the
+  // server's wal_recovery other than strict) intact records and damaged bytes left out.
+  uint64_t log_truncated_bytes = 0, log_skipped_records = 0, log_skipped_bytes = 0;
 };
 
 struct ServerStatus {
@@ -397,6 +405,8 @@ class Admin {
   virtual absl::Status DropTable(const std::string& name) = 0;  // FailedPrecondition if enabled
   virtual absl::Status Flush(const std::string& name) = 0;
   virtual absl::Status MajorCompact(const std::string& name) = 0;
+  // Reopens a FAILED_OPEN table (HBase's assign): FailedPrecondition when it is open or disabled.
+  virtual absl::Status AssignTable(const std::string& name) = 0;
   virtual absl::StatusOr<ServerStatus> Status() = 0;
   // Switches the server's verbs transport off (its endpoints are disconnected, connects and new
   // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.

@@ -363,6 +363,7 @@ absl::StatusOr<Reply> CmdList(Ctx& c) {
       if (!match) continue;
     }
     r.tables.push_back(t.name);
+    if (!t.open_error.empty()) r.failed_open.insert(t.name);
   }
   std::sort(r.tables.begin(), r.tables.end());
   return r;
@@ -852,6 +853,10 @@ const std::vector<Spec>& Specs() {
       {"major_compact", "tools", 1, 1, "major_compact 't1'",
        "Rewrites each store into one file, dropping deleted, expired and surplus versions.",
        CmdAdminOnTable<&Admin::MajorCompact>},
+      {"assign", "tools", 1, 1, "assign 't1'",
+       "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
+       "failed). HBase's assign takes a region name; a Basalt table is one region today.",
+       CmdAdminOnTable<&Admin::AssignTable>},
       {"verbs_disable", "tools", 0, 0, "verbs_disable",
        "Switches the server's RDMA verbs transport off (Basalt's own; HBase has none): its endpoints\n"
        "are disconnected and clients send Get/Put over gRPC, e.g. for NIC maintenance. Fails with\n"

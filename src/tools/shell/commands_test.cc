@@ -389,6 +389,27 @@ TEST_F(ShellTest, FlushCompactStatus) {
   EXPECT_EQ(err(), "ERROR: status: the status format must be one of SIMPLE, SUMMARY, DETAILED, not 'VERBOSE'\n");
 }
 
+TEST_F(ShellTest, AFailedOpenTableShowsInStatusListAndDescribeAndAssignReopensIt) {
+  ASSERT_EQ(Run("create 't1', 'cf'; create 't2', 'cf'"), 0) << err();
+  server_.tables["t1"].info.open_error = "DATA_LOSS: WAL segment x: damaged record at offset 40";
+  ASSERT_EQ(Run("status"), 0);
+  EXPECT_TRUE(out().ends_with("FAILED_OPEN: t1: DATA_LOSS: WAL segment x: damaged record at offset 40\n")) << out();
+  ASSERT_EQ(Run("status 'detailed'"), 0);
+  EXPECT_NE(out().find("    t1: FAILED_OPEN, memstore 0 B"), std::string::npos) << out();
+  EXPECT_NE(out().find("    t2: ENABLED, memstore 0 B"), std::string::npos) << out();
+  ASSERT_EQ(Run("list"), 0);
+  EXPECT_EQ(out(), "TABLE\nt1 (FAILED_OPEN)\nt2\n2 row(s)\n") << out();
+  ASSERT_EQ(Run("describe 't1'"), 0);
+  EXPECT_TRUE(out().starts_with("Table t1 is FAILED_OPEN: DATA_LOSS: WAL segment x: damaged record at offset 40\n"))
+      << out();
+  ASSERT_EQ(Run("assign 't1'"), 0) << err();
+  EXPECT_EQ(server_.admin_calls.back(), "assign t1");
+  ASSERT_EQ(Run("describe 't1'"), 0);
+  EXPECT_TRUE(out().starts_with("Table t1 is ENABLED\n")) << out();
+  EXPECT_EQ(Run("assign 't1'"), 1);  // open now: nothing to reopen
+  EXPECT_NE(err().find("table t1 is open"), std::string::npos) << err();
+}
+
 TEST_F(ShellTest, StatusShowsVerbsAndItsCounters) {
   server_.verbs = "rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791";
   server_.verbs_enabled = true;
@@ -444,7 +465,7 @@ TEST_F(ShellTest, VerbsDisableAndEnable) {
   ASSERT_EQ(Run("help 'verbs_disable'"), 0);
   EXPECT_TRUE(out().starts_with("Usage: verbs_disable\nSwitches the server's RDMA verbs transport off")) << out();
   ASSERT_EQ(Run("help"), 0);
-  EXPECT_NE(out().find("Commands: flush, major_compact, verbs_disable, verbs_enable\n"), std::string::npos) << out();
+  EXPECT_NE(out().find("Commands: flush, major_compact, assign, verbs_disable, verbs_enable\n"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ServerErrorsKeepTheirCode) {

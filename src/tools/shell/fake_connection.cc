@@ -233,6 +233,14 @@ class FakeAdmin : public Admin {
   }
   absl::Status Flush(const std::string& name) override { return Simple("flush", name); }
   absl::Status MajorCompact(const std::string& name) override { return Simple("major_compact", name); }
+  absl::Status AssignTable(const std::string& name) override {
+    s_->admin_calls.push_back("assign " + name);
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    if (t->info.open_error.empty()) return absl::FailedPreconditionError("table " + name + " is open");
+    t->info.open_error.clear();
+    return absl::OkStatus();
+  }
   absl::StatusOr<ServerStatus> Status() override {
     ServerStatus st;
     st.version = "0.1.0";
@@ -254,6 +262,8 @@ class FakeAdmin : public Admin {
       TableStatus ts;
       ts.name = name;
       ts.enabled = t.info.enabled;
+      ts.failed_open = !t.info.open_error.empty();
+      ts.error = t.info.open_error;
       ts.store_files = 2;
       st.tables.push_back(ts);
     }

@@ -82,11 +82,25 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
                     s.verbs_connects_accepted, " accepted / ", s.verbs_connects_rejected, " rejected, ",
                     s.verbs_malformed_frames, " malformed frames, ", s.verbs_sessions, " sessions\n");
   }
+  // Out-of-service tables show even in the summary: they need the operator.
+  for (const TableStatus& t : s.tables) {
+    if (t.failed_open) {
+      absl::StrAppend(out, "FAILED_OPEN: ", AV(ToStringBinary(t.name)), ": ", AV(t.error), "\n");
+    } else if (!t.error.empty()) {
+      absl::StrAppend(out, "FAILED: ", AV(ToStringBinary(t.name)), ": ", AV(t.error), "\n");
+    }
+  }
   if (!r.detailed) return;
   for (const TableStatus& t : s.tables) {
-    absl::StrAppend(out, "    ", AV(ToStringBinary(t.name)), ": ", t.enabled ? "ENABLED" : "DISABLED",
-                    ", memstore ", Bytes(t.memstore_bytes), ", ", t.store_files, " store files, ", t.flushes,
-                    " flushes, ", t.compactions, " compactions\n");
+    absl::StrAppend(out, "    ", AV(ToStringBinary(t.name)), ": ",
+                    t.failed_open ? "FAILED_OPEN" : t.enabled ? "ENABLED" : "DISABLED", ", memstore ",
+                    Bytes(t.memstore_bytes), ", ", t.store_files, " store files, ", t.flushes, " flushes, ",
+                    t.compactions, " compactions");
+    if (t.log_truncated_bytes + t.log_skipped_records + t.log_skipped_bytes > 0) {
+      absl::StrAppend(out, ", log at open: ", t.log_truncated_bytes, " torn bytes cut, ", t.log_skipped_records,
+                      " records and ", t.log_skipped_bytes, " damaged bytes skipped");
+    }
+    out->push_back('\n');
   }
 }
 
@@ -192,6 +206,11 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
     to.Uint("store_files", t.store_files);
     to.Uint("flushes", t.flushes);
     to.Uint("compactions", t.compactions);
+    to.Bool("failed_open", t.failed_open);
+    to.Str("error", t.error);
+    to.Uint("log_truncated_bytes", t.log_truncated_bytes);
+    to.Uint("log_skipped_records", t.log_skipped_records);
+    to.Uint("log_skipped_bytes", t.log_skipped_bytes);
     to.Close();
   }
   out->push_back(']');
@@ -250,14 +269,19 @@ std::string FormatHuman(const Reply& r) {
       out.append(RowCount(r.count));
       break;
     case Reply::Kind::kDescribe:
-      absl::StrAppend(&out, "Table ", ToStringBinary(r.info.name), " is ", r.info.enabled ? "ENABLED" : "DISABLED",
+      absl::StrAppend(&out, "Table ", ToStringBinary(r.info.name), " is ",
+                      !r.info.open_error.empty() ? absl::StrCat("FAILED_OPEN: ", r.info.open_error)
+                      : r.info.enabled           ? "ENABLED"
+                                                 : "DISABLED",
                       "\n", ToStringBinary(r.info.name), "\nCOLUMN FAMILIES DESCRIPTION\n");
       for (const FamilySettings& f : r.info.families) absl::StrAppend(&out, DescribeFamily(f), "\n");
       absl::StrAppend(&out, "\n", RowCount(r.info.families.size()));
       break;
     case Reply::Kind::kList:
       out.append("TABLE\n");
-      for (const std::string& t : r.tables) absl::StrAppend(&out, ToStringBinary(t), "\n");
+      for (const std::string& t : r.tables) {
+        absl::StrAppend(&out, ToStringBinary(t), r.failed_open.count(t) ? " (FAILED_OPEN)\n" : "\n");
+      }
       out.append(RowCount(r.tables.size()));
       break;
     case Reply::Kind::kExists:
@@ -319,6 +343,7 @@ std::string FormatJson(const Reply& r) {
       break;
     case Reply::Kind::kDescribe:
       o.Bool("enabled", r.info.enabled);
+      if (!r.info.open_error.empty()) o.Str("open_error", r.info.open_error);
       o.Key("families");
       out.push_back('[');
       for (size_t i = 0; i < r.info.families.size(); ++i) {
@@ -335,6 +360,15 @@ std::string FormatJson(const Reply& r) {
         AppendJsonString(r.tables[i], &out);
       }
       out.push_back(']');
+      if (!r.failed_open.empty()) {  // only when some table is out of service
+        o.Key("failed_open");
+        out.push_back('[');
+        for (auto it = r.failed_open.begin(); it != r.failed_open.end(); ++it) {
+          if (it != r.failed_open.begin()) out.push_back(',');
+          AppendJsonString(*it, &out);
+        }
+        out.push_back(']');
+      }
       break;
     case Reply::Kind::kExists:
       o.Bool("exists", r.flag);

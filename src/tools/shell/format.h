@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct Reply {
   uint64_t count = 0;                // kCount
   TableInfo info;                    // kDescribe
   std::vector<std::string> tables;   // kList
+  std::set<std::string> failed_open;  // kList: the tables among them that are FAILED_OPEN
   bool flag = false;                 // kExists: exists; kEnabled: enabled
   ServerStatus status;               // kStatus
   bool detailed = false;             // kStatus: per-table lines

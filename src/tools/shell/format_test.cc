@@ -244,7 +244,8 @@ TEST(FormatJsonTest, DescribeAndStatus) {
             "\"verbs_connects_accepted\":0,\"verbs_connects_rejected\":0,\"verbs_malformed_frames\":0,"
             "\"verbs_sessions\":0,"
             "\"tables\":[{\"name\":\"t\",\"enabled\":true,\"memstore_bytes\":1,\"store_files\":2,\"flushes\":3,"
-            "\"compactions\":4}]}\n");
+            "\"compactions\":4,\"failed_open\":false,\"error\":\"\",\"log_truncated_bytes\":0,\"log_skipped_records\":0,"
+            "\"log_skipped_bytes\":0}]}\n");
 }
 
 }  // namespace
