@@ -162,7 +162,10 @@ absl::Status Region::Recover() {
   std::string wal_dir = dir_ + "/wal";
   ReplayStats rs;
   BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
-  BASALT_RETURN_IF_ERROR(ReplayWal(env, wal_dir, [&](const WalRecord& rec) -> absl::Status {
+  ReplayOptions ro;
+  ro.mode = options_.wal_recovery;
+  ro.region = desc_.name;
+  BASALT_RETURN_IF_ERROR(ReplayWal(env, wal_dir, ro, [&](const WalRecord& rec) -> absl::Status {
     if (rec.region != desc_.name || rec.seq <= m.flushed_seq) return absl::OkStatus();
     for (const auto& e : rec.edits) {
       Store* s = FindStore(e.family);
@@ -184,6 +187,15 @@ absl::Status Region::Recover() {
     return absl::OkStatus();
   }, &rs));
   replay_truncated_bytes_ = rs.truncated_bytes;
+  replay_skipped_records_ = rs.skipped_records;
+  replay_skipped_bytes_ = rs.skipped_bytes;
+  if (rs.truncated_bytes > 0) {
+    Log(absl::StrCat("region ", desc_.name, ": cut a torn log tail (a write a crash cut short, never synced) of ",
+                     rs.truncated_bytes, " bytes at ", rs.truncated_at));
+  }
+  for (const std::string& d : rs.damage) Log(absl::StrCat("region ", desc_.name, ": skipped log damage: ", d));
+  // Sequence ids of records left unapplied are never handed out again.
+  last = std::max(last, rs.max_seq);
   {
     absl::MutexLock l(&seq_mu_);
     last_seq_ = last;
@@ -193,6 +205,19 @@ absl::Status Region::Recover() {
   wo.env = env;
   wo.dir = wal_dir;
   BASALT_ASSIGN_OR_RETURN(wal_, Wal::Open(wo));
+  if (!rs.damage.empty()) {
+    // The operator chose to go on without what is lost. Make what was replayed durable in block
+    // files (the manifest's flushed sequence id then covers every record of the old log, so it
+    // is never replayed again) and keep the damaged segments in lost+found/ for inspection.
+    absl::MutexLock fl(&flush_mu_);
+    keep_log_aside_ = true;
+    absl::Status s = FlushLocked();
+    if (s.ok()) s = wal_->DeleteSegmentsBefore(wal_->current_segment(), dir_ + "/" + kLostFoundDir + "/wal");
+    keep_log_aside_ = false;
+    BASALT_RETURN_IF_ERROR(s);
+    Log(absl::StrCat("region ", desc_.name, ": after skipping log damage, flushed what was replayed and moved the old "
+                     "log segments to ", dir_, "/", kLostFoundDir, "/wal"));
+  }
   return absl::OkStatus();
 }
 
@@ -483,7 +508,7 @@ absl::Status Region::FlushLocked() {
   // The log segments go only once the manifest names the files.
   if (absl::Status s = WriteManifest(); !s.ok()) return Fail(s);
   ++flushes_;
-  return wal_->DeleteSegmentsBefore(*segment);
+  return wal_->DeleteSegmentsBefore(*segment, keep_log_aside_ ? dir_ + "/" + kLostFoundDir + "/wal" : "");
 }
 
 absl::Status Region::CompactStore(Store* store, bool major) {

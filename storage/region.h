@@ -264,6 +264,7 @@ class Region {
   absl::Mutex compaction_mu_;  // one compaction at a time
   absl::Mutex manifest_mu_;    // manifest writes
   std::atomic<uint64_t> next_file_number_{1};
+  bool keep_log_aside_ = false;  // while opening after skipped log damage: old segments are kept
   std::atomic<uint64_t> flushed_seq_{0};
 
   mutable absl::Mutex state_mu_;

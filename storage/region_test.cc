@@ -7,6 +7,7 @@
 #include <functional>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "storage/internal/block_cache.h"
 #include "tests/util/temp_dir.h"
@@ -465,6 +466,153 @@ TEST_F(RegionTest, UnaccountedBlockFilesAreMovedAsideAndHalfWrittenOnesRemoved) 
   auto cells = (*r)->Get("r");
   ASSERT_TRUE(cells.ok());
   EXPECT_EQ(cells->size(), 1u);
+}
+
+// Log damage: the region writes rows 0..n-1 (each synced), then its directory is copied while
+// it is open, as kill -9 would leave it; the copy is damaged and opened.
+class RegionLogDamageTest : public RegionTest {
+ protected:
+  static std::string Row(int i) { return absl::StrCat("row", 1000 + i); }
+  void WriteRows(int from, int to) {
+    for (int i = from; i < to; ++i) ASSERT_TRUE(region_->Put(Row(i), "cf", "q", std::string(50, 'v')).ok());
+  }
+  // The crash image's newest log segment.
+  std::string CrashImage() {
+    std::filesystem::remove_all(image_);
+    std::filesystem::copy(dir_.path(), image_, std::filesystem::copy_options::recursive);
+    std::string newest;
+    for (const auto& e : std::filesystem::directory_iterator(image_ + "/wal")) {
+      if (e.path().extension() == ".wal" && e.path().string() > newest) newest = e.path().string();
+    }
+    return newest;
+  }
+  absl::StatusOr<std::unique_ptr<Region>> OpenImage(WalRecoveryMode mode) {
+    RegionOptions o;
+    o.wal_recovery = mode;
+    o.log = [this](std::string_view line) { log_.emplace_back(line); };
+    return Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, image_);
+  }
+  static std::vector<int> Present(Region* r, int n) {
+    std::vector<int> out;
+    for (int i = 0; i < n; ++i) {
+      auto cells = r->Get(Row(i));
+      EXPECT_TRUE(cells.ok()) << cells.status();
+      if (cells.ok() && !cells->empty()) out.push_back(i);
+    }
+    return out;
+  }
+  static void Flip(const std::string& path, size_t at) {
+    std::string bytes = ReadAll(path);
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x10);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  static std::vector<int> Range(int from, int to) {
+    std::vector<int> v;
+    for (int i = from; i < to; ++i) v.push_back(i);
+    return v;
+  }
+
+  std::string image_ = dir_.path() + "-crash";
+  std::vector<std::string> log_;
+};
+
+TEST_F(RegionLogDamageTest, ATornTailIsCutAndEveryWholeRecordKept) {
+  WriteRows(0, 40);
+  const std::string seg = CrashImage();
+  std::filesystem::resize_file(seg, std::filesystem::file_size(seg) - 7);  // the last write cut short
+  auto r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Present(r->get(), 40), Range(0, 39));
+  EXPECT_GT((*r)->GetStats().replay_truncated_bytes, 0u);
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("cut a torn log tail"), std::string::npos) << log_[0];
+}
+
+TEST_F(RegionLogDamageTest, ADamagedSyncedRecordStopsTheRegionNamingWhatIsLost) {
+  WriteRows(0, 40);
+  const std::string seg = CrashImage();
+  const size_t size = std::filesystem::file_size(seg);
+  Flip(seg, size / 2);
+  auto r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find("WAL segment " + seg), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("region t1,,1's records after seq "), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("wal_recovery=strict"), std::string::npos) << r.status();
+  EXPECT_EQ(std::filesystem::file_size(seg), size);  // nothing cut
+
+  // A whole last record with a bad checksum is damage too, not a torn write.
+  CrashImage();
+  Flip(seg, std::filesystem::file_size(seg) - 3);
+  r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find("before the end of the log are lost"), std::string::npos) << r.status();
+}
+
+TEST_F(RegionLogDamageTest, PointInTimeKeepsWhatPrecedesTheDamageAndHealsTheLog) {
+  WriteRows(0, 40);
+  const std::string seg = CrashImage();
+  Flip(seg, std::filesystem::file_size(seg) / 2);
+  auto r = OpenImage(WalRecoveryMode::kPointInTime);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<int> present = Present(r->get(), 40);
+  ASSERT_FALSE(present.empty());
+  EXPECT_EQ(present, Range(0, present.back() + 1));  // a prefix
+  EXPECT_LT(present.size(), 39u);
+  const RegionStats st = (*r)->GetStats();
+  EXPECT_EQ(st.replay_skipped_records, 39u - present.size());
+  EXPECT_GT(st.replay_skipped_bytes, 0u);
+  EXPECT_TRUE(std::filesystem::exists(image_ + "/lost+found/wal/" + std::filesystem::path(seg).filename().string()));
+  // New writes take sequence ids above every record of the old log, and the region reopens clean.
+  ASSERT_TRUE((*r)->Put("after", "cf", "q", "x").ok());
+  ASSERT_TRUE((*r)->Close().ok());
+  r->reset();
+  log_.clear();
+  r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(log_.empty());
+  EXPECT_EQ(Present(r->get(), 40), present);
+  EXPECT_EQ((*(*r)->Get("after")).size(), 1u);
+}
+
+TEST_F(RegionLogDamageTest, SkipCorruptedKeepsEveryIntactRecord) {
+  WriteRows(0, 40);
+  const std::string seg = CrashImage();
+  Flip(seg, std::filesystem::file_size(seg) / 2);
+  auto r = OpenImage(WalRecoveryMode::kSkipCorrupted);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Present(r->get(), 40).size(), 39u);  // all but the damaged record
+  ASSERT_FALSE(log_.empty());
+  EXPECT_NE(log_[0].find("skipped log damage"), std::string::npos) << log_[0];
+}
+
+TEST_F(RegionLogDamageTest, AMissingOrForeignLogSegmentIsDataLoss) {
+  WriteRows(0, 10);
+  ASSERT_TRUE(region_->Flush().ok());  // rolls: rows 10.. go to a new segment
+  WriteRows(10, 20);
+  std::string seg = CrashImage();
+  std::filesystem::remove(seg);  // the newest segment deleted
+  auto r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find(seg + ": log segment missing"), std::string::npos) << r.status();
+  r = OpenImage(WalRecoveryMode::kSkipCorrupted);  // the operator accepts the loss
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Present(r->get(), 20), Range(0, 10));
+  r->reset();
+
+  // A segment of garbage where the newest one was: not a torn write.
+  seg = CrashImage();
+  std::string garbage(std::filesystem::file_size(seg), '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : garbage) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  std::ofstream(seg, std::ios::binary | std::ios::trunc) << garbage;
+  r = OpenImage(WalRecoveryMode::kStrict);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(r.status().message().find(seg), std::string::npos) << r.status();
 }
 
 TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -121,6 +122,39 @@ absl::StatusOr<WalRecord> DecodeFramedWalRecord(std::string_view in, size_t* fra
   return rec;
 }
 
+std::string EncodeWalSegmentHeader(uint64_t number) {
+  WalRecord header;
+  header.seq = number;  // region "" and no edits: never a region's record
+  return EncodeWalRecord(header);
+}
+
+namespace {
+
+constexpr std::string_view kIndexMagic = "BSLTWALS";
+constexpr size_t kIndexSize = 8 + 8 + 8 + 4;
+
+std::string EncodeIndex(uint64_t first, uint64_t last) {
+  std::string out(kIndexMagic);
+  PutFixed64(&out, first);
+  PutFixed64(&out, last);
+  PutFixed32(&out, MaskCrc(Crc32c(out)));
+  return out;
+}
+
+// The live segment range SEGMENTS records; false when there is no (intact) index.
+bool ReadIndex(Env* env, const std::string& dir, uint64_t* first, uint64_t* last) {
+  const std::string path = dir + "/" + kWalIndexName;
+  if (!env->FileExists(path)) return false;
+  absl::StatusOr<std::string> bytes = env->ReadFileToString(path);
+  if (!bytes.ok() || bytes->size() != kIndexSize || std::string_view(*bytes).substr(0, 8) != kIndexMagic) return false;
+  if (DecodeFixed32(bytes->data() + 24) != MaskCrc(Crc32c(bytes->data(), 24))) return false;
+  *first = DecodeFixed64(bytes->data() + 8);
+  *last = DecodeFixed64(bytes->data() + 16);
+  return *first <= *last + 1;
+}
+
+}  // namespace
+
 std::string WalSegmentPath(const std::string& dir, uint64_t number) {
   char name[32];
   std::snprintf(name, sizeof(name), "%020" PRIu64 ".wal", number);
@@ -168,12 +202,16 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
   Env* env = options.env != nullptr ? options.env : Env::Default();
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.dir));
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> existing, ListSegments(env, options.dir));
-  uint64_t number = existing.empty() ? 1 : existing.back() + 1;
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                          env->NewWritableFile(WalSegmentPath(options.dir, number)));
-  // The new segment's directory entry must be durable before any write in it is acknowledged.
-  BASALT_RETURN_IF_ERROR(env->SyncDir(options.dir));
+  uint64_t index_first = 0, index_last = 0;
+  const bool have_index = ReadIndex(env, options.dir, &index_first, &index_last);
+  // Never reuse a number: a segment deleted behind our back must stay a gap replay can see.
+  const uint64_t number = std::max(existing.empty() ? 0 : existing.back(), have_index ? index_last : 0) + 1;
   std::unique_ptr<Wal> wal(new Wal(options, env));
+  {
+    absl::MutexLock l(&wal->index_mu_);
+    wal->index_first_ = have_index ? index_first : existing.empty() ? number : existing.front();
+  }
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, wal->CreateSegment(number));
   {
     absl::MutexLock l(&wal->mu_);
     wal->segment_ = number;
@@ -183,6 +221,30 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
     wal->syncer_ = std::thread([w = wal.get()] { w->BackgroundSyncer(); });
   }
   return wal;
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> Wal::CreateSegment(uint64_t number) {
+  const std::string path = WalSegmentPath(options_.dir, number);
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env_->NewWritableFile(path));
+  // The header is durable, and so is the directory entry, before any record is acknowledged.
+  absl::Status s = file->Append(EncodeWalSegmentHeader(number));
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = env_->SyncDir(options_.dir);
+  if (!s.ok()) {
+    file->Close().IgnoreError();
+    env_->DeleteFile(path).IgnoreError();  // best effort: replay copes with a header-only segment
+    return s;
+  }
+  absl::MutexLock l(&index_mu_);
+  BASALT_RETURN_IF_ERROR(WriteIndex(index_first_, number));
+  return file;
+}
+
+absl::Status Wal::WriteIndex(uint64_t first, uint64_t last) {
+  BASALT_RETURN_IF_ERROR(env_->WriteFileDurably(options_.dir + "/" + kWalIndexName, EncodeIndex(first, last)));
+  index_first_ = first;
+  index_last_ = last;
+  return absl::OkStatus();
 }
 
 Wal::~Wal() {
@@ -220,20 +282,13 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   absl::Status roll_status;
   bool rolled = false;
   if (io.ok() && roll) {
-    absl::StatusOr<std::unique_ptr<WritableFile>> next =
-        env_->NewWritableFile(WalSegmentPath(options_.dir, next_segment));
-    if (next.ok()) next = [&]() -> absl::StatusOr<std::unique_ptr<WritableFile>> {
-      BASALT_RETURN_IF_ERROR(env_->SyncDir(options_.dir));
-      return std::move(next);
-    }();
+    absl::StatusOr<std::unique_ptr<WritableFile>> next = CreateSegment(next_segment);
     if (next.ok()) {
       io = file_->Close();
       file_ = std::move(next).value();
       rolled = true;
     } else {
       roll_status = next.status();
-      // Best effort: do not leave an empty newer segment behind (replay copes if this fails too).
-      env_->DeleteFile(WalSegmentPath(options_.dir, next_segment)).IgnoreError();
     }
   }
 
@@ -307,16 +362,30 @@ uint64_t Wal::current_segment() const {
   return segment_;
 }
 
-absl::Status Wal::DeleteSegmentsBefore(uint64_t n) {
+absl::Status Wal::DeleteSegmentsBefore(uint64_t n, const std::string& move_to) {
   const uint64_t current = current_segment();
   if (n > current) {
     return absl::InvalidArgumentError(absl::StrCat("Wal::DeleteSegmentsBefore(", n,
                                                    "): above the live segment ", current));
   }
+  {
+    // The index first: a segment below its range that a crash left behind is replayed (and
+    // skipped by sequence id), never taken for a missing one.
+    absl::MutexLock l(&index_mu_);
+    if (n > index_first_) BASALT_RETURN_IF_ERROR(WriteIndex(n, std::max(index_last_, current)));
+  }
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env_, options_.dir));
+  if (!move_to.empty()) BASALT_RETURN_IF_ERROR(env_->CreateDirs(move_to));
   for (uint64_t s : segments) {
     if (s >= n) break;
-    BASALT_RETURN_IF_ERROR(env_->DeleteFile(WalSegmentPath(options_.dir, s)));
+    const std::string path = WalSegmentPath(options_.dir, s);
+    if (move_to.empty()) {
+      BASALT_RETURN_IF_ERROR(env_->DeleteFile(path));
+      continue;
+    }
+    std::string to = WalSegmentPath(move_to, s);
+    for (int i = 1; env_->FileExists(to); ++i) to = absl::StrCat(WalSegmentPath(move_to, s), ".", i);
+    BASALT_RETURN_IF_ERROR(env_->ReplaceFile(path, to));
   }
   return absl::OkStatus();
 }
@@ -343,102 +412,255 @@ void Wal::BackgroundSyncer() {
 
 namespace {
 
-absl::Status ReplaySegment(Env* env, const std::string& path, bool last,
-                           const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats) {
-  BASALT_ASSIGN_OR_RETURN(std::string data, env->ReadFileToString(path));
-  const std::string_view all(data);
-  std::vector<WalRecord> records;
-  size_t pos = 0;
-  std::string bad_reason;
-  while (pos < all.size()) {
-    std::string_view payload;
-    size_t n = 0;
-    if (const char* why = CheckFrame(all.substr(pos), &payload, &n)) {
-      bad_reason = why;
-      break;
-    }
-    absl::StatusOr<WalRecord> rec = DecodeWalPayload(payload);
-    if (!rec.ok()) {
-      bad_reason = std::string(rec.status().message());
-      break;
-    }
-    records.push_back(std::move(rec).value());
-    pos += n;
-  }
+// A header frame is at most this long (region "", a 10-byte varint, a zero count).
+constexpr size_t kMaxHeaderFrameBytes = kWalHeaderSize + 1 + 10 + 1;
 
-  if (pos < all.size()) {
-    // A bad record: a torn tail (cut) unless intact records follow it to the end of the segment
-    // (damage in the middle, which must not be skipped silently). The search is bounded: at
-    // most ~2x the tail's bytes are checksummed, so a large torn tail (a big value cut short)
-    // cannot stall recovery; past the budget the bad record is taken as a tail. A later frame
-    // only counts if frames run from it cleanly to the very end, so a valid-looking frame
-    // inside a torn record's value is not mistaken for a following record.
-    int64_t budget = 2 * static_cast<int64_t>(all.size() - pos) + (1 << 20);
-    auto frames_to_end = [&](size_t q) {
-      while (q < all.size()) {
-        if (all.size() - q < kWalHeaderSize) return false;
-        const uint32_t len = DecodeFixed32(all.data() + q);
-        if (len > all.size() - q - kWalHeaderSize) return false;
-        budget -= len;
-        if (budget < 0) return false;
-        std::string_view payload;
-        size_t n = 0;
-        if (CheckFrame(all.substr(q), &payload, &n) != nullptr || !DecodeWalPayload(payload).ok()) return false;
-        q += n;
-      }
-      return true;
-    };
-    for (size_t q = pos + 1; q + kWalHeaderSize <= all.size() && budget > 0; ++q) {
+// What a segment holds, in file order.
+struct SegmentItem {
+  enum class Kind { kRecord, kTorn, kDamage };
+  Kind kind;
+  size_t offset = 0;
+  size_t size = 0;
+  WalRecord rec;       // kRecord
+  std::string reason;  // kTorn, kDamage
+};
+
+bool FrameOk(std::string_view all, size_t q, size_t* n, WalRecord* rec, std::string* why) {
+  std::string_view payload;
+  if (const char* bad = CheckFrame(all.substr(q), &payload, n)) {
+    if (why != nullptr) *why = bad;
+    return false;
+  }
+  absl::StatusOr<WalRecord> r = DecodeWalPayload(payload);
+  if (!r.ok()) {
+    if (why != nullptr) *why = std::string(r.status().message());
+    return false;
+  }
+  if (rec != nullptr) *rec = *std::move(r);
+  return true;
+}
+
+// The first offset after `pos` from which intact frames run to the very end of the segment, or
+// 0. Bounded: at most ~2x the bytes after pos are checksummed, so a large torn tail (a big value
+// cut short) cannot stall recovery. A later frame only counts if frames run from it cleanly to
+// the end, so a valid-looking frame inside a torn record's value is not taken for a record.
+size_t Resync(std::string_view all, size_t pos) {
+  int64_t budget = 2 * static_cast<int64_t>(all.size() - pos) + (1 << 20);
+  auto frames_to_end = [&](size_t q) {
+    while (q < all.size()) {
+      if (all.size() - q < kWalHeaderSize) return false;
       const uint32_t len = DecodeFixed32(all.data() + q);
-      if (len > all.size() - q - kWalHeaderSize) continue;  // cannot be a frame: no checksum work
-      if (frames_to_end(q)) {
-        return absl::DataLossError(absl::StrCat("WAL segment ", path, ": corrupt record at offset ", pos, " (",
-                                                bad_reason, ") followed by valid records from offset ", q,
-                                                " to the end; segment size ", all.size()));
-      }
+      if (len > all.size() - q - kWalHeaderSize) return false;
+      budget -= len;
+      if (budget < 0) return false;
+      size_t n = 0;
+      if (!FrameOk(all, q, &n, nullptr, nullptr)) return false;
+      q += n;
     }
-    // Only the newest segment can end in a torn write: an older one was synced whole before the
-    // log rolled past it, so damage there is lost data, never a tail to cut.
-    if (!last) {
-      return absl::DataLossError(absl::StrCat("WAL segment ", path, ": corrupt record at offset ", pos, " (",
-                                              bad_reason, ") in a segment that newer segments follow; segment size ",
-                                              all.size()));
-    }
-    BASALT_RETURN_IF_ERROR(env->Truncate(path, pos));
-    if (stats != nullptr) {
-      stats->truncated_bytes += all.size() - pos;
-      if (!stats->truncated_at.empty()) stats->truncated_at += ", ";
-      absl::StrAppend(&stats->truncated_at, path, "@", pos);
-    }
+    return true;
+  };
+  for (size_t q = pos + 1; q + kWalHeaderSize <= all.size() && budget > 0; ++q) {
+    const uint32_t len = DecodeFixed32(all.data() + q);
+    if (len > all.size() - q - kWalHeaderSize) continue;  // cannot be a frame: no checksum work
+    if (frames_to_end(q)) return q;
   }
+  return 0;
+}
 
-  for (const WalRecord& rec : records) {
-    BASALT_RETURN_IF_ERROR(fn(rec));
-    if (stats != nullptr) ++stats->records;
+// Whether the bad frame at pos, with nothing intact after it, is what a crash mid-write leaves:
+// the frame runs past the end of the file, or the file ends in a run of zeros (pages never
+// written) that starts inside the frame. A whole frame with a bad checksum is damage.
+bool LooksTorn(std::string_view all, size_t pos) {
+  if (all.size() - pos < kWalHeaderSize) return true;
+  const uint64_t len = DecodeFixed32(all.data() + pos);
+  if (len > all.size() - pos - kWalHeaderSize) return true;
+  size_t z = all.size();
+  while (z > pos && all[z - 1] == '\0') --z;
+  const size_t zeros = all.size() - z;
+  return z < pos + kWalHeaderSize + len && (zeros >= 32 || z <= pos + kWalHeaderSize);
+}
+
+std::vector<SegmentItem> ParseSegment(std::string_view all, uint64_t number, bool newest) {
+  std::vector<SegmentItem> items;
+  if (all.empty()) return items;  // a crash between creating the file and writing its header
+  size_t pos = 0;
+  bool may_be_torn = newest;
+  {
+    WalRecord rec;
+    size_t n = 0;
+    if (FrameOk(all, 0, &n, &rec, nullptr)) {
+      if (rec.region.empty()) {
+        if (rec.seq != number) {
+          items.push_back({SegmentItem::Kind::kDamage, 0, all.size(), {},
+                           absl::StrCat("the file holds the header of segment ", rec.seq, ", not ", number)});
+          return items;
+        }
+        pos = n;
+      }
+      // else: a segment written before segments had headers; its records start at 0.
+    } else if (all.size() > kMaxHeaderFrameBytes) {
+      // The header is synced before any record is written: more bytes than a header, without
+      // one, is not a torn write.
+      may_be_torn = false;
+    }
   }
-  return absl::OkStatus();
+  while (pos < all.size()) {
+    SegmentItem item;
+    size_t n = 0;
+    if (FrameOk(all, pos, &n, &item.rec, &item.reason)) {
+      item.kind = SegmentItem::Kind::kRecord;
+      item.offset = pos;
+      item.size = n;
+      items.push_back(std::move(item));
+      pos += n;
+      continue;
+    }
+    item.offset = pos;
+    if (const size_t q = Resync(all, pos); q != 0) {
+      item.kind = SegmentItem::Kind::kDamage;
+      item.size = q - pos;
+      item.reason = absl::StrCat("damaged record (", item.reason, ") followed by intact records from offset ", q);
+      items.push_back(std::move(item));
+      pos = q;
+      continue;
+    }
+    item.size = all.size() - pos;
+    if (may_be_torn && LooksTorn(all, pos)) {
+      item.kind = SegmentItem::Kind::kTorn;
+    } else {
+      item.kind = SegmentItem::Kind::kDamage;
+      item.reason = absl::StrCat(newest ? "damaged record (" : "damaged tail of an older segment (", item.reason, ")");
+    }
+    items.push_back(std::move(item));
+    break;
+  }
+  return items;
+}
+
+bool OfRegion(const WalRecord& rec, const ReplayOptions& o) {
+  return !rec.region.empty() && (o.region.empty() || rec.region == o.region);
 }
 
 }  // namespace
 
-absl::Status ReplayWal(Env* env, const std::string& dir,
+absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& options,
                        const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats) {
   if (env == nullptr) env = Env::Default();
+  ReplayStats local;
+  if (stats == nullptr) stats = &local;
   if (!env->FileExists(dir)) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
-  // The newest non-empty segment is the one that may end in a torn write: a roll that failed
-  // after creating its file can leave an empty newer segment behind.
-  size_t last_nonempty = 0;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    auto size = env->GetFileSize(WalSegmentPath(dir, segments[i]));
-    if (size.ok() && *size > 0) last_nonempty = i;
+  // Every number the log should hold: the range SEGMENTS records (segments below it may linger
+  // after a crash mid-delete; their records are all flushed) up to the newest there is.
+  uint64_t first = 0, last = 0;
+  const bool have_index = ReadIndex(env, dir, &first, &last);
+  if (!have_index) {
+    first = segments.empty() ? 1 : segments.front();
+    last = segments.empty() ? 0 : segments.back();
   }
-  for (size_t i = 0; i < segments.size(); ++i) {
-    const bool last = i >= last_nonempty;
-    BASALT_RETURN_IF_ERROR(ReplaySegment(env, WalSegmentPath(dir, segments[i]), last, fn, stats));
-    if (stats != nullptr) ++stats->segments;
+  std::vector<uint64_t> numbers = segments;
+  for (uint64_t n = first; n <= std::max(last, segments.empty() ? 0 : segments.back()); ++n) numbers.push_back(n);
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  const std::set<uint64_t> present(segments.begin(), segments.end());
+  // The newest segment holding more than its header is the one that may end in a torn write.
+  uint64_t newest = 0;
+  for (uint64_t n : segments) {
+    auto size = env->GetFileSize(WalSegmentPath(dir, n));
+    if (size.ok() && *size > EncodeWalSegmentHeader(n).size()) newest = n;
+  }
+
+  const std::string mode = options.mode == WalRecoveryMode::kStrict        ? "strict"
+                           : options.mode == WalRecoveryMode::kPointInTime ? "point_in_time"
+                                                                           : "skip_corrupted";
+  const std::string whose = options.region.empty() ? "records" : absl::StrCat("region ", options.region, "'s records");
+  uint64_t seq_before = 0;  // the highest seq of the region's records replayed so far
+  bool stopped = false;     // point in time: damage seen, nothing more is applied
+  // The lowest seq of the region's intact records after item i of segment numbers[k].
+  auto seq_after = [&](size_t k, const std::vector<SegmentItem>* items, size_t i) -> uint64_t {
+    uint64_t best = 0;
+    auto consider = [&](const SegmentItem& it) {
+      if (it.kind == SegmentItem::Kind::kRecord && OfRegion(it.rec, options) && (best == 0 || it.rec.seq < best)) {
+        best = it.rec.seq;
+      }
+    };
+    if (items != nullptr) {
+      for (size_t j = i + 1; j < items->size(); ++j) consider((*items)[j]);
+      if (best != 0) return best;
+    }
+    for (size_t m = k + 1; m < numbers.size() && best == 0; ++m) {
+      if (!present.count(numbers[m])) continue;
+      absl::StatusOr<std::string> data = env->ReadFileToString(WalSegmentPath(dir, numbers[m]));
+      if (!data.ok()) continue;
+      for (const SegmentItem& it : ParseSegment(*data, numbers[m], false)) consider(it);
+    }
+    return best;
+  };
+  auto on_damage = [&](const std::string& where, const std::string& what, uint64_t bytes, uint64_t after) {
+    std::string line = absl::StrCat(where, ": ", what, "; ", whose, " after ",
+                                     seq_before == 0 ? "the start of the log" : absl::StrCat("seq ", seq_before),
+                                     " and before ", after == 0 ? "the end of the log" : absl::StrCat("seq ", after),
+                                     " are lost");
+    if (options.mode == WalRecoveryMode::kStrict) {
+      return absl::DataLossError(absl::StrCat(
+          line, "; recovery stopped (wal_recovery=strict): restore the file, or reopen with wal_recovery=point_in_time "
+                "or skip_corrupted to replay what is intact"));
+    }
+    stats->damage.push_back(absl::StrCat(line, " (wal_recovery=", mode, ")"));
+    stats->skipped_bytes += bytes;
+    if (options.mode == WalRecoveryMode::kPointInTime) stopped = true;
+    return absl::OkStatus();
+  };
+
+  for (size_t k = 0; k < numbers.size(); ++k) {
+    const uint64_t number = numbers[k];
+    const std::string path = WalSegmentPath(dir, number);
+    if (!present.count(number)) {
+      BASALT_RETURN_IF_ERROR(
+          on_damage(path, "log segment missing (SEGMENTS or later segments name it)", 0, seq_after(k, nullptr, 0)));
+      continue;
+    }
+    BASALT_ASSIGN_OR_RETURN(std::string data, env->ReadFileToString(path));
+    const std::vector<SegmentItem> items = ParseSegment(data, number, number == newest);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const SegmentItem& it = items[i];
+      switch (it.kind) {
+        case SegmentItem::Kind::kRecord:
+          if (it.rec.region.empty()) break;  // a segment header
+          if (OfRegion(it.rec, options)) stats->max_seq = std::max(stats->max_seq, it.rec.seq);
+          if (stopped) {
+            ++stats->skipped_records;
+            stats->skipped_bytes += it.size;
+            break;
+          }
+          BASALT_RETURN_IF_ERROR(fn(it.rec));
+          ++stats->records;
+          if (OfRegion(it.rec, options)) seq_before = std::max(seq_before, it.rec.seq);
+          break;
+        case SegmentItem::Kind::kTorn:
+          // Never synced (a crash mid-write): cut in every mode, so the next write follows
+          // intact records.
+          BASALT_RETURN_IF_ERROR(env->Truncate(path, it.offset));
+          stats->truncated_bytes += it.size;
+          if (!stats->truncated_at.empty()) stats->truncated_at += ", ";
+          absl::StrAppend(&stats->truncated_at, path, "@", it.offset);
+          break;
+        case SegmentItem::Kind::kDamage:
+          BASALT_RETURN_IF_ERROR(on_damage(absl::StrCat("WAL segment ", path),
+                                           absl::StrCat(it.reason, " at offset ", it.offset, " (", it.size,
+                                                        " bytes; segment size ", data.size(), ")"),
+                                           it.size, seq_after(k, &items, i)));
+          break;
+      }
+    }
+    ++stats->segments;
   }
   return absl::OkStatus();
+}
+
+absl::Status ReplayWal(Env* env, const std::string& dir,
+                       const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats) {
+  return ReplayWal(env, dir, ReplayOptions{}, fn, stats);
 }
 
 }  // namespace basalt

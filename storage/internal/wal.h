@@ -5,7 +5,16 @@
 // Thread-safety: Wal is thread-safe. EncodeWalRecord/DecodeWalPayload/ReplayWal have no state.
 //
 // Segments are files `<dir>/<20-digit zero-padded number>.wal`, numbered upwards from 1. A
-// segment is only ever appended to by the Wal that created it; a reopened Wal starts a new one.
+// segment is only ever appended to by the Wal that created it; a reopened Wal starts a new one,
+// numbered after every segment that exists or existed (numbers are never reused).
+//
+// Every segment begins with a header record (region "", seq = the segment's number, no
+// edits), written and synced when the segment is created, before any record: a segment whose
+// first bytes are not its header was not written by this log (or was damaged), never a torn
+// write. `<dir>/SEGMENTS` (written durably whenever a segment is created or old ones go)
+// records the range of live segments, so a deleted segment is found missing:
+//
+//   magic "BSLTWALS" | u64 first live segment | u64 newest segment | u32 masked crc32c
 //
 // Record framing inside a segment (all integers little-endian):
 //
@@ -70,6 +79,10 @@ absl::StatusOr<WalRecord> DecodeWalPayload(std::string_view payload);
 // payload. On success stores the record and its framed size. DataLoss otherwise.
 absl::StatusOr<WalRecord> DecodeFramedWalRecord(std::string_view in, size_t* framed_size);
 
+// The header record that opens segment `number` (framed).
+std::string EncodeWalSegmentHeader(uint64_t number);
+inline constexpr char kWalIndexName[] = "SEGMENTS";
+
 // "<dir>/<20-digit number>.wal"
 std::string WalSegmentPath(const std::string& dir, uint64_t number);
 // Parses a segment file name (not path); false for anything else.
@@ -112,8 +125,9 @@ class Wal {
   absl::StatusOr<uint64_t> Roll();
   uint64_t current_segment() const;
   // Deletes every segment numbered below n (their edits are all flushed). InvalidArgument if n
-  // is above the current segment (the live segment is never deleted).
-  absl::Status DeleteSegmentsBefore(uint64_t n);
+  // is above the current segment (the live segment is never deleted). With `move_to` set, the
+  // segments are moved into that directory instead (log damage kept for the operator).
+  absl::Status DeleteSegmentsBefore(uint64_t n, const std::string& move_to = "");
   Stats GetStats() const;
 
  private:
@@ -126,6 +140,10 @@ class Wal {
   // I/O. Returns the I/O status (also stored in error_).
   absl::Status LeadGroup(bool sync, bool force_roll) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void BackgroundSyncer();
+  // Creates segment `number`: its header written and synced, the directory synced, then the
+  // index naming it the newest. On failure before the index names it, the file is removed.
+  absl::StatusOr<std::unique_ptr<WritableFile>> CreateSegment(uint64_t number);
+  absl::Status WriteIndex(uint64_t first, uint64_t last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
 
   const Options options_;
   Env* const env_;
@@ -145,24 +163,46 @@ class Wal {
   // Used only by the leader (leader_ true) outside mu_, or under mu_ with no leader.
   std::unique_ptr<WritableFile> file_;
   std::thread syncer_;
+  absl::Mutex index_mu_;  // the SEGMENTS file and what it says
+  uint64_t index_first_ ABSL_GUARDED_BY(index_mu_) = 0;
+  uint64_t index_last_ ABSL_GUARDED_BY(index_mu_) = 0;
 };
 
 struct ReplayStats {
   uint64_t segments = 0;
-  uint64_t records = 0;
-  uint64_t truncated_bytes = 0;  // bytes cut from torn/corrupt tails
+  uint64_t records = 0;          // records passed to fn
+  uint64_t truncated_bytes = 0;  // bytes cut from torn tails
   std::string truncated_at;      // "<segment path>@<offset>" of each cut, comma-separated
+  // Damage left behind (only in modes other than strict, which stop at it instead): one line
+  // each, naming the file, offset, size and the sequence ids around what is lost.
+  std::vector<std::string> damage;
+  uint64_t skipped_records = 0;  // intact records not applied (after a point-in-time stop)
+  uint64_t skipped_bytes = 0;    // damaged bytes, and every byte after a point-in-time stop
+  uint64_t max_seq = 0;          // highest seq of any intact record of the region, applied or not
 };
 
-// Reads every segment in number order and calls fn for every intact record, in order. A torn or
-// corrupt tail of the NEWEST segment (a record whose length runs past the end, whose checksum fails or
-// whose payload does not decode, with no valid record after it) is cut: the segment is
-// truncated at the end of the last good record and the cut reported in stats; it is never
-// applied. A bad record followed by a valid one (corruption in the middle) is DataLoss naming
-// the segment file and offset, and no record of that segment is applied; so is a bad tail of an
-// older segment (it was synced whole before the log rolled, so damage there is lost data, and
-// applying later segments would skip acknowledged writes). fn's error stops
-// replay and is returned. A missing dir replays nothing. stats may be null.
+struct ReplayOptions {
+  WalRecoveryMode mode = WalRecoveryMode::kStrict;
+  // The region whose records the sequence ids in messages and max_seq speak of ("": all).
+  std::string region;
+};
+
+// Reads every segment in number order and calls fn for every intact record, in order. A torn
+// tail of the NEWEST segment (its last record cut short by a crash mid-write: the frame runs
+// past the end of the file, or the file ends in zeros from inside it, and no intact record
+// follows) is cut in every mode: the segment is truncated after the last good record, the cut
+// reported in stats, nothing of it applied. Anything else is damage: a record that is whole
+// but fails its checksum or does not decode, intact records after a bad one, a bad tail of an
+// older segment (it was synced whole before the log rolled past it), a segment without its
+// header, a segment missing from the range SEGMENTS records. In kStrict mode damage is
+// DataLoss naming the file, offset and the region's sequence ids around the loss, and nothing
+// after it is applied; kPointInTime applies what precedes the first damage and skips the rest;
+// kSkipCorrupted skips each damaged span (to the next point from which intact records run to
+// the end of the segment) and missing segments. fn's error stops replay and is returned. A
+// missing dir replays nothing. stats may be null.
+absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& options,
+                       const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats);
+// The same in kStrict mode.
 absl::Status ReplayWal(Env* env, const std::string& dir,
                        const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats);
 
