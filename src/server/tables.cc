@@ -122,7 +122,7 @@ absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const st
     return absl::FailedPreconditionError(absl::StrCat(
         "the catalogue ", path, " is missing but ", options_.data_dir, "/tables holds ", dirs.size(),
         " table director", dirs.size() == 1 ? "y" : "ies", " (", names,
-        "); nothing was deleted. Restore CATALOG from a backup, or start once with --rebuild_catalog to rebuild it "
+        "); nothing was deleted. Restore CATALOG from a backup, or start once with --rebuild_catalog=true to rebuild it "
         "from each table's TABLEINFO (every table comes back enabled)"));
   }
   // HBase rebuilds hbase:meta from each table's .tableinfo the same way (hbck's offline repair).
@@ -277,7 +277,13 @@ absl::Status TableManager::Disable(std::string_view name) {
   table->state_.store(Table::State::kDisabled, std::memory_order_release);
   // Scans blocked on a client that stopped reading end now, not at their deadline.
   table->RunCloseHooks();
-  return table->region()->Close();
+  // The table is disabled whatever closing says: a region that had failed (a full disk) keeps
+  // its unflushed writes in its log, which the next enable replays. Report, don't fail.
+  if (absl::Status closed = table->region()->Close(); !closed.ok()) {
+    Log(absl::StrCat("table '", AV(name), "' is disabled; closing its region reported: ", closed.ToString(),
+                     " (writes it had not flushed stay in its log and are replayed when it is enabled)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TableManager::WaitForClosing(const Entry& e) const {
