@@ -205,6 +205,7 @@ absl::Status Region::Recover() {
   wo.env = env;
   wo.dir = wal_dir;
   BASALT_ASSIGN_OR_RETURN(wal_, Wal::Open(wo));
+  wal_view_ = wal_.get();
   if (!rs.damage.empty()) {
     // The operator chose to go on without what is lost. Make what was replayed durable in block
     // files (the manifest's flushed sequence id then covers every record of the old log, so it
@@ -445,13 +446,65 @@ void Region::BackgroundLoop() {
                                  }, this),
                                  absl::Seconds(1));
       if (bg_stop_) return;
-      if (!bg_requested_) continue;
+      if (!bg_requested_ && !(failed_.code() == absl::StatusCode::kResourceExhausted)) continue;
       bg_requested_ = false;
     }
+    // A region failed on a full disk retries, about once a second, until space is back.
+    if (Healable() && !TryHeal().ok()) continue;
     absl::Status s = Flush();
     if (s.ok() && options_.background_compaction) s = CompactMinor();
     (void)s;  // a failed flush marks the region failed; nothing else to do here
   }
+}
+
+bool Region::Healable() const {
+  absl::MutexLock l(&state_mu_);
+  return !closed_ && failed_.code() == absl::StatusCode::kResourceExhausted;
+}
+
+absl::Status Region::TryHeal() {
+  if (!Healable()) return absl::OkStatus();
+  absl::MutexLock fl(&flush_mu_);
+  absl::Status s;
+  {
+    // No write is in flight or starts while the log is replaced.
+    absl::MutexLock l(&seq_mu_);
+    writes_blocked_ = true;
+    seq_mu_.Await(absl::Condition(+[](std::set<uint64_t>* in) { return in->empty(); }, &inflight_));
+    // The dead log's segment is cut back to what was synced (a write the full disk cut short
+    // is not left as damage in the middle of the log), and a new log starts after it.
+    s = wal_->CutUnsyncedTail();
+    if (s.ok()) {
+      Wal::Options wo;
+      wo.env = options_.env;
+      wo.dir = dir_ + "/wal";
+      absl::StatusOr<std::unique_ptr<Wal>> fresh = Wal::Open(wo);
+      if (fresh.ok()) {
+        retired_wals_.push_back(std::move(wal_));  // GetStats may still be reading it
+        wal_ = *std::move(fresh);
+        wal_view_ = wal_.get();
+      } else {
+        s = fresh.status();
+      }
+    }
+    writes_blocked_ = false;
+  }
+  absl::Status was;
+  {
+    absl::MutexLock l(&state_mu_);
+    was = failed_;
+    if (s.ok()) {
+      failed_ = absl::OkStatus();  // writes go to the new log from here on
+    } else {
+      failed_ = s;  // still no space (ResourceExhausted): tried again later
+    }
+  }
+  BASALT_RETURN_IF_ERROR(s);
+  // What the memstores hold goes to block files, and the old segments (the dead one among them)
+  // go once the manifest covers them. A failure fails the region again, to be retried.
+  BASALT_RETURN_IF_ERROR(FlushLocked());
+  Log(absl::StrCat("region ", desc_.name, " healed: writes resumed after ", was.ToString()));
+  return absl::OkStatus();
 }
 
 absl::Status Region::WriteManifest() {
@@ -601,8 +654,8 @@ RegionStats Region::GetStats() const {
     absl::MutexLock l(&state_mu_);
     if (!failed_.ok()) st.failed = failed_.ToString();
   }
-  if (wal_ != nullptr) {
-    auto ws = wal_->GetStats();
+  if (const Wal* wal = wal_view_.load(std::memory_order_acquire); wal != nullptr) {
+    auto ws = wal->GetStats();
     st.wal_records = ws.records;
     st.wal_syncs = ws.syncs;
     st.wal_synced_records = ws.synced_records;

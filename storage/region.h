@@ -223,6 +223,10 @@ class Region {
   absl::Status FlushLocked();
   absl::Status CompactStore(Store* store, bool major);
   void BackgroundLoop();
+  // A region failed on a full disk (ResourceExhausted) replaces its dead log and flushes; on
+  // success it serves writes again. Runs on the background thread.
+  bool Healable() const;
+  absl::Status TryHeal();
   void MaybeScheduleBackground();
   uint64_t MemstoreBytes() const;
   Store* FindStore(std::string_view family) const;
@@ -243,6 +247,8 @@ class Region {
   std::string dir_;
   std::map<std::string, std::unique_ptr<Store>, std::less<>> stores_;
   std::unique_ptr<Wal> wal_;
+  std::atomic<const Wal*> wal_view_{nullptr};       // wal_, for GetStats without flush_mu_
+  std::vector<std::unique_ptr<Wal>> retired_wals_;  // logs replaced by TryHeal (flush_mu_)
 
   // Sequence ids and the MVCC read point.
   mutable absl::Mutex seq_mu_;

@@ -215,6 +215,7 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
   {
     absl::MutexLock l(&wal->mu_);
     wal->segment_ = number;
+    wal->synced_size_ = file->Size();  // the header, synced
   }
   wal->file_ = std::move(file);
   if (options.async_sync_interval_ms > 0) {
@@ -278,6 +279,8 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
     io = file_->Sync();
     synced = io.ok();
   }
+  uint64_t synced_size = 0;  // the segment's size once synced (only the leader touches file_)
+  if (synced) synced_size = file_->Size();
   // A segment that cannot be created leaves the WAL on the old, intact segment: not fatal.
   absl::Status roll_status;
   bool rolled = false;
@@ -302,8 +305,12 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
       ++stats_.syncs;
       stats_.synced_records += end - prev_durable;
       durable_ = end;
+      synced_size_ = synced_size;
     }
-    if (rolled) segment_ = next_segment;
+    if (rolled) {
+      segment_ = next_segment;
+      synced_size_ = file_->Size();  // its header, synced by CreateSegment
+    }
   }
   cv_.SignalAll();
   if (!io.ok()) return io;
@@ -355,6 +362,17 @@ absl::StatusOr<uint64_t> Wal::Roll() {
   }
   BASALT_RETURN_IF_ERROR(LeadGroup(/*sync=*/true, /*force_roll=*/true));
   return segment_;
+}
+
+absl::Status Wal::CutUnsyncedTail() {
+  absl::MutexLock l(&mu_);
+  while (leader_) cv_.Wait(&mu_);
+  if (error_.ok()) error_ = absl::FailedPreconditionError("the log was retired (CutUnsyncedTail)");
+  cv_.SignalAll();
+  if (file_ == nullptr) return absl::OkStatus();
+  file_->Close().IgnoreError();
+  file_.reset();
+  return env_->Truncate(WalSegmentPath(options_.dir, segment_), synced_size_);
 }
 
 uint64_t Wal::current_segment() const {

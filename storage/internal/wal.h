@@ -124,6 +124,11 @@ class Wal {
   // when a segment reaches roll_size.
   absl::StatusOr<uint64_t> Roll();
   uint64_t current_segment() const;
+  // Retires the log after a write or sync error (a full disk): every later call fails, and the
+  // current segment is cut back to what was last synced, so a partial write left by the error
+  // is not taken for damage once newer segments follow it. Records cut were never synced: a
+  // SYNC_WAL writer of theirs got the error; an ASYNC_WAL one is still in the memstore.
+  absl::Status CutUnsyncedTail();
   // Deletes every segment numbered below n (their edits are all flushed). InvalidArgument if n
   // is above the current segment (the live segment is never deleted). With `move_to` set, the
   // segments are moved into that directory instead (log damage kept for the operator).
@@ -160,6 +165,7 @@ class Wal {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
   uint64_t segment_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t synced_size_ ABSL_GUARDED_BY(mu_) = 0;  // bytes of the current segment known synced
   // Used only by the leader (leader_ true) outside mu_, or under mu_ with no leader.
   std::unique_ptr<WritableFile> file_;
   std::thread syncer_;
