@@ -230,6 +230,11 @@ Store* Region::FindStore(std::string_view family) const {
 absl::Status Region::CheckWritable() const {
   absl::MutexLock l(&state_mu_);
   if (closed_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
+  if (failed_.code() == absl::StatusCode::kResourceExhausted) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "region ", desc_.name, " failed for lack of disk space and resumes writes once there is room: ",
+        failed_.ToString()));
+  }
   if (!failed_.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed and must be reopened: ",
                                                       failed_.message()));
