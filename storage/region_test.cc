@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/util/random_bytes.h"
 #include "storage/internal/block_cache.h"
 #include "tests/util/temp_dir.h"
 
@@ -601,14 +602,7 @@ TEST_F(RegionLogDamageTest, AMissingOrForeignLogSegmentIsDataLoss) {
 
   // A segment of garbage where the newest one was: not a torn write.
   seg = CrashImage();
-  std::string garbage(std::filesystem::file_size(seg), '\0');
-  uint64_t x = 88172645463325252ull;
-  for (char& c : garbage) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x);
-  }
+  const std::string garbage = testing::RandomBytes(std::filesystem::file_size(seg));
   std::ofstream(seg, std::ios::binary | std::ios::trunc) << garbage;
   r = OpenImage(WalRecoveryMode::kStrict);
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();

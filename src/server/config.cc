@@ -67,6 +67,17 @@ absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view v) {
   return BadValue(key, v, "expected true or false");
 }
 
+// One of a fixed set of spellings (case-insensitive), each naming a value.
+template <typename T>
+absl::StatusOr<T> ParseChoice(std::string_view key, std::string_view v,
+                              std::initializer_list<std::pair<std::string_view, T>> choices, std::string_view expected) {
+  const std::string l = absl::AsciiStrToLower(AV(v));
+  for (const auto& [name, value] : choices) {
+    if (l == name) return value;
+  }
+  return BadValue(key, v, AV(expected));
+}
+
 struct Setting {
   const char* key;
   const char* default_text;
@@ -127,32 +138,26 @@ const std::vector<Setting>& Settings() {
        }},
       {"durability", "sync", "default for DURABILITY_DEFAULT requests: sync, async or skip",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         std::string l = absl::AsciiStrToLower(AV(v));
-         if (l == "sync" || l == "sync_wal") {
-           c->durability = Durability::kSyncWal;
-         } else if (l == "async" || l == "async_wal") {
-           c->durability = Durability::kAsyncWal;
-         } else if (l == "skip" || l == "skip_wal") {
-           c->durability = Durability::kSkipWal;
-         } else {
-           return BadValue(k, v, "expected sync, async or skip");
-         }
+         BASALT_ASSIGN_OR_RETURN(c->durability, ParseChoice<Durability>(k, v,
+                                                                        {{"sync", Durability::kSyncWal},
+                                                                         {"sync_wal", Durability::kSyncWal},
+                                                                         {"async", Durability::kAsyncWal},
+                                                                         {"async_wal", Durability::kAsyncWal},
+                                                                         {"skip", Durability::kSkipWal},
+                                                                         {"skip_wal", Durability::kSkipWal}},
+                                                                        "expected sync, async or skip"));
          return absl::OkStatus();
        }},
       {"wal_recovery", "strict",
        "log damage found when a region opens: strict (the region stays FAILED_OPEN, naming what is lost), "
        "point_in_time (replay up to the first damage) or skip_corrupted (replay every intact record)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         std::string l = absl::AsciiStrToLower(AV(v));
-         if (l == "strict") {
-           c->wal_recovery = WalRecoveryMode::kStrict;
-         } else if (l == "point_in_time") {
-           c->wal_recovery = WalRecoveryMode::kPointInTime;
-         } else if (l == "skip_corrupted") {
-           c->wal_recovery = WalRecoveryMode::kSkipCorrupted;
-         } else {
-           return BadValue(k, v, "expected strict, point_in_time or skip_corrupted");
-         }
+         BASALT_ASSIGN_OR_RETURN(c->wal_recovery,
+                                 ParseChoice<WalRecoveryMode>(k, v,
+                                                              {{"strict", WalRecoveryMode::kStrict},
+                                                               {"point_in_time", WalRecoveryMode::kPointInTime},
+                                                               {"skip_corrupted", WalRecoveryMode::kSkipCorrupted}},
+                                                              "expected strict, point_in_time or skip_corrupted"));
          return absl::OkStatus();
        }},
       {"rebuild_catalog", "false",
@@ -190,16 +195,16 @@ const std::vector<Setting>& Settings() {
        }},
       {"rdma", "auto", "verbs transport for Get/Put: auto (when an RDMA device is there), on (fail without one), off",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         std::string l = absl::AsciiStrToLower(AV(v));
-         if (l == "auto") {
-           c->rdma = ServerConfig::Rdma::kAuto;
-         } else if (l == "on" || l == "true" || l == "1") {
-           c->rdma = ServerConfig::Rdma::kOn;
-         } else if (l == "off" || l == "false" || l == "0") {
-           c->rdma = ServerConfig::Rdma::kOff;
-         } else {
-           return BadValue(k, v, "expected auto, on or off");
-         }
+         using R = ServerConfig::Rdma;
+         BASALT_ASSIGN_OR_RETURN(c->rdma, ParseChoice<R>(k, v,
+                                                         {{"auto", R::kAuto},
+                                                          {"on", R::kOn},
+                                                          {"true", R::kOn},
+                                                          {"1", R::kOn},
+                                                          {"off", R::kOff},
+                                                          {"false", R::kOff},
+                                                          {"0", R::kOff}},
+                                                         "expected auto, on or off"));
          return absl::OkStatus();
        }},
       {"rdma_listen", "", "IP:PORT of the RDMA interface for rdma_cm (the IP picks the device; port 0: a free one); "

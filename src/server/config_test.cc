@@ -20,6 +20,8 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.memstore_flush_size, 128ull << 20);
   EXPECT_EQ(c.block_cache_size, 128ull << 20);
   EXPECT_EQ(c.durability, Durability::kSyncWal);
+  EXPECT_EQ(c.wal_recovery, WalRecoveryMode::kStrict);
+  EXPECT_FALSE(c.rebuild_catalog);
   EXPECT_EQ(c.max_concurrent_calls, 1000);
   EXPECT_EQ(c.max_request_bytes, 64 << 20);
   EXPECT_EQ(c.scan_rows_per_message, 100u);
@@ -62,6 +64,8 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--handler_threads=-1"}, "handler_threads");
   expect_invalid({"--handler_threads=x"}, "expected an integer");
   expect_invalid({"--durability=fast"}, "expected sync, async or skip");
+  expect_invalid({"--wal_recovery=lenient"}, "expected strict, point_in_time or skip_corrupted");
+  expect_invalid({"--rebuild_catalog"}, "needs a value");
   expect_invalid({"--listen=localhost"}, "HOST:PORT");
   expect_invalid({"--listen=127.0.0.1:70000"}, "not in [0, 65535]");
   expect_invalid({"--block_cache_size=12XB"}, "byte count");
@@ -215,13 +219,24 @@ TEST(ServerConfig, FileErrorsNameFileAndLine) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(ServerConfig, RecoverySettings) {
+  auto p = ParseCommandLine({"--wal_recovery=Point_In_Time", "--rebuild_catalog=true"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.wal_recovery, WalRecoveryMode::kPointInTime);
+  EXPECT_TRUE(p->config.rebuild_catalog);
+  p = ParseCommandLine({"--wal_recovery=skip_corrupted"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.wal_recovery, WalRecoveryMode::kSkipCorrupted);
+}
+
 TEST(ServerConfig, HelpListsEveryKey) {
   auto p = ParseCommandLine({"--help", "--nonsense=1"});
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->help);
   std::string h = HelpText();
   for (const char* k : {"data_dir", "listen", "port_file", "standalone", "cq_threads", "handler_threads", "memstore_flush_size",
-                        "block_cache_size", "durability", "max_concurrent_calls", "max_request_bytes",
+                        "block_cache_size", "durability", "wal_recovery", "rebuild_catalog", "max_concurrent_calls",
+                        "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",
                         "rdma_device", "rdma_device_port", "rdma_gid_index", "rdma_helper_threads",
                         "rdma_max_endpoints", "rdma_message_bytes", "rdma_spin_us", "rdma_session_ttl_s"}) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "tests/util/random_bytes.h"
 #include "src/common/coding.h"
 #include "src/common/env.h"
 #include "storage/cell.h"
@@ -580,15 +581,7 @@ TEST(WalReplayTest, LargeTornTailReplaysInLinearTime) {
   // A torn 4 MiB record of random bytes: the search for a following record must stay bounded.
   std::string dir = NewTestDir("bigtail");
   WalRecord big = MakeRecord("r", 2, 1);
-  std::string v(4 << 20, '\0');
-  uint64_t x = 88172645463325252ull;
-  for (char& c : v) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x);
-  }
-  big.edits[0].value = v;
+  big.edits[0].value = testing::RandomBytes(4 << 20);
   std::string path;
   {
     auto wal = OpenWal(dir);
