@@ -516,7 +516,12 @@ std::vector<SegmentItem> ParseSegment(std::string_view all, uint64_t number, boo
         pos = n;
       }
       // else: a segment written before segments had headers; its records start at 0.
-    } else if (all.size() > kMaxHeaderFrameBytes) {
+    } else if (all.size() <= kMaxHeaderFrameBytes) {
+      // A header a crash cut short (the segment was being created): records are written only
+      // once the header is synced, so none was lost, wherever the segment stands.
+      items.push_back({SegmentItem::Kind::kTorn, 0, all.size(), {}, "a torn segment header"});
+      return items;
+    } else {
       // The header is synced before any record is written: more bytes than a header, without
       // one, is not a torn write.
       may_be_torn = false;

@@ -553,6 +553,75 @@ TEST(WalReplayTest, TornTailBeforeAnEmptyNewerSegmentIsStillCut) {
   EXPECT_GT(stats.truncated_bytes, 0u);
 }
 
+TEST(WalReplayTest, ASegmentWhoseCreationACrashCutShortIsNotDamage) {
+  // Crash 1 while a roll created segment 2 (half its header written); the restart's log then
+  // starts segment 3 after it. Segment 2 held no record: it is cut, nothing is refused.
+  std::string dir = NewTestDir("tornheader");
+  {
+    auto wal = OpenWal(dir);
+    ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
+  }
+  const std::string header = EncodeWalSegmentHeader(2);
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(WalSegmentPath(dir, 2), header.substr(0, header.size() - 3)).ok());
+  {
+    auto wal = OpenWal(dir);
+    EXPECT_EQ(wal->current_segment(), 3u);
+    ASSERT_TRUE(wal->Append(MakeRecord("r", 2, 1), Durability::kSyncWal).ok());
+  }
+  ReplayStats stats;
+  absl::Status st;
+  auto got = ReplayAll(dir, &stats, &st);
+  ASSERT_TRUE(st.ok()) << st;
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].seq, 2u);
+  EXPECT_EQ(stats.truncated_bytes, header.size() - 3);
+}
+
+TEST(WalReplayTest, AMissingSegmentIsDataLossUnlessSkipped) {
+  std::string dir = NewTestDir("missing");
+  {
+    auto wal = OpenWal(dir);
+    for (uint64_t i = 1; i <= 3; ++i) {
+      ASSERT_TRUE(wal->Append(MakeRecord("r", i, 1), Durability::kSyncWal).ok());
+      ASSERT_TRUE(wal->Roll().ok());
+    }
+  }
+  ASSERT_TRUE(Env::Default()->DeleteFile(WalSegmentPath(dir, 2)).ok());
+  ReplayStats stats;
+  absl::Status st;
+  auto got = ReplayAll(dir, &stats, &st);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_NE(st.message().find(WalSegmentPath(dir, 2) + ": log segment missing"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("after seq 1 and before seq 3 are lost"), std::string::npos) << st;
+  for (WalRecoveryMode mode : {WalRecoveryMode::kPointInTime, WalRecoveryMode::kSkipCorrupted}) {
+    std::vector<uint64_t> seqs;
+    ReplayStats s2;
+    ReplayOptions o;
+    o.mode = mode;
+    absl::Status st2 = ReplayWal(Env::Default(), dir, o,
+                                 [&](const WalRecord& r) {
+                                   seqs.push_back(r.seq);
+                                   return absl::OkStatus();
+                                 },
+                                 &s2);
+    ASSERT_TRUE(st2.ok()) << st2;
+    ASSERT_EQ(s2.damage.size(), 1u);
+    EXPECT_EQ(s2.max_seq, 3u);
+    if (mode == WalRecoveryMode::kPointInTime) {
+      EXPECT_EQ(seqs, std::vector<uint64_t>({1}));
+      EXPECT_EQ(s2.skipped_records, 1u);
+    } else {
+      EXPECT_EQ(seqs, std::vector<uint64_t>({1, 3}));
+      EXPECT_EQ(s2.skipped_records, 0u);
+    }
+  }
+  // Deleting the newest segment is found too: SEGMENTS names it.
+  ASSERT_TRUE(Env::Default()->DeleteFile(WalSegmentPath(dir, 4)).ok());
+  ASSERT_TRUE(Env::Default()->DeleteFile(WalSegmentPath(dir, 3)).ok());
+  got = ReplayAll(dir, &stats, &st);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+}
+
 TEST(WalReplayTest, FrameInsideATornValueIsNotMistakenForALaterRecord) {
   // The last record's value holds a complete, valid WAL frame; the record is then cut short
   // after that embedded frame. It is a torn tail, not damage in the middle.
