@@ -146,11 +146,24 @@ absl::Status Region::Recover() {
     BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second));
   }
   for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
-  // Whole block files no manifest names: a compacted file whose deletion a crash cut short, or
-  // a flush output renamed just before a crash. The manifest does not say they are obsolete, so
-  // they are kept aside (HBase archives such files too), never deleted.
+  // Block files the manifest does not list. Numbered below its next_file_number, the manifest
+  // vouches for them being obsolete: they were numbered before it was written and it left them
+  // out, so each is a compacted file whose deletion a crash cut short (a reader still held it)
+  // or a flush output whose edits are still in the log. Numbered from there on, it does not
+  // know them (a manifest restored from an older backup, say): kept aside, never deleted.
+  uint64_t obsolete = 0;
   for (const auto& [num, n] : block_files) {
-    if (!live.count(num)) BASALT_RETURN_IF_ERROR(MoveAside(n));
+    if (live.count(num)) continue;
+    if (num < m.next_file_number) {
+      BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+      ++obsolete;
+    } else {
+      BASALT_RETURN_IF_ERROR(MoveAside(n));
+    }
+  }
+  if (obsolete > 0) {
+    Log(absl::StrCat("region ", desc_.name, ": removed ", obsolete,
+                     " obsolete block file(s) its manifest no longer lists (compacted away before a crash)"));
   }
   if (!have_manifest) {
     // From now on a missing manifest is damage, never "a new region" (see above). A region that
