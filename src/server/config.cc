@@ -160,6 +160,33 @@ const std::vector<Setting>& Settings() {
                                                               "expected strict, point_in_time or skip_corrupted"));
          return absl::OkStatus();
        }},
+      {"enable_echo", "false",
+       "serve the Echo service (the benchmarks' bare-gRPC floor); off, it answers FAILED_PRECONDITION",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->enable_echo, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"echo_max_reply_bytes", "1MiB", "the largest reply Echo sends (at most 16MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n > (16u << 20)) return BadValue(k, v, "must be at most 16MiB");
+         c->echo_max_reply_bytes = n;
+         return absl::OkStatus();
+       }},
+      {"max_reply_bytes_in_flight", "256MiB",
+       "reply bytes waiting for their clients to read them, server-wide; past it calls get RESOURCE_EXHAUSTED",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->max_reply_bytes_in_flight = n;
+         return absl::OkStatus();
+       }},
+      {"stalled_reply_timeout_ms", "30000",
+       "a reply or scan message its client has not taken for this long is cancelled, freeing its call slot",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->stalled_reply_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
       {"rebuild_catalog", "false",
        "when CATALOG is missing beside table directories, rebuild it from each table's TABLEINFO instead of "
        "refusing to start",

@@ -27,6 +27,10 @@ struct ServerConfig {
   // what they must, logged and counted in status.
   WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
   bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO
+  bool enable_echo = false;                  // the benchmark-only Echo service
+  uint64_t echo_max_reply_bytes = 1ull << 20;  // its largest reply
+  uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, server-wide
+  int64_t stalled_reply_timeout_ms = 30000;           // a reply not taken for this long is cancelled
   int max_concurrent_calls = 1000;
   int max_request_bytes = 64 << 20;        // gRPC receive cap
   uint32_t scan_rows_per_message = 100;

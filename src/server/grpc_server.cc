@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -82,7 +83,56 @@ struct GrpcServer::Impl {
   std::atomic<bool> shutting_down{false};
   std::atomic<int> in_flight{0};
   std::atomic<int> unary_in_flight{0};  // in_flight but scans: what Shutdown waits for
+  std::atomic<int64_t> reply_bytes{0};  // replies written and not yet taken by their clients
   bool stopped = false;
+
+  // Replies being written, with when they started: the stall watchdog cancels those past
+  // stalled_reply_timeout_ms. A call unregisters (under stall_mu) before it can be deleted,
+  // so the watchdog never touches a deleted context.
+  absl::Mutex stall_mu;
+  std::map<grpc::ServerContext*, std::chrono::steady_clock::time_point> writing ABSL_GUARDED_BY(stall_mu);
+  bool stall_stop ABSL_GUARDED_BY(stall_mu) = false;
+  std::thread stall_watchdog;
+  std::atomic<uint64_t> stalled_cancelled{0};
+
+  void WriteStarted(grpc::ServerContext* ctx) {
+    absl::MutexLock l(&stall_mu);
+    writing.emplace(ctx, std::chrono::steady_clock::now());
+  }
+  void WriteDone(grpc::ServerContext* ctx) {
+    absl::MutexLock l(&stall_mu);
+    writing.erase(ctx);
+  }
+  void StallWatchdog() {
+    const auto timeout = std::chrono::milliseconds(options.stalled_reply_timeout_ms);
+    absl::MutexLock l(&stall_mu);
+    while (!stall_stop) {
+      stall_mu.AwaitWithTimeout(absl::Condition(&stall_stop), absl::Milliseconds(std::max<int64_t>(
+                                                                     10, options.stalled_reply_timeout_ms / 4)));
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = writing.begin(); it != writing.end();) {
+        if (now - it->second < timeout) {
+          ++it;
+          continue;
+        }
+        it->first->TryCancel();  // the pending write completes (not ok) and the call ends
+        stalled_cancelled.fetch_add(1, std::memory_order_relaxed);
+        it = writing.erase(it);
+      }
+    }
+  }
+  // Takes `bytes` from the reply budget, or says why not.
+  grpc::Status ChargeReply(int64_t bytes) {
+    const int64_t before = reply_bytes.fetch_add(bytes, std::memory_order_acq_rel);
+    if (before > 0 && before + bytes > options.max_reply_bytes_in_flight) {
+      reply_bytes.fetch_sub(bytes, std::memory_order_acq_rel);
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("server busy: ", before, " bytes of replies wait for their clients to read them "
+                                       "(max_reply_bytes_in_flight ", options.max_reply_bytes_in_flight, ")"));
+    }
+    return grpc::Status::OK;
+  }
+  void UnchargeReply(int64_t bytes) { reply_bytes.fetch_sub(bytes, std::memory_order_acq_rel); }
 
   // Method descriptors (type-erased), shared by every call of the method.
   std::vector<std::shared_ptr<void>> methods;
@@ -134,6 +184,8 @@ class UnaryCall final : public Call {
 
   void Proceed(bool ok) override {
     if (finishing_) {
+      impl_->WriteDone(&ctx_);
+      impl_->UnchargeReply(charged_);
       impl_->unary_in_flight.fetch_sub(1, std::memory_order_acq_rel);
       impl_->Release();
       delete this;
@@ -148,6 +200,7 @@ class UnaryCall final : public Call {
     impl_->unary_in_flight.fetch_add(1, std::memory_order_acq_rel);
     grpc::Status admitted = impl_->Admit();
     if (!admitted.ok()) {
+      impl_->WriteStarted(&ctx_);
       responder_.FinishWithError(admitted, this);
       return;
     }
@@ -164,10 +217,19 @@ class UnaryCall final : public Call {
   void Handle() {
     Resp resp;
     absl::Status s = method_->handle(req_, &resp);
+    grpc::Status charged;
     if (s.ok()) {
-      responder_.Finish(resp, grpc::Status::OK, this);
-    } else {
+      // The serialised reply stays in memory until the client takes it: count it.
+      charged = impl_->ChargeReply(static_cast<int64_t>(resp.ByteSizeLong()));
+      if (charged.ok()) charged_ = static_cast<int64_t>(resp.ByteSizeLong());
+    }
+    impl_->WriteStarted(&ctx_);
+    if (!s.ok()) {
       responder_.FinishWithError(ToGrpcStatus(s), this);
+    } else if (!charged.ok()) {
+      responder_.FinishWithError(charged, this);
+    } else {
+      responder_.Finish(resp, grpc::Status::OK, this);
     }
   }
 
@@ -181,6 +243,7 @@ class UnaryCall final : public Call {
   Req req_;
   grpc::ServerAsyncResponseWriter<Resp> responder_;
   bool finishing_ = false;
+  int64_t charged_ = 0;  // reply bytes taken from the budget
 };
 
 // A streaming scan: request -> (write batch)* -> finish. One operation outstanding at a time.
@@ -210,11 +273,16 @@ class ScanCall final : public Call {
         return WriteNext();
       }
       case State::kWriting:
-        // A failed write: the client cancelled or went away (or the server is cancelling calls
-        // past its shutdown grace). Stop reading rows.
+        impl_->WriteDone(&ctx_);
+        impl_->UnchargeReply(charged_);
+        charged_ = 0;
+        // A failed write: the client cancelled or went away, stalled past the watchdog's
+        // timeout (or the server is cancelling calls past its shutdown grace). Stop reading rows.
         if (!ok) return Finish(grpc::Status(grpc::StatusCode::CANCELLED, "scan cancelled"));
         return WriteNext();
       case State::kFinishing:
+        impl_->WriteDone(&ctx_);
+        impl_->UnchargeReply(charged_);
         cursor_.reset();  // lets go of the table
         impl_->Release();
         delete this;
@@ -233,6 +301,10 @@ class ScanCall final : public Call {
     absl::Status s = cursor_->Next(&resp_, &done);
     if (!s.ok()) return Finish(ToGrpcStatus(s));
     if (resp_.rows_size() == 0) return Finish(grpc::Status::OK);
+    const int64_t bytes = static_cast<int64_t>(resp_.ByteSizeLong());
+    if (grpc::Status charged = impl_->ChargeReply(bytes); !charged.ok()) return Finish(charged);
+    charged_ = bytes;
+    impl_->WriteStarted(&ctx_);
     if (done) {
       state_ = State::kFinishing;
       writer_.WriteAndFinish(resp_, grpc::WriteOptions(), grpc::Status::OK, this);
@@ -244,6 +316,7 @@ class ScanCall final : public Call {
 
   void Finish(const grpc::Status& s) {
     state_ = State::kFinishing;
+    impl_->WriteStarted(&ctx_);
     writer_.Finish(s, this);
   }
 
@@ -255,6 +328,7 @@ class ScanCall final : public Call {
   grpc::ServerAsyncWriter<rpc::ScanResponse> writer_;
   std::unique_ptr<ScanCursor> cursor_;
   State state_ = State::kRequested;
+  int64_t charged_ = 0;  // the message being written, taken from the reply budget
 };
 
 // Registers a unary method: its descriptor lives as long as the server (in `methods`), and an
@@ -342,14 +416,21 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(as, a, SetVerbs, rpc::SetVerbsRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(bs, a, OpenVerbsSession, rpc::VerbsSessionRequest, rpc::VerbsSessionResponse, false);
 #undef BASALT_UNARY_
-  const int max_reply = std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes);
+  const bool echo_on = impl->options.enable_echo;
+  const uint32_t max_reply = impl->options.echo_max_reply_bytes;
   AddUnary<rpc::EchoRequest, rpc::EchoResponse>(
       impl, &methods,
       [es](grpc::ServerContext* ctx, rpc::EchoRequest* req, grpc::ServerAsyncResponseWriter<rpc::EchoResponse>* w,
            grpc::ServerCompletionQueue* cq, void* tag) { es->RequestEcho(ctx, req, w, cq, cq, tag); },
-      [max_reply](const rpc::EchoRequest& req, rpc::EchoResponse* resp) -> absl::Status {
-        if (req.reply_size() > static_cast<uint32_t>(max_reply) - 64) {
-          return absl::InvalidArgumentError(absl::StrCat("reply_size ", req.reply_size(), " exceeds the message cap"));
+      [echo_on, max_reply](const rpc::EchoRequest& req, rpc::EchoResponse* resp) -> absl::Status {
+        if (!echo_on) {
+          return absl::FailedPreconditionError(
+              "Echo is off: it is for benchmarks; start basalt-server with --enable_echo=true (or run basalt-bench "
+              "with --no_floor)");
+        }
+        if (req.reply_size() > max_reply) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("reply_size ", req.reply_size(), " exceeds echo_max_reply_bytes (", max_reply, ")"));
         }
         resp->mutable_payload()->assign(req.reply_size(), 'x');
         return absl::OkStatus();
@@ -363,6 +444,7 @@ absl::Status GrpcServer::Start() {
   // handler_threads 0: no pool, every handler runs inline (a pool without threads would queue
   // writes and admin calls forever).
   if (impl->options.handler_threads > 0) impl->pool = std::make_unique<HandlerPool>(impl->options.handler_threads);
+  impl->stall_watchdog = std::thread([impl] { impl->StallWatchdog(); });
   for (auto& cq : impl->cqs) {
     grpc::ServerCompletionQueue* q = cq.get();
     impl->threads.emplace_back([impl, q] { impl->Poll(q); });
@@ -402,6 +484,11 @@ void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
   for (auto& cq : impl->cqs) cq->Shutdown();
   for (auto& t : impl->threads) t.join();
   impl->threads.clear();
+  {
+    absl::MutexLock l(&impl->stall_mu);
+    impl->stall_stop = true;
+  }
+  if (impl->stall_watchdog.joinable()) impl->stall_watchdog.join();
   // Every tag has been drained (Next returned false): no call object is left.
   impl->server.reset();
   impl->cqs.clear();

@@ -39,6 +39,16 @@ class GrpcServer {
     int handler_threads = 4;  // the write and admin pool; 0: everything inline on the CQ threads
     int max_concurrent_calls = 1000;
     int max_request_bytes = 64 << 20;
+    // The benchmark-only Echo service: off, it answers FAILED_PRECONDITION (a small request
+    // must not buy a large reply from every server); on, replies are capped at this size.
+    bool enable_echo = false;
+    uint32_t echo_max_reply_bytes = 1 << 20;
+    // Reply bytes handed to gRPC and not yet taken by their clients, server-wide: past this a
+    // call gets RESOURCE_EXHAUSTED ("server busy", which clients retry) instead of its reply.
+    int64_t max_reply_bytes_in_flight = 256 << 20;
+    // A reply (or scan message) its client has not taken after this long is cancelled: its call
+    // slot and bytes are freed (a client that stopped reading, or never grants flow control).
+    int64_t stalled_reply_timeout_ms = 30000;
   };
 
   // The services and counters must outlive the server.

@@ -72,6 +72,10 @@ int Run(int argc, char** argv) {
   gopts.handler_threads = config.handler_threads;
   gopts.max_concurrent_calls = config.max_concurrent_calls;
   gopts.max_request_bytes = config.max_request_bytes;
+  gopts.enable_echo = config.enable_echo;
+  gopts.max_reply_bytes_in_flight = static_cast<int64_t>(config.max_reply_bytes_in_flight);
+  gopts.stalled_reply_timeout_ms = config.stalled_reply_timeout_ms;
+  gopts.echo_max_reply_bytes = static_cast<uint32_t>(config.echo_max_reply_bytes);
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     std::cerr << "basalt-server: " << s.message() << "\n";

@@ -10,7 +10,7 @@ ops=${BENCH_OPS:-2000}
 records=${BENCH_RECORDS:-10000}
 secs=${BENCH_SECONDS:-5}
 
-basalt-server --data_dir=/tmp/bench-data --listen=127.0.0.1:16020 --port_file=/tmp/bench.port \
+basalt-server --data_dir=/tmp/bench-data --listen=127.0.0.1:16020 --port_file=/tmp/bench.port --enable_echo=true \
   --rdma=on --rdma_listen="$addr:0" >/tmp/server.log 2>&1 &
 srv=$!
 i=0
