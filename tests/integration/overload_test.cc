@@ -1,0 +1,235 @@
+// Hostile clients against a real basalt-server: a hand-written HTTP/2 client that asks for
+// replies and never grants flow-control credit (SETTINGS_INITIAL_WINDOW_SIZE 0, no
+// WINDOW_UPDATE), so no reply it asks for can ever be sent. The server must keep its memory
+// bounded (a budget of reply bytes in flight), keep serving other clients, and free the stuck
+// calls' slots after stalled_reply_timeout_ms.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "proto/basalt.pb.h"
+#include "tests/integration/integration_util.h"
+
+namespace basalt::testing {
+namespace {
+
+// HTTP/2 (RFC 9113) framing and HPACK (RFC 7541) literals, just enough to start gRPC calls.
+class RawHttp2Client {
+ public:
+  explicit RawHttp2Client(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    const int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    // SETTINGS: INITIAL_WINDOW_SIZE (0x4) = 0: the server may send no DATA on any stream.
+    std::string settings;
+    settings += std::string("\x00\x04", 2);
+    settings += std::string(4, '\0');
+    Frame(&out, 0x4, 0, 0, settings);
+    Send(out);
+  }
+  ~RawHttp2Client() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+
+  // Starts a unary gRPC call on a new stream: HEADERS, then the length-prefixed message with
+  // END_STREAM.
+  void StartCall(const std::string& path, const std::string& message) {
+    const uint32_t stream = next_stream_;
+    next_stream_ += 2;
+    std::string block;
+    Literal(&block, ":method", "POST");
+    Literal(&block, ":scheme", "http");
+    Literal(&block, ":path", path);
+    Literal(&block, ":authority", "127.0.0.1");
+    Literal(&block, "content-type", "application/grpc");
+    Literal(&block, "te", "trailers");
+    std::string out;
+    Frame(&out, 0x1, 0x4, stream, block);  // HEADERS, END_HEADERS
+    std::string data(1, '\0');             // not compressed
+    char len[4];
+    const uint32_t n = htonl(static_cast<uint32_t>(message.size()));
+    std::memcpy(len, &n, 4);
+    data.append(len, 4);
+    data += message;
+    // DATA frames of at most 16 KiB (the default SETTINGS_MAX_FRAME_SIZE), the last END_STREAM.
+    for (size_t off = 0; off < data.size() || off == 0; off += 16384) {
+      const size_t k = std::min<size_t>(16384, data.size() - off);
+      Frame(&out, 0x0, off + k >= data.size() ? 0x1 : 0x0, stream, data.substr(off, k));
+      if (off + k >= data.size()) break;
+    }
+    Send(out);
+  }
+
+  // Reads what the server sends for `ms`, answering SETTINGS and PING as a peer must, and
+  // never granting credit. Counts streams the server ended (RST_STREAM, or trailers).
+  void Pump(int ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    char buf[65536];
+    while (std::chrono::steady_clock::now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const ssize_t n = ::read(fd_, buf, sizeof(buf));
+      if (n <= 0) return;
+      in_.append(buf, static_cast<size_t>(n));
+      while (in_.size() >= 9) {
+        const size_t len = (static_cast<uint8_t>(in_[0]) << 16) | (static_cast<uint8_t>(in_[1]) << 8) |
+                           static_cast<uint8_t>(in_[2]);
+        if (in_.size() < 9 + len) break;
+        const uint8_t type = static_cast<uint8_t>(in_[3]), flags = static_cast<uint8_t>(in_[4]);
+        const std::string payload = in_.substr(9, len);
+        in_.erase(0, 9 + len);
+        std::string out;
+        if (type == 0x4 && !(flags & 0x1)) Frame(&out, 0x4, 0x1, 0, "");       // SETTINGS ACK
+        if (type == 0x6 && !(flags & 0x1)) Frame(&out, 0x6, 0x1, 0, payload);  // PING ACK
+        if (type == 0x3) ++resets_;                                           // RST_STREAM
+        if (type == 0x1 && (flags & 0x1)) ++ended_;                            // trailers-only
+        if (type == 0x0) data_bytes_ += len;
+        if (!out.empty()) Send(out);
+      }
+    }
+  }
+  int resets() const { return resets_; }
+  int ended() const { return ended_; }
+  uint64_t data_bytes() const { return data_bytes_; }
+
+ private:
+  static void Frame(std::string* out, uint8_t type, uint8_t flags, uint32_t stream, const std::string& payload) {
+    const uint32_t len = static_cast<uint32_t>(payload.size());
+    out->push_back(static_cast<char>(len >> 16));
+    out->push_back(static_cast<char>(len >> 8));
+    out->push_back(static_cast<char>(len));
+    out->push_back(static_cast<char>(type));
+    out->push_back(static_cast<char>(flags));
+    const uint32_t s = htonl(stream);
+    out->append(reinterpret_cast<const char*>(&s), 4);
+    *out += payload;
+  }
+  // Literal header field without indexing, new name, no Huffman (RFC 7541 §6.2.2); every
+  // length here is below 127, so each fits its 7-bit prefix.
+  static void Literal(std::string* block, const std::string& name, const std::string& value) {
+    block->push_back('\0');
+    block->push_back(static_cast<char>(name.size()));
+    *block += name;
+    block->push_back(static_cast<char>(value.size()));
+    *block += value;
+  }
+  void Send(const std::string& bytes) {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  uint32_t next_stream_ = 1;
+  std::string in_;
+  int resets_ = 0, ended_ = 0;
+  uint64_t data_bytes_ = 0;
+};
+
+uint64_t ResidentBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+class Overload : public ServerTest {
+ protected:
+  std::unique_ptr<Connection> OneShotConnection() {
+    ConnectionOptions o;
+    o.address = server_->address();
+    o.timeout = absl::Seconds(5);
+    o.max_attempts = 1;  // see what the server answers, no retry
+    auto c = Connection::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kSanitizerSlack = 2;  // ASan's shadow, redzones and quarantine
+#else
+constexpr uint64_t kSanitizerSlack = 1;
+#endif
+
+TEST_F(Overload, UnreadRepliesKeepTheServersMemoryBounded) {
+  // A 32 MiB row, asked for 24 times by a client that reads nothing: 768 MiB of replies if the
+  // server kept them all. The budget (64 MiB here) admits two; the others are refused at once.
+  StartServer({"--max_reply_bytes_in_flight=64MiB", "--stalled_reply_timeout_ms=60000"});
+  CreateTable("big");
+  auto t = conn_->GetTable("big");
+  Put put("row");
+  for (int i = 0; i < 4; ++i) put.Add("cf", "q" + std::to_string(i), std::string(8 << 20, static_cast<char>('a' + i)));
+  ASSERT_TRUE(t->Put(put).ok());
+  const uint64_t before = ResidentBytes(server_->pid());
+
+  RawHttp2Client raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  rpc::GetRequest req;
+  req.set_table("big");
+  req.set_row("row");
+  for (int i = 0; i < 24; ++i) raw.StartCall("/basalt.rpc.Basalt/Get", req.SerializeAsString());
+  raw.Pump(3000);
+  const uint64_t rss = ResidentBytes(server_->pid());
+  std::printf("server RSS: %llu MiB before, %llu MiB with 24 unread 32 MiB replies asked for\n",
+              static_cast<unsigned long long>(before >> 20), static_cast<unsigned long long>(rss >> 20));
+  EXPECT_LT(rss, kSanitizerSlack * (400ull << 20)) << "the server keeps unread replies without bound";
+  EXPECT_GE(raw.ended(), 20);  // refused: RESOURCE_EXHAUSTED trailers need no credit
+  EXPECT_EQ(raw.data_bytes(), 0u);
+
+  // Meanwhile another client is served (small replies fit the budget's remainder).
+  auto other = OneShotConnection();
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(other->GetTable("big")->Put(Put("small").Add("cf", "q", "v")).ok());
+  auto got = other->GetTable("big")->Get(Get("small"));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(got->empty());
+}
+
+TEST_F(Overload, CallsWhoseClientNeverGrantsCreditFreeTheirSlotsAfterTheTimeout) {
+  StartServer({"--enable_echo=true", "--max_concurrent_calls=8", "--stalled_reply_timeout_ms=1500"});
+  CreateTable("t");
+  RawHttp2Client raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  rpc::EchoRequest echo;
+  echo.set_reply_size(256 << 10);
+  for (int i = 0; i < 16; ++i) raw.StartCall("/basalt.rpc.Echo/Echo", echo.SerializeAsString());
+  raw.Pump(400);
+
+  // Every call slot is held by a reply that cannot be sent: the server says it is busy.
+  auto other = OneShotConnection();
+  ASSERT_NE(other, nullptr);
+  auto busy = other->GetTable("t")->Get(Get("r"));
+  EXPECT_EQ(busy.status().code(), absl::StatusCode::kResourceExhausted) << busy.status();
+
+  // The watchdog cancels the stuck replies; the slots are free again.
+  raw.Pump(2500);
+  EXPECT_GE(raw.resets(), 8) << "stuck replies were not cancelled";
+  auto served = other->GetTable("t")->Get(Get("r"));
+  EXPECT_TRUE(served.ok()) << served.status();
+  // And a client that retries, as the library does by default, is served throughout.
+  ASSERT_TRUE(conn_->GetTable("t")->Put(Put("r").Add("cf", "q", "v")).ok());
+}
+
+}  // namespace
+}  // namespace basalt::testing
