@@ -105,6 +105,10 @@ class AdminImpl final : public Admin {
     out.verbs_connects_rejected = resp.verbs_connects_rejected();
     out.verbs_malformed_frames = resp.verbs_malformed_frames();
     out.verbs_sessions = resp.verbs_sessions();
+    out.connections_accepted = resp.connections_accepted();
+    out.connections_refused = resp.connections_refused();
+    out.open_descriptors = resp.open_descriptors();
+    out.descriptor_limit = resp.descriptor_limit();
     for (const rpc::TableStatus& t : resp.tables()) {
       TableStatus ts;
       ts.name = t.name();

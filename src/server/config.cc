@@ -194,6 +194,14 @@ const std::vector<Setting>& Settings() {
          BASALT_ASSIGN_OR_RETURN(c->rebuild_catalog, ParseBool(k, v));
          return absl::OkStatus();
        }},
+      {"reserved_fds", "64",
+       "descriptors kept for files: a connection that would leave fewer free is refused (0: connections may "
+       "use every descriptor)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1 << 20));
+         c->reserved_fds = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
       {"max_concurrent_calls", "1000", "calls in flight beyond this get RESOURCE_EXHAUSTED",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));

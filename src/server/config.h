@@ -32,6 +32,7 @@ struct ServerConfig {
   uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, server-wide
   int64_t stalled_reply_timeout_ms = 30000;           // a reply not taken for this long is cancelled
   int max_concurrent_calls = 1000;
+  int reserved_fds = 64;  // descriptors kept free of connections (acceptor.h)
   int max_request_bytes = 64 << 20;        // gRPC receive cap
   uint32_t scan_rows_per_message = 100;
   uint64_t scan_bytes_per_message = 1ull << 20;

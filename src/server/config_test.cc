@@ -236,7 +236,7 @@ TEST(ServerConfig, HelpListsEveryKey) {
   std::string h = HelpText();
   for (const char* k : {"data_dir", "listen", "port_file", "standalone", "cq_threads", "handler_threads", "memstore_flush_size",
                         "block_cache_size", "durability", "wal_recovery", "rebuild_catalog", "max_concurrent_calls",
-                        "max_request_bytes",
+                        "reserved_fds", "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",
                         "rdma_device", "rdma_device_port", "rdma_gid_index", "rdma_helper_threads",
                         "rdma_max_endpoints", "rdma_message_bytes", "rdma_spin_us", "rdma_session_ttl_s"}) {

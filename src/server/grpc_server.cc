@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "grpcpp/server_posix.h"
+#include "src/server/acceptor.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
@@ -76,6 +78,7 @@ struct GrpcServer::Impl {
   rpc::Basalt::AsyncService basalt_service;
   rpc::Admin::AsyncService admin_service;
   rpc::Echo::AsyncService echo_service;
+  std::unique_ptr<Acceptor> acceptor;  // listens; hands connections to `server`
   std::unique_ptr<grpc::Server> server;
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
   std::vector<std::thread> threads;
@@ -364,7 +367,21 @@ absl::Status GrpcServer::Start() {
   ApplyServerSettings(&builder, impl->options.max_request_bytes);
   // Responses may be as large as the client accepts (a scan message holds at least one row).
   builder.SetMaxSendMessageSize(std::max(impl->options.max_request_bytes, kMaxGrpcMessageBytes));
-  builder.AddListeningPort(impl->options.listen, grpc::InsecureServerCredentials(), &port_);
+  // Basalt accepts connections itself (acceptor.h: gRPC 1.51's listener stops for good on
+  // EMFILE) and hands them to the server, which has no listening port of its own.
+  Acceptor::Options aopts;
+  aopts.listen = impl->options.listen;
+  aopts.reserved_fds = impl->options.reserved_fds;
+  aopts.log = impl->options.log;
+  aopts.accepted = &impl->counters->connections_accepted;
+  aopts.refused = &impl->counters->connections_refused;
+  absl::StatusOr<std::unique_ptr<Acceptor>> acceptor = Acceptor::Listen(aopts);
+  if (!acceptor.ok()) {
+    impl->stopped = true;
+    return acceptor.status();
+  }
+  impl->acceptor = std::move(*acceptor);
+  port_ = impl->acceptor->port();
   builder.RegisterService(&impl->basalt_service);
   builder.RegisterService(&impl->admin_service);
   builder.RegisterService(&impl->echo_service);
@@ -373,13 +390,12 @@ absl::Status GrpcServer::Start() {
                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   for (int i = 0; i < cq_threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
   impl->server = builder.BuildAndStart();
-  if (impl->server == nullptr || port_ == 0) {
-    if (impl->server != nullptr) impl->server->Shutdown();
+  if (impl->server == nullptr) {
     for (auto& cq : impl->cqs) cq->Shutdown();
     for (auto& cq : impl->cqs) impl->Poll(cq.get());
-    impl->server.reset();
+    impl->acceptor.reset();
     impl->stopped = true;
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", impl->options.listen));
+    return absl::InternalError(absl::StrCat("the gRPC server for ", impl->options.listen, " did not start"));
   }
 
   auto& methods = impl->methods;
@@ -449,6 +465,8 @@ absl::Status GrpcServer::Start() {
     grpc::ServerCompletionQueue* q = cq.get();
     impl->threads.emplace_back([impl, q] { impl->Poll(q); });
   }
+  grpc::Server* server = impl->server.get();
+  impl->acceptor->Start([server](int fd) { grpc::AddInsecureChannelFromFd(server, fd); });
   return absl::OkStatus();
 }
 
@@ -463,6 +481,7 @@ void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
   if (impl->stopped) return;
   impl->stopped = true;
   impl->shutting_down.store(true, std::memory_order_release);
+  if (impl->acceptor != nullptr) impl->acceptor->Stop();  // no new connections
   if (impl->server != nullptr) {
     // Wait for the calls in flight ourselves (the CQ threads keep running, so they finish),
     // then shut gRPC down with an immediate deadline. Handing gRPC the grace period instead

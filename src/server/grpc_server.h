@@ -13,6 +13,10 @@
 // max_concurrent_calls a new call fails at once with RESOURCE_EXHAUSTED "server busy: N calls
 // in flight". Calls still queued inside gRPC for a free handler thread are not counted.
 //
+// Connections: Basalt's Acceptor (acceptor.h) listens and hands each connection to gRPC, so a
+// flood of connections past the descriptor limit is refused clearly and accepting resumes once
+// descriptors are free (gRPC 1.51's own listener stops for good, CVE-2023-4785).
+//
 // Thread-safety: Start and Shutdown from one thread; the services are called from the
 // handler threads.
 #pragma once
@@ -22,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -49,6 +54,9 @@ class GrpcServer {
     // A reply (or scan message) its client has not taken after this long is cancelled: its call
     // slot and bytes are freed (a client that stopped reading, or never grants flow control).
     int64_t stalled_reply_timeout_ms = 30000;
+    // Descriptors kept free of connections (acceptor.h); 0: no cap below the limit.
+    int reserved_fds = 64;
+    std::function<void(std::string_view)> log;  // refused connections; empty: stderr
   };
 
   // The services and counters must outlive the server.
@@ -58,7 +66,8 @@ class GrpcServer {
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
 
-  // Binds and starts serving. Unavailable when the address cannot be bound.
+  // Binds and starts serving. Unavailable when the address cannot be bound, InvalidArgument
+  // when it cannot be parsed.
   absl::Status Start();
   int port() const { return port_; }
 

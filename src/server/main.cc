@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/common/env.h"
+#include "src/server/acceptor.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
 #include "src/server/service.h"
@@ -47,6 +48,15 @@ int Run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Every connection and data file takes a descriptor; the usual soft limit (1024) is far
+  // below what a server needs, and the hard limit is the operator's (LimitNOFILE=, ulimit -Hn).
+  uint64_t fd_limit_before = 0;
+  if (absl::StatusOr<uint64_t> raised = RaiseDescriptorLimit(&fd_limit_before); !raised.ok()) {
+    std::cerr << "basalt-server: " << raised.status().message() << " (keeping " << fd_limit_before << ")\n";
+  } else if (*raised != fd_limit_before) {
+    std::cout << "basalt-server: descriptor limit raised from " << fd_limit_before << " to " << *raised << std::endl;
+  }
+
   std::shared_ptr<BlockCache> cache;
   if (config.block_cache_size > 0) cache = NewBlockCache(config.block_cache_size);
   TableManager::Options topts;
@@ -76,6 +86,8 @@ int Run(int argc, char** argv) {
   gopts.max_reply_bytes_in_flight = static_cast<int64_t>(config.max_reply_bytes_in_flight);
   gopts.stalled_reply_timeout_ms = config.stalled_reply_timeout_ms;
   gopts.echo_max_reply_bytes = static_cast<uint32_t>(config.echo_max_reply_bytes);
+  gopts.reserved_fds = config.reserved_fds;
+  gopts.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     std::cerr << "basalt-server: " << s.message() << "\n";

@@ -1,5 +1,7 @@
 #include "src/server/service.h"
 
+#include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -192,6 +194,18 @@ uint64_t ResidentBytes() {
   std::fclose(f);
   if (n != 2) return 0;
   return static_cast<uint64_t>(resident) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Descriptors the process has open (entries of /proc/self/fd, less the directory's own).
+uint64_t OpenDescriptors() {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return 0;
+  uint64_t n = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  ::closedir(d);
+  return n > 0 ? n - 1 : 0;
 }
 
 }  // namespace
@@ -599,6 +613,12 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     resp->set_block_cache_capacity(u.capacity_bytes);
   }
   resp->set_resident_bytes(ResidentBytes());
+  resp->set_connections_accepted(counters_->connections_accepted.load(std::memory_order_relaxed));
+  resp->set_connections_refused(counters_->connections_refused.load(std::memory_order_relaxed));
+  resp->set_open_descriptors(OpenDescriptors());
+  if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    resp->set_descriptor_limit(r.rlim_cur);
+  }
   if (const VerbsControl* v = counters_->verbs.load(); v != nullptr) {
     resp->set_verbs(v->state);
     if (v->fill_status) v->fill_status(resp);

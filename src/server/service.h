@@ -87,6 +87,8 @@ struct VerbsControl {
 struct ServerCounters {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_refused{0};  // over the cap, or out of descriptors
   BlockCache* block_cache = nullptr;
   std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
 };

@@ -43,9 +43,11 @@ class ServerProcess {
     if (pid_ > 0) return absl::FailedPreconditionError("server already running");
     const std::string port_file = data_dir_ + ".port";
     ::unlink(port_file.c_str());
-    std::vector<std::string> args = {binary_, "--data_dir=" + data_dir_,
+    std::vector<std::string> args = launcher_;
+    std::vector<std::string> server_args = {binary_, "--data_dir=" + data_dir_,
                                      absl::StrCat("--listen=127.0.0.1:", port_), "--port_file=" + port_file};
-    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    server_args.insert(server_args.end(), extra_args_.begin(), extra_args_.end());
+    args.insert(args.end(), server_args.begin(), server_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -55,7 +57,9 @@ class ServerProcess {
       ::posix_spawn_file_actions_addopen(&actions, 1, (log_dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       ::posix_spawn_file_actions_addopen(&actions, 2, (log_dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     }
-    const int rc = ::posix_spawn(&pid_, binary_.c_str(), &actions, nullptr, argv.data(), environ);
+    // A launcher is looked up in PATH; it must exec the server (so pid_ stays the server's).
+    const int rc = launcher_.empty() ? ::posix_spawn(&pid_, binary_.c_str(), &actions, nullptr, argv.data(), environ)
+                                     : ::posix_spawnp(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), environ);
     ::posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
       pid_ = -1;
@@ -86,6 +90,8 @@ class ServerProcess {
     if (pid_ > 0) Stop(SIGKILL);
   }
   bool running() const { return pid_ > 0; }
+  // A command the server is started through, e.g. {"prlimit", "--nofile=256:256", "--"}.
+  void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
   int port() const { return port_; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   pid_t pid() const { return pid_; }
@@ -108,6 +114,7 @@ class ServerProcess {
   std::string data_dir_;
   std::vector<std::string> extra_args_;
   std::string log_dir_;
+  std::vector<std::string> launcher_;
   pid_t pid_ = -1;
   int port_ = 0;
 };

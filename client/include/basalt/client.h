@@ -392,6 +392,10 @@ struct ServerStatus {
   uint64_t verbs_connects_rejected = 0;  // bad or expired token, endpoint limit, switched off
   uint64_t verbs_malformed_frames = 0;
   uint64_t verbs_sessions = 0;           // sessions handed out (OpenVerbsSession)
+  // gRPC connections since start; refused ones were past the cap below the descriptor limit
+  // (the server's reserved_fds) or found every descriptor in use.
+  uint64_t connections_accepted = 0, connections_refused = 0;
+  uint64_t open_descriptors = 0, descriptor_limit = 0;  // the server process's, now
 };
 
 class Admin {

@@ -382,6 +382,7 @@ TEST_F(ShellTest, FlushCompactStatus) {
   ASSERT_EQ(Run("status"), 0);
   EXPECT_EQ(out(), "1 servers, 0 dead (standalone), version 0.1.0, uptime 1h 2m, 42 requests, 1 tables\n"
                    "block cache 2.0 KiB of 256.0 MiB, resident memory 50.0 MiB\n"
+                   "connections 7 accepted / 1 refused, descriptors 40 open of 1024\n"
                    "verbs: off: no RDMA device (fake)\n");
   ASSERT_EQ(Run("status 'detailed'"), 0);
   EXPECT_TRUE(out().ends_with("    t1: ENABLED, memstore 0 B, 2 store files, 0 flushes, 0 compactions\n")) << out();
@@ -428,7 +429,8 @@ TEST_F(ShellTest, StatusShowsVerbsAndItsCounters) {
   EXPECT_NE(out().find("\"verbs\":\"rxe0 port 1, GID index 1 (RoCE) on 10.0.2.15:4791\",\"verbs_enabled\":true,"
                        "\"verbs_endpoints\":3,\"verbs_requests\":1200,\"verbs_connects_accepted\":5,"
                        "\"verbs_connects_rejected\":1,\"verbs_malformed_frames\":2,\"verbs_sessions\":4,"
-                       "\"tables\":[]}"),
+                       "\"connections_accepted\":7,\"connections_refused\":1,\"open_descriptors\":40,"
+                       "\"descriptor_limit\":1024,\"tables\":[]}"),
             std::string::npos)
       << out();
 }

@@ -250,6 +250,10 @@ class FakeAdmin : public Admin {
     st.block_cache_bytes = 2048;
     st.block_cache_capacity = 256u << 20;
     st.resident_bytes = 50u << 20;
+    st.connections_accepted = 7;
+    st.connections_refused = 1;
+    st.open_descriptors = 40;
+    st.descriptor_limit = 1024;
     st.verbs = s_->verbs;
     st.verbs_enabled = s_->verbs_enabled;
     st.verbs_endpoints = s_->verbs_endpoints;

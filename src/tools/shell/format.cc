@@ -74,6 +74,10 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
                   s.requests, " requests, ", s.tables.size(), " tables\n");
   absl::StrAppend(out, "block cache ", Bytes(s.block_cache_bytes), " of ", Bytes(s.block_cache_capacity),
                   ", resident memory ", Bytes(s.resident_bytes), "\n");
+  if (s.descriptor_limit > 0) {  // older servers do not report it
+    absl::StrAppend(out, "connections ", s.connections_accepted, " accepted / ", s.connections_refused,
+                    " refused, descriptors ", s.open_descriptors, " open of ", s.descriptor_limit, "\n");
+  }
   if (!VerbsServed(s)) {
     absl::StrAppend(out, "verbs: ", AV(s.verbs.empty() ? "off" : s.verbs), "\n");
   } else {
@@ -194,6 +198,10 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
   o->Uint("verbs_connects_rejected", s.verbs_connects_rejected);
   o->Uint("verbs_malformed_frames", s.verbs_malformed_frames);
   o->Uint("verbs_sessions", s.verbs_sessions);
+  o->Uint("connections_accepted", s.connections_accepted);
+  o->Uint("connections_refused", s.connections_refused);
+  o->Uint("open_descriptors", s.open_descriptors);
+  o->Uint("descriptor_limit", s.descriptor_limit);
   o->Key("tables");
   out->push_back('[');
   for (size_t i = 0; i < s.tables.size(); ++i) {

@@ -242,7 +242,8 @@ TEST(FormatJsonTest, DescribeAndStatus) {
             "\"requests\":0,\"block_cache_bytes\":0,\"block_cache_capacity\":0,\"resident_bytes\":0,"
             "\"verbs\":\"\",\"verbs_enabled\":false,\"verbs_endpoints\":0,\"verbs_requests\":0,"
             "\"verbs_connects_accepted\":0,\"verbs_connects_rejected\":0,\"verbs_malformed_frames\":0,"
-            "\"verbs_sessions\":0,"
+            "\"verbs_sessions\":0,\"connections_accepted\":0,\"connections_refused\":0,\"open_descriptors\":0,"
+            "\"descriptor_limit\":0,"
             "\"tables\":[{\"name\":\"t\",\"enabled\":true,\"memstore_bytes\":1,\"store_files\":2,\"flushes\":3,"
             "\"compactions\":4,\"failed_open\":false,\"error\":\"\",\"log_truncated_bytes\":0,\"log_skipped_records\":0,"
             "\"log_skipped_bytes\":0}]}\n");
