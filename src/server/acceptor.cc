@@ -222,7 +222,8 @@ void Acceptor::Refuse(int fd, const std::string& why) {
   if (options_.refused != nullptr) options_.refused->fetch_add(1, std::memory_order_relaxed);
   const std::string text = "basalt-server refused the connection: " + why;
   // The server's connection preface (an empty SETTINGS frame), then GOAWAY: last stream 0,
-  // ENHANCE_YOUR_CALM, and the reason as debug data (gRPC clients report it).
+  // ENHANCE_YOUR_CALM, and the reason as debug data (gRPC 1.51 clients report only
+  // UNAVAILABLE "GOAWAY received", which Basalt's client retries; the log says why).
   std::string out;
   AppendFrame(&out, 0x4, "");
   std::string goaway;

@@ -8,7 +8,8 @@
 //     the lowest free number) is refused, keeping reserved_fds descriptors for the data files,
 //     logs and sockets the server opens itself;
 //   - refuse clearly: the refused client gets an HTTP/2 GOAWAY (ENHANCE_YOUR_CALM) whose debug
-//     text says why, and the server logs it (once, then a count every 10 s);
+//     text says why (gRPC clients see UNAVAILABLE at once, not a hang), and the server logs it
+//     (once, then a count every 10 s);
 //   - survive EMFILE: one spare descriptor is held open; when accept fails for want of
 //     descriptors it is closed, the pending connection taken, refused and closed, and the spare
 //     reopened (the libev/nginx idiom), so the backlog drains and accepting resumes by itself

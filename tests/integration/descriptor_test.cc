@@ -186,6 +186,21 @@ TEST_F(Descriptors, ConnectionsPastTheCapAreRefusedClearlyAndAcceptedAgainOnceCl
   EXPECT_LE(st->open_descriptors, static_cast<uint64_t>(kLimit));
   EXPECT_NE(ServerLog().find("refused a connection: too many connections"), std::string::npos) << ServerLog();
 
+  // A new gRPC client is told at once (not left hanging until its deadline).
+  {
+    auto channel = grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(),
+                                             ClientChannelArguments(/*tag=*/999));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rpc::StatusResponse resp;
+    const auto start = std::chrono::steady_clock::now();
+    grpc::Status s = rpc::Admin::NewStub(channel)->Status(&ctx, rpc::StatusRequest(), &resp);
+    const auto took = std::chrono::steady_clock::now() - start;
+    std::printf("a new client is told: %d %s\n", static_cast<int>(s.error_code()), s.error_message().c_str());
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << s.error_message();
+    EXPECT_LT(took, std::chrono::seconds(9));
+  }
+
   CloseAndExpectServedAgain(&held);
   EXPECT_NE(ServerLog().find("accepting connections again"), std::string::npos) << ServerLog();
 }
