@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::client_internal {
 namespace {

@@ -12,7 +12,7 @@
 #include "client/wire.h"
 #include "gtest/gtest.h"
 #include "transport/selector.h"
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/setup.h"
 
 namespace basalt {
 namespace {
@@ -395,14 +395,24 @@ TEST(SelectorTest, GrpcUnlessVerbsIsMade) {
   }
   EXPECT_EQ((*sel)->Select(OpKind::kGet, "elsewhere:1").status().code(), absl::StatusCode::kNotFound);
 
-  o.policy = PathPolicy::kVerbsOnly;
+  // A factory that cannot make the path it was told is required fails the selector.
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+    return absl::FailedPreconditionError("no RDMA device");
+  };
   absl::StatusOr<std::unique_ptr<NetworkSelector>> verbs = NewNetworkSelector(o, {"127.0.0.1:1"});
   EXPECT_EQ(verbs.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(verbs.status().message().find("no verbs path factory"), absl::string_view::npos);
+  EXPECT_NE(verbs.status().message().find("verbs path to 127.0.0.1:1: no RDMA device"), absl::string_view::npos);
+  // One that has no path to make leaves the server to gRPC, saying why.
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+    return VerbsPathResult{nullptr, "no RDMA device"};
+  };
+  verbs = NewNetworkSelector(o, {"127.0.0.1:1"});
+  ASSERT_TRUE(verbs.ok()) << verbs.status();
+  EXPECT_EQ((*(*verbs)->Select(OpKind::kGet, "127.0.0.1:1"))->kind(), PathKind::kGrpc);
+  EXPECT_EQ((*verbs)->Stats("127.0.0.1:1")->verbs_state, "off: no RDMA device");
 }
 
-// A stand-in verbs path (not a server: it never leaves the process) to check the routing and
-// the mark-down hook the verbs transport will use.
+// A stand-in verbs path (not a server: it never leaves the process) to check the routing.
 class FakeVerbsPath final : public DataPath {
  public:
   PathKind kind() const override { return PathKind::kVerbs; }
@@ -416,11 +426,10 @@ class FakeVerbsPath final : public DataPath {
   }
 };
 
-TEST(SelectorTest, VerbsMarkedDownFallsBackToGrpc) {
+TEST(SelectorTest, DataOperationsTakeTheVerbsPathEverythingElseGrpc) {
   SelectorOptions o;
-  o.verbs_retry = absl::Milliseconds(50);
-  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<std::unique_ptr<DataPath>> {
-    return std::make_unique<FakeVerbsPath>();
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+    return VerbsPathResult{std::make_unique<FakeVerbsPath>(), ""};
   };
   auto sel = NewNetworkSelector(o, {"s:1"});
   ASSERT_TRUE(sel.ok()) << sel.status();
@@ -428,14 +437,11 @@ TEST(SelectorTest, VerbsMarkedDownFallsBackToGrpc) {
   EXPECT_EQ(get->kind(), PathKind::kVerbs);
   EXPECT_EQ((*(*sel)->Select(OpKind::kMutate, "s:1"))->kind(), PathKind::kVerbs);
   EXPECT_EQ((*(*sel)->Select(OpKind::kOther, "s:1"))->kind(), PathKind::kGrpc);
-  (*sel)->ReportFailure("s:1", get, absl::NotFoundError("no table"));  // a server answer: stays up
-  EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kVerbs);
-  (*sel)->ReportFailure("s:1", get, absl::UnavailableError("qp broke"));
-  EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kGrpc);
-  absl::SleepFor(absl::Milliseconds(80));
+  // A failing verbs path stays selected: it falls back to gRPC itself (transport/verbs/path.h).
+  EXPECT_EQ(get->Get(rpc::GetRequest(), absl::InfiniteFuture(), nullptr).code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kVerbs);
 
-  o.policy = PathPolicy::kGrpcOnly;
+  o.verbs_factory = nullptr;
   auto grpc_only = NewNetworkSelector(o, {"s:1"});
   EXPECT_EQ((*(*grpc_only)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kGrpc);
 }

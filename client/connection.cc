@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "transport/verbs/path.h"
 
 namespace basalt {
@@ -55,15 +55,6 @@ absl::Status ValidateOptions(const ConnectionOptions& o) {
   return absl::OkStatus();
 }
 
-PathPolicy PolicyOf(TransportChoice t) {
-  switch (t) {
-    case TransportChoice::kAuto: return PathPolicy::kAuto;
-    case TransportChoice::kGrpc: return PathPolicy::kGrpcOnly;
-    case TransportChoice::kVerbs: return PathPolicy::kVerbsOnly;
-  }
-  return PathPolicy::kAuto;
-}
-
 }  // namespace
 }  // namespace client_internal
 
@@ -77,16 +68,14 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   // case: the first Connection of a process); an explicit setting in the environment wins.
   ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "100", /*overwrite=*/0);
   SelectorOptions so;
-  so.policy = PolicyOf(options.transport);
   so.grpc_channels = options.channels;
-  so.verbs_retry = options.verbs_retry;
-  if (so.policy != PathPolicy::kGrpcOnly) {
+  if (options.transport != TransportChoice::kGrpc) {
     verbs::VerbsPathOptions vo;
     vo.client.max_endpoints = options.verbs_max_endpoints;
     vo.client.spin = options.verbs_spin;
     vo.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
     vo.retry = options.verbs_retry;
-    vo.required = so.policy == PathPolicy::kVerbsOnly;
+    vo.required = options.transport == TransportChoice::kVerbs;
     so.verbs_factory = verbs::MakeVerbsPathFactory(vo);
   }
   absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {options.address});

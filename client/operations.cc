@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "basalt/client.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 
 namespace basalt {
 

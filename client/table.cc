@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::client_internal {
 namespace {
@@ -32,9 +32,7 @@ class TableImpl final : public Table {
     absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->server()));
       resp.Clear();
-      absl::Status st = path->Get(req, deadline, &resp);
-      if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
-      return st;
+      return path->Get(req, deadline, &resp);
     });
     if (!s.ok()) return WithContext(s, what());
     return RowOf(std::move(*resp.mutable_row()), get.row);
@@ -214,11 +212,7 @@ class TableImpl final : public Table {
           BASALT_RETURN_IF_ERROR(invalid);
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->server()));
           resp->Clear();
-          path->GetAsync(req.get(), deadline, resp.get(),
-                         [core, path, on_done = std::move(on_done)](absl::Status s) {
-                           if (!s.ok()) core->selector()->ReportFailure(core->server(), path, s);
-                           on_done(std::move(s));
-                         });
+          path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },
         [req, resp, done = std::move(done)](absl::Status s) {
@@ -265,9 +259,7 @@ class TableImpl final : public Table {
     if (!conv.ok()) return WithContext(conv, what());
     absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
-      absl::Status st = path->Mutate(req, deadline);
-      if (!st.ok()) core_->selector()->ReportFailure(core_->server(), path, st);
-      return st;
+      return path->Mutate(req, deadline);
     });
     if (!s.ok()) return WithContext(s, what());
     return s;
@@ -283,11 +275,7 @@ class TableImpl final : public Table {
         [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
           BASALT_RETURN_IF_ERROR(invalid);
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->server()));
-          path->MutateAsync(req.get(), deadline, resp.get(),
-                            [core, path, on_done = std::move(on_done)](absl::Status s) {
-                              if (!s.ok()) core->selector()->ReportFailure(core->server(), path, s);
-                              on_done(std::move(s));
-                            });
+          path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },
         [op, req, done = std::move(done)](absl::Status s) {

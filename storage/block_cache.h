@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace basalt {
@@ -18,8 +19,10 @@ std::shared_ptr<BlockCache> NewBlockCache(size_t capacity_bytes);
 struct BlockCacheUsage {
   size_t usage_bytes = 0;
   size_t capacity_bytes = 0;
+  uint64_t hits = 0, misses = 0;  // lookups since the cache was made
 };
-// The cache's current charge and its capacity (a sum over shards, not one atomic snapshot).
+// The cache's current charge, its capacity and its lookups (a sum over shards, not one atomic
+// snapshot).
 BlockCacheUsage GetBlockCacheUsage(const BlockCache& cache);
 
 }  // namespace basalt

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "storage/region.h"
 #include "tests/util/temp_dir.h"
 

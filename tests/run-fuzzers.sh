@@ -7,7 +7,7 @@
 #
 # Environment: BASALT_FUZZ_BUILD_DIR (default build-fuzz), BASALT_FUZZ_JOBS (build parallelism,
 # default 2), BASALT_FUZZERS (space-separated subset to run). Corpora persist and grow in
-# <build>/corpus/<fuzzer>/ between runs; seeds are regenerated into <build>/seeds/ each run.
+# <build>/corpus/<fuzzer>/ between runs; seeds are regenerated into <build>/seed-inputs/ each run.
 # Needs clang and libclang-rt-14-dev (deploy/install-deps.sh installs both).
 set -euo pipefail
 
@@ -39,8 +39,8 @@ echo "run-fuzzers: building fuzzers (-j$jobs)"
 cmake --build "$build" --target basalt_fuzzers -j "$jobs"
 
 echo "run-fuzzers: writing seed corpora"
-rm -rf "$build/seeds"
-"$build/tests/fuzz/fuzz_make_seeds" "$build/seeds"
+rm -rf "$build/seed-inputs"
+"$build/tests/fuzz/fuzz_make_seeds" "$build/seed-inputs"
 
 mkdir -p "$build/logs"
 failed=()
@@ -51,11 +51,11 @@ for f in "${fuzzers[@]}"; do
   corpus="$build/corpus/$f"
   artifacts="$build/artifacts/$f"
   log="$build/logs/$f.log"
-  mkdir -p "$corpus" "$artifacts" "$build/seeds/$f"
+  mkdir -p "$corpus" "$artifacts" "$build/seed-inputs/$f"
   echo "run-fuzzers: $f for ${secs}s (log: $log)"
   rc=0
   "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$artifacts/" "$corpus" "$build/seeds/$f" >"$log" 2>&1 || rc=$?
+    -artifact_prefix="$artifacts/" "$corpus" "$build/seed-inputs/$f" >"$log" 2>&1 || rc=$?
   stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -n 1; }
   execs="$(stat number_of_executed_units)"
   rate="$(stat average_exec_per_sec)"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Basalt's whole test run, as CI runs it (the README's test command):
 #   1. RelWithDebInfo build with -Werror, every CTest suite;
-#   2. an ASan+UBSan build of the storage and cross-module suites;
-#   3. the libFuzzer targets, built with clang and run briefly.
-# Environment: BASALT_FUZZ_SECONDS (default 20) per fuzzer; BASALT_SKIP_ASAN=1 / BASALT_SKIP_FUZZ=1
-# to leave a stage out locally. Exits non-zero when any stage fails.
+#   2. a Release build with -Werror (compiled, not run: the benchmarks' build type);
+#   3. an ASan+UBSan build of the storage and cross-module suites;
+#   4. the libFuzzer targets, built with clang and run briefly.
+# Environment: BASALT_FUZZ_SECONDS (default 20) per fuzzer; BASALT_SKIP_ASAN=1, BASALT_SKIP_FUZZ=1,
+# BASALT_SKIP_RELEASE=1 leave a stage out locally. Exits non-zero when any stage fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -37,6 +38,13 @@ run_ctest() {
 
 stage "tests"
 run_ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+if [ "${BASALT_SKIP_RELEASE:-0}" != 1 ]; then
+  # The benchmarks' build type: it must compile warning-free too (GCC warns differently at -O3).
+  stage "build (Release, -Werror)"
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DBASALT_WERROR=ON >/dev/null
+  cmake --build build-release -j"$jobs"
+fi
 
 if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then
   stage "build (ASan+UBSan)"

@@ -3,10 +3,10 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/env.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/env.h"
+#include "common/status.h"
 
 namespace basalt::server {
 namespace {

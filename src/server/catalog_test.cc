@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "src/server/tables.h"
 #include "tests/util/temp_dir.h"
 

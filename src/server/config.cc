@@ -9,7 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::server {
 namespace {
@@ -230,15 +230,15 @@ const std::vector<Setting>& Settings() {
        }},
       {"rdma", "auto", "verbs transport for Get/Put: auto (when an RDMA device is there), on (fail without one), off",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         using R = ServerConfig::Rdma;
+         using R = TransportChoice;
          BASALT_ASSIGN_OR_RETURN(c->rdma, ParseChoice<R>(k, v,
                                                          {{"auto", R::kAuto},
-                                                          {"on", R::kOn},
-                                                          {"true", R::kOn},
-                                                          {"1", R::kOn},
-                                                          {"off", R::kOff},
-                                                          {"false", R::kOff},
-                                                          {"0", R::kOff}},
+                                                          {"on", R::kVerbs},
+                                                          {"true", R::kVerbs},
+                                                          {"1", R::kVerbs},
+                                                          {"off", R::kGrpc},
+                                                          {"false", R::kGrpc},
+                                                          {"0", R::kGrpc}},
                                                          "expected auto, on or off"));
          return absl::OkStatus();
        }},

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "src/common/types.h"
+#include "basalt/transport_choice.h"
+#include "basalt/types.h"
 #include "storage/options.h"
 
 namespace basalt::server {
@@ -37,8 +38,9 @@ struct ServerConfig {
   uint32_t scan_rows_per_message = 100;
   uint64_t scan_bytes_per_message = 1ull << 20;
   // The verbs transport (transport/verbs, deploy/RDMA.md).
-  enum class Rdma { kAuto, kOn, kOff };
-  Rdma rdma = Rdma::kAuto;           // auto: serve verbs when an RDMA device is there
+  // auto: serve verbs when an RDMA device is there; on (kVerbs): start only with verbs; off
+  // (kGrpc): never.
+  TransportChoice rdma = TransportChoice::kAuto;
   std::string rdma_listen;           // IP:PORT for rdma_cm; empty: the listen host, a free port
   std::string rdma_device;           // the address must be on this device (empty: any)
   int rdma_device_port = 0;          // ... and this port of it (0: any)

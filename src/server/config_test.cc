@@ -80,7 +80,7 @@ TEST(ServerConfig, RdmaDefaults) {
   auto p = ParseCommandLine({});
   ASSERT_TRUE(p.ok()) << p.status();
   const ServerConfig& c = p->config;
-  EXPECT_EQ(c.rdma, ServerConfig::Rdma::kAuto);
+  EXPECT_EQ(c.rdma, TransportChoice::kAuto);
   EXPECT_EQ(c.rdma_listen, "");
   EXPECT_EQ(c.rdma_device, "");
   EXPECT_EQ(c.rdma_device_port, 0);
@@ -111,7 +111,7 @@ TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
   auto p = ParseCommandLine({"--config=" + path});
   ASSERT_TRUE(p.ok()) << p.status();
   const ServerConfig& c = p->config;
-  EXPECT_EQ(c.rdma, ServerConfig::Rdma::kOn);
+  EXPECT_EQ(c.rdma, TransportChoice::kVerbs);
   EXPECT_EQ(c.rdma_listen, "192.168.10.5:4791");
   EXPECT_EQ(c.rdma_device, "mlx5_0");
   EXPECT_EQ(c.rdma_device_port, 1);
@@ -128,7 +128,7 @@ TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
                         "--rdma_max_endpoints=65536", "--rdma_message_bytes=16MiB", "--rdma_spin_us=1000000",
                         "--rdma_session_ttl_s=31536000"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->config.rdma, ServerConfig::Rdma::kOff);
+  EXPECT_EQ(p->config.rdma, TransportChoice::kGrpc);
   EXPECT_EQ(p->config.rdma_listen, "[fe80::1]:0");
   EXPECT_EQ(p->config.rdma_device, "");
   EXPECT_EQ(p->config.rdma_device_port, 255);
@@ -146,14 +146,14 @@ TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
 }
 
 TEST(ServerConfig, RdmaModeSpellings) {
-  const std::pair<const char*, ServerConfig::Rdma> cases[] = {
-      {"auto", ServerConfig::Rdma::kAuto}, {"AUTO", ServerConfig::Rdma::kAuto}, {"on", ServerConfig::Rdma::kOn},
-      {"true", ServerConfig::Rdma::kOn},   {"1", ServerConfig::Rdma::kOn},      {"On", ServerConfig::Rdma::kOn},
-      {"off", ServerConfig::Rdma::kOff},   {"false", ServerConfig::Rdma::kOff}, {"0", ServerConfig::Rdma::kOff},
+  const std::pair<const char*, TransportChoice> cases[] = {
+      {"auto", TransportChoice::kAuto}, {"AUTO", TransportChoice::kAuto}, {"on", TransportChoice::kVerbs},
+      {"true", TransportChoice::kVerbs},   {"1", TransportChoice::kVerbs},      {"On", TransportChoice::kVerbs},
+      {"off", TransportChoice::kGrpc},   {"false", TransportChoice::kGrpc}, {"0", TransportChoice::kGrpc},
   };
   for (const auto& [text, want] : cases) {
     ServerConfig c;
-    c.rdma = want == ServerConfig::Rdma::kAuto ? ServerConfig::Rdma::kOff : ServerConfig::Rdma::kAuto;
+    c.rdma = want == TransportChoice::kAuto ? TransportChoice::kGrpc : TransportChoice::kAuto;
     absl::Status s = SetConfigValue("rdma", text, &c);
     ASSERT_TRUE(s.ok()) << text << ": " << s;
     EXPECT_EQ(c.rdma, want) << text;

@@ -2,7 +2,7 @@
 // services, served asynchronously. cq_threads threads (default: one per core) each poll their
 // own ServerCompletionQueue, on which a request is pre-armed for every method. Gets, scans and
 // echoes run inline on the polling thread that received the call (measured on the 2-vCPU
-// machine: an async CQ server with inline handlers beat the sync and callback servers, issue 3);
+// machine: an async CQ server with inline handlers beat the sync and callback servers, BENCHMARKS.md §6);
 // writes and admin calls run on a pool of handler_threads threads, so a write waiting for its
 // fdatasync never holds up reads and concurrent writers share a sync. With 2 CQ threads instead
 // of 16, YCSB C with 16 clients went from 17.0K to 19.3K ops/s (BENCHMARKS.md). Scan is a

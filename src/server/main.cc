@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "src/server/acceptor.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"

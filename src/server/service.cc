@@ -12,8 +12,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/status.h"
 #include "storage/block_cache.h"
 
 namespace basalt::server {

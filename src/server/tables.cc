@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/env.h"
-#include "src/common/status.h"
+#include "common/env.h"
+#include "common/status.h"
 
 namespace basalt::server {
 namespace {

@@ -11,7 +11,7 @@ namespace basalt::server {
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
                                                                VerbsControl* control) {
-  if (config.rdma == ServerConfig::Rdma::kOff) {
+  if (config.rdma == TransportChoice::kGrpc) {
     control->state = "off: rdma=off";
     return nullptr;
   }
@@ -46,7 +46,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> server = verbs::VerbsServer::Start(o, std::move(h));
   if (!server.ok()) {
-    if (config.rdma == ServerConfig::Rdma::kOn) {
+    if (config.rdma == TransportChoice::kVerbs) {
       return absl::Status(server.status().code(), absl::StrCat("rdma=on: ", server.status().message()));
     }
     control->state = absl::StrCat("off: ", server.status().message());

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/status.h"
 #include "storage/internal/compression.h"
 #include "storage/cell.h"
 

@@ -1,7 +1,7 @@
 // Data block payloads: the bytes of a data block before compression, in one of four encodings
 // (storage/options.h DataBlockEncoding). A block holds cells in cell order (storage/cell.h), each
 // a flat key and a value; equal keys are allowed and keep their order. All integers are little
-// endian unless said otherwise; varints are LevelDB's (src/common/coding.h).
+// endian unless said otherwise; varints are LevelDB's (common/coding.h).
 //
 // NONE (HBase KeyValue-like):
 //   cell*  where cell = | key_len u32 | value_len u32 | key | value |
@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "storage/internal/iterator.h"
 #include "storage/options.h"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/status.h"
 #include "storage/cell.h"
 #include "storage/internal/block_cache.h"
 #include "storage/internal/block_codec.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "storage/cell.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/iterator.h"

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "storage/cell.h"
 #include "storage/internal/block_cache.h"
 #include "tests/util/temp_dir.h"

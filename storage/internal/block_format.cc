@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/status.h"
 #include "storage/internal/compression.h"
 
 namespace basalt {
@@ -37,6 +37,34 @@ const char* BlockTypeName(BlockType t) {
   return "unknown";
 }
 
+const char* BlockHeader::MagicOf(BlockType t) { return kMagic[static_cast<int>(t)]; }
+
+void BlockHeader::EncodeTo(std::string* out) const {
+  out->append(magic, 8);
+  PutFixed32(out, on_disk_size_no_header);
+  PutFixed32(out, uncompressed_size_no_header);
+  out->push_back(static_cast<char>(checksum_type));
+  PutFixed32(out, bytes_per_checksum);
+  PutFixed32(out, on_disk_data_size_with_header);
+  out->push_back(static_cast<char>(compression));
+  out->push_back(static_cast<char>(encoding));
+  out->push_back(static_cast<char>(reserved));
+}
+
+BlockHeader BlockHeader::DecodeFrom(const char* p) {
+  BlockHeader h;
+  std::memcpy(h.magic, p, 8);
+  h.on_disk_size_no_header = DecodeFixed32(p + 8);
+  h.uncompressed_size_no_header = DecodeFixed32(p + 12);
+  h.checksum_type = static_cast<uint8_t>(p[16]);
+  h.bytes_per_checksum = DecodeFixed32(p + 17);
+  h.on_disk_data_size_with_header = DecodeFixed32(p + 21);
+  h.compression = static_cast<uint8_t>(p[25]);
+  h.encoding = static_cast<uint8_t>(p[26]);
+  h.reserved = static_cast<uint8_t>(p[27]);
+  return h;
+}
+
 size_t ChecksumBytes(ChecksumType t, uint32_t bpc, size_t data_size) {
   if (t == ChecksumType::kNull) return 0;
   return 4 * ((data_size + bpc - 1) / bpc);
@@ -64,15 +92,16 @@ absl::Status BuildBlock(BlockType type, std::string_view raw_payload, Compressio
   size_t cks = ChecksumBytes(checksum, bpc, data_size);
   out->clear();
   out->reserve(data_size + cks);
-  out->append(kMagic[static_cast<int>(type)], 8);
-  PutFixed32(out, static_cast<uint32_t>(payload.size() + cks));
-  PutFixed32(out, static_cast<uint32_t>(raw_payload.size()));
-  out->push_back(static_cast<char>(checksum));
-  PutFixed32(out, bpc);
-  PutFixed32(out, static_cast<uint32_t>(data_size));
-  out->push_back(static_cast<char>(stored));
-  out->push_back(static_cast<char>(type == BlockType::kData ? encoding : DataBlockEncoding::kNone));
-  out->push_back(0);
+  BlockHeader h;
+  std::memcpy(h.magic, BlockHeader::MagicOf(type), 8);
+  h.on_disk_size_no_header = static_cast<uint32_t>(payload.size() + cks);
+  h.uncompressed_size_no_header = static_cast<uint32_t>(raw_payload.size());
+  h.checksum_type = static_cast<uint8_t>(checksum);
+  h.bytes_per_checksum = bpc;
+  h.on_disk_data_size_with_header = static_cast<uint32_t>(data_size);
+  h.compression = static_cast<uint8_t>(stored);
+  h.encoding = static_cast<uint8_t>(type == BlockType::kData ? encoding : DataBlockEncoding::kNone);
+  h.EncodeTo(out);
   out->append(payload);
   if (checksum != ChecksumType::kNull) {
     for (size_t off = 0; off < data_size; off += bpc) {
@@ -90,14 +119,15 @@ absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, B
   };
   if (raw.size() < kBlockHeaderSize) return bad(absl::StrCat("block of ", raw.size(), " bytes is shorter than its header"));
   const char* p = raw.data();
-  if (std::memcmp(p, kMagic[static_cast<int>(type)], 8) != 0) return bad("bad block magic");
-  uint32_t on_disk_no_header = DecodeFixed32(p + 8);
-  uint32_t uncompressed = DecodeFixed32(p + 12);
-  uint8_t ck = static_cast<uint8_t>(p[16]);
-  uint32_t bpc = DecodeFixed32(p + 17);
-  uint32_t data_size = DecodeFixed32(p + 21);
-  uint8_t comp = static_cast<uint8_t>(p[25]);
-  uint8_t enc = static_cast<uint8_t>(p[26]);
+  const BlockHeader hdr = BlockHeader::DecodeFrom(p);
+  if (std::memcmp(hdr.magic, BlockHeader::MagicOf(type), 8) != 0) return bad("bad block magic");
+  const uint32_t on_disk_no_header = hdr.on_disk_size_no_header;
+  const uint32_t uncompressed = hdr.uncompressed_size_no_header;
+  const uint8_t ck = hdr.checksum_type;
+  const uint32_t bpc = hdr.bytes_per_checksum;
+  const uint32_t data_size = hdr.on_disk_data_size_with_header;
+  const uint8_t comp = hdr.compression;
+  const uint8_t enc = hdr.encoding;
   if (!ValidChecksumType(ck) || static_cast<ChecksumType>(ck) != ctx.checksum || bpc != ctx.bytes_per_checksum) {
     return bad(absl::StrCat("checksum type ", ck, "/", bpc, " differs from the file's ", static_cast<int>(ctx.checksum),
                             "/", ctx.bytes_per_checksum));
@@ -108,7 +138,7 @@ absl::Status VerifyRawBlock(const BlockReadContext& ctx, const BlockHandle& h, B
     return bad(absl::StrCat("sizes do not add up: on-disk ", on_disk_no_header, ", data ", data_size, ", block ",
                             raw.size()));
   }
-  if (comp > static_cast<uint8_t>(Compression::kZlib) || p[27] != 0 ||
+  if (comp > static_cast<uint8_t>(Compression::kZlib) || hdr.reserved != 0 ||
       (comp == 0 && uncompressed != data_size - kBlockHeaderSize)) {
     return bad(absl::StrCat("bad compression ", comp, " or uncompressed size ", uncompressed));
   }
@@ -146,9 +176,10 @@ absl::StatusOr<std::string> ReadRawBlock(const BlockReadContext& ctx, const Bloc
 }
 
 absl::StatusOr<std::string> RawBlockPayload(const BlockReadContext& ctx, const BlockHandle& h, std::string_view raw) {
-  uint32_t uncompressed = DecodeFixed32(raw.data() + 12);
-  uint32_t data_size = DecodeFixed32(raw.data() + 21);
-  auto comp = static_cast<Compression>(raw[25]);
+  const BlockHeader hdr = BlockHeader::DecodeFrom(raw.data());
+  const uint32_t uncompressed = hdr.uncompressed_size_no_header;
+  const uint32_t data_size = hdr.on_disk_data_size_with_header;
+  const auto comp = static_cast<Compression>(hdr.compression);
   std::string_view payload = raw.substr(kBlockHeaderSize, data_size - kBlockHeaderSize);
   if (comp == Compression::kNone) return std::string(payload);
   std::string out;

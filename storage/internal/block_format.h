@@ -1,5 +1,6 @@
-// On-disk layout of a block file (DESIGN.md §3, after HBase's HFile v3 and RocksDB's format
-// versions). Read seeds/checksums-native-crc.txt first.
+// On-disk layout of a block file (docs/DESIGN.md §3, after HBase's HFile v3 and RocksDB's format
+// versions). Background: A. Sharma, "Saving CPU! Using Native Hadoop Libraries for CRC
+// computation in HBase" (Apache HBase blog, 2015) on HBase's inline block checksums.
 //
 //   [data block]* [bloom block]? [index block] [file info block] [trailer: 80 bytes]
 //
@@ -35,7 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "storage/options.h"
 
 namespace basalt {
@@ -49,6 +50,27 @@ inline constexpr char kTrailerMagic[9] = "BSLTTRL1";
 
 enum class BlockType : uint8_t { kData, kBloom, kIndex, kFileInfo };
 const char* BlockTypeName(BlockType t);
+
+// A block's header, as drawn above. Raw fields: validating them is the reader's job
+// (VerifyRawBlock), so a damaged header decodes and is then refused with a reason.
+struct BlockHeader {
+  char magic[8] = {};
+  uint32_t on_disk_size_no_header = 0;  // payload + checksum bytes
+  uint32_t uncompressed_size_no_header = 0;
+  uint8_t checksum_type = 0;
+  uint32_t bytes_per_checksum = 0;
+  uint32_t on_disk_data_size_with_header = 0;  // what the checksums cover
+  uint8_t compression = 0;
+  uint8_t encoding = 0;
+  uint8_t reserved = 0;
+
+  // The magic of a block of type `t`.
+  static const char* MagicOf(BlockType t);
+  // Appends the kBlockHeaderSize bytes.
+  void EncodeTo(std::string* out) const;
+  // The kBlockHeaderSize bytes at `p`.
+  static BlockHeader DecodeFrom(const char* p);
+};
 
 struct BlockHandle {
   uint64_t offset = 0;

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "src/common/coding.h"
-#include "src/common/crc.h"
+#include "common/coding.h"
+#include "common/crc.h"
 #include "storage/internal/block_cache.h"
 #include "storage/internal/bloom.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/status.h"
 
 namespace basalt {
 

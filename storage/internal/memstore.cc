@@ -3,7 +3,7 @@
 #include <cassert>
 #include <cstring>
 
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "storage/cell.h"
 
 namespace basalt {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "storage/cell.h"
 #include "storage/internal/merging_iterator.h"
 

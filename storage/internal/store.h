@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "storage/internal/block_file.h"
 #include "storage/internal/memstore.h"
 #include "storage/internal/visibility.h"

@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/status.h"
 #include "storage/cell.h"
 
 namespace basalt {

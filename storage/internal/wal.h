@@ -1,4 +1,4 @@
-// The write-ahead log (DESIGN.md §3): one per region server, shared by its regions. Records are
+// The write-ahead log (docs/DESIGN.md §3): one per region server, shared by its regions. Records are
 // appended with group commit (many writers, one write + fdatasync per group); startup replays
 // every segment in order and cuts a torn or corrupt tail, never applying it.
 //
@@ -45,7 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "src/common/env.h"
+#include "common/env.h"
 #include "storage/options.h"
 
 namespace basalt {

@@ -10,8 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "tests/util/random_bytes.h"
-#include "src/common/coding.h"
-#include "src/common/env.h"
+#include "common/coding.h"
+#include "common/env.h"
 #include "storage/cell.h"
 
 namespace basalt {
@@ -19,8 +19,7 @@ namespace {
 
 std::string NewTestDir(const std::string& name) {
   static std::atomic<int> counter{0};
-  std::string dir = ::testing::TempDir() + "/wal_test_" + name + "_" + std::to_string(::getpid()) + "_" +
-                    std::to_string(counter++);
+  std::string dir = absl::StrCat(::testing::TempDir(), "/wal_test_", name, "_", ::getpid(), "_", counter++);
   Env* env = Env::Default();
   if (env->FileExists(dir)) {
     auto names = env->ListDir(dir);
@@ -38,8 +37,8 @@ WalRecord MakeRecord(const std::string& region, uint64_t seq, int edits, size_t 
   r.seq = seq;
   for (int i = 0; i < edits; ++i) {
     WalEdit e;
-    e.family = "f" + std::to_string(i % 3);
-    e.key = MakeFlatKey("row" + std::to_string(seq), "q" + std::to_string(i), static_cast<int64_t>(seq), CellType::kPut);
+    e.family = absl::StrCat("f", i % 3);
+    e.key = MakeFlatKey(absl::StrCat("row", seq), absl::StrCat("q", i), static_cast<int64_t>(seq), CellType::kPut);
     e.value = std::string(value_size, static_cast<char>('a' + (seq + i) % 26));
     r.edits.push_back(std::move(e));
   }
@@ -145,7 +144,7 @@ TEST(WalTest, RoundTripAcrossRolls) {
     ASSERT_NE(wal, nullptr);
     EXPECT_EQ(wal->current_segment(), 1u);
     for (uint64_t i = 1; i <= 1000; ++i) {
-      WalRecord r = MakeRecord("region-" + std::to_string(i % 4), i, static_cast<int>(i % 5), i % 97);
+      WalRecord r = MakeRecord(absl::StrCat("region-", i % 4), i, static_cast<int>(i % 5), i % 97);
       ASSERT_TRUE(wal->Append(r, i % 3 == 0 ? Durability::kAsyncWal : Durability::kSyncWal).ok());
       written.push_back(r);
       if (i == 500) {
@@ -211,7 +210,7 @@ TEST(WalTest, GroupCommit) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
-          if (!wal->Append(MakeRecord("t" + std::to_string(t), static_cast<uint64_t>(i), 1, 100),
+          if (!wal->Append(MakeRecord(absl::StrCat("t", t), static_cast<uint64_t>(i), 1, 100),
                            Durability::kSyncWal)
                    .ok()) {
             ++failures;
@@ -328,7 +327,7 @@ TEST(WalReplayTest, TornTailIsCut) {
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(got, expected);
     EXPECT_EQ(stats.truncated_bytes, cut - offsets[4]);
-    EXPECT_EQ(stats.truncated_at, path + "@" + std::to_string(offsets[4]));
+    EXPECT_EQ(stats.truncated_at, absl::StrCat(path, "@", offsets[4]));
     EXPECT_EQ(*env->GetFileSize(path), offsets[4]);
     // A second replay is clean.
     ReplayStats again;
@@ -369,7 +368,7 @@ TEST(WalReplayTest, FlippedByteInLastRecordIsDamageNotATornWrite) {
     } else {
       ++refused;
       EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-      EXPECT_NE(s.message().find("at offset " + std::to_string(offsets[4])), absl::string_view::npos) << s;
+      EXPECT_NE(s.message().find(absl::StrCat("at offset ", offsets[4])), absl::string_view::npos) << s;
       EXPECT_NE(s.message().find("after seq 4 and before the end of the log are lost"), absl::string_view::npos) << s;
       EXPECT_EQ(*env->GetFileSize(path), original.size());  // nothing cut
     }
@@ -413,7 +412,7 @@ TEST(WalReplayTest, FlippedByteInMiddleRecordIsDataLoss) {
     auto got = ReplayAll(dir, &stats, &s);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_NE(s.message().find(path), absl::string_view::npos) << s;
-    EXPECT_NE(s.message().find("at offset " + std::to_string(offsets[2])), absl::string_view::npos) << s;
+    EXPECT_NE(s.message().find(absl::StrCat("at offset ", offsets[2])), absl::string_view::npos) << s;
     EXPECT_NE(s.message().find("after seq 2 and before seq 4 are lost"), absl::string_view::npos) << s;
     EXPECT_EQ(got, std::vector<WalRecord>(recs.begin(), recs.begin() + 2));  // nothing past the damage
     EXPECT_EQ(*env->GetFileSize(path), original.size());                   // and nothing is cut

@@ -1,4 +1,4 @@
-// Corruption test (DESIGN.md §3, §7; after LevelDB's db/corruption_test.cc): build a region whose
+// Corruption test (docs/DESIGN.md §3, §7; after LevelDB's db/corruption_test.cc): build a region whose
 // block files cover every encoding, compression and checksum family, then many times copy it,
 // damage one area (a data block's header, payload or checksums, the index, bloom or file-info
 // block, the trailer, the MANIFEST, a WAL record) located by parsing the layout of
@@ -23,8 +23,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/status.h"
 #include "storage/internal/block_cache.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/wal.h"
@@ -324,7 +324,7 @@ BlockFileLayout ParseLayout(const std::string& dir, const std::string& name) {
   l.trailer = *t;
   // The index block is never compressed: its payload follows the header directly.
   const char* idx = bytes.data() + t->index.offset;
-  const uint32_t idx_data = DecodeFixed32(idx + 21);
+  const uint32_t idx_data = BlockHeader::DecodeFrom(idx).on_disk_data_size_with_header;
   std::string_view in(idx + kBlockHeaderSize, idx_data - kBlockHeaderSize);
   uint32_t n = 0;
   EXPECT_TRUE(GetVarint32(&in, &n));
@@ -333,7 +333,7 @@ BlockFileLayout ParseLayout(const std::string& dir, const std::string& name) {
     BlockHandle h;
     EXPECT_TRUE(GetLengthPrefixed(&in, &key) && GetVarint64(&in, &h.offset) && GetVarint64(&in, &h.size));
     l.data.push_back(h);
-    l.data_size_with_header.push_back(DecodeFixed32(bytes.data() + h.offset + 21));
+    l.data_size_with_header.push_back(BlockHeader::DecodeFrom(bytes.data() + h.offset).on_disk_data_size_with_header);
   }
   EXPECT_TRUE(in.empty());
   return l;

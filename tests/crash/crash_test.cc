@@ -1,4 +1,4 @@
-// Crash test (DESIGN.md §7): a writer process (crash_writer) writes to a Region with SYNC_WAL
+// Crash test (docs/DESIGN.md §8): a writer process (crash_writer) writes to a Region with SYNC_WAL
 // from several threads while flushes and compactions run; we SIGKILL it at a random moment,
 // reopen the region ourselves and check that every acknowledged write is there and that nothing
 // that was never written appears. Many kill cycles run on the same directory, some without a
@@ -28,8 +28,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "src/common/status.h"
-#include "storage/internal/block_cache.h"
+#include "common/status.h"
+#include "storage/block_cache.h"
 #include "storage/region.h"
 #include "tests/crash/workload.h"
 #include "tests/util/temp_dir.h"
@@ -285,9 +285,9 @@ class CrashTest : public ::testing::Test {
   // Opens the region, checks every row against the model (Get and a full Scan), then adopts what
   // it saw as the only state.
   void Verify(const std::string& dir) {
-    BlockCache cache(1 << 20);
+    std::shared_ptr<BlockCache> cache = NewBlockCache(1 << 20);
     RegionOptions options;
-    options.block_cache = &cache;
+    options.block_cache = cache.get();
     options.memstore_flush_size = 24 << 10;
     auto region = Region::Open(options, Descriptor(), dir);
     ASSERT_TRUE(region.ok()) << "reopen after run " << run_ << ": " << region.status();

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
-#include "storage/internal/block_cache.h"
+#include "common/status.h"
+#include "storage/block_cache.h"
 #include "storage/region.h"
 #include "tests/crash/workload.h"
 
@@ -177,9 +177,9 @@ int Main(int argc, char** argv) {
   const bool maintenance = std::atoi(argv[4]) != 0;
   const uint64_t flush_size = std::strtoull(argv[5], nullptr, 10);
 
-  BlockCache cache(4 << 20);
+  std::shared_ptr<BlockCache> cache = NewBlockCache(4 << 20);
   RegionOptions options;
-  options.block_cache = &cache;
+  options.block_cache = cache.get();
   options.memstore_flush_size = flush_size;
   auto region = Region::Open(options, Descriptor(), dir);
   if (!region.ok()) Die(absl::StrCat("Open: ", region.status().ToString()));

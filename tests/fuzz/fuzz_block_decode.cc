@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "storage/cell.h"
 #include "storage/internal/block_codec.h"
 #include "storage/internal/compression.h"

@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/env.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/env.h"
 #include "storage/cell.h"
 #include "storage/internal/block_cache.h"
 #include "storage/internal/block_codec.h"
@@ -43,10 +43,11 @@ void FixupChecksums(std::string* file) {
   size_t pos = 0;
   while (pos + kBlockHeaderSize <= data_end) {
     char* p = base + pos;
-    const uint64_t on_disk = uint64_t{DecodeFixed32(p + 8)} + kBlockHeaderSize;
-    const uint8_t ck = static_cast<uint8_t>(p[16]);
-    const uint32_t bpc = DecodeFixed32(p + 17);
-    const uint32_t data_size = DecodeFixed32(p + 21);
+    const BlockHeader h = BlockHeader::DecodeFrom(p);
+    const uint64_t on_disk = uint64_t{h.on_disk_size_no_header} + kBlockHeaderSize;
+    const uint8_t ck = h.checksum_type;
+    const uint32_t bpc = h.bytes_per_checksum;
+    const uint32_t data_size = h.on_disk_data_size_with_header;
     if (on_disk > data_end - pos || data_size < kBlockHeaderSize || data_size > on_disk || bpc == 0) break;
     if (ck == static_cast<uint8_t>(ChecksumType::kCrc32) || ck == static_cast<uint8_t>(ChecksumType::kCrc32c)) {
       const auto t = static_cast<ChecksumType>(ck);

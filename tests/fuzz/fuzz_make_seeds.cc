@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/env.h"
+#include "common/coding.h"
+#include "common/env.h"
 #include "storage/cell.h"
 #include "storage/internal/block_codec.h"
 #include "storage/internal/block_file.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "src/common/coding.h"
-#include "src/common/crc.h"
+#include "common/coding.h"
+#include "common/crc.h"
 #include "storage/internal/manifest.h"
 #include "tests/fuzz/fuzz_common.h"
 

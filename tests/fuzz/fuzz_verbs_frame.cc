@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "google/protobuf/util/message_differencer.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "transport/verbs/frame.h"
 

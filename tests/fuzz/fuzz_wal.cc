@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/env.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/env.h"
 #include "storage/internal/wal.h"
 #include "tests/fuzz/fuzz_common.h"
 

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "tests/integration/integration_util.h"
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/setup.h"
 
 namespace basalt::testing {
 namespace {

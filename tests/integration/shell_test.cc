@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "tests/integration/integration_util.h"
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/setup.h"
 
 #ifndef BASALT_SHELL_BINARY
 #error "BASALT_SHELL_BINARY must name the basalt shell executable"

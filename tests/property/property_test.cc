@@ -1,6 +1,6 @@
 // Property test of the storage engine: random sequences of writes, deletes, reads, flushes,
 // compactions, reopens and clock moves run against a real Region (real files in a temporary
-// directory) and against a small in-memory model of HBase semantics written from DESIGN.md §1
+// directory) and against a small in-memory model of HBase semantics written from docs/DESIGN.md §1
 // alone (it shares no code with storage/internal/visibility.*). Every read must agree.
 //
 // Runs for every data block encoding × compression; per seed it also draws bloom type, block
@@ -34,10 +34,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "src/common/env.h"
-#include "src/common/status.h"
+#include "common/env.h"
+#include "common/status.h"
 #include "storage/cell.h"
-#include "storage/internal/block_cache.h"  // the engine's only cache type; RegionOptions takes one
+#include "storage/block_cache.h"
 #include "storage/options.h"
 #include "storage/region.h"
 #include "tests/util/temp_dir.h"
@@ -88,7 +88,7 @@ struct ModelRead {
   int max_versions = 1;
 };
 
-// HBase semantics per DESIGN.md §1, computed from scratch on every read from the list of every
+// HBase semantics per docs/DESIGN.md §1, computed from scratch on every read from the list of every
 // cell written since the last major compaction.
 class Model {
  public:
@@ -417,7 +417,7 @@ class PropertyRun {
     desc_.name = "prop,,1";
     model_ = Model({{fa.name, fa.max_versions, fa.min_versions, fa.ttl_ms}, {fb.name, fb.max_versions, 0, 0}});
     int cache = Uniform(0, 2);
-    if (cache > 0) cache_ = std::make_unique<BlockCache>(cache == 1 ? 8 * 1024 : 8 << 20);
+    if (cache > 0) cache_ = NewBlockCache(cache == 1 ? 8 * 1024 : 8 << 20);
     options_.block_cache = cache_.get();
     tiny_memstore_ = Chance(0.3);
     if (tiny_memstore_) options_.memstore_flush_size = 1;  // a background flush after every write
@@ -780,7 +780,7 @@ class PropertyRun {
   Model model_;
   RegionDescriptor desc_;
   RegionOptions options_;
-  std::unique_ptr<BlockCache> cache_;
+  std::shared_ptr<BlockCache> cache_;
   std::unique_ptr<Region> region_;
   std::atomic<int64_t> now_{30};
   bool tiny_memstore_ = false;

@@ -18,7 +18,7 @@
 #include "transport/verbs/client.h"
 #include "transport/verbs/frame.h"
 #include "transport/verbs/path.h"
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/datapath.h"
 
 namespace basalt::testing {
 namespace {

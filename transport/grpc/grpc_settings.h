@@ -1,7 +1,7 @@
 // The gRPC settings Basalt's server and client share, and the mapping between absl::Status and
-// grpc::Status (one to one: Abseil's canonical codes are gRPC's, STYLE.md "Errors").
+// grpc::Status (one to one: Abseil's canonical codes are gRPC's, docs/STYLE.md "Errors").
 //
-// Settings measured on the 2-vCPU loopback machine (issue 3): the minimal channel stack (client
+// Settings measured on the 2-vCPU loopback machine (BENCHMARKS.md §6): the minimal channel stack (client
 // side only: on the server it would drop the message-size limit), no client retries inside gRPC
 // (the client library retries itself, with a deadline), no BDP probing.
 #pragma once

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::verbs {
 
@@ -234,13 +234,14 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   const std::string where = absl::StrCat(session.address, ":", session.port);
   int timeout_ms = static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - absl::Now()), 1, 60000));
 
-  rdma_cm_id* id = nullptr;
+  rdma_cm_id* raw = nullptr;
   // No event channel: rdma_cm runs this id synchronously (each call returns when done).
-  if (rdma_create_id(nullptr, &id, nullptr, RDMA_PS_TCP) != 0) {
+  if (rdma_create_id(nullptr, &raw, nullptr, RDMA_PS_TCP) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_id", errno);
   }
+  CmId owned(raw);
+  rdma_cm_id* id = raw;  // owned until the endpoint takes it
   auto fail = [&](std::string_view what, int err) {
-    rdma_destroy_id(id);
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat(AV(what), " to ", where), err);
   };
   if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr*>(&dst), timeout_ms) != 0) {
@@ -249,27 +250,20 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   if (rdma_resolve_route(id, timeout_ms) != 0) return fail("rdma_resolve_route", errno);
   uint8_t ack_timeout = 14;  // 4.096 µs × 2^14 ≈ 67 ms per try, 7 tries: a dead peer shows in < 1 s
   rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, sizeof(ack_timeout));
-  if (absl::Status st = chunk_->Bind(id->verbs); !st.ok()) {
-    rdma_destroy_id(id);
-    return st;
-  }
+  if (absl::Status st = chunk_->Bind(id->verbs); !st.ok()) return st;
   std::optional<SharedChunk::Slice> slice = chunk_->Acquire();
-  if (!slice) {
-    rdma_destroy_id(id);
-    return absl::ResourceExhaustedError("verbs: no free slice in the registered chunk");
-  }
+  if (!slice) return absl::ResourceExhaustedError("verbs: no free slice in the registered chunk");
   auto p = std::make_unique<Pooled>();
   absl::StatusOr<std::unique_ptr<CompletionQueue>> cq =
       CompletionQueue::Create(id->verbs, static_cast<int>(kSendDepth + kRecvDepth + 4));
   if (!cq.ok()) {
     chunk_->Release(*slice);
-    rdma_destroy_id(id);
     return cq.status();
   }
   p->cq = std::move(*cq);
   absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk_->pd(), p->cq->cq());
   // From here the endpoint owns the id and the slice.
-  p->ep = std::make_unique<Endpoint>(id, chunk_.get(), *slice, max_inline.ok() ? *max_inline : 0);
+  p->ep = std::make_unique<Endpoint>(std::move(owned), chunk_.get(), *slice, max_inline.ok() ? *max_inline : 0);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
   if (absl::Status st = p->ep->Replenish(0); !st.ok()) return st;

@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/coding.h"
+#include "common/status.h"
 
 namespace basalt::verbs {
 namespace {

@@ -88,7 +88,7 @@ rpc::MutateRequest FullMutate() {
     rpc::Mutation* m = rm->add_mutations();
     m->set_kind(static_cast<rpc::Mutation::Kind>(kind));
     m->set_family(kind == 0 ? std::string(kBinary) : "cf");
-    m->set_qualifier(kind == 0 ? std::string(kBinary) : "q" + std::to_string(kind));
+    m->set_qualifier(kind == 0 ? std::string(kBinary) : absl::StrCat("q", kind));
     if (kind == 0) m->set_value(std::string(64 * 1024, '\xff'));
     if (kind == 1) m->set_timestamp(0);  // present and 0 is not absent
     if (kind == 2) m->set_timestamp(kMinTs);
@@ -262,9 +262,9 @@ TEST(VerbsFrameTest, GetRequestManyColumnsAndQualifiers) {
   req.set_row("r");
   for (int i = 0; i < 65535; ++i) {
     rpc::ColumnSelection* c = req.mutable_read()->add_columns();
-    c->set_family("f" + std::to_string(i));
+    c->set_family(absl::StrCat("f", i));
     if (i % 1000 == 0) {
-      for (int j = 0; j < 300; ++j) c->add_qualifiers("q" + std::to_string(j));
+      for (int j = 0; j < 300; ++j) c->add_qualifiers(absl::StrCat("q", j));
     }
   }
   const rpc::GetRequest got = DecodeAs<rpc::GetRequest>(EncodeGet(3, req), 3);

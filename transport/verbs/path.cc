@@ -250,15 +250,16 @@ VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
 }
 
 VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options) {
-  return [options](const std::string& server, GrpcPath* grpc) -> absl::StatusOr<std::unique_ptr<DataPath>> {
+  return [options](const std::string& server, GrpcPath* grpc) -> absl::StatusOr<VerbsPathResult> {
     auto path = std::make_unique<VerbsPath>(server, grpc, options);
     absl::Status st = path->OpenNow();
     if (!st.ok()) {
-      // No device, or a server that offers no verbs: gRPC alone (the selector decides).
-      if (options.required || NoVerbsHere(st.code())) return st;
+      if (options.required) return st;
+      // No device, or a server that offers no verbs: gRPC alone.
+      if (NoVerbsHere(st.code())) return VerbsPathResult{nullptr, std::string(st.message())};
       path->MarkDown(st);  // unreachable for now: tried again after `retry`
     }
-    return std::unique_ptr<DataPath>(std::move(path));
+    return VerbsPathResult{std::move(path), ""};
   };
 }
 

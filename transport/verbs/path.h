@@ -1,9 +1,9 @@
-// The verbs DataPath (DESIGN.md §4): Get and Mutate to one server over the verbs transport,
+// The verbs DataPath (docs/DESIGN.md §4): Get and Mutate to one server over the verbs transport,
 // plugged into the client's NetworkSelector through SelectorOptions::verbs_factory.
 //
 //   - The session comes from the server over gRPC (OpenVerbsSession); a server without verbs
-//     (FAILED_PRECONDITION) or a host without an RDMA device makes the factory fail, and under
-//     PathPolicy::kAuto the selector then serves that server over gRPC alone.
+//     (FAILED_PRECONDITION) or a host without an RDMA device leaves that server to gRPC alone,
+//     or, when verbs is `required`, makes the factory fail.
 //   - A request or reply too large for a verbs message goes over gRPC (counted as oversized).
 //   - A transport failure marks the path down for `retry`, and the call is repeated over gRPC at
 //     once, so it does not fail; while down, calls take gRPC; after `retry` verbs is tried again
@@ -25,7 +25,7 @@ struct VerbsPathOptions {
   VerbsClientOptions client;
   absl::Duration retry = absl::Seconds(5);  // how long a failed verbs path stays down
   int async_threads = 2;
-  bool required = false;  // PathPolicy::kVerbsOnly: the factory fails when verbs cannot be had
+  bool required = false;  // TransportChoice::kVerbs: the factory fails when verbs cannot be had
 };
 
 VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options);

@@ -2,7 +2,7 @@
 // the connect request's private data, address parsing, the device check, and the argument
 // checks of VerbsServer::Start and VerbsClient::Open (with the "no RDMA device" answer on a host
 // without one). Everything that needs a device runs in the soft-RoCE guest (tests/rxe).
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/datapath.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -14,7 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::verbs {
@@ -78,7 +78,7 @@ struct VerbsServer::Impl {
   VerbsServer* owner = nullptr;
 
   rdma_event_channel* channel = nullptr;
-  rdma_cm_id* listener = nullptr;
+  CmId listener;
   std::unique_ptr<SharedChunk> chunk;
   std::vector<std::unique_ptr<Helper>> helpers;
   uint32_t next_helper = 0;  // CM thread only
@@ -144,7 +144,7 @@ struct VerbsServer::Impl {
     rdma_cm_id* id = ev->id;
     rdma_reject(id, why.data(), static_cast<uint8_t>(std::min<size_t>(why.size(), 32)));
     rdma_ack_cm_event(ev);
-    rdma_destroy_id(id);
+    CmId{id}.reset();  // after the ack: destroying an id waits for its events to be acked
     rejected.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -164,7 +164,7 @@ struct VerbsServer::Impl {
       return Reject(ev, "no queue pair");
     }
     auto se = std::make_shared<ServerEndpoint>();
-    se->ep = std::make_unique<Endpoint>(id, chunk.get(), *slice, *max_inline);
+    se->ep = std::make_unique<Endpoint>(CmId(id), chunk.get(), *slice, *max_inline);
     se->key = slice->index;
     se->max_reply = std::min<size_t>(se->ep->half(), cd->max_reply);
     {
@@ -323,10 +323,7 @@ struct VerbsServer::Impl {
     all.clear();
     helpers.clear();
     chunk.reset();
-    if (listener != nullptr) {
-      rdma_destroy_id(listener);
-      listener = nullptr;
-    }
+    listener.reset();
     if (channel != nullptr) {
       rdma_destroy_event_channel(channel);
       channel = nullptr;
@@ -376,11 +373,13 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   absl::StatusOr<rdma_event_channel*> channel = CreateEventChannel();
   if (!channel.ok()) return channel.status();
   impl->channel = *channel;
-  if (rdma_create_id(impl->channel, &impl->listener, nullptr, RDMA_PS_TCP) != 0) {
+  rdma_cm_id* listener = nullptr;
+  if (rdma_create_id(impl->channel, &listener, nullptr, RDMA_PS_TCP) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_id", errno);
   }
+  impl->listener.reset(listener);
   const std::string where = SockaddrString(reinterpret_cast<sockaddr*>(&addr));
-  if (rdma_bind_addr(impl->listener, reinterpret_cast<sockaddr*>(&addr)) != 0) {
+  if (rdma_bind_addr(impl->listener.get(), reinterpret_cast<sockaddr*>(&addr)) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable,
                       absl::StrCat("verbs: rdma_bind_addr ", where, " (is the address on an RDMA device? rdma link show)"),
                       errno);
@@ -452,10 +451,10 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
     h->cq = std::move(*cq);
     impl->helpers.push_back(std::move(h));
   }
-  if (rdma_listen(impl->listener, 128) != 0) {
+  if (rdma_listen(impl->listener.get(), 128) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("verbs: rdma_listen ", where), errno);
   }
-  server->port_ = ntohs(rdma_get_src_port(impl->listener));
+  server->port_ = ntohs(rdma_get_src_port(impl->listener.get()));
   for (auto& h : impl->helpers) {
     Impl::Helper* hp = h.get();
     hp->thread = std::thread([impl, hp] { impl->HelperLoop(hp); });

@@ -1,4 +1,4 @@
-// Basalt's C++ client library (DESIGN.md §5): a Connection to a server, Tables with HBase's
+// Basalt's C++ client library (docs/DESIGN.md §5): a Connection to a server, Tables with HBase's
 // operations, scanners, a buffered mutator for bulk writes, and async variants.
 //
 //   auto conn = basalt::Connection::Open({.address = "127.0.0.1:16020"});
@@ -39,19 +39,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "src/common/types.h"
-#include "transport/stats.h"
+#include "basalt/transport_choice.h"
+#include "basalt/types.h"
+#include "basalt/transport_stats.h"
 
 namespace basalt {
 
 // ---------------------------------------------------------------------------------------------
 // Connection settings
-
-enum class TransportChoice {
-  kAuto,   // Get/Put over verbs when the server offers an RDMA session and a device is present
-  kGrpc,   // everything over gRPC
-  kVerbs,  // Get/Put must use verbs (an error if it is unavailable)
-};
 
 struct ConnectionOptions {
   std::string address;  // "host:port" ("[v6addr]:port") of a standalone server, or "unix:/path"

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::bench {
 

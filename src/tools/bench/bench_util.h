@@ -1,7 +1,7 @@
 // Shared pieces of basalt-bench: flags, timing, the progress line, result reports (a table for
-// people, --json for machines), scratch directories, and the seed-003 data set (DESIGN.md §3,
-// seeds/compression-vs-block-encoding.txt) loaded into a Region. Single-threaded use except
-// where said otherwise.
+// people, --json for machines), scratch directories, and the seed-003 data set (docs/DESIGN.md
+// §3: the table of L. Hofhansl, "HBase - Compression vs Block Encoding", 2016) loaded into a
+// Region. Single-threaded use except where said otherwise.
 #pragma once
 
 #include <chrono>

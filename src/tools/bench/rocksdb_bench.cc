@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "src/tools/bench/bench_util.h"
-#include "storage/internal/block_cache.h"  // RegionOptions takes a BlockCache; no public factory yet
+#include "storage/block_cache.h"
 
 #ifdef BASALT_BENCH_HAVE_ROCKSDB
 #include "rocksdb/cache.h"
@@ -93,7 +93,7 @@ int RunRocksDb(const Flags& flags, Report* report) {
   struct Basalt {
     DataBlockEncoding enc;
     std::unique_ptr<ScratchDir> dir;
-    std::unique_ptr<BlockCache> cache;
+    std::shared_ptr<BlockCache> cache;
     std::unique_ptr<Region> region;
     Timing cell_get, row_get, scan;
   };
@@ -102,7 +102,7 @@ int RunRocksDb(const Flags& flags, Report* report) {
     Basalt b;
     b.enc = e;
     b.dir = std::make_unique<ScratchDir>(base, "vs-rocksdb");
-    b.cache = std::make_unique<BlockCache>(cache_bytes);
+    b.cache = NewBlockCache(cache_bytes);
     auto region = OpenBenchRegion(b.dir->path(), SeedFamily(e, Compression::kNone), b.cache.get());
     if (!region.ok()) return Fail(region.status());
     b.region = std::move(*region);
@@ -172,7 +172,7 @@ int RunRocksDb(const Flags& flags, Report* report) {
   if (auto s = rocks_scan(); !s.ok()) return Fail(s);
   r_scan = Timing{};
   std::vector<uint64_t> basalt_misses0;
-  for (auto& b : basalts) basalt_misses0.push_back(b.cache->GetStats().misses);
+  for (auto& b : basalts) basalt_misses0.push_back(GetBlockCacheUsage(*b.cache).misses);
 
   uint64_t found = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -233,7 +233,7 @@ int RunRocksDb(const Flags& flags, Report* report) {
     warnings.push_back(absl::StrFormat("found %d cells, expected %d", found, expected_found));
   }
   for (size_t i = 0; i < basalts.size(); ++i) {
-    uint64_t m = basalts[i].cache->GetStats().misses - basalt_misses0[i];
+    uint64_t m = GetBlockCacheUsage(*basalts[i].cache).misses - basalt_misses0[i];
     if (m != 0) warnings.push_back(absl::StrFormat("Basalt %s: %d block cache misses in the timed runs",
                                                    EncodingName(basalts[i].enc), m));
   }

@@ -30,7 +30,7 @@
 #include "basalt/client.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/basalt.grpc.pb.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "src/tools/bench/bench_util.h"
 #include "src/tools/bench/histogram.h"
 #include "src/tools/bench/ycsb.h"

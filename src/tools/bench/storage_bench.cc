@@ -11,10 +11,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/common/crc.h"
-#include "src/common/status.h"
+#include "common/crc.h"
+#include "common/status.h"
 #include "src/tools/bench/bench_util.h"
-#include "storage/internal/block_cache.h"  // RegionOptions takes a BlockCache; no public factory yet
+#include "storage/block_cache.h"
 
 namespace basalt::bench {
 namespace {
@@ -166,8 +166,8 @@ int RunSeed003(const Flags& flags, Report* report) {
       ScanResult warm;
       GetResult gets_warm;
       {
-        BlockCache cache(cache_bytes);
-        auto region = OpenBenchRegion(dir.path(), fam, &cache);
+        std::shared_ptr<BlockCache> cache = NewBlockCache(cache_bytes);
+        auto region = OpenBenchRegion(dir.path(), fam, cache.get());
         if (!region.ok()) return Fail(region.status());
         if (auto s = LoadRegion(region->get(), rows, 0, label); !s.ok()) return Fail(s);
         t_load = NowSeconds() - t_load;
@@ -177,7 +177,7 @@ int RunSeed003(const Flags& flags, Report* report) {
           GlobalProgress().Update(absl::StrCat("[", label, "] warm-up scan"), true);
           auto w = FullScan(region->get(), true);
           if (!w.ok()) return Fail(w.status());
-          uint64_t misses0 = cache.GetStats().misses;
+          uint64_t misses0 = GetBlockCacheUsage(*cache).misses;
           GlobalProgress().Update(absl::StrCat("[", label, "] scan, block cache"), true);
           auto sc = FullScan(region->get(), true);
           if (!sc.ok()) return Fail(sc.status());
@@ -185,7 +185,7 @@ int RunSeed003(const Flags& flags, Report* report) {
           auto g = RandomGets(region->get(), rows, op_seconds, true, label + " Gets, block cache");
           if (!g.ok()) return Fail(g.status());
           gets_warm = *g;
-          BlockCache::Stats cs = cache.GetStats();
+          BlockCacheUsage cs = GetBlockCacheUsage(*cache);
           if (cs.misses != misses0) {
             warnings.push_back(absl::StrFormat("%s: %d block cache misses during the warm runs (cache %d MiB, used %d)",
                                                label, cs.misses - misses0, cache_bytes >> 20, cs.usage_bytes));

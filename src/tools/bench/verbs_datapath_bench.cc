@@ -1,4 +1,4 @@
-// The verbs transport's per-call cost with the wire taken out (issue 4: ≤ 2 µs for the client's
+// The verbs transport's per-call cost with the wire taken out (BENCHMARKS.md §7.3: ≤ 2 µs for the client's
 // serialise, post, poll and deliver). Google Benchmark; runs on a host without an RDMA device.
 //
 // The wire is replaced where verbs itself dispatches: ibv_post_send, ibv_post_recv and
@@ -25,11 +25,11 @@
 
 #include "benchmark/benchmark.h"
 #include "proto/basalt.pb.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "transport/grpc/grpc_settings.h"
 #include "transport/verbs/client.h"
 #include "transport/verbs/frame.h"
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/datapath.h"
 
 namespace basalt::verbs {
 namespace {

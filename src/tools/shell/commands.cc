@@ -7,9 +7,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "src/common/coding.h"
+#include "common/coding.h"
 #include "absl/time/clock.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "src/tools/shell/escape.h"
 
 namespace basalt::shell {

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "src/tools/shell/escape.h"
 
 namespace basalt::shell {

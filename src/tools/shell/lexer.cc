@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::shell {
 namespace {

@@ -1,7 +1,7 @@
 #include "src/tools/shell/parser.h"
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 #include "src/tools/shell/escape.h"
 #include "src/tools/shell/lexer.h"
 

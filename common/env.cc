@@ -1,4 +1,4 @@
-#include "src/common/env.h"
+#include "common/env.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/common/crc.h"
+#include "common/crc.h"
 
 #include <array>
 

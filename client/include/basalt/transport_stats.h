@@ -1,5 +1,5 @@
-// What a client's transport did, per server (Connection::TransportStats). No dependencies: the
-// client's public header includes it.
+// What a client's transport did, per server (Connection::TransportStats). Public and
+// dependency-free: the transport fills it in, the client API returns it.
 #pragma once
 
 #include <cstdint>

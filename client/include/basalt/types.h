@@ -1,5 +1,6 @@
 // Small vocabulary shared by the engine, the server and the client library (which must not
-// depend on the engine): write durability and the "latest" timestamp.
+// depend on the engine): write durability and the "latest" timestamp. Public and dependency-free,
+// like every basalt/ header the layers share (docs/STYLE.md "Layout").
 #pragma once
 
 #include <cstdint>

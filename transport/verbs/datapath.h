@@ -1,5 +1,5 @@
-// The rdma-core pieces the verbs transport's client and server share (DESIGN.md §4):
-//   - the device check ("no RDMA device"),
+// The verbs transport's datapath (docs/DESIGN.md §4): what runs per request, apart from the
+// set-up in transport/verbs/setup.h.
 //   - SharedChunk: one registered memory chunk (one MR) shared by every endpoint of a connection
 //     or a listener, handed out as (offset, size) slices that move between endpoints as they come
 //     and go, so registered memory does not grow with the endpoint count,
@@ -11,14 +11,12 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-#include <sys/socket.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,33 +24,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "transport/verbs/setup.h"
 
 namespace basalt::verbs {
-
-// The names of the RDMA devices on this host; FailedPrecondition "no RDMA device ..." when there
-// is none (no HCA driver or rdma_rxe loaded, or no /sys/class/infiniband at all).
-absl::StatusOr<std::vector<std::string>> RdmaDevices();
-
-// "<what>: <strerror(err)>" with `code`.
-absl::Status ErrnoError(absl::StatusCode code, std::string_view what, int err);
-
-// Makes a channel's fd (completion or rdma_cm event channel) non-blocking, so a poll() that
-// woke spuriously never leaves a reader stuck in ibv_get_cq_event / rdma_get_cm_event.
-absl::Status SetNonBlocking(int fd, std::string_view what);
-
-// An rdma_cm event channel with a non-blocking fd, read by a thread that polls it.
-absl::StatusOr<rdma_event_channel*> CreateEventChannel();
-
-// A numeric IPv4/IPv6 address and port as a sockaddr (no name lookup: the RDMA address of a
-// server is an address). InvalidArgument otherwise.
-absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* out);
-std::string SockaddrString(const sockaddr* sa);
-
-// The message settings both sides agree on: every endpoint's slice is a receive half and a
-// send half of message_bytes each.
-inline constexpr size_t kDefaultMessageBytes = 72 * 1024;  // a 64 KiB value plus its framing
-inline constexpr size_t kMinMessageBytes = 1024;
-inline constexpr size_t kMaxMessageBytes = 16 << 20;
 
 class SharedChunk {
  public:
@@ -122,22 +96,11 @@ class CompletionQueue {
   bool armed_ = false;
 };
 
-// The queue-pair settings of every endpoint: one request or reply in flight each way.
-inline constexpr uint32_t kSendDepth = 8;
-inline constexpr uint32_t kSignalEvery = 4;  // one signalled send in four frees the send queue
-inline constexpr uint32_t kRecvDepth = 2;
-inline constexpr uint32_t kRecvBatch = kRecvDepth;  // receives posted per ibv_post_recv
-inline constexpr uint32_t kWantedInline = 256;
-
-// Creates the RC queue pair of `id` on `pd`, both queues on `cq`. Returns the inline size the
-// device granted (0 when it has none).
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq);
-
 // One connected (or connecting) queue pair with its slice: [recv half | send half].
 class Endpoint {
  public:
-  Endpoint(rdma_cm_id* id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline)
-      : id_(id), qp_(id->qp), chunk_(chunk), slice_(slice), lkey_(chunk->lkey()), max_inline_(max_inline) {}
+  Endpoint(CmId id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline)
+      : id_(std::move(id)), qp_(id_->qp), chunk_(chunk), slice_(slice), lkey_(chunk->lkey()), max_inline_(max_inline) {}
   // A queue pair and buffer it does not own (the datapath benchmark's loopback).
   Endpoint(ibv_qp* qp, SharedChunk::Slice slice, uint32_t lkey, uint32_t max_inline)
       : qp_(qp), slice_(slice), lkey_(lkey), max_inline_(max_inline) {}
@@ -146,7 +109,7 @@ class Endpoint {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
-  rdma_cm_id* id() const { return id_; }
+  rdma_cm_id* id() const { return id_.get(); }
   size_t half() const { return slice_.size / 2; }
   uint8_t* recv_buf() const { return slice_.data; }
   uint8_t* send_buf() const { return slice_.data + half(); }
@@ -164,7 +127,7 @@ class Endpoint {
   absl::Status PostSend(uint64_t wr_id, size_t len);
 
  private:
-  rdma_cm_id* id_ = nullptr;      // owned when set
+  CmId id_;                       // null for an unowned queue pair
   ibv_qp* qp_;
   SharedChunk* chunk_ = nullptr;  // the slice goes back to it when set
   SharedChunk::Slice slice_;
@@ -172,29 +135,6 @@ class Endpoint {
   uint32_t max_inline_;
   uint32_t sends_ = 0;
   int posted_ = 0;  // receives posted and not yet received
-};
-
-// What a server hands a client over gRPC before it connects endpoints (OpenVerbsSession).
-struct VerbsSession {
-  std::string address;  // numeric IP the server's rdma_cm listens on
-  int port = 0;
-  std::string token;    // ConnectData::kTokenBytes random bytes
-  absl::Time expires = absl::InfinitePast();  // endpoints must connect before this
-  size_t message_bytes = kDefaultMessageBytes;  // the server's receive half
-};
-
-// The connect request's private data: who we are and the session token.
-struct ConnectData {
-  static constexpr uint32_t kMagic = 0x4B545642;  // "BVTK"
-  static constexpr size_t kTokenBytes = 16;
-  static constexpr size_t kSize = 28;
-  uint8_t token[kTokenBytes] = {};
-  uint32_t max_reply = 0;  // the client's receive half: replies must fit it
-
-  void Encode(uint8_t out[kSize]) const;
-  // InvalidArgument unless `len` bytes at `p` are a ConnectData of this version (rdma_cm may pad
-  // private data with zeros, so longer is fine).
-  static absl::StatusOr<ConnectData> Decode(const void* p, size_t len);
 };
 
 }  // namespace basalt::verbs

@@ -1,9 +1,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "src/common/coding.h"
-#include "src/common/crc.h"
-#include "src/common/env.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/env.h"
 
 namespace basalt {
 namespace {

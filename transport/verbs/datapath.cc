@@ -1,8 +1,5 @@
-#include "transport/verbs/rdma.h"
+#include "transport/verbs/datapath.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
 
@@ -11,83 +8,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "src/common/coding.h"
-#include "src/common/status.h"
+#include "common/status.h"
 
 namespace basalt::verbs {
-
-absl::Status ErrnoError(absl::StatusCode code, std::string_view what, int err) {
-  return absl::Status(code, absl::StrCat(AV(what), ": ", std::strerror(err)));
-}
-
-absl::Status SetNonBlocking(int fd, std::string_view what) {
-  int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return ErrnoError(absl::StatusCode::kInternal, absl::StrCat(AV(what), ": fcntl"), errno);
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<rdma_event_channel*> CreateEventChannel() {
-  rdma_event_channel* ch = rdma_create_event_channel();
-  if (ch == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_event_channel", errno);
-  if (absl::Status st = SetNonBlocking(ch->fd, "rdma event channel"); !st.ok()) {
-    rdma_destroy_event_channel(ch);
-    return st;
-  }
-  return ch;
-}
-
-absl::StatusOr<std::vector<std::string>> RdmaDevices() {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr || n == 0) {
-    int err = errno;
-    if (list != nullptr) ibv_free_device_list(list);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no RDMA device (", list == nullptr ? std::strerror(err) : "the device list is empty",
-        "): load an HCA driver or soft-RoCE (rdma link add rxe0 type rxe netdev <nic>), see deploy/RDMA.md"));
-  }
-  std::vector<std::string> names;
-  for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list[i]));
-  ibv_free_device_list(list);
-  return names;
-}
-
-absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* out) {
-  std::memset(out, 0, sizeof(*out));
-  if (port < 0 || port > 65535) return absl::InvalidArgumentError(absl::StrCat("port out of range: ", port));
-  std::string h = host;
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
-  if (inet_pton(AF_INET, h.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(port));
-    return absl::OkStatus();
-  }
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
-  if (inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(port));
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat("not a numeric IP address: '", host, "'"));
-}
-
-std::string SockaddrString(const sockaddr* sa) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (sa->sa_family == AF_INET) {
-    auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
-    inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof(buf));
-    return absl::StrCat(buf, ":", ntohs(v4->sin_port));
-  }
-  if (sa->sa_family == AF_INET6) {
-    auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof(buf));
-    return absl::StrCat("[", buf, "]:", ntohs(v6->sin6_port));
-  }
-  return "(unknown address family)";
-}
 
 // ---------------------------------------------------------------------------------------------
 // SharedChunk
@@ -232,32 +155,8 @@ absl::StatusOr<int> CompletionQueue::Wait(absl::Span<ibv_wc> wc, absl::Duration 
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Queue pairs and endpoints
-
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq) {
-  for (uint32_t inline_size : {kWantedInline, 0u}) {
-    ibv_qp_init_attr attr{};
-    attr.send_cq = cq;
-    attr.recv_cq = cq;
-    attr.qp_type = IBV_QPT_RC;
-    attr.sq_sig_all = 0;
-    attr.cap.max_send_wr = kSendDepth;
-    attr.cap.max_recv_wr = kRecvDepth;
-    attr.cap.max_send_sge = 1;
-    attr.cap.max_recv_sge = 1;
-    attr.cap.max_inline_data = inline_size;
-    if (rdma_create_qp(id, pd, &attr) == 0) return attr.cap.max_inline_data;
-    if (inline_size == 0) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_qp", errno);
-  }
-  return absl::InternalError("unreachable");
-}
-
 Endpoint::~Endpoint() {
-  if (id_ != nullptr) {
-    if (id_->qp != nullptr) rdma_destroy_qp(id_);
-    rdma_destroy_id(id_);
-  }
+  id_.reset();  // the queue pair and the id go before the slice is given back
   if (chunk_ != nullptr) chunk_->Release(slice_);
 }
 
@@ -291,27 +190,6 @@ absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
   int rc = ibv_post_send(qp_, &wr, &bad);
   if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
   return absl::OkStatus();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Connect data
-
-void ConnectData::Encode(uint8_t out[kSize]) const {
-  EncodeFixed32(reinterpret_cast<char*>(out), kMagic);
-  std::memcpy(out + 4, token, kTokenBytes);
-  EncodeFixed32(reinterpret_cast<char*>(out + 4 + kTokenBytes), max_reply);
-  EncodeFixed32(reinterpret_cast<char*>(out + 8 + kTokenBytes), 1);  // version
-}
-
-absl::StatusOr<ConnectData> ConnectData::Decode(const void* p, size_t len) {
-  if (p == nullptr || len < kSize) return absl::InvalidArgumentError("connect data: too short");
-  const char* b = static_cast<const char*>(p);
-  if (DecodeFixed32(b) != kMagic) return absl::InvalidArgumentError("connect data: bad magic");
-  if (DecodeFixed32(b + 8 + kTokenBytes) != 1) return absl::InvalidArgumentError("connect data: unknown version");
-  ConnectData d;
-  std::memcpy(d.token, b + 4, kTokenBytes);
-  d.max_reply = DecodeFixed32(b + 4 + kTokenBytes);
-  return d;
 }
 
 }  // namespace basalt::verbs

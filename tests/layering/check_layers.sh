@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The layering check (docs/STYLE.md "Layout"): every project include of every tracked source file
+# must point down or sideways, never up, and never into another module's internal/.
+#
+#   basalt/ (client/include/basalt: the public API and the dependency-free vocabulary every
+#            layer shares; it includes nothing of the project but itself)
+#   common     <- storage <- src
+#   common     <- transport <- client, src
+#   proto (generated gRPC code) <- transport, client, src
+#
+# A module's tests (*_test.cc beside its code) may also include the shared test helpers under
+# tests/util/. Suites under tests/ may include any library; only the white-box suites of the
+# storage formats (tests/corruption, tests/fuzz) may include storage/internal/.
+#
+# Usage: check_layers.sh [repo root]. Prints each violation as file:line: include (reason) and
+# exits 1 if there is any, 0 otherwise.
+set -euo pipefail
+root="${1:-$(dirname "$0")/../..}"
+cd "$root"
+
+# The project directories an include may name, per module (the first path component).
+allowed() {
+  case "$1" in
+    common) echo "basalt common" ;;
+    storage) echo "basalt common storage" ;;
+    transport) echo "basalt common proto transport" ;;
+    client) echo "common proto transport client basalt" ;;
+    src) echo "common proto transport client basalt storage src" ;;
+    tests) echo "common proto transport client basalt storage src tests" ;;
+    *) echo "" ;;
+  esac
+}
+project_dirs=" common storage transport client proto src tests basalt "
+
+violations=0
+report() {
+  echo "$1"
+  violations=$((violations + 1))
+}
+
+files=$(git ls-files '*.h' '*.cc' '*.proto' 2>/dev/null || find . -name '*.h' -o -name '*.cc')
+for f in $files; do
+  module="${f%%/*}"
+  [ "$module" = proto ] && continue
+  allow=" $(allowed "$module") "
+  who="$module"
+  if [[ "$f" == client/include/* ]]; then
+    allow=" basalt "
+    who="a public header"
+  fi
+  while IFS= read -r hit; do
+    [ -z "$hit" ] && continue
+    line="${hit%%:*}"
+    inc="${hit#*:}"
+    inc="${inc#*\"}"
+    inc="${inc%%\"*}"
+    top="${inc%%/*}"
+    # Only project headers count (absl/, grpcpp/, gtest/ ... are dependencies).
+    [[ "$project_dirs" == *" $top "* ]] || continue
+    if [[ "$allow" != *" $top "* ]]; then
+      if [ "$top" = tests ] && [[ "$f" == *_test.cc ]] && [[ "$inc" == tests/util/* ]]; then continue; fi
+      report "$f:$line: #include \"$inc\" ($who may not include $top/)"
+      continue
+    fi
+    if [[ "$inc" == */internal/* ]] && [ "$top" != "$module" ]; then
+      case "$f" in
+        tests/corruption/* | tests/fuzz/*) [ "$top" = storage ] && continue ;;
+      esac
+      report "$f:$line: #include \"$inc\" (another module's internal/)"
+    fi
+  done < <(grep -n -E '^#include "' "$f" || true)
+done
+
+if [ "$violations" -gt 0 ]; then
+  echo "layering: $violations include(s) point up a layer or into another module's internal/ (docs/STYLE.md)"
+  exit 1
+fi
+echo "layering: every include points down a layer"
