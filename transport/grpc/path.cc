@@ -1,5 +1,6 @@
 #include "transport/grpc/path.h"
 
+#include <functional>
 #include <utility>
 
 #include "transport/grpc/grpc_settings.h"
@@ -57,32 +58,37 @@ absl::Status GrpcPath::Mutate(const rpc::MutateRequest& req, absl::Time deadline
 }
 
 namespace {
-// The context of one callback-API call; deleted when the call completes.
-struct AsyncCall {
-  grpc::ClientContext ctx;
-  PathCallback done;
-};
-}  // namespace
-
-void GrpcPath::GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp,
-                        PathCallback done) {
-  auto* call = new AsyncCall{.ctx = {}, .done = std::move(done)};
+// Starts one callback-API call: `start(ctx, on_done)` issues it; `done` runs once it completes,
+// after the context is freed.
+template <class Start>
+void StartAsync(absl::Time deadline, PathCallback done, Start start) {
+  struct Call {
+    grpc::ClientContext ctx;
+    PathCallback done;
+  };
+  auto* call = new Call{.ctx = {}, .done = std::move(done)};
   SetDeadline(&call->ctx, deadline);
-  data_stub()->async()->Get(&call->ctx, req, resp, [call](grpc::Status s) {
+  start(&call->ctx, [call](grpc::Status s) {
     PathCallback done = std::move(call->done);
     delete call;
     done(FromGrpcStatus(s));
   });
 }
+}  // namespace
+
+void GrpcPath::GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp,
+                        PathCallback done) {
+  rpc::Basalt::Stub* stub = data_stub();
+  StartAsync(deadline, std::move(done), [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
+    stub->async()->Get(ctx, req, resp, std::move(on_done));
+  });
+}
 
 void GrpcPath::MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
                            PathCallback done) {
-  auto* call = new AsyncCall{.ctx = {}, .done = std::move(done)};
-  SetDeadline(&call->ctx, deadline);
-  data_stub()->async()->Mutate(&call->ctx, req, resp, [call](grpc::Status s) {
-    PathCallback done = std::move(call->done);
-    delete call;
-    done(FromGrpcStatus(s));
+  rpc::Basalt::Stub* stub = data_stub();
+  StartAsync(deadline, std::move(done), [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
+    stub->async()->Mutate(ctx, req, resp, std::move(on_done));
   });
 }
 
