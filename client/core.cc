@@ -142,22 +142,6 @@ absl::Status Core::CallGrpc(bool retriable_op,
   });
 }
 
-void GrpcAsync(absl::Time deadline,
-               const std::function<void(grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done)>& start,
-               PathCallback done) {
-  struct Call {
-    grpc::ClientContext ctx;
-    PathCallback done;
-  };
-  auto* call = new Call{.ctx = {}, .done = std::move(done)};
-  SetDeadline(&call->ctx, deadline);
-  start(&call->ctx, [call](grpc::Status s) {
-    PathCallback done = std::move(call->done);
-    delete call;
-    done(FromGrpcStatus(s));
-  });
-}
-
 // ---------------------------------------------------------------------------------------------
 // Batches
 

@@ -87,12 +87,6 @@ class Core {
   Scheduler scheduler_;  // after selector_: stopped before the channels go
 };
 
-// Starts a gRPC callback-API call: start(ctx, on_done) issues it; `done` gets its status.
-// The context lives until the call completes.
-void GrpcAsync(absl::Time deadline,
-               const std::function<void(grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done)>& start,
-               PathCallback done);
-
 std::unique_ptr<Table> NewTable(Core* core, const std::string& name);
 std::unique_ptr<Admin> NewAdmin(Core* core);
 std::unique_ptr<BufferedMutator> NewBufferedMutator(Core* core, const std::string& table,

@@ -57,11 +57,9 @@ absl::Status GrpcPath::Mutate(const rpc::MutateRequest& req, absl::Time deadline
   return FromGrpcStatus(data_stub()->Mutate(&ctx, req, &resp));
 }
 
-namespace {
-// Starts one callback-API call: `start(ctx, on_done)` issues it; `done` runs once it completes,
-// after the context is freed.
-template <class Start>
-void StartAsync(absl::Time deadline, PathCallback done, Start start) {
+void GrpcAsync(absl::Time deadline,
+               const std::function<void(grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done)>& start,
+               PathCallback done) {
   struct Call {
     grpc::ClientContext ctx;
     PathCallback done;
@@ -74,22 +72,27 @@ void StartAsync(absl::Time deadline, PathCallback done, Start start) {
     done(FromGrpcStatus(s));
   });
 }
-}  // namespace
 
 void GrpcPath::GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp,
                         PathCallback done) {
   rpc::Basalt::Stub* stub = data_stub();
-  StartAsync(deadline, std::move(done), [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
-    stub->async()->Get(ctx, req, resp, std::move(on_done));
-  });
+  GrpcAsync(
+      deadline,
+      [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
+        stub->async()->Get(ctx, req, resp, std::move(on_done));
+      },
+      std::move(done));
 }
 
 void GrpcPath::MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
                            PathCallback done) {
   rpc::Basalt::Stub* stub = data_stub();
-  StartAsync(deadline, std::move(done), [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
-    stub->async()->Mutate(ctx, req, resp, std::move(on_done));
-  });
+  GrpcAsync(
+      deadline,
+      [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done) {
+        stub->async()->Mutate(ctx, req, resp, std::move(on_done));
+      },
+      std::move(done));
 }
 
 }  // namespace basalt

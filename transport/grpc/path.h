@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,5 +56,11 @@ class GrpcPath final : public DataPath {
 
 // Sets a context's deadline from an absl::Time (InfiniteFuture: none).
 void SetDeadline(grpc::ClientContext* ctx, absl::Time deadline);
+
+// Starts a gRPC callback-API call: start(ctx, on_done) issues it; `done` gets its status.
+// The context lives until the call completes.
+void GrpcAsync(absl::Time deadline,
+               const std::function<void(grpc::ClientContext* ctx, std::function<void(grpc::Status)> on_done)>& start,
+               PathCallback done);
 
 }  // namespace basalt
