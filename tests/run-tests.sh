@@ -2,10 +2,11 @@
 # Basalt's whole test run, as CI runs it (the README's test command):
 #   1. RelWithDebInfo build with -Werror, every CTest suite;
 #   2. a Release build with -Werror (compiled, not run: the benchmarks' build type);
-#   3. an ASan+UBSan build of the storage and cross-module suites;
-#   4. the libFuzzer targets, built with clang and run briefly.
+#   3. a clang build with -Wthread-safety -Werror (compiled, not run);
+#   4. an ASan+UBSan build of the storage and cross-module suites;
+#   5. the libFuzzer targets, built with clang and run briefly.
 # Environment: BASALT_FUZZ_SECONDS (default 20) per fuzzer; BASALT_SKIP_ASAN=1, BASALT_SKIP_FUZZ=1,
-# BASALT_SKIP_RELEASE=1 leave a stage out locally. Exits non-zero when any stage fails.
+# BASALT_SKIP_RELEASE=1, BASALT_SKIP_CLANG=1 leave a stage out locally. Exits non-zero when any stage fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -44,6 +45,15 @@ if [ "${BASALT_SKIP_RELEASE:-0}" != 1 ]; then
   stage "build (Release, -Werror)"
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DBASALT_WERROR=ON >/dev/null
   cmake --build build-release -j"$jobs"
+fi
+
+if [ "${BASALT_SKIP_CLANG:-0}" != 1 ]; then
+  # clang checks the thread-safety annotations (ABSL_GUARDED_BY ...) GCC ignores; compiled
+  # without optimisation or debug info, as a check, not to run.
+  stage "build (clang, -Wthread-safety -Werror)"
+  CC=clang CXX=clang++ cmake -S . -B build-clang -G Ninja -DCMAKE_BUILD_TYPE=None -DBASALT_WERROR=ON \
+    -DBASALT_BENCH=OFF -DCMAKE_CXX_FLAGS="-Wthread-safety -O0" >/dev/null
+  cmake --build build-clang -j"$jobs"
 fi
 
 if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then

@@ -47,7 +47,7 @@ absl::Status SharedChunk::Bind(ibv_context* ctx) {
   }
   pd_ = ibv_alloc_pd(ctx);
   if (pd_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_alloc_pd", errno);
-  mr_ = ibv_reg_mr(pd_, base_, bytes_, IBV_ACCESS_LOCAL_WRITE);
+  mr_ = ibv_reg_mr(pd_, base_, bytes_, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));  // int: rdma-core ORs in its own flags
   if (mr_ == nullptr) {
     int err = errno;
     ibv_dealloc_pd(pd_);

@@ -165,7 +165,7 @@ class Parser {
       Next();
       SkipNewlines();
       BASALT_ASSIGN_OR_RETURN(Value value, ParseValue());
-      hash->entries.emplace_back(std::move(key), std::move(value));
+      hash->entries.push_back({std::move(key), std::move(value)});
       if (allow_newlines) SkipNewlines();
       if (!At(TokenKind::kComma)) return absl::OkStatus();
       Next();

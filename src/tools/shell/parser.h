@@ -19,13 +19,14 @@ namespace basalt::shell {
 
 struct Value {
   enum class Kind { kString, kInt, kBool, kNil, kName, kArray, kHash };
+  struct Entry;  // a hash's key => value (below: a pair would need Value complete here)
 
   Kind kind = Kind::kNil;
   std::string str;            // kString: the bytes; kName: the name
   int64_t number = 0;         // kInt
   bool boolean = false;       // kBool
   std::vector<Value> items;   // kArray
-  std::vector<std::pair<Value, Value>> entries;  // kHash, in source order
+  std::vector<Entry> entries;  // kHash, in source order
   int line = 1;
   int column = 1;
 
@@ -39,6 +40,11 @@ struct Value {
   std::string Describe() const;
   // Source-like rendering: 'text' (binary bytes as \xNN), 42, true, [..], {K => v}.
   std::string ToString() const;
+};
+
+struct Value::Entry {
+  Value first;   // the key
+  Value second;  // the value
 };
 
 struct Command {
