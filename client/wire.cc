@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "basalt/family_values.h"
 #include "common/status.h"
 
 namespace basalt::client_internal {
@@ -189,71 +190,41 @@ Result FromProto(rpc::Row&& row) {
 
 namespace {
 
+// Name <-> wire number through the one table of basalt/family_values.h.
 template <typename E>
-struct NamedValue {
-  const char* name;
-  E value;
-};
-
-constexpr NamedValue<rpc::DataBlockEncoding> kEncodings[] = {
-    {"NONE", rpc::ENCODING_NONE},
-    {"PREFIX", rpc::ENCODING_PREFIX},
-    {"FAST_DIFF", rpc::ENCODING_FAST_DIFF},
-    {"ROW_INDEX", rpc::ENCODING_ROW_INDEX},
-};
-// GZ is HBase's name for zlib; it parses but prints as ZLIB (first entry wins when printing).
-constexpr NamedValue<rpc::Compression> kCompressions[] = {
-    {"NONE", rpc::COMPRESSION_NONE},
-    {"SNAPPY", rpc::COMPRESSION_SNAPPY},
-    {"ZLIB", rpc::COMPRESSION_ZLIB},
-    {"GZ", rpc::COMPRESSION_ZLIB},
-};
-constexpr NamedValue<rpc::BloomType> kBlooms[] = {
-    {"NONE", rpc::BLOOM_NONE},
-    {"ROW", rpc::BLOOM_ROW},
-    {"ROWCOL", rpc::BLOOM_ROWCOL},
-};
-constexpr NamedValue<rpc::ChecksumType> kChecksums[] = {
-    {"NULL", rpc::CHECKSUM_NULL},
-    {"CRC32", rpc::CHECKSUM_CRC32},
-    {"CRC32C", rpc::CHECKSUM_CRC32C},
-};
-
-template <typename E, size_t N>
-absl::StatusOr<E> ParseNamed(const NamedValue<E> (&table)[N], std::string_view setting, std::string_view name) {
-  for (const NamedValue<E>& nv : table) {
-    if (absl::EqualsIgnoreCase(AV(name), nv.name)) return nv.value;
-  }
+absl::StatusOr<E> ParseNamed(FamilySetting setting, std::string_view what, std::string_view name) {
+  if (const FamilyValue* v = FindFamilyValueByName(setting, name); v != nullptr) return static_cast<E>(v->wire);
   std::string valid;
-  for (const NamedValue<E>& nv : table) absl::StrAppend(&valid, valid.empty() ? "" : ", ", nv.name);
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", AV(setting), " \"", absl::CEscape(AV(name)),
+  for (const FamilyValue& v : kFamilyValues) {
+    if (v.setting == setting) absl::StrAppend(&valid, valid.empty() ? "" : ", ", AV(v.name));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ", AV(what), " \"", absl::CEscape(AV(name)),
                                                  "\" (valid: ", valid, ")"));
 }
 
-template <typename E, size_t N>
-const char* NameOf(const NamedValue<E> (&table)[N], E value) {
-  for (const NamedValue<E>& nv : table) {
-    if (nv.value == value) return nv.name;
-  }
-  return "UNKNOWN";
+const char* NameOf(FamilySetting setting, int wire) {
+  const FamilyValue* v = FindFamilyValueByWire(setting, wire);
+  return v == nullptr ? "UNKNOWN" : v->name.data();  // the table's names are literals
 }
 
 }  // namespace
 
 absl::StatusOr<rpc::DataBlockEncoding> ParseEncoding(std::string_view name) {
-  return ParseNamed(kEncodings, "data block encoding", name);
+  return ParseNamed<rpc::DataBlockEncoding>(FamilySetting::kEncoding, "data block encoding", name);
 }
 absl::StatusOr<rpc::Compression> ParseCompression(std::string_view name) {
-  return ParseNamed(kCompressions, "compression", name);
+  return ParseNamed<rpc::Compression>(FamilySetting::kCompression, "compression", name);
 }
-absl::StatusOr<rpc::BloomType> ParseBloom(std::string_view name) { return ParseNamed(kBlooms, "bloom filter", name); }
+absl::StatusOr<rpc::BloomType> ParseBloom(std::string_view name) {
+  return ParseNamed<rpc::BloomType>(FamilySetting::kBloom, "bloom filter", name);
+}
 absl::StatusOr<rpc::ChecksumType> ParseChecksum(std::string_view name) {
-  return ParseNamed(kChecksums, "checksum type", name);
+  return ParseNamed<rpc::ChecksumType>(FamilySetting::kChecksum, "checksum type", name);
 }
-const char* EncodingName(rpc::DataBlockEncoding e) { return NameOf(kEncodings, e); }
-const char* CompressionName(rpc::Compression c) { return NameOf(kCompressions, c); }
-const char* BloomName(rpc::BloomType b) { return NameOf(kBlooms, b); }
-const char* ChecksumName(rpc::ChecksumType c) { return NameOf(kChecksums, c); }
+const char* EncodingName(rpc::DataBlockEncoding e) { return NameOf(FamilySetting::kEncoding, e); }
+const char* CompressionName(rpc::Compression c) { return NameOf(FamilySetting::kCompression, c); }
+const char* BloomName(rpc::BloomType b) { return NameOf(FamilySetting::kBloom, b); }
+const char* ChecksumName(rpc::ChecksumType c) { return NameOf(FamilySetting::kChecksum, c); }
 
 absl::Status ToProto(const FamilySettings& f, rpc::FamilyDescriptor* out) {
   std::string where = absl::StrCat("family \"", absl::CEscape(f.name), "\"");

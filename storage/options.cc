@@ -1,42 +1,22 @@
 #include "storage/options.h"
 
 #include "absl/strings/str_cat.h"
+#include "basalt/family_values.h"
 
 namespace basalt {
 
-const char* EncodingName(DataBlockEncoding e) {
-  switch (e) {
-    case DataBlockEncoding::kNone: return "NONE";
-    case DataBlockEncoding::kPrefix: return "PREFIX";
-    case DataBlockEncoding::kFastDiff: return "FAST_DIFF";
-    case DataBlockEncoding::kRowIndex: return "ROW_INDEX";
-  }
-  return "UNKNOWN";
+namespace {
+// The names of basalt/family_values.h, by the engine's (on-disk) number.
+const char* DiskName(FamilySetting s, uint8_t disk) {
+  const FamilyValue* v = FindFamilyValueByDisk(s, disk);
+  return v == nullptr ? "UNKNOWN" : v->name.data();  // the table's names are literals
 }
-const char* CompressionName(Compression c) {
-  switch (c) {
-    case Compression::kNone: return "NONE";
-    case Compression::kSnappy: return "SNAPPY";
-    case Compression::kZlib: return "ZLIB";
-  }
-  return "UNKNOWN";
-}
-const char* ChecksumName(ChecksumType c) {
-  switch (c) {
-    case ChecksumType::kNull: return "NULL";
-    case ChecksumType::kCrc32: return "CRC32";
-    case ChecksumType::kCrc32c: return "CRC32C";
-  }
-  return "UNKNOWN";
-}
-const char* BloomName(BloomType b) {
-  switch (b) {
-    case BloomType::kNone: return "NONE";
-    case BloomType::kRow: return "ROW";
-    case BloomType::kRowCol: return "ROWCOL";
-  }
-  return "UNKNOWN";
-}
+}  // namespace
+
+const char* EncodingName(DataBlockEncoding e) { return DiskName(FamilySetting::kEncoding, static_cast<uint8_t>(e)); }
+const char* CompressionName(Compression c) { return DiskName(FamilySetting::kCompression, static_cast<uint8_t>(c)); }
+const char* ChecksumName(ChecksumType c) { return DiskName(FamilySetting::kChecksum, static_cast<uint8_t>(c)); }
+const char* BloomName(BloomType b) { return DiskName(FamilySetting::kBloom, static_cast<uint8_t>(b)); }
 
 absl::Status ValidateFamily(const FamilyOptions& f) {
   auto bad = [&](std::string_view what) {

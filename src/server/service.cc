@@ -12,6 +12,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "basalt/family_values.h"
 #include "common/coding.h"
 #include "common/status.h"
 #include "storage/block_cache.h"
@@ -224,31 +225,20 @@ absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd) {
   if (fd.ttl_seconds() > INT64_MAX / 1000) return bad(absl::StrCat("TTL ", fd.ttl_seconds(), " s is too large"));
   f.ttl_ms = fd.ttl_seconds() * 1000;
   if (fd.block_size() != 0) f.block_size = fd.block_size();
-  switch (fd.encoding()) {
-    case rpc::ENCODING_NONE: f.encoding = DataBlockEncoding::kNone; break;
-    case rpc::ENCODING_PREFIX: f.encoding = DataBlockEncoding::kPrefix; break;
-    case rpc::ENCODING_FAST_DIFF: f.encoding = DataBlockEncoding::kFastDiff; break;
-    case rpc::ENCODING_ROW_INDEX: f.encoding = DataBlockEncoding::kRowIndex; break;
-    default: return bad(absl::StrCat("unknown DATA_BLOCK_ENCODING ", static_cast<int>(fd.encoding())));
-  }
-  switch (fd.compression()) {
-    case rpc::COMPRESSION_NONE: f.compression = Compression::kNone; break;
-    case rpc::COMPRESSION_SNAPPY: f.compression = Compression::kSnappy; break;
-    case rpc::COMPRESSION_ZLIB: f.compression = Compression::kZlib; break;
-    default: return bad(absl::StrCat("unknown COMPRESSION ", static_cast<int>(fd.compression())));
-  }
-  switch (fd.bloom()) {
-    case rpc::BLOOM_ROW: f.bloom = BloomType::kRow; break;
-    case rpc::BLOOM_NONE: f.bloom = BloomType::kNone; break;
-    case rpc::BLOOM_ROWCOL: f.bloom = BloomType::kRowCol; break;
-    default: return bad(absl::StrCat("unknown BLOOMFILTER ", static_cast<int>(fd.bloom())));
-  }
-  switch (fd.checksum()) {
-    case rpc::CHECKSUM_CRC32C: f.checksum = ChecksumType::kCrc32c; break;
-    case rpc::CHECKSUM_CRC32: f.checksum = ChecksumType::kCrc32; break;
-    case rpc::CHECKSUM_NULL: f.checksum = ChecksumType::kNull; break;
-    default: return bad(absl::StrCat("unknown CHECKSUM_TYPE ", static_cast<int>(fd.checksum())));
-  }
+  // Wire number -> the engine's, through basalt/family_values.h.
+  auto disk = [&](FamilySetting setting, int wire) -> absl::StatusOr<uint8_t> {
+    const FamilyValue* v = FindFamilyValueByWire(setting, wire);
+    if (v == nullptr) return bad(absl::StrCat("unknown ", AV(FamilySettingName(setting)), " ", wire));
+    return v->disk;
+  };
+  BASALT_ASSIGN_OR_RETURN(uint8_t enc, disk(FamilySetting::kEncoding, fd.encoding()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t comp, disk(FamilySetting::kCompression, fd.compression()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t bloom, disk(FamilySetting::kBloom, fd.bloom()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t checksum, disk(FamilySetting::kChecksum, fd.checksum()));
+  f.encoding = static_cast<DataBlockEncoding>(enc);
+  f.compression = static_cast<Compression>(comp);
+  f.bloom = static_cast<BloomType>(bloom);
+  f.checksum = static_cast<ChecksumType>(checksum);
   if (fd.bytes_per_checksum() != 0) f.bytes_per_checksum = fd.bytes_per_checksum();
   f.cache_blocks = fd.has_block_cache() ? fd.block_cache() : true;
   f.cache_encoded = fd.cache_encoded();
@@ -264,18 +254,16 @@ rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f) {
   fd.set_min_versions(f.min_versions);
   fd.set_ttl_seconds(f.ttl_ms / 1000);
   fd.set_block_size(f.block_size);
-  fd.set_encoding(static_cast<rpc::DataBlockEncoding>(static_cast<int>(f.encoding)));
-  fd.set_compression(static_cast<rpc::Compression>(static_cast<int>(f.compression)));
-  switch (f.bloom) {
-    case BloomType::kNone: fd.set_bloom(rpc::BLOOM_NONE); break;
-    case BloomType::kRow: fd.set_bloom(rpc::BLOOM_ROW); break;
-    case BloomType::kRowCol: fd.set_bloom(rpc::BLOOM_ROWCOL); break;
-  }
-  switch (f.checksum) {
-    case ChecksumType::kNull: fd.set_checksum(rpc::CHECKSUM_NULL); break;
-    case ChecksumType::kCrc32: fd.set_checksum(rpc::CHECKSUM_CRC32); break;
-    case ChecksumType::kCrc32c: fd.set_checksum(rpc::CHECKSUM_CRC32C); break;
-  }
+  // The engine's number -> wire, through basalt/family_values.h (a family that opened has
+  // values the table knows).
+  auto wire = [](FamilySetting setting, auto value) {
+    const FamilyValue* v = FindFamilyValueByDisk(setting, static_cast<uint8_t>(value));
+    return v == nullptr ? 0 : v->wire;
+  };
+  fd.set_encoding(static_cast<rpc::DataBlockEncoding>(wire(FamilySetting::kEncoding, f.encoding)));
+  fd.set_compression(static_cast<rpc::Compression>(wire(FamilySetting::kCompression, f.compression)));
+  fd.set_bloom(static_cast<rpc::BloomType>(wire(FamilySetting::kBloom, f.bloom)));
+  fd.set_checksum(static_cast<rpc::ChecksumType>(wire(FamilySetting::kChecksum, f.checksum)));
   fd.set_bytes_per_checksum(f.bytes_per_checksum);
   fd.set_block_cache(f.cache_blocks);
   fd.set_cache_encoded(f.cache_encoded);

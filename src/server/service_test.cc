@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "basalt/family_values.h"
 #include "gtest/gtest.h"
 #include "tests/util/temp_dir.h"
 
@@ -99,6 +100,49 @@ TEST_F(ServiceTest, CheckAndMutateEmptyValueRules) {
   EXPECT_FALSE(resp.processed());
   req.mutable_condition()->set_op(static_cast<rpc::CompareOp>(77));
   EXPECT_EQ(data_->CheckAndMutate(req, &resp).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Every value of basalt/family_values.h goes wire -> engine -> wire unchanged, and the engine
+// names it as the table does (the first row of a wire number is its printed name).
+TEST(FamilyValues, EveryValueRoundTripsThroughTheEngine) {
+  for (const FamilyValue& v : kFamilyValues) {
+    const FamilyValue* printed = FindFamilyValueByWire(v.setting, v.wire);
+    ASSERT_NE(printed, nullptr);
+    EXPECT_EQ(FindFamilyValueByDisk(v.setting, v.disk), printed) << v.name;
+    rpc::FamilyDescriptor fd;
+    fd.set_name("cf");
+    switch (v.setting) {
+      case FamilySetting::kEncoding: fd.set_encoding(static_cast<rpc::DataBlockEncoding>(v.wire)); break;
+      case FamilySetting::kCompression: fd.set_compression(static_cast<rpc::Compression>(v.wire)); break;
+      case FamilySetting::kBloom: fd.set_bloom(static_cast<rpc::BloomType>(v.wire)); break;
+      case FamilySetting::kChecksum: fd.set_checksum(static_cast<rpc::ChecksumType>(v.wire)); break;
+    }
+    absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
+    ASSERT_TRUE(f.ok()) << v.name << ": " << f.status();
+    const char* engine_name = "";
+    switch (v.setting) {
+      case FamilySetting::kEncoding: engine_name = EncodingName(f->encoding); break;
+      case FamilySetting::kCompression: engine_name = CompressionName(f->compression); break;
+      case FamilySetting::kBloom: engine_name = BloomName(f->bloom); break;
+      case FamilySetting::kChecksum: engine_name = ChecksumName(f->checksum); break;
+    }
+    EXPECT_EQ(std::string_view(engine_name), printed->name);
+    const rpc::FamilyDescriptor back = FamilyToProto(*f);
+    int wire = -1;
+    switch (v.setting) {
+      case FamilySetting::kEncoding: wire = back.encoding(); break;
+      case FamilySetting::kCompression: wire = back.compression(); break;
+      case FamilySetting::kBloom: wire = back.bloom(); break;
+      case FamilySetting::kChecksum: wire = back.checksum(); break;
+    }
+    EXPECT_EQ(wire, v.wire) << v.name;
+  }
+  // The proto's numbers are the table's.
+  EXPECT_EQ(FindFamilyValueByName(FamilySetting::kBloom, "row")->wire, rpc::BLOOM_ROW);
+  EXPECT_EQ(FindFamilyValueByName(FamilySetting::kChecksum, "CRC32C")->wire, rpc::CHECKSUM_CRC32C);
+  EXPECT_EQ(FindFamilyValueByName(FamilySetting::kCompression, "gz")->wire, rpc::COMPRESSION_ZLIB);
+  EXPECT_EQ(FindFamilyValueByName(FamilySetting::kEncoding, "ROW_INDEX")->wire, rpc::ENCODING_ROW_INDEX);
+  EXPECT_EQ(FindFamilyValueByName(FamilySetting::kCompression, "LZO"), nullptr);
 }
 
 TEST_F(ServiceTest, FamilyNamesMayHaveNonAsciiBytes) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/coding.h"
 #include "absl/time/clock.h"
+#include "basalt/family_values.h"
 #include "common/status.h"
 #include "src/tools/shell/escape.h"
 
@@ -80,7 +81,7 @@ absl::StatusOr<bool> Bool(const Ctx& c, const Value& v, std::string_view what) {
 }
 
 absl::StatusOr<std::string> Enum(const Ctx& c, const Value& v, std::string_view key,
-                                 std::initializer_list<std::string_view> allowed) {
+                                 const std::vector<std::string_view>& allowed) {
   BASALT_ASSIGN_OR_RETURN(std::string s, Bytes(c, v, absl::StrCat("a string for ", AV(key)), false));
   s = absl::AsciiStrToUpper(s);
   for (std::string_view a : allowed) {
@@ -89,6 +90,20 @@ absl::StatusOr<std::string> Enum(const Ctx& c, const Value& v, std::string_view 
   std::vector<std::string> names(allowed.begin(), allowed.end());
   return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": ", AV(key), " must be one of ",
                                                  absl::StrJoin(names, ", "), ", not '", ToStringBinary(s), "'"));
+}
+
+// The names a family setting takes (basalt/family_values.h).
+std::vector<std::string_view> SettingValues(FamilySetting setting) {
+  std::vector<std::string_view> names;
+  for (const FamilyValue& fv : kFamilyValues) {
+    if (fv.setting == setting) names.push_back(fv.name);
+  }
+  return names;
+}
+
+// One of a family setting's values, upper-cased.
+absl::StatusOr<std::string> Enum(const Ctx& c, const Value& v, FamilySetting setting) {
+  return Enum(c, v, FamilySettingName(setting), SettingValues(setting));
 }
 
 // 'cf:q' -> (cf, q); 'cf' -> (cf, nullopt), the whole family; 'cf:' -> (cf, ""), as HBase.
@@ -248,13 +263,13 @@ absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
       BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "BLOCKSIZE", 1, UINT32_MAX));
       f.block_size = static_cast<uint32_t>(n);
     } else if (key == "DATA_BLOCK_ENCODING") {
-      BASALT_ASSIGN_OR_RETURN(f.encoding, Enum(c, v, key, {"NONE", "PREFIX", "FAST_DIFF", "ROW_INDEX"}));
+      BASALT_ASSIGN_OR_RETURN(f.encoding, Enum(c, v, FamilySetting::kEncoding));
     } else if (key == "COMPRESSION") {
-      BASALT_ASSIGN_OR_RETURN(f.compression, Enum(c, v, key, {"NONE", "SNAPPY", "ZLIB", "GZ", "ZSTD", "LZ4"}));
+      BASALT_ASSIGN_OR_RETURN(f.compression, Enum(c, v, FamilySetting::kCompression));
     } else if (key == "BLOOMFILTER") {
-      BASALT_ASSIGN_OR_RETURN(f.bloom, Enum(c, v, key, {"NONE", "ROW", "ROWCOL"}));
+      BASALT_ASSIGN_OR_RETURN(f.bloom, Enum(c, v, FamilySetting::kBloom));
     } else if (key == "CHECKSUM_TYPE") {
-      BASALT_ASSIGN_OR_RETURN(f.checksum, Enum(c, v, key, {"NULL", "CRC32", "CRC32C"}));
+      BASALT_ASSIGN_OR_RETURN(f.checksum, Enum(c, v, FamilySetting::kChecksum));
     } else if (key == "BYTES_PER_CHECKSUM") {
       BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "BYTES_PER_CHECKSUM", 1, UINT32_MAX));
       f.bytes_per_checksum = static_cast<uint32_t>(n);
@@ -773,9 +788,16 @@ struct Spec {
   size_t min_args;
   size_t max_args;  // SIZE_MAX: any number
   const char* usage;
-  const char* help;
+  std::string help;
   absl::StatusOr<Reply> (*run)(Ctx&);
 };
+
+// "NAME (V1, V2, ...)" for a family setting, from basalt/family_values.h.
+std::string SettingHelp(FamilySetting s) {
+  std::vector<std::string> names;
+  for (std::string_view n : SettingValues(s)) names.emplace_back(n);
+  return absl::StrCat(AV(FamilySettingName(s)), " (", absl::StrJoin(names, ", "), ")");
+}
 
 constexpr size_t kAny = SIZE_MAX;
 
@@ -791,14 +813,15 @@ const std::vector<Spec>& Specs() {
 
       {"create", "ddl", 1, kAny,
        "create 't1', 'cf1' [, 'cf2', ...]  |  create 't1', {NAME => 'cf', VERSIONS => 3, ...} [, {...}]",
-       "Creates a table with the given column families. Family settings: VERSIONS (1), MIN_VERSIONS (0),\n"
-       "TTL (seconds or 'FOREVER'), BLOCKSIZE (65536), DATA_BLOCK_ENCODING (NONE, PREFIX, FAST_DIFF,\n"
-       "ROW_INDEX), COMPRESSION (NONE, SNAPPY, ZLIB, GZ, ZSTD, LZ4), BLOOMFILTER (NONE, ROW, ROWCOL),\n"
-       "CHECKSUM_TYPE (NULL, CRC32, CRC32C), BYTES_PER_CHECKSUM (16384), BLOCKCACHE (true),\n"
-       "CACHE_ENCODED (false). Examples:\n"
+       absl::StrCat("Creates a table with the given column families. Family settings: VERSIONS (1), MIN_VERSIONS (0),\n"
+                    "TTL (seconds or 'FOREVER'), BLOCKSIZE (65536), ",
+                    SettingHelp(FamilySetting::kEncoding), ",\n", SettingHelp(FamilySetting::kCompression), ", ",
+                    SettingHelp(FamilySetting::kBloom), ",\n", SettingHelp(FamilySetting::kChecksum),
+                    ", BYTES_PER_CHECKSUM (16384), BLOCKCACHE (true),\n"
+                    "CACHE_ENCODED (false). Examples:\n"
        "  create 't1', 'cf'\n"
        "  create 't1', {NAME => 'cf', VERSIONS => 3, TTL => 86400, COMPRESSION => 'SNAPPY'}\n"
-       "  create 't1', NAME => 'cf', DATA_BLOCK_ENCODING => 'FAST_DIFF'",
+       "  create 't1', NAME => 'cf', DATA_BLOCK_ENCODING => 'FAST_DIFF'"),
        CmdCreate},
       {"describe", "ddl", 1, 1, "describe 't1'", "Shows a table's state and its families' settings.", CmdDescribe},
       {"desc", "ddl", 1, 1, "desc 't1'", "Same as describe.", CmdDescribe},
