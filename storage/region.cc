@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/manifest.h"
+#include "storage/internal/region_impl.h"
 #include "storage/internal/store.h"
 #include "storage/internal/visibility.h"
 #include "storage/internal/wal.h"
@@ -47,7 +48,7 @@ ReadRules RulesOf(const ReadSpec& spec) {
 
 }  // namespace
 
-Region::Region(const RegionOptions& options, RegionDescriptor desc, std::string dir)
+RegionImpl::RegionImpl(const RegionOptions& options, RegionDescriptor desc, std::string dir)
     : options_(options), desc_(std::move(desc)), dir_(std::move(dir)),
       row_locks_(new absl::Mutex[kRowLockStripes]) {
   if (options_.env == nullptr) options_.env = Env::Default();
@@ -59,17 +60,17 @@ Region::Region(const RegionOptions& options, RegionDescriptor desc, std::string 
   }
 }
 
-Region::~Region() {
+RegionImpl::~RegionImpl() {
   Close().IgnoreError();
 }
 
-int64_t Region::Now() const { return options_.clock(); }
+int64_t RegionImpl::Now() const { return options_.clock(); }
 
 absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& options, const RegionDescriptor& desc,
                                                      const std::string& dir) {
   if (desc.name.empty()) return absl::InvalidArgumentError("region name is empty");
   if (desc.families.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, " has no families"));
-  std::unique_ptr<Region> r(new Region(options, desc, dir));
+  std::unique_ptr<RegionImpl> r(new RegionImpl(options, desc, dir));
   for (const auto& f : desc.families) {
     BASALT_RETURN_IF_ERROR(ValidateFamily(f));
     if (r->stores_.count(f.name)) {
@@ -79,10 +80,10 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
   }
   BASALT_RETURN_IF_ERROR(r->Recover());
   r->bg_thread_ = std::thread([p = r.get()] { p->BackgroundLoop(); });
-  return r;
+  return std::unique_ptr<Region>(std::move(r));
 }
 
-void Region::Log(std::string_view line) const {
+void RegionImpl::Log(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
@@ -90,7 +91,7 @@ void Region::Log(std::string_view line) const {
   }
 }
 
-absl::Status Region::MoveAside(const std::string& name) {
+absl::Status RegionImpl::MoveAside(const std::string& name) {
   const std::string aside = dir_ + "/" + kLostFoundDir;
   BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(aside));
   std::string to = aside + "/" + name;
@@ -101,7 +102,7 @@ absl::Status Region::MoveAside(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::Status Region::Recover() {
+absl::Status RegionImpl::Recover() {
   Env* env = options_.env;
   BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_));
   const std::string mpath = dir_ + "/" + kManifestName;
@@ -235,12 +236,12 @@ absl::Status Region::Recover() {
   return absl::OkStatus();
 }
 
-Store* Region::FindStore(std::string_view family) const {
+Store* RegionImpl::FindStore(std::string_view family) const {
   auto it = stores_.find(family);
   return it == stores_.end() ? nullptr : it->second.get();
 }
 
-absl::Status Region::CheckWritable() const {
+absl::Status RegionImpl::CheckWritable() const {
   absl::MutexLock l(&state_mu_);
   if (closed_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
   if (failed_.code() == absl::StatusCode::kResourceExhausted) {
@@ -255,21 +256,21 @@ absl::Status Region::CheckWritable() const {
   return absl::OkStatus();
 }
 
-absl::Status Region::CheckOpen() const {
+absl::Status RegionImpl::CheckOpen() const {
   absl::MutexLock l(&state_mu_);
   if (closed_) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " is closed"));
   return absl::OkStatus();
 }
 
-absl::Status Region::Fail(absl::Status s) {
+absl::Status RegionImpl::Fail(absl::Status s) {
   absl::MutexLock l(&state_mu_);
   if (failed_.ok()) failed_ = s;
   return s;
 }
 
-uint64_t Region::ReadPoint() const { return read_point_.load(std::memory_order_acquire); }
+uint64_t RegionImpl::ReadPoint() const { return read_point_.load(std::memory_order_acquire); }
 
-absl::Status Region::Put(std::string_view row, std::string_view family, std::string_view qualifier,
+absl::Status RegionImpl::Put(std::string_view row, std::string_view family, std::string_view qualifier,
                          std::string_view value, int64_t ts, Durability durability) {
   RowMutation rm;
   rm.row.assign(row);
@@ -282,14 +283,14 @@ absl::Status Region::Put(std::string_view row, std::string_view family, std::str
   return Mutate({std::move(rm)}, durability);
 }
 
-absl::Status Region::CheckDurability(Durability d) {
+absl::Status RegionImpl::CheckDurability(Durability d) {
   if (d == Durability::kUseDefault) {
     return absl::InvalidArgumentError("USE_DEFAULT durability is for client requests; the server resolves it");
   }
   return absl::OkStatus();
 }
 
-absl::Status Region::ValidateBatch(const std::vector<RowMutation>& batch) const {
+absl::Status RegionImpl::ValidateBatch(const std::vector<RowMutation>& batch) const {
   uint64_t batch_bytes = 0;
   for (const auto& rm : batch) {
     if (rm.row.empty()) return absl::InvalidArgumentError("row key is empty");
@@ -338,7 +339,7 @@ class StripeLocks {
 };
 }  // namespace
 
-absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
+absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   // Validate everything before touching anything.
@@ -350,7 +351,7 @@ absl::Status Region::Mutate(const std::vector<RowMutation>& batch, Durability du
   return MutateLocked(batch, durability);
 }
 
-absl::Status Region::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
                                    Durability durability) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(CheckDurability(durability));
@@ -368,7 +369,7 @@ absl::Status Region::MutateRowWith(std::string_view row, const ReadSpec& spec, c
   return MutateLocked(batch, durability);
 }
 
-absl::Status Region::MutateLocked(const std::vector<RowMutation>& batch, Durability durability) {
+absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability) {
   // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
   // letting memstores grow without bound.
   if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {
@@ -443,23 +444,23 @@ absl::Status Region::MutateLocked(const std::vector<RowMutation>& batch, Durabil
   return absl::OkStatus();
 }
 
-uint64_t Region::MemstoreBytes() const {
+uint64_t RegionImpl::MemstoreBytes() const {
   uint64_t bytes = 0;
   for (auto& [n, st] : stores_) bytes += st->MemstoreBytes();
   return bytes;
 }
 
-void Region::MaybeScheduleBackground() {
+void RegionImpl::MaybeScheduleBackground() {
   if (MemstoreBytes() < options_.memstore_flush_size) return;
   absl::MutexLock l(&state_mu_);
   bg_requested_ = true;
 }
 
-void Region::BackgroundLoop() {
+void RegionImpl::BackgroundLoop() {
   for (;;) {
     {
       absl::MutexLock l(&state_mu_);
-      state_mu_.AwaitWithTimeout(absl::Condition(+[](Region* r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      state_mu_.AwaitWithTimeout(absl::Condition(+[](RegionImpl* r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
                                    return r->bg_requested_ || r->bg_stop_;
                                  }, this),
                                  absl::Seconds(1));
@@ -475,12 +476,12 @@ void Region::BackgroundLoop() {
   }
 }
 
-bool Region::Healable() const {
+bool RegionImpl::Healable() const {
   absl::MutexLock l(&state_mu_);
   return !closed_ && failed_.code() == absl::StatusCode::kResourceExhausted;
 }
 
-absl::Status Region::TryHeal() {
+absl::Status RegionImpl::TryHeal() {
   if (!Healable()) return absl::OkStatus();
   absl::MutexLock fl(&flush_mu_);
   absl::Status s;
@@ -525,7 +526,7 @@ absl::Status Region::TryHeal() {
   return absl::OkStatus();
 }
 
-absl::Status Region::WriteManifest() {
+absl::Status RegionImpl::WriteManifest() {
   absl::MutexLock l(&manifest_mu_);
   Manifest m;
   m.next_file_number = next_file_number_.load();
@@ -534,13 +535,13 @@ absl::Status Region::WriteManifest() {
   return options_.env->WriteFileDurably(dir_ + "/" + kManifestName, EncodeManifest(m));
 }
 
-absl::Status Region::Flush() {
+absl::Status RegionImpl::Flush() {
   BASALT_RETURN_IF_ERROR(CheckOpen());
   absl::MutexLock fl(&flush_mu_);
   return FlushLocked();
 }
 
-absl::Status Region::FlushLocked() {
+absl::Status RegionImpl::FlushLocked() {
   {
     absl::MutexLock l(&state_mu_);
     if (!failed_.ok()) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed: ", failed_.message()));
@@ -582,7 +583,7 @@ absl::Status Region::FlushLocked() {
   return wal_->DeleteSegmentsBefore(*segment, keep_log_aside_ ? dir_ + "/" + kLostFoundDir + "/wal" : "");
 }
 
-absl::Status Region::CompactStore(Store* store, bool major) {
+absl::Status RegionImpl::CompactStore(Store* store, bool major) {
   FileList inputs;
   if (major) {
     auto files = store->Files();
@@ -599,7 +600,7 @@ absl::Status Region::CompactStore(Store* store, bool major) {
   return absl::OkStatus();
 }
 
-absl::Status Region::CompactMinor() {
+absl::Status RegionImpl::CompactMinor() {
   BASALT_RETURN_IF_ERROR(CheckOpen());
   absl::MutexLock cl(&compaction_mu_);
   BASALT_RETURN_IF_ERROR(CheckOpen());  // Close may have come and gone while we waited
@@ -607,7 +608,7 @@ absl::Status Region::CompactMinor() {
   return absl::OkStatus();
 }
 
-absl::Status Region::MajorCompact() {
+absl::Status RegionImpl::MajorCompact() {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(Flush());
   absl::MutexLock cl(&compaction_mu_);
@@ -616,7 +617,7 @@ absl::Status Region::MajorCompact() {
   return absl::OkStatus();
 }
 
-absl::Status Region::Close() {
+absl::Status RegionImpl::Close() {
   {
     absl::MutexLock l(&state_mu_);
     if (closed_) return absl::OkStatus();
@@ -650,7 +651,7 @@ absl::Status Region::Close() {
   return s;
 }
 
-RegionStats Region::GetStats() const {
+RegionStats RegionImpl::GetStats() const {
   RegionStats st;
   {
     absl::MutexLock l(&seq_mu_);
@@ -748,7 +749,7 @@ class StoreReader {
 
 }  // namespace
 
-absl::StatusOr<ColumnTargets> Region::ResolveColumns(const ReadSpec& spec) const {
+absl::StatusOr<ColumnTargets> RegionImpl::ResolveColumns(const ReadSpec& spec) const {
   ColumnTargets targets;
   if (spec.columns.empty()) {
     for (auto& [n, st] : stores_) targets.push_back({st.get(), true, {}});
@@ -774,17 +775,17 @@ absl::StatusOr<ColumnTargets> Region::ResolveColumns(const ReadSpec& spec) const
   return targets;
 }
 
-absl::StatusOr<std::vector<Cell>> Region::Get(std::string_view row, const ReadSpec& spec) {
+absl::StatusOr<std::vector<Cell>> RegionImpl::Get(std::string_view row, const ReadSpec& spec) {
   RowResult result;
   BASALT_RETURN_IF_ERROR(GetInto(row, spec, &result));
   return result.ToCells();
 }
 
-absl::Status Region::Get(std::string_view row, const ReadSpec& spec, RowResult* result) {
+absl::Status RegionImpl::Get(std::string_view row, const ReadSpec& spec, RowResult* result) {
   return GetInto(row, spec, result);
 }
 
-absl::Status Region::GetInto(std::string_view row, const ReadSpec& spec, RowResult* result) {
+absl::Status RegionImpl::GetInto(std::string_view row, const ReadSpec& spec, RowResult* result) {
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
@@ -921,7 +922,7 @@ size_t RowResult::RawBytes() const {
   return n;
 }
 
-absl::StatusOr<std::unique_ptr<RegionScanner>> Region::Scan(const ScanSpec& spec) {
+absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& spec) {
   BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
   auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
   const int64_t now = Now();

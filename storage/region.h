@@ -30,20 +30,6 @@
 
 namespace basalt {
 
-class Store;
-class Wal;
-
-namespace internal {
-// A store a read touches, with its sorted qualifier filter (all: the whole family).
-struct ColumnTarget {
-  Store* store;
-  bool all;
-  std::vector<std::string> qualifiers;
-};
-// Most reads touch one or two families: kept inline, no allocation per Get.
-using ColumnTargets = absl::InlinedVector<ColumnTarget, 2>;
-}  // namespace internal
-
 struct RegionDescriptor {
   std::string name;  // unique per WAL; also written in every log record
   std::vector<FamilyOptions> families;
@@ -168,121 +154,52 @@ class RegionScanner {
   RowResult scratch_;
 };
 
+// The contract; the state lives behind it (storage/internal/region_impl.h).
 class Region {
  public:
   // Opens (creating when new) the region in dir, replaying its log. Families come from the
   // descriptor; files of families not in it are ignored.
   static absl::StatusOr<std::unique_ptr<Region>> Open(const RegionOptions& options, const RegionDescriptor& desc,
                                                       const std::string& dir);
-  ~Region();
+  virtual ~Region() = default;
 
   // Applies a batch: each row's mutations atomically. Errors: InvalidArgument (empty or
   // too-long row, unknown family), FailedPrecondition (region closed or failed).
-  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal);
-  absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
-                   int64_t ts = kLatestTimestamp, Durability durability = Durability::kSyncWal);
+  virtual absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal) = 0;
+  virtual absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier,
+                           std::string_view value, int64_t ts = kLatestTimestamp,
+                           Durability durability = Durability::kSyncWal) = 0;
 
   // Read-modify-write of one row under its row lock (Increment, Append, CheckAndMutate): reads
   // the row with `spec`, seeing every earlier write to it, and calls `fn` with what it read.
   // `fn` fills the mutations to apply (none: nothing is written) or returns an error, which is
   // returned as is. Writes to the row wait meanwhile; `fn` must not call back into the region.
   using RowUpdateFn = std::function<absl::Status(const RowResult& current, std::vector<Mutation>* out)>;
-  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
-                             Durability durability = Durability::kSyncWal);
+  virtual absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+                                     Durability durability = Durability::kSyncWal) = 0;
 
-  absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {});
+  virtual absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {}) = 0;
   // The same into a reusable result (no allocation per cell once warm).
-  absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result);
-  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec);
+  virtual absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result) = 0;
+  virtual absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) = 0;
 
   // Writes every memstore to block files (also run in the background past the flush size).
-  absl::Status Flush();
+  virtual absl::Status Flush() = 0;
   // Runs a minor compaction of each store if its files call for one.
-  absl::Status CompactMinor();
+  virtual absl::Status CompactMinor() = 0;
   // Flushes, then rewrites each store into one file without deleted, expired or surplus
   // versions and without delete markers. As in HBase, it compacts the files there are when it
   // starts: a put written meanwhile at a timestamp below a delete marker the compaction drops is
   // visible afterwards (it was hidden while the marker lived).
-  absl::Status MajorCompact();
+  virtual absl::Status MajorCompact() = 0;
   // Waits for writes and a compaction in progress, flushes and stops background work; further writes, flushes
   // and compactions fail with FailedPrecondition (reads of what is there still work). Scanners
   // must not outlive the Region.
-  absl::Status Close();
+  virtual absl::Status Close() = 0;
 
-  RegionStats GetStats() const;
-  const RegionDescriptor& descriptor() const { return desc_; }
-  int64_t Now() const;
-
- private:
-  Region(const RegionOptions& options, RegionDescriptor desc, std::string dir);
-  absl::Status Recover();
-  // Moves dir_/name into dir_/lost+found/ (durably) and logs it.
-  absl::Status MoveAside(const std::string& name);
-  void Log(std::string_view line) const;
-  absl::Status WriteManifest();
-  absl::Status FlushLocked();
-  absl::Status CompactStore(Store* store, bool major);
-  void BackgroundLoop();
-  // A region failed on a full disk (ResourceExhausted) replaces its dead log and flushes; on
-  // success it serves writes again. Runs on the background thread.
-  bool Healable() const;
-  absl::Status TryHeal();
-  void MaybeScheduleBackground();
-  uint64_t MemstoreBytes() const;
-  Store* FindStore(std::string_view family) const;
-  absl::Status CheckWritable() const;
-  absl::Status ValidateBatch(const std::vector<RowMutation>& batch) const;
-  static absl::Status CheckDurability(Durability d);
-  // Mutate's work once the batch is valid and its rows are locked.
-  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability);
-  uint64_t ReadPoint() const;
-  absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
-  absl::Status CheckOpen() const;
-  absl::Status Fail(absl::Status s);
-  // The stores a read touches, in family name order; a family named twice gets the union.
-  absl::StatusOr<internal::ColumnTargets> ResolveColumns(const ReadSpec& spec) const;
-
-  RegionOptions options_;
-  RegionDescriptor desc_;
-  std::string dir_;
-  std::map<std::string, std::unique_ptr<Store>, std::less<>> stores_;
-  std::unique_ptr<Wal> wal_;
-  std::atomic<const Wal*> wal_view_{nullptr};       // wal_, for GetStats without flush_mu_
-  std::vector<std::unique_ptr<Wal>> retired_wals_;  // logs replaced by TryHeal (flush_mu_)
-
-  // Sequence ids and the MVCC read point.
-  mutable absl::Mutex seq_mu_;
-  uint64_t last_seq_ ABSL_GUARDED_BY(seq_mu_) = 0;
-  std::set<uint64_t> inflight_ ABSL_GUARDED_BY(seq_mu_);
-  bool writes_blocked_ ABSL_GUARDED_BY(seq_mu_) = false;
-  bool closing_ ABSL_GUARDED_BY(seq_mu_) = false;  // Close has begun: no new sequence ids
-  // Readers hold it shared while taking their read point and every store's snapshot; a flush
-  // holds it exclusively while its files replace the frozen memstores. So a read sees, for all
-  // families at once, either the memstores (filtered by its read point) or the flushed files.
-  absl::Mutex snapshot_mu_;
-  std::atomic<uint64_t> read_point_{0};
-
-  // Row locks: a fixed stripe of mutexes, taken in index order.
-  static constexpr size_t kRowLockStripes = 1024;
-  std::unique_ptr<absl::Mutex[]> row_locks_;
-
-  absl::Mutex flush_mu_;       // one flush at a time
-  absl::Mutex compaction_mu_;  // one compaction at a time
-  absl::Mutex manifest_mu_;    // manifest writes
-  std::atomic<uint64_t> next_file_number_{1};
-  bool keep_log_aside_ = false;  // while opening after skipped log damage: old segments are kept
-  std::atomic<uint64_t> flushed_seq_{0};
-
-  mutable absl::Mutex state_mu_;
-  absl::Status failed_ ABSL_GUARDED_BY(state_mu_);
-  bool closed_ ABSL_GUARDED_BY(state_mu_) = false;
-  bool bg_requested_ ABSL_GUARDED_BY(state_mu_) = false;
-  bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
-  std::thread bg_thread_;
-
-  std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
-  uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
-  uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;
+  virtual RegionStats GetStats() const = 0;
+  virtual const RegionDescriptor& descriptor() const = 0;
+  virtual int64_t Now() const = 0;
 };
 
 }  // namespace basalt

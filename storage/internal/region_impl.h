@@ -1,0 +1,129 @@
+// The state behind storage/region.h's Region: its stores, log, sequence ids, locks and
+// background work. Only storage/region.cc uses it.
+//
+// Thread-safety: as Region's.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/region.h"
+
+namespace basalt {
+
+class Store;
+class Wal;
+
+namespace internal {
+// A store a read touches, with its sorted qualifier filter (all: the whole family).
+struct ColumnTarget {
+  Store* store;
+  bool all;
+  std::vector<std::string> qualifiers;
+};
+// Most reads touch one or two families: kept inline, no allocation per Get.
+using ColumnTargets = absl::InlinedVector<ColumnTarget, 2>;
+}  // namespace internal
+
+class RegionImpl final : public Region {
+ public:
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability) override;
+  absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
+           int64_t ts, Durability durability) override;
+  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+                     Durability durability) override;
+  absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec) override;
+  absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result) override;
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) override;
+  absl::Status Flush() override;
+  absl::Status CompactMinor() override;
+  absl::Status MajorCompact() override;
+  absl::Status Close() override;
+  RegionStats GetStats() const override;
+  const RegionDescriptor& descriptor() const override { return desc_; }
+  int64_t Now() const override;
+
+  RegionImpl(const RegionOptions& options, RegionDescriptor desc, std::string dir);
+  ~RegionImpl() override;
+
+ private:
+  friend class Region;  // Open
+  absl::Status Recover();
+  // Moves dir_/name into dir_/lost+found/ (durably) and logs it.
+  absl::Status MoveAside(const std::string& name);
+  void Log(std::string_view line) const;
+  absl::Status WriteManifest();
+  absl::Status FlushLocked();
+  absl::Status CompactStore(Store* store, bool major);
+  void BackgroundLoop();
+  // A region failed on a full disk (ResourceExhausted) replaces its dead log and flushes; on
+  // success it serves writes again. Runs on the background thread.
+  bool Healable() const;
+  absl::Status TryHeal();
+  void MaybeScheduleBackground();
+  uint64_t MemstoreBytes() const;
+  Store* FindStore(std::string_view family) const;
+  absl::Status CheckWritable() const;
+  absl::Status ValidateBatch(const std::vector<RowMutation>& batch) const;
+  static absl::Status CheckDurability(Durability d);
+  // Mutate's work once the batch is valid and its rows are locked.
+  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability);
+  uint64_t ReadPoint() const;
+  absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
+  absl::Status CheckOpen() const;
+  absl::Status Fail(absl::Status s);
+  // The stores a read touches, in family name order; a family named twice gets the union.
+  absl::StatusOr<internal::ColumnTargets> ResolveColumns(const ReadSpec& spec) const;
+
+  RegionOptions options_;
+  RegionDescriptor desc_;
+  std::string dir_;
+  std::map<std::string, std::unique_ptr<Store>, std::less<>> stores_;
+  std::unique_ptr<Wal> wal_;
+  std::atomic<const Wal*> wal_view_{nullptr};       // wal_, for GetStats without flush_mu_
+  std::vector<std::unique_ptr<Wal>> retired_wals_;  // logs replaced by TryHeal (flush_mu_)
+
+  // Sequence ids and the MVCC read point.
+  mutable absl::Mutex seq_mu_;
+  uint64_t last_seq_ ABSL_GUARDED_BY(seq_mu_) = 0;
+  std::set<uint64_t> inflight_ ABSL_GUARDED_BY(seq_mu_);
+  bool writes_blocked_ ABSL_GUARDED_BY(seq_mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(seq_mu_) = false;  // Close has begun: no new sequence ids
+  // Readers hold it shared while taking their read point and every store's snapshot; a flush
+  // holds it exclusively while its files replace the frozen memstores. So a read sees, for all
+  // families at once, either the memstores (filtered by its read point) or the flushed files.
+  absl::Mutex snapshot_mu_;
+  std::atomic<uint64_t> read_point_{0};
+
+  // Row locks: a fixed stripe of mutexes, taken in index order.
+  static constexpr size_t kRowLockStripes = 1024;
+  std::unique_ptr<absl::Mutex[]> row_locks_;
+
+  absl::Mutex flush_mu_;       // one flush at a time
+  absl::Mutex compaction_mu_;  // one compaction at a time
+  absl::Mutex manifest_mu_;    // manifest writes
+  std::atomic<uint64_t> next_file_number_{1};
+  bool keep_log_aside_ = false;  // while opening after skipped log damage: old segments are kept
+  std::atomic<uint64_t> flushed_seq_{0};
+
+  mutable absl::Mutex state_mu_;
+  absl::Status failed_ ABSL_GUARDED_BY(state_mu_);
+  bool closed_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool bg_requested_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
+  std::thread bg_thread_;
+
+  std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
+  uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
+  uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;
+};
+
+}  // namespace basalt
