@@ -4,6 +4,7 @@
 #include "common/coding.h"
 #include "common/crc.h"
 #include "common/env.h"
+#include "common/format_stamp.h"
 
 namespace basalt {
 namespace {
@@ -46,6 +47,26 @@ TEST(Coding, VarintRoundTripAndTruncation) {
   std::string_view in(overflow);
   uint64_t got;
   EXPECT_FALSE(GetVarint64(&in, &got));
+}
+
+TEST(FormatStamp, ReadersRefuseWhatNeedsANewerReaderAndCallTheRestDamage) {
+  std::string b;
+  AppendFormatStamp(&b, "BSLTTEST", 3, 2);
+  ASSERT_EQ(b.size(), kFormatStampSize);
+  b += "payload";
+  absl::StatusOr<FormatStamp> s = ReadFormatStamp(b, "BSLTTEST", 2, "test file f");
+  ASSERT_TRUE(s.ok()) << s.status();  // version 3, readable from 2: a version-2 reader reads it
+  EXPECT_EQ(s->version, 3u);
+  EXPECT_EQ(s->min_reader_version, 2u);
+  s = ReadFormatStamp(b, "BSLTTEST", 1, "test file f");
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.status().message(),
+            "test file f has format version 3 and needs a reader of version 2; this build reads up to version 1 (it "
+            "was written by a newer Basalt)");
+  EXPECT_EQ(ReadFormatStamp(b, "BSLTELSE", 9, "f").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadFormatStamp(b.substr(0, 15), "BSLTTEST", 9, "f").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(HasFormatMagic(b, "BSLTTEST"));
+  EXPECT_FALSE(HasFormatMagic("BSLT", "BSLTTEST"));
 }
 
 TEST(Env, WriteReadReplace) {

@@ -10,7 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/util/random_bytes.h"
+#include "common/coding.h"
+#include "common/crc.h"
+#include "common/format_stamp.h"
 #include "storage/internal/block_cache.h"
+#include "storage/internal/manifest.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt {
@@ -639,6 +643,39 @@ TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {
   EXPECT_GT(region_->GetStats().flushes, 0u);
   EXPECT_EQ(Values("r5999").size(), 1u);
   EXPECT_EQ(Values("r0").size(), 1u);
+}
+
+TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
+  Manifest m;
+  m.next_file_number = 9;
+  m.flushed_seq = 77;
+  m.files["cf"] = {8, 5};
+  const std::string now = EncodeManifest(m);
+  ASSERT_EQ(now.substr(0, 8), "BSLTMANF");
+  const std::string body = now.substr(kFormatStampSize, now.size() - kFormatStampSize - 4);
+  auto with_crc = [](std::string s) {
+    PutFixed32(&s, MaskCrc(Crc32c(s)));
+    return s;
+  };
+  // Version 1: the bare magic, then the same body.
+  auto v1 = DecodeManifest(with_crc("BSLTMAN1" + body), "MANIFEST");
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  EXPECT_EQ(v1->files, m.files);
+  EXPECT_EQ(v1->flushed_seq, 77u);
+  // Written by a newer Basalt that old readers cannot read.
+  std::string newer;
+  AppendFormatStamp(&newer, "BSLTMANF", kManifestVersion + 1, kManifestVersion + 1);
+  auto refused = DecodeManifest(with_crc(newer + body), "d/MANIFEST");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find("manifest d/MANIFEST"), std::string::npos);
+  // A newer version old readers can still read (min_reader_version unchanged) is read.
+  std::string compatible;
+  AppendFormatStamp(&compatible, "BSLTMANF", kManifestVersion + 1, kManifestVersion);
+  EXPECT_TRUE(DecodeManifest(with_crc(compatible + body), "MANIFEST").ok());
+  // A flipped stamp byte is damage.
+  std::string damaged = now;
+  damaged[13] ^= 1;
+  EXPECT_EQ(DecodeManifest(damaged, "MANIFEST").status().code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
+#include "common/format_stamp.h"
 #include "common/crc.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -113,9 +114,8 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
       payload.push_back(static_cast<char>(flags));
     }
   }
-  std::string out(kMagic);
-  PutFixed32(&out, kCatalogVersion);
-  PutFixed32(&out, kCatalogVersion);  // min version to read
+  std::string out;
+  AppendFormatStamp(&out, kMagic, kCatalogVersion, /*min_reader_version=*/kCatalogVersion);
   PutFixed32(&out, static_cast<uint32_t>(payload.size()));
   out += payload;
   PutFixed32(&out, MaskCrc(Crc32c(out)));
@@ -134,14 +134,8 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
     return corrupt(absl::StrCat("checksum mismatch (stored 0x", absl::Hex(stored), ", computed 0x",
                                 absl::Hex(computed), ")"));
   }
-  const uint32_t version = DecodeFixed32(bytes.data() + 8);
-  const uint32_t min_read = DecodeFixed32(bytes.data() + 12);
-  const uint32_t payload_len = DecodeFixed32(bytes.data() + 16);
-  if (min_read > kCatalogVersion) {
-    return absl::FailedPreconditionError(absl::StrCat("catalogue ", path, " has format version ", version,
-                                                      " and needs a reader of version ", min_read,
-                                                      "; this build reads version ", kCatalogVersion));
-  }
+  BASALT_RETURN_IF_ERROR(ReadFormatStamp(bytes, kMagic, kCatalogVersion, absl::StrCat("catalogue ", path)).status());
+  const uint32_t payload_len = DecodeFixed32(bytes.data() + kFormatStampSize);
   if (payload_len != bytes.size() - kHeaderSize - 4) {
     return corrupt(absl::StrCat("payload length ", payload_len, " does not match file size ", bytes.size()));
   }

@@ -4,17 +4,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
+#include "common/format_stamp.h"
 #include "common/crc.h"
 #include "common/status.h"
 
 namespace basalt {
 
 namespace {
-constexpr char kMagic[] = "BSLTMAN1";
+constexpr std::string_view kMagic = "BSLTMANF";
+constexpr std::string_view kMagicV1 = "BSLTMAN1";  // version 1: the magic alone, no stamp
 }
 
 std::string EncodeManifest(const Manifest& m) {
-  std::string s(kMagic, 8);
+  std::string s;
+  AppendFormatStamp(&s, kMagic, kManifestVersion, /*min_reader_version=*/kManifestVersion);
   PutVarint64(&s, m.next_file_number);
   PutVarint64(&s, m.flushed_seq);
   PutVarint32(&s, static_cast<uint32_t>(m.files.size()));
@@ -31,10 +34,21 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
   auto bad = [&](std::string_view why) {
     return absl::DataLossError(absl::StrCat("corrupt manifest ", file, ": ", AV(why)));
   };
-  if (b.size() < 12 || std::memcmp(b.data(), kMagic, 8) != 0) return bad("bad magic");
+  size_t header = 8;  // version 1
+  if (HasFormatMagic(b, kMagic)) {
+    header = kFormatStampSize;
+  } else if (!HasFormatMagic(b, kMagicV1)) {
+    return bad("bad magic");
+  }
+  if (b.size() < header + 4) return bad("too short");
+  // Every version ends with the checksum of all before it, so damage (a flipped stamp byte too)
+  // is told apart from a newer format.
   uint32_t stored = UnmaskCrc(DecodeFixed32(b.data() + b.size() - 4));
   if (stored != Crc32c(b.data(), b.size() - 4)) return bad("checksum mismatch");
-  std::string_view in = b.substr(8, b.size() - 12);
+  if (header == kFormatStampSize) {
+    BASALT_RETURN_IF_ERROR(ReadFormatStamp(b, kMagic, kManifestVersion, absl::StrCat("manifest ", file)).status());
+  }
+  std::string_view in = b.substr(header, b.size() - header - 4);
   Manifest m;
   uint32_t nfam;
   if (!GetVarint64(&in, &m.next_file_number) || !GetVarint64(&in, &m.flushed_seq) || !GetVarint32(&in, &nfam)) {

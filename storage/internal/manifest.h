@@ -2,9 +2,13 @@
 // sequence id up to which everything is in those files. Replaced whole and atomically
 // (Env::WriteFileDurably), never edited in place.
 //
-//   magic "BSLTMAN1" | varint next_file_number | varint64 flushed_seq | varint families |
+//   format stamp (common/format_stamp.h): magic "BSLTMANF", version 2, min_reader_version 2 |
+//   varint next_file_number | varint64 flushed_seq | varint families |
 //   per family: length-prefixed name, varint files, varint64 file number per file |
 //   u32 masked CRC32C of everything before it
+//
+// Version 1 (written before the stamp) is the same after an 8-byte magic "BSLTMAN1" alone; it
+// is still read. Every version ends with the checksum of everything before it.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +19,8 @@
 #include "absl/status/statusor.h"
 
 namespace basalt {
+
+inline constexpr uint32_t kManifestVersion = 2;
 
 struct Manifest {
   uint64_t next_file_number = 1;

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/coding.h"
+#include "common/format_stamp.h"
 #include "common/crc.h"
 #include "common/status.h"
 #include "storage/cell.h"
@@ -122,34 +123,75 @@ absl::StatusOr<WalRecord> DecodeFramedWalRecord(std::string_view in, size_t* fra
   return rec;
 }
 
+namespace {
+
+constexpr std::string_view kSegmentMagic = "BSLTWALF";
+
+// Whether `segment` begins with an intact preamble (its stamp's crc matches).
+bool HasPreamble(std::string_view segment) {
+  return HasFormatMagic(segment, kSegmentMagic) && segment.size() >= kWalSegmentPreambleSize &&
+         DecodeFixed32(segment.data() + kFormatStampSize) == MaskCrc(Crc32c(segment.data(), kFormatStampSize));
+}
+
+// FailedPrecondition when an intact preamble asks for a newer reader.
+absl::Status CheckSegmentVersion(std::string_view segment, const std::string& path) {
+  if (!HasPreamble(segment)) return absl::OkStatus();
+  return ReadFormatStamp(segment, kSegmentMagic, kWalVersion, absl::StrCat("WAL segment ", path)).status();
+}
+
+}  // namespace
+
+size_t WalFramesStart(std::string_view segment) { return HasPreamble(segment) ? kWalSegmentPreambleSize : 0; }
+
 std::string EncodeWalSegmentHeader(uint64_t number) {
+  std::string out;
+  AppendFormatStamp(&out, kSegmentMagic, kWalVersion, /*min_reader_version=*/kWalVersion);
+  PutFixed32(&out, MaskCrc(Crc32c(out)));
   WalRecord header;
   header.seq = number;  // region "" and no edits: never a region's record
-  return EncodeWalRecord(header);
+  AppendFramedWalRecord(&out, header);
+  return out;
 }
 
 namespace {
 
-constexpr std::string_view kIndexMagic = "BSLTWALS";
-constexpr size_t kIndexSize = 8 + 8 + 8 + 4;
+constexpr std::string_view kIndexMagic = "BSLTSEGS";
+constexpr std::string_view kIndexMagicV1 = "BSLTWALS";  // version 1: the magic alone, no stamp
+constexpr size_t kIndexSize = kFormatStampSize + 8 + 8 + 4;
+constexpr size_t kIndexSizeV1 = 8 + 8 + 8 + 4;
 
 std::string EncodeIndex(uint64_t first, uint64_t last) {
-  std::string out(kIndexMagic);
+  std::string out;
+  AppendFormatStamp(&out, kIndexMagic, kWalVersion, /*min_reader_version=*/kWalVersion);
   PutFixed64(&out, first);
   PutFixed64(&out, last);
   PutFixed32(&out, MaskCrc(Crc32c(out)));
   return out;
 }
 
-// The live segment range SEGMENTS records; false when there is no (intact) index.
-bool ReadIndex(Env* env, const std::string& dir, uint64_t* first, uint64_t* last) {
+// The live segment range SEGMENTS records: false when there is no (intact) index, which replay
+// then does without; FailedPrecondition for an index written by a newer Basalt.
+absl::StatusOr<bool> ReadIndex(Env* env, const std::string& dir, uint64_t* first, uint64_t* last) {
   const std::string path = dir + "/" + kWalIndexName;
   if (!env->FileExists(path)) return false;
   absl::StatusOr<std::string> bytes = env->ReadFileToString(path);
-  if (!bytes.ok() || bytes->size() != kIndexSize || std::string_view(*bytes).substr(0, 8) != kIndexMagic) return false;
-  if (DecodeFixed32(bytes->data() + 24) != MaskCrc(Crc32c(bytes->data(), 24))) return false;
-  *first = DecodeFixed64(bytes->data() + 8);
-  *last = DecodeFixed64(bytes->data() + 16);
+  if (!bytes.ok()) return false;
+  const std::string_view b = *bytes;
+  size_t body = 0;
+  if (HasFormatMagic(b, kIndexMagicV1) && b.size() == kIndexSizeV1) {
+    body = 8;
+  } else if (HasFormatMagic(b, kIndexMagic) && b.size() >= kFormatStampSize + 4) {
+    body = kFormatStampSize;
+  } else {
+    return false;
+  }
+  if (DecodeFixed32(b.data() + b.size() - 4) != MaskCrc(Crc32c(b.data(), b.size() - 4))) return false;
+  if (body == kFormatStampSize) {
+    BASALT_RETURN_IF_ERROR(ReadFormatStamp(b, kIndexMagic, kWalVersion, absl::StrCat("WAL index ", path)).status());
+    if (b.size() != kIndexSize) return false;
+  }
+  *first = DecodeFixed64(b.data() + body);
+  *last = DecodeFixed64(b.data() + body + 8);
   return *first <= *last + 1;
 }
 
@@ -203,7 +245,7 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.dir));
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> existing, ListSegments(env, options.dir));
   uint64_t index_first = 0, index_last = 0;
-  const bool have_index = ReadIndex(env, options.dir, &index_first, &index_last);
+  BASALT_ASSIGN_OR_RETURN(const bool have_index, ReadIndex(env, options.dir, &index_first, &index_last));
   // Never reuse a number: a segment deleted behind our back must stay a gap replay can see.
   const uint64_t number = std::max(existing.empty() ? 0 : existing.back(), have_index ? index_last : 0) + 1;
   std::unique_ptr<Wal> wal(new Wal(options, env));
@@ -430,8 +472,9 @@ void Wal::BackgroundSyncer() {
 
 namespace {
 
-// A header frame is at most this long (region "", a 10-byte varint, a zero count).
-constexpr size_t kMaxHeaderFrameBytes = kWalHeaderSize + 1 + 10 + 1;
+// A segment's preamble and header frame are at most this long (the header record: region "",
+// a 10-byte varint, a zero count).
+constexpr size_t kMaxHeaderFrameBytes = kWalSegmentPreambleSize + kWalHeaderSize + 1 + 10 + 1;
 
 // What a segment holds, in file order.
 struct SegmentItem {
@@ -501,19 +544,19 @@ bool LooksTorn(std::string_view all, size_t pos) {
 std::vector<SegmentItem> ParseSegment(std::string_view all, uint64_t number, bool newest) {
   std::vector<SegmentItem> items;
   if (all.empty()) return items;  // a crash between creating the file and writing its header
-  size_t pos = 0;
+  size_t pos = WalFramesStart(all);  // after the preamble (version 2), or 0 (version 1)
   bool may_be_torn = newest;
   {
     WalRecord rec;
     size_t n = 0;
-    if (FrameOk(all, 0, &n, &rec, nullptr)) {
+    if (FrameOk(all, pos, &n, &rec, nullptr)) {
       if (rec.region.empty()) {
         if (rec.seq != number) {
           items.push_back({SegmentItem::Kind::kDamage, 0, all.size(), {},
                            absl::StrCat("the file holds the header of segment ", rec.seq, ", not ", number)});
           return items;
         }
-        pos = n;
+        pos += n;
       }
       // else: a segment written before segments had headers; its records start at 0.
     } else if (all.size() <= kMaxHeaderFrameBytes) {
@@ -576,7 +619,7 @@ absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& op
   // Every number the log should hold: the range SEGMENTS records (segments below it may linger
   // after a crash mid-delete; their records are all flushed) up to the newest there is.
   uint64_t first = 0, last = 0;
-  const bool have_index = ReadIndex(env, dir, &first, &last);
+  BASALT_ASSIGN_OR_RETURN(const bool have_index, ReadIndex(env, dir, &first, &last));
   if (!have_index) {
     first = segments.empty() ? 1 : segments.front();
     last = segments.empty() ? 0 : segments.back();
@@ -644,6 +687,7 @@ absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& op
       continue;
     }
     BASALT_ASSIGN_OR_RETURN(std::string data, env->ReadFileToString(path));
+    BASALT_RETURN_IF_ERROR(CheckSegmentVersion(data, path));  // a newer format: never skipped
     const std::vector<SegmentItem> items = ParseSegment(data, number, number == newest);
     for (size_t i = 0; i < items.size(); ++i) {
       const SegmentItem& it = items[i];

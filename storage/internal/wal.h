@@ -8,13 +8,23 @@
 // segment is only ever appended to by the Wal that created it; a reopened Wal starts a new one,
 // numbered after every segment that exists or existed (numbers are never reused).
 //
-// Every segment begins with a header record (region "", seq = the segment's number, no
-// edits), written and synced when the segment is created, before any record: a segment whose
-// first bytes are not its header was not written by this log (or was damaged), never a torn
-// write. `<dir>/SEGMENTS` (written durably whenever a segment is created or old ones go)
-// records the range of live segments, so a deleted segment is found missing:
+// Every segment begins with a preamble and a header record, written and synced when the
+// segment is created, before any record:
 //
-//   magic "BSLTWALS" | u64 first live segment | u64 newest segment | u32 masked crc32c
+//   preamble = format stamp (common/format_stamp.h: magic "BSLTWALF", version 2,
+//              min_reader_version 2) | u32 masked crc32c of the stamp          (20 bytes)
+//   header   = a record of region "", seq = the segment's number, no edits
+//
+// A segment whose first bytes are not these was not written by this log (or was damaged),
+// never a torn write; one asking for a newer reader is refused (FailedPrecondition) in every
+// recovery mode. Version 1 segments (before the stamp) begin with the header record, and older
+// ones with their first record; both are still read. `<dir>/SEGMENTS` (written durably whenever
+// a segment is created or old ones go) records the range of live segments, so a deleted
+// segment is found missing:
+//
+//   format stamp (magic "BSLTSEGS", version 2, min_reader_version 2) | u64 first live segment |
+//   u64 newest segment | u32 masked crc32c of everything before it
+//   (version 1: magic "BSLTWALS" alone in place of the stamp; still read)
 //
 // Record framing inside a segment (all integers little-endian):
 //
@@ -51,6 +61,12 @@
 namespace basalt {
 
 inline constexpr size_t kWalHeaderSize = 8;  // length u32 + masked crc u32
+inline constexpr uint32_t kWalVersion = 2;
+inline constexpr size_t kWalSegmentPreambleSize = 20;  // format stamp + its crc
+
+// Where a segment's frames start: after the preamble when `segment` begins with one, else 0
+// (a version 1 segment).
+size_t WalFramesStart(std::string_view segment);
 
 struct WalEdit {
   std::string family;

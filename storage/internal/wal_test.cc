@@ -11,7 +11,9 @@
 #include "gtest/gtest.h"
 #include "tests/util/random_bytes.h"
 #include "common/coding.h"
+#include "common/crc.h"
 #include "common/env.h"
+#include "common/format_stamp.h"
 #include "storage/cell.h"
 
 namespace basalt {
@@ -665,6 +667,105 @@ TEST(WalReplayTest, LargeTornTailReplaysInLinearTime) {
   auto got = ReplayAll(dir, &stats, &st);
   ASSERT_TRUE(st.ok()) << st;
   EXPECT_EQ(got.size(), 1u);
+}
+
+// Writes `bytes` as segment `number` and SEGMENTS naming it alone (a crafted log).
+void WriteSegment(const std::string& dir, uint64_t number, const std::string& bytes) {
+  ASSERT_TRUE(Env::Default()->CreateDirs(dir).ok());
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(WalSegmentPath(dir, number), bytes).ok());
+}
+
+TEST(WalFormatTest, SegmentsStartWithAStampedPreamble) {
+  std::string dir = NewTestDir("stamp");
+  {
+    auto wal = OpenWal(dir);
+    ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
+  }
+  auto bytes = Env::Default()->ReadFileToString(WalSegmentPath(dir, 1));
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_EQ(bytes->substr(0, 8), "BSLTWALF");
+  EXPECT_EQ(DecodeFixed32(bytes->data() + 8), kWalVersion);
+  EXPECT_EQ(WalFramesStart(*bytes), kWalSegmentPreambleSize);
+  auto index = Env::Default()->ReadFileToString(dir + "/" + kWalIndexName);
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ(index->substr(0, 8), "BSLTSEGS");
+}
+
+TEST(WalFormatTest, VersionOneSegmentsAndIndexAreStillRead) {
+  // A log written before the stamp: SEGMENTS with the bare magic, a segment that starts with
+  // its header record.
+  std::string dir = NewTestDir("v1");
+  WalRecord header;
+  header.seq = 1;
+  std::string segment = EncodeWalRecord(header) + EncodeWalRecord(MakeRecord("r", 7, 2));
+  WriteSegment(dir, 1, segment);
+  std::string index = "BSLTWALS";
+  PutFixed64(&index, 1);
+  PutFixed64(&index, 1);
+  PutFixed32(&index, MaskCrc(Crc32c(index)));
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(dir + "/" + kWalIndexName, index).ok());
+  EXPECT_EQ(WalFramesStart(segment), 0u);
+  ReplayStats stats;
+  absl::Status st;
+  auto got = ReplayAll(dir, &stats, &st);
+  ASSERT_TRUE(st.ok()) << st;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], MakeRecord("r", 7, 2));
+  // A new Wal continues after it, in the new format.
+  auto wal = OpenWal(dir);
+  ASSERT_NE(wal, nullptr);
+  EXPECT_EQ(wal->current_segment(), 2u);
+}
+
+TEST(WalFormatTest, ASegmentNeedingANewerReaderIsRefusedInEveryMode) {
+  std::string dir = NewTestDir("newer");
+  std::string segment;
+  AppendFormatStamp(&segment, "BSLTWALF", 5, 3);
+  PutFixed32(&segment, MaskCrc(Crc32c(segment)));
+  WalRecord header;
+  header.seq = 1;
+  segment += EncodeWalRecord(header) + EncodeWalRecord(MakeRecord("r", 1, 1));
+  WriteSegment(dir, 1, segment);
+  for (WalRecoveryMode mode : {WalRecoveryMode::kStrict, WalRecoveryMode::kPointInTime, WalRecoveryMode::kSkipCorrupted}) {
+    ReplayOptions o;
+    o.mode = mode;
+    int applied = 0;
+    absl::Status st = ReplayWal(Env::Default(), dir, o, [&](const WalRecord&) {
+      ++applied;
+      return absl::OkStatus();
+    }, nullptr);
+    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+    EXPECT_NE(st.message().find("needs a reader of version 3"), std::string::npos) << st;
+    EXPECT_EQ(applied, 0);
+  }
+  // A damaged stamp (its crc no longer matches) is damage, not a newer format.
+  segment[12] ^= 0x40;
+  WriteSegment(dir, 1, segment);
+  ReplayStats stats;
+  absl::Status st;
+  ReplayAll(dir, &stats, &st);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+}
+
+TEST(WalFormatTest, AnIndexNeedingANewerReaderIsRefused) {
+  std::string dir = NewTestDir("newerindex");
+  {
+    auto wal = OpenWal(dir);
+    ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
+  }
+  std::string index;
+  AppendFormatStamp(&index, "BSLTSEGS", 4, 4);
+  PutFixed64(&index, 1);
+  PutFixed64(&index, 1);
+  PutFixed32(&index, MaskCrc(Crc32c(index)));
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(dir + "/" + kWalIndexName, index).ok());
+  ReplayStats stats;
+  absl::Status st;
+  ReplayAll(dir, &stats, &st);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  Wal::Options o;
+  o.dir = dir;
+  EXPECT_EQ(Wal::Open(o).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

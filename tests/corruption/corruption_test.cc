@@ -691,11 +691,11 @@ struct WalImage {
   std::vector<uint64_t> record_end;  // end offset of each record in the segment
 };
 
-// The framing of wal.h: length u32, masked crc u32, payload; the segment's header record
-// (region "") first, which is not counted.
+// The framing of wal.h: the preamble, then frames of length u32, masked crc u32, payload; the
+// segment's header record (region "") first, which is not counted.
 std::vector<uint64_t> RecordEnds(const std::string& bytes) {
   std::vector<uint64_t> ends;
-  uint64_t pos = 0;
+  uint64_t pos = WalFramesStart(bytes);
   while (pos + kWalHeaderSize <= bytes.size()) {
     size_t n = 0;
     auto rec = DecodeFramedWalRecord(std::string_view(bytes).substr(pos), &n);
