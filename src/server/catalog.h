@@ -7,6 +7,7 @@
 //   +----------------+--------------+------------------+-------------+---------+--------------+
 //   | magic "BSLTCATG" | version u32 | min_read_ver u32 | payload_len u32 | payload | crc32c u32 |
 //   +----------------+--------------+------------------+-------------+---------+--------------+
+//   The first 16 bytes are the common format stamp (common/format_stamp.h).
 //   crc32c: masked CRC32C of every byte before it.
 //   payload: varint table count, then per table:
 //     lp name | u8 state (0 enabled, 1 disabled) | varint family count | family*
@@ -15,6 +16,8 @@
 //     u8 encoding | u8 compression | u8 bloom | u8 checksum | varint bytes_per_checksum |
 //     u8 flags (1 cache_blocks, 2 cache_encoded, 4 verify_checksums)
 //   (enum bytes are storage/options.h's values, which never change meaning.)
+//
+// Each table directory's TABLEINFO (tables.cc) is a one-table catalogue in this same format.
 //
 // A reader refuses a file whose min_read_ver is above what it knows (FailedPrecondition) and
 // any damage (DataLoss naming the path). Thread-compatible: plain functions on values.
