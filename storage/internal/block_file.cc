@@ -119,16 +119,17 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
   r->file_id_ = BlockCache::NewFileId();
   BASALT_ASSIGN_OR_RETURN(r->file_, env->NewRandomAccessFile(path));
   uint64_t size = r->file_->Size();
-  if (size < kTrailerSize) {
+  if (size < kTrailerSizeV1) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is not a Basalt block file: ", size, " bytes"));
   }
   char tbuf[kTrailerSize];
-  BASALT_ASSIGN_OR_RETURN(std::string_view tb, r->file_->Read(size - kTrailerSize, kTrailerSize, tbuf));
+  const size_t tail = static_cast<size_t>(std::min<uint64_t>(size, kTrailerSize));
+  BASALT_ASSIGN_OR_RETURN(std::string_view tb, r->file_->Read(size - tail, tail, tbuf));
   BASALT_ASSIGN_OR_RETURN(r->trailer_, DecodeTrailer(tb, path));
   const Trailer& t = r->trailer_;
   // Meta blocks are always verified: a bad index would misdirect every read.
   r->ctx_ = BlockReadContext{r->file_.get(), t.checksum, t.bytes_per_checksum, t.encoding, true};
-  uint64_t data_end = size - kTrailerSize;
+  uint64_t data_end = size - t.size;
   auto corrupt = [&](std::string_view what) {
     return absl::DataLossError(absl::StrCat("corrupt ", path, ": ", AV(what)));
   };

@@ -6,6 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "common/coding.h"
+#include "common/crc.h"
+#include "common/format_stamp.h"
 #include "storage/cell.h"
 #include "storage/internal/block_cache.h"
 #include "tests/util/temp_dir.h"
@@ -170,17 +172,46 @@ std::string ParamName(const ::testing::TestParamInfo<Param>& p) {
 INSTANTIATE_TEST_SUITE_P(All, BlockFileTest, ::testing::ValuesIn(AllParams(true)), ParamName);
 INSTANTIATE_TEST_SUITE_P(All, BlockFileDamageTest, ::testing::ValuesIn(AllParams(false)), ParamName);
 
-TEST(BlockFormat, TrailerRejectsUnknownVersionAndDamage) {
+TEST(BlockFormat, TrailerRejectsANewerFormatAndDamage) {
   Trailer t;
   std::string b = EncodeTrailer(t);
-  ASSERT_TRUE(DecodeTrailer(b, "f").ok());
-  std::string v2 = b;
-  v2[8] = 9;  // major version 9, CRC not fixed: damage
+  ASSERT_EQ(b.size(), kTrailerSize);
+  auto back = DecodeTrailer(b, "f");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->size, kTrailerSize);
+  EXPECT_EQ(back->version, kBlockFileVersion);
+  std::string damaged = b;
+  damaged[12] = 9;  // min_reader_version 9, CRC not fixed: damage
   Trailer t9 = t;
-  t9.major = 9;
-  EXPECT_EQ(DecodeTrailer(EncodeTrailer(t9), "f").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeTrailer(v2, "f").status().code(), absl::StatusCode::kDataLoss);
+  t9.version = t9.min_reader_version = 9;
+  EXPECT_EQ(DecodeTrailer(EncodeTrailer(t9), "f").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(DecodeTrailer(damaged, "f").status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecodeTrailer(std::string(kTrailerSize, 'x'), "f").status().code(), absl::StatusCode::kInvalidArgument);
+  // A newer version old readers can read (min_reader_version unchanged) is read.
+  Trailer t3 = t;
+  t3.version = 3;
+  EXPECT_TRUE(DecodeTrailer(EncodeTrailer(t3), "f").ok());
+}
+
+TEST(BlockFormat, VersionOneTrailersAreStillRead) {
+  Trailer t;
+  t.index = {100, 50};
+  t.entries = 7;
+  const std::string v2 = EncodeTrailer(t);
+  // Version 1: "BSLTTRL1", u16 major 1, u16 minor 0, the same fields, its crc.
+  std::string v1 = "BSLTTRL1";
+  PutFixed16(&v1, 1);
+  PutFixed16(&v1, 0);
+  v1 += v2.substr(kFormatStampSize, v2.size() - kFormatStampSize - 4);
+  PutFixed32(&v1, MaskCrc(Crc32c(v1)));
+  ASSERT_EQ(v1.size(), kTrailerSizeV1);
+  // As a reader sees it: the file's last kTrailerSize bytes, the trailer at their end.
+  auto got = DecodeTrailer("data" + v1, "f");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->size, kTrailerSizeV1);
+  EXPECT_EQ(got->version, 1u);
+  EXPECT_EQ(got->index.offset, 100u);
+  EXPECT_EQ(got->entries, 7u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/coding.h"
+#include "common/format_stamp.h"
 #include "common/crc.h"
 #include "common/status.h"
 #include "storage/internal/compression.h"
@@ -190,11 +191,14 @@ absl::StatusOr<std::string> RawBlockPayload(const BlockReadContext& ctx, const B
   return out;
 }
 
+namespace {
+constexpr std::string_view kTrailerMagic = "BSLTTRLF";
+constexpr std::string_view kTrailerMagicV1 = "BSLTTRL1";  // version 1: the magic, u16 major, u16 minor
+}  // namespace
+
 std::string EncodeTrailer(const Trailer& t) {
   std::string s;
-  s.append(kTrailerMagic, 8);
-  PutFixed16(&s, t.major);
-  PutFixed16(&s, t.minor);
+  AppendFormatStamp(&s, kTrailerMagic, t.version, t.min_reader_version);
   for (const BlockHandle* h : {&t.index, &t.bloom, &t.file_info}) {
     PutFixed64(&s, h->offset);
     PutFixed64(&s, h->size);
@@ -209,24 +213,39 @@ std::string EncodeTrailer(const Trailer& t) {
   return s;
 }
 
-absl::StatusOr<Trailer> DecodeTrailer(std::string_view b, const std::string& file) {
-  if (b.size() != kTrailerSize || std::memcmp(b.data(), kTrailerMagic, 8) != 0) {
+absl::StatusOr<Trailer> DecodeTrailer(std::string_view tail, const std::string& file) {
+  Trailer t;
+  std::string_view b;
+  if (tail.size() >= kTrailerSize && HasFormatMagic(tail.substr(tail.size() - kTrailerSize), kTrailerMagic)) {
+    b = tail.substr(tail.size() - kTrailerSize);
+  } else if (tail.size() >= kTrailerSizeV1 &&
+             HasFormatMagic(tail.substr(tail.size() - kTrailerSizeV1), kTrailerMagicV1)) {
+    b = tail.substr(tail.size() - kTrailerSizeV1);
+  } else {
     return absl::InvalidArgumentError(absl::StrCat(file, " is not a Basalt block file (no trailer magic)"));
   }
-  uint32_t stored = UnmaskCrc(DecodeFixed32(b.data() + kTrailerSize - 4));
-  uint32_t computed = Crc32c(b.data(), kTrailerSize - 4);
+  t.size = b.size();
+  uint32_t stored = UnmaskCrc(DecodeFixed32(b.data() + b.size() - 4));
+  uint32_t computed = Crc32c(b.data(), b.size() - 4);
   if (stored != computed) {
     return absl::DataLossError(absl::StrFormat("trailer checksum mismatch in %s: stored 0x%08x, computed 0x%08x",
                                                file, stored, computed));
   }
-  Trailer t;
-  const char* p = b.data() + 8;
-  t.major = DecodeFixed16(p);
-  t.minor = DecodeFixed16(p + 2);
-  p += 4;
-  if (t.major < kMinReadableMajor || t.major > kFormatMajor) {
-    return absl::InvalidArgumentError(absl::StrCat(file, " has format version ", t.major, ".", t.minor,
-                                                   "; this build reads ", kMinReadableMajor, " to ", kFormatMajor));
+  const char* p;
+  if (t.size == kTrailerSize) {
+    BASALT_ASSIGN_OR_RETURN(FormatStamp stamp,
+                            ReadFormatStamp(b, kTrailerMagic, kBlockFileVersion, absl::StrCat("block file ", file)));
+    t.version = stamp.version;
+    t.min_reader_version = stamp.min_reader_version;
+    p = b.data() + kFormatStampSize;
+  } else {
+    const uint16_t major = DecodeFixed16(b.data() + 8);
+    if (major != 1) {
+      return absl::FailedPreconditionError(absl::StrCat("block file ", file, " has a version 1 trailer of major ",
+                                                        major, "; this build reads major 1"));
+    }
+    t.version = t.min_reader_version = 1;
+    p = b.data() + 12;
   }
   for (BlockHandle* h : {&t.index, &t.bloom, &t.file_info}) {
     h->offset = DecodeFixed64(p);

@@ -2,7 +2,7 @@
 // versions). Background: A. Sharma, "Saving CPU! Using Native Hadoop Libraries for CRC
 // computation in HBase" (Apache HBase blog, 2015) on HBase's inline block checksums.
 //
-//   [data block]* [bloom block]? [index block] [file info block] [trailer: 80 bytes]
+//   [data block]* [bloom block]? [index block] [file info block] [trailer: 84 bytes]
 //
 // Every block is self-describing and carries inline checksums:
 //
@@ -22,12 +22,14 @@
 //   | u32 checksum per chunk        |  one per bytes_per_checksum chunk of header+payload;
 //   +-------------------------------+  none for kNull
 //
-// Trailer (fixed size, at the end of the file; all integers little-endian):
-//   magic[8] "BSLTTRL1" | u16 format major | u16 format minor | u64 index offset |
-//   u64 index size | u64 bloom offset | u64 bloom size | u64 file-info offset |
-//   u64 file-info size | u64 entries | u8 checksum type | u8 bloom type | u8 encoding |
-//   u8 compression | u32 bytes per checksum | u32 masked CRC32C of everything before it
-// A reader refuses a major version it does not know (kMinReadableMajor..kFormatMajor).
+// Trailer (84 bytes, at the end of the file; all integers little-endian):
+//   format stamp (common/format_stamp.h: magic "BSLTTRLF", u32 version 2,
+//   u32 min_reader_version 2) | u64 index offset | u64 index size | u64 bloom offset |
+//   u64 bloom size | u64 file-info offset | u64 file-info size | u64 entries |
+//   u8 checksum type | u8 bloom type | u8 encoding | u8 compression | u32 bytes per checksum |
+//   u32 masked CRC32C of everything before it
+// A reader refuses a trailer needing a newer reader (FailedPrecondition). Version 1 trailers
+// (80 bytes: magic "BSLTTRL1", u16 major 1, u16 minor, then the same fields) are still read.
 #pragma once
 
 #include <cstdint>
@@ -42,11 +44,9 @@
 namespace basalt {
 
 inline constexpr size_t kBlockHeaderSize = 28;
-inline constexpr size_t kTrailerSize = 80;
-inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
-inline constexpr uint16_t kMinReadableMajor = 1;
-inline constexpr char kTrailerMagic[9] = "BSLTTRL1";
+inline constexpr size_t kTrailerSize = 84;    // version 2, written now
+inline constexpr size_t kTrailerSizeV1 = 80;  // version 1, still read
+inline constexpr uint32_t kBlockFileVersion = 2;
 
 enum class BlockType : uint8_t { kData, kBloom, kIndex, kFileInfo };
 const char* BlockTypeName(BlockType t);
@@ -78,8 +78,9 @@ struct BlockHandle {
 };
 
 struct Trailer {
-  uint16_t major = kFormatMajor;
-  uint16_t minor = kFormatMinor;
+  uint32_t version = kBlockFileVersion;
+  uint32_t min_reader_version = kBlockFileVersion;
+  size_t size = kTrailerSize;  // the trailer's bytes on disk (decoded: 84, or 80 for version 1)
   BlockHandle index, bloom, file_info;
   uint64_t entries = 0;
   ChecksumType checksum = ChecksumType::kCrc32c;
@@ -90,9 +91,11 @@ struct Trailer {
 };
 
 std::string EncodeTrailer(const Trailer& t);
-// InvalidArgument for a file that is not a block file or of an unknown version; DataLoss for a
-// damaged trailer. `file` names the file in messages.
-absl::StatusOr<Trailer> DecodeTrailer(std::string_view bytes, const std::string& file);
+// Decodes the trailer from `tail`, the file's last kTrailerSize bytes (fewer when the file is
+// shorter); Trailer::size says how many of them it took. InvalidArgument for a file that is not
+// a block file; FailedPrecondition for one needing a newer reader; DataLoss for a damaged
+// trailer. `file` names the file in messages.
+absl::StatusOr<Trailer> DecodeTrailer(std::string_view tail, const std::string& file);
 
 // Bytes of checksums for `data_size` bytes of header+payload.
 size_t ChecksumBytes(ChecksumType t, uint32_t bytes_per_checksum, size_t data_size);
