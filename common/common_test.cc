@@ -1,3 +1,4 @@
+#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -5,6 +6,7 @@
 #include "common/crc.h"
 #include "common/env.h"
 #include "common/format_stamp.h"
+#include "common/status.h"
 
 namespace basalt {
 namespace {
@@ -83,6 +85,45 @@ TEST(Env, WriteReadReplace) {
   char buf[16];
   EXPECT_EQ((*f)->Read(3, 5, buf).status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(env->NewRandomAccessFile(dir + "/missing").status().code(), absl::StatusCode::kNotFound);
+}
+
+// A file system that runs out of space after `room` bytes of appends.
+class FullDiskEnv : public EnvWrapper {
+ public:
+  FullDiskEnv(Env* target, size_t room) : EnvWrapper(target), room_(room) {}
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    BASALT_ASSIGN_OR_RETURN(auto f, target()->NewWritableFile(p));
+    return std::unique_ptr<WritableFile>(std::make_unique<File>(std::move(f), &room_));
+  }
+
+ private:
+  class File : public WritableFileWrapper {
+   public:
+    File(std::unique_ptr<WritableFile> f, size_t* room) : WritableFileWrapper(std::move(f)), room_(room) {}
+    absl::Status Append(std::string_view data) override {
+      if (data.size() > *room_) return absl::ResourceExhaustedError("No space left on device");
+      *room_ -= data.size();
+      return WritableFileWrapper::Append(data);
+    }
+
+   private:
+    size_t* room_;
+  };
+  size_t room_;
+};
+
+TEST(Env, AFailedDurableWriteLeavesNoTempFileAndTheOldFileIntact) {
+  std::string dir = ::testing::TempDir() + "/basalt_env_full_test";
+  ASSERT_TRUE(Env::Default()->CreateDirs(dir).ok());
+  const std::string path = dir + "/MANIFEST";
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(path, "old").ok());
+  FullDiskEnv full(Env::Default(), 4);
+  absl::Status s = full.WriteFileDurably(path, "a longer new manifest");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_FALSE(Env::Default()->FileExists(path + ".tmp"));
+  auto got = Env::Default()->ReadFileToString(path);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, "old");
 }
 
 }  // namespace

@@ -214,12 +214,18 @@ Env* Env::Default() {
 }
 
 absl::Status Env::WriteFileDurably(const std::string& path, std::string_view contents) {
-  std::string tmp = path + ".tmp";
-  BASALT_ASSIGN_OR_RETURN(auto f, NewWritableFile(tmp));
-  BASALT_RETURN_IF_ERROR(f->Append(contents));
-  BASALT_RETURN_IF_ERROR(f->Sync());
-  BASALT_RETURN_IF_ERROR(f->Close());
-  return ReplaceFile(tmp, path);
+  const std::string tmp = path + ".tmp";
+  absl::Status s = [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(auto f, NewWritableFile(tmp));
+    BASALT_RETURN_IF_ERROR(f->Append(contents));
+    BASALT_RETURN_IF_ERROR(f->Sync());
+    BASALT_RETURN_IF_ERROR(f->Close());
+    return ReplaceFile(tmp, path);
+  }();
+  // A failed write leaves no half-written .tmp behind (on a full disk it would keep eating the
+  // space a retry needs); the file at `path`, if any, is untouched.
+  if (!s.ok() && FileExists(tmp)) DeleteFile(tmp).IgnoreError();
+  return s;
 }
 
 absl::StatusOr<std::string> Env::ReadFileToString(const std::string& path) {
