@@ -13,6 +13,7 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   t.name = d.table().name();
   t.enabled = d.state() != rpc::TABLE_DISABLED;
   if (d.state() == rpc::TABLE_FAILED_OPEN) t.open_error = d.error().empty() ? "FAILED_OPEN" : d.error();
+  t.regions = d.regions();
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -21,7 +22,8 @@ class AdminImpl final : public Admin {
  public:
   explicit AdminImpl(Core* core) : core_(core) {}
 
-  absl::Status CreateTable(const TableInfo& table) override {
+  using Admin::CreateTable;
+  absl::Status CreateTable(const TableInfo& table, const std::vector<std::string>& split_keys) override {
     const std::string what = absl::StrCat("CreateTable ", table.name);
     if (table.name.empty()) return WithContext(absl::InvalidArgumentError("empty table name"), what);
     if (table.families.empty()) return WithContext(absl::InvalidArgumentError("a table needs a family"), what);
@@ -30,6 +32,7 @@ class AdminImpl final : public Admin {
     for (const FamilySettings& f : table.families) {
       BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
     }
+    for (const std::string& k : split_keys) req.add_split_keys(k);
     rpc::CreateTableResponse resp;
     return WithContext(core_->CallGrpc(true,
                                        [&](GrpcPath* path, grpc::ClientContext* ctx) {
@@ -81,6 +84,35 @@ class AdminImpl final : public Admin {
     return TableCall("AssignTable", name, &rpc::Admin::Stub::AssignTable);
   }
 
+  absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) override {
+    rpc::TableRequest req;
+    req.set_table(table);
+    rpc::ListRegionsResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListRegions(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("ListRegions ", table));
+    std::vector<RegionStatus> out;
+    for (const rpc::RegionStatus& r : resp.regions()) {
+      RegionStatus o;
+      o.name = r.name();
+      o.encoded_name = r.encoded_name();
+      o.start_key = r.start_key();
+      o.end_key = r.end_key();
+      o.id = r.id();
+      o.state = r.state();
+      o.server = r.server();
+      o.store_file_bytes = r.store_file_bytes();
+      o.store_files = r.store_files();
+      o.memstore_bytes = r.memstore_bytes();
+      o.read_requests = r.read_requests();
+      o.write_requests = r.write_requests();
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
   absl::StatusOr<ServerStatus> Status() override {
     rpc::StatusRequest req;
     rpc::StatusResponse resp;
@@ -122,6 +154,7 @@ class AdminImpl final : public Admin {
       ts.store_files = t.store_files();
       ts.flushes = t.flushes();
       ts.compactions = t.compactions();
+      ts.regions = t.regions();
       out.tables.push_back(std::move(ts));
     }
     return out;
@@ -159,3 +192,37 @@ class AdminImpl final : public Admin {
 std::unique_ptr<Admin> NewAdmin(Core* core) { return std::make_unique<AdminImpl>(core); }
 
 }  // namespace basalt::client_internal
+
+namespace basalt {
+
+absl::StatusOr<std::vector<std::string>> SplitKeysFor(std::string_view algorithm, int num_regions) {
+  if (num_regions < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("NUMREGIONS of ", num_regions, ": a pre-split needs at least 2"));
+  }
+  std::vector<std::string> keys;
+  if (algorithm == "HexStringSplit") {
+    // RegionSplitter.HexStringSplit: 00000000 .. ffffffff cut in equal steps; the last region
+    // takes the remainder.
+    const uint64_t step = 0xFFFFFFFFull / static_cast<uint64_t>(num_regions);
+    for (int i = 1; i < num_regions; ++i) {
+      char buf[17];
+      snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(step * static_cast<uint64_t>(i)));
+      keys.push_back(buf);
+    }
+  } else if (algorithm == "UniformSplit") {
+    // RegionSplitter.UniformSplit: 8-byte keys from 0x00.. to 0xFF.. in equal steps.
+    const uint64_t step = UINT64_MAX / static_cast<uint64_t>(num_regions);
+    for (int i = 1; i < num_regions; ++i) {
+      const uint64_t v = step * static_cast<uint64_t>(i);
+      std::string k(8, '\0');
+      for (int b = 0; b < 8; ++b) k[b] = static_cast<char>((v >> (56 - 8 * b)) & 0xFF);
+      keys.push_back(std::move(k));
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown SPLITALGO '", AV(algorithm),
+                                                   "' (HexStringSplit or UniformSplit)"));
+  }
+  return keys;
+}
+
+}  // namespace basalt

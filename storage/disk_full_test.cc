@@ -40,7 +40,7 @@ class DiskFullTest : public ::testing::Test {
     o.background_compaction = false;
     o.log = [this](std::string_view line) { log_.emplace_back(line); };
     family_.name = "cf";
-    auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, mnt_ + "/region");
+    auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, mnt_ + "/region");
     ASSERT_TRUE(r.ok()) << r.status();
     region_ = std::move(*r);
   }

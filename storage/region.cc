@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/env.h"
@@ -48,6 +49,12 @@ ReadRules RulesOf(const ReadSpec& spec) {
 
 }  // namespace
 
+absl::Status RegionRangeError(const RegionDescriptor& desc, std::string_view row) {
+  return absl::OutOfRangeError(absl::StrCat("row '", absl::CHexEscape(AV(row)), "' is not in region ", desc.name, " ['",
+                                            absl::CHexEscape(desc.start_key), "', '", absl::CHexEscape(desc.end_key),
+                                            "')"));
+}
+
 RegionImpl::RegionImpl(const RegionOptions& options, RegionDescriptor desc, std::string dir)
     : options_(options), desc_(std::move(desc)), dir_(std::move(dir)),
       row_locks_(new absl::Mutex[kRowLockStripes]) {
@@ -70,6 +77,10 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
                                                      const std::string& dir) {
   if (desc.name.empty()) return absl::InvalidArgumentError("region name is empty");
   if (desc.families.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, " has no families"));
+  if (!desc.end_key.empty() && desc.end_key <= desc.start_key) {
+    return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": end key '", absl::CHexEscape(desc.end_key),
+                                                   "' is not after start key '", absl::CHexEscape(desc.start_key), "'"));
+  }
   std::unique_ptr<RegionImpl> r(new RegionImpl(options, desc, dir));
   for (const auto& f : desc.families) {
     BASALT_RETURN_IF_ERROR(ValidateFamily(f));
@@ -297,6 +308,7 @@ absl::Status RegionImpl::ValidateBatch(const std::vector<RowMutation>& batch) co
     if (rm.row.size() > kMaxRowLength) {
       return absl::InvalidArgumentError(absl::StrCat("row key of ", rm.row.size(), " bytes exceeds ", kMaxRowLength));
     }
+    if (!desc_.Contains(rm.row)) return RegionRangeError(desc_, rm.row);
     for (const auto& m : rm.mutations) {
       if (FindStore(m.family) == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat("unknown column family '", m.family, "' in region ", desc_.name));
@@ -409,6 +421,7 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
     }
   }
   if (rec.edits.empty()) return absl::OkStatus();
+  write_requests_.fetch_add(batch.size(), std::memory_order_relaxed);
 
   {
     absl::MutexLock l(&seq_mu_);
@@ -659,7 +672,13 @@ RegionStats RegionImpl::GetStats() const {
   }
   st.flushed_seq = flushed_seq_;
   st.memstore_bytes = MemstoreBytes();
-  for (auto& [n, s] : stores_) st.files_per_family[n] = s->Files()->size();
+  for (auto& [n, s] : stores_) {
+    std::shared_ptr<const FileList> files = s->Files();
+    st.files_per_family[n] = files->size();
+    for (const auto& f : *files) st.store_file_bytes += f->stats().file_size;
+  }
+  st.read_requests = read_requests_.load(std::memory_order_relaxed);
+  st.write_requests = write_requests_.load(std::memory_order_relaxed);
   st.flushes = flushes_;
   st.minor_compactions = minor_compactions_;
   st.major_compactions = major_compactions_;
@@ -789,6 +808,8 @@ absl::Status RegionImpl::GetInto(std::string_view row, const ReadSpec& spec, Row
   if (row.empty() || row.size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("row key of ", row.size(), " bytes is empty or too long"));
   }
+  if (!desc_.Contains(row)) return RegionRangeError(desc_, row);
+  read_requests_.fetch_add(1, std::memory_order_relaxed);
   BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
   result->Reset(row);
   std::string seek = FirstKeyOfRow(row);
@@ -922,8 +943,13 @@ size_t RowResult::RawBytes() const {
   return n;
 }
 
-absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& spec) {
-  BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
+absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& spec_in) {
+  BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec_in));
+  // Clipped to the region's rows.
+  read_requests_.fetch_add(1, std::memory_order_relaxed);
+  ScanSpec spec = spec_in;
+  if (spec.start_row < desc_.start_key) spec.start_row = desc_.start_key;
+  if (!desc_.end_key.empty() && (spec.stop_row.empty() || spec.stop_row > desc_.end_key)) spec.stop_row = desc_.end_key;
   auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
   const int64_t now = Now();
   std::string seek = FirstKeyOfRow(spec.start_row);

@@ -33,7 +33,18 @@ namespace basalt {
 struct RegionDescriptor {
   std::string name;  // unique per WAL; also written in every log record
   std::vector<FamilyOptions> families;
+  // The rows the region holds: [start_key, end_key); an empty end_key is the end of the key
+  // space. A row outside them is refused with OutOfRange (RegionRangeError), a scan is clipped.
+  std::string start_key;
+  std::string end_key;
+  bool Contains(std::string_view row) const {
+    return row >= start_key && (end_key.empty() || row < end_key);
+  }
 };
+
+// The error for a row the region does not hold: OutOfRange naming the row, the region and its
+// range. A region server answers it when a client's idea of the region boundaries is stale.
+absl::Status RegionRangeError(const RegionDescriptor& desc, std::string_view row);
 
 struct Mutation {
   enum class Kind : uint8_t {
@@ -85,6 +96,8 @@ struct RegionStats {
   uint64_t checksum_failures = 0;  // process-wide: blocks refused for a bad checksum
   uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
   std::map<std::string, size_t> files_per_family;
+  uint64_t store_file_bytes = 0;                    // block files, all families
+  uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };
 
 // A cell of a RowResult: views into bytes the result owns.

@@ -67,7 +67,7 @@ class SlowEnv : public EnvWrapper {
 };
 
 RegionDescriptor Families(std::initializer_list<const char*> names) {
-  RegionDescriptor d{"t,,1", {}};
+  RegionDescriptor d{"t,,1", {}, "", ""};
   for (const char* n : names) {
     FamilyOptions f;
     f.name = n;

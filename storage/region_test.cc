@@ -31,7 +31,7 @@ class RegionTest : public ::testing::Test {
     RegionOptions o;
     o.clock = [this] { return now_.load(); };
     o.block_cache = &cache_;
-    RegionDescriptor d{"t1,,1", {family_}};
+    RegionDescriptor d{"t1,,1", {family_}, "", ""};
     auto r = Region::Open(o, d, dir_.path());
     ASSERT_TRUE(r.ok()) << r.status();
     region_ = std::move(*r);
@@ -212,6 +212,47 @@ TEST_F(RegionTest, ScanRangesAndColumns) {
   }
 }
 
+TEST(RegionRange, RowsOutsideTheRegionAreRefusedAndScansAreClipped) {
+  testing::TempDir dir;
+  FamilyOptions f;
+  f.name = "cf";
+  RegionDescriptor d{"t1,g,1", {f}, "g", "n"};
+  auto r = Region::Open(RegionOptions{}, d, dir.path());
+  ASSERT_TRUE(r.ok()) << r.status();
+  Region& region = **r;
+  for (const char* row : {"g", "h", "m\xff", "mzzz"}) ASSERT_TRUE(region.Put(row, "cf", "q", "v").ok()) << row;
+  for (const char* row : {"a", "f\xff", "n", "z"}) {
+    absl::Status s = region.Put(row, "cf", "q", "v");
+    EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << row;
+    EXPECT_NE(s.message().find("t1,g,1"), std::string_view::npos) << s;
+    EXPECT_EQ(region.Get(row).status().code(), absl::StatusCode::kOutOfRange) << row;
+  }
+  // A batch with one row outside is refused whole.
+  std::vector<RowMutation> batch = {{"h", {{Mutation::Kind::kPut, "cf", "q", kLatestTimestamp, "2"}}},
+                                    {"o", {{Mutation::Kind::kPut, "cf", "q", kLatestTimestamp, "2"}}}};
+  EXPECT_EQ(region.Mutate(batch).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ((*region.Get("h"))[0].value, "v");
+  auto rows = [&](std::string start, std::string stop) {
+    ScanSpec spec;
+    spec.start_row = std::move(start);
+    spec.stop_row = std::move(stop);
+    auto sc = region.Scan(spec);
+    EXPECT_TRUE(sc.ok()) << sc.status();
+    std::vector<std::string> out;
+    std::vector<Cell> cells;
+    while (sc.ok() && *(*sc)->NextRow(&cells)) out.push_back(cells[0].row);
+    return out;
+  };
+  EXPECT_EQ(rows("", ""), (std::vector<std::string>{"g", "h", "mzzz", "m\xff"}));  // 0xff > z
+  EXPECT_EQ(rows("h", "zz"), (std::vector<std::string>{"h", "mzzz", "m\xff"}));
+  EXPECT_EQ(rows("a", "h"), (std::vector<std::string>{"g"}));
+  EXPECT_TRUE(rows("p", "").empty());
+  // An empty or inverted range is refused at open.
+  RegionDescriptor bad{"t1,n,2", {f}, "n", "g"};
+  testing::TempDir dir2;
+  EXPECT_EQ(Region::Open(RegionOptions{}, bad, dir2.path()).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(RegionTest, OversizedWritesAreRefusedAndTheRegionStaysWritable) {
   EXPECT_EQ(region_->Put("r", "cf", "q", std::string((16 << 20) + 1, 'v')).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(region_->Put("r", "cf", std::string((64 << 10) + 1, 'q'), "v").code(), absl::StatusCode::kInvalidArgument);
@@ -256,14 +297,14 @@ TEST(RegionOpen, RejectsBadFamilySettings) {
        }) {
     FamilyOptions bad = f;
     mutate(&bad);
-    auto r = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {bad}}, dir.path());
+    auto r = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {bad}, "", ""}, dir.path());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
   }
   FamilyOptions g = f;
   g.name = "cg";
-  auto twice = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {f, f}}, dir.path());
+  auto twice = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {f, f}, "", ""}, dir.path());
   EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
-  auto ok = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {g, f}}, dir.path());
+  auto ok = Region::Open(RegionOptions{}, RegionDescriptor{"t,,1", {g, f}, "", ""}, dir.path());
   ASSERT_TRUE(ok.ok()) << ok.status();
   ASSERT_TRUE((*ok)->Put("r", "cg", "q", "2", 5).ok());
   ASSERT_TRUE((*ok)->Put("r", "cf", "q", "1", 5).ok());
@@ -396,7 +437,7 @@ TEST_F(RegionTest, AMissingFileTheManifestNamesIsDataLoss) {
     if (e.path().extension() == ".blk") std::filesystem::remove(e.path());
   }
   RegionOptions o;
-  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, dir_.path());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_NE(r.status().message().find(".blk"), std::string::npos) << r.status();
 }
@@ -429,7 +470,7 @@ TEST_F(RegionTest, AMissingManifestBesideBlockFilesIsDataLossAndNothingIsDeleted
   std::filesystem::remove(manifest);
 
   RegionOptions o;
-  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, dir_.path());
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_NE(r.status().message().find(manifest + " is missing"), std::string::npos) << r.status();
   EXPECT_NE(r.status().message().find("nothing was deleted"), std::string::npos) << r.status();
@@ -467,7 +508,7 @@ TEST_F(RegionTest, UnaccountedBlockFilesAreMovedAsideAndHalfWrittenOnesRemoved) 
   std::vector<std::string> log;
   RegionOptions o;
   o.log = [&](std::string_view line) { log.emplace_back(line); };
-  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, dir_.path());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(std::filesystem::exists(half));
   EXPECT_FALSE(std::filesystem::exists(compacted));
@@ -506,7 +547,7 @@ class RegionLogDamageTest : public RegionTest {
     RegionOptions o;
     o.wal_recovery = mode;
     o.log = [this](std::string_view line) { log_.emplace_back(line); };
-    return Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, image_);
+    return Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, image_);
   }
   static std::vector<int> Present(Region* r, int n) {
     std::vector<int> out;
@@ -632,7 +673,7 @@ TEST_F(RegionTest, WritersBlockInsteadOfGrowingWithoutBound) {
   o.memstore_flush_size = 1 << 20;
   o.memstore_block_multiplier = 2;
   o.background_compaction = false;
-  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}}, dir_.path());
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, dir_.path());
   ASSERT_TRUE(r.ok());
   region_ = std::move(*r);
   std::string big(1000, 'v');

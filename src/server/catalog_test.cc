@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "common/env.h"
 #include "src/server/tables.h"
+#include "tests/util/region_dir.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::server {
@@ -159,7 +160,7 @@ TEST(TableManager, LifecycleAndRestart) {
     ASSERT_TRUE(tm->Create(SampleTable("t2")).ok());
     auto t1 = tm->Find("t1");
     ASSERT_TRUE(t1.ok());
-    ASSERT_TRUE((*t1)->region()->Put("r1", "f", "q", "v1").ok());
+    ASSERT_TRUE((*t1)->RegionFor("r1")->Put("r1", "f", "q", "v1").ok());
 
     auto nf = tm->Find("nope");
     EXPECT_EQ(nf.status().code(), absl::StatusCode::kNotFound);
@@ -207,7 +208,7 @@ TEST(TableManager, LifecycleAndRestart) {
     EXPECT_FALSE(tm->List()[1].enabled);
     auto t1 = tm->Find("t1");
     ASSERT_TRUE(t1.ok());
-    auto cells = (*t1)->region()->Get("r1");
+    auto cells = (*t1)->RegionFor("r1")->Get("r1");
     ASSERT_TRUE(cells.ok());
     ASSERT_EQ(cells->size(), 1u);
     EXPECT_EQ((*cells)[0].value, "v1");
@@ -237,15 +238,15 @@ void MakeTwoTables(const std::string& dir) {
   ASSERT_NE(tm, nullptr);
   ASSERT_TRUE(tm->Create(SampleTable("t1")).ok());
   ASSERT_TRUE(tm->Create(SampleTable("t2")).ok());
-  ASSERT_TRUE((*tm->Find("t1"))->region()->Put("r1", "f", "q", "v1").ok());
+  ASSERT_TRUE((*tm->Find("t1"))->RegionFor("r1")->Put("r1", "f", "q", "v1").ok());
   ASSERT_TRUE(tm->Flush("t1").ok());
-  ASSERT_TRUE((*tm->Find("t2"))->region()->Put("r2", "f", "q", "v2").ok());
+  ASSERT_TRUE((*tm->Find("t2"))->RegionFor("r2")->Put("r2", "f", "q", "v2").ok());
 }
 
 std::string ValueOf(TableManager* tm, const std::string& table, const std::string& row) {
   auto t = tm->Find(table);
   if (!t.ok()) return t.status().ToString();
-  auto cells = (*t)->region()->Get(row);
+  auto cells = (*t)->RegionFor(row)->Get(row);
   if (!cells.ok()) return cells.status().ToString();
   return cells->empty() ? "(none)" : (*cells)[0].value;
 }
@@ -301,15 +302,16 @@ TEST(TableManager, RebuildCatalogRefusesATableWithoutTableInfo) {
   EXPECT_NE(tm.status().message().find(dir.path() + "/tables/t2/TABLEINFO is missing"), std::string::npos)
       << tm.status();
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/CATALOG"));
-  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/tables/t1/MANIFEST"));
+  EXPECT_TRUE(std::filesystem::exists(testing::OnlyRegionDir(dir.path(), "t1") + "/MANIFEST"));
 }
 
 TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRestored) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
-  const std::string manifest = dir.path() + "/tables/t1/MANIFEST";
+  const std::string region_dir = testing::OnlyRegionDir(dir.path(), "t1");
+  const std::string manifest = region_dir + "/MANIFEST";
   const std::string saved = ReadAll(manifest);
-  const size_t files = CountFiles(dir.path() + "/tables/t1");
+  const size_t files = CountFiles(region_dir);
   std::filesystem::remove(manifest);
 
   std::vector<std::string> log;
@@ -334,11 +336,11 @@ TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRest
   EXPECT_TRUE(stats[1].open_error.ok());
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("table 't1' is FAILED_OPEN: DATA_LOSS"), std::string::npos) << log[0];
-  EXPECT_EQ(CountFiles(dir.path() + "/tables/t1"), files - 1);  // only the manifest is gone
+  EXPECT_EQ(CountFiles(region_dir), files - 1);  // only the manifest is gone
 
   // Assign before the repair: still FAILED_OPEN, still nothing deleted.
   EXPECT_EQ(tm->Assign("t1").code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(CountFiles(dir.path() + "/tables/t1"), files - 1);
+  EXPECT_EQ(CountFiles(region_dir), files - 1);
   EXPECT_EQ(tm->Assign("t2").code(), absl::StatusCode::kFailedPrecondition);  // open: nothing to do
   EXPECT_EQ(tm->Drop("t1").code(), absl::StatusCode::kFailedPrecondition);     // enabled, if failed
 
@@ -352,7 +354,7 @@ TEST(TableManager, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
   std::string blk;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/tables/t1")) {
+  for (const auto& e : std::filesystem::directory_iterator(testing::OnlyRegionDir(dir.path(), "t1"))) {
     if (e.path().extension() == ".blk") blk = e.path().string();
   }
   ASSERT_FALSE(blk.empty());

@@ -108,6 +108,9 @@ int Run(int argc, char** argv) {
   std::string host;
   int unused_port;
   SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
+  if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
+    std::cerr << "basalt-server: " << named.message() << "\n";
+  }
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
             << ", " << (*tables)->size() << " tables)" << std::endl;
   if (!config.port_file.empty()) {

@@ -1,4 +1,5 @@
 #include "src/server/service.h"
+#include "src/server/meta.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -288,8 +289,16 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
 // ------------------------------------------------------------------------ data
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name) const {
-  BASALT_RETURN_IF_ERROR(ValidateTableName(name));
+  if (name != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(name));
   return tables_->Find(name);
+}
+
+absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std::string& name) const {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(name));
+  if (t->system()) {
+    return absl::PermissionDeniedError(absl::StrCat("table ", name, " is written by the server only"));
+  }
+  return t;
 }
 
 absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
@@ -307,47 +316,51 @@ absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(*t, req.read()));
   thread_local RowResult result;  // reused: no allocation per cell once warm
-  BASALT_RETURN_IF_ERROR(Translate(*t, t->region()->Get(req.row(), spec, &result)));
+  BASALT_RETURN_IF_ERROR(Translate(*t, t->RegionFor(req.row())->Get(req.row(), spec, &result)));
   RowToProto(result, resp->mutable_row());
   return absl::OkStatus();
 }
 
 absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   std::vector<RowMutation> batch(1);
   BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
-  return Translate(*t, t->region()->Mutate(batch, d));
+  return Translate(*t, t->RegionFor(batch[0].row)->Mutate(batch, d));
 }
 
 absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  // Rows that convert go to the engine together (one log write); a row that fails alone
-  // gets its own status. If the engine refuses the valid rows as a batch, each is retried
-  // alone so rows stay independent.
-  std::vector<RowMutation> batch;
-  std::vector<int> index;  // batch position -> request position
+  // Rows that convert go to their region's engine together (one log write per region); a row
+  // that fails alone gets its own status. If a region refuses its valid rows as a batch, each
+  // is retried alone so rows stay independent.
+  struct Group {
+    std::vector<RowMutation> batch;
+    std::vector<int> index;  // batch position -> request position
+  };
+  std::map<Region*, Group> groups;
   std::vector<absl::Status> results(req.rows_size());
   for (int i = 0; i < req.rows_size(); ++i) {
     RowMutation rm;
     results[i] = RowMutationFromProto(*t, req.rows(i), &rm);
     if (results[i].ok()) {
-      batch.push_back(std::move(rm));
-      index.push_back(i);
+      Group& g = groups[t->RegionFor(rm.row)];
+      g.batch.push_back(std::move(rm));
+      g.index.push_back(i);
     }
   }
-  if (!batch.empty()) {
-    absl::Status s = t->region()->Mutate(batch, d);
-    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && batch.size() > 1) {
-      for (size_t j = 0; j < batch.size(); ++j) {
+  for (auto& [region, g] : groups) {
+    absl::Status s = region->Mutate(g.batch, d);
+    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && g.batch.size() > 1) {
+      for (size_t j = 0; j < g.batch.size(); ++j) {
         std::vector<RowMutation> one(1);
-        one[0] = std::move(batch[j]);
-        results[index[j]] = Translate(*t, t->region()->Mutate(one, d));
+        one[0] = std::move(g.batch[j]);
+        results[g.index[j]] = Translate(*t, region->Mutate(one, d));
       }
     } else {
       s = Translate(*t, s);
-      for (int i : index) results[i] = s;
+      for (int i : g.index) results[i] = s;
     }
   }
   for (const absl::Status& s : results) {
@@ -374,7 +387,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
     if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
     spec.columns.push_back({c.family(), {c.qualifier()}});
   }
-  Region* region = t->region();
+  Region* region = t->RegionFor(row);
   rpc::Row result;
   absl::Status s = region->MutateRowWith(
       row, spec,
@@ -414,7 +427,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
 }  // namespace
 
 absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   auto add = [](const rpc::ColumnAmount& c, std::optional<std::string_view> stored, std::string* value) {
@@ -435,7 +448,7 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
 }
 
 absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   auto append = [](const rpc::ColumnValue& c, std::optional<std::string_view> stored, std::string* value) {
@@ -447,7 +460,7 @@ absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendRespo
 }
 
 absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   const rpc::Condition& cond = req.condition();
@@ -464,7 +477,7 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
   ReadSpec spec;
   spec.columns.push_back({cond.family(), {cond.qualifier()}});
   bool processed = false;
-  absl::Status s = t->region()->MutateRowWith(
+  absl::Status s = t->RegionFor(req.row())->MutateRowWith(
       req.row(), spec,
       [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
         processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
@@ -491,7 +504,7 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   std::unique_ptr<ScanCursor> c(new ScanCursor());
   c->rows_per_message_ = req.rows_per_message() != 0 ? req.rows_per_message() : config_.scan_rows_per_message;
   c->bytes_per_message_ = config_.scan_bytes_per_message;
-  absl::StatusOr<std::unique_ptr<RegionScanner>> scanner = t->region()->Scan(spec);
+  absl::StatusOr<std::unique_ptr<RegionScanner>> scanner = t->Scan(spec);
   if (!scanner.ok()) return Translate(*t, scanner.status());
   c->table_ = std::move(t);
   c->scanner_ = *std::move(scanner);
@@ -530,7 +543,7 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
 
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  return tables_->Create(spec);
+  return tables_->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
 namespace {
@@ -539,7 +552,9 @@ rpc::TableState StateOf(const TableSpec& spec, const absl::Status& open_error) {
   return open_error.ok() ? rpc::TABLE_ENABLED : rpc::TABLE_FAILED_OPEN;
 }
 
-void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, rpc::DescribeTableResponse* out) {
+void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size_t regions,
+                     rpc::DescribeTableResponse* out) {
+  out->set_regions(static_cast<uint32_t>(regions));
   out->mutable_table()->set_name(spec.name);
   for (const FamilyOptions& f : spec.families) *out->mutable_table()->add_families() = FamilyToProto(f);
   out->set_state(StateOf(spec, open_error));
@@ -548,14 +563,14 @@ void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, rpc:
 }  // namespace
 
 absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
-  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  if (req.table() != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
-  DescribeToProto(spec, tables_->OpenError(spec.name), resp);
+  DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp);
   return absl::OkStatus();
 }
 
 absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
-  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, tables_->OpenError(spec.name), resp->add_tables());
+  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp->add_tables());
   return absl::OkStatus();
 }
 
@@ -628,6 +643,31 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_store_files(files);
     ts->set_flushes(info.stats.flushes);
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
+    ts->set_regions(static_cast<uint32_t>(info.regions));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
+  if (req.table() != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::vector<TableManager::RegionStatus> regions, tables_->Regions(req.table()));
+  const std::string server = tables_->ServerName();
+  for (const TableManager::RegionStatus& r : regions) {
+    rpc::RegionStatus* out = resp->add_regions();
+    out->set_name(r.info.Name());
+    out->set_encoded_name(r.info.EncodedName());
+    out->set_start_key(r.info.start_key);
+    out->set_end_key(r.info.end_key);
+    out->set_id(r.info.id);
+    out->set_state(r.state);
+    out->set_server(server);
+    out->set_store_file_bytes(r.stats.store_file_bytes);
+    uint64_t files = 0;
+    for (const auto& [f, n] : r.stats.files_per_family) files += n;
+    out->set_store_files(files);
+    out->set_memstore_bytes(r.stats.memstore_bytes);
+    out->set_read_requests(r.stats.read_requests);
+    out->set_write_requests(r.stats.write_requests);
   }
   return absl::OkStatus();
 }

@@ -69,6 +69,8 @@ class DataService {
 
  private:
   absl::StatusOr<std::shared_ptr<Table>> FindTable(const std::string& name) const;
+  // The same for a write: PermissionDenied for basalt:meta.
+  absl::StatusOr<std::shared_ptr<Table>> FindWritableTable(const std::string& name) const;
   absl::StatusOr<Durability> DurabilityOf(int d) const;
 
   TableManager* tables_;
@@ -106,6 +108,7 @@ class AdminService {
   absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);

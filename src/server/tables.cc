@@ -1,5 +1,6 @@
 #include "src/server/tables.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "src/server/meta.h"
 
 namespace basalt::server {
 namespace {
@@ -24,6 +26,8 @@ absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
 }
 
 constexpr char kTableInfoName[] = "TABLEINFO";
+// Each region has its own log and background thread until the server's regions share one log.
+constexpr size_t kMaxRegionsAtCreate = 1000;
 constexpr char kLostFoundDir[] = "lost+found";
 
 // Removes a directory tree of the local data directory (standalone mode only: the Env has no
@@ -37,7 +41,8 @@ absl::Status RemoveTree(const std::string& path) {
 
 }  // namespace
 
-Table::Table(TableSpec spec, std::unique_ptr<Region> region) : spec_(std::move(spec)), region_(std::move(region)) {}
+Table::Table(TableSpec spec, std::vector<HostedRegion> regions, bool system)
+    : spec_(std::move(spec)), regions_(std::move(regions)), system_(system) {}
 
 Table::~Table() = default;
 
@@ -46,6 +51,112 @@ bool Table::HasFamily(std::string_view family) const {
     if (f.name == family) return true;
   }
   return false;
+}
+
+Region* Table::RegionFor(std::string_view row) const {
+  // The last region starting at or before the row (the first starts at "").
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), row,
+                             [](std::string_view r, const HostedRegion& h) { return r < h.info.start_key; });
+  return (it == regions_.begin() ? regions_.front() : *(it - 1)).region.get();
+}
+
+namespace {
+// A scan over several regions in row order: each region's scanner is opened once the one
+// before it ends, and the row limit counts across them.
+class TableScanner final : public RegionScanner {
+ public:
+  TableScanner(ScanSpec spec, std::vector<Region*> regions) : spec_(std::move(spec)), regions_(std::move(regions)) {}
+  absl::StatusOr<bool> Next(RowResult* row) override {
+    for (;;) {
+      if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
+      if (current_ == nullptr) {
+        if (next_ == regions_.size()) return false;
+        ScanSpec spec = spec_;
+        if (spec.limit != 0) spec.limit -= rows_;
+        absl::StatusOr<std::unique_ptr<RegionScanner>> sc = regions_[next_++]->Scan(spec);
+        if (!sc.ok()) return sc.status();
+        current_ = *std::move(sc);
+      }
+      absl::StatusOr<bool> more = current_->Next(row);
+      if (!more.ok()) return more.status();
+      if (*more) {
+        ++rows_;
+        return true;
+      }
+      current_.reset();
+    }
+  }
+
+ private:
+  const ScanSpec spec_;
+  const std::vector<Region*> regions_;
+  size_t next_ = 0;
+  uint64_t rows_ = 0;
+  std::unique_ptr<RegionScanner> current_;
+};
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RegionScanner>> Table::Scan(const ScanSpec& spec) const {
+  if (regions_.size() == 1) return regions_[0].region->Scan(spec);
+  std::vector<Region*> in_range;
+  for (const HostedRegion& h : regions_) {
+    const bool ends_after_start = h.info.end_key.empty() || h.info.end_key > spec.start_row;
+    const bool starts_before_stop = spec.stop_row.empty() || h.info.start_key < spec.stop_row;
+    if (ends_after_start && starts_before_stop) in_range.push_back(h.region.get());
+  }
+  return std::unique_ptr<RegionScanner>(new TableScanner(spec, std::move(in_range)));
+}
+
+absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op) const {
+  for (const HostedRegion& h : regions_) {
+    absl::Status s = op(h.region.get());
+    if (!s.ok()) {
+      if (regions_.size() == 1) return s;
+      return absl::Status(s.code(), absl::StrCat("region ", h.info.Name(), ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Table::CloseRegions() {
+  absl::Status first;
+  for (const HostedRegion& h : regions_) {
+    absl::Status s = h.region->Close();
+    if (!s.ok() && first.ok()) {
+      first = regions_.size() == 1 ? s : absl::Status(s.code(), absl::StrCat("region ", h.info.Name(), ": ", s.message()));
+    }
+  }
+  return first;
+}
+
+RegionStats Table::Stats() const {
+  RegionStats sum;
+  for (const HostedRegion& h : regions_) {
+    RegionStats st = h.region->GetStats();
+    sum.last_seq = std::max(sum.last_seq, st.last_seq);
+    sum.flushed_seq = std::max(sum.flushed_seq, st.flushed_seq);
+    sum.memstore_bytes += st.memstore_bytes;
+    sum.flushes += st.flushes;
+    sum.minor_compactions += st.minor_compactions;
+    sum.major_compactions += st.major_compactions;
+    sum.replayed_records += st.replayed_records;
+    sum.replay_truncated_bytes += st.replay_truncated_bytes;
+    sum.replay_skipped_records += st.replay_skipped_records;
+    sum.replay_skipped_bytes += st.replay_skipped_bytes;
+    if (sum.failed.empty() && !st.failed.empty()) {
+      sum.failed = regions_.size() == 1 ? st.failed : absl::StrCat("region ", h.info.Name(), ": ", st.failed);
+    }
+    sum.wal_records += st.wal_records;
+    sum.wal_syncs += st.wal_syncs;
+    sum.wal_synced_records += st.wal_synced_records;
+    sum.checksum_failures = std::max(sum.checksum_failures, st.checksum_failures);  // process-wide
+    sum.blocked_writes += st.blocked_writes;
+    for (const auto& [f, n] : st.files_per_family) sum.files_per_family[f] += n;
+    sum.store_file_bytes += st.store_file_bytes;
+    sum.read_requests += st.read_requests;
+    sum.write_requests += st.write_requests;
+  }
+  return sum;
 }
 
 absl::Status Table::ClosedError() const {
@@ -99,18 +210,23 @@ absl::Status TableManager::WriteTableInfo(const TableSpec& spec) {
   return options_.env->WriteFileDurably(absl::StrCat(TableDir(spec.name), "/", kTableInfoName), EncodeCatalog({info}));
 }
 
-absl::Status TableManager::MoveTableAside(std::string_view name, std::string_view why) {
+absl::Status TableManager::MoveAside(std::string_view from, std::string_view as, std::string_view why) {
   Env* env = options_.env;
   const std::string aside = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
   BASALT_RETURN_IF_ERROR(env->CreateDirs(aside));
   const int64_t ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string to = absl::StrCat(aside, "/", AV(name), ".", ms);
-  for (int i = 1; env->FileExists(to); ++i) to = absl::StrCat(aside, "/", AV(name), ".", ms, ".", i);
-  BASALT_RETURN_IF_ERROR(env->ReplaceFile(TableDir(name), to));
-  BASALT_RETURN_IF_ERROR(env->SyncDir(options_.data_dir + "/tables"));
-  Log(absl::StrCat("moved table directory ", TableDir(name), " aside to ", to, " (", AV(why), "; nothing was deleted)"));
+  std::string to = absl::StrCat(aside, "/", AV(as), ".", ms);
+  for (int i = 1; env->FileExists(to); ++i) to = absl::StrCat(aside, "/", AV(as), ".", ms, ".", i);
+  const std::string path = absl::StrCat(options_.data_dir, "/tables/", AV(from));
+  BASALT_RETURN_IF_ERROR(env->ReplaceFile(path, to));
+  BASALT_RETURN_IF_ERROR(env->SyncDir(path.substr(0, path.rfind('/'))));
+  Log(absl::StrCat("moved directory ", path, " aside to ", to, " (", AV(why), "; nothing was deleted)"));
   return absl::OkStatus();
+}
+
+absl::Status TableManager::MoveTableAside(std::string_view name, std::string_view why) {
+  return MoveAside(name, name, why);
 }
 
 absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const std::vector<std::string>& dirs) {
@@ -158,8 +274,36 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   } else {
     BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs));
   }
+  // basalt:meta first: it says which regions each table has. Nothing serves without it.
+  {
+    const std::string meta_dir = options.data_dir + "/meta";
+    absl::StatusOr<std::unique_ptr<Region>> meta = Region::Open(tm->options_.region, MetaDescriptor(), meta_dir);
+    if (!meta.ok()) {
+      return absl::Status(meta.status().code(),
+                          absl::StrCat("opening ", kMetaTableName, " in ", meta_dir, ": ", meta.status().message()));
+    }
+    TableSpec meta_spec;
+    meta_spec.name = kMetaTableName;
+    meta_spec.families = MetaDescriptor().families;
+    std::vector<HostedRegion> hosted;
+    hosted.push_back(HostedRegion{RegionInfo{kMetaTableName, "", "", 1}, *std::move(meta)});
+    tm->meta_ = std::make_shared<Table>(std::move(meta_spec), std::move(hosted), /*system=*/true);
+  }
+  BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get()));
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
+  {
+    // Rows of tables the catalogue does not list: a create a crash cut short before its commit,
+    // or a drop after it.
+    std::vector<RowMutation> stale;
+    for (const auto& [table, regions] : recorded) {
+      if (known.count(table)) continue;
+      for (const RegionInfo& r : regions) stale.push_back(MetaDelete(r));
+      tm->Log(absl::StrCat("removed the ", regions.size(), " ", kMetaTableName, " row(s) of table '", table,
+                           "', which the catalogue does not list"));
+    }
+    BASALT_RETURN_IF_ERROR(tm->WriteMeta(stale));
+  }
   for (const std::string& d : dirs) {
     if (known.count(d)) continue;
     // Left by a create or drop that a crash cut short (or a catalogue restored from an older
@@ -175,8 +319,32 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
         !env->FileExists(absl::StrCat(tm->TableDir(s.name), "/", kTableInfoName))) {
       BASALT_RETURN_IF_ERROR(tm->WriteTableInfo(s));
     }
-    if (s.enabled) {
-      absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s);
+    absl::Status regions_ok;
+    if (auto it = recorded.find(s.name); it != recorded.end()) {
+      e.regions = it->second;
+      regions_ok = CheckCoverage(s.name, e.regions);
+    } else {
+      absl::StatusOr<std::vector<RegionInfo>> rebuilt = tm->RegionsWithoutMeta(s);
+      if (rebuilt.ok()) {
+        e.regions = *std::move(rebuilt);
+        regions_ok = tm->RecordRegions(e.regions, s.enabled ? "OPEN" : "CLOSED");
+        if (regions_ok.ok()) {
+          tm->Log(absl::StrCat("recorded the ", e.regions.size(), " region(s) of table '", s.name, "' in ",
+                               kMetaTableName, " (it had no rows there)"));
+        }
+      } else {
+        regions_ok = rebuilt.status();
+      }
+    }
+    for (const RegionInfo& r : e.regions) {
+      tm->last_region_id_.store(std::max(tm->last_region_id_.load(), r.id));
+    }
+    if (regions_ok.ok()) regions_ok = tm->MoveUnknownRegionsAside(s.name, e.regions);
+    if (!regions_ok.ok()) {
+      e.open_error = regions_ok;
+      tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", regions_ok.ToString()));
+    } else if (s.enabled) {
+      absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s, e.regions);
       if (t.ok()) {
         e.table = *std::move(t);
       } else {
@@ -191,12 +359,108 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   return tm;
 }
 
-absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec) {
-  RegionDescriptor desc;
-  desc.name = spec.name;
-  desc.families = spec.families;
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<Region> region, Region::Open(options_.region, desc, TableDir(spec.name)));
-  return std::make_shared<Table>(spec, std::move(region));
+uint64_t TableManager::NewRegionId() {
+  const uint64_t now = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  uint64_t last = last_region_id_.load();
+  uint64_t id;
+  do {
+    id = std::max(now, last + 1);
+  } while (!last_region_id_.compare_exchange_weak(last, id));
+  return id;
+}
+
+std::string TableManager::RegionDir(const RegionInfo& info) const {
+  if (info.id == 0) return TableDir(info.table);  // a table from before regions
+  return absl::StrCat(TableDir(info.table), "/", info.EncodedName());
+}
+
+absl::Status TableManager::WriteMeta(const std::vector<RowMutation>& rows) {
+  if (rows.empty()) return absl::OkStatus();
+  absl::Status s = meta_->regions()[0].region->Mutate(rows, Durability::kSyncWal);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("writing ", kMetaTableName, ": ", s.message()));
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state) {
+  std::string server;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    server = server_name_;
+  }
+  std::vector<RowMutation> rows;
+  for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, state, server));
+  return WriteMeta(rows);
+}
+
+absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const TableSpec& spec) {
+  Env* env = options_.env;
+  const std::string dir = TableDir(spec.name);
+  if (env->FileExists(dir + "/MANIFEST") || env->FileExists(dir + "/wal")) {
+    return std::vector<RegionInfo>{RegionInfo{spec.name, "", "", 0}};  // a table from before regions
+  }
+  std::vector<RegionInfo> found;
+  if (env->FileExists(dir)) {
+    BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
+    for (const std::string& n : names) {
+      const std::string path = absl::StrCat(dir, "/", n, "/", kRegionInfoFileName);
+      if (!env->FileExists(path)) continue;
+      BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(path));
+      BASALT_ASSIGN_OR_RETURN(RegionInfo info, DecodeRegionInfo(bytes, path));
+      if (info.table != spec.name || info.EncodedName() != n) {
+        return absl::DataLossError(absl::StrCat(path, " does not describe a region of table '", spec.name,
+                                                "' in directory ", n, "; nothing was changed"));
+      }
+      found.push_back(std::move(info));
+    }
+  }
+  if (found.empty()) return std::vector<RegionInfo>{RegionInfo{spec.name, "", "", NewRegionId()}};
+  std::sort(found.begin(), found.end(),
+            [](const RegionInfo& a, const RegionInfo& b) { return a.start_key < b.start_key; });
+  absl::Status cover = CheckCoverage(spec.name, found);
+  if (!cover.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(kMetaTableName, " has no rows for table '", spec.name,
+                                                      "' and its REGIONINFO files do not make a whole table: ",
+                                                      cover.message(), "; nothing was changed"));
+  }
+  return found;
+}
+
+absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions) {
+  Env* env = options_.env;
+  const std::string dir = TableDir(table);
+  if (!env->FileExists(dir)) return absl::OkStatus();
+  std::set<std::string> named;
+  for (const RegionInfo& r : regions) named.insert(r.EncodedName());
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
+  for (const std::string& n : names) {
+    if (named.count(n) || !env->FileExists(absl::StrCat(dir, "/", n, "/", kRegionInfoFileName))) continue;
+    BASALT_RETURN_IF_ERROR(MoveAside(absl::StrCat(AV(table), "/", n), absl::StrCat(AV(table), ".", n),
+                                     absl::StrCat("a region directory ", kMetaTableName, " does not name")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
+                                                               const std::vector<RegionInfo>& regions) {
+  std::vector<HostedRegion> hosted;
+  for (const RegionInfo& info : regions) {
+    RegionDescriptor desc;
+    // A table's region from before regions keeps its table name: its log records carry it.
+    desc.name = info.id == 0 ? spec.name : info.Name();
+    desc.families = spec.families;
+    desc.start_key = info.start_key;
+    desc.end_key = info.end_key;
+    absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, desc, RegionDir(info));
+    if (!region.ok()) {
+      for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
+      if (regions.size() == 1) return region.status();
+      return absl::Status(region.status().code(),
+                          absl::StrCat("region ", info.Name(), ": ", region.status().message()));
+    }
+    hosted.push_back(HostedRegion{info, *std::move(region)});
+  }
+  return std::make_shared<Table>(spec, std::move(hosted));
 }
 
 std::vector<TableSpec> TableManager::CatalogLocked() const {
@@ -213,6 +477,7 @@ absl::Status TableManager::SaveLocked(const std::vector<TableSpec>& tables) {
 absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name) const {
   absl::ReaderMutexLock l(&mu_);
   if (stopping_) return absl::UnavailableError("server is shutting down");
+  if (name == kMetaTableName) return meta_;
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
   if (!it->second.open_error.ok()) return FailedOpen(name, it->second.open_error);
@@ -220,10 +485,20 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name)
   return it->second.table;
 }
 
-absl::Status TableManager::Create(const TableSpec& spec_in) {
+absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<std::string>& split_keys) {
   TableSpec spec = spec_in;
   spec.enabled = true;
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  if (split_keys.size() >= kMaxRegionsAtCreate) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': ", split_keys.size() + 1,
+                                                   " regions asked for; at most ", kMaxRegionsAtCreate, " at create"));
+  }
+  for (const std::string& k : split_keys) {
+    if (k.size() > kMaxRowLength) {
+      return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': a split key of ", k.size(),
+                                                     " bytes is longer than a row key may be (", kMaxRowLength, ")"));
+    }
+  }
   absl::MutexLock al(&admin_mu_);
   {
     absl::ReaderMutexLock l(&mu_);
@@ -231,25 +506,37 @@ absl::Status TableManager::Create(const TableSpec& spec_in) {
       return absl::AlreadyExistsError(absl::StrCat("table '", spec.name, "' already exists"));
     }
   }
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, RegionsFromSplitKeys(spec.name, split_keys, NewRegionId()));
   // A directory without a catalogue entry is a leftover: kept aside, and the table starts clean.
   if (options_.env->FileExists(TableDir(spec.name))) {
     BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));
   }
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
+  absl::Status s;
+  for (const RegionInfo& r : regions) {
+    if (s.ok()) {
+      s = options_.env->WriteFileDurably(absl::StrCat(RegionDir(r), "/", kRegionInfoFileName), EncodeRegionInfo(r));
+    }
+  }
+  // The meta rows, then the catalogue: the commit (see the top of tables.h).
+  if (s.ok()) s = RecordRegions(regions, "OPEN");
   std::vector<TableSpec> cat = CatalogLocked();
   cat.push_back(spec);
   std::sort(cat.begin(), cat.end(), [](const TableSpec& a, const TableSpec& b) { return a.name < b.name; });
-  absl::Status s = WriteTableInfo(spec);
+  if (s.ok()) s = WriteTableInfo(spec);
   if (s.ok()) s = SaveLocked(cat);
   if (!s.ok()) {
     table->state_ = Table::State::kDisabled;
-    table->region()->Close().IgnoreError();
+    table->CloseRegions().IgnoreError();
     table.reset();
+    std::vector<RowMutation> undo;
+    for (const RegionInfo& r : regions) undo.push_back(MetaDelete(r));
+    WriteMeta(undo).IgnoreError();  // else removed at the next start: the catalogue lacks the table
     RemoveTree(TableDir(spec.name)).IgnoreError();
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, std::move(table), {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}};
   return absl::OkStatus();
 }
 
@@ -262,14 +549,20 @@ absl::Status TableManager::Disable(std::string_view name) {
   it->enabled = false;
   BASALT_RETURN_IF_ERROR(SaveLocked(cat));
   std::shared_ptr<Table> table;
+  std::vector<RegionInfo> regions;
   {
     absl::MutexLock l(&mu_);
     Entry& e = entries_.find(name)->second;
+    regions = e.regions;
     e.spec.enabled = false;
     e.open_error = absl::OkStatus();  // a FAILED_OPEN table has no region to close
     table = std::move(e.table);
     e.table = nullptr;
     e.closing = table;
+  }
+  if (absl::Status s = RecordRegions(regions, "CLOSED"); !s.ok()) {
+    Log(absl::StrCat("table '", AV(name), "' is disabled; recording its regions CLOSED in ", kMetaTableName,
+                     " failed: ", s.ToString()));
   }
   if (table == nullptr) return absl::OkStatus();
   // Calls that already hold the table finish against the closed region: writes fail
@@ -279,7 +572,7 @@ absl::Status TableManager::Disable(std::string_view name) {
   table->RunCloseHooks();
   // The table is disabled whatever closing says: a region that had failed (a full disk) keeps
   // its unflushed writes in its log, which the next enable replays. Report, don't fail.
-  if (absl::Status closed = table->region()->Close(); !closed.ok()) {
+  if (absl::Status closed = table->CloseRegions(); !closed.ok()) {
     Log(absl::StrCat("table '", AV(name), "' is disabled; closing its region reported: ", closed.ToString(),
                      " (writes it had not flushed stay in its log and are replayed when it is enabled)"));
   }
@@ -316,18 +609,22 @@ absl::Status TableManager::Enable(std::string_view name) {
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
   TableSpec spec = e.spec;
   spec.enabled = true;
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, e.regions));
   std::vector<TableSpec> cat = CatalogLocked();
   for (TableSpec& s : cat) {
     if (s.name == name) s.enabled = true;
   }
   if (absl::Status s = SaveLocked(cat); !s.ok()) {
     table->state_ = Table::State::kDisabled;
-    table->region()->Close().IgnoreError();
+    table->CloseRegions().IgnoreError();
     return s;
   }
+  if (absl::Status s = RecordRegions(e.regions, "OPEN"); !s.ok()) {
+    Log(absl::StrCat("table '", AV(name), "' is enabled; recording its regions OPEN in ", kMetaTableName,
+                     " failed: ", s.ToString()));
+  }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, std::move(table), {}, {}};
+  entries_[std::string(name)] = Entry{spec, e.regions, std::move(table), {}, {}};
   return absl::OkStatus();
 }
 
@@ -342,6 +639,12 @@ absl::Status TableManager::Drop(std::string_view name) {
     absl::MutexLock l(&mu_);
     entries_.erase(entries_.find(name));
   }
+  std::vector<RowMutation> rows;
+  for (const RegionInfo& r : e.regions) rows.push_back(MetaDelete(r));
+  if (absl::Status s = WriteMeta(rows); !s.ok()) {
+    Log(absl::StrCat("dropped table '", AV(name), "'; removing its ", kMetaTableName, " rows failed (", s.ToString(),
+                     "); they are removed at the next start"));
+  }
   // Readers still holding the closed table keep their open files; wait briefly anyway so the
   // directory goes once nobody uses it. A leftover directory is moved aside at the next start.
   if (!WaitForClosing(e).ok()) return absl::OkStatus();
@@ -354,14 +657,14 @@ absl::Status TableManager::Drop(std::string_view name) {
 
 absl::Status TableManager::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->region()->Flush();
+  absl::Status s = t->ForEachRegion([](Region* r) { return r->Flush(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }
 
 absl::Status TableManager::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->region()->MajorCompact();
+  absl::Status s = t->ForEachRegion([](Region* r) { return r->MajorCompact(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }
@@ -369,6 +672,7 @@ absl::Status TableManager::MajorCompact(std::string_view name) {
 absl::Status TableManager::Assign(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
+  std::vector<RegionInfo> regions;
   {
     absl::ReaderMutexLock l(&mu_);
     auto it = entries_.find(name);
@@ -378,8 +682,11 @@ absl::Status TableManager::Assign(std::string_view name) {
       return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is open; assign reopens only a FAILED_OPEN table"));
     }
     spec = it->second.spec;
+    regions = it->second.regions;
   }
-  absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(spec);
+  absl::StatusOr<std::shared_ptr<Table>> t =
+      regions.empty() ? absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " has no regions in ", kMetaTableName))
+                      : OpenTable(spec, regions);
   absl::MutexLock l(&mu_);
   Entry& e = entries_.find(name)->second;
   if (!t.ok()) {
@@ -400,6 +707,7 @@ absl::Status TableManager::OpenError(std::string_view name) const {
 }
 
 absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
+  if (name == kMetaTableName) return meta_->spec();
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
@@ -417,11 +725,11 @@ std::vector<TableManager::TableInfo> TableManager::Stats() const {
   std::vector<std::pair<TableInfo, std::shared_ptr<Table>>> tables;
   {
     absl::ReaderMutexLock l(&mu_);
-    for (const auto& [n, e] : entries_) tables.emplace_back(TableInfo{e.spec, e.open_error, {}}, e.table);
+    for (const auto& [n, e] : entries_) tables.emplace_back(TableInfo{e.spec, e.open_error, {}, e.regions.size()}, e.table);
   }
   std::vector<TableInfo> out;
   for (auto& [info, t] : tables) {
-    if (t != nullptr) info.stats = t->region()->GetStats();
+    if (t != nullptr) info.stats = t->Stats();
     out.push_back(std::move(info));
   }
   return out;
@@ -444,12 +752,68 @@ absl::Status TableManager::CloseAll() {
   absl::Status first;
   for (auto& t : open) {
     t->state_.store(Table::State::kStopping, std::memory_order_release);
-    absl::Status s = t->region()->Close();
+    absl::Status s = t->CloseRegions();
     if (!s.ok() && first.ok()) {
       first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
     }
   }
+  // Meta last: the tables' closes may still have written to it.
+  if (meta_ != nullptr) {
+    meta_->state_.store(Table::State::kStopping, std::memory_order_release);
+    absl::Status s = meta_->CloseRegions();
+    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("closing ", kMetaTableName, ": ", s.message()));
+  }
   return first;
+}
+
+absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(std::string_view name) const {
+  std::shared_ptr<Table> table;
+  std::vector<RegionStatus> out;
+  std::string state;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (name == kMetaTableName) {
+      table = meta_;
+      out.push_back(RegionStatus{meta_->regions()[0].info, "OPEN", {}});
+    } else {
+      auto it = entries_.find(name);
+      if (it == entries_.end()) return NotFound(name);
+      table = it->second.table;
+      state = !it->second.spec.enabled ? "CLOSED" : !it->second.open_error.ok() ? "FAILED_OPEN" : "OPEN";
+      for (const RegionInfo& r : it->second.regions) out.push_back(RegionStatus{r, state, {}});
+    }
+  }
+  if (table != nullptr) {
+    for (size_t i = 0; i < out.size() && i < table->regions().size(); ++i) {
+      out[i].stats = table->regions()[i].region->GetStats();
+    }
+  }
+  return out;
+}
+
+std::string TableManager::ServerName() const {
+  absl::ReaderMutexLock l(&mu_);
+  return server_name_;
+}
+
+size_t TableManager::RegionCount(std::string_view name) const {
+  if (name == kMetaTableName) return 1;
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? 0 : it->second.regions.size();
+}
+
+absl::Status TableManager::SetServerName(std::string_view name) {
+  std::vector<RowMutation> rows;
+  {
+    absl::MutexLock l(&mu_);
+    server_name_.assign(name);
+    for (const auto& [n, e] : entries_) {
+      const char* state = !e.spec.enabled ? "CLOSED" : !e.open_error.ok() ? "FAILED_OPEN" : "OPEN";
+      for (const RegionInfo& r : e.regions) rows.push_back(MetaPut(r, state, server_name_));
+    }
+  }
+  return WriteMeta(rows);
 }
 
 }  // namespace basalt::server

@@ -1,7 +1,16 @@
-// The tables a standalone server hosts: the catalogue (catalog.h) plus one open Region per
-// enabled table, each covering all rows, in data_dir/tables/<name>/. Each table directory also
-// holds TABLEINFO, the table's own record (a one-table catalogue), from which a lost CATALOG
-// can be rebuilt (HBase's .tableinfo).
+// The tables a standalone server hosts: the catalogue (catalog.h: which tables exist, their
+// families, enabled or not), basalt:meta (meta.h: which regions each table has) and the open
+// Regions of every enabled table, each in data_dir/tables/<table>/<encoded region name>/. Each
+// table directory also holds TABLEINFO, the table's own record (a one-table catalogue), from
+// which a lost CATALOG can be rebuilt (HBase's .tableinfo), and each region directory its
+// REGIONINFO, from which meta rows can be rebuilt.
+//
+// Order of durable writes, so that a crash between any two leaves something start-up can
+// finish or undo: create writes the region directories, then the regions' meta rows (one log
+// record), then the catalogue, which commits it; drop removes the table from the catalogue
+// (the commit), then its meta rows, then its directory. At start-up, meta rows of a table the
+// catalogue does not list are removed, and a catalogued table without meta rows gets them from
+// its REGIONINFO files (or, for a table made before regions, one region: the table directory).
 //
 // Nothing is deleted that the catalogue does not say is gone: a table directory the catalogue
 // does not list is moved to data_dir/lost+found/, never removed. A table whose region cannot
@@ -27,27 +36,43 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "src/server/catalog.h"
+#include "src/server/region_info.h"
 #include "storage/region.h"
 
 namespace basalt::server {
 
-// One enabled table and its region.
+// A region a table holds, with what it is.
+struct HostedRegion {
+  RegionInfo info;
+  std::unique_ptr<Region> region;
+};
+
+// One enabled table and its regions, which cover every row once, sorted by start key. The set
+// of regions is fixed for the Table's life (a change of regions makes a new Table).
 class Table {
  public:
-  Table(TableSpec spec, std::unique_ptr<Region> region);
+  Table(TableSpec spec, std::vector<HostedRegion> regions, bool system = false);
   ~Table();
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 
   const std::string& name() const { return spec_.name; }
   const TableSpec& spec() const { return spec_; }
-  Region* region() const { return region_.get(); }
+  // The region holding `row` (never null).
+  Region* RegionFor(std::string_view row) const;
+  const std::vector<HostedRegion>& regions() const { return regions_; }
+  // A scan across the regions in row order; spec.limit counts rows across them all.
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) const;
+  // basalt:meta: read-only to clients.
+  bool system() const { return system_; }
   bool HasFamily(std::string_view family) const;
   // True once the table was disabled or the server is stopping: the region is closed.
   bool closed() const { return state_.load(std::memory_order_acquire) != State::kOpen; }
   // Why the table is closed, for callers to return in place of the region's own "region is
   // closed": FailedPrecondition "table t1 is disabled", or Unavailable while the server stops.
   absl::Status ClosedError() const;
+  // The regions' statistics added up (failed: the first failed region's reason, named).
+  RegionStats Stats() const;
 
   // Runs `hook` when the table is disabled, so that a call waiting outside the engine (a scan
   // stream blocked on a client that stopped reading) lets go of the table instead of holding
@@ -60,9 +85,14 @@ class Table {
  private:
   friend class TableManager;
   void RunCloseHooks();
+  // Closes every region; the first error, naming its region.
+  absl::Status CloseRegions();
+  // Runs op on every region; the first error, naming its region.
+  absl::Status ForEachRegion(const std::function<absl::Status(Region*)>& op) const;
 
   TableSpec spec_;
-  std::unique_ptr<Region> region_;
+  std::vector<HostedRegion> regions_;
+  bool system_ = false;
   enum class State { kOpen, kDisabled, kStopping };
   std::atomic<State> state_{State::kOpen};
   absl::Mutex hooks_mu_;
@@ -95,11 +125,12 @@ class TableManager {
 
   // The open table. NotFound "table 'x' does not exist"; FailedPrecondition when disabled or
   // FAILED_OPEN (with the reason).
+  // basalt:meta is found too (read-only: Table::system()).
   absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name) const;
 
-  // Validates (ValidateTableSpec), then creates the region and records the table, enabled.
-  // InvalidArgument, AlreadyExists.
-  absl::Status Create(const TableSpec& spec);
+  // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
+  // region) and records the table, enabled. InvalidArgument, AlreadyExists.
+  absl::Status Create(const TableSpec& spec, const std::vector<std::string>& split_keys = {});
   // Records the table as disabled, then closes its region (flushing). FailedPrecondition when
   // already disabled.
   absl::Status Disable(std::string_view name);
@@ -123,8 +154,21 @@ class TableManager {
     TableSpec spec;
     absl::Status open_error;  // not ok: FAILED_OPEN, and why
     RegionStats stats;        // zero when disabled or FAILED_OPEN
+    size_t regions = 0;       // as meta records them
   };
   std::vector<TableInfo> Stats() const;
+  // A table's regions as meta records them, with each one's statistics when it is open.
+  struct RegionStatus {
+    RegionInfo info;
+    std::string state;  // OPEN, CLOSED, FAILED_OPEN
+    RegionStats stats;
+  };
+  absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const;
+  // host:port of this server, recorded in meta rows (info:server).
+  absl::Status SetServerName(std::string_view name);
+  std::string ServerName() const;
+  // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
+  size_t RegionCount(std::string_view name) const;
   size_t size() const;
 
   // Closes every open region (each flushes). Later calls get Unavailable.
@@ -135,6 +179,7 @@ class TableManager {
   explicit TableManager(const Options& options);
   struct Entry {
     TableSpec spec;
+    std::vector<RegionInfo> regions;  // as meta records them, by start key
     std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
     absl::Status open_error;       // enabled but FAILED_OPEN: why
@@ -144,11 +189,26 @@ class TableManager {
   // The catalogue when CATALOG is missing: empty for a new data directory, rebuilt from the
   // table directories' TABLEINFO files with rebuild_catalog, else FailedPrecondition.
   absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs);
+  // Moves data_dir/tables/<from> to data_dir/lost+found/<as>.<ms> (durably) and logs why.
+  absl::Status MoveAside(std::string_view from, std::string_view as, std::string_view why);
   // Moves data_dir/tables/<name> to data_dir/lost+found/ (durably) and logs why.
   absl::Status MoveTableAside(std::string_view name, std::string_view why);
   // Writes data_dir/tables/<name>/TABLEINFO durably.
   absl::Status WriteTableInfo(const TableSpec& spec);
-  absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec);
+  std::string RegionDir(const RegionInfo& info) const;
+  // Opens every region of a table; on failure closes those it opened.
+  absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions);
+  // Writes meta rows: one batch, one log record.
+  absl::Status WriteMeta(const std::vector<RowMutation>& rows);
+  absl::Status RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state);
+  // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
+  // region directories, or one region over the table directory (a table from before regions),
+  // or, with no directory at all, one new region.
+  absl::StatusOr<std::vector<RegionInfo>> RegionsWithoutMeta(const TableSpec& spec);
+  // Region directories of the table that meta does not name go to lost+found/.
+  absl::Status MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions);
+  // A region id above every one handed out so far (the clock in ms, as HBase's).
+  uint64_t NewRegionId();
   // The catalogue as entries_ says; the caller holds admin_mu_.
   std::vector<TableSpec> CatalogLocked() const;
   absl::Status SaveLocked(const std::vector<TableSpec>& tables);
@@ -159,10 +219,13 @@ class TableManager {
   absl::StatusOr<Entry> DisabledEntry(std::string_view name, std::string_view if_enabled) const;
 
   Options options_;
+  std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
+  std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served
+  std::string server_name_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace basalt::server

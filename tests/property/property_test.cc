@@ -835,7 +835,7 @@ TEST(ScanFamilyOrder, ReturnsFamiliesInNameOrder) {
   FamilyOptions fa, fb;
   fa.name = "fa";
   fb.name = "fb";
-  auto region = Region::Open(RegionOptions{}, RegionDescriptor{"order,,1", {fa, fb}}, dir.path());
+  auto region = Region::Open(RegionOptions{}, RegionDescriptor{"order,,1", {fa, fb}, "", ""}, dir.path());
   ASSERT_TRUE(region.ok()) << region.status();
   ASSERT_TRUE((*region)->Put("r", "fa", "q", "1", 5).ok());
   ASSERT_TRUE((*region)->Put("r", "fb", "q", "2", 5).ok());

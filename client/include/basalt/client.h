@@ -355,7 +355,28 @@ struct TableInfo {
   // Not empty: the table is enabled but FAILED_OPEN (its region could not open), and why.
   // Admin::AssignTable reopens it once repaired.
   std::string open_error = {};
+  uint32_t regions = 0;  // how many regions the table has (describe; ignored by create)
 };
+
+// One region of a table (Admin::ListRegions), as HBase's list_regions shows it.
+struct RegionStatus {
+  std::string name;          // "<table>,<start key, C-escaped>,<region id>"
+  std::string encoded_name;
+  std::string start_key;     // the region holds rows [start_key, end_key)
+  std::string end_key;       // empty: to the end of the key space
+  uint64_t id = 0;
+  std::string state;         // OPEN, CLOSED (table disabled), FAILED_OPEN
+  std::string server;        // host:port serving it
+  uint64_t store_file_bytes = 0, store_files = 0, memstore_bytes = 0;
+  uint64_t read_requests = 0, write_requests = 0;  // since the region opened
+};
+
+// Split keys that cut the key space into `num_regions` regions, as HBase's RegionSplitter
+// algorithms do: "HexStringSplit" (rows are 8 lowercase hex digits: 00000000 .. ffffffff) and
+// "UniformSplit" (rows are uniformly distributed bytes: 8-byte big-endian keys). For
+// create 't1', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}. InvalidArgument for an
+// unknown algorithm or num_regions < 2.
+absl::StatusOr<std::vector<std::string>> SplitKeysFor(std::string_view algorithm, int num_regions);
 
 struct TableStatus {
   std::string name;
@@ -366,6 +387,7 @@ struct TableStatus {
   // What opening the region did not replay from its log: a torn tail cut, and (with the
   // server's wal_recovery other than strict) intact records and damaged bytes left out.
   uint64_t log_truncated_bytes = 0, log_skipped_records = 0, log_skipped_bytes = 0;
+  uint32_t regions = 0;
 };
 
 struct ServerStatus {
@@ -396,7 +418,10 @@ struct ServerStatus {
 class Admin {
  public:
   virtual ~Admin() = default;
-  virtual absl::Status CreateTable(const TableInfo& table) = 0;  // AlreadyExists if present
+  // AlreadyExists if present. With split keys the table starts with a region per range they
+  // make (pre-split, HBase's createTable(desc, splitKeys)); without, with one region.
+  virtual absl::Status CreateTable(const TableInfo& table, const std::vector<std::string>& split_keys) = 0;
+  absl::Status CreateTable(const TableInfo& table) { return CreateTable(table, {}); }
   virtual absl::StatusOr<TableInfo> DescribeTable(const std::string& name) = 0;
   virtual absl::StatusOr<std::vector<TableInfo>> ListTables() = 0;
   virtual absl::Status DisableTable(const std::string& name) = 0;
@@ -407,6 +432,8 @@ class Admin {
   // Reopens a FAILED_OPEN table (HBase's assign): FailedPrecondition when it is open or disabled.
   virtual absl::Status AssignTable(const std::string& name) = 0;
   virtual absl::StatusOr<ServerStatus> Status() = 0;
+  // The table's regions by start key (basalt:meta's too).
+  virtual absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) = 0;
   // Switches the server's verbs transport off (its endpoints are disconnected, connects and new
   // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.
   // FailedPrecondition when the server serves no verbs transport (rdma=off, no device).

@@ -330,7 +330,7 @@ absl::StatusOr<std::unique_ptr<Region>> OpenBenchRegion(const std::string& dir, 
   o.block_cache = cache;
   o.memstore_flush_size = 64ull << 30;  // the load stays in one memstore
   o.background_compaction = false;
-  RegionDescriptor d{"bench,,1", {family}};
+  RegionDescriptor d{"bench,,1", {family}, "", ""};
   return Region::Open(o, d, dir);
 }
 

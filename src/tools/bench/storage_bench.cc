@@ -362,7 +362,7 @@ int RunWrite(const Flags& flags, Report* report) {
       ScratchDir dir(base, "write");
       RegionOptions o;  // defaults: 128 MiB memstore, background flush and compaction
       FamilyOptions fam = SeedFamily(DataBlockEncoding::kFastDiff, Compression::kNone);
-      RegionDescriptor d{"bench,,1", {fam}};
+      RegionDescriptor d{"bench,,1", {fam}, "", ""};
       auto region = Region::Open(o, d, dir.path());
       if (!region.ok()) return Fail(region.status());
       Region* r = region->get();

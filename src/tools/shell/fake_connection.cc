@@ -205,11 +205,38 @@ class FakeTable : public Table {
 class FakeAdmin : public Admin {
  public:
   explicit FakeAdmin(FakeServer* s) : s_(s) {}
-  absl::Status CreateTable(const TableInfo& t) override {
+  using Admin::CreateTable;
+  absl::Status CreateTable(const TableInfo& t, const std::vector<std::string>& split_keys) override {
     s_->admin_calls.push_back("create " + t.name);
     if (s_->tables.count(t.name)) return absl::AlreadyExistsError("table " + t.name + " exists");
     s_->tables[t.name].info = t;
+    s_->tables[t.name].info.regions = static_cast<uint32_t>(split_keys.size() + 1);
+    s_->tables[t.name].split_keys = split_keys;
+    std::sort(s_->tables[t.name].split_keys.begin(), s_->tables[t.name].split_keys.end());
     return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& name) override {
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    std::vector<RegionStatus> out;
+    std::string start;
+    for (size_t i = 0; i <= t->split_keys.size(); ++i) {
+      RegionStatus r;
+      r.start_key = start;
+      r.end_key = i < t->split_keys.size() ? t->split_keys[i] : "";
+      r.id = 1700000000000;
+      r.name = absl::StrCat(name, ",", r.start_key, ",", r.id);
+      r.encoded_name = absl::StrCat("e", i);
+      r.state = t->info.enabled ? "OPEN" : "CLOSED";
+      r.server = "127.0.0.1:16020";
+      r.store_file_bytes = 1000 * i;
+      r.store_files = i;
+      r.read_requests = 10 * i;
+      r.write_requests = 20 * i;
+      start = r.end_key;
+      out.push_back(std::move(r));
+    }
+    return out;
   }
   absl::StatusOr<TableInfo> DescribeTable(const std::string& name) override {
     auto* t = Find(name);

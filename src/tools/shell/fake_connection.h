@@ -17,6 +17,7 @@ namespace basalt::shell {
 struct FakeServer {
   struct TableData {
     TableInfo info;
+    std::vector<std::string> split_keys;  // as created, sorted
     std::map<std::string, std::vector<KeyValue>> rows;  // cells in client order
   };
   std::map<std::string, TableData> tables;

@@ -1,0 +1,95 @@
+#include "src/server/meta.h"
+
+#include <algorithm>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace basalt::server {
+
+RegionDescriptor MetaDescriptor() {
+  RegionDescriptor d;
+  d.name = absl::StrCat(kMetaTableName, ",,1");
+  FamilyOptions f;
+  f.name = kMetaFamily;
+  f.max_versions = 3;  // as hbase:meta's info family
+  d.families.push_back(f);
+  return d;
+}
+
+std::string MetaRowKey(const RegionInfo& info) { return absl::StrCat(info.table, ",", info.start_key, ",", info.id); }
+
+RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server) {
+  RowMutation rm;
+  rm.row = MetaRowKey(info);
+  auto put = [&](std::string_view q, std::string_view v) {
+    Mutation m;
+    m.family = kMetaFamily;
+    m.qualifier.assign(q);
+    m.value.assign(v);
+    rm.mutations.push_back(std::move(m));
+  };
+  put("startkey", info.start_key);
+  put("endkey", info.end_key);
+  put("id", absl::StrCat(info.id));
+  put("encoded", info.EncodedName());
+  put("state", state);
+  put("server", server);
+  return rm;
+}
+
+RowMutation MetaDelete(const RegionInfo& info) {
+  RowMutation rm;
+  rm.row = MetaRowKey(info);
+  Mutation m;
+  m.kind = Mutation::Kind::kDeleteFamily;
+  m.family = kMetaFamily;
+  rm.mutations.push_back(std::move(m));
+  return rm;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* meta) {
+  std::map<std::string, std::vector<RegionInfo>> out;
+  absl::StatusOr<std::unique_ptr<RegionScanner>> sc = meta->Scan(ScanSpec{});
+  if (!sc.ok()) return sc.status();
+  RowResult row;
+  for (;;) {
+    absl::StatusOr<bool> more = (*sc)->Next(&row);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const std::string_view key = row.row();
+    auto bad = [&](std::string_view why) {
+      return absl::DataLossError(
+          absl::StrCat(kMetaTableName, " row '", absl::CHexEscape(AV(key)), "' does not describe a region: ", AV(why)));
+    };
+    const size_t comma = key.find(',');
+    if (comma == std::string_view::npos || comma == 0) return bad("no table name");
+    RegionInfo info;
+    info.table.assign(key.substr(0, comma));
+    bool have_start = false, have_end = false, have_id = false;
+    for (const CellView& c : row.cells()) {
+      if (c.qualifier == "startkey") {
+        info.start_key.assign(c.value);
+        have_start = true;
+      } else if (c.qualifier == "endkey") {
+        info.end_key.assign(c.value);
+        have_end = true;
+      } else if (c.qualifier == "id") {
+        if (!absl::SimpleAtoi(AV(c.value), &info.id)) return bad("info:id is not a number");
+        have_id = true;
+      }
+    }
+    if (!have_start || !have_end || !have_id) return bad("info:startkey, info:endkey or info:id is missing");
+    if (MetaRowKey(info) != key) return bad("its row key does not match its columns");
+    out[info.table].push_back(std::move(info));
+  }
+  for (auto& [t, regions] : out) {
+    std::sort(regions.begin(), regions.end(),
+              [](const RegionInfo& a, const RegionInfo& b) { return a.start_key < b.start_key; });
+  }
+  return out;
+}
+
+}  // namespace basalt::server

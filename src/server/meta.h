@@ -1,0 +1,47 @@
+// basalt:meta, the system table of regions (HBase's hbase:meta): one row per region of every
+// user table, the authority on which regions a table has. It is an ordinary Region (its own
+// log, flushes, block files) in data_dir/meta/, served read-only to clients like any table
+// (`scan 'basalt:meta'`), so the cluster can later host it on any server.
+//
+// Row key: "<table>,<start key>,<region id>" (the start key as raw bytes; table names have no
+// ','). Family "info", columns (values are bytes a person can read):
+//   info:startkey, info:endkey  the region's rows [start, end) (raw bytes; end empty: to the end)
+//   info:id                     the region id, decimal
+//   info:encoded                the encoded name (the region's directory name)
+//   info:state                  OPEN, CLOSED (table disabled) or FAILED_OPEN
+//   info:server                 host:port of the server serving it
+// Writes that change which regions exist go in one batch: one log record, so a crash keeps all
+// of it or none.
+//
+// Thread-safety: as Region's.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/server/region_info.h"
+#include "storage/region.h"
+
+namespace basalt::server {
+
+inline constexpr char kMetaTableName[] = "basalt:meta";
+inline constexpr char kMetaFamily[] = "info";
+
+// The descriptor of meta's one region.
+RegionDescriptor MetaDescriptor();
+
+std::string MetaRowKey(const RegionInfo& info);
+// The row recording `info` with `state` and `server`.
+RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server);
+// Removes the row of `info`.
+RowMutation MetaDelete(const RegionInfo& info);
+
+// Every region meta records, by table, each table's regions sorted by start key. DataLoss for a
+// row that does not decode.
+absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* meta);
+
+}  // namespace basalt::server
