@@ -192,37 +192,3 @@ class AdminImpl final : public Admin {
 std::unique_ptr<Admin> NewAdmin(Core* core) { return std::make_unique<AdminImpl>(core); }
 
 }  // namespace basalt::client_internal
-
-namespace basalt {
-
-absl::StatusOr<std::vector<std::string>> SplitKeysFor(std::string_view algorithm, int num_regions) {
-  if (num_regions < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("NUMREGIONS of ", num_regions, ": a pre-split needs at least 2"));
-  }
-  std::vector<std::string> keys;
-  if (algorithm == "HexStringSplit") {
-    // RegionSplitter.HexStringSplit: 00000000 .. ffffffff cut in equal steps; the last region
-    // takes the remainder.
-    const uint64_t step = 0xFFFFFFFFull / static_cast<uint64_t>(num_regions);
-    for (int i = 1; i < num_regions; ++i) {
-      char buf[17];
-      snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(step * static_cast<uint64_t>(i)));
-      keys.push_back(buf);
-    }
-  } else if (algorithm == "UniformSplit") {
-    // RegionSplitter.UniformSplit: 8-byte keys from 0x00.. to 0xFF.. in equal steps.
-    const uint64_t step = UINT64_MAX / static_cast<uint64_t>(num_regions);
-    for (int i = 1; i < num_regions; ++i) {
-      const uint64_t v = step * static_cast<uint64_t>(i);
-      std::string k(8, '\0');
-      for (int b = 0; b < 8; ++b) k[b] = static_cast<char>((v >> (56 - 8 * b)) & 0xFF);
-      keys.push_back(std::move(k));
-    }
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown SPLITALGO '", AV(algorithm),
-                                                   "' (HexStringSplit or UniformSplit)"));
-  }
-  return keys;
-}
-
-}  // namespace basalt

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "common/string_binary.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/manifest.h"
 #include "storage/internal/region_impl.h"
@@ -50,8 +51,8 @@ ReadRules RulesOf(const ReadSpec& spec) {
 }  // namespace
 
 absl::Status RegionRangeError(const RegionDescriptor& desc, std::string_view row) {
-  return absl::OutOfRangeError(absl::StrCat("row '", absl::CHexEscape(AV(row)), "' is not in region ", desc.name, " ['",
-                                            absl::CHexEscape(desc.start_key), "', '", absl::CHexEscape(desc.end_key),
+  return absl::OutOfRangeError(absl::StrCat("row '", ToStringBinary(row), "' is not in region ", desc.name, " ['",
+                                            ToStringBinary(desc.start_key), "', '", ToStringBinary(desc.end_key),
                                             "')"));
 }
 
@@ -78,8 +79,8 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
   if (desc.name.empty()) return absl::InvalidArgumentError("region name is empty");
   if (desc.families.empty()) return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, " has no families"));
   if (!desc.end_key.empty() && desc.end_key <= desc.start_key) {
-    return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": end key '", absl::CHexEscape(desc.end_key),
-                                                   "' is not after start key '", absl::CHexEscape(desc.start_key), "'"));
+    return absl::InvalidArgumentError(absl::StrCat("region ", desc.name, ": end key '", ToStringBinary(desc.end_key),
+                                                   "' is not after start key '", ToStringBinary(desc.start_key), "'"));
   }
   std::unique_ptr<RegionImpl> r(new RegionImpl(options, desc, dir));
   for (const auto& f : desc.families) {

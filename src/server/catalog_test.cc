@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "common/env.h"
+#include "src/server/region_info.h"
 #include "src/server/tables.h"
 #include "tests/util/region_dir.h"
 #include "tests/util/temp_dir.h"
@@ -373,6 +374,117 @@ TEST(TableManager, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
   EXPECT_EQ(tm->Find("t1").status().message(), "table t1 is disabled");
   ASSERT_TRUE(tm->Drop("t1").ok());
   EXPECT_EQ(ValueOf(tm.get(), "t2", "r2"), "v2");
+}
+
+TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
+  testing::TempDir dir;
+  // The layout before regions: the table's one region directly in tables/<name>/, its log
+  // records tagged with the table name, one flushed row and one only in the log.
+  const TableSpec spec = SampleTable("old");
+  {
+    RegionDescriptor d{"old", spec.families, "", ""};
+    auto r = Region::Open(RegionOptions{}, d, dir.path() + "/tables/old");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE((*r)->Put("a", "f", "q", "flushed").ok());
+    ASSERT_TRUE((*r)->Flush().ok());
+    ASSERT_TRUE((*r)->Put("b", "f", "q", "logged").ok());
+    // No Close: the last write is in the log only, as after a crash.
+    ASSERT_TRUE(SaveCatalog(Env::Default(), dir.path(), {spec}).ok());
+  }
+  std::vector<std::string> log;
+  TableManager::Options o;
+  o.data_dir = dir.path();
+  o.log = [&](std::string_view line) { log.emplace_back(line); };
+  auto tm = TableManager::Open(o);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  EXPECT_EQ(ValueOf(tm->get(), "old", "a"), "flushed");
+  EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
+  auto regions = (*tm)->Regions("old");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), 1u);
+  EXPECT_EQ((*regions)[0].info.id, 0u);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("recorded the 1 region(s) of table 'old' in basalt:meta"), std::string::npos) << log[0];
+  tm->reset();
+  // Next time meta knows it; nothing moved.
+  log.clear();
+  tm = TableManager::Open(o);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
+}
+
+TEST(TableManager, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegionInfo) {
+  testing::TempDir dir;
+  const std::string catalog = dir.path() + "/CATALOG";
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("kept"), {"m", "f"}).ok());
+    ASSERT_TRUE((*tm->Find("kept"))->RegionFor("a")->Put("a", "f", "q", "1").ok());
+    ASSERT_TRUE((*tm->Find("kept"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
+  }
+  const std::string before = ReadAll(catalog);
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("cut"), {"x"}).ok());
+  }
+  // A crash after the meta rows of 'cut' but before its catalogue entry: the catalogue as before.
+  WriteAll(catalog, before);
+  {
+    std::vector<std::string> log;
+    TableManager::Options o;
+    o.data_dir = dir.path();
+    o.log = [&](std::string_view line) { log.emplace_back(line); };
+    auto tm = TableManager::Open(o);
+    ASSERT_TRUE(tm.ok()) << tm.status();
+    EXPECT_EQ((*tm)->Find("cut").status().code(), absl::StatusCode::kNotFound);
+    EXPECT_FALSE((*tm)->Regions("cut").ok());
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_NE(log[0].find("removed the 2 basalt:meta row(s) of table 'cut'"), std::string::npos) << log[0];
+    EXPECT_NE(log[1].find("tables/cut aside"), std::string::npos) << log[1];
+    auto meta = (*tm)->Find("basalt:meta");
+    ASSERT_TRUE(meta.ok()) << meta.status();
+    EXPECT_TRUE((*meta)->system());
+    EXPECT_EQ((*meta)->RegionFor("cut,,1")->Get("cut,,1")->size(), 0u);
+  }
+  // basalt:meta lost whole: rebuilt from each region's REGIONINFO.
+  std::filesystem::remove_all(dir.path() + "/meta");
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  auto regions = tm->Regions("kept");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), 3u);
+  EXPECT_EQ((*regions)[1].info.start_key, "f");
+  EXPECT_EQ((*regions)[2].info.start_key, "m");
+  EXPECT_EQ(ValueOf(tm.get(), "kept", "a"), "1");
+  EXPECT_EQ(ValueOf(tm.get(), "kept", "p"), "2");
+  // A row outside a region is refused by the region, naming it.
+  absl::Status wrong = (*tm->Find("kept"))->regions()[0].region->Put("p", "f", "q", "3");
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kOutOfRange) << wrong;
+}
+
+TEST(RegionInfo, EncodingAndSplitKeys) {
+  RegionInfo r{"t1", std::string("a\0b", 3), "zz", 1700000000000};
+  auto back = DecodeRegionInfo(EncodeRegionInfo(r), "REGIONINFO");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, r);
+  EXPECT_EQ(r.Name(), "t1,a\\x00b,1700000000000");  // Bytes.toStringBinary
+  EXPECT_EQ(r.EncodedName().size(), 16u);
+  std::string bad = EncodeRegionInfo(r);
+  bad[20] ^= 1;
+  EXPECT_EQ(DecodeRegionInfo(bad, "REGIONINFO").status().code(), absl::StatusCode::kDataLoss);
+  auto regions = RegionsFromSplitKeys("t", {"m", "c"}, 7);
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), 3u);
+  EXPECT_TRUE(CheckCoverage("t", *regions).ok());
+  EXPECT_EQ((*regions)[1].start_key, "c");
+  EXPECT_EQ((*regions)[1].end_key, "m");
+  EXPECT_EQ(RegionsFromSplitKeys("t", {"m", "m"}, 7).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<RegionInfo> gap = *regions;
+  gap.erase(gap.begin() + 1);
+  EXPECT_EQ(CheckCoverage("t", gap).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

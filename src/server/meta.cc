@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "common/string_binary.h"
 
 namespace basalt::server {
 
@@ -62,7 +63,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* 
     const std::string_view key = row.row();
     auto bad = [&](std::string_view why) {
       return absl::DataLossError(
-          absl::StrCat(kMetaTableName, " row '", absl::CHexEscape(AV(key)), "' does not describe a region: ", AV(why)));
+          absl::StrCat(kMetaTableName, " row '", ToStringBinary(key), "' does not describe a region: ", AV(why)));
     };
     const size_t comma = key.find(',');
     if (comma == std::string_view::npos || comma == 0) return bad("no table name");

@@ -9,6 +9,7 @@
 #include "common/crc.h"
 #include "common/status.h"
 #include "common/format_stamp.h"
+#include "common/string_binary.h"
 
 namespace basalt::server {
 namespace {
@@ -16,7 +17,7 @@ constexpr std::string_view kMagic = "BSLTRGNI";
 constexpr uint32_t kVersion = 1;
 }  // namespace
 
-std::string RegionInfo::Name() const { return absl::StrCat(table, ",", absl::CHexEscape(start_key), ",", id); }
+std::string RegionInfo::Name() const { return absl::StrCat(table, ",", ToStringBinary(start_key), ",", id); }
 
 std::string RegionInfo::EncodedName() const {
   uint64_t h = 14695981039346656037ull;  // FNV-1a 64
@@ -70,7 +71,7 @@ absl::StatusOr<std::vector<RegionInfo>> RegionsFromSplitKeys(std::string_view ta
     }
     if (i > 0 && split_keys[i] == split_keys[i - 1]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("table '", AV(table), "': split key '", absl::CHexEscape(split_keys[i]), "' is given twice"));
+          absl::StrCat("table '", AV(table), "': split key '", ToStringBinary(split_keys[i]), "' is given twice"));
     }
   }
   std::vector<RegionInfo> out;
@@ -93,8 +94,8 @@ absl::Status CheckCoverage(std::string_view table, const std::vector<RegionInfo>
     const RegionInfo& r = regions[i];
     if (r.start_key != expect) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "table '", AV(table), "': region ", r.Name(), " starts at '", absl::CHexEscape(r.start_key), "' where '",
-          absl::CHexEscape(expect), "' was expected (a ", r.start_key > expect ? "gap" : "overlap", " in its regions)"));
+          "table '", AV(table), "': region ", r.Name(), " starts at '", ToStringBinary(r.start_key), "' where '",
+          ToStringBinary(expect), "' was expected (a ", r.start_key > expect ? "gap" : "overlap", " in its regions)"));
     }
     if (r.end_key.empty() && i + 1 != regions.size()) {
       return absl::FailedPreconditionError(

@@ -4,8 +4,8 @@
 // REGIONINFO file in the region's own directory (HBase's .regioninfo), from which meta can be
 // rebuilt.
 //
-// Names (as HBase's): the region name is "<table>,<start key>,<id>" (the start key escaped as
-// C does, so the name prints); the encoded name is the 16 lowercase hex digits of the FNV-1a
+// Names (as HBase's): the region name is "<table>,<start key>,<id>" (the start key as HBase's
+// Bytes.toStringBinary prints it, common/string_binary.h); the encoded name is the 16 lowercase hex digits of the FNV-1a
 // 64-bit hash of the region name, and is the name of the region's directory,
 // data_dir/tables/<table>/<encoded name>/. Region id 0 is a table made before regions existed:
 // one region over every row whose directory is the table directory itself, and whose log

@@ -360,7 +360,7 @@ struct TableInfo {
 
 // One region of a table (Admin::ListRegions), as HBase's list_regions shows it.
 struct RegionStatus {
-  std::string name;          // "<table>,<start key, C-escaped>,<region id>"
+  std::string name;          // "<table>,<start key as HBase's Bytes.toStringBinary>,<region id>"
   std::string encoded_name;
   std::string start_key;     // the region holds rows [start_key, end_key)
   std::string end_key;       // empty: to the end of the key space

@@ -296,10 +296,50 @@ absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
   return f;
 }
 
+// create's table options (HBase's shell): SPLITS => ['g', 'n'], or NUMREGIONS => 16 with
+// SPLITALGO => 'HexStringSplit' or 'UniformSplit'.
+absl::Status SplitKeysFromHash(Ctx& c, const Value& h, std::vector<std::string>* split_keys) {
+  const Value* splits = h.Find("SPLITS");
+  const Value* num = h.Find("NUMREGIONS");
+  const Value* algo = h.Find("SPLITALGO");
+  for (const auto& [k, v] : h.entries) {
+    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "create: table option ", ToStringBinary(k.str),
+          " is not supported (SPLITS, NUMREGIONS and SPLITALGO are); a family is 'cf' or {NAME => 'cf', ...}"));
+    }
+  }
+  if (splits != nullptr && (num != nullptr || algo != nullptr)) {
+    return absl::InvalidArgumentError("create: give SPLITS, or NUMREGIONS with SPLITALGO, not both");
+  }
+  if (splits != nullptr) {
+    if (!splits->is_array()) return ArgError(c, *splits, "an array of split keys: SPLITS => ['g', 'n']");
+    for (const Value& k : splits->items) {
+      BASALT_ASSIGN_OR_RETURN(std::string key, Bytes(c, k, "a split key", false));
+      split_keys->push_back(std::move(key));
+    }
+    return absl::OkStatus();
+  }
+  if (num == nullptr || algo == nullptr) {
+    return absl::InvalidArgumentError(
+        "create: NUMREGIONS and SPLITALGO go together: {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}");
+  }
+  if (!num->is_int()) return ArgError(c, *num, "a number of regions");
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, *algo, "HexStringSplit or UniformSplit", false));
+  if (num->number < 2 || num->number > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("create: NUMREGIONS of ", num->number, " (2 to 1000)"));
+  }
+  absl::StatusOr<std::vector<std::string>> keys = SplitKeysFor(name, static_cast<int>(num->number));
+  if (!keys.ok()) return absl::InvalidArgumentError(absl::StrCat("create: ", keys.status().message()));
+  *split_keys = *std::move(keys);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Reply> CmdCreate(Ctx& c) {
   const auto& a = c.cmd.args;
   TableInfo info;
   BASALT_ASSIGN_OR_RETURN(info.name, Bytes(c, a[0], "a table name", false));
+  std::vector<std::string> split_keys;
   for (size_t i = 1; i < a.size(); ++i) {
     if (a[i].is_string()) {
       FamilySettings f;
@@ -307,9 +347,8 @@ absl::StatusOr<Reply> CmdCreate(Ctx& c) {
       info.families.push_back(std::move(f));
     } else if (a[i].is_hash()) {
       if (a[i].Find("NAME") == nullptr && !a[i].entries.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "create: table options such as ", ToStringBinary(a[i].entries[0].first.str),
-            " are not supported; a family is 'cf' or {NAME => 'cf', ...}"));
+        BASALT_RETURN_IF_ERROR(SplitKeysFromHash(c, a[i], &split_keys));
+        continue;
       }
       BASALT_ASSIGN_OR_RETURN(FamilySettings f, FamilyFromHash(c, a[i]));
       info.families.push_back(std::move(f));
@@ -333,7 +372,7 @@ absl::StatusOr<Reply> CmdCreate(Ctx& c) {
       }
     }
   }
-  BASALT_RETURN_IF_ERROR(Wrap(c, info.name, c.conn->GetAdmin()->CreateTable(info)));
+  BASALT_RETURN_IF_ERROR(Wrap(c, info.name, c.conn->GetAdmin()->CreateTable(info, split_keys)));
   Reply r = Done(c, info.name);
   r.messages.push_back(absl::StrCat("Created table ", ToStringBinary(info.name)));
   return r;
@@ -349,6 +388,16 @@ absl::StatusOr<Reply> CmdDescribe(Ctx& c) {
   r.kind = Reply::Kind::kDescribe;
   r.info = *std::move(info);
   if (r.info.name.empty()) r.info.name = table;
+  return r;
+}
+
+absl::StatusOr<Reply> CmdListRegions(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  auto regions = c.conn->GetAdmin()->ListRegions(table);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, regions.status()));
+  Reply r = Done(c, table);
+  r.kind = Reply::Kind::kRegions;
+  r.regions = *std::move(regions);
   return r;
 }
 
@@ -812,7 +861,8 @@ const std::vector<Spec>& Specs() {
       {"quit", "general", 0, 1, "quit [code]", "Same as exit.", nullptr},
 
       {"create", "ddl", 1, kAny,
-       "create 't1', 'cf1' [, 'cf2', ...]  |  create 't1', {NAME => 'cf', VERSIONS => 3, ...} [, {...}]",
+       "create 't1', 'cf1' [, 'cf2', ...]  |  create 't1', {NAME => 'cf', VERSIONS => 3, ...} [, {...}]\n"
+       "  [, SPLITS => ['k1', 'k2', ...]  |  , {NUMREGIONS => n, SPLITALGO => 'HexStringSplit' | 'UniformSplit'}]",
        absl::StrCat("Creates a table with the given column families. Family settings: VERSIONS (1), MIN_VERSIONS (0),\n"
                     "TTL (seconds or 'FOREVER'), BLOCKSIZE (65536), ",
                     SettingHelp(FamilySetting::kEncoding), ",\n", SettingHelp(FamilySetting::kCompression), ", ",
@@ -821,12 +871,24 @@ const std::vector<Spec>& Specs() {
                     "CACHE_ENCODED (false). Examples:\n"
        "  create 't1', 'cf'\n"
        "  create 't1', {NAME => 'cf', VERSIONS => 3, TTL => 86400, COMPRESSION => 'SNAPPY'}\n"
-       "  create 't1', NAME => 'cf', DATA_BLOCK_ENCODING => 'FAST_DIFF'"),
+       "  create 't1', NAME => 'cf', DATA_BLOCK_ENCODING => 'FAST_DIFF'\n"
+       "Pre-splitting, as HBase's shell: SPLITS gives the row keys where regions start (here 4 regions:\n"
+       "[, g), [g, n), [n, t), [t, )); NUMREGIONS with SPLITALGO cuts the key space evenly, for row keys\n"
+       "of 8 hex digits (HexStringSplit) or of uniformly random bytes (UniformSplit):\n"
+       "  create 't1', 'cf', SPLITS => ['g', 'n', 't']\n"
+       "  create 't1', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}"),
        CmdCreate},
-      {"describe", "ddl", 1, 1, "describe 't1'", "Shows a table's state and its families' settings.", CmdDescribe},
+      {"describe", "ddl", 1, 1, "describe 't1'",
+       "Shows a table's state, its region count and its families' settings.", CmdDescribe},
       {"desc", "ddl", 1, 1, "desc 't1'", "Same as describe.", CmdDescribe},
       {"list", "ddl", 0, 1, "list ['regex']", "Lists the tables, or those whose whole name matches the regex.",
        CmdList},
+      {"list_regions", "ddl", 1, 1, "list_regions 't1'",
+       "Lists a table's regions in row order: the server serving each, its name (table,start key,id.encoded\n"
+       "name.), its rows [START_KEY, END_KEY) (an empty END_KEY: to the end), SIZE (bytes in block files\n"
+       "and memstores), REQ (reads and writes since it opened), STOREFILES and STATE. The regions also\n"
+       "are rows of the system table basalt:meta: scan 'basalt:meta'.",
+       CmdListRegions},
       {"exists", "ddl", 1, 1, "exists 't1'", "Says whether a table exists.", CmdExists},
       {"is_enabled", "ddl", 1, 1, "is_enabled 't1'", "true if the table is enabled.", CmdIsEnabled},
       {"is_disabled", "ddl", 1, 1, "is_disabled 't1'", "true if the table is disabled.", CmdIsEnabled},
@@ -878,7 +940,7 @@ const std::vector<Spec>& Specs() {
        CmdAdminOnTable<&Admin::MajorCompact>},
       {"assign", "tools", 1, 1, "assign 't1'",
        "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
-       "failed). HBase's assign takes a region name; a Basalt table is one region today.",
+       "failed), every region of it. HBase's assign takes a region name.",
        CmdAdminOnTable<&Admin::AssignTable>},
       {"verbs_disable", "tools", 0, 0, "verbs_disable",
        "Switches the server's RDMA verbs transport off (Basalt's own; HBase has none): its endpoints\n"

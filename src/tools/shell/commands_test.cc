@@ -112,12 +112,48 @@ TEST_F(ShellTest, CreateWithFamilySettings) {
   EXPECT_EQ(server_.tables["t3"].info.families[0].ttl_seconds, 0);
 }
 
+TEST_F(ShellTest, CreatePreSplit) {
+  ASSERT_EQ(Run("create 't1', 'cf', SPLITS => ['n', 'g', \"\\x00t\"]"), 0) << err();
+  EXPECT_EQ(server_.tables["t1"].split_keys, (std::vector<std::string>{std::string("\0t", 2), "g", "n"}));
+  ASSERT_EQ(Run("create 't2', 'cf', {NUMREGIONS => 4, SPLITALGO => 'HexStringSplit'}"), 0) << err();
+  EXPECT_EQ(server_.tables["t2"].split_keys, (std::vector<std::string>{"3fffffff", "7ffffffe", "bffffffd"}));
+  ASSERT_EQ(Run("create 't3', {NAME => 'cf'}, {NUMREGIONS => 2, SPLITALGO => 'UniformSplit'}"), 0) << err();
+  EXPECT_EQ(server_.tables["t3"].split_keys, (std::vector<std::string>{"\x7f\xff\xff\xff\xff\xff\xff\xff"}));
+  ASSERT_EQ(Run("describe 't2'"), 0) << err();
+  EXPECT_NE(out().find("t2, {REGIONS => 4}\n"), std::string::npos) << out();
+  ASSERT_EQ(Run("list_regions 't1'"), 0) << err();
+  EXPECT_EQ(out(),
+            "     SERVER_NAME |                REGION_NAME | START_KEY | END_KEY | SIZE | REQ | STOREFILES | STATE |\n"
+            " --------------- | -------------------------- | --------- | ------- | ---- | --- | ---------- | ----- |\n"
+            " 127.0.0.1:16020 |      t1,,1700000000000.e0. |           |   \\x00t |    0 |   0 |          0 |  OPEN |\n"
+            " 127.0.0.1:16020 | t1,\\x00t,1700000000000.e1. |     \\x00t |       g | 1000 |  30 |          1 |  OPEN |\n"
+            " 127.0.0.1:16020 |     t1,g,1700000000000.e2. |         g |       n | 2000 |  60 |          2 |  OPEN |\n"
+            " 127.0.0.1:16020 |     t1,n,1700000000000.e3. |         n |         | 3000 |  90 |          3 |  OPEN |\n"
+            "4 rows\n");
+  ASSERT_EQ(Run("list_regions 't2'", OutputFormat::kJson), 0) << err();
+  EXPECT_NE(out().find("\"regions\":[{\"name\":\"t2,,1700000000000\",\"encoded_name\":\"e0\",\"start_key\":\"\","
+                       "\"end_key\":\"3fffffff\""),
+            std::string::npos)
+      << out();
+
+  EXPECT_EQ(Run("create 't4', 'cf', SPLITS => 'g'"), 1);
+  EXPECT_NE(err().find("an array of split keys"), std::string::npos) << err();
+  EXPECT_EQ(Run("create 't4', 'cf', {NUMREGIONS => 4}"), 1);
+  EXPECT_NE(err().find("NUMREGIONS and SPLITALGO go together"), std::string::npos) << err();
+  EXPECT_EQ(Run("create 't4', 'cf', {NUMREGIONS => 4, SPLITALGO => 'Nope'}"), 1);
+  EXPECT_NE(err().find("unknown SPLITALGO 'Nope'"), std::string::npos) << err();
+  EXPECT_EQ(Run("create 't4', 'cf', {NUMREGIONS => 1, SPLITALGO => 'UniformSplit'}"), 1);
+  EXPECT_EQ(Run("create 't4', 'cf', SPLITS => ['a'], NUMREGIONS => 2, SPLITALGO => 'UniformSplit'"), 1);
+  EXPECT_NE(err().find("not both"), std::string::npos) << err();
+  EXPECT_FALSE(server_.tables.count("t4"));
+}
+
 TEST_F(ShellTest, CreateErrors) {
   EXPECT_EQ(Run("create 't1'"), 1);
   EXPECT_EQ(err(), "ERROR: create: a table needs at least one column family: create 't1', 'cf'\n");
   EXPECT_EQ(Run("create 't1', {VERSIONS => 3}"), 1);
-  EXPECT_EQ(err(), "ERROR: create: table options such as VERSIONS are not supported; a family is 'cf' or "
-                   "{NAME => 'cf', ...}\n");
+  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS and SPLITALGO are); "
+                   "a family is 'cf' or {NAME => 'cf', ...}\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', COMPRESSION => 'LZO'}"), 1);
   EXPECT_EQ(err(), "ERROR: create: COMPRESSION must be one of NONE, SNAPPY, ZLIB, GZ, not 'LZO'\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 0}"), 1);
@@ -341,7 +377,7 @@ TEST_F(ShellTest, DescribeListExistsEnableDisableDrop) {
   ASSERT_EQ(Run("create 't1', {NAME => 'cf', TTL => 86400}; create 'other', 'x'"), 0);
   ASSERT_EQ(Run("describe 't1'"), 0);
   EXPECT_EQ(out(),
-            "Table t1 is ENABLED\nt1\nCOLUMN FAMILIES DESCRIPTION\n"
+            "Table t1 is ENABLED\nt1, {REGIONS => 1}\nCOLUMN FAMILIES DESCRIPTION\n"
             "{NAME => 'cf', VERSIONS => '1', MIN_VERSIONS => '0', TTL => '86400 SECONDS (1 DAY)', BLOCKSIZE => "
             "'65536', DATA_BLOCK_ENCODING => 'NONE', COMPRESSION => 'NONE', BLOOMFILTER => 'ROW', CHECKSUM_TYPE => "
             "'CRC32C', BYTES_PER_CHECKSUM => '16384', BLOCKCACHE => 'true', CACHE_ENCODED => 'false'}\n\n1 row(s)\n");

@@ -5,16 +5,7 @@
 namespace basalt::shell {
 namespace {
 
-constexpr char kHex[] = "0123456789ABCDEF";
 constexpr char kHexLower[] = "0123456789abcdef";
-
-bool PrintableInHBase(unsigned char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) return true;
-  for (const char* p = " `~!@#$%^&*()-_=+[]{}|;:'\",.<>/?"; *p; ++p) {
-    if (static_cast<unsigned char>(*p) == c) return true;
-  }
-  return false;
-}
 
 // Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
 // nothing above U+10FFFF), or 0 if the bytes there are not one.
@@ -46,22 +37,6 @@ void AppendU00(unsigned char c, std::string* out) {
 }
 
 }  // namespace
-
-std::string ToStringBinary(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (char ch : bytes) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (PrintableInHBase(c)) {
-      out.push_back(ch);
-    } else {
-      out.append("\\x");
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 void AppendJsonString(std::string_view bytes, std::string* out) {
   out->push_back('"');

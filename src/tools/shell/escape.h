@@ -5,12 +5,12 @@
 #include <string>
 #include <string_view>
 
+#include "common/string_binary.h"
+
 namespace basalt::shell {
 
-// HBase's Bytes.toStringBinary: letters, digits and the printable punctuation
-// ` ~!@#$%^&*()-_=+[]{}|;:'",.<>/?` as they are; every other byte (backslash, controls,
-// bytes >= 0x7F) as \xNN with upper-case hex.
-std::string ToStringBinary(std::string_view bytes);
+// HBase's Bytes.toStringBinary (common/string_binary.h).
+using basalt::ToStringBinary;
 
 // Appends `bytes` to *out as a JSON string literal, quotes included. Well-formed UTF-8 is kept
 // as it is; '"' and '\' are escaped, control characters become \n \t \r \b \f or \u00XX, and

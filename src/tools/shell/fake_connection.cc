@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/string_binary.h"
 
 namespace basalt::shell {
 namespace {
@@ -225,7 +226,7 @@ class FakeAdmin : public Admin {
       r.start_key = start;
       r.end_key = i < t->split_keys.size() ? t->split_keys[i] : "";
       r.id = 1700000000000;
-      r.name = absl::StrCat(name, ",", r.start_key, ",", r.id);
+      r.name = absl::StrCat(name, ",", ToStringBinary(r.start_key), ",", r.id);  // as the server names it
       r.encoded_name = absl::StrCat("e", i);
       r.state = t->info.enabled ? "OPEN" : "CLOSED";
       r.server = "127.0.0.1:16020";

@@ -108,6 +108,35 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
   }
 }
 
+// list_regions, in the layout of HBase's: one right-aligned column per field, '|' between.
+void FormatRegionsHuman(const std::vector<RegionStatus>& regions, std::string* out) {
+  const std::vector<std::string> head = {"SERVER_NAME", "REGION_NAME", "START_KEY", "END_KEY",
+                                         "SIZE",        "REQ",         "STOREFILES", "STATE"};
+  std::vector<std::vector<std::string>> rows;
+  for (const RegionStatus& g : regions) {
+    rows.push_back({g.server, absl::StrCat(g.name, ".", g.encoded_name, "."), ToStringBinary(g.start_key),
+                    ToStringBinary(g.end_key), absl::StrCat(g.store_file_bytes + g.memstore_bytes),
+                    absl::StrCat(g.read_requests + g.write_requests), absl::StrCat(g.store_files), g.state});
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) {
+    width[i] = head[i].size();
+    for (const auto& row : rows) width[i] = std::max(width[i], row[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      absl::StrAppend(out, " ", std::string(width[i] - cells[i].size(), ' '), cells[i], " |");
+    }
+    out->push_back('\n');
+  };
+  line(head);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (const auto& row : rows) line(row);
+  absl::StrAppend(out, regions.size(), " rows\n");
+}
+
 // ---- JSON
 
 class JsonObject {
@@ -281,7 +310,9 @@ std::string FormatHuman(const Reply& r) {
                       !r.info.open_error.empty() ? absl::StrCat("FAILED_OPEN: ", r.info.open_error)
                       : r.info.enabled           ? "ENABLED"
                                                  : "DISABLED",
-                      "\n", ToStringBinary(r.info.name), "\nCOLUMN FAMILIES DESCRIPTION\n");
+                      "\n", ToStringBinary(r.info.name),
+                      r.info.regions > 0 ? absl::StrCat(", {REGIONS => ", r.info.regions, "}") : "",
+                      "\nCOLUMN FAMILIES DESCRIPTION\n");
       for (const FamilySettings& f : r.info.families) absl::StrAppend(&out, DescribeFamily(f), "\n");
       absl::StrAppend(&out, "\n", RowCount(r.info.families.size()));
       break;
@@ -304,6 +335,9 @@ std::string FormatHuman(const Reply& r) {
     case Reply::Kind::kText:
       out.append(r.text);
       if (!r.text.empty() && r.text.back() != '\n') out.push_back('\n');
+      break;
+    case Reply::Kind::kRegions:
+      FormatRegionsHuman(r.regions, &out);
       break;
   }
   return out;
@@ -389,6 +423,29 @@ std::string FormatJson(const Reply& r) {
       break;
     case Reply::Kind::kText:
       o.Str("text", r.text);
+      break;
+    case Reply::Kind::kRegions:
+      o.Key("regions");
+      out.push_back('[');
+      for (size_t i = 0; i < r.regions.size(); ++i) {
+        const RegionStatus& g = r.regions[i];
+        if (i) out.push_back(',');
+        JsonObject ro(&out);
+        ro.Str("name", g.name);
+        ro.Str("encoded_name", g.encoded_name);
+        ro.Str("start_key", g.start_key);
+        ro.Str("end_key", g.end_key);
+        ro.Uint("id", g.id);
+        ro.Str("state", g.state);
+        ro.Str("server", g.server);
+        ro.Uint("store_file_bytes", g.store_file_bytes);
+        ro.Uint("store_files", g.store_files);
+        ro.Uint("memstore_bytes", g.memstore_bytes);
+        ro.Uint("read_requests", g.read_requests);
+        ro.Uint("write_requests", g.write_requests);
+        ro.Close();
+      }
+      out.push_back(']');
       break;
   }
   o.Close();

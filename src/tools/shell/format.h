@@ -31,7 +31,7 @@ namespace basalt::shell {
 enum class OutputFormat { kHuman, kJson };
 
 struct Reply {
-  enum class Kind { kDone, kRows, kCounter, kAppend, kCount, kDescribe, kList, kExists, kEnabled, kStatus, kText };
+  enum class Kind { kDone, kRows, kCounter, kAppend, kCount, kDescribe, kList, kExists, kEnabled, kStatus, kText, kRegions };
 
   std::string command;
   std::string table;  // empty for commands without one
@@ -55,6 +55,7 @@ struct Reply {
   ServerStatus status;               // kStatus
   bool detailed = false;             // kStatus: per-table lines
   std::string text;                  // kText
+  std::vector<RegionStatus> regions;  // kRegions
 };
 
 // The human rendering, each line ending in '\n', without the "Took" line.
