@@ -45,6 +45,8 @@ delete 'users', 'bob', 'info:email'
 count 'users'
 flush 'users'
 describe 'users'
+create 'events', 'd', SPLITS => ['g', 'n']
+list_regions 'events'
 "
 echo
 echo "quickstart OK: basalt-server is still running on $ADDR (pid $(cat "$DIR/server.pid"), data in $DIR/data)."

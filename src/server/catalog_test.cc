@@ -252,6 +252,14 @@ std::string ValueOf(TableManager* tm, const std::string& table, const std::strin
   return cells->empty() ? "(none)" : (*cells)[0].value;
 }
 
+// Opens a manager on `dir` whose log lines go to *log.
+absl::StatusOr<std::unique_ptr<TableManager>> OpenLogged(const std::string& dir, std::vector<std::string>* log) {
+  TableManager::Options o;
+  o.data_dir = dir;
+  o.log = [log](std::string_view line) { log->emplace_back(line); };
+  return TableManager::Open(o);
+}
+
 size_t CountFiles(const std::string& dir) {
   size_t n = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) n += e.is_regular_file();
@@ -316,10 +324,7 @@ TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRest
   std::filesystem::remove(manifest);
 
   std::vector<std::string> log;
-  TableManager::Options o;
-  o.data_dir = dir.path();
-  o.log = [&](std::string_view line) { log.emplace_back(line); };
-  auto opened = TableManager::Open(o);
+  auto opened = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(opened.ok()) << opened.status();
   TableManager* tm = opened->get();
   // t1 is out of service with its reason; t2 serves.
@@ -392,10 +397,7 @@ TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
     ASSERT_TRUE(SaveCatalog(Env::Default(), dir.path(), {spec}).ok());
   }
   std::vector<std::string> log;
-  TableManager::Options o;
-  o.data_dir = dir.path();
-  o.log = [&](std::string_view line) { log.emplace_back(line); };
-  auto tm = TableManager::Open(o);
+  auto tm = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(tm.ok()) << tm.status();
   EXPECT_EQ(ValueOf(tm->get(), "old", "a"), "flushed");
   EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
@@ -408,7 +410,7 @@ TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
   tm->reset();
   // Next time meta knows it; nothing moved.
   log.clear();
-  tm = TableManager::Open(o);
+  tm = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(tm.ok()) << tm.status();
   EXPECT_TRUE(log.empty());
   EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
@@ -434,10 +436,7 @@ TEST(TableManager, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegio
   WriteAll(catalog, before);
   {
     std::vector<std::string> log;
-    TableManager::Options o;
-    o.data_dir = dir.path();
-    o.log = [&](std::string_view line) { log.emplace_back(line); };
-    auto tm = TableManager::Open(o);
+    auto tm = OpenLogged(dir.path(), &log);
     ASSERT_TRUE(tm.ok()) << tm.status();
     EXPECT_EQ((*tm)->Find("cut").status().code(), absl::StatusCode::kNotFound);
     EXPECT_FALSE((*tm)->Regions("cut").ok());

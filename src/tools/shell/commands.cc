@@ -885,8 +885,8 @@ const std::vector<Spec>& Specs() {
        CmdList},
       {"list_regions", "ddl", 1, 1, "list_regions 't1'",
        "Lists a table's regions in row order: the server serving each, its name (table,start key,id.encoded\n"
-       "name.), its rows [START_KEY, END_KEY) (an empty END_KEY: to the end), SIZE (bytes in block files\n"
-       "and memstores), REQ (reads and writes since it opened), STOREFILES and STATE. The regions also\n"
+       "name.), its rows [START_KEY, END_KEY) (an empty END_KEY: to the end), SIZE (bytes of its block files;\n"
+       "memstores not counted), REQ (reads and writes since it opened), STOREFILES and STATE. The regions also\n"
        "are rows of the system table basalt:meta: scan 'basalt:meta'.",
        CmdListRegions},
       {"exists", "ddl", 1, 1, "exists 't1'", "Says whether a table exists.", CmdExists},

@@ -115,7 +115,7 @@ void FormatRegionsHuman(const std::vector<RegionStatus>& regions, std::string* o
   std::vector<std::vector<std::string>> rows;
   for (const RegionStatus& g : regions) {
     rows.push_back({g.server, absl::StrCat(g.name, ".", g.encoded_name, "."), ToStringBinary(g.start_key),
-                    ToStringBinary(g.end_key), absl::StrCat(g.store_file_bytes + g.memstore_bytes),
+                    ToStringBinary(g.end_key), absl::StrCat(g.store_file_bytes),
                     absl::StrCat(g.read_requests + g.write_requests), absl::StrCat(g.store_files), g.state});
   }
   std::vector<size_t> width(head.size());
