@@ -34,8 +34,9 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status();
     conn_ = std::move(*c);
   }
-  // Creates a table with the given families (default settings).
-  void CreateTable(const std::string& name, std::vector<std::string> families = {"cf"}) {
+  // Creates a table with the given families (default settings), pre-split at `split_keys`.
+  void CreateTable(const std::string& name, std::vector<std::string> families = {"cf"},
+                   const std::vector<std::string>& split_keys = {}) {
     TableInfo t;
     t.name = name;
     for (auto& f : families) {
@@ -43,7 +44,7 @@ class ServerTest : public ::testing::Test {
       fs.name = f;
       t.families.push_back(fs);
     }
-    absl::Status s = conn_->GetAdmin()->CreateTable(t);
+    absl::Status s = conn_->GetAdmin()->CreateTable(t, split_keys);
     ASSERT_TRUE(s.ok()) << s;
   }
 

@@ -1,5 +1,5 @@
 // A server SIGKILLed under load and restarted loses no acknowledged write, and shows nothing
-// that was never written. Writers keep writing through the kills (the client retries while
+// that was never written, in a table of several regions. Writers keep writing through the kills (the client retries while
 // the server is down); a write that failed may or may not be there, an acknowledged one must be.
 #include <atomic>
 #include <random>
@@ -17,7 +17,9 @@ class ServerCrash : public ServerTest {};
 TEST_F(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
   // A small flush size, so kills also land during flushes and compactions.
   StartServer({"--memstore_flush_size=262144"});
-  CreateTable("c", {"f", "g"});
+  // Six regions: writers 0 and 1 each write across a region boundary, 2 and 3 into one each.
+  const std::vector<std::string> splits = {"w0-100300", "w1", "w1-100300", "w2", "w3"};
+  CreateTable("c", {"f", "g"}, splits);
 
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("BASALT_CRASH_SEED")) seed = std::strtoull(s, nullptr, 10);
@@ -67,6 +69,9 @@ TEST_F(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
   // One more crash with nothing in flight, then check everything.
   server_->Kill();
   ASSERT_TRUE(server_->Start().ok());
+  auto regions = conn_->GetAdmin()->ListRegions("c");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), splits.size() + 1);
   auto table = conn_->GetTable("c");
   size_t total_acked = 0;
   for (int w = 0; w < kWriters; ++w) {
