@@ -32,12 +32,17 @@ constexpr char kUsage[] =
     "              Put (SYNC_WAL) and Get of one cell per size, p50/p95/p99/p99.9 and ops/s, against the\n"
     "              bare-gRPC Echo floor (alternating rounds); ratios at 1 KiB\n"
     "  ycsb        [--table=usertable --workload=A,C --records=100000 --threads=1,4,16 --seconds=10\n"
-    "               --warmup_seconds=2 --skip_load --load_threads=1 --durability=SYNC_WAL --flush_after_load]\n"
-    "              YCSB core workloads (A, B, C; zipfian, 10 x 100 B fields), ops/s and read/update\n"
-    "              percentiles per thread count, then the server's resident memory\n"
+    "               --warmup_seconds=2 --skip_load --load_threads=1 --durability=SYNC_WAL --flush_after_load\n"
+    "               --regions=1]\n"
+    "              YCSB core workloads (A, B, C; zipfian, 10 x 100 B fields; W: updates only), ops/s and\n"
+    "              read/update percentiles per thread count, then the server's resident memory;\n"
+    "              --regions pre-splits a new table into regions of equal record counts\n"
     "  load        [--table=usertable --records=100000 --skip_load --load_threads=1 --durability=SYNC_WAL\n"
+    "               --flush_after_load --regions=1]\n"
+    "              only the YCSB load phase (BufferedMutator)\n"
+    "  scan        [--table=usertable --records=100000 --regions=1 --passes=5 --caching=1000 --skip_load\n"
     "               --flush_after_load]\n"
-    "              only the YCSB load phase (BufferedMutator)\n";
+    "              full-table scans of the YCSB records, rows/s per pass\n";
 
 }  // namespace
 
@@ -69,6 +74,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerYcsb(*flags, &report);
     } else if (sub == "load") {
       rc = basalt::bench::RunServerLoad(*flags, &report);
+    } else if (sub == "scan") {
+      rc = basalt::bench::RunServerScan(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

@@ -166,5 +166,6 @@ int RunWrite(const Flags& flags, Report* report);
 int RunServerLatency(const Flags& flags, Report* report);
 int RunServerYcsb(const Flags& flags, Report* report);
 int RunServerLoad(const Flags& flags, Report* report);
+int RunServerScan(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench

@@ -126,10 +126,15 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std:
   return out;
 }
 
-// Creates `name` with family f unless it exists.
-absl::Status EnsureTable(Admin* admin, const std::string& name) {
+// Creates `name` with family f unless it exists; pre-split at `split_keys` (an existing table
+// must have as many regions).
+absl::Status EnsureTable(Admin* admin, const std::string& name, const std::vector<std::string>& split_keys = {}) {
   auto desc = admin->DescribeTable(name);
   if (desc.ok()) {
+    if (!split_keys.empty() && desc->regions != split_keys.size() + 1) {
+      return absl::FailedPreconditionError(absl::StrCat("table '", name, "' exists with ", desc->regions,
+                                                        " region(s), not ", split_keys.size() + 1));
+    }
     for (const auto& f : desc->families) {
       if (f.name == kFamily) return absl::OkStatus();
     }
@@ -141,7 +146,7 @@ absl::Status EnsureTable(Admin* admin, const std::string& name) {
   FamilySettings fam;
   fam.name = std::string(kFamily);  // not `= kFamily`: GCC 12 -Wrestrict false positive
   info.families.push_back(fam);
-  absl::Status s = admin->CreateTable(info);
+  absl::Status s = admin->CreateTable(info, split_keys);
   if (s.code() == absl::StatusCode::kAlreadyExists) return absl::OkStatus();  // created meanwhile
   return s;
 }
@@ -542,8 +547,9 @@ absl::StatusOr<YcsbWorkload> ParseWorkload(const std::string& s) {
   if (s == "A" || s == "a") return YcsbWorkload{'A', 0.5};
   if (s == "B" || s == "b") return YcsbWorkload{'B', 0.95};
   if (s == "C" || s == "c") return YcsbWorkload{'C', 1.0};
+  if (s == "W" || s == "w") return YcsbWorkload{'W', 0.0};  // not YCSB's: every op an update
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown workload '", s, "' (A, B, C; D, E and F are not implemented)"));
+      absl::StrCat("unknown workload '", s, "' (A, B, C, and W: updates only; D, E and F are not implemented)"));
 }
 
 std::string FieldName(int i) { return absl::StrCat("field", i); }
@@ -702,7 +708,20 @@ struct YcsbSetup {
   Durability durability = Durability::kSyncWal;
   bool skip_load = false;
   bool flush_after_load = false;
+  int regions = 1;  // pre-split into this many regions of equal record counts
 };
+
+// Split keys that cut the records' keys into `regions` ranges of equal counts.
+std::vector<std::string> RecordSplitKeys(uint64_t records, int regions) {
+  std::vector<std::string> keys;
+  if (regions <= 1) return keys;
+  keys.reserve(records);
+  for (uint64_t i = 0; i < records; ++i) keys.push_back(YcsbKey(i));
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::string> splits;
+  for (int r = 1; r < regions; ++r) splits.push_back(keys[records * r / regions]);
+  return splits;
+}
 
 absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
   YcsbSetup s;
@@ -715,6 +734,11 @@ absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
   BASALT_ASSIGN_OR_RETURN(s.durability, ParseDurability(flags.Str("durability", "SYNC_WAL")));
   s.skip_load = flags.Bool("skip_load");
   s.flush_after_load = flags.Bool("flush_after_load");
+  const int64_t regions = flags.Int("regions", 1);
+  if (regions < 1 || regions > 1000 || static_cast<uint64_t>(regions) > s.records) {
+    return absl::InvalidArgumentError("--regions must be between 1 and min(1000, --records)");
+  }
+  s.regions = static_cast<int>(regions);
   return s;
 }
 
@@ -722,7 +746,8 @@ absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
 // figures go into the report's summary.
 absl::Status PrepareYcsb(Connection* conn, Admin* admin, const YcsbSetup& s, Monitor* monitor, Report* report,
                          std::optional<LoadResult>* loaded = nullptr) {
-  BASALT_RETURN_IF_ERROR(EnsureTable(admin, s.server.table));
+  BASALT_RETURN_IF_ERROR(EnsureTable(admin, s.server.table, RecordSplitKeys(s.records, s.regions)));
+  report->summary.push_back(Num("regions", s.regions));
   auto table = conn->GetTable(s.server.table);
   if (s.skip_load) {
     BASALT_ASSIGN_OR_RETURN(bool present, HasRecords(table.get(), s.records));
@@ -807,10 +832,57 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   report->notes.push_back(YcsbDescription(*setup));
   report->notes.push_back(absl::StrFormat(
       "each run: %g s warm-up (not recorded), then %g s recorded; A = 50%% read / 50%% update, B = 95/5, "
-      "C = 100%% read; a read gets the whole row, an update puts one random field; ops_per_s = recorded ops / "
+      "C = 100%% read, W = 100%% update (not a YCSB workload); a read gets the whole row, an update puts one random field; ops_per_s = recorded ops / "
       "recorded seconds; read_misses = reads that found no row (should be 0)",
       warmup_seconds, seconds));
   report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
+  return 0;
+}
+
+int RunServerScan(const Flags& flags, Report* report) {
+  auto setup = ParseYcsbSetup(flags);
+  if (!setup.ok()) return Fail(setup.status());
+  const int passes = static_cast<int>(flags.Int("passes", 5));
+  const int caching = static_cast<int>(flags.Int("caching", 1000));
+  flags.RefuseUnused();
+  if (passes <= 0 || caching <= 0) return Fail(absl::InvalidArgumentError("need --passes > 0, --caching > 0"));
+  auto conn = Connection::Open(setup->server.conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  {
+    Monitor monitor;
+    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) {
+      monitor.Stop();
+      return Fail(s);
+    }
+  }
+  auto table = (*conn)->GetTable(setup->server.table);
+  std::vector<double> rates;
+  for (int p = 0; p < passes; ++p) {
+    auto t0 = Clock::now();
+    auto sc = table->GetScanner(Scan().SetCaching(static_cast<uint32_t>(caching)));
+    if (!sc.ok()) return Fail(sc.status());
+    Result row;
+    uint64_t rows = 0;
+    for (;;) {
+      auto more = (*sc)->Next(&row);
+      if (!more.ok()) return Fail(more.status());
+      if (!*more) break;
+      ++rows;
+    }
+    const double secs = Seconds(t0, Clock::now());
+    if (rows != setup->records) {
+      return Fail(absl::DataLossError(absl::StrCat("a full scan returned ", rows, " rows, not ", setup->records)));
+    }
+    rates.push_back(rows / secs);
+    report->records.push_back({Num("pass", p + 1), Num("rows", static_cast<double>(rows)), Num("seconds", secs, 3),
+                               Num("rows_per_s", rows / secs)});
+  }
+  std::sort(rates.begin(), rates.end());
+  report->summary.push_back(Num("median_rows_per_s", rates[rates.size() / 2]));
+  report->title = absl::StrFormat("server scan: full-table scans, %d rows a message, %s", caching,
+                                  setup->server.address);
+  report->notes.push_back(YcsbDescription(*setup));
   return 0;
 }
 
