@@ -1,4 +1,4 @@
-// Cells and their order (docs/DESIGN.md §1). Within a store (one family) a cell's key is
+// Cells and their order (docs/DESIGN.md, §1). Within a store (one family) a cell's key is
 // (row, qualifier, timestamp, type); the order is row and qualifier ascending (bytewise),
 // timestamp descending, type descending: DeleteFamily > DeleteColumn > Delete > Put.
 //

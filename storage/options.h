@@ -1,4 +1,4 @@
-// Per-family settings (docs/DESIGN.md §1) and per-region engine settings. Plain structs; the enum
+// Per-family settings (docs/DESIGN.md, §1) and per-region engine settings. Plain structs; the enum
 // values are stored in block files and manifests, so they never change meaning.
 #pragma once
 

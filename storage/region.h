@@ -1,5 +1,5 @@
 // A region: one table's row range with one store per column family, its write-ahead log,
-// flushes and compactions (docs/DESIGN.md §1, §3). This is the storage engine's public face; the
+// flushes and compactions (docs/DESIGN.md, §1, §3). This is the storage engine's public face; the
 // region server (next) hosts many of them.
 //
 // Thread-safety: every method may be called from many threads at once. Writes to one row are

@@ -1,4 +1,4 @@
-// The client's network selector (docs/DESIGN.md §4): every client call asks it which path carries
+// The client's network selector (docs/DESIGN.md, §4): every client call asks it which path carries
 // an operation to a server. Get and Mutate go through a DataPath (the verbs path of
 // transport/verbs/path.h, plugged in through SelectorOptions::verbs_factory, or gRPC); every other operation
 // (scans, batches, Increment, admin...) takes the server's GrpcPath.

@@ -563,7 +563,7 @@ TEST(ServerProcess, BusyBeyondMaxConcurrentCalls) {
   EXPECT_EQ(server.Stop(SIGTERM), 0) << ReadFile(dir.path() + "/stderr");
 }
 
-// ---- the verbs transport as a host without an RDMA device sees it (docs/DESIGN.md §8: "no RDMA
+// ---- the verbs transport as a host without an RDMA device sees it (docs/DESIGN.md, §8: "no RDMA
 // device" reported cleanly, gRPC served). The soft-RoCE guest tests (tests/rxe) cover a device.
 
 // Whether this host has an RDMA device: the no-device expectations do not apply then.

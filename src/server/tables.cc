@@ -687,16 +687,22 @@ absl::Status TableManager::Assign(std::string_view name) {
   absl::StatusOr<std::shared_ptr<Table>> t =
       regions.empty() ? absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " has no regions in ", kMetaTableName))
                       : OpenTable(spec, regions);
-  absl::MutexLock l(&mu_);
-  Entry& e = entries_.find(name)->second;
-  if (!t.ok()) {
-    e.open_error = t.status();
-    Log(absl::StrCat("table '", AV(name), "' is still FAILED_OPEN: ", t.status().ToString()));
-    return FailedOpen(name, e.open_error);
+  {
+    absl::MutexLock l(&mu_);
+    Entry& e = entries_.find(name)->second;
+    if (!t.ok()) {
+      e.open_error = t.status();
+      Log(absl::StrCat("table '", AV(name), "' is still FAILED_OPEN: ", t.status().ToString()));
+      return FailedOpen(name, e.open_error);
+    }
+    e.table = *std::move(t);
+    e.open_error = absl::OkStatus();
+    Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
   }
-  e.table = *std::move(t);
-  e.open_error = absl::OkStatus();
-  Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
+  if (absl::Status s = RecordRegions(regions, "OPEN"); !s.ok()) {
+    Log(absl::StrCat("table '", AV(name), "' is open; recording its regions OPEN in ", kMetaTableName,
+                     " failed: ", s.ToString()));
+  }
   return absl::OkStatus();
 }
 

@@ -1,4 +1,4 @@
-// On-disk layout of a block file (docs/DESIGN.md §3, after HBase's HFile v3 and RocksDB's format
+// On-disk layout of a block file (docs/DESIGN.md, §3, after HBase's HFile v3 and RocksDB's format
 // versions). Background: A. Sharma, "Saving CPU! Using Native Hadoop Libraries for CRC
 // computation in HBase" (Apache HBase blog, 2015) on HBase's inline block checksums.
 //

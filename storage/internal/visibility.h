@@ -1,4 +1,4 @@
-// What a store's cells mean (docs/DESIGN.md §1): which puts a read sees and a major compaction
+// What a store's cells mean (docs/DESIGN.md, §1): which puts a read sees and a major compaction
 // keeps. Cells of one row arrive in cell order, duplicates already dropped. Per column:
 //   1. only the newest max_versions puts by timestamp are kept (deleted ones count: older puts
 //      are gone for good);

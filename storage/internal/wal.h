@@ -1,4 +1,4 @@
-// The write-ahead log (docs/DESIGN.md §3): one per region today (planned: one per region server,
+// The write-ahead log (docs/DESIGN.md, §3): one per region today (planned: one per region server,
 // shared by its regions). Records are appended with group commit (many writers, one write +
 // fdatasync per group); startup replays every segment in order and cuts a torn or corrupt tail,
 // never applying it.

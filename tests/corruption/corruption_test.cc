@@ -1,4 +1,4 @@
-// Corruption test (docs/DESIGN.md §3, §7; after LevelDB's db/corruption_test.cc): build a region whose
+// Corruption test (docs/DESIGN.md, §3, §7; after LevelDB's db/corruption_test.cc): build a region whose
 // block files cover every encoding, compression and checksum family, then many times copy it,
 // damage one area (a data block's header, payload or checksums, the index, bloom or file-info
 // block, the trailer, the MANIFEST, a WAL record) located by parsing the layout of

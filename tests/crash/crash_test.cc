@@ -1,4 +1,4 @@
-// Crash test (docs/DESIGN.md §8): a writer process (crash_writer) writes to a Region with SYNC_WAL
+// Crash test (docs/DESIGN.md, §8): a writer process (crash_writer) writes to a Region with SYNC_WAL
 // from several threads while flushes and compactions run; we SIGKILL it at a random moment,
 // reopen the region ourselves and check that every acknowledged write is there and that nothing
 // that was never written appears. Many kill cycles run on the same directory, some without a

@@ -1,6 +1,6 @@
 // Property test of the storage engine: random sequences of writes, deletes, reads, flushes,
 // compactions, reopens and clock moves run against a real Region (real files in a temporary
-// directory) and against a small in-memory model of HBase semantics written from docs/DESIGN.md §1
+// directory) and against a small in-memory model of HBase semantics written from docs/DESIGN.md, §1
 // alone (it shares no code with storage/internal/visibility.*). Every read must agree.
 //
 // Runs for every data block encoding × compression; per seed it also draws bloom type, block
@@ -88,7 +88,7 @@ struct ModelRead {
   int max_versions = 1;
 };
 
-// HBase semantics per docs/DESIGN.md §1, computed from scratch on every read from the list of every
+// HBase semantics per docs/DESIGN.md, §1, computed from scratch on every read from the list of every
 // cell written since the last major compaction.
 class Model {
  public:

@@ -1,4 +1,4 @@
-// The client side of the verbs transport (docs/DESIGN.md §4, Huang et al., "High-Performance Design of HBase with RDMA over InfiniBand", IPDPS 2012, §IV-D/E):
+// The client side of the verbs transport (docs/DESIGN.md, §4, Huang et al., "High-Performance Design of HBase with RDMA over InfiniBand", IPDPS 2012, §IV-D/E):
 // for one server, a pool of endpoints shared by every application thread.
 //
 // A call takes a free endpoint (or connects a new one while the pool is below max_endpoints,

@@ -1,4 +1,4 @@
-// The verbs transport's datapath (docs/DESIGN.md §4): what runs per request, apart from the
+// The verbs transport's datapath (docs/DESIGN.md, §4): what runs per request, apart from the
 // set-up in transport/verbs/setup.h.
 //   - SharedChunk: one registered memory chunk (one MR) shared by every endpoint of a connection
 //     or a listener, handed out as (offset, size) slices that move between endpoints as they come

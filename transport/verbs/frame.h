@@ -1,4 +1,4 @@
-// The verbs transport's wire frame (docs/DESIGN.md §4): a compact, versioned binary encoding of Get
+// The verbs transport's wire frame (docs/DESIGN.md, §4): a compact, versioned binary encoding of Get
 // and Mutate (Put/Delete) requests and their replies, written straight into a registered buffer
 // slice and read in place. Not protobuf: a fixed header, then length-prefixed fields.
 //

@@ -1,4 +1,4 @@
-// The verbs DataPath (docs/DESIGN.md §4): Get and Mutate to one server over the verbs transport,
+// The verbs DataPath (docs/DESIGN.md, §4): Get and Mutate to one server over the verbs transport,
 // plugged into the client's NetworkSelector through SelectorOptions::verbs_factory.
 //
 //   - The session comes from the server over gRPC (OpenVerbsSession); a server without verbs

@@ -1,4 +1,4 @@
-// The server side of the verbs transport (docs/DESIGN.md §4, Huang et al., "High-Performance Design of HBase with RDMA over InfiniBand", IPDPS 2012, §IV-C).
+// The server side of the verbs transport (docs/DESIGN.md, §4, Huang et al., "High-Performance Design of HBase with RDMA over InfiniBand", IPDPS 2012, §IV-C).
 //
 // An rdma_cm listener on one address (which picks the device). A client first gets a session
 // over gRPC (NewSession: a random 16-byte token with an expiry); each endpoint it connects

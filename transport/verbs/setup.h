@@ -1,4 +1,4 @@
-// Setting up the verbs transport (docs/DESIGN.md §4), apart from its datapath
+// Setting up the verbs transport (docs/DESIGN.md, §4), apart from its datapath
 // (transport/verbs/datapath.h), as eRPC keeps ib_transport.cc apart from
 // ib_transport_datapath.cc:
 //   - the device check ("no RDMA device"), rdma_cm event channels and addresses,

@@ -1,4 +1,4 @@
-// Basalt's C++ client library (docs/DESIGN.md §5): a Connection to a server, Tables with HBase's
+// Basalt's C++ client library (docs/DESIGN.md, §5): a Connection to a server, Tables with HBase's
 // operations, scanners, a buffered mutator for bulk writes, and async variants.
 //
 //   auto conn = basalt::Connection::Open({.address = "127.0.0.1:16020"});

@@ -1,4 +1,4 @@
-// YCSB's key space and request distribution, for `basalt-bench server ycsb` (docs/DESIGN.md §2).
+// YCSB's key space and request distribution, for `basalt-bench server ycsb` (docs/DESIGN.md, §2).
 // Written from YCSB's documented behaviour (CoreWorkload, ScrambledZipfianGenerator) and the
 // algorithm it cites — Gray et al., "Quickly Generating Billion-Record Synthetic Databases",
 // SIGMOD 1994 — so that the rows and the popularity skew match what YCSB would produce:

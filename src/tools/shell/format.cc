@@ -97,7 +97,9 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
   if (!r.detailed) return;
   for (const TableStatus& t : s.tables) {
     absl::StrAppend(out, "    ", AV(ToStringBinary(t.name)), ": ",
-                    t.failed_open ? "FAILED_OPEN" : t.enabled ? "ENABLED" : "DISABLED", ", memstore ",
+                    t.failed_open ? "FAILED_OPEN" : t.enabled ? "ENABLED" : "DISABLED",
+                    t.regions > 0 ? absl::StrCat(", ", t.regions, t.regions == 1 ? " region" : " regions") : "",
+                    ", memstore ",
                     Bytes(t.memstore_bytes), ", ", t.store_files, " store files, ", t.flushes, " flushes, ",
                     t.compactions, " compactions");
     if (t.log_truncated_bytes + t.log_skipped_records + t.log_skipped_bytes > 0) {
