@@ -121,6 +121,35 @@ TEST_F(Shell, EveryCommandInScriptMode) {
   EXPECT_FALSE(absl::StrContains(r.out, "t1")) << r.out;
 }
 
+TEST_F(Shell, PreSplitTablesListRegionsAndScanMeta) {
+  ShellRun r = E("create 's1', 'cf', SPLITS => ['g', 'n', 't']; "
+                 "create 's2', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}; "
+                 "create 's3', 'cf', {NUMREGIONS => 4, SPLITALGO => 'UniformSplit'}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("put 's1', 'a', 'cf:q', '1'; put 's1', 'h', 'cf:q', '2'; put 's1', 'z', 'cf:q', '3'; scan 's1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "3 row(s)");
+  r = E("list_regions 's1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "REGION_NAME");
+  EXPECT_HAS(r.out, " s1,g,");
+  EXPECT_HAS(r.out, " s1,t,");
+  EXPECT_HAS(r.out, "4 rows");
+  r = E("describe 's2'");
+  EXPECT_HAS(r.out, "s2, {REGIONS => 16}");
+  r = E("list_regions 's3'", "--format=json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "\"end_key\":\"?\\u00ff\\u00ff");  // UniformSplit's first key, 0x3fff..ff
+  r = E("scan 'basalt:meta', {COLUMNS => ['info:state']}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "24 row(s)");
+  EXPECT_HAS(r.out, " s1,n,");
+  EXPECT_HAS(r.out, "column=info:state");
+  r = E("put 'basalt:meta', 'x', 'info:state', 'OPEN'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "written by the server only");
+}
+
 TEST_F(Shell, JsonOutputScriptFileAndStdin) {
   ASSERT_EQ(E("create 'j', 'cf'; put 'j', 'r1', 'cf:q', 'v'").exit_code, 0);
   ShellRun r = E("get 'j', 'r1'", "--format=json");
