@@ -335,32 +335,31 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   // Rows that convert go to their region's engine together (one log write per region); a row
   // that fails alone gets its own status. If a region refuses its valid rows as a batch, each
   // is retried alone so rows stay independent.
-  struct Group {
-    std::vector<RowMutation> batch;
-    std::vector<int> index;  // batch position -> request position
-  };
-  std::map<Region*, Group> groups;
+  std::vector<RowMutation> batch;
+  std::vector<int> index;  // batch position -> request position
   std::vector<absl::Status> results(req.rows_size());
   for (int i = 0; i < req.rows_size(); ++i) {
     RowMutation rm;
     results[i] = RowMutationFromProto(*t, req.rows(i), &rm);
     if (results[i].ok()) {
-      Group& g = groups[t->RegionFor(rm.row)];
-      g.batch.push_back(std::move(rm));
-      g.index.push_back(i);
+      batch.push_back(std::move(rm));
+      index.push_back(i);
     }
   }
-  for (auto& [region, g] : groups) {
-    absl::Status s = region->Mutate(g.batch, d);
-    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && g.batch.size() > 1) {
-      for (size_t j = 0; j < g.batch.size(); ++j) {
+  for (auto& [region, rows] : t->GroupByRegion(batch)) {
+    std::vector<RowMutation> part;
+    part.reserve(rows.size());
+    for (size_t j : rows) part.push_back(std::move(batch[j]));
+    absl::Status s = region->Mutate(part, d);
+    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && part.size() > 1) {
+      for (size_t k = 0; k < part.size(); ++k) {
         std::vector<RowMutation> one(1);
-        one[0] = std::move(g.batch[j]);
-        results[g.index[j]] = Translate(*t, region->Mutate(one, d));
+        one[0] = std::move(part[k]);
+        results[index[rows[k]]] = Translate(*t, region->Mutate(one, d));
       }
     } else {
       s = Translate(*t, s);
-      for (int i : g.index) results[i] = s;
+      for (size_t j : rows) results[index[j]] = s;
     }
   }
   for (const absl::Status& s : results) {

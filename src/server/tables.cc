@@ -107,6 +107,32 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> Table::Scan(const ScanSpec& spec)
   return std::unique_ptr<RegionScanner>(new TableScanner(spec, std::move(in_range)));
 }
 
+std::vector<std::pair<Region*, std::vector<size_t>>> Table::GroupByRegion(const std::vector<RowMutation>& rows) const {
+  std::vector<std::pair<Region*, std::vector<size_t>>> groups;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Region* r = RegionFor(rows[i].row);
+    auto it = std::find_if(groups.begin(), groups.end(), [r](const auto& g) { return g.first == r; });
+    if (it == groups.end()) {
+      groups.emplace_back(r, std::vector<size_t>{i});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+  return groups;
+}
+
+absl::Status Table::Mutate(const std::vector<RowMutation>& batch, Durability durability) const {
+  if (regions_.size() == 1) return regions_[0].region->Mutate(batch, durability);
+  for (const auto& [region, index] : GroupByRegion(batch)) {
+    std::vector<RowMutation> part;
+    part.reserve(index.size());
+    for (size_t i : index) part.push_back(batch[i]);
+    absl::Status s = region->Mutate(part, durability);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("region ", region->descriptor().name, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op) const {
   for (const HostedRegion& h : regions_) {
     absl::Status s = op(h.region.get());

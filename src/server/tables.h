@@ -63,6 +63,11 @@ class Table {
   const std::vector<HostedRegion>& regions() const { return regions_; }
   // A scan across the regions in row order; spec.limit counts rows across them all.
   absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) const;
+  // The rows of a batch grouped by the region holding them (positions into `rows`, in order).
+  std::vector<std::pair<Region*, std::vector<size_t>>> GroupByRegion(const std::vector<RowMutation>& rows) const;
+  // Applies a batch: each region's rows in one Region::Mutate (each row atomic, as HBase's
+  // batches: not the batch as a whole). The first error, naming its region.
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability) const;
   // basalt:meta: read-only to clients.
   bool system() const { return system_; }
   bool HasFamily(std::string_view family) const;

@@ -1,6 +1,7 @@
 // Property test of the storage engine: random sequences of writes, deletes, reads, flushes,
 // compactions, reopens and clock moves run against a real Region (real files in a temporary
-// directory) and against a small in-memory model of HBase semantics written from docs/DESIGN.md, §1
+// directory), or, for some seeds, against a table of 2 or 4 regions as the region server hosts
+// it (src/server/tables.h: rows routed to their region, batches grouped, scans across regions) and against a small in-memory model of HBase semantics written from docs/DESIGN.md, §1
 // alone (it shares no code with storage/internal/visibility.*). Every read must agree.
 //
 // Runs for every data block encoding × compression; per seed it also draws bloom type, block
@@ -39,6 +40,7 @@
 #include "storage/cell.h"
 #include "storage/block_cache.h"
 #include "storage/options.h"
+#include "src/server/tables.h"
 #include "storage/region.h"
 #include "tests/util/temp_dir.h"
 
@@ -375,6 +377,50 @@ std::string BatchString(const std::vector<RowMutation>& batch, Durability d) {
   return s;
 }
 
+// ------------------------------------------------------------------ a table of regions
+
+// A table of several regions, as the region server hosts and routes it (server::Table), seen
+// through the Region contract so the run drives it as it drives one region.
+class TableAsRegion final : public Region {
+ public:
+  explicit TableAsRegion(std::shared_ptr<server::Table> t) : t_(std::move(t)) {}
+  ~TableAsRegion() override { Close().IgnoreError(); }
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability d) override { return t_->Mutate(batch, d); }
+  absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
+                   int64_t ts, Durability d) override {
+    return t_->RegionFor(row)->Put(row, family, qualifier, value, ts, d);
+  }
+  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
+                             Durability d) override {
+    return t_->RegionFor(row)->MutateRowWith(row, spec, fn, d);
+  }
+  absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec) override {
+    return t_->RegionFor(row)->Get(row, spec);
+  }
+  absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result) override {
+    return t_->RegionFor(row)->Get(row, spec, result);
+  }
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) override { return t_->Scan(spec); }
+  absl::Status Flush() override { return Each(&Region::Flush); }
+  absl::Status CompactMinor() override { return Each(&Region::CompactMinor); }
+  absl::Status MajorCompact() override { return Each(&Region::MajorCompact); }
+  absl::Status Close() override { return Each(&Region::Close); }
+  RegionStats GetStats() const override { return t_->Stats(); }
+  const RegionDescriptor& descriptor() const override { return t_->regions()[0].region->descriptor(); }
+  int64_t Now() const override { return t_->regions()[0].region->Now(); }
+
+ private:
+  absl::Status Each(absl::Status (Region::*op)()) {
+    absl::Status first;
+    for (const server::HostedRegion& h : t_->regions()) {
+      absl::Status s = (h.region.get()->*op)();
+      if (first.ok()) first = s;
+    }
+    return first;
+  }
+  std::shared_ptr<server::Table> t_;
+};
+
 // ------------------------------------------------------------------ the run
 
 // Bytewise order matters: "b\xff" sorts after "ba", and the qualifier "q" is a prefix of "q\xff".
@@ -432,6 +478,13 @@ class PropertyRun {
                       " checksum=", ChecksumName(f.checksum), "/", f.bytes_per_checksum, " cache_blocks=",
                       f.cache_blocks, " cache_encoded=", f.cache_encoded, "}");
     }
+    // Half the seeds run on a table of regions split inside the rows written (kRows).
+    const int regions = Pick<int>({1, 1, 2, 4});
+    if (regions == 2) splits_ = {"abc"};
+    if (regions == 4) splits_ = {"ab", "b", "b\xff"};
+    absl::StrAppend(&config_, " regions=", regions);
+    for (const std::string& k : splits_) absl::StrAppend(&config_, k == splits_[0] ? "(" : ",", Esc(k));
+    if (!splits_.empty()) config_ += ")";
     const char* cache_name = cache == 0 ? "none" : cache == 1 ? "8KiB" : "8MiB";
     absl::StrAppend(&config_, " env=", real_env ? "posix" : "nosync", " cache=", cache_name,
                     " memstore_flush=", options_.memstore_flush_size, " min_files=", options_.compaction_min_files,
@@ -501,12 +554,34 @@ class PropertyRun {
   std::string Dir() const { return absl::StrCat(base_dir_, "/region", generation_); }
 
   bool OpenRegion() {
+    if (!splits_.empty()) return OpenTable();
     auto r = Region::Open(options_, desc_, Dir());
     if (!r.ok()) {
       Fail(absl::StrCat("Open ", AV(Dir()), ": ", r.status().ToString()));
       return false;
     }
     region_ = std::move(*r);
+    return true;
+  }
+
+  // The regions [ "", k1 ), [ k1, k2 ) ... in Dir()/<i>, hosted as a server::Table.
+  bool OpenTable() {
+    server::TableSpec spec;
+    spec.name = "prop";
+    spec.families = desc_.families;
+    std::vector<server::HostedRegion> hosted;
+    for (size_t i = 0; i <= splits_.size(); ++i) {
+      server::RegionInfo info{"prop", i == 0 ? "" : splits_[i - 1], i < splits_.size() ? splits_[i] : "", 1};
+      RegionDescriptor d{info.Name(), desc_.families, info.start_key, info.end_key};
+      const std::string dir = absl::StrCat(Dir(), "/", i);
+      auto r = Region::Open(options_, d, dir);
+      if (!r.ok()) {
+        Fail(absl::StrCat("Open ", AV(dir), ": ", r.status().ToString()));
+        return false;
+      }
+      hosted.push_back(server::HostedRegion{info, *std::move(r)});
+    }
+    region_ = std::make_unique<TableAsRegion>(std::make_shared<server::Table>(spec, std::move(hosted)));
     return true;
   }
 
@@ -779,6 +854,7 @@ class PropertyRun {
   std::mt19937_64 rng_;
   Model model_;
   RegionDescriptor desc_;
+  std::vector<std::string> splits_;  // none: one Region
   RegionOptions options_;
   std::shared_ptr<BlockCache> cache_;
   std::unique_ptr<Region> region_;
