@@ -16,19 +16,20 @@ absl::StatusOr<std::vector<std::string>> SplitKeysFor(std::string_view algorithm
   }
   std::vector<std::string> keys;
   if (algorithm == "HexStringSplit") {
-    // RegionSplitter.HexStringSplit: 00000000 .. ffffffff cut in equal steps; the last region
-    // takes the remainder.
-    const uint64_t step = 0xFFFFFFFFull / static_cast<uint64_t>(num_regions);
+    // RegionSplitter.HexStringSplit: the 2^32 rows 00000000 .. ffffffff (the last inclusive) cut
+    // in equal steps; the last region takes the remainder.
+    const uint64_t step = (uint64_t{1} << 32) / static_cast<uint64_t>(num_regions);
     for (int i = 1; i < num_regions; ++i) {
       char buf[17];
       snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(step * static_cast<uint64_t>(i)));
       keys.push_back(buf);
     }
   } else if (algorithm == "UniformSplit") {
-    // RegionSplitter.UniformSplit: 8-byte keys from 0x00.. to 0xFF.. in equal steps.
-    const uint64_t step = UINT64_MAX / static_cast<uint64_t>(num_regions);
+    // RegionSplitter.UniformSplit: the 2^64 8-byte keys 0x00.. .. 0xFF.. (the last inclusive,
+    // Bytes.split with inclusive=true) cut in equal steps.
+    const unsigned __int128 step = (static_cast<unsigned __int128>(1) << 64) / static_cast<unsigned>(num_regions);
     for (int i = 1; i < num_regions; ++i) {
-      const uint64_t v = step * static_cast<uint64_t>(i);
+      const uint64_t v = static_cast<uint64_t>(step * static_cast<unsigned>(i));
       std::string k(8, '\0');
       for (int b = 0; b < 8; ++b) k[b] = static_cast<char>((v >> (56 - 8 * b)) & 0xFF);
       keys.push_back(std::move(k));

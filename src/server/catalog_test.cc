@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "common/env.h"
+#include "src/server/meta.h"
 #include "src/server/region_info.h"
 #include "src/server/tables.h"
 #include "tests/util/region_dir.h"
@@ -462,6 +463,91 @@ TEST(TableManager, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegio
   // A row outside a region is refused by the region, naming it.
   absl::Status wrong = (*tm->Find("kept"))->regions()[0].region->Put("p", "f", "q", "3");
   EXPECT_EQ(wrong.code(), absl::StatusCode::kOutOfRange) << wrong;
+}
+
+TEST(TableManager, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepair) {
+  testing::TempDir dir;
+  std::string info_path, saved;
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("r"), {"m"}).ok());
+    ASSERT_TRUE((*tm->Find("r"))->RegionFor("a")->Put("a", "f", "q", "1").ok());
+    ASSERT_TRUE((*tm->Find("r"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
+    auto regions = tm->Regions("r");
+    ASSERT_TRUE(regions.ok()) << regions.status();
+    info_path = absl::StrCat(dir.path(), "/tables/r/", (*regions)[1].info.EncodedName(), "/REGIONINFO");
+  }
+  // meta lost, and one region's REGIONINFO with it: the table must not come back with an empty
+  // region in that one's place.
+  saved = ReadAll(info_path);
+  std::filesystem::remove_all(dir.path() + "/meta");
+  std::filesystem::remove(info_path);
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  EXPECT_EQ(tm->OpenError("r").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(tm->OpenError("r").message().find("has no REGIONINFO"), std::string::npos) << tm->OpenError("r");
+  // Disable and enable cannot open a table whose regions do not cover its rows.
+  ASSERT_TRUE(tm->Disable("r").ok());
+  EXPECT_EQ(tm->Enable("r").code(), absl::StatusCode::kFailedPrecondition);
+  // The repair, then enable opens it whole: it re-reads what is on disk.
+  WriteAll(info_path, saved);
+  ASSERT_TRUE(tm->Enable("r").ok());
+  EXPECT_EQ(ValueOf(tm.get(), "r", "a"), "1");
+  EXPECT_EQ(ValueOf(tm.get(), "r", "p"), "2");
+}
+
+TEST(TableManager, AssignOpensATableOnceItsFilesAreRepaired) {
+  testing::TempDir dir;
+  std::string info_path, saved;
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("r"), {"m"}).ok());
+    ASSERT_TRUE((*tm->Find("r"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
+    auto regions = tm->Regions("r");
+    ASSERT_TRUE(regions.ok()) << regions.status();
+    info_path = absl::StrCat(dir.path(), "/tables/r/", (*regions)[1].info.EncodedName(), "/REGIONINFO");
+  }
+  saved = ReadAll(info_path);
+  std::filesystem::remove_all(dir.path() + "/meta");
+  std::filesystem::remove(info_path);
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  EXPECT_FALSE(tm->OpenError("r").ok());
+  EXPECT_EQ(tm->Assign("r").code(), absl::StatusCode::kFailedPrecondition);  // not repaired yet
+  WriteAll(info_path, saved);
+  ASSERT_TRUE(tm->Assign("r").ok());
+  EXPECT_EQ(ValueOf(tm.get(), "r", "p"), "2");
+  auto regions = tm->Regions("r");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  EXPECT_EQ(regions->size(), 2u);
+}
+
+TEST(TableManager, MetaRowsAnEarlierTableLeftDoNotSpoilANewTableOfTheSameName) {
+  testing::TempDir dir;
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("t")).ok());
+    ASSERT_TRUE(tm->Disable("t").ok());
+    ASSERT_TRUE(tm->Drop("t").ok());
+    // As if the drop's meta write had failed: rows of the dropped table remain.
+    auto meta = tm->Find("basalt:meta");
+    ASSERT_TRUE(meta.ok()) << meta.status();
+    ASSERT_TRUE((*meta)->regions()[0].region->Mutate({MetaPut(RegionInfo{"t", "", "k", 5}, "OPEN", ""),
+                                                      MetaPut(RegionInfo{"t", "k", "", 5}, "OPEN", "")}).ok());
+    ASSERT_TRUE(tm->Create(SampleTable("t")).ok());
+    ASSERT_TRUE((*tm->Find("t"))->RegionFor("x")->Put("x", "f", "q", "new").ok());
+  }
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  EXPECT_TRUE(tm->OpenError("t").ok()) << tm->OpenError("t");
+  EXPECT_EQ(ValueOf(tm.get(), "t", "x"), "new");
+  auto regions = tm->Regions("t");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), 1u);
+  EXPECT_NE((*regions)[0].info.id, 5u);
 }
 
 TEST(RegionInfo, EncodingAndSplitKeys) {

@@ -408,6 +408,20 @@ absl::Status TableManager::WriteMeta(const std::vector<RowMutation>& rows) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<RegionInfo>> TableManager::CurrentRegions(const TableSpec& spec) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, MetaRegionsOf(spec.name));
+  if (!regions.empty()) return regions;
+  BASALT_ASSIGN_OR_RETURN(regions, RegionsWithoutMeta(spec));
+  BASALT_RETURN_IF_ERROR(RecordRegions(regions, spec.enabled ? "OPEN" : "CLOSED"));
+  return regions;
+}
+
+absl::StatusOr<std::vector<RegionInfo>> TableManager::MetaRegionsOf(std::string_view table) {
+  BASALT_ASSIGN_OR_RETURN(auto all, LoadMeta(meta_->regions()[0].region.get()));
+  auto it = all.find(std::string(table));
+  return it == all.end() ? std::vector<RegionInfo>{} : it->second;
+}
+
 absl::Status TableManager::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state) {
   std::string server;
   {
@@ -430,7 +444,15 @@ absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const T
     BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
     for (const std::string& n : names) {
       const std::string path = absl::StrCat(dir, "/", n, "/", kRegionInfoFileName);
-      if (!env->FileExists(path)) continue;
+      if (!env->FileExists(path)) {
+        if (env->FileExists(absl::StrCat(dir, "/", n, "/MANIFEST"))) {
+          // A region's data without its REGIONINFO: a new empty region would hide it.
+          return absl::FailedPreconditionError(absl::StrCat(
+              kMetaTableName, " has no rows for table '", spec.name, "' and its region directory ", dir, "/", n,
+              " has no ", kRegionInfoFileName, "; nothing was changed. Restore ", kMetaTableName, " or the file"));
+        }
+        continue;
+      }
       BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(path));
       BASALT_ASSIGN_OR_RETURN(RegionInfo info, DecodeRegionInfo(bytes, path));
       if (info.table != spec.name || info.EncodedName() != n) {
@@ -469,6 +491,8 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
 
 absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
                                                                const std::vector<RegionInfo>& regions) {
+  // Routing and scans rely on the regions covering every row once.
+  BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
   std::vector<HostedRegion> hosted;
   for (const RegionInfo& info : regions) {
     RegionDescriptor desc;
@@ -478,6 +502,14 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     desc.start_key = info.start_key;
     desc.end_key = info.end_key;
     absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, desc, RegionDir(info));
+    if (region.ok() && info.id != 0) {
+      // Every region directory says what it is (meta can be rebuilt from it), also one made at
+      // start-up or one whose create a crash cut short before this file was written.
+      const std::string path = absl::StrCat(RegionDir(info), "/", kRegionInfoFileName);
+      if (!options_.env->FileExists(path)) {
+        if (absl::Status w = options_.env->WriteFileDurably(path, EncodeRegionInfo(info)); !w.ok()) region = w;
+      }
+    }
     if (!region.ok()) {
       for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
       if (regions.size() == 1) return region.status();
@@ -537,15 +569,17 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
   if (options_.env->FileExists(TableDir(spec.name))) {
     BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));
   }
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
-  absl::Status s;
-  for (const RegionInfo& r : regions) {
-    if (s.ok()) {
-      s = options_.env->WriteFileDurably(absl::StrCat(RegionDir(r), "/", kRegionInfoFileName), EncodeRegionInfo(r));
-    }
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));  // writes each REGIONINFO
+  // The meta rows, then the catalogue: the commit (see the top of tables.h). Rows an earlier
+  // table of this name left (a drop whose meta write failed) go in the same batch.
+  std::vector<RowMutation> rows;
+  absl::StatusOr<std::vector<RegionInfo>> stale = MetaRegionsOf(spec.name);
+  absl::Status s = stale.status();
+  if (s.ok()) {
+    for (const RegionInfo& r : *stale) rows.push_back(MetaDelete(r));
+    for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "OPEN", ServerName()));
+    s = WriteMeta(rows);
   }
-  // The meta rows, then the catalogue: the commit (see the top of tables.h).
-  if (s.ok()) s = RecordRegions(regions, "OPEN");
   std::vector<TableSpec> cat = CatalogLocked();
   cat.push_back(spec);
   std::sort(cat.begin(), cat.end(), [](const TableSpec& a, const TableSpec& b) { return a.name < b.name; });
@@ -635,7 +669,8 @@ absl::Status TableManager::Enable(std::string_view name) {
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
   TableSpec spec = e.spec;
   spec.enabled = true;
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, e.regions));
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, CurrentRegions(spec));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
   std::vector<TableSpec> cat = CatalogLocked();
   for (TableSpec& s : cat) {
     if (s.name == name) s.enabled = true;
@@ -645,12 +680,12 @@ absl::Status TableManager::Enable(std::string_view name) {
     table->CloseRegions().IgnoreError();
     return s;
   }
-  if (absl::Status s = RecordRegions(e.regions, "OPEN"); !s.ok()) {
+  if (absl::Status s = RecordRegions(regions, "OPEN"); !s.ok()) {
     Log(absl::StrCat("table '", AV(name), "' is enabled; recording its regions OPEN in ", kMetaTableName,
                      " failed: ", s.ToString()));
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, e.regions, std::move(table), {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}};
   return absl::OkStatus();
 }
 
@@ -710,9 +745,9 @@ absl::Status TableManager::Assign(std::string_view name) {
     spec = it->second.spec;
     regions = it->second.regions;
   }
-  absl::StatusOr<std::shared_ptr<Table>> t =
-      regions.empty() ? absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " has no regions in ", kMetaTableName))
-                      : OpenTable(spec, regions);
+  absl::StatusOr<std::vector<RegionInfo>> now = CurrentRegions(spec);
+  absl::StatusOr<std::shared_ptr<Table>> t = now.ok() ? OpenTable(spec, *now) : now.status();
+  if (now.ok()) regions = *now;
   {
     absl::MutexLock l(&mu_);
     Entry& e = entries_.find(name)->second;
@@ -722,6 +757,7 @@ absl::Status TableManager::Assign(std::string_view name) {
       return FailedOpen(name, e.open_error);
     }
     e.table = *std::move(t);
+    e.regions = regions;
     e.open_error = absl::OkStatus();
     Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
   }
@@ -836,6 +872,7 @@ size_t TableManager::RegionCount(std::string_view name) const {
 }
 
 absl::Status TableManager::SetServerName(std::string_view name) {
+  absl::MutexLock al(&admin_mu_);  // no create or drop changes the rows meanwhile
   std::vector<RowMutation> rows;
   {
     absl::MutexLock l(&mu_);

@@ -139,15 +139,17 @@ class TableManager {
   // Records the table as disabled, then closes its region (flushing). FailedPrecondition when
   // already disabled.
   absl::Status Disable(std::string_view name);
-  // Reopens the region and records the table as enabled. FailedPrecondition when enabled.
+  // Reopens the regions (as meta records them now, see Assign) and records the table as enabled.
+  // FailedPrecondition when enabled.
   absl::Status Enable(std::string_view name);
   // The table must be disabled (else FailedPrecondition). Removes it from the catalogue
   // durably, then removes its directory.
   absl::Status Drop(std::string_view name);
   absl::Status Flush(std::string_view name);
   absl::Status MajorCompact(std::string_view name);
-  // Opens a FAILED_OPEN table's region again; on failure it stays FAILED_OPEN with the new
-  // reason, which is returned. FailedPrecondition when the table is open or disabled.
+  // Opens a FAILED_OPEN table's regions again, as basalt:meta records them now (or, without rows
+  // there, as its region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the
+  // new reason, which is returned. FailedPrecondition when the table is open or disabled.
   absl::Status Assign(std::string_view name);
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const;
@@ -201,10 +203,16 @@ class TableManager {
   // Writes data_dir/tables/<name>/TABLEINFO durably.
   absl::Status WriteTableInfo(const TableSpec& spec);
   std::string RegionDir(const RegionInfo& info) const;
-  // Opens every region of a table; on failure closes those it opened.
+  // Opens every region of a table (FailedPrecondition unless they cover every row once), writing
+  // a region's REGIONINFO when it has none; on failure closes those it opened.
   absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions);
   // Writes meta rows: one batch, one log record.
   absl::Status WriteMeta(const std::vector<RowMutation>& rows);
+  // The table's regions as meta's rows say now or, without rows there, as RegionsWithoutMeta
+  // finds them (then recorded in meta): what Enable and Assign open.
+  absl::StatusOr<std::vector<RegionInfo>> CurrentRegions(const TableSpec& spec);
+  // The table's regions as meta's rows say now (none: empty).
+  absl::StatusOr<std::vector<RegionInfo>> MetaRegionsOf(std::string_view table);
   absl::Status RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state);
   // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
   // region directories, or one region over the table directory (a table from before regions),

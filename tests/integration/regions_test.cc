@@ -148,21 +148,21 @@ TEST_F(Regions, HexStringSplitAndTheMetaTable) {
   auto keys = SplitKeysFor("HexStringSplit", 16);
   ASSERT_TRUE(keys.ok()) << keys.status();
   ASSERT_EQ(keys->size(), 15u);
-  EXPECT_EQ(keys->front(), "0fffffff");
-  EXPECT_EQ(keys->back(), "effffff1");
+  EXPECT_EQ(keys->front(), "10000000");  // as HBase's RegionSplitter.HexStringSplit
+  EXPECT_EQ(keys->back(), "f0000000");
   CreateSplit("hex", *keys);
   CreateTable("plain");
   // basalt:meta holds a row per region: 16 + 1, "<table>,<start key>,<id>", readable by a scan.
   std::vector<std::string> meta_rows = ScanRows("basalt:meta");
   ASSERT_EQ(meta_rows.size(), 17u);
   EXPECT_TRUE(meta_rows[0].starts_with("hex,,")) << meta_rows[0];
-  EXPECT_TRUE(meta_rows[1].starts_with("hex,0fffffff,")) << meta_rows[1];
+  EXPECT_TRUE(meta_rows[1].starts_with("hex,10000000,")) << meta_rows[1];
   EXPECT_TRUE(meta_rows[16].starts_with("plain,,")) << meta_rows[16];
   auto meta = conn_->GetTable("basalt:meta");
   auto row = meta->Get(Get(meta_rows[1]));
   ASSERT_TRUE(row.ok()) << row.status();
-  EXPECT_EQ(row->Value("info", "startkey"), std::optional<std::string_view>("0fffffff"));
-  EXPECT_EQ(row->Value("info", "endkey"), std::optional<std::string_view>("1ffffffe"));
+  EXPECT_EQ(row->Value("info", "startkey"), std::optional<std::string_view>("10000000"));
+  EXPECT_EQ(row->Value("info", "endkey"), std::optional<std::string_view>("20000000"));
   EXPECT_EQ(row->Value("info", "state"), std::optional<std::string_view>("OPEN"));
   EXPECT_EQ(row->Value("info", "server"), std::optional<std::string_view>(server_->address()));
   // Only the server writes it.

@@ -372,8 +372,9 @@ struct RegionStatus {
 };
 
 // Split keys that cut the key space into `num_regions` regions, as HBase's RegionSplitter
-// algorithms do: "HexStringSplit" (rows are 8 lowercase hex digits: 00000000 .. ffffffff) and
-// "UniformSplit" (rows are uniformly distributed bytes: 8-byte big-endian keys). For
+// algorithms do: "HexStringSplit" (rows are 8 lowercase hex digits: 00000000 .. ffffffff; 16
+// regions start at 10000000, 20000000, ...) and "UniformSplit" (rows are uniformly distributed
+// bytes: 8-byte big-endian keys; 2 regions meet at 0x80 00 00 00 00 00 00 00). For
 // create 't1', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}. InvalidArgument for an
 // unknown algorithm or num_regions < 2.
 absl::StatusOr<std::vector<std::string>> SplitKeysFor(std::string_view algorithm, int num_regions);

@@ -116,9 +116,9 @@ TEST_F(ShellTest, CreatePreSplit) {
   ASSERT_EQ(Run("create 't1', 'cf', SPLITS => ['n', 'g', \"\\x00t\"]"), 0) << err();
   EXPECT_EQ(server_.tables["t1"].split_keys, (std::vector<std::string>{std::string("\0t", 2), "g", "n"}));
   ASSERT_EQ(Run("create 't2', 'cf', {NUMREGIONS => 4, SPLITALGO => 'HexStringSplit'}"), 0) << err();
-  EXPECT_EQ(server_.tables["t2"].split_keys, (std::vector<std::string>{"3fffffff", "7ffffffe", "bffffffd"}));
+  EXPECT_EQ(server_.tables["t2"].split_keys, (std::vector<std::string>{"40000000", "80000000", "c0000000"}));
   ASSERT_EQ(Run("create 't3', {NAME => 'cf'}, {NUMREGIONS => 2, SPLITALGO => 'UniformSplit'}"), 0) << err();
-  EXPECT_EQ(server_.tables["t3"].split_keys, (std::vector<std::string>{"\x7f\xff\xff\xff\xff\xff\xff\xff"}));
+  EXPECT_EQ(server_.tables["t3"].split_keys, (std::vector<std::string>{std::string("\x80\0\0\0\0\0\0\0", 8)}));
   ASSERT_EQ(Run("describe 't2'"), 0) << err();
   EXPECT_NE(out().find("t2, {REGIONS => 4}\n"), std::string::npos) << out();
   ASSERT_EQ(Run("list_regions 't1'"), 0) << err();
@@ -132,7 +132,7 @@ TEST_F(ShellTest, CreatePreSplit) {
             "4 rows\n");
   ASSERT_EQ(Run("list_regions 't2'", OutputFormat::kJson), 0) << err();
   EXPECT_NE(out().find("\"regions\":[{\"name\":\"t2,,1700000000000\",\"encoded_name\":\"e0\",\"start_key\":\"\","
-                       "\"end_key\":\"3fffffff\""),
+                       "\"end_key\":\"40000000\""),
             std::string::npos)
       << out();
 
