@@ -465,24 +465,32 @@ TEST(TableManager, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegio
   EXPECT_EQ(wrong.code(), absl::StatusCode::kOutOfRange) << wrong;
 }
 
+// A table 'r' of two regions (split at "m", rows "a" and "p"), then basalt:meta lost and the
+// second region's REGIONINFO with it. Returns that file's path and its bytes, for the repair.
+std::pair<std::string, std::string> LoseMetaAndARegionInfo(const std::string& dir) {
+  std::string info_path;
+  {
+    auto tm = OpenManager(dir);
+    EXPECT_NE(tm, nullptr);
+    if (tm == nullptr) return {};
+    EXPECT_TRUE(tm->Create(SampleTable("r"), {"m"}).ok());
+    EXPECT_TRUE((*tm->Find("r"))->RegionFor("a")->Put("a", "f", "q", "1").ok());
+    EXPECT_TRUE((*tm->Find("r"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
+    auto regions = tm->Regions("r");
+    EXPECT_TRUE(regions.ok()) << regions.status();
+    if (!regions.ok()) return {};
+    info_path = absl::StrCat(dir, "/tables/r/", (*regions)[1].info.EncodedName(), "/REGIONINFO");
+  }
+  std::string saved = ReadAll(info_path);
+  std::filesystem::remove_all(dir + "/meta");
+  std::filesystem::remove(info_path);
+  return {info_path, saved};
+}
+
 TEST(TableManager, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepair) {
   testing::TempDir dir;
-  std::string info_path, saved;
-  {
-    auto tm = OpenManager(dir.path());
-    ASSERT_NE(tm, nullptr);
-    ASSERT_TRUE(tm->Create(SampleTable("r"), {"m"}).ok());
-    ASSERT_TRUE((*tm->Find("r"))->RegionFor("a")->Put("a", "f", "q", "1").ok());
-    ASSERT_TRUE((*tm->Find("r"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
-    auto regions = tm->Regions("r");
-    ASSERT_TRUE(regions.ok()) << regions.status();
-    info_path = absl::StrCat(dir.path(), "/tables/r/", (*regions)[1].info.EncodedName(), "/REGIONINFO");
-  }
-  // meta lost, and one region's REGIONINFO with it: the table must not come back with an empty
-  // region in that one's place.
-  saved = ReadAll(info_path);
-  std::filesystem::remove_all(dir.path() + "/meta");
-  std::filesystem::remove(info_path);
+  // The table must not come back with an empty region in the unlabelled one's place.
+  auto [info_path, saved] = LoseMetaAndARegionInfo(dir.path());
   auto tm = OpenManager(dir.path());
   ASSERT_NE(tm, nullptr);
   EXPECT_EQ(tm->OpenError("r").code(), absl::StatusCode::kFailedPrecondition);
@@ -499,19 +507,7 @@ TEST(TableManager, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepa
 
 TEST(TableManager, AssignOpensATableOnceItsFilesAreRepaired) {
   testing::TempDir dir;
-  std::string info_path, saved;
-  {
-    auto tm = OpenManager(dir.path());
-    ASSERT_NE(tm, nullptr);
-    ASSERT_TRUE(tm->Create(SampleTable("r"), {"m"}).ok());
-    ASSERT_TRUE((*tm->Find("r"))->RegionFor("p")->Put("p", "f", "q", "2").ok());
-    auto regions = tm->Regions("r");
-    ASSERT_TRUE(regions.ok()) << regions.status();
-    info_path = absl::StrCat(dir.path(), "/tables/r/", (*regions)[1].info.EncodedName(), "/REGIONINFO");
-  }
-  saved = ReadAll(info_path);
-  std::filesystem::remove_all(dir.path() + "/meta");
-  std::filesystem::remove(info_path);
+  auto [info_path, saved] = LoseMetaAndARegionInfo(dir.path());
   auto tm = OpenManager(dir.path());
   ASSERT_NE(tm, nullptr);
   EXPECT_FALSE(tm->OpenError("r").ok());
