@@ -520,6 +520,61 @@ TEST(TableManager, AssignOpensATableOnceItsFilesAreRepaired) {
   EXPECT_EQ(regions->size(), 2u);
 }
 
+TEST(TableManager, ARegionThatCannotOpenFailsAloneAndAssignReopensItWhileTheOthersServe) {
+  testing::TempDir dir;
+  std::string manifest;
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->Create(SampleTable("p"), {"m"}).ok());
+    ASSERT_TRUE((*tm->Find("p"))->RegionFor("a")->Put("a", "f", "q", "1").ok());
+    ASSERT_TRUE((*tm->Find("p"))->RegionFor("x")->Put("x", "f", "q", "2").ok());
+    ASSERT_TRUE(tm->Flush("p").ok());
+    auto regions = tm->Regions("p");
+    ASSERT_TRUE(regions.ok()) << regions.status();
+    manifest = absl::StrCat(dir.path(), "/tables/p/", (*regions)[1].info.EncodedName(), "/MANIFEST");
+  }
+  const std::string saved = ReadAll(manifest);
+  std::filesystem::remove(manifest);
+  std::vector<std::string> log;
+  auto opened = OpenLogged(dir.path(), &log);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  TableManager* tm = opened->get();
+  // The table serves its healthy region; the damaged one refuses, saying what to do.
+  EXPECT_TRUE(tm->OpenError("p").ok());
+  EXPECT_EQ(ValueOf(tm, "p", "a"), "1");
+  auto t = tm->Find("p");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::Status refused = (*t)->RegionFor("x")->Put("x", "f", "q", "3");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("is FAILED_OPEN"), std::string_view::npos) << refused;
+  EXPECT_NE(refused.message().find("MANIFEST"), std::string_view::npos) << refused;
+  EXPECT_NE(refused.message().find("assign 'p'"), std::string_view::npos) << refused;
+  EXPECT_EQ((*t)->Scan(ScanSpec{}).status().code(), absl::StatusCode::kOk);  // opens lazily ...
+  auto sc = (*t)->Scan(ScanSpec{});
+  std::vector<Cell> cells;
+  ASSERT_TRUE((*sc)->NextRow(&cells).ok());  // "a" from the healthy region
+  EXPECT_EQ((*sc)->NextRow(&cells).status().code(), absl::StatusCode::kFailedPrecondition);  // ... then refuses
+  auto regions = tm->Regions("p");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  EXPECT_EQ((*regions)[0].state, "OPEN");
+  EXPECT_EQ((*regions)[1].state, "FAILED_OPEN");
+  auto stats = tm->Stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_NE(stats[0].stats.failed.find("FAILED_OPEN"), std::string::npos) << stats[0].stats.failed;
+  ASSERT_FALSE(log.empty());
+  EXPECT_NE(log[0].find("is FAILED_OPEN (the table's other regions serve)"), std::string::npos) << log[0];
+  // Assign before the repair: still refused; after it, the region serves and the healthy one was
+  // never closed.
+  EXPECT_EQ(tm->Assign("p").code(), absl::StatusCode::kFailedPrecondition);
+  const Region* healthy = (*tm->Find("p"))->RegionFor("a");
+  WriteAll(manifest, saved);
+  ASSERT_TRUE(tm->Assign("p").ok());
+  EXPECT_EQ(ValueOf(tm, "p", "x"), "2");
+  EXPECT_EQ((*tm->Find("p"))->RegionFor("a"), healthy);
+  EXPECT_EQ(tm->Assign("p").code(), absl::StatusCode::kFailedPrecondition);  // nothing left to reopen
+}
+
 TEST(TableManager, MetaRowsAnEarlierTableLeftDoNotSpoilANewTableOfTheSameName) {
   testing::TempDir dir;
   {

@@ -39,6 +39,47 @@ absl::Status RemoveTree(const std::string& path) {
   return absl::OkStatus();
 }
 
+// A region that could not open, in a table whose other regions serve: every call is refused
+// saying so (the null object keeps routing the same for every region).
+class FailedRegion final : public Region {
+ public:
+  FailedRegion(std::string table, RegionDescriptor desc, absl::Status why)
+      : desc_(std::move(desc)), why_(std::move(why)),
+        error_(absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " of table ", table,
+                                                          " is FAILED_OPEN (", why_.message(),
+                                                          "); repair it, then assign '", table, "'"))) {}
+  absl::Status Mutate(const std::vector<RowMutation>&, Durability) override { return error_; }
+  absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
+                   Durability) override {
+    return error_;
+  }
+  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability) override {
+    return error_;
+  }
+  absl::StatusOr<std::vector<Cell>> Get(std::string_view, const ReadSpec&) override { return error_; }
+  absl::Status Get(std::string_view, const ReadSpec&, RowResult*) override { return error_; }
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec&) override { return error_; }
+  absl::Status Flush() override { return error_; }
+  absl::Status CompactMinor() override { return error_; }
+  absl::Status MajorCompact() override { return error_; }
+  absl::Status Close() override { return absl::OkStatus(); }
+  RegionStats GetStats() const override {
+    RegionStats st;
+    st.failed = absl::StrCat("FAILED_OPEN: ", why_.ToString());
+    return st;
+  }
+  const RegionDescriptor& descriptor() const override { return desc_; }
+  int64_t Now() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+ private:
+  const RegionDescriptor desc_;
+  const absl::Status why_;
+  const absl::Status error_;
+};
+
 }  // namespace
 
 Table::Table(TableSpec spec, std::vector<HostedRegion> regions, bool system)
@@ -49,6 +90,13 @@ Table::~Table() = default;
 bool Table::HasFamily(std::string_view family) const {
   for (const FamilyOptions& f : spec_.families) {
     if (f.name == family) return true;
+  }
+  return false;
+}
+
+bool Table::has_failed_regions() const {
+  for (const HostedRegion& h : regions_) {
+    if (!h.open_error.ok()) return true;
   }
   return false;
 }
@@ -490,11 +538,21 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
 }
 
 absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
-                                                               const std::vector<RegionInfo>& regions) {
+                                                               const std::vector<RegionInfo>& regions,
+                                                               const Table* reuse) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
   std::vector<HostedRegion> hosted;
+  absl::Status first_error;
   for (const RegionInfo& info : regions) {
+    if (reuse != nullptr) {
+      auto it = std::find_if(reuse->regions().begin(), reuse->regions().end(),
+                             [&](const HostedRegion& h) { return h.info == info && h.open_error.ok(); });
+      if (it != reuse->regions().end()) {
+        hosted.push_back(*it);
+        continue;
+      }
+    }
     RegionDescriptor desc;
     // A table's region from before regions keeps its table name: its log records carry it.
     desc.name = info.id == 0 ? spec.name : info.Name();
@@ -510,13 +568,26 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
         if (absl::Status w = options_.env->WriteFileDurably(path, EncodeRegionInfo(info)); !w.ok()) region = w;
       }
     }
-    if (!region.ok()) {
-      for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
-      if (regions.size() == 1) return region.status();
-      return absl::Status(region.status().code(),
-                          absl::StrCat("region ", info.Name(), ": ", region.status().message()));
+    if (region.ok()) {
+      hosted.push_back(HostedRegion{info, *std::move(region), {}});
+      continue;
     }
-    hosted.push_back(HostedRegion{info, *std::move(region)});
+    const absl::Status why = regions.size() == 1 ? region.status()
+                                                 : absl::Status(region.status().code(),
+                                                                absl::StrCat("region ", info.Name(), ": ",
+                                                                             region.status().message()));
+    if (first_error.ok()) first_error = why;
+    if (regions.size() > 1) {
+      Log(absl::StrCat("region ", info.Name(), " of table '", spec.name, "' is FAILED_OPEN (the table's other regions ",
+                       "serve): ", region.status().ToString()));
+    }
+    hosted.push_back(HostedRegion{info, std::make_shared<FailedRegion>(spec.name, desc, region.status()),
+                                  region.status()});
+  }
+  const bool any_open = std::any_of(hosted.begin(), hosted.end(), [](const HostedRegion& h) { return h.open_error.ok(); });
+  if (!any_open) {
+    for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
+    return first_error;
   }
   return std::make_shared<Table>(spec, std::move(hosted));
 }
@@ -734,19 +805,23 @@ absl::Status TableManager::Assign(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   std::vector<RegionInfo> regions;
+  std::shared_ptr<Table> current;  // open, with FAILED_OPEN regions
   {
     absl::ReaderMutexLock l(&mu_);
     auto it = entries_.find(name);
     if (it == entries_.end()) return NotFound(name);
     if (!it->second.spec.enabled) return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled; enable it instead"));
-    if (it->second.open_error.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is open; assign reopens only a FAILED_OPEN table"));
+    current = it->second.table;
+    if (it->second.open_error.ok() && (current == nullptr || !current->has_failed_regions())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("table ", AV(name), " is open; assign reopens only a FAILED_OPEN table or region"));
     }
     spec = it->second.spec;
     regions = it->second.regions;
   }
   absl::StatusOr<std::vector<RegionInfo>> now = CurrentRegions(spec);
-  absl::StatusOr<std::shared_ptr<Table>> t = now.ok() ? OpenTable(spec, *now) : now.status();
+  // An open table keeps serving its healthy regions: the new Table shares them.
+  absl::StatusOr<std::shared_ptr<Table>> t = now.ok() ? OpenTable(spec, *now, current.get()) : now.status();
   if (now.ok()) regions = *now;
   {
     absl::MutexLock l(&mu_);
@@ -759,6 +834,13 @@ absl::Status TableManager::Assign(std::string_view name) {
     e.table = *std::move(t);
     e.regions = regions;
     e.open_error = absl::OkStatus();
+    if (e.table->has_failed_regions()) {
+      const absl::Status still = absl::FailedPreconditionError(
+          absl::StrCat("table ", AV(name), " is open but some of its regions are still FAILED_OPEN: ",
+                       e.table->Stats().failed));
+      Log(std::string(still.message()));
+      return still;
+    }
     Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
   }
   if (absl::Status s = RecordRegions(regions, "OPEN"); !s.ok()) {
@@ -854,6 +936,7 @@ absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(st
   if (table != nullptr) {
     for (size_t i = 0; i < out.size() && i < table->regions().size(); ++i) {
       out[i].stats = table->regions()[i].region->GetStats();
+      if (!table->regions()[i].open_error.ok()) out[i].state = "FAILED_OPEN";
     }
   }
   return out;

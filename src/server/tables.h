@@ -44,7 +44,11 @@ namespace basalt::server {
 // A region a table holds, with what it is.
 struct HostedRegion {
   RegionInfo info;
-  std::unique_ptr<Region> region;
+  // Shared: a table reopened by assign keeps its healthy regions.
+  std::shared_ptr<Region> region;
+  // Not ok: the region could not open (a table of several regions serves the others); `region`
+  // then answers every call with FailedPrecondition saying so.
+  absl::Status open_error = {};
 };
 
 // One enabled table and its regions, which cover every row once, sorted by start key. The set
@@ -70,6 +74,8 @@ class Table {
   absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability) const;
   // basalt:meta: read-only to clients.
   bool system() const { return system_; }
+  // Some of its regions could not open (the others serve).
+  bool has_failed_regions() const;
   bool HasFamily(std::string_view family) const;
   // True once the table was disabled or the server is stopping: the region is closed.
   bool closed() const { return state_.load(std::memory_order_acquire) != State::kOpen; }
@@ -147,9 +153,10 @@ class TableManager {
   absl::Status Drop(std::string_view name);
   absl::Status Flush(std::string_view name);
   absl::Status MajorCompact(std::string_view name);
-  // Opens a FAILED_OPEN table's regions again, as basalt:meta records them now (or, without rows
-  // there, as its region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the
-  // new reason, which is returned. FailedPrecondition when the table is open or disabled.
+  // Opens a FAILED_OPEN table's regions again, or the FAILED_OPEN regions of an open table (its
+  // other regions serve on), as basalt:meta records them now (or, without rows there, as its
+  // region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the new reason,
+  // which is returned. FailedPrecondition when the table is wholly open or disabled.
   absl::Status Assign(std::string_view name);
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const;
@@ -204,8 +211,11 @@ class TableManager {
   absl::Status WriteTableInfo(const TableSpec& spec);
   std::string RegionDir(const RegionInfo& info) const;
   // Opens every region of a table (FailedPrecondition unless they cover every row once), writing
-  // a region's REGIONINFO when it has none; on failure closes those it opened.
-  absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions);
+  // a region's REGIONINFO when it has none. A region that cannot open is FAILED_OPEN alone while
+  // the others serve; when none opens, the table is (the error is returned, and what opened is
+  // closed). Regions open in `reuse` are shared, not opened again.
+  absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions,
+                                                   const Table* reuse = nullptr);
   // Writes meta rows: one batch, one log record.
   absl::Status WriteMeta(const std::vector<RowMutation>& rows);
   // The table's regions as meta's rows say now or, without rows there, as RegionsWithoutMeta
