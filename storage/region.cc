@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/env.h"
@@ -843,6 +842,7 @@ class RegionScannerImpl final : public RegionScanner {
       : spec_(std::move(spec)), targets_(std::move(targets)) {}
 
   const ColumnTargets& targets() const { return targets_; }
+  const ScanSpec& spec() const { return spec_; }
   void AddStore(std::unique_ptr<StoreReader> r) { readers_.push_back(std::move(r)); }
 
   absl::StatusOr<bool> Next(RowResult* out) override {
@@ -946,12 +946,15 @@ size_t RowResult::RawBytes() const {
 
 absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& spec_in) {
   BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec_in));
-  // Clipped to the region's rows.
   read_requests_.fetch_add(1, std::memory_order_relaxed);
-  ScanSpec spec = spec_in;
-  if (spec.start_row < desc_.start_key) spec.start_row = desc_.start_key;
-  if (!desc_.end_key.empty() && (spec.stop_row.empty() || spec.stop_row > desc_.end_key)) spec.stop_row = desc_.end_key;
-  auto scanner = std::make_unique<RegionScannerImpl>(spec, std::move(targets));
+  // The scanner's own copy of the spec, clipped to the region's rows.
+  ScanSpec clipped = spec_in;
+  if (clipped.start_row < desc_.start_key) clipped.start_row = desc_.start_key;
+  if (!desc_.end_key.empty() && (clipped.stop_row.empty() || clipped.stop_row > desc_.end_key)) {
+    clipped.stop_row = desc_.end_key;
+  }
+  auto scanner = std::make_unique<RegionScannerImpl>(std::move(clipped), std::move(targets));
+  const ScanSpec& spec = scanner->spec();
   const int64_t now = Now();
   std::string seek = FirstKeyOfRow(spec.start_row);
   uint64_t rp;

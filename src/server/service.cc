@@ -1,5 +1,4 @@
 #include "src/server/service.h"
-#include "src/server/meta.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -16,6 +15,7 @@
 #include "basalt/family_values.h"
 #include "common/coding.h"
 #include "common/status.h"
+#include "src/server/meta.h"
 #include "storage/block_cache.h"
 
 namespace basalt::server {
@@ -46,6 +46,19 @@ absl::Status CheckRow(std::string_view row) {
 absl::Status CheckTimestamp(int64_t ts) {
   if (ts < 0) return absl::InvalidArgumentError(absl::StrCat("negative timestamp ", ts));
   return absl::OkStatus();
+}
+
+// A table named in a call that reads or administers it: a legal user table name, or a system
+// table's (basalt:meta), which ValidateTableName refuses since no one may create one.
+absl::Status ValidateTableRef(std::string_view name) {
+  return name == kMetaTableName ? absl::OkStatus() : ValidateTableName(name);
+}
+
+// Block files of every family.
+uint64_t StoreFiles(const RegionStats& st) {
+  uint64_t files = 0;
+  for (const auto& [f, n] : st.files_per_family) files += n;
+  return files;
 }
 
 // An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
@@ -289,7 +302,7 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
 // ------------------------------------------------------------------------ data
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name) const {
-  if (name != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(name));
+  BASALT_RETURN_IF_ERROR(ValidateTableRef(name));
   return tables_->Find(name);
 }
 
@@ -562,7 +575,7 @@ void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size
 }  // namespace
 
 absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
-  if (req.table() != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
   DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp);
   return absl::OkStatus();
@@ -637,9 +650,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_log_skipped_records(info.stats.replay_skipped_records);
     ts->set_log_skipped_bytes(info.stats.replay_skipped_bytes);
     ts->set_memstore_bytes(info.stats.memstore_bytes);
-    uint64_t files = 0;
-    for (const auto& [f, n] : info.stats.files_per_family) files += n;
-    ts->set_store_files(files);
+    ts->set_store_files(StoreFiles(info.stats));
     ts->set_flushes(info.stats.flushes);
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
     ts->set_regions(static_cast<uint32_t>(info.regions));
@@ -648,7 +659,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
 }
 
 absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
-  if (req.table() != kMetaTableName) BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
   BASALT_ASSIGN_OR_RETURN(std::vector<TableManager::RegionStatus> regions, tables_->Regions(req.table()));
   const std::string server = tables_->ServerName();
   for (const TableManager::RegionStatus& r : regions) {
@@ -661,9 +672,7 @@ absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRe
     out->set_state(r.state);
     out->set_server(server);
     out->set_store_file_bytes(r.stats.store_file_bytes);
-    uint64_t files = 0;
-    for (const auto& [f, n] : r.stats.files_per_family) files += n;
-    out->set_store_files(files);
+    out->set_store_files(StoreFiles(r.stats));
     out->set_memstore_bytes(r.stats.memstore_bytes);
     out->set_read_requests(r.stats.read_requests);
     out->set_write_requests(r.stats.write_requests);

@@ -80,6 +80,12 @@ class FailedRegion final : public Region {
   const absl::Status error_;
 };
 
+// `s` with the region named, for a table of several regions (one region: as it is).
+absl::Status InRegion(const RegionInfo& info, size_t regions, const absl::Status& s) {
+  if (s.ok() || regions == 1) return s;
+  return absl::Status(s.code(), absl::StrCat("region ", info.Name(), ": ", s.message()));
+}
+
 }  // namespace
 
 Table::Table(TableSpec spec, std::vector<HostedRegion> regions, bool system)
@@ -183,11 +189,7 @@ absl::Status Table::Mutate(const std::vector<RowMutation>& batch, Durability dur
 
 absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op) const {
   for (const HostedRegion& h : regions_) {
-    absl::Status s = op(h.region.get());
-    if (!s.ok()) {
-      if (regions_.size() == 1) return s;
-      return absl::Status(s.code(), absl::StrCat("region ", h.info.Name(), ": ", s.message()));
-    }
+    if (absl::Status s = op(h.region.get()); !s.ok()) return InRegion(h.info, regions_.size(), s);
   }
   return absl::OkStatus();
 }
@@ -196,9 +198,7 @@ absl::Status Table::CloseRegions() {
   absl::Status first;
   for (const HostedRegion& h : regions_) {
     absl::Status s = h.region->Close();
-    if (!s.ok() && first.ok()) {
-      first = regions_.size() == 1 ? s : absl::Status(s.code(), absl::StrCat("region ", h.info.Name(), ": ", s.message()));
-    }
+    if (first.ok()) first = InRegion(h.info, regions_.size(), s);
   }
   return first;
 }
@@ -572,11 +572,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
       hosted.push_back(HostedRegion{info, *std::move(region), {}});
       continue;
     }
-    const absl::Status why = regions.size() == 1 ? region.status()
-                                                 : absl::Status(region.status().code(),
-                                                                absl::StrCat("region ", info.Name(), ": ",
-                                                                             region.status().message()));
-    if (first_error.ok()) first_error = why;
+    if (first_error.ok()) first_error = InRegion(info, regions.size(), region.status());
     if (regions.size() > 1) {
       Log(absl::StrCat("region ", info.Name(), " of table '", spec.name, "' is FAILED_OPEN (the table's other regions ",
                        "serve): ", region.status().ToString()));
@@ -647,8 +643,9 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
   absl::StatusOr<std::vector<RegionInfo>> stale = MetaRegionsOf(spec.name);
   absl::Status s = stale.status();
   if (s.ok()) {
+    const std::string server = ServerName();
     for (const RegionInfo& r : *stale) rows.push_back(MetaDelete(r));
-    for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "OPEN", ServerName()));
+    for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "OPEN", server));
     s = WriteMeta(rows);
   }
   std::vector<TableSpec> cat = CatalogLocked();
@@ -817,7 +814,6 @@ absl::Status TableManager::Assign(std::string_view name) {
           absl::StrCat("table ", AV(name), " is open; assign reopens only a FAILED_OPEN table or region"));
     }
     spec = it->second.spec;
-    regions = it->second.regions;
   }
   absl::StatusOr<std::vector<RegionInfo>> now = CurrentRegions(spec);
   // An open table keeps serving its healthy regions: the new Table shares them.
