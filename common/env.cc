@@ -178,6 +178,10 @@ class PosixEnv final : public Env {
     }
     return absl::OkStatus();
   }
+  absl::Status DeleteDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return PosixError("rmdir", path, errno);
+    return SyncDirectory(DirOf(path));
+  }
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) override {
     DIR* d = ::opendir(path.c_str());
     if (d == nullptr) return PosixError("opendir", path, errno);

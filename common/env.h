@@ -58,6 +58,8 @@ class Env {
   virtual absl::StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
   virtual absl::Status DeleteFile(const std::string& path) = 0;
   virtual absl::Status CreateDirs(const std::string& path) = 0;
+  // Removes an empty directory, durably.
+  virtual absl::Status DeleteDir(const std::string& path) = 0;
   // Names (not paths) in a directory, sorted bytewise; callers must not depend on anything else.
   virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& path) = 0;
   // Atomically replaces `to` with `from` and makes that durable (manifests only).
@@ -92,6 +94,7 @@ class EnvWrapper : public Env {
   absl::StatusOr<uint64_t> GetFileSize(const std::string& p) override { return target_->GetFileSize(p); }
   absl::Status DeleteFile(const std::string& p) override { return target_->DeleteFile(p); }
   absl::Status CreateDirs(const std::string& p) override { return target_->CreateDirs(p); }
+  absl::Status DeleteDir(const std::string& p) override { return target_->DeleteDir(p); }
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& p) override { return target_->ListDir(p); }
   absl::Status ReplaceFile(const std::string& from, const std::string& to) override {
     return target_->ReplaceFile(from, to);

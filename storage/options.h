@@ -14,6 +14,7 @@ namespace basalt {
 
 class Env;
 class BlockCache;
+class ServerLog;
 
 enum class DataBlockEncoding : uint8_t { kNone = 0, kPrefix = 1, kFastDiff = 2, kRowIndex = 3 };
 enum class Compression : uint8_t { kNone = 0, kSnappy = 1, kZlib = 2 };
@@ -77,6 +78,9 @@ struct RegionOptions {
   // cut or skipped), one line per call. Empty: standard error.
   std::function<void(std::string_view)> log;
   WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
+  // The region server's shared log (storage/server_log.h), which must outlive the region.
+  // nullptr: the region keeps a log of its own in <dir>/wal (basalt:meta, a region alone).
+  ServerLog* server_log = nullptr;
 };
 
 }  // namespace basalt

@@ -16,6 +16,7 @@
 #include "storage/internal/store.h"
 #include "storage/internal/visibility.h"
 #include "storage/internal/wal.h"
+#include "storage/server_log.h"
 
 namespace basalt {
 
@@ -113,6 +114,15 @@ absl::Status RegionImpl::MoveAside(const std::string& name) {
   return absl::OkStatus();
 }
 
+struct RegionImpl::Replay {
+  uint64_t flushed = 0;     // the manifest's: older records are in block files
+  uint64_t last = 0;        // the highest sequence id applied
+  uint64_t records = 0;     // records applied
+  uint64_t from_files = 0;  // of them, from logs in the region's directory
+  std::set<uint64_t> applied;
+  ReplayStats stats;  // of every directory replayed, added up
+};
+
 absl::Status RegionImpl::Recover() {
   Env* env = options_.env;
   BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_));
@@ -183,34 +193,27 @@ absl::Status RegionImpl::Recover() {
     BASALT_RETURN_IF_ERROR(WriteManifest());
   }
   // Replay the log: edits after the flushed sequence id go back into the memstores.
-  uint64_t last = m.flushed_seq;
-  std::string wal_dir = dir_ + "/wal";
-  ReplayStats rs;
-  BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
-  ReplayOptions ro;
-  ro.mode = options_.wal_recovery;
-  ro.region = desc_.name;
-  BASALT_RETURN_IF_ERROR(ReplayWal(env, wal_dir, ro, [&](const WalRecord& rec) -> absl::Status {
-    if (rec.region != desc_.name || rec.seq <= m.flushed_seq) return absl::OkStatus();
-    for (const auto& e : rec.edits) {
-      Store* s = FindStore(e.family);
-      KeyView k;
-      if (!ParseFlatKey(e.key, &k)) {
-        return absl::DataLossError(absl::StrCat("log record ", rec.seq, " of region ", desc_.name, " has a bad key"));
-      }
-      if (s == nullptr) {
-        // Dropping it would lose an acknowledged write for good once the next flush deletes the
-        // log segment: refuse to open instead.
-        return absl::FailedPreconditionError(absl::StrCat(
-            "region ", desc_.name, ": the log holds unflushed edits (seq ", rec.seq, ") for family '", e.family,
-            "', which the descriptor lacks; open with that family (and flush) before removing it"));
-      }
-      s->Add(e.key, rec.seq, e.value);
-    }
-    last = std::max(last, rec.seq);
-    ++replayed_records_;
-    return absl::OkStatus();
-  }, &rs));
+  Replay replay;
+  replay.flushed = m.flushed_seq;
+  replay.last = m.flushed_seq;
+  const std::string wal_dir = dir_ + "/wal";
+  const std::string edits_dir = dir_ + "/" + kRecoveredEditsDir;
+  if (shared_log()) {
+    BASALT_RETURN_IF_ERROR(options_.server_log->MayOpen(desc_.name));
+    // A log of its own from before the server log, and what a split of the server log at
+    // start-up gave it.
+    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, &replay));
+    BASALT_RETURN_IF_ERROR(ReplayDir(edits_dir, &replay));
+    replay.from_files = replay.records;
+    // A region that closed without flushing (it had failed) and opens again: its edits are
+    // still in the server log.
+    BASALT_RETURN_IF_ERROR(options_.server_log->wal()->ReplayRegion(desc_.name, m.flushed_seq, [&](const WalRecord& rec) { return ApplyRecord(rec, &replay); }));
+  } else {
+    BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
+    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, &replay));
+  }
+  const ReplayStats& rs = replay.stats;
+  replayed_records_ = replay.records;
   replay_truncated_bytes_ = rs.truncated_bytes;
   replay_skipped_records_ = rs.skipped_records;
   replay_skipped_bytes_ = rs.skipped_bytes;
@@ -220,17 +223,45 @@ absl::Status RegionImpl::Recover() {
   }
   for (const std::string& d : rs.damage) Log(absl::StrCat("region ", desc_.name, ": skipped log damage: ", d));
   // Sequence ids of records left unapplied are never handed out again.
-  last = std::max(last, rs.max_seq);
+  const uint64_t last = std::max(replay.last, rs.max_seq);
   {
     absl::MutexLock l(&seq_mu_);
     last_seq_ = last;
   }
   read_point_ = last;
+  if (shared_log()) {
+    log_ = options_.server_log->wal();  // only now: Close (also of a region that failed to open) flushes
+    if (replay.from_files > 0 || !rs.damage.empty()) {
+      // Into block files, so the replayed logs can go (the manifest's flushed sequence id then
+      // covers them: a crash before they are removed replays nothing of them again).
+      absl::MutexLock fl(&flush_mu_);
+      BASALT_RETURN_IF_ERROR(FlushLocked());
+    }
+    if (!rs.damage.empty()) {
+      BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_ + "/" + kLostFoundDir));
+      for (const std::string* d : {&wal_dir, &edits_dir}) {
+        if (!env->FileExists(*d)) continue;
+        std::string to = absl::StrCat(dir_, "/", kLostFoundDir, "/", d == &wal_dir ? "wal" : kRecoveredEditsDir);
+        for (int i = 1; env->FileExists(to); ++i) to = absl::StrCat(dir_, "/", kLostFoundDir, "/", d == &wal_dir ? "wal" : kRecoveredEditsDir, ".", i);
+        BASALT_RETURN_IF_ERROR(env->ReplaceFile(*d, to));
+        Log(absl::StrCat("region ", desc_.name, ": after skipping log damage, flushed what was replayed and moved ",
+                         *d, " to ", to));
+      }
+    }
+    BASALT_RETURN_IF_ERROR(DeleteWalDir(env, wal_dir));
+    BASALT_RETURN_IF_ERROR(DeleteWalDir(env, edits_dir));
+    log_->AttachRegion(desc_.name, [this] {
+      absl::MutexLock l(&state_mu_);
+      bg_requested_ = true;
+    });
+    attached_ = true;
+    return absl::OkStatus();
+  }
   Wal::Options wo;
   wo.env = env;
   wo.dir = wal_dir;
-  BASALT_ASSIGN_OR_RETURN(wal_, Wal::Open(wo));
-  wal_view_ = wal_.get();
+  BASALT_ASSIGN_OR_RETURN(own_wal_, Wal::Open(wo));
+  log_ = own_wal_.get();
   if (!rs.damage.empty()) {
     // The operator chose to go on without what is lost. Make what was replayed durable in block
     // files (the manifest's flushed sequence id then covers every record of the old log, so it
@@ -238,12 +269,54 @@ absl::Status RegionImpl::Recover() {
     absl::MutexLock fl(&flush_mu_);
     keep_log_aside_ = true;
     absl::Status s = FlushLocked();
-    if (s.ok()) s = wal_->DeleteSegmentsBefore(wal_->current_segment(), dir_ + "/" + kLostFoundDir + "/wal");
+    if (s.ok()) s = log_->DeleteSegmentsBefore(log_->current_segment(), dir_ + "/" + kLostFoundDir + "/wal");
     keep_log_aside_ = false;
     BASALT_RETURN_IF_ERROR(s);
     Log(absl::StrCat("region ", desc_.name, ": after skipping log damage, flushed what was replayed and moved the old "
                      "log segments to ", dir_, "/", kLostFoundDir, "/wal"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::ReplayDir(const std::string& dir, Replay* replay) {
+  ReplayOptions ro;
+  ro.mode = options_.wal_recovery;
+  ro.region = desc_.name;
+  ReplayStats rs;
+  BASALT_RETURN_IF_ERROR(
+      ReplayWal(options_.env, dir, ro, [&](const WalRecord& rec) { return ApplyRecord(rec, replay); }, &rs));
+  ReplayStats& sum = replay->stats;
+  sum.segments += rs.segments;
+  sum.records += rs.records;
+  sum.truncated_bytes += rs.truncated_bytes;
+  if (!rs.truncated_at.empty()) absl::StrAppend(&sum.truncated_at, sum.truncated_at.empty() ? "" : ", ", rs.truncated_at);
+  sum.damage.insert(sum.damage.end(), rs.damage.begin(), rs.damage.end());
+  sum.skipped_records += rs.skipped_records;
+  sum.skipped_bytes += rs.skipped_bytes;
+  sum.max_seq = std::max(sum.max_seq, rs.max_seq);
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::ApplyRecord(const WalRecord& rec, Replay* replay) {
+  if (rec.region != desc_.name || rec.seq <= replay->flushed) return absl::OkStatus();
+  if (!replay->applied.insert(rec.seq).second) return absl::OkStatus();
+  for (const auto& e : rec.edits) {
+    Store* s = FindStore(e.family);
+    KeyView k;
+    if (!ParseFlatKey(e.key, &k)) {
+      return absl::DataLossError(absl::StrCat("log record ", rec.seq, " of region ", desc_.name, " has a bad key"));
+    }
+    if (s == nullptr) {
+      // Dropping it would lose an acknowledged write for good once the next flush deletes the
+      // log segment: refuse to open instead.
+      return absl::FailedPreconditionError(absl::StrCat(
+          "region ", desc_.name, ": the log holds unflushed edits (seq ", rec.seq, ") for family '", e.family,
+          "', which the descriptor lacks; open with that family (and flush) before removing it"));
+    }
+    s->Add(e.key, rec.seq, e.value);
+  }
+  replay->last = std::max(replay->last, rec.seq);
+  ++replay->records;
   return absl::OkStatus();
 }
 
@@ -431,7 +504,10 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
     inflight_.insert(rec.seq);
   }
   absl::Status s;
-  if (durability != Durability::kSkipWal) s = wal_->Append(rec, durability);
+  if (durability != Durability::kSkipWal) {
+    s = log_->Append(rec, durability);
+    logged_records_.fetch_add(1, std::memory_order_relaxed);
+  }
   if (s.ok()) {
     for (const auto& e : rec.edits) FindStore(e.family)->Add(e.key, rec.seq, e.value);
   }
@@ -497,43 +573,24 @@ bool RegionImpl::Healable() const {
 absl::Status RegionImpl::TryHeal() {
   if (!Healable()) return absl::OkStatus();
   absl::MutexLock fl(&flush_mu_);
-  absl::Status s;
-  {
-    // No write is in flight or starts while the log is replaced.
-    absl::MutexLock l(&seq_mu_);
-    writes_blocked_ = true;
-    seq_mu_.Await(absl::Condition(+[](std::set<uint64_t>* in) { return in->empty(); }, &inflight_));
-    // The dead log's segment is cut back to what was synced (a write the full disk cut short
-    // is not left as damage in the middle of the log), and a new log starts after it.
-    s = wal_->CutUnsyncedTail();
-    if (s.ok()) {
-      Wal::Options wo;
-      wo.env = options_.env;
-      wo.dir = dir_ + "/wal";
-      absl::StatusOr<std::unique_ptr<Wal>> fresh = Wal::Open(wo);
-      if (fresh.ok()) {
-        retired_wals_.push_back(std::move(wal_));  // GetStats may still be reading it
-        wal_ = *std::move(fresh);
-        wal_view_ = wal_.get();
-      } else {
-        s = fresh.status();
-      }
-    }
-    writes_blocked_ = false;
-  }
+  // The log cuts its segment back to what was synced (a write the full disk cut short is not
+  // left as damage in the middle of the log) and starts a new one. A shared log is healed by
+  // the first of its regions to try; the others find it healed.
+  absl::Status s = log_->Heal();
   absl::Status was;
   {
     absl::MutexLock l(&state_mu_);
     was = failed_;
     if (s.ok()) {
-      failed_ = absl::OkStatus();  // writes go to the new log from here on
+      failed_ = absl::OkStatus();  // writes go to the new segment from here on
     } else {
       failed_ = s;  // still no space (ResourceExhausted): tried again later
     }
   }
   BASALT_RETURN_IF_ERROR(s);
-  // What the memstores hold goes to block files, and the old segments (the dead one among them)
-  // go once the manifest covers them. A failure fails the region again, to be retried.
+  // What the memstores hold goes to block files (an ASYNC_WAL edit the cut took is only
+  // there), and the old segments (the cut one among them) go once the manifest covers them. A
+  // failure fails the region again, to be retried.
   BASALT_RETURN_IF_ERROR(FlushLocked());
   Log(absl::StrCat("region ", desc_.name, " healed: writes resumed after ", was.ToString()));
   return absl::OkStatus();
@@ -572,7 +629,13 @@ absl::Status RegionImpl::FlushLocked() {
     flush_seq = last_seq_;
     if (flush_seq != flushed_seq_.load()) {
       for (auto& [n, st] : stores_) st->Freeze();
-      segment = wal_->Roll();
+      // A log of its own rolls, so that every older segment is covered by this flush. A shared
+      // log knows which regions' records each segment holds instead.
+      if (shared_log()) {
+        segment = 0;
+      } else {
+        segment = log_->Roll();
+      }
     }
     writes_blocked_ = false;
   }
@@ -593,7 +656,8 @@ absl::Status RegionImpl::FlushLocked() {
   // The log segments go only once the manifest names the files.
   if (absl::Status s = WriteManifest(); !s.ok()) return Fail(s);
   ++flushes_;
-  return wal_->DeleteSegmentsBefore(*segment, keep_log_aside_ ? dir_ + "/" + kLostFoundDir + "/wal" : "");
+  if (shared_log()) return log_->MarkFlushed(desc_.name, flush_seq);
+  return log_->DeleteSegmentsBefore(*segment, keep_log_aside_ ? dir_ + "/" + kLostFoundDir + "/wal" : "");
 }
 
 absl::Status RegionImpl::CompactStore(Store* store, bool major) {
@@ -638,6 +702,7 @@ absl::Status RegionImpl::Close() {
     bg_stop_ = true;
   }
   if (bg_thread_.joinable()) bg_thread_.join();
+  if (attached_) log_->DetachRegion(desc_.name);
   // A compaction in progress (a MajorCompact call) finishes first: after Close returns nothing
   // writes into the directory, which the server may then delete or reuse for a new table.
   { absl::MutexLock cl(&compaction_mu_); }
@@ -652,13 +717,14 @@ absl::Status RegionImpl::Close() {
     absl::MutexLock l(&state_mu_);
     s = failed_;
   }
-  if (s.ok() && wal_ != nullptr) {
+  if (s.ok() && log_ != nullptr) {
     absl::MutexLock fl(&flush_mu_);  // waits for a flush a blocked writer may be running
     s = FlushLocked();
   }
-  // wal_ lives until the destructor: a late caller gets FailedPrecondition, never a null log.
-  if (wal_ != nullptr) {
-    absl::Status synced = wal_->Sync();
+  // The log lives until the destructor (a shared one, the server's life): a late caller gets
+  // FailedPrecondition, never a null log.
+  if (log_ != nullptr) {
+    absl::Status synced = log_->Sync();
     if (s.ok()) s = synced;
   }
   return s;
@@ -692,9 +758,9 @@ RegionStats RegionImpl::GetStats() const {
     absl::MutexLock l(&state_mu_);
     if (!failed_.ok()) st.failed = failed_.ToString();
   }
-  if (const Wal* wal = wal_view_.load(std::memory_order_acquire); wal != nullptr) {
-    auto ws = wal->GetStats();
-    st.wal_records = ws.records;
+  st.wal_records = logged_records_.load(std::memory_order_relaxed);
+  if (own_wal_ != nullptr) {  // a shared log's syncs are the server's (ServerLog::GetStats)
+    auto ws = own_wal_->GetStats();
     st.wal_syncs = ws.syncs;
     st.wal_synced_records = ws.synced_records;
   }

@@ -21,6 +21,7 @@ namespace basalt {
 
 class Store;
 class Wal;
+struct WalRecord;
 
 namespace internal {
 // A store a read touches, with its sorted qualifier filter (all: the whole family).
@@ -57,6 +58,11 @@ class RegionImpl final : public Region {
  private:
   friend class Region;  // Open
   absl::Status Recover();
+  // Replays log records newer than the manifest's into the memstores, once each (a record a
+  // crash made a log split write twice is skipped the second time). Sets last.
+  struct Replay;
+  absl::Status ReplayDir(const std::string& dir, Replay* replay);
+  absl::Status ApplyRecord(const WalRecord& rec, Replay* replay);
   // Moves dir_/name into dir_/lost+found/ (durably) and logs it.
   absl::Status MoveAside(const std::string& name);
   void Log(std::string_view line) const;
@@ -87,9 +93,11 @@ class RegionImpl final : public Region {
   RegionDescriptor desc_;
   std::string dir_;
   std::map<std::string, std::unique_ptr<Store>, std::less<>> stores_;
-  std::unique_ptr<Wal> wal_;
-  std::atomic<const Wal*> wal_view_{nullptr};       // wal_, for GetStats without flush_mu_
-  std::vector<std::unique_ptr<Wal>> retired_wals_;  // logs replaced by TryHeal (flush_mu_)
+  // Where edits are logged: the server's shared log, or own_wal_. Set once by Recover.
+  Wal* log_ = nullptr;
+  std::unique_ptr<Wal> own_wal_;
+  bool shared_log() const { return options_.server_log != nullptr; }
+  bool attached_ = false;  // to the shared log, for flush requests (Close detaches)
 
   // Sequence ids and the MVCC read point.
   mutable absl::Mutex seq_mu_;
@@ -121,7 +129,7 @@ class RegionImpl final : public Region {
   bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
   std::thread bg_thread_;
 
-  std::atomic<uint64_t> read_requests_{0}, write_requests_{0};
+  std::atomic<uint64_t> read_requests_{0}, write_requests_{0}, logged_records_{0};
   std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
   uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;

@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -234,6 +235,21 @@ absl::StatusOr<std::vector<uint64_t>> ListSegments(Env* env, const std::string& 
 
 }  // namespace
 
+absl::StatusOr<bool> HasWalSegments(Env* env, const std::string& dir) {
+  if (!env->FileExists(dir)) return false;
+  BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
+  return !segments.empty();
+}
+
+absl::Status DeleteWalDir(Env* env, const std::string& dir) {
+  if (!env->FileExists(dir)) return absl::OkStatus();
+  const std::string index = dir + "/" + kWalIndexName;
+  if (env->FileExists(index)) BASALT_RETURN_IF_ERROR(env->DeleteFile(index));
+  BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
+  for (uint64_t n : segments) BASALT_RETURN_IF_ERROR(env->DeleteFile(WalSegmentPath(dir, n)));
+  return env->DeleteDir(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writer
 
@@ -249,6 +265,7 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
   // Never reuse a number: a segment deleted behind our back must stay a gap replay can see.
   const uint64_t number = std::max(existing.empty() ? 0 : existing.back(), have_index ? index_last : 0) + 1;
   std::unique_ptr<Wal> wal(new Wal(options, env));
+  wal->own_first_ = number;
   {
     absl::MutexLock l(&wal->index_mu_);
     wal->index_first_ = have_index ? index_first : existing.empty() ? number : existing.front();
@@ -258,6 +275,7 @@ absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options) {
     absl::MutexLock l(&wal->mu_);
     wal->segment_ = number;
     wal->synced_size_ = file->Size();  // the header, synced
+    wal->segment_regions_[number];
   }
   wal->file_ = std::move(file);
   if (options.async_sync_interval_ms > 0) {
@@ -307,6 +325,9 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   leader_ = true;
   std::string buf;
   buf.swap(pending_);
+  RegionSeqs regions;
+  regions.swap(pending_regions_);
+  const uint64_t write_segment = segment_;
   const uint64_t end = queued_;
   const uint64_t prev_durable = durable_;
   const uint64_t next_segment = segment_ + 1;
@@ -339,6 +360,9 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
 
   mu_.Lock();
   leader_ = false;
+  // Whose records the segment holds (also when the write failed: some may have reached it).
+  RegionSeqs& held = segment_regions_[write_segment];
+  for (const auto& [region, seq] : regions) held[region] = std::max(held[region], seq);
   if (!io.ok()) {
     if (error_.ok()) error_ = io;
   } else {
@@ -352,6 +376,12 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
     if (rolled) {
       segment_ = next_segment;
       synced_size_ = file_->Size();  // its header, synced by CreateSegment
+      segment_regions_[segment_];
+      std::vector<std::string> flush = RegionsToFlush();
+      if (!flush.empty() && flush_requests_.empty()) {
+        flush_requests_ = std::move(flush);
+        bg_cv_.SignalAll();  // the background thread asks them (never a writer's thread)
+      }
     }
   }
   cv_.SignalAll();
@@ -382,6 +412,8 @@ absl::Status Wal::Append(const WalRecord& rec, Durability d) {
   absl::MutexLock l(&mu_);
   if (!error_.ok()) return error_;
   pending_.append(framed);
+  uint64_t& held = pending_regions_[rec.region];
+  held = std::max(held, rec.seq);
   const uint64_t ticket = ++queued_;
   ++stats_.records;
   stats_.bytes += framed.size();
@@ -406,15 +438,40 @@ absl::StatusOr<uint64_t> Wal::Roll() {
   return segment_;
 }
 
-absl::Status Wal::CutUnsyncedTail() {
-  absl::MutexLock l(&mu_);
-  while (leader_) cv_.Wait(&mu_);
-  if (error_.ok()) error_ = absl::FailedPreconditionError("the log was retired (CutUnsyncedTail)");
-  cv_.SignalAll();
-  if (file_ == nullptr) return absl::OkStatus();
-  file_->Close().IgnoreError();
-  file_.reset();
-  return env_->Truncate(WalSegmentPath(options_.dir, segment_), synced_size_);
+absl::Status Wal::Heal() {
+  absl::MutexLock hl(&heal_mu_);  // one heal at a time (each would start the same next segment)
+  std::vector<std::string> flush;
+  {
+    absl::MutexLock l(&mu_);
+    while (leader_) cv_.Wait(&mu_);
+    if (error_.ok()) return absl::OkStatus();
+    // Cut the segment back to what was synced, then start the next one.
+    if (file_ != nullptr) {
+      file_->Close().IgnoreError();
+      file_.reset();
+    }
+    BASALT_RETURN_IF_ERROR(env_->Truncate(WalSegmentPath(options_.dir, segment_), synced_size_));
+    const uint64_t next = segment_ + 1;
+    mu_.Unlock();
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = CreateSegment(next);
+    mu_.Lock();
+    BASALT_RETURN_IF_ERROR(file.status());
+    for (const auto& [region, seq] : segment_regions_[segment_]) flush.push_back(region);
+    for (const auto& [region, seq] : pending_regions_) flush.push_back(region);
+    pending_.clear();
+    pending_regions_.clear();
+    // The tickets queued before the error were answered with it (or, ASYNC_WAL, are in memstores).
+    written_ = durable_ = queued_;
+    file_ = *std::move(file);
+    segment_ = next;
+    segment_regions_[segment_];
+    synced_size_ = file_->Size();
+    error_ = absl::OkStatus();
+    ++stats_.heals;
+    cv_.SignalAll();
+  }
+  RequestFlushes(flush);
+  return absl::OkStatus();
 }
 
 uint64_t Wal::current_segment() const {
@@ -434,10 +491,23 @@ absl::Status Wal::DeleteSegmentsBefore(uint64_t n, const std::string& move_to) {
     absl::MutexLock l(&index_mu_);
     if (n > index_first_) BASALT_RETURN_IF_ERROR(WriteIndex(n, std::max(index_last_, current)));
   }
+  absl::MutexLock dl(&delete_mu_);
+  {
+    absl::MutexLock l(&mu_);
+    for (auto it = segment_regions_.begin(); it != segment_regions_.end() && it->first < n;) {
+      it = segment_regions_.erase(it);
+    }
+  }
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env_, options_.dir));
   if (!move_to.empty()) BASALT_RETURN_IF_ERROR(env_->CreateDirs(move_to));
+  uint64_t gone = 0;
+  absl::Cleanup count = [&] {
+    absl::MutexLock l(&mu_);
+    stats_.deleted_segments += gone;
+  };
   for (uint64_t s : segments) {
     if (s >= n) break;
+    ++gone;
     const std::string path = WalSegmentPath(options_.dir, s);
     if (move_to.empty()) {
       BASALT_RETURN_IF_ERROR(env_->DeleteFile(path));
@@ -452,7 +522,87 @@ absl::Status Wal::DeleteSegmentsBefore(uint64_t n, const std::string& move_to) {
 
 Wal::Stats Wal::GetStats() const {
   absl::MutexLock l(&mu_);
-  return stats_;
+  Stats st = stats_;
+  st.live_segments = segment_regions_.size();
+  return st;
+}
+
+uint64_t Wal::FirstNeededSegment() const {
+  for (const auto& [number, held] : segment_regions_) {
+    if (number >= segment_) return segment_;
+    for (const auto& [region, seq] : held) {
+      auto f = flushed_.find(region);
+      if (f == flushed_.end() || f->second < seq) return number;
+    }
+  }
+  return segment_;
+}
+
+std::vector<std::string> Wal::RegionsToFlush() const {
+  std::vector<std::string> out;
+  if (options_.max_logs <= 0 || segment_regions_.size() <= static_cast<size_t>(options_.max_logs)) return out;
+  const uint64_t oldest = FirstNeededSegment();
+  auto it = segment_regions_.find(oldest);
+  if (it == segment_regions_.end()) return out;
+  for (const auto& [region, seq] : it->second) {
+    auto f = flushed_.find(region);
+    if (f == flushed_.end() || f->second < seq) out.push_back(region);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Wal::RequestFlushes(const std::vector<std::string>& regions) {
+  uint64_t asked = 0;
+  {
+    absl::MutexLock l(&attach_mu_);
+    for (const std::string& r : regions) {
+      auto it = attached_.find(r);
+      if (it == attached_.end()) continue;
+      it->second();
+      ++asked;
+    }
+  }
+  absl::MutexLock l(&mu_);
+  stats_.forced_flushes += asked;
+}
+
+absl::Status Wal::DeleteCovered() {
+  uint64_t n;
+  {
+    absl::MutexLock l(&mu_);
+    n = FirstNeededSegment();
+    if (segment_regions_.empty() || n <= segment_regions_.begin()->first) return absl::OkStatus();
+  }
+  {
+    // Segments from before Open (not yet split) keep every later one: the live range is a prefix.
+    absl::MutexLock l(&index_mu_);
+    if (index_first_ < own_first_) return absl::OkStatus();
+  }
+  return DeleteSegmentsBefore(n);
+}
+
+absl::Status Wal::MarkFlushed(const std::string& region, uint64_t seq) {
+  {
+    absl::MutexLock l(&mu_);
+    uint64_t& f = flushed_[region];
+    f = std::max(f, seq);
+  }
+  return DeleteCovered();
+}
+
+absl::Status Wal::ForgetRegion(const std::string& region) {
+  return MarkFlushed(region, UINT64_MAX);
+}
+
+void Wal::AttachRegion(const std::string& region, std::function<void()> request_flush) {
+  absl::MutexLock l(&attach_mu_);
+  attached_[region] = std::move(request_flush);
+}
+
+void Wal::DetachRegion(const std::string& region) {
+  absl::MutexLock l(&attach_mu_);
+  attached_.erase(region);
 }
 
 void Wal::BackgroundSyncer() {
@@ -460,8 +610,16 @@ void Wal::BackgroundSyncer() {
   absl::MutexLock l(&mu_);
   while (!shutting_down_) {
     const absl::Time deadline = absl::Now() + interval;
-    while (!shutting_down_ && absl::Now() < deadline) bg_cv_.WaitWithDeadline(&mu_, deadline);
+    while (!shutting_down_ && flush_requests_.empty() && absl::Now() < deadline) bg_cv_.WaitWithDeadline(&mu_, deadline);
     if (shutting_down_) break;
+    if (!flush_requests_.empty()) {
+      std::vector<std::string> regions;
+      regions.swap(flush_requests_);
+      mu_.Unlock();
+      RequestFlushes(regions);
+      mu_.Lock();
+      continue;
+    }
     // Errors are already sticky in error_; the syncer just stops having work.
     if (error_.ok() && durable_ < queued_) WaitFor(queued_, /*sync=*/true).IgnoreError();
   }
@@ -728,6 +886,42 @@ absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& op
 absl::Status ReplayWal(Env* env, const std::string& dir,
                        const std::function<absl::Status(const WalRecord&)>& fn, ReplayStats* stats) {
   return ReplayWal(env, dir, ReplayOptions{}, fn, stats);
+}
+
+absl::Status Wal::ReplayRegion(const std::string& region, uint64_t after,
+                               const std::function<absl::Status(const WalRecord&)>& fn) {
+  auto holds = [&](const RegionSeqs& m) {
+    auto it = m.find(region);
+    return it != m.end() && it->second > after;
+  };
+  {
+    absl::MutexLock l(&mu_);
+    bool any = holds(pending_regions_);
+    for (const auto& [n, held] : segment_regions_) any = any || holds(held);
+    if (!any) return absl::OkStatus();
+  }
+  // Its records (the region is closed: no more come) into whole, synced segments.
+  BASALT_RETURN_IF_ERROR(Roll().status());
+  std::vector<uint64_t> numbers;
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& [n, held] : segment_regions_) {
+      if (n < segment_ && holds(held)) numbers.push_back(n);
+    }
+  }
+  // Not deleted meanwhile: they hold records of the region above what it flushed.
+  for (uint64_t n : numbers) {
+    const std::string path = WalSegmentPath(options_.dir, n);
+    BASALT_ASSIGN_OR_RETURN(std::string data, env_->ReadFileToString(path));
+    for (const SegmentItem& it : ParseSegment(data, n, /*newest=*/false)) {
+      if (it.kind != SegmentItem::Kind::kRecord) {
+        return absl::DataLossError(absl::StrCat("WAL segment ", path, ": ", it.reason, " at offset ", it.offset,
+                                                " while reading region ", region, "'s records"));
+      }
+      if (it.rec.region == region && it.rec.seq > after) BASALT_RETURN_IF_ERROR(fn(it.rec));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace basalt

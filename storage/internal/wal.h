@@ -1,7 +1,12 @@
-// The write-ahead log (docs/DESIGN.md, §3): one per region today (planned: one per region server,
-// shared by its regions). Records are appended with group commit (many writers, one write +
-// fdatasync per group); startup replays every segment in order and cuts a torn or corrupt tail,
-// never applying it.
+// The write-ahead log (docs/DESIGN.md, §3): one per region server, shared by its regions
+// (storage/server_log.h), and one of its own for basalt:meta and for a Region opened alone.
+// Records are appended with group commit (many writers, one write + fdatasync per group);
+// startup replays every segment in order and cuts a torn tail, never applying it.
+//
+// A log shared by regions knows, for every segment it wrote, the highest sequence id of each
+// region's records in it; a region that flushed tells it so (MarkFlushed), and the oldest
+// segments none of whose records is still needed are deleted. Past max_logs live segments it
+// asks the regions holding the oldest one to flush (HBase's hbase.regionserver.maxlogs).
 //
 // Thread-safety: Wal is thread-safe. EncodeWalRecord/DecodeWalPayload/ReplayWal have no state.
 //
@@ -46,6 +51,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +59,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -104,6 +111,12 @@ inline constexpr char kWalIndexName[] = "SEGMENTS";
 std::string WalSegmentPath(const std::string& dir, uint64_t number);
 // Parses a segment file name (not path); false for anything else.
 bool ParseWalSegmentName(std::string_view name, uint64_t* number);
+// Whether dir holds log segments.
+absl::StatusOr<bool> HasWalSegments(Env* env, const std::string& dir);
+// Removes a log directory whose records are all flushed: SEGMENTS first, then the segments
+// oldest first (a crash part way leaves a contiguous run replay reads and skips), then the
+// directory. A missing dir is OK.
+absl::Status DeleteWalDir(Env* env, const std::string& dir);
 
 class Wal {
  public:
@@ -111,13 +124,22 @@ class Wal {
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string dir;
     uint64_t roll_size = 64ull << 20;  // roll once the current segment reaches this size
+    // 0: no background syncer (ASYNC_WAL records wait for the next Sync or SYNC_WAL append).
     int64_t async_sync_interval_ms = 100;
+    // Past this many segments written by this log and still live, the regions holding records
+    // of the oldest one are asked to flush (AttachRegion). 0: never. Needs the background syncer,
+    // which delivers the requests.
+    int max_logs = 0;
   };
   struct Stats {
     uint64_t records = 0;         // records appended
     uint64_t bytes = 0;           // framed bytes appended
     uint64_t syncs = 0;           // fdatasync calls
     uint64_t synced_records = 0;  // records made durable by those syncs
+    uint64_t live_segments = 0;   // segments this log wrote that are not deleted yet
+    uint64_t deleted_segments = 0;
+    uint64_t forced_flushes = 0;  // flushes asked of regions because of max_logs
+    uint64_t heals = 0;           // times the log resumed after a full disk (Heal)
   };
 
   // Creates dir if needed and starts a NEW segment numbered after any existing ones (never
@@ -141,16 +163,38 @@ class Wal {
   // when a segment reaches roll_size.
   absl::StatusOr<uint64_t> Roll();
   uint64_t current_segment() const;
-  // Retires the log after a write or sync error (a full disk): every later call fails, and the
-  // current segment is cut back to what was last synced, so a partial write left by the error
-  // is not taken for damage once newer segments follow it. Records cut were never synced: a
-  // SYNC_WAL writer of theirs got the error; an ASYNC_WAL one is still in the memstore.
-  absl::Status CutUnsyncedTail();
+  // Resumes the log after a write or sync error (a full disk): the current segment is cut back
+  // to what was last synced (a partial write the error left is not taken for damage once newer
+  // segments follow it) and a new segment starts; appends work again. Records cut were never
+  // synced: a SYNC_WAL writer of theirs got the error; an ASYNC_WAL one's edits are still in its
+  // region's memstore, so every attached region with records in the cut segment, or queued, is
+  // asked to flush. OK and nothing done when the log has no error; the error (the log stays
+  // dead) when the cut or the new segment fails.
+  absl::Status Heal();
   // Deletes every segment numbered below n (their edits are all flushed). InvalidArgument if n
   // is above the current segment (the live segment is never deleted). With `move_to` set, the
   // segments are moved into that directory instead (log damage kept for the operator).
   absl::Status DeleteSegmentsBefore(uint64_t n, const std::string& move_to = "");
   Stats GetStats() const;
+
+  // --- A log shared by regions.
+  // `region` has every edit up to `seq` in block files: the oldest segments this log wrote
+  // holding no record of any region above what that region flushed are deleted (never the
+  // current one, and none while segments from before Open remain: those go by
+  // DeleteSegmentsBefore once split).
+  absl::Status MarkFlushed(const std::string& region, uint64_t seq);
+  // A region gone for good (its table dropped): its records never keep a segment again.
+  absl::Status ForgetRegion(const std::string& region);
+  // `request_flush` is called (from the log's background thread, or from Heal's caller) when
+  // the log needs the region to flush; it must not block. Detach before the region goes;
+  // DetachRegion waits for a call in progress.
+  void AttachRegion(const std::string& region, std::function<void()> request_flush);
+  void DetachRegion(const std::string& region);
+  // Calls fn, in log order, for every record of `region` with a sequence id above `after` in the
+  // segments this log wrote (a region that closed without flushing and opens again finds its
+  // edits here). Rolls first, so those segments are whole. DataLoss on damage.
+  absl::Status ReplayRegion(const std::string& region, uint64_t after,
+                            const std::function<absl::Status(const WalRecord&)>& fn);
 
  private:
   explicit Wal(const Options& options, Env* env);
@@ -166,6 +210,17 @@ class Wal {
   // index naming it the newest. On failure before the index names it, the file is removed.
   absl::StatusOr<std::unique_ptr<WritableFile>> CreateSegment(uint64_t number);
   absl::Status WriteIndex(uint64_t first, uint64_t last) ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
+  // The first segment MarkFlushed may not delete: the oldest one this log wrote that still
+  // holds a record some region has not flushed (or the current one).
+  uint64_t FirstNeededSegment() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Regions holding records of the oldest live segment that they have not flushed, when more
+  // than max_logs segments are live (empty otherwise).
+  std::vector<std::string> RegionsToFlush() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RequestFlushes(const std::vector<std::string>& regions);
+  // Deletes the segments MarkFlushed found covered.
+  absl::Status DeleteCovered();
+
+  using RegionSeqs = absl::flat_hash_map<std::string, uint64_t>;  // region -> highest seq
 
   const Options options_;
   Env* const env_;
@@ -174,6 +229,12 @@ class Wal {
   absl::CondVar cv_;     // a group finished (durable_/written_/error_/leader_ changed)
   absl::CondVar bg_cv_;  // wakes the background syncer for shutdown
   std::string pending_ ABSL_GUARDED_BY(mu_);  // framed records queued, not yet written
+  RegionSeqs pending_regions_ ABSL_GUARDED_BY(mu_);  // whose records pending_ holds
+  // Segments this log wrote (rolled and current) and whose records each holds.
+  std::map<uint64_t, RegionSeqs> segment_regions_ ABSL_GUARDED_BY(mu_);
+  RegionSeqs flushed_ ABSL_GUARDED_BY(mu_);  // MarkFlushed
+  std::vector<std::string> flush_requests_ ABSL_GUARDED_BY(mu_);  // for the background thread
+  uint64_t own_first_ = 0;  // the first segment this log wrote (set by Open)
   uint64_t queued_ ABSL_GUARDED_BY(mu_) = 0;   // records queued so far (tickets)
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;  // records written to a segment
   uint64_t durable_ ABSL_GUARDED_BY(mu_) = 0;  // records synced
@@ -186,6 +247,10 @@ class Wal {
   // Used only by the leader (leader_ true) outside mu_, or under mu_ with no leader.
   std::unique_ptr<WritableFile> file_;
   std::thread syncer_;
+  absl::Mutex heal_mu_;
+  absl::Mutex delete_mu_;  // one deletion of segments at a time
+  absl::Mutex attach_mu_;
+  std::map<std::string, std::function<void()>> attached_ ABSL_GUARDED_BY(attach_mu_);
   absl::Mutex index_mu_;  // the SEGMENTS file and what it says
   uint64_t index_first_ ABSL_GUARDED_BY(index_mu_) = 0;
   uint64_t index_last_ ABSL_GUARDED_BY(index_mu_) = 0;

@@ -1,0 +1,158 @@
+#include "storage/server_log.h"
+
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "common/status.h"
+#include "storage/internal/wal.h"
+
+namespace basalt {
+
+namespace {
+void Say(const ServerLog::Options& o, std::string_view line) {
+  if (o.log) {
+    o.log(line);
+  } else {
+    std::cerr << "basalt: " << line << "\n";
+  }
+}
+}  // namespace
+
+ServerLog::~ServerLog() = default;
+
+absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& options_in) {
+  Options o = options_in;
+  if (o.env == nullptr) o.env = Env::Default();
+  if (o.dir.empty()) return absl::InvalidArgumentError("ServerLog::Open: empty dir");
+  std::unique_ptr<ServerLog> log(new ServerLog);
+  log->regions_ = o.regions;
+  log->table_of_ = o.table_of;
+  BASALT_ASSIGN_OR_RETURN(const bool old, HasWalSegments(o.env, o.dir));
+  absl::Status split = old ? log->Split(o) : absl::OkStatus();
+  Wal::Options wo;
+  wo.env = o.env;
+  wo.dir = o.dir;
+  wo.roll_size = o.roll_size;
+  wo.max_logs = o.max_logs;
+  BASALT_ASSIGN_OR_RETURN(log->wal_, Wal::Open(wo));
+  if (!split.ok()) {
+    log->split_error_ = split;
+    log->block_all_ = log->blocked_tables_.empty();
+    Say(o, absl::StrCat("the server log's old segments stay in ", o.dir, ": ", split.ToString()));
+    return log;
+  }
+  if (!old) return log;
+  // Every record is in its region's recovered.edits, durably: the old segments can go.
+  const uint64_t first = log->wal_->current_segment();
+  std::string aside;
+  if (!log->split_stats_.damage.empty()) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+    aside = absl::StrCat(o.lost_found.empty() ? o.dir + "/lost+found" : o.lost_found, "/wal.", ms);
+  }
+  if (absl::Status s = log->wal_->DeleteSegmentsBefore(first, aside); !s.ok()) {
+    // Split whole, so regions may open; the next start splits the segments again (a region
+    // skips records it already has).
+    Say(o, absl::StrCat("split the server log but could not remove its old segments: ", s.ToString()));
+  } else if (!aside.empty()) {
+    Say(o, absl::StrCat("moved the server log's old segments, with the damage skipped, to ", aside));
+  }
+  return log;
+}
+
+absl::Status ServerLog::Split(const Options& o) {
+  std::map<std::string, std::unique_ptr<Wal>> writers;
+  std::map<std::string, uint64_t> unplaced;  // table -> records
+  std::set<std::string> dropped;
+  ReplayOptions ro;
+  ro.mode = o.recovery;
+  ReplayStats rs;
+  SplitStats& st = split_stats_;
+  absl::Status s = ReplayWal(o.env, o.dir, ro, [&](const WalRecord& rec) -> absl::Status {
+    auto r = o.regions.find(rec.region);
+    if (r == o.regions.end()) {
+      const std::string table = o.table_of ? o.table_of(rec.region) : rec.region;
+      if (o.tables.count(table)) {
+        ++unplaced[table];
+      } else {
+        ++st.dropped_records;
+        dropped.insert(rec.region);
+      }
+      return absl::OkStatus();
+    }
+    std::unique_ptr<Wal>& w = writers[rec.region];
+    if (w == nullptr) {
+      Wal::Options wo;
+      wo.env = o.env;
+      wo.dir = absl::StrCat(r->second, "/", kRecoveredEditsDir);
+      wo.async_sync_interval_ms = 0;  // synced once, at the end
+      BASALT_ASSIGN_OR_RETURN(w, Wal::Open(wo));
+    }
+    ++st.records;
+    return w->Append(rec, Durability::kAsyncWal);
+  }, &rs);
+  st.regions = writers.size();
+  for (auto& [region, w] : writers) {
+    absl::Status synced = w->Sync();
+    if (s.ok() && !synced.ok()) s = synced;
+  }
+  writers.clear();
+  st.segments = rs.segments;
+  st.truncated_bytes = rs.truncated_bytes;
+  st.damage = rs.damage;
+  if (rs.truncated_bytes > 0) {
+    Say(o, absl::StrCat("cut a torn tail of the server log (a write a crash cut short, never synced) of ",
+                        rs.truncated_bytes, " bytes at ", rs.truncated_at));
+  }
+  for (const std::string& d : rs.damage) Say(o, absl::StrCat("skipped server log damage: ", d));
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("splitting the server log in ", o.dir, ": ", s.message()));
+  if (!unplaced.empty()) {
+    std::string which;
+    for (const auto& [table, n] : unplaced) {
+      blocked_tables_.insert(table);
+      absl::StrAppend(&which, which.empty() ? "" : ", ", n, " of table '", table, "'");
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the server log in ", o.dir, " holds records (", which,
+        ") of regions the server does not know; they are kept and those tables' regions stay closed until a start "
+        "splits them: restore the tables' region records, then restart"));
+  }
+  std::string summary = absl::StrCat("split the server log (", st.segments, " segment(s)): ", st.records,
+                                     " record(s) to the recovered.edits of ", st.regions, " region(s)");
+  if (st.dropped_records > 0) {
+    absl::StrAppend(&summary, "; dropped ", st.dropped_records, " record(s) of ", dropped.size(),
+                    " region(s) whose table is gone");
+  }
+  Say(o, summary);
+  return absl::OkStatus();
+}
+
+absl::Status ServerLog::MayOpen(std::string_view region) const {
+  if (split_error_.ok()) return absl::OkStatus();
+  const bool blocked = (block_all_ && regions_.count(std::string(region))) ||
+                       (table_of_ && blocked_tables_.count(table_of_(region)));
+  if (!blocked) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "region ", AV(region), " may have edits in the server log that start-up could not split (",
+      split_error_.message(), "); it opens once a start splits them"));
+}
+
+absl::Status ServerLog::ForgetRegion(const std::string& region) { return wal_->ForgetRegion(region); }
+
+ServerLog::Stats ServerLog::GetStats() const {
+  const Wal::Stats w = wal_->GetStats();
+  Stats st;
+  st.records = w.records;
+  st.bytes = w.bytes;
+  st.syncs = w.syncs;
+  st.synced_records = w.synced_records;
+  st.live_segments = w.live_segments;
+  st.deleted_segments = w.deleted_segments;
+  st.forced_flushes = w.forced_flushes;
+  st.heals = w.heals;
+  return st;
+}
+
+}  // namespace basalt

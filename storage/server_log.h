@@ -1,0 +1,101 @@
+// The write-ahead log a region server's regions share (docs/DESIGN.md, §3): one log, one group
+// commit, so many regions' writers share each fdatasync (HBase's one WAL per region server).
+// Each record names its region and carries that region's sequence id. The log rolls by size; a
+// segment is deleted once every region with records in it has flushed past them, and past
+// `max_logs` live segments the regions holding the oldest are asked to flush.
+//
+// Open first splits what a previous run left in the directory (HBase's log splitting): every
+// intact record goes to its region's `recovered.edits/` (a log of the same format), which the
+// region replays, flushes and removes when it opens (storage/region.h); records of regions whose
+// table is gone are dropped and counted; then the old segments are deleted, or, after damage a
+// recovery mode other than strict skipped, moved to `lost_found`. Until a split has run whole,
+// the regions whose records the old segments may hold refuse to open (MayOpen), so none serves
+// without its acknowledged writes: in strict mode damage in the old log (whose records could be
+// any region's) keeps every region of the previous run closed, as an HBase log split that fails
+// leaves the dead server's regions unassigned.
+//
+// Thread-safety: every method may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "storage/options.h"
+
+namespace basalt {
+
+class Env;
+class Wal;
+
+// The directory, inside a region's, that a log split writes the region's records to.
+inline constexpr char kRecoveredEditsDir[] = "recovered.edits";
+
+class ServerLog {
+ public:
+  struct Options {
+    Env* env = nullptr;  // nullptr: Env::Default()
+    std::string dir;
+    uint64_t roll_size = 64ull << 20;  // HBase: ~0.95 x the HDFS block size
+    int max_logs = 32;                 // HBase's hbase.regionserver.maxlogs
+    WalRecoveryMode recovery = WalRecoveryMode::kStrict;  // for the split's damage
+    // For the split: every region whose records the old segments may hold (name -> its
+    // directory), the tables that exist, and the table a region name belongs to. A record of a
+    // region not listed whose table exists cannot be placed: the old segments are kept and that
+    // table's regions refuse to open until a later start splits them.
+    std::map<std::string, std::string> regions;
+    std::set<std::string> tables;
+    std::function<std::string(std::string_view region)> table_of;
+    std::string lost_found;  // where segments holding damage a recovery mode skipped are moved
+    // What the split did, one line per call. Empty: standard error.
+    std::function<void(std::string_view)> log;
+  };
+  struct SplitStats {
+    uint64_t segments = 0;         // old segments read
+    uint64_t records = 0;          // records written to regions' recovered.edits
+    uint64_t regions = 0;          // regions that got records
+    uint64_t dropped_records = 0;  // records of regions whose table is gone
+    uint64_t truncated_bytes = 0;  // a torn tail cut
+    std::vector<std::string> damage;  // skipped (recovery modes other than strict)
+  };
+  struct Stats {
+    uint64_t records = 0, bytes = 0, syncs = 0, synced_records = 0;
+    uint64_t live_segments = 0, deleted_segments = 0, forced_flushes = 0, heals = 0;
+  };
+
+  static absl::StatusOr<std::unique_ptr<ServerLog>> Open(const Options& options);
+  ~ServerLog();
+  ServerLog(const ServerLog&) = delete;
+  ServerLog& operator=(const ServerLog&) = delete;
+
+  // OK, or why `region` may not open yet: the old log could not be split whole (see above).
+  absl::Status MayOpen(std::string_view region) const;
+  // Not OK when the split at Open could not finish (its error).
+  absl::Status split_error() const { return split_error_; }
+  const SplitStats& split_stats() const { return split_stats_; }
+  // A region whose directory is gone (its table dropped): its records no longer keep segments.
+  absl::Status ForgetRegion(const std::string& region);
+  Stats GetStats() const;
+  // For the engine (storage/region.cc).
+  Wal* wal() const { return wal_.get(); }
+
+ private:
+  ServerLog() = default;
+  absl::Status Split(const Options& options);
+
+  std::unique_ptr<Wal> wal_;
+  SplitStats split_stats_;
+  absl::Status split_error_;
+  bool block_all_ = false;            // every region of `regions_` waits
+  std::set<std::string> blocked_tables_;  // these tables' regions wait
+  std::map<std::string, std::string> regions_;
+  std::function<std::string(std::string_view)> table_of_;
+};
+
+}  // namespace basalt
