@@ -10,64 +10,84 @@
 
 namespace basalt {
 
-namespace {
-void Say(const ServerLog::Options& o, std::string_view line) {
-  if (o.log) {
-    o.log(line);
+void ServerLog::Say(std::string_view line) const {
+  if (options_.log) {
+    options_.log(line);
   } else {
     std::cerr << "basalt: " << line << "\n";
   }
 }
-}  // namespace
 
-ServerLog::~ServerLog() = default;
+ServerLog::ServerLog(const Options& options) : options_(options) {}
+ServerLog::~ServerLog() {
+  if (absl::Status s = wal_->Retire(); !s.ok()) Say(absl::StrCat("closing the server log: ", s.ToString()));
+}
 
 absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& options_in) {
   Options o = options_in;
   if (o.env == nullptr) o.env = Env::Default();
   if (o.dir.empty()) return absl::InvalidArgumentError("ServerLog::Open: empty dir");
-  std::unique_ptr<ServerLog> log(new ServerLog);
-  log->regions_ = o.regions;
-  log->table_of_ = o.table_of;
+  std::unique_ptr<ServerLog> log(new ServerLog(o));
   BASALT_ASSIGN_OR_RETURN(const bool old, HasWalSegments(o.env, o.dir));
-  absl::Status split = old ? log->Split(o) : absl::OkStatus();
+  absl::MutexLock l(&log->mu_);
+  // Before this run's log starts: the old newest segment may end in a torn write to cut.
+  absl::Status split = old ? log->Split(0) : absl::OkStatus();
   Wal::Options wo;
   wo.env = o.env;
   wo.dir = o.dir;
   wo.roll_size = o.roll_size;
   wo.max_logs = o.max_logs;
   BASALT_ASSIGN_OR_RETURN(log->wal_, Wal::Open(wo));
-  if (!split.ok()) {
-    log->split_error_ = split;
-    log->block_all_ = log->blocked_tables_.empty();
-    Say(o, absl::StrCat("the server log's old segments stay in ", o.dir, ": ", split.ToString()));
-    return log;
-  }
-  if (!old) return log;
-  // Every record is in its region's recovered.edits, durably: the old segments can go.
-  const uint64_t first = log->wal_->current_segment();
-  std::string aside;
-  if (!log->split_stats_.damage.empty()) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch()).count();
-    aside = absl::StrCat(o.lost_found.empty() ? o.dir + "/lost+found" : o.lost_found, "/wal.", ms);
-  }
-  if (absl::Status s = log->wal_->DeleteSegmentsBefore(first, aside); !s.ok()) {
-    // Split whole, so regions may open; the next start splits the segments again (a region
-    // skips records it already has).
-    Say(o, absl::StrCat("split the server log but could not remove its old segments: ", s.ToString()));
-  } else if (!aside.empty()) {
-    Say(o, absl::StrCat("moved the server log's old segments, with the damage skipped, to ", aside));
-  }
+  log->first_own_ = log->wal_->current_segment();
+  if (old) log->Finish(split);
   return log;
 }
 
-absl::Status ServerLog::Split(const Options& o) {
+absl::Status ServerLog::RetrySplit(const std::map<std::string, std::string>& regions,
+                                   const std::set<std::string>& tables) {
+  absl::MutexLock l(&mu_);
+  if (split_error_.ok()) return absl::OkStatus();
+  options_.regions = regions;
+  options_.tables = tables;
+  split_stats_ = SplitStats{};
+  blocked_tables_.clear();
+  Finish(Split(first_own_));
+  return split_error_;
+}
+
+void ServerLog::Finish(absl::Status split) {
+  if (!split.ok()) {
+    split_error_ = split;
+    block_all_ = blocked_tables_.empty();
+    Say(absl::StrCat("the server log's old segments stay in ", options_.dir, ": ", split.ToString()));
+    return;
+  }
+  split_error_ = absl::OkStatus();
+  block_all_ = false;
+  // Every record is in its region's recovered.edits, durably: the old segments can go.
+  std::string aside;
+  if (!split_stats_.damage.empty()) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+    aside = absl::StrCat(options_.lost_found.empty() ? options_.dir + "/lost+found" : options_.lost_found, "/wal.", ms);
+  }
+  if (absl::Status s = wal_->DeleteSegmentsBefore(first_own_, aside); !s.ok()) {
+    // Split whole, so regions may open; the next start splits the segments again (a region
+    // skips records it already has).
+    Say(absl::StrCat("split the server log but could not remove its old segments: ", s.ToString()));
+  } else if (!aside.empty()) {
+    Say(absl::StrCat("moved the server log's old segments, with the damage skipped, to ", aside));
+  }
+}
+
+absl::Status ServerLog::Split(uint64_t below) {
+  const Options& o = options_;
   std::map<std::string, std::unique_ptr<Wal>> writers;
   std::map<std::string, uint64_t> unplaced;  // table -> records
   std::set<std::string> dropped;
   ReplayOptions ro;
   ro.mode = o.recovery;
+  ro.below = below;
   ReplayStats rs;
   SplitStats& st = split_stats_;
   absl::Status s = ReplayWal(o.env, o.dir, ro, [&](const WalRecord& rec) -> absl::Status {
@@ -103,10 +123,10 @@ absl::Status ServerLog::Split(const Options& o) {
   st.truncated_bytes = rs.truncated_bytes;
   st.damage = rs.damage;
   if (rs.truncated_bytes > 0) {
-    Say(o, absl::StrCat("cut a torn tail of the server log (a write a crash cut short, never synced) of ",
+    Say(absl::StrCat("cut a torn tail of the server log (a write a crash cut short, never synced) of ",
                         rs.truncated_bytes, " bytes at ", rs.truncated_at));
   }
-  for (const std::string& d : rs.damage) Say(o, absl::StrCat("skipped server log damage: ", d));
+  for (const std::string& d : rs.damage) Say(absl::StrCat("skipped server log damage: ", d));
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("splitting the server log in ", o.dir, ": ", s.message()));
   if (!unplaced.empty()) {
     std::string which;
@@ -125,14 +145,25 @@ absl::Status ServerLog::Split(const Options& o) {
     absl::StrAppend(&summary, "; dropped ", st.dropped_records, " record(s) of ", dropped.size(),
                     " region(s) whose table is gone");
   }
-  Say(o, summary);
+  if (st.records > 0 || st.dropped_records > 0) Say(summary);  // a clean shutdown leaves nothing to say
   return absl::OkStatus();
 }
 
+absl::Status ServerLog::split_error() const {
+  absl::MutexLock l(&mu_);
+  return split_error_;
+}
+
+ServerLog::SplitStats ServerLog::split_stats() const {
+  absl::MutexLock l(&mu_);
+  return split_stats_;
+}
+
 absl::Status ServerLog::MayOpen(std::string_view region) const {
+  absl::MutexLock l(&mu_);
   if (split_error_.ok()) return absl::OkStatus();
-  const bool blocked = (block_all_ && regions_.count(std::string(region))) ||
-                       (table_of_ && blocked_tables_.count(table_of_(region)));
+  const bool blocked = (block_all_ && options_.regions.count(std::string(region))) ||
+                       (options_.table_of && blocked_tables_.count(options_.table_of(region)));
   if (!blocked) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "region ", AV(region), " may have edits in the server log that start-up could not split (",

@@ -12,7 +12,8 @@
 // the regions whose records the old segments may hold refuse to open (MayOpen), so none serves
 // without its acknowledged writes: in strict mode damage in the old log (whose records could be
 // any region's) keeps every region of the previous run closed, as an HBase log split that fails
-// leaves the dead server's regions unassigned.
+// leaves the dead server's regions unassigned. RetrySplit runs it again once the operator has
+// repaired what stopped it.
 //
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
@@ -26,7 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "storage/options.h"
 
 namespace basalt {
@@ -70,15 +73,19 @@ class ServerLog {
   };
 
   static absl::StatusOr<std::unique_ptr<ServerLog>> Open(const Options& options);
+  // Once every region is closed: removes the segments whose records are all flushed.
   ~ServerLog();
   ServerLog(const ServerLog&) = delete;
   ServerLog& operator=(const ServerLog&) = delete;
 
   // OK, or why `region` may not open yet: the old log could not be split whole (see above).
   absl::Status MayOpen(std::string_view region) const;
-  // Not OK when the split at Open could not finish (its error).
-  absl::Status split_error() const { return split_error_; }
-  const SplitStats& split_stats() const { return split_stats_; }
+  // Not OK while the split of the old segments has not finished (its error).
+  absl::Status split_error() const;
+  // Splits the old segments again with these regions and tables (Options), when the last try
+  // failed; OK at once when there is nothing left to split. Its error otherwise.
+  absl::Status RetrySplit(const std::map<std::string, std::string>& regions, const std::set<std::string>& tables);
+  SplitStats split_stats() const;
   // A region whose directory is gone (its table dropped): its records no longer keep segments.
   absl::Status ForgetRegion(const std::string& region);
   Stats GetStats() const;
@@ -86,16 +93,21 @@ class ServerLog {
   Wal* wal() const { return wal_.get(); }
 
  private:
-  ServerLog() = default;
-  absl::Status Split(const Options& options);
+  explicit ServerLog(const Options& options);
+  // Splits the segments numbered below `below` (0: all) by region; fills the split state.
+  absl::Status Split(uint64_t below) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a split: removes the old segments (or records why not, blocking regions).
+  void Finish(absl::Status split) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Say(std::string_view line) const;
 
+  Options options_;
   std::unique_ptr<Wal> wal_;
-  SplitStats split_stats_;
-  absl::Status split_error_;
-  bool block_all_ = false;            // every region of `regions_` waits
-  std::set<std::string> blocked_tables_;  // these tables' regions wait
-  std::map<std::string, std::string> regions_;
-  std::function<std::string(std::string_view)> table_of_;
+  uint64_t first_own_ = 0;  // the first segment of this run's log
+  mutable absl::Mutex mu_;  // the split state
+  SplitStats split_stats_ ABSL_GUARDED_BY(mu_);
+  absl::Status split_error_ ABSL_GUARDED_BY(mu_);
+  bool block_all_ ABSL_GUARDED_BY(mu_) = false;  // every region of options_.regions waits
+  std::set<std::string> blocked_tables_ ABSL_GUARDED_BY(mu_);  // these tables' regions wait
 };
 
 }  // namespace basalt

@@ -149,7 +149,7 @@ const std::vector<Setting>& Settings() {
          return absl::OkStatus();
        }},
       {"wal_recovery", "strict",
-       "log damage found when a region opens: strict (the region stays FAILED_OPEN, naming what is lost), "
+       "log damage found at start-up or when a region opens: strict (the region stays FAILED_OPEN, naming what is lost), "
        "point_in_time (replay up to the first damage) or skip_corrupted (replay every intact record)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(c->wal_recovery,
@@ -158,6 +158,20 @@ const std::vector<Setting>& Settings() {
                                                                {"point_in_time", WalRecoveryMode::kPointInTime},
                                                                {"skip_corrupted", WalRecoveryMode::kSkipCorrupted}},
                                                               "expected strict, point_in_time or skip_corrupted"));
+         return absl::OkStatus();
+       }},
+      {"wal_roll_size", "64MiB", "the server log starts a new segment past this size (at least 1MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->wal_roll_size = n;
+         return absl::OkStatus();
+       }},
+      {"wal_max_logs", "32",
+       "past this many live server log segments, the regions holding the oldest flush (HBase's maxlogs)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 2, 100000));
+         c->wal_max_logs = static_cast<int>(n);
          return absl::OkStatus();
        }},
       {"enable_echo", "false",

@@ -24,9 +24,11 @@ struct ServerConfig {
   uint64_t memstore_flush_size = 128ull << 20;
   uint64_t block_cache_size = 128ull << 20;
   Durability durability = Durability::kSyncWal;  // for requests that say DURABILITY_DEFAULT
-  // Log damage at region open (storage/options.h): strict stops that region; the others drop
-  // what they must, logged and counted in status.
+  // Log damage at start-up or region open (storage/options.h): strict keeps what it may hold
+  // closed; the others drop what they must, logged and counted in status.
   WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
+  uint64_t wal_roll_size = 64ull << 20;  // the server log's segment size
+  int wal_max_logs = 32;                 // live segments before the oldest's regions flush
   bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO
   bool enable_echo = false;                  // the benchmark-only Echo service
   uint64_t echo_max_reply_bytes = 1ull << 20;  // its largest reply

@@ -26,7 +26,13 @@ absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
 }
 
 constexpr char kTableInfoName[] = "TABLEINFO";
-// Each region has its own log and background thread until the server's regions share one log.
+
+// The name a region's log records carry: its region name, or, for a table from before regions,
+// the table's name.
+std::string RegionName(const TableSpec& spec, const RegionInfo& info) {
+  return info.id == 0 ? spec.name : info.Name();
+}
+// Each region has its own background thread (flushes and compactions).
 constexpr size_t kMaxRegionsAtCreate = 1000;
 constexpr char kLostFoundDir[] = "lost+found";
 
@@ -417,20 +423,78 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     if (!regions_ok.ok()) {
       e.open_error = regions_ok;
       tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", regions_ok.ToString()));
-    } else if (s.enabled) {
-      absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s, e.regions);
-      if (t.ok()) {
-        e.table = *std::move(t);
-      } else {
-        // This table alone is out of service; the others serve.
-        e.open_error = t.status();
-        tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", t.status().ToString()));
-      }
     }
     absl::MutexLock l(&tm->mu_);
     tm->entries_.emplace(s.name, std::move(e));
   }
+  // The regions' shared log: what the previous run left goes to the regions it belongs to
+  // before any of them opens.
+  {
+    ServerLog::Options lo;
+    lo.env = env;
+    lo.dir = options.data_dir + "/wal";
+    lo.roll_size = options.wal_roll_size;
+    lo.max_logs = options.wal_max_logs;
+    lo.recovery = options.region.wal_recovery;
+    lo.regions = tm->RegionDirsLocked();
+    lo.tables = tm->TableNamesLocked();
+    lo.table_of = &TableManager::TableOfRegion;
+    lo.lost_found = absl::StrCat(options.data_dir, "/", kLostFoundDir);
+    lo.log = [t = tm.get()](std::string_view line) { t->Log(line); };
+    absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
+    if (!log.ok()) {
+      return absl::Status(log.status().code(), absl::StrCat("opening the server log in ", lo.dir, ": ",
+                                                            log.status().message()));
+    }
+    tm->log_ = *std::move(log);
+    tm->options_.region.server_log = tm->log_.get();
+  }
+  for (const TableSpec& s : specs) {
+    Entry e;
+    {
+      absl::ReaderMutexLock l(&tm->mu_);
+      e = tm->entries_.find(s.name)->second;
+    }
+    if (!e.open_error.ok() || !s.enabled) continue;
+    absl::StatusOr<std::shared_ptr<Table>> t = tm->OpenTable(s, e.regions);
+    absl::MutexLock l(&tm->mu_);
+    Entry& stored = tm->entries_.find(s.name)->second;
+    if (t.ok()) {
+      stored.table = *std::move(t);
+    } else {
+      // This table alone is out of service; the others serve.
+      stored.open_error = t.status();
+      tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", t.status().ToString()));
+    }
+  }
   return tm;
+}
+
+std::map<std::string, std::string> TableManager::RegionDirsLocked() const {
+  std::map<std::string, std::string> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) {
+    for (const RegionInfo& r : e.regions) out[RegionName(e.spec, r)] = RegionDir(r);
+  }
+  return out;
+}
+
+std::set<std::string> TableManager::TableNamesLocked() const {
+  std::set<std::string> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) out.insert(name);
+  return out;
+}
+
+void TableManager::RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions) {
+  std::map<std::string, std::string> dirs = RegionDirsLocked();
+  for (const RegionInfo& r : regions) dirs[RegionName(spec, r)] = RegionDir(r);
+  // Its failure keeps the regions it may hold records of closed, each saying why (MayOpen).
+  log_->RetrySplit(dirs, TableNamesLocked()).IgnoreError();
+}
+
+std::string TableManager::TableOfRegion(std::string_view region) {
+  return std::string(region.substr(0, region.find(',')));
 }
 
 uint64_t TableManager::NewRegionId() {
@@ -554,8 +618,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
       }
     }
     RegionDescriptor desc;
-    // A table's region from before regions keeps its table name: its log records carry it.
-    desc.name = info.id == 0 ? spec.name : info.Name();
+    desc.name = RegionName(spec, info);
     desc.families = spec.families;
     desc.start_key = info.start_key;
     desc.end_key = info.end_key;
@@ -658,7 +721,10 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     table->CloseRegions().IgnoreError();
     table.reset();
     std::vector<RowMutation> undo;
-    for (const RegionInfo& r : regions) undo.push_back(MetaDelete(r));
+    for (const RegionInfo& r : regions) {
+      undo.push_back(MetaDelete(r));
+      log_->ForgetRegion(RegionName(spec, r)).IgnoreError();
+    }
     WriteMeta(undo).IgnoreError();  // else removed at the next start: the catalogue lacks the table
     RemoveTree(TableDir(spec.name)).IgnoreError();
     return s;
@@ -738,6 +804,7 @@ absl::Status TableManager::Enable(std::string_view name) {
   TableSpec spec = e.spec;
   spec.enabled = true;
   BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, CurrentRegions(spec));
+  RetryLogSplit(spec, regions);
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
   std::vector<TableSpec> cat = CatalogLocked();
   for (TableSpec& s : cat) {
@@ -769,7 +836,13 @@ absl::Status TableManager::Drop(std::string_view name) {
     entries_.erase(entries_.find(name));
   }
   std::vector<RowMutation> rows;
-  for (const RegionInfo& r : e.regions) rows.push_back(MetaDelete(r));
+  for (const RegionInfo& r : e.regions) {
+    rows.push_back(MetaDelete(r));
+    // Edits a region that failed left unflushed go with the table.
+    if (absl::Status s = log_->ForgetRegion(RegionName(e.spec, r)); !s.ok()) {
+      Log(absl::StrCat("dropped table '", AV(name), "'; removing server log segments: ", s.ToString()));
+    }
+  }
   if (absl::Status s = WriteMeta(rows); !s.ok()) {
     Log(absl::StrCat("dropped table '", AV(name), "'; removing its ", kMetaTableName, " rows failed (", s.ToString(),
                      "); they are removed at the next start"));
@@ -816,6 +889,7 @@ absl::Status TableManager::Assign(std::string_view name) {
     spec = it->second.spec;
   }
   absl::StatusOr<std::vector<RegionInfo>> now = CurrentRegions(spec);
+  if (now.ok()) RetryLogSplit(spec, *now);
   // An open table keeps serving its healthy regions: the new Table shares them.
   absl::StatusOr<std::shared_ptr<Table>> t = now.ok() ? OpenTable(spec, *now, current.get()) : now.status();
   if (now.ok()) regions = *now;

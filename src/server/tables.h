@@ -38,6 +38,7 @@
 #include "src/server/catalog.h"
 #include "src/server/region_info.h"
 #include "storage/region.h"
+#include "storage/server_log.h"
 
 namespace basalt::server {
 
@@ -123,6 +124,9 @@ class TableManager {
     // Where the manager reports what it did on its own (a directory moved aside, a table that
     // failed to open, a rebuilt catalogue). Empty: standard error.
     std::function<void(std::string_view)> log;
+    // The server log every user table's regions share (storage/server_log.h), in data_dir/wal.
+    uint64_t wal_roll_size = 64ull << 20;
+    int wal_max_logs = 32;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -188,6 +192,7 @@ class TableManager {
   // Closes every open region (each flushes). Later calls get Unavailable.
   // Returns the first error.
   absl::Status CloseAll();
+  ServerLog::Stats LogStats() const { return log_->GetStats(); }
 
  private:
   explicit TableManager(const Options& options);
@@ -241,7 +246,19 @@ class TableManager {
   // changes): NotFound, or FailedPrecondition with `if_enabled` when the table is enabled.
   absl::StatusOr<Entry> DisabledEntry(std::string_view name, std::string_view if_enabled) const;
 
+  // Every region of every table (known to meta) with its directory, for the server log's split.
+  std::map<std::string, std::string> RegionDirsLocked() const;
+  std::set<std::string> TableNamesLocked() const;
+  // The previous run's server log, split again if start-up could not (the operator repaired
+  // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
+  // do before opening them.
+  void RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions);
+  // The table of a region named in a log record ("table,start,id", or a table's name).
+  static std::string TableOfRegion(std::string_view region);
+
   Options options_;
+  // Declared before every region's holder: regions close before the log they write to goes.
+  std::unique_ptr<ServerLog> log_;
   std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
   std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes

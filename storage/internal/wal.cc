@@ -591,6 +591,11 @@ absl::Status Wal::MarkFlushed(const std::string& region, uint64_t seq) {
   return DeleteCovered();
 }
 
+absl::Status Wal::Retire() {
+  BASALT_RETURN_IF_ERROR(Roll().status());
+  return DeleteCovered();
+}
+
 absl::Status Wal::ForgetRegion(const std::string& region) {
   return MarkFlushed(region, UINT64_MAX);
 }
@@ -778,6 +783,10 @@ absl::Status ReplayWal(Env* env, const std::string& dir, const ReplayOptions& op
   // after a crash mid-delete; their records are all flushed) up to the newest there is.
   uint64_t first = 0, last = 0;
   BASALT_ASSIGN_OR_RETURN(const bool have_index, ReadIndex(env, dir, &first, &last));
+  if (options.below != 0) {
+    segments.erase(std::lower_bound(segments.begin(), segments.end(), options.below), segments.end());
+    last = std::min(last, options.below - 1);
+  }
   if (!have_index) {
     first = segments.empty() ? 1 : segments.front();
     last = segments.empty() ? 0 : segments.back();

@@ -183,6 +183,9 @@ class Wal {
   // current one, and none while segments from before Open remain: those go by
   // DeleteSegmentsBefore once split).
   absl::Status MarkFlushed(const std::string& region, uint64_t seq);
+  // At shutdown, once every region closed: rolls, so that every segment whose records are all
+  // flushed is deleted, and the next Open finds only what it must split.
+  absl::Status Retire();
   // A region gone for good (its table dropped): its records never keep a segment again.
   absl::Status ForgetRegion(const std::string& region);
   // `request_flush` is called (from the log's background thread, or from Heal's caller) when
@@ -273,6 +276,8 @@ struct ReplayOptions {
   WalRecoveryMode mode = WalRecoveryMode::kStrict;
   // The region whose records the sequence ids in messages and max_seq speak of ("": all).
   std::string region;
+  // Not 0: only segments numbered below it (those a live log appends to are left alone).
+  uint64_t below = 0;
 };
 
 // Reads every segment in number order and calls fn for every intact record, in order. A torn
