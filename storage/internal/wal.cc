@@ -540,7 +540,10 @@ uint64_t Wal::FirstNeededSegment() const {
 
 std::vector<std::string> Wal::RegionsToFlush() const {
   std::vector<std::string> out;
-  if (options_.max_logs <= 0 || segment_regions_.size() <= static_cast<size_t>(options_.max_logs)) return out;
+  // Rolled segments, as HBase counts them (the current one is not).
+  const size_t rolled = static_cast<size_t>(
+      std::distance(segment_regions_.begin(), segment_regions_.lower_bound(segment_)));
+  if (options_.max_logs <= 0 || rolled <= static_cast<size_t>(options_.max_logs)) return out;
   const uint64_t oldest = FirstNeededSegment();
   auto it = segment_regions_.find(oldest);
   if (it == segment_regions_.end()) return out;

@@ -126,7 +126,7 @@ class Wal {
     uint64_t roll_size = 64ull << 20;  // roll once the current segment reaches this size
     // 0: no background syncer (ASYNC_WAL records wait for the next Sync or SYNC_WAL append).
     int64_t async_sync_interval_ms = 100;
-    // Past this many segments written by this log and still live, the regions holding records
+    // Past this many rolled segments written by this log and still live, the regions holding records
     // of the oldest one are asked to flush (AttachRegion). 0: never. Needs the background syncer,
     // which delivers the requests.
     int max_logs = 0;
