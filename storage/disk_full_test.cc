@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "storage/region.h"
+#include "storage/server_log.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt {
@@ -32,14 +33,33 @@ class DiskFullTest : public ::testing::Test {
   }
   void TearDown() override {
     region_.reset();
+    other_.reset();
+    server_log_.reset();
     if (mounted_) ::umount2(mnt_.c_str(), MNT_DETACH);
   }
-  void Open(uint64_t flush_size) {
+  // The region (t1, all rows), on a log of its own or, with `shared`, on a server log it shares
+  // with other_ (t2).
+  void Open(uint64_t flush_size, bool shared = false) {
     RegionOptions o;
     o.memstore_flush_size = flush_size;
     o.background_compaction = false;
     o.log = [this](std::string_view line) { log_.emplace_back(line); };
     family_.name = "cf";
+    if (shared) {
+      ServerLog::Options lo;
+      lo.dir = mnt_ + "/wal";
+      lo.regions = {{"t1,,1", mnt_ + "/region"}, {"t2,,1", mnt_ + "/other"}};
+      lo.tables = {"t1", "t2"};
+      lo.log = o.log;
+      auto log = ServerLog::Open(lo);
+      ASSERT_TRUE(log.ok()) << log.status();
+      ASSERT_TRUE((*log)->split_error().ok()) << (*log)->split_error();
+      server_log_ = std::move(*log);
+      o.server_log = server_log_.get();
+      auto other = Region::Open(o, RegionDescriptor{"t2,,1", {family_}, "", ""}, mnt_ + "/other");
+      ASSERT_TRUE(other.ok()) << other.status();
+      other_ = std::move(*other);
+    }
     auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, mnt_ + "/region");
     ASSERT_TRUE(r.ok()) << r.status();
     region_ = std::move(*r);
@@ -83,6 +103,8 @@ class DiskFullTest : public ::testing::Test {
   std::string mnt_;
   bool mounted_ = false;
   FamilyOptions family_;
+  std::unique_ptr<ServerLog> server_log_;  // declared before the regions: they close first
+  std::unique_ptr<Region> other_;
   std::unique_ptr<Region> region_;
   std::vector<std::string> log_;
 };
@@ -115,6 +137,51 @@ TEST_F(DiskFullTest, AFullLogFailsWritesThenHealsWhenSpaceIsFreed) {
   region_.reset();
   Open(64 << 20);
   ExpectRows(acked);
+}
+
+// Regions sharing the server log: the full log fails every region that writes to it; once
+// space is freed the first region to try heals the log (the cut segment and a new one), each
+// region flushes and writes again, and a restart splits the log without taking the cut for
+// damage.
+TEST_F(DiskFullTest, AFullServerLogFailsItsRegionsThenEachHealsWhenSpaceIsFreed) {
+  Open(/*flush_size=*/64 << 20, /*shared=*/true);
+  ASSERT_TRUE(other_->Put("other-1", "cf", "q", "before").ok());
+  {
+    std::ofstream filler(mnt_ + "/filler", std::ios::binary);
+    filler << std::string(5 << 19, 'f');
+  }
+  absl::Status refused;
+  const int acked = FillUntilRefused(&refused);
+  ASSERT_GT(acked, 0) << refused;
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  // The other region's write meets the same dead log.
+  EXPECT_FALSE(other_->Put("other-2", "cf", "q", "during").ok());
+
+  fs::remove(mnt_ + "/filler");
+  ASSERT_TRUE(WaitUntilWritable()) << "the region did not heal: " << region_->GetStats().failed;
+  bool other_heals = false;
+  for (int i = 0; i < 200 && !other_heals; ++i) {
+    other_heals = other_->Put("other-3", "cf", "q", "after").ok();
+    if (!other_heals) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(other_heals) << other_->GetStats().failed;
+  EXPECT_GE(server_log_->GetStats().heals, 1u);
+  ExpectRows(acked);
+
+  // A crash now: the image's log (the cut segment, then the new one) splits cleanly in strict mode.
+  const std::string image = dir_.path() + "/image";
+  fs::copy(mnt_, image, fs::copy_options::recursive);
+  region_.reset();
+  other_.reset();
+  server_log_.reset();
+  ::umount2(mnt_.c_str(), MNT_DETACH);
+  mounted_ = false;
+  fs::remove_all(mnt_);
+  fs::rename(image, mnt_);
+  Open(64 << 20, /*shared=*/true);
+  ExpectRows(acked);
+  EXPECT_EQ(other_->Get("other-1")->size(), 1u);
+  EXPECT_EQ(other_->Get("other-3")->size(), 1u);
 }
 
 TEST_F(DiskFullTest, AFailedFlushLeavesNoPartialFileAndHeals) {
