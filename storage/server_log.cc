@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -89,7 +90,9 @@ absl::Status ServerLog::Split(uint64_t below) {
   ro.mode = o.recovery;
   ro.below = below;
   ReplayStats rs;
-  SplitStats& st = split_stats_;
+  SplitStats st;
+  // Stored whatever the outcome (the caller holds mu_; the lambda below cannot say so).
+  absl::Cleanup store = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { split_stats_ = st; };
   absl::Status s = ReplayWal(o.env, o.dir, ro, [&](const WalRecord& rec) -> absl::Status {
     auto r = o.regions.find(rec.region);
     if (r == o.regions.end()) {
