@@ -103,14 +103,13 @@ void RegionImpl::Log(std::string_view line) const {
   }
 }
 
-absl::Status RegionImpl::MoveAside(const std::string& name) {
+absl::Status RegionImpl::MoveAside(const std::string& name, std::string_view why) {
   const std::string aside = dir_ + "/" + kLostFoundDir;
   BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(aside));
   std::string to = aside + "/" + name;
   for (int i = 1; options_.env->FileExists(to); ++i) to = absl::StrCat(aside, "/", name, ".", i);
   BASALT_RETURN_IF_ERROR(options_.env->ReplaceFile(dir_ + "/" + name, to));
-  Log(absl::StrCat("region ", desc_.name, ": moved ", dir_, "/", name, " aside to ", to,
-                   " (no manifest names it; nothing was deleted)"));
+  Log(absl::StrCat("region ", desc_.name, ": moved ", dir_, "/", name, " aside to ", to, " (", AV(why), ")"));
   return absl::OkStatus();
 }
 
@@ -180,7 +179,7 @@ absl::Status RegionImpl::Recover() {
       BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
       ++obsolete;
     } else {
-      BASALT_RETURN_IF_ERROR(MoveAside(n));
+      BASALT_RETURN_IF_ERROR(MoveAside(n, "no manifest names it; nothing was deleted"));
     }
   }
   if (obsolete > 0) {
@@ -207,7 +206,8 @@ absl::Status RegionImpl::Recover() {
     replay.from_files = replay.records;
     // A region that closed without flushing (it had failed) and opens again: its edits are
     // still in the server log.
-    BASALT_RETURN_IF_ERROR(options_.server_log->wal()->ReplayRegion(desc_.name, m.flushed_seq, [&](const WalRecord& rec) { return ApplyRecord(rec, &replay); }));
+    BASALT_RETURN_IF_ERROR(options_.server_log->wal()->ReplayRegion(
+        desc_.name, m.flushed_seq, [&](const WalRecord& rec) { return ApplyRecord(rec, &replay); }));
   } else {
     BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
     BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, &replay));
@@ -237,16 +237,9 @@ absl::Status RegionImpl::Recover() {
       absl::MutexLock fl(&flush_mu_);
       BASALT_RETURN_IF_ERROR(FlushLocked());
     }
-    if (!rs.damage.empty()) {
-      BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_ + "/" + kLostFoundDir));
-      for (const std::string* d : {&wal_dir, &edits_dir}) {
-        if (!env->FileExists(*d)) continue;
-        std::string to = absl::StrCat(dir_, "/", kLostFoundDir, "/", d == &wal_dir ? "wal" : kRecoveredEditsDir);
-        for (int i = 1; env->FileExists(to); ++i) to = absl::StrCat(dir_, "/", kLostFoundDir, "/", d == &wal_dir ? "wal" : kRecoveredEditsDir, ".", i);
-        BASALT_RETURN_IF_ERROR(env->ReplaceFile(*d, to));
-        Log(absl::StrCat("region ", desc_.name, ": after skipping log damage, flushed what was replayed and moved ",
-                         *d, " to ", to));
-      }
+    for (const char* d : {"wal", kRecoveredEditsDir}) {
+      if (rs.damage.empty() || !env->FileExists(absl::StrCat(dir_, "/", d))) continue;
+      BASALT_RETURN_IF_ERROR(MoveAside(d, "it held log damage that was skipped; what was replayed is flushed"));
     }
     BASALT_RETURN_IF_ERROR(DeleteWalDir(env, wal_dir));
     BASALT_RETURN_IF_ERROR(DeleteWalDir(env, edits_dir));

@@ -63,8 +63,8 @@ class RegionImpl final : public Region {
   struct Replay;
   absl::Status ReplayDir(const std::string& dir, Replay* replay);
   absl::Status ApplyRecord(const WalRecord& rec, Replay* replay);
-  // Moves dir_/name into dir_/lost+found/ (durably) and logs it.
-  absl::Status MoveAside(const std::string& name);
+  // Moves dir_/name (a file or directory) into dir_/lost+found/ (durably) and logs it and why.
+  absl::Status MoveAside(const std::string& name, std::string_view why);
   void Log(std::string_view line) const;
   absl::Status WriteManifest();
   absl::Status FlushLocked();
