@@ -118,6 +118,8 @@ struct RegionImpl::Replay {
   uint64_t last = 0;        // the highest sequence id applied
   uint64_t records = 0;     // records applied
   uint64_t from_files = 0;  // of them, from logs in the region's directory
+  // On the server log only: a split a crash cut short and ran again wrote some records twice.
+  bool dedupe = false;
   std::set<uint64_t> applied;
   ReplayStats stats;  // of every directory replayed, added up
 };
@@ -195,6 +197,7 @@ absl::Status RegionImpl::Recover() {
   Replay replay;
   replay.flushed = m.flushed_seq;
   replay.last = m.flushed_seq;
+  replay.dedupe = shared_log();
   const std::string wal_dir = dir_ + "/wal";
   const std::string edits_dir = dir_ + "/" + kRecoveredEditsDir;
   if (shared_log()) {
@@ -292,7 +295,7 @@ absl::Status RegionImpl::ReplayDir(const std::string& dir, Replay* replay) {
 
 absl::Status RegionImpl::ApplyRecord(const WalRecord& rec, Replay* replay) {
   if (rec.region != desc_.name || rec.seq <= replay->flushed) return absl::OkStatus();
-  if (!replay->applied.insert(rec.seq).second) return absl::OkStatus();
+  if (replay->dedupe && !replay->applied.insert(rec.seq).second) return absl::OkStatus();
   for (const auto& e : rec.edits) {
     Store* s = FindStore(e.family);
     KeyView k;
@@ -497,10 +500,7 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
     inflight_.insert(rec.seq);
   }
   absl::Status s;
-  if (durability != Durability::kSkipWal) {
-    s = log_->Append(rec, durability);
-    logged_records_.fetch_add(1, std::memory_order_relaxed);
-  }
+  if (durability != Durability::kSkipWal) s = log_->Append(rec, durability);
   if (s.ok()) {
     for (const auto& e : rec.edits) FindStore(e.family)->Add(e.key, rec.seq, e.value);
   }
@@ -751,9 +751,9 @@ RegionStats RegionImpl::GetStats() const {
     absl::MutexLock l(&state_mu_);
     if (!failed_.ok()) st.failed = failed_.ToString();
   }
-  st.wal_records = logged_records_.load(std::memory_order_relaxed);
-  if (own_wal_ != nullptr) {  // a shared log's syncs are the server's (ServerLog::GetStats)
+  if (own_wal_ != nullptr) {  // a shared log's figures are the server's (ServerLog::GetStats)
     auto ws = own_wal_->GetStats();
+    st.wal_records = ws.records;
     st.wal_syncs = ws.syncs;
     st.wal_synced_records = ws.synced_records;
   }

@@ -92,6 +92,7 @@ struct RegionStats {
   // Log records and bytes not replayed at open (WalRecoveryMode other than strict).
   uint64_t replay_skipped_records = 0, replay_skipped_bytes = 0;
   std::string failed;  // why the region failed (writes refused until it heals or reopens)
+  // Of the region's own log; zero on the server log (ServerLog::GetStats has its figures).
   uint64_t wal_records = 0, wal_syncs = 0, wal_synced_records = 0;
   uint64_t checksum_failures = 0;  // process-wide: blocks refused for a bad checksum
   uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)

@@ -175,18 +175,6 @@ absl::Status ServerLog::MayOpen(std::string_view region) const {
 
 absl::Status ServerLog::ForgetRegion(const std::string& region) { return wal_->ForgetRegion(region); }
 
-ServerLog::Stats ServerLog::GetStats() const {
-  const Wal::Stats w = wal_->GetStats();
-  Stats st;
-  st.records = w.records;
-  st.bytes = w.bytes;
-  st.syncs = w.syncs;
-  st.synced_records = w.synced_records;
-  st.live_segments = w.live_segments;
-  st.deleted_segments = w.deleted_segments;
-  st.forced_flushes = w.forced_flushes;
-  st.heals = w.heals;
-  return st;
-}
+LogStats ServerLog::GetStats() const { return wal_->GetStats(); }
 
 }  // namespace basalt

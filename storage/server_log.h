@@ -37,6 +37,18 @@ namespace basalt {
 class Env;
 class Wal;
 
+// What a write-ahead log did (storage/internal/wal.h; ServerLog::GetStats).
+struct LogStats {
+  uint64_t records = 0;         // records appended
+  uint64_t bytes = 0;           // framed bytes appended
+  uint64_t syncs = 0;           // fdatasync calls
+  uint64_t synced_records = 0;  // records made durable by those syncs
+  uint64_t live_segments = 0;   // segments this log wrote that are not deleted yet
+  uint64_t deleted_segments = 0;
+  uint64_t forced_flushes = 0;  // flushes asked of regions because of max_logs
+  uint64_t heals = 0;           // times the log resumed after a full disk (Heal)
+};
+
 // The directory, inside a region's, that a log split writes the region's records to.
 inline constexpr char kRecoveredEditsDir[] = "recovered.edits";
 
@@ -67,10 +79,6 @@ class ServerLog {
     uint64_t truncated_bytes = 0;  // a torn tail cut
     std::vector<std::string> damage;  // skipped (recovery modes other than strict)
   };
-  struct Stats {
-    uint64_t records = 0, bytes = 0, syncs = 0, synced_records = 0;
-    uint64_t live_segments = 0, deleted_segments = 0, forced_flushes = 0, heals = 0;
-  };
 
   static absl::StatusOr<std::unique_ptr<ServerLog>> Open(const Options& options);
   // Once every region is closed: removes the segments whose records are all flushed.
@@ -88,7 +96,7 @@ class ServerLog {
   SplitStats split_stats() const;
   // A region whose directory is gone (its table dropped): its records no longer keep segments.
   absl::Status ForgetRegion(const std::string& region);
-  Stats GetStats() const;
+  LogStats GetStats() const;
   // For the engine (storage/region.cc).
   Wal* wal() const { return wal_.get(); }
 

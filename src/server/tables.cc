@@ -487,6 +487,7 @@ std::set<std::string> TableManager::TableNamesLocked() const {
 }
 
 void TableManager::RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions) {
+  if (log_->split_error().ok()) return;  // nothing left to split
   std::map<std::string, std::string> dirs = RegionDirsLocked();
   for (const RegionInfo& r : regions) dirs[RegionName(spec, r)] = RegionDir(r);
   // Its failure keeps the regions it may hold records of closed, each saying why (MayOpen).

@@ -192,7 +192,6 @@ class TableManager {
   // Closes every open region (each flushes). Later calls get Unavailable.
   // Returns the first error.
   absl::Status CloseAll();
-  ServerLog::Stats LogStats() const { return log_->GetStats(); }
 
  private:
   explicit TableManager(const Options& options);

@@ -129,7 +129,7 @@ class RegionImpl final : public Region {
   bool bg_stop_ ABSL_GUARDED_BY(state_mu_) = false;
   std::thread bg_thread_;
 
-  std::atomic<uint64_t> read_requests_{0}, write_requests_{0}, logged_records_{0};
+  std::atomic<uint64_t> read_requests_{0}, write_requests_{0};
   std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
   uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;

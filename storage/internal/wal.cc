@@ -325,9 +325,11 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   leader_ = true;
   std::string buf;
   buf.swap(pending_);
-  RegionSeqs regions;
-  regions.swap(pending_regions_);
-  const uint64_t write_segment = segment_;
+  // Whose records the segment gets (counted before the write: also when it fails, some may
+  // have reached the file). Merged, not swapped: the map keeps its buckets for the next group.
+  RegionSeqs& held = segment_regions_[segment_];
+  for (const auto& [region, seq] : pending_regions_) held[region] = std::max(held[region], seq);
+  pending_regions_.clear();
   const uint64_t end = queued_;
   const uint64_t prev_durable = durable_;
   const uint64_t next_segment = segment_ + 1;
@@ -360,9 +362,6 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
 
   mu_.Lock();
   leader_ = false;
-  // Whose records the segment holds (also when the write failed: some may have reached it).
-  RegionSeqs& held = segment_regions_[write_segment];
-  for (const auto& [region, seq] : regions) held[region] = std::max(held[region], seq);
   if (!io.ok()) {
     if (error_.ok()) error_ = io;
   } else {

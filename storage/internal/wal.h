@@ -65,6 +65,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/env.h"
 #include "storage/options.h"
+#include "storage/server_log.h"
 
 namespace basalt {
 
@@ -131,16 +132,7 @@ class Wal {
     // which delivers the requests.
     int max_logs = 0;
   };
-  struct Stats {
-    uint64_t records = 0;         // records appended
-    uint64_t bytes = 0;           // framed bytes appended
-    uint64_t syncs = 0;           // fdatasync calls
-    uint64_t synced_records = 0;  // records made durable by those syncs
-    uint64_t live_segments = 0;   // segments this log wrote that are not deleted yet
-    uint64_t deleted_segments = 0;
-    uint64_t forced_flushes = 0;  // flushes asked of regions because of max_logs
-    uint64_t heals = 0;           // times the log resumed after a full disk (Heal)
-  };
+  using Stats = LogStats;
 
   // Creates dir if needed and starts a NEW segment numbered after any existing ones (never
   // appends to an old segment). Does not replay: replay (ReplayWal) first.
