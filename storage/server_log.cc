@@ -21,6 +21,7 @@ void ServerLog::Say(std::string_view line) const {
 
 ServerLog::ServerLog(const Options& options) : options_(options) {}
 ServerLog::~ServerLog() {
+  if (wal_ == nullptr) return;  // Open failed before the log started
   if (absl::Status s = wal_->Retire(); !s.ok()) Say(absl::StrCat("closing the server log: ", s.ToString()));
 }
 
