@@ -23,6 +23,24 @@ class SlowEnv : public EnvWrapper {
   std::atomic<bool> slow_read_once{false};
   std::atomic<bool> slow_syncs{false};
   std::atomic<int> slow_syncs_started{0};  // syncs that have begun their 300 ms
+  // Once `closed` is set, every file created, synced, replaced or deleted is counted.
+  std::atomic<bool> closed{false};
+  std::atomic<int> changes_after_close{0};
+  void CountChange() {
+    if (closed) changes_after_close++;
+  }
+  absl::Status ReplaceFile(const std::string& from, const std::string& to) override {
+    CountChange();
+    return target()->ReplaceFile(from, to);
+  }
+  absl::Status DeleteFile(const std::string& p) override {
+    CountChange();
+    return target()->DeleteFile(p);
+  }
+  absl::Status SyncDir(const std::string& d) override {
+    CountChange();
+    return target()->SyncDir(d);
+  }
 
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& p) override {
     auto f = target()->NewRandomAccessFile(p);
@@ -30,6 +48,7 @@ class SlowEnv : public EnvWrapper {
     return std::unique_ptr<RandomAccessFile>(new SlowRead(std::move(*f), this));
   }
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    CountChange();
     auto f = target()->NewWritableFile(p);
     if (!f.ok()) return f;
     return std::unique_ptr<WritableFile>(new SlowSync(std::move(*f), this));
@@ -54,6 +73,7 @@ class SlowEnv : public EnvWrapper {
    public:
     SlowSync(std::unique_ptr<WritableFile> t, SlowEnv* env) : WritableFileWrapper(std::move(t)), env_(env) {}
     absl::Status Sync() override {
+      env_->CountChange();
       if (env_->slow_syncs) {
         env_->slow_syncs_started++;
         std::this_thread::sleep_for(milliseconds(300));
@@ -129,19 +149,18 @@ TEST_F(RegionRaces, CloseWaitsForACompactionInProgress) {
     ASSERT_TRUE(region_->Flush().ok());
   }
   env_.slow_syncs = true;  // the compaction's file and manifest syncs take 300 ms each
-  std::atomic<bool> compaction_done{false};
   absl::Status compacted;
-  std::thread c([&] {
-    compacted = region_->MajorCompact();
-    compaction_done = true;
-  });
+  std::thread c([&] { compacted = region_->MajorCompact(); });
   // Close once the compaction is really under way (its first file sync has begun): a fixed
   // sleep was not always enough on a loaded machine under ASan, and Close then ran first.
   for (int i = 0; i < 10000 && env_.slow_syncs_started.load() == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
   EXPECT_GT(env_.slow_syncs_started.load(), 0) << "the compaction never started writing";
   EXPECT_TRUE(region_->Close().ok());
-  EXPECT_TRUE(compaction_done.load());
-  c.join();
+  env_.closed = true;
+  c.join();  // the compaction's call may still be returning (its thread preempted), but it
+             // must not touch a file any more
+  EXPECT_EQ(env_.changes_after_close.load(), 0) << "the compaction wrote after Close returned";
+  env_.closed = false;
   env_.slow_syncs = false;
   EXPECT_TRUE(compacted.ok() || compacted.code() == absl::StatusCode::kFailedPrecondition) << compacted;
 }
