@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/container/inlined_vector.h"
@@ -74,6 +75,45 @@ RegionImpl::~RegionImpl() {
 
 int64_t RegionImpl::Now() const { return options_.clock(); }
 
+namespace {
+bool HasReferences(const FileList& files) {
+  for (const auto& f : files) {
+    if (f->range() != nullptr) return true;
+  }
+  return false;
+}
+}  // namespace
+
+absl::Status WriteReferenceRegion(Env* env, const std::vector<RegionSource>& sources, const std::string& dir) {
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  Manifest out;
+  for (const RegionSource& src : sources) {
+    if (std::filesystem::path(src.dir).parent_path() != parent) {
+      return absl::InvalidArgumentError(absl::StrCat("region directory ", src.dir, " is not beside ", dir));
+    }
+    const std::string mpath = src.dir + "/" + kManifestName;
+    BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(mpath));
+    BASALT_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(bytes, mpath));
+    if (!m.references.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("region directory ", src.dir, " still refers to ",
+                                                        m.references.size(),
+                                                        " file(s) of another region; a compaction rewrites them first"));
+    }
+    out.flushed_seq = std::max(out.flushed_seq, m.flushed_seq);
+    const std::string rel = "../" + std::filesystem::path(src.dir).filename().string();
+    for (const auto& [family, files] : m.files) {
+      auto& mine = out.files[family];
+      for (uint64_t f : files) {
+        const uint64_t number = out.next_file_number++;
+        mine.push_back(number);
+        out.references[number] = FileReference{rel, f, src.start_row, src.end_row};
+      }
+    }
+  }
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(dir));
+  return env->WriteFileDurably(dir + "/" + kManifestName, EncodeManifest(out));
+}
+
 absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& options, const RegionDescriptor& desc,
                                                      const std::string& dir) {
   if (desc.name.empty()) return absl::InvalidArgumentError("region name is empty");
@@ -91,6 +131,15 @@ absl::StatusOr<std::unique_ptr<Region>> Region::Open(const RegionOptions& option
     r->stores_[f.name] = std::make_unique<Store>(f, r->options_, r->options_.env, dir);
   }
   BASALT_RETURN_IF_ERROR(r->Recover());
+  if (r->options_.background_compaction) {
+    // A daughter of a split (or a merged region) rewrites its references first (HBase too).
+    for (const auto& [n, st] : r->stores_) {
+      if (!st->References().empty()) {
+        absl::MutexLock l(&r->state_mu_);
+        r->bg_requested_ = true;
+      }
+    }
+  }
   r->bg_thread_ = std::thread([p = r.get()] { p->BackgroundLoop(); });
   return std::unique_ptr<Region>(std::move(r));
 }
@@ -166,7 +215,7 @@ absl::Status RegionImpl::Recover() {
   for (auto& [name, store] : stores_) {
     auto it = m.files.find(name);
     if (it == m.files.end()) continue;
-    BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second));
+    BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second, m.references));
   }
   for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
   // Block files the manifest does not list. Numbered below its next_file_number, the manifest
@@ -553,6 +602,7 @@ void RegionImpl::BackgroundLoop() {
     // A region failed on a full disk retries, about once a second, until space is back.
     if (Healable() && !TryHeal().ok()) continue;
     absl::Status s = Flush();
+    if (s.ok() && options_.background_compaction) s = CompactReferences();
     if (s.ok() && options_.background_compaction) s = CompactMinor();
     (void)s;  // a failed flush marks the region failed; nothing else to do here
   }
@@ -594,7 +644,10 @@ absl::Status RegionImpl::WriteManifest() {
   Manifest m;
   m.next_file_number = next_file_number_.load();
   m.flushed_seq = flushed_seq_.load();
-  for (auto& [name, store] : stores_) m.files[name] = store->FileNumbers();
+  for (auto& [name, store] : stores_) {
+    m.files[name] = store->FileNumbers();
+    m.references.merge(store->References());
+  }
   return options_.env->WriteFileDurably(dir_ + "/" + kManifestName, EncodeManifest(m));
 }
 
@@ -678,6 +731,49 @@ absl::Status RegionImpl::CompactMinor() {
   return absl::OkStatus();
 }
 
+absl::Status RegionImpl::CompactReferences() {
+  BASALT_RETURN_IF_ERROR(CheckOpen());
+  absl::MutexLock cl(&compaction_mu_);
+  BASALT_RETURN_IF_ERROR(CheckOpen());
+  for (auto& [n, st] : stores_) {
+    if (!st->References().empty()) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), true));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> RegionImpl::SplitPoint() const {
+  // HBase's: the middle key of the largest file of the largest store, as a row.
+  const BlockFileReader* largest = nullptr;
+  uint64_t largest_store = 0;
+  for (const auto& [n, st] : stores_) {
+    const auto files = st->Files();
+    uint64_t bytes = 0;
+    const BlockFileReader* big = nullptr;
+    for (const auto& f : *files) {
+      bytes += f->stats().file_size;
+      if (big == nullptr || f->stats().file_size > big->stats().file_size) big = f.get();
+    }
+    if (big != nullptr && HasReferences(*files)) {
+      return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name,
+                                                        " still refers to its parent's files (a compaction rewrites "
+                                                        "them); it cannot split before"));
+    }
+    if (big != nullptr && bytes > largest_store) {
+      largest_store = bytes;
+      largest = big;
+    }
+  }
+  if (largest == nullptr || largest->num_blocks() == 0) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " has no flushed data to find a split point in"));
+  }
+  std::string row(ParseFlatKeyUnchecked(largest->MidKey()).row);
+  if (row <= desc_.start_key || (!desc_.end_key.empty() && row >= desc_.end_key)) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, ": its middle row '", ToStringBinary(row),
+                                                      "' is its start or outside it (too little data to split)"));
+  }
+  return row;
+}
+
 absl::Status RegionImpl::MajorCompact() {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(Flush());
@@ -734,7 +830,10 @@ RegionStats RegionImpl::GetStats() const {
   for (auto& [n, s] : stores_) {
     std::shared_ptr<const FileList> files = s->Files();
     st.files_per_family[n] = files->size();
-    for (const auto& f : *files) st.store_file_bytes += f->stats().file_size;
+    for (const auto& f : *files) {
+      st.store_file_bytes += f->stats().file_size;
+      if (f->range() != nullptr) ++st.reference_files;
+    }
   }
   st.read_requests = read_requests_.load(std::memory_order_relaxed);
   st.write_requests = write_requests_.load(std::memory_order_relaxed);

@@ -98,6 +98,7 @@ struct RegionStats {
   uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
   std::map<std::string, size_t> files_per_family;
   uint64_t store_file_bytes = 0;                    // block files, all families
+  uint64_t reference_files = 0;  // files of another region it still reads (after a split or merge)
   uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };
 
@@ -168,6 +169,19 @@ class RegionScanner {
   RowResult scratch_;
 };
 
+// A region made of other regions' files: a split's daughters, a merge's region.
+struct RegionSource {
+  std::string dir;  // a sibling of the new region's directory
+  std::string start_row, end_row;  // the source's rows the new region takes ([start, end))
+};
+// Writes the manifest of a new region in `dir` whose stores refer to each source's block files,
+// seen through the source's rows (HBase's Reference files): no data is copied. Each source must
+// be closed (flushed, so nothing of it is only in a log) and hold no references itself
+// (FailedPrecondition). The new region starts from the highest flushed sequence id of its
+// sources, so their log records (all flushed) are never applied to it twice. Its compactions
+// rewrite the references into files of its own.
+absl::Status WriteReferenceRegion(Env* env, const std::vector<RegionSource>& sources, const std::string& dir);
+
 // The contract; the state lives behind it (storage/internal/region_impl.h).
 class Region {
  public:
@@ -206,6 +220,10 @@ class Region {
   // starts: a put written meanwhile at a timestamp below a delete marker the compaction drops is
   // visible afterwards (it was hidden while the marker lived).
   virtual absl::Status MajorCompact() = 0;
+  // Where the region would split (HBase's): the row of the middle key of the largest file of
+  // its largest store. FailedPrecondition when it has no flushed data, when that row is its
+  // start, or while it still refers to another region's files (a daughter not yet compacted).
+  virtual absl::StatusOr<std::string> SplitPoint() const = 0;
   // Waits for writes and a compaction in progress, flushes and stops background work; further writes, flushes
   // and compactions fail with FailedPrecondition (reads of what is there still work). Scanners
   // must not outlive the Region.

@@ -68,6 +68,7 @@ class FailedRegion final : public Region {
   absl::Status Flush() override { return error_; }
   absl::Status CompactMinor() override { return error_; }
   absl::Status MajorCompact() override { return error_; }
+  absl::StatusOr<std::string> SplitPoint() const override { return error_; }
   absl::Status Close() override { return absl::OkStatus(); }
   RegionStats GetStats() const override {
     RegionStats st;

@@ -111,7 +111,7 @@ BlockFileReader::~BlockFileReader() {
 
 absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env, const std::string& path,
                                                                        const FamilyOptions& family,
-                                                                       BlockCache* cache) {
+                                                                       BlockCache* cache, const RowRange* range) {
   std::shared_ptr<BlockFileReader> r(new BlockFileReader);
   r->path_ = path;
   r->family_ = family;
@@ -191,15 +191,52 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
     r->bloom_ = std::make_unique<BloomReader>(std::move(*bloom));
   }
   r->ctx_.verify_checksums = family.verify_checksums;
+  r->whole_size_ = size;
+  if (range != nullptr) {
+    r->range_ = *range;
+    r->ClipStatsToRange();
+  }
   return r;
 }
 
+std::string BlockFileReader::MidKey() const {
+  size_t first = 0, last = num_blocks();
+  if (range_) {
+    if (!range_->start.empty()) first = FindBlock(FirstKeyOfRow(range_->start));
+    if (!range_->end.empty()) last = std::min(last, FindBlock(FirstKeyOfRow(range_->end)) + 1);
+  }
+  if (first >= last) return "";
+  return index_keys_[first + (last - first - 1) / 2];
+}
+
+void BlockFileReader::ClipStatsToRange() {
+  const RowRange& rr = *range_;
+  const size_t n = num_blocks();
+  if (n == 0) return;
+  // Blocks [first, last) may hold rows of the range: a share of the entries and bytes.
+  const size_t first = rr.start.empty() ? 0 : FindBlock(FirstKeyOfRow(rr.start));
+  const size_t last = rr.end.empty() ? n : std::min(n, FindBlock(FirstKeyOfRow(rr.end)) + 1);
+  const size_t blocks = last > first ? last - first : 0;
+  stats_.entries = stats_.entries * blocks / n;
+  stats_.file_size = stats_.file_size * blocks / n;
+  if (blocks == 0) {
+    stats_.entries = 0;
+    return;
+  }
+  if (!rr.start.empty() && ParseFlatKeyUnchecked(stats_.first_key).row < rr.start) {
+    stats_.first_key = FirstKeyOfRow(rr.start);
+  }
+  // The last key stays the file's: a bound the reads check against the range as well.
+}
+
 bool BlockFileReader::MayContainRow(std::string_view row) const {
+  if (range_ && !range_->Contains(row)) return false;
   if (bloom_ == nullptr || trailer_.bloom_type != BloomType::kRow) return true;
   return bloom_->MayContain(row);
 }
 
 bool BlockFileReader::MayContainColumn(std::string_view row, std::string_view qualifier) const {
+  if (range_ && !range_->Contains(row)) return false;
   if (bloom_ == nullptr) return true;
   if (trailer_.bloom_type == BloomType::kRow) return bloom_->MayContain(row);
   return bloom_->MayContain(BloomKeyRowCol(row, qualifier));
@@ -310,7 +347,50 @@ class BlockFileReader::Iter final : public InternalIterator {
   absl::Status status_;
 };
 
+// A file seen through a row range: the cells of rows outside it do not exist.
+class BlockFileReader::RangeIter final : public InternalIterator {
+ public:
+  RangeIter(std::shared_ptr<const BlockFileReader> r, bool fill_cache)
+      : range_(*r->range()), first_(range_.start.empty() ? "" : FirstKeyOfRow(range_.start)),
+        it_(std::move(r), fill_cache) {}
+  bool Valid() const override { return valid_; }
+  void SeekToFirst() override {
+    if (first_.empty()) {
+      it_.SeekToFirst();
+    } else {
+      it_.Seek(first_);
+    }
+    Clip();
+  }
+  void Seek(std::string_view target) override {
+    if (!first_.empty() && CompareFlatKeys(target, first_) < 0) {
+      it_.Seek(first_);
+    } else {
+      it_.Seek(target);
+    }
+    Clip();
+  }
+  void Next() override {
+    it_.Next();
+    Clip();
+  }
+  std::string_view key() const override { return it_.key(); }
+  std::string_view value() const override { return it_.value(); }
+  absl::Status status() const override { return it_.status(); }
+  bool unique_keys() const override { return true; }
+
+ private:
+  void Clip() {
+    valid_ = it_.Valid() && (range_.end.empty() || ParseFlatKeyUnchecked(it_.key()).row < range_.end);
+  }
+  const RowRange range_;
+  const std::string first_;
+  Iter it_;
+  bool valid_ = false;
+};
+
 std::unique_ptr<InternalIterator> BlockFileReader::NewIterator(bool fill_cache) const {
+  if (range_) return std::make_unique<RangeIter>(shared_from_this(), fill_cache);
   return std::make_unique<Iter>(shared_from_this(), fill_cache);
 }
 

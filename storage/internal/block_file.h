@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,12 +60,24 @@ class BlockFileWriter {
   FileStats stats_;
 };
 
+// Rows [start, end); an empty end: to the end of the key space.
+struct RowRange {
+  std::string start, end;
+  bool Contains(std::string_view row) const { return row >= start && (end.empty() || row < end); }
+};
+
 class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
  public:
   // Opens and checks trailer, index, bloom and file info. InvalidArgument for a file that is not
   // a block file or of an unknown version; DataLoss for damage.
+  //
+  // With `range`, the file is seen through it: iterators, blooms and statistics cover only the
+  // cells of its rows (HBase's HalfStoreFileReader, for a region that refers to another's file
+  // after a split or merge). The file then belongs to that other region: MarkObsolete does
+  // nothing, and entries, file_size, first_key and last_key are estimates from the index blocks.
   static absl::StatusOr<std::shared_ptr<BlockFileReader>> Open(Env* env, const std::string& path,
-                                                               const FamilyOptions& family, BlockCache* cache);
+                                                               const FamilyOptions& family, BlockCache* cache,
+                                                               const RowRange* range = nullptr);
   ~BlockFileReader();
 
   // fill_cache=false reads through the cache without adding to it (a scan's cache_blocks=false).
@@ -81,15 +94,27 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   size_t num_blocks() const { return index_keys_.size(); }
   // Reads (or finds in the cache) data block i, verified and decoded.
   absl::StatusOr<std::shared_ptr<const DecodedBlock>> GetBlock(size_t i, bool fill_cache) const;
+  // The last key of the middle block (of the blocks in range, for a reference): where HBase
+  // splits. Empty without blocks.
+  std::string MidKey() const;
   // Index of the first block whose last key >= target (num_blocks() if none).
   size_t FindBlock(std::string_view target) const;
   // The file is no longer in the manifest (compacted away): delete it once the last reader
   // lets go, not while a scan may still read it (a shared store has no unlink-while-open).
-  void MarkObsolete(Env* env) { obsolete_env_.store(env); }
+  void MarkObsolete(Env* env) {
+    if (!range_) obsolete_env_.store(env);
+  }
+  // The rows it is seen through (a reference), or nullptr for a region's own file.
+  const RowRange* range() const { return range_ ? &*range_ : nullptr; }
+  // The whole file's size (a reference's stats().file_size is its share of it).
+  uint64_t whole_file_size() const { return whole_size_; }
 
  private:
   BlockFileReader() = default;
   class Iter;
+  class RangeIter;
+  // Limits the statistics to range_ (an estimate by index block).
+  void ClipStatsToRange();
 
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
@@ -105,6 +130,8 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   std::string bloom_data_;
   std::unique_ptr<BloomReader> bloom_;
   FileStats stats_;
+  std::optional<RowRange> range_;
+  uint64_t whole_size_ = 0;
 };
 
 }  // namespace basalt

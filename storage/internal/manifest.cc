@@ -1,6 +1,7 @@
 #include "storage/internal/manifest.h"
 
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
@@ -15,9 +16,17 @@ constexpr std::string_view kMagic = "BSLTMANF";
 constexpr std::string_view kMagicV1 = "BSLTMAN1";  // version 1: the magic alone, no stamp
 }
 
+bool IsSiblingDir(std::string_view dir) {
+  if (!dir.starts_with("../")) return false;
+  std::string_view name = dir.substr(3);
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
 std::string EncodeManifest(const Manifest& m) {
   std::string s;
-  AppendFormatStamp(&s, kMagic, kManifestVersion, /*min_reader_version=*/kManifestVersion);
+  const uint32_t version = m.references.empty() ? 2 : kManifestVersion;
+  AppendFormatStamp(&s, kMagic, version, /*min_reader_version=*/version);
   PutVarint64(&s, m.next_file_number);
   PutVarint64(&s, m.flushed_seq);
   PutVarint32(&s, static_cast<uint32_t>(m.files.size()));
@@ -25,6 +34,16 @@ std::string EncodeManifest(const Manifest& m) {
     PutLengthPrefixed(&s, family);
     PutVarint32(&s, static_cast<uint32_t>(files.size()));
     for (uint64_t f : files) PutVarint64(&s, f);
+  }
+  if (version >= 3) {
+    PutVarint32(&s, static_cast<uint32_t>(m.references.size()));
+    for (const auto& [number, ref] : m.references) {
+      PutVarint64(&s, number);
+      PutLengthPrefixed(&s, ref.region_dir);
+      PutVarint64(&s, ref.number);
+      PutLengthPrefixed(&s, ref.start_row);
+      PutLengthPrefixed(&s, ref.end_row);
+    }
   }
   PutFixed32(&s, MaskCrc(Crc32c(s)));
   return s;
@@ -35,6 +54,7 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
     return absl::DataLossError(absl::StrCat("corrupt manifest ", file, ": ", AV(why)));
   };
   size_t header = 8;  // version 1
+  uint32_t version = 1;
   if (HasFormatMagic(b, kMagic)) {
     header = kFormatStampSize;
   } else if (!HasFormatMagic(b, kMagicV1)) {
@@ -46,7 +66,8 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
   uint32_t stored = UnmaskCrc(DecodeFixed32(b.data() + b.size() - 4));
   if (stored != Crc32c(b.data(), b.size() - 4)) return bad("checksum mismatch");
   if (header == kFormatStampSize) {
-    BASALT_RETURN_IF_ERROR(ReadFormatStamp(b, kMagic, kManifestVersion, absl::StrCat("manifest ", file)).status());
+    BASALT_ASSIGN_OR_RETURN(FormatStamp stamp, ReadFormatStamp(b, kMagic, kManifestVersion, absl::StrCat("manifest ", file)));
+    version = stamp.version;
   }
   std::string_view in = b.substr(header, b.size() - header - 4);
   Manifest m;
@@ -63,6 +84,28 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
       uint64_t f;
       if (!GetVarint64(&in, &f) || f >= m.next_file_number) return bad("bad file number");
       files.push_back(f);
+    }
+  }
+  if (version >= 3) {
+    std::set<uint64_t> named;
+    for (const auto& [family, files] : m.files) named.insert(files.begin(), files.end());
+    uint32_t nref;
+    if (!GetVarint32(&in, &nref) || nref > in.size()) return bad("truncated references");
+    for (uint32_t i = 0; i < nref; ++i) {
+      uint64_t number;
+      FileReference ref;
+      std::string_view dir, start, end;
+      if (!GetVarint64(&in, &number) || !GetLengthPrefixed(&in, &dir) || !GetVarint64(&in, &ref.number) ||
+          !GetLengthPrefixed(&in, &start) || !GetLengthPrefixed(&in, &end)) {
+        return bad("truncated reference");
+      }
+      ref.region_dir.assign(dir);
+      ref.start_row.assign(start);
+      ref.end_row.assign(end);
+      if (!named.count(number) || !IsSiblingDir(ref.region_dir) || (!ref.end_row.empty() && ref.end_row <= ref.start_row) ||
+          !m.references.emplace(number, std::move(ref)).second) {
+        return bad(absl::StrCat("bad reference for file ", number));
+      }
     }
   }
   if (!in.empty()) return bad("trailing bytes");

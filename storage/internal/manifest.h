@@ -5,7 +5,13 @@
 //   format stamp (common/format_stamp.h): magic "BSLTMANF", version 2, min_reader_version 2 |
 //   varint next_file_number | varint64 flushed_seq | varint families |
 //   per family: length-prefixed name, varint files, varint64 file number per file |
+//   [version 3: varint references | per reference: varint64 file number, lp region_dir,
+//    varint64 source file number, lp start_row, lp end_row] |
 //   u32 masked CRC32C of everything before it
+//
+// Version 3 is written only by a region that holds references (a daughter of a split, or a
+// merged region, until its compactions rewrite them); every other manifest stays version 2, so
+// an older reader refuses exactly the manifests it could not read right.
 //
 // Version 1 (written before the stamp) is the same after an 8-byte magic "BSLTMAN1" alone; it
 // is still read. Every version ends with the checksum of everything before it.
@@ -20,12 +26,25 @@
 
 namespace basalt {
 
-inline constexpr uint32_t kManifestVersion = 2;
+inline constexpr uint32_t kManifestVersion = 3;
+
+// A store file of this region that is another region's block file seen through a row range
+// (HBase's Reference): what a split's daughters and a merge's region hold until compacted.
+struct FileReference {
+  std::string region_dir;  // the other region's directory, relative to this one's: "../<name>"
+  uint64_t number = 0;     // its block file
+  std::string start_row;   // the rows this region sees: [start_row, end_row), end empty: all
+  std::string end_row;
+  bool operator==(const FileReference&) const = default;
+};
+// Whether `dir` is a sibling directory "../<name>" (no other form is accepted from a manifest).
+bool IsSiblingDir(std::string_view dir);
 
 struct Manifest {
   uint64_t next_file_number = 1;
   uint64_t flushed_seq = 0;
   std::map<std::string, std::vector<uint64_t>> files;  // family -> file numbers, newest first
+  std::map<uint64_t, FileReference> references;       // file number -> what it refers to
 };
 
 std::string EncodeManifest(const Manifest& m);

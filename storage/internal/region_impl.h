@@ -47,6 +47,7 @@ class RegionImpl final : public Region {
   absl::Status Flush() override;
   absl::Status CompactMinor() override;
   absl::Status MajorCompact() override;
+  absl::StatusOr<std::string> SplitPoint() const override;
   absl::Status Close() override;
   RegionStats GetStats() const override;
   const RegionDescriptor& descriptor() const override { return desc_; }
@@ -69,6 +70,8 @@ class RegionImpl final : public Region {
   absl::Status WriteManifest();
   absl::Status FlushLocked();
   absl::Status CompactStore(Store* store, bool major);
+  // Rewrites every store that holds references (HBase compacts a daughter's first).
+  absl::Status CompactReferences();
   void BackgroundLoop();
   // A region failed on a full disk (ResourceExhausted) replaces its dead log and flushes; on
   // success it serves writes again. Runs on the background thread.

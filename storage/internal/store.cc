@@ -38,21 +38,43 @@ absl::StatusOr<uint64_t> Store::ParseFileNumber(const std::string& name) {
   return static_cast<uint64_t>(n);
 }
 
-absl::Status Store::OpenFiles(const std::vector<uint64_t>& numbers) {
+absl::Status Store::OpenFiles(const std::vector<uint64_t>& numbers,
+                             const std::map<uint64_t, FileReference>& references) {
   auto files = std::make_shared<FileList>();
   for (uint64_t n : numbers) {
-    auto r = BlockFileReader::Open(env_, FilePath(n), family_, options_.block_cache);
+    auto ref = references.find(n);
+    std::string path = FilePath(n);
+    std::optional<RowRange> range;
+    if (ref != references.end()) {
+      path = absl::StrFormat("%s/%s/%020d.blk", dir_, ref->second.region_dir, ref->second.number);
+      range = RowRange{ref->second.start_row, ref->second.end_row};
+    }
+    auto r = BlockFileReader::Open(env_, path, family_, options_.block_cache, range ? &*range : nullptr);
     if (r.status().code() == absl::StatusCode::kNotFound) {
       // The manifest names it, so it held data: its loss is data loss, not a missing table.
-      return absl::DataLossError(absl::StrCat("family '", family_.name, "': the manifest names ", FilePath(n),
+      return absl::DataLossError(absl::StrCat("family '", family_.name, "': the manifest names ", path,
+                                              ref != references.end() ? " (a reference to another region's file)" : "",
                                               " but it is missing: ", r.status().message()));
     }
     if (!r.ok()) return r.status();
+    if (ref != references.end()) references_[path] = {n, ref->second};
     files->push_back(std::move(*r));
   }
   absl::MutexLock l(&mu_);
   files_ = std::move(files);
   return absl::OkStatus();
+}
+
+std::map<uint64_t, FileReference> Store::References() const {
+  std::map<uint64_t, FileReference> out;
+  if (references_.empty()) return out;
+  const auto files = Files();
+  for (const auto& f : *files) {
+    if (f->range() == nullptr) continue;
+    auto it = references_.find(f->path());
+    if (it != references_.end()) out.emplace(it->second.first, it->second.second);
+  }
+  return out;
 }
 
 void Store::Add(std::string_view flat_key, uint64_t seq, std::string_view value) {
@@ -83,7 +105,14 @@ std::shared_ptr<const FileList> Store::Files() const {
 std::vector<uint64_t> Store::FileNumbers() const {
   std::vector<uint64_t> out;
   const auto files = Files();  // hold it: a range-for over *Files() would not keep it alive
-  for (const auto& f : *files) out.push_back(ParseFileNumber(f->path().substr(dir_.size() + 1)).value_or(0));
+  for (const auto& f : *files) {
+    if (f->range() != nullptr) {
+      auto it = references_.find(f->path());
+      out.push_back(it != references_.end() ? it->second.first : 0);
+      continue;
+    }
+    out.push_back(ParseFileNumber(f->path().substr(dir_.size() + 1)).value_or(0));
+  }
   return out;
 }
 

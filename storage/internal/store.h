@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/env.h"
 #include "storage/internal/block_file.h"
+#include "storage/internal/manifest.h"
 #include "storage/internal/memstore.h"
 #include "storage/internal/visibility.h"
 #include "storage/options.h"
@@ -25,8 +27,11 @@ class Store {
   Store(FamilyOptions family, const RegionOptions& options, Env* env, std::string dir);
 
   const FamilyOptions& family() const { return family_; }
-  // Opens the store's files (newest first) at region open.
-  absl::Status OpenFiles(const std::vector<uint64_t>& numbers);
+  // Opens the store's files (newest first) at region open; a number in `references` is another
+  // region's file seen through a row range (manifest.h).
+  absl::Status OpenFiles(const std::vector<uint64_t>& numbers, const std::map<uint64_t, FileReference>& references);
+  // The references among the store's files now, by file number.
+  std::map<uint64_t, FileReference> References() const;
 
   void Add(std::string_view flat_key, uint64_t seq, std::string_view value);
   size_t MemstoreBytes() const;
@@ -84,6 +89,9 @@ class Store {
   std::shared_ptr<MemStore> active_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<MemStore> frozen_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const FileList> files_ ABSL_GUARDED_BY(mu_);
+  // The references the store opened with, by the path of the file each reads (a store refers to
+  // a file once), and their numbers here. Set once by OpenFiles.
+  std::map<std::string, std::pair<uint64_t, FileReference>, std::less<>> references_;
 };
 
 }  // namespace basalt

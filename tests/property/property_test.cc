@@ -404,6 +404,7 @@ class TableAsRegion final : public Region {
   absl::Status Flush() override { return Each(&Region::Flush); }
   absl::Status CompactMinor() override { return Each(&Region::CompactMinor); }
   absl::Status MajorCompact() override { return Each(&Region::MajorCompact); }
+  absl::StatusOr<std::string> SplitPoint() const override { return t_->regions()[0].region->SplitPoint(); }
   absl::Status Close() override { return Each(&Region::Close); }
   RegionStats GetStats() const override { return t_->Stats(); }
   const RegionDescriptor& descriptor() const override { return t_->regions()[0].region->descriptor(); }
