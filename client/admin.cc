@@ -84,6 +84,17 @@ class AdminImpl final : public Admin {
     return TableCall("AssignTable", name, &rpc::Admin::Stub::AssignTable);
   }
 
+  absl::Status Split(const std::string& name, const std::string& split_row) override {
+    rpc::SplitRequest req;
+    req.set_name(name);
+    req.set_split_row(split_row);
+    rpc::AdminResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return path->admin_stub()->Split(ctx, req, &resp);
+    });
+    return s.ok() ? s : WithContext(s, absl::StrCat("Split ", name));
+  }
+
   absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) override {
     rpc::TableRequest req;
     req.set_table(table);

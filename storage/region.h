@@ -171,10 +171,12 @@ class RegionScanner {
 
 // A region made of other regions' files: a split's daughters, a merge's region.
 struct RegionSource {
-  std::string dir;  // a sibling of the new region's directory
+  // Its directory. The new region must be opened beside it: references name it "../<name>".
+  std::string dir;
   std::string start_row, end_row;  // the source's rows the new region takes ([start, end))
 };
-// Writes the manifest of a new region in `dir` whose stores refer to each source's block files,
+// Writes the manifest of a new region in `dir` (which may be written elsewhere and moved beside
+// its sources before it opens) whose stores refer to each source's block files,
 // seen through the source's rows (HBase's Reference files): no data is copied. Each source must
 // be closed (flushed, so nothing of it is only in a log) and hold no references itself
 // (FailedPrecondition). The new region starts from the highest flushed sequence id of its

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "storage/cell.h"
 #include "storage/internal/wal.h"
 
 namespace basalt {
@@ -94,9 +95,43 @@ absl::Status ServerLog::Split(uint64_t below) {
   SplitStats st;
   // Stored whatever the outcome (the caller holds mu_; the lambda below cannot say so).
   absl::Cleanup store = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { split_stats_ = st; };
+  auto write = [&](const std::string& dir, const WalRecord& rec) -> absl::Status {
+    std::unique_ptr<Wal>& w = writers[rec.region];
+    if (w == nullptr) {
+      Wal::Options wo;
+      wo.env = o.env;
+      wo.dir = absl::StrCat(dir, "/", kRecoveredEditsDir);
+      wo.async_sync_interval_ms = 0;  // synced once, at the end
+      BASALT_ASSIGN_OR_RETURN(w, Wal::Open(wo));
+    }
+    ++st.records;
+    return w->Append(rec, Durability::kAsyncWal);
+  };
+  // A split region's record, edit by edit to the regions now holding their rows (keeping its
+  // sequence id: they started above it, so it is never applied twice). False when some row has
+  // no such region.
+  auto route = [&](const WalRecord& rec, absl::Status* s) {
+    if (!o.route) return false;
+    std::map<std::string, WalRecord> parts;
+    for (const WalEdit& e : rec.edits) {
+      const std::string to = o.route(rec.region, ParseFlatKeyUnchecked(e.key).row);
+      if (to.empty() || !o.regions.count(to)) return false;
+      WalRecord& part = parts[to];
+      part.region = to;
+      part.seq = rec.seq;
+      part.edits.push_back(e);
+    }
+    for (const auto& [to, part] : parts) {
+      if (s->ok()) *s = write(o.regions.at(to), part);
+    }
+    ++st.routed_records;
+    return true;
+  };
   absl::Status s = ReplayWal(o.env, o.dir, ro, [&](const WalRecord& rec) -> absl::Status {
     auto r = o.regions.find(rec.region);
     if (r == o.regions.end()) {
+      absl::Status routed;
+      if (route(rec, &routed)) return routed;
       const std::string table = o.table_of ? o.table_of(rec.region) : rec.region;
       if (o.tables.count(table)) {
         ++unplaced[table];
@@ -106,16 +141,7 @@ absl::Status ServerLog::Split(uint64_t below) {
       }
       return absl::OkStatus();
     }
-    std::unique_ptr<Wal>& w = writers[rec.region];
-    if (w == nullptr) {
-      Wal::Options wo;
-      wo.env = o.env;
-      wo.dir = absl::StrCat(r->second, "/", kRecoveredEditsDir);
-      wo.async_sync_interval_ms = 0;  // synced once, at the end
-      BASALT_ASSIGN_OR_RETURN(w, Wal::Open(wo));
-    }
-    ++st.records;
-    return w->Append(rec, Durability::kAsyncWal);
+    return write(r->second, rec);
   }, &rs);
   st.regions = writers.size();
   for (auto& [region, w] : writers) {
@@ -145,6 +171,9 @@ absl::Status ServerLog::Split(uint64_t below) {
   }
   std::string summary = absl::StrCat("split the server log (", st.segments, " segment(s)): ", st.records,
                                      " record(s) to the recovered.edits of ", st.regions, " region(s)");
+  if (st.routed_records > 0) {
+    absl::StrAppend(&summary, " (", st.routed_records, " of split regions, sent to the regions that hold their rows now)");
+  }
   if (st.dropped_records > 0) {
     absl::StrAppend(&summary, "; dropped ", st.dropped_records, " record(s) of ", dropped.size(),
                     " region(s) whose table is gone");
@@ -175,6 +204,14 @@ absl::Status ServerLog::MayOpen(std::string_view region) const {
 }
 
 absl::Status ServerLog::ForgetRegion(const std::string& region) { return wal_->ForgetRegion(region); }
+
+bool ServerLog::HoldsRecordsOf(const std::string& region) const {
+  {
+    absl::MutexLock l(&mu_);
+    if (!split_error_.ok()) return true;
+  }
+  return wal_->HoldsRecordsOf(region);
+}
 
 LogStats ServerLog::GetStats() const { return wal_->GetStats(); }
 

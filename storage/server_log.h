@@ -67,6 +67,10 @@ class ServerLog {
     std::map<std::string, std::string> regions;
     std::set<std::string> tables;
     std::function<std::string(std::string_view region)> table_of;
+    // A region not listed that has since split: the listed region that now holds `row` (its
+    // records go there, edit by edit, as HBase's log splitting sends a split parent's edits to
+    // its daughters). Empty: not such a region.
+    std::function<std::string(std::string_view region, std::string_view row)> route;
     std::string lost_found;  // where segments holding damage a recovery mode skipped are moved
     // What the split did, one line per call. Empty: standard error.
     std::function<void(std::string_view)> log;
@@ -76,6 +80,7 @@ class ServerLog {
     uint64_t records = 0;          // records written to regions' recovered.edits
     uint64_t regions = 0;          // regions that got records
     uint64_t dropped_records = 0;  // records of regions whose table is gone
+    uint64_t routed_records = 0;   // records of split regions, sent on to the regions after them
     uint64_t truncated_bytes = 0;  // a torn tail cut
     std::vector<std::string> damage;  // skipped (recovery modes other than strict)
   };
@@ -96,6 +101,10 @@ class ServerLog {
   SplitStats split_stats() const;
   // A region whose directory is gone (its table dropped): its records no longer keep segments.
   absl::Status ForgetRegion(const std::string& region);
+  // Whether the log may still hold a record of `region`: in a live segment, or in the previous
+  // run's segments while their split is left to retry. A region's meta row stays while it may
+  // (a split parent's), so that a start-up split knows where its records go.
+  bool HoldsRecordsOf(const std::string& region) const;
   LogStats GetStats() const;
   // For the engine (storage/region.cc).
   Wal* wal() const { return wal_.get(); }

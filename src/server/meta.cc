@@ -40,6 +40,22 @@ RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_
   return rm;
 }
 
+std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a, const RegionInfo& b,
+                                   std::string_view state, std::string_view server) {
+  std::vector<RowMutation> rows;
+  rows.push_back(MetaPut(parent, kSplitState, server));
+  for (const auto& [q, d] : {std::pair{"splitA", &a}, std::pair{"splitB", &b}}) {
+    Mutation m;
+    m.family = kMetaFamily;
+    m.qualifier = q;
+    m.value = MetaRowKey(*d);
+    rows[0].mutations.push_back(std::move(m));
+  }
+  rows.push_back(MetaPut(a, state, server));
+  rows.push_back(MetaPut(b, state, server));
+  return rows;
+}
+
 RowMutation MetaDelete(const RegionInfo& info) {
   RowMutation rm;
   rm.row = MetaRowKey(info);
@@ -50,7 +66,8 @@ RowMutation MetaDelete(const RegionInfo& info) {
   return rm;
 }
 
-absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* meta) {
+absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
+    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired) {
   std::map<std::string, std::vector<RegionInfo>> out;
   absl::StatusOr<std::unique_ptr<RegionScanner>> sc = meta->Scan(ScanSpec{});
   if (!sc.ok()) return sc.status();
@@ -68,7 +85,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* 
     if (comma == std::string_view::npos || comma == 0) return bad("no table name");
     RegionInfo info;
     info.table.assign(key.substr(0, comma));
-    bool have_start = false, have_end = false, have_id = false;
+    bool have_start = false, have_end = false, have_id = false, split = false;
     for (const CellView& c : row.cells()) {
       if (c.qualifier == "startkey") {
         info.start_key.assign(c.value);
@@ -79,10 +96,16 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* 
       } else if (c.qualifier == "id") {
         if (!absl::SimpleAtoi(AV(c.value), &info.id)) return bad("info:id is not a number");
         have_id = true;
+      } else if (c.qualifier == "state") {
+        split = c.value == kSplitState;
       }
     }
     if (!have_start || !have_end || !have_id) return bad("info:startkey, info:endkey or info:id is missing");
     if (MetaRowKey(info) != key) return bad("its row key does not match its columns");
+    if (split) {
+      if (retired != nullptr) (*retired)[info.table].push_back(std::move(info));
+      continue;
+    }
     out[info.table].push_back(std::move(info));
   }
   for (auto& [t, regions] : out) {

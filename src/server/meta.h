@@ -8,8 +8,11 @@
 //   info:startkey, info:endkey  the region's rows [start, end) (raw bytes; end empty: to the end)
 //   info:id                     the region id, decimal
 //   info:encoded                the encoded name (the region's directory name)
-//   info:state                  OPEN, CLOSED (table disabled) or FAILED_OPEN
+//   info:state                  OPEN, CLOSED (table disabled), FAILED_OPEN, or SPLIT (a parent
+//                               its daughters replaced; kept, offline, while they still read its
+//                               files, as HBase's split parents)
 //   info:server                 host:port of the server serving it
+//   info:splitA, info:splitB    a SPLIT parent's daughters (their row keys)
 // Writes that change which regions exist go in one batch: one log record, so a crash keeps all
 // of it or none.
 //
@@ -37,11 +40,18 @@ RegionDescriptor MetaDescriptor();
 std::string MetaRowKey(const RegionInfo& info);
 // The row recording `info` with `state` and `server`.
 RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server);
+inline constexpr char kSplitState[] = "SPLIT";
+// The rows of a split, in one batch (the split's commit): the parent SPLIT, naming its
+// daughters, and the daughters with `state`.
+std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a, const RegionInfo& b,
+                                   std::string_view state, std::string_view server);
 // Removes the row of `info`.
 RowMutation MetaDelete(const RegionInfo& info);
 
 // Every region meta records, by table, each table's regions sorted by start key. DataLoss for a
-// row that does not decode.
-absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(Region* meta);
+// row that does not decode. Split parents are not among them: with `retired` given, they go
+// there.
+absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
+    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired = nullptr);
 
 }  // namespace basalt::server

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <thread>
 #include <tuple>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "basalt/family_values.h"
@@ -63,9 +66,35 @@ uint64_t StoreFiles(const RegionStats& st) {
 
 // An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
 // that, not as the region's "closed".
+// Marks the error a write gets from a region a split closed under it (HBase's
+// NotServingRegionException): the call runs again on the table installed after the split.
+constexpr char kNotServingPayload[] = "basalt.not_serving_region";
+
+bool IsNotServing(const absl::Status& s) { return s.GetPayload(kNotServingPayload).has_value(); }
+
 absl::Status Translate(const Table& t, absl::Status s) {
-  if (!s.ok() && s.code() == absl::StatusCode::kFailedPrecondition && t.closed()) return t.ClosedError();
+  if (s.ok() || s.code() != absl::StatusCode::kFailedPrecondition) return s;
+  if (t.closed()) return t.ClosedError();
+  if (t.superseded()) {
+    absl::Status moved = absl::UnavailableError(
+        absl::StrCat("table ", t.name(), ": ", s.message(), " (the region split; retry)"));
+    moved.SetPayload(kNotServingPayload, absl::Cord("split"));
+    return moved;
+  }
   return s;
+}
+
+// Runs `call` (which finds its table afresh) again while it meets a region a split closed,
+// backing off from 1 ms to 50 ms, for up to 30 s (then the Unavailable error goes back to the
+// client, whose own retries take over). A split keeps its parent closed for milliseconds.
+template <class Call>
+absl::Status RetryNotServing(Call call) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0;; ++i) {
+    absl::Status s = call();
+    if (!IsNotServing(s) || std::chrono::steady_clock::now() > deadline) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(i, 6), 50)));
+  }
 }
 
 absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r) {
@@ -335,11 +364,13 @@ absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp
 }
 
 absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  std::vector<RowMutation> batch(1);
-  BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
-  return Translate(*t, t->RegionFor(batch[0].row)->Mutate(batch, d));
+  return RetryNotServing([&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+    std::vector<RowMutation> batch(1);
+    BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
+    return Translate(*t, t->RegionFor(batch[0].row)->Mutate(batch, d));
+  });
 }
 
 absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
@@ -359,21 +390,49 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
       index.push_back(i);
     }
   }
-  for (auto& [region, rows] : t->GroupByRegion(batch)) {
-    std::vector<RowMutation> part;
-    part.reserve(rows.size());
-    for (size_t j : rows) part.push_back(std::move(batch[j]));
-    absl::Status s = region->Mutate(part, d);
-    if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && part.size() > 1) {
-      for (size_t k = 0; k < part.size(); ++k) {
-        std::vector<RowMutation> one(1);
-        one[0] = std::move(part[k]);
-        results[index[rows[k]]] = Translate(*t, region->Mutate(one, d));
+  // Rows a split's closed region refused go again to the table installed after it (the others
+  // are not written twice).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int pass = 0;; ++pass) {
+    std::vector<size_t> again;  // positions in batch
+    for (auto& [region, rows] : t->GroupByRegion(batch)) {
+      std::vector<RowMutation> part;
+      part.reserve(rows.size());
+      for (size_t j : rows) part.push_back(std::move(batch[j]));
+      absl::Status s = region->Mutate(part, d);
+      if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && part.size() > 1) {
+        for (size_t k = 0; k < part.size(); ++k) {
+          std::vector<RowMutation> one(1);
+          one[0] = std::move(part[k]);
+          results[index[rows[k]]] = Translate(*t, region->Mutate(one, d));
+        }
+      } else {
+        s = Translate(*t, s);
+        for (size_t k = 0; k < rows.size(); ++k) {
+          results[index[rows[k]]] = s;
+          if (!IsNotServing(s)) continue;
+          batch[rows[k]] = std::move(part[k]);
+          again.push_back(rows[k]);
+        }
       }
-    } else {
-      s = Translate(*t, s);
-      for (size_t j : rows) results[index[j]] = s;
     }
+    if (again.empty() || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(pass, 6), 50)));
+    absl::StatusOr<std::shared_ptr<Table>> next = FindWritableTable(req.table());
+    if (!next.ok()) {
+      for (size_t j : again) results[index[j]] = next.status();
+      break;
+    }
+    t = *std::move(next);
+    std::sort(again.begin(), again.end());
+    std::vector<RowMutation> rest;
+    std::vector<int> rest_index;
+    for (size_t j : again) {
+      rest.push_back(std::move(batch[j]));
+      rest_index.push_back(index[j]);
+    }
+    batch = std::move(rest);
+    index = std::move(rest_index);
   }
   for (const absl::Status& s : results) {
     rpc::RowStatus* rs = resp->add_results();
@@ -439,67 +498,73 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
 }  // namespace
 
 absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
-  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
-  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  auto add = [](const rpc::ColumnAmount& c, std::optional<std::string_view> stored, std::string* value) {
-    int64_t old = 0;
-    if (stored.has_value()) {
-      if (stored->size() != 8) {
-        return absl::InvalidArgumentError(absl::StrCat("value of ", absl::CHexEscape(c.family()), ":",
-                                                       absl::CHexEscape(c.qualifier()), " is ", stored->size(),
-                                                       " bytes, not a 64-bit counter"));
+  return RetryNotServing([&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+    BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+    auto add = [](const rpc::ColumnAmount& c, std::optional<std::string_view> stored, std::string* value) {
+      int64_t old = 0;
+      if (stored.has_value()) {
+        if (stored->size() != 8) {
+          return absl::InvalidArgumentError(absl::StrCat("value of ", absl::CHexEscape(c.family()), ":",
+                                                         absl::CHexEscape(c.qualifier()), " is ", stored->size(),
+                                                         " bytes, not a 64-bit counter"));
+        }
+        old = static_cast<int64_t>(DecodeFixed64BE(stored->data()));
       }
-      old = static_cast<int64_t>(DecodeFixed64BE(stored->data()));
-    }
-    // Two's complement wrap-around, as Java's long addition.
-    *value = Fixed64BE(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount()));
-    return absl::OkStatus();
-  };
-  return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "increment", add, resp->mutable_row());
+      // Two's complement wrap-around, as Java's long addition.
+      *value = Fixed64BE(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount()));
+      return absl::OkStatus();
+    };
+    return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "increment", add, resp->mutable_row());
+  });
 }
 
 absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
-  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
-  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  auto append = [](const rpc::ColumnValue& c, std::optional<std::string_view> stored, std::string* value) {
-    value->assign(stored.value_or(std::string_view()));
-    value->append(c.value());
-    return absl::OkStatus();
-  };
-  return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "append", append, resp->mutable_row());
+  return RetryNotServing([&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+    BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+    auto append = [](const rpc::ColumnValue& c, std::optional<std::string_view> stored, std::string* value) {
+      value->assign(stored.value_or(std::string_view()));
+      value->append(c.value());
+      return absl::OkStatus();
+    };
+    return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "append", append, resp->mutable_row());
+  });
 }
 
 absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
-  BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
-  BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
-  const rpc::Condition& cond = req.condition();
-  if (!t->HasFamily(cond.family())) return UnknownFamily(*t, cond.family());
-  if (!rpc::CompareOp_IsValid(cond.op())) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown compare op ", static_cast<int>(cond.op())));
-  }
-  if (req.mutation().row() != req.row()) {
-    return absl::InvalidArgumentError(absl::StrCat("mutation row '", RowForError(req.mutation().row()),
-                                                   "' differs from the checked row '", RowForError(req.row()), "'"));
-  }
-  RowMutation rm;
-  BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &rm));
-  ReadSpec spec;
-  spec.columns.push_back({cond.family(), {cond.qualifier()}});
-  bool processed = false;
-  absl::Status s = t->RegionFor(req.row())->MutateRowWith(
-      req.row(), spec,
-      [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
-        processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
-        if (processed) *muts = rm.mutations;
-        return absl::OkStatus();
-      },
-      d);
-  BASALT_RETURN_IF_ERROR(Translate(*t, s));
-  resp->set_processed(processed);
-  return absl::OkStatus();
+  return RetryNotServing([&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
+    BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
+    const rpc::Condition& cond = req.condition();
+    if (!t->HasFamily(cond.family())) return UnknownFamily(*t, cond.family());
+    if (!rpc::CompareOp_IsValid(cond.op())) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown compare op ", static_cast<int>(cond.op())));
+    }
+    if (req.mutation().row() != req.row()) {
+      return absl::InvalidArgumentError(absl::StrCat("mutation row '", RowForError(req.mutation().row()),
+                                                     "' differs from the checked row '", RowForError(req.row()), "'"));
+    }
+    RowMutation rm;
+    BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &rm));
+    ReadSpec spec;
+    spec.columns.push_back({cond.family(), {cond.qualifier()}});
+    bool processed = false;
+    absl::Status s = t->RegionFor(req.row())->MutateRowWith(
+        req.row(), spec,
+        [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
+          processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
+          if (processed) *muts = rm.mutations;
+          return absl::OkStatus();
+        },
+        d);
+    BASALT_RETURN_IF_ERROR(Translate(*t, s));
+    resp->set_processed(processed);
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::ScanRequest& req) {
@@ -614,6 +679,15 @@ absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::Admin
 absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
   return tables_->Assign(req.table());
+}
+
+absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminResponse*) {
+  if (req.name().empty()) return absl::InvalidArgumentError("split names no table or region");
+  if (req.name().find(',') == std::string::npos) BASALT_RETURN_IF_ERROR(ValidateTableRef(req.name()));
+  if (req.split_row().size() > kMaxRowLength) {
+    return absl::InvalidArgumentError(absl::StrCat("split row longer than ", kMaxRowLength, " bytes"));
+  }
+  return tables_->Split(req.name(), req.split_row());
 }
 
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {

@@ -109,6 +109,7 @@ class AdminService {
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp);
+  absl::Status Split(const rpc::SplitRequest& req, rpc::AdminResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);

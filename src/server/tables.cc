@@ -10,28 +10,13 @@
 #include "common/env.h"
 #include "common/status.h"
 #include "src/server/meta.h"
+#include "src/server/table_errors.h"
 
 namespace basalt::server {
 namespace {
 
-absl::Status NotFound(std::string_view name) {
-  return absl::NotFoundError(absl::StrCat("table '", AV(name), "' does not exist"));
-}
-absl::Status Disabled(std::string_view name) {
-  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled"));
-}
-absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
-  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is FAILED_OPEN (", why.message(),
-                                                    "); repair it, then assign '", AV(name), "'"));
-}
-
 constexpr char kTableInfoName[] = "TABLEINFO";
 
-// The name a region's log records carry: its region name, or, for a table from before regions,
-// the table's name.
-std::string RegionName(const TableSpec& spec, const RegionInfo& info) {
-  return info.id == 0 ? spec.name : info.Name();
-}
 // Each region has its own background thread (flushes and compactions).
 constexpr size_t kMaxRegionsAtCreate = 1000;
 constexpr char kLostFoundDir[] = "lost+found";
@@ -370,13 +355,18 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     hosted.push_back(HostedRegion{RegionInfo{kMetaTableName, "", "", 1}, *std::move(meta)});
     tm->meta_ = std::make_shared<Table>(std::move(meta_spec), std::move(hosted), /*system=*/true);
   }
-  BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get()));
+  std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
+  BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired));
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
   {
     // Rows of tables the catalogue does not list: a create a crash cut short before its commit,
     // or a drop after it.
     std::vector<RowMutation> stale;
+    for (const auto& [table, parents] : retired) {
+      if (known.count(table)) continue;
+      for (const RegionInfo& r : parents) stale.push_back(MetaDelete(r));
+    }
     for (const auto& [table, regions] : recorded) {
       if (known.count(table)) continue;
       for (const RegionInfo& r : regions) stale.push_back(MetaDelete(r));
@@ -417,10 +407,16 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
         regions_ok = rebuilt.status();
       }
     }
-    for (const RegionInfo& r : e.regions) {
-      tm->last_region_id_.store(std::max(tm->last_region_id_.load(), r.id));
+    if (auto it = retired.find(s.name); it != retired.end()) e.retired = it->second;
+    for (const auto* list : {&e.regions, &e.retired}) {
+      for (const RegionInfo& r : *list) tm->last_region_id_.store(std::max(tm->last_region_id_.load(), r.id));
     }
-    if (regions_ok.ok()) regions_ok = tm->MoveUnknownRegionsAside(s.name, e.regions);
+    if (regions_ok.ok()) regions_ok = tm->FinishSplits(s.name, e.regions);
+    if (regions_ok.ok()) {
+      std::vector<RegionInfo> named = e.regions;
+      named.insert(named.end(), e.retired.begin(), e.retired.end());
+      regions_ok = tm->MoveUnknownRegionsAside(s.name, named);
+    }
     if (!regions_ok.ok()) {
       e.open_error = regions_ok;
       tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", regions_ok.ToString()));
@@ -440,6 +436,7 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     lo.regions = tm->RegionDirsLocked();
     lo.tables = tm->TableNamesLocked();
     lo.table_of = &TableManager::TableOfRegion;
+    lo.route = [t = tm.get()](std::string_view region, std::string_view row) { return t->RouteRecord(region, row); };
     lo.lost_found = absl::StrCat(options.data_dir, "/", kLostFoundDir);
     lo.log = [t = tm.get()](std::string_view line) { t->Log(line); };
     absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
@@ -468,6 +465,10 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
       tm->Log(absl::StrCat("table '", s.name, "' is FAILED_OPEN: ", t.status().ToString()));
     }
   }
+  for (const TableSpec& s : specs) {
+    if (absl::Status c = tm->CleanSplitParentsLocked(s.name); !c.ok()) tm->Log(c.ToString());
+  }
+  if (options.janitor_interval_ms > 0) tm->janitor_ = std::thread([t = tm.get()] { t->JanitorLoop(); });
   return tm;
 }
 
@@ -605,13 +606,13 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
 
 absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
                                                                const std::vector<RegionInfo>& regions,
-                                                               const Table* reuse) {
+                                                               const Table* reuse, const RegionInfo* reopen) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
   std::vector<HostedRegion> hosted;
   absl::Status first_error;
   for (const RegionInfo& info : regions) {
-    if (reuse != nullptr) {
+    if (reuse != nullptr && !(reopen != nullptr && *reopen == info)) {
       auto it = std::find_if(reuse->regions().begin(), reuse->regions().end(),
                              [&](const HostedRegion& h) { return h.info == info && h.open_error.ok(); });
       if (it != reuse->regions().end()) {
@@ -732,7 +733,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -822,7 +823,7 @@ absl::Status TableManager::Enable(std::string_view name) {
                      " failed: ", s.ToString()));
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -870,7 +871,31 @@ absl::Status TableManager::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
   absl::Status s = t->ForEachRegion([](Region* r) { return r->MajorCompact(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
+  // The daughters of a split no longer read their parents' files: the parents can go.
+  if (s.ok() && !t->system()) {
+    if (absl::Status c = CleanSplitParents(name); !c.ok()) Log(c.ToString());
+  }
   return s;
+}
+
+void TableManager::JanitorLoop() {
+  absl::MutexLock l(&janitor_mu_);
+  while (!janitor_stop_) {
+    janitor_mu_.AwaitWithTimeout(absl::Condition(&janitor_stop_), absl::Milliseconds(options_.janitor_interval_ms));
+    if (janitor_stop_) break;
+    std::vector<std::string> tables;
+    {
+      absl::ReaderMutexLock rl(&mu_);
+      for (const auto& [name, e] : entries_) {
+        if (!e.retired.empty()) tables.push_back(name);
+      }
+    }
+    janitor_mu_.Unlock();
+    for (const std::string& t : tables) {
+      if (absl::Status c = CleanSplitParents(t); !c.ok()) Log(c.ToString());
+    }
+    janitor_mu_.Lock();
+  }
 }
 
 absl::Status TableManager::Assign(std::string_view name) {
@@ -963,6 +988,11 @@ size_t TableManager::size() const {
 }
 
 absl::Status TableManager::CloseAll() {
+  {
+    absl::MutexLock l(&janitor_mu_);
+    janitor_stop_ = true;
+  }
+  if (janitor_.joinable()) janitor_.join();
   std::vector<std::shared_ptr<Table>> open;
   {
     absl::MutexLock l(&mu_);

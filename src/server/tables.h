@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -78,6 +79,9 @@ class Table {
   // Some of its regions could not open (the others serve).
   bool has_failed_regions() const;
   bool HasFamily(std::string_view family) const;
+  // True once a split replaced one of its regions: a write its closed region refused is retried
+  // on the table Find returns now (HBase's client retries NotServingRegionException).
+  bool superseded() const { return superseded_.load(std::memory_order_acquire); }
   // True once the table was disabled or the server is stopping: the region is closed.
   bool closed() const { return state_.load(std::memory_order_acquire) != State::kOpen; }
   // Why the table is closed, for callers to return in place of the region's own "region is
@@ -107,6 +111,7 @@ class Table {
   bool system_ = false;
   enum class State { kOpen, kDisabled, kStopping };
   std::atomic<State> state_{State::kOpen};
+  std::atomic<bool> superseded_{false};
   absl::Mutex hooks_mu_;
   uint64_t next_hook_ ABSL_GUARDED_BY(hooks_mu_) = 1;
   std::map<uint64_t, std::function<void()>> hooks_ ABSL_GUARDED_BY(hooks_mu_);
@@ -127,6 +132,9 @@ class TableManager {
     // The server log every user table's regions share (storage/server_log.h), in data_dir/wal.
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
+    // How often split parents are looked at for removal (CleanSplitParents; HBase's
+    // CatalogJanitor runs every 5 minutes). 0: only after splits, flushes and compactions.
+    int janitor_interval_ms = 10000;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -162,6 +170,19 @@ class TableManager {
   // region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the new reason,
   // which is returned. FailedPrecondition when the table is wholly open or disabled.
   absl::Status Assign(std::string_view name);
+  // Splits regions without copying data (HBase's split): `name` is a table (every region that
+  // can split, or with `split_row` the region holding it) or a region (its name or encoded
+  // name). Without `split_row` a region splits at its SplitPoint. The parent closes (flushing),
+  // its daughters are written as references to its files, and one meta batch (the commit)
+  // records the parent SPLIT and the daughters; they open in its place. Writes the closed parent
+  // refuses meanwhile are retried by the server (Table::superseded). A crash before the commit
+  // leaves the parent, after it the daughters. InvalidArgument for a split row that is a
+  // region's start or outside the table; FailedPrecondition for a disabled table or a region
+  // that cannot split yet (no data, or references to its own parent not yet compacted).
+  absl::Status Split(std::string_view name, std::string_view split_row = {});
+  // Removes the split parents of `table` that no region still reads (HBase's CatalogJanitor):
+  // each parent's directory, then its meta row. Runs after splits, flushes and compactions.
+  absl::Status CleanSplitParents(std::string_view table);
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const;
   std::vector<TableSpec> List() const;  // by name
@@ -201,6 +222,7 @@ class TableManager {
     std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
     absl::Status open_error;       // enabled but FAILED_OPEN: why
+    std::vector<RegionInfo> retired;  // split parents meta still records
   };
   std::string TableDir(std::string_view name) const;
   void Log(std::string_view line) const;
@@ -219,7 +241,19 @@ class TableManager {
   // the others serve; when none opens, the table is (the error is returned, and what opened is
   // closed). Regions open in `reuse` are shared, not opened again.
   absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions,
-                                                   const Table* reuse = nullptr);
+                                                   const Table* reuse = nullptr, const RegionInfo* reopen = nullptr);
+  // Splits one region of an open table at `split_row` (empty: its split point); the caller
+  // holds admin_mu_.
+  absl::Status SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent, std::string_view split_row);
+  // Where a split writes its daughters before its commit: data_dir/tables/<table>/.splits/.
+  std::string SplitsDir(std::string_view table) const;
+  // At start-up, before the table's regions open: daughters a crash left in the staging
+  // directory after the commit move into place; what an uncommitted split left is removed.
+  // `committed_now`: a split finishing its own steps (nothing to report), not a restart's.
+  absl::Status FinishSplits(std::string_view table, const std::vector<RegionInfo>& regions, bool committed_now = false);
+  absl::Status CleanSplitParentsLocked(std::string_view table);
+  // The region of a split parent's table that now holds `row` (the server log's route).
+  std::string RouteRecord(std::string_view region, std::string_view row) const;
   // Writes meta rows: one batch, one log record.
   absl::Status WriteMeta(const std::vector<RowMutation>& rows);
   // The table's regions as meta's rows say now or, without rows there, as RegionsWithoutMeta
@@ -264,6 +298,11 @@ class TableManager {
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served
+  // The janitor's thread (janitor_interval_ms), stopped by CloseAll.
+  void JanitorLoop();
+  absl::Mutex janitor_mu_;
+  bool janitor_stop_ ABSL_GUARDED_BY(janitor_mu_) = false;
+  std::thread janitor_;
   std::string server_name_ ABSL_GUARDED_BY(mu_);
 };
 

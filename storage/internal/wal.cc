@@ -602,6 +602,15 @@ absl::Status Wal::ForgetRegion(const std::string& region) {
   return MarkFlushed(region, UINT64_MAX);
 }
 
+bool Wal::HoldsRecordsOf(const std::string& region) const {
+  absl::MutexLock l(&mu_);
+  if (pending_regions_.count(region)) return true;
+  for (const auto& [segment, regions] : segment_regions_) {
+    if (regions.count(region)) return true;
+  }
+  return false;
+}
+
 void Wal::AttachRegion(const std::string& region, std::function<void()> request_flush) {
   absl::MutexLock l(&attach_mu_);
   attached_[region] = std::move(request_flush);

@@ -180,6 +180,8 @@ class Wal {
   absl::Status Retire();
   // A region gone for good (its table dropped): its records never keep a segment again.
   absl::Status ForgetRegion(const std::string& region);
+  // Whether a live segment (or a write not yet in one) holds a record of `region`.
+  bool HoldsRecordsOf(const std::string& region) const;
   // `request_flush` is called (from the log's background thread, or from Heal's caller) when
   // the log needs the region to flush; it must not block. Detach before the region goes;
   // DetachRegion waits for a call in progress.

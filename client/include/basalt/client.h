@@ -435,6 +435,11 @@ class Admin {
   virtual absl::StatusOr<ServerStatus> Status() = 0;
   // The table's regions by start key (basalt:meta's too).
   virtual absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) = 0;
+  // Splits regions without copying data (HBase's split): `name` is a table (each region that can
+  // split, or with `split_row` the region holding it) or a region (its name or encoded name).
+  // Without `split_row` a region splits at the middle of its largest store. FailedPrecondition
+  // when a region cannot split yet (too little data, or it still reads its parent's files).
+  virtual absl::Status Split(const std::string& name, const std::string& split_row = "") = 0;
   // Switches the server's verbs transport off (its endpoints are disconnected, connects and new
   // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.
   // FailedPrecondition when the server serves no verbs transport (rdma=off, no device).

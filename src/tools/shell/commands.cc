@@ -467,6 +467,18 @@ absl::StatusOr<Reply> CmdAdminOnTable(Ctx& c) {
   return Done(c, table);
 }
 
+// split 't1' | split 't1', 'row' | split 'REGIONNAME' [, 'row'] | split 'ENCODED' [, 'row'].
+absl::StatusOr<Reply> CmdSplit(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[0], "a table or region name"));
+  std::string row;
+  if (c.cmd.args.size() > 1) {
+    BASALT_ASSIGN_OR_RETURN(row, Bytes(c, c.cmd.args[1], "a split row"));
+  }
+  const std::string table = name.substr(0, name.find(','));
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, c.conn->GetAdmin()->Split(name, row)));
+  return Done(c, table);
+}
+
 absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
   std::unique_ptr<Admin> admin = c.conn->GetAdmin();
@@ -938,6 +950,16 @@ const std::vector<Spec>& Specs() {
       {"major_compact", "tools", 1, 1, "major_compact 't1'",
        "Rewrites each store into one file, dropping deleted, expired and surplus versions.",
        CmdAdminOnTable<&Admin::MajorCompact>},
+      {"split", "tools", 1, 2, "split 't1' [, 'splitrow']  |  split 'REGIONNAME' [, 'splitrow']  |  split 'ENCODED_REGIONNAME'",
+       "Splits a table's regions, or one region, in two without copying data (as HBase's split). Without a\n"
+       "split row each region splits at the middle of its largest store (a region with too little data stays\n"
+       "whole); with one, the region holding that row splits there. The daughters read the parent's files\n"
+       "until their compactions rewrite them (at once, in the background); until then they cannot split\n"
+       "again. Names come from list_regions. Examples:\n"
+       "  split 't1'\n"
+       "  split 't1', 'm'\n"
+       "  split 't1,,1700000000000', 'g'",
+       CmdSplit},
       {"assign", "tools", 1, 1, "assign 't1'",
        "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
        "failed), every region of it. HBase's assign takes a region name.",

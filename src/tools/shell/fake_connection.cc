@@ -261,6 +261,18 @@ class FakeAdmin : public Admin {
   }
   absl::Status Flush(const std::string& name) override { return Simple("flush", name); }
   absl::Status MajorCompact(const std::string& name) override { return Simple("major_compact", name); }
+  absl::Status Split(const std::string& name, const std::string& split_row) override {
+    s_->admin_calls.push_back("split " + name + (split_row.empty() ? "" : " at " + split_row));
+    auto* t = Find(name.substr(0, name.find(',')));
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    if (split_row.empty()) return absl::FailedPreconditionError("the fake has no data to find a split point in");
+    if (std::find(t->split_keys.begin(), t->split_keys.end(), split_row) != t->split_keys.end()) {
+      return absl::InvalidArgumentError("split row is the start of a region");
+    }
+    t->split_keys.push_back(split_row);
+    std::sort(t->split_keys.begin(), t->split_keys.end());
+    return absl::OkStatus();
+  }
   absl::Status AssignTable(const std::string& name) override {
     s_->admin_calls.push_back("assign " + name);
     auto* t = Find(name);

@@ -1,0 +1,13 @@
+// Fault points for crash tests: a test starts a server with BASALT_FAULT_POINT=<name> in its
+// environment, and the server kills itself with SIGKILL (as kill -9 would) the first time it
+// reaches the point of that name. Without the variable a point does nothing but compare a
+// cached empty string.
+#pragma once
+
+#include <string_view>
+
+namespace basalt {
+
+void FaultPoint(std::string_view name);
+
+}  // namespace basalt

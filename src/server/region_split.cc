@@ -1,0 +1,296 @@
+// TableManager's splits (tables.h): HBase's split transaction on one server, and the janitor
+// that removes split parents once no daughter reads their files.
+//
+// Steps, each a fault point a crash test kills the server at (common/fault_point.h):
+//   split:start            nothing done yet
+//   split:parent-closed    the parent is closed and flushed; it still serves after a restart
+//   split:daughters-written  the daughters' directories (references to the parent's files, and
+//                          REGIONINFO) are durable in data_dir/tables/<table>/.splits/
+//   split:meta-committed   one meta batch recorded the parent SPLIT and the daughters: the
+//                          commit. A restart opens the daughters, moving them into place
+//   split:daughters-moved  the daughters are in their own directories
+// Before the commit a restart serves the parent and removes .splits/; after it, the daughters.
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "common/fault_point.h"
+#include "common/status.h"
+#include "common/string_binary.h"
+#include "src/server/meta.h"
+#include "src/server/table_errors.h"
+#include "src/server/tables.h"
+
+namespace basalt::server {
+
+namespace {
+
+constexpr char kSplitsDirName[] = ".splits";
+
+// Removes a directory holding files and empty directories (a region's that no one needs:
+// references and REGIONINFO of an uncommitted split, or a split parent's files). Anything else
+// (a non-empty subdirectory, such as a lost+found/ with something kept in it) fails the
+// removal, which the caller reports.
+absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
+  if (!env->FileExists(dir)) return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
+  for (const std::string& n : names) {
+    const std::string path = dir + "/" + n;
+    if (env->DeleteDir(path).ok()) continue;  // an empty directory (a log's, say)
+    BASALT_RETURN_IF_ERROR(env->DeleteFile(path));
+  }
+  return env->DeleteDir(dir);
+}
+
+}  // namespace
+
+std::string TableManager::SplitsDir(std::string_view table) const {
+  return absl::StrCat(TableDir(table), "/", kSplitsDirName);
+}
+
+absl::Status TableManager::FinishSplits(std::string_view table, const std::vector<RegionInfo>& regions,
+                                        bool committed_now) {
+  Env* env = options_.env;
+  const std::string staging = SplitsDir(table);
+  if (!env->FileExists(staging)) return absl::OkStatus();
+  bool moved = false;
+  for (const RegionInfo& r : regions) {
+    const std::string from = absl::StrCat(staging, "/", r.EncodedName());
+    if (r.id == 0 || env->FileExists(RegionDir(r)) || !env->FileExists(from)) continue;
+    // Committed in meta before the crash: the daughter takes its place now.
+    BASALT_RETURN_IF_ERROR(env->ReplaceFile(from, RegionDir(r)));
+    if (!committed_now) Log(absl::StrCat("region ", r.Name(), ": moved into place from ", staging, " (a split committed before a crash)"));
+    moved = true;
+  }
+  if (moved) BASALT_RETURN_IF_ERROR(env->SyncDir(TableDir(table)));
+  // What is left is a split that never committed: references and REGIONINFO only, no data.
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> left, env->ListDir(staging));
+  for (const std::string& n : left) {
+    BASALT_RETURN_IF_ERROR(RemoveRegionDir(env, absl::StrCat(staging, "/", n)));
+    Log(absl::StrCat("table '", AV(table), "': removed ", staging, "/", n, ", a daughter of a split a crash cut short ",
+                     "before its commit (its parent serves)"));
+  }
+  BASALT_RETURN_IF_ERROR(env->DeleteDir(staging));
+  return env->SyncDir(TableDir(table));
+}
+
+std::string TableManager::RouteRecord(std::string_view region, std::string_view row) const {
+  const std::string table = TableOfRegion(region);
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(table);
+  if (it == entries_.end()) return "";
+  const Entry& e = it->second;
+  const bool retired = std::any_of(e.retired.begin(), e.retired.end(),
+                                   [&](const RegionInfo& r) { return RegionName(e.spec, r) == region; });
+  if (!retired) return "";
+  for (const RegionInfo& r : e.regions) {
+    if (r.Contains(row)) return RegionName(e.spec, r);
+  }
+  return "";
+}
+
+absl::Status TableManager::Split(std::string_view name, std::string_view split_row) {
+  absl::MutexLock al(&admin_mu_);
+  const std::string table(name.substr(0, name.find(',')));
+  const bool by_region = name.find(',') != std::string_view::npos;
+  if (table == kMetaTableName) return absl::InvalidArgumentError(absl::StrCat(kMetaTableName, " does not split"));
+  TableSpec spec;
+  std::vector<RegionInfo> targets;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(table);
+    if (it == entries_.end() && !by_region) {
+      // An encoded region name: find its table.
+      for (const auto& [t, e] : entries_) {
+        for (const RegionInfo& r : e.regions) {
+          if (r.EncodedName() == name) it = entries_.find(t);
+        }
+      }
+    }
+    if (it == entries_.end()) return NotFound(table);
+    const Entry& e = it->second;
+    if (!e.open_error.ok()) return FailedOpen(e.spec.name, e.open_error);
+    if (e.table == nullptr) return Disabled(e.spec.name);
+    spec = e.spec;
+    const bool region_named = by_region || e.spec.name != name;  // a region name or an encoded one
+    for (const RegionInfo& r : e.regions) {
+      if (region_named) {
+        if (r.Name() == name || r.EncodedName() == name) targets.push_back(r);
+      } else if (!split_row.empty()) {
+        if (r.Contains(split_row)) targets.push_back(r);
+      } else {
+        targets.push_back(r);
+      }
+    }
+  }
+  if (targets.empty()) return absl::NotFoundError(absl::StrCat("table '", spec.name, "' has no region ", AV(name)));
+  absl::Status first;
+  size_t done = 0;
+  for (const RegionInfo& r : targets) {
+    absl::Status s = SplitRegionLocked(spec, r, split_row);
+    if (s.ok()) {
+      ++done;
+    } else if (first.ok()) {
+      first = s;
+    }
+  }
+  // A whole table splits every region that can (HBase's too): one too small to split is no error.
+  if (done == 0 || targets.size() == 1) return first;
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent,
+                                             std::string_view split_row) {
+  const auto started = std::chrono::steady_clock::now();
+  Env* env = options_.env;
+  std::shared_ptr<Table> old;
+  std::vector<RegionInfo> regions;
+  std::string server;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    const Entry& e = entries_.find(spec.name)->second;
+    old = e.table;
+    regions = e.regions;
+    server = server_name_;
+  }
+  if (old == nullptr) return Disabled(spec.name);
+  auto hosted = std::find_if(old->regions().begin(), old->regions().end(),
+                             [&](const HostedRegion& h) { return h.info == parent; });
+  if (hosted == old->regions().end()) return absl::NotFoundError(absl::StrCat("region ", parent.Name(), " is not open"));
+  if (!hosted->open_error.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", parent.Name(), " is FAILED_OPEN (assign it first): ",
+                                                      hosted->open_error.message()));
+  }
+  Region* region = hosted->region.get();
+  std::string at(split_row);
+  if (at.empty()) {
+    BASALT_RETURN_IF_ERROR(region->Flush());
+    BASALT_ASSIGN_OR_RETURN(at, region->SplitPoint());
+  }
+  if (at == parent.start_key || !parent.Contains(at)) {
+    return absl::InvalidArgumentError(absl::StrCat("split row '", ToStringBinary(at), "' is ",
+                                                   at == parent.start_key ? "the start of" : "outside", " region ",
+                                                   parent.Name()));
+  }
+  if (const uint64_t refs = region->GetStats().reference_files; refs > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", parent.Name(), " still reads ", refs,
+                                                      " file(s) of the region it was split from; it can split once a "
+                                                      "compaction has rewritten them (major_compact)"));
+  }
+  const uint64_t id = NewRegionId();
+  const RegionInfo a{spec.name, parent.start_key, at, id};
+  const RegionInfo b{spec.name, at, parent.end_key, id};
+  const std::string staging = SplitsDir(spec.name);
+
+  FaultPoint("split:start");
+  // From here the parent refuses writes: calls that meet it retry on the table installed next.
+  old->superseded_.store(true, std::memory_order_release);
+  absl::Status s = region->Close();
+  FaultPoint("split:parent-closed");
+  for (const RegionInfo* d : {&a, &b}) {
+    if (!s.ok()) break;
+    const std::string dir = absl::StrCat(staging, "/", d->EncodedName());
+    s = WriteReferenceRegion(env, {RegionSource{RegionDir(parent), d->start_key, d->end_key}}, dir);
+    if (s.ok()) s = env->WriteFileDurably(absl::StrCat(dir, "/", kRegionInfoFileName), EncodeRegionInfo(*d));
+  }
+  if (s.ok()) s = env->SyncDir(TableDir(spec.name));
+  FaultPoint("split:daughters-written");
+  if (s.ok()) s = WriteMeta(MetaSplit(parent, a, b, "OPEN", server));
+  if (!s.ok()) {
+    // Not committed: the parent serves again (reopened: it replays what it had not flushed).
+    for (const RegionInfo* d : {&a, &b}) {
+      RemoveRegionDir(env, absl::StrCat(staging, "/", d->EncodedName())).IgnoreError();
+    }
+    absl::StatusOr<std::shared_ptr<Table>> back = OpenTable(spec, regions, old.get(), &parent);
+    absl::MutexLock l(&mu_);
+    Entry& e = entries_.find(spec.name)->second;
+    if (back.ok()) {
+      e.table = *std::move(back);
+    } else {
+      e.table.reset();
+      e.open_error = back.status();
+    }
+    return absl::Status(s.code(), absl::StrCat("split of region ", parent.Name(), " failed (it serves on): ", s.message()));
+  }
+  FaultPoint("split:meta-committed");
+  // Committed: the daughters take the parent's place.
+  std::vector<RegionInfo> after;
+  for (const RegionInfo& r : regions) {
+    if (r == parent) {
+      after.push_back(a);
+      after.push_back(b);
+    } else {
+      after.push_back(r);
+    }
+  }
+  absl::Status moved = FinishSplits(spec.name, after, /*committed_now=*/true);
+  FaultPoint("split:daughters-moved");
+  absl::StatusOr<std::shared_ptr<Table>> t =
+      moved.ok() ? OpenTable(spec, after, old.get()) : absl::StatusOr<std::shared_ptr<Table>>(moved);
+  {
+    absl::MutexLock l(&mu_);
+    Entry& e = entries_.find(spec.name)->second;
+    e.regions = after;
+    e.retired.push_back(parent);
+    if (t.ok()) {
+      e.table = *std::move(t);
+    } else {
+      e.table.reset();
+      e.open_error = t.status();
+    }
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  Log(absl::StrCat("split region ", parent.Name(), " at '", ToStringBinary(at), "' into ", a.Name(), " and ", b.Name(),
+                   " in ", ms.count(), " ms"));
+  if (!t.ok()) return t.status();
+  return CleanSplitParentsLocked(spec.name);
+}
+
+absl::Status TableManager::CleanSplitParents(std::string_view table) {
+  absl::MutexLock al(&admin_mu_);
+  return CleanSplitParentsLocked(table);
+}
+
+absl::Status TableManager::CleanSplitParentsLocked(std::string_view table) {
+  std::shared_ptr<Table> t;
+  std::vector<RegionInfo> retired;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(table);
+    if (it == entries_.end() || it->second.retired.empty()) return absl::OkStatus();
+    t = it->second.table;
+    retired = it->second.retired;
+  }
+  // Only a table whose every region is open tells which files are still read: a region reading
+  // a parent's files holds references until its compaction rewrites them.
+  if (t == nullptr || t->has_failed_regions()) return absl::OkStatus();
+  for (const HostedRegion& h : t->regions()) {
+    if (h.region->GetStats().reference_files > 0) return absl::OkStatus();
+  }
+  for (const RegionInfo& p : retired) {
+    // The directory first: a crash before the row goes leaves a row whose directory is gone,
+    // which the next clean removes; the other order would leave a directory meta does not name.
+    if (options_.env->FileExists(RegionDir(p))) {
+      if (absl::Status s = RemoveRegionDir(options_.env, RegionDir(p)); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("removing split parent ", p.Name(), ": ", s.message()));
+      }
+      Log(absl::StrCat("removed the files of split parent ", p.Name(), ": no region reads them any more"));
+    }
+    // The row stays while the server log holds records of the parent: a start-up split routes
+    // them to its daughters by it. They go once the segments holding them are deleted.
+    const std::string name = RegionName(t->spec(), p);
+    log_->ForgetRegion(name).IgnoreError();  // flushed: its records keep no segment alive
+    if (log_->HoldsRecordsOf(name)) continue;
+    BASALT_RETURN_IF_ERROR(WriteMeta({MetaDelete(p)}));
+    {
+      absl::MutexLock l(&mu_);
+      auto& list = entries_.find(table)->second.retired;
+      list.erase(std::remove(list.begin(), list.end(), p), list.end());
+    }
+    Log(absl::StrCat("removed split parent ", p.Name(), " from ", kMetaTableName));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace basalt::server

@@ -1,0 +1,33 @@
+// What TableManager's parts (tables.cc, region_split.cc) say alike: the errors for a table that
+// is missing, disabled or FAILED_OPEN, and the name a region's log records carry.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "src/server/catalog.h"
+#include "src/server/region_info.h"
+
+namespace basalt::server {
+
+inline absl::Status NotFound(std::string_view name) {
+  return absl::NotFoundError(absl::StrCat("table '", AV(name), "' does not exist"));
+}
+inline absl::Status Disabled(std::string_view name) {
+  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is disabled"));
+}
+inline absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
+  return absl::FailedPreconditionError(absl::StrCat("table ", AV(name), " is FAILED_OPEN (", why.message(),
+                                                    "); repair it, then assign '", AV(name), "'"));
+}
+
+// The name a region's log records carry: its region name, or, for a table from before regions,
+// the table's name.
+inline std::string RegionName(const TableSpec& spec, const RegionInfo& info) {
+  return info.id == 0 ? spec.name : info.Name();
+}
+
+}  // namespace basalt::server

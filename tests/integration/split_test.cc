@@ -1,0 +1,241 @@
+// Splits on a real basalt-server: manual splits (a table, a row, a region name) while writers
+// and scanners run with no error surfaced to them; the daughters' references rewritten by
+// compaction and the parent then removed (HBase's CatalogJanitor); and a SIGKILL at every step
+// of a split (fault points, common/fault_point.h), after which the table is whole: the parent or
+// both daughters, every row once.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tests/integration/integration_util.h"
+
+namespace basalt::testing {
+namespace {
+
+std::string Row(int i) { return absl::StrFormat("r%06d", i); }
+
+class Splits : public ServerTest {
+ protected:
+  std::vector<RegionStatus> Regions(const std::string& table) {
+    auto r = conn_->GetAdmin()->ListRegions(table);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : std::vector<RegionStatus>{};
+  }
+  // Every row of a full scan with its cf:q value, checking order and uniqueness on the way.
+  std::map<std::string, std::string> ScanAll(const std::string& table, std::string* problem = nullptr) {
+    std::map<std::string, std::string> rows;
+    auto sc = conn_->GetTable(table)->GetScanner(Scan());
+    if (!sc.ok()) {
+      if (problem) *problem = sc.status().ToString();
+      return rows;
+    }
+    Result r;
+    std::string last;
+    for (;;) {
+      auto more = (*sc)->Next(&r);
+      if (!more.ok()) {
+        if (problem) *problem = more.status().ToString();
+        break;
+      }
+      if (!*more) break;
+      if (!rows.empty() && r.row() <= last && problem) *problem = absl::StrCat("row ", r.row(), " after ", last);
+      last = r.row();
+      rows[r.row()] = std::string(r.Value("cf", "q").value_or(""));
+    }
+    return rows;
+  }
+  void Load(const std::string& table, int from, int to) {
+    auto t = conn_->GetTable(table);
+    std::vector<RowMutationsBase> batch;
+    for (int i = from; i < to; ++i) batch.push_back(Put(Row(i)).Add("cf", "q", "v" + Row(i)));
+    auto st = t->Batch(batch);
+    ASSERT_TRUE(st.ok()) << st.status();
+    for (const absl::Status& s : *st) ASSERT_TRUE(s.ok()) << s;
+  }
+  // Whether the regions cover every row once, in order.
+  static void ExpectCoverage(const std::vector<RegionStatus>& regions) {
+    ASSERT_FALSE(regions.empty());
+    EXPECT_EQ(regions.front().start_key, "");
+    EXPECT_EQ(regions.back().end_key, "");
+    for (size_t i = 1; i < regions.size(); ++i) EXPECT_EQ(regions[i - 1].end_key, regions[i].start_key);
+  }
+  size_t MetaRows() {
+    auto sc = conn_->GetTable("basalt:meta")->GetScanner(Scan());
+    EXPECT_TRUE(sc.ok());
+    size_t n = 0;
+    Result r;
+    while (sc.ok() && (*sc)->Next(&r).value_or(false)) ++n;
+    return n;
+  }
+};
+
+TEST_F(Splits, ManualSplitsUnderWritersAndScannersSurfaceNoErrorAndLoseNothing) {
+  StartServer();
+  CreateTable("s");
+  Load("s", 0, 4000);
+  ASSERT_TRUE(conn_->GetAdmin()->Flush("s").ok());
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::mutex mu;
+  std::vector<std::string> errors_seen;
+  std::map<std::string, std::string> acked;
+  auto note = [&](const std::string& e) {
+    errors++;
+    std::lock_guard<std::mutex> l(mu);
+    if (errors_seen.size() < 5) errors_seen.push_back(e);
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&, w] {
+      auto t = conn_->GetTable("s");
+      for (int i = 0; !stop; ++i) {
+        // Rows across the whole key space, so every split meets writes.
+        const std::string row = Row((i * 37 + w * 1000) % 4000) + "-w" + std::to_string(w) + "-" + std::to_string(i);
+        absl::Status s = (i % 5 == 4) ? t->Batch({Put(row).Add("cf", "q", row)}).status()
+                                      : t->Put(Put(row).Add("cf", "q", row));
+        if (!s.ok()) {
+          note(s.ToString());
+          continue;
+        }
+        std::lock_guard<std::mutex> l(mu);
+        acked[row] = row;
+      }
+    });
+  }
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&] {
+      while (!stop) {
+        std::string problem;
+        auto rows = ScanAll("s", &problem);
+        if (!problem.empty()) note(problem);
+        for (int i = 0; i < 4000; i += 997) {
+          if (!rows.count(Row(i))) note("scan lost " + Row(i));
+        }
+      }
+    });
+  }
+  absl::Cleanup join = [&] {
+    stop = true;
+    for (auto& th : threads) th.join();
+    threads.clear();
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // At the middle of the largest store.
+  ASSERT_TRUE(conn_->GetAdmin()->Split("s").ok());
+  auto regions = Regions("s");
+  ASSERT_EQ(regions.size(), 2u);
+  ExpectCoverage(regions);
+  // A daughter splits again once a compaction has rewritten its references to the parent's
+  // files (its background compaction starts at once; a major compaction makes sure).
+  ASSERT_TRUE(conn_->GetAdmin()->MajorCompact("s").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Split("s", Row(1000)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // By region name, and by encoded name.
+  regions = Regions("s");
+  ASSERT_EQ(regions.size(), 3u);
+  ASSERT_TRUE(conn_->GetAdmin()->MajorCompact("s").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Split(regions[0].name, Row(500)).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->MajorCompact("s").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Split(Regions("s").back().encoded_name).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::move(join).Invoke();
+  EXPECT_EQ(errors.load(), 0) << (errors_seen.empty() ? "" : errors_seen[0]);
+
+  regions = Regions("s");
+  ASSERT_EQ(regions.size(), 5u);
+  ExpectCoverage(regions);
+  // Split rows that are no region's inside are refused.
+  EXPECT_EQ(conn_->GetAdmin()->Split("s", regions[1].start_key).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(conn_->GetAdmin()->Split("nosuch").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(conn_->GetAdmin()->Split("basalt:meta").code(), absl::StatusCode::kInvalidArgument);
+
+  std::map<std::string, std::string> want = acked;
+  for (int i = 0; i < 4000; ++i) want[Row(i)] = "v" + Row(i);
+  std::string problem;
+  EXPECT_EQ(ScanAll("s", &problem), want);
+  EXPECT_EQ(problem, "");
+  auto t = conn_->GetTable("s");
+  for (const auto& [row, v] : acked) {
+    auto got = t->Get(Get(row));
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->Value("cf", "q"), std::optional<std::string_view>(v)) << row;
+  }
+
+  // Once every daughter has compacted, the split parents' files go; their meta rows stay while
+  // the server log holds their records (a restart routes those to the daughters).
+  ASSERT_TRUE(conn_->GetAdmin()->MajorCompact("s").ok());
+  EXPECT_GE(MetaRows(), 5u);
+  size_t dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path() + "/data/tables/s")) {
+    dirs += e.is_directory();
+  }
+  EXPECT_EQ(dirs, 5u);
+
+  // kill -9 and a restart: the same regions, every row.
+  server_->Kill();
+  ASSERT_TRUE(server_->Start().ok());
+  Connect();
+  auto after = Regions("s");
+  ASSERT_EQ(after.size(), regions.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].name, regions[i].name);
+  EXPECT_EQ(ScanAll("s", &problem), want);
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(MetaRows(), 5u) << "the split parents' rows outlived their records in the log";
+}
+
+// A split killed at each of its steps: a restart serves the parent (before the meta commit) or
+// both daughters (after it), every row once, and the table takes writes and splits again.
+TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
+  const std::vector<std::pair<std::string, size_t>> points = {
+      {"split:start", 1},          {"split:parent-closed", 1},   {"split:daughters-written", 1},
+      {"split:meta-committed", 2}, {"split:daughters-moved", 2},
+  };
+  int table = 0;
+  for (const auto& [point, regions_after] : points) {
+    SCOPED_TRACE(point);
+    const std::string name = absl::StrCat("k", table++);
+    server_ = std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data");
+    server_->set_launcher({"env", "BASALT_FAULT_POINT=" + point});
+    ASSERT_TRUE(server_->Start().ok());
+    Connect(absl::Seconds(3));
+    CreateTable(name);
+    Load(name, 0, 1500);
+    ASSERT_TRUE(conn_->GetAdmin()->Flush(name).ok());
+    Load(name, 1500, 2000);  // in the log only
+    auto t = conn_->GetTable(name);
+    ASSERT_TRUE(t->Put(Put(Row(7)).Add("cf", "q", "new")).ok());
+    EXPECT_FALSE(conn_->GetAdmin()->Split(name, Row(1000)).ok()) << "the server did not stop at " << point;
+    server_->Kill();
+    server_->set_launcher({});
+    ASSERT_TRUE(server_->Start().ok());
+    Connect();
+    auto regions = Regions(name);
+    ASSERT_EQ(regions.size(), regions_after);
+    ExpectCoverage(regions);
+    std::map<std::string, std::string> want;
+    for (int i = 0; i < 2000; ++i) want[Row(i)] = "v" + Row(i);
+    want[Row(7)] = "new";
+    std::string problem;
+    EXPECT_EQ(ScanAll(name, &problem), want);
+    EXPECT_EQ(problem, "");
+    // Nothing left half-done: no staging directory, and writes and a split work.
+    EXPECT_FALSE(std::filesystem::exists(absl::StrCat(dir_.path(), "/data/tables/", name, "/.splits")));
+    ASSERT_TRUE(conn_->GetTable(name)->Put(Put(Row(5000)).Add("cf", "q", "after")).ok());
+    ASSERT_TRUE(conn_->GetAdmin()->MajorCompact(name).ok());
+    ASSERT_TRUE(conn_->GetAdmin()->Split(name, Row(300)).ok());
+    EXPECT_EQ(Regions(name).size(), regions_after + 1);
+    want[Row(5000)] = "after";
+    EXPECT_EQ(ScanAll(name, &problem), want);
+    server_->Kill();
+  }
+}
+
+}  // namespace
+}  // namespace basalt::testing
