@@ -81,6 +81,9 @@ struct RegionOptions {
   // The region server's shared log (storage/server_log.h), which must outlive the region.
   // nullptr: the region keeps a log of its own in <dir>/wal (basalt:meta, a region alone).
   ServerLog* server_log = nullptr;
+  // Called (with the region's name) on the region's background thread after a flush or a
+  // compaction changed its files: where a region server looks whether it should split.
+  std::function<void(const std::string& region)> on_files_changed;
 };
 
 }  // namespace basalt

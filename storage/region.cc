@@ -597,10 +597,14 @@ void RegionImpl::BackgroundLoop() {
     }
     // A region failed on a full disk retries, about once a second, until space is back.
     if (Healable() && !TryHeal().ok()) continue;
+    const uint64_t changes = flushes_ + minor_compactions_ + major_compactions_;
     absl::Status s = Flush();
     if (s.ok() && options_.background_compaction) s = CompactReferences();
     if (s.ok() && options_.background_compaction) s = CompactMinor();
     (void)s;  // a failed flush marks the region failed; nothing else to do here
+    if (options_.on_files_changed && flushes_ + minor_compactions_ + major_compactions_ != changes) {
+      options_.on_files_changed(desc_.name);
+    }
   }
 }
 
@@ -826,10 +830,13 @@ RegionStats RegionImpl::GetStats() const {
   for (auto& [n, s] : stores_) {
     std::shared_ptr<const FileList> files = s->Files();
     st.files_per_family[n] = files->size();
+    uint64_t bytes = 0;
     for (const auto& f : *files) {
-      st.store_file_bytes += f->stats().file_size;
+      bytes += f->stats().file_size;
       if (f->range() != nullptr) ++st.reference_files;
     }
+    st.store_file_bytes += bytes;
+    st.largest_store_bytes = std::max(st.largest_store_bytes, bytes);
   }
   st.read_requests = read_requests_.load(std::memory_order_relaxed);
   st.write_requests = write_requests_.load(std::memory_order_relaxed);

@@ -98,6 +98,7 @@ struct RegionStats {
   uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
   std::map<std::string, size_t> files_per_family;
   uint64_t store_file_bytes = 0;                    // block files, all families
+  uint64_t largest_store_bytes = 0;                 // of the family with the most
   uint64_t reference_files = 0;  // files of another region it still reads (after a split or merge)
   uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };

@@ -709,10 +709,17 @@ TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
   auto refused = DecodeManifest(with_crc(newer + body), "d/MANIFEST");
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
   EXPECT_NE(refused.status().message().find("manifest d/MANIFEST"), std::string::npos);
-  // A newer version old readers can still read (min_reader_version unchanged) is read.
+  // A newer version old readers can still read (min_reader_version unchanged) is read: its body
+  // is this version's (with the references section version 3 added).
+  Manifest with_ref = m;
+  with_ref.references[5] = FileReference{"../parent", 3, "", "m"};
+  const std::string v3 = EncodeManifest(with_ref);
+  const std::string body3 = v3.substr(kFormatStampSize, v3.size() - kFormatStampSize - 4);
   std::string compatible;
   AppendFormatStamp(&compatible, "BSLTMANF", kManifestVersion + 1, kManifestVersion);
-  EXPECT_TRUE(DecodeManifest(with_crc(compatible + body), "MANIFEST").ok());
+  auto read = DecodeManifest(with_crc(compatible + body3), "MANIFEST");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->references, with_ref.references);
   // A flipped stamp byte is damage.
   std::string damaged = now;
   damaged[13] ^= 1;

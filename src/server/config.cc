@@ -174,6 +174,20 @@ const std::vector<Setting>& Settings() {
          c->wal_max_logs = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"region_max_size", "10GiB",
+       "a region whose largest store passes this splits at its middle (HBase's hbase.hregion.max.filesize; a "
+       "table's only region splits past twice memstore_flush_size, as HBase's stepping policy)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->region_max_size = n;
+         return absl::OkStatus();
+       }},
+      {"auto_split", "true", "regions split on their own past the size above (false: only the split command)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->auto_split, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
       {"enable_echo", "false",
        "serve the Echo service (the benchmarks' bare-gRPC floor); off, it answers FAILED_PRECONDITION",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {

@@ -29,6 +29,8 @@ struct ServerConfig {
   WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
   uint64_t wal_roll_size = 64ull << 20;  // the server log's segment size
   int wal_max_logs = 32;                 // live segments before the oldest's regions flush
+  uint64_t region_max_size = 10ull << 30;  // a region splits past this (its largest store)
+  bool auto_split = true;
   bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO
   bool enable_echo = false;                  // the benchmark-only Echo service
   uint64_t echo_max_reply_bytes = 1ull << 20;  // its largest reply

@@ -66,6 +66,8 @@ int Run(int argc, char** argv) {
   topts.region.wal_recovery = config.wal_recovery;
   topts.wal_roll_size = config.wal_roll_size;
   topts.wal_max_logs = config.wal_max_logs;
+  topts.region_max_size = config.region_max_size;
+  topts.auto_split = config.auto_split;
   topts.region.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
   topts.rebuild_catalog = config.rebuild_catalog;
   absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);

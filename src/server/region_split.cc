@@ -247,6 +247,41 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
   return CleanSplitParentsLocked(spec.name);
 }
 
+void TableManager::MaybeSplit(const std::string& region) {
+  const std::string table = TableOfRegion(region);
+  absl::MutexLock al(&admin_mu_);
+  TableSpec spec;
+  RegionInfo info;
+  std::shared_ptr<Table> t;
+  size_t regions = 0;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (stopping_) return;
+    auto it = entries_.find(table);
+    if (it == entries_.end() || it->second.table == nullptr) return;
+    spec = it->second.spec;
+    t = it->second.table;
+    regions = it->second.regions.size();
+  }
+  const HostedRegion* hosted = nullptr;
+  for (const HostedRegion& h : t->regions()) {
+    if (RegionName(spec, h.info) == region && h.open_error.ok()) hosted = &h;
+  }
+  if (hosted == nullptr || hosted->info.id == 0) return;  // gone meanwhile, or from before regions
+  const RegionStats st = hosted->region->GetStats();
+  // A daughter still reading its parent's files is looked at again once its compaction ends.
+  if (st.reference_files > 0) return;
+  // HBase's SteppingSplitPolicy: a table's first region splits early, so that a new table
+  // spreads soon; after that at the maximum size.
+  const uint64_t limit = regions == 1 ? 2 * options_.region.memstore_flush_size : options_.region_max_size;
+  if (st.largest_store_bytes <= limit) return;
+  info = hosted->info;
+  absl::Status s = SplitRegionLocked(spec, info, "");
+  if (!s.ok()) {
+    Log(absl::StrCat("region ", info.Name(), " passed ", limit, " bytes but did not split: ", s.ToString()));
+  }
+}
+
 absl::Status TableManager::CleanSplitParents(std::string_view table) {
   absl::MutexLock al(&admin_mu_);
   return CleanSplitParentsLocked(table);

@@ -219,6 +219,8 @@ RegionStats Table::Stats() const {
     sum.blocked_writes += st.blocked_writes;
     for (const auto& [f, n] : st.files_per_family) sum.files_per_family[f] += n;
     sum.store_file_bytes += st.store_file_bytes;
+    sum.largest_store_bytes = std::max(sum.largest_store_bytes, st.largest_store_bytes);
+    sum.reference_files += st.reference_files;
     sum.read_requests += st.read_requests;
     sum.write_requests += st.write_requests;
   }
@@ -357,6 +359,12 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   }
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
   BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired));
+  if (options.auto_split) {
+    tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
+      absl::MutexLock l(&t->housekeeping_mu_);
+      t->split_checks_.insert(region);
+    };
+  }
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
   {
@@ -468,7 +476,7 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   for (const TableSpec& s : specs) {
     if (absl::Status c = tm->CleanSplitParentsLocked(s.name); !c.ok()) tm->Log(c.ToString());
   }
-  if (options.janitor_interval_ms > 0) tm->janitor_ = std::thread([t = tm.get()] { t->JanitorLoop(); });
+  tm->housekeeping_ = std::thread([t = tm.get()] { t->HousekeepingLoop(); });
   return tm;
 }
 
@@ -878,23 +886,36 @@ absl::Status TableManager::MajorCompact(std::string_view name) {
   return s;
 }
 
-void TableManager::JanitorLoop() {
-  absl::MutexLock l(&janitor_mu_);
-  while (!janitor_stop_) {
-    janitor_mu_.AwaitWithTimeout(absl::Condition(&janitor_stop_), absl::Milliseconds(options_.janitor_interval_ms));
-    if (janitor_stop_) break;
-    std::vector<std::string> tables;
-    {
-      absl::ReaderMutexLock rl(&mu_);
-      for (const auto& [name, e] : entries_) {
-        if (!e.retired.empty()) tables.push_back(name);
+void TableManager::HousekeepingLoop() {
+  const absl::Duration every = options_.janitor_interval_ms > 0 ? absl::Milliseconds(options_.janitor_interval_ms)
+                                                                : absl::InfiniteDuration();
+  absl::Time next_clean = absl::Now() + every;
+  absl::MutexLock l(&housekeeping_mu_);
+  while (!housekeeping_stop_) {
+    housekeeping_mu_.AwaitWithDeadline(absl::Condition(+[](TableManager* t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                         return t->housekeeping_stop_ || !t->split_checks_.empty();
+                                       }, this),
+                                       next_clean);
+    if (housekeeping_stop_) break;
+    std::set<std::string> checks;
+    checks.swap(split_checks_);
+    const bool clean = absl::Now() >= next_clean;
+    if (clean) next_clean = absl::Now() + every;
+    housekeeping_mu_.Unlock();
+    for (const std::string& r : checks) MaybeSplit(r);
+    if (clean) {
+      std::vector<std::string> tables;
+      {
+        absl::ReaderMutexLock rl(&mu_);
+        for (const auto& [name, e] : entries_) {
+          if (!e.retired.empty()) tables.push_back(name);
+        }
+      }
+      for (const std::string& t : tables) {
+        if (absl::Status c = CleanSplitParents(t); !c.ok()) Log(c.ToString());
       }
     }
-    janitor_mu_.Unlock();
-    for (const std::string& t : tables) {
-      if (absl::Status c = CleanSplitParents(t); !c.ok()) Log(c.ToString());
-    }
-    janitor_mu_.Lock();
+    housekeeping_mu_.Lock();
   }
 }
 
@@ -989,10 +1010,10 @@ size_t TableManager::size() const {
 
 absl::Status TableManager::CloseAll() {
   {
-    absl::MutexLock l(&janitor_mu_);
-    janitor_stop_ = true;
+    absl::MutexLock l(&housekeeping_mu_);
+    housekeeping_stop_ = true;
   }
-  if (janitor_.joinable()) janitor_.join();
+  if (housekeeping_.joinable()) housekeeping_.join();
   std::vector<std::shared_ptr<Table>> open;
   {
     absl::MutexLock l(&mu_);

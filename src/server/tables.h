@@ -135,6 +135,11 @@ class TableManager {
     // How often split parents are looked at for removal (CleanSplitParents; HBase's
     // CatalogJanitor runs every 5 minutes). 0: only after splits, flushes and compactions.
     int janitor_interval_ms = 10000;
+    // Automatic splits (HBase's SteppingSplitPolicy): after a flush or compaction, a region
+    // whose largest store passes 2 × the memstore flush size while its table has one region, or
+    // region_max_size once it has more, splits at its middle.
+    bool auto_split = true;
+    uint64_t region_max_size = 10ull << 30;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -298,11 +303,15 @@ class TableManager {
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served
-  // The janitor's thread (janitor_interval_ms), stopped by CloseAll.
-  void JanitorLoop();
-  absl::Mutex janitor_mu_;
-  bool janitor_stop_ ABSL_GUARDED_BY(janitor_mu_) = false;
-  std::thread janitor_;
+  // The housekeeping thread: automatic splits of the regions whose files changed, and the
+  // janitor every janitor_interval_ms. Stopped by CloseAll.
+  void HousekeepingLoop();
+  // Splits the region (by its log name) if the split policy says so.
+  void MaybeSplit(const std::string& region);
+  absl::Mutex housekeeping_mu_;
+  bool housekeeping_stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
+  std::set<std::string> split_checks_ ABSL_GUARDED_BY(housekeeping_mu_);  // regions whose files changed
+  std::thread housekeeping_;
   std::string server_name_ ABSL_GUARDED_BY(mu_);
 };
 
