@@ -95,6 +95,17 @@ class AdminImpl final : public Admin {
     return s.ok() ? s : WithContext(s, absl::StrCat("Split ", name));
   }
 
+  absl::Status MergeRegions(const std::string& first, const std::string& second) override {
+    rpc::MergeRequest req;
+    req.set_first(first);
+    req.set_second(second);
+    rpc::AdminResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return path->admin_stub()->Merge(ctx, req, &resp);
+    });
+    return s.ok() ? s : WithContext(s, absl::StrCat("MergeRegions ", first, " ", second));
+  }
+
   absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) override {
     rpc::TableRequest req;
     req.set_table(table);

@@ -430,6 +430,7 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(as, a, AssignTable, rpc::TableRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, ListRegions, rpc::TableRequest, rpc::ListRegionsResponse, true);
   BASALT_UNARY_(as, a, Split, rpc::SplitRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, Merge, rpc::MergeRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse, true);
   BASALT_UNARY_(as, a, SetVerbs, rpc::SetVerbsRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(bs, a, OpenVerbsSession, rpc::VerbsSessionRequest, rpc::VerbsSessionResponse, false);

@@ -56,6 +56,26 @@ std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a
   return rows;
 }
 
+std::vector<RowMutation> MetaMerge(const RegionInfo& a, const RegionInfo& b, const RegionInfo& merged,
+                                   std::string_view state, std::string_view server) {
+  auto column = [](RowMutation* rm, std::string q, std::string v) {
+    Mutation m;
+    m.family = kMetaFamily;
+    m.qualifier = std::move(q);
+    m.value = std::move(v);
+    rm->mutations.push_back(std::move(m));
+  };
+  std::vector<RowMutation> rows;
+  for (const RegionInfo* p : {&a, &b}) {
+    rows.push_back(MetaPut(*p, kMergedState, server));
+    column(&rows.back(), "mergedinto", MetaRowKey(merged));
+  }
+  rows.push_back(MetaPut(merged, state, server));
+  column(&rows.back(), "merge0", MetaRowKey(a));
+  column(&rows.back(), "merge1", MetaRowKey(b));
+  return rows;
+}
+
 RowMutation MetaDelete(const RegionInfo& info) {
   RowMutation rm;
   rm.row = MetaRowKey(info);
@@ -97,7 +117,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
         if (!absl::SimpleAtoi(AV(c.value), &info.id)) return bad("info:id is not a number");
         have_id = true;
       } else if (c.qualifier == "state") {
-        split = c.value == kSplitState;
+        split = c.value == kSplitState || c.value == kMergedState;
       }
     }
     if (!have_start || !have_end || !have_id) return bad("info:startkey, info:endkey or info:id is missing");

@@ -13,6 +13,8 @@
 //                               files, as HBase's split parents)
 //   info:server                 host:port of the server serving it
 //   info:splitA, info:splitB    a SPLIT parent's daughters (their row keys)
+//   info:mergedinto             a MERGED parent's merged region (its row key); the merged
+//   info:merge0, info:merge1    region's parents (kept, offline, until it no longer reads them)
 // Writes that change which regions exist go in one batch: one log record, so a crash keeps all
 // of it or none.
 //
@@ -41,16 +43,22 @@ std::string MetaRowKey(const RegionInfo& info);
 // The row recording `info` with `state` and `server`.
 RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server);
 inline constexpr char kSplitState[] = "SPLIT";
+inline constexpr char kMergedState[] = "MERGED";
 // The rows of a split, in one batch (the split's commit): the parent SPLIT, naming its
 // daughters, and the daughters with `state`.
 std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a, const RegionInfo& b,
+                                   std::string_view state, std::string_view server);
+// The rows of a merge, in one batch (its commit): both parents MERGED, naming the merged region
+// (info:mergedinto), and the merged region with `state`, naming them (info:merge0, info:merge1,
+// as HBase's merge qualifiers).
+std::vector<RowMutation> MetaMerge(const RegionInfo& a, const RegionInfo& b, const RegionInfo& merged,
                                    std::string_view state, std::string_view server);
 // Removes the row of `info`.
 RowMutation MetaDelete(const RegionInfo& info);
 
 // Every region meta records, by table, each table's regions sorted by start key. DataLoss for a
-// row that does not decode. Split parents are not among them: with `retired` given, they go
-// there.
+// row that does not decode. Split and merged parents are not among them: with `retired` given,
+// they go there.
 absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
     Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired = nullptr);
 

@@ -1,15 +1,17 @@
 // TableManager's splits (tables.h): HBase's split transaction on one server, and the janitor
 // that removes split parents once no daughter reads their files.
 //
-// Steps, each a fault point a crash test kills the server at (common/fault_point.h):
-//   split:start            nothing done yet
-//   split:parent-closed    the parent is closed and flushed; it still serves after a restart
-//   split:daughters-written  the daughters' directories (references to the parent's files, and
-//                          REGIONINFO) are durable in data_dir/tables/<table>/.splits/
-//   split:meta-committed   one meta batch recorded the parent SPLIT and the daughters: the
-//                          commit. A restart opens the daughters, moving them into place
-//   split:daughters-moved  the daughters are in their own directories
-// Before the commit a restart serves the parent and removes .splits/; after it, the daughters.
+// A split (one parent, two daughters) and a merge (two adjacent parents, one region) are one
+// transaction, whose steps are fault points a crash test kills the server at
+// (common/fault_point.h), named "split:<step>" and "merge:<step>":
+//   start             nothing done yet
+//   parents-closed    the parents are closed and flushed; they still serve after a restart
+//   children-written  the children's directories (references to the parents' files, and
+//                     REGIONINFO) are durable in data_dir/tables/<table>/.splits/
+//   meta-committed    one meta batch recorded the parents SPLIT or MERGED and the children: the
+//                     commit. A restart opens the children, moving them into place
+//   children-moved    the children are in their own directories
+// Before the commit a restart serves the parents and removes .splits/; after it, the children.
 #include <algorithm>
 #include <chrono>
 
@@ -142,27 +144,13 @@ absl::Status TableManager::Split(std::string_view name, std::string_view split_r
 
 absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent,
                                              std::string_view split_row) {
-  const auto started = std::chrono::steady_clock::now();
-  Env* env = options_.env;
   std::shared_ptr<Table> old;
-  std::vector<RegionInfo> regions;
-  std::string server;
   {
     absl::ReaderMutexLock l(&mu_);
-    const Entry& e = entries_.find(spec.name)->second;
-    old = e.table;
-    regions = e.regions;
-    server = server_name_;
+    old = entries_.find(spec.name)->second.table;
   }
   if (old == nullptr) return Disabled(spec.name);
-  auto hosted = std::find_if(old->regions().begin(), old->regions().end(),
-                             [&](const HostedRegion& h) { return h.info == parent; });
-  if (hosted == old->regions().end()) return absl::NotFoundError(absl::StrCat("region ", parent.Name(), " is not open"));
-  if (!hosted->open_error.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("region ", parent.Name(), " is FAILED_OPEN (assign it first): ",
-                                                      hosted->open_error.message()));
-  }
-  Region* region = hosted->region.get();
+  BASALT_ASSIGN_OR_RETURN(Region * region, OpenRegionOf(*old, parent, "split"));
   std::string at(split_row);
   if (at.empty()) {
     BASALT_RETURN_IF_ERROR(region->Flush());
@@ -173,36 +161,80 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
                                                    at == parent.start_key ? "the start of" : "outside", " region ",
                                                    parent.Name()));
   }
-  if (const uint64_t refs = region->GetStats().reference_files; refs > 0) {
-    return absl::FailedPreconditionError(absl::StrCat("region ", parent.Name(), " still reads ", refs,
-                                                      " file(s) of the region it was split from; it can split once a "
-                                                      "compaction has rewritten them (major_compact)"));
-  }
   const uint64_t id = NewRegionId();
   const RegionInfo a{spec.name, parent.start_key, at, id};
   const RegionInfo b{spec.name, at, parent.end_key, id};
-  const std::string staging = SplitsDir(spec.name);
+  return ReplaceRegionsLocked(spec, {parent}, {a, b}, MetaSplit(parent, a, b, "OPEN", ServerName()), "split");
+}
 
-  FaultPoint("split:start");
-  // From here the parent refuses writes: calls that meet it retry on the table installed next.
+absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
+  auto hosted = std::find_if(t.regions().begin(), t.regions().end(), [&](const HostedRegion& h) { return h.info == info; });
+  if (hosted == t.regions().end()) return absl::NotFoundError(absl::StrCat("region ", info.Name(), " is not open"));
+  if (!hosted->open_error.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " is FAILED_OPEN (assign it first): ",
+                                                      hosted->open_error.message()));
+  }
+  if (const uint64_t refs = hosted->region->GetStats().reference_files; refs > 0) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " still reads ", refs,
+                                                      " file(s) of the region(s) it was made from; it can ", AV(what),
+                                                      " once a compaction has rewritten them (major_compact)"));
+  }
+  return hosted->region.get();
+}
+
+absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
+                                                const std::vector<RegionInfo>& children,
+                                                const std::vector<RowMutation>& commit, std::string_view what) {
+  const auto started = std::chrono::steady_clock::now();
+  Env* env = options_.env;
+  std::shared_ptr<Table> old;
+  std::vector<RegionInfo> regions;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (stopping_) return absl::UnavailableError("server is shutting down");
+    const Entry& e = entries_.find(spec.name)->second;
+    old = e.table;
+    regions = e.regions;
+  }
+  if (old == nullptr) return Disabled(spec.name);
+  std::vector<Region*> closing;
+  for (const RegionInfo& p : parents) {
+    BASALT_ASSIGN_OR_RETURN(Region * r, OpenRegionOf(*old, p, what));
+    closing.push_back(r);
+  }
+  const std::string staging = SplitsDir(spec.name);
+  auto point = [&](std::string_view step) { FaultPoint(absl::StrCat(AV(what), ":", AV(step))); };
+
+  point("start");
+  // From here the parents refuse writes: calls that meet them retry on the table installed next.
   old->superseded_.store(true, std::memory_order_release);
-  absl::Status s = region->Close();
-  FaultPoint("split:parent-closed");
-  for (const RegionInfo* d : {&a, &b}) {
+  absl::Status s;
+  for (Region* r : closing) {
+    absl::Status closed = r->Close();
+    if (s.ok()) s = closed;
+  }
+  point("parents-closed");
+  // Each child refers to the files of every parent it overlaps, seen through their common rows.
+  for (const RegionInfo& c : children) {
     if (!s.ok()) break;
-    const std::string dir = absl::StrCat(staging, "/", d->EncodedName());
-    s = WriteReferenceRegion(env, {RegionSource{RegionDir(parent), d->start_key, d->end_key}}, dir);
-    if (s.ok()) s = env->WriteFileDurably(absl::StrCat(dir, "/", kRegionInfoFileName), EncodeRegionInfo(*d));
+    std::vector<RegionSource> sources;
+    for (const RegionInfo& p : parents) {
+      const std::string start = std::max(p.start_key, c.start_key);
+      std::string end = p.end_key.empty() ? c.end_key : c.end_key.empty() ? p.end_key : std::min(p.end_key, c.end_key);
+      if (!end.empty() && end <= start) continue;
+      sources.push_back(RegionSource{RegionDir(p), start, std::move(end)});
+    }
+    const std::string dir = absl::StrCat(staging, "/", c.EncodedName());
+    s = WriteReferenceRegion(env, sources, dir);
+    if (s.ok()) s = env->WriteFileDurably(absl::StrCat(dir, "/", kRegionInfoFileName), EncodeRegionInfo(c));
   }
   if (s.ok()) s = env->SyncDir(TableDir(spec.name));
-  FaultPoint("split:daughters-written");
-  if (s.ok()) s = WriteMeta(MetaSplit(parent, a, b, "OPEN", server));
+  point("children-written");
+  if (s.ok()) s = WriteMeta(commit);
   if (!s.ok()) {
-    // Not committed: the parent serves again (reopened: it replays what it had not flushed).
-    for (const RegionInfo* d : {&a, &b}) {
-      RemoveRegionDir(env, absl::StrCat(staging, "/", d->EncodedName())).IgnoreError();
-    }
-    absl::StatusOr<std::shared_ptr<Table>> back = OpenTable(spec, regions, old.get(), &parent);
+    // Not committed: the parents serve again (reopened: each replays what it had not flushed).
+    for (const RegionInfo& c : children) RemoveRegionDir(env, absl::StrCat(staging, "/", c.EncodedName())).IgnoreError();
+    absl::StatusOr<std::shared_ptr<Table>> back = OpenTable(spec, regions, old.get(), &parents);
     absl::MutexLock l(&mu_);
     Entry& e = entries_.find(spec.name)->second;
     if (back.ok()) {
@@ -211,28 +243,28 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
       e.table.reset();
       e.open_error = back.status();
     }
-    return absl::Status(s.code(), absl::StrCat("split of region ", parent.Name(), " failed (it serves on): ", s.message()));
+    return absl::Status(s.code(), absl::StrCat(AV(what), " of ", parents.size() == 1 ? "region " : "regions ",
+                                               parents.front().Name(), parents.size() > 1 ? " and " : "",
+                                               parents.size() > 1 ? parents.back().Name() : "",
+                                               " failed (the table serves as before): ", s.message()));
   }
-  FaultPoint("split:meta-committed");
-  // Committed: the daughters take the parent's place.
+  point("meta-committed");
+  // Committed: the children take the parents' place.
   std::vector<RegionInfo> after;
   for (const RegionInfo& r : regions) {
-    if (r == parent) {
-      after.push_back(a);
-      after.push_back(b);
-    } else {
-      after.push_back(r);
-    }
+    if (std::find(parents.begin(), parents.end(), r) == parents.end()) after.push_back(r);
   }
+  after.insert(after.end(), children.begin(), children.end());
+  std::sort(after.begin(), after.end(), [](const RegionInfo& x, const RegionInfo& y) { return x.start_key < y.start_key; });
   absl::Status moved = FinishSplits(spec.name, after, /*committed_now=*/true);
-  FaultPoint("split:daughters-moved");
+  point("children-moved");
   absl::StatusOr<std::shared_ptr<Table>> t =
       moved.ok() ? OpenTable(spec, after, old.get()) : absl::StatusOr<std::shared_ptr<Table>>(moved);
   {
     absl::MutexLock l(&mu_);
     Entry& e = entries_.find(spec.name)->second;
     e.regions = after;
-    e.retired.push_back(parent);
+    e.retired.insert(e.retired.end(), parents.begin(), parents.end());
     if (t.ok()) {
       e.table = *std::move(t);
     } else {
@@ -241,10 +273,52 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
     }
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  Log(absl::StrCat("split region ", parent.Name(), " at '", ToStringBinary(at), "' into ", a.Name(), " and ", b.Name(),
-                   " in ", ms.count(), " ms"));
+  std::string from, into;
+  for (const RegionInfo& p : parents) absl::StrAppend(&from, from.empty() ? "" : " and ", p.Name());
+  for (const RegionInfo& c : children) absl::StrAppend(&into, into.empty() ? "" : " and ", c.Name());
+  Log(absl::StrCat(what == "split" ? "split region " : "merged regions ", from, " into ", into, " in ", ms.count(),
+                   " ms"));
   if (!t.ok()) return t.status();
   return CleanSplitParentsLocked(spec.name);
+}
+
+absl::Status TableManager::Merge(std::string_view first, std::string_view second) {
+  absl::MutexLock al(&admin_mu_);
+  TableSpec spec;
+  RegionInfo found[2];
+  {
+    absl::ReaderMutexLock l(&mu_);
+    const std::string_view names[2] = {first, second};
+    for (int k = 0; k < 2; ++k) {
+      bool hit = false;
+      for (const auto& [t, e] : entries_) {
+        for (const RegionInfo& r : e.regions) {
+          if (r.id != 0 && (r.Name() == names[k] || r.EncodedName() == names[k])) {
+            found[k] = r;
+            hit = true;
+            if (k == 0) spec = e.spec;
+          }
+        }
+      }
+      if (!hit) return absl::NotFoundError(absl::StrCat("no region ", AV(names[k])));
+    }
+    if (found[0].table != found[1].table) {
+      return absl::InvalidArgumentError(absl::StrCat("regions ", found[0].Name(), " and ", found[1].Name(),
+                                                     " are of different tables"));
+    }
+    const Entry& e = entries_.find(spec.name)->second;
+    if (!e.open_error.ok()) return FailedOpen(spec.name, e.open_error);
+    if (e.table == nullptr) return Disabled(spec.name);
+  }
+  if (found[1].start_key < found[0].start_key) std::swap(found[0], found[1]);
+  const RegionInfo& lo = found[0];
+  const RegionInfo& hi = found[1];
+  if (lo == hi || lo.end_key != hi.start_key) {
+    // HBase refuses regions that are not adjacent (unless forced; Basalt has no force).
+    return absl::InvalidArgumentError(absl::StrCat("regions ", lo.Name(), " and ", hi.Name(), " are not adjacent"));
+  }
+  const RegionInfo merged{spec.name, lo.start_key, hi.end_key, NewRegionId()};
+  return ReplaceRegionsLocked(spec, {lo, hi}, {merged}, MetaMerge(lo, hi, merged, "OPEN", ServerName()), "merge");
 }
 
 void TableManager::MaybeSplit(const std::string& region) {

@@ -690,6 +690,11 @@ absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminRespons
   return tables_->Split(req.name(), req.split_row());
 }
 
+absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminResponse*) {
+  if (req.first().empty() || req.second().empty()) return absl::InvalidArgumentError("merge needs two regions");
+  return tables_->Merge(req.first(), req.second());
+}
+
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
   resp->set_version(kVersion);
   resp->set_mode("standalone");

@@ -110,6 +110,7 @@ class AdminService {
   absl::Status AssignTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp);
   absl::Status Split(const rpc::SplitRequest& req, rpc::AdminResponse* resp);
+  absl::Status Merge(const rpc::MergeRequest& req, rpc::AdminResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);

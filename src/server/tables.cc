@@ -614,13 +614,15 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
 
 absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
                                                                const std::vector<RegionInfo>& regions,
-                                                               const Table* reuse, const RegionInfo* reopen) {
+                                                               const Table* reuse,
+                                                               const std::vector<RegionInfo>* reopen) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
   std::vector<HostedRegion> hosted;
   absl::Status first_error;
   for (const RegionInfo& info : regions) {
-    if (reuse != nullptr && !(reopen != nullptr && *reopen == info)) {
+    const bool fresh = reopen != nullptr && std::find(reopen->begin(), reopen->end(), info) != reopen->end();
+    if (reuse != nullptr && !fresh) {
       auto it = std::find_if(reuse->regions().begin(), reuse->regions().end(),
                              [&](const HostedRegion& h) { return h.info == info && h.open_error.ok(); });
       if (it != reuse->regions().end()) {

@@ -185,6 +185,11 @@ class TableManager {
   // region's start or outside the table; FailedPrecondition for a disabled table or a region
   // that cannot split yet (no data, or references to its own parent not yet compacted).
   absl::Status Split(std::string_view name, std::string_view split_row = {});
+  // Merges two adjacent regions of a table (each by its name or encoded name) into one, without
+  // copying data (HBase's merge_region): the same transaction as a split, the other way round.
+  // InvalidArgument for regions that are not adjacent or of different tables; FailedPrecondition
+  // for one that still reads another's files.
+  absl::Status Merge(std::string_view first, std::string_view second);
   // Removes the split parents of `table` that no region still reads (HBase's CatalogJanitor):
   // each parent's directory, then its meta row. Runs after splits, flushes and compactions.
   absl::Status CleanSplitParents(std::string_view table);
@@ -246,10 +251,20 @@ class TableManager {
   // the others serve; when none opens, the table is (the error is returned, and what opened is
   // closed). Regions open in `reuse` are shared, not opened again.
   absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions,
-                                                   const Table* reuse = nullptr, const RegionInfo* reopen = nullptr);
+                                                   const Table* reuse = nullptr,
+                                                   const std::vector<RegionInfo>* reopen = nullptr);
   // Splits one region of an open table at `split_row` (empty: its split point); the caller
   // holds admin_mu_.
   absl::Status SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent, std::string_view split_row);
+  // The open region `info` of `t`, which must hold no references (FailedPrecondition saying it
+  // cannot `what` yet).
+  absl::StatusOr<Region*> OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what);
+  // The transaction of a split or a merge (`what`): the parents close, the children are written
+  // as references to their files, `commit` (one meta batch) records it, and the children open
+  // in the parents' place (region_split.cc has the steps). The caller holds admin_mu_.
+  absl::Status ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
+                                    const std::vector<RegionInfo>& children, const std::vector<RowMutation>& commit,
+                                    std::string_view what);
   // Where a split writes its daughters before its commit: data_dir/tables/<table>/.splits/.
   std::string SplitsDir(std::string_view table) const;
   // At start-up, before the table's regions open: daughters a crash left in the staging

@@ -282,8 +282,8 @@ TEST_F(Splits, ATableGrowsFromOneRegionToEightUnderWritersAndScannersWithoutAnEr
 // both daughters (after it), every row once, and the table takes writes and splits again.
 TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
   const std::vector<std::pair<std::string, size_t>> points = {
-      {"split:start", 1},          {"split:parent-closed", 1},   {"split:daughters-written", 1},
-      {"split:meta-committed", 2}, {"split:daughters-moved", 2},
+      {"split:start", 1},          {"split:parents-closed", 1}, {"split:children-written", 1},
+      {"split:meta-committed", 2}, {"split:children-moved", 2},
   };
   int table = 0;
   for (const auto& [point, regions_after] : points) {
@@ -323,6 +323,97 @@ TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
     EXPECT_EQ(ScanAll(name, &problem), want);
     server_->Kill();
   }
+}
+
+// A merge killed at each of its steps: a restart serves both parents (before the meta commit)
+// or the merged region (after it), every row once.
+TEST_F(Splits, AKillAtEveryStepOfAMergeLeavesBothParentsOrTheMergedRegion) {
+  const std::vector<std::pair<std::string, size_t>> points = {
+      {"merge:start", 3},          {"merge:parents-closed", 3}, {"merge:children-written", 3},
+      {"merge:meta-committed", 2}, {"merge:children-moved", 2},
+  };
+  int table = 0;
+  for (const auto& [point, regions_after] : points) {
+    SCOPED_TRACE(point);
+    const std::string name = absl::StrCat("m", table++);
+    server_ = std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data");
+    server_->set_launcher({"env", "BASALT_FAULT_POINT=" + point});
+    ASSERT_TRUE(server_->Start().ok());
+    Connect(absl::Seconds(3));
+    CreateTable(name, {"cf"}, {Row(500), Row(1000)});
+    Load(name, 0, 1200);
+    ASSERT_TRUE(conn_->GetAdmin()->Flush(name).ok());
+    Load(name, 1200, 1500);  // in the log only
+    auto before = Regions(name);
+    ASSERT_EQ(before.size(), 3u);
+    EXPECT_FALSE(conn_->GetAdmin()->MergeRegions(before[0].encoded_name, before[1].encoded_name).ok())
+        << "the server did not stop at " << point;
+    server_->Kill();
+    server_->set_launcher({});
+    ASSERT_TRUE(server_->Start().ok());
+    Connect();
+    auto regions = Regions(name);
+    ASSERT_EQ(regions.size(), regions_after);
+    ExpectCoverage(regions);
+    std::map<std::string, std::string> want;
+    for (int i = 0; i < 1500; ++i) want[Row(i)] = "v" + Row(i);
+    std::string problem;
+    EXPECT_EQ(ScanAll(name, &problem), want);
+    EXPECT_EQ(problem, "");
+    EXPECT_FALSE(std::filesystem::exists(absl::StrCat(dir_.path(), "/data/tables/", name, "/.splits")));
+    ASSERT_TRUE(conn_->GetTable(name)->Put(Put(Row(5000)).Add("cf", "q", "after")).ok());
+    want[Row(5000)] = "after";
+    EXPECT_EQ(ScanAll(name, &problem), want);
+    server_->Kill();
+  }
+}
+
+TEST_F(Splits, MergeRegionJoinsTwoAdjacentRegionsWhileWritesGoOn) {
+  StartServer();
+  CreateTable("mr", {"cf"}, {Row(1000), Row(2000), Row(3000)});
+  Load("mr", 0, 4000);
+  auto regions = Regions("mr");
+  ASSERT_EQ(regions.size(), 4u);
+  // Not adjacent, the same region twice, unknown: refused, nothing changes.
+  EXPECT_EQ(conn_->GetAdmin()->MergeRegions(regions[0].encoded_name, regions[2].encoded_name).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(conn_->GetAdmin()->MergeRegions(regions[1].encoded_name, regions[1].encoded_name).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(conn_->GetAdmin()->MergeRegions(regions[1].encoded_name, "0123456789abcdef").code(),
+            absl::StatusCode::kNotFound);
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::thread writer([&] {
+    auto t = conn_->GetTable("mr");
+    for (int i = 0; !stop; ++i) {
+      if (!t->Put(Put(Row(i % 4000)).Add("cf", "q", "v" + Row(i % 4000))).ok()) errors++;
+    }
+  });
+  absl::Cleanup join = [&] {
+    stop = true;
+    writer.join();
+  };
+  // Either order; full names work as well as encoded ones.
+  ASSERT_TRUE(conn_->GetAdmin()->MergeRegions(regions[2].name, regions[1].name).ok());
+  auto merged = Regions("mr");
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[1].start_key, Row(1000));
+  EXPECT_EQ(merged[1].end_key, Row(3000));
+  ASSERT_TRUE(conn_->GetAdmin()->MajorCompact("mr").ok());  // the merged region reads its own files
+  ASSERT_TRUE(conn_->GetAdmin()->MergeRegions(merged[0].encoded_name, merged[1].encoded_name).ok());
+  std::move(join).Invoke();
+  EXPECT_EQ(errors.load(), 0);
+  ASSERT_EQ(Regions("mr").size(), 2u);
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 4000; ++i) want[Row(i)] = "v" + Row(i);
+  std::string problem;
+  EXPECT_EQ(ScanAll("mr", &problem), want);
+  EXPECT_EQ(problem, "");
+  server_->Kill();
+  ASSERT_TRUE(server_->Start().ok());
+  Connect();
+  EXPECT_EQ(Regions("mr").size(), 2u);
+  EXPECT_EQ(ScanAll("mr", &problem), want);
 }
 
 }  // namespace

@@ -440,6 +440,9 @@ class Admin {
   // Without `split_row` a region splits at the middle of its largest store. FailedPrecondition
   // when a region cannot split yet (too little data, or it still reads its parent's files).
   virtual absl::Status Split(const std::string& name, const std::string& split_row = "") = 0;
+  // Merges two adjacent regions (each by its name or encoded name) into one, without copying
+  // data (HBase's merge_region). InvalidArgument when they are not adjacent.
+  virtual absl::Status MergeRegions(const std::string& first, const std::string& second) = 0;
   // Switches the server's verbs transport off (its endpoints are disconnected, connects and new
   // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.
   // FailedPrecondition when the server serves no verbs transport (rdma=off, no device).

@@ -479,6 +479,14 @@ absl::StatusOr<Reply> CmdSplit(Ctx& c) {
   return Done(c, table);
 }
 
+// merge_region 'ENCODED_A', 'ENCODED_B' (or full region names).
+absl::StatusOr<Reply> CmdMergeRegion(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string a, Bytes(c, c.cmd.args[0], "a region name"));
+  BASALT_ASSIGN_OR_RETURN(std::string b, Bytes(c, c.cmd.args[1], "a region name"));
+  BASALT_RETURN_IF_ERROR(Wrap(c, a.substr(0, a.find(',')), c.conn->GetAdmin()->MergeRegions(a, b)));
+  return Done(c, a);
+}
+
 absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
   std::unique_ptr<Admin> admin = c.conn->GetAdmin();
@@ -960,6 +968,12 @@ const std::vector<Spec>& Specs() {
        "  split 't1', 'm'\n"
        "  split 't1,,1700000000000', 'g'",
        CmdSplit},
+      {"merge_region", "tools", 2, 2, "merge_region 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'",
+       "Merges two adjacent regions into one without copying data (as HBase's merge_region); full region\n"
+       "names work too. The merged region reads both regions' files until its compaction rewrites them.\n"
+       "Names come from list_regions. Example:\n"
+       "  merge_region '2a7c1f0e9b3d4c5a', '8e1d2c3b4a596877'",
+       CmdMergeRegion},
       {"assign", "tools", 1, 1, "assign 't1'",
        "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
        "failed), every region of it. HBase's assign takes a region name.",

@@ -503,7 +503,7 @@ TEST_F(ShellTest, VerbsDisableAndEnable) {
   ASSERT_EQ(Run("help 'verbs_disable'"), 0);
   EXPECT_TRUE(out().starts_with("Usage: verbs_disable\nSwitches the server's RDMA verbs transport off")) << out();
   ASSERT_EQ(Run("help"), 0);
-  EXPECT_NE(out().find("Commands: flush, major_compact, split, assign, verbs_disable, verbs_enable\n"), std::string::npos) << out();
+  EXPECT_NE(out().find("Commands: flush, major_compact, split, merge_region, assign, verbs_disable, verbs_enable\n"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ServerErrorsKeepTheirCode) {

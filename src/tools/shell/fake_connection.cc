@@ -273,6 +273,10 @@ class FakeAdmin : public Admin {
     std::sort(t->split_keys.begin(), t->split_keys.end());
     return absl::OkStatus();
   }
+  absl::Status MergeRegions(const std::string& first, const std::string& second) override {
+    s_->admin_calls.push_back("merge_region " + first + " " + second);
+    return absl::UnimplementedError("the fake has no regions to merge");
+  }
   absl::Status AssignTable(const std::string& name) override {
     s_->admin_calls.push_back("assign " + name);
     auto* t = Find(name);
