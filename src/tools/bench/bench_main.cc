@@ -42,7 +42,10 @@ constexpr char kUsage[] =
     "              only the YCSB load phase (BufferedMutator)\n"
     "  scan        [--table=usertable --records=100000 --regions=1 --passes=5 --caching=1000 --skip_load\n"
     "               --flush_after_load]\n"
-    "              full-table scans of the YCSB records, rows/s per pass\n";
+    "              full-table scans of the YCSB records, rows/s per pass\n"
+    "  split       [--table=usertable --records=100000 --skip_load --flush_after_load]\n"
+    "              loads a table of one region, then times Admin::Split of it (start the server with\n"
+    "              --auto_split=false, so that the load does not split it first)\n";
 
 }  // namespace
 
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerLoad(*flags, &report);
     } else if (sub == "scan") {
       rc = basalt::bench::RunServerScan(*flags, &report);
+    } else if (sub == "split") {
+      rc = basalt::bench::RunServerSplit(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

@@ -167,5 +167,6 @@ int RunServerLatency(const Flags& flags, Report* report);
 int RunServerYcsb(const Flags& flags, Report* report);
 int RunServerLoad(const Flags& flags, Report* report);
 int RunServerScan(const Flags& flags, Report* report);
+int RunServerSplit(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench

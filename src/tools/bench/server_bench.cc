@@ -915,4 +915,45 @@ int RunServerLoad(const Flags& flags, Report* report) {
   return 0;
 }
 
+int RunServerSplit(const Flags& flags, Report* report) {
+  auto setup = ParseYcsbSetup(flags);
+  if (!setup.ok()) return Fail(setup.status());
+  flags.RefuseUnused();
+  if (setup->regions != 1) return Fail(absl::InvalidArgumentError("split measures a table of one region: --regions=1"));
+  auto conn = Connection::Open(setup->server.conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  {
+    Monitor monitor;
+    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) {
+      monitor.Stop();
+      return Fail(s);
+    }
+  }
+  // Everything in block files, so the split's time is the split's (its parent's final flush
+  // has nothing left to write).
+  if (auto s = admin->Flush(setup->server.table); !s.ok()) return Fail(s);
+  auto before = admin->ListRegions(setup->server.table);
+  if (!before.ok()) return Fail(before.status());
+  if (before->size() != 1) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat("table ", setup->server.table, " has ", before->size(),
+                                                           " regions; split measures one (a new table, or "
+                                                           "a server with --auto_split=false)")));
+  }
+  const uint64_t bytes = (*before)[0].store_file_bytes;
+  const auto t0 = Clock::now();
+  if (auto s = admin->Split(setup->server.table); !s.ok()) return Fail(s);
+  const double secs = Seconds(t0, Clock::now());
+  auto after = admin->ListRegions(setup->server.table);
+  if (!after.ok()) return Fail(after.status());
+  report->records.push_back({Num("region_MiB", bytes / 1048576.0, 1), Num("split_ms", secs * 1e3, 1),
+                             Num("regions_after", static_cast<double>(after->size()))});
+  report->summary.push_back(Num("split_ms", secs * 1e3, 1));
+  report->title = absl::StrFormat("server split: one region of %.1f MiB split at its middle (as the client's "
+                                  "Admin::Split sees it), %s",
+                                  bytes / 1048576.0, setup->server.address);
+  report->notes.push_back(YcsbDescription(*setup));
+  return 0;
+}
+
 }  // namespace basalt::bench
