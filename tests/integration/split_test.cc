@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -23,6 +24,9 @@ std::string Row(int i) { return absl::StrFormat("r%06d", i); }
 
 class Splits : public ServerTest {
  protected:
+  void CrashAtEachStep(const std::vector<std::pair<std::string, size_t>>& points,
+                       const std::function<void(const std::string&)>& make,
+                       const std::function<absl::Status(const std::string&)>& act);
   std::vector<RegionStatus> Regions(const std::string& table) {
     auto r = conn_->GetAdmin()->ListRegions(table);
     EXPECT_TRUE(r.ok()) << r.status();
@@ -278,13 +282,13 @@ TEST_F(Splits, ATableGrowsFromOneRegionToEightUnderWritersAndScannersWithoutAnEr
   }
 }
 
-// A split killed at each of its steps: a restart serves the parent (before the meta commit) or
-// both daughters (after it), every row once, and the table takes writes and splits again.
-TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
-  const std::vector<std::pair<std::string, size_t>> points = {
-      {"split:start", 1},          {"split:parents-closed", 1}, {"split:children-written", 1},
-      {"split:meta-committed", 2}, {"split:children-moved", 2},
-  };
+// For each fault point: a server that kills itself there while `act` runs on a new table made
+// by `make` (rows 0..1499, the last 300 only in the log); after a restart the table has the
+// number of regions given with the point, every row once, no staging directory, and takes a
+// write.
+void Splits::CrashAtEachStep(const std::vector<std::pair<std::string, size_t>>& points,
+                             const std::function<void(const std::string&)>& make,
+                             const std::function<absl::Status(const std::string&)>& act) {
   int table = 0;
   for (const auto& [point, regions_after] : points) {
     SCOPED_TRACE(point);
@@ -293,61 +297,11 @@ TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
     server_->set_launcher({"env", "BASALT_FAULT_POINT=" + point});
     ASSERT_TRUE(server_->Start().ok());
     Connect(absl::Seconds(3));
-    CreateTable(name);
-    Load(name, 0, 1500);
-    ASSERT_TRUE(conn_->GetAdmin()->Flush(name).ok());
-    Load(name, 1500, 2000);  // in the log only
-    auto t = conn_->GetTable(name);
-    ASSERT_TRUE(t->Put(Put(Row(7)).Add("cf", "q", "new")).ok());
-    EXPECT_FALSE(conn_->GetAdmin()->Split(name, Row(1000)).ok()) << "the server did not stop at " << point;
-    server_->Kill();
-    server_->set_launcher({});
-    ASSERT_TRUE(server_->Start().ok());
-    Connect();
-    auto regions = Regions(name);
-    ASSERT_EQ(regions.size(), regions_after);
-    ExpectCoverage(regions);
-    std::map<std::string, std::string> want;
-    for (int i = 0; i < 2000; ++i) want[Row(i)] = "v" + Row(i);
-    want[Row(7)] = "new";
-    std::string problem;
-    EXPECT_EQ(ScanAll(name, &problem), want);
-    EXPECT_EQ(problem, "");
-    // Nothing left half-done: no staging directory, and writes and a split work.
-    EXPECT_FALSE(std::filesystem::exists(absl::StrCat(dir_.path(), "/data/tables/", name, "/.splits")));
-    ASSERT_TRUE(conn_->GetTable(name)->Put(Put(Row(5000)).Add("cf", "q", "after")).ok());
-    ASSERT_TRUE(conn_->GetAdmin()->MajorCompact(name).ok());
-    ASSERT_TRUE(conn_->GetAdmin()->Split(name, Row(300)).ok());
-    EXPECT_EQ(Regions(name).size(), regions_after + 1);
-    want[Row(5000)] = "after";
-    EXPECT_EQ(ScanAll(name, &problem), want);
-    server_->Kill();
-  }
-}
-
-// A merge killed at each of its steps: a restart serves both parents (before the meta commit)
-// or the merged region (after it), every row once.
-TEST_F(Splits, AKillAtEveryStepOfAMergeLeavesBothParentsOrTheMergedRegion) {
-  const std::vector<std::pair<std::string, size_t>> points = {
-      {"merge:start", 3},          {"merge:parents-closed", 3}, {"merge:children-written", 3},
-      {"merge:meta-committed", 2}, {"merge:children-moved", 2},
-  };
-  int table = 0;
-  for (const auto& [point, regions_after] : points) {
-    SCOPED_TRACE(point);
-    const std::string name = absl::StrCat("m", table++);
-    server_ = std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data");
-    server_->set_launcher({"env", "BASALT_FAULT_POINT=" + point});
-    ASSERT_TRUE(server_->Start().ok());
-    Connect(absl::Seconds(3));
-    CreateTable(name, {"cf"}, {Row(500), Row(1000)});
+    make(name);
     Load(name, 0, 1200);
     ASSERT_TRUE(conn_->GetAdmin()->Flush(name).ok());
     Load(name, 1200, 1500);  // in the log only
-    auto before = Regions(name);
-    ASSERT_EQ(before.size(), 3u);
-    EXPECT_FALSE(conn_->GetAdmin()->MergeRegions(before[0].encoded_name, before[1].encoded_name).ok())
-        << "the server did not stop at " << point;
+    EXPECT_FALSE(act(name).ok()) << "the server did not stop at " << point;
     server_->Kill();
     server_->set_launcher({});
     ASSERT_TRUE(server_->Start().ok());
@@ -366,6 +320,36 @@ TEST_F(Splits, AKillAtEveryStepOfAMergeLeavesBothParentsOrTheMergedRegion) {
     EXPECT_EQ(ScanAll(name, &problem), want);
     server_->Kill();
   }
+}
+
+// A split killed at each of its steps: a restart serves the parent (before the meta commit) or
+// both daughters (after it).
+TEST_F(Splits, AKillAtEveryStepOfASplitLeavesTheParentOrBothDaughters) {
+  CrashAtEachStep(
+      {{"split:start", 1},
+       {"split:parents-closed", 1},
+       {"split:children-written", 1},
+       {"split:meta-committed", 2},
+       {"split:children-moved", 2}},
+      [&](const std::string& name) { CreateTable(name); },
+      [&](const std::string& name) { return conn_->GetAdmin()->Split(name, Row(1000)); });
+}
+
+// A merge killed at each of its steps: a restart serves both parents (before the meta commit)
+// or the merged region (after it).
+TEST_F(Splits, AKillAtEveryStepOfAMergeLeavesBothParentsOrTheMergedRegion) {
+  CrashAtEachStep(
+      {{"merge:start", 3},
+       {"merge:parents-closed", 3},
+       {"merge:children-written", 3},
+       {"merge:meta-committed", 2},
+       {"merge:children-moved", 2}},
+      [&](const std::string& name) { CreateTable(name, {"cf"}, {Row(500), Row(1000)}); },
+      [&](const std::string& name) {
+        auto before = Regions(name);
+        if (before.size() != 3) return absl::InternalError("not 3 regions");
+        return conn_->GetAdmin()->MergeRegions(before[0].encoded_name, before[1].encoded_name);
+      });
 }
 
 TEST_F(Splits, MergeRegionJoinsTwoAdjacentRegionsWhileWritesGoOn) {

@@ -777,6 +777,19 @@ std::string YcsbDescription(const YcsbSetup& s) {
       s.server.table, s.records, kYcsbFields, kYcsbFieldBytes, kYcsbFields - 1, DurabilityName(s.durability));
 }
 
+// Connects and prepares the YCSB table (PrepareYcsb, with its own progress monitor): what
+// scan, load and split start with.
+absl::StatusOr<std::unique_ptr<Connection>> ConnectAndPrepare(const YcsbSetup& s, Report* report,
+                                                              std::optional<LoadResult>* loaded = nullptr) {
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(s.server.conn));
+  auto admin = conn->GetAdmin();
+  Monitor monitor;
+  absl::Status prepared = PrepareYcsb(conn.get(), admin.get(), s, &monitor, report, loaded);
+  monitor.Stop();
+  BASALT_RETURN_IF_ERROR(prepared);
+  return conn;
+}
+
 }  // namespace
 
 int RunServerYcsb(const Flags& flags, Report* report) {
@@ -846,16 +859,8 @@ int RunServerScan(const Flags& flags, Report* report) {
   const int caching = static_cast<int>(flags.Int("caching", 1000));
   flags.RefuseUnused();
   if (passes <= 0 || caching <= 0) return Fail(absl::InvalidArgumentError("need --passes > 0, --caching > 0"));
-  auto conn = Connection::Open(setup->server.conn);
+  auto conn = ConnectAndPrepare(*setup, report);
   if (!conn.ok()) return Fail(conn.status());
-  auto admin = (*conn)->GetAdmin();
-  {
-    Monitor monitor;
-    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) {
-      monitor.Stop();
-      return Fail(s);
-    }
-  }
   auto table = (*conn)->GetTable(setup->server.table);
   std::vector<double> rates;
   for (int p = 0; p < passes; ++p) {
@@ -890,17 +895,10 @@ int RunServerLoad(const Flags& flags, Report* report) {
   auto setup = ParseYcsbSetup(flags);
   if (!setup.ok()) return Fail(setup.status());
   flags.RefuseUnused();
-  auto conn = Connection::Open(setup->server.conn);
+  std::optional<LoadResult> loaded;
+  auto conn = ConnectAndPrepare(*setup, report, &loaded);
   if (!conn.ok()) return Fail(conn.status());
   auto admin = (*conn)->GetAdmin();
-  std::optional<LoadResult> loaded;
-  {
-    Monitor monitor;
-    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report, &loaded); !s.ok()) {
-      monitor.Stop();
-      return Fail(s);
-    }
-  }
   if (loaded.has_value()) {
     constexpr double kRecordBytes = kYcsbFields * kYcsbFieldBytes;
     const double secs = loaded->seconds > 0 ? loaded->seconds : 1e-9;
@@ -920,16 +918,9 @@ int RunServerSplit(const Flags& flags, Report* report) {
   if (!setup.ok()) return Fail(setup.status());
   flags.RefuseUnused();
   if (setup->regions != 1) return Fail(absl::InvalidArgumentError("split measures a table of one region: --regions=1"));
-  auto conn = Connection::Open(setup->server.conn);
+  auto conn = ConnectAndPrepare(*setup, report);
   if (!conn.ok()) return Fail(conn.status());
   auto admin = (*conn)->GetAdmin();
-  {
-    Monitor monitor;
-    if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) {
-      monitor.Stop();
-      return Fail(s);
-    }
-  }
   // Everything in block files, so the split's time is the split's (its parent's final flush
   // has nothing left to write).
   if (auto s = admin->Flush(setup->server.table); !s.ok()) return Fail(s);
