@@ -14,6 +14,7 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   t.enabled = d.state() != rpc::TABLE_DISABLED;
   if (d.state() == rpc::TABLE_FAILED_OPEN) t.open_error = d.error().empty() ? "FAILED_OPEN" : d.error();
   t.regions = d.regions();
+  t.max_file_size = d.table().max_file_size();
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -29,6 +30,7 @@ class AdminImpl final : public Admin {
     if (table.families.empty()) return WithContext(absl::InvalidArgumentError("a table needs a family"), what);
     rpc::CreateTableRequest req;
     req.mutable_table()->set_name(table.name);
+    req.mutable_table()->set_max_file_size(table.max_file_size);
     for (const FamilySettings& f : table.families) {
       BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
     }

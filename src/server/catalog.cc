@@ -1,5 +1,6 @@
 #include "src/server/catalog.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -34,7 +35,10 @@ bool GetByte(std::string_view* in, uint8_t* v) {
 }  // namespace
 
 bool TableSpec::operator==(const TableSpec& o) const {
-  if (name != o.name || enabled != o.enabled || families.size() != o.families.size()) return false;
+  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size ||
+      families.size() != o.families.size()) {
+    return false;
+  }
   for (size_t i = 0; i < families.size(); ++i) {
     if (!FamilyEq(families[i], o.families[i])) return false;
   }
@@ -88,10 +92,16 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name, "' given twice"));
     }
   }
+  if (spec.max_file_size != 0 && spec.max_file_size < kMinMaxFileSize) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': MAX_FILESIZE of ", spec.max_file_size,
+                                                   " bytes is below the least, ", kMinMaxFileSize));
+  }
   return absl::OkStatus();
 }
 
 std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
+  const bool v2 = std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
+  const uint32_t version = v2 ? kCatalogVersion : 1;
   std::string payload;
   PutVarint64(&payload, tables.size());
   for (const TableSpec& t : tables) {
@@ -113,9 +123,10 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
                       (f.verify_checksums ? kFlagVerifyChecksums : 0);
       payload.push_back(static_cast<char>(flags));
     }
+    if (v2) PutVarint64(&payload, t.max_file_size);
   }
   std::string out;
-  AppendFormatStamp(&out, kMagic, kCatalogVersion, /*min_reader_version=*/kCatalogVersion);
+  AppendFormatStamp(&out, kMagic, version, /*min_reader_version=*/version);
   PutFixed32(&out, static_cast<uint32_t>(payload.size()));
   out += payload;
   PutFixed32(&out, MaskCrc(Crc32c(out)));
@@ -134,7 +145,8 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
     return corrupt(absl::StrCat("checksum mismatch (stored 0x", absl::Hex(stored), ", computed 0x",
                                 absl::Hex(computed), ")"));
   }
-  BASALT_RETURN_IF_ERROR(ReadFormatStamp(bytes, kMagic, kCatalogVersion, absl::StrCat("catalogue ", path)).status());
+  BASALT_ASSIGN_OR_RETURN(FormatStamp stamp,
+                          ReadFormatStamp(bytes, kMagic, kCatalogVersion, absl::StrCat("catalogue ", path)));
   const uint32_t payload_len = DecodeFixed32(bytes.data() + kFormatStampSize);
   if (payload_len != bytes.size() - kHeaderSize - 4) {
     return corrupt(absl::StrCat("payload length ", payload_len, " does not match file size ", bytes.size()));
@@ -180,6 +192,9 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
       f.cache_encoded = (flags & kFlagCacheEncoded) != 0;
       f.verify_checksums = (flags & kFlagVerifyChecksums) != 0;
       t.families.push_back(std::move(f));
+    }
+    if (stamp.version >= 2 && !GetVarint64(&in, &t.max_file_size)) {
+      return corrupt(absl::StrCat("table '", t.name, "' is truncated after its families"));
     }
     if (absl::Status s = ValidateTableSpec(t); !s.ok()) return corrupt(s.message());
     if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));

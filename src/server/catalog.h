@@ -15,6 +15,9 @@
 //     lp name | varint max_versions | varint min_versions | varint ttl_ms | varint block_size |
 //     u8 encoding | u8 compression | u8 bloom | u8 checksum | varint bytes_per_checksum |
 //     u8 flags (1 cache_blocks, 2 cache_encoded, 4 verify_checksums)
+//   version 2 adds, after each table's families: varint max_file_size (0: the server's
+//   region_max_size). A catalogue with no table setting it is written as version 1, so an
+//   older build reads it.
 //   (enum bytes are storage/options.h's values, which never change meaning.)
 //
 // Each table directory's TABLEINFO (tables.cc) is a one-table catalogue in this same format.
@@ -37,12 +40,15 @@ class Env;
 namespace basalt::server {
 
 inline constexpr char kCatalogFileName[] = "CATALOG";
-inline constexpr uint32_t kCatalogVersion = 1;
+inline constexpr uint32_t kCatalogVersion = 2;
 
 struct TableSpec {
   std::string name;
   std::vector<FamilyOptions> families;
   bool enabled = true;
+  // A region of the table splits once its largest store passes this (HBase's MAX_FILESIZE);
+  // 0: the server's region_max_size.
+  uint64_t max_file_size = 0;
   bool operator==(const TableSpec&) const;
 };
 
@@ -52,6 +58,8 @@ absl::Status ValidateTableName(std::string_view name);
 // HBase's family-name rule (non-empty, not starting with '.', no ':', '\', '/' or control
 // characters) plus ValidateFamily's limits. InvalidArgument.
 absl::Status ValidateFamilyName(std::string_view name);
+// The smallest MAX_FILESIZE a table may set (as the server's region_max_size).
+inline constexpr uint64_t kMinMaxFileSize = 1ull << 20;
 // A whole table: legal name, at least one family, legal unique family names, valid settings.
 absl::Status ValidateTableSpec(const TableSpec& spec);
 

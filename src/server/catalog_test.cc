@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "common/format_stamp.h"
 #include "common/env.h"
 #include "src/server/meta.h"
 #include "src/server/region_info.h"
@@ -62,6 +63,27 @@ TEST(Catalog, RoundTrip) {
   auto empty = DecodeCatalog(EncodeCatalog({}), "CATALOG");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->empty());
+}
+
+TEST(Catalog, MaxFileSizeNeedsVersionTwoOnlyWhenATableSetsIt) {
+  std::vector<TableSpec> tables = {SampleTable("a"), SampleTable("b")};
+  const std::string v1 = EncodeCatalog(tables);
+  tables[1].max_file_size = 5 << 20;
+  const std::string v2 = EncodeCatalog(tables);
+  auto stamp1 = ReadFormatStamp(v1, "BSLTCATG", kCatalogVersion, "catalogue");
+  auto stamp2 = ReadFormatStamp(v2, "BSLTCATG", kCatalogVersion, "catalogue");
+  ASSERT_TRUE(stamp1.ok() && stamp2.ok());
+  EXPECT_EQ(stamp1->min_reader_version, 1u);  // an older build still reads it
+  EXPECT_EQ(stamp2->min_reader_version, 2u);
+  auto back = DecodeCatalog(v2, "CATALOG");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)[0].max_file_size, 0u);
+  EXPECT_EQ((*back)[1].max_file_size, 5u << 20);
+  EXPECT_TRUE((*back)[1] == tables[1]);
+  // Too small a size is refused, in a spec and in a file.
+  tables[1].max_file_size = 1000;
+  EXPECT_EQ(ValidateTableSpec(tables[1]).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeCatalog(EncodeCatalog(tables), "CATALOG").status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(Catalog, SaveLoadAndAtomicReplace) {
@@ -414,6 +436,9 @@ TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
   tm = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(tm.ok()) << tm.status();
   EXPECT_TRUE(log.empty());
+  EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
+  // It does not split: its files are the table directory's own.
+  EXPECT_EQ((*tm)->Split("old", "m").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
 }
 

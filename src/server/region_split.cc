@@ -168,6 +168,13 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
 }
 
 absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
+  if (info.id == 0) {
+    // Its files are the table directory's own: references to them and a janitor removing them
+    // would both take the table directory for a region's.
+    return absl::FailedPreconditionError(absl::StrCat("table '", info.table,
+                                                      "' is one region from before regions (in its table directory); "
+                                                      "it does not ", AV(what)));
+  }
   auto hosted = std::find_if(t.regions().begin(), t.regions().end(), [&](const HostedRegion& h) { return h.info == info; });
   if (hosted == t.regions().end()) return absl::NotFoundError(absl::StrCat("region ", info.Name(), " is not open"));
   if (!hosted->open_error.ok()) {
@@ -347,7 +354,8 @@ void TableManager::MaybeSplit(const std::string& region) {
   if (st.reference_files > 0) return;
   // HBase's SteppingSplitPolicy: a table's first region splits early, so that a new table
   // spreads soon; after that at the maximum size.
-  const uint64_t limit = regions == 1 ? 2 * options_.region.memstore_flush_size : options_.region_max_size;
+  const uint64_t max = spec.max_file_size != 0 ? spec.max_file_size : options_.region_max_size;
+  const uint64_t limit = regions == 1 ? std::min(max, 2 * options_.region.memstore_flush_size) : max;
   if (st.largest_store_bytes <= limit) return;
   info = hosted->info;
   absl::Status s = SplitRegionLocked(spec, info, "");

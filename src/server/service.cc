@@ -316,6 +316,7 @@ rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f) {
 absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
   TableSpec spec;
   spec.name = td.name();
+  spec.max_file_size = td.max_file_size();
   BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
   for (const rpc::FamilyDescriptor& fd : td.families()) {
     absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
@@ -633,6 +634,7 @@ void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size
                      rpc::DescribeTableResponse* out) {
   out->set_regions(static_cast<uint32_t>(regions));
   out->mutable_table()->set_name(spec.name);
+  out->mutable_table()->set_max_file_size(spec.max_file_size);
   for (const FamilyOptions& f : spec.families) *out->mutable_table()->add_families() = FamilyToProto(f);
   out->set_state(StateOf(spec, open_error));
   if (!open_error.ok()) out->set_error(open_error.ToString());

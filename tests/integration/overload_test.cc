@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "proto/basalt.pb.h"
 #include "tests/integration/integration_util.h"
 
@@ -207,14 +208,19 @@ TEST_F(Overload, UnreadRepliesKeepTheServersMemoryBounded) {
 }
 
 TEST_F(Overload, CallsWhoseClientNeverGrantsCreditFreeTheirSlotsAfterTheTimeout) {
-  StartServer({"--enable_echo=true", "--max_concurrent_calls=8", "--stalled_reply_timeout_ms=1500"});
+  const int stalled_ms = static_cast<int>(1500 * kSanitizerSlack);
+  StartServer({"--enable_echo=true", "--max_concurrent_calls=8",
+               absl::StrCat("--stalled_reply_timeout_ms=", stalled_ms)});
   CreateTable("t");
   RawHttp2Client raw(server_->port());
   ASSERT_TRUE(raw.connected());
   rpc::EchoRequest echo;
   echo.set_reply_size(256 << 10);
   for (int i = 0; i < 16; ++i) raw.StartCall("/basalt.rpc.Echo/Echo", echo.SerializeAsString());
-  raw.Pump(400);
+  // Until the server has taken all 16 calls: 8 hold the slots, the other 8 are refused at once
+  // (trailers only). A fixed wait was not always enough under ASan on a loaded machine.
+  for (int i = 0; i < 100 && raw.ended() < 8; ++i) raw.Pump(50);
+  ASSERT_GE(raw.ended(), 8) << "the server did not answer the calls past its limit";
 
   // Every call slot is held by a reply that cannot be sent: the server says it is busy.
   auto other = OneShotConnection();
@@ -223,7 +229,7 @@ TEST_F(Overload, CallsWhoseClientNeverGrantsCreditFreeTheirSlotsAfterTheTimeout)
   EXPECT_EQ(busy.status().code(), absl::StatusCode::kResourceExhausted) << busy.status();
 
   // The watchdog cancels the stuck replies; the slots are free again.
-  raw.Pump(2500);
+  for (int i = 0; i < 4 * stalled_ms / 50 && raw.resets() < 8; ++i) raw.Pump(50);
   EXPECT_GE(raw.resets(), 8) << "stuck replies were not cancelled";
   auto served = other->GetTable("t")->Get(Get("r"));
   EXPECT_TRUE(served.ok()) << served.status();

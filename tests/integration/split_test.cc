@@ -200,8 +200,18 @@ TEST_F(Splits, ManualSplitsUnderWritersAndScannersSurfaceNoErrorAndLoseNothing) 
 // is in order with every row acknowledged before it began, and every acknowledged write reads
 // back.
 TEST_F(Splits, ATableGrowsFromOneRegionToEightUnderWritersAndScannersWithoutAnError) {
-  StartServer({"--memstore_flush_size=256KiB", "--region_max_size=1MiB"});
-  CreateTable("auto");
+  // The server's region_max_size stays 10 GiB: the table's own MAX_FILESIZE makes it split.
+  StartServer({"--memstore_flush_size=256KiB"});
+  {
+    TableInfo t;
+    t.name = "auto";
+    t.families.push_back(FamilySettings{.name = "cf"});
+    t.max_file_size = 1 << 20;
+    ASSERT_TRUE(conn_->GetAdmin()->CreateTable(t).ok());
+    auto described = conn_->GetAdmin()->DescribeTable("auto");
+    ASSERT_TRUE(described.ok());
+    EXPECT_EQ(described->max_file_size, 1u << 20);
+  }
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
   std::mutex mu;

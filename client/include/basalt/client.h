@@ -356,6 +356,9 @@ struct TableInfo {
   // Admin::AssignTable reopens it once repaired.
   std::string open_error = {};
   uint32_t regions = 0;  // how many regions the table has (describe; ignored by create)
+  // A region splits once its largest store passes this many bytes (HBase's MAX_FILESIZE; at
+  // least 1 MiB); 0: the server's region_max_size.
+  uint64_t max_file_size = 0;
 };
 
 // One region of a table (Admin::ListRegions), as HBase's list_regions shows it.

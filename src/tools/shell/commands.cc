@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/coding.h"
@@ -297,17 +298,30 @@ absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
 }
 
 // create's table options (HBase's shell): SPLITS => ['g', 'n'], or NUMREGIONS => 16 with
-// SPLITALGO => 'HexStringSplit' or 'UniformSplit'.
-absl::Status SplitKeysFromHash(Ctx& c, const Value& h, std::vector<std::string>* split_keys) {
+// SPLITALGO => 'HexStringSplit' or 'UniformSplit'; MAX_FILESIZE => bytes.
+absl::Status TableOptionsFromHash(Ctx& c, const Value& h, std::vector<std::string>* split_keys, TableInfo* info) {
   const Value* splits = h.Find("SPLITS");
   const Value* num = h.Find("NUMREGIONS");
   const Value* algo = h.Find("SPLITALGO");
   for (const auto& [k, v] : h.entries) {
-    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "create: table option ", ToStringBinary(k.str),
-          " is not supported (SPLITS, NUMREGIONS and SPLITALGO are); a family is 'cf' or {NAME => 'cf', ...}"));
+    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO" && k.str != "MAX_FILESIZE") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("create: table option ", ToStringBinary(k.str),
+                       " is not supported (SPLITS, NUMREGIONS, SPLITALGO and MAX_FILESIZE are); a family is 'cf' or "
+                       "{NAME => 'cf', ...}"));
     }
+  }
+  if (const Value* max = h.Find("MAX_FILESIZE"); max != nullptr) {
+    // HBase's shell takes the number or its string.
+    int64_t n = 0;
+    if (max->is_int()) {
+      n = max->number;
+    } else if (!max->is_string() || !absl::SimpleAtoi(max->str, &n)) {
+      return ArgError(c, *max, "a size in bytes: MAX_FILESIZE => 10737418240");
+    }
+    if (n <= 0) return ArgError(c, *max, "a size in bytes above 0");
+    info->max_file_size = static_cast<uint64_t>(n);
+    if (splits == nullptr && num == nullptr && algo == nullptr) return absl::OkStatus();
   }
   if (splits != nullptr && (num != nullptr || algo != nullptr)) {
     return absl::InvalidArgumentError("create: give SPLITS, or NUMREGIONS with SPLITALGO, not both");
@@ -347,7 +361,7 @@ absl::StatusOr<Reply> CmdCreate(Ctx& c) {
       info.families.push_back(std::move(f));
     } else if (a[i].is_hash()) {
       if (a[i].Find("NAME") == nullptr && !a[i].entries.empty()) {
-        BASALT_RETURN_IF_ERROR(SplitKeysFromHash(c, a[i], &split_keys));
+        BASALT_RETURN_IF_ERROR(TableOptionsFromHash(c, a[i], &split_keys, &info));
         continue;
       }
       BASALT_ASSIGN_OR_RETURN(FamilySettings f, FamilyFromHash(c, a[i]));
@@ -882,7 +896,8 @@ const std::vector<Spec>& Specs() {
 
       {"create", "ddl", 1, kAny,
        "create 't1', 'cf1' [, 'cf2', ...]  |  create 't1', {NAME => 'cf', VERSIONS => 3, ...} [, {...}]\n"
-       "  [, SPLITS => ['k1', 'k2', ...]  |  , {NUMREGIONS => n, SPLITALGO => 'HexStringSplit' | 'UniformSplit'}]",
+       "  [, SPLITS => ['k1', 'k2', ...]  |  , {NUMREGIONS => n, SPLITALGO => 'HexStringSplit' | 'UniformSplit'}]\n"
+       "  [, MAX_FILESIZE => bytes]",
        absl::StrCat("Creates a table with the given column families. Family settings: VERSIONS (1), MIN_VERSIONS (0),\n"
                     "TTL (seconds or 'FOREVER'), BLOCKSIZE (65536), ",
                     SettingHelp(FamilySetting::kEncoding), ",\n", SettingHelp(FamilySetting::kCompression), ", ",
@@ -896,7 +911,11 @@ const std::vector<Spec>& Specs() {
        "[, g), [g, n), [n, t), [t, )); NUMREGIONS with SPLITALGO cuts the key space evenly, for row keys\n"
        "of 8 hex digits (HexStringSplit) or of uniformly random bytes (UniformSplit):\n"
        "  create 't1', 'cf', SPLITS => ['g', 'n', 't']\n"
-       "  create 't1', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}"),
+       "  create 't1', 'cf', {NUMREGIONS => 16, SPLITALGO => 'HexStringSplit'}\n"
+       "MAX_FILESIZE => bytes sets the size past which the table's regions split on their own (HBase's;\n"
+       "the server's region_max_size, 10 GiB, by default; a table's only region splits early, past twice\n"
+       "the memstore flush size):\n"
+       "  create 't1', 'cf', MAX_FILESIZE => 1073741824"),
        CmdCreate},
       {"describe", "ddl", 1, 1, "describe 't1'",
        "Shows a table's state, its region count and its families' settings.", CmdDescribe},

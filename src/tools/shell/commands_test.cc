@@ -136,6 +136,18 @@ TEST_F(ShellTest, CreatePreSplit) {
             std::string::npos)
       << out();
 
+  // A table's own split size, and manual splits and merges.
+  ASSERT_EQ(Run("create 't5', 'cf', MAX_FILESIZE => 2097152"), 0) << err();
+  ASSERT_EQ(Run("describe 't5'"), 0) << err();
+  EXPECT_NE(out().find("{MAX_FILESIZE => '2097152'}"), std::string::npos) << out();
+  EXPECT_EQ(Run("create 't6', 'cf', MAX_FILESIZE => 'big'"), 1);
+  EXPECT_NE(err().find("a size in bytes"), std::string::npos) << err();
+  ASSERT_EQ(Run("split 't1', 'h'"), 0) << err();
+  EXPECT_EQ(server_.tables["t1"].split_keys, (std::vector<std::string>{std::string("\0t", 2), "g", "h", "n"}));
+  EXPECT_EQ(Run("split 't1', 'h'"), 1);  // already a region's start
+  ASSERT_EQ(Run("merge_region 'e1', 'e2'"), 1);  // the fake has no regions to merge: the error is shown
+  EXPECT_EQ(server_.admin_calls.back(), "merge_region e1 e2");
+
   EXPECT_EQ(Run("create 't4', 'cf', SPLITS => 'g'"), 1);
   EXPECT_NE(err().find("an array of split keys"), std::string::npos) << err();
   EXPECT_EQ(Run("create 't4', 'cf', {NUMREGIONS => 4}"), 1);
@@ -152,7 +164,7 @@ TEST_F(ShellTest, CreateErrors) {
   EXPECT_EQ(Run("create 't1'"), 1);
   EXPECT_EQ(err(), "ERROR: create: a table needs at least one column family: create 't1', 'cf'\n");
   EXPECT_EQ(Run("create 't1', {VERSIONS => 3}"), 1);
-  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS and SPLITALGO are); "
+  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS, SPLITALGO and MAX_FILESIZE are); "
                    "a family is 'cf' or {NAME => 'cf', ...}\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', COMPRESSION => 'LZO'}"), 1);
   EXPECT_EQ(err(), "ERROR: create: COMPRESSION must be one of NONE, SNAPPY, ZLIB, GZ, not 'LZO'\n");
