@@ -90,22 +90,14 @@ class AdminImpl final : public Admin {
     rpc::SplitRequest req;
     req.set_name(name);
     req.set_split_row(split_row);
-    rpc::AdminResponse resp;
-    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-      return path->admin_stub()->Split(ctx, req, &resp);
-    });
-    return s.ok() ? s : WithContext(s, absl::StrCat("Split ", name));
+    return AdminCall(absl::StrCat("Split ", name), req, &rpc::Admin::Stub::Split);
   }
 
   absl::Status MergeRegions(const std::string& first, const std::string& second) override {
     rpc::MergeRequest req;
     req.set_first(first);
     req.set_second(second);
-    rpc::AdminResponse resp;
-    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-      return path->admin_stub()->Merge(ctx, req, &resp);
-    });
-    return s.ok() ? s : WithContext(s, absl::StrCat("MergeRegions ", first, " ", second));
+    return AdminCall(absl::StrCat("MergeRegions ", first, " ", second), req, &rpc::Admin::Stub::Merge);
   }
 
   absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) override {
@@ -201,11 +193,18 @@ class AdminImpl final : public Admin {
   absl::Status TableCall(std::string_view op, const std::string& name, TableMethod method) {
     rpc::TableRequest req;
     req.set_table(name);
+    return AdminCall(absl::StrCat(AV(op), " ", name), req, method);
+  }
+  // A unary admin call answered with an AdminResponse; `what` names it in an error.
+  template <class Request>
+  absl::Status AdminCall(std::string_view what, const Request& req,
+                         grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                                  rpc::AdminResponse*)) {
     rpc::AdminResponse resp;
     absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
       return (path->admin_stub()->*method)(ctx, req, &resp);
     });
-    return WithContext(s, absl::StrCat(AV(op), " ", name));
+    return WithContext(s, what);
   }
 
   Core* const core_;

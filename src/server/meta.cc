@@ -21,22 +21,25 @@ RegionDescriptor MetaDescriptor() {
 
 std::string MetaRowKey(const RegionInfo& info) { return absl::StrCat(info.table, ",", info.start_key, ",", info.id); }
 
+namespace {
+void AddColumn(RowMutation* rm, std::string_view qualifier, std::string_view value) {
+  Mutation m;
+  m.family = kMetaFamily;
+  m.qualifier.assign(qualifier);
+  m.value.assign(value);
+  rm->mutations.push_back(std::move(m));
+}
+}  // namespace
+
 RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server) {
   RowMutation rm;
   rm.row = MetaRowKey(info);
-  auto put = [&](std::string_view q, std::string_view v) {
-    Mutation m;
-    m.family = kMetaFamily;
-    m.qualifier.assign(q);
-    m.value.assign(v);
-    rm.mutations.push_back(std::move(m));
-  };
-  put("startkey", info.start_key);
-  put("endkey", info.end_key);
-  put("id", absl::StrCat(info.id));
-  put("encoded", info.EncodedName());
-  put("state", state);
-  put("server", server);
+  AddColumn(&rm, "startkey", info.start_key);
+  AddColumn(&rm, "endkey", info.end_key);
+  AddColumn(&rm, "id", absl::StrCat(info.id));
+  AddColumn(&rm, "encoded", info.EncodedName());
+  AddColumn(&rm, "state", state);
+  AddColumn(&rm, "server", server);
   return rm;
 }
 
@@ -44,13 +47,8 @@ std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a
                                    std::string_view state, std::string_view server) {
   std::vector<RowMutation> rows;
   rows.push_back(MetaPut(parent, kSplitState, server));
-  for (const auto& [q, d] : {std::pair{"splitA", &a}, std::pair{"splitB", &b}}) {
-    Mutation m;
-    m.family = kMetaFamily;
-    m.qualifier = q;
-    m.value = MetaRowKey(*d);
-    rows[0].mutations.push_back(std::move(m));
-  }
+  AddColumn(&rows.back(), "splitA", MetaRowKey(a));
+  AddColumn(&rows.back(), "splitB", MetaRowKey(b));
   rows.push_back(MetaPut(a, state, server));
   rows.push_back(MetaPut(b, state, server));
   return rows;
@@ -58,21 +56,14 @@ std::vector<RowMutation> MetaSplit(const RegionInfo& parent, const RegionInfo& a
 
 std::vector<RowMutation> MetaMerge(const RegionInfo& a, const RegionInfo& b, const RegionInfo& merged,
                                    std::string_view state, std::string_view server) {
-  auto column = [](RowMutation* rm, std::string q, std::string v) {
-    Mutation m;
-    m.family = kMetaFamily;
-    m.qualifier = std::move(q);
-    m.value = std::move(v);
-    rm->mutations.push_back(std::move(m));
-  };
   std::vector<RowMutation> rows;
   for (const RegionInfo* p : {&a, &b}) {
     rows.push_back(MetaPut(*p, kMergedState, server));
-    column(&rows.back(), "mergedinto", MetaRowKey(merged));
+    AddColumn(&rows.back(), "mergedinto", MetaRowKey(merged));
   }
   rows.push_back(MetaPut(merged, state, server));
-  column(&rows.back(), "merge0", MetaRowKey(a));
-  column(&rows.back(), "merge1", MetaRowKey(b));
+  AddColumn(&rows.back(), "merge0", MetaRowKey(a));
+  AddColumn(&rows.back(), "merge1", MetaRowKey(b));
   return rows;
 }
 
@@ -105,7 +96,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
     if (comma == std::string_view::npos || comma == 0) return bad("no table name");
     RegionInfo info;
     info.table.assign(key.substr(0, comma));
-    bool have_start = false, have_end = false, have_id = false, split = false;
+    bool have_start = false, have_end = false, have_id = false, retired_row = false;
     for (const CellView& c : row.cells()) {
       if (c.qualifier == "startkey") {
         info.start_key.assign(c.value);
@@ -117,12 +108,12 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
         if (!absl::SimpleAtoi(AV(c.value), &info.id)) return bad("info:id is not a number");
         have_id = true;
       } else if (c.qualifier == "state") {
-        split = c.value == kSplitState || c.value == kMergedState;
+        retired_row = c.value == kSplitState || c.value == kMergedState;
       }
     }
     if (!have_start || !have_end || !have_id) return bad("info:startkey, info:endkey or info:id is missing");
     if (MetaRowKey(info) != key) return bad("its row key does not match its columns");
-    if (split) {
+    if (retired_row) {
       if (retired != nullptr) (*retired)[info.table].push_back(std::move(info));
       continue;
     }

@@ -47,6 +47,15 @@ absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
 
 }  // namespace
 
+void TableManager::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
+  if (t.ok()) {
+    e->table = *std::move(t);
+  } else {
+    e->table.reset();
+    e->open_error = t.status();
+  }
+}
+
 std::string TableManager::SplitsDir(std::string_view table) const {
   return absl::StrCat(TableDir(table), "/", kSplitsDirName);
 }
@@ -243,13 +252,7 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
     for (const RegionInfo& c : children) RemoveRegionDir(env, absl::StrCat(staging, "/", c.EncodedName())).IgnoreError();
     absl::StatusOr<std::shared_ptr<Table>> back = OpenTable(spec, regions, old.get(), &parents);
     absl::MutexLock l(&mu_);
-    Entry& e = entries_.find(spec.name)->second;
-    if (back.ok()) {
-      e.table = *std::move(back);
-    } else {
-      e.table.reset();
-      e.open_error = back.status();
-    }
+    Install(&entries_.find(spec.name)->second, std::move(back));
     return absl::Status(s.code(), absl::StrCat(AV(what), " of ", parents.size() == 1 ? "region " : "regions ",
                                                parents.front().Name(), parents.size() > 1 ? " and " : "",
                                                parents.size() > 1 ? parents.back().Name() : "",
@@ -272,12 +275,7 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
     Entry& e = entries_.find(spec.name)->second;
     e.regions = after;
     e.retired.insert(e.retired.end(), parents.begin(), parents.end());
-    if (t.ok()) {
-      e.table = *std::move(t);
-    } else {
-      e.table.reset();
-      e.open_error = t.status();
-    }
+    Install(&e, t);
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   std::string from, into;

@@ -64,14 +64,14 @@ uint64_t StoreFiles(const RegionStats& st) {
   return files;
 }
 
-// An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
-// that, not as the region's "closed".
 // Marks the error a write gets from a region a split closed under it (HBase's
 // NotServingRegionException): the call runs again on the table installed after the split.
 constexpr char kNotServingPayload[] = "basalt.not_serving_region";
 
-bool IsNotServing(const absl::Status& s) { return s.GetPayload(kNotServingPayload).has_value(); }
+bool IsNotServing(const absl::Status& s) { return !s.ok() && s.GetPayload(kNotServingPayload).has_value(); }
 
+// An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
+// that, not as the region's "closed"; one from a region a split closed, as not serving.
 absl::Status Translate(const Table& t, absl::Status s) {
   if (s.ok() || s.code() != absl::StatusCode::kFailedPrecondition) return s;
   if (t.closed()) return t.ClosedError();
@@ -84,16 +84,37 @@ absl::Status Translate(const Table& t, absl::Status s) {
   return s;
 }
 
-// Runs `call` (which finds its table afresh) again while it meets a region a split closed,
-// backing off from 1 ms to 50 ms, for up to 30 s (then the Unavailable error goes back to the
-// client, whose own retries take over). A split keeps its parent closed for milliseconds.
+// The server's retries of writes a split's closed region refused: backing off from 1 ms to
+// 50 ms, for up to 30 s from the first refusal (then the Unavailable error goes back to the
+// client, whose own retries take over). A split keeps its parent closed for milliseconds. No
+// clock is read until a write is refused.
+class NotServingRetry {
+ public:
+  // Waits before the next attempt; false once the 30 s are over.
+  bool Wait() {
+    const auto now = std::chrono::steady_clock::now();
+    if (attempts_ == 0) {
+      deadline_ = now + std::chrono::seconds(30);
+    } else if (now > deadline_) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(attempts_, 6), 50)));
+    ++attempts_;
+    return true;
+  }
+
+ private:
+  int attempts_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// Runs `call` (which finds its table afresh) again while it meets a region a split closed.
 template <class Call>
 absl::Status RetryNotServing(Call call) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (int i = 0;; ++i) {
+  NotServingRetry retry;
+  for (;;) {
     absl::Status s = call();
-    if (!IsNotServing(s) || std::chrono::steady_clock::now() > deadline) return s;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(i, 6), 50)));
+    if (!IsNotServing(s) || !retry.Wait()) return s;
   }
 }
 
@@ -393,8 +414,8 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   }
   // Rows a split's closed region refused go again to the table installed after it (the others
   // are not written twice).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  for (int pass = 0;; ++pass) {
+  NotServingRetry retry;
+  for (;;) {
     std::vector<size_t> again;  // positions in batch
     for (auto& [region, rows] : t->GroupByRegion(batch)) {
       std::vector<RowMutation> part;
@@ -417,8 +438,7 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
         }
       }
     }
-    if (again.empty() || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(pass, 6), 50)));
+    if (again.empty() || !retry.Wait()) break;
     absl::StatusOr<std::shared_ptr<Table>> next = FindWritableTable(req.table());
     if (!next.ok()) {
       for (size_t j : again) results[index[j]] = next.status();

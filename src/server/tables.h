@@ -132,8 +132,8 @@ class TableManager {
     // The server log every user table's regions share (storage/server_log.h), in data_dir/wal.
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
-    // How often split parents are looked at for removal (CleanSplitParents; HBase's
-    // CatalogJanitor runs every 5 minutes). 0: only after splits, flushes and compactions.
+    // How often split and merged parents are looked at for removal (CleanSplitParents; HBase's
+    // CatalogJanitor runs every 5 minutes). 0: only after splits, merges and major compactions.
     int janitor_interval_ms = 10000;
     // Automatic splits (HBase's SteppingSplitPolicy): after a flush or compaction, a region
     // whose largest store passes 2 × the memstore flush size while its table has one region, or
@@ -190,8 +190,10 @@ class TableManager {
   // InvalidArgument for regions that are not adjacent or of different tables; FailedPrecondition
   // for one that still reads another's files.
   absl::Status Merge(std::string_view first, std::string_view second);
-  // Removes the split parents of `table` that no region still reads (HBase's CatalogJanitor):
-  // each parent's directory, then its meta row. Runs after splits, flushes and compactions.
+  // Removes the split and merged parents of `table` once no region reads their files (HBase's
+  // CatalogJanitor): each one's directory, and its meta row once the server log holds none of
+  // its records. Runs after splits, merges and major compactions, at start-up and on the
+  // housekeeping thread.
   absl::Status CleanSplitParents(std::string_view table);
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const;
@@ -232,7 +234,7 @@ class TableManager {
     std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
     absl::Status open_error;       // enabled but FAILED_OPEN: why
-    std::vector<RegionInfo> retired;  // split parents meta still records
+    std::vector<RegionInfo> retired;  // split and merged parents meta still records
   };
   std::string TableDir(std::string_view name) const;
   void Log(std::string_view line) const;
@@ -265,6 +267,9 @@ class TableManager {
   absl::Status ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
                                     const std::vector<RegionInfo>& children, const std::vector<RowMutation>& commit,
                                     std::string_view what);
+  // The table a split or merge leaves in service, or, when it could not open, why not (the
+  // caller holds mu_).
+  static void Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t);
   // Where a split writes its daughters before its commit: data_dir/tables/<table>/.splits/.
   std::string SplitsDir(std::string_view table) const;
   // At start-up, before the table's regions open: daughters a crash left in the staging

@@ -191,7 +191,6 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
     r->bloom_ = std::make_unique<BloomReader>(std::move(*bloom));
   }
   r->ctx_.verify_checksums = family.verify_checksums;
-  r->whole_size_ = size;
   if (range != nullptr) {
     r->range_ = *range;
     r->ClipStatsToRange();
@@ -199,32 +198,32 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
   return r;
 }
 
-std::string BlockFileReader::MidKey() const {
+std::pair<size_t, size_t> BlockFileReader::BlocksInRange() const {
   size_t first = 0, last = num_blocks();
   if (range_) {
     if (!range_->start.empty()) first = FindBlock(FirstKeyOfRow(range_->start));
     if (!range_->end.empty()) last = std::min(last, FindBlock(FirstKeyOfRow(range_->end)) + 1);
   }
-  if (first >= last) return "";
+  return {first, std::max(first, last)};
+}
+
+std::string BlockFileReader::MidKey() const {
+  const auto [first, last] = BlocksInRange();
+  if (first == last) return "";
   return index_keys_[first + (last - first - 1) / 2];
 }
 
 void BlockFileReader::ClipStatsToRange() {
-  const RowRange& rr = *range_;
   const size_t n = num_blocks();
   if (n == 0) return;
-  // Blocks [first, last) may hold rows of the range: a share of the entries and bytes.
-  const size_t first = rr.start.empty() ? 0 : FindBlock(FirstKeyOfRow(rr.start));
-  const size_t last = rr.end.empty() ? n : std::min(n, FindBlock(FirstKeyOfRow(rr.end)) + 1);
-  const size_t blocks = last > first ? last - first : 0;
+  // The blocks that may hold rows of the range: a share of the entries and bytes.
+  const auto [first, last] = BlocksInRange();
+  const size_t blocks = last - first;
   stats_.entries = stats_.entries * blocks / n;
   stats_.file_size = stats_.file_size * blocks / n;
-  if (blocks == 0) {
-    stats_.entries = 0;
-    return;
-  }
-  if (!rr.start.empty() && ParseFlatKeyUnchecked(stats_.first_key).row < rr.start) {
-    stats_.first_key = FirstKeyOfRow(rr.start);
+  if (blocks == 0) return;
+  if (!range_->start.empty() && ParseFlatKeyUnchecked(stats_.first_key).row < range_->start) {
+    stats_.first_key = FirstKeyOfRow(range_->start);
   }
   // The last key stays the file's: a bound the reads check against the range as well.
 }

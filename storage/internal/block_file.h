@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -106,8 +107,6 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   }
   // The rows it is seen through (a reference), or nullptr for a region's own file.
   const RowRange* range() const { return range_ ? &*range_ : nullptr; }
-  // The whole file's size (a reference's stats().file_size is its share of it).
-  uint64_t whole_file_size() const { return whole_size_; }
 
  private:
   BlockFileReader() = default;
@@ -115,6 +114,8 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   class RangeIter;
   // Limits the statistics to range_ (an estimate by index block).
   void ClipStatsToRange();
+  // The data blocks [first, last) that may hold rows of range_ (all without one).
+  std::pair<size_t, size_t> BlocksInRange() const;
 
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;
@@ -131,7 +132,6 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   std::unique_ptr<BloomReader> bloom_;
   FileStats stats_;
   std::optional<RowRange> range_;
-  uint64_t whole_size_ = 0;
 };
 
 }  // namespace basalt

@@ -14,14 +14,15 @@ namespace basalt {
 namespace {
 constexpr std::string_view kMagic = "BSLTMANF";
 constexpr std::string_view kMagicV1 = "BSLTMAN1";  // version 1: the magic alone, no stamp
-}
 
+// Whether `dir` is a sibling directory "../<name>" (no other form is accepted from a manifest).
 bool IsSiblingDir(std::string_view dir) {
   if (!dir.starts_with("../")) return false;
   std::string_view name = dir.substr(3);
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos;
 }
+}  // namespace
 
 std::string EncodeManifest(const Manifest& m) {
   std::string s;

@@ -37,8 +37,6 @@ struct FileReference {
   std::string end_row;
   bool operator==(const FileReference&) const = default;
 };
-// Whether `dir` is a sibling directory "../<name>" (no other form is accepted from a manifest).
-bool IsSiblingDir(std::string_view dir);
 
 struct Manifest {
   uint64_t next_file_number = 1;
