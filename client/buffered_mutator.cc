@@ -162,12 +162,16 @@ class BufferedMutatorImpl final : public BufferedMutator {
       batch->parts_left = parts.size();
     }
     for (BatchPart& p : parts) {
+      const std::vector<size_t> sent = p.indices;
       auto part = std::make_shared<BatchPart>(std::move(p));
       auto resp = std::make_shared<rpc::BatchMutateResponse>();
       Core* core = core_;
+      // Each attempt sends the rows not yet answered, located afresh (SettleBatch keeps those a
+      // region refused as not served). Attempts run one at a time: the statuses need no lock.
       core_->RunAsync(
           true,
-          [core, part, resp](absl::Time deadline, PathCallback on_done) -> absl::Status {
+          [core, part, resp, batch](absl::Time deadline, PathCallback on_done) -> absl::Status {
+            BASALT_RETURN_IF_ERROR(LocateBatch(core, deadline, part.get()));
             BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core->Grpc());
             resp->Clear();
             GrpcAsync(
@@ -175,19 +179,19 @@ class BufferedMutatorImpl final : public BufferedMutator {
                 [&](grpc::ClientContext* ctx, std::function<void(grpc::Status)> cb) {
                   path->data_stub()->async()->BatchMutate(ctx, &part->request, resp.get(), std::move(cb));
                 },
-                std::move(on_done));
+                [core, part, resp, batch, on_done = std::move(on_done)](absl::Status s) {
+                  if (s.ok()) s = SettleBatch(core, part.get(), *resp, &batch->statuses);
+                  on_done(std::move(s));
+                });
             return absl::OkStatus();
           },
-          [this, batch, part, resp](absl::Status s) {
-            for (size_t j = 0; j < part->indices.size(); j++) {
-              size_t i = part->indices[j];
-              absl::Status row_status = s;
-              if (s.ok()) {
-                row_status = j < static_cast<size_t>(resp->results_size())
-                                 ? RowStatusToStatus(resp->results(j))
-                                 : absl::InternalError("the server answered fewer statuses than rows");
-              }
-              batch->statuses[i] = row_status.ok() ? row_status : RowContext(row_status, batch->rows[i]);
+          [this, batch, part, sent](absl::Status s) {
+            // A failed call fails the rows not yet answered (rows still refused keep their refusal).
+            if (!s.ok() && !NotServingRegionOf(s).has_value()) {
+              for (size_t i : part->indices) batch->statuses[i] = s;
+            }
+            for (size_t i : sent) {
+              if (!batch->statuses[i].ok()) batch->statuses[i] = RowContext(batch->statuses[i], batch->rows[i]);
             }
             bool last;
             {

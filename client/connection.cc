@@ -25,7 +25,10 @@ class ConnectionImpl final : public Connection {
   const ConnectionOptions& options() const override { return core_->options(); }
   TransportStats GetTransportStats() const override {
     absl::StatusOr<TransportStats> s = core_->selector()->Stats(core_->server());
-    return s.ok() ? *s : TransportStats{};
+    TransportStats stats = s.ok() ? *s : TransportStats{};
+    stats.meta_lookups = core_->region_cache().lookups();
+    stats.regions_relocated = core_->region_cache().forgotten();
+    return stats;
   }
 
  private:

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::client_internal {
 
@@ -64,8 +65,63 @@ void Scheduler::Loop() {
 // ---------------------------------------------------------------------------------------------
 // Core
 
+namespace {
+
+constexpr char kMetaTable[] = "basalt:meta";
+
+// A table's serving regions as basalt:meta lists them (docs/FORMATS.md: rows
+// "<table>,<start key>,<id>", family info), split and merged parents left out. One stream, no
+// retry of its own: the call that needed it retries.
+absl::StatusOr<std::vector<RegionLocation>> ReadMeta(Core* core, const std::string& table, absl::Time deadline) {
+  rpc::ScanRequest req;
+  req.set_table(kMetaTable);
+  // Table names have no ',' and '-' follows ',': these bounds hold exactly the table's rows.
+  req.set_start_row(table + ",");
+  req.set_stop_row(table + "-");
+  req.mutable_read()->add_columns()->set_family("info");
+  BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core->Grpc());
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, deadline);
+  std::unique_ptr<grpc::ClientReader<rpc::ScanResponse>> reader = path->data_stub()->Scan(&ctx, req);
+  std::vector<RegionLocation> regions;
+  rpc::ScanResponse resp;
+  while (reader->Read(&resp)) {
+    for (const rpc::Row& row : resp.rows()) {
+      RegionLocation loc;
+      std::string state;
+      for (const rpc::Cell& c : row.cells()) {
+        if (c.qualifier() == "encoded") loc.encoded_name = c.value();
+        if (c.qualifier() == "startkey") loc.start_key = c.value();
+        if (c.qualifier() == "endkey") loc.end_key = c.value();
+        if (c.qualifier() == "server") loc.server = c.value();
+        if (c.qualifier() == "state") state = c.value();
+      }
+      if (state == "SPLIT" || state == "MERGED") continue;
+      if (loc.encoded_name.empty()) {
+        return absl::DataLossError(
+            absl::StrCat(kMetaTable, " row \"", PrintableRow(row.row()), "\" has no info:encoded"));
+      }
+      regions.push_back(std::move(loc));
+    }
+  }
+  BASALT_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  return regions;
+}
+
+}  // namespace
+
 Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector)
-    : options_(options), policy_(RetryPolicy::From(options)), selector_(std::move(selector)) {}
+    : options_(options),
+      policy_(RetryPolicy::From(options)),
+      selector_(std::move(selector)),
+      regions_([this](const std::string& table, absl::Time deadline) {
+        return WithContextOr(ReadMeta(this, table, deadline), absl::StrCat("locating regions of ", table));
+      }) {}
+
+absl::Status Core::NoteRefusal(const std::string& table, absl::Status s) {
+  if (std::optional<std::string> region = NotServingRegionOf(s)) regions_.Forget(table, *region);
+  return s;
+}
 
 Core::~Core() { WaitAsyncIdle(); }
 
@@ -134,11 +190,17 @@ void Core::Attempt(std::shared_ptr<AsyncOp> op) {
 
 absl::Status Core::CallGrpc(bool retriable_op,
                             const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
+  return CallRow(retriable_op, "", "", nullptr, call);
+}
+
+absl::Status Core::CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
+                           const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
   return RetryLoop(policy_, retriable_op, Deadline(), [&](absl::Time deadline) -> absl::Status {
+    if (region != nullptr) BASALT_RETURN_IF_ERROR(Locate(table, row, deadline, region));
     BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc());
     grpc::ClientContext ctx;
     SetDeadline(&ctx, deadline);
-    return FromGrpcStatus(call(path, &ctx));
+    return NoteRefusal(table, FromGrpcStatus(call(path, &ctx)));
   });
 }
 
@@ -182,7 +244,66 @@ std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<Ro
 
 absl::Status RowStatusToStatus(const rpc::RowStatus& rs) {
   if (rs.code() == 0) return absl::OkStatus();
+  if (!rs.not_serving_region().empty() && rs.code() == static_cast<int>(absl::StatusCode::kUnavailable)) {
+    return NotServingRegionError(rs.not_serving_region(), rs.message());
+  }
   return absl::Status(static_cast<absl::StatusCode>(rs.code()), rs.message());
+}
+
+absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
+  rpc::BatchMutateRequest& req = part->request;
+  req.clear_regions();
+  const int n = req.rows_size();
+  std::vector<std::string> regions(n);
+  for (int i = 0; i < n; i++) {
+    BASALT_RETURN_IF_ERROR(core->Locate(req.table(), req.rows(i).row(), deadline, &regions[i]));
+    if (regions[i].empty()) return absl::OkStatus();  // the server routes them
+  }
+  std::vector<int> order(n);
+  for (int i = 0; i < n; i++) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return regions[a] < regions[b]; });
+  google::protobuf::RepeatedPtrField<rpc::RowMutations> rows;
+  rows.Reserve(n);
+  std::vector<size_t> indices(n);
+  for (int k = 0; k < n; k++) {
+    const int i = order[k];
+    rows.Add(std::move(*req.mutable_rows(i)));
+    indices[k] = part->indices[i];
+    if (k == 0 || regions[i] != regions[order[k - 1]]) {
+      rpc::RegionRun* run = req.add_regions();
+      run->set_region(regions[i]);
+    }
+    rpc::RegionRun* run = req.mutable_regions(req.regions_size() - 1);
+    run->set_rows(run->rows() + 1);
+  }
+  req.mutable_rows()->Swap(&rows);
+  part->indices = std::move(indices);
+  return absl::OkStatus();
+}
+
+absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResponse& resp,
+                         std::vector<absl::Status>* statuses) {
+  rpc::BatchMutateRequest& req = part->request;
+  if (resp.results_size() != req.rows_size()) {
+    return absl::InternalError(absl::StrCat("the server answered ", resp.results_size(), " statuses for ",
+                                            req.rows_size(), " rows"));
+  }
+  absl::Status refused;
+  google::protobuf::RepeatedPtrField<rpc::RowMutations> again;
+  std::vector<size_t> again_indices;
+  for (int j = 0; j < req.rows_size(); j++) {
+    absl::Status s = core->NoteRefusal(req.table(), RowStatusToStatus(resp.results(j)));
+    if (NotServingRegionOf(s).has_value()) {
+      again.Add(std::move(*req.mutable_rows(j)));
+      again_indices.push_back(part->indices[j]);
+      refused = s;
+    }
+    (*statuses)[part->indices[j]] = std::move(s);
+  }
+  req.mutable_rows()->Swap(&again);
+  req.clear_regions();
+  part->indices = std::move(again_indices);
+  return refused;
 }
 
 }  // namespace basalt::client_internal

@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "basalt/client.h"
+#include "client/region_cache.h"
 #include "client/retry.h"
 #include "client/wire.h"
 #include "transport/grpc/grpc_settings.h"
@@ -75,6 +76,21 @@ class Core {
   absl::Status CallGrpc(bool retriable_op,
                         const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call);
 
+  // CallGrpc for a call of one row: before each attempt *region is set to the region holding
+  // `row` (Locate), and a refusal forgets it (NoteRefusal). CallGrpc is CallRow without a region.
+  absl::Status CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
+                       const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call);
+
+  // Region locations (region_cache.h): the encoded name of the region holding `row` of
+  // `table`, to name in the call (empty: name none).
+  absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region) {
+    return regions_.Locate(table, row, deadline, region);
+  }
+  // Forgets the region an attempt's status says no longer serves its row (NotServingRegionOf),
+  // so the next attempt locates the row afresh. Returns `s`.
+  absl::Status NoteRefusal(const std::string& table, absl::Status s);
+  const RegionCache& region_cache() const { return regions_; }
+
  private:
   struct AsyncOp;
   static void Attempt(std::shared_ptr<AsyncOp> op);
@@ -85,6 +101,7 @@ class Core {
   absl::Mutex mu_;
   int64_t async_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   Scheduler scheduler_;  // after selector_: stopped before the channels go
+  RegionCache regions_;
 };
 
 std::unique_ptr<Table> NewTable(Core* core, const std::string& name);
@@ -107,7 +124,18 @@ struct BatchPart {
 // Rows that fail to convert get their error (without context) in (*statuses)[i] and are left out.
 std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<RowMutationsBase>& rows,
                                   std::vector<absl::Status>* statuses);
-// A BatchMutate response's row statuses (the server's per-row code and message).
+// A BatchMutate response's row statuses (the server's per-row code and message; a row its
+// region refused as not served is a NotServingRegionError).
 absl::Status RowStatusToStatus(const rpc::RowStatus& rs);
+
+// Before each attempt of a part: locates its rows, orders them by region (a row's mutations
+// keep their order) and sets the request's region runs; none when some row has no region.
+absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part);
+// After an answer to `part`: each row's status goes to (*statuses)[index]. Rows their region
+// refused as not served stay in the part (their regions forgotten) and the return is that
+// refusal, for the retry policy to send them again; otherwise the part is done and the return
+// is OK. Internal when the answer does not count the rows.
+absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResponse& resp,
+                         std::vector<absl::Status>* statuses);
 
 }  // namespace basalt::client_internal

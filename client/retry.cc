@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::client_internal {
 
@@ -44,10 +45,16 @@ bool IsMessageTooLarge(const absl::Status& status) {
 
 std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
                                         int attempts, absl::Time deadline, absl::Time now) {
-  if (status.ok() || !retriable_op || !IsRetriable(status.code())) return std::nullopt;
+  if (status.ok()) return std::nullopt;
+  // A region that no longer serves the row applied nothing: any call may go again, after a
+  // short pause (a split or merge keeps its regions closed for milliseconds).
+  const bool not_serving = NotServingRegionOf(status).has_value();
+  if (!not_serving && (!retriable_op || !IsRetriable(status.code()))) return std::nullopt;
   if (IsMessageTooLarge(status)) return std::nullopt;  // the same message fails the same way again
   if (attempts >= policy.max_attempts) return std::nullopt;
-  absl::Duration delay = JitteredBackoff(policy, attempts);
+  RetryPolicy relocate = policy;
+  relocate.initial_backoff = std::min(policy.initial_backoff, kRelocateBackoff);
+  absl::Duration delay = JitteredBackoff(not_serving ? relocate : policy, attempts);
   if (now + delay >= deadline) return std::nullopt;
   return delay;
 }

@@ -33,9 +33,15 @@ absl::Duration BackoffDelay(const RetryPolicy& policy, int retry, double jitter0
 // BackoffDelay with a random jitter.
 absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry);
 
+// The first backoff after a region refused a call as not served (NotServingRegionError), then
+// doubling as any backoff: the call goes again once the row is located afresh.
+inline constexpr absl::Duration kRelocateBackoff = absl::Milliseconds(2);
+
 // Decides what follows a failed attempt. Returns the delay before the next attempt, or
 // nullopt when the call should end with `status`: not retriable (a message over the size cap
-// included), `retriable_op` false, out of attempts, or the delay would pass `deadline`. `attempts` is how many were made.
+// included), `retriable_op` false (unless a region refused the call as not served: nothing was
+// applied), out of attempts, or the delay would pass `deadline`. `attempts` is how many were
+// made.
 std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriable_op, const absl::Status& status,
                                         int attempts, absl::Time deadline, absl::Time now);
 

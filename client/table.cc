@@ -16,6 +16,11 @@ std::string What(std::string_view op, const std::string& table, std::string_view
 
 absl::Status EmptyRow() { return absl::InvalidArgumentError("empty row key"); }
 
+// An async attempt's callback that first forgets a region that refused it (Core::NoteRefusal).
+PathCallback NotingRefusal(Core* core, const std::string& table, PathCallback done) {
+  return [core, table, done = std::move(done)](absl::Status s) { done(core->NoteRefusal(table, std::move(s))); };
+}
+
 class TableImpl final : public Table {
  public:
   TableImpl(Core* core, std::string name) : core_(core), name_(std::move(name)) {}
@@ -30,9 +35,10 @@ class TableImpl final : public Table {
     BuildGet(get, &req);
     rpc::GetResponse resp;
     absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+      BASALT_RETURN_IF_ERROR(core_->Locate(name_, get.row, deadline, req.mutable_region()));
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->server()));
       resp.Clear();
-      return path->Get(req, deadline, &resp);
+      return core_->NoteRefusal(name_, path->Get(req, deadline, &resp));
     });
     if (!s.ok()) return WithContext(s, what());
     return RowOf(std::move(*resp.mutable_row()), get.row);
@@ -87,22 +93,25 @@ class TableImpl final : public Table {
     for (size_t i = 0; i < rows.size(); i++) {
       if (!statuses[i].ok()) statuses[i] = WithContext(statuses[i], What("Batch", name_, rows[i].row));
     }
-    for (const BatchPart& part : parts) {
-      rpc::BatchMutateResponse resp;
-      absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-        resp.Clear();
-        return path->data_stub()->BatchMutate(ctx, part.request, &resp);
+    for (BatchPart& part : parts) {
+      const std::vector<size_t> sent = part.indices;
+      // Each attempt sends the rows not yet answered, located afresh (SettleBatch keeps those a
+      // region refused as not served).
+      absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(LocateBatch(core_, deadline, &part));
+        BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core_->Grpc());
+        grpc::ClientContext ctx;
+        SetDeadline(&ctx, deadline);
+        rpc::BatchMutateResponse resp;
+        BASALT_RETURN_IF_ERROR(FromGrpcStatus(path->data_stub()->BatchMutate(&ctx, part.request, &resp)));
+        return SettleBatch(core_, &part, resp, &statuses);
       });
-      if (!s.ok()) return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
-      if (static_cast<size_t>(resp.results_size()) != part.indices.size()) {
-        return absl::InternalError(absl::StrCat("Batch ", name_, ": the server answered ", resp.results_size(),
-                                                " statuses for ", part.indices.size(), " rows"));
+      // Rows still refused keep their refusal; any other failure fails the call.
+      if (!s.ok() && !NotServingRegionOf(s).has_value()) {
+        return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
       }
-      for (size_t j = 0; j < part.indices.size(); j++) {
-        size_t i = part.indices[j];
-        if (resp.results(j).code() != 0) {
-          statuses[i] = WithContext(RowStatusToStatus(resp.results(j)), What("Batch", name_, rows[i].row));
-        }
+      for (size_t i : sent) {
+        if (!statuses[i].ok()) statuses[i] = WithContext(statuses[i], What("Batch", name_, rows[i].row));
       }
     }
     return statuses;
@@ -123,11 +132,11 @@ class TableImpl final : public Table {
       ca->set_amount(c.amount);
     }
     rpc::IncrementResponse resp;
-    absl::Status s =
-        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-          resp.Clear();
-          return path->data_stub()->Increment(ctx, req, &resp);
-        });
+    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, inc.row, req.mutable_region(),
+                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                      resp.Clear();
+                                      return path->data_stub()->Increment(ctx, req, &resp);
+                                    });
     if (!s.ok()) return WithContext(s, what);
     return RowOf(std::move(*resp.mutable_row()), inc.row);
   }
@@ -158,11 +167,11 @@ class TableImpl final : public Table {
       cv->set_value(c.value);
     }
     rpc::AppendResponse resp;
-    absl::Status s =
-        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-          resp.Clear();
-          return path->data_stub()->Append(ctx, req, &resp);
-        });
+    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, app.row, req.mutable_region(),
+                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                      resp.Clear();
+                                      return path->data_stub()->Append(ctx, req, &resp);
+                                    });
     if (!s.ok()) return WithContext(s, what);
     return RowOf(std::move(*resp.mutable_row()), app.row);
   }
@@ -187,11 +196,11 @@ class TableImpl final : public Table {
     if (!conv.ok()) return WithContext(conv, what);
     req.set_durability(ToProto(cam.mutations.durability));
     rpc::CheckAndMutateResponse resp;
-    absl::Status s =
-        core_->CallGrpc(core_->options().retry_non_idempotent, [&](GrpcPath* path, grpc::ClientContext* ctx) {
-          resp.Clear();
-          return path->data_stub()->CheckAndMutate(ctx, req, &resp);
-        });
+    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, cam.row, req.mutable_region(),
+                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                      resp.Clear();
+                                      return path->data_stub()->CheckAndMutate(ctx, req, &resp);
+                                    });
     if (!s.ok()) return WithContext(s, what);
     return resp.processed();
   }
@@ -210,9 +219,10 @@ class TableImpl final : public Table {
         true,
         [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
           BASALT_RETURN_IF_ERROR(invalid);
+          BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->row(), deadline, req->mutable_region()));
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->server()));
           resp->Clear();
-          path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
+          path->GetAsync(req.get(), deadline, resp.get(), NotingRefusal(core, req->table(), std::move(on_done)));
           return absl::OkStatus();
         },
         [req, resp, done = std::move(done)](absl::Status s) {
@@ -258,8 +268,9 @@ class TableImpl final : public Table {
     absl::Status conv = BuildMutate(m, &req);
     if (!conv.ok()) return WithContext(conv, what());
     absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+      BASALT_RETURN_IF_ERROR(core_->Locate(name_, m.row, deadline, req.mutable_region()));
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
-      return path->Mutate(req, deadline);
+      return core_->NoteRefusal(name_, path->Mutate(req, deadline));
     });
     if (!s.ok()) return WithContext(s, what());
     return s;
@@ -274,8 +285,9 @@ class TableImpl final : public Table {
         true,
         [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
           BASALT_RETURN_IF_ERROR(invalid);
+          BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->mutation().row(), deadline, req->mutable_region()));
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->server()));
-          path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
+          path->MutateAsync(req.get(), deadline, resp.get(), NotingRefusal(core, req->table(), std::move(on_done)));
           return absl::OkStatus();
         },
         [op, req, done = std::move(done)](absl::Status s) {

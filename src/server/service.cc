@@ -20,6 +20,7 @@
 #include "common/status.h"
 #include "src/server/meta.h"
 #include "storage/block_cache.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
 namespace {
@@ -64,30 +65,36 @@ uint64_t StoreFiles(const RegionStats& st) {
   return files;
 }
 
-// Marks the error a write gets from a region a split closed under it (HBase's
-// NotServingRegionException): the call runs again on the table installed after the split.
-constexpr char kNotServingPayload[] = "basalt.not_serving_region";
+// The region that serves `row` for a call naming `named` (basalt.proto "Regions"): the one
+// holding it now when the call names none, else the named one if it still holds the row, else
+// NotServingRegionError (the client looks the row up in meta again).
+absl::StatusOr<const HostedRegion*> RegionOf(const Table& t, std::string_view row, const std::string& named) {
+  const HostedRegion& h = t.HostedFor(row);
+  if (named.empty() || named == h.encoded_name) return &h;
+  return NotServingRegionError(named, absl::StrCat("region ", named, " of table ", t.name(), " does not hold row '",
+                                                   RowForError(row), "' here (it split, merged or moved)"));
+}
 
-bool IsNotServing(const absl::Status& s) { return !s.ok() && s.GetPayload(kNotServingPayload).has_value(); }
+bool IsNotServing(const absl::Status& s) { return NotServingRegionOf(s).has_value(); }
 
 // An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
-// that, not as the region's "closed"; one from a region a split closed, as not serving.
-absl::Status Translate(const Table& t, absl::Status s) {
+// that, not as the region's "closed"; one from region `h` after a split or merge closed it, as
+// not served here (or, for a scan, which names no region, as Unavailable: the client reopens it).
+absl::Status Translate(const Table& t, absl::Status s, const HostedRegion* h = nullptr) {
   if (s.ok() || s.code() != absl::StatusCode::kFailedPrecondition) return s;
   if (t.closed()) return t.ClosedError();
   if (t.superseded()) {
-    absl::Status moved = absl::UnavailableError(
-        absl::StrCat("table ", t.name(), ": ", s.message(), " (the region split; retry)"));
-    moved.SetPayload(kNotServingPayload, absl::Cord("split"));
-    return moved;
+    std::string message = absl::StrCat("table ", t.name(), ": ", s.message(), " (the region split or merged; retry)");
+    if (h == nullptr) return absl::UnavailableError(message);
+    return NotServingRegionError(h->encoded_name, message);
   }
   return s;
 }
 
-// The server's retries of writes a split's closed region refused: backing off from 1 ms to
-// 50 ms, for up to 30 s from the first refusal (then the Unavailable error goes back to the
-// client, whose own retries take over). A split keeps its parent closed for milliseconds. No
-// clock is read until a write is refused.
+// The server's retries of writes that name no region and that a split's or merge's closed
+// region refused: backing off from 1 ms to 50 ms, for up to 30 s from the first refusal (then
+// the error goes back to the client, whose own retries take over). A split keeps its parent
+// closed for milliseconds. No clock is read until a write is refused.
 class NotServingRetry {
  public:
   // Waits before the next attempt; false once the 30 s are over.
@@ -108,13 +115,14 @@ class NotServingRetry {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-// Runs `call` (which finds its table afresh) again while it meets a region a split closed.
+// Runs `call` (which finds its table afresh) again while it meets a region a split closed,
+// unless the call names its region: then the refusal goes back to the client, which relocates.
 template <class Call>
-absl::Status RetryNotServing(Call call) {
+absl::Status RetryNotServing(const std::string& named_region, Call call) {
   NotServingRetry retry;
   for (;;) {
     absl::Status s = call();
-    if (!IsNotServing(s) || !retry.Wait()) return s;
+    if (!named_region.empty() || !IsNotServing(s) || !retry.Wait()) return s;
   }
 }
 
@@ -379,21 +387,47 @@ absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(*t, req.read()));
+  BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
   thread_local RowResult result;  // reused: no allocation per cell once warm
-  BASALT_RETURN_IF_ERROR(Translate(*t, t->RegionFor(req.row())->Get(req.row(), spec, &result)));
+  BASALT_RETURN_IF_ERROR(Translate(*t, h->region->Get(req.row(), spec, &result), h));
   RowToProto(result, resp->mutable_row());
   return absl::OkStatus();
 }
 
 absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
-  return RetryNotServing([&]() -> absl::Status {
+  return RetryNotServing(req.region(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     std::vector<RowMutation> batch(1);
     BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
-    return Translate(*t, t->RegionFor(batch[0].row)->Mutate(batch, d));
+    BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, batch[0].row, req.region()));
+    return Translate(*t, h->region->Mutate(batch, d), h);
   });
 }
+
+namespace {
+
+// Each row's region from a batch's runs (none: the client did not locate the rows).
+// InvalidArgument when the runs do not count the rows.
+absl::StatusOr<std::vector<const std::string*>> RowRegions(const rpc::BatchMutateRequest& req) {
+  std::vector<const std::string*> named;
+  if (req.regions().empty()) return named;
+  named.reserve(req.rows_size());
+  for (const rpc::RegionRun& run : req.regions()) {
+    if (run.region().empty() || run.rows() > static_cast<uint64_t>(req.rows_size()) - named.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the batch's region runs do not match its ", req.rows_size(), " rows"));
+    }
+    named.insert(named.end(), run.rows(), &run.region());
+  }
+  if (named.size() != static_cast<size_t>(req.rows_size())) {
+    return absl::InvalidArgumentError(absl::StrCat("the batch's region runs count ", named.size(), " of its ",
+                                                   req.rows_size(), " rows"));
+  }
+  return named;
+}
+
+}  // namespace
 
 absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
@@ -401,12 +435,17 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   // Rows that convert go to their region's engine together (one log write per region); a row
   // that fails alone gets its own status. If a region refuses its valid rows as a batch, each
   // is retried alone so rows stay independent.
+  // The regions the client located the rows in, if it did: a row its region no longer holds is
+  // refused alone, and the refusals of closed regions go back to the client (no server retry).
+  BASALT_ASSIGN_OR_RETURN(std::vector<const std::string*> named, RowRegions(req));
+  const bool client_routes = !named.empty();
   std::vector<RowMutation> batch;
   std::vector<int> index;  // batch position -> request position
   std::vector<absl::Status> results(req.rows_size());
   for (int i = 0; i < req.rows_size(); ++i) {
     RowMutation rm;
     results[i] = RowMutationFromProto(*t, req.rows(i), &rm);
+    if (results[i].ok() && client_routes) results[i] = RegionOf(*t, rm.row, *named[i]).status();
     if (results[i].ok()) {
       batch.push_back(std::move(rm));
       index.push_back(i);
@@ -417,22 +456,22 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   NotServingRetry retry;
   for (;;) {
     std::vector<size_t> again;  // positions in batch
-    for (auto& [region, rows] : t->GroupByRegion(batch)) {
+    for (auto& [h, rows] : t->GroupByRegion(batch)) {
       std::vector<RowMutation> part;
       part.reserve(rows.size());
       for (size_t j : rows) part.push_back(std::move(batch[j]));
-      absl::Status s = region->Mutate(part, d);
+      absl::Status s = h->region->Mutate(part, d);
       if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && part.size() > 1) {
         for (size_t k = 0; k < part.size(); ++k) {
           std::vector<RowMutation> one(1);
           one[0] = std::move(part[k]);
-          results[index[rows[k]]] = Translate(*t, region->Mutate(one, d));
+          results[index[rows[k]]] = Translate(*t, h->region->Mutate(one, d), h);
         }
       } else {
-        s = Translate(*t, s);
+        s = Translate(*t, s, h);
         for (size_t k = 0; k < rows.size(); ++k) {
           results[index[rows[k]]] = s;
-          if (!IsNotServing(s)) continue;
+          if (client_routes || !IsNotServing(s)) continue;
           batch[rows[k]] = std::move(part[k]);
           again.push_back(rows[k]);
         }
@@ -459,6 +498,7 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
     rpc::RowStatus* rs = resp->add_results();
     rs->set_code(static_cast<int>(s.code()));
     rs->set_message(std::string(s.message()));
+    if (std::optional<std::string> region = NotServingRegionOf(s)) rs->set_not_serving_region(*std::move(region));
   }
   return absl::OkStatus();
 }
@@ -470,7 +510,7 @@ namespace {
 // onto its first result. The new cells take HBase's timestamp rule (NextTimestamp). `out`
 // gets the new values.
 template <class Column, class Combine>
-absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
+absl::Status ReadModifyWriteColumns(Table* t, const std::string& row, const std::string& named_region,
                                     const google::protobuf::RepeatedPtrField<Column>& columns, Durability d,
                                     std::string_view what, Combine combine, rpc::Row* out) {
   if (columns.empty()) return absl::InvalidArgumentError(absl::StrCat(AV(what), " names no columns"));
@@ -479,7 +519,8 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
     if (!t->HasFamily(c.family())) return UnknownFamily(*t, c.family());
     spec.columns.push_back({c.family(), {c.qualifier()}});
   }
-  Region* region = t->RegionFor(row);
+  BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, row, named_region));
+  Region* region = h->region.get();
   rpc::Row result;
   absl::Status s = region->MutateRowWith(
       row, spec,
@@ -511,7 +552,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
         return absl::OkStatus();
       },
       d);
-  BASALT_RETURN_IF_ERROR(Translate(*t, s));
+  BASALT_RETURN_IF_ERROR(Translate(*t, s, h));
   *out = std::move(result);
   return absl::OkStatus();
 }
@@ -519,7 +560,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row,
 }  // namespace
 
 absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
-  return RetryNotServing([&]() -> absl::Status {
+  return RetryNotServing(req.region(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
@@ -537,12 +578,12 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
       *value = Fixed64BE(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount()));
       return absl::OkStatus();
     };
-    return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "increment", add, resp->mutable_row());
+    return ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d, "increment", add, resp->mutable_row());
   });
 }
 
 absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
-  return RetryNotServing([&]() -> absl::Status {
+  return RetryNotServing(req.region(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
@@ -551,12 +592,12 @@ absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendRespo
       value->append(c.value());
       return absl::OkStatus();
     };
-    return ReadModifyWriteColumns(t.get(), req.row(), req.columns(), d, "append", append, resp->mutable_row());
+    return ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d, "append", append, resp->mutable_row());
   });
 }
 
 absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
-  return RetryNotServing([&]() -> absl::Status {
+  return RetryNotServing(req.region(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
@@ -574,7 +615,8 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
     ReadSpec spec;
     spec.columns.push_back({cond.family(), {cond.qualifier()}});
     bool processed = false;
-    absl::Status s = t->RegionFor(req.row())->MutateRowWith(
+    BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
+    absl::Status s = h->region->MutateRowWith(
         req.row(), spec,
         [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
           processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
@@ -582,7 +624,7 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
           return absl::OkStatus();
         },
         d);
-    BASALT_RETURN_IF_ERROR(Translate(*t, s));
+    BASALT_RETURN_IF_ERROR(Translate(*t, s, h));
     resp->set_processed(processed);
     return absl::OkStatus();
   });

@@ -81,7 +81,9 @@ absl::Status InRegion(const RegionInfo& info, size_t regions, const absl::Status
 }  // namespace
 
 Table::Table(TableSpec spec, std::vector<HostedRegion> regions, bool system)
-    : spec_(std::move(spec)), regions_(std::move(regions)), system_(system) {}
+    : spec_(std::move(spec)), regions_(std::move(regions)), system_(system) {
+  for (HostedRegion& h : regions_) h.encoded_name = h.info.EncodedName();
+}
 
 Table::~Table() = default;
 
@@ -99,11 +101,11 @@ bool Table::has_failed_regions() const {
   return false;
 }
 
-Region* Table::RegionFor(std::string_view row) const {
+const HostedRegion& Table::HostedFor(std::string_view row) const {
   // The last region starting at or before the row (the first starts at "").
   auto it = std::upper_bound(regions_.begin(), regions_.end(), row,
                              [](std::string_view r, const HostedRegion& h) { return r < h.info.start_key; });
-  return (it == regions_.begin() ? regions_.front() : *(it - 1)).region.get();
+  return it == regions_.begin() ? regions_.front() : *(it - 1);
 }
 
 namespace {
@@ -153,13 +155,14 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> Table::Scan(const ScanSpec& spec)
   return std::unique_ptr<RegionScanner>(new TableScanner(spec, std::move(in_range)));
 }
 
-std::vector<std::pair<Region*, std::vector<size_t>>> Table::GroupByRegion(const std::vector<RowMutation>& rows) const {
-  std::vector<std::pair<Region*, std::vector<size_t>>> groups;
+std::vector<std::pair<const HostedRegion*, std::vector<size_t>>> Table::GroupByRegion(
+    const std::vector<RowMutation>& rows) const {
+  std::vector<std::pair<const HostedRegion*, std::vector<size_t>>> groups;
   for (size_t i = 0; i < rows.size(); ++i) {
-    Region* r = RegionFor(rows[i].row);
-    auto it = std::find_if(groups.begin(), groups.end(), [r](const auto& g) { return g.first == r; });
+    const HostedRegion* h = &HostedFor(rows[i].row);
+    auto it = std::find_if(groups.begin(), groups.end(), [h](const auto& g) { return g.first == h; });
     if (it == groups.end()) {
-      groups.emplace_back(r, std::vector<size_t>{i});
+      groups.emplace_back(h, std::vector<size_t>{i});
     } else {
       it->second.push_back(i);
     }
@@ -169,12 +172,12 @@ std::vector<std::pair<Region*, std::vector<size_t>>> Table::GroupByRegion(const 
 
 absl::Status Table::Mutate(const std::vector<RowMutation>& batch, Durability durability) const {
   if (regions_.size() == 1) return regions_[0].region->Mutate(batch, durability);
-  for (const auto& [region, index] : GroupByRegion(batch)) {
+  for (const auto& [h, index] : GroupByRegion(batch)) {
     std::vector<RowMutation> part;
     part.reserve(index.size());
     for (size_t i : index) part.push_back(batch[i]);
-    absl::Status s = region->Mutate(part, durability);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("region ", region->descriptor().name, ": ", s.message()));
+    absl::Status s = h->region->Mutate(part, durability);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("region ", h->region->descriptor().name, ": ", s.message()));
   }
   return absl::OkStatus();
 }

@@ -51,6 +51,8 @@ struct HostedRegion {
   // Not ok: the region could not open (a table of several regions serves the others); `region`
   // then answers every call with FailedPrecondition saying so.
   absl::Status open_error = {};
+  // info.EncodedName(), set by Table: what a call names the region by (basalt.proto "Regions").
+  std::string encoded_name = {};
 };
 
 // One enabled table and its regions, which cover every row once, sorted by start key. The set
@@ -64,13 +66,15 @@ class Table {
 
   const std::string& name() const { return spec_.name; }
   const TableSpec& spec() const { return spec_; }
-  // The region holding `row` (never null).
-  Region* RegionFor(std::string_view row) const;
+  // The region holding `row` (never null), and what it is.
+  Region* RegionFor(std::string_view row) const { return HostedFor(row).region.get(); }
+  const HostedRegion& HostedFor(std::string_view row) const;
   const std::vector<HostedRegion>& regions() const { return regions_; }
   // A scan across the regions in row order; spec.limit counts rows across them all.
   absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) const;
   // The rows of a batch grouped by the region holding them (positions into `rows`, in order).
-  std::vector<std::pair<Region*, std::vector<size_t>>> GroupByRegion(const std::vector<RowMutation>& rows) const;
+  std::vector<std::pair<const HostedRegion*, std::vector<size_t>>> GroupByRegion(
+      const std::vector<RowMutation>& rows) const;
   // Applies a batch: each region's rows in one Region::Mutate (each row atomic, as HBase's
   // batches: not the batch as a whole). The first error, naming its region.
   absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability) const;
@@ -79,8 +83,8 @@ class Table {
   // Some of its regions could not open (the others serve).
   bool has_failed_regions() const;
   bool HasFamily(std::string_view family) const;
-  // True once a split replaced one of its regions: a write its closed region refused is retried
-  // on the table Find returns now (HBase's client retries NotServingRegionException).
+  // True once a split or merge replaced some of its regions: a call their closed regions refuse
+  // is not served here (NotServingRegionError); it is retried on the table Find returns now.
   bool superseded() const { return superseded_.load(std::memory_order_acquire); }
   // True once the table was disabled or the server is stopping: the region is closed.
   bool closed() const { return state_.load(std::memory_order_acquire) != State::kOpen; }

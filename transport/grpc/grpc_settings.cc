@@ -1,6 +1,8 @@
 #include "transport/grpc/grpc_settings.h"
 
+#include "absl/strings/cord.h"
 #include "absl/synchronization/mutex.h"
+#include "proto/basalt.pb.h"
 
 namespace basalt {
 
@@ -34,14 +36,41 @@ grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes) {
   return args;
 }
 
+namespace {
+constexpr char kNotServingPayload[] = "type.basalt/basalt.rpc.NotServingRegion";
+}  // namespace
+
 grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  auto region = s.GetPayload(kNotServingPayload);
+  if (!region.has_value()) return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  rpc::NotServingRegion details;
+  details.set_region(std::string(*region));
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()), details.SerializeAsString());
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  absl::Status out(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  rpc::NotServingRegion details;
+  if (out.code() == absl::StatusCode::kUnavailable && !s.error_details().empty() &&
+      details.ParseFromString(s.error_details()) && !details.region().empty()) {
+    out.SetPayload(kNotServingPayload, absl::Cord(details.region()));
+  }
+  return out;
+}
+
+absl::Status NotServingRegionError(std::string_view region, std::string_view message) {
+  absl::Status s = absl::UnavailableError(absl::string_view(message.data(), message.size()));
+  s.SetPayload(kNotServingPayload, absl::Cord(absl::string_view(region.data(), region.size())));
+  return s;
+}
+
+std::optional<std::string> NotServingRegionOf(const absl::Status& s) {
+  if (s.ok() || s.code() != absl::StatusCode::kUnavailable) return std::nullopt;
+  auto region = s.GetPayload(kNotServingPayload);
+  if (!region.has_value()) return std::nullopt;
+  return std::string(*region);
 }
 
 void DisableMutexDeadlockDetection() {

@@ -6,7 +6,9 @@
 // (the client library retries itself, with a deadline), no BDP probing.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "grpcpp/grpcpp.h"
@@ -25,8 +27,16 @@ void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes = k
 // not share one TCP connection (gRPC pools subchannels with equal arguments).
 grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes);
 
+// A NotServingRegionError's region travels in the status details (rpc::NotServingRegion,
+// basalt.proto "Regions"); every other status is code and message.
 grpc::Status ToGrpcStatus(const absl::Status& s);
 absl::Status FromGrpcStatus(const grpc::Status& s);
+
+// Unavailable "<message>", naming `region` (an encoded region name) as the region that no longer
+// serves the call's row (HBase's NotServingRegionException). Nothing of the call was applied.
+absl::Status NotServingRegionError(std::string_view region, std::string_view message);
+// The region a NotServingRegionError names; nullopt for any other status.
+std::optional<std::string> NotServingRegionOf(const absl::Status& s);
 
 // Abseil builds without NDEBUG (Debian) run a deadlock detector on every mutex acquisition;
 // it costs microseconds per call. Binaries call this once at start-up.

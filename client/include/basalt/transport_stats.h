@@ -19,6 +19,10 @@ struct TransportStats {
   uint64_t endpoints_open = 0;
   uint64_t endpoint_waits = 0;     // calls that waited for a free endpoint
   uint64_t sessions = 0;           // RDMA sessions fetched over gRPC
+  // The connection's region locations (client.h, "Regions"): reads of basalt:meta, and regions
+  // forgotten because they refused a call (split, merged, moved).
+  uint64_t meta_lookups = 0;
+  uint64_t regions_relocated = 0;
 };
 
 }  // namespace basalt

@@ -1,0 +1,72 @@
+#include "client/region_cache.h"
+
+#include <iterator>
+
+namespace basalt::client_internal {
+
+bool IsSystemTable(std::string_view table) { return table.starts_with("basalt:"); }
+
+const RegionLocation* RegionCache::Find(const std::string& table, std::string_view row) const {
+  auto t = tables_.find(table);
+  if (t == tables_.end()) return nullptr;
+  auto it = t->second.upper_bound(row);  // the first region starting after the row
+  if (it == t->second.begin()) return nullptr;
+  const RegionLocation& loc = std::prev(it)->second;
+  if (!loc.end_key.empty() && row >= loc.end_key) return nullptr;  // a gap: a region forgotten
+  return &loc;
+}
+
+absl::Status RegionCache::Locate(const std::string& table, std::string_view row, absl::Time deadline,
+                                 std::string* region) {
+  region->clear();
+  if (IsSystemTable(table)) return absl::OkStatus();
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (const RegionLocation* loc = Find(table, row)) {
+      *region = loc->encoded_name;
+      return absl::OkStatus();
+    }
+  }
+  absl::MutexLock lookup(&lookup_mu_);
+  {
+    // Another thread's read may have found it meanwhile.
+    absl::ReaderMutexLock l(&mu_);
+    if (const RegionLocation* loc = Find(table, row)) {
+      *region = loc->encoded_name;
+      return absl::OkStatus();
+    }
+  }
+  lookups_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<std::vector<RegionLocation>> found = loader_(table, deadline);
+  if (!found.ok()) return found.status();
+  // Meta's regions replace what was cached of the table: one consistent picture of it.
+  Regions regions;
+  for (RegionLocation& loc : *found) {
+    std::string start = loc.start_key;
+    regions.insert_or_assign(std::move(start), std::move(loc));
+  }
+  absl::MutexLock l(&mu_);
+  if (regions.empty()) {
+    tables_.erase(table);
+    return absl::OkStatus();
+  }
+  Regions& cached = tables_[table];
+  cached = std::move(regions);
+  if (const RegionLocation* loc = Find(table, row)) *region = loc->encoded_name;
+  return absl::OkStatus();
+}
+
+void RegionCache::Forget(const std::string& table, std::string_view encoded_name) {
+  absl::MutexLock l(&mu_);
+  auto t = tables_.find(table);
+  if (t == tables_.end()) return;
+  for (auto it = t->second.begin(); it != t->second.end(); ++it) {
+    if (it->second.encoded_name == encoded_name) {
+      t->second.erase(it);
+      forgotten_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+}  // namespace basalt::client_internal
