@@ -8,9 +8,11 @@
 #include "absl/synchronization/notification.h"
 #include "basalt/client.h"
 #include "client/core.h"
+#include "client/region_cache.h"
 #include "client/retry.h"
 #include "client/wire.h"
 #include "gtest/gtest.h"
+#include "transport/grpc/grpc_settings.h"
 #include "transport/selector.h"
 #include "transport/verbs/setup.h"
 
@@ -329,6 +331,78 @@ TEST(Backoff, NextRetryDecisions) {
   EXPECT_FALSE(client_internal::NextRetry(p, true, absl::NotFoundError("x"), 1, far, now).has_value());
   EXPECT_FALSE(client_internal::NextRetry(p, true, absl::DeadlineExceededError("x"), 1, far, now).has_value());
   EXPECT_FALSE(client_internal::NextRetry(p, true, unavailable, 1, now + absl::Milliseconds(1), now).has_value());
+  // A region that no longer serves the row applied nothing: retried soon, even when not idempotent.
+  absl::Status moved = NotServingRegionError("0123456789abcdef", "split");
+  std::optional<absl::Duration> d = client_internal::NextRetry(p, false, moved, 1, far, now);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_LE(*d, client_internal::kRelocateBackoff);
+  EXPECT_FALSE(client_internal::NextRetry(p, false, moved, 3, far, now).has_value());  // out of attempts
+}
+
+TEST(NotServingRegion, CrossesTheWireWithItsRegion) {
+  absl::Status s = NotServingRegionError("0123456789abcdef", "region split");
+  EXPECT_EQ(NotServingRegionOf(FromGrpcStatus(ToGrpcStatus(s))), "0123456789abcdef");
+  EXPECT_EQ(FromGrpcStatus(ToGrpcStatus(s)).message(), "region split");
+  EXPECT_EQ(NotServingRegionOf(absl::UnavailableError("x")), std::nullopt);
+  EXPECT_EQ(NotServingRegionOf(FromGrpcStatus(ToGrpcStatus(absl::UnavailableError("x")))), std::nullopt);
+}
+
+// A loader that counts its reads and serves `regions`.
+struct CountingLoader {
+  std::atomic<int> reads{0};
+  std::vector<client_internal::RegionLocation> regions;
+  client_internal::RegionCache::Loader Fn() {
+    return [this](const std::string&, absl::Time) -> absl::StatusOr<std::vector<client_internal::RegionLocation>> {
+      reads++;
+      absl::SleepFor(absl::Milliseconds(5));  // long enough for concurrent misses to meet
+      return regions;
+    };
+  }
+};
+
+TEST(RegionCacheTest, ReadsMetaOnceAndAgainOnlyForAForgottenRegion) {
+  CountingLoader meta;
+  meta.regions = {{"aaaa", "", "g", "s1"}, {"bbbb", "g", "n", "s1"}, {"cccc", "n", "", "s1"}};
+  client_internal::RegionCache cache(meta.Fn());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  std::string region;
+  // Concurrent misses share one read.
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; i++) {
+    threads.emplace_back([&] {
+      std::string r;
+      EXPECT_TRUE(cache.Locate("t", "h", deadline, &r).ok());
+      EXPECT_EQ(r, "bbbb");
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(meta.reads.load(), 1);
+  ASSERT_TRUE(cache.Locate("t", "", deadline, &region).ok());
+  EXPECT_EQ(region, "aaaa");
+  ASSERT_TRUE(cache.Locate("t", "zzz", deadline, &region).ok());
+  EXPECT_EQ(region, "cccc");
+  ASSERT_TRUE(cache.Locate("t", "g", deadline, &region).ok());  // a start key is its region's
+  EXPECT_EQ(region, "bbbb");
+  EXPECT_EQ(meta.reads.load(), 1);
+  // A forgotten region (it split) is read again; its neighbours stay.
+  meta.regions = {{"aaaa", "", "g", "s1"}, {"dddd", "g", "j", "s1"}, {"eeee", "j", "n", "s1"}, {"cccc", "n", "", "s1"}};
+  cache.Forget("t", "bbbb");
+  cache.Forget("t", "bbbb");  // twice: counted once
+  EXPECT_EQ(cache.forgotten(), 1u);
+  ASSERT_TRUE(cache.Locate("t", "a", deadline, &region).ok());
+  EXPECT_EQ(meta.reads.load(), 1);
+  ASSERT_TRUE(cache.Locate("t", "k", deadline, &region).ok());
+  EXPECT_EQ(region, "eeee");
+  EXPECT_EQ(meta.reads.load(), 2);
+  // A system table and an unknown one name no region; the unknown one is read each time.
+  ASSERT_TRUE(cache.Locate("basalt:meta", "x", deadline, &region).ok());
+  EXPECT_EQ(region, "");
+  EXPECT_EQ(meta.reads.load(), 2);
+  meta.regions.clear();
+  ASSERT_TRUE(cache.Locate("u", "x", deadline, &region).ok());
+  EXPECT_EQ(region, "");
+  EXPECT_EQ(meta.reads.load(), 3);
+  EXPECT_EQ(cache.lookups(), 3u);
 }
 
 TEST(Backoff, RetryLoopCountsAttempts) {

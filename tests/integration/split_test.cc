@@ -15,6 +15,8 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/basalt.grpc.pb.h"
 #include "tests/integration/integration_util.h"
 
 namespace basalt::testing {
@@ -408,6 +410,112 @@ TEST_F(Splits, MergeRegionJoinsTwoAdjacentRegionsWhileWritesGoOn) {
   Connect();
   EXPECT_EQ(Regions("mr").size(), 2u);
   EXPECT_EQ(ScanAll("mr", &problem), want);
+}
+
+// The client reads a table's regions from basalt:meta once, names the region in every call, and
+// reads meta again only after a region refuses a call (split, merged, or a table dropped and
+// made again): no per-call lookup, and no error reaches the caller, also for a call that is not
+// idempotent.
+TEST_F(Splits, TheClientReadsMetaOnceAndAgainOnlyAfterARegionRefusesACall) {
+  StartServer();
+  CreateTable("loc", {"cf"}, {Row(1000), Row(2000), Row(3000)});
+  auto conn = Connection::Open({.address = server_->address()});  // a cold cache
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  auto t = (*conn)->GetTable("loc");
+  for (int i = 0; i < 4000; i += 7) ASSERT_TRUE(t->Put(Put(Row(i)).Add("cf", "q", "v" + Row(i))).ok());
+  for (int i = 0; i < 4000; i += 7) {
+    auto r = t->Get(Get(Row(i)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->Value("cf", "q").value_or(""), "v" + Row(i));
+  }
+  TransportStats st = (*conn)->GetTransportStats();
+  EXPECT_EQ(st.meta_lookups, 1u);
+  EXPECT_EQ(st.regions_relocated, 0u);
+
+  // A split behind the client's back (another connection): the first call to a daughter's row
+  // is refused by name, the client forgets the parent, reads meta again and is served.
+  ASSERT_TRUE(conn_->GetAdmin()->Split("loc", Row(1500)).ok());
+  ASSERT_TRUE(t->Put(Put(Row(1200)).Add("cf", "q", "new")).ok());
+  st = (*conn)->GetTransportStats();
+  EXPECT_EQ(st.meta_lookups, 2u);
+  EXPECT_EQ(st.regions_relocated, 1u);
+  ASSERT_TRUE(t->Put(Put(Row(1700)).Add("cf", "q", "new")).ok());  // the other daughter: cached
+  ASSERT_TRUE(t->Put(Put(Row(2500)).Add("cf", "q", "new")).ok());  // an untouched region
+  EXPECT_EQ((*conn)->GetTransportStats().meta_lookups, 2u);
+
+  // Not idempotent, so never retried after a failure that may have applied it; a refusal by a
+  // split region applied nothing, so the increment goes again and counts once.
+  ASSERT_TRUE(conn_->GetAdmin()->Split("loc", Row(2200)).ok());
+  auto n = t->IncrementColumnValue(Row(2100), "cf", "n", 5);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 5);
+  EXPECT_EQ((*conn)->GetTransportStats().regions_relocated, 2u);
+
+  // A batch over every region after a merge: the rows of the merged parents are refused, located
+  // again and applied; every row is applied once.
+  auto regions = Regions("loc");
+  ASSERT_EQ(regions.size(), 6u);
+  ASSERT_TRUE(conn_->GetAdmin()->MergeRegions(regions[4].encoded_name, regions[5].encoded_name).ok());
+  std::vector<RowMutationsBase> batch;
+  for (int i = 0; i < 4000; i += 7) batch.push_back(Put(Row(i)).Add("cf", "q", "b" + Row(i)));
+  auto statuses = t->Batch(batch);
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  for (const absl::Status& s : *statuses) ASSERT_TRUE(s.ok()) << s;
+  st = (*conn)->GetTransportStats();
+  EXPECT_EQ(st.regions_relocated, 4u);  // both merged parents refused their rows, in one answer
+  EXPECT_EQ(st.meta_lookups, 4u);       // one read of meta found the merged region for them all
+  for (int i = 0; i < 4000; i += 7) {
+    auto r = t->Get(Get(Row(i)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->Value("cf", "q").value_or(""), "b" + Row(i));
+  }
+
+  // A table dropped and made again under the same name has new regions: the cached ones are
+  // refused, and the new ones found.
+  ASSERT_TRUE(conn_->GetAdmin()->DisableTable("loc").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->DropTable("loc").ok());
+  CreateTable("loc", {"cf"}, {Row(500)});
+  ASSERT_TRUE(t->Put(Put(Row(100)).Add("cf", "q", "again")).ok());
+  auto r = t->Get(Get(Row(100)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf", "q").value_or(""), "again");
+}
+
+// The refusal itself, on the wire: UNAVAILABLE with a NotServingRegion naming the region the
+// call named, in the status details; a call naming no region is routed by row.
+TEST_F(Splits, ACallNamingARegionThatDoesNotHoldTheRowIsRefusedWithThatRegionsName) {
+  StartServer();
+  CreateTable("wire", {"cf"}, {Row(1000)});
+  auto regions = Regions("wire");
+  ASSERT_EQ(regions.size(), 2u);
+  auto channel = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
+  auto stub = rpc::Basalt::NewStub(channel);
+  auto put = [&](const std::string& row, const std::string& region) {
+    rpc::MutateRequest req;
+    req.set_table("wire");
+    req.set_region(region);
+    req.mutable_mutation()->set_row(row);
+    rpc::Mutation* m = req.mutable_mutation()->add_mutations();
+    m->set_family("cf");
+    m->set_qualifier("q");
+    m->set_value("v");
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    rpc::MutateResponse resp;
+    return stub->Mutate(&ctx, req, &resp);
+  };
+  EXPECT_TRUE(put(Row(5), regions[0].encoded_name).ok());
+  EXPECT_TRUE(put(Row(5), "").ok());
+  grpc::Status refused = put(Row(1005), regions[0].encoded_name);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(refused.error_message().find(regions[0].encoded_name), std::string::npos) << refused.error_message();
+  rpc::NotServingRegion details;
+  ASSERT_TRUE(details.ParseFromString(refused.error_details()));
+  EXPECT_EQ(details.region(), regions[0].encoded_name);
+  EXPECT_EQ(put(Row(1005), "0123456789abcdef").error_code(), grpc::StatusCode::UNAVAILABLE);
+  auto r = conn_->GetTable("wire")->Get(Get(Row(1005)));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());  // nothing of a refused call was applied
 }
 
 }  // namespace

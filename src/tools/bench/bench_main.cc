@@ -45,7 +45,9 @@ constexpr char kUsage[] =
     "              full-table scans of the YCSB records, rows/s per pass\n"
     "  split       [--table=usertable --records=100000 --skip_load --flush_after_load]\n"
     "              loads a table of one region, then times Admin::Split of it (start the server with\n"
-    "              --auto_split=false, so that the load does not split it first)\n";
+    "              --auto_split=false, so that the load does not split it first)\n"
+    "  locate      [--table=usertable --records=100000 --regions=1 --clients=200 --skip_load]\n"
+    "              Get latency of new clients: the first Get (reads basalt:meta) and the second (cached)\n";
 
 }  // namespace
 
@@ -81,6 +83,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerScan(*flags, &report);
     } else if (sub == "split") {
       rc = basalt::bench::RunServerSplit(*flags, &report);
+    } else if (sub == "locate") {
+      rc = basalt::bench::RunServerLocate(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

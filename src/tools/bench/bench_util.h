@@ -168,5 +168,6 @@ int RunServerYcsb(const Flags& flags, Report* report);
 int RunServerLoad(const Flags& flags, Report* report);
 int RunServerScan(const Flags& flags, Report* report);
 int RunServerSplit(const Flags& flags, Report* report);
+int RunServerLocate(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench
