@@ -20,6 +20,13 @@
 // Everything else is retried: puts and deletes with timestamps are idempotent; a put without
 // one may leave an extra version, a delete of the newest version without one may delete two.
 //
+// Regions: a table's rows live in regions that basalt:meta lists. The connection reads a
+// table's regions from meta on its first call of the table and caches them; each call names
+// its row's region. A region that has split, merged or moved refuses the call by name (nothing
+// applied); the connection forgets it, reads meta again and retries within the call's
+// deadline, for every operation, so splits and merges surface no error to callers
+// (TransportStats counts the meta reads and the regions forgotten).
+//
 // Thread-safety: Connection, Table and BufferedMutator are safe to use from many threads; a
 // ResultScanner belongs to one thread. Tables, scanners and mutators must not outlive their
 // Connection; destroying the Connection waits for its async calls to complete.

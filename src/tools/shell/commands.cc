@@ -956,7 +956,12 @@ const std::vector<Spec>& Specs() {
        " VERSIONS => n, TIMERANGE => [min, max], TIMESTAMP => ts, CACHE => n, CACHE_BLOCKS => bool}]",
        "Reads rows in order; STARTROW is inclusive, STOPROW exclusive. Examples:\n"
        "  scan 't1'\n"
-       "  scan 't1', {STARTROW => 'a', STOPROW => 'n', COLUMNS => ['cf:q'], LIMIT => 10}",
+       "  scan 't1', {STARTROW => 'a', STOPROW => 'n', COLUMNS => ['cf:q'], LIMIT => 10}\n"
+       "The system table basalt:meta (HBase's hbase:meta) has a row per region, 'table,start key,id', with\n"
+       "info:startkey, info:endkey, info:id, info:encoded, info:state (OPEN, CLOSED, FAILED_OPEN, or SPLIT and\n"
+       "MERGED for old regions kept until nothing reads their files) and info:server; clients find regions\n"
+       "through it. The regions of t1:\n"
+       "  scan 'basalt:meta', {STARTROW => 't1,', STOPROW => 't1-'}",
        CmdScan},
       {"delete", "dml", 3, 4, "delete 't1', 'r1', 'cf:q' [, ts]",
        "Deletes the newest version of a column, or exactly the version at ts. A family alone ('cf')\n"
