@@ -405,6 +405,35 @@ TEST(RegionCacheTest, ReadsMetaOnceAndAgainOnlyForAForgottenRegion) {
   EXPECT_EQ(cache.lookups(), 3u);
 }
 
+TEST(RegionCacheTest, AReadOfOneTableHoldsUpOnlyThatTablesMissesAndOnlyUntilTheirDeadline) {
+  absl::Notification release;
+  std::atomic<int> reads{0};
+  client_internal::RegionCache cache(
+      [&](const std::string& table, absl::Time) -> absl::StatusOr<std::vector<client_internal::RegionLocation>> {
+        reads++;
+        if (table == "slow") release.WaitForNotification();
+        return std::vector<client_internal::RegionLocation>{{table + "-r", "", "", "s1"}};
+      });
+  std::thread slow([&] {
+    std::string r;
+    EXPECT_TRUE(cache.Locate("slow", "x", absl::Now() + absl::Seconds(60), &r).ok());
+    EXPECT_EQ(r, "slow-r");
+  });
+  while (reads.load() == 0) absl::SleepFor(absl::Milliseconds(1));
+  std::string region;
+  // Another table is read meanwhile.
+  ASSERT_TRUE(cache.Locate("fast", "x", absl::Now() + absl::Seconds(60), &region).ok());
+  EXPECT_EQ(region, "fast-r");
+  // The same table waits for the read in flight, but not past its own deadline.
+  absl::Status late = cache.Locate("slow", "y", absl::Now() + absl::Milliseconds(20), &region);
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded) << late;
+  release.Notify();
+  slow.join();
+  ASSERT_TRUE(cache.Locate("slow", "y", absl::Now() + absl::Seconds(60), &region).ok());
+  EXPECT_EQ(region, "slow-r");
+  EXPECT_EQ(reads.load(), 2);
+}
+
 TEST(Backoff, RetryLoopCountsAttempts) {
   RetryPolicy p;
   p.max_attempts = 4;

@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
+
 namespace basalt::client_internal {
 
 bool IsSystemTable(std::string_view table) { return table.starts_with("basalt:"); }
@@ -27,31 +29,51 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
       return absl::OkStatus();
     }
   }
-  absl::MutexLock lookup(&lookup_mu_);
-  {
-    // Another thread's read may have found it meanwhile.
-    absl::ReaderMutexLock l(&mu_);
+  mu_.Lock();
+  // One read of a table's rows at a time: a thread that misses while another reads waits for
+  // that read (within its own deadline) and looks again.
+  struct Wait {
+    const RegionCache* cache;
+    const std::string* table;
+  } wait{this, &table};
+  for (;;) {
     if (const RegionLocation* loc = Find(table, row)) {
       *region = loc->encoded_name;
+      mu_.Unlock();
       return absl::OkStatus();
     }
+    if (!loading_.contains(table)) break;
+    const bool done = mu_.AwaitWithDeadline(
+        absl::Condition(
+            +[](Wait* w) ABSL_NO_THREAD_SAFETY_ANALYSIS { return !w->cache->loading_.contains(*w->table); }, &wait),
+        deadline);
+    if (!done) {
+      mu_.Unlock();
+      return absl::DeadlineExceededError(
+          absl::StrCat("the deadline passed while another call read the regions of ", table, " from basalt:meta"));
+    }
   }
+  loading_.insert(table);
+  mu_.Unlock();
+
   lookups_.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<std::vector<RegionLocation>> found = loader_(table, deadline);
-  if (!found.ok()) return found.status();
-  // Meta's regions replace what was cached of the table: one consistent picture of it.
   Regions regions;
-  for (RegionLocation& loc : *found) {
-    std::string start = loc.start_key;
-    regions.insert_or_assign(std::move(start), std::move(loc));
+  if (found.ok()) {
+    for (RegionLocation& loc : *found) {
+      std::string start = loc.start_key;
+      regions.insert_or_assign(std::move(start), std::move(loc));
+    }
   }
   absl::MutexLock l(&mu_);
+  loading_.erase(table);
+  if (!found.ok()) return found.status();
+  // Meta's regions replace what was cached of the table: one consistent picture of it.
   if (regions.empty()) {
     tables_.erase(table);
     return absl::OkStatus();
   }
-  Regions& cached = tables_[table];
-  cached = std::move(regions);
+  tables_[table] = std::move(regions);
   if (const RegionLocation* loc = Find(table, row)) *region = loc->encoded_name;
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +36,11 @@ class RegionCache {
   explicit RegionCache(Loader loader) : loader_(std::move(loader)) {}
 
   // Sets *region to the encoded name of the region holding `row`, from the cache or, on a miss,
-  // by reading the table's regions from meta (one read at a time: threads that miss meanwhile
-  // wait for it and use what it found). Empty when meta lists no region for the row (an unknown
-  // table, a system table): the call then names no region and the server routes it. The
-  // loader's error otherwise.
+  // by reading the table's regions from meta (one read per table at a time: threads that miss
+  // meanwhile wait for it, within their deadline, and use what it found; DeadlineExceeded if it
+  // outlasts theirs). Empty when meta lists no region for the row (an unknown table, a system
+  // table): the call then names no region and the server routes it. The loader's error
+  // otherwise.
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region);
   // Drops the region `encoded_name` of `table` (it refused a call): the next call of a row it
   // held reads meta again.
@@ -54,9 +56,9 @@ class RegionCache {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Loader loader_;
-  absl::Mutex lookup_mu_;  // one meta read at a time
   mutable absl::Mutex mu_;
   std::map<std::string, Regions, std::less<>> tables_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> loading_ ABSL_GUARDED_BY(mu_);  // tables being read from meta
   std::atomic<uint64_t> lookups_{0};
   std::atomic<uint64_t> forgotten_{0};
 };

@@ -61,7 +61,10 @@ std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriabl
 
 absl::Status AfterAttempts(const absl::Status& s, int attempts) {
   if (s.ok() || attempts <= 1) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(), " (after ", attempts, " attempts)"));
+  absl::Status out(s.code(), absl::StrCat(s.message(), " (after ", attempts, " attempts)"));
+  // Payloads (a NotServingRegionError's region) stay.
+  s.ForEachPayload([&](absl::string_view type_url, const absl::Cord& payload) { out.SetPayload(type_url, payload); });
+  return out;
 }
 
 absl::Status RetryLoop(const RetryPolicy& policy, bool retriable_op, absl::Time deadline,

@@ -93,6 +93,7 @@ class TableImpl final : public Table {
     for (size_t i = 0; i < rows.size(); i++) {
       if (!statuses[i].ok()) statuses[i] = WithContext(statuses[i], What("Batch", name_, rows[i].row));
     }
+    bool answered = false;  // some part was answered
     for (BatchPart& part : parts) {
       const std::vector<size_t> sent = part.indices;
       // Each attempt sends the rows not yet answered, located afresh (SettleBatch keeps those a
@@ -106,10 +107,15 @@ class TableImpl final : public Table {
         BASALT_RETURN_IF_ERROR(FromGrpcStatus(path->data_stub()->BatchMutate(&ctx, part.request, &resp)));
         return SettleBatch(core_, &part, resp, &statuses);
       });
-      // Rows still refused keep their refusal; any other failure fails the call.
+      // Rows still refused keep their refusal. Any other failure fails the call while nothing of
+      // it was applied; after that, it fails the rows not yet answered.
       if (!s.ok() && !NotServingRegionOf(s).has_value()) {
-        return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
+        if (!answered && part.indices.size() == sent.size()) {
+          return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
+        }
+        for (size_t i : part.indices) statuses[i] = s;
       }
+      answered = true;
       for (size_t i : sent) {
         if (!statuses[i].ok()) statuses[i] = WithContext(statuses[i], What("Batch", name_, rows[i].row));
       }

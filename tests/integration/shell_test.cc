@@ -145,6 +145,11 @@ TEST_F(Shell, PreSplitTablesListRegionsAndScanMeta) {
   EXPECT_HAS(r.out, "24 row(s)");
   EXPECT_HAS(r.out, " s1,n,");
   EXPECT_HAS(r.out, "column=info:state");
+  r = E("truncate_preserve 's1'; count 's1'; list_regions 's1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "0 row(s)");
+  EXPECT_HAS(r.out, " s1,t,");
+  EXPECT_HAS(r.out, "4 rows");
   r = E("put 'basalt:meta', 'x', 'info:state', 'OPEN'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_HAS(r.err, "written by the server only");

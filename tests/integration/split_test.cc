@@ -509,9 +509,14 @@ TEST_F(Splits, ACallNamingARegionThatDoesNotHoldTheRowIsRefusedWithThatRegionsNa
   grpc::Status refused = put(Row(1005), regions[0].encoded_name);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(refused.error_message().find(regions[0].encoded_name), std::string::npos) << refused.error_message();
-  rpc::NotServingRegion details;
+  rpc::StatusDetails details;  // google.rpc.Status's layout
   ASSERT_TRUE(details.ParseFromString(refused.error_details()));
-  EXPECT_EQ(details.region(), regions[0].encoded_name);
+  EXPECT_EQ(details.code(), grpc::StatusCode::UNAVAILABLE);
+  ASSERT_EQ(details.details_size(), 1);
+  EXPECT_EQ(details.details(0).type_url(), "type.googleapis.com/basalt.rpc.NotServingRegion");
+  rpc::NotServingRegion not_serving;
+  ASSERT_TRUE(details.details(0).UnpackTo(&not_serving));
+  EXPECT_EQ(not_serving.region(), regions[0].encoded_name);
   EXPECT_EQ(put(Row(1005), "0123456789abcdef").error_code(), grpc::StatusCode::UNAVAILABLE);
   auto r = conn_->GetTable("wire")->Get(Get(Row(1005)));
   ASSERT_TRUE(r.ok());

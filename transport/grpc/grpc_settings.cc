@@ -44,18 +44,29 @@ grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   auto region = s.GetPayload(kNotServingPayload);
   if (!region.has_value()) return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-  rpc::NotServingRegion details;
-  details.set_region(std::string(*region));
+  // google.rpc.Status's layout (basalt.proto, "Regions").
+  rpc::StatusDetails details;
+  details.set_code(static_cast<int>(s.code()));
+  details.set_message(std::string(s.message()));
+  rpc::NotServingRegion not_serving;
+  not_serving.set_region(std::string(*region));
+  details.add_details()->PackFrom(not_serving);
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()), details.SerializeAsString());
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
   absl::Status out(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  rpc::NotServingRegion details;
-  if (out.code() == absl::StatusCode::kUnavailable && !s.error_details().empty() &&
-      details.ParseFromString(s.error_details()) && !details.region().empty()) {
-    out.SetPayload(kNotServingPayload, absl::Cord(details.region()));
+  rpc::StatusDetails details;
+  if (out.code() != absl::StatusCode::kUnavailable || s.error_details().empty() ||
+      !details.ParseFromString(s.error_details())) {
+    return out;
+  }
+  for (const google::protobuf::Any& any : details.details()) {
+    rpc::NotServingRegion not_serving;
+    if (any.Is<rpc::NotServingRegion>() && any.UnpackTo(&not_serving) && !not_serving.region().empty()) {
+      out.SetPayload(kNotServingPayload, absl::Cord(not_serving.region()));
+    }
   }
   return out;
 }

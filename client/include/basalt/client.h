@@ -21,10 +21,11 @@
 // one may leave an extra version, a delete of the newest version without one may delete two.
 //
 // Regions: a table's rows live in regions that basalt:meta lists. The connection reads a
-// table's regions from meta on its first call of the table and caches them; each call names
-// its row's region. A region that has split, merged or moved refuses the call by name (nothing
-// applied); the connection forgets it, reads meta again and retries within the call's
-// deadline, for every operation, so splits and merges surface no error to callers
+// table's regions from meta on its first call of the table and caches them; each gRPC call of
+// rows names their region (scans, and Get and Put over verbs, name none: the server routes
+// them). A region that has split or merged refuses the call by name (nothing applied); the
+// connection forgets it, reads meta again and retries within the call's deadline and
+// max_attempts, for every operation, so a split or merge (milliseconds) surfaces no error
 // (TransportStats counts the meta reads and the regions forgotten).
 //
 // Thread-safety: Connection, Table and BufferedMutator are safe to use from many threads; a
@@ -293,7 +294,8 @@ class Table {
   virtual absl::Status Delete(const basalt::Delete& del) = 0;
   virtual absl::Status MutateRow(const RowMutations& mutations) = 0;
   // Rows are applied independently, each atomically; one status per mutation in order. The
-  // returned Status is not OK only when the whole call failed.
+  // returned Status is not OK only when the whole call failed with nothing applied; a failure
+  // after some rows were applied is the status of each row not applied.
   virtual absl::StatusOr<std::vector<absl::Status>> Batch(const std::vector<RowMutationsBase>& rows) = 0;
   virtual absl::StatusOr<Result> Increment(const basalt::Increment& inc) = 0;
   // HBase's incrementColumnValue: returns the new value.

@@ -501,11 +501,22 @@ absl::StatusOr<Reply> CmdMergeRegion(Ctx& c) {
   return Done(c, a);
 }
 
+// truncate and (with `preserve`) truncate_preserve, as HBase's: disable, drop and create again
+// with the same descriptor, in one region or in the regions it had (their start keys).
+template <bool preserve>
 absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
   std::unique_ptr<Admin> admin = c.conn->GetAdmin();
   auto info = admin->DescribeTable(table);
   BASALT_RETURN_IF_ERROR(Wrap(c, table, info.status()));
+  std::vector<std::string> split_keys;
+  if (preserve) {
+    auto regions = admin->ListRegions(table);
+    BASALT_RETURN_IF_ERROR(Wrap(c, table, regions.status()));
+    for (const RegionStatus& region : *regions) {
+      if (!region.start_key.empty()) split_keys.push_back(region.start_key);
+    }
+  }
   Reply r = Done(c, table);
   r.messages.push_back(absl::StrCat("Truncating '", ToStringBinary(table), "' table (it may take a while):"));
   if (info->enabled) {
@@ -517,7 +528,7 @@ absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
   TableInfo fresh = *std::move(info);
   fresh.name = table;
   fresh.enabled = true;
-  absl::Status created = admin->CreateTable(fresh);
+  absl::Status created = admin->CreateTable(fresh, split_keys);
   if (!created.ok()) {
     return absl::Status(created.code(),
                         absl::StrCat("truncate: table ", ToStringBinary(table),
@@ -937,7 +948,11 @@ const std::vector<Spec>& Specs() {
       {"drop", "ddl", 1, 1, "drop 't1'", "Deletes a disabled table and all its data.",
        CmdAdminOnTable<&Admin::DropTable>},
       {"truncate", "ddl", 1, 1, "truncate 't1'",
-       "Disables, drops and re-creates a table with the same families and settings.", CmdTruncate},
+       "Disables, drops and re-creates a table with the same families and settings, in one region.",
+       CmdTruncate<false>},
+      {"truncate_preserve", "ddl", 1, 1, "truncate_preserve 't1'",
+       "As truncate, but the table is created again with the region boundaries it had (HBase's).",
+       CmdTruncate<true>},
 
       {"put", "dml", 4, 5, "put 't1', 'r1', 'cf:q', 'value' [, ts]",
        "Writes a cell; without ts the server's clock sets the timestamp. Binary bytes in \"double\n"

@@ -424,6 +424,16 @@ TEST_F(ShellTest, TruncateRecreatesWithTheSameDescriptor) {
   EXPECT_EQ(err(), "ERROR: Unknown table zz! (table zz does not exist)\n");
 }
 
+TEST_F(ShellTest, TruncateKeepsOneRegionAndTruncatePreserveTheBoundaries) {
+  ASSERT_EQ(Run("create 't1', 'cf', SPLITS => ['g', 'n']; create 't2', 'cf', SPLITS => ['g', 'n']"), 0) << err();
+  ASSERT_EQ(Run("put 't2', 'h', 'cf:q', 'v'; truncate_preserve 't2'; truncate 't1'"), 0) << err();
+  EXPECT_EQ(server_.tables["t2"].split_keys, (std::vector<std::string>{"g", "n"}));
+  EXPECT_TRUE(server_.tables["t2"].rows.empty());
+  EXPECT_TRUE(server_.tables["t1"].split_keys.empty());
+  EXPECT_EQ(Run("truncate_preserve 'zz'"), 1);
+  EXPECT_EQ(err(), "ERROR: Unknown table zz! (table zz does not exist)\n");
+}
+
 TEST_F(ShellTest, FlushCompactStatus) {
   ASSERT_EQ(Run("create 't1', 'cf'; flush 't1'; major_compact 't1'"), 0) << err();
   EXPECT_EQ(server_.admin_calls, (std::vector<std::string>{"create t1", "flush t1", "major_compact t1"}));
