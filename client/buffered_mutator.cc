@@ -187,7 +187,7 @@ class BufferedMutatorImpl final : public BufferedMutator {
           },
           [this, batch, part, sent](absl::Status s) {
             // A failed call fails the rows not yet answered (rows still refused keep their refusal).
-            if (!s.ok() && !NotServingRegionOf(s).has_value()) {
+            if (!s.ok() && !IsNotServingRegion(s)) {
               for (size_t i : part->indices) batch->statuses[i] = s;
             }
             for (size_t i : sent) {

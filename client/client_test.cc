@@ -386,8 +386,8 @@ TEST(RegionCacheTest, ReadsMetaOnceAndAgainOnlyForAForgottenRegion) {
   EXPECT_EQ(meta.reads.load(), 1);
   // A forgotten region (it split) is read again; its neighbours stay.
   meta.regions = {{"aaaa", "", "g", "s1"}, {"dddd", "g", "j", "s1"}, {"eeee", "j", "n", "s1"}, {"cccc", "n", "", "s1"}};
-  cache.Forget("t", "bbbb");
-  cache.Forget("t", "bbbb");  // twice: counted once
+  cache.Forget("bbbb");
+  cache.Forget("bbbb");  // twice: counted once
   EXPECT_EQ(cache.forgotten(), 1u);
   ASSERT_TRUE(cache.Locate("t", "a", deadline, &region).ok());
   EXPECT_EQ(meta.reads.load(), 1);

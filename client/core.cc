@@ -1,5 +1,6 @@
 #include "client/core.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -118,9 +119,16 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
         return WithContextOr(ReadMeta(this, table, deadline), absl::StrCat("locating regions of ", table));
       }) {}
 
-absl::Status Core::NoteRefusal(const std::string& table, absl::Status s) {
-  if (std::optional<std::string> region = NotServingRegionOf(s)) regions_.Forget(table, *region);
-  return s;
+void Core::NoteRefusal(const absl::Status& s) {
+  if (std::optional<std::string> region = NotServingRegionOf(s)) regions_.Forget(*region);
+}
+
+absl::Status Core::Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt) {
+  return RetryLoop(policy_, retriable_op, Deadline(), [&](absl::Time deadline) {
+    absl::Status s = attempt(deadline);
+    NoteRefusal(s);
+    return s;
+  });
 }
 
 Core::~Core() { WaitAsyncIdle(); }
@@ -165,6 +173,7 @@ void Core::Attempt(std::shared_ptr<AsyncOp> op) {
   op->attempts++;
   PathCallback on_done = [op](absl::Status s) {
     if (!s.ok()) {
+      op->core->NoteRefusal(s);
       std::optional<absl::Duration> delay =
           NextRetry(op->core->policy_, op->retriable_op, s, op->attempts, op->deadline, absl::Now());
       if (delay.has_value()) {
@@ -195,12 +204,12 @@ absl::Status Core::CallGrpc(bool retriable_op,
 
 absl::Status Core::CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
                            const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
-  return RetryLoop(policy_, retriable_op, Deadline(), [&](absl::Time deadline) -> absl::Status {
+  return Retry(retriable_op, [&](absl::Time deadline) -> absl::Status {
     if (region != nullptr) BASALT_RETURN_IF_ERROR(Locate(table, row, deadline, region));
     BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc());
     grpc::ClientContext ctx;
     SetDeadline(&ctx, deadline);
-    return NoteRefusal(table, FromGrpcStatus(call(path, &ctx)));
+    return FromGrpcStatus(call(path, &ctx));
   });
 }
 
@@ -254,14 +263,20 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
   rpc::BatchMutateRequest& req = part->request;
   req.clear_regions();
   const int n = req.rows_size();
-  std::vector<std::string> regions(n);
+  // Each row's region as an index into `names` (a batch spans few regions: one name each).
+  std::vector<std::string> names;
+  std::vector<int> which(n);
+  std::string name;
   for (int i = 0; i < n; i++) {
-    BASALT_RETURN_IF_ERROR(core->Locate(req.table(), req.rows(i).row(), deadline, &regions[i]));
-    if (regions[i].empty()) return absl::OkStatus();  // the server routes them
+    BASALT_RETURN_IF_ERROR(core->Locate(req.table(), req.rows(i).row(), deadline, &name));
+    if (name.empty()) return absl::OkStatus();  // the server routes them
+    auto it = std::find(names.begin(), names.end(), name);
+    which[i] = static_cast<int>(it - names.begin());
+    if (it == names.end()) names.push_back(name);
   }
   std::vector<int> order(n);
   for (int i = 0; i < n; i++) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return regions[a] < regions[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return which[a] < which[b]; });
   google::protobuf::RepeatedPtrField<rpc::RowMutations> rows;
   rows.Reserve(n);
   std::vector<size_t> indices(n);
@@ -269,9 +284,9 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
     const int i = order[k];
     rows.Add(std::move(*req.mutable_rows(i)));
     indices[k] = part->indices[i];
-    if (k == 0 || regions[i] != regions[order[k - 1]]) {
+    if (k == 0 || which[i] != which[order[k - 1]]) {
       rpc::RegionRun* run = req.add_regions();
-      run->set_region(regions[i]);
+      run->set_region(names[which[i]]);
     }
     rpc::RegionRun* run = req.mutable_regions(req.regions_size() - 1);
     run->set_rows(run->rows() + 1);
@@ -292,8 +307,12 @@ absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResp
   google::protobuf::RepeatedPtrField<rpc::RowMutations> again;
   std::vector<size_t> again_indices;
   for (int j = 0; j < req.rows_size(); j++) {
-    absl::Status s = core->NoteRefusal(req.table(), RowStatusToStatus(resp.results(j)));
-    if (NotServingRegionOf(s).has_value()) {
+    absl::Status s = RowStatusToStatus(resp.results(j));
+    if (IsNotServingRegion(s)) {
+      // Rows go in runs per region: each refusing region is forgotten once.
+      if (again.empty() || resp.results(j).not_serving_region() != resp.results(j - 1).not_serving_region()) {
+        core->NoteRefusal(s);
+      }
       again.Add(std::move(*req.mutable_rows(j)));
       again_indices.push_back(part->indices[j]);
       refused = s;

@@ -69,15 +69,20 @@ class Core {
   using AsyncAttempt = std::function<absl::Status(absl::Time deadline, PathCallback done)>;
   // Runs attempts with the retry policy until success or the end of the budget, then finish
   // with the final status (annotated with the attempts, without context), exactly once, on a
-  // client thread. Brackets itself with BeginAsync / EndAsync.
+  // client thread. A failed attempt's refusal forgets its region (NoteRefusal). Brackets itself
+  // with BeginAsync / EndAsync.
   void RunAsync(bool retriable_op, AsyncAttempt attempt, std::function<void(absl::Status)> finish);
+
+  // RetryLoop with the connection's policy and a deadline from now; a failed attempt's refusal
+  // forgets its region (NoteRefusal), so the next attempt locates its row afresh.
+  absl::Status Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt);
 
   // A synchronous gRPC unary call with retries: call(stub path, ctx) per attempt.
   absl::Status CallGrpc(bool retriable_op,
                         const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call);
 
   // CallGrpc for a call of one row: before each attempt *region is set to the region holding
-  // `row` (Locate), and a refusal forgets it (NoteRefusal). CallGrpc is CallRow without a region.
+  // `row` (Locate). CallGrpc is CallRow without a region.
   absl::Status CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
                        const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call);
 
@@ -86,9 +91,9 @@ class Core {
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region) {
     return regions_.Locate(table, row, deadline, region);
   }
-  // Forgets the region an attempt's status says no longer serves its row (NotServingRegionOf),
-  // so the next attempt locates the row afresh. Returns `s`.
-  absl::Status NoteRefusal(const std::string& table, absl::Status s);
+  // Forgets the region a status says no longer serves its row (NotServingRegionOf), so the next
+  // call of one of its rows locates it afresh.
+  void NoteRefusal(const absl::Status& s);
   const RegionCache& region_cache() const { return regions_; }
 
  private:

@@ -78,15 +78,15 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
   return absl::OkStatus();
 }
 
-void RegionCache::Forget(const std::string& table, std::string_view encoded_name) {
+void RegionCache::Forget(std::string_view encoded_name) {
   absl::MutexLock l(&mu_);
-  auto t = tables_.find(table);
-  if (t == tables_.end()) return;
-  for (auto it = t->second.begin(); it != t->second.end(); ++it) {
-    if (it->second.encoded_name == encoded_name) {
-      t->second.erase(it);
-      forgotten_.fetch_add(1, std::memory_order_relaxed);
-      return;
+  for (auto& [table, regions] : tables_) {
+    for (auto it = regions.begin(); it != regions.end(); ++it) {
+      if (it->second.encoded_name == encoded_name) {
+        regions.erase(it);
+        forgotten_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
     }
   }
 }

@@ -42,9 +42,10 @@ class RegionCache {
   // table): the call then names no region and the server routes it. The loader's error
   // otherwise.
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region);
-  // Drops the region `encoded_name` of `table` (it refused a call): the next call of a row it
-  // held reads meta again.
-  void Forget(const std::string& table, std::string_view encoded_name);
+  // Drops the region `encoded_name` (it refused a call; encoded names are unique across tables):
+  // the next call of a row it held reads meta again. A refusal is rare, so this looks through
+  // every cached region.
+  void Forget(std::string_view encoded_name);
 
   uint64_t lookups() const { return lookups_.load(std::memory_order_relaxed); }
   uint64_t forgotten() const { return forgotten_.load(std::memory_order_relaxed); }

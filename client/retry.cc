@@ -48,7 +48,7 @@ std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriabl
   if (status.ok()) return std::nullopt;
   // A region that no longer serves the row applied nothing: any call may go again, after a
   // short pause (a split or merge keeps its regions closed for milliseconds).
-  const bool not_serving = NotServingRegionOf(status).has_value();
+  const bool not_serving = IsNotServingRegion(status);
   if (!not_serving && (!retriable_op || !IsRetriable(status.code()))) return std::nullopt;
   if (IsMessageTooLarge(status)) return std::nullopt;  // the same message fails the same way again
   if (attempts >= policy.max_attempts) return std::nullopt;

@@ -16,10 +16,6 @@ std::string What(std::string_view op, const std::string& table, std::string_view
 
 absl::Status EmptyRow() { return absl::InvalidArgumentError("empty row key"); }
 
-// An async attempt's callback that first forgets a region that refused it (Core::NoteRefusal).
-PathCallback NotingRefusal(Core* core, const std::string& table, PathCallback done) {
-  return [core, table, done = std::move(done)](absl::Status s) { done(core->NoteRefusal(table, std::move(s))); };
-}
 
 class TableImpl final : public Table {
  public:
@@ -34,11 +30,11 @@ class TableImpl final : public Table {
     rpc::GetRequest req;
     BuildGet(get, &req);
     rpc::GetResponse resp;
-    absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+    absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Locate(name_, get.row, deadline, req.mutable_region()));
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->server()));
       resp.Clear();
-      return core_->NoteRefusal(name_, path->Get(req, deadline, &resp));
+      return path->Get(req, deadline, &resp);
     });
     if (!s.ok()) return WithContext(s, what());
     return RowOf(std::move(*resp.mutable_row()), get.row);
@@ -98,7 +94,7 @@ class TableImpl final : public Table {
       const std::vector<size_t> sent = part.indices;
       // Each attempt sends the rows not yet answered, located afresh (SettleBatch keeps those a
       // region refused as not served).
-      absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+      absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
         BASALT_RETURN_IF_ERROR(LocateBatch(core_, deadline, &part));
         BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core_->Grpc());
         grpc::ClientContext ctx;
@@ -109,7 +105,7 @@ class TableImpl final : public Table {
       });
       // Rows still refused keep their refusal. Any other failure fails the call while nothing of
       // it was applied; after that, it fails the rows not yet answered.
-      if (!s.ok() && !NotServingRegionOf(s).has_value()) {
+      if (!s.ok() && !IsNotServingRegion(s)) {
         if (!answered && part.indices.size() == sent.size()) {
           return WithContext(s, absl::StrCat("Batch ", name_, " (", rows.size(), " rows)"));
         }
@@ -228,7 +224,7 @@ class TableImpl final : public Table {
           BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->row(), deadline, req->mutable_region()));
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->server()));
           resp->Clear();
-          path->GetAsync(req.get(), deadline, resp.get(), NotingRefusal(core, req->table(), std::move(on_done)));
+          path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },
         [req, resp, done = std::move(done)](absl::Status s) {
@@ -273,10 +269,10 @@ class TableImpl final : public Table {
     rpc::MutateRequest req;
     absl::Status conv = BuildMutate(m, &req);
     if (!conv.ok()) return WithContext(conv, what());
-    absl::Status s = RetryLoop(core_->policy(), true, core_->Deadline(), [&](absl::Time deadline) -> absl::Status {
+    absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Locate(name_, m.row, deadline, req.mutable_region()));
       BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
-      return core_->NoteRefusal(name_, path->Mutate(req, deadline));
+      return path->Mutate(req, deadline);
     });
     if (!s.ok()) return WithContext(s, what());
     return s;
@@ -293,7 +289,7 @@ class TableImpl final : public Table {
           BASALT_RETURN_IF_ERROR(invalid);
           BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->mutation().row(), deadline, req->mutable_region()));
           BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->server()));
-          path->MutateAsync(req.get(), deadline, resp.get(), NotingRefusal(core, req->table(), std::move(on_done)));
+          path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },
         [op, req, done = std::move(done)](absl::Status s) {

@@ -75,8 +75,6 @@ absl::StatusOr<const HostedRegion*> RegionOf(const Table& t, std::string_view ro
                                                    RowForError(row), "' here (it split, merged or moved)"));
 }
 
-bool IsNotServing(const absl::Status& s) { return NotServingRegionOf(s).has_value(); }
-
 // An engine error from a table that was closed meanwhile (disable, shutdown) is reported as
 // that, not as the region's "closed"; one from region `h` after a split or merge closed it, as
 // not served here (or, for a scan, which names no region, as Unavailable: the client reopens it).
@@ -122,7 +120,7 @@ absl::Status RetryNotServing(const std::string& named_region, Call call) {
   NotServingRetry retry;
   for (;;) {
     absl::Status s = call();
-    if (!named_region.empty() || !IsNotServing(s) || !retry.Wait()) return s;
+    if (!named_region.empty() || !IsNotServingRegion(s) || !retry.Wait()) return s;
   }
 }
 
@@ -471,7 +469,7 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
         s = Translate(*t, s, h);
         for (size_t k = 0; k < rows.size(); ++k) {
           results[index[rows[k]]] = s;
-          if (client_routes || !IsNotServing(s)) continue;
+          if (client_routes || !IsNotServingRegion(s)) continue;
           batch[rows[k]] = std::move(part[k]);
           again.push_back(rows[k]);
         }

@@ -77,6 +77,10 @@ absl::Status NotServingRegionError(std::string_view region, std::string_view mes
   return s;
 }
 
+bool IsNotServingRegion(const absl::Status& s) {
+  return !s.ok() && s.code() == absl::StatusCode::kUnavailable && s.GetPayload(kNotServingPayload).has_value();
+}
+
 std::optional<std::string> NotServingRegionOf(const absl::Status& s) {
   if (s.ok() || s.code() != absl::StatusCode::kUnavailable) return std::nullopt;
   auto region = s.GetPayload(kNotServingPayload);

@@ -37,6 +37,8 @@ absl::Status FromGrpcStatus(const grpc::Status& s);
 absl::Status NotServingRegionError(std::string_view region, std::string_view message);
 // The region a NotServingRegionError names; nullopt for any other status.
 std::optional<std::string> NotServingRegionOf(const absl::Status& s);
+// Whether `s` is a NotServingRegionError (NotServingRegionOf without copying the name).
+bool IsNotServingRegion(const absl::Status& s);
 
 // Abseil builds without NDEBUG (Debian) run a deadlock detector on every mutex acquisition;
 // it costs microseconds per call. Binaries call this once at start-up.

@@ -12,7 +12,6 @@
 // LatencyHistogram and merged at the end. Warm-up operations are not recorded. A monitor thread
 // prints the progress line once a second. See BENCHMARKS.md.
 #include <algorithm>
-#include <random>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
