@@ -20,6 +20,7 @@ absl::Status PosixError(std::string_view what, const std::string& path, int err)
   std::string msg = absl::StrCat(AV(what), " ", path, ": ", std::strerror(err));
   if (err == ENOENT) return absl::NotFoundError(msg);
   if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  if (err == ENOTEMPTY || err == EEXIST || err == EISDIR || err == ENOTDIR) return absl::FailedPreconditionError(msg);
   return absl::InternalError(msg);
 }
 
@@ -199,6 +200,12 @@ class PosixEnv final : public Env {
     return SyncDirectory(DirOf(to));
   }
   absl::Status SyncDir(const std::string& dir) override { return SyncDirectory(dir); }
+  absl::Status RemoveTree(const std::string& path) override {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    if (ec) return absl::InternalError(absl::StrCat("removing ", path, ": ", ec.message()));
+    return SyncDirectory(DirOf(path));
+  }
   absl::Status Truncate(const std::string& path, uint64_t size) override {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return PosixError("open", path, errno);

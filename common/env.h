@@ -51,7 +51,6 @@ class Env {
   static Env* Default();
 
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
-  // Opens an existing file for appending (a log reopened after a clean truncation).
   virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
   virtual absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) = 0;
   virtual bool FileExists(const std::string& path) = 0;
@@ -68,6 +67,8 @@ class Env {
   virtual absl::Status Truncate(const std::string& path, uint64_t size) = 0;
   // Makes the creation and removal of files in dir durable (fsync of the directory on POSIX).
   virtual absl::Status SyncDir(const std::string& dir) = 0;
+  // Removes a file or a directory with everything in it, durably; nothing there is not an error.
+  virtual absl::Status RemoveTree(const std::string& path) = 0;
 
   // Helpers built on the above.
   absl::Status WriteFileDurably(const std::string& path, std::string_view contents);
@@ -101,6 +102,7 @@ class EnvWrapper : public Env {
   }
   absl::Status Truncate(const std::string& p, uint64_t size) override { return target_->Truncate(p, size); }
   absl::Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
+  absl::Status RemoveTree(const std::string& p) override { return target_->RemoveTree(p); }
 
  private:
   Env* target_;

@@ -10,4 +10,8 @@ namespace basalt {
 
 void FaultPoint(std::string_view name);
 
+// Arms the point of that name in this process, as BASALT_FAULT_POINT would have (for a death
+// test's child, which runs the test's set-up again before it reaches the statement).
+void ArmFaultPoint(std::string_view name);
+
 }  // namespace basalt

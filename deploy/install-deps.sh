@@ -13,6 +13,9 @@ PKGS=(
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core   # verbs transport (rdma-core)
   ibverbs-utils rdmacm-utils                                 # ibv_devinfo, rping: operator checks
   qemu-system-x86 qemu-system-data busybox-static cpio kmod xz-utils iproute2 perftest   # tests/rxe guest
+  librados-dev libradospp-dev                   # shared storage: the Env on Ceph RADOS
+  ceph-mon ceph-osd ceph-common                 # the tests' private Ceph cluster (deploy/ceph.sh)
+  zookeeper libzookeeper-mt-dev                 # cluster coordination (server for tests, C client)
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -21,15 +21,6 @@ constexpr char kTableInfoName[] = "TABLEINFO";
 constexpr size_t kMaxRegionsAtCreate = 1000;
 constexpr char kLostFoundDir[] = "lost+found";
 
-// Removes a directory tree of the local data directory (standalone mode only: the Env has no
-// recursive delete, and a cluster's shared store will drop a region its own way).
-absl::Status RemoveTree(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("removing ", path, ": ", ec.message()));
-  return absl::OkStatus();
-}
-
 // A region that could not open, in a table whose other regions serve: every call is refused
 // saying so (the null object keeps routing the same for every region).
 class FailedRegion final : public Region {
@@ -742,7 +733,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
       log_->ForgetRegion(RegionName(spec, r)).IgnoreError();
     }
     WriteMeta(undo).IgnoreError();  // else removed at the next start: the catalogue lacks the table
-    RemoveTree(TableDir(spec.name)).IgnoreError();
+    options_.env->RemoveTree(TableDir(spec.name)).IgnoreError();
     return s;
   }
   absl::MutexLock l(&mu_);
@@ -866,7 +857,7 @@ absl::Status TableManager::Drop(std::string_view name) {
   // Readers still holding the closed table keep their open files; wait briefly anyway so the
   // directory goes once nobody uses it. A leftover directory is moved aside at the next start.
   if (!WaitForClosing(e).ok()) return absl::OkStatus();
-  if (absl::Status s = RemoveTree(TableDir(name)); !s.ok()) {
+  if (absl::Status s = options_.env->RemoveTree(TableDir(name)); !s.ok()) {
     std::cerr << "basalt-server: dropped table " << name << " but " << s.message()
               << "; it is moved to lost+found at the next start\n";
   }
