@@ -93,6 +93,42 @@ const std::vector<Setting>& Settings() {
          c->data_dir = std::string(v);
          return absl::OkStatus();
        }},
+      {"rados_pool", "", "a Ceph pool: keep data_dir there (shared storage) instead of on local disk",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->rados_pool = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"ceph_conf", "/etc/ceph/ceph.conf", "the Ceph cluster's configuration file (monitor addresses), with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->ceph_conf = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_namespace", "basalt", "the RADOS namespace holding this installation's files, with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->rados_namespace = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_client", "client.admin", "the Ceph user this server connects as (TYPE.ID), with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.find('.') == std::string_view::npos) return BadValue(k, v, "expected TYPE.ID, e.g. client.basalt");
+         c->rados_client = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_object_size", "32MiB", "size of each RADOS object a file is cut into (64KiB to 128MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (64 << 10) || n > (128ull << 20)) return BadValue(k, v, "must be in [64KiB, 128MiB]");
+         c->rados_object_size = n;
+         return absl::OkStatus();
+       }},
+      {"rados_op_timeout_s", "30", "seconds before a RADOS operation nobody answers fails (instead of waiting forever)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 3600));
+         c->rados_op_timeout_s = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
       {"listen", "127.0.0.1:16020", "HOST:PORT to serve gRPC on; port 0 picks a free port",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          std::string host;

@@ -15,7 +15,15 @@
 namespace basalt::server {
 
 struct ServerConfig {
-  std::string data_dir = "./basalt-data";
+  std::string data_dir = "./basalt-data";  // on local disk, or a path in the RADOS namespace
+  // Shared storage (common/rados_env.h): with rados_pool set, every file of data_dir lives in
+  // that Ceph pool, in the namespace rados_namespace, instead of on local disk.
+  std::string rados_pool;
+  std::string ceph_conf = "/etc/ceph/ceph.conf";
+  std::string rados_namespace = "basalt";
+  std::string rados_client = "client.admin";
+  uint64_t rados_object_size = 32ull << 20;  // each object of a file
+  int rados_op_timeout_s = 30;
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
   bool standalone = true;

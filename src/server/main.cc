@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
+#include "common/rados_env.h"
 #include "src/server/acceptor.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
@@ -59,8 +60,29 @@ int Run(int argc, char** argv) {
 
   std::shared_ptr<BlockCache> cache;
   if (config.block_cache_size > 0) cache = NewBlockCache(config.block_cache_size);
+  // Shared storage: the data directory lives in a Ceph pool instead of on local disk.
+  std::unique_ptr<RadosEnv> rados;
+  if (!config.rados_pool.empty()) {
+    RadosEnvOptions ro;
+    ro.ceph_conf = config.ceph_conf;
+    ro.pool = config.rados_pool;
+    ro.root = config.rados_namespace;
+    ro.client_name = config.rados_client;
+    ro.chunk_bytes = config.rados_object_size;
+    ro.write_bytes = std::min<uint64_t>(ro.write_bytes, ro.chunk_bytes);
+    ro.op_timeout = absl::Seconds(config.rados_op_timeout_s);
+    absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(ro);
+    if (!env.ok()) {
+      std::cerr << "basalt-server: " << env.status().message() << "\n";
+      return 1;
+    }
+    rados = *std::move(env);
+    std::cout << "basalt-server: data in RADOS pool " << ro.pool << ", namespace " << ro.root << " (client "
+              << rados->ClientAddress() << ")" << std::endl;
+  }
   TableManager::Options topts;
   topts.data_dir = config.data_dir;
+  if (rados != nullptr) topts.env = rados.get();
   topts.region.block_cache = cache.get();
   topts.region.memstore_flush_size = config.memstore_flush_size;
   topts.region.wal_recovery = config.wal_recovery;
