@@ -1,5 +1,5 @@
 // The Env contract (common/env.h), run over the local disk (PosixEnv) and over Ceph RADOS
-// (RadosEnv, on the tests' private cluster: tests/ceph/) alike, so the engine can rely on the
+// (RadosEnv, on the tests' private cluster: tests/services/) alike, so the engine can rely on the
 // same behaviour from both. Then what only RADOS has: two clients sharing a namespace, intents
 // a crash left behind, and fencing.
 #include <sys/wait.h>
@@ -18,6 +18,7 @@
 #include "common/fault_point.h"
 #include "common/rados_env.h"
 #include "common/status.h"
+#include "common/test_services.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -35,14 +36,9 @@ struct Place {
   std::unique_ptr<Env> owned;
 };
 
-std::string CephConf() {
-  const char* c = std::getenv("BASALT_CEPH_CONF");
-  return c == nullptr ? "" : c;
-}
-
 RadosEnvOptions TestRadosOptions(const std::string& root) {
   RadosEnvOptions o;
-  o.ceph_conf = CephConf();
+  o.ceph_conf = TestCephConf();
   o.pool = "basalt";
   o.root = root;
   o.chunk_bytes = 64 << 10;
@@ -68,9 +64,8 @@ std::unique_ptr<Place> MakePlace(const std::string& kind) {
     p->cleanup = [base] { std::filesystem::remove_all(base); };
     return p;
   }
-  if (CephConf().empty()) {
-    ADD_FAILURE() << "BASALT_CEPH_CONF is not set: run this test through ctest, which starts the tests' Ceph cluster "
-                     "(tests/ceph/), or start one with deploy/ceph.sh and point the variable at its ceph.conf";
+  if (TestCephConf().empty()) {
+    ADD_FAILURE() << kTestServicesHelp;
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(TestRadosOptions(UniqueName("env")));
@@ -285,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(Envs, EnvContract, ::testing::Values("posix", "rados"),
 class RadosEnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(CephConf().empty()) << "BASALT_CEPH_CONF is not set: run through ctest (tests/ceph/)";
+    ASSERT_FALSE(TestCephConf().empty()) << kTestServicesHelp;
     // Named by the test alone: a death test's child runs the test again in a new process, and
     // must find the same namespace. Whatever an interrupted run left there goes first.
     root_ = absl::StrCat("rados-", ::testing::UnitTest::GetInstance()->current_test_info()->name());

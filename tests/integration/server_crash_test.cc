@@ -7,12 +7,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "common/test_services.h"
 #include "tests/integration/integration_util.h"
 
 namespace basalt::testing {
 namespace {
 
-// On local disk, and with every file on Ceph RADOS (the tests' cluster, tests/ceph/: the
+// On local disk, and with every file on Ceph RADOS (the tests' cluster, tests/services/: the
 // server's log, block files, manifests and the directory moves of recovery all go through
 // RadosEnv, with objects of 64 KiB so that files span several).
 class ServerCrash : public ServerTest, public ::testing::WithParamInterface<std::string> {};
@@ -21,8 +22,8 @@ TEST_P(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
   // A small flush size, so kills also land during flushes and compactions.
   std::vector<std::string> args = {"--memstore_flush_size=262144"};
   if (GetParam() == "rados") {
-    const char* conf = std::getenv("BASALT_CEPH_CONF");
-    ASSERT_NE(conf, nullptr) << "BASALT_CEPH_CONF is not set: run through ctest (tests/ceph/)";
+    const std::string conf = TestCephConf();
+    ASSERT_FALSE(conf.empty()) << kTestServicesHelp;
     args.insert(args.end(), {"--rados_pool=basalt", absl::StrCat("--ceph_conf=", conf),
                              absl::StrCat("--rados_namespace=server-crash-", ::getpid()), "--rados_object_size=64KiB"});
   }
