@@ -129,6 +129,24 @@ const std::vector<Setting>& Settings() {
          c->rados_op_timeout_s = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...]: register in that cluster (empty: none)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->zookeeper_quorum = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_session_timeout_ms", "4000",
+       "a server not heard from by ZooKeeper for this long is taken for dead, fenced, and its regions reopened elsewhere",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 200, 600000));
+         c->zookeeper_session_timeout_ms = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper (as HBase's zookeeper.znode.parent)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.size() < 2 || v.front() != '/' || v.back() == '/') return BadValue(k, v, "expected an absolute path such as /basalt");
+         c->zookeeper_znode_parent = std::string(v);
+         return absl::OkStatus();
+       }},
       {"listen", "127.0.0.1:16020", "HOST:PORT to serve gRPC on; port 0 picks a free port",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          std::string host;

@@ -24,6 +24,11 @@ struct ServerConfig {
   std::string rados_client = "client.admin";
   uint64_t rados_object_size = 32ull << 20;  // each object of a file
   int rados_op_timeout_s = 30;
+  // Cluster membership (src/server/cluster_member.h): with a quorum, the server registers in
+  // ZooKeeper and stops (exit 3) when its session expires, for a master then fences it.
+  std::string zookeeper_quorum;             // HOST:PORT[,HOST:PORT...]; empty: no cluster
+  int zookeeper_session_timeout_ms = 4000;
+  std::string zookeeper_znode_parent = "/basalt";
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
   bool standalone = true;

@@ -1,6 +1,7 @@
 // basalt-server: parses settings, opens the tables, serves gRPC until SIGTERM or SIGINT, then
 // shuts down cleanly (finishes calls in flight, closes every region) and exits 0.
-// Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad settings.
+// Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad settings, 3 its ZooKeeper
+// session expired (a master is fencing it and will reopen its regions elsewhere).
 #include <signal.h>
 
 #include <cstdio>
@@ -9,9 +10,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/env.h"
 #include "common/rados_env.h"
+#include "common/zookeeper.h"
 #include "src/server/acceptor.h"
+#include "src/server/cluster_member.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
 #include "src/server/service.h"
@@ -139,6 +143,40 @@ int Run(int argc, char** argv) {
   }
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
             << ", " << (*tables)->size() << " tables)" << std::endl;
+  // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master
+  // fences this server (its RADOS client can no longer write) and its regions go elsewhere, so
+  // it stops at once, as an HBase region server aborts on YouAreDeadException.
+  std::unique_ptr<ZooKeeper> zk;
+  if (!config.zookeeper_quorum.empty()) {
+    ZooKeeper::Options zo;
+    zo.quorum = config.zookeeper_quorum;
+    zo.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
+    zo.on_expired = [] {
+      std::cerr << "basalt-server: ZooKeeper session expired: this server is being fenced and its regions "
+                   "reopened elsewhere; stopping now"
+                << std::endl;
+      std::_Exit(3);
+    };
+    ServerRegistration me;
+    me.name = absl::StrCat(host, ":", server.port());
+    me.start_code = absl::ToUnixMillis(absl::Now());
+    if (rados != nullptr) me.rados_client = rados->ClientAddress();
+    ClusterPaths paths;
+    paths.parent = config.zookeeper_znode_parent;
+    absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
+    if (!joined.ok()) {
+      std::cerr << "basalt-server: joining the cluster at " << config.zookeeper_quorum << ": " << joined.status().message()
+                << "\n";
+      if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
+      server.Shutdown(std::chrono::milliseconds(0));
+      (*tables)->CloseAll().IgnoreError();
+      return 1;
+    }
+    zk = *std::move(joined);
+    std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "
+              << paths.live() << "/" << me.NodeName() << " (session 0x" << absl::StrCat(absl::Hex(zk->session_id()))
+              << ")" << std::endl;
+  }
   if (!config.port_file.empty()) {
     // WriteFileDurably writes PORT_FILE.tmp and renames it: a reader never sees half a number.
     // Written after the "listening" line, so whoever waits for the file also sees the line.

@@ -96,6 +96,25 @@ class ServerProcess {
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   pid_t pid() const { return pid_; }
 
+  // Sends `sig` without waiting (SIGSTOP, SIGCONT).
+  void Signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  // Waits up to `limit` for the server to exit by itself; returns its exit code (-signal if a
+  // signal ended it), or -1000 if it still runs.
+  int WaitForExit(std::chrono::milliseconds limit) {
+    for (auto end = std::chrono::steady_clock::now() + limit; pid_ > 0;) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() > end) return -1000;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
   // Sends `sig` and waits; returns the exit code (-signal if killed by one; -1 if not running).
   int Stop(int sig) {
     if (pid_ <= 0) return -1;

@@ -1,0 +1,110 @@
+// basalt-master: joins the masters' election in ZooKeeper; the active one tracks the live region
+// servers and fences each that dies (src/master/master.h). Runs until SIGTERM or SIGINT.
+// Exit codes: 0 clean stop, 1 start-up failure, 2 bad settings, 3 its ZooKeeper session expired.
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "src/master/master.h"
+
+namespace basalt::master {
+namespace {
+
+struct Flag {
+  const char* key;
+  const char* default_value;
+  const char* help;
+};
+constexpr Flag kFlags[] = {
+    {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...] (required)"},
+    {"zookeeper_session_timeout_ms", "4000", "a master not heard from this long loses its place to a backup"},
+    {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper"},
+    {"name", "", "how this master is known (default HOST:PID)"},
+    {"rados_pool", "", "the cluster's Ceph pool: needed to fence servers that keep data there"},
+    {"ceph_conf", "/etc/ceph/ceph.conf", "the Ceph cluster's configuration file"},
+    {"rados_namespace", "basalt", "the RADOS namespace the region servers use"},
+    {"rados_client", "client.admin", "the Ceph user to connect as (it needs to blocklist clients)"},
+};
+
+void PrintHelp() {
+  std::cout << "usage: basalt-master --zookeeper_quorum=HOST:PORT [--key=value ...]\n\n"
+               "One active master among any number (elected in ZooKeeper): it tracks the live region servers\n"
+               "and fences each one that dies. Settings:\n";
+  for (const Flag& f : kFlags) {
+    std::cout << "  --" << f.key << " (default '" << f.default_value << "'): " << f.help << "\n";
+  }
+}
+
+int Run(int argc, char** argv) {
+  std::map<std::string, std::string> v;
+  for (const Flag& f : kFlags) v[f.key] = f.default_value;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      PrintHelp();
+      return 0;
+    }
+    const size_t eq = a.find('=');
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos || !v.contains(a.substr(2, eq - 2))) {
+      std::cerr << "basalt-master: unexpected argument '" << a << "' (flags are --key=value; see --help)\n";
+      return 2;
+    }
+    v[a.substr(2, eq - 2)] = a.substr(eq + 1);
+  }
+  int session_ms = 0;
+  if (v["zookeeper_quorum"].empty() || !absl::SimpleAtoi(v["zookeeper_session_timeout_ms"], &session_ms) ||
+      session_ms < 200) {
+    std::cerr << "basalt-master: --zookeeper_quorum is required and --zookeeper_session_timeout_ms must be >= 200\n";
+    return 2;
+  }
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  std::unique_ptr<RadosEnv> rados;
+  if (!v["rados_pool"].empty()) {
+    RadosEnvOptions ro;
+    ro.ceph_conf = v["ceph_conf"];
+    ro.pool = v["rados_pool"];
+    ro.root = v["rados_namespace"];
+    ro.client_name = v["rados_client"];
+    absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(ro);
+    if (!env.ok()) {
+      std::cerr << "basalt-master: " << env.status().message() << "\n";
+      return 1;
+    }
+    rados = *std::move(env);
+  }
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof(host) - 1);
+  Master::Options mo;
+  mo.name = v["name"].empty() ? absl::StrCat(host, ":", ::getpid()) : v["name"];
+  mo.zk.quorum = v["zookeeper_quorum"];
+  mo.zk.session_timeout = absl::Milliseconds(session_ms);
+  mo.paths.parent = v["zookeeper_znode_parent"];
+  mo.rados = rados.get();
+  absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
+  if (!master.ok()) {
+    std::cerr << "basalt-master: " << master.status().message() << "\n";
+    return 1;
+  }
+  int sig = 0;
+  while (sigwait(&sigs, &sig) != 0) {
+  }
+  std::cerr << "basalt-master: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping" << std::endl;
+  master->reset();
+  return 0;
+}
+
+}  // namespace
+}  // namespace basalt::master
+
+int main(int argc, char** argv) { return basalt::master::Run(argc, argv); }

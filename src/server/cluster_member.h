@@ -1,0 +1,46 @@
+// A region server's membership of a cluster, in ZooKeeper (docs/DESIGN.md §6), under the
+// cluster's parent node (zookeeper_znode_parent, /basalt as HBase's /hbase):
+//   <parent>/rs/<name>,<start code>       ephemeral: the server is alive (its session is)
+//   <parent>/servers/<name>,<start code>  persistent: its registration, kept until a master has
+//                                         fenced it, so a master that takes over later still
+//                                         knows every server that may hold files open
+//   <parent>/fenced/<name>,<start code>   persistent: when, how, and how fast it was fenced
+//   <parent>/master/n_<seq>               the masters' election (common/zookeeper.h)
+// A registration is text, one "key=value" per line, readable with zkCli.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/zookeeper.h"
+
+namespace basalt::server {
+
+struct ServerRegistration {
+  std::string name;            // HOST:PORT it serves gRPC on
+  int64_t start_code = 0;      // when it started (ms since the epoch): tells restarts apart
+  std::string rados_client;    // its RADOS client address, what fencing blocklists ("" without RADOS)
+
+  std::string NodeName() const;  // "<name>,<start code>"
+  std::string Encode() const;
+  static absl::StatusOr<ServerRegistration> Decode(std::string_view text);
+};
+
+struct ClusterPaths {
+  std::string parent = "/basalt";
+  std::string live() const { return parent + "/rs"; }
+  std::string servers() const { return parent + "/servers"; }
+  std::string fenced() const { return parent + "/fenced"; }
+  std::string masters() const { return parent + "/master"; }
+};
+
+// Registers a server: its persistent registration, then its ephemeral node (in that order, so a
+// master never sees a live server it could not fence). Keep the session for as long as the
+// server serves; `on_expired` runs when ZooKeeper has ended it (a master is fencing the server).
+absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk, const ClusterPaths& paths,
+                                                       const ServerRegistration& me);
+
+}  // namespace basalt::server

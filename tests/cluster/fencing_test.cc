@@ -1,0 +1,172 @@
+// Cluster membership and fencing on the tests' real ZooKeeper and Ceph (tests/services/): real
+// basalt-master and basalt-server processes, the server's data on RADOS.
+//  - The zombie test (issue 13, must-show 4, with one server): a server is stopped (SIGSTOP)
+//    past its session timeout; the active master fences it; once it runs again (SIGCONT) it
+//    acknowledges no write and exits; a new server on the same storage serves every acknowledged
+//    row and not the write the zombie was sent.
+//  - A backup master takes over when the active one is killed, and fences the server that died
+//    while no master was active (its registration outlived it in ZooKeeper).
+#include <signal.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "basalt/client.h"
+#include "common/test_services.h"
+#include "common/zookeeper.h"
+#include "gtest/gtest.h"
+#include "tests/util/child_process.h"
+#include "tests/util/server_process.h"
+#include "tests/util/temp_dir.h"
+
+namespace basalt::testing {
+namespace {
+
+class Fencing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(TestZkQuorum().empty() || TestCephConf().empty()) << kTestServicesHelp;
+    const std::string id = absl::StrCat(::getpid(), "-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    parent_ = "/fencing-" + id;
+    storage_ = {"--rados_pool=basalt", "--ceph_conf=" + TestCephConf(), "--rados_namespace=fencing-" + id};
+    ZooKeeper::Options o;
+    o.quorum = TestZkQuorum();
+    auto zk = ZooKeeper::Connect(o);
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = *std::move(zk);
+  }
+
+  std::unique_ptr<ChildProcess> StartMaster(const std::string& name) {
+    std::vector<std::string> argv = {BASALT_MASTER_BINARY, "--name=" + name, "--zookeeper_quorum=" + TestZkQuorum(),
+                                     "--zookeeper_znode_parent=" + parent_, "--zookeeper_session_timeout_ms=1000"};
+    argv.insert(argv.end(), storage_.begin(), storage_.end());
+    auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *std::move(m) : nullptr;
+  }
+  std::unique_ptr<ServerProcess> NewServer() {
+    std::vector<std::string> args = {"--zookeeper_quorum=" + TestZkQuorum(), "--zookeeper_znode_parent=" + parent_,
+                                     "--zookeeper_session_timeout_ms=1000", "--rados_object_size=64KiB"};
+    args.insert(args.end(), storage_.begin(), storage_.end());
+    // The data directory is a path in RADOS; the port file beside it is local.
+    return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data", args, dir_.path());
+  }
+  std::string Leader() {
+    auto l = LeaderElection::Leader(zk_.get(), parent_ + "/master");
+    return l.ok() && l->has_value() ? **l : "";
+  }
+  std::vector<std::string> Children(const std::string& dir) {
+    return zk_->Children(parent_ + dir).value_or(std::vector<std::string>{});
+  }
+  static bool Eventually(const std::function<bool()>& cond, absl::Duration limit = absl::Seconds(20)) {
+    for (absl::Time end = absl::Now() + limit; absl::Now() < end; absl::SleepFor(absl::Milliseconds(10))) {
+      if (cond()) return true;
+    }
+    return cond();
+  }
+  std::unique_ptr<Connection> Connect(const ServerProcess& s, absl::Duration timeout = absl::Seconds(20), int attempts = 10) {
+    ConnectionOptions o;
+    o.address = s.address();
+    o.timeout = timeout;
+    o.max_attempts = attempts;
+    auto c = Connection::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+
+  TempDir dir_;
+  std::string parent_;
+  std::vector<std::string> storage_;
+  std::unique_ptr<ZooKeeper> zk_;
+};
+
+TEST_F(Fencing, AZombieServerAcknowledgesNothingAfterItWasFenced) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto server = NewServer();
+  ASSERT_TRUE(server->Start().ok());
+  ASSERT_EQ(Children("/rs").size(), 1u);
+  const std::string node = Children("/rs")[0];
+  {
+    auto conn = Connect(*server);
+    ASSERT_TRUE(conn);
+    TableInfo t;
+    t.name = "z";
+    t.families.push_back(FamilySettings{});
+    t.families.back().name = "f";
+    ASSERT_TRUE(conn->GetAdmin()->CreateTable(t, {"m"}).ok());
+    auto table = conn->GetTable("z");
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(table->Put(Put(absl::StrCat("row", 100 + i)).Add("f", "q", "acked")).ok());
+    }
+  }
+
+  server->Signal(SIGSTOP);
+  const absl::Time stopped = absl::Now();
+  ASSERT_TRUE(Eventually([&] { return !Children("/fenced").empty(); })) << "the master never fenced the stopped server";
+  const absl::Duration fenced_after = absl::Now() - stopped;
+  EXPECT_EQ(Children("/fenced"), std::vector<std::string>{node});
+  EXPECT_TRUE(Children("/servers").empty());  // its registration is done with
+
+  // A write sent to the zombie, which it takes in once it runs again.
+  absl::Status zombie_put;
+  std::thread writer([&] {
+    auto conn = Connect(*server, absl::Seconds(10), 1);
+    if (conn) zombie_put = conn->GetTable("z")->Put(Put("zombie").Add("f", "q", "never"));
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  server->Signal(SIGCONT);
+  writer.join();
+  EXPECT_FALSE(zombie_put.ok()) << "a fenced server acknowledged a write";
+  std::printf("the zombie's write: %s\n", zombie_put.ToString().c_str());
+  EXPECT_EQ(server->WaitForExit(std::chrono::seconds(20)), 3) << "the zombie did not stop when told its session ended";
+
+  // Another server on the same storage: every acknowledged row, and not the zombie's.
+  auto next = NewServer();
+  ASSERT_TRUE(next->Start().ok());
+  auto conn = Connect(*next);
+  ASSERT_TRUE(conn);
+  auto table = conn->GetTable("z");
+  for (int i = 0; i < 100; ++i) {
+    auto r = table->Get(Get(absl::StrCat("row", 100 + i)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << i;
+  }
+  auto z = table->Get(Get("zombie"));
+  ASSERT_TRUE(z.ok()) << z.status();
+  EXPECT_TRUE(z->empty()) << "the fenced server's write reached storage";
+  std::printf("session timeout 1 s: fenced %s after SIGSTOP\n", absl::FormatDuration(fenced_after).c_str());
+}
+
+TEST_F(Fencing, ABackupMasterTakesOverAndFencesWhatDiedWhileNoMasterWasActive) {
+  auto m1 = StartMaster("m1");
+  ASSERT_TRUE(m1);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto m2 = StartMaster("m2");
+  ASSERT_TRUE(m2);
+  ASSERT_TRUE(Eventually([&] { return zk_->Children(parent_ + "/master").value_or(std::vector<std::string>{}).size() == 2; }));
+  auto server = NewServer();
+  ASSERT_TRUE(server->Start().ok());
+  const std::string node = Children("/rs").at(0);
+
+  // The active master and the server die together; the backup takes over once the master's
+  // session has expired, and finds the dead server among the registrations.
+  m1->Stop(SIGKILL);
+  server->Kill();
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; }));
+  const absl::Duration takeover = absl::Now() - killed;
+  ASSERT_TRUE(Eventually([&] { return Children("/fenced") == std::vector<std::string>{node}; }));
+  const absl::Duration fenced = absl::Now() - killed;
+  EXPECT_LT(takeover, absl::Seconds(10));
+  auto record = zk_->Get(parent_ + "/fenced/" + node);
+  ASSERT_TRUE(record.ok() && record->has_value());
+  EXPECT_NE((*record)->data.find("by=m2"), std::string::npos) << (*record)->data;
+  std::printf("session timeout 1 s: backup master active %s after kill -9, dead server fenced at %s\n",
+              absl::FormatDuration(takeover).c_str(), absl::FormatDuration(fenced).c_str());
+}
+
+}  // namespace
+}  // namespace basalt::testing

@@ -1,0 +1,55 @@
+// A program a test runs beside it (a basalt-master), its stdout and stderr appended to a file;
+// SIGKILLed when the object goes, unless it was stopped before.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+extern char** environ;
+
+namespace basalt::testing {
+
+class ChildProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(std::vector<std::string> argv, const std::string& log) {
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return absl::InternalError(absl::StrCat("spawn ", argv[0], ": error ", rc));
+    return std::unique_ptr<ChildProcess>(new ChildProcess(pid));
+  }
+  ~ChildProcess() { Stop(SIGKILL); }
+
+  // Sends `sig` and waits; the exit code (-signal if one ended it; -1 if it had stopped).
+  int Stop(int sig) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_;
+};
+
+}  // namespace basalt::testing
