@@ -10,6 +10,7 @@
 #include <set>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -27,6 +28,7 @@ using librados::bufferlist;
 constexpr char kRootId[] = "root";
 constexpr char kIntentsObject[] = "intents";
 constexpr int kMaxRaces = 1000;  // a directory changed under us this many times in a row: give up
+constexpr uint32_t kBlocklistSeconds = 7 * 24 * 3600;  // how long a fenced client stays fenced
 
 absl::Status RadosError(std::string_view what, std::string_view path, int r) {
   const int err = r < 0 ? -r : r;
@@ -384,7 +386,7 @@ class RadosEnv::Impl {
     }
     const std::string mine = instance + ".";
     for (auto& [key, value] : all) {
-      if (others_only && key.starts_with(mine)) continue;
+      if (others_only && absl::StartsWith(key, mine)) continue;
       const std::string v = value.to_str();
       std::vector<std::string> f = absl::StrSplit(v, absl::ByChar('\0'));
       const std::string what = absl::StrCat("intent ", key);
@@ -392,7 +394,7 @@ class RadosEnv::Impl {
         // Delete file f[3] unless entry f[2] of directory f[1] still names it.
         absl::StatusOr<DirState> st = ReadEntries(f[1], {f[2]}, what);
         if (!st.ok() && !absl::IsNotFound(st.status())) return st.status();
-        const bool named = st.ok() && st->entries.contains(f[2]) && st->entries.at(f[2]).id == f[3];
+        const bool named = st.ok() && st->entries.count(f[2]) > 0 && st->entries.at(f[2]).id == f[3];
         if (!named) BASALT_RETURN_IF_ERROR(RemoveChunks(f[3], what));
       } else if (f[0] == "M" && f.size() == 6) {
         std::optional<Entry> e = Entry::Decode(f[5]);
@@ -688,7 +690,9 @@ absl::Status RadosEnv::FinishIntents() { return impl_->FinishIntents(/*others_on
 
 absl::Status RadosEnv::Fence(const std::string& client_address) {
   librados::Rados& rados = impl_->rados;
-  int r = rados.blocklist_add(client_address, 0);
+  // For a week (Ceph's default is an hour): a server paused longer than that and then resumed
+  // must still find itself fenced. It exits as soon as it learns its session ended.
+  int r = rados.blocklist_add(client_address, kBlocklistSeconds);
   if (r < 0) return RadosError("blocklisting", client_address, r);
   if ((r = rados.wait_for_latest_osdmap()) < 0) return RadosError("waiting for the OSD map after fencing", client_address, r);
   // The map barrier: an OSD that takes an operation sent with the new map first waits for that

@@ -18,6 +18,19 @@ extern char** environ;
 
 namespace basalt::testing {
 
+// Sends `sig` to *pid and waits for it; returns the exit code (-signal if one ended it; -1 if
+// there was no process), and marks *pid gone.
+inline int SignalAndReap(pid_t* pid, int sig) {
+  if (*pid <= 0) return -1;
+  ::kill(*pid, sig);
+  int status = 0;
+  ::waitpid(*pid, &status, 0);
+  *pid = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return -1;
+}
+
 class ChildProcess {
  public:
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(std::vector<std::string> argv, const std::string& log) {
@@ -37,14 +50,7 @@ class ChildProcess {
   ~ChildProcess() { Stop(SIGKILL); }
 
   // Sends `sig` and waits; the exit code (-signal if one ended it; -1 if it had stopped).
-  int Stop(int sig) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  }
+  int Stop(int sig) { return SignalAndReap(&pid_, sig); }
   pid_t pid() const { return pid_; }
 
  private:

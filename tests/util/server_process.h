@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "tests/util/child_process.h"
 
 extern char** environ;
 
@@ -116,16 +117,7 @@ class ServerProcess {
   }
 
   // Sends `sig` and waits; returns the exit code (-signal if killed by one; -1 if not running).
-  int Stop(int sig) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return -WTERMSIG(status);
-    return -1;
-  }
+  int Stop(int sig) { return SignalAndReap(&pid_, sig); }
 
  private:
 
