@@ -496,7 +496,14 @@ TEST(SelectorTest, GrpcUnlessVerbsIsMade) {
     ASSERT_TRUE(p.ok());
     EXPECT_EQ((*p)->kind(), PathKind::kGrpc);
   }
-  EXPECT_EQ((*sel)->Select(OpKind::kGet, "elsewhere:1").status().code(), absl::StatusCode::kNotFound);
+  // A server no call went to yet: no stats; its paths open with its first call (a cluster's
+  // client learns servers as it goes), and stay.
+  EXPECT_EQ((*sel)->Stats("127.0.0.1:2").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<DataPath*> other = (*sel)->Select(OpKind::kGet, "127.0.0.1:2");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ((*other)->kind(), PathKind::kGrpc);
+  EXPECT_EQ((*sel)->Select(OpKind::kGet, "127.0.0.1:2").value(), *other);
+  EXPECT_TRUE((*sel)->Stats("127.0.0.1:2").ok());
 
   // A factory that cannot make the path it was told is required fails the selector.
   o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {

@@ -36,7 +36,11 @@ class ConnectionImpl final : public Connection {
 };
 
 absl::Status ValidateOptions(const ConnectionOptions& o) {
-  BASALT_RETURN_IF_ERROR(ValidateAddress(o.address));
+  if (o.address.empty() == o.zookeeper_quorum.empty()) {
+    return absl::InvalidArgumentError(
+        "give either the server's address or the cluster's zookeeper_quorum (not both, not neither)");
+  }
+  if (!o.address.empty()) BASALT_RETURN_IF_ERROR(ValidateAddress(o.address));
   if (o.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("connection timeout must be positive, got ", absl::FormatDuration(o.timeout)));
   }
@@ -81,10 +85,25 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
     vo.required = options.transport == TransportChoice::kVerbs;
     so.verbs_factory = verbs::MakeVerbsPathFactory(vo);
   }
-  absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {options.address});
-  if (!selector.ok()) return WithContext(selector.status(), absl::StrCat("Connection::Open ", options.address));
-  return std::unique_ptr<Connection>(
-      std::make_unique<ConnectionImpl>(std::make_unique<Core>(options, std::move(*selector))));
+  // A cluster: ZooKeeper names the server holding meta.
+  std::string server = options.address;
+  std::unique_ptr<ZooKeeper> zk;
+  if (!options.zookeeper_quorum.empty()) {
+    ZooKeeper::Options zo;
+    zo.quorum = options.zookeeper_quorum;
+    zo.session_timeout = absl::Seconds(10);
+    zo.connect_timeout = options.timeout;
+    absl::StatusOr<std::unique_ptr<ZooKeeper>> connected = ZooKeeper::Connect(zo);
+    if (!connected.ok()) return WithContext(connected.status(), "Connection::Open");
+    zk = *std::move(connected);
+    absl::StatusOr<std::string> meta = MetaServerFromZooKeeper(zk.get(), options.zookeeper_znode_parent);
+    if (!meta.ok()) return WithContext(meta.status(), "Connection::Open");
+    server = *std::move(meta);
+  }
+  absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {server});
+  if (!selector.ok()) return WithContext(selector.status(), absl::StrCat("Connection::Open ", server));
+  return std::unique_ptr<Connection>(std::make_unique<ConnectionImpl>(
+      std::make_unique<Core>(options, std::move(*selector), std::move(server), std::move(zk))));
 }
 
 }  // namespace basalt

@@ -111,22 +111,55 @@ absl::StatusOr<std::vector<RegionLocation>> ReadMeta(Core* core, const std::stri
 
 }  // namespace
 
-Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector)
+Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector, std::string server,
+           std::unique_ptr<ZooKeeper> zk)
     : options_(options),
       policy_(RetryPolicy::From(options)),
       selector_(std::move(selector)),
       regions_([this](const std::string& table, absl::Time deadline) {
         return WithContextOr(ReadMeta(this, table, deadline), absl::StrCat("locating regions of ", table));
-      }) {}
+      }) {
+  absl::MutexLock l(&servers_mu_);
+  servers_.push_back(std::move(server));
+  server_.store(&servers_.back(), std::memory_order_release);
+  zk_ = std::move(zk);
+}
 
 void Core::NoteRefusal(const absl::Status& s) {
   if (std::optional<std::string> region = NotServingRegionOf(s)) regions_.Forget(*region);
 }
 
+void Core::NoteFailure(const absl::Status& s) {
+  NoteRefusal(s);
+  if (!absl::IsUnavailable(s) || IsNotServingRegion(s)) return;
+  absl::MutexLock l(&servers_mu_);
+  if (zk_ == nullptr) return;
+  if (zk_->expired()) {  // this client's session ended (a long pause): open another
+    ZooKeeper::Options o = zk_->options();
+    absl::StatusOr<std::unique_ptr<ZooKeeper>> again = ZooKeeper::Connect(o);
+    if (!again.ok()) return;  // the next failure tries again
+    zk_ = *std::move(again);
+  }
+  absl::StatusOr<std::string> now = MetaServerFromZooKeeper(zk_.get(), options_.zookeeper_znode_parent);
+  if (!now.ok() || *now == *server_.load(std::memory_order_relaxed)) return;
+  servers_.push_back(*std::move(now));
+  server_.store(&servers_.back(), std::memory_order_release);
+}
+
+absl::StatusOr<std::string> MetaServerFromZooKeeper(ZooKeeper* zk, const std::string& parent) {
+  const std::string path = parent + "/meta-server";
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(path));
+  if (!node.has_value() || node->data.empty()) {
+    return absl::UnavailableError(absl::StrCat("no server holds meta (", path, " in ZooKeeper ",
+                                               zk->options().quorum, " is missing or empty)"));
+  }
+  return node->data;
+}
+
 absl::Status Core::Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt) {
   return RetryLoop(policy_, retriable_op, Deadline(), [&](absl::Time deadline) {
     absl::Status s = attempt(deadline);
-    NoteRefusal(s);
+    NoteFailure(s);
     return s;
   });
 }
@@ -173,7 +206,7 @@ void Core::Attempt(std::shared_ptr<AsyncOp> op) {
   op->attempts++;
   PathCallback on_done = [op](absl::Status s) {
     if (!s.ok()) {
-      op->core->NoteRefusal(s);
+      op->core->NoteFailure(s);
       std::optional<absl::Duration> delay =
           NextRetry(op->core->policy_, op->retriable_op, s, op->attempts, op->deadline, absl::Now());
       if (delay.has_value()) {

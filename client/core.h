@@ -3,6 +3,8 @@
 // flight (the Connection's destructor waits for it). Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "client/region_cache.h"
 #include "client/retry.h"
 #include "client/wire.h"
+#include "common/zookeeper.h"
 #include "transport/grpc/grpc_settings.h"
 #include "transport/selector.h"
 
@@ -44,14 +47,18 @@ class Scheduler {
 
 class Core {
  public:
-  Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector);
+  // `server`: where calls go first (the address, or what ZooKeeper named); `zk`: the cluster's
+  // ZooKeeper when the connection was opened with a quorum (null: a standalone server).
+  Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector, std::string server,
+       std::unique_ptr<ZooKeeper> zk);
   // Waits for the async calls in flight.
   ~Core();
 
   const ConnectionOptions& options() const { return options_; }
   const RetryPolicy& policy() const { return policy_; }
   NetworkSelector* selector() const { return selector_.get(); }
-  const std::string& server() const { return options_.address; }
+  // The server calls go to (in a cluster, the one ZooKeeper names as holding meta).
+  const std::string& server() const { return *server_.load(std::memory_order_acquire); }
   Scheduler& scheduler() { return scheduler_; }
   absl::Time Deadline() const { return absl::Now() + policy_.timeout; }
 
@@ -94,6 +101,10 @@ class Core {
   // Forgets the region a status says no longer serves its row (NotServingRegionOf), so the next
   // call of one of its rows locates it afresh.
   void NoteRefusal(const absl::Status& s);
+  // After a failed attempt: NoteRefusal, and in a cluster, when the server did not answer
+  // (UNAVAILABLE), reads ZooKeeper again for the server that holds meta now, so the next attempt
+  // goes there.
+  void NoteFailure(const absl::Status& s);
   const RegionCache& region_cache() const { return regions_; }
 
  private:
@@ -107,7 +118,16 @@ class Core {
   int64_t async_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   Scheduler scheduler_;  // after selector_: stopped before the channels go
   RegionCache regions_;
+  // Every server address calls went to, kept so that server() can hand out a reference without
+  // a lock: the current one is server_.
+  absl::Mutex servers_mu_;
+  std::deque<std::string> servers_ ABSL_GUARDED_BY(servers_mu_);
+  std::atomic<const std::string*> server_;
+  std::unique_ptr<ZooKeeper> zk_ ABSL_GUARDED_BY(servers_mu_);
 };
+
+// Where meta is served, as ZooKeeper names it (<parent>/meta-server, written by that server).
+absl::StatusOr<std::string> MetaServerFromZooKeeper(ZooKeeper* zk, const std::string& parent);
 
 std::unique_ptr<Table> NewTable(Core* core, const std::string& name);
 std::unique_ptr<Admin> NewAdmin(Core* core);

@@ -4,15 +4,27 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/status.h"
 
 namespace basalt {
 namespace {
 
 class DefaultSelector final : public NetworkSelector {
+  struct ServerPaths {
+    std::unique_ptr<GrpcPath> grpc;
+    std::unique_ptr<DataPath> verbs;  // null: gRPC only
+    std::string verbs_off;            // why there is no verbs path
+  };
+
  public:
   explicit DefaultSelector(const SelectorOptions& options) : options_(options) {}
 
-  absl::Status AddServer(const std::string& server) {
+  // Opens the paths to a server (the first call routed to it, in a cluster); nothing to do
+  // when they are open.
+  absl::StatusOr<ServerPaths*> AddServer(const std::string& server) {
+    absl::MutexLock l(&mu_);
+    if (auto it = servers_.find(server); it != servers_.end()) return it->second.get();
     auto paths = std::make_unique<ServerPaths>();
     paths->grpc = GrpcPath::Open(server, options_.grpc_channels);
     if (options_.verbs_factory) {
@@ -24,20 +36,18 @@ class DefaultSelector final : public NetworkSelector {
       paths->verbs = std::move(verbs->path);
       paths->verbs_off = std::move(verbs->why_not);
     }
-    servers_.emplace(server, std::move(paths));
-    return absl::OkStatus();
+    return servers_.emplace(server, std::move(paths)).first->second.get();
   }
 
   absl::StatusOr<DataPath*> Select(OpKind op, const std::string& server) override {
-    ServerPaths* p = Lookup(server);
-    if (p == nullptr) return UnknownServer(server);
+    BASALT_ASSIGN_OR_RETURN(ServerPaths * p, Paths(server));
     if (op != OpKind::kOther && p->verbs != nullptr) return p->verbs.get();
     return p->grpc.get();
   }
 
   absl::StatusOr<TransportStats> Stats(const std::string& server) override {
     ServerPaths* p = Lookup(server);
-    if (p == nullptr) return UnknownServer(server);
+    if (p == nullptr) return absl::NotFoundError(absl::StrCat("network selector: no call went to ", server, " yet"));
     TransportStats s;
     if (p->verbs != nullptr) {
       p->verbs->AddStats(&s);
@@ -48,28 +58,26 @@ class DefaultSelector final : public NetworkSelector {
   }
 
   absl::StatusOr<GrpcPath*> Grpc(const std::string& server) override {
-    ServerPaths* p = Lookup(server);
-    if (p == nullptr) return UnknownServer(server);
+    BASALT_ASSIGN_OR_RETURN(ServerPaths * p, Paths(server));
     return p->grpc.get();
   }
 
  private:
-  struct ServerPaths {
-    std::unique_ptr<GrpcPath> grpc;
-    std::unique_ptr<DataPath> verbs;  // null: gRPC only
-    std::string verbs_off;            // why there is no verbs path
-  };
 
+  // A server's paths (never removed once open, so the pointer stays good), or null.
   ServerPaths* Lookup(const std::string& server) {
+    absl::ReaderMutexLock l(&mu_);
     auto it = servers_.find(server);
     return it == servers_.end() ? nullptr : it->second.get();
   }
-  static absl::Status UnknownServer(const std::string& server) {
-    return absl::NotFoundError(absl::StrCat("network selector: unknown server ", server));
+  absl::StatusOr<ServerPaths*> Paths(const std::string& server) {
+    if (ServerPaths* p = Lookup(server)) return p;
+    return AddServer(server);
   }
 
   const SelectorOptions options_;
-  std::map<std::string, std::unique_ptr<ServerPaths>, std::less<>> servers_;  // fixed after creation
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<ServerPaths>, std::less<>> servers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -78,8 +86,8 @@ absl::StatusOr<std::unique_ptr<NetworkSelector>> NewNetworkSelector(const Select
                                                                     const std::vector<std::string>& servers) {
   auto selector = std::make_unique<DefaultSelector>(options);
   for (const std::string& s : servers) {
-    absl::Status st = selector->AddServer(s);
-    if (!st.ok()) return st;
+    auto added = selector->AddServer(s);
+    if (!added.ok()) return added.status();
   }
   return std::unique_ptr<NetworkSelector>(std::move(selector));
 }

@@ -7,8 +7,9 @@
 // down, repeats the call over gRPC and tries verbs again later (transport/verbs/path.h): that
 // one timer is the only owner of the fallback decision.
 //
-// Thread-safety: NetworkSelector and the paths are safe to use from many threads. The set of
-// servers is fixed when the selector is made (a standalone server), so Select takes no lock.
+// Thread-safety: NetworkSelector and the paths are safe to use from many threads. A server's
+// paths are opened by the first call routed to it (in a cluster, the client learns servers
+// from meta and ZooKeeper) and kept; finding them takes a reader lock.
 #pragma once
 
 #include <functional>
@@ -44,12 +45,12 @@ struct SelectorOptions {
 class NetworkSelector {
  public:
   virtual ~NetworkSelector() = default;
-  // The path for `op` to `server`; kOther is always the gRPC path. NotFound for a server the
-  // selector does not know.
+  // The path for `op` to `server`; kOther is always the gRPC path. Opens the server's paths
+  // on its first call (an error only when verbs is required and cannot be had).
   virtual absl::StatusOr<DataPath*> Select(OpKind op, const std::string& server) = 0;
   // The server's gRPC path (scans, batches, admin...).
   virtual absl::StatusOr<GrpcPath*> Grpc(const std::string& server) = 0;
-  // What the server's paths did; NotFound for a server the selector does not know.
+  // What the server's paths did; NotFound for a server no call went to.
   virtual absl::StatusOr<TransportStats> Stats(const std::string& server) = 0;
 };
 

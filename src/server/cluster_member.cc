@@ -53,4 +53,10 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk_opt
   return zk;
 }
 
+absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server) {
+  absl::StatusOr<std::string> made = zk->Create(paths.meta_server(), server, ZooKeeper::Mode::kPersistent);
+  if (absl::IsAlreadyExists(made.status())) return zk->Set(paths.meta_server(), server);
+  return made.status();
+}
+
 }  // namespace basalt::server

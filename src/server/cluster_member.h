@@ -6,6 +6,8 @@
 //                                         knows every server that may hold files open
 //   <parent>/fenced/<name>,<start code>   persistent: when, how, and how fast it was fenced
 //   <parent>/master/n_<seq>               the masters' election (common/zookeeper.h)
+//   <parent>/meta-server                  HOST:PORT of the server holding basalt:meta, where
+//                                         clients start (as HBase's meta-region-server)
 // A registration is text, one "key=value" per line, readable with zkCli.
 #pragma once
 
@@ -35,6 +37,7 @@ struct ClusterPaths {
   std::string servers() const { return parent + "/servers"; }
   std::string fenced() const { return parent + "/fenced"; }
   std::string masters() const { return parent + "/master"; }
+  std::string meta_server() const { return parent + "/meta-server"; }
 };
 
 // Registers a server: its persistent registration, then its ephemeral node (in that order, so a
@@ -42,5 +45,8 @@ struct ClusterPaths {
 // server serves; `on_expired` runs when ZooKeeper has ended it (a master is fencing the server).
 absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk, const ClusterPaths& paths,
                                                        const ServerRegistration& me);
+
+// Names `server` as the one holding basalt:meta, for clients to find.
+absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server);
 
 }  // namespace basalt::server

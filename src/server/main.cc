@@ -173,6 +173,10 @@ int Run(int argc, char** argv) {
       return 1;
     }
     zk = *std::move(joined);
+    // Until a master assigns regions, every server holds meta (one server per data directory).
+    if (absl::Status s = PublishMetaServer(zk.get(), paths, me.name); !s.ok()) {
+      std::cerr << "basalt-server: naming this server as meta's in ZooKeeper: " << s.message() << "\n";
+    }
     std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "
               << paths.live() << "/" << me.NodeName() << " (session 0x" << absl::StrCat(absl::Hex(zk->session_id()))
               << ")" << std::endl;

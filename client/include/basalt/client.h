@@ -58,6 +58,11 @@ namespace basalt {
 
 struct ConnectionOptions {
   std::string address;  // "host:port" ("[v6addr]:port") of a standalone server, or "unix:/path"
+  // Or a cluster, found through its ZooKeeper (as HBase's hbase.zookeeper.quorum): the client
+  // reads there which server holds meta, and reads it again whenever that server stops answering
+  // (it failed over, or moved), so a client never names a server. Give one of the two.
+  std::string zookeeper_quorum = "";                 // HOST:PORT[,HOST:PORT...]
+  std::string zookeeper_znode_parent = "/basalt";
   absl::Duration timeout = absl::Seconds(30);       // per call, retries included
   // 15 attempts with backoff from 50 ms up to 2 s ride out a server restart (several seconds),
   // as HBase's client does with its 15 retries (hbase.client.retries.number).

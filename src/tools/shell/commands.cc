@@ -213,7 +213,11 @@ absl::Status Wrap(const Ctx& c, std::string_view table, const absl::Status& s) {
       break;
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
-      return absl::Status(s.code(), absl::StrCat("cannot reach the server at ", AV(c.conn->options().address), " (",
+      return absl::Status(s.code(), absl::StrCat("cannot reach the server at ",
+                                                 c.conn->options().address.empty()
+                                                     ? "the cluster of ZooKeeper " + c.conn->options().zookeeper_quorum
+                                                     : c.conn->options().address,
+                                                 " (",
                                                  absl::StatusCodeToString(s.code()), ": ", server, ")"));
     default:
       break;

@@ -30,6 +30,9 @@ namespace {
 constexpr char kUsage[] =
     "Usage: basalt [options] [script-file | -]\n"
     "  --server=HOST:PORT    server to talk to (default: $BASALT_SERVER, else 127.0.0.1:16020)\n"
+    "  --zookeeper=HOST:PORT[,HOST:PORT...]\n"
+    "                        a cluster instead: its ZooKeeper names the server (as hbase.zookeeper.quorum)\n"
+    "  --znode-parent=PATH   the cluster's node in ZooKeeper (default /basalt)\n"
     "  --format=human|json   output as HBase's shell prints it (default), or one JSON object per command\n"
     "  -e, --execute=CMDS    run these commands ('cmd; cmd'; may repeat) and exit\n"
     "  --timeout=SECONDS     deadline of each call, retries included (default 30)\n"
@@ -41,6 +44,8 @@ constexpr char kUsage[] =
 
 struct Flags {
   std::string server;
+  std::string zookeeper;
+  std::string znode_parent = "/basalt";
   OutputFormat format = OutputFormat::kHuman;
   std::vector<std::string> execute;
   std::string script;  // a file, or "-" for stdin
@@ -76,6 +81,12 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
     } else if ((m = value_of(&i, arg, "--server", &v)) != 0) {
       if (m < 0 || v.empty()) return std::cerr << "basalt: --server needs HOST:PORT\n", false;
       flags->server = v;
+    } else if ((m = value_of(&i, arg, "--zookeeper", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --zookeeper needs HOST:PORT[,HOST:PORT...]\n", false;
+      flags->zookeeper = v;
+    } else if ((m = value_of(&i, arg, "--znode-parent", &v)) != 0) {
+      if (m < 0 || v.empty() || v[0] != '/') return std::cerr << "basalt: --znode-parent needs a path such as /basalt\n", false;
+      flags->znode_parent = v;
     } else if ((m = value_of(&i, arg, "--format", &v)) != 0) {
       if (m > 0 && v == "human") {
         flags->format = OutputFormat::kHuman;
@@ -113,7 +124,11 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
     std::cerr << "basalt: give -e or a script file, not both\n";
     return false;
   }
-  if (flags->server.empty()) {
+  if (!flags->server.empty() && !flags->zookeeper.empty()) {
+    std::cerr << "basalt: give --server or --zookeeper, not both\n";
+    return false;
+  }
+  if (flags->server.empty() && flags->zookeeper.empty()) {
     const char* env = std::getenv("BASALT_SERVER");
     flags->server = env != nullptr && *env != '\0' ? env : "127.0.0.1:16020";
   }
@@ -194,11 +209,14 @@ int Main(int argc, char** argv) {
 
   ConnectionOptions options;
   options.address = flags.server;
+  options.zookeeper_quorum = flags.zookeeper;
+  options.zookeeper_znode_parent = flags.znode_parent;
   options.timeout = absl::Seconds(flags.timeout_seconds);
   options.transport = flags.transport;
   auto conn = Connection::Open(options);
   if (!conn.ok()) {
-    std::cerr << "ERROR: cannot connect to " << flags.server << ": " << conn.status().message() << "\n";
+    std::cerr << "ERROR: cannot connect to " << (flags.zookeeper.empty() ? flags.server : "the cluster of ZooKeeper " + flags.zookeeper)
+              << ": " << conn.status().message() << "\n";
     return 1;
   }
 

@@ -6,6 +6,8 @@
 //    row and not the write the zombie was sent.
 //  - A backup master takes over when the active one is killed, and fences the server that died
 //    while no master was active (its registration outlived it in ZooKeeper).
+//  - A client that knows only the cluster's ZooKeeper follows the server to its new address
+//    after a kill -9 and a start elsewhere, and the shell takes --zookeeper.
 #include <signal.h>
 
 #include <thread>
@@ -23,7 +25,7 @@
 namespace basalt::testing {
 namespace {
 
-class Fencing : public ::testing::Test {
+class Cluster : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(TestZkQuorum().empty() || TestCephConf().empty()) << kTestServicesHelp;
@@ -81,7 +83,7 @@ class Fencing : public ::testing::Test {
   std::unique_ptr<ZooKeeper> zk_;
 };
 
-TEST_F(Fencing, AZombieServerAcknowledgesNothingAfterItWasFenced) {
+TEST_F(Cluster, AZombieServerAcknowledgesNothingAfterItWasFenced) {
   auto master = StartMaster("m1");
   ASSERT_TRUE(master);
   ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
@@ -140,7 +142,7 @@ TEST_F(Fencing, AZombieServerAcknowledgesNothingAfterItWasFenced) {
   std::printf("session timeout 1 s: fenced %s after SIGSTOP\n", absl::FormatDuration(fenced_after).c_str());
 }
 
-TEST_F(Fencing, ABackupMasterTakesOverAndFencesWhatDiedWhileNoMasterWasActive) {
+TEST_F(Cluster, ABackupMasterTakesOverAndFencesWhatDiedWhileNoMasterWasActive) {
   auto m1 = StartMaster("m1");
   ASSERT_TRUE(m1);
   ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
@@ -166,6 +168,64 @@ TEST_F(Fencing, ABackupMasterTakesOverAndFencesWhatDiedWhileNoMasterWasActive) {
   EXPECT_NE((*record)->data.find("by=m2"), std::string::npos) << (*record)->data;
   std::printf("session timeout 1 s: backup master active %s after kill -9, dead server fenced at %s\n",
               absl::FormatDuration(takeover).c_str(), absl::FormatDuration(fenced).c_str());
+}
+
+TEST_F(Cluster, AClientOfTheClusterFollowsItsServerToANewAddress) {
+  auto first = NewServer();
+  ASSERT_TRUE(first->Start().ok());
+  ConnectionOptions o;
+  o.zookeeper_quorum = TestZkQuorum();
+  o.zookeeper_znode_parent = parent_;
+  o.timeout = absl::Seconds(30);
+  o.max_attempts = 100;
+  o.max_backoff = absl::Milliseconds(200);
+  auto conn = Connection::Open(o);
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  TableInfo t;
+  t.name = "f";
+  t.families.push_back(FamilySettings{});
+  t.families.back().name = "cf";
+  ASSERT_TRUE((*conn)->GetAdmin()->CreateTable(t, {}).ok());
+  auto table = (*conn)->GetTable("f");
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(table->Put(Put(absl::StrCat("r", i)).Add("cf", "q", "before")).ok());
+
+  // The server dies; another starts on the same storage at another port (another host, in
+  // a real cluster). The client goes on with nothing but retries.
+  const std::string old_address = first->address();
+  first->Kill();
+  auto second = NewServer();
+  ASSERT_TRUE(second->Start().ok());
+  ASSERT_NE(second->address(), old_address);
+  for (int i = 50; i < 100; ++i) {
+    absl::Status s = table->Put(Put(absl::StrCat("r", i)).Add("cf", "q", "after"));
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  for (int i = 0; i < 100; ++i) {
+    auto r = table->Get(Get(absl::StrCat("r", i)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->Value("cf", "q").value_or("<lost>"), i < 50 ? "before" : "after") << i;
+  }
+  EXPECT_EQ((*conn)->GetTransportStats().meta_lookups, 1u);  // the regions kept their names
+
+  // Neither the address nor the quorum, or both: refused.
+  ConnectionOptions both = o;
+  both.address = second->address();
+  EXPECT_EQ(Connection::Open(both).status().code(), absl::StatusCode::kInvalidArgument);
+  // A parent node no server ever named: no server to go to.
+  ConnectionOptions nowhere = o;
+  nowhere.zookeeper_znode_parent = parent_ + "-nowhere";
+  EXPECT_EQ(Connection::Open(nowhere).status().code(), absl::StatusCode::kUnavailable);
+
+  // The shell, through ZooKeeper.
+  const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", TestZkQuorum(), " --znode-parent=", parent_,
+                                       " --no-timing -e \"count 'f'\" 2>&1");
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  EXPECT_NE(out.find("100 row(s)"), std::string::npos) << out;
 }
 
 }  // namespace
