@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# deploy/cluster.sh as a developer uses it: start prints ZooKeeper's address first and every
+# process; a shell that knows only ZooKeeper creates, writes and reads; status; stop leaves
+# nothing behind. Memstore and one OSD, to be quick.
+# Usage: cluster_sh_test.sh REPO BUILD DIR ZK_PORT CEPH_PORT
+set -euo pipefail
+repo=$1 build=$2 dir=$3 zk=$4 ceph=$5
+cluster="$repo/deploy/cluster.sh"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+"$cluster" stop "$dir"  # what an interrupted run left
+trap '"$cluster" stop "$dir"' EXIT
+
+if "$cluster" start "$dir" --servers 2 --bin-dir "$build" 2> "$dir.err"; then fail "--servers 2 was accepted"; fi
+grep -q "not built yet" "$dir.err" || fail "--servers 2 refused without saying why: $(cat "$dir.err")"
+rm -f "$dir.err"
+
+out=$("$cluster" start "$dir" --store memstore --osds 1 --zk-port "$zk" --ceph-port "$ceph" --bin-dir "$build")
+echo "$out"
+[[ "$(echo "$out" | head -1)" == "zookeeper: 127.0.0.1:$zk pid "* ]] || fail "the first line is not ZooKeeper's address"
+echo "$out" | grep -q "^master-1 pid [0-9]* (active)$" || fail "master-1, started first, is not the active master"
+echo "$out" | grep -q "^master-2 pid [0-9]*$" || fail "no backup master-2"
+echo "$out" | grep -q "^server-1 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server"
+
+got=$("$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zk" --no-timing \
+  -e "create 't', 'cf'; put 't', 'r1', 'cf:q', 'through zookeeper'; get 't', 'r1'")
+echo "$got"
+echo "$got" | grep -q "value=through zookeeper" || fail "the shell could not write and read through ZooKeeper"
+"$cluster" status "$dir" > /dev/null || fail "status says a process is dead"
+
+pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
+"$cluster" stop "$dir"
+trap - EXIT
+[ ! -e "$dir" ] || fail "stop left $dir"
+for p in $pids; do
+  if [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat")" != Z ]; then fail "stop left pid $p running"; fi
+done
+echo "cluster.sh: OK"
