@@ -29,11 +29,7 @@ PY=/usr/bin/python3   # Debian's, which has the rados module (not a pyenv one on
 
 pids_of() { cat "$dir"/*.pid 2>/dev/null || true; }
 
-alive() {  # a pid that is running and not a zombie
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ "$st" != Z ]
-}
+. "$(dirname "$0")/lib.sh"  # alive
 
 status() {
   [ -f "$dir/ceph.conf" ] || { echo "ceph: no cluster in $dir"; return 1; }

@@ -37,11 +37,7 @@ binary() {  # $1: name, $2: its path in a build directory
   fi
 }
 
-alive() {
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ "$st" != Z ]
-}
+. "$(dirname "$0")/lib.sh"  # alive
 
 status() {
   [ -f "$dir/zk-quorum" ] || { echo "cluster: none in $dir"; return 1; }

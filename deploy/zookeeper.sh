@@ -19,11 +19,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-alive() {  # a pid that is running and not a zombie
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ "$st" != Z ]
-}
+. "$(dirname "$0")/lib.sh"  # alive
 
 ruok() {  # ZooKeeper's four-letter health check
   local out
