@@ -95,11 +95,21 @@ Waited Wait(librados::AioCompletion* c) {
   return w;
 }
 
+// Runs a read operation and waits for it (a completion gives the object's version too).
+Waited ReadAndWait(librados::IoCtx& io, const std::string& oid, librados::ObjectReadOperation* op) {
+  librados::AioCompletion* c = librados::Rados::aio_create_completion();
+  if (const int r = io.aio_operate(oid, c, op, nullptr); r < 0) {  // not started: never completes
+    c->release();
+    return Waited{r, 0};
+  }
+  return Wait(c);
+}
+
 }  // namespace
 
 class RadosEnv::Impl {
  public:
-  Impl(const RadosEnvOptions& options) : opt(options) {}
+  explicit Impl(const RadosEnvOptions& options) : opt(options) {}
   ~Impl() {
     io.close();
     rados.shutdown();
@@ -124,9 +134,7 @@ class RadosEnv::Impl {
     std::map<std::string, bufferlist> vals;
     int rv = 0;
     op.omap_get_vals_by_keys(names, &vals, &rv);
-    librados::AioCompletion* c = librados::Rados::aio_create_completion();
-    io.aio_operate(DirObject(dir), c, &op, nullptr);
-    Waited w = Wait(c);
+    const Waited w = ReadAndWait(io, DirObject(dir), &op);
     if (w.r < 0) return RadosError("reading directory of", path, w.r);
     DirState st;
     st.version = w.version;
@@ -455,9 +463,7 @@ class RadosEnv::Impl {
       std::set<std::string> keys;
       int rv = 0;
       rop.omap_get_keys2("", 1, &keys, nullptr, &rv);
-      librados::AioCompletion* c = librados::Rados::aio_create_completion();
-      io.aio_operate(DirObject(l.entry->id), c, &rop, nullptr);
-      Waited w = Wait(c);
+      const Waited w = ReadAndWait(io, DirObject(l.entry->id), &rop);
       if (w.r == -ENOENT) break;
       if (w.r < 0) return RadosError("listing", path, w.r);
       if (!keys.empty()) return absl::FailedPreconditionError(absl::StrCat("rados: rmdir ", AV(path), ": directory not empty"));
@@ -700,13 +706,18 @@ absl::Status RadosEnv::Fence(const std::string& client_address) {
   // any placement group (a new log segment is a new object), so write once into every one.
   BASALT_ASSIGN_OR_RETURN(const std::vector<std::string> barriers, impl_->BarrierObjects());
   std::vector<librados::AioCompletion*> done;
+  int first = 0;
   for (const std::string& oid : barriers) {
     librados::ObjectWriteOperation op;
     op.write_full(Bytes(client_address));
-    done.push_back(librados::Rados::aio_create_completion());
-    impl_->io.aio_operate(oid, done.back(), &op);
+    librados::AioCompletion* c = librados::Rados::aio_create_completion();
+    if (const int started = impl_->io.aio_operate(oid, c, &op); started < 0) {
+      c->release();
+      if (first == 0) first = started;
+      continue;
+    }
+    done.push_back(c);
   }
-  int first = 0;
   for (librados::AioCompletion* c : done) {
     if (Waited w = Wait(c); w.r < 0 && first == 0) first = w.r;
   }
