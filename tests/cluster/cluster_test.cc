@@ -142,6 +142,43 @@ TEST_F(Cluster, AZombieServerAcknowledgesNothingAfterItWasFenced) {
   std::printf("session timeout 1 s: fenced %s after SIGSTOP\n", absl::FormatDuration(fenced_after).c_str());
 }
 
+// The same from the storage's side, without the race between the zombie's exit and its next
+// write: the master takes a server that still runs for dead (its live node is gone, as when a
+// partition cuts it off from ZooKeeper while it can still reach Ceph) and fences it; the next
+// write the server takes fails as fenced, before anything is acknowledged.
+TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto server = NewServer();
+  ASSERT_TRUE(server->Start().ok());
+  const std::string node = Children("/rs").at(0);
+  auto conn = Connect(*server, absl::Seconds(10), 1);
+  ASSERT_TRUE(conn);
+  TableInfo t;
+  t.name = "p";
+  t.families.push_back(FamilySettings{});
+  t.families.back().name = "f";
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(t, {}).ok());
+  auto table = conn->GetTable("p");
+  ASSERT_TRUE(table->Put(Put("before").Add("f", "q", "acked")).ok());
+
+  ASSERT_TRUE(zk_->Delete(parent_ + "/rs/" + node).ok());
+  ASSERT_TRUE(Eventually([&] { return Children("/fenced") == std::vector<std::string>{node}; }));
+  absl::Status s = table->Put(Put("after").Add("f", "q", "never"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  EXPECT_NE(std::string(s.message()).find("fenced"), std::string::npos) << s;
+  server->Kill();
+
+  auto next = NewServer();
+  ASSERT_TRUE(next->Start().ok());
+  auto conn2 = Connect(*next);
+  ASSERT_TRUE(conn2);
+  auto t2 = conn2->GetTable("p");
+  EXPECT_EQ(t2->Get(Get("before")).value().Value("f", "q").value_or("<lost>"), "acked");
+  EXPECT_TRUE(t2->Get(Get("after")).value().empty()) << "a fenced server's write reached storage";
+}
+
 TEST_F(Cluster, ABackupMasterTakesOverAndFencesWhatDiedWhileNoMasterWasActive) {
   auto m1 = StartMaster("m1");
   ASSERT_TRUE(m1);
