@@ -46,6 +46,19 @@ absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& option
   return log;
 }
 
+absl::StatusOr<ServerLog::SplitStats> ServerLog::SplitDeadServerLog(const Options& options) {
+  Env* env = options.env == nullptr ? Env::Default() : options.env;
+  if (!env->FileExists(options.dir)) return SplitStats{};  // split and removed before
+  SplitStats st;
+  {
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ServerLog> log, Open(options));
+    BASALT_RETURN_IF_ERROR(log->split_error());
+    st = log->split_stats();
+  }  // its own (empty) segment retired
+  BASALT_RETURN_IF_ERROR(env->RemoveTree(options.dir));
+  return st;
+}
+
 absl::Status ServerLog::RetrySplit(const std::map<std::string, std::string>& regions,
                                    const std::set<std::string>& tables) {
   absl::MutexLock l(&mu_);
@@ -133,7 +146,7 @@ absl::Status ServerLog::Split(uint64_t below) {
       absl::Status routed;
       if (route(rec, &routed)) return routed;
       const std::string table = o.table_of ? o.table_of(rec.region) : rec.region;
-      if (o.tables.count(table)) {
+      if (o.tables.count(table) && !o.drop_unknown_regions) {
         ++unplaced[table];
       } else {
         ++st.dropped_records;
@@ -176,7 +189,8 @@ absl::Status ServerLog::Split(uint64_t below) {
   }
   if (st.dropped_records > 0) {
     absl::StrAppend(&summary, "; dropped ", st.dropped_records, " record(s) of ", dropped.size(),
-                    " region(s) whose table is gone");
+                    o.drop_unknown_regions ? " region(s) not open on the server (closed and flushed there before)"
+                                           : " region(s) whose table is gone");
   }
   if (st.records > 0 || st.dropped_records > 0) Say(summary);  // a clean shutdown leaves nothing to say
   return absl::OkStatus();

@@ -72,6 +72,10 @@ class ServerLog {
     // its daughters). Empty: not such a region.
     std::function<std::string(std::string_view region, std::string_view row)> route;
     std::string lost_found;  // where segments holding damage a recovery mode skipped are moved
+    // Records of regions neither listed nor routed are dropped (counted) instead of keeping the
+    // segments: for a dead server's log split by a master, where every region the server had
+    // open is listed and any other region's records were flushed when it closed there.
+    bool drop_unknown_regions = false;
     // What the split did, one line per call. Empty: standard error.
     std::function<void(std::string_view)> log;
   };
@@ -86,6 +90,11 @@ class ServerLog {
   };
 
   static absl::StatusOr<std::unique_ptr<ServerLog>> Open(const Options& options);
+  // Splits a dead (fenced) server's log in options.dir into its regions' recovered.edits, then
+  // removes the directory: what a master does before reopening the server's regions elsewhere.
+  // Running it again after a crash part way through is harmless (a region applies each sequence
+  // id once). The split's error leaves the directory as it was.
+  static absl::StatusOr<SplitStats> SplitDeadServerLog(const Options& options);
   // Once every region is closed: removes the segments whose records are all flushed.
   ~ServerLog();
   ServerLog(const ServerLog&) = delete;

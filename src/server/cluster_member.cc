@@ -10,7 +10,8 @@ namespace basalt::server {
 std::string ServerRegistration::NodeName() const { return absl::StrCat(name, ",", start_code); }
 
 std::string ServerRegistration::Encode() const {
-  return absl::StrCat("name=", name, "\nstart_code=", start_code, "\nrados_client=", rados_client, "\n");
+  return absl::StrCat("name=", name, "\nstart_code=", start_code, "\nrados_client=", rados_client, "\nwal_dir=", wal_dir,
+                      "\n");
 }
 
 absl::StatusOr<ServerRegistration> ServerRegistration::Decode(std::string_view text) {
@@ -29,6 +30,8 @@ absl::StatusOr<ServerRegistration> ServerRegistration::Decode(std::string_view t
       has_code = absl::SimpleAtoi(value, &r.start_code);
     } else if (key == "rados_client") {
       r.rados_client = std::string(value);
+    } else if (key == "wal_dir") {
+      r.wal_dir = std::string(value);
     }  // other keys: from a newer server, ignored
   }
   if (!has_name || !has_code) return absl::DataLossError("server registration: no name or start_code");

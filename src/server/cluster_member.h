@@ -25,6 +25,9 @@ struct ServerRegistration {
   std::string name;            // HOST:PORT it serves gRPC on
   int64_t start_code = 0;      // when it started (ms since the epoch): tells restarts apart
   std::string rados_client;    // its RADOS client address, what fencing blocklists ("" without RADOS)
+  // A cluster's region server: its log's directory (in the data directory), which the master
+  // splits by region once it has fenced the server. Empty: a standalone server's.
+  std::string wal_dir;
 
   std::string NodeName() const;  // "<name>,<start code>"
   std::string Encode() const;

@@ -161,9 +161,11 @@ const std::vector<Setting>& Settings() {
          c->port_file = std::string(v);
          return absl::OkStatus();
        }},
-      {"standalone", "true", "embed the master (the only mode built so far)",
+      {"cluster", "false",
+       "a region server of a cluster: serves the regions the active basalt-master assigns (needs zookeeper_quorum "
+       "and rados_pool); false: standalone, its own catalogue and meta",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         BASALT_ASSIGN_OR_RETURN(c->standalone, ParseBool(k, v));
+         BASALT_ASSIGN_OR_RETURN(c->cluster, ParseBool(k, v));
          return absl::OkStatus();
        }},
       {"cq_threads", "0", "completion queues, each polled by one thread running reads inline (0: one per core)",
@@ -444,7 +446,11 @@ absl::Status ParseConfigText(std::string_view text, const std::string& path, Ser
 }
 
 absl::Status ValidateConfig(const ServerConfig& config) {
-  if (!config.standalone) return absl::InvalidArgumentError("cluster mode needs a master; not built yet");
+  if (config.cluster && (config.zookeeper_quorum.empty() || config.rados_pool.empty())) {
+    return absl::InvalidArgumentError(
+        "cluster=true needs zookeeper_quorum (to find the master) and rados_pool (the shared storage every server opens "
+        "regions from)");
+  }
   std::string host;
   int port;
   BASALT_RETURN_IF_ERROR(SplitHostPort(config.listen, &host, &port));
@@ -467,8 +473,8 @@ absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args
     size_t eq = body.find('=');
     std::string key(body.substr(0, eq));
     if (eq == std::string_view::npos) {
-      // A bare boolean flag means true (--standalone); any other key needs a value.
-      if (key != "standalone") {
+      // A bare boolean flag means true (--cluster); any other key needs a value.
+      if (key != "cluster") {
         return absl::InvalidArgumentError(absl::StrCat("flag --", key, " needs a value: --", key, "=VALUE"));
       }
       flags.emplace_back(key, "true");

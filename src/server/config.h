@@ -31,7 +31,10 @@ struct ServerConfig {
   std::string zookeeper_znode_parent = "/basalt";
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
-  bool standalone = true;
+  // A region server of a cluster (docs/DESIGN.md §6): it opens only the regions the active
+  // basalt-master assigns it, its log in data_dir/wals/; needs zookeeper_quorum and rados_pool.
+  // false: standalone (its own catalogue and meta; with zookeeper_quorum it also registers).
+  bool cluster = false;
   int cq_threads = 0;                      // completion queues (read handlers); 0: one per core
   int handler_threads = 16;                // write and admin handler threads
   uint64_t memstore_flush_size = 128ull << 20;
@@ -76,7 +79,7 @@ struct ParsedArgs {
 
 // Parses the command line (without argv[0]). Reads --config=FILE first, then applies the other
 // flags over it. InvalidArgument naming the key/flag, file and line for an unknown key, a bad
-// value, a malformed line or a setting this build cannot serve (standalone=false); NotFound
+// value, a malformed line or a setting this build cannot serve (cluster without ZooKeeper or RADOS); NotFound
 // when the config file cannot be read.
 absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args);
 
@@ -86,7 +89,7 @@ absl::Status ParseConfigText(std::string_view text, const std::string& path, Ser
 // Sets one key from its text value. InvalidArgument for an unknown key or a bad value.
 absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config);
 
-// Checks values that depend on each other, and standalone mode. InvalidArgument.
+// Checks values that depend on each other, and what cluster mode needs. InvalidArgument.
 absl::Status ValidateConfig(const ServerConfig& config);
 
 // Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.

@@ -15,7 +15,7 @@ TEST(ServerConfig, Defaults) {
   EXPECT_EQ(c.data_dir, "./basalt-data");
   EXPECT_EQ(c.listen, "127.0.0.1:16020");
   EXPECT_EQ(c.port_file, "");
-  EXPECT_TRUE(c.standalone);
+  EXPECT_FALSE(c.cluster);
   EXPECT_EQ(c.handler_threads, 16);
   EXPECT_EQ(c.memstore_flush_size, 128ull << 20);
   EXPECT_EQ(c.block_cache_size, 128ull << 20);
@@ -71,8 +71,9 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--block_cache_size=12XB"}, "byte count");
   expect_invalid({"--block_cache_size=-1"}, "byte count");
   expect_invalid({"--max_request_bytes=4GiB"}, "max_request_bytes");
-  expect_invalid({"--standalone=maybe"}, "expected true or false");
-  expect_invalid({"--standalone=false"}, "cluster mode needs a master; not built yet");
+  expect_invalid({"--cluster=maybe"}, "expected true or false");
+  expect_invalid({"--cluster"}, "cluster=true needs zookeeper_quorum");
+  expect_invalid({"--cluster=true", "--zookeeper_quorum=127.0.0.1:2181"}, "and rados_pool");
   expect_invalid({"--data_dir"}, "needs a value");
 }
 
@@ -234,7 +235,7 @@ TEST(ServerConfig, HelpListsEveryKey) {
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->help);
   std::string h = HelpText();
-  for (const char* k : {"data_dir", "listen", "port_file", "standalone", "cq_threads", "handler_threads", "memstore_flush_size",
+  for (const char* k : {"data_dir", "listen", "port_file", "cluster", "cq_threads", "handler_threads", "memstore_flush_size",
                         "block_cache_size", "durability", "wal_recovery", "rebuild_catalog", "max_concurrent_calls",
                         "reserved_fds", "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",

@@ -433,6 +433,10 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(as, a, Merge, rpc::MergeRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, Status, rpc::StatusRequest, rpc::StatusResponse, true);
   BASALT_UNARY_(as, a, SetVerbs, rpc::SetVerbsRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, OpenRegion, rpc::OpenRegionRequest, rpc::OpenRegionResponse, true);
+  BASALT_UNARY_(as, a, CloseRegion, rpc::CloseRegionRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, RegionOperation, rpc::RegionOpRequest, rpc::RegionOpResponse, true);
+  BASALT_UNARY_(as, a, HostedRegions, rpc::HostedRegionsRequest, rpc::HostedRegionsResponse, true);
   BASALT_UNARY_(bs, a, OpenVerbsSession, rpc::VerbsSessionRequest, rpc::VerbsSessionResponse, false);
 #undef BASALT_UNARY_
   const bool echo_on = impl->options.enable_echo;

@@ -3,6 +3,7 @@
 // Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad settings, 3 its ZooKeeper
 // session expired (a master is fencing it and will reopen its regions elsewhere).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -84,8 +85,19 @@ int Run(int argc, char** argv) {
     std::cout << "basalt-server: data in RADOS pool " << ro.pool << ", namespace " << ro.root << " (client "
               << rados->ClientAddress() << ")" << std::endl;
   }
+  std::string host;
+  int unused_port;
+  SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
+  // When it started (ms): tells this run of the server apart from others at the same address.
+  const int64_t start_code = absl::ToUnixMillis(absl::Now());
   TableManager::Options topts;
   topts.data_dir = config.data_dir;
+  if (config.cluster) {
+    // A region server: the master assigns its regions; its log is this run's own, which the
+    // master splits by region if the server dies.
+    topts.role = Role::kRegionServer;
+    topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
+  }
   if (rados != nullptr) topts.env = rados.get();
   topts.region.block_cache = cache.get();
   topts.region.memstore_flush_size = config.memstore_flush_size;
@@ -135,9 +147,6 @@ int Run(int argc, char** argv) {
   }
   counters.verbs.store(&verbs_control);
   std::cout << "basalt-server: verbs " << verbs_control.state << std::endl;
-  std::string host;
-  int unused_port;
-  SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
   if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
     std::cerr << "basalt-server: " << named.message() << "\n";
   }
@@ -159,8 +168,9 @@ int Run(int argc, char** argv) {
     };
     ServerRegistration me;
     me.name = absl::StrCat(host, ":", server.port());
-    me.start_code = absl::ToUnixMillis(absl::Now());
+    me.start_code = start_code;
     if (rados != nullptr) me.rados_client = rados->ClientAddress();
+    me.wal_dir = topts.log_dir;
     ClusterPaths paths;
     paths.parent = config.zookeeper_znode_parent;
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
@@ -173,8 +183,9 @@ int Run(int argc, char** argv) {
       return 1;
     }
     zk = *std::move(joined);
-    // Until a master assigns regions, every server holds meta (one server per data directory).
-    if (absl::Status s = PublishMetaServer(zk.get(), paths, me.name); !s.ok()) {
+    // A standalone server registered in a cluster's ZooKeeper holds meta itself (one server per
+    // data directory); a cluster's region server leaves meta to the master.
+    if (absl::Status s = config.cluster ? absl::OkStatus() : PublishMetaServer(zk.get(), paths, me.name); !s.ok()) {
       std::cerr << "basalt-server: naming this server as meta's in ZooKeeper: " << s.message() << "\n";
     }
     std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "

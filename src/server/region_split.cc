@@ -101,7 +101,13 @@ std::string TableManager::RouteRecord(std::string_view region, std::string_view 
   return "";
 }
 
+std::string TableManager::CommitServer() const {
+  // A master places the children once the commit is durable, then records where.
+  return options_.role == Role::kMaster ? std::string() : ServerName();
+}
+
 absl::Status TableManager::Split(std::string_view name, std::string_view split_row) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("split"));
   absl::MutexLock al(&admin_mu_);
   const std::string table(name.substr(0, name.find(',')));
   const bool by_region = name.find(',') != std::string_view::npos;
@@ -173,7 +179,7 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
   const uint64_t id = NewRegionId();
   const RegionInfo a{spec.name, parent.start_key, at, id};
   const RegionInfo b{spec.name, at, parent.end_key, id};
-  return ReplaceRegionsLocked(spec, {parent}, {a, b}, MetaSplit(parent, a, b, "OPEN", ServerName()), "split");
+  return ReplaceRegionsLocked(spec, {parent}, {a, b}, MetaSplit(parent, a, b, "OPEN", CommitServer()), "split");
 }
 
 absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
@@ -284,10 +290,16 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
   Log(absl::StrCat(what == "split" ? "split region " : "merged regions ", from, " into ", into, " in ", ms.count(),
                    " ms"));
   if (!t.ok()) return t.status();
+  if (options_.role == Role::kMaster) {
+    if (absl::Status r = RecordRegions(children, "OPEN", t->get()); !r.ok()) {
+      Log(absl::StrCat("recording where the children of ", from, " serve failed: ", r.ToString()));
+    }
+  }
   return CleanSplitParentsLocked(spec.name);
 }
 
 absl::Status TableManager::Merge(std::string_view first, std::string_view second) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("merge_region"));
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo found[2];
@@ -323,7 +335,8 @@ absl::Status TableManager::Merge(std::string_view first, std::string_view second
     return absl::InvalidArgumentError(absl::StrCat("regions ", lo.Name(), " and ", hi.Name(), " are not adjacent"));
   }
   const RegionInfo merged{spec.name, lo.start_key, hi.end_key, NewRegionId()};
-  return ReplaceRegionsLocked(spec, {lo, hi}, {merged}, MetaMerge(lo, hi, merged, "OPEN", ServerName()), "merge");
+  return ReplaceRegionsLocked(spec, {lo, hi}, {merged}, MetaMerge(lo, hi, merged, "OPEN", CommitServer()),
+                              "merge");
 }
 
 void TableManager::MaybeSplit(const std::string& region) {

@@ -138,8 +138,8 @@ TEST(ServerProcess, BadSettingsExitTwo) {
   testing::TempDir dir;
   EXPECT_EQ(RunToExit({"--no_such_flag=1"}, dir.path() + "/out"), 2);
   EXPECT_NE(ReadFile(dir.path() + "/out").find("unknown setting 'no_such_flag'"), std::string::npos);
-  EXPECT_EQ(RunToExit({"--standalone=false"}, dir.path() + "/out"), 2);
-  EXPECT_NE(ReadFile(dir.path() + "/out").find("cluster mode needs a master; not built yet"), std::string::npos);
+  EXPECT_EQ(RunToExit({"--cluster"}, dir.path() + "/out"), 2);
+  EXPECT_NE(ReadFile(dir.path() + "/out").find("cluster=true needs zookeeper_quorum"), std::string::npos);
   EXPECT_EQ(RunToExit({"--help"}, dir.path() + "/out"), 0);
   EXPECT_NE(ReadFile(dir.path() + "/out").find("--scan_bytes_per_message="), std::string::npos);
 }

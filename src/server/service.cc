@@ -358,13 +358,23 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
 
 // ------------------------------------------------------------------------ data
 
-absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name) const {
+absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name, const std::string& region) const {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(name));
-  return tables_->Find(name);
+  absl::StatusOr<std::shared_ptr<Table>> t = tables_->Find(name);
+  if (!t.ok() && absl::IsNotFound(t.status()) && tables_->role() == Role::kRegionServer) {
+    // A cluster's region server holds no region of the table (any more): the client locates it again.
+    if (!region.empty()) {
+      return NotServingRegionError(region, absl::StrCat("region ", region, " of table ", name, " is not served here"));
+    }
+    return absl::UnavailableError(absl::StrCat("table ", name, " has no region on this server; locate its rows in ",
+                                               kMetaTableName));
+  }
+  return t;
 }
 
-absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std::string& name) const {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(name));
+absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std::string& name,
+                                                                      const std::string& region) const {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(name, region));
   if (t->system()) {
     return absl::PermissionDeniedError(absl::StrCat("table ", name, " is written by the server only"));
   }
@@ -382,7 +392,7 @@ absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
 }
 
 absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(*t, req.read()));
   BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
@@ -394,7 +404,7 @@ absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp
 
 absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
   return RetryNotServing(req.region(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     std::vector<RowMutation> batch(1);
     BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
@@ -428,7 +438,8 @@ absl::StatusOr<std::vector<const std::string*>> RowRegions(const rpc::BatchMutat
 }  // namespace
 
 absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t,
+                          FindWritableTable(req.table(), req.regions().empty() ? "" : req.regions(0).region()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   // Rows that convert go to their region's engine together (one log write per region); a row
   // that fails alone gets its own status. If a region refuses its valid rows as a batch, each
@@ -559,7 +570,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row, const std:
 
 absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::IncrementResponse* resp) {
   return RetryNotServing(req.region(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     auto add = [](const rpc::ColumnAmount& c, std::optional<std::string_view> stored, std::string* value) {
@@ -582,7 +593,7 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
 
 absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp) {
   return RetryNotServing(req.region(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     auto append = [](const rpc::ColumnValue& c, std::optional<std::string_view> stored, std::string* value) {
@@ -596,7 +607,7 @@ absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendRespo
 
 absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp) {
   return RetryNotServing(req.region(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table()));
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region()));
     BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     const rpc::Condition& cond = req.condition();
@@ -629,7 +640,7 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
 }
 
 absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::ScanRequest& req) {
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecFromProto(*t, req.read()));
   if (req.start_row().size() > kMaxRowLength || req.stop_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("scan bound longer than ", kMaxRowLength, " bytes"));
@@ -642,7 +653,24 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   std::unique_ptr<ScanCursor> c(new ScanCursor());
   c->rows_per_message_ = req.rows_per_message() != 0 ? req.rows_per_message() : config_.scan_rows_per_message;
   c->bytes_per_message_ = config_.scan_bytes_per_message;
-  absl::StatusOr<std::unique_ptr<RegionScanner>> scanner = t->Scan(spec);
+  absl::StatusOr<std::unique_ptr<RegionScanner>> scanner;
+  if (req.region().empty()) {
+    scanner = t->Scan(spec);
+  } else {
+    // One region's rows, clipped to it (a cluster's client scans region by region).
+    auto h = std::find_if(t->regions().begin(), t->regions().end(),
+                          [&](const HostedRegion& x) { return !x.placeholder && x.encoded_name == req.region(); });
+    if (h == t->regions().end()) {
+      return NotServingRegionError(req.region(), absl::StrCat("region ", req.region(), " of table ", t->name(),
+                                                              " is not served here (it split, merged or moved)"));
+    }
+    if (spec.start_row < h->info.start_key) spec.start_row = h->info.start_key;
+    if (!h->info.end_key.empty() && (spec.stop_row.empty() || spec.stop_row > h->info.end_key)) {
+      spec.stop_row = h->info.end_key;
+    }
+    scanner = h->region->Scan(spec);
+    if (!scanner.ok()) return Translate(*t, scanner.status(), &*h);
+  }
   if (!scanner.ok()) return Translate(*t, scanner.status());
   c->table_ = std::move(t);
   c->scanner_ = *std::move(scanner);
@@ -693,9 +721,7 @@ rpc::TableState StateOf(const TableSpec& spec, const absl::Status& open_error) {
 void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size_t regions,
                      rpc::DescribeTableResponse* out) {
   out->set_regions(static_cast<uint32_t>(regions));
-  out->mutable_table()->set_name(spec.name);
-  out->mutable_table()->set_max_file_size(spec.max_file_size);
-  for (const FamilyOptions& f : spec.families) *out->mutable_table()->add_families() = FamilyToProto(f);
+  *out->mutable_table() = TableToProto(spec);
   out->set_state(StateOf(spec, open_error));
   if (!open_error.ok()) out->set_error(open_error.ToString());
 }
@@ -802,7 +828,6 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
 absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
   BASALT_ASSIGN_OR_RETURN(std::vector<TableManager::RegionStatus> regions, tables_->Regions(req.table()));
-  const std::string server = tables_->ServerName();
   for (const TableManager::RegionStatus& r : regions) {
     rpc::RegionStatus* out = resp->add_regions();
     out->set_name(r.info.Name());
@@ -811,7 +836,7 @@ absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRe
     out->set_end_key(r.info.end_key);
     out->set_id(r.info.id);
     out->set_state(r.state);
-    out->set_server(server);
+    out->set_server(r.server);
     out->set_store_file_bytes(r.stats.store_file_bytes);
     out->set_store_files(StoreFiles(r.stats));
     out->set_memstore_bytes(r.stats.memstore_bytes);
@@ -840,6 +865,125 @@ absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminR
         absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
   }
   v->set_enabled(req.enabled());
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------ cluster region server
+
+rpc::TableDescriptor TableToProto(const TableSpec& spec) {
+  rpc::TableDescriptor td;
+  td.set_name(spec.name);
+  td.set_max_file_size(spec.max_file_size);
+  for (const FamilyOptions& f : spec.families) *td.add_families() = FamilyToProto(f);
+  return td;
+}
+
+rpc::RegionLoad RegionLoadToProto(const RegionStats& st) {
+  rpc::RegionLoad l;
+  l.set_last_seq(st.last_seq);
+  l.set_flushed_seq(st.flushed_seq);
+  l.set_memstore_bytes(st.memstore_bytes);
+  l.set_flushes(st.flushes);
+  l.set_minor_compactions(st.minor_compactions);
+  l.set_major_compactions(st.major_compactions);
+  l.set_replayed_records(st.replayed_records);
+  l.set_replay_truncated_bytes(st.replay_truncated_bytes);
+  l.set_replay_skipped_records(st.replay_skipped_records);
+  l.set_replay_skipped_bytes(st.replay_skipped_bytes);
+  l.set_failed(st.failed);
+  l.set_blocked_writes(st.blocked_writes);
+  for (const auto& [f, n] : st.files_per_family) (*l.mutable_files_per_family())[f] = n;
+  l.set_store_file_bytes(st.store_file_bytes);
+  l.set_largest_store_bytes(st.largest_store_bytes);
+  l.set_reference_files(st.reference_files);
+  l.set_read_requests(st.read_requests);
+  l.set_write_requests(st.write_requests);
+  l.set_checksum_failures(st.checksum_failures);
+  return l;
+}
+
+RegionStats RegionStatsFromProto(const rpc::RegionLoad& l) {
+  RegionStats st;
+  st.last_seq = l.last_seq();
+  st.flushed_seq = l.flushed_seq();
+  st.memstore_bytes = l.memstore_bytes();
+  st.flushes = l.flushes();
+  st.minor_compactions = l.minor_compactions();
+  st.major_compactions = l.major_compactions();
+  st.replayed_records = l.replayed_records();
+  st.replay_truncated_bytes = l.replay_truncated_bytes();
+  st.replay_skipped_records = l.replay_skipped_records();
+  st.replay_skipped_bytes = l.replay_skipped_bytes();
+  st.failed = l.failed();
+  st.blocked_writes = l.blocked_writes();
+  for (const auto& [f, n] : l.files_per_family()) st.files_per_family[f] = n;
+  st.store_file_bytes = l.store_file_bytes();
+  st.largest_store_bytes = l.largest_store_bytes();
+  st.reference_files = l.reference_files();
+  st.read_requests = l.read_requests();
+  st.write_requests = l.write_requests();
+  st.checksum_failures = l.checksum_failures();
+  return st;
+}
+
+namespace {
+absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(r.table()));
+  if (r.id() == 0) return absl::InvalidArgumentError(absl::StrCat("region of table ", r.table(), " has no id"));
+  if (!r.end_key().empty() && r.end_key() <= r.start_key()) {
+    return absl::InvalidArgumentError(absl::StrCat("region of table ", r.table(), " ends before it starts"));
+  }
+  return RegionInfo{r.table(), r.start_key(), r.end_key(), r.id()};
+}
+}  // namespace
+
+absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  BASALT_ASSIGN_OR_RETURN(RegionInfo info, RegionFromProto(req.region()));
+  if (info.table != spec.name) {
+    return absl::InvalidArgumentError(absl::StrCat("region of table ", info.table, " opened as table ", spec.name));
+  }
+  BASALT_RETURN_IF_ERROR(tables_->OpenRegion(spec, info));
+  resp->set_server(tables_->ServerName());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse*) {
+  return tables_->CloseRegion(req.region());
+}
+
+absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp) {
+  if (tables_->role() != Role::kRegionServer) {
+    return absl::FailedPreconditionError("RegionOperation is for a cluster's region server; this server is standalone");
+  }
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Region> region, tables_->HostedRegionNamed(req.region()));
+  switch (req.op()) {
+    case rpc::REGION_LOAD: break;
+    case rpc::REGION_FLUSH: BASALT_RETURN_IF_ERROR(region->Flush()); break;
+    case rpc::REGION_MAJOR_COMPACT: BASALT_RETURN_IF_ERROR(region->MajorCompact()); break;
+    case rpc::REGION_SPLIT_POINT: {
+      BASALT_ASSIGN_OR_RETURN(std::string at, region->SplitPoint());
+      resp->set_split_point(std::move(at));
+      break;
+    }
+    default: return absl::InvalidArgumentError(absl::StrCat("unknown region operation ", static_cast<int>(req.op())));
+  }
+  *resp->mutable_load() = RegionLoadToProto(region->GetStats());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest&, rpc::HostedRegionsResponse* resp) {
+  if (tables_->role() != Role::kRegionServer) {
+    return absl::FailedPreconditionError("HostedRegions is for a cluster's region server; this server is standalone");
+  }
+  resp->set_server(tables_->ServerName());
+  for (const auto& [spec, info] : tables_->HostedRegions()) {
+    rpc::RegionSpec* r = resp->add_regions();
+    r->set_table(info.table);
+    r->set_start_key(info.start_key);
+    r->set_end_key(info.end_key);
+    r->set_id(info.id);
+  }
   return absl::OkStatus();
 }
 

@@ -26,6 +26,10 @@ namespace basalt::server {
 absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd);
 rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f);
 absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td);
+rpc::TableDescriptor TableToProto(const TableSpec& spec);
+// A region's figures on the wire (RegionOperation) and back.
+rpc::RegionLoad RegionLoadToProto(const RegionStats& st);
+RegionStats RegionStatsFromProto(const rpc::RegionLoad& load);
 
 // A streaming scan in progress: the table, its scanner, and the batching settings.
 class ScanCursor {
@@ -68,9 +72,12 @@ class DataService {
   absl::StatusOr<std::unique_ptr<ScanCursor>> OpenScan(const rpc::ScanRequest& req);
 
  private:
-  absl::StatusOr<std::shared_ptr<Table>> FindTable(const std::string& name) const;
+  // `region`: the encoded name the call named, if any (on a cluster's region server, a table with
+  // no region here is then refused as not serving that region).
+  absl::StatusOr<std::shared_ptr<Table>> FindTable(const std::string& name, const std::string& region = "") const;
   // The same for a write: PermissionDenied for basalt:meta.
-  absl::StatusOr<std::shared_ptr<Table>> FindWritableTable(const std::string& name) const;
+  absl::StatusOr<std::shared_ptr<Table>> FindWritableTable(const std::string& name,
+                                                           const std::string& region = "") const;
   absl::StatusOr<Durability> DurabilityOf(int d) const;
 
   TableManager* tables_;
@@ -115,6 +122,12 @@ class AdminService {
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);
   absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
+  // A cluster's region server (proto/basalt.proto "Region servers of a cluster"); a standalone
+  // server refuses them.
+  absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
+  absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp);
+  absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp);
+  absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp);
 
  private:
   TableManager* tables_;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "common/string_binary.h"
 #include "src/server/meta.h"
 #include "src/server/table_errors.h"
 
@@ -21,15 +22,13 @@ constexpr char kTableInfoName[] = "TABLEINFO";
 constexpr size_t kMaxRegionsAtCreate = 1000;
 constexpr char kLostFoundDir[] = "lost+found";
 
-// A region that could not open, in a table whose other regions serve: every call is refused
-// saying so (the null object keeps routing the same for every region).
-class FailedRegion final : public Region {
+// A region that refuses every call with one error: a region that could not open, in a table
+// whose other regions serve (FAILED_OPEN), or, on a cluster's region server, the rows of a region
+// served elsewhere (the null object keeps routing the same for every row).
+class RefusingRegion final : public Region {
  public:
-  FailedRegion(std::string table, RegionDescriptor desc, absl::Status why)
-      : desc_(std::move(desc)), why_(std::move(why)),
-        error_(absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " of table ", table,
-                                                          " is FAILED_OPEN (", why_.message(),
-                                                          "); repair it, then assign '", table, "'"))) {}
+  RefusingRegion(RegionDescriptor desc, absl::Status error, std::string failed)
+      : desc_(std::move(desc)), error_(std::move(error)), failed_(std::move(failed)) {}
   absl::Status Mutate(const std::vector<RowMutation>&, Durability) override { return error_; }
   absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
                    Durability) override {
@@ -48,7 +47,7 @@ class FailedRegion final : public Region {
   absl::Status Close() override { return absl::OkStatus(); }
   RegionStats GetStats() const override {
     RegionStats st;
-    st.failed = absl::StrCat("FAILED_OPEN: ", why_.ToString());
+    st.failed = failed_;
     return st;
   }
   const RegionDescriptor& descriptor() const override { return desc_; }
@@ -59,9 +58,17 @@ class FailedRegion final : public Region {
 
  private:
   const RegionDescriptor desc_;
-  const absl::Status why_;
   const absl::Status error_;
+  const std::string failed_;
 };
+
+std::shared_ptr<Region> FailedRegion(const std::string& table, RegionDescriptor desc, const absl::Status& why) {
+  absl::Status error = absl::FailedPreconditionError(absl::StrCat("region ", desc.name, " of table ", table,
+                                                                  " is FAILED_OPEN (", why.message(),
+                                                                  "); repair it, then assign '", table, "'"));
+  return std::make_shared<RefusingRegion>(std::move(desc), std::move(error),
+                                          absl::StrCat("FAILED_OPEN: ", why.ToString()));
+}
 
 // `s` with the region named, for a table of several regions (one region: as it is).
 absl::Status InRegion(const RegionInfo& info, size_t regions, const absl::Status& s) {
@@ -175,6 +182,7 @@ absl::Status Table::Mutate(const std::vector<RowMutation>& batch, Durability dur
 
 absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op) const {
   for (const HostedRegion& h : regions_) {
+    if (h.placeholder) continue;
     if (absl::Status s = op(h.region.get()); !s.ok()) return InRegion(h.info, regions_.size(), s);
   }
   return absl::OkStatus();
@@ -183,6 +191,7 @@ absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op
 absl::Status Table::CloseRegions() {
   absl::Status first;
   for (const HostedRegion& h : regions_) {
+    if (h.placeholder) continue;
     absl::Status s = h.region->Close();
     if (first.ok()) first = InRegion(h.info, regions_.size(), s);
   }
@@ -192,6 +201,7 @@ absl::Status Table::CloseRegions() {
 RegionStats Table::Stats() const {
   RegionStats sum;
   for (const HostedRegion& h : regions_) {
+    if (h.placeholder) continue;
     RegionStats st = h.region->GetStats();
     sum.last_seq = std::max(sum.last_seq, st.last_seq);
     sum.flushed_seq = std::max(sum.flushed_seq, st.flushed_seq);
@@ -325,9 +335,118 @@ absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const st
   return specs;
 }
 
+absl::Status TableManager::OpenServerLog() {
+  ServerLog::Options lo;
+  lo.env = options_.env;
+  lo.dir = options_.log_dir.empty() ? options_.data_dir + "/wal" : options_.log_dir;
+  lo.roll_size = options_.wal_roll_size;
+  lo.max_logs = options_.wal_max_logs;
+  lo.recovery = options_.region.wal_recovery;
+  lo.regions = RegionDirsLocked();
+  lo.tables = TableNamesLocked();
+  lo.table_of = &TableManager::TableOfRegion;
+  lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
+  lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
+  lo.log = [this](std::string_view line) { Log(line); };
+  absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
+  if (!log.ok()) {
+    return absl::Status(log.status().code(),
+                        absl::StrCat("opening the server log in ", lo.dir, ": ", log.status().message()));
+  }
+  log_ = *std::move(log);
+  options_.region.server_log = log_.get();
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::SplitDeadServerLogLocked(const std::string& dir) {
+  ServerLog::Options lo;
+  lo.env = options_.env;
+  lo.dir = dir;
+  lo.recovery = options_.region.wal_recovery;
+  lo.regions = RegionDirsLocked();
+  lo.tables = TableNamesLocked();
+  lo.table_of = &TableManager::TableOfRegion;
+  lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
+  lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
+  lo.log = [this](std::string_view line) { Log(line); };
+  lo.drop_unknown_regions = true;
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<ServerLog::SplitStats> st = ServerLog::SplitDeadServerLog(lo);
+  if (!st.ok()) {
+    return absl::Status(st.status().code(), absl::StrCat("splitting the log of a dead server in ", dir, ": ",
+                                                         st.status().message()));
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  Log(absl::StrCat("split the log of a dead server (", dir, ") in ", ms.count(), " ms: ", st->records,
+                   " record(s) to the recovered.edits of ", st->regions, " region(s)"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> TableManager::RecoverServer(const std::string& log_dir,
+                                                   const std::function<bool(const HostedRegion&)>& was_there) {
+  absl::MutexLock al(&admin_mu_);
+  if (!log_dir.empty()) BASALT_RETURN_IF_ERROR(SplitDeadServerLogLocked(log_dir));
+  std::vector<Entry> open;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (stopping_) return absl::UnavailableError("master is stopping");
+    for (const auto& [name, e] : entries_) {
+      if (e.table != nullptr) open.push_back(e);
+    }
+  }
+  size_t placed = 0;
+  for (const Entry& e : open) {
+    std::vector<RegionInfo> again;
+    for (const HostedRegion& h : e.table->regions()) {
+      if (!h.placeholder && was_there(h)) again.push_back(h.info);
+    }
+    if (again.empty()) continue;
+    absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get(), &again);
+    std::shared_ptr<Table> now;
+    {
+      absl::MutexLock l(&mu_);
+      auto it = entries_.find(e.spec.name);
+      if (it == entries_.end()) continue;
+      Install(&it->second, t);
+      now = it->second.table;
+    }
+    if (now == nullptr) {
+      Log(absl::StrCat("table '", e.spec.name, "' is FAILED_OPEN after its server died: ", t.status().ToString()));
+      continue;
+    }
+    for (const HostedRegion& h : now->regions()) {
+      if (std::find(again.begin(), again.end(), h.info) != again.end() && h.open_error.ok()) ++placed;
+    }
+    if (absl::Status s = RecordRegions(again, "OPEN", now.get()); !s.ok()) {
+      Log(absl::StrCat("recording where the regions of table '", e.spec.name, "' serve now failed: ", s.ToString()));
+    }
+  }
+  return placed;
+}
+
+std::vector<std::string> TableManager::TablesToAssign() const {
+  std::vector<std::string> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) {
+    if (!e.spec.enabled) continue;
+    if (!e.open_error.ok() || (e.table != nullptr && e.table->has_failed_regions())) out.push_back(name);
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& options) {
   std::unique_ptr<TableManager> tm(new TableManager(options));
   Env* env = tm->options_.env;
+  if (options.role == Role::kMaster && !options.placement) {
+    return absl::InvalidArgumentError("a master's table manager needs a placement for its regions");
+  }
+  if (options.role == Role::kRegionServer) {
+    // No catalogue, no meta: the master opens regions here. The log is this run's own.
+    BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
+    BASALT_RETURN_IF_ERROR(tm->OpenServerLog());
+    tm->housekeeping_ = std::thread([t = tm.get()] { t->HousekeepingLoop(); });
+    return tm;
+  }
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
   std::vector<TableSpec> specs;
@@ -427,28 +546,9 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     tm->entries_.emplace(s.name, std::move(e));
   }
   // The regions' shared log: what the previous run left goes to the regions it belongs to
-  // before any of them opens.
-  {
-    ServerLog::Options lo;
-    lo.env = env;
-    lo.dir = options.data_dir + "/wal";
-    lo.roll_size = options.wal_roll_size;
-    lo.max_logs = options.wal_max_logs;
-    lo.recovery = options.region.wal_recovery;
-    lo.regions = tm->RegionDirsLocked();
-    lo.tables = tm->TableNamesLocked();
-    lo.table_of = &TableManager::TableOfRegion;
-    lo.route = [t = tm.get()](std::string_view region, std::string_view row) { return t->RouteRecord(region, row); };
-    lo.lost_found = absl::StrCat(options.data_dir, "/", kLostFoundDir);
-    lo.log = [t = tm.get()](std::string_view line) { t->Log(line); };
-    absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
-    if (!log.ok()) {
-      return absl::Status(log.status().code(), absl::StrCat("opening the server log in ", lo.dir, ": ",
-                                                            log.status().message()));
-    }
-    tm->log_ = *std::move(log);
-    tm->options_.region.server_log = tm->log_.get();
-  }
+  // before any of them opens; so do dead region servers' logs, in a master.
+  BASALT_RETURN_IF_ERROR(tm->OpenServerLog());
+  for (const std::string& dir : options.dead_server_logs) BASALT_RETURN_IF_ERROR(tm->SplitDeadServerLogLocked(dir));
   for (const TableSpec& s : specs) {
     Entry e;
     {
@@ -539,15 +639,20 @@ absl::StatusOr<std::vector<RegionInfo>> TableManager::MetaRegionsOf(std::string_
   return it == all.end() ? std::vector<RegionInfo>{} : it->second;
 }
 
-absl::Status TableManager::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state) {
-  std::string server;
-  {
-    absl::ReaderMutexLock l(&mu_);
-    server = server_name_;
-  }
+absl::Status TableManager::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state,
+                                         const Table* table) {
   std::vector<RowMutation> rows;
-  for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, state, server));
+  for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, state, ServerOf(table, r)));
   return WriteMeta(rows);
+}
+
+std::string TableManager::ServerOf(const Table* table, const RegionInfo& r) const {
+  if (table != nullptr) {
+    for (const HostedRegion& h : table->regions()) {
+      if (h.info == r && !h.placeholder && h.open_error.ok() && !h.server.empty()) return h.server;
+    }
+  }
+  return ServerName();
 }
 
 absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const TableSpec& spec) {
@@ -629,7 +734,19 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     desc.families = spec.families;
     desc.start_key = info.start_key;
     desc.end_key = info.end_key;
-    absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, desc, RegionDir(info));
+    std::string server;  // placed on a region server (a master's); else this one
+    absl::StatusOr<std::shared_ptr<Region>> region;
+    if (options_.role == Role::kMaster) {
+      absl::StatusOr<PlacedRegion> placed = options_.placement(spec, info);
+      if (placed.ok()) {
+        server = placed->server;
+        region = std::move(placed->region);
+      } else {
+        region = placed.status();
+      }
+    } else {
+      region = Region::Open(options_.region, desc, RegionDir(info));
+    }
     if (region.ok() && info.id != 0) {
       // Every region directory says what it is (meta can be rebuilt from it), also one made at
       // start-up or one whose create a crash cut short before this file was written.
@@ -639,7 +756,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
       }
     }
     if (region.ok()) {
-      hosted.push_back(HostedRegion{info, *std::move(region), {}});
+      hosted.push_back(HostedRegion{info, *std::move(region), {}, {}, server});
       continue;
     }
     if (first_error.ok()) first_error = InRegion(info, regions.size(), region.status());
@@ -647,8 +764,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
       Log(absl::StrCat("region ", info.Name(), " of table '", spec.name, "' is FAILED_OPEN (the table's other regions ",
                        "serve): ", region.status().ToString()));
     }
-    hosted.push_back(HostedRegion{info, std::make_shared<FailedRegion>(spec.name, desc, region.status()),
-                                  region.status()});
+    hosted.push_back(HostedRegion{info, FailedRegion(spec.name, desc, region.status()), region.status()});
   }
   const bool any_open = std::any_of(hosted.begin(), hosted.end(), [](const HostedRegion& h) { return h.open_error.ok(); });
   if (!any_open) {
@@ -681,6 +797,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name)
 }
 
 absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<std::string>& split_keys) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("create"));
   TableSpec spec = spec_in;
   spec.enabled = true;
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
@@ -713,9 +830,8 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
   absl::StatusOr<std::vector<RegionInfo>> stale = MetaRegionsOf(spec.name);
   absl::Status s = stale.status();
   if (s.ok()) {
-    const std::string server = ServerName();
     for (const RegionInfo& r : *stale) rows.push_back(MetaDelete(r));
-    for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "OPEN", server));
+    for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "OPEN", ServerOf(table.get(), r)));
     s = WriteMeta(rows);
   }
   std::vector<TableSpec> cat = CatalogLocked();
@@ -742,6 +858,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
 }
 
 absl::Status TableManager::Disable(std::string_view name) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("disable"));
   absl::MutexLock al(&admin_mu_);
   std::vector<TableSpec> cat = CatalogLocked();
   auto it = std::find_if(cat.begin(), cat.end(), [&](const TableSpec& s) { return s.name == name; });
@@ -805,6 +922,7 @@ absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view
 }
 
 absl::Status TableManager::Enable(std::string_view name) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("enable"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is already enabled"));
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
@@ -822,7 +940,7 @@ absl::Status TableManager::Enable(std::string_view name) {
     table->CloseRegions().IgnoreError();
     return s;
   }
-  if (absl::Status s = RecordRegions(regions, "OPEN"); !s.ok()) {
+  if (absl::Status s = RecordRegions(regions, "OPEN", table.get()); !s.ok()) {
     Log(absl::StrCat("table '", AV(name), "' is enabled; recording its regions OPEN in ", kMetaTableName,
                      " failed: ", s.ToString()));
   }
@@ -832,6 +950,7 @@ absl::Status TableManager::Enable(std::string_view name) {
 }
 
 absl::Status TableManager::Drop(std::string_view name) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("drop"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is enabled; disable it before dropping it"));
   std::vector<TableSpec> cat = CatalogLocked();
@@ -916,10 +1035,12 @@ void TableManager::HousekeepingLoop() {
 }
 
 absl::Status TableManager::Assign(std::string_view name) {
+  BASALT_RETURN_IF_ERROR(NotOnRegionServer("assign"));
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   std::vector<RegionInfo> regions;
   std::shared_ptr<Table> current;  // open, with FAILED_OPEN regions
+  std::shared_ptr<Table> opened;
   {
     absl::ReaderMutexLock l(&mu_);
     auto it = entries_.find(name);
@@ -956,8 +1077,9 @@ absl::Status TableManager::Assign(std::string_view name) {
       return still;
     }
     Log(absl::StrCat("table '", AV(name), "' is open again (assign)"));
+    opened = e.table;
   }
-  if (absl::Status s = RecordRegions(regions, "OPEN"); !s.ok()) {
+  if (absl::Status s = RecordRegions(regions, "OPEN", opened.get()); !s.ok()) {
     Log(absl::StrCat("table '", AV(name), "' is open; recording its regions OPEN in ", kMetaTableName,
                      " failed: ", s.ToString()));
   }
@@ -1021,6 +1143,8 @@ absl::Status TableManager::CloseAll() {
   absl::Status first;
   for (auto& t : open) {
     t->state_.store(Table::State::kStopping, std::memory_order_release);
+    // A master stopping leaves its regions open on their servers: the next master finds them there.
+    if (options_.role == Role::kMaster) continue;
     absl::Status s = t->CloseRegions();
     if (!s.ok() && first.ok()) {
       first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
@@ -1052,9 +1176,11 @@ absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(st
       for (const RegionInfo& r : it->second.regions) out.push_back(RegionStatus{r, state, {}});
     }
   }
+  for (RegionStatus& r : out) r.server = ServerName();
   if (table != nullptr) {
     for (size_t i = 0; i < out.size() && i < table->regions().size(); ++i) {
       out[i].stats = table->regions()[i].region->GetStats();
+      if (!table->regions()[i].server.empty()) out[i].server = table->regions()[i].server;
       if (!table->regions()[i].open_error.ok()) out[i].state = "FAILED_OPEN";
     }
   }
@@ -1075,16 +1201,204 @@ size_t TableManager::RegionCount(std::string_view name) const {
 
 absl::Status TableManager::SetServerName(std::string_view name) {
   absl::MutexLock al(&admin_mu_);  // no create or drop changes the rows meanwhile
+  if (options_.role == Role::kRegionServer) {
+    absl::MutexLock l(&mu_);
+    server_name_.assign(name);
+    return absl::OkStatus();
+  }
   std::vector<RowMutation> rows;
+  std::vector<Entry> tables;
   {
     absl::MutexLock l(&mu_);
     server_name_.assign(name);
-    for (const auto& [n, e] : entries_) {
-      const char* state = !e.spec.enabled ? "CLOSED" : !e.open_error.ok() ? "FAILED_OPEN" : "OPEN";
-      for (const RegionInfo& r : e.regions) rows.push_back(MetaPut(r, state, server_name_));
-    }
+    tables.reserve(entries_.size());
+    for (const auto& [n, e] : entries_) tables.push_back(e);
+  }
+  for (const Entry& e : tables) {
+    const char* state = !e.spec.enabled ? "CLOSED" : !e.open_error.ok() ? "FAILED_OPEN" : "OPEN";
+    for (const RegionInfo& r : e.regions) rows.push_back(MetaPut(r, state, ServerOf(e.table.get(), r)));
   }
   return WriteMeta(rows);
+}
+
+}  // namespace basalt::server
+
+namespace basalt::server {
+
+absl::Status TableManager::NotOnRegionServer(std::string_view what) const {
+  if (options_.role != Role::kRegionServer) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "this is a region server of a cluster: ", AV(what), " is the master's (connect through ZooKeeper)"));
+}
+
+std::shared_ptr<Table> TableManager::HostTable(const TableSpec& spec, std::vector<HostedRegion> open) {
+  std::sort(open.begin(), open.end(),
+            [](const HostedRegion& a, const HostedRegion& b) { return a.info.start_key < b.info.start_key; });
+  std::vector<HostedRegion> all;
+  // The rows from `from` to `to` (empty: the end) are another server's.
+  auto gap = [&](const std::string& from, const std::string& to) {
+    RegionDescriptor desc;
+    desc.name = absl::StrCat(spec.name, " rows [", ToStringBinary(from), ", ", to.empty() ? "end" : ToStringBinary(to), ")");
+    desc.families = spec.families;
+    desc.start_key = from;
+    desc.end_key = to;
+    absl::Status error = absl::UnavailableError(absl::StrCat("table ", spec.name, ": the region of rows from '",
+                                                             ToStringBinary(from), "' is not served here; locate it in ",
+                                                             kMetaTableName));
+    HostedRegion h{RegionInfo{spec.name, from, to, 0}, std::make_shared<RefusingRegion>(desc, std::move(error), "")};
+    h.placeholder = true;
+    all.push_back(std::move(h));
+  };
+  std::string at;
+  bool to_end = false;
+  for (HostedRegion& h : open) {
+    if (h.info.start_key != at) gap(at, h.info.start_key);
+    at = h.info.end_key;
+    all.push_back(std::move(h));
+    if (at.empty()) {
+      to_end = true;
+      break;
+    }
+  }
+  if (!to_end) gap(at, "");
+  return std::make_shared<Table>(spec, std::move(all));
+}
+
+absl::Status TableManager::OpenRegion(const TableSpec& spec, const RegionInfo& info) {
+  if (options_.role != Role::kRegionServer) {
+    return absl::FailedPreconditionError("OpenRegion is for a cluster's region server; this server is standalone");
+  }
+  absl::MutexLock al(&admin_mu_);
+  std::shared_ptr<Table> old;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (stopping_) return absl::UnavailableError("server is shutting down");
+    if (auto it = entries_.find(spec.name); it != entries_.end()) old = it->second.table;
+  }
+  std::vector<HostedRegion> open;
+  if (old != nullptr) {
+    for (const HostedRegion& h : old->regions()) {
+      if (h.placeholder) continue;
+      if (h.info == info) {
+        return absl::AlreadyExistsError(absl::StrCat("region ", info.Name(), " is open here already"));
+      }
+      const bool overlaps = (info.end_key.empty() || h.info.start_key < info.end_key) &&
+                            (h.info.end_key.empty() || info.start_key < h.info.end_key);
+      if (overlaps) {
+        return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " overlaps region ",
+                                                          h.info.Name(), ", open here; close that one first"));
+      }
+      open.push_back(h);
+    }
+  }
+  RegionDescriptor desc;
+  desc.name = RegionName(spec, info);
+  desc.families = spec.families;
+  desc.start_key = info.start_key;
+  desc.end_key = info.end_key;
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, desc, RegionDir(info));
+  if (!region.ok()) {
+    return absl::Status(region.status().code(),
+                        absl::StrCat("opening region ", info.Name(), ": ", region.status().message()));
+  }
+  const RegionStats st = (*region)->GetStats();
+  HostedRegion h{info, *std::move(region)};
+  open.push_back(std::move(h));
+  std::shared_ptr<Table> table = HostTable(spec, std::move(open));
+  {
+    absl::MutexLock l(&mu_);
+    Entry& e = entries_[spec.name];
+    e.spec = spec;
+    e.regions.clear();
+    for (const HostedRegion& x : table->regions()) {
+      if (!x.placeholder) e.regions.push_back(x.info);
+    }
+    e.table = table;
+  }
+  if (old != nullptr) old->superseded_.store(true, std::memory_order_release);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  Log(absl::StrCat("opened region ", info.Name(), " in ", ms.count(), " ms (", st.replayed_records,
+                   " log records replayed)"));
+  return absl::OkStatus();
+}
+
+absl::Status TableManager::CloseRegion(std::string_view encoded_name) {
+  if (options_.role != Role::kRegionServer) {
+    return absl::FailedPreconditionError("CloseRegion is for a cluster's region server; this server is standalone");
+  }
+  absl::MutexLock al(&admin_mu_);
+  std::shared_ptr<Table> old;
+  std::string table_name;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    for (const auto& [name, e] : entries_) {
+      if (e.table == nullptr) continue;
+      for (const HostedRegion& h : e.table->regions()) {
+        if (!h.placeholder && h.encoded_name == encoded_name) {
+          old = e.table;
+          table_name = name;
+        }
+      }
+    }
+  }
+  if (old == nullptr) return absl::NotFoundError(absl::StrCat("region ", AV(encoded_name), " is not open here"));
+  std::vector<HostedRegion> open;
+  std::shared_ptr<Region> closing;
+  RegionInfo info;
+  for (const HostedRegion& h : old->regions()) {
+    if (h.placeholder) continue;
+    if (h.encoded_name == encoded_name) {
+      closing = h.region;
+      info = h.info;
+    } else {
+      open.push_back(h);
+    }
+  }
+  {
+    absl::MutexLock l(&mu_);
+    if (open.empty()) {
+      entries_.erase(table_name);
+    } else {
+      Entry& e = entries_[table_name];
+      std::shared_ptr<Table> table = HostTable(old->spec(), std::move(open));
+      e.regions.clear();
+      for (const HostedRegion& x : table->regions()) {
+        if (!x.placeholder) e.regions.push_back(x.info);
+      }
+      e.table = std::move(table);
+    }
+  }
+  // Calls that meet the closed region are refused as not served here (Translate), and located again.
+  old->superseded_.store(true, std::memory_order_release);
+  absl::Status closed = closing->Close();
+  if (!closed.ok()) {
+    Log(absl::StrCat("closed region ", info.Name(), " but its flush failed (", closed.ToString(),
+                     "): what it had not flushed stays in this server's log"));
+    return closed;
+  }
+  Log(absl::StrCat("closed region ", info.Name()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Region>> TableManager::HostedRegionNamed(std::string_view encoded_name) const {
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) {
+    if (e.table == nullptr) continue;
+    for (const HostedRegion& h : e.table->regions()) {
+      if (!h.placeholder && h.encoded_name == encoded_name) return h.region;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("region ", AV(encoded_name), " is not open here"));
+}
+
+std::vector<std::pair<TableSpec, RegionInfo>> TableManager::HostedRegions() const {
+  std::vector<std::pair<TableSpec, RegionInfo>> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) {
+    for (const RegionInfo& r : e.regions) out.emplace_back(e.spec, r);
+  }
+  return out;
 }
 
 }  // namespace basalt::server

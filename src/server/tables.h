@@ -53,6 +53,13 @@ struct HostedRegion {
   absl::Status open_error = {};
   // info.EncodedName(), set by Table: what a call names the region by (basalt.proto "Regions").
   std::string encoded_name = {};
+  // Where it is served (host:port, what meta's info:server records): this server, or, in a
+  // master, the region server it was placed on.
+  std::string server = {};
+  // A cluster's region server holds only some of a table's regions: the rows of the others are
+  // covered by placeholders that refuse every call as not served here (UNAVAILABLE), so routing
+  // by row stays as it is. Statistics, flushes and closes skip them.
+  bool placeholder = false;
 };
 
 // One enabled table and its regions, which cover every row once, sorted by start key. The set
@@ -121,9 +128,38 @@ class Table {
   std::map<uint64_t, std::function<void()>> hooks_ ABSL_GUARDED_BY(hooks_mu_);
 };
 
+// What a TableManager is in a deployment (docs/DESIGN.md §2, §6).
+enum class Role {
+  // Keeps the catalogue and basalt:meta and opens every region itself: a standalone server.
+  kStandalone,
+  // A cluster's region server: no catalogue or meta of its own; it opens and closes the regions
+  // the active master asks it to (OpenRegion, CloseRegion) and serves their rows.
+  kRegionServer,
+  // A cluster's active master: keeps the catalogue and basalt:meta (serving meta to clients);
+  // every user region is opened on a region server through Options::placement, and the Region
+  // it holds for it is that server's handle (closing it closes the region there).
+  kMaster,
+};
+
+// A region opened by a placement (Role::kMaster): the handle, and where it serves.
+struct PlacedRegion {
+  std::shared_ptr<Region> region;
+  std::string server;  // host:port
+};
+
 class TableManager {
  public:
   struct Options {
+    Role role = Role::kStandalone;
+    // kMaster: opens a region of `spec` on some region server (its files are on the shared
+    // storage, at the directory the manager keeps for it). Required for kMaster.
+    std::function<absl::StatusOr<PlacedRegion>(const TableSpec& spec, const RegionInfo& info)> placement;
+    // kMaster: the logs of dead (fenced) region servers, split into their regions'
+    // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
+    std::vector<std::string> dead_server_logs;
+    // The server log's directory; empty: data_dir/wal. A cluster's region server has one of its
+    // own per run (data_dir/wals/<server node>), which a master splits when the server dies.
+    std::string log_dir;
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string data_dir;
     RegionOptions region;  // shared by every table (block cache, flush size)
@@ -217,6 +253,7 @@ class TableManager {
     RegionInfo info;
     std::string state;  // OPEN, CLOSED, FAILED_OPEN
     RegionStats stats;
+    std::string server = {};  // where it serves (host:port)
   };
   absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const;
   // host:port of this server, recorded in meta rows (info:server).
@@ -225,6 +262,31 @@ class TableManager {
   // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
   size_t RegionCount(std::string_view name) const;
   size_t size() const;
+
+  Role role() const { return options_.role; }
+  // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
+  // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
+  // table for which `was_there` holds, and records where in meta. Returns how many regions were
+  // placed again; a region that cannot be placed now is FAILED_OPEN (TablesToAssign), and a log
+  // that cannot be split is the error (nothing is reopened; the caller retries).
+  absl::StatusOr<size_t> RecoverServer(const std::string& log_dir,
+                                       const std::function<bool(const HostedRegion&)>& was_there);
+  // The enabled tables that are FAILED_OPEN or have FAILED_OPEN regions: what Assign reopens
+  // (a master assigns them when a region server joins).
+  std::vector<std::string> TablesToAssign() const;
+
+  // kRegionServer: opens region `info` of `spec` here (replaying what a log split left in its
+  // recovered.edits/) and serves it. AlreadyExists when it is open here; the open's error
+  // otherwise (nothing is served then). FailedPrecondition in another role.
+  absl::Status OpenRegion(const TableSpec& spec, const RegionInfo& info);
+  // kRegionServer: stops serving the region (calls on it are refused as not served here, and the
+  // client locates it again) and closes it, flushing. NotFound when it is not open here. A close
+  // whose flush failed still closes: what was not flushed stays in this server's log.
+  absl::Status CloseRegion(std::string_view encoded_name);
+  // kRegionServer: the open region with this encoded name (NotFound).
+  absl::StatusOr<std::shared_ptr<Region>> HostedRegionNamed(std::string_view encoded_name) const;
+  // kRegionServer: every region open here, with its table.
+  std::vector<std::pair<TableSpec, RegionInfo>> HostedRegions() const;
 
   // Closes every open region (each flushes). Later calls get Unavailable.
   // Returns the first error.
@@ -241,6 +303,11 @@ class TableManager {
     std::vector<RegionInfo> retired;  // split and merged parents meta still records
   };
   std::string TableDir(std::string_view name) const;
+  // Opens the server log (options_.log_dir), splitting what a previous run left there by the
+  // regions entries_ knows.
+  absl::Status OpenServerLog();
+  // Splits a dead region server's log by the regions entries_ knows (the caller holds admin_mu_).
+  absl::Status SplitDeadServerLogLocked(const std::string& dir);
   void Log(std::string_view line) const;
   // The catalogue when CATALOG is missing: empty for a new data directory, rebuilt from the
   // table directories' TABLEINFO files with rebuild_catalog, else FailedPrecondition.
@@ -290,7 +357,19 @@ class TableManager {
   absl::StatusOr<std::vector<RegionInfo>> CurrentRegions(const TableSpec& spec);
   // The table's regions as meta's rows say now (none: empty).
   absl::StatusOr<std::vector<RegionInfo>> MetaRegionsOf(std::string_view table);
-  absl::Status RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state);
+  // Records the regions with `state`, each with the server `table` holds it on (else this one's).
+  absl::Status RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state,
+                             const Table* table = nullptr);
+  // Where `table` serves region `r` (HostedRegion::server), or this server's name.
+  std::string ServerOf(const Table* table, const RegionInfo& r) const;
+  // The Table of a region server: the open regions of `spec` (sorted), with placeholders over the
+  // rows of the others.
+  static std::shared_ptr<Table> HostTable(const TableSpec& spec, std::vector<HostedRegion> open);
+  // The server a split's or merge's commit records its children on: this one's, or in a master
+  // none (they are placed after the commit, then recorded).
+  std::string CommitServer() const;
+  // Refuses an operation that the catalogue's owner does, on a region server.
+  absl::Status NotOnRegionServer(std::string_view what) const;
   // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
   // region directories, or one region over the table directory (a table from before regions),
   // or, with no directory at all, one new region.
