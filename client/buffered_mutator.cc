@@ -172,7 +172,7 @@ class BufferedMutatorImpl final : public BufferedMutator {
           true,
           [core, part, resp, batch](absl::Time deadline, PathCallback on_done) -> absl::Status {
             BASALT_RETURN_IF_ERROR(LocateBatch(core, deadline, part.get()));
-            BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core->Grpc());
+            BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core->Grpc(part->server));
             resp->Clear();
             GrpcAsync(
                 deadline,
@@ -180,7 +180,8 @@ class BufferedMutatorImpl final : public BufferedMutator {
                   path->data_stub()->async()->BatchMutate(ctx, &part->request, resp.get(), std::move(cb));
                 },
                 [core, part, resp, batch, on_done = std::move(on_done)](absl::Status s) {
-                  if (s.ok()) s = SettleBatch(core, part.get(), *resp, &batch->statuses);
+                  s = s.ok() ? SettleBatch(core, part.get(), *resp, &batch->statuses)
+                             : UnsentBatch(core, part.get(), std::move(s));
                   on_done(std::move(s));
                 });
             return absl::OkStatus();

@@ -116,6 +116,7 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
     : options_(options),
       policy_(RetryPolicy::From(options)),
       selector_(std::move(selector)),
+      cluster_(zk != nullptr),
       regions_([this](const std::string& table, absl::Time deadline) {
         return WithContextOr(ReadMeta(this, table, deadline), absl::StrCat("locating regions of ", table));
       }) {
@@ -123,6 +124,31 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
   servers_.push_back(std::move(server));
   server_.store(&servers_.back(), std::memory_order_release);
   zk_ = std::move(zk);
+}
+
+absl::Status Core::Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
+                         std::string* to, std::string* end_key) {
+  if (!cluster_) {
+    BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region));
+    *to = server();
+    return absl::OkStatus();
+  }
+  RegionLocation where;
+  BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region, &where));
+  *to = std::move(where.server);
+  if (end_key != nullptr) *end_key = std::move(where.end_key);
+  if (region->empty()) {
+    *to = server();  // a system table: meta's own server
+  } else if (to->empty()) {
+    return NotServingRegionError(*region, absl::StrCat("region ", *region, " of table ", table,
+                                                       " is in transition (no server serves it yet)"));
+  }
+  return absl::OkStatus();
+}
+
+void Core::NoteUnanswered(const absl::Status& s, const std::string& region) {
+  if (!cluster_ || region.empty() || !absl::IsUnavailable(s) || IsNotServingRegion(s)) return;
+  regions_.Forget(region);
 }
 
 void Core::NoteRefusal(const absl::Status& s) {
@@ -237,12 +263,19 @@ absl::Status Core::CallGrpc(bool retriable_op,
 
 absl::Status Core::CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
                            const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
+  std::string to;
   return Retry(retriable_op, [&](absl::Time deadline) -> absl::Status {
-    if (region != nullptr) BASALT_RETURN_IF_ERROR(Locate(table, row, deadline, region));
-    BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc());
+    if (region != nullptr) {
+      BASALT_RETURN_IF_ERROR(Route(table, row, deadline, region, &to));
+    } else {
+      to = server();
+    }
+    BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc(to));
     grpc::ClientContext ctx;
     SetDeadline(&ctx, deadline);
-    return FromGrpcStatus(call(path, &ctx));
+    absl::Status s = FromGrpcStatus(call(path, &ctx));
+    if (region != nullptr) NoteUnanswered(s, *region);
+    return s;
   });
 }
 
@@ -292,9 +325,49 @@ absl::Status RowStatusToStatus(const rpc::RowStatus& rs) {
   return absl::Status(static_cast<absl::StatusCode>(rs.code()), rs.message());
 }
 
+namespace {
+// The deferred rows back at the end of `rows` (their order kept); `status` for each, until sent.
+void Undefer(BatchPart* part, google::protobuf::RepeatedPtrField<rpc::RowMutations>* rows,
+             std::vector<size_t>* indices, std::vector<absl::Status>* statuses, const absl::Status& status) {
+  for (int j = 0; j < part->deferred.size(); j++) {
+    rows->Add(std::move(*part->deferred.Mutable(j)));
+    indices->push_back(part->deferred_indices[j]);
+    if (statuses != nullptr) (*statuses)[part->deferred_indices[j]] = status;
+  }
+  part->deferred.Clear();
+  part->deferred_indices.clear();
+}
+}  // namespace
+
 absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
   rpc::BatchMutateRequest& req = part->request;
   req.clear_regions();
+  // Rows an attempt that never reached a server deferred go again.
+  Undefer(part, req.mutable_rows(), &part->indices, nullptr, absl::OkStatus());
+  part->server = core->server();
+  if (core->cluster()) {
+    // Rows of other servers' regions wait for the next attempt.
+    std::string region;
+    std::vector<std::string> to(req.rows_size());
+    for (int i = 0; i < req.rows_size(); i++) {
+      BASALT_RETURN_IF_ERROR(core->Route(req.table(), req.rows(i).row(), deadline, &region, &to[i]));
+    }
+    const std::string first = to.empty() ? core->server() : to[0];
+    google::protobuf::RepeatedPtrField<rpc::RowMutations> here;
+    std::vector<size_t> here_indices;
+    for (int i = 0; i < req.rows_size(); i++) {
+      if (to[i] == first) {
+        here.Add(std::move(*req.mutable_rows(i)));
+        here_indices.push_back(part->indices[i]);
+      } else {
+        part->deferred.Add(std::move(*req.mutable_rows(i)));
+        part->deferred_indices.push_back(part->indices[i]);
+      }
+    }
+    req.mutable_rows()->Swap(&here);
+    part->indices = std::move(here_indices);
+    part->server = first;
+  }
   const int n = req.rows_size();
   // Each row's region as an index into `names` (a batch spans few regions: one name each).
   std::vector<std::string> names;
@@ -329,6 +402,14 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
   return absl::OkStatus();
 }
 
+
+absl::Status UnsentBatch(Core* core, BatchPart* part, absl::Status s) {
+  for (const rpc::RegionRun& run : part->request.regions()) core->NoteUnanswered(s, run.region());
+  part->request.clear_regions();
+  Undefer(part, part->request.mutable_rows(), &part->indices, nullptr, s);
+  return s;
+}
+
 absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResponse& resp,
                          std::vector<absl::Status>* statuses) {
   rpc::BatchMutateRequest& req = part->request;
@@ -351,6 +432,13 @@ absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResp
       refused = s;
     }
     (*statuses)[part->indices[j]] = std::move(s);
+  }
+  if (!part->deferred.empty()) {
+    // Not sent yet: failed as refused if the retries run out before they go.
+    const absl::Status waiting = NotServingRegionError(
+        "", absl::StrCat(part->deferred.size(), " row(s) of regions on other servers not sent yet"));
+    Undefer(part, &again, &again_indices, statuses, waiting);
+    if (refused.ok()) refused = waiting;
   }
   req.mutable_rows()->Swap(&again);
   req.clear_regions();

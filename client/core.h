@@ -64,6 +64,9 @@ class Core {
 
   // The server's gRPC path.
   absl::StatusOr<GrpcPath*> Grpc() { return selector_->Grpc(server()); }
+  absl::StatusOr<GrpcPath*> Grpc(const std::string& to) { return selector_->Grpc(to); }
+  // Opened through ZooKeeper: a cluster, whose regions each live on a server of their own.
+  bool cluster() const { return cluster_; }
 
   // Async accounting: every async operation calls BeginAsync before it starts and EndAsync after
   // its callback returned.
@@ -98,6 +101,16 @@ class Core {
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region) {
     return regions_.Locate(table, row, deadline, region);
   }
+  // Locate, and where to send the call (*to): in a cluster, the server meta names for the region
+  // (a region meta names no server for is in transition: refused as not served, so that it is
+  // located again after a backoff); else server(). In a cluster, *end_key (optional) gets the
+  // region's end (empty: the end of the table).
+  absl::Status Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
+                     std::string* to, std::string* end_key = nullptr);
+  // After a call to a region's server failed: in a cluster, a server that did not answer
+  // (UNAVAILABLE, not a refusal) may be dead and its regions placed elsewhere by now, so the
+  // region is forgotten and located again.
+  void NoteUnanswered(const absl::Status& s, const std::string& region);
   // Forgets the region a status says no longer serves its row (NotServingRegionOf), so the next
   // call of one of its rows locates it afresh.
   void NoteRefusal(const absl::Status& s);
@@ -114,6 +127,7 @@ class Core {
   const ConnectionOptions options_;
   const RetryPolicy policy_;
   std::unique_ptr<NetworkSelector> selector_;
+  const bool cluster_;
   absl::Mutex mu_;
   int64_t async_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   Scheduler scheduler_;  // after selector_: stopped before the channels go
@@ -145,6 +159,11 @@ inline constexpr size_t kMaxBatchRequestBytes = 16 << 20;
 struct BatchPart {
   rpc::BatchMutateRequest request;
   std::vector<size_t> indices;
+  // Set by LocateBatch for an attempt: where the request goes, and (in a cluster) the rows of
+  // regions on other servers, which wait for a later attempt.
+  std::string server;
+  google::protobuf::RepeatedPtrField<rpc::RowMutations> deferred;
+  std::vector<size_t> deferred_indices;
 };
 // Rows that fail to convert get their error (without context) in (*statuses)[i] and are left out.
 std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<RowMutationsBase>& rows,
@@ -154,12 +173,17 @@ std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<Ro
 absl::Status RowStatusToStatus(const rpc::RowStatus& rs);
 
 // Before each attempt of a part: locates its rows, orders them by region (a row's mutations
-// keep their order) and sets the request's region runs; none when some row has no region.
+// keep their order) and sets the request's region runs; none when some row has no region. In a
+// cluster the attempt goes to the server of the first row's region (part->server) and the rows
+// of other servers' regions are deferred to the next attempt.
 absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part);
+// After an attempt whose call failed (`s`): the deferred rows go back into the part and, in a
+// cluster, an unanswered server's regions are forgotten. Returns s.
+absl::Status UnsentBatch(Core* core, BatchPart* part, absl::Status s);
 // After an answer to `part`: each row's status goes to (*statuses)[index]. Rows their region
-// refused as not served stay in the part (their regions forgotten) and the return is that
-// refusal, for the retry policy to send them again; otherwise the part is done and the return
-// is OK. Internal when the answer does not count the rows.
+// refused as not served stay in the part (their regions forgotten), as do deferred rows, and
+// the return is a refusal, for the retry policy to send them again; otherwise the part is done
+// and the return is OK. Internal when the answer does not count the rows.
 absl::Status SettleBatch(Core* core, BatchPart* part, const rpc::BatchMutateResponse& resp,
                          std::vector<absl::Status>* statuses);
 

@@ -19,13 +19,18 @@ const RegionLocation* RegionCache::Find(const std::string& table, std::string_vi
 }
 
 absl::Status RegionCache::Locate(const std::string& table, std::string_view row, absl::Time deadline,
-                                 std::string* region) {
+                                 std::string* region, RegionLocation* where) {
   region->clear();
+  if (where != nullptr) *where = RegionLocation{};
+  auto found_at = [&](const RegionLocation& loc) {
+    *region = loc.encoded_name;
+    if (where != nullptr) *where = loc;
+  };
   if (IsSystemTable(table)) return absl::OkStatus();
   {
     absl::ReaderMutexLock l(&mu_);
     if (const RegionLocation* loc = Find(table, row)) {
-      *region = loc->encoded_name;
+      found_at(*loc);
       return absl::OkStatus();
     }
   }
@@ -38,7 +43,7 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
   } wait{this, &table};
   for (;;) {
     if (const RegionLocation* loc = Find(table, row)) {
-      *region = loc->encoded_name;
+      found_at(*loc);
       mu_.Unlock();
       return absl::OkStatus();
     }
@@ -74,7 +79,7 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
     return absl::OkStatus();
   }
   tables_[table] = std::move(regions);
-  if (const RegionLocation* loc = Find(table, row)) *region = loc->encoded_name;
+  if (const RegionLocation* loc = Find(table, row)) found_at(*loc);
   return absl::OkStatus();
 }
 

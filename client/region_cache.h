@@ -40,8 +40,10 @@ class RegionCache {
   // meanwhile wait for it, within their deadline, and use what it found; DeadlineExceeded if it
   // outlasts theirs). Empty when meta lists no region for the row (an unknown table, a system
   // table): the call then names no region and the server routes it. The loader's error
-  // otherwise.
-  absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region);
+  // otherwise. `where` (optional) gets the region's location: its rows, and the server meta
+  // says serves it (empty: none now, the region is in transition).
+  absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
+                      RegionLocation* where = nullptr);
   // Drops the region `encoded_name` (it refused a call; encoded names are unique across tables):
   // the next call of a row it held reads meta again. A refusal is rare, so this looks through
   // every cached region.

@@ -1,6 +1,7 @@
 // ResultScanner over the server-streaming Scan: pulls messages as rows are asked for, and
-// reopens a broken or expired stream just after the last row it delivered (client.h).
-// Belongs to one thread.
+// reopens a broken or expired stream just after the last row it delivered (client.h). In a
+// cluster it scans region by region, each on the server meta names for it, with the next
+// region's stream opened where the last one's region ended. Belongs to one thread.
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@ class ScannerImpl final : public ResultScanner {
     base_.set_stop_row(scan.stop_row);
     ToProto(scan, base_.mutable_read());
     base_.set_rows_per_message(scan.caching);
+    floor_ = scan.start_row;
     what_ = absl::StrCat("Scan ", table);
     if (!scan.start_row.empty()) absl::StrAppend(&what_, " from \"", PrintableRow(scan.start_row), "\"");
   }
@@ -63,18 +65,40 @@ class ScannerImpl final : public ResultScanner {
     ctx_.reset();
   }
 
-  void OpenStream() {
-    rpc::ScanRequest req = base_;
+  // Where the next stream starts: past the last row delivered, and past the regions finished.
+  std::string NextStart() const {
+    std::string start = floor_;
     if (has_last_row_()) {
-      std::string start = last_row_;
-      start.push_back('\0');
-      req.set_start_row(std::move(start));
+      std::string after = last_row_;
+      after.push_back('\0');
+      if (after > start) start = std::move(after);
     }
+    return start;
+  }
+
+  absl::Status OpenStream(absl::Time deadline) {
+    rpc::ScanRequest req = base_;
+    req.set_start_row(NextStart());
+    std::string to = core_->server();
+    if (core_->cluster()) {
+      BASALT_RETURN_IF_ERROR(core_->Route(base_.table(), req.start_row(), deadline, req.mutable_region(), &to, &region_end_));
+      region_ = req.region();
+    }
+    BASALT_ASSIGN_OR_RETURN(stub_path_, core_->Grpc(to));
     if (limit_ != 0) req.set_limit(limit_ - returned_);
     ctx_ = std::make_unique<grpc::ClientContext>();
     SetDeadline(ctx_.get(), core_->Deadline());
     segment_messages_ = 0;
     reader_ = stub_path_->data_stub()->Scan(ctx_.get(), req);
+    return absl::OkStatus();
+  }
+
+  // In a cluster, after a region's stream ended: whether the scan goes on in the next region.
+  bool NextRegion() {
+    if (!core_->cluster() || region_.empty() || region_end_.empty()) return false;
+    if (!base_.stop_row().empty() && region_end_ >= base_.stop_row()) return false;
+    floor_ = region_end_;
+    return !NothingLeft();
   }
 
   bool has_last_row_() const { return returned_ > 0; }
@@ -82,6 +106,7 @@ class ScannerImpl final : public ResultScanner {
   // Done when the limit is met or a resumed scan would start at or past the stop row.
   bool NothingLeft() const {
     if (limit_ != 0 && returned_ >= limit_) return true;
+    if (!base_.stop_row().empty() && !floor_.empty() && floor_ >= base_.stop_row()) return true;
     if (has_last_row_() && !base_.stop_row().empty()) {
       std::string start = last_row_;
       start.push_back('\0');
@@ -102,24 +127,25 @@ class ScannerImpl final : public ResultScanner {
     const absl::Time deadline = core_->Deadline();
     int failures = 0;
     for (;;) {
-      if (reader_ == nullptr) {
-        absl::StatusOr<GrpcPath*> path = core_->Grpc();
-        if (!path.ok()) return Fail(path.status(), failures);
-        stub_path_ = *path;
-        OpenStream();
-      }
-      if (reader_->Read(&batch_)) {
+      absl::Status s;
+      if (reader_ == nullptr) s = OpenStream(deadline);
+      if (s.ok() && reader_->Read(&batch_)) {
         segment_messages_++;
         if (batch_.rows_size() == 0) continue;
         return absl::OkStatus();
       }
-      absl::Status s = FromGrpcStatus(reader_->Finish());
-      reader_.reset();
-      ctx_.reset();
       if (s.ok()) {
+        s = FromGrpcStatus(reader_->Finish());
+        reader_.reset();
+        ctx_.reset();
+      }
+      if (s.ok()) {
+        if (NextRegion()) continue;
         done_ = true;
         return s;
       }
+      core_->NoteFailure(s);
+      core_->NoteUnanswered(s, region_);
       // The stream outlived its deadline after delivering: a long scan, not a slow server.
       if (s.code() == absl::StatusCode::kDeadlineExceeded && segment_messages_ > 0) continue;
       failures++;
@@ -147,6 +173,9 @@ class ScannerImpl final : public ResultScanner {
   rpc::ScanRequest base_;
   std::string what_;
 
+  std::string floor_;       // where the scan starts, or the end of the last region finished
+  std::string region_;      // in a cluster: the region the stream reads
+  std::string region_end_;  // and where it ends (empty: the end of the table)
   GrpcPath* stub_path_ = nullptr;
   std::unique_ptr<grpc::ClientContext> ctx_;
   std::unique_ptr<grpc::ClientReader<rpc::ScanResponse>> reader_;

@@ -16,6 +16,14 @@ std::string What(std::string_view op, const std::string& table, std::string_view
 
 absl::Status EmptyRow() { return absl::InvalidArgumentError("empty row key"); }
 
+// In a cluster, `done` after Core::NoteUnanswered for `region`.
+PathCallback ForgetIfUnanswered(Core* core, std::string region, PathCallback done) {
+  return [core, region = std::move(region), done = std::move(done)](absl::Status s) {
+    core->NoteUnanswered(s, region);
+    done(std::move(s));
+  };
+}
+
 
 class TableImpl final : public Table {
  public:
@@ -30,11 +38,14 @@ class TableImpl final : public Table {
     rpc::GetRequest req;
     BuildGet(get, &req);
     rpc::GetResponse resp;
+    std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
-      BASALT_RETURN_IF_ERROR(core_->Locate(name_, get.row, deadline, req.mutable_region()));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->server()));
+      BASALT_RETURN_IF_ERROR(core_->Route(name_, get.row, deadline, req.mutable_region(), &to));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, to));
       resp.Clear();
-      return path->Get(req, deadline, &resp);
+      absl::Status got = path->Get(req, deadline, &resp);
+      core_->NoteUnanswered(got, req.region());
+      return got;
     });
     if (!s.ok()) return WithContext(s, what());
     return RowOf(std::move(*resp.mutable_row()), get.row);
@@ -96,11 +107,12 @@ class TableImpl final : public Table {
       // region refused as not served).
       absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
         BASALT_RETURN_IF_ERROR(LocateBatch(core_, deadline, &part));
-        BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core_->Grpc());
+        BASALT_ASSIGN_OR_RETURN(GrpcPath * path, core_->Grpc(part.server));
         grpc::ClientContext ctx;
         SetDeadline(&ctx, deadline);
         rpc::BatchMutateResponse resp;
-        BASALT_RETURN_IF_ERROR(FromGrpcStatus(path->data_stub()->BatchMutate(&ctx, part.request, &resp)));
+        absl::Status sent = FromGrpcStatus(path->data_stub()->BatchMutate(&ctx, part.request, &resp));
+        if (!sent.ok()) return UnsentBatch(core_, &part, sent);
         return SettleBatch(core_, &part, resp, &statuses);
       });
       // Rows still refused keep their refusal. Any other failure fails the call while nothing of
@@ -221,9 +233,11 @@ class TableImpl final : public Table {
         true,
         [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
           BASALT_RETURN_IF_ERROR(invalid);
-          BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->row(), deadline, req->mutable_region()));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->server()));
+          std::string to;
+          BASALT_RETURN_IF_ERROR(core->Route(req->table(), req->row(), deadline, req->mutable_region(), &to));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, to));
           resp->Clear();
+          if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },
@@ -269,10 +283,13 @@ class TableImpl final : public Table {
     rpc::MutateRequest req;
     absl::Status conv = BuildMutate(m, &req);
     if (!conv.ok()) return WithContext(conv, what());
+    std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
-      BASALT_RETURN_IF_ERROR(core_->Locate(name_, m.row, deadline, req.mutable_region()));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->server()));
-      return path->Mutate(req, deadline);
+      BASALT_RETURN_IF_ERROR(core_->Route(name_, m.row, deadline, req.mutable_region(), &to));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, to));
+      absl::Status done = path->Mutate(req, deadline);
+      core_->NoteUnanswered(done, req.region());
+      return done;
     });
     if (!s.ok()) return WithContext(s, what());
     return s;
@@ -287,8 +304,11 @@ class TableImpl final : public Table {
         true,
         [core, req, resp, invalid](absl::Time deadline, PathCallback on_done) -> absl::Status {
           BASALT_RETURN_IF_ERROR(invalid);
-          BASALT_RETURN_IF_ERROR(core->Locate(req->table(), req->mutation().row(), deadline, req->mutable_region()));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->server()));
+          std::string to;
+          BASALT_RETURN_IF_ERROR(
+              core->Route(req->table(), req->mutation().row(), deadline, req->mutable_region(), &to));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, to));
+          if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();
         },

@@ -1,6 +1,8 @@
-// basalt-master: joins the masters' election in ZooKeeper; the active one tracks the live region
-// servers and fences each that dies (src/master/master.h). Runs until SIGTERM or SIGINT.
-// Exit codes: 0 clean stop, 1 start-up failure, 2 bad settings, 3 its ZooKeeper session expired.
+// basalt-master: joins the masters' election in ZooKeeper; the active one serves the catalogue and
+// basalt:meta, places regions on the region servers, and fences and recovers each server that
+// dies (src/master/master.h). Runs until SIGTERM or SIGINT.
+// Exit codes: 0 clean stop, 1 start-up failure (or, once active, its storage or port failed),
+// 2 bad settings, 3 its ZooKeeper session expired.
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "src/master/master.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::master {
 namespace {
@@ -26,7 +29,10 @@ constexpr Flag kFlags[] = {
     {"zookeeper_session_timeout_ms", "4000", "a master not heard from this long loses its place to a backup"},
     {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper"},
     {"name", "", "how this master is known (default HOST:PID)"},
-    {"rados_pool", "", "the cluster's Ceph pool: needed to fence servers that keep data there"},
+    {"listen", "127.0.0.1:16000", "HOST:PORT to serve gRPC on once active (port 0: any free port)"},
+    {"port_file", "", "once active and serving: write the bound port and a newline here (atomically)"},
+    {"data_dir", "./basalt-data", "the region servers' data_dir (a path in the RADOS namespace)"},
+    {"rados_pool", "", "the cluster's Ceph pool (the catalogue, meta and every region live there)"},
     {"ceph_conf", "/etc/ceph/ceph.conf", "the Ceph cluster's configuration file"},
     {"rados_namespace", "basalt", "the RADOS namespace the region servers use"},
     {"rados_client", "client.admin", "the Ceph user to connect as (it needs to blocklist clients)"},
@@ -63,12 +69,14 @@ int Run(int argc, char** argv) {
     std::cerr << "basalt-master: --zookeeper_quorum is required and --zookeeper_session_timeout_ms must be >= 200\n";
     return 2;
   }
+  basalt::DisableMutexDeadlockDetection();
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
+  signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<RadosEnv> rados;
   if (!v["rados_pool"].empty()) {
     RadosEnvOptions ro;
@@ -91,17 +99,28 @@ int Run(int argc, char** argv) {
   mo.zk.session_timeout = absl::Milliseconds(session_ms);
   mo.paths.parent = v["zookeeper_znode_parent"];
   mo.rados = rados.get();
+  mo.listen = v["listen"];
+  mo.port_file = v["port_file"];
+  mo.data_dir = v["data_dir"];
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
   if (!master.ok()) {
     std::cerr << "basalt-master: " << master.status().message() << "\n";
     return 1;
   }
-  int sig = 0;
-  while (sigwait(&sigs, &sig) != 0) {
+  // SIGTERM and SIGINT stop it; so does a failure to serve once active (checked every 100 ms).
+  const timespec tick{0, 100 * 1000 * 1000};
+  for (;;) {
+    const int sig = sigtimedwait(&sigs, nullptr, &tick);
+    if (sig == SIGTERM || sig == SIGINT) {
+      std::cerr << "basalt-master: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping" << std::endl;
+      master->reset();
+      return 0;
+    }
+    if (absl::Status f = (*master)->fatal(); !f.ok()) {
+      std::cerr << "basalt-master: stopping: " << f.message() << std::endl;
+      std::_Exit(1);  // its session ends with the process: a backup takes over
+    }
   }
-  std::cerr << "basalt-master: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping" << std::endl;
-  master->reset();
-  return 0;
 }
 
 }  // namespace

@@ -5,19 +5,34 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/env.h"
 #include "common/status.h"
+#include "src/server/config.h"
+#include "src/server/grpc_server.h"
+#include "src/server/meta.h"
+#include "src/server/service.h"
+#include "src/server/tables.h"
 
 namespace basalt::master {
 
-Master::Master(Options options) : options_(std::move(options)) {}
+Master::Master(Options options) : options_(std::move(options)), servers_(options_.server_timeout) {}
 
 Master::~Master() {
+  {
+    absl::MutexLock l(&work_mu_);
+    stop_ = true;
+  }
+  if (worker_.joinable()) worker_.join();
   zk_.reset();  // ends the session: no callback runs after this, and a backup takes over at once
+  if (grpc_ != nullptr) grpc_->Shutdown(std::chrono::milliseconds(0));
+  // The regions stay open on their servers (TableManager::CloseAll in a master closes none).
+  tables_.reset();
 }
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
   std::unique_ptr<Master> m(new Master(std::move(options)));
   Master* raw = m.get();
+  raw->worker_ = std::thread([raw] { raw->WorkLoop(); });
   ZooKeeper::Options zo = raw->options_.zk;
   zo.on_expired = [raw] {
     raw->Log("ZooKeeper session expired: a backup master takes over; stopping now");
@@ -25,7 +40,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
   };
   BASALT_ASSIGN_OR_RETURN(raw->zk_, ZooKeeper::Connect(zo));
   raw->election_ = std::make_unique<LeaderElection>(raw->zk_.get(), raw->options_.paths.masters(), raw->options_.name,
-                                                    [raw] { raw->BecomeActive(); });
+                                                    [raw] { raw->Post([raw] { raw->BecomeActive(); }); });
   BASALT_RETURN_IF_ERROR(raw->election_->Start());
   if (!raw->active()) {
     absl::StatusOr<std::optional<std::string>> leader = LeaderElection::Leader(raw->zk_.get(), raw->options_.paths.masters());
@@ -33,6 +48,26 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
                           leader.ok() && leader->has_value() ? **leader : std::string("(none yet)")));
   }
   return m;
+}
+
+void Master::Post(std::function<void()> task) {
+  absl::MutexLock l(&work_mu_);
+  work_.push_back(std::move(task));
+}
+
+void Master::WorkLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      absl::MutexLock l(&work_mu_);
+      work_mu_.Await(absl::Condition(
+          +[](Master* m) ABSL_NO_THREAD_SAFETY_ANALYSIS { return m->stop_ || !m->work_.empty(); }, this));
+      if (stop_) return;
+      task = std::move(work_.front());
+      work_.pop_front();
+    }
+    task();
+  }
 }
 
 bool Master::active() const {
@@ -43,6 +78,16 @@ bool Master::active() const {
 std::vector<std::string> Master::LiveServers() const {
   absl::MutexLock l(&mu_);
   return live_;
+}
+
+std::string Master::address() const {
+  absl::MutexLock l(&mu_);
+  return address_;
+}
+
+absl::Status Master::fatal() const {
+  absl::MutexLock l(&mu_);
+  return fatal_;
 }
 
 void Master::Log(std::string_view line) const {
@@ -63,44 +108,233 @@ void Master::BecomeActive() {
   for (const std::string& dir : {p.live(), p.servers(), p.fenced()}) {
     if (absl::Status s = zk_->CreatePath(dir); !s.ok()) Log(absl::StrCat("making ", dir, ": ", s.message()));
   }
+  if (options_.rados != nullptr) {
+    absl::Status s = TakeOverFromPreviousMaster();
+    if (s.ok()) s = Serve();
+    if (!s.ok()) {
+      Log(absl::StrCat("cannot serve: ", s.ToString()));
+      absl::MutexLock l(&mu_);
+      fatal_ = s;
+      return;
+    }
+  }
   Reconcile();
 }
 
-void Master::Reconcile() {
-  absl::MutexLock rl(&reconcile_mu_);
-  const server::ClusterPaths& p = options_.paths;
-  absl::StatusOr<std::vector<std::string>> live = zk_->Children(p.live(), [this] { Reconcile(); });
-  if (!live.ok()) {
-    Log(absl::StrCat("listing live servers: ", live.status().message()));
-    return;
+absl::Status Master::TakeOverFromPreviousMaster() {
+  const std::string path = options_.paths.active_master();
+  server::ServerRegistration me;
+  me.name = options_.name;
+  me.rados_client = options_.rados->ClientAddress();
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> before, zk_->Get(path));
+  if (before.has_value()) {
+    absl::StatusOr<server::ServerRegistration> prev = server::ServerRegistration::Decode(before->data);
+    if (prev.ok() && !prev->rados_client.empty() && prev->rados_client != me.rados_client) {
+      // A master that lost its session may still be writing meta: it never writes again.
+      const absl::Time start = absl::Now();
+      BASALT_RETURN_IF_ERROR(options_.rados->Fence(prev->rados_client));
+      Log(absl::StrCat("fenced the previous master ", prev->name, " (RADOS client ", prev->rados_client, ") in ",
+                       absl::ToInt64Milliseconds(absl::Now() - start), " ms"));
+    }
+    return zk_->Set(path, me.Encode());
   }
-  {
-    absl::MutexLock l(&mu_);
-    live_ = *live;
-  }
-  absl::StatusOr<std::vector<std::string>> registered = zk_->Children(p.servers());
-  if (!registered.ok()) {
-    Log(absl::StrCat("listing registered servers: ", registered.status().message()));
-    return;
-  }
-  for (const std::string& node : *registered) {
-    if (std::binary_search(live->begin(), live->end(), node)) continue;
-    absl::StatusOr<std::optional<ZkNode>> data = zk_->Get(p.servers() + "/" + node);
-    if (!data.ok() || !data->has_value()) continue;  // another master handled it meanwhile
-    absl::StatusOr<server::ServerRegistration> reg = server::ServerRegistration::Decode((*data)->data);
+  return zk_->Create(path, me.Encode(), ZooKeeper::Mode::kPersistent).status();
+}
+
+absl::StatusOr<std::map<std::string, server::ServerRegistration>> Master::DeadServers(
+    const std::vector<std::string>& live) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(options_.paths.servers()));
+  std::map<std::string, server::ServerRegistration> dead;
+  for (const std::string& node : registered) {
+    if (std::find(live.begin(), live.end(), node) != live.end()) continue;
+    BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> data, zk_->Get(options_.paths.servers() + "/" + node));
+    if (!data.has_value()) continue;  // done with meanwhile
+    absl::StatusOr<server::ServerRegistration> reg = server::ServerRegistration::Decode(data->data);
     if (!reg.ok()) {
       Log(absl::StrCat("server ", node, ": ", reg.status().message(), "; left for an operator"));
       continue;
     }
-    if (absl::Status s = FenceServer(node, *reg); !s.ok()) {
-      Log(absl::StrCat("server ", node, " is gone but could not be fenced: ", s.message(),
-                       " (its regions stay closed until it is)"));
+    dead.emplace(node, *std::move(reg));
+  }
+  return dead;
+}
+
+absl::Status Master::Serve() {
+  const server::ClusterPaths& p = options_.paths;
+  // The live servers and what they hold now, and the dead ones' logs, before any region opens.
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> live, zk_->Children(p.live()));
+  BASALT_ASSIGN_OR_RETURN(auto dead, DeadServers(live));
+  server::TableManager::Options topts;
+  for (const auto& [node, reg] : dead) {
+    BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
+    if (!reg.wal_dir.empty()) topts.dead_server_logs.push_back(reg.wal_dir);
+  }
+  {
+    absl::MutexLock l(&mu_);
+    live_ = live;
+  }
+  for (const std::string& node : live) {
+    const std::string server = node.substr(0, node.rfind(','));
+    absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server);
+    if (!held.ok()) {
+      Log(absl::StrCat("asking ", node, " which regions it holds: ", held.status().message()));
+      continue;
+    }
+    absl::MutexLock l(&mu_);
+    for (const server::RegionInfo& r : *held) adopt_[r.EncodedName()] = {server, node};
+  }
+  topts.role = server::Role::kMaster;
+  topts.env = options_.rados;
+  topts.data_dir = options_.data_dir;
+  topts.placement = [this](const server::TableSpec& spec, const server::RegionInfo& info) { return Place(spec, info); };
+  topts.log = [this](std::string_view line) { Log(line); };
+  topts.auto_split = false;
+  const absl::Time start = absl::Now();
+  BASALT_ASSIGN_OR_RETURN(tables_, server::TableManager::Open(topts));
+  for (const auto& [node, reg] : dead) {
+    absl::Status gone = zk_->Delete(p.servers() + "/" + node);
+    if (!gone.ok() && !absl::IsNotFound(gone)) Log(absl::StrCat("dropping the registration of ", node, ": ", gone.message()));
+  }
+  size_t left;
+  {
+    absl::MutexLock l(&mu_);
+    left = adopt_.size();
+    adopt_.clear();
+  }
+  if (left > 0) Log(absl::StrCat(left, " region(s) open on live servers are not in ", server::kMetaTableName, "; left as they are"));
+
+  server::ServerConfig config;
+  counters_ = std::make_unique<server::ServerCounters>();
+  data_ = std::make_unique<server::DataService>(tables_.get(), config);
+  admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get());
+  server::GrpcServer::Options gopts;
+  gopts.listen = options_.listen;
+  gopts.log = [this](std::string_view line) { Log(line); };
+  grpc_ = std::make_unique<server::GrpcServer>(gopts, data_.get(), admin_.get(), counters_.get());
+  BASALT_RETURN_IF_ERROR(grpc_->Start());
+  std::string host;
+  int unused;
+  BASALT_RETURN_IF_ERROR(server::SplitHostPort(options_.listen, &host, &unused));
+  const std::string address = absl::StrCat(host, ":", grpc_->port());
+  BASALT_RETURN_IF_ERROR(tables_->SetServerName(address));
+  {
+    absl::MutexLock l(&mu_);
+    address_ = address;
+  }
+  BASALT_RETURN_IF_ERROR(server::PublishMetaServer(zk_.get(), p, address));
+  Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
+                   absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));
+  if (!options_.port_file.empty()) {
+    BASALT_RETURN_IF_ERROR(Env::Default()->WriteFileDurably(options_.port_file, absl::StrCat(grpc_->port(), "\n")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec, const server::RegionInfo& info) {
+  const std::string encoded = info.EncodedName();
+  std::vector<std::pair<int, std::string>> candidates;  // (load, node)
+  {
+    absl::MutexLock l(&mu_);
+    auto release = [this](const std::string& node) {
+      return [this, node] {
+        absl::MutexLock l(&mu_);
+        if (auto it = load_.find(node); it != load_.end()) --it->second;
+      };
+    };
+    if (auto it = adopt_.find(encoded); it != adopt_.end()) {
+      const auto [server, node] = it->second;
+      adopt_.erase(it);
+      ++load_[node];
+      return Adopt(&servers_, server, node, spec, info, release(node));
+    }
+    for (const std::string& node : live_) candidates.emplace_back(load_[node], node);
+  }
+  if (candidates.empty()) {
+    return absl::UnavailableError(absl::StrCat("no region server is live to open region ", info.Name(), " on"));
+  }
+  std::sort(candidates.begin(), candidates.end());
+  absl::Status last;
+  for (const auto& [load, node] : candidates) {
+    const std::string server = node.substr(0, node.rfind(','));
+    {
+      absl::MutexLock l(&mu_);
+      ++load_[node];
+    }
+    auto release = [this, node = node] {
+      absl::MutexLock l(&mu_);
+      if (auto it = load_.find(node); it != load_.end()) --it->second;
+    };
+    absl::StatusOr<server::PlacedRegion> placed = OpenOn(&servers_, server, node, spec, info, release);
+    if (placed.ok()) return placed;
+    release();
+    last = placed.status();
+    Log(absl::StrCat("opening region ", info.Name(), " on ", node, ": ", last.message()));
+    // A server that failed to open it (its files) would fail again elsewhere; one that did not
+    // answer may be dying: the next one is tried.
+    if (!absl::IsUnavailable(last) && !absl::IsDeadlineExceeded(last)) return last;
+  }
+  return last;
+}
+
+void Master::Reconcile() {
+  const server::ClusterPaths& p = options_.paths;
+  absl::StatusOr<std::vector<std::string>> live =
+      zk_->Children(p.live(), [this] { Post([this] { Reconcile(); }); });
+  if (!live.ok()) {
+    Log(absl::StrCat("listing live servers: ", live.status().message()));
+    return;
+  }
+  std::vector<std::string> joined;
+  {
+    absl::MutexLock l(&mu_);
+    for (const std::string& node : *live) {
+      if (std::find(live_.begin(), live_.end(), node) == live_.end()) joined.push_back(node);
+    }
+    live_ = *live;
+    for (auto it = load_.begin(); it != load_.end();) {
+      it = std::find(live_.begin(), live_.end(), it->first) == live_.end() ? load_.erase(it) : std::next(it);
+    }
+  }
+  absl::StatusOr<std::map<std::string, server::ServerRegistration>> dead = DeadServers(*live);
+  if (!dead.ok()) {
+    Log(absl::StrCat("listing registered servers: ", dead.status().message()));
+    return;
+  }
+  for (const auto& [node, reg] : *dead) {
+    if (absl::Status s = RecoverServer(node, reg); !s.ok()) {
+      Log(absl::StrCat("server ", node, " is gone but could not be recovered: ", s.message(),
+                       " (its regions stay closed until it is; retried when the servers change)"));
+    }
+  }
+  if (tables_ != nullptr && !live->empty()) {
+    for (const std::string& t : tables_->TablesToAssign()) {
+      absl::Status s = tables_->Assign(t);
+      Log(absl::StrCat("assigning table '", t, "' (", joined.empty() ? "a server died" : "a server joined",
+                       "): ", s.ok() ? "open" : s.ToString()));
     }
   }
 }
 
+absl::Status Master::RecoverServer(const std::string& node, const server::ServerRegistration& reg) {
+  const absl::Time start = absl::Now();
+  BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
+  if (tables_ != nullptr) {
+    BASALT_ASSIGN_OR_RETURN(size_t placed, tables_->RecoverServer(reg.wal_dir, [&](const server::HostedRegion& h) {
+      const auto* remote = dynamic_cast<const RemoteRegion*>(h.region.get());
+      return remote != nullptr && remote->node() == node;
+    }));
+    Log(absl::StrCat("server ", node, " recovered in ", absl::ToInt64Milliseconds(absl::Now() - start),
+                     " ms: its log split, ", placed, " region(s) serving elsewhere"));
+  }
+  absl::Status gone = zk_->Delete(options_.paths.servers() + "/" + node);
+  if (!gone.ok() && !absl::IsNotFound(gone)) return gone;
+  return absl::OkStatus();
+}
+
 absl::Status Master::FenceServer(const std::string& node, const server::ServerRegistration& reg) {
   const server::ClusterPaths& p = options_.paths;
+  absl::StatusOr<std::optional<ZkNode>> done = zk_->Get(p.fenced() + "/" + node);
+  if (done.ok() && done->has_value()) return absl::OkStatus();  // a master before this one fenced it
   const absl::Time start = absl::Now();
   std::string how;
   if (reg.rados_client.empty()) {
@@ -116,8 +350,11 @@ absl::Status Master::FenceServer(const std::string& node, const server::ServerRe
                                           took_ms, "\nby=", options_.name, "\nhow=", how, "\n");
   absl::StatusOr<std::string> made = zk_->Create(p.fenced() + "/" + node, record, ZooKeeper::Mode::kPersistent);
   if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
-  absl::Status gone = zk_->Delete(p.servers() + "/" + node);
-  if (!gone.ok() && !absl::IsNotFound(gone)) return gone;
+  if (reg.wal_dir.empty()) {
+    // A standalone server registered in the cluster: nothing of it to split or reopen.
+    absl::Status gone = zk_->Delete(p.servers() + "/" + node);
+    if (!gone.ok() && !absl::IsNotFound(gone)) return gone;
+  }
   Log(absl::StrCat("server ", node, " is gone: fenced in ", took_ms, " ms (", how, ")"));
   return absl::OkStatus();
 }

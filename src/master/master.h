@@ -1,24 +1,45 @@
-// basalt-master's core: one active master among any number, elected through ZooKeeper, that
-// tracks the live region servers and fences every one that dies (docs/DESIGN.md §6). Fencing
-// comes before anything is reopened elsewhere: the dead server's RADOS client is blocklisted, the
-// newest OSD map awaited, and one write made into every placement group (RadosEnv::Fence), so a
-// server that was only paused (a long GC, a frozen VM) can never again write or acknowledge.
+// basalt-master's core (docs/DESIGN.md §6): one active master among any number, elected through
+// ZooKeeper. The active one
+//  - fences the master active before it (its RADOS client is blocklisted), then keeps the
+//    catalogue and basalt:meta on the shared storage and serves them, with every admin call,
+//    over gRPC, naming itself in <parent>/meta-server for clients;
+//  - places every region of every enabled table on a live region server (`basalt-server
+//    --cluster`), the least loaded by region count, adopting the regions a server already holds
+//    (a master that takes over finds them open);
+//  - when a region server dies (its live node goes): fences it (RadosEnv::Fence: blocklist, newest
+//    OSD map, a write into every placement group), so that a paused server that wakes up can
+//    never again write or acknowledge; splits its log into its regions' recovered.edits; places
+//    its regions on the servers left; then drops its registration. Each step may run again: a
+//    master that dies part way leaves the registration, and the next one does the rest;
+//  - when a region server joins: assigns what could not be placed (FAILED_OPEN).
+// Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
 //
-// Not built yet, and refused rather than imitated: assigning regions, moving and balancing
-// them, splitting a dead server's log and reopening its regions (the later steps).
+// Not built yet, and refused rather than imitated: move, balancer and unassign; splits a region
+// server asks for (auto split); procedures for a split or merge a master failover cuts short.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
+#include "src/master/remote_region.h"
 #include "src/server/cluster_member.h"
+
+namespace basalt::server {
+class GrpcServer;
+class DataService;
+class AdminService;
+struct ServerCounters;
+class TableManager;
+}  // namespace basalt::server
 
 namespace basalt::master {
 
@@ -28,7 +49,11 @@ class Master {
     std::string name;                  // how this master is known (HOST:PORT or HOST:PID)
     ZooKeeper::Options zk;
     server::ClusterPaths paths;
-    RadosEnv* rados = nullptr;         // the shared storage, to fence with (nullptr: cannot fence)
+    RadosEnv* rados = nullptr;         // the shared storage (nullptr: it can fence nothing and serves nothing)
+    std::string data_dir = "./basalt-data";  // in `rados`: the region servers' data_dir
+    std::string listen = "127.0.0.1:16000";  // gRPC, once active (port 0: any)
+    std::string port_file;             // once serving: the bound port, written atomically
+    absl::Duration server_timeout = absl::Seconds(30);  // each call to a region server
     std::function<void(std::string_view)> log;
   };
 
@@ -39,23 +64,59 @@ class Master {
   bool active() const;
   // The live servers' node names ("<name>,<start code>") as the active master sees them.
   std::vector<std::string> LiveServers() const;
+  // HOST:PORT it serves on once active ("" before).
+  std::string address() const;
+  // Not OK once the active master could not serve (its storage or port): the process should end.
+  absl::Status fatal() const;
 
  private:
   explicit Master(Options options);
+  void Post(std::function<void()> task);
+  void WorkLoop();
   void BecomeActive();
-  // Lists the live and the registered servers (watching the live ones) and fences every
-  // registered server that is no longer live.
+  // Fences the master that was active before (its RADOS client) and names this one.
+  absl::Status TakeOverFromPreviousMaster();
+  // Opens the catalogue and meta, placing every region (after splitting dead servers' logs),
+  // and serves them.
+  absl::Status Serve();
+  // Lists the live and the registered servers (watching the live ones); recovers every
+  // registered server that is no longer live, and assigns what waits for a server.
   void Reconcile();
   absl::Status FenceServer(const std::string& node, const server::ServerRegistration& reg);
+  // Fences a dead server, splits its log and places its regions elsewhere, then drops its
+  // registration.
+  absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
+  // Options::placement of the table manager: a live region server for the region.
+  absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info);
+  // The registrations of the registered servers that are not live.
+  absl::StatusOr<std::map<std::string, server::ServerRegistration>> DeadServers(const std::vector<std::string>& live);
   void Log(std::string_view line) const;
 
   Options options_;
+  RegionServers servers_;
   std::unique_ptr<ZooKeeper> zk_;
   std::unique_ptr<LeaderElection> election_;
   mutable absl::Mutex mu_;
   bool active_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::string> live_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex reconcile_mu_;  // one reconciliation at a time
+  std::string address_ ABSL_GUARDED_BY(mu_);
+  absl::Status fatal_ ABSL_GUARDED_BY(mu_);
+  // Regions per live server node (their handles count themselves out when they go).
+  std::map<std::string, int> load_ ABSL_GUARDED_BY(mu_);
+  // Regions found open on live servers at take-over, by encoded name: (server, node).
+  std::map<std::string, std::pair<std::string, std::string>> adopt_ ABSL_GUARDED_BY(mu_);
+
+  // Serving (once active); the table manager before the services that use it.
+  std::unique_ptr<server::TableManager> tables_;
+  std::unique_ptr<server::ServerCounters> counters_;
+  std::unique_ptr<server::DataService> data_;
+  std::unique_ptr<server::AdminService> admin_;
+  std::unique_ptr<server::GrpcServer> grpc_;
+
+  absl::Mutex work_mu_;
+  std::deque<std::function<void()>> work_ ABSL_GUARDED_BY(work_mu_);
+  bool stop_ ABSL_GUARDED_BY(work_mu_) = false;
+  std::thread worker_;
 };
 
 }  // namespace basalt::master

@@ -6,6 +6,8 @@
 //                                         knows every server that may hold files open
 //   <parent>/fenced/<name>,<start code>   persistent: when, how, and how fast it was fenced
 //   <parent>/master/n_<seq>               the masters' election (common/zookeeper.h)
+//   <parent>/active-master                persistent: the master that took over last (a
+//                                         registration), whose RADOS client the next one fences
 //   <parent>/meta-server                  HOST:PORT of the server holding basalt:meta, where
 //                                         clients start (as HBase's meta-region-server)
 // A registration is text, one "key=value" per line, readable with zkCli.
@@ -41,6 +43,7 @@ struct ClusterPaths {
   std::string fenced() const { return parent + "/fenced"; }
   std::string masters() const { return parent + "/master"; }
   std::string meta_server() const { return parent + "/meta-server"; }
+  std::string active_master() const { return parent + "/active-master"; }
 };
 
 // Registers a server: its persistent registration, then its ephemeral node (in that order, so a

@@ -24,8 +24,11 @@ inline constexpr int kMaxGrpcMessageBytes = 64 << 20;
 void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes = kMaxGrpcMessageBytes);
 
 // Channel arguments for a client channel. `tag` distinguishes channels so that several do
-// not share one TCP connection (gRPC pools subchannels with equal arguments).
-grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes);
+// not share one TCP connection (gRPC pools subchannels with equal arguments). The minimal stack
+// has no client-side deadline filter: a call to a process that is stopped (SIGSTOP, a frozen VM)
+// then ends only when the connection does; `minimal_stack` false keeps the filter.
+grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes,
+                                              bool minimal_stack = true);
 
 // A NotServingRegionError's region travels in the status details (rpc::NotServingRegion,
 // basalt.proto "Regions"); every other status is code and message.

@@ -1,0 +1,145 @@
+#include "src/master/remote_region.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "src/server/meta.h"
+#include "src/server/service.h"
+#include "src/server/table_errors.h"
+#include "transport/grpc/grpc_settings.h"
+
+namespace basalt::master {
+
+rpc::Admin::Stub* RegionServers::Stub(const std::string& server) {
+  absl::MutexLock l(&mu_);
+  std::unique_ptr<rpc::Admin::Stub>& stub = stubs_[server];
+  if (stub == nullptr) {
+    // With the deadline filter: the master must get past a server that is stopped (SIGSTOP, a
+    // frozen VM), whose calls would otherwise never end.
+    grpc::ChannelArguments args = ClientChannelArguments(0, kMaxGrpcMessageBytes, /*minimal_stack=*/false);
+    stub = rpc::Admin::NewStub(grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+  }
+  return stub.get();
+}
+
+namespace {
+// Calls a region server's Admin method with the servers' deadline; the reply's status, naming
+// the server.
+template <class Req, class Resp>
+absl::Status CallServer(RegionServers* servers, const std::string& server,
+                        grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                        const Req& req, Resp* resp, absl::Duration timeout = absl::ZeroDuration()) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + (timeout > absl::ZeroDuration() ? timeout : servers->timeout())));
+  absl::Status s = FromGrpcStatus((servers->Stub(server)->*method)(&ctx, req, resp));
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("region server ", server, ": ", s.message()));
+}
+}  // namespace
+
+RemoteRegion::RemoteRegion(RegionServers* servers, std::string server, std::string node, RegionDescriptor desc,
+                           std::string encoded_name, std::function<void()> on_release)
+    : servers_(servers), server_(std::move(server)), node_(std::move(node)), desc_(std::move(desc)),
+      encoded_(std::move(encoded_name)), on_release_(std::move(on_release)) {}
+
+RemoteRegion::~RemoteRegion() {
+  if (on_release_) on_release_();
+}
+
+absl::Status RemoteRegion::NotServed() const {
+  return NotServingRegionError(encoded_, absl::StrCat("region ", desc_.name, " is served by ", server_,
+                                                      ", not by the master; locate it in ", server::kMetaTableName));
+}
+
+absl::StatusOr<rpc::RegionOpResponse> RemoteRegion::Op(rpc::RegionOp op) const {
+  rpc::RegionOpRequest req;
+  req.set_region(encoded_);
+  req.set_op(op);
+  rpc::RegionOpResponse resp;
+  BASALT_RETURN_IF_ERROR(CallServer(servers_, server_, &rpc::Admin::Stub::RegionOperation, req, &resp,
+                                    op == rpc::REGION_LOAD ? servers_->load_timeout() : absl::ZeroDuration()));
+  return resp;
+}
+
+absl::Status RemoteRegion::Flush() { return Op(rpc::REGION_FLUSH).status(); }
+
+absl::Status RemoteRegion::CompactMinor() {
+  // The server compacts on its own after its flushes; the master never asks for a minor one.
+  return absl::UnimplementedError("a minor compaction is the region server's own");
+}
+
+absl::Status RemoteRegion::MajorCompact() { return Op(rpc::REGION_MAJOR_COMPACT).status(); }
+
+absl::StatusOr<std::string> RemoteRegion::SplitPoint() const {
+  BASALT_ASSIGN_OR_RETURN(rpc::RegionOpResponse resp, Op(rpc::REGION_SPLIT_POINT));
+  return resp.split_point();
+}
+
+absl::Status RemoteRegion::Close() {
+  rpc::CloseRegionRequest req;
+  req.set_region(encoded_);
+  rpc::AdminResponse resp;
+  absl::Status s = CallServer(servers_, server_, &rpc::Admin::Stub::CloseRegion, req, &resp);
+  if (absl::IsNotFound(s)) return absl::OkStatus();  // closed there already
+  return s;
+}
+
+RegionStats RemoteRegion::GetStats() const {
+  absl::StatusOr<rpc::RegionOpResponse> resp = Op(rpc::REGION_LOAD);
+  if (resp.ok()) return server::RegionStatsFromProto(resp->load());
+  RegionStats st;
+  st.failed = absl::StrCat("figures unknown: ", resp.status().message());
+  st.reference_files = 1;
+  return st;
+}
+
+int64_t RemoteRegion::Now() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+RegionDescriptor DescriptorOf(const server::TableSpec& spec, const server::RegionInfo& info) {
+  RegionDescriptor desc;
+  desc.name = server::RegionName(spec, info);
+  desc.families = spec.families;
+  desc.start_key = info.start_key;
+  desc.end_key = info.end_key;
+  return desc;
+}
+}  // namespace
+
+server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, const std::string& node,
+                           const server::TableSpec& spec, const server::RegionInfo& info,
+                           std::function<void()> on_release) {
+  return server::PlacedRegion{std::make_shared<RemoteRegion>(servers, server, node, DescriptorOf(spec, info),
+                                                             info.EncodedName(), std::move(on_release)),
+                              server};
+}
+
+absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::string& server, const std::string& node,
+                                            const server::TableSpec& spec, const server::RegionInfo& info,
+                                            std::function<void()> on_release) {
+  rpc::OpenRegionRequest req;
+  *req.mutable_table() = server::TableToProto(spec);
+  req.mutable_region()->set_table(info.table);
+  req.mutable_region()->set_start_key(info.start_key);
+  req.mutable_region()->set_end_key(info.end_key);
+  req.mutable_region()->set_id(info.id);
+  rpc::OpenRegionResponse resp;
+  absl::Status s = CallServer(servers, server, &rpc::Admin::Stub::OpenRegion, req, &resp);
+  if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
+  return Adopt(servers, server, node, spec, info, std::move(on_release));
+}
+
+absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server) {
+  rpc::HostedRegionsRequest req;
+  rpc::HostedRegionsResponse resp;
+  BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp));
+  std::vector<server::RegionInfo> out;
+  for (const rpc::RegionSpec& r : resp.regions()) out.push_back({r.table(), r.start_key(), r.end_key(), r.id()});
+  return out;
+}
+
+}  // namespace basalt::master

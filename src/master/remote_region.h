@@ -1,0 +1,104 @@
+// The master's side of the regions it placed on region servers (docs/DESIGN.md §6): a channel
+// per region server (RegionServers), and a Region that stands for a region open on one of them
+// (RemoteRegion), so that the table manager's create, disable, enable, drop, assign, split and
+// merge (src/server/tables.h, Role::kMaster) work unchanged: closing the handle closes the region
+// on its server, flushing it; a flush, a major compaction, the split point and the figures are
+// asked of the server. The master serves no region's rows: a data call on the handle is refused
+// as not served here, and the client locates the region in meta.
+//
+// Thread-safety: every method may be called from any number of threads.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <vector>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/basalt.grpc.pb.h"
+#include "src/server/tables.h"
+#include "storage/region.h"
+
+namespace basalt::master {
+
+// One gRPC channel per region server (by host:port), made on first use and kept.
+class RegionServers {
+ public:
+  explicit RegionServers(absl::Duration timeout) : timeout_(timeout) {}
+  rpc::Admin::Stub* Stub(const std::string& server);
+  absl::Duration timeout() const { return timeout_; }
+  // A region's figures are only shown (list_regions, status): a server that is slow to give
+  // them holds up no operator's command for long.
+  absl::Duration load_timeout() const { return std::min(timeout_, absl::Milliseconds(500)); }
+
+ private:
+  const absl::Duration timeout_;  // each call's deadline
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<rpc::Admin::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
+};
+
+class RemoteRegion final : public Region {
+ public:
+  // `node`: the server's node name in ZooKeeper ("host:port,start code"), which tells this run
+  // of the server from a later one at the same address.
+  RemoteRegion(RegionServers* servers, std::string server, std::string node, RegionDescriptor desc,
+               std::string encoded_name, std::function<void()> on_release = {});
+  ~RemoteRegion() override;
+
+  const std::string& server() const { return server_; }
+  const std::string& node() const { return node_; }
+
+  absl::Status Mutate(const std::vector<RowMutation>&, Durability) override { return NotServed(); }
+  absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
+                   Durability) override {
+    return NotServed();
+  }
+  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability) override {
+    return NotServed();
+  }
+  absl::StatusOr<std::vector<Cell>> Get(std::string_view, const ReadSpec&) override { return NotServed(); }
+  absl::Status Get(std::string_view, const ReadSpec&, RowResult*) override { return NotServed(); }
+  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec&) override { return NotServed(); }
+  absl::Status Flush() override;
+  absl::Status CompactMinor() override;
+  absl::Status MajorCompact() override;
+  absl::StatusOr<std::string> SplitPoint() const override;
+  // Closes it on its server (flushing). A server that no longer answers: Unavailable (its
+  // regions are reopened once it is fenced).
+  absl::Status Close() override;
+  // Asked of the server. When it does not answer, the figures are unknown: `failed` says so and
+  // reference_files is 1, so that nothing (the janitor) takes the region for one that no longer
+  // reads its parents' files.
+  RegionStats GetStats() const override;
+  const RegionDescriptor& descriptor() const override { return desc_; }
+  int64_t Now() const override;
+
+ private:
+  absl::Status NotServed() const;
+  absl::StatusOr<rpc::RegionOpResponse> Op(rpc::RegionOp op) const;
+
+  RegionServers* const servers_;
+  const std::string server_;
+  const std::string node_;
+  const RegionDescriptor desc_;
+  const std::string encoded_;
+  const std::function<void()> on_release_;  // when the handle goes (the master counts regions per server)
+};
+
+// Opens `info` of `spec` on `server` (OpenRegion); the handle for it. AlreadyExists from the
+// server (it is open there already, say after a master failover) is taken as success.
+absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::string& server, const std::string& node,
+                                            const server::TableSpec& spec, const server::RegionInfo& info,
+                                            std::function<void()> on_release = {});
+// The handle for a region already open on `server`, without a call.
+server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, const std::string& node,
+                           const server::TableSpec& spec, const server::RegionInfo& info,
+                           std::function<void()> on_release = {});
+// The regions open on `server` (HostedRegions).
+absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server);
+
+}  // namespace basalt::master
