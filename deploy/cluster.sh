@@ -3,22 +3,23 @@
 # private ZooKeeper (deploy/zookeeper.sh), a private Ceph (deploy/ceph.sh: 1 monitor, 3 OSDs on
 # bluestore files, pool size 3), two masters and the region servers, on loopback.
 #
-#   deploy/cluster.sh start DIR [--servers 1] [--store bluestore|memstore] [--osds 3]
+#   deploy/cluster.sh start DIR [--servers 3] [--store bluestore|memstore] [--osds 3]
 #                               [--zk-port 2181] [--ceph-port 6800] [--bin-dir build]
 #   deploy/cluster.sh status DIR
 #   deploy/cluster.sh stop DIR        # SIGKILL everything, then remove DIR: nothing left behind
 #
 # `start` and `status` print one line per process, ZooKeeper's client address first, which is
 # all a client needs: `basalt --zookeeper=127.0.0.1:2181`. Binaries come from --bin-dir (a build
-# directory: src/server/basalt-server, src/master/basalt-master), else from PATH.
-# Until masters assign regions (issue 13), a cluster has one region server.
+# directory: src/server/basalt-server, src/master/basalt-master), else from PATH. The active
+# master serves the catalogue and basalt:meta (its address is printed once it serves) and places
+# the regions on the region servers (basalt-server --cluster), every file in the RADOS pool.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { echo "usage: $0 start|status|stop DIR [--servers N] [--store bluestore|memstore] [--osds N] [--zk-port P] [--ceph-port P] [--bin-dir DIR]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2; shift 2
-servers=1 store=bluestore osds=3 zk_port=2181 ceph_port=6800 bin_dir="$here/../build"
+servers=3 store=bluestore osds=3 zk_port=2181 ceph_port=6800 bin_dir="$here/../build"
 while [ $# -gt 0 ]; do
   case $1 in
     --servers) servers=$2; shift 2 ;;
@@ -69,10 +70,7 @@ stop() {
 
 start() {
   if [ -f "$dir/zk-quorum" ]; then echo "cluster: $dir already holds one; stop it first" >&2; exit 1; fi
-  if [ "$servers" != 1 ]; then
-    echo "cluster: --servers $servers: more than one region server needs the masters to assign regions, which is not built yet (issue 13)" >&2
-    exit 2
-  fi
+  if ! [[ "$servers" =~ ^[1-9][0-9]*$ ]]; then echo "cluster: --servers wants a count of 1 or more" >&2; exit 2; fi
   local server_bin master_bin
   server_bin=$(binary basalt-server src/server/basalt-server)
   master_bin=$(binary basalt-master src/master/basalt-master)
@@ -84,20 +82,23 @@ start() {
   wait $zk
   local quorum="127.0.0.1:$zk_port"
   echo "$quorum" > "$dir/zk-quorum"
-  local common=(--zookeeper_quorum="$quorum" --rados_pool=basalt --ceph_conf="$dir/ceph/ceph.conf" --rados_namespace=basalt)
+  local common=(--zookeeper_quorum="$quorum" --rados_pool=basalt --ceph_conf="$dir/ceph/ceph.conf" --rados_namespace=basalt
+                --data_dir=/data)
   local m
   for m in 1 2; do  # one after the other, so that master-1 is the active one
-    "$master_bin" --name="master-$m" "${common[@]}" > "$dir/master-$m.log" 2>&1 &
+    "$master_bin" --name="master-$m" --listen=127.0.0.1:0 --port_file="$dir/master-$m.port" "${common[@]}" \
+      > "$dir/master-$m.log" 2>&1 &
     echo $! > "$dir/master-$m.pid"
     for _ in $(seq 300); do
-      grep -q "master" "$dir/master-$m.log" 2>/dev/null && break  # active, or a backup
+      # The active one once it serves (its port file), a backup once it says so.
+      if [ -s "$dir/master-$m.port" ] || grep -q "backup master" "$dir/master-$m.log" 2>/dev/null; then break; fi
       alive "$(cat "$dir/master-$m.pid")" || { echo "cluster: master-$m exited; see $dir/master-$m.log" >&2; exit 1; }
       sleep 0.1
     done
   done
   local s
   for s in $(seq 1 "$servers"); do
-    "$server_bin" --listen=127.0.0.1:0 --port_file="$dir/server-$s.port" --data_dir=/data "${common[@]}" \
+    "$server_bin" --cluster --listen=127.0.0.1:0 --port_file="$dir/server-$s.port" "${common[@]}" \
       > "$dir/server-$s.log" 2>&1 &
     echo $! > "$dir/server-$s.pid"
   done

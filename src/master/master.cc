@@ -142,8 +142,7 @@ absl::Status Master::TakeOverFromPreviousMaster() {
 }
 
 absl::StatusOr<std::map<std::string, server::ServerRegistration>> Master::DeadServers(
-    const std::vector<std::string>& live) {
-  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(options_.paths.servers()));
+    const std::vector<std::string>& registered, const std::vector<std::string>& live) {
   std::map<std::string, server::ServerRegistration> dead;
   for (const std::string& node : registered) {
     if (std::find(live.begin(), live.end(), node) != live.end()) continue;
@@ -162,8 +161,14 @@ absl::StatusOr<std::map<std::string, server::ServerRegistration>> Master::DeadSe
 absl::Status Master::Serve() {
   const server::ClusterPaths& p = options_.paths;
   // The live servers and what they hold now, and the dead ones' logs, before any region opens.
+  // Registrations first: a server registers after its live node is made, so one listed here
+  // and alive is in the live list read next.
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(p.servers()));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> live, zk_->Children(p.live()));
-  BASALT_ASSIGN_OR_RETURN(auto dead, DeadServers(live));
+  BASALT_ASSIGN_OR_RETURN(auto dead, DeadServers(registered, live));
+  std::erase_if(live, [&](const std::string& node) {
+    return std::find(registered.begin(), registered.end(), node) == registered.end();
+  });
   server::TableManager::Options topts;
   for (const auto& [node, reg] : dead) {
     BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
@@ -278,12 +283,20 @@ absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec
 
 void Master::Reconcile() {
   const server::ClusterPaths& p = options_.paths;
+  // Both lists are watched: a server joins in two steps (live node, then registration). The
+  // registrations are read first: one listed there and alive is in the live list read next.
+  absl::StatusOr<std::vector<std::string>> registered =
+      zk_->Children(p.servers(), [this] { Post([this] { Reconcile(); }); });
   absl::StatusOr<std::vector<std::string>> live =
       zk_->Children(p.live(), [this] { Post([this] { Reconcile(); }); });
-  if (!live.ok()) {
-    Log(absl::StrCat("listing live servers: ", live.status().message()));
+  if (!live.ok() || !registered.ok()) {
+    Log(absl::StrCat("listing servers: ", (live.ok() ? registered.status() : live.status()).message()));
     return;
   }
+  // Regions go only to servers that are live and registered (fenceable).
+  std::erase_if(*live, [&](const std::string& node) {
+    return std::find(registered->begin(), registered->end(), node) == registered->end();
+  });
   std::vector<std::string> joined;
   {
     absl::MutexLock l(&mu_);
@@ -295,7 +308,7 @@ void Master::Reconcile() {
       it = std::find(live_.begin(), live_.end(), it->first) == live_.end() ? load_.erase(it) : std::next(it);
     }
   }
-  absl::StatusOr<std::map<std::string, server::ServerRegistration>> dead = DeadServers(*live);
+  absl::StatusOr<std::map<std::string, server::ServerRegistration>> dead = DeadServers(*registered, *live);
   if (!dead.ok()) {
     Log(absl::StrCat("listing registered servers: ", dead.status().message()));
     return;

@@ -88,8 +88,10 @@ class Master {
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // Options::placement of the table manager: a live region server for the region.
   absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info);
-  // The registrations of the registered servers that are not live.
-  absl::StatusOr<std::map<std::string, server::ServerRegistration>> DeadServers(const std::vector<std::string>& live);
+  // The registrations of the registered servers that are not live (`registered` listed before
+  // `live`).
+  absl::StatusOr<std::map<std::string, server::ServerRegistration>> DeadServers(
+      const std::vector<std::string>& registered, const std::vector<std::string>& live);
   void Log(std::string_view line) const;
 
   Options options_;

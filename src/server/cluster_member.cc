@@ -45,13 +45,13 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk_opt
   BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.servers()));
   BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.fenced()));
   const std::string node = me.NodeName();
-  if (absl::StatusOr<std::string> made = zk->Create(paths.servers() + "/" + node, me.Encode(), ZooKeeper::Mode::kPersistent);
-      !made.ok()) {
-    return absl::Status(made.status().code(), absl::StrCat("registering ", node, ": ", made.status().message()));
-  }
   if (absl::StatusOr<std::string> made = zk->Create(paths.live() + "/" + node, me.Encode(), ZooKeeper::Mode::kEphemeral);
       !made.ok()) {
     return absl::Status(made.status().code(), absl::StrCat("registering ", node, " as live: ", made.status().message()));
+  }
+  if (absl::StatusOr<std::string> made = zk->Create(paths.servers() + "/" + node, me.Encode(), ZooKeeper::Mode::kPersistent);
+      !made.ok()) {
+    return absl::Status(made.status().code(), absl::StrCat("registering ", node, ": ", made.status().message()));
   }
   return zk;
 }

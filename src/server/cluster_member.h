@@ -46,9 +46,11 @@ struct ClusterPaths {
   std::string active_master() const { return parent + "/active-master"; }
 };
 
-// Registers a server: its persistent registration, then its ephemeral node (in that order, so a
-// master never sees a live server it could not fence). Keep the session for as long as the
-// server serves; `on_expired` runs when ZooKeeper has ended it (a master is fencing the server).
+// Registers a server: its ephemeral node, then its persistent registration (in that order, so
+// that a registration without a live node always means a server whose session ended: a master
+// fences it; a live node without a registration is a server still joining, which a master places
+// nothing on). Keep the session for as long as the server serves; `on_expired` runs when
+// ZooKeeper has ended it (a master is fencing the server).
 absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk, const ClusterPaths& paths,
                                                        const ServerRegistration& me);
 

@@ -129,7 +129,7 @@ const std::vector<Setting>& Settings() {
          c->rados_op_timeout_s = static_cast<int>(n);
          return absl::OkStatus();
        }},
-      {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...]: register in that cluster (empty: none)",
+      {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...]: the cluster this region server joins, with cluster=true",
        [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
          c->zookeeper_quorum = std::string(v);
          return absl::OkStatus();
@@ -450,6 +450,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "cluster=true needs zookeeper_quorum (to find the master) and rados_pool (the shared storage every server opens "
         "regions from)");
+  }
+  if (!config.cluster && !config.zookeeper_quorum.empty()) {
+    return absl::InvalidArgumentError(
+        "zookeeper_quorum is for a region server of a cluster (--cluster); a standalone server keeps its own meta");
   }
   std::string host;
   int port;

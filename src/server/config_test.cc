@@ -74,6 +74,7 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--cluster=maybe"}, "expected true or false");
   expect_invalid({"--cluster"}, "cluster=true needs zookeeper_quorum");
   expect_invalid({"--cluster=true", "--zookeeper_quorum=127.0.0.1:2181"}, "and rados_pool");
+  expect_invalid({"--zookeeper_quorum=127.0.0.1:2181"}, "is for a region server of a cluster");
   expect_invalid({"--data_dir"}, "needs a value");
 }
 

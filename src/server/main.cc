@@ -183,11 +183,6 @@ int Run(int argc, char** argv) {
       return 1;
     }
     zk = *std::move(joined);
-    // A standalone server registered in a cluster's ZooKeeper holds meta itself (one server per
-    // data directory); a cluster's region server leaves meta to the master.
-    if (absl::Status s = config.cluster ? absl::OkStatus() : PublishMetaServer(zk.get(), paths, me.name); !s.ok()) {
-      std::cerr << "basalt-server: naming this server as meta's in ZooKeeper: " << s.message() << "\n";
-    }
     std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "
               << paths.live() << "/" << me.NodeName() << " (session 0x" << absl::StrCat(absl::Hex(zk->session_id()))
               << ")" << std::endl;

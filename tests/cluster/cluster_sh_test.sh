@@ -10,21 +10,27 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$cluster" stop "$dir"  # what an interrupted run left
 trap '"$cluster" stop "$dir"' EXIT
 
-if "$cluster" start "$dir" --servers 2 --bin-dir "$build" 2> "$dir.err"; then fail "--servers 2 was accepted"; fi
-grep -q "not built yet" "$dir.err" || fail "--servers 2 refused without saying why: $(cat "$dir.err")"
+if "$cluster" start "$dir" --servers 0 --bin-dir "$build" 2> "$dir.err"; then fail "--servers 0 was accepted"; fi
+grep -q "count of 1 or more" "$dir.err" || fail "--servers 0 refused without saying why: $(cat "$dir.err")"
 rm -f "$dir.err"
 
-out=$("$cluster" start "$dir" --store memstore --osds 1 --zk-port "$zk" --ceph-port "$ceph" --bin-dir "$build")
+out=$("$cluster" start "$dir" --servers 2 --store memstore --osds 1 --zk-port "$zk" --ceph-port "$ceph" --bin-dir "$build")
 echo "$out"
 [[ "$(echo "$out" | head -1)" == "zookeeper: 127.0.0.1:$zk pid "* ]] || fail "the first line is not ZooKeeper's address"
-echo "$out" | grep -q "^master-1 pid [0-9]* (active)$" || fail "master-1, started first, is not the active master"
+echo "$out" | grep -q "^master-1 127.0.0.1:[0-9]* pid [0-9]* (active)$" || fail "master-1, started first, is not the active master"
 echo "$out" | grep -q "^master-2 pid [0-9]*$" || fail "no backup master-2"
-echo "$out" | grep -q "^server-1 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server"
+echo "$out" | grep -q "^server-1 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server-1"
+echo "$out" | grep -q "^server-2 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server-2"
 
+# The regions go to both servers; the shell knows only ZooKeeper.
 got=$("$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zk" --no-timing \
-  -e "create 't', 'cf'; put 't', 'r1', 'cf:q', 'through zookeeper'; get 't', 'r1'")
+  -e "create 't', 'cf', SPLITS => ['m']; put 't', 'a1', 'cf:q', 'through zookeeper'; put 't', 'z1', 'cf:q', 'and the other server'; get 't', 'a1'; get 't', 'z1'; list_regions 't'")
 echo "$got"
 echo "$got" | grep -q "value=through zookeeper" || fail "the shell could not write and read through ZooKeeper"
+echo "$got" | grep -q "value=and the other server" || fail "the second region's row was not read back"
+for s in 1 2; do
+  echo "$got" | grep -q "127.0.0.1:$(cat "$dir/server-$s.port") " || fail "server-$s holds no region of t"
+done
 "$cluster" status "$dir" > /dev/null || fail "status says a process is dead"
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
