@@ -162,6 +162,12 @@ TEST_F(Cluster, ThreeServersShareATableAndAKilledServersRegionsServeElsewhereWit
     }
   };
   EXPECT_EQ(count(), 400);
+  // A split in a cluster: the master closes the parent on its server, writes the daughters as
+  // references, commits them in meta and places them; nothing is copied or lost.
+  absl::Status split = conn->GetAdmin()->Split("t", "b");
+  ASSERT_TRUE(split.ok()) << split;
+  EXPECT_EQ(conn->GetAdmin()->ListRegions("t")->size(), 7u);
+  EXPECT_EQ(count(), 400);
 
   // The server holding the region of "a" dies; its regions serve elsewhere, nothing lost.
   auto regions = conn->GetAdmin()->ListRegions("t");
@@ -189,7 +195,7 @@ TEST_F(Cluster, ThreeServersShareATableAndAKilledServersRegionsServeElsewhereWit
   EXPECT_FALSE(per.count(victim));
   int open = 0;
   for (const auto& [server, n] : per) open += n;
-  EXPECT_EQ(open, 6);
+  EXPECT_EQ(open, 7);
   EXPECT_EQ(Children("/fenced").size(), 1u);
   EXPECT_EQ(Children("/servers").size(), 2u);  // the dead one's registration is done with
   std::printf("session timeout 1 s: a killed server's regions served again %s after kill -9\n",
