@@ -335,10 +335,10 @@ absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const st
   return specs;
 }
 
-absl::Status TableManager::OpenServerLog() {
+ServerLog::Options TableManager::LogOptions(std::string dir) const {
   ServerLog::Options lo;
   lo.env = options_.env;
-  lo.dir = options_.log_dir.empty() ? options_.data_dir + "/wal" : options_.log_dir;
+  lo.dir = std::move(dir);
   lo.roll_size = options_.wal_roll_size;
   lo.max_logs = options_.wal_max_logs;
   lo.recovery = options_.region.wal_recovery;
@@ -348,6 +348,11 @@ absl::Status TableManager::OpenServerLog() {
   lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
   lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
   lo.log = [this](std::string_view line) { Log(line); };
+  return lo;
+}
+
+absl::Status TableManager::OpenServerLog() {
+  ServerLog::Options lo = LogOptions(options_.log_dir.empty() ? options_.data_dir + "/wal" : options_.log_dir);
   absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
   if (!log.ok()) {
     return absl::Status(log.status().code(),
@@ -359,16 +364,7 @@ absl::Status TableManager::OpenServerLog() {
 }
 
 absl::Status TableManager::SplitDeadServerLogLocked(const std::string& dir) {
-  ServerLog::Options lo;
-  lo.env = options_.env;
-  lo.dir = dir;
-  lo.recovery = options_.region.wal_recovery;
-  lo.regions = RegionDirsLocked();
-  lo.tables = TableNamesLocked();
-  lo.table_of = &TableManager::TableOfRegion;
-  lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
-  lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
-  lo.log = [this](std::string_view line) { Log(line); };
+  ServerLog::Options lo = LogOptions(dir);
   lo.drop_unknown_regions = true;
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<ServerLog::SplitStats> st = ServerLog::SplitDeadServerLog(lo);

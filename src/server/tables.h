@@ -303,6 +303,8 @@ class TableManager {
     std::vector<RegionInfo> retired;  // split and merged parents meta still records
   };
   std::string TableDir(std::string_view name) const;
+  // A server log's options for `dir`, with every region and table entries_ knows (for a split).
+  ServerLog::Options LogOptions(std::string dir) const;
   // Opens the server log (options_.log_dir), splitting what a previous run left there by the
   // regions entries_ knows.
   absl::Status OpenServerLog();

@@ -107,6 +107,24 @@ class Cluster : public ::testing::Test {
     t.families.back().name = "f";
     return t;
   }
+  // A Put sent straight to `server` over gRPC, naming `region` (as a client that located the
+  // row there before does), with a 10 s deadline.
+  static grpc::Status RawPut(const std::string& server, const std::string& table, const std::string& region,
+                             const std::string& row) {
+    auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+    rpc::MutateRequest req;
+    req.set_table(table);
+    req.set_region(region);
+    req.mutable_mutation()->set_row(row);
+    rpc::Mutation* m = req.mutable_mutation()->add_mutations();
+    m->set_family("f");
+    m->set_qualifier("q");
+    m->set_value("never");
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rpc::MutateResponse resp;
+    return stub->Mutate(&ctx, req, &resp);
+  }
   // Regions per server, as list_regions says (state OPEN only).
   static std::map<std::string, int> RegionsPerServer(Connection* conn, const std::string& table) {
     std::map<std::string, int> out;
@@ -226,21 +244,11 @@ TEST_F(Cluster, AZombieServerAcknowledgesNothingAfterItsRegionsServeElsewhere) {
 
   // A write sent to the zombie itself, naming the region it held, which it takes in once it runs.
   grpc::Status zombie_put;
+  auto regions = conn->GetAdmin()->ListRegions("z");
+  ASSERT_TRUE(regions.ok()) << regions.status();
   std::thread writer([&] {
-    auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(a->address(), grpc::InsecureChannelCredentials()));
-    auto regions = conn->GetAdmin()->ListRegions("z");
-    rpc::MutateRequest req;
-    req.set_table("z");
-    if (regions.ok()) req.set_region(regions->back().encoded_name);  // [m, end): it holds "zombie"
-    req.mutable_mutation()->set_row("zombie");
-    rpc::Mutation* m = req.mutable_mutation()->add_mutations();
-    m->set_family("f");
-    m->set_qualifier("q");
-    m->set_value("never");
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    rpc::MutateResponse resp;
-    zombie_put = stub->Mutate(&ctx, req, &resp);
+    // [m, end) holds "zombie"
+    zombie_put = RawPut(a->address(), "z", regions->back().encoded_name, "zombie");
   });
   absl::SleepFor(absl::Milliseconds(300));
   a->Signal(SIGCONT);
@@ -282,19 +290,7 @@ TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
 
   ASSERT_TRUE(zk_->Delete(parent_ + "/rs/" + node).ok());
   ASSERT_TRUE(Eventually([&] { return Children("/fenced") == std::vector<std::string>{node}; }));
-  auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(a->address(), grpc::InsecureChannelCredentials()));
-  rpc::MutateRequest req;
-  req.set_table("p");
-  req.set_region(regions->front().encoded_name);
-  req.mutable_mutation()->set_row("after");
-  rpc::Mutation* m = req.mutable_mutation()->add_mutations();
-  m->set_family("f");
-  m->set_qualifier("q");
-  m->set_value("never");
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  rpc::MutateResponse resp;
-  grpc::Status s = stub->Mutate(&ctx, req, &resp);
+  grpc::Status s = RawPut(a->address(), "p", regions->front().encoded_name, "after");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
   EXPECT_NE(s.error_message().find("fenced"), std::string::npos) << s.error_message();
   a->Kill();
