@@ -126,19 +126,18 @@ TEST_F(ZooKeeperTest, WatchesFireOnceAndMayCallBackIntoTheSession) {
 // frozen VM): its ephemeral node goes after the session timeout, and once it runs again it is
 // told its session is over, and every call it makes fails.
 TEST_F(ZooKeeperTest, ASessionPausedPastItsTimeoutExpiresAndItsOwnerIsTold) {
-  auto zk = Connect();
-  ASSERT_TRUE(zk);
-  ASSERT_TRUE(zk->CreatePath(root_).ok());
   int to_parent[2];
   ASSERT_EQ(::pipe(to_parent), 0);
   const std::string node = root_ + "/zombie";
+  // Forked before this process connects, while it has no other thread: a child forked from a
+  // process whose ZooKeeper thread held a libc lock (getaddrinfo's) hung in its own connect.
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(to_parent[0]);
     std::atomic<bool> expired{false};
     auto me = Connect(absl::Milliseconds(600), [&] { expired = true; });
-    if (!me || !me->Create(node, "", ZooKeeper::Mode::kEphemeral).ok()) ::_exit(2);
+    if (!me || !me->CreatePath(root_).ok() || !me->Create(node, "", ZooKeeper::Mode::kEphemeral).ok()) ::_exit(2);
     ::write(to_parent[1], "r", 1);
     while (!expired) absl::SleepFor(absl::Milliseconds(10));
     const bool refused = absl::IsAborted(me->Create(node + "-after", "", ZooKeeper::Mode::kEphemeral).status());
@@ -149,6 +148,8 @@ TEST_F(ZooKeeperTest, ASessionPausedPastItsTimeoutExpiresAndItsOwnerIsTold) {
   char c = 0;
   ASSERT_EQ(::read(to_parent[0], &c, 1), 1);
   ASSERT_EQ(c, 'r');
+  auto zk = Connect();
+  ASSERT_TRUE(zk);
   ASSERT_TRUE(zk->Get(node).value().has_value());
   ::kill(child, SIGSTOP);
   const absl::Time stopped = absl::Now();
