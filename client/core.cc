@@ -128,18 +128,10 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
 
 absl::Status Core::Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
                          std::string* to, std::string* end_key) {
-  if (!cluster_) {
-    BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region));
-    *to = server();
-    return absl::OkStatus();
-  }
-  RegionLocation where;
-  BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region, &where));
-  *to = std::move(where.server);
-  if (end_key != nullptr) *end_key = std::move(where.end_key);
-  if (region->empty()) {
-    *to = server();  // a system table: meta's own server
-  } else if (to->empty()) {
+  to->clear();
+  if (!cluster_) return regions_.Locate(table, row, deadline, region);
+  BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region, to, end_key));
+  if (!region->empty() && to->empty()) {
     return NotServingRegionError(*region, absl::StrCat("region ", *region, " of table ", table,
                                                        " is in transition (no server serves it yet)"));
   }
@@ -265,12 +257,8 @@ absl::Status Core::CallRow(bool retriable_op, const std::string& table, std::str
                            const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
   std::string to;
   return Retry(retriable_op, [&](absl::Time deadline) -> absl::Status {
-    if (region != nullptr) {
-      BASALT_RETURN_IF_ERROR(Route(table, row, deadline, region, &to));
-    } else {
-      to = server();
-    }
-    BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc(to));
+    if (region != nullptr) BASALT_RETURN_IF_ERROR(Route(table, row, deadline, region, &to));
+    BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc(Target(to)));
     grpc::ClientContext ctx;
     SetDeadline(&ctx, deadline);
     absl::Status s = FromGrpcStatus(call(path, &ctx));
@@ -344,21 +332,34 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
   req.clear_regions();
   // Rows an attempt that never reached a server deferred go again.
   Undefer(part, req.mutable_rows(), &part->indices, nullptr, absl::OkStatus());
-  part->server = core->server();
-  if (core->cluster()) {
-    // Rows of other servers' regions wait for the next attempt.
-    std::string region;
-    std::vector<std::string> to(req.rows_size());
-    for (int i = 0; i < req.rows_size(); i++) {
-      BASALT_RETURN_IF_ERROR(core->Route(req.table(), req.rows(i).row(), deadline, &region, &to[i]));
+  // Each row's region as an index into `names` (a batch spans few regions: one name each), and
+  // its server (in a cluster; else empty: the connection's server).
+  const int all = req.rows_size();
+  std::vector<std::string> names;
+  std::vector<int> region_of(all);
+  std::vector<std::string> to(all);
+  std::string name;
+  for (int i = 0; i < all; i++) {
+    BASALT_RETURN_IF_ERROR(core->Route(req.table(), req.rows(i).row(), deadline, &name, &to[i]));
+    if (name.empty()) {  // the server routes them
+      part->server = core->server();
+      return absl::OkStatus();
     }
-    const std::string first = to.empty() ? core->server() : to[0];
+    auto it = std::find(names.begin(), names.end(), name);
+    region_of[i] = static_cast<int>(it - names.begin());
+    if (it == names.end()) names.push_back(name);
+  }
+  // This attempt goes to the first row's server; rows of other servers' regions wait for the next.
+  part->server = all == 0 ? core->server() : core->Target(to[0]);
+  std::vector<int> which;  // of the rows sent now
+  if (core->cluster()) {
     google::protobuf::RepeatedPtrField<rpc::RowMutations> here;
     std::vector<size_t> here_indices;
-    for (int i = 0; i < req.rows_size(); i++) {
-      if (to[i] == first) {
+    for (int i = 0; i < all; i++) {
+      if (to[i] == to[0]) {
         here.Add(std::move(*req.mutable_rows(i)));
         here_indices.push_back(part->indices[i]);
+        which.push_back(region_of[i]);
       } else {
         part->deferred.Add(std::move(*req.mutable_rows(i)));
         part->deferred_indices.push_back(part->indices[i]);
@@ -366,20 +367,10 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
     }
     req.mutable_rows()->Swap(&here);
     part->indices = std::move(here_indices);
-    part->server = first;
+  } else {
+    which = std::move(region_of);
   }
   const int n = req.rows_size();
-  // Each row's region as an index into `names` (a batch spans few regions: one name each).
-  std::vector<std::string> names;
-  std::vector<int> which(n);
-  std::string name;
-  for (int i = 0; i < n; i++) {
-    BASALT_RETURN_IF_ERROR(core->Locate(req.table(), req.rows(i).row(), deadline, &name));
-    if (name.empty()) return absl::OkStatus();  // the server routes them
-    auto it = std::find(names.begin(), names.end(), name);
-    which[i] = static_cast<int>(it - names.begin());
-    if (it == names.end()) names.push_back(name);
-  }
   std::vector<int> order(n);
   for (int i = 0; i < n; i++) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return which[a] < which[b]; });
@@ -401,7 +392,6 @@ absl::Status LocateBatch(Core* core, absl::Time deadline, BatchPart* part) {
   part->indices = std::move(indices);
   return absl::OkStatus();
 }
-
 
 absl::Status UnsentBatch(Core* core, BatchPart* part, absl::Status s) {
   for (const rpc::RegionRun& run : part->request.regions()) core->NoteUnanswered(s, run.region());

@@ -101,12 +101,16 @@ class Core {
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region) {
     return regions_.Locate(table, row, deadline, region);
   }
-  // Locate, and where to send the call (*to): in a cluster, the server meta names for the region
+  // Locate, and where to send the call: in a cluster *to is the server meta names for the region
   // (a region meta names no server for is in transition: refused as not served, so that it is
-  // located again after a backoff); else server(). In a cluster, *end_key (optional) gets the
-  // region's end (empty: the end of the table).
+  // located again after a backoff); else (and for a system table) it is left empty, for
+  // Target(). In a cluster, *end_key (optional) gets the region's end (empty: the end of the
+  // table).
   absl::Status Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
                      std::string* to, std::string* end_key = nullptr);
+  // The server a call Route sent to `to` goes to: `to`, or when empty server() (no copy on a
+  // standalone server's path).
+  const std::string& Target(const std::string& to) const { return to.empty() ? server() : to; }
   // After a call to a region's server failed: in a cluster, a server that did not answer
   // (UNAVAILABLE, not a refusal) may be dead and its regions placed elsewhere by now, so the
   // region is forgotten and located again.

@@ -19,12 +19,12 @@ const RegionLocation* RegionCache::Find(const std::string& table, std::string_vi
 }
 
 absl::Status RegionCache::Locate(const std::string& table, std::string_view row, absl::Time deadline,
-                                 std::string* region, RegionLocation* where) {
+                                 std::string* region, std::string* server, std::string* end_key) {
   region->clear();
-  if (where != nullptr) *where = RegionLocation{};
   auto found_at = [&](const RegionLocation& loc) {
     *region = loc.encoded_name;
-    if (where != nullptr) *where = loc;
+    if (server != nullptr) *server = loc.server;
+    if (end_key != nullptr) *end_key = loc.end_key;
   };
   if (IsSystemTable(table)) return absl::OkStatus();
   {

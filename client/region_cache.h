@@ -40,10 +40,10 @@ class RegionCache {
   // meanwhile wait for it, within their deadline, and use what it found; DeadlineExceeded if it
   // outlasts theirs). Empty when meta lists no region for the row (an unknown table, a system
   // table): the call then names no region and the server routes it. The loader's error
-  // otherwise. `where` (optional) gets the region's location: its rows, and the server meta
-  // says serves it (empty: none now, the region is in transition).
+  // otherwise. `server` and `end_key` (optional, set only when a region is found) get the server
+  // meta says serves it (empty: none now, the region is in transition) and where its rows end.
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
-                      RegionLocation* where = nullptr);
+                      std::string* server = nullptr, std::string* end_key = nullptr);
   // Drops the region `encoded_name` (it refused a call; encoded names are unique across tables):
   // the next call of a row it held reads meta again. A refusal is rare, so this looks through
   // every cached region.

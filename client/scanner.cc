@@ -79,12 +79,12 @@ class ScannerImpl final : public ResultScanner {
   absl::Status OpenStream(absl::Time deadline) {
     rpc::ScanRequest req = base_;
     req.set_start_row(NextStart());
-    std::string to = core_->server();
+    std::string to;
     if (core_->cluster()) {
       BASALT_RETURN_IF_ERROR(core_->Route(base_.table(), req.start_row(), deadline, req.mutable_region(), &to, &region_end_));
       region_ = req.region();
     }
-    BASALT_ASSIGN_OR_RETURN(stub_path_, core_->Grpc(to));
+    BASALT_ASSIGN_OR_RETURN(stub_path_, core_->Grpc(core_->Target(to)));
     if (limit_ != 0) req.set_limit(limit_ - returned_);
     ctx_ = std::make_unique<grpc::ClientContext>();
     SetDeadline(ctx_.get(), core_->Deadline());

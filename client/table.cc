@@ -41,7 +41,7 @@ class TableImpl final : public Table {
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, get.row, deadline, req.mutable_region(), &to));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, to));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->Target(to)));
       resp.Clear();
       absl::Status got = path->Get(req, deadline, &resp);
       core_->NoteUnanswered(got, req.region());
@@ -235,7 +235,7 @@ class TableImpl final : public Table {
           BASALT_RETURN_IF_ERROR(invalid);
           std::string to;
           BASALT_RETURN_IF_ERROR(core->Route(req->table(), req->row(), deadline, req->mutable_region(), &to));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, to));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->Target(to)));
           resp->Clear();
           if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
@@ -286,7 +286,7 @@ class TableImpl final : public Table {
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, m.row, deadline, req.mutable_region(), &to));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, to));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->Target(to)));
       absl::Status done = path->Mutate(req, deadline);
       core_->NoteUnanswered(done, req.region());
       return done;
@@ -307,7 +307,7 @@ class TableImpl final : public Table {
           std::string to;
           BASALT_RETURN_IF_ERROR(
               core->Route(req->table(), req->mutation().row(), deadline, req->mutable_region(), &to));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, to));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->Target(to)));
           if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();

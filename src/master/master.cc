@@ -141,34 +141,38 @@ absl::Status Master::TakeOverFromPreviousMaster() {
   return zk_->Create(path, me.Encode(), ZooKeeper::Mode::kPersistent).status();
 }
 
-absl::StatusOr<std::map<std::string, server::ServerRegistration>> Master::DeadServers(
-    const std::vector<std::string>& registered, const std::vector<std::string>& live) {
-  std::map<std::string, server::ServerRegistration> dead;
+absl::StatusOr<Master::Servers> Master::ListServers(bool watch) {
+  const server::ClusterPaths& p = options_.paths;
+  std::function<void()> again;
+  if (watch) again = [this] { Post([this] { Reconcile(); }); };
+  // Registrations first: a server registers after its live node is made, so one listed here and
+  // alive is in the live list read next.
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(p.servers(), again));
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> live, zk_->Children(p.live(), again));
+  Servers out;
   for (const std::string& node : registered) {
-    if (std::find(live.begin(), live.end(), node) != live.end()) continue;
-    BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> data, zk_->Get(options_.paths.servers() + "/" + node));
+    if (std::find(live.begin(), live.end(), node) != live.end()) {
+      out.live.push_back(node);
+      continue;
+    }
+    BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> data, zk_->Get(p.servers() + "/" + node));
     if (!data.has_value()) continue;  // done with meanwhile
     absl::StatusOr<server::ServerRegistration> reg = server::ServerRegistration::Decode(data->data);
     if (!reg.ok()) {
       Log(absl::StrCat("server ", node, ": ", reg.status().message(), "; left for an operator"));
       continue;
     }
-    dead.emplace(node, *std::move(reg));
+    out.dead.emplace(node, *std::move(reg));
   }
-  return dead;
+  return out;
 }
 
 absl::Status Master::Serve() {
   const server::ClusterPaths& p = options_.paths;
   // The live servers and what they hold now, and the dead ones' logs, before any region opens.
-  // Registrations first: a server registers after its live node is made, so one listed here
-  // and alive is in the live list read next.
-  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(p.servers()));
-  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> live, zk_->Children(p.live()));
-  BASALT_ASSIGN_OR_RETURN(auto dead, DeadServers(registered, live));
-  std::erase_if(live, [&](const std::string& node) {
-    return std::find(registered.begin(), registered.end(), node) == registered.end();
-  });
+  BASALT_ASSIGN_OR_RETURN(Servers servers, ListServers(/*watch=*/false));
+  const std::vector<std::string>& live = servers.live;
+  const std::map<std::string, server::ServerRegistration>& dead = servers.dead;
   server::TableManager::Options topts;
   for (const auto& [node, reg] : dead) {
     BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
@@ -179,7 +183,7 @@ absl::Status Master::Serve() {
     live_ = live;
   }
   for (const std::string& node : live) {
-    const std::string server = node.substr(0, node.rfind(','));
+    const std::string server = AddressOf(node);
     absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server);
     if (!held.ok()) {
       Log(absl::StrCat("asking ", node, " which regions it holds: ", held.status().message()));
@@ -240,17 +244,11 @@ absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec
   std::vector<std::pair<int, std::string>> candidates;  // (load, node)
   {
     absl::MutexLock l(&mu_);
-    auto release = [this](const std::string& node) {
-      return [this, node] {
-        absl::MutexLock l(&mu_);
-        if (auto it = load_.find(node); it != load_.end()) --it->second;
-      };
-    };
     if (auto it = adopt_.find(encoded); it != adopt_.end()) {
       const auto [server, node] = it->second;
       adopt_.erase(it);
       ++load_[node];
-      return Adopt(&servers_, server, node, spec, info, release(node));
+      return Adopt(&servers_, server, node, spec, info, Release(node));
     }
     for (const std::string& node : live_) candidates.emplace_back(load_[node], node);
   }
@@ -260,16 +258,12 @@ absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec
   std::sort(candidates.begin(), candidates.end());
   absl::Status last;
   for (const auto& [load, node] : candidates) {
-    const std::string server = node.substr(0, node.rfind(','));
     {
       absl::MutexLock l(&mu_);
       ++load_[node];
     }
-    auto release = [this, node = node] {
-      absl::MutexLock l(&mu_);
-      if (auto it = load_.find(node); it != load_.end()) --it->second;
-    };
-    absl::StatusOr<server::PlacedRegion> placed = OpenOn(&servers_, server, node, spec, info, release);
+    std::function<void()> release = Release(node);
+    absl::StatusOr<server::PlacedRegion> placed = OpenOn(&servers_, AddressOf(node), node, spec, info, release);
     if (placed.ok()) return placed;
     release();
     last = placed.status();
@@ -281,48 +275,44 @@ absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec
   return last;
 }
 
+std::function<void()> Master::Release(const std::string& node) {
+  return [this, node] {
+    absl::MutexLock l(&mu_);
+    if (auto it = load_.find(node); it != load_.end()) --it->second;
+  };
+}
+
+std::string Master::AddressOf(const std::string& node) { return node.substr(0, node.rfind(',')); }
+
 void Master::Reconcile() {
-  const server::ClusterPaths& p = options_.paths;
-  // Both lists are watched: a server joins in two steps (live node, then registration). The
-  // registrations are read first: one listed there and alive is in the live list read next.
-  absl::StatusOr<std::vector<std::string>> registered =
-      zk_->Children(p.servers(), [this] { Post([this] { Reconcile(); }); });
-  absl::StatusOr<std::vector<std::string>> live =
-      zk_->Children(p.live(), [this] { Post([this] { Reconcile(); }); });
-  if (!live.ok() || !registered.ok()) {
-    Log(absl::StrCat("listing servers: ", (live.ok() ? registered.status() : live.status()).message()));
+  // Both lists are watched: a server joins in two steps (live node, then registration).
+  absl::StatusOr<Servers> servers = ListServers(/*watch=*/true);
+  if (!servers.ok()) {
+    Log(absl::StrCat("listing servers: ", servers.status().message()));
     return;
   }
-  // Regions go only to servers that are live and registered (fenceable).
-  std::erase_if(*live, [&](const std::string& node) {
-    return std::find(registered->begin(), registered->end(), node) == registered->end();
-  });
-  std::vector<std::string> joined;
+  const std::vector<std::string>& live = servers->live;
+  bool joined = false;
   {
     absl::MutexLock l(&mu_);
-    for (const std::string& node : *live) {
-      if (std::find(live_.begin(), live_.end(), node) == live_.end()) joined.push_back(node);
+    for (const std::string& node : live) {
+      if (std::find(live_.begin(), live_.end(), node) == live_.end()) joined = true;
     }
-    live_ = *live;
+    live_ = live;
     for (auto it = load_.begin(); it != load_.end();) {
       it = std::find(live_.begin(), live_.end(), it->first) == live_.end() ? load_.erase(it) : std::next(it);
     }
   }
-  absl::StatusOr<std::map<std::string, server::ServerRegistration>> dead = DeadServers(*registered, *live);
-  if (!dead.ok()) {
-    Log(absl::StrCat("listing registered servers: ", dead.status().message()));
-    return;
-  }
-  for (const auto& [node, reg] : *dead) {
+  for (const auto& [node, reg] : servers->dead) {
     if (absl::Status s = RecoverServer(node, reg); !s.ok()) {
       Log(absl::StrCat("server ", node, " is gone but could not be recovered: ", s.message(),
                        " (its regions stay closed until it is; retried when the servers change)"));
     }
   }
-  if (tables_ != nullptr && !live->empty()) {
+  if (tables_ != nullptr && !live.empty()) {
     for (const std::string& t : tables_->TablesToAssign()) {
       absl::Status s = tables_->Assign(t);
-      Log(absl::StrCat("assigning table '", t, "' (", joined.empty() ? "a server died" : "a server joined",
+      Log(absl::StrCat("assigning table '", t, "' (", joined ? "a server joined" : "a server died",
                        "): ", s.ok() ? "open" : s.ToString()));
     }
   }
@@ -363,11 +353,6 @@ absl::Status Master::FenceServer(const std::string& node, const server::ServerRe
                                           took_ms, "\nby=", options_.name, "\nhow=", how, "\n");
   absl::StatusOr<std::string> made = zk_->Create(p.fenced() + "/" + node, record, ZooKeeper::Mode::kPersistent);
   if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
-  if (reg.wal_dir.empty()) {
-    // A standalone server registered in the cluster: nothing of it to split or reopen.
-    absl::Status gone = zk_->Delete(p.servers() + "/" + node);
-    if (!gone.ok() && !absl::IsNotFound(gone)) return gone;
-  }
   Log(absl::StrCat("server ", node, " is gone: fenced in ", took_ms, " ms (", how, ")"));
   return absl::OkStatus();
 }

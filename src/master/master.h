@@ -88,10 +88,18 @@ class Master {
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // Options::placement of the table manager: a live region server for the region.
   absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info);
-  // The registrations of the registered servers that are not live (`registered` listed before
-  // `live`).
-  absl::StatusOr<std::map<std::string, server::ServerRegistration>> DeadServers(
-      const std::vector<std::string>& registered, const std::vector<std::string>& live);
+  // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
+  // there: a server registers after its live node is made, and only a registered one can be
+  // fenced), and the registrations of the dead ones. `watch`: Reconcile runs when either changes.
+  struct Servers {
+    std::vector<std::string> live;
+    std::map<std::string, server::ServerRegistration> dead;
+  };
+  absl::StatusOr<Servers> ListServers(bool watch);
+  // Counts a region out of `node`'s load: what a RemoteRegion runs when it goes.
+  std::function<void()> Release(const std::string& node);
+  // HOST:PORT of a server node ("<host:port>,<start code>").
+  static std::string AddressOf(const std::string& node);
   void Log(std::string_view line) const;
 
   Options options_;

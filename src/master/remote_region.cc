@@ -99,21 +99,10 @@ int64_t RemoteRegion::Now() const {
       .count();
 }
 
-namespace {
-RegionDescriptor DescriptorOf(const server::TableSpec& spec, const server::RegionInfo& info) {
-  RegionDescriptor desc;
-  desc.name = server::RegionName(spec, info);
-  desc.families = spec.families;
-  desc.start_key = info.start_key;
-  desc.end_key = info.end_key;
-  return desc;
-}
-}  // namespace
-
 server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, const std::string& node,
                            const server::TableSpec& spec, const server::RegionInfo& info,
                            std::function<void()> on_release) {
-  return server::PlacedRegion{std::make_shared<RemoteRegion>(servers, server, node, DescriptorOf(spec, info),
+  return server::PlacedRegion{std::make_shared<RemoteRegion>(servers, server, node, server::DescriptorOf(spec, info),
                                                              info.EncodedName(), std::move(on_release)),
                               server};
 }
@@ -123,10 +112,7 @@ absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::s
                                             std::function<void()> on_release) {
   rpc::OpenRegionRequest req;
   *req.mutable_table() = server::TableToProto(spec);
-  req.mutable_region()->set_table(info.table);
-  req.mutable_region()->set_start_key(info.start_key);
-  req.mutable_region()->set_end_key(info.end_key);
-  req.mutable_region()->set_id(info.id);
+  *req.mutable_region() = server::RegionSpecToProto(info);
   rpc::OpenRegionResponse resp;
   absl::Status s = CallServer(servers, server, &rpc::Admin::Stub::OpenRegion, req, &resp);
   if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
@@ -138,7 +124,10 @@ absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers,
   rpc::HostedRegionsResponse resp;
   BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp));
   std::vector<server::RegionInfo> out;
-  for (const rpc::RegionSpec& r : resp.regions()) out.push_back({r.table(), r.start_key(), r.end_key(), r.id()});
+  for (const rpc::RegionSpec& r : resp.regions()) {
+    BASALT_ASSIGN_OR_RETURN(server::RegionInfo info, server::RegionFromProto(r));
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

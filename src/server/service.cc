@@ -926,7 +926,15 @@ RegionStats RegionStatsFromProto(const rpc::RegionLoad& l) {
   return st;
 }
 
-namespace {
+rpc::RegionSpec RegionSpecToProto(const RegionInfo& info) {
+  rpc::RegionSpec r;
+  r.set_table(info.table);
+  r.set_start_key(info.start_key);
+  r.set_end_key(info.end_key);
+  r.set_id(info.id);
+  return r;
+}
+
 absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(r.table()));
   if (r.id() == 0) return absl::InvalidArgumentError(absl::StrCat("region of table ", r.table(), " has no id"));
@@ -935,7 +943,6 @@ absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
   }
   return RegionInfo{r.table(), r.start_key(), r.end_key(), r.id()};
 }
-}  // namespace
 
 absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
@@ -977,13 +984,7 @@ absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest&, rpc::
     return absl::FailedPreconditionError("HostedRegions is for a cluster's region server; this server is standalone");
   }
   resp->set_server(tables_->ServerName());
-  for (const auto& [spec, info] : tables_->HostedRegions()) {
-    rpc::RegionSpec* r = resp->add_regions();
-    r->set_table(info.table);
-    r->set_start_key(info.start_key);
-    r->set_end_key(info.end_key);
-    r->set_id(info.id);
-  }
+  for (const auto& [spec, info] : tables_->HostedRegions()) *resp->add_regions() = RegionSpecToProto(info);
   return absl::OkStatus();
 }
 

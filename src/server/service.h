@@ -27,6 +27,10 @@ absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd);
 rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f);
 absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td);
 rpc::TableDescriptor TableToProto(const TableSpec& spec);
+// A region on the wire (OpenRegion, HostedRegions) and back: InvalidArgument for a bad table
+// name, no id, or an end before the start.
+rpc::RegionSpec RegionSpecToProto(const RegionInfo& info);
+absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r);
 // A region's figures on the wire (RegionOperation) and back.
 rpc::RegionLoad RegionLoadToProto(const RegionStats& st);
 RegionStats RegionStatsFromProto(const rpc::RegionLoad& load);

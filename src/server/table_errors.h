@@ -1,5 +1,6 @@
 // What TableManager's parts (tables.cc, region_split.cc) say alike: the errors for a table that
-// is missing, disabled or FAILED_OPEN, and the name a region's log records carry.
+// is missing, disabled or FAILED_OPEN, the name a region's log records carry, and its
+// descriptor.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "common/status.h"
 #include "src/server/catalog.h"
 #include "src/server/region_info.h"
+#include "storage/region.h"
 
 namespace basalt::server {
 
@@ -28,6 +30,16 @@ inline absl::Status FailedOpen(std::string_view name, const absl::Status& why) {
 // the table's name.
 inline std::string RegionName(const TableSpec& spec, const RegionInfo& info) {
   return info.id == 0 ? spec.name : info.Name();
+}
+
+// The engine's descriptor of region `info` of `spec` (storage/region.h).
+inline RegionDescriptor DescriptorOf(const TableSpec& spec, const RegionInfo& info) {
+  RegionDescriptor desc;
+  desc.name = RegionName(spec, info);
+  desc.families = spec.families;
+  desc.start_key = info.start_key;
+  desc.end_key = info.end_key;
+  return desc;
 }
 
 }  // namespace basalt::server

@@ -725,11 +725,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
         continue;
       }
     }
-    RegionDescriptor desc;
-    desc.name = RegionName(spec, info);
-    desc.families = spec.families;
-    desc.start_key = info.start_key;
-    desc.end_key = info.end_key;
+    RegionDescriptor desc = DescriptorOf(spec, info);
     std::string server;  // placed on a region server (a master's); else this one
     absl::StatusOr<std::shared_ptr<Region>> region;
     if (options_.role == Role::kMaster) {
@@ -1172,7 +1168,8 @@ absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(st
       for (const RegionInfo& r : it->second.regions) out.push_back(RegionStatus{r, state, {}});
     }
   }
-  for (RegionStatus& r : out) r.server = ServerName();
+  const std::string here = ServerName();
+  for (RegionStatus& r : out) r.server = here;
   if (table != nullptr) {
     for (size_t i = 0; i < out.size() && i < table->regions().size(); ++i) {
       out[i].stats = table->regions()[i].region->GetStats();
@@ -1217,10 +1214,6 @@ absl::Status TableManager::SetServerName(std::string_view name) {
   return WriteMeta(rows);
 }
 
-}  // namespace basalt::server
-
-namespace basalt::server {
-
 absl::Status TableManager::NotOnRegionServer(std::string_view what) const {
   if (options_.role != Role::kRegionServer) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
@@ -1233,11 +1226,8 @@ std::shared_ptr<Table> TableManager::HostTable(const TableSpec& spec, std::vecto
   std::vector<HostedRegion> all;
   // The rows from `from` to `to` (empty: the end) are another server's.
   auto gap = [&](const std::string& from, const std::string& to) {
-    RegionDescriptor desc;
+    RegionDescriptor desc = DescriptorOf(spec, RegionInfo{spec.name, from, to, 0});
     desc.name = absl::StrCat(spec.name, " rows [", ToStringBinary(from), ", ", to.empty() ? "end" : ToStringBinary(to), ")");
-    desc.families = spec.families;
-    desc.start_key = from;
-    desc.end_key = to;
     absl::Status error = absl::UnavailableError(absl::StrCat("table ", spec.name, ": the region of rows from '",
                                                              ToStringBinary(from), "' is not served here; locate it in ",
                                                              kMetaTableName));
@@ -1287,31 +1277,15 @@ absl::Status TableManager::OpenRegion(const TableSpec& spec, const RegionInfo& i
       open.push_back(h);
     }
   }
-  RegionDescriptor desc;
-  desc.name = RegionName(spec, info);
-  desc.families = spec.families;
-  desc.start_key = info.start_key;
-  desc.end_key = info.end_key;
   const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, desc, RegionDir(info));
+  absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, DescriptorOf(spec, info), RegionDir(info));
   if (!region.ok()) {
     return absl::Status(region.status().code(),
                         absl::StrCat("opening region ", info.Name(), ": ", region.status().message()));
   }
   const RegionStats st = (*region)->GetStats();
-  HostedRegion h{info, *std::move(region)};
-  open.push_back(std::move(h));
-  std::shared_ptr<Table> table = HostTable(spec, std::move(open));
-  {
-    absl::MutexLock l(&mu_);
-    Entry& e = entries_[spec.name];
-    e.spec = spec;
-    e.regions.clear();
-    for (const HostedRegion& x : table->regions()) {
-      if (!x.placeholder) e.regions.push_back(x.info);
-    }
-    e.table = table;
-  }
+  open.push_back(HostedRegion{info, *std::move(region)});
+  InstallHosted(spec, std::move(open));
   if (old != nullptr) old->superseded_.store(true, std::memory_order_release);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   Log(absl::StrCat("opened region ", info.Name(), " in ", ms.count(), " ms (", st.replayed_records,
@@ -1324,21 +1298,7 @@ absl::Status TableManager::CloseRegion(std::string_view encoded_name) {
     return absl::FailedPreconditionError("CloseRegion is for a cluster's region server; this server is standalone");
   }
   absl::MutexLock al(&admin_mu_);
-  std::shared_ptr<Table> old;
-  std::string table_name;
-  {
-    absl::ReaderMutexLock l(&mu_);
-    for (const auto& [name, e] : entries_) {
-      if (e.table == nullptr) continue;
-      for (const HostedRegion& h : e.table->regions()) {
-        if (!h.placeholder && h.encoded_name == encoded_name) {
-          old = e.table;
-          table_name = name;
-        }
-      }
-    }
-  }
-  if (old == nullptr) return absl::NotFoundError(absl::StrCat("region ", AV(encoded_name), " is not open here"));
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> old, TableHolding(encoded_name));
   std::vector<HostedRegion> open;
   std::shared_ptr<Region> closing;
   RegionInfo info;
@@ -1351,20 +1311,7 @@ absl::Status TableManager::CloseRegion(std::string_view encoded_name) {
       open.push_back(h);
     }
   }
-  {
-    absl::MutexLock l(&mu_);
-    if (open.empty()) {
-      entries_.erase(table_name);
-    } else {
-      Entry& e = entries_[table_name];
-      std::shared_ptr<Table> table = HostTable(old->spec(), std::move(open));
-      e.regions.clear();
-      for (const HostedRegion& x : table->regions()) {
-        if (!x.placeholder) e.regions.push_back(x.info);
-      }
-      e.table = std::move(table);
-    }
-  }
+  InstallHosted(old->spec(), std::move(open));
   // Calls that meet the closed region are refused as not served here (Translate), and located again.
   old->superseded_.store(true, std::memory_order_release);
   absl::Status closed = closing->Close();
@@ -1377,13 +1324,37 @@ absl::Status TableManager::CloseRegion(std::string_view encoded_name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Region>> TableManager::HostedRegionNamed(std::string_view encoded_name) const {
+void TableManager::InstallHosted(const TableSpec& spec, std::vector<HostedRegion> open) {
+  if (open.empty()) {
+    absl::MutexLock l(&mu_);
+    entries_.erase(spec.name);
+    return;
+  }
+  Entry e;
+  e.spec = spec;
+  e.table = HostTable(spec, std::move(open));
+  for (const HostedRegion& h : e.table->regions()) {
+    if (!h.placeholder) e.regions.push_back(h.info);
+  }
+  absl::MutexLock l(&mu_);
+  entries_[spec.name] = std::move(e);
+}
+
+absl::StatusOr<std::shared_ptr<Table>> TableManager::TableHolding(std::string_view encoded_name) const {
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) {
     if (e.table == nullptr) continue;
     for (const HostedRegion& h : e.table->regions()) {
-      if (!h.placeholder && h.encoded_name == encoded_name) return h.region;
+      if (!h.placeholder && h.encoded_name == encoded_name) return e.table;
     }
+  }
+  return absl::NotFoundError(absl::StrCat("region ", AV(encoded_name), " is not open here"));
+}
+
+absl::StatusOr<std::shared_ptr<Region>> TableManager::HostedRegionNamed(std::string_view encoded_name) const {
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, TableHolding(encoded_name));
+  for (const HostedRegion& h : t->regions()) {
+    if (!h.placeholder && h.encoded_name == encoded_name) return h.region;
   }
   return absl::NotFoundError(absl::StrCat("region ", AV(encoded_name), " is not open here"));
 }

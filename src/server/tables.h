@@ -367,6 +367,11 @@ class TableManager {
   // The Table of a region server: the open regions of `spec` (sorted), with placeholders over the
   // rows of the others.
   static std::shared_ptr<Table> HostTable(const TableSpec& spec, std::vector<HostedRegion> open);
+  // kRegionServer: serves the `open` regions of `spec` from now on (none: the table is no longer
+  // here); the caller holds admin_mu_.
+  void InstallHosted(const TableSpec& spec, std::vector<HostedRegion> open);
+  // kRegionServer: the table holding the open region with this encoded name (NotFound).
+  absl::StatusOr<std::shared_ptr<Table>> TableHolding(std::string_view encoded_name) const;
   // The server a split's or merge's commit records its children on: this one's, or in a master
   // none (they are placed after the commit, then recorded).
   std::string CommitServer() const;
