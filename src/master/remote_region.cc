@@ -15,10 +15,8 @@ rpc::Admin::Stub* RegionServers::Stub(const std::string& server) {
   absl::MutexLock l(&mu_);
   std::unique_ptr<rpc::Admin::Stub>& stub = stubs_[server];
   if (stub == nullptr) {
-    // With the deadline filter: the master must get past a server that is stopped (SIGSTOP, a
-    // frozen VM), whose calls would otherwise never end.
-    grpc::ChannelArguments args = ClientChannelArguments(0, kMaxGrpcMessageBytes, /*minimal_stack=*/false);
-    stub = rpc::Admin::NewStub(grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
+    stub = rpc::Admin::NewStub(
+        grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), ClientChannelArguments()));
   }
   return stub.get();
 }

@@ -1,7 +1,10 @@
 // Every client operation against a real basalt-server on loopback: reads and writes, atomic
 // row operations, scans across flushes, admin, async calls, the buffered mutator, restarts, and
 // bad requests with their exact status codes.
+#include <signal.h>
+
 #include <atomic>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -563,6 +566,50 @@ TEST_F(ClientOps, ScannerResumesAcrossCleanRestart) {
   }
   EXPECT_EQ(n, 3000);
   EXPECT_LT(stop_took, absl::Seconds(5));
+}
+
+// A call to a server that is alive but does not answer (stopped, as a frozen VM or a long pause
+// is) ends at the call's deadline (client.h: "A call has one deadline"), over a connection that
+// was open before the server stopped: a read, a write, a scan and an admin call.
+TEST_F(ClientOps, CallsToAStoppedServerEndAtTheirDeadline) {
+  ASSERT_TRUE(table_->Put(Put("r").Add("cf", "q", "v")).ok());
+  Connect(absl::Milliseconds(700));
+  std::unique_ptr<Table> table = conn_->GetTable("t1");
+  ASSERT_TRUE(table->Get(Get("r")).ok());
+  server_->Signal(SIGSTOP);
+  auto took = [](const std::function<absl::Status()>& call) {
+    const absl::Time start = absl::Now();
+    absl::Status s = call();
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s)) << s;
+    return absl::Now() - start;
+  };
+  std::vector<absl::Duration> times;
+  // Each call in a thread of its own, so that a hang fails the test instead of stopping it.
+  std::vector<std::function<absl::Status()>> calls = {
+      [&] { return table->Get(Get("r")).status(); },
+      [&] { return table->Put(Put("r").Add("cf", "q", "w")); },
+      [&] {
+        auto scanner = table->GetScanner(Scan());
+        if (!scanner.ok()) return scanner.status();
+        Result row;
+        return (*scanner)->Next(&row).status();
+      },
+      [&] { return conn_->GetAdmin()->ListTables().status(); },
+  };
+  for (auto& call : calls) {
+    auto done = std::async(std::launch::async, [&] { return took(call); });
+    if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      server_->Signal(SIGCONT);  // lets the hung call end, so that the test can
+      FAIL() << "call " << times.size() << " still waiting 10 s after its 700 ms deadline";
+    }
+    times.push_back(done.get());
+  }
+  server_->Signal(SIGCONT);
+  for (size_t i = 0; i < times.size(); i++) EXPECT_LT(times[i], absl::Seconds(3)) << "call " << i;
+  // The server answers again once it runs (the Put that timed out may or may not have applied).
+  Connect();
+  EXPECT_TRUE(conn_->GetTable("t1")->Get(Get("r")).ok());
 }
 
 }  // namespace

@@ -22,9 +22,8 @@ void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes) {
   builder->SetMaxSendMessageSize(max_message_bytes);
 }
 
-grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes, bool minimal_stack) {
+grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes) {
   grpc::ChannelArguments args;
-  if (minimal_stack) args.SetInt(GRPC_ARG_MINIMAL_STACK, 1);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
   args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   args.SetMaxReceiveMessageSize(max_message_bytes);

@@ -1,8 +1,7 @@
 // The gRPC settings Basalt's server and client share, and the mapping between absl::Status and
 // grpc::Status (one to one: Abseil's canonical codes are gRPC's, docs/STYLE.md "Errors").
 //
-// Settings measured on the 2-vCPU loopback machine (BENCHMARKS.md §6): the minimal channel stack (client
-// side only: on the server it would drop the message-size limit), no client retries inside gRPC
+// Settings measured on the 2-vCPU loopback machine (BENCHMARKS.md §6): no client retries inside gRPC
 // (the client library retries itself, with a deadline), no BDP probing.
 #pragma once
 
@@ -24,11 +23,11 @@ inline constexpr int kMaxGrpcMessageBytes = 64 << 20;
 void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes = kMaxGrpcMessageBytes);
 
 // Channel arguments for a client channel. `tag` distinguishes channels so that several do
-// not share one TCP connection (gRPC pools subchannels with equal arguments). The minimal stack
-// has no client-side deadline filter: a call to a process that is stopped (SIGSTOP, a frozen VM)
-// then ends only when the connection does; `minimal_stack` false keeps the filter.
-grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes,
-                                              bool minimal_stack = true);
+// not share one TCP connection (gRPC pools subchannels with equal arguments). The full channel
+// stack, not the minimal one: the minimal stack has no client-side deadline filter, so a call to
+// a process that is stopped (SIGSTOP, a frozen VM) would end only when the connection does
+// (BENCHMARKS.md §6 shows what the filter costs a Get).
+grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes);
 
 // A NotServingRegionError's region travels in the status details (rpc::NotServingRegion,
 // basalt.proto "Regions"); every other status is code and message.
