@@ -100,6 +100,24 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("MergeRegions ", first, " ", second), req, &rpc::Admin::Stub::Merge);
   }
 
+  absl::Status Move(const std::string& region, const std::string& server) override {
+    rpc::MoveRequest req;
+    req.set_region(region);
+    req.set_server(server);
+    return AdminCall(absl::StrCat("Move ", region, server.empty() ? "" : " to ", server), req, &rpc::Admin::Stub::Move);
+  }
+
+  absl::StatusOr<BalanceResult> Balance() override {
+    rpc::BalanceRequest req;
+    rpc::BalanceResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->Balance(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "Balance");
+    return BalanceResult{static_cast<int>(resp.moves()), resp.reason()};
+  }
+
   absl::StatusOr<std::vector<RegionStatus>> ListRegions(const std::string& table) override {
     rpc::TableRequest req;
     req.set_table(table);
@@ -173,6 +191,22 @@ class AdminImpl final : public Admin {
       ts.regions = t.regions();
       out.tables.push_back(std::move(ts));
     }
+    for (const rpc::ServerLoad& l : resp.servers()) {
+      RegionServerLoad o;
+      o.name = l.name();
+      o.address = l.address();
+      o.regions = l.regions();
+      o.region_names.assign(l.region_names().begin(), l.region_names().end());
+      o.requests = l.requests();
+      o.memstore_bytes = l.memstore_bytes();
+      o.store_files = l.store_files();
+      o.resident_bytes = l.resident_bytes();
+      o.uptime_seconds = l.uptime_seconds();
+      o.error = l.error();
+      out.servers.push_back(std::move(o));
+    }
+    out.dead_servers = resp.dead_servers();
+    out.backup_masters.assign(resp.backup_masters().begin(), resp.backup_masters().end());
     return out;
   }
 

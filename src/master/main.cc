@@ -36,12 +36,13 @@ constexpr Flag kFlags[] = {
     {"ceph_conf", "/etc/ceph/ceph.conf", "the Ceph cluster's configuration file"},
     {"rados_namespace", "basalt", "the RADOS namespace the region servers use"},
     {"rados_client", "client.admin", "the Ceph user to connect as (it needs to blocklist clients)"},
+    {"balancer_period_ms", "300000", "the balancer runs on its own this often (0: only when asked; HBase: 5 min)"},
 };
 
 void PrintHelp() {
   std::cout << "usage: basalt-master --zookeeper_quorum=HOST:PORT [--key=value ...]\n\n"
                "One active master among any number (elected in ZooKeeper): it tracks the live region servers\n"
-               "and fences each one that dies. Settings:\n";
+               "and fences each one that dies, places and balances regions. Settings:\n";
   for (const Flag& f : kFlags) {
     std::cout << "  --" << f.key << " (default '" << f.default_value << "'): " << f.help << "\n";
   }
@@ -67,6 +68,12 @@ int Run(int argc, char** argv) {
   if (v["zookeeper_quorum"].empty() || !absl::SimpleAtoi(v["zookeeper_session_timeout_ms"], &session_ms) ||
       session_ms < 200) {
     std::cerr << "basalt-master: --zookeeper_quorum is required and --zookeeper_session_timeout_ms must be >= 200\n";
+    return 2;
+  }
+  int64_t balancer_ms = 0;
+  if (!absl::SimpleAtoi(v["balancer_period_ms"], &balancer_ms) || balancer_ms < 0) {
+    std::cerr << "basalt-master: --balancer_period_ms must be a number of milliseconds >= 0, not '"
+              << v["balancer_period_ms"] << "'\n";
     return 2;
   }
   basalt::DisableMutexDeadlockDetection();
@@ -102,6 +109,7 @@ int Run(int argc, char** argv) {
   mo.listen = v["listen"];
   mo.port_file = v["port_file"];
   mo.data_dir = v["data_dir"];
+  mo.balancer_period = absl::Milliseconds(balancer_ms);
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
   if (!master.ok()) {
     std::cerr << "basalt-master: " << master.status().message() << "\n";

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -56,17 +57,30 @@ void Master::Post(std::function<void()> task) {
 }
 
 void Master::WorkLoop() {
+  const absl::Duration period = options_.balancer_period;
+  absl::Time next_balance = period > absl::ZeroDuration() ? absl::Now() + period : absl::InfiniteFuture();
   for (;;) {
     std::function<void()> task;
     {
       absl::MutexLock l(&work_mu_);
-      work_mu_.Await(absl::Condition(
-          +[](Master* m) ABSL_NO_THREAD_SAFETY_ANALYSIS { return m->stop_ || !m->work_.empty(); }, this));
+      work_mu_.AwaitWithDeadline(
+          absl::Condition(+[](Master* m) ABSL_NO_THREAD_SAFETY_ANALYSIS { return m->stop_ || !m->work_.empty(); },
+                          this),
+          next_balance);
       if (stop_) return;
-      task = std::move(work_.front());
-      work_.pop_front();
+      if (!work_.empty()) {
+        task = std::move(work_.front());
+        work_.pop_front();
+      }
     }
-    task();
+    if (task) {
+      task();
+      continue;
+    }
+    next_balance = absl::Now() + period;
+    if (tables_ == nullptr) continue;
+    rpc::BalanceResponse done;
+    if (absl::Status s = Balance(&done); !s.ok()) Log(absl::StrCat("balancer: ", s.ToString()));
   }
 }
 
@@ -195,7 +209,8 @@ absl::Status Master::Serve() {
   topts.role = server::Role::kMaster;
   topts.env = options_.rados;
   topts.data_dir = options_.data_dir;
-  topts.placement = [this](const server::TableSpec& spec, const server::RegionInfo& info) { return Place(spec, info); };
+  topts.placement = [this](const server::TableSpec& spec, const server::RegionInfo& info,
+                           std::string_view destination) { return Place(spec, info, destination); };
   topts.log = [this](std::string_view line) { Log(line); };
   topts.auto_split = false;
   const absl::Time start = absl::Now();
@@ -215,7 +230,7 @@ absl::Status Master::Serve() {
   server::ServerConfig config;
   counters_ = std::make_unique<server::ServerCounters>();
   data_ = std::make_unique<server::DataService>(tables_.get(), config);
-  admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get());
+  admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get(), this);
   server::GrpcServer::Options gopts;
   gopts.listen = options_.listen;
   gopts.log = [this](std::string_view line) { Log(line); };
@@ -239,7 +254,8 @@ absl::Status Master::Serve() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec, const server::RegionInfo& info) {
+absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec, const server::RegionInfo& info,
+                                                   std::string_view destination) {
   const std::string encoded = info.EncodedName();
   std::vector<std::pair<int, std::string>> candidates;  // (load, node)
   {
@@ -256,6 +272,10 @@ absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec
     return absl::UnavailableError(absl::StrCat("no region server is live to open region ", info.Name(), " on"));
   }
   std::sort(candidates.begin(), candidates.end());
+  // A move's destination first; should it fail to open the region, the others follow as usual.
+  auto wanted = std::find_if(candidates.begin(), candidates.end(),
+                             [&](const auto& c) { return !destination.empty() && AddressOf(c.second) == destination; });
+  if (wanted != candidates.end()) std::rotate(candidates.begin(), wanted, wanted + 1);
   absl::Status last;
   for (const auto& [load, node] : candidates) {
     {
@@ -283,6 +303,113 @@ std::function<void()> Master::Release(const std::string& node) {
 }
 
 std::string Master::AddressOf(const std::string& node) { return node.substr(0, node.rfind(',')); }
+
+std::map<std::string, std::vector<std::string>> Master::RegionsByServer() const {
+  std::map<std::string, std::vector<std::string>> held;
+  for (const std::string& node : LiveServers()) held[node];
+  if (tables_ == nullptr) return held;
+  for (const server::HostedRegion& h : tables_->OpenRegions()) {
+    const auto* remote = dynamic_cast<const RemoteRegion*>(h.region.get());
+    if (remote == nullptr) continue;
+    if (auto it = held.find(remote->node()); it != held.end()) it->second.push_back(h.encoded_name);
+  }
+  return held;
+}
+
+absl::Status Master::Move(std::string_view region, std::string_view server) {
+  if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
+  std::string address;
+  const std::vector<std::string> live = LiveServers();
+  if (!server.empty()) {
+    for (const std::string& node : live) {
+      if (node == server || AddressOf(node) == server) address = AddressOf(node);
+    }
+    if (address.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("move: no live region server '", AV(server), "' (live: ",
+                                                     live.empty() ? "none" : absl::StrJoin(live, " "), ")"));
+    }
+  }
+  return tables_->Move(region, address);
+}
+
+absl::Status Master::Balance(rpc::BalanceResponse* resp) {
+  if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
+  absl::MutexLock bl(&balance_mu_);
+  std::map<std::string, std::vector<std::string>> held = RegionsByServer();
+  if (held.size() < 2) {
+    resp->set_reason(absl::StrCat(held.size(), " live region server(s): nothing to balance"));
+    return absl::OkStatus();
+  }
+  // The plan, one region at a time from the fullest server to the emptiest.
+  std::vector<std::pair<std::string, std::string>> plan;  // (encoded name, node)
+  for (;;) {
+    auto [lo, hi] = std::minmax_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    if (hi->second.size() <= lo->second.size() + 1) break;
+    plan.emplace_back(hi->second.back(), lo->first);
+    lo->second.push_back(hi->second.back());
+    hi->second.pop_back();
+  }
+  if (plan.empty()) {
+    resp->set_reason("balanced: no two live region servers differ by more than one region");
+    return absl::OkStatus();
+  }
+  const absl::Time start = absl::Now();
+  uint32_t moved = 0;
+  absl::Status first;
+  for (const auto& [region, node] : plan) {
+    absl::Status s = tables_->Move(region, AddressOf(node));
+    if (s.ok()) {
+      ++moved;
+    } else {
+      if (first.ok()) first = s;
+      Log(absl::StrCat("balancer: moving region ", region, " to ", node, ": ", s.ToString()));
+    }
+  }
+  Log(absl::StrCat("balancer: moved ", moved, " of ", plan.size(), " region(s) in ",
+                   absl::ToInt64Milliseconds(absl::Now() - start), " ms"));
+  resp->set_moves(moved);
+  if (moved == 0) return first;
+  if (!first.ok()) resp->set_reason(absl::StrCat("some moves failed, the first: ", first.ToString()));
+  return absl::OkStatus();
+}
+
+void Master::FillStatus(rpc::StatusResponse* resp) {
+  std::map<std::string, std::vector<std::string>> held = RegionsByServer();
+  std::map<std::string, std::string> names;  // encoded → region name
+  if (tables_ != nullptr) {
+    for (const server::HostedRegion& h : tables_->OpenRegions()) names[h.encoded_name] = h.info.Name();
+  }
+  for (const auto& [node, regions] : held) {
+    rpc::ServerLoad* sl = resp->add_servers();
+    sl->set_name(node);
+    sl->set_address(AddressOf(node));
+    sl->set_regions(static_cast<uint32_t>(regions.size()));
+    for (const std::string& r : regions) sl->add_region_names(names.count(r) > 0 ? names[r] : r);
+    rpc::StatusResponse theirs;
+    if (absl::Status s = ServerStatus(&servers_, AddressOf(node), &theirs); !s.ok()) {
+      sl->set_error(std::string(s.message()));
+      continue;
+    }
+    sl->set_requests(theirs.requests());
+    sl->set_resident_bytes(theirs.resident_bytes());
+    sl->set_uptime_seconds(theirs.uptime_seconds());
+    for (const rpc::TableStatus& t : theirs.tables()) {
+      sl->set_memstore_bytes(sl->memstore_bytes() + t.memstore_bytes());
+      sl->set_store_files(sl->store_files() + t.store_files());
+    }
+  }
+  if (absl::StatusOr<Servers> servers = ListServers(/*watch=*/false); servers.ok()) {
+    resp->set_dead_servers(static_cast<uint32_t>(servers->dead.size()));
+  }
+  if (absl::StatusOr<std::vector<std::string>> candidates = zk_->Children(options_.paths.masters()); candidates.ok()) {
+    for (const std::string& c : *candidates) {
+      absl::StatusOr<std::optional<ZkNode>> data = zk_->Get(options_.paths.masters() + "/" + c);
+      if (data.ok() && data->has_value() && (*data)->data != options_.name) resp->add_backup_masters((*data)->data);
+    }
+  }
+}
 
 void Master::Reconcile() {
   // Both lists are watched: a server joins in two steps (live node, then registration).

@@ -11,11 +11,15 @@
 //    never again write or acknowledge; splits its log into its regions' recovered.edits; places
 //    its regions on the servers left; then drops its registration. Each step may run again: a
 //    master that dies part way leaves the registration, and the next one does the rest;
-//  - when a region server joins: assigns what could not be placed (FAILED_OPEN).
+//  - when a region server joins: assigns what could not be placed (FAILED_OPEN);
+//  - moves regions on request (move) and balances them by count (balancer; on its own every
+//    balancer_period, as HBase's master does every 5 minutes): a region closes on its server,
+//    flushing, and opens on the other, whose clients find it through meta;
+//  - shows the region servers with their regions and load (status 'detailed').
 // Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
 //
-// Not built yet, and refused rather than imitated: move, balancer and unassign; splits a region
-// server asks for (auto split); procedures for a split or merge a master failover cuts short.
+// Not built yet, and refused rather than imitated: unassign; splits a region server asks for
+// (auto split); procedures for a split or merge a master failover cuts short.
 #pragma once
 
 #include <deque>
@@ -32,6 +36,7 @@
 #include "common/zookeeper.h"
 #include "src/master/remote_region.h"
 #include "src/server/cluster_member.h"
+#include "src/server/service.h"
 
 namespace basalt::server {
 class GrpcServer;
@@ -43,7 +48,7 @@ class TableManager;
 
 namespace basalt::master {
 
-class Master {
+class Master final : public server::ClusterAdmin {
  public:
   struct Options {
     std::string name;                  // how this master is known (HOST:PORT or HOST:PID)
@@ -54,6 +59,8 @@ class Master {
     std::string listen = "127.0.0.1:16000";  // gRPC, once active (port 0: any)
     std::string port_file;             // once serving: the bound port, written atomically
     absl::Duration server_timeout = absl::Seconds(30);  // each call to a region server
+    // The balancer runs on its own this often (0: only when asked); HBase's default is 5 min.
+    absl::Duration balancer_period = absl::Minutes(5);
     std::function<void(std::string_view)> log;
   };
 
@@ -68,6 +75,13 @@ class Master {
   std::string address() const;
   // Not OK once the active master could not serve (its storage or port): the process should end.
   absl::Status fatal() const;
+
+  // server::ClusterAdmin (the Admin service's move, balancer and status on the active master).
+  absl::Status Move(std::string_view region, std::string_view server) override;
+  // Moves regions, one at a time, from the server holding the most to the one holding the
+  // fewest until no two live servers differ by more than one (HBase's balancer by count).
+  absl::Status Balance(rpc::BalanceResponse* resp) override;
+  void FillStatus(rpc::StatusResponse* resp) override;
 
  private:
   explicit Master(Options options);
@@ -87,7 +101,10 @@ class Master {
   // registration.
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // Options::placement of the table manager: a live region server for the region.
-  absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info);
+  absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info,
+                                             std::string_view destination);
+  // The live servers' open regions: node → encoded names (every live server listed).
+  std::map<std::string, std::vector<std::string>> RegionsByServer() const;
   // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
   // there: a server registers after its live node is made, and only a registered one can be
   // fenced), and the registrations of the dead ones. `watch`: Reconcile runs when either changes.
@@ -123,6 +140,7 @@ class Master {
   std::unique_ptr<server::AdminService> admin_;
   std::unique_ptr<server::GrpcServer> grpc_;
 
+  absl::Mutex balance_mu_;  // one balancer run at a time
   absl::Mutex work_mu_;
   std::deque<std::function<void()>> work_ ABSL_GUARDED_BY(work_mu_);
   bool stop_ ABSL_GUARDED_BY(work_mu_) = false;

@@ -117,6 +117,10 @@ absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::s
   return Adopt(servers, server, node, spec, info, std::move(on_release));
 }
 
+absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp) {
+  return CallServer(servers, server, &rpc::Admin::Stub::Status, rpc::StatusRequest(), resp, servers->load_timeout());
+}
+
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server) {
   rpc::HostedRegionsRequest req;
   rpc::HostedRegionsResponse resp;

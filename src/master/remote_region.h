@@ -98,6 +98,8 @@ absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::s
 server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, const std::string& node,
                            const server::TableSpec& spec, const server::RegionInfo& info,
                            std::function<void()> on_release = {});
+// The server's own status (Status), within the servers' load_timeout: it is only shown.
+absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp);
 // The regions open on `server` (HostedRegions).
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server);
 

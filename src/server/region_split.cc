@@ -303,29 +303,19 @@ absl::Status TableManager::Merge(std::string_view first, std::string_view second
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo found[2];
-  {
-    absl::ReaderMutexLock l(&mu_);
-    const std::string_view names[2] = {first, second};
-    for (int k = 0; k < 2; ++k) {
-      bool hit = false;
-      for (const auto& [t, e] : entries_) {
-        for (const RegionInfo& r : e.regions) {
-          if (r.id != 0 && (r.Name() == names[k] || r.EncodedName() == names[k])) {
-            found[k] = r;
-            hit = true;
-            if (k == 0) spec = e.spec;
-          }
-        }
-      }
-      if (!hit) return absl::NotFoundError(absl::StrCat("no region ", AV(names[k])));
-    }
-    if (found[0].table != found[1].table) {
-      return absl::InvalidArgumentError(absl::StrCat("regions ", found[0].Name(), " and ", found[1].Name(),
-                                                     " are of different tables"));
-    }
-    const Entry& e = entries_.find(spec.name)->second;
-    if (!e.open_error.ok()) return FailedOpen(spec.name, e.open_error);
-    if (e.table == nullptr) return Disabled(spec.name);
+  const std::string_view names[2] = {first, second};
+  for (int k = 0; k < 2; ++k) {
+    BASALT_ASSIGN_OR_RETURN(auto f, RegionNamedLocked(names[k]));
+    found[k] = f.second;
+    if (k > 0) continue;
+    const Entry& e = f.first;
+    if (!e.open_error.ok()) return FailedOpen(e.spec.name, e.open_error);
+    if (e.table == nullptr) return Disabled(e.spec.name);
+    spec = e.spec;
+  }
+  if (found[0].table != found[1].table) {
+    return absl::InvalidArgumentError(absl::StrCat("regions ", found[0].Name(), " and ", found[1].Name(),
+                                                   " are of different tables"));
   }
   if (found[1].start_key < found[0].start_key) std::swap(found[0], found[1]);
   const RegionInfo& lo = found[0];

@@ -785,7 +785,9 @@ absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminRespons
 
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
   resp->set_version(kVersion);
-  resp->set_mode("standalone");
+  resp->set_mode(tables_->role() == Role::kMaster         ? "master"
+                 : tables_->role() == Role::kRegionServer ? "region server"
+                                                          : "standalone");
   resp->set_uptime_seconds(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - counters_->start).count());
   resp->set_requests(counters_->requests.load(std::memory_order_relaxed));
@@ -822,6 +824,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
     ts->set_regions(static_cast<uint32_t>(info.regions));
   }
+  if (cluster_ != nullptr) cluster_->FillStatus(resp);
   return absl::OkStatus();
 }
 
@@ -866,6 +869,25 @@ absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminR
   }
   v->set_enabled(req.enabled());
   return absl::OkStatus();
+}
+
+absl::Status AdminService::NeedsMaster(std::string_view what) const {
+  if (cluster_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      AV(what), " is a cluster master's (basalt-master); this server is ",
+      tables_->role() == Role::kRegionServer ? "a region server (connect through ZooKeeper)"
+                                             : "standalone and holds every region itself"));
+}
+
+absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("move"));
+  if (req.region().empty()) return absl::InvalidArgumentError("move: name a region (its encoded name or region name)");
+  return cluster_->Move(req.region(), req.server());
+}
+
+absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceResponse* resp) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("balancer"));
+  return cluster_->Balance(resp);
 }
 
 // ------------------------------------------------------------ cluster region server

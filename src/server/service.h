@@ -106,9 +106,22 @@ struct ServerCounters {
   std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
 };
 
+// What only a cluster's active master does (src/master/master.h): the Admin service hands it
+// move and balancer, and lets it add the region servers to status. A standalone server and a
+// region server have none and refuse those calls.
+class ClusterAdmin {
+ public:
+  virtual ~ClusterAdmin() = default;
+  // `server`: a live region server's host:port or node name; empty: wherever the master places it.
+  virtual absl::Status Move(std::string_view region, std::string_view server) = 0;
+  virtual absl::Status Balance(rpc::BalanceResponse* resp) = 0;
+  virtual void FillStatus(rpc::StatusResponse* resp) = 0;
+};
+
 class AdminService {
  public:
-  AdminService(TableManager* tables, const ServerCounters* counters) : tables_(tables), counters_(counters) {}
+  AdminService(TableManager* tables, const ServerCounters* counters, ClusterAdmin* cluster = nullptr)
+      : tables_(tables), counters_(counters), cluster_(cluster) {}
 
   absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);
   absl::Status DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp);
@@ -126,6 +139,9 @@ class AdminService {
   // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
   absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);
   absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
+  // A cluster's active master (ClusterAdmin); FailedPrecondition elsewhere.
+  absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
+  absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);
   // A cluster's region server (proto/basalt.proto "Region servers of a cluster"); a standalone
   // server refuses them.
   absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
@@ -134,8 +150,12 @@ class AdminService {
   absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp);
 
  private:
+  // FailedPrecondition for `what` when this is not a cluster's active master.
+  absl::Status NeedsMaster(std::string_view what) const;
+
   TableManager* tables_;
   const ServerCounters* counters_;
+  ClusterAdmin* cluster_;
 };
 
 }  // namespace basalt::server

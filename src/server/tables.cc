@@ -396,28 +396,107 @@ absl::StatusOr<size_t> TableManager::RecoverServer(const std::string& log_dir,
     for (const HostedRegion& h : e.table->regions()) {
       if (!h.placeholder && was_there(h)) again.push_back(h.info);
     }
-    if (again.empty()) continue;
-    absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get(), &again);
-    std::shared_ptr<Table> now;
-    {
-      absl::MutexLock l(&mu_);
-      auto it = entries_.find(e.spec.name);
-      if (it == entries_.end()) continue;
-      Install(&it->second, t);
-      now = it->second.table;
-    }
-    if (now == nullptr) {
-      Log(absl::StrCat("table '", e.spec.name, "' is FAILED_OPEN after its server died: ", t.status().ToString()));
-      continue;
-    }
-    for (const HostedRegion& h : now->regions()) {
-      if (std::find(again.begin(), again.end(), h.info) != again.end() && h.open_error.ok()) ++placed;
-    }
-    if (absl::Status s = RecordRegions(again, "OPEN", now.get()); !s.ok()) {
-      Log(absl::StrCat("recording where the regions of table '", e.spec.name, "' serve now failed: ", s.ToString()));
-    }
+    if (!again.empty()) placed += ReopenLocked(e, again, /*destination=*/{});
   }
   return placed;
+}
+
+size_t TableManager::ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination) {
+  absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get(), &again, destination);
+  std::shared_ptr<Table> now;
+  {
+    absl::MutexLock l(&mu_);
+    auto it = entries_.find(e.spec.name);
+    if (it == entries_.end()) return 0;
+    Install(&it->second, t);
+    now = it->second.table;
+  }
+  if (now == nullptr) {
+    Log(absl::StrCat("table '", e.spec.name, "' is FAILED_OPEN: ", t.status().ToString()));
+    return 0;
+  }
+  size_t placed = 0;
+  for (const HostedRegion& h : now->regions()) {
+    if (std::find(again.begin(), again.end(), h.info) != again.end() && h.open_error.ok()) ++placed;
+  }
+  if (absl::Status s = RecordRegions(again, "OPEN", now.get()); !s.ok()) {
+    Log(absl::StrCat("recording where the regions of table '", e.spec.name, "' serve now failed: ", s.ToString()));
+  }
+  return placed;
+}
+
+absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionNamedLocked(std::string_view name) const {
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [t, e] : entries_) {
+    for (const RegionInfo& r : e.regions) {
+      if (r.id != 0 && (r.Name() == name || r.EncodedName() == name)) return std::make_pair(e, r);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no region ", AV(name)));
+}
+
+absl::Status TableManager::Move(std::string_view region, std::string_view destination) {
+  if (options_.role != Role::kMaster) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "move: ", options_.role == Role::kStandalone ? "a standalone server holds every region itself"
+                                                    : "a region server opens the regions the master places on it",
+        "; moving a region is a cluster master's (basalt-master)"));
+  }
+  absl::MutexLock al(&admin_mu_);
+  BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
+  const auto& [e, info] = found;
+  if (!e.open_error.ok()) return FailedOpen(e.spec.name, e.open_error);
+  if (e.table == nullptr) return Disabled(e.spec.name);
+  const absl::Time start = absl::Now();
+  std::string from = "nowhere (FAILED_OPEN)";
+  for (const HostedRegion& h : e.table->regions()) {
+    if (h.info != info || !h.open_error.ok()) continue;  // a FAILED_OPEN one just opens
+    if (!destination.empty() && h.server == destination) return absl::OkStatus();
+    from = h.server;
+    // Calls on it are refused from now on; its server flushes it, so that what it acknowledged
+    // is in its files when the next server opens them.
+    if (absl::Status closed = h.region->Close(); !closed.ok()) {
+      return absl::Status(closed.code(), absl::StrCat("move: closing region ", info.Name(), " on ", h.server,
+                                                      " failed, so it stays there: ", closed.message()));
+    }
+  }
+  const absl::Duration closing = absl::Now() - start;
+  const std::vector<RegionInfo> again = {info};
+  if (ReopenLocked(e, again, destination) == 1) {
+    std::shared_ptr<Table> now;
+    {
+      absl::ReaderMutexLock l(&mu_);
+      if (auto it = entries_.find(e.spec.name); it != entries_.end()) now = it->second.table;
+    }
+    Log(absl::StrCat("moved region ", info.Name(), " from ", from, " to ", ServerOf(now.get(), info), " in ",
+                     absl::ToInt64Milliseconds(absl::Now() - start), " ms (its close took ",
+                     absl::ToInt64Milliseconds(closing), " ms)"));
+    return absl::OkStatus();
+  }
+  absl::ReaderMutexLock l(&mu_);
+  auto it = entries_.find(e.spec.name);
+  absl::Status why = it == entries_.end() ? absl::NotFoundError("its table was dropped")
+                     : !it->second.open_error.ok() ? it->second.open_error
+                                                  : absl::UnavailableError("no server could open it");
+  if (it != entries_.end() && it->second.table != nullptr) {
+    for (const HostedRegion& h : it->second.table->regions()) {
+      if (h.info == info && !h.open_error.ok()) why = h.open_error;
+    }
+  }
+  return absl::Status(why.code(), absl::StrCat("move: region ", info.Name(), " closed but did not open again (",
+                                               "FAILED_OPEN until a server can open it): ", why.message()));
+}
+
+std::vector<HostedRegion> TableManager::OpenRegions() const {
+  std::vector<HostedRegion> out;
+  absl::ReaderMutexLock l(&mu_);
+  for (const auto& [name, e] : entries_) {
+    if (e.table == nullptr) continue;
+    for (const HostedRegion& h : e.table->regions()) {
+      if (!h.placeholder && h.open_error.ok()) out.push_back(h);
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> TableManager::TablesToAssign() const {
@@ -648,7 +727,7 @@ std::string TableManager::ServerOf(const Table* table, const RegionInfo& r) cons
       if (h.info == r && !h.placeholder && h.open_error.ok() && !h.server.empty()) return h.server;
     }
   }
-  return ServerName();
+  return CommitServer();  // a master's region that is not open serves nowhere
 }
 
 absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const TableSpec& spec) {
@@ -710,7 +789,8 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
 absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
                                                                const std::vector<RegionInfo>& regions,
                                                                const Table* reuse,
-                                                               const std::vector<RegionInfo>* reopen) {
+                                                               const std::vector<RegionInfo>* reopen,
+                                                               std::string_view destination) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
   std::vector<HostedRegion> hosted;
@@ -729,7 +809,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     std::string server;  // placed on a region server (a master's); else this one
     absl::StatusOr<std::shared_ptr<Region>> region;
     if (options_.role == Role::kMaster) {
-      absl::StatusOr<PlacedRegion> placed = options_.placement(spec, info);
+      absl::StatusOr<PlacedRegion> placed = options_.placement(spec, info, fresh ? destination : std::string_view());
       if (placed.ok()) {
         server = placed->server;
         region = std::move(placed->region);

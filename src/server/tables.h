@@ -152,8 +152,11 @@ class TableManager {
   struct Options {
     Role role = Role::kStandalone;
     // kMaster: opens a region of `spec` on some region server (its files are on the shared
-    // storage, at the directory the manager keeps for it). Required for kMaster.
-    std::function<absl::StatusOr<PlacedRegion>(const TableSpec& spec, const RegionInfo& info)> placement;
+    // storage, at the directory the manager keeps for it), on `destination` (host:port) first when
+    // one is given (a move). Required for kMaster.
+    std::function<absl::StatusOr<PlacedRegion>(const TableSpec& spec, const RegionInfo& info,
+                                               std::string_view destination)>
+        placement;
     // kMaster: the logs of dead (fenced) region servers, split into their regions'
     // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
     std::vector<std::string> dead_server_logs;
@@ -274,6 +277,17 @@ class TableManager {
   // The enabled tables that are FAILED_OPEN or have FAILED_OPEN regions: what Assign reopens
   // (a master assigns them when a region server joins).
   std::vector<std::string> TablesToAssign() const;
+  // kMaster: moves a region (its name or encoded name) to `destination` (a region server's
+  // host:port; empty: wherever the placement puts it) as HBase's move does: it closes on its
+  // server (flushing; from then its calls are refused there and clients wait for meta), opens
+  // through the placement, and meta records where. OK at once when it is on `destination`
+  // already. A close that fails (the server does not answer, or its flush failed) leaves the
+  // region where it was and is the error; an open that fails leaves it FAILED_OPEN (assigned
+  // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
+  // disabled or FAILED_OPEN table and in another role.
+  absl::Status Move(std::string_view region, std::string_view destination);
+  // Every open region of every enabled user table (none of a region server's placeholders).
+  std::vector<HostedRegion> OpenRegions() const;
 
   // kRegionServer: opens region `info` of `spec` here (replaying what a log split left in its
   // recovered.edits/) and serves it. AlreadyExists when it is open here; the open's error
@@ -325,9 +339,18 @@ class TableManager {
   // a region's REGIONINFO when it has none. A region that cannot open is FAILED_OPEN alone while
   // the others serve; when none opens, the table is (the error is returned, and what opened is
   // closed). Regions open in `reuse` are shared, not opened again.
+  // A master places the regions it opens on `destination` first, when one is given.
   absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions,
                                                    const Table* reuse = nullptr,
-                                                   const std::vector<RegionInfo>* reopen = nullptr);
+                                                   const std::vector<RegionInfo>* reopen = nullptr,
+                                                   std::string_view destination = {});
+  // kMaster: opens `again` (regions of the open table `e`, closed or on a dead server) anew
+  // through the placement (on `destination` first, when given), installs the table and records
+  // where they serve in meta. How many of them opened. The caller holds admin_mu_.
+  size_t ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination);
+  // The region with this name or encoded name, and its table's entry (a copy; the caller holds
+  // admin_mu_). NotFound.
+  absl::StatusOr<std::pair<Entry, RegionInfo>> RegionNamedLocked(std::string_view name) const;
   // Splits one region of an open table at `split_row` (empty: its split point); the caller
   // holds admin_mu_.
   absl::Status SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent, std::string_view split_row);

@@ -12,12 +12,17 @@
 //  - A backup master takes over when the active one is killed, and recovers the server that died
 //    while no master was active (its registration outlived it in ZooKeeper).
 //  - The shell, through ZooKeeper.
+//  - Regions moved one by one onto one server and spread again by the balancer, under writes
+//    and reads that see no error (must-show 1); the master's own balancer for a server that joins.
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "basalt/client.h"
 #include "common/test_services.h"
@@ -49,13 +54,15 @@ class Cluster : public ::testing::Test {
   // A path in RADOS, shared by the master and every server.
   std::string data_dir() const { return "/data"; }
 
-  std::unique_ptr<ChildProcess> StartMaster(const std::string& name) {
+  // `balancer_ms`: how often it balances on its own (0: only when asked).
+  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0) {
     std::vector<std::string> argv = {BASALT_MASTER_BINARY,
                                      "--name=" + name,
                                      "--zookeeper_quorum=" + TestZkQuorum(),
                                      "--zookeeper_znode_parent=" + parent_,
                                      "--zookeeper_session_timeout_ms=1000",
-                                     "--listen=127.0.0.1:0"};
+                                     "--listen=127.0.0.1:0",
+                                     absl::StrCat("--balancer_period_ms=", balancer_ms)};
     argv.insert(argv.end(), storage_.begin(), storage_.end());
     auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
     EXPECT_TRUE(m.ok()) << m.status();
@@ -134,6 +141,17 @@ class Cluster : public ::testing::Test {
       if (r.state == "OPEN") ++out[r.server];
     }
     return out;
+  }
+
+  // Runs the shell through ZooKeeper with `commands` (-e); its exit code, and its output in `out`.
+  int Shell(const std::string& commands, std::string* out) {
+    const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", TestZkQuorum(),
+                                         " --znode-parent=", parent_, " --no-timing -e \"", commands, "\" 2>&1");
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return -1;
+    char buf[512];
+    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out->append(buf, n);
+    return ::pclose(p);
   }
 
   TempDir dir_;
@@ -346,15 +364,159 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
               absl::FormatDuration(takeover).c_str(), absl::FormatDuration(serving).c_str());
 
   // The shell, through ZooKeeper.
-  const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", TestZkQuorum(), " --znode-parent=", parent_,
-                                       " --no-timing -e \"count 'b'\" 2>&1");
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
   std::string out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
+  EXPECT_EQ(Shell("count 'b'", &out), 0) << out;
   EXPECT_NE(out.find("26 row(s)"), std::string::npos) << out;
+}
+
+// Issue 13, must-show 1: move and balancer under load surface no error to the client, and the
+// balancer spreads the regions evenly; the master's own balancer does so for a server that
+// joins later.
+TEST_F(Cluster, MovesAndTheBalancerUnderLoadSurfaceNoErrorAndSpreadRegionsEvenly) {
+  auto m1 = StartMaster("m1");
+  ASSERT_TRUE(m1);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  for (int i = 0; i < 3; ++i) {
+    servers.push_back(NewServer());
+    ASSERT_TRUE(servers.back()->Start().ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 3; }));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("m"), {"b", "c", "d", "e", "f", "g", "h", "i"}).ok());
+  auto table = conn->GetTable("m");
+
+  // Load: writers put rows across all nine regions; readers read back rows already acknowledged.
+  std::atomic<bool> stop{false};
+  absl::Mutex mu;
+  std::vector<std::string> acked;  // guarded by mu
+  std::vector<std::string> errors;  // guarded by mu
+  std::atomic<int> reads{0};
+  std::vector<std::thread> load;
+  for (int w = 0; w < 4; ++w) {
+    load.emplace_back([&, w] {
+      auto t = conn->GetTable("m");
+      for (int i = 0; !stop.load(); ++i) {
+        const std::string row = absl::StrCat(std::string(1, static_cast<char>('a' + i % 9)), "-", w, "-", i);
+        absl::Status s = t->Put(Put(row).Add("f", "q", row));
+        absl::MutexLock l(&mu);
+        (s.ok() ? acked : errors).push_back(s.ok() ? row : absl::StrCat("put ", row, ": ", s.ToString()));
+      }
+    });
+  }
+  for (int r = 0; r < 2; ++r) {
+    load.emplace_back([&, r] {
+      auto t = conn->GetTable("m");
+      for (uint64_t i = r; !stop.load(); i += 7) {
+        std::string row;
+        {
+          absl::MutexLock l(&mu);
+          if (!acked.empty()) row = acked[i % acked.size()];
+        }
+        if (row.empty()) continue;
+        auto got = t->Get(Get(row));
+        std::string error = !got.ok() ? got.status().ToString()
+                            : got->Value("f", "q").value_or("<lost>") != row ? "read " + row + ": lost"
+                                                                             : "";
+        if (error.empty()) {
+          reads.fetch_add(1);
+        } else {
+          absl::MutexLock l(&mu);
+          errors.push_back(error);
+        }
+      }
+    });
+  }
+  auto wait_for_writes = [&](size_t more) {
+    size_t target;
+    {
+      absl::MutexLock l(&mu);
+      target = acked.size() + more;
+    }
+    return Eventually([&] {
+      absl::MutexLock l(&mu);
+      return acked.size() >= target;
+    });
+  };
+  ASSERT_TRUE(wait_for_writes(200));
+
+  // Every region onto the first server, one move at a time.
+  const std::string to = servers[0]->address();
+  auto regions = conn->GetAdmin()->ListRegions("m");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  for (const RegionStatus& r : *regions) {
+    absl::Status moved = conn->GetAdmin()->Move(r.encoded_name, to);
+    ASSERT_TRUE(moved.ok()) << moved;
+  }
+  EXPECT_EQ(RegionsPerServer(conn.get(), "m"), (std::map<std::string, int>{{to, 9}}));
+  ASSERT_TRUE(wait_for_writes(200));
+  auto status = conn->GetAdmin()->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->mode, "master");
+  ASSERT_EQ(status->servers.size(), 3u);
+  for (const RegionServerLoad& l : status->servers) {
+    EXPECT_EQ(l.regions, l.address == to ? 9u : 0u) << l.name;
+    EXPECT_EQ(l.region_names.size(), l.regions);
+    EXPECT_TRUE(l.error.empty()) << l.error;
+  }
+
+  // The balancer spreads them again: three on each server.
+  auto balanced = conn->GetAdmin()->Balance();
+  ASSERT_TRUE(balanced.ok()) << balanced.status();
+  EXPECT_EQ(balanced->moves, 6) << balanced->reason;
+  std::map<std::string, int> per = RegionsPerServer(conn.get(), "m");
+  EXPECT_EQ(per.size(), 3u);
+  for (const auto& [server, n] : per) EXPECT_EQ(n, 3) << server;
+  ASSERT_TRUE(wait_for_writes(200));
+  std::string out;
+  EXPECT_EQ(Shell("balancer", &out), 0) << out;
+  EXPECT_NE(out.find("false"), std::string::npos) << out;  // balanced: nothing to move
+
+  // Bad requests are refused with what is wrong, and move nothing.
+  EXPECT_EQ(conn->GetAdmin()->Move(regions->front().encoded_name, "127.0.0.1:1").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(conn->GetAdmin()->Move("0123456789abcdef", to).code(), absl::StatusCode::kNotFound);
+
+  // A fourth server joins under a new master that balances on its own every 300 ms: the regions
+  // spread over the four (3, 2, 2, 2).
+  m1->Stop(SIGKILL);
+  auto m2 = StartMaster("m2", /*balancer_ms=*/300);
+  ASSERT_TRUE(m2);
+  servers.push_back(NewServer());
+  ASSERT_TRUE(servers.back()->Start().ok());
+  EXPECT_TRUE(Eventually([&] {
+    std::map<std::string, int> now = RegionsPerServer(conn.get(), "m");
+    int lo = 9, hi = 0;
+    for (const auto& [server, n] : now) lo = std::min(lo, n), hi = std::max(hi, n);
+    return now.size() == 4 && hi - lo <= 1;
+  })) << "regions per server: " << ::testing::PrintToString(RegionsPerServer(conn.get(), "m"));
+  ASSERT_TRUE(wait_for_writes(200));
+  EXPECT_EQ(Shell("status 'detailed'", &out), 0) << out;
+  EXPECT_NE(out.find("4 servers, 0 dead"), std::string::npos) << out;
+  EXPECT_NE(out.find(servers.back()->address()), std::string::npos) << out;
+
+  stop = true;
+  for (std::thread& t : load) t.join();
+  absl::MutexLock l(&mu);
+  EXPECT_TRUE(errors.empty()) << errors.size() << " error(s), the first: " << errors.front();
+  // Every acknowledged write is there, and nothing else.
+  std::map<std::string, std::string> found;
+  auto scanner = table->GetScanner(Scan());
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  Result r;
+  for (;;) {
+    auto more = (*scanner)->Next(&r);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    found[r.row()] = r.Value("f", "q").value_or("");
+  }
+  size_t missing = 0;
+  for (const std::string& row : acked) missing += found.count(row) == 0 || found[row] != row;
+  EXPECT_EQ(missing, 0u);
+  EXPECT_GE(found.size(), acked.size());
+  EXPECT_LE(found.size(), acked.size() + 4);  // a write that failed may be there (none failed)
+  std::printf("moves and balancing under load: %zu writes acknowledged, %d reads checked, 0 errors\n", acked.size(),
+              reads.load());
 }
 
 TEST_F(Cluster, ConnectingNeedsTheAddressOrTheQuorumAndAClusterWithAMaster) {

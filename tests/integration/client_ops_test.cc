@@ -291,6 +291,13 @@ TEST_F(ClientOps, AdminLifecycleAndStatus) {
   t.families.push_back(f);
   ASSERT_TRUE(admin->CreateTable(t).ok());
   EXPECT_EQ(admin->CreateTable(t).code(), StatusCode::kAlreadyExists);
+  // A standalone server holds every region itself: moving and balancing are a cluster master's.
+  auto regions = admin->ListRegions("cfg");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  absl::Status moved = admin->Move(regions->front().encoded_name);
+  EXPECT_EQ(moved.code(), StatusCode::kFailedPrecondition) << moved;
+  EXPECT_NE(moved.message().find("standalone"), std::string_view::npos) << moved;
+  EXPECT_EQ(admin->Balance().status().code(), StatusCode::kFailedPrecondition);
   auto d = admin->DescribeTable("cfg");
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->families.size(), 1u);

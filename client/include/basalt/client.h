@@ -408,9 +408,21 @@ struct TableStatus {
   uint32_t regions = 0;
 };
 
+// A region server of a cluster, as the active master shows it (status 'detailed').
+struct RegionServerLoad {
+  std::string name;     // its ZooKeeper node: "host:port,start code"
+  std::string address;  // host:port
+  uint32_t regions = 0;
+  std::vector<std::string> region_names;
+  // As the server reports them; `error` says why they are missing.
+  uint64_t requests = 0, memstore_bytes = 0, store_files = 0, resident_bytes = 0;
+  int64_t uptime_seconds = 0;
+  std::string error;
+};
+
 struct ServerStatus {
   std::string version;
-  std::string mode;
+  std::string mode;  // "standalone", "master" (a cluster's active master) or "region server"
   int64_t uptime_seconds = 0;
   uint64_t requests = 0;
   uint64_t block_cache_bytes = 0, block_cache_capacity = 0;
@@ -431,6 +443,16 @@ struct ServerStatus {
   // (the server's reserved_fds) or found every descriptor in use.
   uint64_t connections_accepted = 0, connections_refused = 0;
   uint64_t open_descriptors = 0, descriptor_limit = 0;  // the server process's, now
+  // A cluster's active master: the live region servers and how many dead ones are not yet
+  // recovered, and the backup masters.
+  std::vector<RegionServerLoad> servers;
+  uint32_t dead_servers = 0;
+  std::vector<std::string> backup_masters;
+};
+
+struct BalanceResult {
+  int moves = 0;       // regions moved
+  std::string reason;  // why none moved, or what went wrong with some
 };
 
 class Admin {
@@ -464,6 +486,14 @@ class Admin {
   // sessions refused: clients send Get/Put over gRPC) or back on, e.g. for NIC maintenance.
   // FailedPrecondition when the server serves no verbs transport (rdma=off, no device).
   virtual absl::Status SetVerbs(bool enabled) = 0;
+  // A cluster's active master only (FailedPrecondition from a standalone server):
+  // Moves a region (encoded name or region name) to `server` (a live region server's host:port
+  // or "host:port,start code"; empty: wherever the master places it), as HBase's move: it closes
+  // where it is, flushing, and opens there; calls on it meanwhile wait and are retried.
+  virtual absl::Status Move(const std::string& region, const std::string& server = "") = 0;
+  // Runs the balancer once (HBase's balancer, by region count): regions move from the servers
+  // holding the most to those holding the fewest until no two differ by more than one.
+  virtual absl::StatusOr<BalanceResult> Balance() = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -505,6 +505,29 @@ absl::StatusOr<Reply> CmdMergeRegion(Ctx& c) {
   return Done(c, a);
 }
 
+// move 'ENCODED_REGIONNAME' [, 'SERVER_NAME'], as HBase's (a cluster's master only).
+absl::StatusOr<Reply> CmdMove(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string region, Bytes(c, c.cmd.args[0], "a region name"));
+  std::string server;
+  if (c.cmd.args.size() > 1) {
+    BASALT_ASSIGN_OR_RETURN(server, Bytes(c, c.cmd.args[1], "a server name"));
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->Move(region, server)));
+  return Done(c, "");
+}
+
+// balancer: runs the balancer once; prints true when it moved regions (HBase prints whether it ran).
+absl::StatusOr<Reply> CmdBalancer(Ctx& c) {
+  absl::StatusOr<BalanceResult> done = c.conn->GetAdmin()->Balance();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", done.status()));
+  Reply r = Done(c, "");
+  r.messages.push_back(done->moves > 0 ? "true" : "false");
+  r.messages.push_back(done->moves > 0 ? absl::StrCat(done->moves, " region(s) moved", done->reason.empty() ? "" : "; ",
+                                                      done->reason)
+                                       : done->reason);
+  return r;
+}
+
 // truncate and (with `preserve`) truncate_preserve, as HBase's: disable, drop and create again
 // with the same descriptor, in one region or in the regions it had (their start keys).
 template <bool preserve>
@@ -904,7 +927,8 @@ const std::vector<Spec>& Specs() {
       {"help", "general", 0, 1, "help ['command']",
        "Lists the commands, or shows one command's usage: help 'get'.", CmdHelp},
       {"status", "general", 0, 1, "status ['simple' | 'summary' | 'detailed']",
-       "Shows the server's state, its verbs transport included; 'detailed' adds a line per table.", CmdStatus},
+       "Shows the server's state, its verbs transport included; 'detailed' adds a line per table and,\n"
+       "from a cluster's master, each region server with its load and regions.", CmdStatus},
       {"exit", "general", 0, 1, "exit [code]", "Leaves the shell (a script stops here with the given exit code).",
        nullptr},
       {"quit", "general", 0, 1, "quit [code]", "Same as exit.", nullptr},
@@ -1021,6 +1045,18 @@ const std::vector<Spec>& Specs() {
        "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
        "failed), every region of it. HBase's assign takes a region name.",
        CmdAdminOnTable<&Admin::AssignTable>},
+      {"move", "tools", 1, 2, "move 'ENCODED_REGIONNAME' [, 'SERVER_NAME']",
+       "Moves a region to a region server of the cluster (as HBase's move; SERVER_NAME is host:port or\n"
+       "host:port,startcode as status 'detailed' lists them; without it the master picks one). The region\n"
+       "closes where it is, flushing, and opens there; calls on it meanwhile wait and are retried.\n"
+       "A cluster's master only. Example:\n"
+       "  move '2a7c1f0e9b3d4c5a', '10.0.0.7:16020'",
+       CmdMove},
+      {"balancer", "tools", 0, 0, "balancer",
+       "Runs the balancer once (as HBase's, by region count): regions move from the servers holding the\n"
+       "most to those holding the fewest until no two differ by more than one. Prints true when it moved\n"
+       "regions. The master also runs it on its own (basalt-master --balancer_period_ms, 5 minutes).",
+       CmdBalancer},
       {"verbs_disable", "tools", 0, 0, "verbs_disable",
        "Switches the server's RDMA verbs transport off (Basalt's own; HBase has none): its endpoints\n"
        "are disconnected and clients send Get/Put over gRPC, e.g. for NIC maintenance. Fails with\n"

@@ -147,6 +147,16 @@ TEST_F(ShellTest, CreatePreSplit) {
   EXPECT_EQ(Run("split 't1', 'h'"), 1);  // already a region's start
   ASSERT_EQ(Run("merge_region 'e1', 'e2'"), 1);  // the fake has no regions to merge: the error is shown
   EXPECT_EQ(server_.admin_calls.back(), "merge_region e1 e2");
+  // move and balancer reach the server; a standalone one refuses them with why.
+  EXPECT_EQ(Run("move 'e1', '10.0.0.7:16020'"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "move e1 10.0.0.7:16020");
+  EXPECT_NE(err().find("FAILED_PRECONDITION: move is a cluster master's"), std::string::npos) << err();
+  EXPECT_EQ(Run("move 'e1'"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "move e1");
+  EXPECT_EQ(Run("balancer"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "balancer");
+  EXPECT_EQ(Run("balancer 't1'"), 1);  // takes no argument
+  EXPECT_EQ(server_.admin_calls.back(), "balancer");
 
   EXPECT_EQ(Run("create 't4', 'cf', SPLITS => 'g'"), 1);
   EXPECT_NE(err().find("an array of split keys"), std::string::npos) << err();
@@ -525,7 +535,7 @@ TEST_F(ShellTest, VerbsDisableAndEnable) {
   ASSERT_EQ(Run("help 'verbs_disable'"), 0);
   EXPECT_TRUE(out().starts_with("Usage: verbs_disable\nSwitches the server's RDMA verbs transport off")) << out();
   ASSERT_EQ(Run("help"), 0);
-  EXPECT_NE(out().find("Commands: flush, major_compact, split, merge_region, assign, verbs_disable, verbs_enable\n"), std::string::npos) << out();
+  EXPECT_NE(out().find("Commands: flush, major_compact, split, merge_region, assign, move, balancer, verbs_disable, verbs_enable\n"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ServerErrorsKeepTheirCode) {

@@ -330,6 +330,15 @@ class FakeAdmin : public Admin {
     s_->verbs_enabled = enabled;
     return absl::OkStatus();
   }
+  // The fake is a standalone server: it refuses what only a cluster's master does.
+  absl::Status Move(const std::string& region, const std::string& server) override {
+    s_->admin_calls.push_back("move " + region + (server.empty() ? "" : " " + server));
+    return absl::FailedPreconditionError("move is a cluster master's (basalt-master); this server is standalone");
+  }
+  absl::StatusOr<BalanceResult> Balance() override {
+    s_->admin_calls.push_back("balancer");
+    return absl::FailedPreconditionError("balancer is a cluster master's (basalt-master); this server is standalone");
+  }
 
  private:
   FakeServer::TableData* Find(const std::string& name) {

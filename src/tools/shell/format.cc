@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/status.h"
 #include "src/tools/shell/escape.h"
 
@@ -69,9 +70,21 @@ bool VerbsServed(const ServerStatus& s) { return !s.verbs.empty() && !s.verbs.st
 
 void FormatStatusHuman(const Reply& r, std::string* out) {
   const ServerStatus& s = r.status;
-  absl::StrAppend(out, "1 servers, 0 dead (", AV(s.mode.empty() ? "standalone" : s.mode), "), version ",
-                  AV(s.version.empty() ? "unknown" : s.version), ", uptime ", Uptime(s.uptime_seconds), ", ",
-                  s.requests, " requests, ", s.tables.size(), " tables\n");
+  if (s.mode == "master") {
+    // HBase's first line: masters, servers, dead ones, average load (regions per server).
+    size_t regions = 0;
+    for (const RegionServerLoad& l : s.servers) regions += l.regions;
+    const double average = s.servers.empty() ? 0.0 : static_cast<double>(regions) / s.servers.size();
+    absl::StrAppend(out, "1 active master, ", s.backup_masters.size(), " backup masters, ", s.servers.size(),
+                    " servers, ", s.dead_servers, " dead, ", absl::StrFormat("%.4f", average),
+                    " average load\n");
+    absl::StrAppend(out, "master: version ", AV(s.version.empty() ? "unknown" : s.version), ", uptime ",
+                    Uptime(s.uptime_seconds), ", ", s.tables.size(), " tables\n");
+  } else {
+    absl::StrAppend(out, "1 servers, 0 dead (", AV(s.mode.empty() ? "standalone" : s.mode), "), version ",
+                    AV(s.version.empty() ? "unknown" : s.version), ", uptime ", Uptime(s.uptime_seconds), ", ",
+                    s.requests, " requests, ", s.tables.size(), " tables\n");
+  }
   absl::StrAppend(out, "block cache ", Bytes(s.block_cache_bytes), " of ", Bytes(s.block_cache_capacity),
                   ", resident memory ", Bytes(s.resident_bytes), "\n");
   if (s.descriptor_limit > 0) {  // older servers do not report it
@@ -107,6 +120,18 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
                       " records and ", t.log_skipped_bytes, " damaged bytes skipped");
     }
     out->push_back('\n');
+  }
+  if (!s.backup_masters.empty()) absl::StrAppend(out, "backup masters: ", absl::StrJoin(s.backup_masters, ", "), "\n");
+  for (const RegionServerLoad& l : s.servers) {
+    absl::StrAppend(out, "    ", AV(l.name), ": ", l.regions, l.regions == 1 ? " region" : " regions");
+    if (l.error.empty()) {
+      absl::StrAppend(out, ", ", l.requests, " requests, memstore ", Bytes(l.memstore_bytes), ", ", l.store_files,
+                      " store files, resident memory ", Bytes(l.resident_bytes), ", uptime ",
+                      Uptime(l.uptime_seconds), "\n");
+    } else {
+      absl::StrAppend(out, " (load unknown: ", AV(l.error), ")\n");
+    }
+    for (const std::string& region : l.region_names) absl::StrAppend(out, "        ", AV(ToStringBinary(region)), "\n");
   }
 }
 
@@ -251,6 +276,40 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
     to.Uint("log_skipped_records", t.log_skipped_records);
     to.Uint("log_skipped_bytes", t.log_skipped_bytes);
     to.Close();
+  }
+  out->push_back(']');
+  if (s.mode != "master") return;
+  o->Uint("dead_servers", s.dead_servers);
+  o->Key("backup_masters");
+  out->push_back('[');
+  for (size_t i = 0; i < s.backup_masters.size(); ++i) {
+    if (i) out->push_back(',');
+    AppendJsonString(s.backup_masters[i], out);
+  }
+  out->push_back(']');
+  o->Key("servers");
+  out->push_back('[');
+  for (size_t i = 0; i < s.servers.size(); ++i) {
+    const RegionServerLoad& l = s.servers[i];
+    if (i) out->push_back(',');
+    JsonObject so(out);
+    so.Str("name", l.name);
+    so.Str("address", l.address);
+    so.Uint("regions", l.regions);
+    so.Uint("requests", l.requests);
+    so.Uint("memstore_bytes", l.memstore_bytes);
+    so.Uint("store_files", l.store_files);
+    so.Uint("resident_bytes", l.resident_bytes);
+    so.Int("uptime_seconds", l.uptime_seconds);
+    so.Str("error", l.error);
+    so.Key("region_names");
+    out->push_back('[');
+    for (size_t k = 0; k < l.region_names.size(); ++k) {
+      if (k) out->push_back(',');
+      AppendJsonString(l.region_names[k], out);
+    }
+    out->push_back(']');
+    so.Close();
   }
   out->push_back(']');
 }

@@ -137,6 +137,45 @@ TEST(FormatHumanTest, StatusVerbsLines) {
   EXPECT_TRUE(h.ends_with("    t: ENABLED, memstore 0 B, 0 store files, 0 flushes, 0 compactions\n")) << h;
 }
 
+TEST(FormatHumanTest, StatusOfAClustersMaster) {
+  Reply r;
+  r.command = "status";
+  r.kind = Reply::Kind::kStatus;
+  r.status.version = "1";
+  r.status.mode = "master";
+  r.status.dead_servers = 1;
+  r.status.backup_masters = {"m2"};
+  RegionServerLoad a;
+  a.name = "h:1,7";
+  a.regions = 2;
+  a.region_names = {"t,,1", "t,m,2"};
+  a.requests = 5;
+  RegionServerLoad b;
+  b.name = "h:2,8";
+  b.regions = 1;
+  b.region_names = {"t,x,3"};
+  b.error = "region server h:2: Deadline Exceeded";
+  r.status.servers = {a, b};
+  std::string h = FormatHuman(r);
+  EXPECT_TRUE(h.starts_with("1 active master, 1 backup masters, 2 servers, 1 dead, 1.5000 average load\n"
+                            "master: version 1, uptime 0s, 0 tables\n"))
+      << h;
+  EXPECT_EQ(h.find("h:1,7"), std::string::npos) << h;  // servers only in 'detailed'
+  r.detailed = true;
+  h = FormatHuman(r);
+  EXPECT_TRUE(h.ends_with("backup masters: m2\n"
+                          "    h:1,7: 2 regions, 5 requests, memstore 0 B, 0 store files, resident memory 0 B, uptime 0s\n"
+                          "        t,,1\n"
+                          "        t,m,2\n"
+                          "    h:2,8: 1 region (load unknown: region server h:2: Deadline Exceeded)\n"
+                          "        t,x,3\n"))
+      << h;
+  const std::string j = FormatJson(r);
+  EXPECT_NE(j.find("\"dead_servers\":1,\"backup_masters\":[\"m2\"],\"servers\":[{\"name\":\"h:1,7\""), std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"region_names\":[\"t,,1\",\"t,m,2\"]"), std::string::npos) << j;
+}
+
 TEST(FormatHumanTest, Ttl) {
   EXPECT_EQ(HumanTtl(0), "FOREVER");
   EXPECT_EQ(HumanTtl(2147483647), "FOREVER");
