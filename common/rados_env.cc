@@ -58,6 +58,19 @@ struct Entry {
   }
 };
 
+// A file's object size is part of its id ("<id>+<chunk bytes, hex>"), so that every client reads
+// it as it was written, whatever its own chunk_bytes. An id without one is of a file written before
+// ids said it, with the default of then.
+constexpr uint64_t kChunkBytesOfOldIds = 32ull << 20;
+uint64_t ChunkBytesOf(std::string_view id) {
+  const size_t plus = id.rfind('+');
+  uint64_t n = 0;
+  if (plus == std::string_view::npos || !absl::SimpleHexAtoi(AV(id.substr(plus + 1)), &n) || n == 0) {
+    return kChunkBytesOfOldIds;
+  }
+  return n;
+}
+
 std::string DirObject(std::string_view id) { return absl::StrCat("d:", AV(id)); }
 std::string ChunkObject(std::string_view id, uint64_t chunk) { return absl::StrFormat("f:%s:%08x", AV(id), chunk); }
 
@@ -122,6 +135,7 @@ class RadosEnv::Impl {
   std::atomic<uint64_t> next_id{1};
 
   std::string NewId() { return absl::StrCat(instance, ".", absl::Hex(next_id.fetch_add(1))); }
+  std::string NewFileId() { return absl::StrCat(NewId(), "+", absl::Hex(opt.chunk_bytes)); }
 
   // Entries `names` of directory `dir` and the directory object's version.
   struct DirState {
@@ -333,6 +347,7 @@ class RadosEnv::Impl {
 
   // A file's size: where the first chunk that is not full ends (see the header).
   absl::StatusOr<uint64_t> FileSize(const std::string& id, std::string_view path) {
+    const uint64_t chunk_bytes = ChunkBytesOf(id);
     uint64_t size = 0;
     for (uint64_t chunk = 0;; ++chunk) {
       uint64_t n = 0;
@@ -340,8 +355,8 @@ class RadosEnv::Impl {
       const int r = io.stat(ChunkObject(id, chunk), &n, &mtime);
       if (r == -ENOENT) return size;
       if (r < 0) return RadosError("stat", path, r);
-      size += std::min<uint64_t>(n, opt.chunk_bytes);
-      if (n < opt.chunk_bytes) return size;
+      size += std::min<uint64_t>(n, chunk_bytes);
+      if (n < chunk_bytes) return size;
     }
   }
 
@@ -519,7 +534,7 @@ namespace {
 class RadosWritableFile final : public WritableFile {
  public:
   RadosWritableFile(RadosEnv::Impl* env, std::string id, std::string path)
-      : env_(env), id_(std::move(id)), path_(std::move(path)) {}
+      : env_(env), id_(std::move(id)), path_(std::move(path)), chunk_bytes_(ChunkBytesOf(id_)) {}
   ~RadosWritableFile() override { WaitAll().IgnoreError(); }
 
   absl::Status Append(std::string_view data) override {
@@ -554,10 +569,10 @@ class RadosWritableFile final : public WritableFile {
     const RadosEnvOptions& o = env_->opt;
     size_t pos = 0;
     while (pos < buf_.size()) {
-      const uint64_t chunk = sent_ / o.chunk_bytes;
-      const uint64_t off = sent_ % o.chunk_bytes;
-      const size_t take = static_cast<size_t>(std::min<uint64_t>({buf_.size() - pos, o.chunk_bytes - off, o.write_bytes}));
-      if (!all && take < o.write_bytes && take < o.chunk_bytes - off) break;
+      const uint64_t chunk = sent_ / chunk_bytes_;
+      const uint64_t off = sent_ % chunk_bytes_;
+      const size_t take = static_cast<size_t>(std::min<uint64_t>({buf_.size() - pos, chunk_bytes_ - off, o.write_bytes}));
+      if (!all && take < o.write_bytes && take < chunk_bytes_ - off) break;
       if (!inflight_.empty() && inflight_.back().chunk != chunk) BASALT_RETURN_IF_ERROR(WaitAll());
       while (inflight_.size() >= static_cast<size_t>(o.max_writes_in_flight)) BASALT_RETURN_IF_ERROR(WaitOne());
       librados::ObjectWriteOperation op;
@@ -595,6 +610,7 @@ class RadosWritableFile final : public WritableFile {
   RadosEnv::Impl* env_;
   const std::string id_;
   const std::string path_;
+  const uint64_t chunk_bytes_;
   std::string buf_;      // appended, not yet sent
   uint64_t size_ = 0;    // appended
   uint64_t sent_ = 0;    // sent to RADOS
@@ -605,7 +621,7 @@ class RadosWritableFile final : public WritableFile {
 class RadosRandomAccessFile final : public RandomAccessFile {
  public:
   RadosRandomAccessFile(RadosEnv::Impl* env, std::string id, std::string path, uint64_t size)
-      : env_(env), id_(std::move(id)), path_(std::move(path)), size_(size) {}
+      : env_(env), id_(std::move(id)), path_(std::move(path)), size_(size), chunk_bytes_(ChunkBytesOf(id_)) {}
 
   absl::StatusOr<std::string_view> Read(uint64_t offset, size_t n, char* scratch) const override {
     if (offset > size_ || n > size_ - offset) {
@@ -615,9 +631,9 @@ class RadosRandomAccessFile final : public RandomAccessFile {
     size_t done = 0;
     while (done < n) {
       const uint64_t at = offset + done;
-      const uint64_t chunk = at / env_->opt.chunk_bytes;
-      const uint64_t off = at % env_->opt.chunk_bytes;
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, env_->opt.chunk_bytes - off));
+      const uint64_t chunk = at / chunk_bytes_;
+      const uint64_t off = at % chunk_bytes_;
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, chunk_bytes_ - off));
       bufferlist bl;
       const int r = env_->io.read(ChunkObject(id_, chunk), bl, take, off);
       if (r < 0) return RadosError("read", path_, r);
@@ -638,6 +654,7 @@ class RadosRandomAccessFile final : public RandomAccessFile {
   const std::string id_;
   const std::string path_;
   const uint64_t size_;
+  const uint64_t chunk_bytes_;
 };
 
 class RadosSequentialFile final : public SequentialFile {
@@ -727,7 +744,7 @@ absl::Status RadosEnv::Fence(const std::string& client_address) {
 
 absl::StatusOr<std::unique_ptr<WritableFile>> RadosEnv::NewWritableFile(const std::string& path) {
   BASALT_ASSIGN_OR_RETURN(Impl::Lookup l, impl_->ResolveParent(path));
-  const Entry e{'f', impl_->NewId()};
+  const Entry e{'f', impl_->NewFileId()};
   BASALT_RETURN_IF_ERROR(impl_->SetEntry(l.parent, l.name, e, path, [&](const std::optional<Entry>& old) -> absl::StatusOr<Impl::Decision> {
                                if (old && old->dir()) return absl::FailedPreconditionError(absl::StrCat("rados: ", path, ": a directory"));
                                return Impl::Decision::kApply;
@@ -840,8 +857,8 @@ absl::Status RadosEnv::Truncate(const std::string& path, uint64_t size) {
     return absl::InvalidArgumentError(absl::StrCat("rados: truncate ", path, " to ", size, ": the file holds only ", now));
   }
   if (size == now) return absl::OkStatus();
-  const uint64_t chunk = size / options_.chunk_bytes;
-  const uint64_t off = size % options_.chunk_bytes;
+  const uint64_t chunk = size / ChunkBytesOf(e.id);
+  const uint64_t off = size % ChunkBytesOf(e.id);
   BASALT_RETURN_IF_ERROR(impl_->RemoveChunks(e.id, path, chunk + 1));
   librados::ObjectWriteOperation op;
   if (off == 0) {

@@ -9,7 +9,9 @@
 //     (the RADOS client's instance id and a counter), so a rename of a file or of a whole
 //     directory only moves one omap entry and copies no data.
 //   - A file is a run of objects "f:<id>:<chunk>" of `chunk_bytes` each (RADOS refuses objects
-//     over osd_max_object_size, 128 MiB, and writes over osd_max_write_size, 90 MB). A file is
+//     over osd_max_object_size, 128 MiB, and writes over osd_max_write_size, 90 MB), the size its
+//     writer was set to: the id says it ("<id>+<bytes in hex>"), so a client set to another size
+//     (a master reading a region server's log) reads the file as it was written. A file is
 //     written from the front, so its size is where the first chunk that is not full ends: the
 //     writer starts a chunk only once every write to the one before it has completed.
 //   - Writes go at explicit offsets (never RADOS appends): a write sent again after a timeout

@@ -1,0 +1,163 @@
+// The cluster suites' fixture: a private cluster on the tests' real ZooKeeper and Ceph
+// (tests/services/), under its own ZooKeeper parent and RADOS namespace: real basalt-master and
+// basalt-server --cluster processes, clients and the shell that know only ZooKeeper.
+#pragma once
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "basalt/client.h"
+#include "common/test_services.h"
+#include "common/zookeeper.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/basalt.grpc.pb.h"
+#include "tests/util/child_process.h"
+#include "tests/util/server_process.h"
+#include "tests/util/temp_dir.h"
+
+namespace basalt::testing {
+
+class ClusterFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(TestZkQuorum().empty() || TestCephConf().empty()) << kTestServicesHelp;
+    const std::string id = absl::StrCat(::getpid(), "-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    parent_ = "/cluster-" + id;
+    storage_ = {"--rados_pool=basalt", "--ceph_conf=" + TestCephConf(), "--rados_namespace=cluster-" + id,
+                "--data_dir=" + data_dir()};
+    ZooKeeper::Options o;
+    o.quorum = TestZkQuorum();
+    auto zk = ZooKeeper::Connect(o);
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = *std::move(zk);
+  }
+  // A failed test's logs (the masters' and the servers') are kept in $BASALT_CLUSTER_LOGS/<test>
+  // when that is set.
+  void TearDown() override {
+    const char* keep = std::getenv("BASALT_CLUSTER_LOGS");
+    if (!HasFailure() || keep == nullptr || *keep == '\0') return;
+    const std::string to = absl::StrCat(keep, "/", parent_.substr(1));
+    if (std::system(absl::StrCat("mkdir -p '", keep, "' && cp -r '", dir_.path(), "' '", to, "'").c_str()) == 0) {
+      std::printf("logs kept in %s\n", to.c_str());
+    }
+  }
+  // A path in RADOS, shared by the master and every server.
+  std::string data_dir() const { return "/data"; }
+
+  // `balancer_ms`: how often it balances on its own (0: only when asked).
+  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0) {
+    std::vector<std::string> argv = {BASALT_MASTER_BINARY,
+                                     "--name=" + name,
+                                     "--zookeeper_quorum=" + TestZkQuorum(),
+                                     "--zookeeper_znode_parent=" + parent_,
+                                     "--zookeeper_session_timeout_ms=1000",
+                                     "--listen=127.0.0.1:0",
+                                     absl::StrCat("--balancer_period_ms=", balancer_ms)};
+    argv.insert(argv.end(), storage_.begin(), storage_.end());
+    auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? *std::move(m) : nullptr;
+  }
+  // A region server of the cluster (not started).
+  std::unique_ptr<ServerProcess> NewServer() {
+    std::vector<std::string> args = {"--cluster",
+                                     "--zookeeper_quorum=" + TestZkQuorum(),
+                                     "--zookeeper_znode_parent=" + parent_,
+                                     "--zookeeper_session_timeout_ms=1000",
+                                     "--rados_object_size=64KiB",
+                                     "--rados_op_timeout_s=5"};
+    args.insert(args.end(), storage_.begin(), storage_.end());
+    // ServerProcess's data directory argument comes first; the one in storage_ (RADOS) wins.
+    return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/unused", args, dir_.path());
+  }
+  std::string Leader() {
+    auto l = LeaderElection::Leader(zk_.get(), parent_ + "/master");
+    return l.ok() && l->has_value() ? **l : "";
+  }
+  std::vector<std::string> Children(const std::string& dir) {
+    return zk_->Children(parent_ + dir).value_or(std::vector<std::string>{});
+  }
+  static bool Eventually(const std::function<bool()>& cond, absl::Duration limit = absl::Seconds(30)) {
+    for (absl::Time end = absl::Now() + limit; absl::Now() < end; absl::SleepFor(absl::Milliseconds(10))) {
+      if (cond()) return true;
+    }
+    return cond();
+  }
+  // A client that knows only ZooKeeper.
+  std::unique_ptr<Connection> Connect(absl::Duration timeout = absl::Seconds(30)) {
+    ConnectionOptions o;
+    o.zookeeper_quorum = TestZkQuorum();
+    o.zookeeper_znode_parent = parent_;
+    o.timeout = timeout;
+    o.max_attempts = 1000;
+    o.max_backoff = absl::Milliseconds(100);
+    auto c = Connection::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+  // The master is serving once ZooKeeper names it as meta's server.
+  bool MasterServes() { return zk_->Get(parent_ + "/meta-server").value_or(std::nullopt).has_value(); }
+  static TableInfo TableNamed(const std::string& name) {
+    TableInfo t;
+    t.name = name;
+    t.families.push_back(FamilySettings{});
+    t.families.back().name = "f";
+    return t;
+  }
+  // A Put sent straight to `server` over gRPC, naming `region` (as a client that located the
+  // row there before does), with a 10 s deadline.
+  static grpc::Status RawPut(const std::string& server, const std::string& table, const std::string& region,
+                             const std::string& row) {
+    auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+    rpc::MutateRequest req;
+    req.set_table(table);
+    req.set_region(region);
+    req.mutable_mutation()->set_row(row);
+    rpc::Mutation* m = req.mutable_mutation()->add_mutations();
+    m->set_family("f");
+    m->set_qualifier("q");
+    m->set_value("never");
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    rpc::MutateResponse resp;
+    return stub->Mutate(&ctx, req, &resp);
+  }
+  // Regions per server, as list_regions says (state OPEN only).
+  static std::map<std::string, int> RegionsPerServer(Connection* conn, const std::string& table) {
+    std::map<std::string, int> out;
+    auto regions = conn->GetAdmin()->ListRegions(table);
+    if (!regions.ok()) return out;
+    for (const RegionStatus& r : *regions) {
+      if (r.state == "OPEN") ++out[r.server];
+    }
+    return out;
+  }
+
+  // Runs the shell through ZooKeeper with `commands` (-e); its exit code, and its output in `out`.
+  int Shell(const std::string& commands, std::string* out) {
+    const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", TestZkQuorum(),
+                                         " --znode-parent=", parent_, " --no-timing -e \"", commands, "\" 2>&1");
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) return -1;
+    char buf[512];
+    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out->append(buf, n);
+    return ::pclose(p);
+  }
+
+  TempDir dir_;
+  std::string parent_;
+  std::vector<std::string> storage_;
+  std::unique_ptr<ZooKeeper> zk_;
+};
+
+}  // namespace basalt::testing
