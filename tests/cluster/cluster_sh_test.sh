@@ -24,13 +24,15 @@ echo "$out" | grep -q "^server-2 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no serve
 
 # The regions go to both servers; the shell knows only ZooKeeper.
 got=$("$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zk" --no-timing \
-  -e "create 't', 'cf', SPLITS => ['m']; put 't', 'a1', 'cf:q', 'through zookeeper'; put 't', 'z1', 'cf:q', 'and the other server'; get 't', 'a1'; get 't', 'z1'; list_regions 't'")
+  -e "create 't', 'cf', SPLITS => ['m']; put 't', 'a1', 'cf:q', 'through zookeeper'; put 't', 'z1', 'cf:q', 'and the other server'; get 't', 'a1'; get 't', 'z1'; list_regions 't'; balancer; status 'detailed'")
 echo "$got"
 echo "$got" | grep -q "value=through zookeeper" || fail "the shell could not write and read through ZooKeeper"
 echo "$got" | grep -q "value=and the other server" || fail "the second region's row was not read back"
 for s in 1 2; do
   echo "$got" | grep -q "127.0.0.1:$(cat "$dir/server-$s.port") " || fail "server-$s holds no region of t"
+  echo "$got" | grep -q "^    127.0.0.1:$(cat "$dir/server-$s.port"),[0-9]*: 1 region, " || fail "status 'detailed' does not show server-$s with its region"
 done
+echo "$got" | grep -q "^1 active master, 1 backup masters, 2 servers, 0 dead, 1.0000 average load$" || fail "status from the master"
 "$cluster" status "$dir" > /dev/null || fail "status says a process is dead"
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
