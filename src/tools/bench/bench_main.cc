@@ -1,5 +1,6 @@
 // basalt-bench: `basalt-bench storage <subcommand> [--flags]` (one Region in this process) and
-// `basalt-bench server <subcommand> --server=HOST:PORT [--flags]` (a running basalt-server).
+// `basalt-bench server <subcommand> --server=HOST:PORT [--flags]` (a running basalt-server), or
+// --zookeeper=HOST:PORT (a cluster).
 // Prints a progress line on stderr while running and a table (or, with --json, one JSON object)
 // on stdout at the end.
 #include <cstdio>
@@ -25,8 +26,9 @@ constexpr char kUsage[] =
     "  write       [--threads=1,16,64 --durability=sync,async --seconds=5 --value-size=100]\n"
     "              write ops/s and writes per fdatasync\n"
     "\n"
-    "usage: basalt-bench server <subcommand> --server=HOST:PORT [--flags] [--json]\n"
-    "  common      [--transport=grpc|auto|verbs --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32]\n"
+    "usage: basalt-bench server <subcommand> (--server=HOST:PORT | --zookeeper=HOST:PORT) [--flags] [--json]\n"
+    "  common      [--transport=grpc|auto|verbs --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32\n"
+    "               --znode_parent=/basalt]  (--zookeeper: a cluster; latency then needs --no_floor)\n"
     "  latency     [--table=bench_latency --sizes=1,100,1024,4096,16384,65536 --ops=5000 --warmup=500\n"
     "               --threads=1 --rounds=10 --no_floor]\n"
     "              Put (SYNC_WAL) and Get of one cell per size, p50/p95/p99/p99.9 and ops/s, against the\n"

@@ -71,9 +71,15 @@ struct ServerOptions {
 absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::string& default_table) {
   ServerOptions o;
   o.address = flags.Str("server", "");
-  if (o.address.empty()) return absl::InvalidArgumentError("--server=HOST:PORT is required");
+  // A cluster: the client finds the master in ZooKeeper and each region's server in meta.
+  o.conn.zookeeper_quorum = flags.Str("zookeeper", "");
+  o.conn.zookeeper_znode_parent = flags.Str("znode_parent", o.conn.zookeeper_znode_parent);
+  if (o.address.empty() == o.conn.zookeeper_quorum.empty()) {
+    return absl::InvalidArgumentError("one of --server=HOST:PORT and --zookeeper=HOST:PORT (a cluster) is required");
+  }
   o.table = flags.Str("table", default_table);
   o.conn.address = o.address;
+  if (o.address.empty()) o.address = "the cluster at zookeeper " + o.conn.zookeeper_quorum;
   o.conn.channels = static_cast<int>(flags.Int("channels", 1));
   std::string transport = flags.Str("transport", "grpc");
   if (transport == "grpc") {
@@ -319,6 +325,9 @@ int RunServerLatency(const Flags& flags, Report* report) {
   flags.RefuseUnused();
   if (ops <= 0 || warmup < 0 || threads <= 0 || rounds <= 0 || ops < rounds) {
     return Fail(absl::InvalidArgumentError("need --ops ≥ --rounds > 0, --threads > 0, --warmup ≥ 0"));
+  }
+  if (with_floor && so->conn.address.empty()) {
+    return Fail(absl::InvalidArgumentError("the echo floor is one server's: with --zookeeper, give --no_floor"));
   }
 
   auto conn = Connection::Open(so->conn);
