@@ -84,6 +84,11 @@ struct RegionOptions {
   // Called (with the region's name) on the region's background thread after a flush or a
   // compaction changed its files: where a region server looks whether it should split.
   std::function<void(const std::string& region)> on_files_changed;
+  // How long a region remembers the nonce of a non-idempotent operation it applied (region.h
+  // Nonce), in memory and in its manifest: a retry of it within this is answered, not applied
+  // again. A client's call gives up within its timeout (30 s by default), so this covers every
+  // retry of a client whose timeout is shorter.
+  int64_t nonce_expiry_ms = 5 * 60 * 1000;
 };
 
 }  // namespace basalt

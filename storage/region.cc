@@ -207,6 +207,7 @@ absl::Status RegionImpl::Recover() {
   }
   next_file_number_ = m.next_file_number;
   flushed_seq_ = m.flushed_seq;
+  for (const auto& [id, ms] : m.nonces) RememberNonce(Nonce{id.first, id.second}, ms);
   std::set<uint64_t> live;
   for (auto& [name, store] : stores_) {
     auto it = m.files.find(name);
@@ -340,6 +341,8 @@ absl::Status RegionImpl::ReplayDir(const std::string& dir, Replay* replay) {
 
 absl::Status RegionImpl::ApplyRecord(const WalRecord& rec, Replay* replay) {
   if (rec.region != desc_.name || rec.seq <= replay->flushed) return absl::OkStatus();
+  // Counted from now: the record does not say when it was written (it lives a little longer).
+  if (rec.nonce != 0) RememberNonce(Nonce{rec.nonce_group, rec.nonce}, Now());
   if (replay->dedupe && !replay->applied.insert(rec.seq).second) return absl::OkStatus();
   for (const auto& e : rec.edits) {
     Store* s = FindStore(e.family);
@@ -478,7 +481,7 @@ absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durabilit
 }
 
 absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
-                                   Durability durability) {
+                                   Durability durability, Nonce nonce) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   std::vector<RowMutation> batch(1);
@@ -489,13 +492,45 @@ absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spe
   // return only once visible.
   RowResult current;
   BASALT_RETURN_IF_ERROR(GetInto(row, spec, &current));
+  // A retry of an operation applied here: answered from what is stored, not applied again. (A
+  // retry cannot race its first attempt past this: both hold the row's lock.)
+  if (nonce.nonce != 0 && NonceApplied(nonce)) return fn(current, nullptr);
   BASALT_RETURN_IF_ERROR(fn(current, &batch[0].mutations));
   if (batch[0].mutations.empty()) return absl::OkStatus();
   BASALT_RETURN_IF_ERROR(ValidateBatch(batch));
-  return MutateLocked(batch, durability);
+  return MutateLocked(batch, durability, nonce);
 }
 
-absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability) {
+bool RegionImpl::NonceApplied(Nonce nonce) {
+  absl::MutexLock l(&nonce_mu_);
+  auto it = nonces_.find({nonce.group, nonce.nonce});
+  return it != nonces_.end() && it->second >= Now() - options_.nonce_expiry_ms;
+}
+
+void RegionImpl::RememberNonce(Nonce nonce, int64_t ms) {
+  if (nonce.nonce == 0) return;
+  absl::MutexLock l(&nonce_mu_);
+  int64_t& at = nonces_[{nonce.group, nonce.nonce}];
+  at = std::max(at, ms);
+}
+
+std::map<std::pair<uint64_t, uint64_t>, int64_t> RegionImpl::LiveNonces() {
+  const int64_t oldest = Now() - options_.nonce_expiry_ms;
+  std::map<std::pair<uint64_t, uint64_t>, int64_t> out;
+  absl::MutexLock l(&nonce_mu_);
+  // Expired ones go here too (a manifest is written at every flush and compaction).
+  for (auto it = nonces_.begin(); it != nonces_.end();) {
+    if (it->second < oldest) {
+      nonces_.erase(it++);
+    } else {
+      out.emplace(it->first, it->second);
+      ++it;
+    }
+  }
+  return out;
+}
+
+absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce) {
   // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
   // letting memstores grow without bound.
   if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {
@@ -505,6 +540,8 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
   const int64_t now = Now();
   WalRecord rec;
   rec.region = desc_.name;
+  rec.nonce_group = nonce.group;
+  rec.nonce = nonce.nonce;
   for (const auto& rm : batch) {
     for (const auto& m : rm.mutations) {
       int64_t ts = m.timestamp == kLatestTimestamp ? now : m.timestamp;
@@ -567,6 +604,7 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
   // A log I/O error fails the region (an acknowledged write may never be lost); a refused
   // record does not.
   if (!s.ok()) return s.code() == absl::StatusCode::kInvalidArgument ? s : Fail(s);
+  RememberNonce(nonce, now);
   MaybeScheduleBackground();
   return absl::OkStatus();
 }
@@ -648,6 +686,8 @@ absl::Status RegionImpl::WriteManifest() {
     m.files[name] = store->FileNumbers();
     m.references.merge(store->References());
   }
+  // Once the flush this manifest records lets the log records go, their nonces live here.
+  m.nonces = LiveNonces();
   return options_.env->WriteFileDurably(dir_ + "/" + kManifestName, EncodeManifest(m));
 }
 

@@ -65,6 +65,14 @@ struct RowMutation {
   std::vector<Mutation> mutations;
 };
 
+// A client's id of one non-idempotent operation (HBase's nonce group: the client, and nonce:
+// the operation). A retry carries the same, so that a region that applied it does not again.
+struct Nonce {
+  uint64_t group = 0;
+  uint64_t nonce = 0;  // 0: none
+  bool operator==(const Nonce&) const = default;
+};
+
 struct ColumnSelection {
   std::string family;
   std::vector<std::string> qualifiers;  // empty: the whole family
@@ -205,9 +213,13 @@ class Region {
   // the row with `spec`, seeing every earlier write to it, and calls `fn` with what it read.
   // `fn` fills the mutations to apply (none: nothing is written) or returns an error, which is
   // returned as is. Writes to the row wait meanwhile; `fn` must not call back into the region.
+  // With a `nonce` the region applied before (a retry: remembered in memory, in its log records
+  // and in its manifest for RegionOptions::nonce_expiry_ms, so across a crash, a log split and
+  // a move), `fn` is called with `out` null: nothing is applied again, and `fn` answers from
+  // what is stored (HBase's nonces).
   using RowUpdateFn = std::function<absl::Status(const RowResult& current, std::vector<Mutation>* out)>;
   virtual absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
-                                     Durability durability = Durability::kSyncWal) = 0;
+                                     Durability durability = Durability::kSyncWal, Nonce nonce = {}) = 0;
 
   virtual absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec = {}) = 0;
   // The same into a reusable result (no allocation per cell once warm).

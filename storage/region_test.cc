@@ -546,6 +546,7 @@ class RegionLogDamageTest : public RegionTest {
   absl::StatusOr<std::unique_ptr<Region>> OpenImage(WalRecoveryMode mode) {
     RegionOptions o;
     o.wal_recovery = mode;
+    o.clock = [this] { return now_.load(); };
     o.log = [this](std::string_view line) { log_.emplace_back(line); };
     return Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, image_);
   }
@@ -724,6 +725,83 @@ TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
   std::string damaged = now;
   damaged[13] ^= 1;
   EXPECT_EQ(DecodeManifest(damaged, "MANIFEST").status().code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace basalt
+
+namespace basalt {
+namespace {
+
+// Nonces (HBase's): a retry of a non-idempotent operation, carrying the nonce of the first
+// attempt, is answered from what is stored and not applied again: in the same run, after a
+// crash (the nonce is in the log record), after a clean close (in the manifest the flush
+// wrote) and after a flush and a crash; not once the nonce has expired.
+class RegionNonceTest : public RegionLogDamageTest {
+ protected:
+  // Adds 1 to row "c", cf:n under `nonce`; true when it was applied, false when it was a retry
+  // of an applied one.
+  static bool Bump(Region* r, Nonce nonce) {
+    ReadSpec spec;
+    spec.columns.push_back({"cf", {"n"}});
+    bool applied = false;
+    absl::Status s = r->MutateRowWith(
+        "c", spec,
+        [&](const RowResult& current, std::vector<Mutation>* out) {
+          if (out == nullptr) return absl::OkStatus();
+          int n = current.empty() ? 0 : std::stoi(std::string(current.cells()[0].value));
+          Mutation m;
+          m.family = "cf";
+          m.qualifier = "n";
+          m.value = std::to_string(n + 1);
+          out->push_back(m);
+          applied = true;
+          return absl::OkStatus();
+        },
+        Durability::kSyncWal, nonce);
+    EXPECT_TRUE(s.ok()) << s;
+    return applied;
+  }
+  static std::string Count(Region* r) {
+    auto cells = r->Get("c");
+    return cells.ok() && !cells->empty() ? (*cells)[0].value : "<none>";
+  }
+};
+
+TEST_F(RegionNonceTest, ARetryIsAppliedOnceAcrossCrashesFlushesAndReopens) {
+  const Nonce a{7, 1}, b{7, 2}, c{8, 1};
+  EXPECT_TRUE(Bump(region_.get(), a));
+  EXPECT_FALSE(Bump(region_.get(), a));  // the retry, same run
+  EXPECT_TRUE(Bump(region_.get(), b));
+  EXPECT_TRUE(Bump(region_.get(), Nonce{}));  // no nonce: applied each time
+  EXPECT_EQ(Count(region_.get()), "3");
+  // A crash: the nonces come back from the log records.
+  CrashImage();
+  {
+    auto r = OpenImage(WalRecoveryMode::kStrict);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(Bump(r->get(), a));
+    EXPECT_FALSE(Bump(r->get(), b));
+    EXPECT_EQ(Count(r->get()), "3");
+  }
+  // A clean close flushes: the records are gone, the nonces are in the manifest.
+  Reopen();
+  EXPECT_FALSE(Bump(region_.get(), a));
+  EXPECT_TRUE(Bump(region_.get(), c));
+  ASSERT_TRUE(region_->Flush().ok());
+  CrashImage();
+  {
+    auto r = OpenImage(WalRecoveryMode::kStrict);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(Bump(r->get(), c));
+    EXPECT_EQ(Count(r->get()), "4");
+  }
+  // Past the expiry a nonce is forgotten (a client's retries end long before).
+  now_ += RegionOptions().nonce_expiry_ms + 1;
+  EXPECT_TRUE(Bump(region_.get(), a));
+  ASSERT_TRUE(region_->Flush().ok());
+  Reopen();
+  EXPECT_EQ(Count(region_.get()), "5");
 }
 
 }  // namespace

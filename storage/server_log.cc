@@ -132,6 +132,8 @@ absl::Status ServerLog::Split(uint64_t below) {
       WalRecord& part = parts[to];
       part.region = to;
       part.seq = rec.seq;
+      part.nonce_group = rec.nonce_group;
+      part.nonce = rec.nonce;
       part.edits.push_back(e);
     }
     for (const auto& [to, part] : parts) {

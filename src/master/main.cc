@@ -6,14 +6,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "src/master/master.h"
+#include "src/server/config.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::master {
@@ -40,9 +44,10 @@ constexpr Flag kFlags[] = {
 };
 
 void PrintHelp() {
-  std::cout << "usage: basalt-master --zookeeper_quorum=HOST:PORT [--key=value ...]\n\n"
+  std::cout << "usage: basalt-master [--config=FILE] --zookeeper_quorum=HOST:PORT [--key=value ...]\n\n"
                "One active master among any number (elected in ZooKeeper): it tracks the live region servers\n"
-               "and fences each one that dies, places and balances regions. Settings:\n";
+               "and fences each one that dies, places and balances regions. Settings come from FILE (lines\n"
+               "'key = value', '#' comments) and flags; flags override the file:\n";
   for (const Flag& f : kFlags) {
     std::cout << "  --" << f.key << " (default '" << f.default_value << "'): " << f.help << "\n";
   }
@@ -51,6 +56,8 @@ void PrintHelp() {
 int Run(int argc, char** argv) {
   std::map<std::string, std::string> v;
   for (const Flag& f : kFlags) v[f.key] = f.default_value;
+  std::map<std::string, std::string> flags;
+  std::string config;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -58,12 +65,32 @@ int Run(int argc, char** argv) {
       return 0;
     }
     const size_t eq = a.find('=');
-    if (a.rfind("--", 0) != 0 || eq == std::string::npos || !v.contains(a.substr(2, eq - 2))) {
+    const std::string key = eq == std::string::npos ? "" : a.substr(2, eq - 2);
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos || (!v.contains(key) && key != "config")) {
       std::cerr << "basalt-master: unexpected argument '" << a << "' (flags are --key=value; see --help)\n";
       return 2;
     }
-    v[a.substr(2, eq - 2)] = a.substr(eq + 1);
+    (key == "config" ? config : flags[key]) = a.substr(eq + 1);
   }
+  // The file first, the flags over it (as basalt-server's).
+  if (!config.empty()) {
+    std::ifstream in(config, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::Status read = !in ? absl::NotFoundError(absl::StrCat("cannot read config file ", config))
+                            : server::ForEachConfigLine(text.str(), config, [&](std::string_view key, std::string_view value) {
+                                if (!v.contains(std::string(key))) {
+                                  return absl::InvalidArgumentError(absl::StrCat("unknown setting '", AV(key), "'"));
+                                }
+                                v[std::string(key)] = std::string(value);
+                                return absl::OkStatus();
+                              });
+    if (!read.ok()) {
+      std::cerr << "basalt-master: " << read.message() << "\n";
+      return 2;
+    }
+  }
+  for (const auto& [key, value] : flags) v[key] = value;
   int session_ms = 0;
   if (v["zookeeper_quorum"].empty() || !absl::SimpleAtoi(v["zookeeper_session_timeout_ms"], &session_ms) ||
       session_ms < 200) {

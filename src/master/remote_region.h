@@ -57,7 +57,7 @@ class RemoteRegion final : public Region {
                    Durability) override {
     return NotServed();
   }
-  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability) override {
+  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability, Nonce) override {
     return NotServed();
   }
   absl::StatusOr<std::vector<Cell>> Get(std::string_view, const ReadSpec&) override { return NotServed(); }

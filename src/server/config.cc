@@ -426,6 +426,13 @@ absl::Status SetConfigValue(std::string_view key, std::string_view value, Server
 }
 
 absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config) {
+  return ForEachConfigLine(text, path, [config](std::string_view key, std::string_view value) {
+    return SetConfigValue(key, value, config);
+  });
+}
+
+absl::Status ForEachConfigLine(std::string_view text, const std::string& path,
+                               const std::function<absl::Status(std::string_view key, std::string_view value)>& set) {
   int line_no = 0;
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -439,7 +446,7 @@ absl::Status ParseConfigText(std::string_view text, const std::string& path, Ser
     if (eq == std::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected 'key = value', got '", AV(line), "'"));
     }
-    absl::Status s = SetConfigValue(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)), config);
+    absl::Status s = set(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)));
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
   }
   return absl::OkStatus();

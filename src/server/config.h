@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args
 
 // Parses config file text (`path` only names it in errors), applying it over *config.
 absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config);
+// The lines of a config file ('key = value', '#' comments, blank lines), each handed to `set`
+// (basalt-master's file too). InvalidArgument naming the file and line for a malformed line or
+// the error `set` returns.
+absl::Status ForEachConfigLine(std::string_view text, const std::string& path,
+                               const std::function<absl::Status(std::string_view key, std::string_view value)>& set);
 
 // Sets one key from its text value. InvalidArgument for an unknown key or a bad value.
 absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config);

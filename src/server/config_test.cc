@@ -52,6 +52,15 @@ TEST(ServerConfig, FileThenFlagsOverride) {
   EXPECT_EQ(p->config.listen, "[::1]:0");
 }
 
+// The commented sample a cluster's region server starts from (deploy/systemd/) is a valid file.
+TEST(ServerConfig, TheRegionServerSampleParses) {
+  auto p = ParseCommandLine({std::string("--config=") + BASALT_SOURCE_DIR + "/deploy/systemd/regionserver.conf"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->config.cluster);
+  EXPECT_EQ(p->config.rados_pool, "basalt");
+  EXPECT_EQ(p->config.listen, "0.0.0.0:16020");
+}
+
 TEST(ServerConfig, UnknownKeysAndBadValues) {
   auto expect_invalid = [](std::vector<std::string> args, std::string_view needle) {
     auto p = ParseCommandLine(args);

@@ -34,7 +34,7 @@ class RefusingRegion final : public Region {
                    Durability) override {
     return error_;
   }
-  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability) override {
+  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability, Nonce) override {
     return error_;
   }
   absl::StatusOr<std::vector<Cell>> Get(std::string_view, const ReadSpec&) override { return error_; }

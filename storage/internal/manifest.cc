@@ -26,7 +26,7 @@ bool IsSiblingDir(std::string_view dir) {
 
 std::string EncodeManifest(const Manifest& m) {
   std::string s;
-  const uint32_t version = m.references.empty() ? 2 : kManifestVersion;
+  const uint32_t version = !m.nonces.empty() ? 4 : !m.references.empty() ? 3 : 2;
   AppendFormatStamp(&s, kMagic, version, /*min_reader_version=*/version);
   PutVarint64(&s, m.next_file_number);
   PutVarint64(&s, m.flushed_seq);
@@ -44,6 +44,14 @@ std::string EncodeManifest(const Manifest& m) {
       PutVarint64(&s, ref.number);
       PutLengthPrefixed(&s, ref.start_row);
       PutLengthPrefixed(&s, ref.end_row);
+    }
+  }
+  if (version >= 4) {
+    PutVarint32(&s, static_cast<uint32_t>(m.nonces.size()));
+    for (const auto& [id, ms] : m.nonces) {
+      PutVarint64(&s, id.first);
+      PutVarint64(&s, id.second);
+      PutVarint64(&s, static_cast<uint64_t>(ms));
     }
   }
   PutFixed32(&s, MaskCrc(Crc32c(s)));
@@ -107,6 +115,17 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
           !m.references.emplace(number, std::move(ref)).second) {
         return bad(absl::StrCat("bad reference for file ", number));
       }
+    }
+  }
+  if (version >= 4) {
+    uint32_t n;
+    if (!GetVarint32(&in, &n) || n > in.size()) return bad("truncated nonces");
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t group, nonce, ms;
+      if (!GetVarint64(&in, &group) || !GetVarint64(&in, &nonce) || !GetVarint64(&in, &ms) || nonce == 0) {
+        return bad("bad nonce");
+      }
+      m.nonces[{group, nonce}] = static_cast<int64_t>(ms);
     }
   }
   if (!in.empty()) return bad("trailing bytes");

@@ -7,11 +7,14 @@
 //   per family: length-prefixed name, varint files, varint64 file number per file |
 //   [version 3: varint references | per reference: varint64 file number, lp region_dir,
 //    varint64 source file number, lp start_row, lp end_row] |
+//   [version 4: varint nonces | per nonce: varint64 group, varint64 nonce, varint64 ms] |
 //   u32 masked CRC32C of everything before it
 //
 // Version 3 is written only by a region that holds references (a daughter of a split, or a
-// merged region, until its compactions rewrite them); every other manifest stays version 2, so
-// an older reader refuses exactly the manifests it could not read right.
+// merged region, until its compactions rewrite them), version 4 only by one that remembers
+// nonces (the recent non-idempotent operations its flushed files hold: a retry of one of them
+// must find it after the log records are gone); every other manifest stays version 2, so an
+// older reader refuses exactly the manifests it could not read right.
 //
 // Version 1 (written before the stamp) is the same after an 8-byte magic "BSLTMAN1" alone; it
 // is still read. Every version ends with the checksum of everything before it.
@@ -20,13 +23,14 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace basalt {
 
-inline constexpr uint32_t kManifestVersion = 3;
+inline constexpr uint32_t kManifestVersion = 4;
 
 // A store file of this region that is another region's block file seen through a row range
 // (HBase's Reference): what a split's daughters and a merge's region hold until compacted.
@@ -43,6 +47,8 @@ struct Manifest {
   uint64_t flushed_seq = 0;
   std::map<std::string, std::vector<uint64_t>> files;  // family -> file numbers, newest first
   std::map<uint64_t, FileReference> references;       // file number -> what it refers to
+  // (nonce group, nonce) -> when it was applied (ms since the epoch): storage/region.h Nonce.
+  std::map<std::pair<uint64_t, uint64_t>, int64_t> nonces;
 };
 
 std::string EncodeManifest(const Manifest& m);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/region.h"
@@ -40,7 +41,7 @@ class RegionImpl final : public Region {
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
            int64_t ts, Durability durability) override;
   absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
-                     Durability durability) override;
+                     Durability durability, Nonce nonce) override;
   absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec) override;
   absl::Status Get(std::string_view row, const ReadSpec& spec, RowResult* result) override;
   absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec& spec) override;
@@ -84,7 +85,13 @@ class RegionImpl final : public Region {
   absl::Status ValidateBatch(const std::vector<RowMutation>& batch) const;
   static absl::Status CheckDurability(Durability d);
   // Mutate's work once the batch is valid and its rows are locked.
-  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability);
+  // `nonce` (none: 0) goes into the log record, and is remembered once the write is applied.
+  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {});
+  // The nonces of operations applied here (RegionOptions::nonce_expiry_ms): whether one is,
+  // remembering one (at `ms`, its write's time), and those not yet expired, for the manifest.
+  bool NonceApplied(Nonce nonce);
+  void RememberNonce(Nonce nonce, int64_t ms);
+  std::map<std::pair<uint64_t, uint64_t>, int64_t> LiveNonces();
   uint64_t ReadPoint() const;
   absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
   absl::Status CheckOpen() const;
@@ -117,6 +124,9 @@ class RegionImpl final : public Region {
   // Row locks: a fixed stripe of mutexes, taken in index order.
   static constexpr size_t kRowLockStripes = 1024;
   std::unique_ptr<absl::Mutex[]> row_locks_;
+
+  absl::Mutex nonce_mu_;
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int64_t> nonces_ ABSL_GUARDED_BY(nonce_mu_);
 
   absl::Mutex flush_mu_;       // one flush at a time
   absl::Mutex compaction_mu_;  // one compaction at a time

@@ -53,6 +53,9 @@ absl::Status PayloadError(std::string_view what, std::string_view payload, std::
 
 }  // namespace
 
+// Opens a record's nonce, after its edits.
+constexpr char kNonceTag = 'N';
+
 std::string EncodeWalPayload(const WalRecord& rec) {
   std::string out;
   size_t n = rec.region.size() + 5 + 10 + 5;
@@ -65,6 +68,11 @@ std::string EncodeWalPayload(const WalRecord& rec) {
     PutLengthPrefixed(&out, e.family);
     PutLengthPrefixed(&out, e.key);
     PutLengthPrefixed(&out, e.value);
+  }
+  if (rec.nonce != 0) {
+    out.push_back(kNonceTag);
+    PutVarint64(&out, rec.nonce_group);
+    PutVarint64(&out, rec.nonce);
   }
   return out;
 }
@@ -108,6 +116,12 @@ absl::StatusOr<WalRecord> DecodeWalPayload(std::string_view payload) {
     e.family.assign(family);
     e.key.assign(key);
     e.value.assign(value);
+  }
+  if (!in.empty() && in[0] == kNonceTag) {
+    in.remove_prefix(1);
+    if (!GetVarint64(&in, &rec.nonce_group) || !GetVarint64(&in, &rec.nonce) || rec.nonce == 0) {
+      return PayloadError("bad nonce", payload, in);
+    }
   }
   if (!in.empty()) return PayloadError("trailing bytes", payload, in);
   return rec;

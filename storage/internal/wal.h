@@ -17,8 +17,8 @@
 // Every segment begins with a preamble and a header record, written and synced when the
 // segment is created, before any record:
 //
-//   preamble = format stamp (common/format_stamp.h: magic "BSLTWALF", version 2,
-//              min_reader_version 2) | u32 masked crc32c of the stamp          (20 bytes)
+//   preamble = format stamp (common/format_stamp.h: magic "BSLTWALF", version 3,
+//              min_reader_version 3) | u32 masked crc32c of the stamp          (20 bytes)
 //   header   = a record of region "", seq = the segment's number, no edits
 //
 // A segment whose first bytes are not these was not written by this log (or was damaged),
@@ -44,6 +44,10 @@
 //             edit count     varint32
 //             edit*          family, key, value (each varint32 length + bytes)
 //                            key is a flat key (storage/cell.h); not parsed here
+//             [nonce]        version 3: 'N', varint64 nonce group, varint64 nonce (non-zero):
+//                            the client's id of a non-idempotent operation (Increment, Append,
+//                            CheckAndMutate), kept with its edits so that a retry that reaches
+//                            the region after a crash is recognised (HBase's nonces)
 //
 // A record is valid only if its length fits in the file, its checksum matches and its payload
 // decodes exactly (no trailing bytes).
@@ -70,7 +74,8 @@
 namespace basalt {
 
 inline constexpr size_t kWalHeaderSize = 8;  // length u32 + masked crc u32
-inline constexpr uint32_t kWalVersion = 2;
+// 3: records may carry a nonce (version 2 segments are read as ever).
+inline constexpr uint32_t kWalVersion = 3;
 inline constexpr size_t kWalSegmentPreambleSize = 20;  // format stamp + its crc
 
 // Where a segment's frames start: after the preamble when `segment` begins with one, else 0
@@ -88,6 +93,9 @@ struct WalRecord {
   std::string region;
   uint64_t seq = 0;
   std::vector<WalEdit> edits;
+  // The client's nonce of the operation that wrote it (0: none; storage/region.h Nonce).
+  uint64_t nonce_group = 0;
+  uint64_t nonce = 0;
   bool operator==(const WalRecord&) const = default;
 };
 

@@ -85,6 +85,30 @@ TEST(WalRecordTest, EncodeDecodeRoundTrip) {
   }
 }
 
+// A record may carry the nonce of the operation that wrote it; one without decodes as before
+// (a version 2 payload is exactly a version 3 one without a nonce).
+TEST(WalRecordTest, NoncesRoundTripAndAreChecked) {
+  WalRecord r = MakeRecord("region-1", 42, 2);
+  const std::string without = EncodeWalPayload(r);
+  r.nonce_group = 0x1234567890abcdefull;
+  r.nonce = 77;
+  const std::string with = EncodeWalPayload(r);
+  auto d = DecodeWalPayload(with);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, r);
+  EXPECT_EQ(with.substr(0, without.size()), without);
+  auto plain = DecodeWalPayload(without);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->nonce, 0u);
+  // A cut nonce, a zero nonce and bytes after it are damage.
+  EXPECT_EQ(DecodeWalPayload(with.substr(0, with.size() - 1)).status().code(), absl::StatusCode::kDataLoss);
+  std::string zero = without + "N";
+  zero.push_back('\x05');
+  zero.push_back('\x00');
+  EXPECT_EQ(DecodeWalPayload(zero).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeWalPayload(with + "x").status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(WalRecordTest, SegmentNames) {
   EXPECT_EQ(WalSegmentPath("/d", 42), "/d/00000000000000000042.wal");
   uint64_t n = 0;
@@ -720,7 +744,7 @@ TEST(WalFormatTest, VersionOneSegmentsAndIndexAreStillRead) {
 TEST(WalFormatTest, ASegmentNeedingANewerReaderIsRefusedInEveryMode) {
   std::string dir = NewTestDir("newer");
   std::string segment;
-  AppendFormatStamp(&segment, "BSLTWALF", 5, 3);
+  AppendFormatStamp(&segment, "BSLTWALF", 5, 4);
   PutFixed32(&segment, MaskCrc(Crc32c(segment)));
   WalRecord header;
   header.seq = 1;
@@ -735,7 +759,7 @@ TEST(WalFormatTest, ASegmentNeedingANewerReaderIsRefusedInEveryMode) {
       return absl::OkStatus();
     }, nullptr);
     EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
-    EXPECT_NE(st.message().find("needs a reader of version 3"), std::string::npos) << st;
+    EXPECT_NE(st.message().find("needs a reader of version 4"), std::string::npos) << st;
     EXPECT_EQ(applied, 0);
   }
   // A damaged stamp (its crc no longer matches) is damage, not a newer format.
