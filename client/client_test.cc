@@ -607,8 +607,16 @@ TEST(ConnectionTest, UnreachableServerIsUnavailableAfterRetries) {
   EXPECT_EQ(r.status().message().substr(0, 13), "Get t1/row1: ") << r.status();
   EXPECT_NE(r.status().message().find("after 3 attempts"), absl::string_view::npos) << r.status();
 
-  // Not idempotent: one attempt only.
+  // Not idempotent, but with a nonce (the default) retried as everything else; without nonces,
+  // one attempt only.
   absl::StatusOr<Result> inc = table->Increment(Increment("row1").AddColumn("cf", "n", 1));
+  EXPECT_EQ(inc.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(inc.status().message().find("after 3 attempts"), absl::string_view::npos) << inc.status();
+  ConnectionOptions plain = Unreachable();
+  plain.nonces = false;
+  auto no_nonces = Connection::Open(plain);
+  ASSERT_TRUE(no_nonces.ok());
+  inc = (*no_nonces)->GetTable("t1")->Increment(Increment("row1").AddColumn("cf", "n", 1));
   EXPECT_EQ(inc.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(inc.status().message().find("attempts"), absl::string_view::npos) << inc.status();
 

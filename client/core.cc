@@ -1,6 +1,7 @@
 #include "client/core.h"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -111,12 +112,22 @@ absl::StatusOr<std::vector<RegionLocation>> ReadMeta(Core* core, const std::stri
 
 }  // namespace
 
+void Core::SetNonce(rpc::Nonce* out) {
+  if (!options_.nonces) return;
+  thread_local std::mt19937_64 rng((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
+  uint64_t n = 0;
+  while (n == 0) n = rng();  // 0 is none
+  out->set_group(nonce_group_);
+  out->set_nonce(n);
+}
+
 Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> selector, std::string server,
            std::unique_ptr<ZooKeeper> zk)
     : options_(options),
       policy_(RetryPolicy::From(options)),
       selector_(std::move(selector)),
       cluster_(zk != nullptr),
+      nonce_group_((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()),
       regions_([this](const std::string& table, absl::Time deadline) {
         return WithContextOr(ReadMeta(this, table, deadline), absl::StrCat("locating regions of ", table));
       }) {

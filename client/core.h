@@ -67,6 +67,10 @@ class Core {
   absl::StatusOr<GrpcPath*> Grpc(const std::string& to) { return selector_->Grpc(to); }
   // Opened through ZooKeeper: a cluster, whose regions each live on a server of their own.
   bool cluster() const { return cluster_; }
+  // A new nonce for one Increment, Append or CheckAndMutate (every attempt of it carries the
+  // same), when ConnectionOptions::nonces is set (else none); and whether such a call is retried.
+  void SetNonce(rpc::Nonce* out);
+  bool RetryNonIdempotent() const { return options_.nonces || options_.retry_non_idempotent; }
 
   // Async accounting: every async operation calls BeginAsync before it starts and EndAsync after
   // its callback returned.
@@ -132,6 +136,7 @@ class Core {
   const RetryPolicy policy_;
   std::unique_ptr<NetworkSelector> selector_;
   const bool cluster_;
+  const uint64_t nonce_group_;  // this connection's (random), HBase's nonce group
   absl::Mutex mu_;
   int64_t async_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   Scheduler scheduler_;  // after selector_: stopped before the channels go

@@ -146,7 +146,8 @@ class TableImpl final : public Table {
       ca->set_amount(c.amount);
     }
     rpc::IncrementResponse resp;
-    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, inc.row, req.mutable_region(),
+    core_->SetNonce(req.mutable_nonce());
+    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, inc.row, req.mutable_region(),
                                     [&](GrpcPath* path, grpc::ClientContext* ctx) {
                                       resp.Clear();
                                       return path->data_stub()->Increment(ctx, req, &resp);
@@ -181,7 +182,8 @@ class TableImpl final : public Table {
       cv->set_value(c.value);
     }
     rpc::AppendResponse resp;
-    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, app.row, req.mutable_region(),
+    core_->SetNonce(req.mutable_nonce());
+    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, app.row, req.mutable_region(),
                                     [&](GrpcPath* path, grpc::ClientContext* ctx) {
                                       resp.Clear();
                                       return path->data_stub()->Append(ctx, req, &resp);
@@ -210,7 +212,8 @@ class TableImpl final : public Table {
     if (!conv.ok()) return WithContext(conv, what);
     req.set_durability(ToProto(cam.mutations.durability));
     rpc::CheckAndMutateResponse resp;
-    absl::Status s = core_->CallRow(core_->options().retry_non_idempotent, name_, cam.row, req.mutable_region(),
+    core_->SetNonce(req.mutable_nonce());
+    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, cam.row, req.mutable_region(),
                                     [&](GrpcPath* path, grpc::ClientContext* ctx) {
                                       resp.Clear();
                                       return path->data_stub()->CheckAndMutate(ctx, req, &resp);

@@ -96,6 +96,8 @@ absl::Status WriteReferenceRegion(Env* env, const std::vector<RegionSource>& sou
                                                         " file(s) of another region; a compaction rewrites them first"));
     }
     out.flushed_seq = std::max(out.flushed_seq, m.flushed_seq);
+    // A retry of an operation the parent applied reaches a daughter (or the merged region).
+    out.nonces.insert(m.nonces.begin(), m.nonces.end());
     const std::string rel = "../" + std::filesystem::path(src.dir).filename().string();
     for (const auto& [family, files] : m.files) {
       auto& mine = out.files[family];

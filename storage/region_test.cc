@@ -711,16 +711,18 @@ TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
   EXPECT_NE(refused.status().message().find("manifest d/MANIFEST"), std::string::npos);
   // A newer version old readers can still read (min_reader_version unchanged) is read: its body
-  // is this version's (with the references section version 3 added).
+  // is this version's (with the references section of version 3 and the nonces of version 4).
   Manifest with_ref = m;
   with_ref.references[5] = FileReference{"../parent", 3, "", "m"};
-  const std::string v3 = EncodeManifest(with_ref);
-  const std::string body3 = v3.substr(kFormatStampSize, v3.size() - kFormatStampSize - 4);
+  with_ref.nonces[{1, 2}] = 3;
+  const std::string latest = EncodeManifest(with_ref);
+  const std::string body_latest = latest.substr(kFormatStampSize, latest.size() - kFormatStampSize - 4);
   std::string compatible;
   AppendFormatStamp(&compatible, "BSLTMANF", kManifestVersion + 1, kManifestVersion);
-  auto read = DecodeManifest(with_crc(compatible + body3), "MANIFEST");
+  auto read = DecodeManifest(with_crc(compatible + body_latest), "MANIFEST");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->references, with_ref.references);
+  EXPECT_EQ(read->nonces, with_ref.nonces);
   // A flipped stamp byte is damage.
   std::string damaged = now;
   damaged[13] ^= 1;

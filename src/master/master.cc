@@ -192,19 +192,28 @@ absl::Status Master::Serve() {
     BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
     if (!reg.wal_dir.empty()) topts.dead_server_logs.push_back(reg.wal_dir);
   }
-  {
-    absl::MutexLock l(&mu_);
-    live_ = live;
-  }
+  std::vector<std::string> answering;
   for (const std::string& node : live) {
     const std::string server = AddressOf(node);
-    absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server);
+    absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server, kTakeOverAskTimeout);
+    for (int again = 1; !held.ok() && again < kTakeOverAsks; ++again) {
+      absl::SleepFor(absl::Milliseconds(200));
+      held = HostedOn(&servers_, server, kTakeOverAskTimeout);
+    }
     if (!held.ok()) {
-      Log(absl::StrCat("asking ", node, " which regions it holds: ", held.status().message()));
+      // Live in ZooKeeper but not answering: killed a moment ago (its session has not expired
+      // yet), or hung. Its regions must not open elsewhere before its log is split, and its log
+      // must not be split while it could still append: it is fenced now, as a dead one is.
+      BASALT_RETURN_IF_ERROR(FenceUnanswering(node, held.status(), &topts.dead_server_logs));
       continue;
     }
+    answering.push_back(node);
     absl::MutexLock l(&mu_);
     for (const server::RegionInfo& r : *held) adopt_[r.EncodedName()] = {server, node};
+  }
+  {
+    absl::MutexLock l(&mu_);
+    live_ = answering;
   }
   topts.role = server::Role::kMaster;
   topts.env = options_.rados;
@@ -418,10 +427,19 @@ void Master::Reconcile() {
     Log(absl::StrCat("listing servers: ", servers.status().message()));
     return;
   }
-  const std::vector<std::string>& live = servers->live;
+  std::vector<std::string> live;
   bool joined = false;
   {
     absl::MutexLock l(&mu_);
+    // A server fenced while still live in ZooKeeper gets no region; once its live node goes, it
+    // is recovered as any dead one (its fencing and log split are done already).
+    for (const std::string& node : servers->live) {
+      if (!fenced_live_.contains(node)) live.push_back(node);
+    }
+    for (auto it = fenced_live_.begin(); it != fenced_live_.end();) {
+      it = std::find(servers->live.begin(), servers->live.end(), *it) == servers->live.end() ? fenced_live_.erase(it)
+                                                                                            : std::next(it);
+    }
     for (const std::string& node : live) {
       if (std::find(live_.begin(), live_.end(), node) == live_.end()) joined = true;
     }
@@ -458,6 +476,19 @@ absl::Status Master::RecoverServer(const std::string& node, const server::Server
   }
   absl::Status gone = zk_->Delete(options_.paths.servers() + "/" + node);
   if (!gone.ok() && !absl::IsNotFound(gone)) return gone;
+  return absl::OkStatus();
+}
+
+absl::Status Master::FenceUnanswering(const std::string& node, const absl::Status& why, std::vector<std::string>* logs) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> data, zk_->Get(options_.paths.servers() + "/" + node));
+  if (!data.has_value()) return absl::OkStatus();  // gone meanwhile: recovered as dead
+  BASALT_ASSIGN_OR_RETURN(server::ServerRegistration reg, server::ServerRegistration::Decode(data->data));
+  Log(absl::StrCat("server ", node, " is live in ZooKeeper but does not answer (", why.message(),
+                   "): fencing it and splitting its log before its regions open elsewhere"));
+  BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
+  if (!reg.wal_dir.empty()) logs->push_back(reg.wal_dir);
+  absl::MutexLock l(&mu_);
+  fenced_live_.insert(node);
   return absl::OkStatus();
 }
 

@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,6 +98,12 @@ class Master final : public server::ClusterAdmin {
   // registered server that is no longer live, and assigns what waits for a server.
   void Reconcile();
   absl::Status FenceServer(const std::string& node, const server::ServerRegistration& reg);
+  // At take-over, a server live in ZooKeeper that does not answer (`why`): fenced, its log added
+  // to `logs` (split before any region opens), and given no region while its live node lasts.
+  absl::Status FenceUnanswering(const std::string& node, const absl::Status& why, std::vector<std::string>* logs);
+  // How a master that takes over asks each live server what it holds.
+  static constexpr absl::Duration kTakeOverAskTimeout = absl::Seconds(2);
+  static constexpr int kTakeOverAsks = 3;
   // Fences a dead server, splits its log and places its regions elsewhere, then drops its
   // registration.
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
@@ -132,6 +139,8 @@ class Master final : public server::ClusterAdmin {
   std::map<std::string, int> load_ ABSL_GUARDED_BY(mu_);
   // Regions found open on live servers at take-over, by encoded name: (server, node).
   std::map<std::string, std::pair<std::string, std::string>> adopt_ ABSL_GUARDED_BY(mu_);
+  // Servers fenced while their live node still exists (FenceUnanswering).
+  std::set<std::string> fenced_live_ ABSL_GUARDED_BY(mu_);
 
   // Serving (once active); the table manager before the services that use it.
   std::unique_ptr<server::TableManager> tables_;

@@ -121,10 +121,11 @@ absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc
   return CallServer(servers, server, &rpc::Admin::Stub::Status, rpc::StatusRequest(), resp, servers->load_timeout());
 }
 
-absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server) {
+absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
+                                                         absl::Duration timeout) {
   rpc::HostedRegionsRequest req;
   rpc::HostedRegionsResponse resp;
-  BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp));
+  BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp, timeout));
   std::vector<server::RegionInfo> out;
   for (const rpc::RegionSpec& r : resp.regions()) {
     BASALT_ASSIGN_OR_RETURN(server::RegionInfo info, server::RegionFromProto(r));

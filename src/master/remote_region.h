@@ -100,7 +100,8 @@ server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, co
                            std::function<void()> on_release = {});
 // The server's own status (Status), within the servers' load_timeout: it is only shown.
 absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp);
-// The regions open on `server` (HostedRegions).
-absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server);
+// The regions open on `server` (HostedRegions), within `timeout` (zero: the servers' timeout).
+absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
+                                                         absl::Duration timeout = absl::ZeroDuration());
 
 }  // namespace basalt::master

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "basalt/family_values.h"
 #include "common/coding.h"
+#include "common/fault_point.h"
 #include "common/status.h"
 #include "src/server/meta.h"
 #include "storage/block_cache.h"
@@ -514,6 +515,8 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
 
 namespace {
 
+Nonce NonceOf(const rpc::Nonce& n) { return Nonce{n.group(), n.nonce()}; }
+
 // Increment and Append: under the row's lock, each named column's new value is
 // combine(column, stored value or nullopt, &new value); a column named twice combines again
 // onto its first result. The new cells take HBase's timestamp rule (NextTimestamp). `out`
@@ -521,7 +524,7 @@ namespace {
 template <class Column, class Combine>
 absl::Status ReadModifyWriteColumns(Table* t, const std::string& row, const std::string& named_region,
                                     const google::protobuf::RepeatedPtrField<Column>& columns, Durability d,
-                                    std::string_view what, Combine combine, rpc::Row* out) {
+                                    Nonce nonce, std::string_view what, Combine combine, rpc::Row* out) {
   if (columns.empty()) return absl::InvalidArgumentError(absl::StrCat(AV(what), " names no columns"));
   ReadSpec spec;
   for (const Column& c : columns) {
@@ -536,6 +539,11 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row, const std:
       [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
         result.Clear();
         result.set_row(row);
+        if (muts == nullptr) {
+          // A retry of an operation applied before: the columns as they are now.
+          for (const CellView& c : current.cells()) AddCell(&result, c.family, c.qualifier, c.timestamp, c.value);
+          return absl::OkStatus();
+        }
         const int64_t now = region->Now();
         std::map<std::pair<std::string, std::string>, size_t> pos;  // column -> index in muts
         for (const Column& c : columns) {
@@ -560,7 +568,7 @@ absl::Status ReadModifyWriteColumns(Table* t, const std::string& row, const std:
         AddNewValues(*muts, &result);
         return absl::OkStatus();
       },
-      d);
+      d, nonce);
   BASALT_RETURN_IF_ERROR(Translate(*t, s, h));
   *out = std::move(result);
   return absl::OkStatus();
@@ -587,7 +595,10 @@ absl::Status DataService::Increment(const rpc::IncrementRequest& req, rpc::Incre
       *value = Fixed64BE(static_cast<uint64_t>(old) + static_cast<uint64_t>(c.amount()));
       return absl::OkStatus();
     };
-    return ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d, "increment", add, resp->mutable_row());
+    BASALT_RETURN_IF_ERROR(ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d,
+                                                  NonceOf(req.nonce()), "increment", add, resp->mutable_row()));
+    FaultPoint("data.increment.applied");  // crash tests: applied, never answered
+    return absl::OkStatus();
   });
 }
 
@@ -601,7 +612,10 @@ absl::Status DataService::Append(const rpc::AppendRequest& req, rpc::AppendRespo
       value->append(c.value());
       return absl::OkStatus();
     };
-    return ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d, "append", append, resp->mutable_row());
+    BASALT_RETURN_IF_ERROR(ReadModifyWriteColumns(t.get(), req.row(), req.region(), req.columns(), d,
+                                                  NonceOf(req.nonce()), "append", append, resp->mutable_row()));
+    FaultPoint("data.append.applied");
+    return absl::OkStatus();
   });
 }
 
@@ -628,12 +642,17 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
     absl::Status s = h->region->MutateRowWith(
         req.row(), spec,
         [&](const RowResult& current, std::vector<Mutation>* muts) -> absl::Status {
+          if (muts == nullptr) {  // a retry of one applied before: its condition held then
+            processed = true;
+            return absl::OkStatus();
+          }
           processed = ConditionHolds(cond.op(), cond.value(), FindCell(current, cond.family(), cond.qualifier()));
           if (processed) *muts = rm.mutations;
           return absl::OkStatus();
         },
-        d);
+        d, NonceOf(req.nonce()));
     BASALT_RETURN_IF_ERROR(Translate(*t, s, h));
+    if (processed) FaultPoint("data.check_and_mutate.applied");
     resp->set_processed(processed);
     return absl::OkStatus();
   });

@@ -69,11 +69,12 @@ class ClusterFixture : public ::testing::Test {
     return m.ok() ? *std::move(m) : nullptr;
   }
   // A region server of the cluster (not started).
-  std::unique_ptr<ServerProcess> NewServer() {
+  // `session_ms`: its ZooKeeper session timeout.
+  std::unique_ptr<ServerProcess> NewServer(int session_ms = 1000) {
     std::vector<std::string> args = {"--cluster",
                                      "--zookeeper_quorum=" + TestZkQuorum(),
                                      "--zookeeper_znode_parent=" + parent_,
-                                     "--zookeeper_session_timeout_ms=1000",
+                                     absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--rados_object_size=64KiB",
                                      "--rados_op_timeout_s=5"};
     args.insert(args.end(), storage_.begin(), storage_.end());

@@ -2,6 +2,7 @@
 // that was never written, in a table of several regions. Writers keep writing through the kills (the client retries while
 // the server is down); a write that failed may or may not be there, an acknowledged one must be.
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -109,6 +110,71 @@ TEST_P(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
 
 INSTANTIATE_TEST_SUITE_P(Storage, ServerCrash, ::testing::Values("local", "rados"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Issue 13, must-show 3, on one server: the server applies an Increment (an Append, a
+// CheckAndMutate) and is killed before it answers; the client's retry, carrying the same nonce,
+// reaches the restarted server, which finds the nonce in the log it replayed and answers from
+// what is stored: the counter counts once.
+class NonceCrash : public ServerTest {};
+
+TEST_F(NonceCrash, AnOperationAppliedButNeverAnsweredCountsOnceWhenItsRetryReachesTheRestartedServer) {
+  server_ = std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data");
+  ASSERT_TRUE(server_->Start().ok());
+  Connect();
+  CreateTable("n");
+  auto table = conn_->GetTable("n");
+  ASSERT_TRUE(table->Put(Put("a").Add("cf", "s", "x")).ok());
+  server_->Kill();
+  // Each operation, once: the server kills itself after applying it, and comes back a second
+  // later while the client retries.
+  struct Case {
+    std::string point;
+    std::function<void()> run_and_check;
+  };
+  std::vector<Case> cases = {
+      {"data.increment.applied",
+       [&] {
+         auto n = table->IncrementColumnValue("c", "cf", "n", 5);
+         ASSERT_TRUE(n.ok()) << n.status();
+         EXPECT_EQ(*n, 5);  // the answered retry returns the stored value
+       }},
+      {"data.append.applied",
+       [&] {
+         auto r = table->Append(Append("a").Add("cf", "s", "y"));
+         ASSERT_TRUE(r.ok()) << r.status();
+         EXPECT_EQ(r->Value("cf", "s").value_or(""), "xy");
+       }},
+      {"data.check_and_mutate.applied",
+       [&] {
+         auto done = table->CheckAndMutate(
+             CheckAndMutate::IfEquals("a", "cf", "s", "xy").Then(Put("a").Add("cf", "s", "xyz")));
+         ASSERT_TRUE(done.ok()) << done.status();
+         EXPECT_TRUE(*done);  // its condition held when it was applied (it no longer does)
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.point);
+    server_->set_launcher({"env", "BASALT_FAULT_POINT=" + c.point});
+    ASSERT_TRUE(server_->Start().ok());
+    std::thread restart([&] {
+      server_->WaitForExit(std::chrono::seconds(20));
+      server_->set_launcher({});
+      absl::SleepFor(absl::Seconds(1));
+      ASSERT_TRUE(server_->Start().ok());
+    });
+    c.run_and_check();
+    restart.join();
+    server_->Kill();
+  }
+  server_->set_launcher({});
+  ASSERT_TRUE(server_->Start().ok());
+  auto row = table->Get(Get("a"));
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->Value("cf", "s").value_or(""), "xyz");
+  auto n = table->Get(Get("c"));
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(DecodeCounter(n->Value("cf", "n").value_or("")).value_or(-1), 5);
+}
 
 }  // namespace
 }  // namespace basalt::testing

@@ -443,8 +443,7 @@ TEST_F(Splits, TheClientReadsMetaOnceAndAgainOnlyAfterARegionRefusesACall) {
   ASSERT_TRUE(t->Put(Put(Row(2500)).Add("cf", "q", "new")).ok());  // an untouched region
   EXPECT_EQ((*conn)->GetTransportStats().meta_lookups, 2u);
 
-  // Not idempotent, so never retried after a failure that may have applied it; a refusal by a
-  // split region applied nothing, so the increment goes again and counts once.
+  // A refusal by a split region applied nothing, so the increment goes again and counts once.
   ASSERT_TRUE(conn_->GetAdmin()->Split("loc", Row(2200)).ok());
   auto n = t->IncrementColumnValue(Row(2100), "cf", "n", 5);
   ASSERT_TRUE(n.ok()) << n.status();

@@ -390,9 +390,9 @@ class TableAsRegion final : public Region {
                    int64_t ts, Durability d) override {
     return t_->RegionFor(row)->Put(row, family, qualifier, value, ts, d);
   }
-  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
-                             Durability d) override {
-    return t_->RegionFor(row)->MutateRowWith(row, spec, fn, d);
+  absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn, Durability d,
+                             Nonce nonce) override {
+    return t_->RegionFor(row)->MutateRowWith(row, spec, fn, d, nonce);
   }
   absl::StatusOr<std::vector<Cell>> Get(std::string_view row, const ReadSpec& spec) override {
     return t_->RegionFor(row)->Get(row, spec);

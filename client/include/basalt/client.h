@@ -14,9 +14,13 @@
 // backoff of initial_backoff doubling per retry up to max_backoff, each delay drawn uniformly
 // from [d/2, d] (jitter); a retry whose delay would pass the deadline is not made and the last
 // error is returned. Every other code (DeadlineExceeded included) is returned at once.
-// Increment, Append and CheckAndMutate are not idempotent (Basalt has no nonces: a retry after
-// a failure the server may have applied would apply them twice, or report a condition its first
-// attempt changed), so they are retried only when ConnectionOptions::retry_non_idempotent is set.
+// Increment, Append and CheckAndMutate are not idempotent: each carries a nonce (HBase's: this
+// connection's random group and a random number per operation, the same in every attempt), and a
+// region that applied it answers a retry from what is stored instead of applying it again, also
+// after a crash, a failover or a move (for 5 minutes, longer than any call's timeout). So they
+// are retried as everything else. An answered retry returns the columns' current values
+// (Increment, Append) or true (CheckAndMutate: its condition held when it was applied). Without
+// nonces (ConnectionOptions::nonces false) they are retried only with retry_non_idempotent.
 // Everything else is retried: puts and deletes with timestamps are idempotent; a put without
 // one may leave an extra version, a delete of the newest version without one may delete two.
 //
@@ -69,7 +73,8 @@ struct ConnectionOptions {
   int max_attempts = 15;                   // 1: no retry
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
-  bool retry_non_idempotent = false;       // also retry Increment, Append, CheckAndMutate
+  bool nonces = true;                      // Increment, Append, CheckAndMutate carry nonces (see above)
+  bool retry_non_idempotent = false;       // retry them even without nonces
   // Get and Put (Mutate) take the verbs transport when the server offers an RDMA session and
   // this host has an RDMA device (kAuto); everything else always takes gRPC. kVerbs makes Open
   // fail when verbs cannot be had. A verbs failure sends the call over gRPC instead (it does
