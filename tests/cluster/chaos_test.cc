@@ -14,7 +14,6 @@
 #include <set>
 #include <thread>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "tests/cluster/cluster_fixture.h"
@@ -43,11 +42,7 @@ TEST_F(Chaos, KillsUnderLoadLoseNoAcknowledgedWriteAndInventNone) {
   ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
   masters["m2"] = StartMaster("m2", /*balancer_ms=*/5000);
   std::vector<std::unique_ptr<ServerProcess>> servers;
-  for (int i = 0; i < 3; ++i) {
-    servers.push_back(NewServer());
-    ASSERT_TRUE(servers.back()->Start().ok());
-  }
-  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 3; }));
+  ASSERT_NO_FATAL_FAILURE(StartServers(3, &servers));
   auto conn = Connect();
   ASSERT_TRUE(conn);
   std::vector<std::string> splits;
@@ -168,16 +163,8 @@ TEST_F(Chaos, KillsUnderLoadLoseNoAcknowledgedWriteAndInventNone) {
   for (std::thread& t : load) t.join();
 
   // Every acknowledged write is there with its value; every row there was written.
-  absl::flat_hash_map<std::string, std::string> found;
-  auto scanner = conn->GetTable("c")->GetScanner(Scan());
-  ASSERT_TRUE(scanner.ok()) << scanner.status();
-  Result r;
-  for (;;) {
-    auto more = (*scanner)->Next(&r);
-    ASSERT_TRUE(more.ok()) << more.status();
-    if (!*more) break;
-    found[r.row()] = r.Value("f", "q").value_or("");
-  }
+  std::map<std::string, std::string> found;
+  ASSERT_NO_FATAL_FAILURE(ScanValues(conn->GetTable("c").get(), &found));
   absl::MutexLock l(&mu);
   size_t lost = 0, invented = 0;
   absl::flat_hash_set<std::string> acked_set(acked.begin(), acked.end());

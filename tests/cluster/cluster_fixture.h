@@ -81,6 +81,27 @@ class ClusterFixture : public ::testing::Test {
     // ServerProcess's data directory argument comes first; the one in storage_ (RADOS) wins.
     return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/unused", args, dir_.path());
   }
+  // Starts `n` region servers (added to `servers`) and waits until the master serves and the n
+  // are live.
+  void StartServers(int n, std::vector<std::unique_ptr<ServerProcess>>* servers) {
+    for (int i = 0; i < n; ++i) {
+      servers->push_back(NewServer());
+      ASSERT_TRUE(servers->back()->Start().ok());
+    }
+    ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == static_cast<size_t>(n); }));
+  }
+  // Every row of `table` with its f:q value, by a full scan (a failed scan fails the test).
+  static void ScanValues(Table* table, std::map<std::string, std::string>* found) {
+    auto scanner = table->GetScanner(Scan());
+    ASSERT_TRUE(scanner.ok()) << scanner.status();
+    Result r;
+    for (;;) {
+      auto more = (*scanner)->Next(&r);
+      ASSERT_TRUE(more.ok()) << more.status();
+      if (!*more) return;
+      (*found)[r.row()] = r.Value("f", "q").value_or("");
+    }
+  }
   std::string Leader() {
     auto l = LeaderElection::Leader(zk_.get(), parent_ + "/master");
     return l.ok() && l->has_value() ? **l : "";

@@ -238,6 +238,16 @@ void AppendFamilyJson(const FamilySettings& f, std::string* out) {
   o.Close();
 }
 
+// A JSON array of strings.
+void AppendJsonStrings(const std::vector<std::string>& strings, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (i) out->push_back(',');
+    AppendJsonString(strings[i], out);
+  }
+  out->push_back(']');
+}
+
 void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
   o->Str("version", s.version);
   o->Str("mode", s.mode);
@@ -281,12 +291,7 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
   if (s.mode != "master") return;
   o->Uint("dead_servers", s.dead_servers);
   o->Key("backup_masters");
-  out->push_back('[');
-  for (size_t i = 0; i < s.backup_masters.size(); ++i) {
-    if (i) out->push_back(',');
-    AppendJsonString(s.backup_masters[i], out);
-  }
-  out->push_back(']');
+  AppendJsonStrings(s.backup_masters, out);
   o->Key("servers");
   out->push_back('[');
   for (size_t i = 0; i < s.servers.size(); ++i) {
@@ -303,12 +308,7 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
     so.Int("uptime_seconds", l.uptime_seconds);
     so.Str("error", l.error);
     so.Key("region_names");
-    out->push_back('[');
-    for (size_t k = 0; k < l.region_names.size(); ++k) {
-      if (k) out->push_back(',');
-      AppendJsonString(l.region_names[k], out);
-    }
-    out->push_back(']');
+    AppendJsonStrings(l.region_names, out);
     so.Close();
   }
   out->push_back(']');
@@ -459,12 +459,7 @@ std::string FormatJson(const Reply& r) {
       break;
     case Reply::Kind::kList:
       o.Key("tables");
-      out.push_back('[');
-      for (size_t i = 0; i < r.tables.size(); ++i) {
-        if (i) out.push_back(',');
-        AppendJsonString(r.tables[i], &out);
-      }
-      out.push_back(']');
+      AppendJsonStrings(r.tables, &out);
       if (!r.failed_open.empty()) {  // only when some table is out of service
         o.Key("failed_open");
         out.push_back('[');
