@@ -18,8 +18,8 @@
 //  - shows the region servers with their regions and load (status 'detailed').
 // Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
 //
-// Not built yet, and refused rather than imitated: unassign; splits a region server asks for
-// (auto split); procedures for a split or merge a master failover cuts short.
+// Not built yet, and refused rather than imitated: unassign; procedures for a split or merge a
+// master failover cuts short.
 #pragma once
 
 #include <deque>

@@ -4,6 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/basalt.grpc.pb.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
 
@@ -60,6 +63,19 @@ absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const s
   absl::StatusOr<std::string> made = zk->Create(paths.meta_server(), server, ZooKeeper::Mode::kPersistent);
   if (absl::IsAlreadyExists(made.status())) return zk->Set(paths.meta_server(), server);
   return made.status();
+}
+
+absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
+  if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
+  auto stub = rpc::Admin::NewStub(
+      grpc::CreateCustomChannel(node->data, grpc::InsecureChannelCredentials(), ClientChannelArguments()));
+  rpc::SplitRequest req;
+  req.set_name(encoded_name);
+  rpc::AdminResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return FromGrpcStatus(stub->Split(&ctx, req, &resp));
 }
 
 }  // namespace basalt::server

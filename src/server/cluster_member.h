@@ -56,5 +56,9 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk, co
 
 // Names `server` as the one holding basalt:meta, for clients to find.
 absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server);
+// Asks the active master (named in ZooKeeper) to split region `encoded_name`: what a region
+// server does when one of its regions passes the split size (HBase's region server reports the
+// split it wants to the master, which runs it). Returns the master's answer.
+absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name);
 
 }  // namespace basalt::server

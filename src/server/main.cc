@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -92,11 +93,22 @@ int Run(int argc, char** argv) {
   const int64_t start_code = absl::ToUnixMillis(absl::Now());
   TableManager::Options topts;
   topts.data_dir = config.data_dir;
+  // The cluster's ZooKeeper, once joined (below), which outlives the tables: a region that
+  // passes the split size is split by the master, which this server asks through it.
+  std::unique_ptr<ZooKeeper> zk;
+  std::atomic<ZooKeeper*> joined_zk{nullptr};
+  ClusterPaths paths;
+  paths.parent = config.zookeeper_znode_parent;
   if (config.cluster) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.
     topts.role = Role::kRegionServer;
     topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
+    topts.request_split = [&joined_zk, &paths](const std::string& encoded_name) {
+      ZooKeeper* z = joined_zk.load();
+      if (z == nullptr) return absl::UnavailableError("not in the cluster yet");
+      return AskMasterToSplit(z, paths, encoded_name);
+    };
   }
   if (rados != nullptr) topts.env = rados.get();
   topts.region.block_cache = cache.get();
@@ -155,7 +167,6 @@ int Run(int argc, char** argv) {
   // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master
   // fences this server (its RADOS client can no longer write) and its regions go elsewhere, so
   // it stops at once, as an HBase region server aborts on YouAreDeadException.
-  std::unique_ptr<ZooKeeper> zk;
   if (!config.zookeeper_quorum.empty()) {
     ZooKeeper::Options zo;
     zo.quorum = config.zookeeper_quorum;
@@ -171,8 +182,6 @@ int Run(int argc, char** argv) {
     me.start_code = start_code;
     if (rados != nullptr) me.rados_client = rados->ClientAddress();
     me.wal_dir = topts.log_dir;
-    ClusterPaths paths;
-    paths.parent = config.zookeeper_znode_parent;
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
     if (!joined.ok()) {
       std::cerr << "basalt-server: joining the cluster at " << config.zookeeper_quorum << ": " << joined.status().message()
@@ -183,6 +192,7 @@ int Run(int argc, char** argv) {
       return 1;
     }
     zk = *std::move(joined);
+    joined_zk.store(zk.get());
     std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "
               << paths.live() << "/" << me.NodeName() << " (session 0x" << absl::StrCat(absl::Hex(zk->session_id()))
               << ")" << std::endl;

@@ -331,7 +331,7 @@ absl::Status TableManager::Merge(std::string_view first, std::string_view second
 
 void TableManager::MaybeSplit(const std::string& region) {
   const std::string table = TableOfRegion(region);
-  absl::MutexLock al(&admin_mu_);
+  absl::ReleasableMutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo info;
   std::shared_ptr<Table> t;
@@ -359,6 +359,16 @@ void TableManager::MaybeSplit(const std::string& region) {
   const uint64_t limit = regions == 1 ? std::min(max, 2 * options_.region.memstore_flush_size) : max;
   if (st.largest_store_bytes <= limit) return;
   info = hosted->info;
+  if (options_.role == Role::kRegionServer) {
+    // The master splits it (closing it here first): asked without holding admin_mu_, which its
+    // CloseRegion call takes.
+    const std::string encoded = hosted->encoded_name;
+    al.Release();
+    absl::Status asked = options_.request_split(encoded);
+    Log(absl::StrCat("region ", info.Name(), " passed ", limit, " bytes: asked the master to split it: ",
+                     asked.ok() ? "split" : asked.ToString()));
+    return;
+  }
   absl::Status s = SplitRegionLocked(spec, info, "");
   if (!s.ok()) {
     Log(absl::StrCat("region ", info.Name(), " passed ", limit, " bytes but did not split: ", s.ToString()));

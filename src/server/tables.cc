@@ -515,6 +515,12 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   if (options.role == Role::kMaster && !options.placement) {
     return absl::InvalidArgumentError("a master's table manager needs a placement for its regions");
   }
+  if (options.auto_split && (options.role != Role::kRegionServer || options.request_split)) {
+    tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
+      absl::MutexLock l(&t->housekeeping_mu_);
+      t->split_checks_.insert(region);
+    };
+  }
   if (options.role == Role::kRegionServer) {
     // No catalogue, no meta: the master opens regions here. The log is this run's own.
     BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
@@ -547,12 +553,6 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   }
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
   BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired));
-  if (options.auto_split) {
-    tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
-      absl::MutexLock l(&t->housekeeping_mu_);
-      t->split_checks_.insert(region);
-    };
-  }
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
   {

@@ -183,6 +183,9 @@ class TableManager {
     // region_max_size once it has more, splits at its middle.
     bool auto_split = true;
     uint64_t region_max_size = 10ull << 30;
+    // kRegionServer, with auto_split: asks the master to split a region (by its encoded name)
+    // that passed the size, instead of splitting it here (AskMasterToSplit). Empty: none.
+    std::function<absl::Status(const std::string& encoded_name)> request_split;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table

@@ -69,8 +69,8 @@ class ClusterFixture : public ::testing::Test {
     return m.ok() ? *std::move(m) : nullptr;
   }
   // A region server of the cluster (not started).
-  // `session_ms`: its ZooKeeper session timeout.
-  std::unique_ptr<ServerProcess> NewServer(int session_ms = 1000) {
+  // `session_ms`: its ZooKeeper session timeout; `extra`: more flags.
+  std::unique_ptr<ServerProcess> NewServer(int session_ms = 1000, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"--cluster",
                                      "--zookeeper_quorum=" + TestZkQuorum(),
                                      "--zookeeper_znode_parent=" + parent_,
@@ -78,6 +78,7 @@ class ClusterFixture : public ::testing::Test {
                                      "--rados_object_size=64KiB",
                                      "--rados_op_timeout_s=5"};
     args.insert(args.end(), storage_.begin(), storage_.end());
+    args.insert(args.end(), extra.begin(), extra.end());
     // ServerProcess's data directory argument comes first; the one in storage_ (RADOS) wins.
     return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/unused", args, dir_.path());
   }

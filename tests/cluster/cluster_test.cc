@@ -441,6 +441,33 @@ TEST_F(Cluster, AnIncrementAppliedButNeverAnsweredCountsOnceAfterFailover) {
               absl::FormatDuration(absl::Now() - start).c_str());
 }
 
+// A region server whose region passes the split size asks the master to split it (HBase's
+// region server reports it; the master runs the split): a table's only region splits past twice
+// the flush size (the stepping policy), here 2 x 256 KiB, and every row stays.
+TEST_F(Cluster, ARegionServerAsksTheMasterToSplitARegionThatGrew) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  auto a = NewServer(1000, {"--memstore_flush_size=256KiB"});
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("g")).ok());
+  auto table = conn->GetTable("g");
+  std::vector<RowMutationsBase> batch;
+  for (int i = 0; i < 800; ++i) {
+    batch.push_back(Put(absl::StrCat("row", 10000 + i)).Add("f", "q", std::string(1000, 'v')));
+  }
+  auto statuses = table->Batch(batch);
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  ASSERT_TRUE(conn->GetAdmin()->Flush("g").ok());  // 800 KB in one store: past 512 KiB
+  EXPECT_TRUE(Eventually([&] { return conn->GetAdmin()->ListRegions("g").value_or(std::vector<RegionStatus>{}).size() == 2; }))
+      << "the region did not split";
+  std::map<std::string, std::string> found;
+  ASSERT_NO_FATAL_FAILURE(ScanValues(table.get(), &found));
+  EXPECT_EQ(found.size(), 800u);
+}
+
 TEST_F(Cluster, ConnectingNeedsTheAddressOrTheQuorumAndAClusterWithAMaster) {
   ConnectionOptions o;
   o.zookeeper_quorum = TestZkQuorum();
