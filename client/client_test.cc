@@ -3,9 +3,13 @@
 // behaviour against an address where nothing listens (no server needed; end-to-end tests
 // against basalt-server live in tests/integration).
 #include <atomic>
+#include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "basalt/client.h"
 #include "client/core.h"
 #include "client/region_cache.h"
@@ -520,6 +524,43 @@ TEST(SelectorTest, GrpcUnlessVerbsIsMade) {
   ASSERT_TRUE(verbs.ok()) << verbs.status();
   EXPECT_EQ((*(*verbs)->Select(OpKind::kGet, "127.0.0.1:1"))->kind(), PathKind::kGrpc);
   EXPECT_EQ((*verbs)->Stats("127.0.0.1:1")->verbs_state, "off: no RDMA device");
+}
+
+// A cluster's servers: the verbs path is asked for by the first Get or Mutate routed to a
+// server, once however many calls race to be first, never for a server that gets only other
+// calls (the master), and again after a required one could not be had.
+TEST(SelectorTest, VerbsIsAskedForByTheFirstGetOrMutateOnlyOnceAndAgainAfterItFailed) {
+  std::atomic<int> asked{0};
+  std::atomic<bool> fail{true};
+  SelectorOptions o;
+  o.verbs_factory = [&](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+    ++asked;
+    absl::SleepFor(absl::Milliseconds(20));  // a call to the server
+    if (fail.load()) return absl::UnavailableError("server restarting");
+    return VerbsPathResult{nullptr, "the server offers none"};
+  };
+  absl::StatusOr<std::unique_ptr<NetworkSelector>> sel = NewNetworkSelector(o, {});
+  ASSERT_TRUE(sel.ok()) << sel.status();
+  ASSERT_TRUE((*sel)->Select(OpKind::kOther, "master:1").ok());
+  ASSERT_TRUE((*sel)->Grpc("master:1").ok());
+  EXPECT_EQ(asked.load(), 0);
+  EXPECT_EQ((*sel)->Stats("master:1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*sel)->AllStats().empty());
+
+  absl::StatusOr<DataPath*> first = (*sel)->Select(OpKind::kGet, "rs:1");
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(first.status().message().find("verbs path to rs:1: server restarting"), absl::string_view::npos);
+  EXPECT_EQ(asked.load(), 1);
+  fail = false;
+  std::vector<std::thread> racing;
+  for (int i = 0; i < 8; ++i) {
+    racing.emplace_back([&] { EXPECT_EQ((*(*sel)->Select(OpKind::kMutate, "rs:1"))->kind(), PathKind::kGrpc); });
+  }
+  for (std::thread& t : racing) t.join();
+  EXPECT_EQ(asked.load(), 2);
+  const std::map<std::string, TransportStats> all = (*sel)->AllStats();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all.at("rs:1").verbs_state, "off: the server offers none");
 }
 
 // A stand-in verbs path (not a server: it never leaves the process) to check the routing.

@@ -1,5 +1,8 @@
 // Connection::Open and the Connection that owns the shared Core (client.h).
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,11 +27,29 @@ class ConnectionImpl final : public Connection {
   }
   const ConnectionOptions& options() const override { return core_->options(); }
   TransportStats GetTransportStats() const override {
-    absl::StatusOr<TransportStats> s = core_->selector()->Stats(core_->server());
-    TransportStats stats = s.ok() ? *s : TransportStats{};
+    TransportStats stats;
+    std::string states;
+    bool same = true;
+    const std::map<std::string, TransportStats> all = core_->selector()->AllStats();
+    for (const auto& [server, s] : all) {
+      if (server != all.begin()->first && s.verbs_state != all.begin()->second.verbs_state) same = false;
+      absl::StrAppend(&states, states.empty() ? "" : "; ", server, ": ", s.verbs_state);
+      stats.verbs_calls += s.verbs_calls;
+      stats.grpc_fallbacks += s.grpc_fallbacks;
+      stats.oversized += s.oversized;
+      stats.verbs_failures += s.verbs_failures;
+      stats.endpoints_created += s.endpoints_created;
+      stats.endpoints_open += s.endpoints_open;
+      stats.endpoint_waits += s.endpoint_waits;
+      stats.sessions += s.sessions;
+    }
+    if (!all.empty()) stats.verbs_state = same ? all.begin()->second.verbs_state : states;
     stats.meta_lookups = core_->region_cache().lookups();
     stats.regions_relocated = core_->region_cache().forgotten();
     return stats;
+  }
+  std::map<std::string, TransportStats> GetServerTransportStats() const override {
+    return core_->selector()->AllStats();
   }
 
  private:
@@ -100,7 +121,12 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
     if (!meta.ok()) return WithContext(meta.status(), "Connection::Open");
     server = *std::move(meta);
   }
-  absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, {server});
+  // A standalone server's paths open now (so a required verbs path that cannot be had fails
+  // here); a cluster's open with their first call, and the master, which serves no Get or Put of
+  // a user table, is never asked for verbs.
+  std::vector<std::string> open_now;
+  if (zk == nullptr) open_now.push_back(server);
+  absl::StatusOr<std::unique_ptr<NetworkSelector>> selector = NewNetworkSelector(so, open_now);
   if (!selector.ok()) return WithContext(selector.status(), absl::StrCat("Connection::Open ", server));
   return std::unique_ptr<Connection>(std::make_unique<ConnectionImpl>(
       std::make_unique<Core>(options, std::move(*selector), std::move(server), std::move(zk))));

@@ -4,6 +4,7 @@
 # no systemd. The recipe and its figures: docs/ceph-on-one-machine.md.
 #
 #   deploy/ceph.sh start DIR [--osds N] [--store memstore|bluestore] [--port P] [--pool NAME]
+#                            [--addr IP]     # the daemons' address (default 127.0.0.1)
 #   deploy/ceph.sh status DIR
 #   deploy/ceph.sh stop DIR          # SIGKILL every daemon, then remove DIR
 #
@@ -12,16 +13,17 @@
 # keeps data only while the OSDs live (kill -9 loses it); bluestore keeps it in sparse files.
 set -euo pipefail
 
-usage() { echo "usage: $0 start|status|stop DIR [--osds N] [--store memstore|bluestore] [--port P] [--pool NAME]" >&2; exit 2; }
+usage() { echo "usage: $0 start|status|stop DIR [--osds N] [--store memstore|bluestore] [--port P] [--pool NAME] [--addr IP]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2; shift 2
-osds=1 store=memstore port=6800 pool=basalt
+osds=1 store=memstore port=6800 pool=basalt addr=127.0.0.1
 while [ $# -gt 0 ]; do
   case $1 in
     --osds) osds=$2; shift 2 ;;
     --store) store=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --pool) pool=$2; shift 2 ;;
+    --addr) addr=$2; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -33,7 +35,7 @@ pids_of() { cat "$dir"/*.pid 2>/dev/null || true; }
 
 status() {
   [ -f "$dir/ceph.conf" ] || { echo "ceph: no cluster in $dir"; return 1; }
-  echo "ceph: conf $dir/ceph.conf mon v2:127.0.0.1:$(cat "$dir/port") pool $(cat "$dir/pool")"
+  echo "ceph: conf $dir/ceph.conf mon v2:$(cat "$dir/addr" 2>/dev/null || echo 127.0.0.1):$(cat "$dir/port") pool $(cat "$dir/pool")"
   local f p rc=0
   for f in "$dir"/*.pid; do
     [ -e "$f" ] || continue
@@ -58,15 +60,15 @@ start() {
   if [ -f "$dir/ceph.conf" ]; then echo "ceph: $dir already holds a cluster; stop it first" >&2; exit 1; fi
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  echo "$port" > "$dir/port"; echo "$pool" > "$dir/pool"
+  echo "$port" > "$dir/port"; echo "$pool" > "$dir/pool"; echo "$addr" > "$dir/addr"
   local fsid; fsid=$(cat /proc/sys/kernel/random/uuid)
   cat > "$dir/ceph.conf" <<EOF
 [global]
 fsid = $fsid
-mon host = v2:127.0.0.1:$port
+mon host = v2:$addr:$port
 ms bind msgr1 = false
-public addr = 127.0.0.1
-cluster addr = 127.0.0.1
+public addr = $addr
+cluster addr = $addr
 ms bind port min = $((port + 1))
 ms bind port max = $((port + 99))
 auth cluster required = none
@@ -114,7 +116,7 @@ EOF
     ceph-osd -i "$i" --mkfs --osd-uuid "${uuids[$i]}" --no-mon-config > "$dir/osd.$i.mkfs.log" 2>&1 &
     mkfs+=($!)
   done
-  monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" --enable-all-features \
+  monmaptool --create --fsid "$fsid" --addv a "[v2:$addr:$port]" --enable-all-features \
     --set-min-mon-release pacific "$dir/monmap" > /dev/null
   ceph-authtool --create-keyring "$dir/mon.keyring" --gen-key -n mon. > /dev/null
   mkdir -p "$dir/mon.a"

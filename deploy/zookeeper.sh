@@ -3,27 +3,29 @@
 # zookeeper package: one standalone ZooKeeperServerMain, tick 100 ms so sessions may time out in
 # as little as 200 ms), all under one directory.
 #
-#   deploy/zookeeper.sh start DIR [--port P]    # returns once the server answers ruok
+#   deploy/zookeeper.sh start DIR [--port P] [--addr IP]   # returns once the server answers ruok
+#                                   # --addr: the address it listens on (default 127.0.0.1)
 #   deploy/zookeeper.sh status DIR
 #   deploy/zookeeper.sh stop DIR                # SIGKILL it, then remove DIR
 set -euo pipefail
 
-usage() { echo "usage: $0 start|status|stop DIR [--port P]" >&2; exit 2; }
+usage() { echo "usage: $0 start|status|stop DIR [--port P] [--addr IP]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2; shift 2
-port=2181
+port=2181 addr=127.0.0.1
 while [ $# -gt 0 ]; do
   case $1 in
     --port) port=$2; shift 2 ;;
+    --addr) addr=$2; shift 2 ;;
     *) usage ;;
   esac
 done
 
 . "$(dirname "$0")/lib.sh"  # alive
 
-ruok() {  # ZooKeeper's four-letter health check
+ruok() {  # ZooKeeper's four-letter health check: ruok ADDR PORT
   local out
-  out=$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && printf ruok >&3 && cat <&3" 2>/dev/null) || return 1
+  out=$(timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2 && printf ruok >&3 && cat <&3" 2>/dev/null) || return 1
   [ "$out" = imok ]
 }
 
@@ -31,10 +33,11 @@ status() {
   [ -f "$dir/zoo.cfg" ] || { echo "zookeeper: no server in $dir"; return 1; }
   local p; p=$(cat "$dir/pid")
   local port; port=$(cat "$dir/port")
-  if alive "$p" && ruok "$port"; then
-    echo "zookeeper: 127.0.0.1:$port pid $p"
+  local at; at=$(cat "$dir/addr" 2>/dev/null || echo 127.0.0.1)
+  if alive "$p" && ruok "$at" "$port"; then
+    echo "zookeeper: $at:$port pid $p"
   else
-    echo "zookeeper: 127.0.0.1:$port pid $p DEAD"; return 1
+    echo "zookeeper: $at:$port pid $p DEAD"; return 1
   fi
 }
 
@@ -53,12 +56,12 @@ start() {
   if [ -f "$dir/zoo.cfg" ]; then echo "zookeeper: $dir already holds a server; stop it first" >&2; exit 1; fi
   mkdir -p "$dir/data"
   dir=$(cd "$dir" && pwd)
-  echo "$port" > "$dir/port"
+  echo "$port" > "$dir/port"; echo "$addr" > "$dir/addr"
   cat > "$dir/zoo.cfg" <<EOF
 tickTime=100
 dataDir=$dir/data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=$addr
 minSessionTimeout=200
 maxSessionTimeout=60000
 admin.enableServer=false
@@ -71,7 +74,7 @@ EOF
   echo $! > "$dir/pid"
   local p; p=$(cat "$dir/pid")
   for _ in $(seq 300); do
-    if ruok "$port"; then status; return 0; fi
+    if ruok "$addr" "$port"; then status; return 0; fi
     alive "$p" || { echo "zookeeper: exited; see $dir/server.log" >&2; exit 1; }
     sleep 0.1
   done

@@ -1,6 +1,9 @@
 #include "transport/selector.h"
 
+#include <atomic>
 #include <map>
+#include <memory>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,73 +14,112 @@ namespace basalt {
 namespace {
 
 class DefaultSelector final : public NetworkSelector {
-  struct ServerPaths {
+  // A server's paths. The gRPC path is made with the entry (cheap: channels connect lazily).
+  // The verbs path is asked for by the first Get or Mutate routed to the server (a call to it,
+  // which may be slow or find it gone): meanwhile the other data calls to that server wait on
+  // verbs_mu, and calls to other servers go on. A server that only ever gets other calls (a
+  // cluster's master: meta reads, admin) is never asked for verbs.
+  struct Entry {
     std::unique_ptr<GrpcPath> grpc;
-    std::unique_ptr<DataPath> verbs;  // null: gRPC only
-    std::string verbs_off;            // why there is no verbs path
+    absl::Mutex verbs_mu;
+    std::unique_ptr<DataPath> verbs_owner ABSL_GUARDED_BY(verbs_mu);  // null: gRPC only
+    std::string verbs_off ABSL_GUARDED_BY(verbs_mu);                  // why there is no verbs path
+    std::atomic<bool> settled{false};        // verbs was asked for (with or without a path)
+    std::atomic<DataPath*> verbs{nullptr};   // verbs_owner, once settled
   };
 
  public:
   explicit DefaultSelector(const SelectorOptions& options) : options_(options) {}
 
-  // Opens the paths to a server (the first call routed to it, in a cluster); nothing to do
-  // when they are open.
-  absl::StatusOr<ServerPaths*> AddServer(const std::string& server) {
-    absl::MutexLock l(&mu_);
-    if (auto it = servers_.find(server); it != servers_.end()) return it->second.get();
-    auto paths = std::make_unique<ServerPaths>();
-    paths->grpc = GrpcPath::Open(server, options_.grpc_channels);
-    if (options_.verbs_factory) {
-      absl::StatusOr<VerbsPathResult> verbs = options_.verbs_factory(server, paths->grpc.get());
-      if (!verbs.ok()) {
-        return absl::Status(verbs.status().code(),
-                            absl::StrCat("verbs path to ", server, ": ", verbs.status().message()));
-      }
-      paths->verbs = std::move(verbs->path);
-      paths->verbs_off = std::move(verbs->why_not);
-    }
-    return servers_.emplace(server, std::move(paths)).first->second.get();
-  }
-
   absl::StatusOr<DataPath*> Select(OpKind op, const std::string& server) override {
-    BASALT_ASSIGN_OR_RETURN(ServerPaths * p, Paths(server));
-    if (op != OpKind::kOther && p->verbs != nullptr) return p->verbs.get();
-    return p->grpc.get();
+    Entry* e = EntryFor(server);
+    if (op == OpKind::kOther) return e->grpc.get();
+    if (!e->settled.load(std::memory_order_acquire)) BASALT_RETURN_IF_ERROR(AskVerbs(server, e));
+    if (DataPath* v = e->verbs.load(std::memory_order_acquire)) return v;
+    return e->grpc.get();
   }
 
   absl::StatusOr<TransportStats> Stats(const std::string& server) override {
-    ServerPaths* p = Lookup(server);
-    if (p == nullptr) return absl::NotFoundError(absl::StrCat("network selector: no call went to ", server, " yet"));
-    TransportStats s;
-    if (p->verbs != nullptr) {
-      p->verbs->AddStats(&s);
-    } else if (!p->verbs_off.empty()) {
-      s.verbs_state = "off: " + p->verbs_off;
+    Entry* e = Lookup(server);
+    if (e == nullptr || !e->settled.load(std::memory_order_acquire)) {
+      return absl::NotFoundError(absl::StrCat("network selector: no Get or Mutate went to ", server, " yet"));
     }
-    return s;
+    return StatsOf(e);
   }
 
-  absl::StatusOr<GrpcPath*> Grpc(const std::string& server) override {
-    BASALT_ASSIGN_OR_RETURN(ServerPaths * p, Paths(server));
-    return p->grpc.get();
+  std::map<std::string, TransportStats> AllStats() override {
+    std::vector<std::pair<std::string, Entry*>> entries;
+    {
+      absl::ReaderMutexLock l(&mu_);
+      for (const auto& [server, e] : servers_) entries.emplace_back(server, e.get());
+    }
+    std::map<std::string, TransportStats> out;
+    for (const auto& [server, e] : entries) {
+      if (e->settled.load(std::memory_order_acquire)) out.emplace(server, StatsOf(e));
+    }
+    return out;
+  }
+
+  absl::StatusOr<GrpcPath*> Grpc(const std::string& server) override { return EntryFor(server)->grpc.get(); }
+
+  // Opens the server's paths, verbs included, now (a standalone server's, when the connection
+  // opens): an error only when verbs is required and cannot be had.
+  absl::Status OpenNow(const std::string& server) {
+    Entry* e = EntryFor(server);
+    return AskVerbs(server, e);
   }
 
  private:
-
-  // A server's paths (never removed once open, so the pointer stays good), or null.
-  ServerPaths* Lookup(const std::string& server) {
+  // The server's entry (never removed, so the pointer stays good), or null.
+  Entry* Lookup(const std::string& server) {
     absl::ReaderMutexLock l(&mu_);
     auto it = servers_.find(server);
     return it == servers_.end() ? nullptr : it->second.get();
   }
-  absl::StatusOr<ServerPaths*> Paths(const std::string& server) {
-    if (ServerPaths* p = Lookup(server)) return p;
-    return AddServer(server);
+  Entry* EntryFor(const std::string& server) {
+    if (Entry* e = Lookup(server)) return e;
+    absl::MutexLock l(&mu_);
+    auto [it, added] = servers_.try_emplace(server, nullptr);
+    if (added) {
+      it->second = std::make_unique<Entry>();
+      it->second->grpc = GrpcPath::Open(server, options_.grpc_channels);
+    }
+    return it->second.get();
+  }
+
+  // Asks the verbs path factory once per server (a required verbs path that cannot be had is
+  // asked for again by the next call).
+  absl::Status AskVerbs(const std::string& server, Entry* e) {
+    absl::MutexLock l(&e->verbs_mu);
+    if (e->settled.load(std::memory_order_relaxed)) return absl::OkStatus();
+    if (options_.verbs_factory) {
+      absl::StatusOr<VerbsPathResult> verbs = options_.verbs_factory(server, e->grpc.get());
+      if (!verbs.ok()) {
+        return absl::Status(verbs.status().code(),
+                            absl::StrCat("verbs path to ", server, ": ", verbs.status().message()));
+      }
+      e->verbs_owner = std::move(verbs->path);
+      e->verbs_off = std::move(verbs->why_not);
+      e->verbs.store(e->verbs_owner.get(), std::memory_order_release);
+    }
+    e->settled.store(true, std::memory_order_release);
+    return absl::OkStatus();
+  }
+
+  static TransportStats StatsOf(Entry* e) {
+    TransportStats s;
+    if (DataPath* v = e->verbs.load(std::memory_order_acquire)) {
+      v->AddStats(&s);
+      return s;
+    }
+    absl::MutexLock l(&e->verbs_mu);
+    if (!e->verbs_off.empty()) s.verbs_state = "off: " + e->verbs_off;
+    return s;
   }
 
   const SelectorOptions options_;
   absl::Mutex mu_;
-  std::map<std::string, std::unique_ptr<ServerPaths>, std::less<>> servers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Entry>, std::less<>> servers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -86,8 +128,7 @@ absl::StatusOr<std::unique_ptr<NetworkSelector>> NewNetworkSelector(const Select
                                                                     const std::vector<std::string>& servers) {
   auto selector = std::make_unique<DefaultSelector>(options);
   for (const std::string& s : servers) {
-    auto added = selector->AddServer(s);
-    if (!added.ok()) return added.status();
+    BASALT_RETURN_IF_ERROR(selector->OpenNow(s));
   }
   return std::unique_ptr<NetworkSelector>(std::move(selector));
 }

@@ -9,10 +9,12 @@
 //
 // Thread-safety: NetworkSelector and the paths are safe to use from many threads. A server's
 // paths are opened by the first call routed to it (in a cluster, the client learns servers
-// from meta and ZooKeeper) and kept; finding them takes a reader lock.
+// from meta and ZooKeeper) and kept; finding them takes a reader lock. Opening one (asking the
+// server for a verbs session) holds up only the calls to that server.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,16 +48,21 @@ class NetworkSelector {
  public:
   virtual ~NetworkSelector() = default;
   // The path for `op` to `server`; kOther is always the gRPC path. Opens the server's paths
-  // on its first call (an error only when verbs is required and cannot be had).
+  // on its first call, and its verbs path on the first Get or Mutate (an error only when verbs
+  // is required and cannot be had; the next call asks again).
   virtual absl::StatusOr<DataPath*> Select(OpKind op, const std::string& server) = 0;
   // The server's gRPC path (scans, batches, admin...).
   virtual absl::StatusOr<GrpcPath*> Grpc(const std::string& server) = 0;
-  // What the server's paths did; NotFound for a server no call went to.
+  // What the server's paths did; NotFound for a server no Get or Mutate went to.
   virtual absl::StatusOr<TransportStats> Stats(const std::string& server) = 0;
+  // Stats of every server a Get or Mutate went to, by address.
+  virtual std::map<std::string, TransportStats> AllStats() = 0;
 };
 
-// The selector over `servers` (gRPC targets, e.g. "host:port"). Fails with the verbs path
-// factory's error when it has one (verbs required and not to be had).
+// The selector, with the paths to `servers` (gRPC targets, e.g. "host:port") opened now,
+// verbs included: fails with the verbs path factory's error when it has one (verbs required and
+// not to be had). Other servers' paths open with their first call; a server's verbs path with
+// the first Get or Mutate routed to it.
 absl::StatusOr<std::unique_ptr<NetworkSelector>> NewNetworkSelector(const SelectorOptions& options,
                                                                     const std::vector<std::string>& servers);
 

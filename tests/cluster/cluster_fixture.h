@@ -54,13 +54,14 @@ class ClusterFixture : public ::testing::Test {
   // A path in RADOS, shared by the master and every server.
   std::string data_dir() const { return "/data"; }
 
-  // `balancer_ms`: how often it balances on its own (0: only when asked).
-  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0) {
+  // `balancer_ms`: how often it balances on its own (0: only when asked); `session_ms`: its
+  // ZooKeeper session timeout.
+  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0, int session_ms = 1000) {
     std::vector<std::string> argv = {BASALT_MASTER_BINARY,
                                      "--name=" + name,
                                      "--zookeeper_quorum=" + TestZkQuorum(),
                                      "--zookeeper_znode_parent=" + parent_,
-                                     "--zookeeper_session_timeout_ms=1000",
+                                     absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--listen=127.0.0.1:0",
                                      absl::StrCat("--balancer_period_ms=", balancer_ms)};
     argv.insert(argv.end(), storage_.begin(), storage_.end());
@@ -117,8 +118,10 @@ class ClusterFixture : public ::testing::Test {
     return cond();
   }
   // A client that knows only ZooKeeper.
-  std::unique_ptr<Connection> Connect(absl::Duration timeout = absl::Seconds(30)) {
+  std::unique_ptr<Connection> Connect(absl::Duration timeout = absl::Seconds(30),
+                                      TransportChoice transport = TransportChoice::kAuto) {
     ConnectionOptions o;
+    o.transport = transport;
     o.zookeeper_quorum = TestZkQuorum();
     o.zookeeper_znode_parent = parent_;
     o.timeout = timeout;

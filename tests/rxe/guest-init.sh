@@ -55,6 +55,13 @@ until grep -q :ffff: /sys/class/infiniband/rxe0/ports/1/gids/1 2>/dev/null; do
   sleep 0.1
 done
 echo "guest-init: rxe0 active on eth0 $BASALT_RXE_ADDR"
+if [ -f /basalt/uplink ]; then  # guest.sh --uplink: eth1 on qemu's user network, to the host
+  [ -e /sys/class/net/eth1 ] || fail "no eth1 for --uplink"
+  ip addr add "$(cat /basalt/uplink)/24" dev eth1
+  ip link set eth1 up
+  ip route add default via 10.0.3.2 dev eth1
+  echo "guest-init: eth1 $(cat /basalt/uplink), default route to the host"
+fi
 
 ulimit -l unlimited 2>/dev/null || true
 cd /tmp

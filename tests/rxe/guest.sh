@@ -14,9 +14,12 @@
 #   --timeout S      Whole-run limit (default 300): qemu is killed and the run fails past it.
 #   --mem MiB        Guest memory (default 1536); the initramfs lives in it.
 #   --mtu BYTES      eth0's MTU (default 1500, which gives rxe0 an active MTU of 1024).
+#   --uplink         A second NIC, eth1 = 10.0.3.15/24, on qemu's user network (default route
+#                    10.0.3.2): the guest can open TCP connections to the host's addresses (not
+#                    its loopback), e.g. to a ZooKeeper and a Ceph the host runs on its own IP.
 #
 # The guest: Debian 12's stock 6.1 kernel booted through qemu's PVH entry, a busybox initramfs,
-# 2 vCPUs, a virtio-net NIC on an isolated qemu hub (no user networking: nothing leaves qemu),
+# 2 vCPUs, a virtio-net NIC on an isolated qemu hub (without --uplink nothing leaves qemu),
 # eth0 = 10.0.2.15/24, rxe0 on eth0 with its port ACTIVE. The command runs under busybox `sh -c`
 # in /tmp (a tmpfs) with BASALT_RXE_ADDR=10.0.2.15 exported; ibv_devinfo, ibv_rc_pingpong,
 # rping, rdma (iproute2) and, when installed, perftest's ib_* tools are in /bin. Use GID index 1
@@ -27,9 +30,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 die() { echo "guest.sh: $*" >&2; exit 1; }
-usage() { sed -n '5,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-cache="" timeout=300 mem=1536 mtu=1500 cmd=""
+cache="" timeout=300 mem=1536 mtu=1500 cmd="" uplink=0
 bins=() files=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --mtu) mtu=$2; shift 2 ;;
+    --uplink) uplink=1; shift ;;
     --) shift; cmd="$*"; break ;;
     -h|--help) usage ;;
     *) echo "guest.sh: unknown argument: $1" >&2; usage ;;
@@ -302,6 +306,7 @@ for spec in "${files[@]}"; do
 done
 printf '%s\n' "$cmd" >"$x/basalt/cmd.sh"
 echo "$mtu" >"$x/basalt/mtu"
+if [ "$uplink" = 1 ]; then echo 10.0.3.15 >"$x/basalt/uplink"; fi
 # Concatenated newc archives are one initramfs to the kernel; later entries win.
 {
   cat "$cache/base.cpio"
@@ -313,6 +318,11 @@ kernel=$kdir/vmlinux
 if [ ! -f "$kernel" ] || [ -f "$kdir/boot-vmlinuz" ]; then kernel=$kdir/vmlinuz; fi
 log=$tmp/console.log
 
+uplink_nic=()
+if [ "$uplink" = 1 ]; then
+  uplink_nic=(-netdev user,id=n1,net=10.0.3.0/24,host=10.0.3.2 -device virtio-net-pci,netdev=n1,romfile=)
+fi
+
 boot() {  # boot KERNEL; sets rc
   local k=$1
   mkfifo "$tmp/out"
@@ -323,7 +333,7 @@ boot() {  # boot KERNEL; sets rc
     -display none -nodefaults -no-reboot -serial stdio -monitor none \
     -kernel "$k" -initrd "$tmp/initrd.cpio" \
     -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off rdinit=/init" \
-    -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0,romfile= \
+    -netdev hubport,id=n0,hubid=0 -device virtio-net-pci,netdev=n0,romfile= "${uplink_nic[@]}" \
     </dev/null >"$tmp/out" 2>&1 &
   qpid=$!
   rc=0

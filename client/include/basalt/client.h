@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -519,8 +520,14 @@ class Connection {
   virtual std::unique_ptr<BufferedMutator> GetBufferedMutator(const std::string& table,
                                                               const BufferedMutatorOptions& options = {}) = 0;
   virtual const ConnectionOptions& options() const = 0;
-  // What the transports did so far (verbs state, calls over verbs, fallbacks, endpoints).
+  // What the transports did so far (verbs state, calls over verbs, fallbacks, endpoints), over
+  // every server calls went to (in a cluster, the region servers): counts are summed; the state
+  // is the one they share, else each server's ("host:port: state; ...").
   virtual TransportStats GetTransportStats() const = 0;
+  // The same per server, by address (a cluster's region servers each have their own gRPC
+  // channel and, with verbs, their own pool of endpoints). Region location counts are the
+  // connection's and are left at 0 here.
+  virtual std::map<std::string, TransportStats> GetServerTransportStats() const = 0;
 };
 
 // HBase's Bytes.toBytes(long) / toLong: 8-byte big-endian, the value format of counters.

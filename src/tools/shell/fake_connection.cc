@@ -1,6 +1,8 @@
 #include "src/tools/shell/fake_connection.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/string_binary.h"
@@ -371,6 +373,7 @@ class FakeConnection : public Connection {
   }
   const ConnectionOptions& options() const override { return options_; }
   TransportStats GetTransportStats() const override { return TransportStats{}; }
+  std::map<std::string, TransportStats> GetServerTransportStats() const override { return {}; }
 
  private:
   FakeServer* s_;
