@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "basalt/client.h"
 #include "common/test_services.h"
@@ -31,7 +32,10 @@ class ClusterFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(TestZkQuorum().empty() || TestCephConf().empty()) << kTestServicesHelp;
-    const std::string id = absl::StrCat(::getpid(), "-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // (A parameterized test's name has a '/', which a ZooKeeper path and a namespace cannot.)
+    const std::string id = absl::StrCat(
+        ::getpid(), "-",
+        absl::StrReplaceAll(::testing::UnitTest::GetInstance()->current_test_info()->name(), {{"/", "-"}}));
     parent_ = "/cluster-" + id;
     storage_ = {"--rados_pool=basalt", "--ceph_conf=" + TestCephConf(), "--rados_namespace=cluster-" + id,
                 "--data_dir=" + data_dir()};
@@ -55,15 +59,18 @@ class ClusterFixture : public ::testing::Test {
   std::string data_dir() const { return "/data"; }
 
   // `balancer_ms`: how often it balances on its own (0: only when asked); `session_ms`: its
-  // ZooKeeper session timeout.
-  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0, int session_ms = 1000) {
-    std::vector<std::string> argv = {BASALT_MASTER_BINARY,
+  // ZooKeeper session timeout; `fault_point`: the point it kills itself at (common/fault_point.h).
+  std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0, int session_ms = 1000,
+                                            const std::string& fault_point = "") {
+    std::vector<std::string> argv;
+    if (!fault_point.empty()) argv = {"/usr/bin/env", "BASALT_FAULT_POINT=" + fault_point};
+    argv.insert(argv.end(), {BASALT_MASTER_BINARY,
                                      "--name=" + name,
                                      "--zookeeper_quorum=" + TestZkQuorum(),
                                      "--zookeeper_znode_parent=" + parent_,
                                      absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--listen=127.0.0.1:0",
-                                     absl::StrCat("--balancer_period_ms=", balancer_ms)};
+                                     absl::StrCat("--balancer_period_ms=", balancer_ms)});
     argv.insert(argv.end(), storage_.begin(), storage_.end());
     auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
     EXPECT_TRUE(m.ok()) << m.status();

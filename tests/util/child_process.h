@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 extern char** environ;
 
@@ -51,6 +54,21 @@ class ChildProcess {
 
   // Sends `sig` and waits; the exit code (-signal if one ended it; -1 if it had stopped).
   int Stop(int sig) { return SignalAndReap(&pid_, sig); }
+  // Waits up to `limit` for it to end on its own: its exit code (-signal if one ended it), or
+  // nullopt while it runs on.
+  std::optional<int> WaitForExit(absl::Duration limit) {
+    for (absl::Time end = absl::Now() + limit;; absl::SleepFor(absl::Milliseconds(10))) {
+      if (pid_ <= 0) return -1;
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return -WTERMSIG(status);
+        return -1;
+      }
+      if (absl::Now() >= end) return std::nullopt;
+    }
+  }
   pid_t pid() const { return pid_; }
 
  private:
