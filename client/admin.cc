@@ -107,6 +107,18 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("Move ", region, server.empty() ? "" : " to ", server), req, &rpc::Admin::Stub::Move);
   }
 
+  absl::Status Unassign(const std::string& region) override {
+    rpc::RegionRequest req;
+    req.set_region(region);
+    return AdminCall(absl::StrCat("Unassign ", region), req, &rpc::Admin::Stub::Unassign);
+  }
+
+  absl::Status AssignRegion(const std::string& region) override {
+    rpc::RegionRequest req;
+    req.set_region(region);
+    return AdminCall(absl::StrCat("AssignRegion ", region), req, &rpc::Admin::Stub::AssignRegion);
+  }
+
   absl::StatusOr<BalanceResult> Balance() override {
     rpc::BalanceRequest req;
     rpc::BalanceResponse resp;

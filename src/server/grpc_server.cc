@@ -435,6 +435,8 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(as, a, SetVerbs, rpc::SetVerbsRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, Move, rpc::MoveRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, Balance, rpc::BalanceRequest, rpc::BalanceResponse, true);
+  BASALT_UNARY_(as, a, Unassign, rpc::RegionRequest, rpc::AdminResponse, true);
+  BASALT_UNARY_(as, a, AssignRegion, rpc::RegionRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, OpenRegion, rpc::OpenRegionRequest, rpc::OpenRegionResponse, true);
   BASALT_UNARY_(as, a, CloseRegion, rpc::CloseRegionRequest, rpc::AdminResponse, true);
   BASALT_UNARY_(as, a, RegionOperation, rpc::RegionOpRequest, rpc::RegionOpResponse, true);

@@ -78,7 +78,7 @@ RowMutation MetaDelete(const RegionInfo& info) {
 }
 
 absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
-    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired) {
+    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired, std::set<std::string>* closed) {
   std::map<std::string, std::vector<RegionInfo>> out;
   absl::StatusOr<std::unique_ptr<RegionScanner>> sc = meta->Scan(ScanSpec{});
   if (!sc.ok()) return sc.status();
@@ -96,7 +96,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
     if (comma == std::string_view::npos || comma == 0) return bad("no table name");
     RegionInfo info;
     info.table.assign(key.substr(0, comma));
-    bool have_start = false, have_end = false, have_id = false, retired_row = false;
+    bool have_start = false, have_end = false, have_id = false, retired_row = false, closed_row = false;
     for (const CellView& c : row.cells()) {
       if (c.qualifier == "startkey") {
         info.start_key.assign(c.value);
@@ -109,6 +109,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
         have_id = true;
       } else if (c.qualifier == "state") {
         retired_row = c.value == kSplitState || c.value == kMergedState;
+        closed_row = c.value == kClosedState;
       }
     }
     if (!have_start || !have_end || !have_id) return bad("info:startkey, info:endkey or info:id is missing");
@@ -117,6 +118,7 @@ absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
       if (retired != nullptr) (*retired)[info.table].push_back(std::move(info));
       continue;
     }
+    if (closed_row && closed != nullptr) closed->insert(info.EncodedName());
     out[info.table].push_back(std::move(info));
   }
   for (auto& [t, regions] : out) {

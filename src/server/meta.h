@@ -8,7 +8,8 @@
 //   info:startkey, info:endkey  the region's rows [start, end) (raw bytes; end empty: to the end)
 //   info:id                     the region id, decimal
 //   info:encoded                the encoded name (the region's directory name)
-//   info:state                  OPEN, CLOSED (table disabled), FAILED_OPEN, or SPLIT (a parent
+//   info:state                  OPEN, CLOSED (table disabled, or region unassigned in an enabled
+//                               table: a cluster's), FAILED_OPEN, or SPLIT (a parent
 //                               its daughters replaced; kept, offline, while they still read its
 //                               files, as HBase's split parents)
 //   info:server                 host:port of the server serving it
@@ -23,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,8 +60,10 @@ RowMutation MetaDelete(const RegionInfo& info);
 
 // Every region meta records, by table, each table's regions sorted by start key. DataLoss for a
 // row that does not decode. Split and merged parents are not among them: with `retired` given,
-// they go there.
+// they go there. With `closed` given, the encoded names of the regions recorded CLOSED go there.
 absl::StatusOr<std::map<std::string, std::vector<RegionInfo>>> LoadMeta(
-    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired = nullptr);
+    Region* meta, std::map<std::string, std::vector<RegionInfo>>* retired = nullptr,
+    std::set<std::string>* closed = nullptr);
+inline constexpr char kClosedState[] = "CLOSED";
 
 }  // namespace basalt::server

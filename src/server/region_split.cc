@@ -192,6 +192,9 @@ absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionI
   }
   auto hosted = std::find_if(t.regions().begin(), t.regions().end(), [&](const HostedRegion& h) { return h.info == info; });
   if (hosted == t.regions().end()) return absl::NotFoundError(absl::StrCat("region ", info.Name(), " is not open"));
+  if (hosted->unassigned) {
+    return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " is closed (unassign); assign it first"));
+  }
   if (!hosted->open_error.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " is FAILED_OPEN (assign it first): ",
                                                       hosted->open_error.message()));

@@ -904,6 +904,18 @@ absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*
   return cluster_->Move(req.region(), req.server());
 }
 
+absl::Status AdminService::Unassign(const rpc::RegionRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("unassign"));
+  if (req.region().empty()) return absl::InvalidArgumentError("unassign: name a region (its encoded name or region name)");
+  return tables_->Unassign(req.region());
+}
+
+absl::Status AdminService::AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("assign"));
+  if (req.region().empty()) return absl::InvalidArgumentError("assign: name a region (its encoded name or region name)");
+  return tables_->AssignRegion(req.region());
+}
+
 absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceResponse* resp) {
   BASALT_RETURN_IF_ERROR(NeedsMaster("balancer"));
   return cluster_->Balance(resp);

@@ -142,6 +142,8 @@ class AdminService {
   // A cluster's active master (ClusterAdmin); FailedPrecondition elsewhere.
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);
+  absl::Status Unassign(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
+  absl::Status AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
   // A cluster's region server (proto/basalt.proto "Region servers of a cluster"); a standalone
   // server refuses them.
   absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);

@@ -12,6 +12,7 @@
 #include "common/string_binary.h"
 #include "src/server/meta.h"
 #include "src/server/table_errors.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
 namespace {
@@ -435,13 +436,17 @@ absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionN
   return absl::NotFoundError(absl::StrCat("no region ", AV(name)));
 }
 
+absl::Status TableManager::OnlyOnMaster(std::string_view what) const {
+  if (options_.role == Role::kMaster) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      AV(what), ": ",
+      options_.role == Role::kStandalone ? "a standalone server holds every region itself"
+                                         : "a region server opens the regions the master places on it",
+      "; placing regions is a cluster master's (basalt-master)"));
+}
+
 absl::Status TableManager::Move(std::string_view region, std::string_view destination) {
-  if (options_.role != Role::kMaster) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "move: ", options_.role == Role::kStandalone ? "a standalone server holds every region itself"
-                                                    : "a region server opens the regions the master places on it",
-        "; moving a region is a cluster master's (basalt-master)"));
-  }
+  BASALT_RETURN_IF_ERROR(OnlyOnMaster("move"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -449,6 +454,10 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
   if (e.table == nullptr) return Disabled(e.spec.name);
   const absl::Time start = absl::Now();
   std::string from = "nowhere (FAILED_OPEN)";
+  if (e.unassigned.count(info.EncodedName())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("move: region ", info.Name(), " is closed (unassign); assign it to open it again"));
+  }
   for (const HostedRegion& h : e.table->regions()) {
     if (h.info != info || !h.open_error.ok()) continue;  // a FAILED_OPEN one just opens
     if (!destination.empty() && h.server == destination) return absl::OkStatus();
@@ -487,13 +496,80 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
                                                "FAILED_OPEN until a server can open it): ", why.message()));
 }
 
+absl::Status TableManager::Unassign(std::string_view region) {
+  BASALT_RETURN_IF_ERROR(OnlyOnMaster("unassign"));
+  absl::MutexLock al(&admin_mu_);
+  BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
+  const auto& [e, info] = found;
+  if (!e.open_error.ok()) return FailedOpen(e.spec.name, e.open_error);
+  if (e.table == nullptr) return Disabled(e.spec.name);
+  const std::string encoded = info.EncodedName();
+  if (e.unassigned.count(encoded)) return absl::OkStatus();
+  std::string from = "nowhere (FAILED_OPEN)";
+  for (const HostedRegion& h : e.table->regions()) {
+    if (h.info != info || !h.open_error.ok()) continue;  // a FAILED_OPEN one is closed already
+    from = h.server;
+    if (absl::Status closed = h.region->Close(); !closed.ok()) {
+      return absl::Status(closed.code(), absl::StrCat("unassign: closing region ", info.Name(), " on ", h.server,
+                                                      " failed, so it stays open: ", closed.message()));
+    }
+  }
+  if (absl::Status s = WriteMeta({MetaPut(info, kClosedState, "")}); !s.ok()) {
+    ReopenLocked(e, {info}, from);  // meta still says where it was: it serves there again
+    return absl::Status(s.code(), absl::StrCat("unassign: recording region ", info.Name(), " CLOSED in ",
+                                               kMetaTableName, " failed, so it was opened again: ", s.message()));
+  }
+  {
+    absl::MutexLock l(&mu_);
+    entries_.find(e.spec.name)->second.unassigned.insert(encoded);
+  }
+  absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get());
+  {
+    absl::MutexLock l(&mu_);
+    Install(&entries_.find(e.spec.name)->second, t);
+  }
+  Log(absl::StrCat("unassigned region ", info.Name(), " (closed on ", from, "; closed until assign)"));
+  return t.status();
+}
+
+absl::Status TableManager::AssignRegion(std::string_view region) {
+  BASALT_RETURN_IF_ERROR(OnlyOnMaster("assign"));
+  absl::MutexLock al(&admin_mu_);
+  BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
+  const auto& [e, info] = found;
+  if (e.table == nullptr && e.open_error.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("assign: table ", e.spec.name, " is disabled; enable it instead"));
+  }
+  if (!e.open_error.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("assign: table ", e.spec.name, " is FAILED_OPEN as a whole (",
+                                                      e.open_error.message(), "); assign the table"));
+  }
+  const std::string encoded = info.EncodedName();
+  const bool was_unassigned = e.unassigned.count(encoded) > 0;
+  if (!was_unassigned) {
+    for (const HostedRegion& h : e.table->regions()) {
+      if (h.info == info && h.open_error.ok()) return absl::OkStatus();  // open already
+    }
+  }
+  {
+    absl::MutexLock l(&mu_);
+    entries_.find(e.spec.name)->second.unassigned.erase(encoded);
+  }
+  if (ReopenLocked(e, {info}, /*destination=*/{}) == 1) {
+    Log(absl::StrCat("assigned region ", info.Name(), was_unassigned ? " (it was unassigned)" : " (it was FAILED_OPEN)"));
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(absl::StrCat("assign: region ", info.Name(),
+                                             " did not open (FAILED_OPEN until a server can open it; see the log)"));
+}
+
 std::vector<HostedRegion> TableManager::OpenRegions() const {
   std::vector<HostedRegion> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) {
     if (e.table == nullptr) continue;
     for (const HostedRegion& h : e.table->regions()) {
-      if (!h.placeholder && h.open_error.ok()) out.push_back(h);
+      if (!h.placeholder && !h.unassigned && h.open_error.ok()) out.push_back(h);
     }
   }
   return out;
@@ -552,7 +628,8 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     tm->meta_ = std::make_shared<Table>(std::move(meta_spec), std::move(hosted), /*system=*/true);
   }
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
-  BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired));
+  std::set<std::string> closed;
+  BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired, &closed));
   std::set<std::string> known;
   for (const TableSpec& s : specs) known.insert(s.name);
   {
@@ -590,6 +667,14 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     if (auto it = recorded.find(s.name); it != recorded.end()) {
       e.regions = it->second;
       regions_ok = CheckCoverage(s.name, e.regions);
+      // A master's enabled table keeps the regions an operator unassigned closed (Enable records
+      // every region OPEN before the catalogue says enabled, so no other CLOSED row is left in
+      // an enabled table).
+      if (options.role == Role::kMaster && s.enabled) {
+        for (const RegionInfo& r : e.regions) {
+          if (closed.count(r.EncodedName())) e.unassigned.insert(r.EncodedName());
+        }
+      }
     } else {
       absl::StatusOr<std::vector<RegionInfo>> rebuilt = tm->RegionsWithoutMeta(s);
       if (rebuilt.ok()) {
@@ -793,10 +878,24 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
                                                                std::string_view destination) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
+  std::set<std::string> unassigned;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    if (auto it = entries_.find(spec.name); it != entries_.end()) unassigned = it->second.unassigned;
+  }
   std::vector<HostedRegion> hosted;
   absl::Status first_error;
   for (const RegionInfo& info : regions) {
     const bool fresh = reopen != nullptr && std::find(reopen->begin(), reopen->end(), info) != reopen->end();
+    if (unassigned.count(info.EncodedName())) {
+      // Served nowhere until assigned: calls on its rows are refused as not served.
+      RegionDescriptor desc = DescriptorOf(spec, info);
+      absl::Status closed = NotServingRegionError(
+          info.EncodedName(), absl::StrCat("region ", info.Name(), " is closed (unassign); assign it to open it again"));
+      hosted.push_back(HostedRegion{info, std::make_shared<RefusingRegion>(std::move(desc), closed, std::string())});
+      hosted.back().unassigned = true;
+      continue;
+    }
     if (reuse != nullptr && !fresh) {
       auto it = std::find_if(reuse->regions().begin(), reuse->regions().end(),
                              [&](const HostedRegion& h) { return h.info == info && h.open_error.ok(); });
@@ -839,6 +938,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     hosted.push_back(HostedRegion{info, FailedRegion(spec.name, desc, region.status()), region.status()});
   }
   const bool any_open = std::any_of(hosted.begin(), hosted.end(), [](const HostedRegion& h) { return h.open_error.ok(); });
+  // (An unassigned region counts as open here: the table is as the operator left it.)
   if (!any_open) {
     for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
     return first_error;
@@ -925,7 +1025,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -1002,7 +1102,19 @@ absl::Status TableManager::Enable(std::string_view name) {
   spec.enabled = true;
   BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, CurrentRegions(spec));
   RetryLogSplit(spec, regions);
+  {
+    absl::MutexLock l(&mu_);
+    entries_.find(name)->second.unassigned.clear();  // enable_table opens every region (HBase's)
+  }
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
+  // Meta first: an enabled table's CLOSED rows are regions an operator unassigned, so none may
+  // be left by an enable cut short.
+  if (absl::Status s = RecordRegions(regions, "OPEN", table.get()); !s.ok()) {
+    table->state_ = Table::State::kDisabled;
+    table->CloseRegions().IgnoreError();
+    return absl::Status(s.code(), absl::StrCat("enable ", AV(name), ": recording its regions OPEN in ", kMetaTableName,
+                                               " failed, so it stays disabled: ", s.message()));
+  }
   std::vector<TableSpec> cat = CatalogLocked();
   for (TableSpec& s : cat) {
     if (s.name == name) s.enabled = true;
@@ -1012,12 +1124,8 @@ absl::Status TableManager::Enable(std::string_view name) {
     table->CloseRegions().IgnoreError();
     return s;
   }
-  if (absl::Status s = RecordRegions(regions, "OPEN", table.get()); !s.ok()) {
-    Log(absl::StrCat("table '", AV(name), "' is enabled; recording its regions OPEN in ", kMetaTableName,
-                     " failed: ", s.ToString()));
-  }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -1255,6 +1363,10 @@ absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(st
       out[i].stats = table->regions()[i].region->GetStats();
       if (!table->regions()[i].server.empty()) out[i].server = table->regions()[i].server;
       if (!table->regions()[i].open_error.ok()) out[i].state = "FAILED_OPEN";
+      if (table->regions()[i].unassigned) {
+        out[i].state = kClosedState;
+        out[i].server.clear();
+      }
     }
   }
   return out;
@@ -1288,10 +1400,14 @@ absl::Status TableManager::SetServerName(std::string_view name) {
     for (const auto& [n, e] : entries_) tables.push_back(e);
   }
   for (const Entry& e : tables) {
-    const char* state = !e.spec.enabled ? "CLOSED" : !e.open_error.ok() ? "FAILED_OPEN" : "OPEN";
-    for (const RegionInfo& r : e.regions) rows.push_back(MetaPut(r, state, ServerOf(e.table.get(), r)));
+    for (const RegionInfo& r : e.regions) rows.push_back(MetaPut(r, MetaStateOf(e, r), ServerOf(e.table.get(), r)));
   }
   return WriteMeta(rows);
+}
+
+const char* TableManager::MetaStateOf(const Entry& e, const RegionInfo& r) {
+  if (!e.spec.enabled || e.unassigned.count(r.EncodedName())) return kClosedState;
+  return e.open_error.ok() ? "OPEN" : "FAILED_OPEN";
 }
 
 absl::Status TableManager::NotOnRegionServer(std::string_view what) const {

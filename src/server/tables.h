@@ -29,6 +29,7 @@
 #include <set>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -60,6 +61,9 @@ struct HostedRegion {
   // covered by placeholders that refuse every call as not served here (UNAVAILABLE), so routing
   // by row stays as it is. Statistics, flushes and closes skip them.
   bool placeholder = false;
+  // A master's region an operator closed (TableManager::Unassign): served nowhere, meta records
+  // it CLOSED, and `region` refuses every call as not served, until Assign.
+  bool unassigned = false;
 };
 
 // One enabled table and its regions, which cover every row once, sorted by start key. The set
@@ -289,8 +293,20 @@ class TableManager {
   // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
   // disabled or FAILED_OPEN table and in another role.
   absl::Status Move(std::string_view region, std::string_view destination);
-  // Every open region of every enabled user table (none of a region server's placeholders).
+  // Every open region of every enabled user table (none of a region server's placeholders,
+  // nor an unassigned region).
   std::vector<HostedRegion> OpenRegions() const;
+  // kMaster: HBase 2's unassign of one region (its name or encoded name): it closes on its server
+  // (flushing) and meta records it CLOSED, with no server; it stays closed (calls on its rows are
+  // refused as not served and clients retry until their deadline), also across a master
+  // take-over, and neither the balancer nor a joining server opens it, until Assign or
+  // enable_table. OK when it is unassigned already. A close that fails leaves it open and is the
+  // error. NotFound, FailedPrecondition for a disabled or FAILED_OPEN table and in another role.
+  absl::Status Unassign(std::string_view region);
+  // kMaster: HBase 2's assign of one region: an unassigned or FAILED_OPEN region opens through
+  // the placement and meta records where; OK at once when it is open. The open's error when no
+  // server could open it (it is then FAILED_OPEN, opened again when a server joins).
+  absl::Status AssignRegion(std::string_view region);
 
   // kRegionServer: opens region `info` of `spec` here (replaying what a log split left in its
   // recovered.edits/) and serves it. AlreadyExists when it is open here; the open's error
@@ -318,7 +334,11 @@ class TableManager {
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
     absl::Status open_error;       // enabled but FAILED_OPEN: why
     std::vector<RegionInfo> retired;  // split and merged parents meta still records
+    std::set<std::string> unassigned;  // encoded names of regions Unassign closed (a master's)
   };
+  // The meta state of region `r` of `e` (CLOSED for a disabled table or an unassigned region,
+  // FAILED_OPEN, OPEN).
+  static const char* MetaStateOf(const Entry& e, const RegionInfo& r);
   std::string TableDir(std::string_view name) const;
   // A server log's options for `dir`, with every region and table entries_ knows (for a split).
   ServerLog::Options LogOptions(std::string dir) const;
@@ -403,6 +423,9 @@ class TableManager {
   std::string CommitServer() const;
   // Refuses an operation that the catalogue's owner does, on a region server.
   absl::Status NotOnRegionServer(std::string_view what) const;
+  // Refuses an operation that places regions (move, unassign, assign of a region) on anything but
+  // a master.
+  absl::Status OnlyOnMaster(std::string_view what) const;
   // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
   // region directories, or one region over the table directory (a table from before regions),
   // or, with no directory at all, one new region.

@@ -18,6 +18,8 @@
 //    its log split, before its regions open elsewhere.
 //  - An Increment applied by a server killed before it answered counts once when the client's
 //    retry reaches the server the region failed over to (nonces, must-show 3).
+//  - unassign and assign of one region (HBase 2's): closed, it stays closed across the balancer
+//    and a master take-over, until assigned; nothing it held is lost.
 //  - A master killed in the middle of a split or a merge: the backup rolls it back when it died
 //    before meta's commit, forward when after (meta's one batch is the procedure's record).
 #include <atomic>
@@ -481,6 +483,79 @@ TEST_F(Cluster, ConnectingNeedsTheAddressOrTheQuorumAndAClusterWithAMaster) {
   EXPECT_EQ(Connection::Open(o).status().code(), absl::StatusCode::kUnavailable);
   o.address = "127.0.0.1:1";
   EXPECT_EQ(Connection::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilAssigned) {
+  auto m1 = StartMaster("m1");
+  ASSERT_TRUE(m1);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto m2 = StartMaster("m2");
+  ASSERT_TRUE(m2);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  auto admin = conn->GetAdmin();
+  ASSERT_TRUE(admin->CreateTable(TableNamed("u"), {"m"}).ok());
+  auto table = conn->GetTable("u");
+  for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "acked")).ok());
+  auto regions = admin->ListRegions("u");
+  ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
+  const std::string closed = (*regions)[1].encoded_name;  // rows m..z
+  auto state_of = [&](const std::string& encoded) -> std::pair<std::string, std::string> {
+    auto now = admin->ListRegions("u");
+    if (!now.ok()) return {now.status().ToString(), ""};
+    for (const RegionStatus& r : *now) {
+      if (r.encoded_name == encoded) return {r.state, r.server};
+    }
+    return {"gone", ""};
+  };
+
+  absl::Status s = admin->Unassign(closed);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(admin->Unassign(closed).ok());  // closed already
+  EXPECT_EQ(state_of(closed), std::make_pair(std::string("CLOSED"), std::string()));
+  // Its rows wait until the caller's deadline; the other region's serve.
+  auto impatient = Connect(absl::Seconds(1));
+  ASSERT_TRUE(impatient);
+  auto waited = impatient->GetTable("u")->Get(Get("p"));
+  EXPECT_FALSE(waited.ok());
+  EXPECT_TRUE(table->Get(Get("c")).ok());
+  // Neither a move, a split nor the balancer opens it.
+  EXPECT_EQ(admin->Move(closed, servers[0]->address()).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(admin->Split("u", "q").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(admin->Balance().ok());
+  EXPECT_EQ(state_of(closed).first, "CLOSED");
+
+  // A master take-over keeps it closed (meta says so).
+  m1->Stop(SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m2" && state_of(closed).first == "CLOSED"; }));
+  EXPECT_TRUE(table->Get(Get("c")).ok());
+  EXPECT_FALSE(impatient->GetTable("u")->Get(Get("p")).ok());
+
+  // assign opens it where the master picks, with every row it held.
+  s = admin->AssignRegion(closed);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(admin->AssignRegion(closed).ok());  // open already
+  const auto [state, server] = state_of(closed);
+  EXPECT_EQ(state, "OPEN");
+  EXPECT_FALSE(server.empty());
+  for (char k = 'a'; k <= 'z'; ++k) {
+    auto r = table->Get(Get(std::string(1, k)));
+    ASSERT_TRUE(r.ok()) << k << ": " << r.status();
+    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << k;
+  }
+  EXPECT_TRUE(table->Put(Put("p").Add("f", "q", "after")).ok());
+  // The shell, through ZooKeeper.
+  std::string out;
+  EXPECT_EQ(Shell(absl::StrCat("unassign '", closed, "'"), &out), 0) << out;
+  EXPECT_EQ(state_of(closed).first, "CLOSED");
+  out.clear();
+  EXPECT_EQ(Shell(absl::StrCat("assign '", closed, "'"), &out), 0) << out;
+  EXPECT_EQ(state_of(closed).first, "OPEN");
+  auto r = table->Get(Get("p"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("f", "q").value_or(""), "after");
 }
 
 // A split or merge the active master was killed in (at a fault point of the transaction,

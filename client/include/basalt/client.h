@@ -500,6 +500,14 @@ class Admin {
   // Runs the balancer once (HBase's balancer, by region count): regions move from the servers
   // holding the most to those holding the fewest until no two differ by more than one.
   virtual absl::StatusOr<BalanceResult> Balance() = 0;
+  // HBase 2's unassign: the region (encoded name or region name) closes where it is (flushing)
+  // and stays closed, served nowhere, until AssignRegion (or enable_table): calls on its rows
+  // are retried until their deadline. OK when it is closed already. A cluster's master only
+  // (FailedPrecondition elsewhere).
+  virtual absl::Status Unassign(const std::string& region) = 0;
+  // HBase 2's assign of a region: an unassigned or FAILED_OPEN region opens on a server the
+  // master picks. OK when it is open already.
+  virtual absl::Status AssignRegion(const std::string& region) = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

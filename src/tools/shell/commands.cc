@@ -516,6 +516,27 @@ absl::StatusOr<Reply> CmdMove(Ctx& c) {
   return Done(c, "");
 }
 
+// unassign 'REGION' [, force]: HBase 2's (force, accepted as HBase's, changes nothing: the close
+// always flushes).
+absl::StatusOr<Reply> CmdUnassign(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string region, Bytes(c, c.cmd.args[0], "a region name"));
+  if (c.cmd.args.size() > 1) BASALT_RETURN_IF_ERROR(Bool(c, c.cmd.args[1], "true or false for force").status());
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->Unassign(region)));
+  return Done(c, "");
+}
+
+// assign 'REGION' (HBase's) | assign 't1' (Basalt's: every FAILED_OPEN region of a table).
+absl::StatusOr<Reply> CmdAssign(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[0], "a region or table name"));
+  std::unique_ptr<Admin> admin = c.conn->GetAdmin();
+  if (admin->DescribeTable(name).ok()) {
+    BASALT_RETURN_IF_ERROR(Wrap(c, name, admin->AssignTable(name)));
+    return Done(c, name);
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", admin->AssignRegion(name)));
+  return Done(c, "");
+}
+
 // balancer: runs the balancer once; prints true when it moved regions (HBase prints whether it ran).
 absl::StatusOr<Reply> CmdBalancer(Ctx& c) {
   absl::StatusOr<BalanceResult> done = c.conn->GetAdmin()->Balance();
@@ -1041,10 +1062,20 @@ const std::vector<Spec>& Specs() {
        "Names come from list_regions. Example:\n"
        "  merge_region '2a7c1f0e9b3d4c5a', '8e1d2c3b4a596877'",
        CmdMergeRegion},
-      {"assign", "tools", 1, 1, "assign 't1'",
-       "Reopens a FAILED_OPEN table once its files are repaired ('status' and 'describe' say why it\n"
-       "failed), every region of it. HBase's assign takes a region name.",
-       CmdAdminOnTable<&Admin::AssignTable>},
+      {"assign", "tools", 1, 1, "assign 'ENCODED_REGIONNAME' | assign 't1'",
+       "Opens a region that unassign closed, or one that is FAILED_OPEN, on a server the master picks\n"
+       "(HBase's assign; a cluster's master only). Given a table, reopens every FAILED_OPEN region of it\n"
+       "once its files are repaired ('status' and 'describe' say why it failed). Examples:\n"
+       "  assign '2a7c1f0e9b3d4c5a'\n"
+       "  assign 't1'",
+       CmdAssign},
+      {"unassign", "tools", 1, 2, "unassign 'ENCODED_REGIONNAME' [, true]",
+       "Closes a region where it is, flushing, and leaves it closed (HBase 2's unassign): calls on its\n"
+       "rows wait and are retried until their deadline, and neither the balancer, a joining server nor\n"
+       "a new master opens it, until assign (or enable). The force flag is accepted, as HBase's, and\n"
+       "changes nothing. A cluster's master only. Example:\n"
+       "  unassign '2a7c1f0e9b3d4c5a'",
+       CmdUnassign},
       {"move", "tools", 1, 2, "move 'ENCODED_REGIONNAME' [, 'SERVER_NAME']",
        "Moves a region to a region server of the cluster (as HBase's move; SERVER_NAME is host:port or\n"
        "host:port,startcode as status 'detailed' lists them; without it the master picks one). The region\n"

@@ -157,6 +157,15 @@ TEST_F(ShellTest, CreatePreSplit) {
   EXPECT_EQ(server_.admin_calls.back(), "balancer");
   EXPECT_EQ(Run("balancer 't1'"), 1);  // takes no argument
   EXPECT_EQ(server_.admin_calls.back(), "balancer");
+  // unassign and assign of a region likewise; assign of a table is the table's.
+  EXPECT_EQ(Run("unassign 'e1', true"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "unassign e1");
+  EXPECT_NE(err().find("FAILED_PRECONDITION: unassign is a cluster master's"), std::string::npos) << err();
+  EXPECT_EQ(Run("unassign 'e1', 'maybe'"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "unassign e1");  // not sent
+  EXPECT_EQ(Run("assign 'e1'"), 1);
+  EXPECT_EQ(server_.admin_calls.back(), "assign e1");
+  EXPECT_NE(err().find("FAILED_PRECONDITION: assign is a cluster master's"), std::string::npos) << err();
 
   EXPECT_EQ(Run("create 't4', 'cf', SPLITS => 'g'"), 1);
   EXPECT_NE(err().find("an array of split keys"), std::string::npos) << err();
@@ -535,7 +544,7 @@ TEST_F(ShellTest, VerbsDisableAndEnable) {
   ASSERT_EQ(Run("help 'verbs_disable'"), 0);
   EXPECT_TRUE(out().starts_with("Usage: verbs_disable\nSwitches the server's RDMA verbs transport off")) << out();
   ASSERT_EQ(Run("help"), 0);
-  EXPECT_NE(out().find("Commands: flush, major_compact, split, merge_region, assign, move, balancer, verbs_disable, verbs_enable\n"), std::string::npos) << out();
+  EXPECT_NE(out().find("Commands: flush, major_compact, split, merge_region, assign, unassign, move, balancer, verbs_disable, verbs_enable\n"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ServerErrorsKeepTheirCode) {

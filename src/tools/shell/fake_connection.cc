@@ -341,6 +341,14 @@ class FakeAdmin : public Admin {
     s_->admin_calls.push_back("balancer");
     return absl::FailedPreconditionError("balancer is a cluster master's (basalt-master); this server is standalone");
   }
+  absl::Status Unassign(const std::string& region) override {
+    s_->admin_calls.push_back("unassign " + region);
+    return absl::FailedPreconditionError("unassign is a cluster master's (basalt-master); this server is standalone");
+  }
+  absl::Status AssignRegion(const std::string& region) override {
+    s_->admin_calls.push_back("assign " + region);
+    return absl::FailedPreconditionError("assign is a cluster master's (basalt-master); this server is standalone");
+  }
 
  private:
   FakeServer::TableData* Find(const std::string& name) {
