@@ -220,10 +220,14 @@ TEST_F(DiskFullTest, AFailedFlushLeavesNoPartialFileAndHeals) {
   // The operator adds space (here: grows the tmpfs; the region's own files are not touched).
   ASSERT_EQ(::mount("tmpfs", mnt_.c_str(), "tmpfs", MS_REMOUNT, "size=64m"), 0) << std::strerror(errno);
   ASSERT_TRUE(WaitUntilWritable()) << "the region did not heal";
-  ExpectRows(acked);
+  {
+    SCOPED_TRACE(absl::StrCat("healed, ", acked, " rows acknowledged before ", refused.ToString()));
+    ExpectRows(acked);
+  }
   ASSERT_TRUE(region_->Close().ok());
   region_.reset();
   Open(256 << 10);
+  SCOPED_TRACE(absl::StrCat("reopened, ", acked, " rows acknowledged before ", refused.ToString()));
   ExpectRows(acked);
 }
 

@@ -704,6 +704,12 @@ absl::Status RegionImpl::FlushLocked() {
     absl::MutexLock l(&state_mu_);
     if (!failed_.ok()) return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " failed: ", failed_.message()));
   }
+  // A flush that failed after it froze the memstores is finished first, with its own sequence
+  // id and log segment: the memstores written since hold later edits, which are in no file yet
+  // and whose log records must stay until a flush writes them. (Writing the old frozen ones
+  // under the newest sequence id instead let the log go while those edits were only in memory:
+  // a close after a healed full disk then lost them.)
+  if (frozen_seq_ != 0) BASALT_RETURN_IF_ERROR(WriteFrozenLocked(frozen_seq_, frozen_segment_));
   uint64_t flush_seq;
   absl::StatusOr<uint64_t> segment;
   {
@@ -717,6 +723,8 @@ absl::Status RegionImpl::FlushLocked() {
     flush_seq = last_seq_;
     if (flush_seq != flushed_seq_.load()) {
       for (auto& [n, st] : stores_) st->Freeze();
+      frozen_seq_ = flush_seq;
+      frozen_segment_.reset();
       // A log of its own rolls, so that every older segment is covered by this flush. A shared
       // log knows which regions' records each segment holds instead.
       if (shared_log()) {
@@ -724,11 +732,16 @@ absl::Status RegionImpl::FlushLocked() {
       } else {
         segment = log_->Roll();
       }
+      if (segment.ok() && !shared_log()) frozen_segment_ = *segment;
     }
     writes_blocked_ = false;
   }
   if (flush_seq == flushed_seq_.load()) return absl::OkStatus();
   if (!segment.ok()) return Fail(segment.status());
+  return WriteFrozenLocked(flush_seq, frozen_segment_);
+}
+
+absl::Status RegionImpl::WriteFrozenLocked(uint64_t flush_seq, std::optional<uint64_t> segment) {
   std::vector<std::shared_ptr<BlockFileReader>> written;
   for (auto& [n, st] : stores_) {
     auto wrote = st->WriteFrozen(next_file_number_++, flush_seq);
@@ -740,11 +753,14 @@ absl::Status RegionImpl::FlushLocked() {
     size_t i = 0;
     for (auto& [n, st] : stores_) st->InstallFlushed(std::move(written[i++]));
   }
+  frozen_seq_ = 0;
+  frozen_segment_.reset();
   flushed_seq_ = flush_seq;
   // The log segments go only once the manifest names the files.
   if (absl::Status s = WriteManifest(); !s.ok()) return Fail(s);
   ++flushes_;
   if (shared_log()) return log_->MarkFlushed(desc_.name, flush_seq);
+  if (!segment.has_value()) return absl::OkStatus();
   return log_->DeleteSegmentsBefore(*segment, keep_log_aside_ ? dir_ + "/" + kLostFoundDir + "/wal" : "");
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -69,7 +70,12 @@ class RegionImpl final : public Region {
   absl::Status MoveAside(const std::string& name, std::string_view why);
   void Log(std::string_view line) const;
   absl::Status WriteManifest();
-  absl::Status FlushLocked();
+  absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_mu_);
+  // Flush, steps 2 and 3: writes the frozen memstores (edits <= flush_seq) to block files,
+  // installs them, records them in the manifest and lets the log go up to `segment` (none: the
+  // log did not roll; nothing goes).
+  absl::Status WriteFrozenLocked(uint64_t flush_seq, std::optional<uint64_t> segment)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(flush_mu_);
   absl::Status CompactStore(Store* store, bool major);
   // Rewrites every store that holds references (HBase compacts a daughter's first).
   absl::Status CompactReferences();
@@ -129,6 +135,11 @@ class RegionImpl final : public Region {
   absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int64_t> nonces_ ABSL_GUARDED_BY(nonce_mu_);
 
   absl::Mutex flush_mu_;       // one flush at a time
+  // A flush that froze the memstores and then failed (a full disk): the frozen memstores hold
+  // the edits <= frozen_seq_, and the log rolled to frozen_segment_ when they froze. The next
+  // flush writes them first, as that flush would have, before it freezes what came since.
+  uint64_t frozen_seq_ ABSL_GUARDED_BY(flush_mu_) = 0;
+  std::optional<uint64_t> frozen_segment_ ABSL_GUARDED_BY(flush_mu_);
   absl::Mutex compaction_mu_;  // one compaction at a time
   absl::Mutex manifest_mu_;    // manifest writes
   std::atomic<uint64_t> next_file_number_{1};
