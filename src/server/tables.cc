@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
+#include "common/fault_point.h"
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "src/server/meta.h"
@@ -397,13 +398,15 @@ absl::StatusOr<size_t> TableManager::RecoverServer(const std::string& log_dir,
     for (const HostedRegion& h : e.table->regions()) {
       if (!h.placeholder && was_there(h)) again.push_back(h.info);
     }
-    if (!again.empty()) placed += ReopenLocked(e, again, /*destination=*/{});
+    if (!again.empty()) placed += ReopenLocked(e, again, /*destination=*/{}, "recover");
   }
   return placed;
 }
 
-size_t TableManager::ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination) {
+size_t TableManager::ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination,
+                                  std::string_view what) {
   absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get(), &again, destination);
+  FaultPoint(absl::StrCat(AV(what), ":opened"));
   std::shared_ptr<Table> now;
   {
     absl::MutexLock l(&mu_);
@@ -471,7 +474,8 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
   }
   const absl::Duration closing = absl::Now() - start;
   const std::vector<RegionInfo> again = {info};
-  if (ReopenLocked(e, again, destination) == 1) {
+  FaultPoint("move:closed");
+  if (ReopenLocked(e, again, destination, "move") == 1) {
     std::shared_ptr<Table> now;
     {
       absl::ReaderMutexLock l(&mu_);
@@ -515,7 +519,7 @@ absl::Status TableManager::Unassign(std::string_view region) {
     }
   }
   if (absl::Status s = WriteMeta({MetaPut(info, kClosedState, "")}); !s.ok()) {
-    ReopenLocked(e, {info}, from);  // meta still says where it was: it serves there again
+    ReopenLocked(e, {info}, from, "unassign");  // meta still says where it was: it serves there again
     return absl::Status(s.code(), absl::StrCat("unassign: recording region ", info.Name(), " CLOSED in ",
                                                kMetaTableName, " failed, so it was opened again: ", s.message()));
   }
@@ -555,7 +559,7 @@ absl::Status TableManager::AssignRegion(std::string_view region) {
     absl::MutexLock l(&mu_);
     entries_.find(e.spec.name)->second.unassigned.erase(encoded);
   }
-  if (ReopenLocked(e, {info}, /*destination=*/{}) == 1) {
+  if (ReopenLocked(e, {info}, /*destination=*/{}, "assign") == 1) {
     Log(absl::StrCat("assigned region ", info.Name(), was_unassigned ? " (it was unassigned)" : " (it was FAILED_OPEN)"));
     return absl::OkStatus();
   }

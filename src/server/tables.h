@@ -369,8 +369,10 @@ class TableManager {
                                                    std::string_view destination = {});
   // kMaster: opens `again` (regions of the open table `e`, closed or on a dead server) anew
   // through the placement (on `destination` first, when given), installs the table and records
-  // where they serve in meta. How many of them opened. The caller holds admin_mu_.
-  size_t ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination);
+  // where they serve in meta. How many of them opened. The caller holds admin_mu_. `what`
+  // names the operation's fault point "<what>:opened", between the open and meta's record.
+  size_t ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination,
+                      std::string_view what);
   // The region with this name or encoded name, and its table's entry (a copy; the caller holds
   // admin_mu_). NotFound.
   absl::StatusOr<std::pair<Entry, RegionInfo>> RegionNamedLocked(std::string_view name) const;

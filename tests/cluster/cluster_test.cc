@@ -20,11 +20,12 @@
 //    retry reaches the server the region failed over to (nonces, must-show 3).
 //  - unassign and assign of one region (HBase 2's): closed, it stays closed across the balancer
 //    and a master take-over, until assigned; nothing it held is lost.
-//  - A master killed in the middle of a split or a merge: the backup rolls it back when it died
-//    before meta's commit, forward when after (meta's one batch is the procedure's record).
+//  - A master killed in the middle of a split, a merge or a move: the backup rolls it back when
+//    it died before meta's commit, forward when after (meta's one batch is the procedure's record).
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <ostream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -561,11 +562,13 @@ TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilA
 // A split or merge the active master was killed in (at a fault point of the transaction,
 // src/server/region_split.cc): meta's one batch is the commit, and the backup master that takes
 // over finishes what the commit decided: before it, the parents serve again (their half-written
-// children removed); after it, the children serve. Every row is there, the table takes writes,
-// and the table can be split again.
+// children removed); after it, the children serve. A move killed after its close: the region
+// opens where the placement puts it; after its open, before meta's record: it is adopted where
+// it opened. Every row is there, the table takes writes, and the table can be split again.
 struct CutShort {
   const char* point;
   size_t regions_after;  // the table had 2
+  friend void PrintTo(const CutShort& c, std::ostream* os) { *os << c.point; }
 };
 class MasterCutShort : public ClusterFixture, public ::testing::WithParamInterface<CutShort> {};
 
@@ -595,16 +598,23 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   rpc::AdminResponse resp;
   grpc::Status cut;
+  std::string destination;  // a move's
   if (absl::StartsWith(c.point, "split")) {
     rpc::SplitRequest req;
     req.set_name("t");
     req.set_split_row("g");
     cut = stub->Split(&ctx, req, &resp);
-  } else {
+  } else if (absl::StartsWith(c.point, "merge")) {
     rpc::MergeRequest req;
     req.set_first((*regions)[0].encoded_name);
     req.set_second((*regions)[1].encoded_name);
     cut = stub->Merge(&ctx, req, &resp);
+  } else {
+    rpc::MoveRequest req;
+    req.set_region((*regions)[1].encoded_name);
+    destination = (*regions)[1].server == servers[0]->address() ? servers[1]->address() : servers[0]->address();
+    req.set_server(destination);
+    cut = stub->Move(&ctx, req, &resp);
   }
   EXPECT_FALSE(cut.ok()) << "the master finished the call";
   EXPECT_EQ(m1->WaitForExit(absl::Seconds(10)), -SIGKILL) << "the master did not stop at " << c.point;
@@ -623,6 +633,10 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->size(), c.regions_after);
   for (const RegionStatus& r : *after) EXPECT_EQ(r.state, "OPEN") << r.name;
+  if (c.point == std::string_view("move:opened")) {
+    // Opened on the destination before the master died: adopted there, not opened again.
+    EXPECT_EQ((*after)[1].server, destination);
+  }
   for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "again")).ok()) << k;
   // Nothing half-done is left in the way: the table splits again.
   absl::Status split = conn->GetAdmin()->Split("t", "d");
@@ -635,7 +649,8 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
 
 INSTANTIATE_TEST_SUITE_P(Points, MasterCutShort,
                          ::testing::Values(CutShort{"split:children-written", 2}, CutShort{"split:meta-committed", 3},
-                                           CutShort{"merge:children-written", 2}, CutShort{"merge:meta-committed", 1}),
+                                           CutShort{"merge:children-written", 2}, CutShort{"merge:meta-committed", 1},
+                                           CutShort{"move:closed", 2}, CutShort{"move:opened", 2}),
                          [](const ::testing::TestParamInfo<CutShort>& i) {
                            return absl::StrReplaceAll(i.param.point, {{":", "_"}, {"-", "_"}});
                          });
