@@ -6,9 +6,15 @@
 
 #include <string_view>
 
+#include "absl/status/status.h"
+
 namespace basalt {
 
 void FaultPoint(std::string_view name);
+
+// Fail points, for tests of error paths: with BASALT_FAIL_POINT=<name> in the environment, the
+// point of that name returns an Internal error each time it is reached (else OK).
+absl::Status FailPoint(std::string_view name);
 
 // Arms the point of that name in this process, as BASALT_FAULT_POINT would have (for a death
 // test's child, which runs the test's set-up again before it reaches the statement).

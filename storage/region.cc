@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/env.h"
+#include "common/fault_point.h"
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "storage/internal/block_format.h"
@@ -866,7 +867,8 @@ absl::Status RegionImpl::Close() {
   }
   if (s.ok() && log_ != nullptr) {
     absl::MutexLock fl(&flush_mu_);  // waits for a flush a blocked writer may be running
-    s = FlushLocked();
+    s = FailPoint("region.close.flush");  // tests of a close whose flush fails
+    if (s.ok()) s = FlushLocked();
   }
   // The log lives until the destructor (a shared one, the server's life): a late caller gets
   // FailedPrecondition, never a null log.

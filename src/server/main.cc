@@ -1,7 +1,8 @@
 // basalt-server: parses settings, opens the tables, serves gRPC until SIGTERM or SIGINT, then
 // shuts down cleanly (finishes calls in flight, closes every region) and exits 0.
 // Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad settings, 3 its ZooKeeper
-// session expired (a master is fencing it and will reopen its regions elsewhere).
+// session expired (a master is fencing it and will reopen its regions elsewhere), 4 a cluster's
+// region server aborted (a region's close could not flush: the master splits its log).
 #include <signal.h>
 #include <unistd.h>
 
@@ -108,6 +109,10 @@ int Run(int argc, char** argv) {
       ZooKeeper* z = joined_zk.load();
       if (z == nullptr) return absl::UnavailableError("not in the cluster yet");
       return AskMasterToSplit(z, paths, encoded_name);
+    };
+    topts.abort = [](const absl::Status& why) {
+      std::cerr << "basalt-server: aborting: " << why.message() << std::endl;
+      std::_Exit(4);
     };
   }
   if (rados != nullptr) topts.env = rados.get();

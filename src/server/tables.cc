@@ -1516,9 +1516,12 @@ absl::Status TableManager::CloseRegion(std::string_view encoded_name) {
   old->superseded_.store(true, std::memory_order_release);
   absl::Status closed = closing->Close();
   if (!closed.ok()) {
-    Log(absl::StrCat("closed region ", info.Name(), " but its flush failed (", closed.ToString(),
-                     "): what it had not flushed stays in this server's log"));
-    return closed;
+    const absl::Status why(closed.code(), absl::StrCat("closed region ", info.Name(), " but its flush failed (",
+                                                       closed.message(), "): what it had not flushed is only in this ",
+                                                       "server's log, which the master splits once the server is gone"));
+    Log(std::string(why.message()));
+    if (options_.abort) options_.abort(why);
+    return why;
   }
   Log(absl::StrCat("closed region ", info.Name()));
   return absl::OkStatus();

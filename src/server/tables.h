@@ -190,6 +190,11 @@ class TableManager {
     // kRegionServer, with auto_split: asks the master to split a region (by its encoded name)
     // that passed the size, instead of splitting it here (AskMasterToSplit). Empty: none.
     std::function<absl::Status(const std::string& encoded_name)> request_split;
+    // kRegionServer: stops the server at once (HBase's abort), when a region's close could not
+    // flush: its unflushed edits are then only in this server's log, and must reach the region
+    // wherever it opens next, which only the master's split of this server's log does (the
+    // server must be gone for that). Empty: only logged.
+    std::function<void(const absl::Status& why)> abort;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
