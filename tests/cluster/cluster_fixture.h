@@ -99,6 +99,18 @@ class ClusterFixture : public ::testing::Test {
     }
     ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == static_cast<size_t>(n); }));
   }
+  // Puts rows "a".."z", each with f:q = value (a failed Put fails the test).
+  static void PutLetters(Table* table, const std::string& value) {
+    for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", value)).ok()) << k;
+  }
+  // Reads rows "a".."z": each must hold f:q = value.
+  static void ExpectLetters(Table* table, const std::string& value) {
+    for (char k = 'a'; k <= 'z'; ++k) {
+      auto r = table->Get(Get(std::string(1, k)));
+      ASSERT_TRUE(r.ok()) << k << ": " << r.status();
+      EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), value) << k;
+    }
+  }
   // Every row of `table` with its f:q value, by a full scan (a failed scan fails the test).
   static void ScanValues(Table* table, std::map<std::string, std::string>* found) {
     auto scanner = table->GetScanner(Scan());

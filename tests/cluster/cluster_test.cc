@@ -212,7 +212,7 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   ASSERT_TRUE(conn);
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("b"), {"g", "n", "t"}).ok());
   auto table = conn->GetTable("b");
-  for (char c = 'a'; c <= 'z'; ++c) ASSERT_TRUE(table->Put(Put(std::string(1, c)).Add("f", "q", "acked")).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
 
   // The active master and a server die together; the backup takes over once the master's
   // session has expired, fences the previous master and the dead server, splits its log and
@@ -222,11 +222,7 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   const absl::Time killed = absl::Now();
   ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; }));
   const absl::Duration takeover = absl::Now() - killed;
-  for (char c = 'a'; c <= 'z'; ++c) {
-    auto r = table->Get(Get(std::string(1, c)));
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << c;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
   const absl::Duration serving = absl::Now() - killed;
   EXPECT_LT(takeover, absl::Seconds(10));
   std::map<std::string, int> per = RegionsPerServer(conn.get(), "b");
@@ -264,15 +260,11 @@ TEST_F(Cluster, ATakeOverFencesALiveServerThatDoesNotAnswerBeforeOpeningItsRegio
   auto b = NewServer();
   ASSERT_TRUE(b->Start().ok());
   auto table = conn->GetTable("z");
-  for (char c = 'a'; c <= 'z'; ++c) ASSERT_TRUE(table->Put(Put(std::string(1, c)).Add("f", "q", "acked")).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
   m1->Stop(SIGKILL);
   a->Kill();
   const absl::Time killed = absl::Now();
-  for (char c = 'a'; c <= 'z'; ++c) {
-    auto r = table->Get(Get(std::string(1, c)));
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << c;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
   const absl::Duration serving = absl::Now() - killed;
   EXPECT_LT(serving, absl::Seconds(20));  // well before a's session expires
   EXPECT_EQ(RegionsPerServer(conn.get(), "z"), (std::map<std::string, int>{{b->address(), 2}}));
@@ -435,7 +427,7 @@ TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhe
   ASSERT_TRUE(conn);
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("c"), {"m"}).ok());  // both on a
   auto table = conn->GetTable("c");
-  for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "acked")).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
   auto b = NewServer();
   ASSERT_TRUE(b->Start().ok());
   ASSERT_TRUE(Eventually([&] { return Children("/rs").size() == 2; }));
@@ -446,11 +438,7 @@ TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhe
   absl::Status moved = conn->GetAdmin()->Move((*regions)[1].encoded_name, b->address());
   EXPECT_EQ(a->WaitForExit(std::chrono::seconds(10)), 4) << "the server did not abort";
   std::printf("the move after the abort: %s\n", moved.ToString().c_str());
-  for (char k = 'a'; k <= 'z'; ++k) {
-    auto r = table->Get(Get(std::string(1, k)));
-    ASSERT_TRUE(r.ok()) << k << ": " << r.status();
-    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
   EXPECT_EQ(RegionsPerServer(conn.get(), "c"), (std::map<std::string, int>{{b->address(), 2}}));
 }
 
@@ -535,7 +523,7 @@ TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilA
   auto admin = conn->GetAdmin();
   ASSERT_TRUE(admin->CreateTable(TableNamed("u"), {"m"}).ok());
   auto table = conn->GetTable("u");
-  for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "acked")).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
   auto regions = admin->ListRegions("u");
   ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
   const std::string closed = (*regions)[1].encoded_name;  // rows m..z
@@ -577,11 +565,7 @@ TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilA
   const auto [state, server] = state_of(closed);
   EXPECT_EQ(state, "OPEN");
   EXPECT_FALSE(server.empty());
-  for (char k = 'a'; k <= 'z'; ++k) {
-    auto r = table->Get(Get(std::string(1, k)));
-    ASSERT_TRUE(r.ok()) << k << ": " << r.status();
-    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
   EXPECT_TRUE(table->Put(Put("p").Add("f", "q", "after")).ok());
   // The shell, through ZooKeeper.
   std::string out;
@@ -621,7 +605,7 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
   ASSERT_TRUE(conn);
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
   auto table = conn->GetTable("t");
-  for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "acked")).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
   auto regions = conn->GetAdmin()->ListRegions("t");
   ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
 
@@ -658,11 +642,7 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
   ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; }));
 
   // Every row, read through the client (which follows meta to the backup).
-  for (char k = 'a'; k <= 'z'; ++k) {
-    auto r = table->Get(Get(std::string(1, k)));
-    ASSERT_TRUE(r.ok()) << k << ": " << r.status();
-    EXPECT_EQ(r->Value("f", "q").value_or("<lost>"), "acked") << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
   std::printf("%s: the backup master served every row %s after the active one died\n", c.point,
               absl::FormatDuration(absl::Now() - killed).c_str());
   auto after = conn->GetAdmin()->ListRegions("t");
@@ -673,7 +653,7 @@ TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter)
     // Opened on the destination before the master died: adopted there, not opened again.
     EXPECT_EQ((*after)[1].server, destination);
   }
-  for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", "again")).ok()) << k;
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "again"));
   // Nothing half-done is left in the way: the table splits again.
   absl::Status split = conn->GetAdmin()->Split("t", "d");
   ASSERT_TRUE(split.ok()) << split;
