@@ -99,6 +99,44 @@ class ClusterFixture : public ::testing::Test {
     }
     ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == static_cast<size_t>(n); }));
   }
+  // A master and one region server started under `launcher` (e.g. {"env",
+  // "BASALT_FAULT_POINT=..."}), once the master serves and the server is live, and a client.
+  struct OneServer {
+    std::unique_ptr<ChildProcess> master;
+    std::unique_ptr<ServerProcess> server;
+    std::unique_ptr<Connection> conn;
+  };
+  void StartOneServer(std::vector<std::string> launcher, OneServer* out) {
+    out->master = StartMaster("m1");
+    ASSERT_TRUE(out->master);
+    out->server = NewServer();
+    out->server->set_launcher(std::move(launcher));
+    ASSERT_TRUE(out->server->Start().ok());
+    ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
+    out->conn = Connect();
+    ASSERT_TRUE(out->conn);
+  }
+  // An active master m1 (killing itself at `m1_fault_point`, if one is given) and a backup m2,
+  // two region servers, a client, and `table` in two regions (split at "m") holding rows a..z.
+  struct TwoMasters {
+    std::unique_ptr<ChildProcess> m1, m2;
+    std::vector<std::unique_ptr<ServerProcess>> servers;
+    std::unique_ptr<Connection> conn;
+    std::unique_ptr<Table> table;
+  };
+  void StartTwoMastersAndATable(const std::string& table, const std::string& m1_fault_point, TwoMasters* out) {
+    out->m1 = StartMaster("m1", 0, 1000, m1_fault_point);
+    ASSERT_TRUE(out->m1);
+    ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+    out->m2 = StartMaster("m2");
+    ASSERT_TRUE(out->m2);
+    ASSERT_NO_FATAL_FAILURE(StartServers(2, &out->servers));
+    out->conn = Connect();
+    ASSERT_TRUE(out->conn);
+    ASSERT_TRUE(out->conn->GetAdmin()->CreateTable(TableNamed(table), {"m"}).ok());
+    out->table = out->conn->GetTable(table);
+    ASSERT_NO_FATAL_FAILURE(PutLetters(out->table.get(), "acked"));
+  }
   // Puts rows "a".."z", each with f:q = value (a failed Put fails the test).
   static void PutLetters(Table* table, const std::string& value) {
     for (char k = 'a'; k <= 'z'; ++k) ASSERT_TRUE(table->Put(Put(std::string(1, k)).Add("f", "q", value)).ok()) << k;

@@ -417,14 +417,10 @@ TEST_F(Cluster, MovesAndTheBalancerUnderLoadSurfaceNoErrorAndSpreadRegionsEvenly
 // server kept running with the region closed and unflushed: the region served nowhere, and its
 // edits waited in a log that the server could let go.)
 TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhereWithEveryWrite) {
-  auto master = StartMaster("m1");
-  ASSERT_TRUE(master);
-  auto a = NewServer();
-  a->set_launcher({"env", "BASALT_FAIL_POINT=region.close.flush"});
-  ASSERT_TRUE(a->Start().ok());
-  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  OneServer one;
+  ASSERT_NO_FATAL_FAILURE(StartOneServer({"env", "BASALT_FAIL_POINT=region.close.flush"}, &one));
+  auto& a = one.server;
+  auto& conn = one.conn;
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("c"), {"m"}).ok());  // both on a
   auto table = conn->GetTable("c");
   ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
@@ -447,14 +443,10 @@ TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhe
 // found the nonce in the dead server's log records (split into the region's recovered.edits):
 // the counter counts once.
 TEST_F(Cluster, AnIncrementAppliedButNeverAnsweredCountsOnceAfterFailover) {
-  auto master = StartMaster("m1");
-  ASSERT_TRUE(master);
-  auto a = NewServer();
-  a->set_launcher({"env", "BASALT_FAULT_POINT=data.increment.applied"});
-  ASSERT_TRUE(a->Start().ok());
-  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  OneServer one;
+  ASSERT_NO_FATAL_FAILURE(StartOneServer({"env", "BASALT_FAULT_POINT=data.increment.applied"}, &one));
+  auto& a = one.server;
+  auto& conn = one.conn;
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("n")).ok());  // on a, the only server
   auto b = NewServer();
   ASSERT_TRUE(b->Start().ok());
@@ -511,19 +503,10 @@ TEST_F(Cluster, ConnectingNeedsTheAddressOrTheQuorumAndAClusterWithAMaster) {
 }
 
 TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilAssigned) {
-  auto m1 = StartMaster("m1");
-  ASSERT_TRUE(m1);
-  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
-  auto m2 = StartMaster("m2");
-  ASSERT_TRUE(m2);
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  TwoMasters c;
+  ASSERT_NO_FATAL_FAILURE(StartTwoMastersAndATable("u", "", &c));
+  auto& [m1, m2, servers, conn, table] = c;
   auto admin = conn->GetAdmin();
-  ASSERT_TRUE(admin->CreateTable(TableNamed("u"), {"m"}).ok());
-  auto table = conn->GetTable("u");
-  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
   auto regions = admin->ListRegions("u");
   ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
   const std::string closed = (*regions)[1].encoded_name;  // rows m..z
@@ -594,18 +577,9 @@ class MasterCutShort : public ClusterFixture, public ::testing::WithParamInterfa
 
 TEST_P(MasterCutShort, TheBackupMasterRollsBackBeforeMetasCommitAndForwardAfter) {
   const CutShort& c = GetParam();
-  auto m1 = StartMaster("m1", 0, 1000, c.point);
-  ASSERT_TRUE(m1);
-  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
-  auto m2 = StartMaster("m2");
-  ASSERT_TRUE(m2);
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
-  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
-  auto table = conn->GetTable("t");
-  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
+  TwoMasters cluster;
+  ASSERT_NO_FATAL_FAILURE(StartTwoMastersAndATable("t", c.point, &cluster));
+  auto& [m1, m2, servers, conn, table] = cluster;
   auto regions = conn->GetAdmin()->ListRegions("t");
   ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
 
