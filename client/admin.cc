@@ -175,6 +175,7 @@ class AdminImpl final : public Admin {
     out.block_cache_bytes = resp.block_cache_bytes();
     out.block_cache_capacity = resp.block_cache_capacity();
     out.resident_bytes = resp.resident_bytes();
+    out.http_address = resp.http_address();
     out.verbs = resp.verbs();
     out.verbs_enabled = resp.verbs_enabled();
     out.verbs_endpoints = resp.verbs_endpoints();

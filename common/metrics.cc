@@ -188,8 +188,18 @@ absl::Status Registry::AddCounterFunction(std::string_view name, std::string_vie
 
 absl::Status Registry::AddGaugeFamily(std::string_view name, std::string_view help,
                                       std::function<std::vector<std::pair<Labels, double>>()> read) {
+  return AddFamily(name, help, Type::kGauge, std::move(read));
+}
+
+absl::Status Registry::AddCounterFamily(std::string_view name, std::string_view help,
+                                        std::function<std::vector<std::pair<Labels, double>>()> read) {
+  return AddFamily(name, help, Type::kCounter, std::move(read));
+}
+
+absl::Status Registry::AddFamily(std::string_view name, std::string_view help, Type type,
+                                 std::function<std::vector<std::pair<Labels, double>>()> read) {
   absl::MutexLock l(&mu_);
-  absl::StatusOr<Family*> f = FamilyLocked(name, help, Type::kGauge, {});
+  absl::StatusOr<Family*> f = FamilyLocked(name, help, type, {});
   if (!f.ok()) return f.status();
   (*f)->family_reads.push_back(std::move(read));
   return absl::OkStatus();

@@ -104,6 +104,8 @@ class Registry {
   // returns each sample's labels and value.
   absl::Status AddGaugeFamily(std::string_view name, std::string_view help,
                               std::function<std::vector<std::pair<Labels, double>>()> read);
+  absl::Status AddCounterFamily(std::string_view name, std::string_view help,
+                                std::function<std::vector<std::pair<Labels, double>>()> read);
 
   // Every family, sorted by name, in the Prometheus text format 0.0.4.
   std::string Render() const;
@@ -118,6 +120,8 @@ class Registry {
     std::map<Labels, std::function<double()>> reads;
     std::vector<std::function<std::vector<std::pair<Labels, double>>()>> family_reads;
   };
+  absl::Status AddFamily(std::string_view name, std::string_view help, Type type,
+                         std::function<std::vector<std::pair<Labels, double>>()> read);
   absl::StatusOr<Family*> FamilyLocked(std::string_view name, std::string_view help, Type type, const Labels& labels)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -98,7 +98,7 @@ start() {
   done
   local s
   for s in $(seq 1 "$servers"); do
-    "$server_bin" --cluster --listen=127.0.0.1:0 --port_file="$dir/server-$s.port" "${common[@]}" \
+    "$server_bin" --cluster --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/server-$s.port" "${common[@]}" \
       > "$dir/server-$s.log" 2>&1 &
     echo $! > "$dir/server-$s.pid"
   done

@@ -16,6 +16,7 @@ PKGS=(
   librados-dev libradospp-dev                   # shared storage: the Env on Ceph RADOS
   ceph-mon ceph-osd ceph-common                 # the tests' private Ceph cluster (deploy/ceph.sh)
   zookeeper libzookeeper-mt-dev                 # cluster coordination (server for tests, C client)
+  libcpp-httplib-dev                            # the servers' HTTP port (/metrics)
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
 )
 SUDO=""

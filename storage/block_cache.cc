@@ -10,7 +10,7 @@ std::shared_ptr<BlockCache> NewBlockCache(size_t capacity_bytes) {
 
 BlockCacheUsage GetBlockCacheUsage(const BlockCache& cache) {
   BlockCache::Stats s = cache.GetStats();
-  return BlockCacheUsage{s.usage_bytes, s.capacity_bytes, s.hits, s.misses};
+  return BlockCacheUsage{s.usage_bytes, s.capacity_bytes, s.hits, s.misses, s.evictions};
 }
 
 }  // namespace basalt

@@ -20,6 +20,7 @@ struct BlockCacheUsage {
   size_t usage_bytes = 0;
   size_t capacity_bytes = 0;
   uint64_t hits = 0, misses = 0;  // lookups since the cache was made
+  uint64_t evictions = 0;         // entries dropped to make room
 };
 // The cache's current charge, its capacity and its lookups (a sum over shards, not one atomic
 // snapshot).

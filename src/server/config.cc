@@ -156,6 +156,22 @@ const std::vector<Setting>& Settings() {
          c->listen = std::string(v);
          return absl::OkStatus();
        }},
+      {"http_listen", "127.0.0.1:16030",
+       "HOST:PORT of the HTTP port (/metrics in the Prometheus text format); port 0 picks a free one; off: none. "
+       "The default is skipped with a warning when taken; a value given must bind",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->http_listen_set = true;
+         if (v == "off" || v.empty()) {
+           c->http_listen.clear();
+           return absl::OkStatus();
+         }
+         std::string host;
+         int port;
+         absl::Status s = SplitHostPort(v, &host, &port);
+         if (!s.ok()) return BadValue(k, v, s.message());
+         c->http_listen = std::string(v);
+         return absl::OkStatus();
+       }},
       {"port_file", "", "once listening, write the bound port and a newline here (atomically)",
        [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
          c->port_file = std::string(v);

@@ -32,6 +32,11 @@ struct ServerConfig {
   std::string zookeeper_znode_parent = "/basalt";
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
+  // The HTTP port (/metrics; issue 15): HOST:PORT (port 0: a free one); empty: none. The
+  // default, HBase's region server UI port, is left off with a warning when another process
+  // holds it; one given explicitly (http_listen_set) must bind, or the server does not start.
+  std::string http_listen = "127.0.0.1:16030";
+  bool http_listen_set = false;
   // A region server of a cluster (docs/DESIGN.md §6): it opens only the regions the active
   // basalt-master assigns it, its log in data_dir/wals/; needs zookeeper_quorum and rados_pool.
   // false: standalone (its own catalogue and meta; with zookeeper_quorum it also registers).

@@ -1,15 +1,18 @@
 #include "src/server/grpc_server.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/server_posix.h"
 #include "src/server/acceptor.h"
+#include "src/server/server_metrics.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
@@ -178,6 +181,7 @@ class UnaryCall final : public Call {
     ArmFn<Req, Resp> arm;
     HandleFn<Req, Resp> handle;
     bool on_pool = false;  // run on the handler pool, not inline on the CQ thread
+    std::optional<OpMetrics> metrics;  // where the calls are counted, if they are
   };
 
   static void Arm(GrpcServer::Impl* impl, const Method* m, grpc::ServerCompletionQueue* cq) {
@@ -219,12 +223,21 @@ class UnaryCall final : public Call {
   // other operation outstanding meanwhile).
   void Handle() {
     Resp resp;
+    const std::chrono::steady_clock::time_point start =
+        method_->metrics.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s = method_->handle(req_, &resp);
     grpc::Status charged;
+    size_t reply_bytes = 0;
     if (s.ok()) {
       // The serialised reply stays in memory until the client takes it: count it.
-      charged = impl_->ChargeReply(static_cast<int64_t>(resp.ByteSizeLong()));
-      if (charged.ok()) charged_ = static_cast<int64_t>(resp.ByteSizeLong());
+      reply_bytes = resp.ByteSizeLong();
+      charged = impl_->ChargeReply(static_cast<int64_t>(reply_bytes));
+      if (charged.ok()) charged_ = static_cast<int64_t>(reply_bytes);
+    }
+    if (method_->metrics.has_value()) {
+      const auto micros =
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+      method_->metrics->Record(s.ok() && charged.ok(), static_cast<uint64_t>(micros), req_.ByteSizeLong(), reply_bytes);
     }
     impl_->WriteStarted(&ctx_);
     if (!s.ok()) {
@@ -338,12 +351,15 @@ class ScanCall final : public Call {
 // armer that pre-arms it on a CQ.
 template <class Req, class Resp>
 void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* methods, ArmFn<Req, Resp> arm,
-              HandleFn<Req, Resp> handle, bool on_pool) {
+              HandleFn<Req, Resp> handle, bool on_pool, std::string_view name = {}, bool timed = false) {
   using C = UnaryCall<Req, Resp>;
   auto m = std::make_shared<typename C::Method>();
   m->arm = std::move(arm);
   m->handle = std::move(handle);
   m->on_pool = on_pool;
+  if (impl->options.metrics != nullptr && !name.empty()) {
+    m->metrics = MakeOpMetrics(impl->options.metrics, name, "grpc", timed);
+  }
   const typename C::Method* raw = m.get();
   methods->push_back(std::move(m));
   impl->armers.push_back([impl, raw](grpc::ServerCompletionQueue* cq) { C::Arm(impl, raw, cq); });
@@ -407,12 +423,15 @@ absl::Status GrpcServer::Start() {
   // Reads run inline on the CQ threads; writes (which wait for the log's fdatasync) and admin
   // calls (flushes, compactions) run on the handler pool, so they never hold up reads and many
   // writers can share one fdatasync. HBase splits its call queues the same way.
+// Each method is counted under its name (basalt_requests_total{op="get"}); the data service's
+// (handler d) are timed too.
 #define BASALT_UNARY_(svc, handler, Method, Req, Resp, on_pool)                                                \
   AddUnary<Req, Resp>(                                                                                          \
       impl, &methods,                                                                                           \
       [svc](grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,                      \
             grpc::ServerCompletionQueue* cq, void* tag) { svc->Request##Method(ctx, req, w, cq, cq, tag); }, \
-      [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); }, on_pool)
+      [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); }, on_pool, #Method, \
+      handler == static_cast<void*>(d))
   BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse, false);
   BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true);
   BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true);

@@ -32,6 +32,7 @@
 
 #include "absl/status/status.h"
 #include "proto/basalt.grpc.pb.h"
+#include "common/metrics.h"
 #include "src/server/service.h"
 
 namespace basalt::server {
@@ -57,6 +58,9 @@ class GrpcServer {
     // Descriptors kept free of connections (acceptor.h); 0: no cap below the limit.
     int reserved_fds = 64;
     std::function<void(std::string_view)> log;  // refused connections; empty: stderr
+    // Where calls are counted (server_metrics.h: requests, errors, bytes per method, latency of
+    // the data methods); null: not counted.
+    metrics::Registry* metrics = nullptr;
   };
 
   // The services and counters must outlive the server.

@@ -9,18 +9,22 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/env.h"
+#include "common/metrics.h"
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
 #include "src/server/acceptor.h"
 #include "src/server/cluster_member.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
+#include "src/server/http_front.h"
+#include "src/server/server_metrics.h"
 #include "src/server/service.h"
 #include "src/server/tables.h"
 #include "src/server/verbs_front.h"
@@ -133,6 +137,27 @@ int Run(int argc, char** argv) {
 
   ServerCounters counters;
   counters.block_cache = cache.get();
+  // Metrics (issue 15): counted by the transports, read at scrape from the tables, served on the
+  // HTTP port. The registry outlives the HTTP port (declared first, gone last).
+  metrics::Registry registry;
+  RegisterScrapedMetrics(&registry, tables->get(), &counters);
+  std::unique_ptr<HttpFront> http;
+  if (!config.http_listen.empty()) {
+    HttpFront::Options hopts;
+    hopts.listen = config.http_listen;
+    hopts.metrics = [&registry] { return registry.Render(); };
+    absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
+    if (started.ok()) {
+      http = *std::move(started);
+      counters.http_address = http->address();
+    } else if (config.http_listen_set) {
+      std::cerr << "basalt-server: " << started.status().message() << "\n";
+      (*tables)->CloseAll().IgnoreError();
+      return 1;
+    } else {
+      std::cerr << "basalt-server: no HTTP port (metrics): " << started.status().message() << "\n";
+    }
+  }
   DataService data(tables->get(), config);
   AdminService admin(tables->get(), &counters);
   GrpcServer::Options gopts;
@@ -147,6 +172,7 @@ int Run(int argc, char** argv) {
   gopts.echo_max_reply_bytes = static_cast<uint32_t>(config.echo_max_reply_bytes);
   gopts.reserved_fds = config.reserved_fds;
   gopts.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
+  gopts.metrics = &registry;
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     std::cerr << "basalt-server: " << s.message() << "\n";
@@ -167,6 +193,7 @@ int Run(int argc, char** argv) {
   if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
     std::cerr << "basalt-server: " << named.message() << "\n";
   }
+  if (http != nullptr) std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics" << std::endl;
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
             << ", " << (*tables)->size() << " tables)" << std::endl;
   // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master

@@ -816,6 +816,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     resp->set_block_cache_capacity(u.capacity_bytes);
   }
   resp->set_resident_bytes(ResidentBytes());
+  resp->set_http_address(counters_->http_address);
   resp->set_connections_accepted(counters_->connections_accepted.load(std::memory_order_relaxed));
   resp->set_connections_refused(counters_->connections_refused.load(std::memory_order_relaxed));
   resp->set_open_descriptors(OpenDescriptors());

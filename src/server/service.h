@@ -104,6 +104,7 @@ struct ServerCounters {
   std::atomic<uint64_t> connections_refused{0};  // over the cap, or out of descriptors
   BlockCache* block_cache = nullptr;
   std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
+  std::string http_address;  // the HTTP port's HOST:PORT (empty: none); set before serving
 };
 
 // What only a cluster's active master does (src/master/master.h): the Admin service hands it

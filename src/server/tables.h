@@ -277,6 +277,8 @@ class TableManager {
   // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
   size_t RegionCount(std::string_view name) const;
   size_t size() const;
+  // What the server log did (records, bytes, syncs); zero before it opens.
+  LogStats ServerLogStats() const { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
 
   Role role() const { return options_.role; }
   // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into

@@ -449,6 +449,7 @@ struct ServerStatus {
   // (the server's reserved_fds) or found every descriptor in use.
   uint64_t connections_accepted = 0, connections_refused = 0;
   uint64_t open_descriptors = 0, descriptor_limit = 0;  // the server process's, now
+  std::string http_address;  // its HTTP port (/metrics), HOST:PORT; empty: none
   // A cluster's active master: the live region servers and how many dead ones are not yet
   // recovered, and the backup masters.
   std::vector<RegionServerLoad> servers;

@@ -87,6 +87,7 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
   }
   absl::StrAppend(out, "block cache ", Bytes(s.block_cache_bytes), " of ", Bytes(s.block_cache_capacity),
                   ", resident memory ", Bytes(s.resident_bytes), "\n");
+  if (!s.http_address.empty()) absl::StrAppend(out, "metrics: http://", AV(s.http_address), "/metrics\n");
   if (s.descriptor_limit > 0) {  // older servers do not report it
     absl::StrAppend(out, "connections ", s.connections_accepted, " accepted / ", s.connections_refused,
                     " refused, descriptors ", s.open_descriptors, " open of ", s.descriptor_limit, "\n");

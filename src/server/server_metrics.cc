@@ -1,0 +1,168 @@
+#include "src/server/server_metrics.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "src/server/service.h"
+#include "src/server/tables.h"
+#include "storage/block_cache.h"
+
+namespace basalt::server {
+namespace {
+
+// Registering a fixed, valid name cannot fail: a failure is a bug in this file, stopped at
+// start-up (every test that starts a server would show it).
+void Must(const absl::Status& s) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "basalt: registering a metric failed: %s\n", s.ToString().c_str());
+  std::abort();
+}
+template <typename T>
+T Must(absl::StatusOr<T> v) {
+  Must(v.status());
+  return *v;
+}
+
+// Process figures from /proc/self (Linux).
+double ResidentBytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+double Threads() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stod(line.substr(8));
+  }
+  return 0;
+}
+double OpenFiles() {
+  DIR* d = ::opendir("/proc/self/fd");
+  if (d == nullptr) return 0;
+  double n = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  ::closedir(d);
+  return n - 1;  // the directory stream's own descriptor
+}
+
+using Samples = std::vector<std::pair<metrics::Labels, double>>;
+
+}  // namespace
+
+std::string SnakeCase(std::string_view camel) {
+  std::string out;
+  for (size_t i = 0; i < camel.size(); ++i) {
+    const char c = camel[i];
+    if (c >= 'A' && c <= 'Z') {
+      if (i > 0) out += '_';
+      out += static_cast<char>(c - 'A' + 'a');
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+OpMetrics MakeOpMetrics(metrics::Registry* r, std::string_view op, std::string_view transport, bool timed) {
+  const metrics::Labels labels = {{"op", SnakeCase(op)}, {"transport", std::string(transport)}};
+  OpMetrics m;
+  m.requests = Must(r->AddCounter("basalt_requests_total", "Calls answered, by operation and transport.", labels));
+  m.errors = Must(r->AddCounter("basalt_request_errors_total",
+                                "Calls answered with an error (any status but OK), by operation and transport.", labels));
+  if (timed) {
+    m.latency = Must(r->AddHistogram("basalt_request_duration_seconds",
+                                     "Time from a call's handler start to its answer, by operation and transport.",
+                                     labels, metrics::LatencyBucketsMicros(), 1e6));
+  }
+  const metrics::Labels by_transport = {{"transport", std::string(transport)}};
+  m.bytes_in = Must(r->AddCounter("basalt_received_bytes_total", "Request message bytes, by transport.", by_transport));
+  m.bytes_out = Must(r->AddCounter("basalt_sent_bytes_total", "Reply message bytes, by transport.", by_transport));
+  return m;
+}
+
+void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, const ServerCounters* counters) {
+  // Per table: one read of the tables' statistics per family.
+  auto per_table = [tables](auto value) {
+    return [tables, value]() {
+      Samples out;
+      for (const TableManager::TableInfo& t : tables->Stats()) out.push_back({{{"table", t.spec.name}}, value(t)});
+      return out;
+    };
+  };
+  using TI = TableManager::TableInfo;
+  Must(r->AddGaugeFamily("basalt_table_regions", "Regions of each table, as meta records them.",
+                         per_table([](const TI& t) { return static_cast<double>(t.regions); })));
+  Must(r->AddGaugeFamily("basalt_table_memstore_bytes", "Bytes in each table's memstores on this server.",
+                         per_table([](const TI& t) { return static_cast<double>(t.stats.memstore_bytes); })));
+  Must(r->AddGaugeFamily("basalt_table_store_files", "Block files of each table on this server.",
+                         per_table([](const TI& t) {
+                           double n = 0;
+                           for (const auto& [family, files] : t.stats.files_per_family) n += static_cast<double>(files);
+                           return n;
+                         })));
+  Must(r->AddGaugeFamily("basalt_table_store_file_bytes", "Bytes of each table's block files on this server.",
+                         per_table([](const TI& t) { return static_cast<double>(t.stats.store_file_bytes); })));
+  Must(r->AddCounterFamily("basalt_table_flushes_total", "Memstore flushes of each table's regions.",
+                           per_table([](const TI& t) { return static_cast<double>(t.stats.flushes); })));
+  Must(r->AddCounterFamily(
+      "basalt_table_compactions_total", "Compactions (minor and major) of each table's regions.",
+      per_table([](const TI& t) { return static_cast<double>(t.stats.minor_compactions + t.stats.major_compactions); })));
+  Must(r->AddCounterFamily("basalt_table_blocked_writes_total",
+                           "Writes that waited for a flush (memstore past its blocking limit).",
+                           per_table([](const TI& t) { return static_cast<double>(t.stats.blocked_writes); })));
+  // The server log.
+  auto log = [tables](auto value) { return [tables, value] { return static_cast<double>(value(tables->ServerLogStats())); }; };
+  Must(r->AddCounterFunction("basalt_wal_appends_total", "Records appended to the server log.", {},
+                             log([](const LogStats& s) { return s.records; })));
+  Must(r->AddCounterFunction("basalt_wal_bytes_total", "Framed bytes appended to the server log.", {},
+                             log([](const LogStats& s) { return s.bytes; })));
+  Must(r->AddCounterFunction("basalt_wal_syncs_total", "fdatasync calls of the server log.", {},
+                             log([](const LogStats& s) { return s.syncs; })));
+  Must(r->AddCounterFunction("basalt_wal_synced_records_total",
+                             "Records made durable by those syncs (divided by the syncs: writers per sync).", {},
+                             log([](const LogStats& s) { return s.synced_records; })));
+  Must(r->AddGauge("basalt_wal_live_segments", "Server log segments not deleted yet.", {},
+                   log([](const LogStats& s) { return s.live_segments; })));
+  // The block cache.
+  if (counters->block_cache != nullptr) {
+    const BlockCache* cache = counters->block_cache;
+    auto usage = [cache](auto value) { return [cache, value] { return static_cast<double>(value(GetBlockCacheUsage(*cache))); }; };
+    Must(r->AddGauge("basalt_block_cache_bytes", "Bytes the block cache holds.", {},
+                     usage([](const BlockCacheUsage& u) { return u.usage_bytes; })));
+    Must(r->AddGauge("basalt_block_cache_capacity_bytes", "The block cache's capacity.", {},
+                     usage([](const BlockCacheUsage& u) { return u.capacity_bytes; })));
+    Must(r->AddCounterFunction("basalt_block_cache_hits_total", "Block cache lookups that found the block.", {},
+                               usage([](const BlockCacheUsage& u) { return u.hits; })));
+    Must(r->AddCounterFunction("basalt_block_cache_misses_total", "Block cache lookups that did not.", {},
+                               usage([](const BlockCacheUsage& u) { return u.misses; })));
+    Must(r->AddCounterFunction("basalt_block_cache_evictions_total", "Blocks dropped to make room.", {},
+                               usage([](const BlockCacheUsage& u) { return u.evictions; })));
+  }
+  // Connections and the process.
+  Must(r->AddCounterFunction("basalt_connections_accepted_total", "gRPC connections accepted.", {},
+                             [counters] { return static_cast<double>(counters->connections_accepted.load()); }));
+  Must(r->AddCounterFunction("basalt_connections_refused_total",
+                             "gRPC connections refused (over the cap, or out of descriptors).", {},
+                             [counters] { return static_cast<double>(counters->connections_refused.load()); }));
+  Must(r->AddGauge("basalt_process_resident_bytes", "Resident memory of the process.", {}, ResidentBytes));
+  Must(r->AddGauge("basalt_process_threads", "Threads of the process.", {}, Threads));
+  Must(r->AddGauge("basalt_process_open_files", "Open file descriptors of the process.", {}, OpenFiles));
+  Must(r->AddGauge("basalt_process_uptime_seconds", "Seconds since the server started.", {}, [counters] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - counters->start).count();
+  }));
+}
+
+}  // namespace basalt::server

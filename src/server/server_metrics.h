@@ -1,0 +1,46 @@
+// What basalt-server and basalt-master count for /metrics (issue 15, common/metrics.h): per
+// operation and transport, requests, errors, latency (data operations) and bytes, counted where
+// the transport hands a call to its handler; and, read at each scrape, the tables (regions,
+// memstores, store files), the server log, the block cache and the process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/metrics.h"
+
+namespace basalt::server {
+
+class TableManager;
+struct ServerCounters;
+
+// One operation over one transport. Made at start-up; recording is lock-free.
+struct OpMetrics {
+  metrics::Counter* requests = nullptr;
+  metrics::Counter* errors = nullptr;
+  metrics::Histogram* latency = nullptr;  // data operations only (null: not timed)
+  metrics::Counter* bytes_in = nullptr;   // the transport's, shared by its operations
+  metrics::Counter* bytes_out = nullptr;
+
+  void Record(bool ok, uint64_t micros, uint64_t in, uint64_t out) const {
+    requests->Add();
+    if (!ok) errors->Add();
+    if (latency != nullptr) latency->Observe(micros);
+    bytes_in->Add(in);
+    bytes_out->Add(out);
+  }
+};
+
+// `op`: a method name as the proto spells it ("BatchMutate"), labelled in snake case
+// ("batch_mutate"); `transport`: "grpc" or "verbs"; `timed`: with a latency histogram.
+OpMetrics MakeOpMetrics(metrics::Registry* registry, std::string_view op, std::string_view transport, bool timed);
+std::string SnakeCase(std::string_view camel);
+
+// The figures read at scrape time: per table (regions, memstore bytes, store files and bytes,
+// flushes, compactions), the server log (appends, bytes, syncs, records per sync), the block
+// cache, and the process (resident bytes, threads, open files, uptime). `tables` and `counters`
+// must outlive the registry's scrapes.
+void RegisterScrapedMetrics(metrics::Registry* registry, const TableManager* tables, const ServerCounters* counters);
+
+}  // namespace basalt::server

@@ -1,0 +1,110 @@
+// /metrics on a real basalt-server (issue 15, must-show 1): scraped before and after a small
+// load through the client, read by Prometheus' own parser (tests/util/prometheus_text.h); the
+// counters moved as the load says (Gets and Puts counted and timed, bytes in and out, log
+// appends and syncs, the table's memstore). And the HTTP port's settings: one given must bind,
+// the default only warns when taken.
+#include <httplib.h>
+
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "tests/integration/integration_util.h"
+#include "tests/util/prometheus_text.h"
+
+namespace basalt::testing {
+namespace {
+
+class MetricsScrape : public ServerTest {
+ protected:
+  // HOST:PORT of the server's HTTP port, as its status says.
+  std::string HttpAddress() {
+    auto st = conn_->GetAdmin()->Status();
+    EXPECT_TRUE(st.ok()) << st.status();
+    return st.ok() ? st->http_address : "";
+  }
+  // One scrape, parsed; fails the test when the port does not answer or the text does not parse.
+  std::map<std::string, double> Scrape(const std::string& address, std::string* content_type = nullptr) {
+    const size_t colon = address.rfind(':');
+    httplib::Client http(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+    httplib::Result res = http.Get("/metrics");
+    EXPECT_TRUE(res) << "no answer from http://" << address << "/metrics";
+    if (!res) return {};
+    EXPECT_EQ(res->status, 200);
+    if (content_type != nullptr) *content_type = res->get_header_value("Content-Type");
+    auto parsed = ParsePrometheusText(res->body);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    return parsed.ok() ? *parsed : std::map<std::string, double>{};
+  }
+  static double Delta(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                      const std::string& key) {
+    const double b = before.count(key) ? before.at(key) : 0;
+    EXPECT_TRUE(after.count(key)) << key << " is not in the scrape";
+    return (after.count(key) ? after.at(key) : 0) - b;
+  }
+};
+
+TEST_F(MetricsScrape, CountersMoveAsTheLoadSaysAndTheTextParses) {
+  StartServer({"--http_listen=127.0.0.1:0"});
+  CreateTable("t");
+  const std::string http = HttpAddress();
+  ASSERT_FALSE(http.empty()) << "the server reports no HTTP port";
+  std::string content_type;
+  const std::map<std::string, double> before = Scrape(http, &content_type);
+  EXPECT_EQ(content_type, "text/plain; version=0.0.4; charset=utf-8");
+
+  auto table = conn_->GetTable("t");
+  const std::string value(1024, 'v');
+  constexpr int kPuts = 50, kGets = 80;
+  for (int i = 0; i < kPuts; ++i) ASSERT_TRUE(table->Put(Put(absl::StrCat("row", i)).Add("cf", "q", value)).ok());
+  for (int i = 0; i < kGets; ++i) {
+    auto r = table->Get(Get(absl::StrCat("row", i % kPuts)));
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  EXPECT_FALSE(table->Get(Get("row1").AddFamily("nope")).ok());  // refused by the server: an error, counted
+  const std::map<std::string, double> after = Scrape(http);
+
+  EXPECT_EQ(Delta(before, after, "basalt_requests_total{op=get,transport=grpc}"), kGets + 1);
+  EXPECT_EQ(Delta(before, after, "basalt_request_errors_total{op=get,transport=grpc}"), 1);
+  EXPECT_EQ(Delta(before, after, "basalt_requests_total{op=mutate,transport=grpc}"), kPuts);
+  EXPECT_EQ(Delta(before, after, "basalt_request_duration_seconds_count{op=get,transport=grpc}"), kGets + 1);
+  EXPECT_EQ(Delta(before, after, "basalt_request_duration_seconds_count{op=mutate,transport=grpc}"), kPuts);
+  EXPECT_GT(Delta(before, after, "basalt_request_duration_seconds_sum{op=get,transport=grpc}"), 0);
+  EXPECT_GE(Delta(before, after, "basalt_received_bytes_total{transport=grpc}"), kPuts * 1024);
+  EXPECT_GE(Delta(before, after, "basalt_sent_bytes_total{transport=grpc}"), kGets * 1024);
+  EXPECT_EQ(Delta(before, after, "basalt_wal_appends_total{}"), kPuts);
+  // Every Put is durable when answered (SYNC_WAL): one sync, or fewer shared by writers.
+  const double syncs = Delta(before, after, "basalt_wal_syncs_total{}");
+  EXPECT_GE(syncs, 1);
+  EXPECT_LE(syncs, kPuts);
+  EXPECT_EQ(Delta(before, after, "basalt_wal_synced_records_total{}"), kPuts);
+  EXPECT_GE(after.at("basalt_table_memstore_bytes{table=t}"), kPuts * 1024);
+  EXPECT_EQ(after.at("basalt_table_regions{table=t}"), 1);
+  EXPECT_GT(after.at("basalt_process_resident_bytes{}"), 0);
+  EXPECT_GT(after.at("basalt_process_threads{}"), 1);
+}
+
+TEST_F(MetricsScrape, AnHttpPortGivenMustBindAndOffMeansNone) {
+  StartServer({"--http_listen=127.0.0.1:0"});
+  const std::string taken = HttpAddress();
+  ASSERT_FALSE(taken.empty());
+  // Given explicitly and taken: the server does not start, and says why.
+  ServerProcess second(BASALT_SERVER_BINARY, dir_.path() + "/second", {"--http_listen=" + taken}, dir_.path());
+  EXPECT_FALSE(second.Start().ok());
+  std::ifstream err(dir_.path() + "/stderr");
+  std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(absl::StrCat("http_listen ", taken, ": cannot listen there")), std::string::npos) << text;
+  // off: none.
+  ServerProcess third(BASALT_SERVER_BINARY, dir_.path() + "/third", {"--http_listen=off"});
+  ASSERT_TRUE(third.Start().ok());
+  ConnectionOptions o;
+  o.address = third.address();
+  auto c = Connection::Open(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto st = (*c)->GetAdmin()->Status();
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->http_address, "");
+}
+
+}  // namespace
+}  // namespace basalt::testing
