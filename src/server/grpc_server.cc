@@ -235,9 +235,7 @@ class UnaryCall final : public Call {
       if (charged.ok()) charged_ = static_cast<int64_t>(reply_bytes);
     }
     if (method_->metrics.has_value()) {
-      const auto micros =
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-      method_->metrics->Record(s.ok() && charged.ok(), static_cast<uint64_t>(micros), req_.ByteSizeLong(), reply_bytes);
+      method_->metrics->Record(s.ok() && charged.ok(), MicrosSince(start), req_.ByteSizeLong(), reply_bytes);
     }
     impl_->WriteStarted(&ctx_);
     if (!s.ok()) {

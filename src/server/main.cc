@@ -181,7 +181,7 @@ int Run(int argc, char** argv) {
   }
   VerbsControl verbs_control;
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
-      StartVerbs(config, &data, server.Scheduler(), &verbs_control);
+      StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry);
   if (!verbs_server.ok()) {
     std::cerr << "basalt-server: " << verbs_server.status().message() << "\n";
     server.Shutdown(std::chrono::milliseconds(0));

@@ -1,16 +1,19 @@
 #include "src/server/verbs_front.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "src/server/server_metrics.h"
 #include "transport/verbs/path.h"
 
 namespace basalt::server {
 
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
-                                                               VerbsControl* control) {
+                                                               VerbsControl* control, metrics::Registry* metrics) {
   if (config.rdma == TransportChoice::kGrpc) {
     control->state = "off: rdma=off";
     return nullptr;
@@ -38,10 +41,25 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   o.spin = absl::Microseconds(config.rdma_spin_us);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   verbs::VerbsHandlers h;
-  h.get = [data](const rpc::GetRequest& req, rpc::GetResponse* resp) { return data->Get(req, resp); };
-  h.mutate = [data](const rpc::MutateRequest& req) {
+  std::optional<OpMetrics> get_metrics, mutate_metrics;
+  if (metrics != nullptr) {
+    get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
+    mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
+  }
+  h.get = [data, m = get_metrics](const rpc::GetRequest& req, rpc::GetResponse* resp) {
+    if (!m.has_value()) return data->Get(req, resp);
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = data->Get(req, resp);
+    m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), s.ok() ? resp->ByteSizeLong() : 0);
+    return s;
+  };
+  h.mutate = [data, m = mutate_metrics](const rpc::MutateRequest& req) {
     rpc::MutateResponse unused;
-    return data->Mutate(req, &unused);
+    if (!m.has_value()) return data->Mutate(req, &unused);
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = data->Mutate(req, &unused);
+    m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), 0);
+    return s;
   };
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> server = verbs::VerbsServer::Start(o, std::move(h));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/metrics.h"
 #include "src/server/config.h"
 #include "src/server/service.h"
 #include "transport/verbs/server.h"
@@ -16,9 +17,11 @@ namespace basalt::server {
 
 // rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
 // whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:
-// those are errors. `schedule` is the handler pool (empty: writes run inline).
+// those are errors. `schedule` is the handler pool (empty: writes run inline). Get and Mutate
+// are counted and timed in `metrics` (transport "verbs") when one is given.
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
-                                                               VerbsControl* control);
+                                                               VerbsControl* control,
+                                                               metrics::Registry* metrics = nullptr);
 
 }  // namespace basalt::server

@@ -6,6 +6,8 @@
 //
 // $BASALT_RXE_ADDR is the guest's address on rxe0's netdev; the server's gRPC stays on
 // 127.0.0.1, so "verbs failed, gRPC works" can happen for real.
+#include <httplib.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -146,6 +148,29 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
   EXPECT_GE(ts.verbs_calls, 8u);
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
   EXPECT_GE(ServerStatus().verbs_requests(), 8u);
+}
+
+// Gets and Puts over verbs are counted on the server's /metrics under transport "verbs", apart
+// from gRPC's (issue 15).
+TEST_F(Verbs, GetsAndPutsOverVerbsAreCountedInMetricsAsVerbs) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--http_listen=127.0.0.1:0"}));
+  constexpr int kRows = 20;
+  ASSERT_EQ(PutGetOnThreads(table_.get(), 1, kRows, "m"), 0);
+  EXPECT_EQ(table_->Get(Get("m0-0").AddFamily("zz")).status().code(), StatusCode::kInvalidArgument);
+  const std::string http = ServerStatus().http_address();
+  ASSERT_FALSE(http.empty());
+  httplib::Client c(http.substr(0, http.rfind(':')), std::stoi(http.substr(http.rfind(':') + 1)));
+  httplib::Result res = c.Get("/metrics");
+  ASSERT_TRUE(res);
+  const std::string& text = res->body;
+  for (const std::string& line : {absl::StrCat("basalt_requests_total{op=\"get\",transport=\"verbs\"} ", kRows + 1),
+                                  absl::StrCat("basalt_requests_total{op=\"mutate\",transport=\"verbs\"} ", kRows),
+                                  std::string("basalt_request_errors_total{op=\"get\",transport=\"verbs\"} 1"),
+                                  absl::StrCat("basalt_request_duration_seconds_count{op=\"get\",transport=\"verbs\"} ",
+                                               kRows + 1),
+                                  std::string("basalt_requests_total{op=\"get\",transport=\"grpc\"} 0")}) {
+    EXPECT_NE(text.find(line + "\n"), std::string::npos) << line << "\n" << text;
+  }
 }
 
 // A table of several regions over verbs: the frame names no region, so the server routes each
