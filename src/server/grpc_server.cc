@@ -223,8 +223,9 @@ class UnaryCall final : public Call {
   // other operation outstanding meanwhile).
   void Handle() {
     Resp resp;
-    const std::chrono::steady_clock::time_point start =
-        method_->metrics.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const std::chrono::steady_clock::time_point start = kCountCalls && method_->metrics.has_value()
+                                                            ? std::chrono::steady_clock::now()
+                                                            : std::chrono::steady_clock::time_point();
     absl::Status s = method_->handle(req_, &resp);
     grpc::Status charged;
     size_t reply_bytes = 0;
@@ -234,7 +235,7 @@ class UnaryCall final : public Call {
       charged = impl_->ChargeReply(static_cast<int64_t>(reply_bytes));
       if (charged.ok()) charged_ = static_cast<int64_t>(reply_bytes);
     }
-    if (method_->metrics.has_value()) {
+    if (kCountCalls && method_->metrics.has_value()) {
       method_->metrics->Record(s.ok() && charged.ok(), MicrosSince(start), req_.ByteSizeLong(), reply_bytes);
     }
     impl_->WriteStarted(&ctx_);
@@ -355,7 +356,7 @@ void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* method
   m->arm = std::move(arm);
   m->handle = std::move(handle);
   m->on_pool = on_pool;
-  if (impl->options.metrics != nullptr && !name.empty()) {
+  if (kCountCalls && impl->options.metrics != nullptr && !name.empty()) {
     m->metrics = MakeOpMetrics(impl->options.metrics, name, "grpc", timed);
   }
   const typename C::Method* raw = m.get();

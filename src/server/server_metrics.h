@@ -16,6 +16,14 @@ namespace basalt::server {
 class TableManager;
 struct ServerCounters;
 
+// Whether the data path counts calls: off only in a build made to measure what counting costs
+// (cmake -DBASALT_METRICS=OFF), where the transports make no OpMetrics at all.
+#ifdef BASALT_NO_METRICS
+inline constexpr bool kCountCalls = false;
+#else
+inline constexpr bool kCountCalls = true;
+#endif
+
 // One operation over one transport. Made at start-up; recording is lock-free.
 struct OpMetrics {
   metrics::Counter* requests = nullptr;

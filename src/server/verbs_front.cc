@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   verbs::VerbsHandlers h;
   std::optional<OpMetrics> get_metrics, mutate_metrics;
-  if (metrics != nullptr) {
+  if (kCountCalls && metrics != nullptr) {
     get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
     mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
   }
