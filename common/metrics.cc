@@ -20,13 +20,16 @@ bool ValidName(std::string_view n, bool label) {
   return !(label && n.substr(0, 2) == "__");
 }
 
-std::string EscapeHelp(std::string_view h) {
+// Help text escapes backslash and newline; a label value a double quote too.
+std::string Escape(std::string_view v, bool quote) {
   std::string out;
-  for (char c : h) {
+  for (char c : v) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (quote && c == '"') {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -98,21 +101,7 @@ std::vector<uint64_t> LatencyBucketsMicros() {
           10000000};
 }
 
-std::string EscapeLabelValue(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string EscapeLabelValue(std::string_view v) { return Escape(v, /*quote=*/true); }
 
 std::string FormatValue(double v) {
   if (std::isnan(v)) return "NaN";
@@ -210,7 +199,7 @@ std::string Registry::Render() const {
   std::string out;
   for (const auto& [name, f] : families_) {
     const char* type = f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram";
-    absl::StrAppend(&out, "# HELP ", name, " ", EscapeHelp(f.help), "\n# TYPE ", name, " ", type, "\n");
+    absl::StrAppend(&out, "# HELP ", name, " ", Escape(f.help, /*quote=*/false), "\n# TYPE ", name, " ", type, "\n");
     // Samples sorted by labels, whichever way they were registered.
     std::map<Labels, double> values;
     for (const auto& [labels, c] : f.counters) values[labels] = static_cast<double>(c->Value());

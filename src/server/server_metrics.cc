@@ -1,13 +1,8 @@
 #include "src/server/server_metrics.h"
 
-#include <dirent.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -30,32 +25,6 @@ template <typename T>
 T Must(absl::StatusOr<T> v) {
   Must(v.status());
   return *v;
-}
-
-// Process figures from /proc/self (Linux).
-double ResidentBytes() {
-  std::ifstream in("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  in >> size >> resident;
-  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-}
-double Threads() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Threads:", 0) == 0) return std::stod(line.substr(8));
-  }
-  return 0;
-}
-double OpenFiles() {
-  DIR* d = ::opendir("/proc/self/fd");
-  if (d == nullptr) return 0;
-  double n = 0;
-  while (const dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  ::closedir(d);
-  return n - 1;  // the directory stream's own descriptor
 }
 
 using Samples = std::vector<std::pair<metrics::Labels, double>>;
@@ -157,9 +126,12 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   Must(r->AddCounterFunction("basalt_connections_refused_total",
                              "gRPC connections refused (over the cap, or out of descriptors).", {},
                              [counters] { return static_cast<double>(counters->connections_refused.load()); }));
-  Must(r->AddGauge("basalt_process_resident_bytes", "Resident memory of the process.", {}, ResidentBytes));
-  Must(r->AddGauge("basalt_process_threads", "Threads of the process.", {}, Threads));
-  Must(r->AddGauge("basalt_process_open_files", "Open file descriptors of the process.", {}, OpenFiles));
+  Must(r->AddGauge("basalt_process_resident_bytes", "Resident memory of the process.", {},
+                   [] { return static_cast<double>(ResidentBytes()); }));
+  Must(r->AddGauge("basalt_process_threads", "Threads of the process.", {},
+                   [] { return static_cast<double>(ThreadCount()); }));
+  Must(r->AddGauge("basalt_process_open_files", "Open file descriptors of the process.", {},
+                   [] { return static_cast<double>(OpenDescriptors()); }));
   Must(r->AddGauge("basalt_process_uptime_seconds", "Seconds since the server started.", {}, [counters] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - counters->start).count();
   }));

@@ -107,6 +107,12 @@ struct ServerCounters {
   std::string http_address;  // the HTTP port's HOST:PORT (empty: none); set before serving
 };
 
+// The process, from /proc/self (Linux): resident bytes, open descriptors (less the reading's
+// own), threads. 0 when /proc cannot be read.
+uint64_t ResidentBytes();
+uint64_t OpenDescriptors();
+uint64_t ThreadCount();
+
 // What only a cluster's active master does (src/master/master.h): the Admin service hands it
 // move and balancer, and lets it add the region servers to status. A standalone server and a
 // region server have none and refuse those calls.
