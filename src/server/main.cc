@@ -142,6 +142,7 @@ int Run(int argc, char** argv) {
   metrics::Registry registry;
   RegisterScrapedMetrics(&registry, tables->get(), &counters);
   std::unique_ptr<HttpFront> http;
+  std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
   if (!config.http_listen.empty()) {
     HttpFront::Options hopts;
     hopts.listen = config.http_listen;
@@ -155,7 +156,7 @@ int Run(int argc, char** argv) {
       (*tables)->CloseAll().IgnoreError();
       return 1;
     } else {
-      std::cerr << "basalt-server: no HTTP port (metrics): " << started.status().message() << "\n";
+      http_off = std::string(started.status().message());
     }
   }
   DataService data(tables->get(), config);
@@ -193,7 +194,13 @@ int Run(int argc, char** argv) {
   if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
     std::cerr << "basalt-server: " << named.message() << "\n";
   }
-  if (http != nullptr) std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics" << std::endl;
+  // (Said with the other start-up facts, on stdout, as "verbs off: ..." is: the default port
+  // taken is not an error.)
+  if (http != nullptr) {
+    std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics" << std::endl;
+  } else {
+    std::cout << "basalt-server: metrics off: " << http_off << std::endl;
+  }
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
             << ", " << (*tables)->size() << " tables)" << std::endl;
   // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master
