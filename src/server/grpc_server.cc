@@ -77,6 +77,7 @@ struct GrpcServer::Impl {
   DataService* data;
   AdminService* admin;
   ServerCounters* counters;
+  std::optional<OpMetrics> scan_metrics;  // a stream counts once, timed to its end
 
   rpc::Basalt::AsyncService basalt_service;
   rpc::Admin::AsyncService admin_service;
@@ -277,6 +278,7 @@ class ScanCall final : public Call {
           return;
         }
         if (impl_->accepting()) Arm(impl_, cq_);
+        if (kCountCalls && impl_->scan_metrics.has_value()) start_ = std::chrono::steady_clock::now();
         grpc::Status admitted = impl_->Admit();
         if (!admitted.ok()) return Finish(admitted);
         absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);
@@ -319,8 +321,10 @@ class ScanCall final : public Call {
     const int64_t bytes = static_cast<int64_t>(resp_.ByteSizeLong());
     if (grpc::Status charged = impl_->ChargeReply(bytes); !charged.ok()) return Finish(charged);
     charged_ = bytes;
+    sent_ += static_cast<uint64_t>(bytes);
     impl_->WriteStarted(&ctx_);
     if (done) {
+      Count(true);
       state_ = State::kFinishing;
       writer_.WriteAndFinish(resp_, grpc::WriteOptions(), grpc::Status::OK, this);
       return;
@@ -329,7 +333,15 @@ class ScanCall final : public Call {
     writer_.Write(resp_, this);
   }
 
+  // The stream's one count: when its last message or its status is handed to gRPC.
+  void Count(bool ok) {
+    if (kCountCalls && impl_->scan_metrics.has_value()) {
+      impl_->scan_metrics->Record(ok, MicrosSince(start_), req_.ByteSizeLong(), sent_);
+    }
+  }
+
   void Finish(const grpc::Status& s) {
+    Count(s.ok());
     state_ = State::kFinishing;
     impl_->WriteStarted(&ctx_);
     writer_.Finish(s, this);
@@ -344,6 +356,8 @@ class ScanCall final : public Call {
   std::unique_ptr<ScanCursor> cursor_;
   State state_ = State::kRequested;
   int64_t charged_ = 0;  // the message being written, taken from the reply budget
+  std::chrono::steady_clock::time_point start_;
+  uint64_t sent_ = 0;  // bytes of the messages written
 };
 
 // Registers a unary method: its descriptor lives as long as the server (in `methods`), and an
@@ -372,6 +386,9 @@ GrpcServer::GrpcServer(const Options& options, DataService* data, AdminService* 
   impl_->data = data;
   impl_->admin = admin;
   impl_->counters = counters;
+  if (kCountCalls && options.metrics != nullptr) {
+    impl_->scan_metrics = MakeOpMetrics(options.metrics, "Scan", "grpc", /*timed=*/true);
+  }
 }
 
 GrpcServer::~GrpcServer() { Shutdown(std::chrono::milliseconds(0)); }
