@@ -159,19 +159,20 @@ absl::StatusOr<Histogram*> Registry::AddHistogram(std::string_view name, std::st
 
 absl::Status Registry::AddGauge(std::string_view name, std::string_view help, Labels labels,
                                 std::function<double()> read) {
-  absl::MutexLock l(&mu_);
-  absl::StatusOr<Family*> f = FamilyLocked(name, help, Type::kGauge, labels);
-  if (!f.ok()) return f.status();
-  (*f)->reads[labels] = std::move(read);
-  return absl::OkStatus();
+  return AddRead(name, help, Type::kGauge, std::move(labels), std::move(read));
 }
 
 absl::Status Registry::AddCounterFunction(std::string_view name, std::string_view help, Labels labels,
                                           std::function<double()> read) {
+  return AddRead(name, help, Type::kCounter, std::move(labels), std::move(read));
+}
+
+absl::Status Registry::AddRead(std::string_view name, std::string_view help, Type type, Labels labels,
+                               std::function<double()> read) {
   absl::MutexLock l(&mu_);
-  absl::StatusOr<Family*> f = FamilyLocked(name, help, Type::kCounter, labels);
+  absl::StatusOr<Family*> f = FamilyLocked(name, help, type, labels);
   if (!f.ok()) return f.status();
-  (*f)->reads[labels] = std::move(read);
+  (*f)->reads[std::move(labels)] = std::move(read);
   return absl::OkStatus();
 }
 

@@ -120,6 +120,8 @@ class Registry {
     std::map<Labels, std::function<double()>> reads;
     std::vector<std::function<std::vector<std::pair<Labels, double>>()>> family_reads;
   };
+  absl::Status AddRead(std::string_view name, std::string_view help, Type type, Labels labels,
+                       std::function<double()> read);
   absl::Status AddFamily(std::string_view name, std::string_view help, Type type,
                          std::function<std::vector<std::pair<Labels, double>>()> read);
   absl::StatusOr<Family*> FamilyLocked(std::string_view name, std::string_view help, Type type, const Labels& labels)

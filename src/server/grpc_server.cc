@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -440,14 +441,14 @@ absl::Status GrpcServer::Start() {
   // calls (flushes, compactions) run on the handler pool, so they never hold up reads and many
   // writers can share one fdatasync. HBase splits its call queues the same way.
 // Each method is counted under its name (basalt_requests_total{op="get"}); the data service's
-// (handler d) are timed too.
+// (handler d) are timed too, as the handler's type says at compile time.
 #define BASALT_UNARY_(svc, handler, Method, Req, Resp, on_pool)                                                \
   AddUnary<Req, Resp>(                                                                                          \
       impl, &methods,                                                                                           \
       [svc](grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,                      \
             grpc::ServerCompletionQueue* cq, void* tag) { svc->Request##Method(ctx, req, w, cq, cq, tag); }, \
       [handler](const Req& req, Resp* resp) { return handler->Method(req, resp); }, on_pool, #Method, \
-      handler == static_cast<void*>(d))
+      std::is_same_v<decltype(handler), DataService*>)
   BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse, false);
   BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true);
   BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true);
