@@ -89,7 +89,6 @@ struct GrpcServer::Impl {
   std::vector<std::thread> threads;
   std::unique_ptr<HandlerPool> pool;  // writes and admin calls
   std::atomic<bool> shutting_down{false};
-  std::atomic<int> in_flight{0};
   std::atomic<int> unary_in_flight{0};  // in_flight but scans: what Shutdown waits for
   std::atomic<int64_t> reply_bytes{0};  // replies written and not yet taken by their clients
   bool stopped = false;
@@ -151,13 +150,13 @@ struct GrpcServer::Impl {
   // one Release when the call's last operation completes.
   grpc::Status Admit() {
     counters->requests.fetch_add(1, std::memory_order_relaxed);
-    const int n = in_flight.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const int n = counters->calls_in_flight.fetch_add(1, std::memory_order_acq_rel) + 1;
     if (n > options.max_concurrent_calls) {
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, absl::StrCat("server busy: ", n - 1, " calls in flight"));
     }
     return grpc::Status::OK;
   }
-  void Release() { in_flight.fetch_sub(1, std::memory_order_acq_rel); }
+  void Release() { counters->calls_in_flight.fetch_sub(1, std::memory_order_acq_rel); }
   bool accepting() const { return !shutting_down.load(std::memory_order_acquire); }
 
   void Poll(grpc::ServerCompletionQueue* cq) {

@@ -1,5 +1,6 @@
 #include "src/server/server_metrics.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -89,9 +90,22 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   Must(r->AddCounterFamily(
       "basalt_table_compactions_total", "Compactions (minor and major) of each table's regions.",
       per_table([](const TI& t) { return static_cast<double>(t.stats.minor_compactions + t.stats.major_compactions); })));
+  Must(r->AddGaugeFamily("basalt_table_compactions_running", "Store compactions under way in each table's regions.",
+                         per_table([](const TI& t) { return static_cast<double>(t.stats.compactions_running); })));
+  Must(r->AddCounterFamily("basalt_table_compacted_bytes_total",
+                           "Block file bytes read by the finished compactions of each table's regions.",
+                           per_table([](const TI& t) { return static_cast<double>(t.stats.compacted_bytes); })));
   Must(r->AddCounterFamily("basalt_table_blocked_writes_total",
                            "Writes that waited for a flush (memstore past its blocking limit).",
                            per_table([](const TI& t) { return static_cast<double>(t.stats.blocked_writes); })));
+  Must(r->AddCounterFunction("basalt_checksum_failures_total",
+                             "Blocks refused for a bad checksum (never served), process-wide.", {}, [tables] {
+                               uint64_t n = 0;
+                               for (const TableManager::TableInfo& t : tables->Stats()) {
+                                 n = std::max(n, t.stats.checksum_failures);
+                               }
+                               return static_cast<double>(n);
+                             }));
   // The server log.
   auto log = [tables](auto value) { return [tables, value] { return static_cast<double>(value(tables->ServerLogStats())); }; };
   Must(r->AddCounterFunction("basalt_wal_appends_total", "Records appended to the server log.", {},
@@ -123,6 +137,9 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   // Connections and the process.
   Must(r->AddCounterFunction("basalt_connections_accepted_total", "gRPC connections accepted.", {},
                              [counters] { return static_cast<double>(counters->connections_accepted.load()); }));
+  Must(r->AddGauge("basalt_grpc_calls_in_flight",
+                   "gRPC calls taken and not yet over (a call past max_concurrent_calls is refused).", {},
+                   [counters] { return static_cast<double>(counters->calls_in_flight.load()); }));
   Must(r->AddCounterFunction("basalt_connections_refused_total",
                              "gRPC connections refused (over the cap, or out of descriptors).", {},
                              [counters] { return static_cast<double>(counters->connections_refused.load()); }));

@@ -3,13 +3,12 @@
 // counters moved as the load says (Gets and Puts counted and timed, bytes in and out, log
 // appends and syncs, the table's memstore). And the HTTP port's settings: one given must bind,
 // the default only warns when taken.
-#include <httplib.h>
-
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/http_get.h"
 #include "tests/util/prometheus_text.h"
 
 namespace basalt::testing {
@@ -25,13 +24,11 @@ class MetricsScrape : public ServerTest {
   }
   // One scrape, parsed; fails the test when the port does not answer or the text does not parse.
   std::map<std::string, double> Scrape(const std::string& address, std::string* content_type = nullptr) {
-    const size_t colon = address.rfind(':');
-    httplib::Client http(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
-    httplib::Result res = http.Get("/metrics");
-    EXPECT_TRUE(res) << "no answer from http://" << address << "/metrics";
-    if (!res) return {};
+    absl::StatusOr<HttpReply> res = HttpGet(address, "/metrics");
+    EXPECT_TRUE(res.ok()) << res.status();
+    if (!res.ok()) return {};
     EXPECT_EQ(res->status, 200);
-    if (content_type != nullptr) *content_type = res->get_header_value("Content-Type");
+    if (content_type != nullptr) *content_type = res->content_type;
     auto parsed = ParsePrometheusText(res->body);
     EXPECT_TRUE(parsed.ok()) << parsed.status();
     return parsed.ok() ? *parsed : std::map<std::string, double>{};
