@@ -101,6 +101,19 @@ std::vector<uint64_t> LatencyBucketsMicros() {
           10000000};
 }
 
+double Quantile(const std::vector<uint64_t>& bounds, const std::vector<uint64_t>& cumulative, double q) {
+  if (cumulative.size() != bounds.size() + 1 || cumulative.back() == 0 || bounds.empty()) return std::nan("");
+  const double rank = q * static_cast<double>(cumulative.back());
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    if (static_cast<double>(cumulative[i]) < rank) continue;
+    const double lower = i == 0 ? 0 : static_cast<double>(bounds[i - 1]);
+    const double below = i == 0 ? 0 : static_cast<double>(cumulative[i - 1]);
+    const double in = static_cast<double>(cumulative[i]) - below;
+    return lower + (static_cast<double>(bounds[i]) - lower) * (in > 0 ? (rank - below) / in : 1);
+  }
+  return static_cast<double>(bounds.back());
+}
+
 std::string EscapeLabelValue(std::string_view v) { return Escape(v, /*quote=*/true); }
 
 std::string FormatValue(double v) {

@@ -81,6 +81,12 @@ class Histogram {
 // Latency buckets in microseconds, from 25 µs to 10 s (exposed in seconds with divisor 1e6).
 std::vector<uint64_t> LatencyBucketsMicros();
 
+// The q-quantile (0 < q < 1) of the observations whose cumulative bucket counts are
+// `cumulative` (one per bound, then +Inf), estimated as Prometheus' histogram_quantile does:
+// linearly within the bucket it falls in (from 0 in the first); in +Inf, the last bound. NaN
+// when there is no observation or the sizes disagree.
+double Quantile(const std::vector<uint64_t>& bounds, const std::vector<uint64_t>& cumulative, double q);
+
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
 class Registry {

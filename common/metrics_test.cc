@@ -3,6 +3,7 @@
 // parser (Debian's python3-prometheus-client), as a scraper would read it.
 #include "common/metrics.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <thread>
@@ -131,6 +132,19 @@ TEST(MetricsTest, PrometheusOwnParserReadsTheOutput) {
     ASSERT_TRUE(parsed->count(key)) << key << " is not among what the parser read";
     EXPECT_DOUBLE_EQ(parsed->at(key), value) << key;
   }
+}
+
+TEST(Quantile, InterpolatesWithinTheBucketAsPrometheusDoes) {
+  const std::vector<uint64_t> bounds = {100, 200, 400};
+  // 10 observations <= 100, 10 in (100, 200], none in (200, 400], 0 above.
+  const std::vector<uint64_t> cumulative = {10, 20, 20, 20};
+  EXPECT_DOUBLE_EQ(Quantile(bounds, cumulative, 0.5), 100);   // rank 10: the first bucket's top
+  EXPECT_DOUBLE_EQ(Quantile(bounds, cumulative, 0.25), 50);   // rank 5: halfway into [0, 100]
+  EXPECT_DOUBLE_EQ(Quantile(bounds, cumulative, 0.75), 150);  // rank 15: halfway into (100, 200]
+  // Observations above the last bound: the last bound.
+  EXPECT_DOUBLE_EQ(Quantile(bounds, {0, 0, 0, 5}, 0.99), 400);
+  EXPECT_TRUE(std::isnan(Quantile(bounds, {0, 0, 0, 0}, 0.5)));
+  EXPECT_TRUE(std::isnan(Quantile(bounds, {1, 2}, 0.5)));
 }
 
 }  // namespace
