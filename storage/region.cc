@@ -775,7 +775,13 @@ absl::Status RegionImpl::CompactStore(Store* store, bool major) {
     inputs = store->PickMinor();
     if (inputs.empty()) return absl::OkStatus();
   }
-  BASALT_ASSIGN_OR_RETURN(FileList replaced, store->Compact(inputs, next_file_number_++, major, Now()));
+  uint64_t input_bytes = 0;
+  for (const auto& f : inputs) input_bytes += f->stats().file_size;
+  compacting_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<FileList> compacted = store->Compact(inputs, next_file_number_++, major, Now());
+  compacting_.fetch_sub(1, std::memory_order_relaxed);
+  BASALT_ASSIGN_OR_RETURN(FileList replaced, std::move(compacted));
+  compacted_bytes_.fetch_add(input_bytes, std::memory_order_relaxed);
   BASALT_RETURN_IF_ERROR(WriteManifest());
   for (const auto& f : replaced) f->MarkObsolete(options_.env);  // deleted when the last reader lets go
   ++(major ? major_compactions_ : minor_compactions_);
@@ -903,6 +909,8 @@ RegionStats RegionImpl::GetStats() const {
   st.flushes = flushes_;
   st.minor_compactions = minor_compactions_;
   st.major_compactions = major_compactions_;
+  st.compactions_running = compacting_.load(std::memory_order_relaxed);
+  st.compacted_bytes = compacted_bytes_.load(std::memory_order_relaxed);
   st.replayed_records = replayed_records_;
   st.checksum_failures = ChecksumFailures();
   st.blocked_writes = blocked_writes_;

@@ -96,6 +96,8 @@ struct RegionStats {
   uint64_t last_seq = 0, flushed_seq = 0;
   uint64_t memstore_bytes = 0;
   uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
+  uint64_t compactions_running = 0;  // store compactions under way now
+  uint64_t compacted_bytes = 0;      // input bytes of the compactions finished
   uint64_t replayed_records = 0, replay_truncated_bytes = 0;
   // Log records and bytes not replayed at open (WalRecoveryMode other than strict).
   uint64_t replay_skipped_records = 0, replay_skipped_bytes = 0;

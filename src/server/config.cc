@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -154,6 +155,30 @@ const std::vector<Setting>& Settings() {
          absl::Status s = SplitHostPort(v, &host, &port);
          if (!s.ok()) return BadValue(k, v, s.message());
          c->listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"latency_graph_interval_ms", "10000",
+       "the status page's latency graph: one p50/p99 point per this many milliseconds, the last 30 shown",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->latency_graph_interval_ms, ParseInt(k, v, 100, 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"log_level", "info", "lines below this level are dropped: debug, info, warning or error",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (absl::Status s = log::ParseLevel(v, &c->log_level); !s.ok()) return BadValue(k, v, s.message());
+         return absl::OkStatus();
+       }},
+      {"log_dir", "", "write the log to basalt-server.log in this directory, rolled past log_max_file_size (empty: "
+                      "stderr, for systemd's journal)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->log_dir = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"log_max_file_size", "64MiB", "the log file is rolled past this size (log_dir only; 5 old files kept)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 4096) return BadValue(k, v, "must be at least 4KiB");
+         c->log_max_file_size = n;
          return absl::OkStatus();
        }},
       {"http_listen", "127.0.0.1:16030",
@@ -436,7 +461,10 @@ absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port
 
 absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config) {
   for (const Setting& s : Settings()) {
-    if (key == s.key) return s.set(key, value, config);
+    if (key != s.key) continue;
+    BASALT_RETURN_IF_ERROR(s.set(key, value, config));
+    config->given[std::string(key)] = std::string(value);
+    return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown setting '", AV(key), "' (see --help)"));
 }
@@ -528,6 +556,28 @@ absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", k, ": ", s.message()));
   }
   BASALT_RETURN_IF_ERROR(ValidateConfig(out.config));
+  return out;
+}
+
+bool IsSecretSetting(std::string_view key) {
+  const std::string k = absl::AsciiStrToLower(AV(key));
+  for (std::string_view word : {"password", "secret", "token", "keyring", "credential", "private"}) {
+    if (absl::StrContains(k, AV(word))) return true;
+  }
+  return absl::EndsWith(k, "_key") || k == "key";
+}
+
+std::vector<SettingInForce> SettingsInForce(const ServerConfig& config) {
+  std::vector<SettingInForce> out;
+  for (const Setting& st : Settings()) {
+    SettingInForce e;
+    e.key = st.key;
+    auto it = config.given.find(st.key);
+    e.given = it != config.given.end();
+    e.value = e.given ? it->second : st.default_text;
+    if (IsSecretSetting(e.key) && !e.value.empty()) e.value = "******";
+    out.push_back(std::move(e));
+  }
   return out;
 }
 

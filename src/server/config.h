@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "basalt/transport_choice.h"
 #include "basalt/types.h"
+#include "common/log.h"
 #include "storage/options.h"
 
 namespace basalt::server {
@@ -76,7 +78,25 @@ struct ServerConfig {
   uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take gRPC
   int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel
   int rdma_session_ttl_s = 600;      // a session token's life (endpoints connect within it)
+  // The log (common/log.h): stderr (systemd's journal) or files in log_dir, rolled.
+  log::Level log_level = log::Level::kInfo;
+  std::string log_dir;
+  uint64_t log_max_file_size = 64ull << 20;
+  int64_t latency_graph_interval_ms = 10000;  // the status page's latency graph
+  // Every key set (by the file or a flag), with its text as given: /conf shows what is in force.
+  std::map<std::string, std::string> given;
 };
+
+// A setting in force, for /conf: its text as given, or its default's; a secret's value masked.
+struct SettingInForce {
+  std::string key;
+  std::string value;
+  bool given = false;  // set by the file or a flag (else: the default)
+};
+std::vector<SettingInForce> SettingsInForce(const ServerConfig& config);
+// A key whose value is not shown (password, secret, token, keyring, ..._key), as HBase's /conf
+// masks its password properties.
+bool IsSecretSetting(std::string_view key);
 
 struct ParsedArgs {
   ServerConfig config;

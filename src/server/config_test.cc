@@ -1,6 +1,7 @@
 #include "src/server/config.h"
 
 #include <fstream>
+#include <map>
 
 #include "gtest/gtest.h"
 #include "tests/util/temp_dir.h"
@@ -250,9 +251,32 @@ TEST(ServerConfig, HelpListsEveryKey) {
                         "reserved_fds", "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",
                         "rdma_device", "rdma_device_port", "rdma_gid_index", "rdma_helper_threads",
-                        "rdma_max_endpoints", "rdma_message_bytes", "rdma_spin_us", "rdma_session_ttl_s"}) {
+                        "rdma_max_endpoints", "rdma_message_bytes", "rdma_spin_us", "rdma_session_ttl_s", "log_level",
+                        "log_dir", "log_max_file_size", "latency_graph_interval_ms"}) {
     EXPECT_NE(h.find(std::string("--") + k + "="), std::string::npos) << k;
   }
+}
+
+// /conf shows every setting: its text as given, or the default's; a secret's value masked.
+TEST(ServerConfig, SettingsInForceSayWhatWasGivenAndMaskSecrets) {
+  auto p = ParseCommandLine({"--block_cache_size=64MiB", "--log_level=warn", "--log_dir=/tmp/l"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.log_level, log::Level::kWarning);
+  EXPECT_EQ(p->config.log_dir, "/tmp/l");
+  std::map<std::string, SettingInForce> by_key;
+  for (SettingInForce& e : SettingsInForce(p->config)) by_key[e.key] = e;
+  EXPECT_EQ(by_key.at("block_cache_size").value, "64MiB");
+  EXPECT_TRUE(by_key.at("block_cache_size").given);
+  EXPECT_EQ(by_key.at("memstore_flush_size").value, "128MiB");
+  EXPECT_FALSE(by_key.at("memstore_flush_size").given);
+  EXPECT_EQ(by_key.at("latency_graph_interval_ms").value, "10000");
+  for (const char* secret : {"tls_key_password", "ssl_private_key", "zookeeper_auth_token", "rados_keyring"}) {
+    EXPECT_TRUE(IsSecretSetting(secret)) << secret;
+  }
+  for (const char* plain : {"rdma_gid_index", "listen", "ceph_conf", "rados_client"}) {
+    EXPECT_FALSE(IsSecretSetting(plain)) << plain;
+  }
+  EXPECT_EQ(ParseCommandLine({"--log_level=loud"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ServerConfig, SplitHostPort) {

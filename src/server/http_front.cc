@@ -26,9 +26,13 @@ absl::StatusOr<std::unique_ptr<HttpFront>> HttpFront::Start(Options options) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  srv.Get("/metrics", [metrics = std::move(options.metrics)](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics ? metrics() : std::string(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  for (Route& route : options.routes) {
+    const std::string path = route.path;
+    srv.Get(path, [route = std::move(route)](const httplib::Request&, httplib::Response& res) {
+      res.set_content(route.body ? route.body() : std::string(), route.content_type);
+      res.set_header("Cache-Control", "no-store");
+    });
+  }
   const int bound = port == 0 ? srv.bind_to_any_port(host) : (srv.bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
     return absl::UnavailableError(absl::StrCat("http_listen ", options.listen,

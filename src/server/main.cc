@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "common/metrics.h"
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
@@ -26,6 +28,7 @@
 #include "src/server/http_front.h"
 #include "src/server/server_metrics.h"
 #include "src/server/service.h"
+#include "src/server/status_page.h"
 #include "src/server/tables.h"
 #include "src/server/verbs_front.h"
 #include "storage/block_cache.h"
@@ -50,6 +53,17 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const ServerConfig& config = parsed->config;
+  {
+    log::Options lo;
+    lo.program = "basalt-server";
+    lo.level = config.log_level;
+    lo.dir = config.log_dir;
+    lo.max_file_bytes = config.log_max_file_size;
+    if (absl::Status s = log::Configure(lo); !s.ok()) {
+      std::cerr << "basalt-server: " << s.message() << "\n";
+      return 1;
+    }
+  }
 
   // Signals are taken synchronously by this thread (sigwait); every thread started from here
   // on inherits the blocked mask, so no handler runs inside gRPC or the engine.
@@ -64,7 +78,7 @@ int Run(int argc, char** argv) {
   // below what a server needs, and the hard limit is the operator's (LimitNOFILE=, ulimit -Hn).
   uint64_t fd_limit_before = 0;
   if (absl::StatusOr<uint64_t> raised = RaiseDescriptorLimit(&fd_limit_before); !raised.ok()) {
-    std::cerr << "basalt-server: " << raised.status().message() << " (keeping " << fd_limit_before << ")\n";
+    log::Warning(absl::StrCat(raised.status().message(), " (keeping ", fd_limit_before, ")"));
   } else if (*raised != fd_limit_before) {
     std::cout << "basalt-server: descriptor limit raised from " << fd_limit_before << " to " << *raised << std::endl;
   }
@@ -84,7 +98,7 @@ int Run(int argc, char** argv) {
     ro.op_timeout = absl::Seconds(config.rados_op_timeout_s);
     absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(ro);
     if (!env.ok()) {
-      std::cerr << "basalt-server: " << env.status().message() << "\n";
+      log::Error(std::string(env.status().message()));
       return 1;
     }
     rados = *std::move(env);
@@ -115,7 +129,7 @@ int Run(int argc, char** argv) {
       return AskMasterToSplit(z, paths, encoded_name);
     };
     topts.abort = [](const absl::Status& why) {
-      std::cerr << "basalt-server: aborting: " << why.message() << std::endl;
+      log::Error(absl::StrCat("aborting: ", why.message()));
       std::_Exit(4);
     };
   }
@@ -127,11 +141,11 @@ int Run(int argc, char** argv) {
   topts.wal_max_logs = config.wal_max_logs;
   topts.region_max_size = config.region_max_size;
   topts.auto_split = config.auto_split;
-  topts.region.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
+  topts.region.log = [](std::string_view line) { log::Info(line); };
   topts.rebuild_catalog = config.rebuild_catalog;
   absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);
   if (!tables.ok()) {
-    std::cerr << "basalt-server: opening data dir " << config.data_dir << ": " << tables.status() << "\n";
+    log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", tables.status().ToString()));
     return 1;
   }
 
@@ -141,26 +155,58 @@ int Run(int argc, char** argv) {
   // HTTP port. The registry outlives the HTTP port (declared first, gone last).
   metrics::Registry registry;
   RegisterScrapedMetrics(&registry, tables->get(), &counters);
+  DataService data(tables->get(), config);
+  AdminService admin(tables->get(), &counters);
+  // The status page's latency graph, made once the transports have registered their histograms
+  // (the pages show none before).
+  std::unique_ptr<LatencyHistory> history;
+  std::atomic<const LatencyHistory*> history_ready{nullptr};
+  TableManager* tm = tables->get();
+  auto page_data = [&config, &admin, &history_ready, tm] {
+    StatusPageData d;
+    d.program = "basalt-server";
+    d.server_name = tm->ServerName();
+    d.now = absl::Now();
+    admin.Status(rpc::StatusRequest(), &d.status).IgnoreError();
+    for (const rpc::TableStatus& t : d.status.tables()) {
+      rpc::TableRequest req;
+      req.set_table(t.name());
+      rpc::ListRegionsResponse regions;
+      if (!admin.ListRegions(req, &regions).ok()) continue;
+      for (rpc::RegionStatus& r : *regions.mutable_regions()) d.regions.push_back(std::move(r));
+    }
+    d.conf = SettingsInForce(config);
+    d.log = log::Recent(200);
+    if (const LatencyHistory* h = history_ready.load()) {
+      d.latency = h->Get();
+      d.latency_interval = h->interval();
+    }
+    return d;
+  };
   std::unique_ptr<HttpFront> http;
   std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
   if (!config.http_listen.empty()) {
     HttpFront::Options hopts;
     hopts.listen = config.http_listen;
-    hopts.metrics = [&registry] { return registry.Render(); };
+    hopts.routes = {
+        {"/metrics", HttpFront::kPrometheusText, [&registry] { return registry.Render(); }},
+        {"/", HttpFront::kHtml, [page_data] { return RenderStatusHtml(page_data()); }},
+        {"/status.json", HttpFront::kJson, [page_data] { return RenderStatusJson(page_data()); }},
+        {"/conf", HttpFront::kText, [&config] { return RenderConfText(SettingsInForce(config)); }},
+        {"/logs", HttpFront::kText, [] { return RenderLogText(log::Recent(500)); }},
+    };
     absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
     if (started.ok()) {
       http = *std::move(started);
       counters.http_address = http->address();
     } else if (config.http_listen_set) {
-      std::cerr << "basalt-server: " << started.status().message() << "\n";
+      log::Error(std::string(started.status().message()));
       (*tables)->CloseAll().IgnoreError();
       return 1;
     } else {
       http_off = std::string(started.status().message());
     }
   }
-  DataService data(tables->get(), config);
-  AdminService admin(tables->get(), &counters);
   GrpcServer::Options gopts;
   gopts.listen = config.listen;
   gopts.cq_threads = config.cq_threads;
@@ -172,11 +218,11 @@ int Run(int argc, char** argv) {
   gopts.stalled_reply_timeout_ms = config.stalled_reply_timeout_ms;
   gopts.echo_max_reply_bytes = static_cast<uint32_t>(config.echo_max_reply_bytes);
   gopts.reserved_fds = config.reserved_fds;
-  gopts.log = [](std::string_view line) { std::cerr << "basalt-server: " << line << "\n"; };
+  gopts.log = [](std::string_view line) { log::Warning(line); };
   gopts.metrics = &registry;
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
-    std::cerr << "basalt-server: " << s.message() << "\n";
+    log::Error(std::string(s.message()));
     (*tables)->CloseAll().IgnoreError();
     return 1;
   }
@@ -184,23 +230,45 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
       StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry);
   if (!verbs_server.ok()) {
-    std::cerr << "basalt-server: " << verbs_server.status().message() << "\n";
+    log::Error(std::string(verbs_server.status().message()));
     server.Shutdown(std::chrono::milliseconds(0));
     (*tables)->CloseAll().IgnoreError();
     return 1;
   }
   counters.verbs.store(&verbs_control);
+  // From here every exit stops the HTTP port first: its pages read the verbs server and the
+  // gRPC server's counters, which go before it would.
+  absl::Cleanup stop_http = [&http] { http.reset(); };
+  {
+    // The graph's series: the data operations' latency histograms, as /metrics has them.
+    std::vector<LatencyHistory::Series> series;
+    for (const char* op : {"Get", "Mutate", "Scan"}) {
+      series.push_back({SnakeCase(op), MakeOpMetrics(&registry, op, "grpc", true).latency});
+    }
+    if (*verbs_server != nullptr) {
+      for (const char* op : {"Get", "Mutate"}) {
+        series.push_back({SnakeCase(op) + " (verbs)", MakeOpMetrics(&registry, op, "verbs", true).latency});
+      }
+    }
+    history = std::make_unique<LatencyHistory>(std::move(series),
+                                               absl::Milliseconds(config.latency_graph_interval_ms), 30);
+    history_ready.store(history.get());
+  }
   std::cout << "basalt-server: verbs " << verbs_control.state << std::endl;
+  log::Record(log::Level::kInfo, absl::StrCat("verbs ", verbs_control.state));
   if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
-    std::cerr << "basalt-server: " << named.message() << "\n";
+    log::Error(std::string(named.message()));
   }
   // (Said with the other start-up facts, on stdout, as "verbs off: ..." is: the default port
   // taken is not an error.)
   if (http != nullptr) {
-    std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics" << std::endl;
+    std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics, status on http://"
+              << http->address() << "/" << std::endl;
   } else {
     std::cout << "basalt-server: metrics off: " << http_off << std::endl;
   }
+  log::Record(log::Level::kInfo, absl::StrCat("listening on ", host, ":", server.port(), " (data dir ",
+                                              config.data_dir, ", ", (*tables)->size(), " tables)"));
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
             << ", " << (*tables)->size() << " tables)" << std::endl;
   // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master
@@ -211,9 +279,8 @@ int Run(int argc, char** argv) {
     zo.quorum = config.zookeeper_quorum;
     zo.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
     zo.on_expired = [] {
-      std::cerr << "basalt-server: ZooKeeper session expired: this server is being fenced and its regions "
-                   "reopened elsewhere; stopping now"
-                << std::endl;
+      log::Error(
+          "ZooKeeper session expired: this server is being fenced and its regions reopened elsewhere; stopping now");
       std::_Exit(3);
     };
     ServerRegistration me;
@@ -223,8 +290,7 @@ int Run(int argc, char** argv) {
     me.wal_dir = topts.log_dir;
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
     if (!joined.ok()) {
-      std::cerr << "basalt-server: joining the cluster at " << config.zookeeper_quorum << ": " << joined.status().message()
-                << "\n";
+      log::Error(absl::StrCat("joining the cluster at ", config.zookeeper_quorum, ": ", joined.status().message()));
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       (*tables)->CloseAll().IgnoreError();
@@ -241,7 +307,7 @@ int Run(int argc, char** argv) {
     // Written after the "listening" line, so whoever waits for the file also sees the line.
     absl::Status s = Env::Default()->WriteFileDurably(config.port_file, absl::StrCat(server.port(), "\n"));
     if (!s.ok()) {
-      std::cerr << "basalt-server: writing port file: " << s.message() << "\n";
+      log::Error(absl::StrCat("writing port file: ", s.message()));
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       (*tables)->CloseAll().IgnoreError();
@@ -253,11 +319,12 @@ int Run(int argc, char** argv) {
   while (sigwait(&sigs, &sig) != 0) {
   }
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
+  http.reset();  // no page reads what the shutdown takes down
   if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool
   server.Shutdown(kShutdownGrace);
   absl::Status closed = (*tables)->CloseAll();
   if (!closed.ok()) {
-    std::cerr << "basalt-server: " << closed << "\n";
+    log::Error(closed.ToString());
     return 1;
   }
   std::cout << "basalt-server: stopped" << std::endl;

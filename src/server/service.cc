@@ -792,6 +792,9 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     BlockCacheUsage u = GetBlockCacheUsage(*counters_->block_cache);
     resp->set_block_cache_bytes(u.usage_bytes);
     resp->set_block_cache_capacity(u.capacity_bytes);
+    resp->set_block_cache_hits(u.hits);
+    resp->set_block_cache_misses(u.misses);
+    resp->set_block_cache_evictions(u.evictions);
   }
   resp->set_resident_bytes(ResidentBytes());
   resp->set_http_address(counters_->http_address);
@@ -821,7 +824,19 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_flushes(info.stats.flushes);
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
     ts->set_regions(static_cast<uint32_t>(info.regions));
+    ts->set_compactions_running(info.stats.compactions_running);
+    ts->set_store_file_bytes(info.stats.store_file_bytes);
+    ts->set_read_requests(info.stats.read_requests);
+    ts->set_write_requests(info.stats.write_requests);
   }
+  const LogStats log = tables_->ServerLogStats();
+  rpc::WalStatus* wal = resp->mutable_wal();
+  wal->set_records(log.records);
+  wal->set_bytes(log.bytes);
+  wal->set_syncs(log.syncs);
+  wal->set_synced_records(log.synced_records);
+  wal->set_live_segments(log.live_segments);
+  resp->set_calls_in_flight(counters_->calls_in_flight.load(std::memory_order_relaxed));
   if (cluster_ != nullptr) cluster_->FillStatus(resp);
   return absl::OkStatus();
 }

@@ -211,6 +211,8 @@ RegionStats Table::Stats() const {
     sum.flushes += st.flushes;
     sum.minor_compactions += st.minor_compactions;
     sum.major_compactions += st.major_compactions;
+    sum.compactions_running += st.compactions_running;
+    sum.compacted_bytes += st.compacted_bytes;
     sum.replayed_records += st.replayed_records;
     sum.replay_truncated_bytes += st.replay_truncated_bytes;
     sum.replay_skipped_records += st.replay_skipped_records;
