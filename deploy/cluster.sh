@@ -86,7 +86,8 @@ start() {
                 --data_dir=/data)
   local m
   for m in 1 2; do  # one after the other, so that master-1 is the active one
-    "$master_bin" --name="master-$m" --listen=127.0.0.1:0 --port_file="$dir/master-$m.port" "${common[@]}" \
+    "$master_bin" --name="master-$m" --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/master-$m.port" \
+      "${common[@]}" \
       > "$dir/master-$m.log" 2>&1 &
     echo $! > "$dir/master-$m.pid"
     for _ in $(seq 300); do

@@ -18,6 +18,7 @@ PKGS=(
   zookeeper libzookeeper-mt-dev                 # cluster coordination (server for tests, C client)
   libcpp-httplib-dev                            # the servers' HTTP port (/metrics)
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
+  chromium fonts-dejavu-core                    # tests: headless Chromium loads the status page
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

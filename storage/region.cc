@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <iostream>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/env.h"
 #include "common/fault_point.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "storage/internal/block_format.h"
@@ -147,7 +147,7 @@ void RegionImpl::Log(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::cerr << "basalt: " << line << "\n";
+    log::Info(line);
   }
 }
 

@@ -1,11 +1,11 @@
 #include "storage/server_log.h"
 
 #include <chrono>
-#include <iostream>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "storage/cell.h"
 #include "storage/internal/wal.h"
@@ -16,7 +16,7 @@ void ServerLog::Say(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::cerr << "basalt: " << line << "\n";
+    log::Info(line);
   }
 }
 

@@ -8,16 +8,24 @@
 
 #include <fstream>
 #include <iostream>
+#include <chrono>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "src/master/master.h"
 #include "src/server/config.h"
+#include "src/server/http_front.h"
+#include "src/server/server_metrics.h"
+#include "src/server/status_page.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::master {
@@ -41,6 +49,12 @@ constexpr Flag kFlags[] = {
     {"rados_namespace", "basalt", "the RADOS namespace the region servers use"},
     {"rados_client", "client.admin", "the Ceph user to connect as (it needs to blocklist clients)"},
     {"balancer_period_ms", "300000", "the balancer runs on its own this often (0: only when asked; HBase: 5 min)"},
+    {"http_listen", "127.0.0.1:16010",
+     "HOST:PORT of the HTTP port (/ status page, /metrics, /status.json, /conf, /logs; HBase's master UI port); port 0: "
+     "a free one; off: none. The default is skipped with a warning when taken; a value given must bind"},
+    {"log_level", "info", "lines below this level are dropped: debug, info, warning or error"},
+    {"log_dir", "", "write the log to basalt-master.log in this directory, rolled (empty: stderr)"},
+    {"log_max_file_size", "67108864", "the log file is rolled past this many bytes (log_dir only; 5 old files kept)"},
 };
 
 void PrintHelp() {
@@ -91,6 +105,28 @@ int Run(int argc, char** argv) {
     }
   }
   for (const auto& [key, value] : flags) v[key] = value;
+  std::set<std::string> given;  // set by the file or a flag: /conf marks the others as defaults
+  for (const auto& [key, value] : v) {
+    for (const Flag& f : kFlags) {
+      if (key == f.key && value != f.default_value) given.insert(key);
+    }
+  }
+  for (const auto& [key, value] : flags) given.insert(key);
+  log::Options lo;
+  lo.program = "basalt-master";
+  uint64_t log_max = 0;
+  if (!log::ParseLevel(v["log_level"], &lo.level).ok() || !absl::SimpleAtoi(v["log_max_file_size"], &log_max) ||
+      log_max < 4096) {
+    std::cerr << "basalt-master: --log_level must be debug, info, warning or error and --log_max_file_size a number "
+                 "of bytes >= 4096\n";
+    return 2;
+  }
+  lo.dir = v["log_dir"];
+  lo.max_file_bytes = log_max;
+  if (absl::Status s = log::Configure(lo); !s.ok()) {
+    std::cerr << "basalt-master: " << s.message() << "\n";
+    return 1;
+  }
   int session_ms = 0;
   if (v["zookeeper_quorum"].empty() || !absl::SimpleAtoi(v["zookeeper_session_timeout_ms"], &session_ms) ||
       session_ms < 200) {
@@ -120,14 +156,19 @@ int Run(int argc, char** argv) {
     ro.client_name = v["rados_client"];
     absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(ro);
     if (!env.ok()) {
-      std::cerr << "basalt-master: " << env.status().message() << "\n";
+      log::Error(std::string(env.status().message()));
       return 1;
     }
     rados = *std::move(env);
   }
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
+  // /metrics: the gRPC calls once active, and the process.
+  metrics::Registry registry;
+  server::RegisterProcessMetrics(&registry, std::chrono::steady_clock::now());
   Master::Options mo;
+  mo.metrics = &registry;
+  mo.log = [](std::string_view line) { log::Info(line); };
   mo.name = v["name"].empty() ? absl::StrCat(host, ":", ::getpid()) : v["name"];
   mo.zk.quorum = v["zookeeper_quorum"];
   mo.zk.session_timeout = absl::Milliseconds(session_ms);
@@ -139,20 +180,67 @@ int Run(int argc, char** argv) {
   mo.balancer_period = absl::Milliseconds(balancer_ms);
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
   if (!master.ok()) {
-    std::cerr << "basalt-master: " << master.status().message() << "\n";
+    log::Error(std::string(master.status().message()));
     return 1;
+  }
+  // The HTTP port: up as soon as the master is (a backup's page names the active master).
+  std::vector<server::SettingInForce> conf;
+  for (const Flag& f : kFlags) {
+    server::SettingInForce e{f.key, v[f.key], given.contains(f.key)};
+    if (server::IsSecretSetting(e.key) && !e.value.empty()) e.value = "******";
+    conf.push_back(std::move(e));
+  }
+  std::unique_ptr<server::HttpFront> http;
+  absl::Cleanup stop_http = [&http] { http.reset(); };  // before the master goes
+  if (v["http_listen"] != "off" && !v["http_listen"].empty()) {
+    Master* m = master->get();
+    auto page = [m] {
+      server::StatusPageData d;
+      d.now = absl::Now();
+      m->FillPage(&d);
+      d.log = log::Recent(200);
+      return d;
+    };
+    server::HttpFront::Options hopts;
+    hopts.listen = v["http_listen"];
+    hopts.routes = {
+        {"/metrics", server::HttpFront::kPrometheusText, [&registry] { return registry.Render(); }},
+        {"/", server::HttpFront::kHtml, [page, conf] {
+           server::StatusPageData d = page();
+           d.conf = conf;
+           return server::RenderStatusHtml(d);
+         }},
+        {"/status.json", server::HttpFront::kJson, [page, conf] {
+           server::StatusPageData d = page();
+           d.conf = conf;
+           return server::RenderStatusJson(d);
+         }},
+        {"/conf", server::HttpFront::kText, [conf] { return server::RenderConfText(conf); }},
+        {"/logs", server::HttpFront::kText, [] { return server::RenderLogText(log::Recent(500)); }},
+    };
+    absl::StatusOr<std::unique_ptr<server::HttpFront>> started = server::HttpFront::Start(std::move(hopts));
+    if (started.ok()) {
+      http = *std::move(started);
+      std::cout << "basalt-master: status on http://" << http->address() << "/" << std::endl;
+    } else if (given.contains("http_listen")) {
+      log::Error(std::string(started.status().message()));
+      return 1;
+    } else {
+      std::cout << "basalt-master: status page off: " << started.status().message() << std::endl;
+    }
   }
   // SIGTERM and SIGINT stop it; so does a failure to serve once active (checked every 100 ms).
   const timespec tick{0, 100 * 1000 * 1000};
   for (;;) {
     const int sig = sigtimedwait(&sigs, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) {
-      std::cerr << "basalt-master: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping" << std::endl;
+      log::Info(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT", ", stopping"));
+      http.reset();
       master->reset();
       return 0;
     }
     if (absl::Status f = (*master)->fatal(); !f.ok()) {
-      std::cerr << "basalt-master: stopping: " << f.message() << std::endl;
+      log::Error(absl::StrCat("stopping: ", f.message()));
       std::_Exit(1);  // its session ends with the process: a backup takes over
     }
   }

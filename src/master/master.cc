@@ -1,12 +1,12 @@
 #include "src/master/master.h"
 
 #include <algorithm>
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
@@ -44,9 +44,12 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
                                                     [raw] { raw->Post([raw] { raw->BecomeActive(); }); });
   BASALT_RETURN_IF_ERROR(raw->election_->Start());
   if (!raw->active()) {
+    // (Elected already, its take-over still queued on the worker: not a backup.)
     absl::StatusOr<std::optional<std::string>> leader = LeaderElection::Leader(raw->zk_.get(), raw->options_.paths.masters());
-    raw->Log(absl::StrCat("backup master; the active one is ",
-                          leader.ok() && leader->has_value() ? **leader : std::string("(none yet)")));
+    if (!raw->election_->is_leader()) {
+      raw->Log(absl::StrCat("backup master; the active one is ",
+                            leader.ok() && leader->has_value() ? **leader : std::string("(none yet)")));
+    }
   }
   return m;
 }
@@ -108,7 +111,7 @@ void Master::Log(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::cerr << "basalt-master: " << line << std::endl;
+    log::Info(line);
   }
 }
 
@@ -243,6 +246,7 @@ absl::Status Master::Serve() {
   server::GrpcServer::Options gopts;
   gopts.listen = options_.listen;
   gopts.log = [this](std::string_view line) { Log(line); };
+  gopts.metrics = options_.metrics;
   grpc_ = std::make_unique<server::GrpcServer>(gopts, data_.get(), admin_.get(), counters_.get());
   BASALT_RETURN_IF_ERROR(grpc_->Start());
   std::string host;
@@ -417,6 +421,35 @@ void Master::FillStatus(rpc::StatusResponse* resp) {
       absl::StatusOr<std::optional<ZkNode>> data = zk_->Get(options_.paths.masters() + "/" + c);
       if (data.ok() && data->has_value() && (*data)->data != options_.name) resp->add_backup_masters((*data)->data);
     }
+  }
+}
+
+void Master::FillPage(server::StatusPageData* page) const {
+  page->program = "basalt-master";
+  page->server_name = options_.name;
+  std::string address;
+  {
+    absl::MutexLock l(&mu_);
+    address = address_;
+  }
+  if (address.empty()) {
+    // A backup (or an active master still opening): the page names the active one.
+    page->status.set_mode("backup master");
+    absl::StatusOr<std::optional<std::string>> leader = LeaderElection::Leader(zk_.get(), options_.paths.masters());
+    if (leader.ok() && leader->has_value() && **leader != options_.name) {
+      page->status.add_backup_masters(absl::StrCat("active: ", **leader));
+    }
+    return;
+  }
+  page->server_name = address;
+  // admin_ is made before address_ is set and lives as long as the master.
+  admin_->Status(rpc::StatusRequest(), &page->status).IgnoreError();
+  for (const rpc::TableStatus& t : page->status.tables()) {
+    rpc::TableRequest req;
+    req.set_table(t.name());
+    rpc::ListRegionsResponse regions;
+    if (!admin_->ListRegions(req, &regions).ok()) continue;
+    for (rpc::RegionStatus& r : *regions.mutable_regions()) page->regions.push_back(std::move(r));
   }
 }
 

@@ -38,6 +38,7 @@
 #include "src/master/remote_region.h"
 #include "src/server/cluster_member.h"
 #include "src/server/service.h"
+#include "src/server/status_page.h"
 
 namespace basalt::server {
 class GrpcServer;
@@ -63,6 +64,7 @@ class Master final : public server::ClusterAdmin {
     // The balancer runs on its own this often (0: only when asked); HBase's default is 5 min.
     absl::Duration balancer_period = absl::Minutes(5);
     std::function<void(std::string_view)> log;
+    metrics::Registry* metrics = nullptr;  // the gRPC calls are counted here once active (none: not counted)
   };
 
   // Connects and enters the election; returns at once (active or a backup).
@@ -83,6 +85,9 @@ class Master final : public server::ClusterAdmin {
   // fewest until no two live servers differ by more than one (HBase's balancer by count).
   absl::Status Balance(rpc::BalanceResponse* resp) override;
   void FillStatus(rpc::StatusResponse* resp) override;
+  // The status page's figures (src/server/status_page.h): the Admin service's status and every
+  // table's regions once active; a backup's mode says so and names the active master.
+  void FillPage(server::StatusPageData* page) const;
 
  private:
   explicit Master(Options options);

@@ -15,9 +15,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "src/server/config.h"
 
 namespace basalt::server {
@@ -256,7 +256,7 @@ void Acceptor::Log(const std::string& line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::cerr << "basalt-server: " << line << "\n";
+    log::Info(line);
   }
 }
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "src/server/service.h"
 #include "src/server/tables.h"
 #include "storage/block_cache.h"
@@ -19,7 +19,7 @@ namespace {
 // start-up (every test that starts a server would show it).
 void Must(const absl::Status& s) {
   if (s.ok()) return;
-  std::fprintf(stderr, "basalt: registering a metric failed: %s\n", s.ToString().c_str());
+  log::Error(absl::StrCat("registering a metric failed: ", s.ToString()));
   std::abort();
 }
 template <typename T>
@@ -143,14 +143,18 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   Must(r->AddCounterFunction("basalt_connections_refused_total",
                              "gRPC connections refused (over the cap, or out of descriptors).", {},
                              [counters] { return static_cast<double>(counters->connections_refused.load()); }));
+  RegisterProcessMetrics(r, counters->start);
+}
+
+void RegisterProcessMetrics(metrics::Registry* r, std::chrono::steady_clock::time_point start) {
   Must(r->AddGauge("basalt_process_resident_bytes", "Resident memory of the process.", {},
                    [] { return static_cast<double>(ResidentBytes()); }));
   Must(r->AddGauge("basalt_process_threads", "Threads of the process.", {},
                    [] { return static_cast<double>(ThreadCount()); }));
   Must(r->AddGauge("basalt_process_open_files", "Open file descriptors of the process.", {},
                    [] { return static_cast<double>(OpenDescriptors()); }));
-  Must(r->AddGauge("basalt_process_uptime_seconds", "Seconds since the server started.", {}, [counters] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - counters->start).count();
+  Must(r->AddGauge("basalt_process_uptime_seconds", "Seconds since the server started.", {}, [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }));
 }
 

@@ -58,5 +58,8 @@ std::string SnakeCase(std::string_view camel);
 // cache, and the process (resident bytes, threads, open files, uptime). `tables` and `counters`
 // must outlive the registry's scrapes.
 void RegisterScrapedMetrics(metrics::Registry* registry, const TableManager* tables, const ServerCounters* counters);
+// The process's figures alone (resident bytes, threads, open files, uptime since `start`): a
+// master's /metrics, and part of the above.
+void RegisterProcessMetrics(metrics::Registry* registry, std::chrono::steady_clock::time_point start);
 
 }  // namespace basalt::server

@@ -10,16 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/util/http_get.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::server {
 namespace {
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 StatusPageData Sample() {
   StatusPageData d;
@@ -94,9 +89,9 @@ TEST(StatusPageSvg, DrawsEachRunOfIntervalsWithOperationsAndSkipsTheEmptyOnes) {
   StatusPageData d = Sample();
   const std::string svg = LatencySvg(d.latency, d.latency_interval, d.now);
   // p50 and p99, each in two runs around the empty interval.
-  EXPECT_EQ(Count(svg, "data-series=\"get-p50\""), 2u);
-  EXPECT_EQ(Count(svg, "data-series=\"get-p99\""), 2u);
-  EXPECT_EQ(Count(svg, "<polyline"), 4u);
+  EXPECT_EQ(testing::Occurrences(svg, "data-series=\"get-p50\""), 2u);
+  EXPECT_EQ(testing::Occurrences(svg, "data-series=\"get-p99\""), 2u);
+  EXPECT_EQ(testing::Occurrences(svg, "<polyline"), 4u);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   // The newest point sits at the right edge ("now").
   EXPECT_NE(svg.find(absl::StrCat(64 + (900 - 64 - 130), ".0,")), std::string::npos) << svg;

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <iostream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/fault_point.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "src/server/meta.h"
@@ -276,7 +276,7 @@ void TableManager::Log(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::cerr << "basalt-server: " << line << "\n";
+    log::Info(line);
   }
 }
 
@@ -1163,8 +1163,7 @@ absl::Status TableManager::Drop(std::string_view name) {
   // directory goes once nobody uses it. A leftover directory is moved aside at the next start.
   if (!WaitForClosing(e).ok()) return absl::OkStatus();
   if (absl::Status s = options_.env->RemoveTree(TableDir(name)); !s.ok()) {
-    std::cerr << "basalt-server: dropped table " << name << " but " << s.message()
-              << "; it is moved to lost+found at the next start\n";
+    Log(absl::StrCat("dropped table ", AV(name), " but ", s.message(), "; it is moved to lost+found at the next start"));
   }
   return absl::OkStatus();
 }

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -70,11 +72,23 @@ class ClusterFixture : public ::testing::Test {
                                      "--zookeeper_znode_parent=" + parent_,
                                      absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--listen=127.0.0.1:0",
+                                     "--http_listen=127.0.0.1:0",
                                      absl::StrCat("--balancer_period_ms=", balancer_ms)});
     argv.insert(argv.end(), storage_.begin(), storage_.end());
     auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *std::move(m) : nullptr;
+  }
+  // HOST:PORT of master `name`'s HTTP port, as it said at start ("" until it has).
+  std::string MasterHttpAddress(const std::string& name) {
+    std::ifstream in(dir_.path() + "/" + name + ".log");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string said = "basalt-master: status on http://";
+    const size_t at = text.str().find(said);
+    if (at == std::string::npos) return "";
+    const size_t from = at + said.size();
+    return text.str().substr(from, text.str().find('/', from) - from);
   }
   // A region server of the cluster (not started).
   // `session_ms`: its ZooKeeper session timeout; `extra`: more flags.

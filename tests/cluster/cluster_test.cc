@@ -33,6 +33,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "tests/cluster/cluster_fixture.h"
+#include "tests/util/http_get.h"
 
 namespace basalt::testing {
 namespace {
@@ -214,6 +215,22 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   auto table = conn->GetTable("b");
   ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
 
+  // Each master's status page: the active one lists both servers and the table's regions; the
+  // backup's names the active master.
+  const std::string http1 = MasterHttpAddress("m1"), http2 = MasterHttpAddress("m2");
+  ASSERT_FALSE(http1.empty() || http2.empty()) << "a master did not say where its status page is";
+  absl::StatusOr<HttpReply> active = HttpGet(http1, "/status.json");
+  ASSERT_TRUE(active.ok()) << active.status();
+  EXPECT_NE(active->body.find("\"mode\":\"master\""), std::string::npos) << active->body;
+  for (const ServerProcess* s : {a.get(), b.get()}) {
+    EXPECT_NE(active->body.find("\"address\":\"" + s->address() + "\""), std::string::npos) << active->body;
+  }
+  EXPECT_GE(Occurrences(active->body, "\"encoded_name\""), 4u) << "b's 4 regions";
+  absl::StatusOr<HttpReply> backup = HttpGet(http2, "/");
+  ASSERT_TRUE(backup.ok()) << backup.status();
+  EXPECT_NE(backup->body.find("<h2>Backup master</h2>"), std::string::npos) << backup->body;
+  EXPECT_NE(backup->body.find("active: m1"), std::string::npos) << backup->body;
+
   // The active master and a server die together; the backup takes over once the master's
   // session has expired, fences the previous master and the dead server, splits its log and
   // places its regions on the server left.
@@ -238,6 +255,11 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   std::string out;
   EXPECT_EQ(Shell("count 'b'", &out), 0) << out;
   EXPECT_NE(out.find("26 row(s)"), std::string::npos) << out;
+  // The new active master's page lists the server left.
+  absl::StatusOr<HttpReply> now = HttpGet(http2, "/status.json");
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_NE(now->body.find("\"mode\":\"master\""), std::string::npos) << now->body;
+  EXPECT_NE(now->body.find("\"address\":\"" + b->address() + "\""), std::string::npos) << now->body;
 }
 
 // A master that takes over while a server that died with the old master is still live in

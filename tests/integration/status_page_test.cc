@@ -65,12 +65,6 @@ std::vector<std::string> RowCells(const std::string& dom, const std::string& att
   return cells;
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 class StatusPage : public ServerTest {};
 
 TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
@@ -118,7 +112,7 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
   EXPECT_EQ(users[2], "1");
   EXPECT_EQ(users[7], "1");
   // Every region, with its keys and where it serves; each of events' took a third of the rows.
-  EXPECT_EQ(Count(*dom, "<tr data-region="), 4u);
+  EXPECT_EQ(Occurrences(*dom, "<tr data-region="), 4u);
   size_t events_regions = 0;
   for (size_t at = dom->find("<tr data-region="); at != std::string::npos; at = dom->find("<tr data-region=", at + 1)) {
     const std::string attr = dom->substr(at + 4, dom->find('>', at) - at - 4);

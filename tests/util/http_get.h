@@ -1,6 +1,7 @@
 // For tests only: one HTTP GET to a server's HTTP port (cpp-httplib's client, Debian's
-// libcpp-httplib-dev), and one sample read from Prometheus text without a parser (a gauge the
-// test waits on; tests/util/prometheus_text.h reads a whole scrape as a scraper would).
+// libcpp-httplib-dev), one sample read from Prometheus text without a parser (a gauge the test
+// waits on; tests/util/prometheus_text.h reads a whole scrape as a scraper would), and a count of
+// what a page holds.
 #pragma once
 
 #include <httplib.h>
@@ -46,6 +47,13 @@ inline std::optional<double> SampleValue(const std::string& text, const std::str
     }
   }
   return std::nullopt;
+}
+
+// How many times `needle` occurs in `text` (overlapping ones too).
+inline size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
 }
 
 }  // namespace basalt::testing

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "transport/verbs/frame.h"
 
@@ -212,7 +212,7 @@ struct VerbsServer::Impl {
         }
         case RDMA_CM_EVENT_DEVICE_REMOVAL:
           rdma_ack_cm_event(ev);
-          std::cerr << "basalt-server: verbs: the RDMA device was removed; closing verbs endpoints" << std::endl;
+          log::Warning("verbs: the RDMA device was removed; closing verbs endpoints");
           owner->SetEnabled(false);
           break;
         default:
@@ -279,7 +279,7 @@ struct VerbsServer::Impl {
     while (!stop.load()) {
       absl::StatusOr<int> k = h->cq->Wait(absl::MakeSpan(wc), options.spin, absl::Now() + absl::Milliseconds(100));
       if (!k.ok()) {
-        std::cerr << "basalt-server: verbs helper: " << k.status() << std::endl;
+        log::Warning(absl::StrCat("verbs helper: ", k.status().ToString()));
         absl::SleepFor(absl::Milliseconds(10));
         continue;
       }
