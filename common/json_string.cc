@@ -1,8 +1,8 @@
-#include "src/tools/shell/escape.h"
+#include "common/json_string.h"
 
 #include <cstdint>
 
-namespace basalt::shell {
+namespace basalt {
 namespace {
 
 constexpr char kHexLower[] = "0123456789abcdef";
@@ -80,4 +80,4 @@ std::string JsonString(std::string_view bytes) {
   return out;
 }
 
-}  // namespace basalt::shell
+}  // namespace basalt
