@@ -24,6 +24,7 @@
 #include "src/master/master.h"
 #include "src/server/config.h"
 #include "src/server/http_front.h"
+#include "src/server/notify.h"
 #include "src/server/server_metrics.h"
 #include "src/server/status_page.h"
 #include "transport/grpc/grpc_settings.h"
@@ -229,12 +230,19 @@ int Run(int argc, char** argv) {
       std::cout << "basalt-master: status page off: " << started.status().message() << std::endl;
     }
   }
+  // In the election (active, or a backup ready to take over): systemd's Type=notify unit is started.
+  if (absl::Status s = server::NotifySystemd((*master)->active() ? "READY=1\nSTATUS=active master"
+                                                                 : "READY=1\nSTATUS=backup master");
+      !s.ok()) {
+    log::Warning(std::string(s.message()));
+  }
   // SIGTERM and SIGINT stop it; so does a failure to serve once active (checked every 100 ms).
   const timespec tick{0, 100 * 1000 * 1000};
   for (;;) {
     const int sig = sigtimedwait(&sigs, nullptr, &tick);
     if (sig == SIGTERM || sig == SIGINT) {
       log::Info(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT", ", stopping"));
+      server::NotifySystemd("STOPPING=1").IgnoreError();
       http.reset();
       master->reset();
       return 0;

@@ -26,6 +26,7 @@
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
 #include "src/server/http_front.h"
+#include "src/server/notify.h"
 #include "src/server/server_metrics.h"
 #include "src/server/service.h"
 #include "src/server/status_page.h"
@@ -315,9 +316,14 @@ int Run(int argc, char** argv) {
     }
   }
 
+  // Serving (and registered, in a cluster): systemd's Type=notify unit is started.
+  if (absl::Status s = NotifySystemd(absl::StrCat("READY=1\nSTATUS=serving on ", host, ":", server.port())); !s.ok()) {
+    log::Warning(std::string(s.message()));
+  }
   int sig = 0;
   while (sigwait(&sigs, &sig) != 0) {
   }
+  NotifySystemd("STOPPING=1").IgnoreError();
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
   http.reset();  // no page reads what the shutdown takes down
   if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool

@@ -2,15 +2,20 @@
 // --port_file), talks to it with the generated gRPC stubs, stops it with SIGTERM (exit code 0)
 // and restarts it to check that acknowledged writes and the catalogue come back.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/basalt.grpc.pb.h"
@@ -692,6 +697,33 @@ TEST(ServerProcess, VerbsOffByConfig) {
   EXPECT_EQ(ServerStatus(client).verbs(), "off: rdma=off");
   ExpectNoVerbs(client, "off: rdma=off");
   EXPECT_EQ(server->Terminate(), 0) << ReadFile(dir.path() + "/stderr");
+}
+
+// Started by systemd as Type=notify: READY=1 once it serves, STOPPING=1 at SIGTERM, as
+// datagrams to $NOTIFY_SOCKET (src/server/notify.h).
+TEST(ServerProcess, TellsSystemdWhenItIsReadyAndWhenItStops) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/notify";
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  auto receive = [fd] {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10000) != 1) return std::string();
+    char buf[512];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  };
+  ::setenv("NOTIFY_SOCKET", path.c_str(), 1);  // the server inherits it
+  auto server = StartServer(dir.path());
+  ::unsetenv("NOTIFY_SOCKET");
+  ASSERT_GT(server->port(), 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_EQ(receive(), absl::StrCat("READY=1\nSTATUS=serving on 127.0.0.1:", server->port()));
+  EXPECT_EQ(server->Terminate(), 0) << ReadFile(dir.path() + "/stderr");
+  EXPECT_EQ(receive(), "STOPPING=1");
+  ::close(fd);
 }
 
 }  // namespace
