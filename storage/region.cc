@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "storage/internal/block_format.h"
+#include "storage/internal/bloom.h"
 #include "storage/internal/manifest.h"
 #include "storage/internal/region_impl.h"
 #include "storage/internal/store.h"
@@ -790,7 +791,9 @@ absl::Status RegionImpl::CompactStore(Store* store, bool major) {
 
 absl::Status RegionImpl::CompactMinor() {
   BASALT_RETURN_IF_ERROR(CheckOpen());
+  compactions_queued_.fetch_add(1, std::memory_order_relaxed);
   absl::MutexLock cl(&compaction_mu_);
+  compactions_queued_.fetch_sub(1, std::memory_order_relaxed);
   BASALT_RETURN_IF_ERROR(CheckOpen());  // Close may have come and gone while we waited
   for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), false));
   return absl::OkStatus();
@@ -798,7 +801,9 @@ absl::Status RegionImpl::CompactMinor() {
 
 absl::Status RegionImpl::CompactReferences() {
   BASALT_RETURN_IF_ERROR(CheckOpen());
+  compactions_queued_.fetch_add(1, std::memory_order_relaxed);
   absl::MutexLock cl(&compaction_mu_);
+  compactions_queued_.fetch_sub(1, std::memory_order_relaxed);
   BASALT_RETURN_IF_ERROR(CheckOpen());
   for (auto& [n, st] : stores_) {
     if (!st->References().empty()) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), true));
@@ -842,7 +847,9 @@ absl::StatusOr<std::string> RegionImpl::SplitPoint() const {
 absl::Status RegionImpl::MajorCompact() {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(Flush());
+  compactions_queued_.fetch_add(1, std::memory_order_relaxed);
   absl::MutexLock cl(&compaction_mu_);
+  compactions_queued_.fetch_sub(1, std::memory_order_relaxed);
   BASALT_RETURN_IF_ERROR(CheckOpen());  // Close may have come and gone while we waited
   for (auto& [n, st] : stores_) BASALT_RETURN_IF_ERROR(CompactStore(st.get(), true));
   return absl::OkStatus();
@@ -910,6 +917,8 @@ RegionStats RegionImpl::GetStats() const {
   st.minor_compactions = minor_compactions_;
   st.major_compactions = major_compactions_;
   st.compactions_running = compacting_.load(std::memory_order_relaxed);
+  st.compactions_queued = compactions_queued_.load(std::memory_order_relaxed);
+  st.bloom_skips = BloomReader::Skips();
   st.compacted_bytes = compacted_bytes_.load(std::memory_order_relaxed);
   st.replayed_records = replayed_records_;
   st.checksum_failures = ChecksumFailures();

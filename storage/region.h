@@ -97,6 +97,8 @@ struct RegionStats {
   uint64_t memstore_bytes = 0;
   uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
   uint64_t compactions_running = 0;  // store compactions under way now
+  uint64_t compactions_queued = 0;   // compactions waiting for the one under way
+  uint64_t bloom_skips = 0;          // process-wide: files a read skipped on their bloom filter
   uint64_t compacted_bytes = 0;      // input bytes of the compactions finished
   uint64_t replayed_records = 0, replay_truncated_bytes = 0;
   // Log records and bytes not replayed at open (WalRecoveryMode other than strict).

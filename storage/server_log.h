@@ -43,6 +43,7 @@ struct LogStats {
   uint64_t bytes = 0;           // framed bytes appended
   uint64_t syncs = 0;           // fdatasync calls
   uint64_t synced_records = 0;  // records made durable by those syncs
+  uint64_t sync_micros = 0;     // time spent in those syncs
   uint64_t live_segments = 0;   // segments this log wrote that are not deleted yet
   uint64_t deleted_segments = 0;
   uint64_t forced_flushes = 0;  // flushes asked of regions because of max_logs

@@ -92,12 +92,22 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
       per_table([](const TI& t) { return static_cast<double>(t.stats.minor_compactions + t.stats.major_compactions); })));
   Must(r->AddGaugeFamily("basalt_table_compactions_running", "Store compactions under way in each table's regions.",
                          per_table([](const TI& t) { return static_cast<double>(t.stats.compactions_running); })));
+  Must(r->AddGaugeFamily("basalt_table_compactions_queued",
+                         "Compactions of each table's regions waiting for the one under way in their region.",
+                         per_table([](const TI& t) { return static_cast<double>(t.stats.compactions_queued); })));
   Must(r->AddCounterFamily("basalt_table_compacted_bytes_total",
                            "Block file bytes read by the finished compactions of each table's regions.",
                            per_table([](const TI& t) { return static_cast<double>(t.stats.compacted_bytes); })));
   Must(r->AddCounterFamily("basalt_table_blocked_writes_total",
                            "Writes that waited for a flush (memstore past its blocking limit).",
                            per_table([](const TI& t) { return static_cast<double>(t.stats.blocked_writes); })));
+  Must(r->AddCounterFunction("basalt_bloom_skips_total",
+                             "Store files a read did not open because their bloom filter ruled the row out, process-wide.",
+                             {}, [tables] {
+                               uint64_t n = 0;
+                               for (const TableManager::TableInfo& t : tables->Stats()) n = std::max(n, t.stats.bloom_skips);
+                               return static_cast<double>(n);
+                             }));
   Must(r->AddCounterFunction("basalt_checksum_failures_total",
                              "Blocks refused for a bad checksum (never served), process-wide.", {}, [tables] {
                                uint64_t n = 0;
@@ -117,6 +127,9 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   Must(r->AddCounterFunction("basalt_wal_synced_records_total",
                              "Records made durable by those syncs (divided by the syncs: writers per sync).", {},
                              log([](const LogStats& s) { return s.synced_records; })));
+  Must(r->AddCounterFunction("basalt_wal_sync_seconds_total",
+                             "Time spent in the server log's fdatasync calls (divided by the syncs: the mean sync latency).",
+                             {}, log([](const LogStats& s) { return s.sync_micros / 1e6; })));
   Must(r->AddGauge("basalt_wal_live_segments", "Server log segments not deleted yet.", {},
                    log([](const LogStats& s) { return s.live_segments; })));
   // The block cache.
@@ -134,6 +147,25 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
     Must(r->AddCounterFunction("basalt_block_cache_evictions_total", "Blocks dropped to make room.", {},
                                usage([](const BlockCacheUsage& u) { return u.evictions; })));
   }
+  // The verbs transport (zero while it is off).
+  auto verbs = [counters](auto value) {
+    return [counters, value] {
+      rpc::StatusResponse st;
+      if (const VerbsControl* v = counters->verbs.load(); v != nullptr && v->fill_status) v->fill_status(&st);
+      return static_cast<double>(value(st));
+    };
+  };
+  using SR = rpc::StatusResponse;
+  Must(r->AddGauge("basalt_verbs_endpoints", "Verbs endpoints (queue pairs) open.", {},
+                   verbs([](const SR& s) { return s.verbs_endpoints(); })));
+  Must(r->AddGauge("basalt_verbs_sessions", "Verbs sessions given to clients and not expired.", {},
+                   verbs([](const SR& s) { return s.verbs_sessions(); })));
+  Must(r->AddCounterFunction("basalt_verbs_connects_total", "Endpoint connects accepted.", {{"result", "accepted"}},
+                             verbs([](const SR& s) { return s.verbs_connects_accepted(); })));
+  Must(r->AddCounterFunction("basalt_verbs_connects_total", "Endpoint connects accepted.", {{"result", "rejected"}},
+                             verbs([](const SR& s) { return s.verbs_connects_rejected(); })));
+  Must(r->AddCounterFunction("basalt_verbs_malformed_frames_total", "Verbs frames refused as malformed.", {},
+                             verbs([](const SR& s) { return s.verbs_malformed_frames(); })));
   // Connections and the process.
   Must(r->AddCounterFunction("basalt_connections_accepted_total", "gRPC connections accepted.", {},
                              [counters] { return static_cast<double>(counters->connections_accepted.load()); }));

@@ -825,6 +825,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
     ts->set_regions(static_cast<uint32_t>(info.regions));
     ts->set_compactions_running(info.stats.compactions_running);
+    ts->set_compactions_queued(info.stats.compactions_queued);
     ts->set_store_file_bytes(info.stats.store_file_bytes);
     ts->set_read_requests(info.stats.read_requests);
     ts->set_write_requests(info.stats.write_requests);
@@ -836,6 +837,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   wal->set_syncs(log.syncs);
   wal->set_synced_records(log.synced_records);
   wal->set_live_segments(log.live_segments);
+  wal->set_sync_micros(log.sync_micros);
   resp->set_calls_in_flight(counters_->calls_in_flight.load(std::memory_order_relaxed));
   if (cluster_ != nullptr) cluster_->FillStatus(resp);
   return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/json_string.h"
 #include "common/status.h"
 #include "common/string_binary.h"
 
@@ -92,27 +93,6 @@ std::string HtmlEscape(std::string_view text) {
       default: out += c;
     }
   }
-  return out;
-}
-
-std::string JsonEscape(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
   return out;
 }
 
@@ -334,6 +314,8 @@ std::string RenderStatusHtml(const StatusPageData& d) {
           {"Writers per sync", w.syncs() > 0 ? absl::StrFormat("%.2f", static_cast<double>(w.synced_records()) /
                                                                            static_cast<double>(w.syncs()))
                                              : "–"},
+          {"Mean sync", w.syncs() > 0 ? Micros(static_cast<double>(w.sync_micros()) / static_cast<double>(w.syncs()))
+                                      : "–"},
           {"Live segments", Num(w.live_segments())},
       };
       absl::StrAppend(&h, "<section id=\"wal\"><h2>Write-ahead log</h2>", KeyValues("wal-info", wal), "</section>");
@@ -404,7 +386,9 @@ std::string RenderStatusHtml(const StatusPageData& d) {
                       t.store_files(), "</td><td class=\"n\">", HtmlEscape(HumanBytes(t.store_file_bytes())),
                       "</td><td class=\"n\">", t.read_requests(), "</td><td class=\"n\">", t.write_requests(),
                       "</td><td class=\"n\">", t.flushes(), "</td><td class=\"n\">", t.compactions(),
-                      "</td><td class=\"n\">", t.compactions_running(), "</td></tr>");
+                      "</td><td class=\"n\">", t.compactions_running(),
+                      t.compactions_queued() > 0 ? absl::StrCat(" + ", t.compactions_queued(), " queued") : "",
+                      "</td></tr>");
       if (!t.error().empty()) {
         absl::StrAppend(&h, "<tr><td></td><td colspan=\"10\" class=\"err\">", HtmlEscape(t.error()), "</td></tr>");
       }
@@ -462,8 +446,8 @@ std::string JsonNumber(double v) { return std::isnan(v) || std::isinf(v) ? "null
 }  // namespace
 
 std::string RenderStatusJson(const StatusPageData& d) {
-  std::string j = absl::StrCat("{\"program\":", JsonEscape(d.program), ",\"server\":", JsonEscape(d.server_name),
-                               ",\"time\":", JsonEscape(Iso8601(d.now)), ",\"status\":", ProtoJson(d.status),
+  std::string j = absl::StrCat("{\"program\":", JsonString(d.program), ",\"server\":", JsonString(d.server_name),
+                               ",\"time\":", JsonString(Iso8601(d.now)), ",\"status\":", ProtoJson(d.status),
                                ",\"regions\":[");
   for (size_t i = 0; i < d.regions.size(); ++i) {
     absl::StrAppend(&j, i ? "," : "", ProtoJson(d.regions[i]));
@@ -471,22 +455,22 @@ std::string RenderStatusJson(const StatusPageData& d) {
   absl::StrAppend(&j, "],\"latency\":{\"interval_seconds\":", absl::ToDoubleSeconds(d.latency_interval),
                   ",\"series\":{");
   for (size_t s = 0; s < d.latency.size(); ++s) {
-    absl::StrAppend(&j, s ? "," : "", JsonEscape(d.latency[s].first), ":[");
+    absl::StrAppend(&j, s ? "," : "", JsonString(d.latency[s].first), ":[");
     const auto& pts = d.latency[s].second;
     for (size_t i = 0; i < pts.size(); ++i) {
-      absl::StrAppend(&j, i ? "," : "", "{\"time\":", JsonEscape(Iso8601(pts[i].at)), ",\"count\":", pts[i].count,
+      absl::StrAppend(&j, i ? "," : "", "{\"time\":", JsonString(Iso8601(pts[i].at)), ",\"count\":", pts[i].count,
                       ",\"p50_us\":", JsonNumber(pts[i].p50_us), ",\"p99_us\":", JsonNumber(pts[i].p99_us), "}");
     }
     j += "]";
   }
   j += "}},\"conf\":{";
   for (size_t i = 0; i < d.conf.size(); ++i) {
-    absl::StrAppend(&j, i ? "," : "", JsonEscape(d.conf[i].key), ":", JsonEscape(d.conf[i].value));
+    absl::StrAppend(&j, i ? "," : "", JsonString(d.conf[i].key), ":", JsonString(d.conf[i].value));
   }
   j += "},\"log\":[";
   for (size_t i = 0; i < d.log.size(); ++i) {
-    absl::StrAppend(&j, i ? "," : "", "{\"time\":", JsonEscape(Iso8601(d.log[i].time)),
-                    ",\"level\":", JsonEscape(log::LevelName(d.log[i].level)), ",\"text\":", JsonEscape(d.log[i].text),
+    absl::StrAppend(&j, i ? "," : "", "{\"time\":", JsonString(Iso8601(d.log[i].time)),
+                    ",\"level\":", JsonString(log::LevelName(d.log[i].level)), ",\"text\":", JsonString(d.log[i].text),
                     "}");
   }
   j += "]}\n";

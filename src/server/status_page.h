@@ -92,7 +92,6 @@ std::string RenderLogText(const std::vector<log::Line>& lines);
 std::string LatencySvg(const LatencyHistory::Points& points, absl::Duration interval, absl::Time now);
 
 std::string HtmlEscape(std::string_view text);
-std::string JsonEscape(std::string_view text);  // with the quotes
 // 1536 -> "1.5 KiB"; 0 -> "0 B".
 std::string HumanBytes(uint64_t bytes);
 // 93784 -> "1d 2h 3m 4s".

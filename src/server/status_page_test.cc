@@ -124,7 +124,6 @@ TEST(StatusPageText, ConfMarksDefaultsAndSizesAreHuman) {
   EXPECT_EQ(HumanBytes(3ull << 30), "3.0 GiB");
   EXPECT_EQ(HumanDuration(59), "59s");
   EXPECT_EQ(HumanDuration(3600), "1h 0m 0s");
-  EXPECT_EQ(JsonEscape("a\"\\\n\x01"), "\"a\\\"\\\\\\n\\u0001\"");
 }
 
 TEST(LatencyHistory, EachSampleHoldsTheQuantilesOfItsOwnIntervalAndTheLastOnesAreKept) {

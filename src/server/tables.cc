@@ -212,6 +212,8 @@ RegionStats Table::Stats() const {
     sum.minor_compactions += st.minor_compactions;
     sum.major_compactions += st.major_compactions;
     sum.compactions_running += st.compactions_running;
+    sum.compactions_queued += st.compactions_queued;
+    sum.bloom_skips = std::max(sum.bloom_skips, st.bloom_skips);  // process-wide
     sum.compacted_bytes += st.compacted_bytes;
     sum.replayed_records += st.replayed_records;
     sum.replay_truncated_bytes += st.replay_truncated_bytes;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
 #include "common/crc.h"
+#include "common/metrics.h"
 #include "common/status.h"
 
 namespace basalt {
@@ -139,6 +140,16 @@ absl::StatusOr<BloomReader> BloomReader::Parse(std::string_view data) {
   }
   return BloomReader(data.data(), uint64_t{num_bytes} * 8, k);
 }
+
+namespace {
+metrics::Counter& SkipCounter() {
+  static metrics::Counter* counter = new metrics::Counter();  // never destroyed: readers on other threads
+  return *counter;
+}
+}  // namespace
+
+void BloomReader::CountSkip() { SkipCounter().Add(); }
+uint64_t BloomReader::Skips() { return SkipCounter().Value(); }
 
 bool BloomReader::MayContain(std::string_view key) const {
   const uint64_t h = BloomHash(key);

@@ -75,6 +75,11 @@ class BloomReader {
   bool MayContain(std::string_view key) const;
 
   size_t num_bits() const { return static_cast<size_t>(num_bits_); }
+
+  // Process-wide: files a read did not open because their filter said the row (or column) is
+  // not there (counted by the store; /metrics' basalt_bloom_skips_total). A sharded counter.
+  static void CountSkip();
+  static uint64_t Skips();
   int num_probes() const { return num_probes_; }
 
  private:

@@ -156,6 +156,7 @@ class RegionImpl final : public Region {
   std::atomic<uint64_t> read_requests_{0}, write_requests_{0};
   std::atomic<uint64_t> flushes_{0}, minor_compactions_{0}, major_compactions_{0}, blocked_writes_{0};
   std::atomic<uint64_t> compacting_{0};        // store compactions running now
+  std::atomic<uint64_t> compactions_queued_{0};  // waiting for compaction_mu_
   std::atomic<uint64_t> compacted_bytes_{0};   // input bytes of finished compactions
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
   uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;

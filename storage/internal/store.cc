@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status.h"
 #include "storage/cell.h"
+#include "storage/internal/bloom.h"
 #include "storage/internal/merging_iterator.h"
 
 namespace basalt {
@@ -135,7 +136,10 @@ std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint6
       } else {
         may = f->MayContainRow(row);
       }
-      if (!may) continue;
+      if (!may) {
+        BloomReader::CountSkip();
+        continue;
+      }
     }
     children.push_back(f->NewIterator(fill_cache));
   }

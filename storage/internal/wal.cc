@@ -354,9 +354,12 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   if (!buf.empty()) io = file_->Append(buf);
   const bool roll = io.ok() && (force_roll || file_->Size() >= options_.roll_size);
   bool synced = false;
+  uint64_t sync_micros = 0;
   if (io.ok() && (sync || roll) && end > prev_durable) {
+    const absl::Time sync_start = absl::Now();
     io = file_->Sync();
     synced = io.ok();
+    sync_micros = static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - sync_start));
   }
   uint64_t synced_size = 0;  // the segment's size once synced (only the leader touches file_)
   if (synced) synced_size = file_->Size();
@@ -382,6 +385,7 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
     written_ = end;
     if (synced) {
       ++stats_.syncs;
+      stats_.sync_micros += sync_micros;
       stats_.synced_records += end - prev_durable;
       durable_ = end;
       synced_size_ = synced_size;
