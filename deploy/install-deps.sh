@@ -19,6 +19,7 @@ PKGS=(
   libcpp-httplib-dev                            # the servers' HTTP port (/metrics)
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
   chromium fonts-dejavu-core                    # tests: headless Chromium loads the status page
+  debootstrap                                   # tests: the .deb packages go into a fresh Debian 12
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -14,7 +14,8 @@ jobs=$(nproc)
 stage() { echo; echo "=== $* ==="; }
 
 stage "build (RelWithDebInfo, -Werror)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_WERROR=ON >/dev/null
+# (Installed under /usr: the Debian packages are made from this build and tested, tests/packages.)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_WERROR=ON -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j"$jobs"
 passed=0
 failed=0

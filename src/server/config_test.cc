@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "gtest/gtest.h"
 #include "tests/util/temp_dir.h"
@@ -60,6 +61,22 @@ TEST(ServerConfig, TheRegionServerSampleParses) {
   EXPECT_TRUE(p->config.cluster);
   EXPECT_EQ(p->config.rados_pool, "basalt");
   EXPECT_EQ(p->config.listen, "0.0.0.0:16020");
+}
+
+// The package's /etc/basalt/basalt.conf (deploy/basalt.conf) parses and names every setting.
+TEST(ServerConfig, ThePackagesSampleParsesAndListsEverySetting) {
+  const std::string path = std::string(BASALT_SOURCE_DIR) + "/deploy/basalt.conf";
+  auto p = ParseCommandLine({"--config=" + path});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->config.data_dir, "/var/lib/basalt");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const SettingInForce& e : SettingsInForce(ServerConfig{})) {
+    EXPECT_TRUE(text.str().find("\n# " + e.key + " =") != std::string::npos ||
+                text.str().find("\n" + e.key + " = ") != std::string::npos)
+        << e.key << " is not in deploy/basalt.conf";
+  }
 }
 
 TEST(ServerConfig, UnknownKeysAndBadValues) {
