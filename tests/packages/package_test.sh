@@ -32,13 +32,17 @@ grep -q '^CMAKE_INSTALL_PREFIX:PATH=/usr$' "$build/CMakeCache.txt" ||
 
 root="$work/root"
 server_pid=""
+# Only /proc is mounted in the chroot (debootstrap makes its own /dev nodes); whatever is left
+# mounted from a run cut short is let go first, and rm never crosses into another file system.
+unmount_all() { { grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" || true; done; }
 cleanup() {
   if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2> /dev/null || true; fi
-  for m in proc dev/pts dev; do umount -l "$root/$m" 2> /dev/null || true; done
-  rm -rf "$work"
+  unmount_all
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
-rm -rf "$work"
+unmount_all
+rm -rf --one-file-system "$work"
 mkdir -p "$work/debs"
 
 step "1. cpack -G DEB"
@@ -57,8 +61,6 @@ if ! debootstrap --variant=minbase bookworm "$root" "$mirror" > "$work/debootstr
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
-mount --bind /dev/pts "$root/dev/pts"
 cp "$server_deb" "$client_deb" "$root/tmp/"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 in_root sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
