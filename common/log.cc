@@ -22,6 +22,9 @@ struct State {
   std::FILE* file ABSL_GUARDED_BY(mu) = nullptr;  // null: stderr
   uint64_t file_bytes ABSL_GUARDED_BY(mu) = 0;
   std::deque<Line> recent ABSL_GUARDED_BY(mu);
+
+  // Renames PROGRAM.log to .1, .1 to .2, ..., dropping the oldest, and opens a new one.
+  void RollLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 
 State& GetState() {
@@ -35,15 +38,15 @@ std::string FilePath(const Options& o, int generation) {
   return path;
 }
 
-// Renames PROGRAM.log to .1, .1 to .2, ..., dropping the oldest, and opens a new one.
-void RollLocked(State& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
-  if (s.file != nullptr) std::fclose(s.file);
-  s.file = nullptr;
-  const Options& o = s.options;
-  std::remove(FilePath(o, o.max_files).c_str());
-  for (int g = o.max_files - 1; g >= 0; --g) std::rename(FilePath(o, g).c_str(), FilePath(o, g + 1).c_str());
-  s.file = std::fopen(FilePath(o, 0).c_str(), "a");
-  s.file_bytes = 0;
+void State::RollLocked() {
+  if (file != nullptr) std::fclose(file);
+  file = nullptr;
+  std::remove(FilePath(options, options.max_files).c_str());
+  for (int g = options.max_files - 1; g >= 0; --g) {
+    std::rename(FilePath(options, g).c_str(), FilePath(options, g + 1).c_str());
+  }
+  file = std::fopen(FilePath(options, 0).c_str(), "a");
+  file_bytes = 0;
 }
 
 }  // namespace
@@ -105,7 +108,7 @@ void Emit(Level level, std::string_view text, bool to_stderr) {
   if (s.file != nullptr) {
     const std::string out = absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", now, absl::UTCTimeZone()), " ",
                                          AV(LevelName(level)), " ", s.options.program, ": ", AV(text), "\n");
-    if (s.file_bytes + out.size() > s.options.max_file_bytes && s.file_bytes > 0) RollLocked(s);
+    if (s.file_bytes + out.size() > s.options.max_file_bytes && s.file_bytes > 0) s.RollLocked();
     if (s.file != nullptr) {
       std::fwrite(out.data(), 1, out.size(), s.file);
       std::fflush(s.file);
