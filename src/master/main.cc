@@ -204,21 +204,7 @@ int Run(int argc, char** argv) {
     };
     server::HttpFront::Options hopts;
     hopts.listen = v["http_listen"];
-    hopts.routes = {
-        {"/metrics", server::HttpFront::kPrometheusText, [&registry] { return registry.Render(); }},
-        {"/", server::HttpFront::kHtml, [page, conf] {
-           server::StatusPageData d = page();
-           d.conf = conf;
-           return server::RenderStatusHtml(d);
-         }},
-        {"/status.json", server::HttpFront::kJson, [page, conf] {
-           server::StatusPageData d = page();
-           d.conf = conf;
-           return server::RenderStatusJson(d);
-         }},
-        {"/conf", server::HttpFront::kText, [conf] { return server::RenderConfText(conf); }},
-        {"/logs", server::HttpFront::kText, [] { return server::RenderLogText(log::Recent(500)); }},
-    };
+    hopts.routes = server::StatusRoutes(&registry, page, [conf] { return conf; });
     absl::StatusOr<std::unique_ptr<server::HttpFront>> started = server::HttpFront::Start(std::move(hopts));
     if (started.ok()) {
       http = *std::move(started);

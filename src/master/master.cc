@@ -443,14 +443,7 @@ void Master::FillPage(server::StatusPageData* page) const {
   }
   page->server_name = address;
   // admin_ is made before address_ is set and lives as long as the master.
-  admin_->Status(rpc::StatusRequest(), &page->status).IgnoreError();
-  for (const rpc::TableStatus& t : page->status.tables()) {
-    rpc::TableRequest req;
-    req.set_table(t.name());
-    rpc::ListRegionsResponse regions;
-    if (!admin_->ListRegions(req, &regions).ok()) continue;
-    for (rpc::RegionStatus& r : *regions.mutable_regions()) page->regions.push_back(std::move(r));
-  }
+  server::FillFromAdmin(admin_.get(), page);
 }
 
 void Master::Reconcile() {

@@ -163,20 +163,12 @@ int Run(int argc, char** argv) {
   std::unique_ptr<LatencyHistory> history;
   std::atomic<const LatencyHistory*> history_ready{nullptr};
   TableManager* tm = tables->get();
-  auto page_data = [&config, &admin, &history_ready, tm] {
+  auto page_data = [&admin, &history_ready, tm] {
     StatusPageData d;
     d.program = "basalt-server";
     d.server_name = tm->ServerName();
     d.now = absl::Now();
-    admin.Status(rpc::StatusRequest(), &d.status).IgnoreError();
-    for (const rpc::TableStatus& t : d.status.tables()) {
-      rpc::TableRequest req;
-      req.set_table(t.name());
-      rpc::ListRegionsResponse regions;
-      if (!admin.ListRegions(req, &regions).ok()) continue;
-      for (rpc::RegionStatus& r : *regions.mutable_regions()) d.regions.push_back(std::move(r));
-    }
-    d.conf = SettingsInForce(config);
+    FillFromAdmin(&admin, &d);
     d.log = log::Recent(200);
     if (const LatencyHistory* h = history_ready.load()) {
       d.latency = h->Get();
@@ -189,13 +181,7 @@ int Run(int argc, char** argv) {
   if (!config.http_listen.empty()) {
     HttpFront::Options hopts;
     hopts.listen = config.http_listen;
-    hopts.routes = {
-        {"/metrics", HttpFront::kPrometheusText, [&registry] { return registry.Render(); }},
-        {"/", HttpFront::kHtml, [page_data] { return RenderStatusHtml(page_data()); }},
-        {"/status.json", HttpFront::kJson, [page_data] { return RenderStatusJson(page_data()); }},
-        {"/conf", HttpFront::kText, [&config] { return RenderConfText(SettingsInForce(config)); }},
-        {"/logs", HttpFront::kText, [] { return RenderLogText(log::Recent(500)); }},
-    };
+    hopts.routes = StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); });
     absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
     if (started.ok()) {
       http = *std::move(started);

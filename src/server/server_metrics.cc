@@ -101,21 +101,20 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   Must(r->AddCounterFamily("basalt_table_blocked_writes_total",
                            "Writes that waited for a flush (memstore past its blocking limit).",
                            per_table([](const TI& t) { return static_cast<double>(t.stats.blocked_writes); })));
+  // The storage engine's process-wide counts, as every open table's statistics carry them.
+  auto process_wide = [tables](uint64_t RegionStats::*count) {
+    return [tables, count] {
+      uint64_t n = 0;
+      for (const TableManager::TableInfo& t : tables->Stats()) n = std::max(n, t.stats.*count);
+      return static_cast<double>(n);
+    };
+  };
   Must(r->AddCounterFunction("basalt_bloom_skips_total",
                              "Store files a read did not open because their bloom filter ruled the row out, process-wide.",
-                             {}, [tables] {
-                               uint64_t n = 0;
-                               for (const TableManager::TableInfo& t : tables->Stats()) n = std::max(n, t.stats.bloom_skips);
-                               return static_cast<double>(n);
-                             }));
+                             {}, process_wide(&RegionStats::bloom_skips)));
   Must(r->AddCounterFunction("basalt_checksum_failures_total",
-                             "Blocks refused for a bad checksum (never served), process-wide.", {}, [tables] {
-                               uint64_t n = 0;
-                               for (const TableManager::TableInfo& t : tables->Stats()) {
-                                 n = std::max(n, t.stats.checksum_failures);
-                               }
-                               return static_cast<double>(n);
-                             }));
+                             "Blocks refused for a bad checksum (never served), process-wide.", {},
+                             process_wide(&RegionStats::checksum_failures)));
   // The server log.
   auto log = [tables](auto value) { return [tables, value] { return static_cast<double>(value(tables->ServerLogStats())); }; };
   Must(r->AddCounterFunction("basalt_wal_appends_total", "Records appended to the server log.", {},

@@ -12,6 +12,7 @@
 #include "common/json_string.h"
 #include "common/status.h"
 #include "common/string_binary.h"
+#include "src/server/service.h"
 
 namespace basalt::server {
 
@@ -76,6 +77,35 @@ LatencyHistory::Points LatencyHistory::Get() const {
   Points out;
   for (const Tracked& t : tracked_) out.emplace_back(t.series.name, t.points);
   return out;
+}
+
+// ------------------------------------------------------------------ sources and routes
+
+void FillFromAdmin(AdminService* admin, StatusPageData* page) {
+  admin->Status(rpc::StatusRequest(), &page->status).IgnoreError();
+  for (const rpc::TableStatus& t : page->status.tables()) {
+    rpc::TableRequest req;
+    req.set_table(t.name());
+    rpc::ListRegionsResponse regions;
+    if (!admin->ListRegions(req, &regions).ok()) continue;
+    for (rpc::RegionStatus& r : *regions.mutable_regions()) page->regions.push_back(std::move(r));
+  }
+}
+
+std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, std::function<StatusPageData()> page,
+                                           std::function<std::vector<SettingInForce>()> conf) {
+  auto with_conf = [page, conf] {
+    StatusPageData d = page();
+    d.conf = conf();
+    return d;
+  };
+  return {
+      {"/metrics", HttpFront::kPrometheusText, [registry] { return registry->Render(); }},
+      {"/", HttpFront::kHtml, [with_conf] { return RenderStatusHtml(with_conf()); }},
+      {"/status.json", HttpFront::kJson, [with_conf] { return RenderStatusJson(with_conf()); }},
+      {"/conf", HttpFront::kText, [conf] { return RenderConfText(conf()); }},
+      {"/logs", HttpFront::kText, [] { return RenderLogText(log::Recent(500)); }},
+  };
 }
 
 // ------------------------------------------------------------------ text helpers

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "common/metrics.h"
 #include "proto/basalt.pb.h"
 #include "src/server/config.h"
+#include "src/server/http_front.h"
 
 namespace basalt::server {
 
@@ -79,6 +81,17 @@ struct StatusPageData {
   LatencyHistory::Points latency;
   absl::Duration latency_interval;
 };
+
+class AdminService;
+
+// The page's server figures as the shell's `status` has them: `admin`'s Status and every one of
+// its tables' regions (ListRegions).
+void FillFromAdmin(AdminService* admin, StatusPageData* page);
+
+// The HTTP port's routes, a server's and a master's alike: /metrics from `registry`; `/` and
+// /status.json from `page` (read at each request, its `conf` from `conf`); /conf; /logs.
+std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, std::function<StatusPageData()> page,
+                                           std::function<std::vector<SettingInForce>()> conf);
 
 std::string RenderStatusHtml(const StatusPageData& d);
 // One JSON object: {"program", "server", "time", "status" (StatusResponse as protobuf's JSON
