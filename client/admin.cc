@@ -233,7 +233,72 @@ class AdminImpl final : public Admin {
     return WithContext(s, enabled ? "SetVerbs on" : "SetVerbs off");
   }
 
+  absl::Status Grant(const Permission& p) override {
+    rpc::GrantRequest req;
+    req.set_principal(p.principal);
+    req.set_permissions(p.actions);
+    *req.mutable_scope() = ScopeOf(p);
+    return AdminCall(absl::StrCat("Grant ", p.actions, " to ", p.principal), req, &rpc::Admin::Stub::Grant);
+  }
+
+  absl::Status Revoke(const Permission& p) override {
+    rpc::RevokeRequest req;
+    req.set_principal(p.principal);
+    *req.mutable_scope() = ScopeOf(p);
+    return AdminCall(absl::StrCat("Revoke from ", p.principal), req, &rpc::Admin::Stub::Revoke);
+  }
+
+  absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) override {
+    rpc::UserPermissionRequest req;
+    req.set_principal(scope.principal);
+    *req.mutable_scope() = ScopeOf(scope);
+    rpc::UserPermissionResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->UserPermissions(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "UserPermissions");
+    std::vector<Permission> out;
+    for (const rpc::UserPermission& u : resp.permissions()) {
+      Permission p;
+      p.principal = u.principal();
+      p.actions = u.permissions();
+      p.ns = u.scope().namespace_();
+      p.table = u.scope().table();
+      p.family = u.scope().family();
+      p.qualifier = u.scope().qualifier();
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  absl::StatusOr<Identity> WhoAmI() override {
+    rpc::WhoAmIRequest req;
+    rpc::WhoAmIResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->WhoAmI(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "WhoAmI");
+    Identity id;
+    id.user = resp.user();
+    id.groups.assign(resp.groups().begin(), resp.groups().end());
+    id.superuser = resp.superuser();
+    id.authentication = resp.authentication();
+    id.auth_enabled = resp.auth_enabled();
+    return id;
+  }
+
  private:
+  static rpc::PermissionScope ScopeOf(const Permission& p) {
+    rpc::PermissionScope s;
+    s.set_namespace_(p.ns);
+    s.set_table(p.table);
+    s.set_family(p.family);
+    s.set_qualifier(p.qualifier);
+    return s;
+  }
+
   using TableMethod = grpc::Status (rpc::Admin::Stub::*)(grpc::ClientContext*, const rpc::TableRequest&,
                                                          rpc::AdminResponse*);
 

@@ -97,6 +97,9 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   ::setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "100", /*overwrite=*/0);
   SelectorOptions so;
   so.grpc_channels = options.channels;
+  absl::StatusOr<ChannelSecurity> security = MakeChannelSecurity(options.security);
+  if (!security.ok()) return WithContext(security.status(), "Connection::Open");
+  so.security = *std::move(security);
   if (options.transport != TransportChoice::kGrpc) {
     verbs::VerbsPathOptions vo;
     vo.client.max_endpoints = options.verbs_max_endpoints;

@@ -82,7 +82,7 @@ class DefaultSelector final : public NetworkSelector {
     auto [it, added] = servers_.try_emplace(server, nullptr);
     if (added) {
       it->second = std::make_unique<Entry>();
-      it->second->grpc = GrpcPath::Open(server, options_.grpc_channels);
+      it->second->grpc = GrpcPath::Open(server, options_.grpc_channels, options_.security);
     }
     return it->second.get();
   }

@@ -41,6 +41,7 @@ using VerbsPathFactory = std::function<absl::StatusOr<VerbsPathResult>(const std
 
 struct SelectorOptions {
   int grpc_channels = 1;
+  ChannelSecurity security;  // how every server's channels are secured
   VerbsPathFactory verbs_factory;  // empty: everything over gRPC (transport/verbs/path.h makes one)
 };
 

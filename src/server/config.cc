@@ -10,6 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status.h"
 
 namespace basalt::server {
@@ -161,6 +163,44 @@ const std::vector<Setting>& Settings() {
        "the status page's latency graph: one p50/p99 point per this many milliseconds, the last 30 shown",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(c->latency_graph_interval_ms, ParseInt(k, v, 100, 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"tls_cert", "", "PEM file of this server's certificate (chain): with tls_key, every gRPC port serves TLS",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_cert = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"tls_key", "", "PEM file of the private key of tls_cert",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_key = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"tls_ca", "", "PEM file of the CA whose client certificates are asked for and verified (mutual TLS: the "
+                     "certificate's common name is the user); needs tls_cert",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_ca = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"auth", "false", "every call must be authenticated (client certificate or token; needs tls_cert) and is "
+                        "authorised against the grants in basalt:acl (HBase's AccessController)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->auth, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"auth_users_file", "", "the users: lines 'USER TOKEN-SHA256 [GROUP,...]' (the hex SHA-256 of the user's bearer "
+                              "token, or - for a user who only presents a certificate); read at start",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->auth_users_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"superusers", "", "users and @groups (comma-separated) allowed everything, as HBase's hbase.superuser",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->superusers.clear();
+         for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
+           std::string name(absl::StripAsciiWhitespace(part));
+           if (name == "@" || name.find(' ') != std::string::npos) return BadValue(k, v, "expected USER or @GROUP names");
+           c->superusers.push_back(std::move(name));
+         }
          return absl::OkStatus();
        }},
       {"log_level", "info", "lines below this level are dropped: debug, info, warning or error",
@@ -509,6 +549,25 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   std::string host;
   int port;
   BASALT_RETURN_IF_ERROR(SplitHostPort(config.listen, &host, &port));
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return absl::InvalidArgumentError("tls_cert and tls_key go together: give both, or neither (plain text)");
+  }
+  if (!config.tls_ca.empty() && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError("tls_ca (client certificates) needs the server's own tls_cert and tls_key");
+  }
+  if (config.auth && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "auth=true needs TLS (tls_cert, tls_key): certificates and tokens are never taken over plain text");
+  }
+  if (config.auth && config.tls_ca.empty() && config.auth_users_file.empty()) {
+    return absl::InvalidArgumentError(
+        "auth=true needs a way to authenticate: tls_ca (client certificates) or auth_users_file (tokens), or both");
+  }
+  if ((config.auth || !config.tls_cert.empty()) && (config.cluster || !config.zookeeper_quorum.empty())) {
+    return absl::InvalidArgumentError(
+        "TLS and auth are not built for a cluster yet (issue 16: the master's and region servers' calls to each "
+        "other); a standalone server serves them");
+  }
   return absl::OkStatus();
 }
 

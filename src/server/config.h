@@ -78,6 +78,17 @@ struct ServerConfig {
   uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take gRPC
   int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel
   int rdma_session_ttl_s = 600;      // a session token's life (endpoints connect within it)
+  // Security (docs/DESIGN.md §12; src/server/access_control.h). tls_cert and tls_key (PEM files):
+  // every gRPC port serves TLS. tls_ca (PEM): client certificates signed by it are asked for and
+  // verified (mutual TLS; the certificate's common name is the user). auth: every call must be
+  // authenticated (a client certificate, or a token of auth_users_file) and is authorised
+  // against the grants in basalt:acl; superusers (users and @groups) may do everything.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  bool auth = false;
+  std::string auth_users_file;  // lines "USER TOKEN-SHA256|- [GROUP,...]"
+  std::vector<std::string> superusers;
   // The log (common/log.h): stderr (systemd's journal) or files in log_dir, rolled.
   log::Level log_level = log::Level::kInfo;
   std::string log_dir;

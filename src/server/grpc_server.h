@@ -13,6 +13,10 @@
 // max_concurrent_calls a new call fails at once with RESOURCE_EXHAUSTED "server busy: N calls
 // in flight". Calls still queued inside gRPC for a free handler thread are not counted.
 //
+// Security (auth.h, authorize.h): with TLS gRPC listens itself; with an authenticator each
+// call is authenticated when it arrives (UNAUTHENTICATED otherwise), then authorised against
+// the access controller before its handler runs (PERMISSION_DENIED, with an audit line).
+//
 // Connections: Basalt's Acceptor (acceptor.h) listens and hands each connection to gRPC, so a
 // flood of connections past the descriptor limit is refused clearly and accepting resumes once
 // descriptors are free (gRPC 1.51's own listener stops for good, CVE-2023-4785).
@@ -33,6 +37,8 @@
 #include "absl/status/status.h"
 #include "proto/basalt.grpc.pb.h"
 #include "common/metrics.h"
+#include "src/server/access_control.h"
+#include "src/server/auth.h"
 #include "src/server/service.h"
 
 namespace basalt::server {
@@ -61,6 +67,14 @@ class GrpcServer {
     // Where calls are counted (server_metrics.h: requests, errors, bytes per method, latency of
     // the data methods); null: not counted.
     metrics::Registry* metrics = nullptr;
+    // TLS (auth.h ServerTlsCredentials): gRPC then listens itself (TLS cannot be handed a socket
+    // Basalt accepted, so the Acceptor's descriptor cap does not apply); null: plain text.
+    std::shared_ptr<grpc::ServerCredentials> tls;
+    // Every call authenticated (authn) and then authorised (access, authorize.h) before it runs;
+    // null: neither. The access controller also answers Grant, Revoke, UserPermissions; it and
+    // the authenticator must outlive the server.
+    const Authenticator* authn = nullptr;
+    AccessController* access = nullptr;
   };
 
   // The services and counters must outlive the server.

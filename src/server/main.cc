@@ -22,6 +22,8 @@
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
 #include "src/server/acceptor.h"
+#include "src/server/access_control.h"
+#include "src/server/auth.h"
 #include "src/server/cluster_member.h"
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
@@ -40,6 +42,11 @@ namespace {
 
 // Calls in flight get this long to finish after SIGTERM before they are cancelled.
 constexpr std::chrono::seconds kShutdownGrace{10};
+
+// Whether clients on other hosts can reach `host` (the listen address's host part).
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
 
 int Run(int argc, char** argv) {
   DisableMutexDeadlockDetection();
@@ -207,6 +214,42 @@ int Run(int argc, char** argv) {
   gopts.reserved_fds = config.reserved_fds;
   gopts.log = [](std::string_view line) { log::Warning(line); };
   gopts.metrics = &registry;
+  // Security (issue 16): who may do what (kept in basalt:acl), who is calling, and TLS.
+  AccessController::Options acopts;
+  acopts.enabled = config.auth;
+  acopts.superusers = config.superusers;
+  absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, tm->acl_region());
+  std::unique_ptr<Authenticator> authn;
+  absl::Status security = access.status();
+  if (security.ok() && config.auth) {
+    absl::StatusOr<std::unique_ptr<Authenticator>> a = Authenticator::Open(config.auth_users_file, access->get());
+    security = a.status();
+    if (a.ok()) authn = *std::move(a);
+  }
+  if (security.ok() && !config.tls_cert.empty()) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
+        ServerTlsCredentials(config.tls_cert, config.tls_key, config.tls_ca);
+    security = tls.status();
+    if (tls.ok()) gopts.tls = *std::move(tls);
+  }
+  if (!security.ok()) {
+    log::Error(std::string(security.message()));
+    (*tables)->CloseAll().IgnoreError();
+    return 1;
+  }
+  gopts.access = access->get();
+  gopts.authn = authn.get();
+  if (!IsLoopbackHost(host)) {
+    if (config.tls_cert.empty()) {
+      log::Warning(absl::StrCat("serving without TLS on ", config.listen,
+                                ", which is not a loopback address: calls cross the network in plain text (set "
+                                "tls_cert and tls_key)"));
+    }
+    if (!config.auth) {
+      log::Warning(absl::StrCat("serving without authentication on ", config.listen,
+                                ": anyone who reaches it may read, write, create and drop every table (set auth=true)"));
+    }
+  }
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     log::Error(std::string(s.message()));

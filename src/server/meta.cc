@@ -19,6 +19,15 @@ RegionDescriptor MetaDescriptor() {
   return d;
 }
 
+RegionDescriptor AclDescriptor() {
+  RegionDescriptor d;
+  d.name = absl::StrCat(kAclTableName, ",,1");
+  FamilyOptions f;
+  f.name = kAclFamily;
+  d.families.push_back(f);  // one version: a grant replaces the one before it
+  return d;
+}
+
 std::string MetaRowKey(const RegionInfo& info) { return absl::StrCat(info.table, ",", info.start_key, ",", info.id); }
 
 namespace {

@@ -41,6 +41,13 @@ inline constexpr char kMetaFamily[] = "info";
 // The descriptor of meta's one region.
 RegionDescriptor MetaDescriptor();
 
+// basalt:acl, the system table of permissions (HBase's hbase:acl; src/server/access_control.h
+// says its rows): one region in data_dir/acl/, kept beside meta by the same servers, read-only
+// to clients (it changes through the Admin service's Grant and Revoke).
+inline constexpr char kAclTableName[] = "basalt:acl";
+inline constexpr char kAclFamily[] = "l";
+RegionDescriptor AclDescriptor();
+
 std::string MetaRowKey(const RegionInfo& info);
 // The row recording `info` with `state` and `server`.
 RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server);

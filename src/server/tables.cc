@@ -635,6 +635,20 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     hosted.push_back(HostedRegion{RegionInfo{kMetaTableName, "", "", 1}, *std::move(meta)});
     tm->meta_ = std::make_shared<Table>(std::move(meta_spec), std::move(hosted), /*system=*/true);
   }
+  {
+    const std::string acl_dir = options.data_dir + "/acl";
+    absl::StatusOr<std::unique_ptr<Region>> acl = Region::Open(tm->options_.region, AclDescriptor(), acl_dir);
+    if (!acl.ok()) {
+      return absl::Status(acl.status().code(),
+                          absl::StrCat("opening ", kAclTableName, " in ", acl_dir, ": ", acl.status().message()));
+    }
+    TableSpec acl_spec;
+    acl_spec.name = kAclTableName;
+    acl_spec.families = AclDescriptor().families;
+    std::vector<HostedRegion> hosted;
+    hosted.push_back(HostedRegion{RegionInfo{kAclTableName, "", "", 1}, *std::move(acl)});
+    tm->acl_ = std::make_shared<Table>(std::move(acl_spec), std::move(hosted), /*system=*/true);
+  }
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
   std::set<std::string> closed;
   BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired, &closed));
@@ -968,7 +982,7 @@ absl::Status TableManager::SaveLocked(const std::vector<TableSpec>& tables) {
 absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name) const {
   absl::ReaderMutexLock l(&mu_);
   if (stopping_) return absl::UnavailableError("server is shutting down");
-  if (name == kMetaTableName) return meta_;
+  if (std::shared_ptr<Table> t = SystemTable(name); t != nullptr) return t;
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
   if (!it->second.open_error.ok()) return FailedOpen(name, it->second.open_error);
@@ -1279,8 +1293,14 @@ absl::Status TableManager::OpenError(std::string_view name) const {
   return it == entries_.end() ? absl::OkStatus() : it->second.open_error;
 }
 
+std::shared_ptr<Table> TableManager::SystemTable(std::string_view name) const {
+  if (name == kMetaTableName) return meta_;
+  if (name == kAclTableName) return acl_;
+  return nullptr;
+}
+
 absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
-  if (name == kMetaTableName) return meta_->spec();
+  if (std::shared_ptr<Table> t = SystemTable(name); t != nullptr) return t->spec();
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   if (it == entries_.end()) return NotFound(name);
@@ -1337,11 +1357,12 @@ absl::Status TableManager::CloseAll() {
       first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
     }
   }
-  // Meta last: the tables' closes may still have written to it.
-  if (meta_ != nullptr) {
-    meta_->state_.store(Table::State::kStopping, std::memory_order_release);
-    absl::Status s = meta_->CloseRegions();
-    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("closing ", kMetaTableName, ": ", s.message()));
+  // The system tables last: the tables' closes may still have written to meta.
+  for (const std::shared_ptr<Table>& system : {acl_, meta_}) {
+    if (system == nullptr) continue;
+    system->state_.store(Table::State::kStopping, std::memory_order_release);
+    absl::Status s = system->CloseRegions();
+    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("closing ", system->name(), ": ", s.message()));
   }
   return first;
 }
@@ -1352,9 +1373,9 @@ absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(st
   std::string state;
   {
     absl::ReaderMutexLock l(&mu_);
-    if (name == kMetaTableName) {
-      table = meta_;
-      out.push_back(RegionStatus{meta_->regions()[0].info, "OPEN", {}});
+    if (std::shared_ptr<Table> system = SystemTable(name); system != nullptr) {
+      table = system;
+      out.push_back(RegionStatus{system->regions()[0].info, "OPEN", {}});
     } else {
       auto it = entries_.find(name);
       if (it == entries_.end()) return NotFound(name);
@@ -1385,7 +1406,7 @@ std::string TableManager::ServerName() const {
 }
 
 size_t TableManager::RegionCount(std::string_view name) const {
-  if (name == kMetaTableName) return 1;
+  if (name == kMetaTableName || name == kAclTableName) return 1;
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? 0 : it->second.regions.size();

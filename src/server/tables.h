@@ -208,7 +208,7 @@ class TableManager {
 
   // The open table. NotFound "table 'x' does not exist"; FailedPrecondition when disabled or
   // FAILED_OPEN (with the reason).
-  // basalt:meta is found too (read-only: Table::system()).
+  // basalt:meta and basalt:acl are found too (read-only: Table::system()).
   absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name) const;
 
   // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
@@ -281,6 +281,8 @@ class TableManager {
   LogStats ServerLogStats() const { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
 
   Role role() const { return options_.role; }
+  // basalt:acl's region (access_control.h writes it); null on a region server.
+  Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
   // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
   // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
   // table for which `was_there` holds, and records where in meta. Returns how many regions were
@@ -466,6 +468,9 @@ class TableManager {
   // Declared before every region's holder: regions close before the log they write to goes.
   std::unique_ptr<ServerLog> log_;
   std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
+  std::shared_ptr<Table> acl_;   // basalt:acl, likewise (not on a region server)
+  // basalt:meta or basalt:acl by name; null for any other name (or on a region server).
+  std::shared_ptr<Table> SystemTable(std::string_view name) const;
   std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
   mutable absl::Mutex mu_;

@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(BASALT_SANITIZED)
 constexpr int kCaseDivisor = 4;  // ASan is ~4x slower; keep the executable well under a minute
 #else
 constexpr int kCaseDivisor = 1;

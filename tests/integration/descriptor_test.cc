@@ -208,7 +208,7 @@ TEST_F(Descriptors, ConnectionsPastTheCapAreRefusedClearlyAndAcceptedAgainOnceCl
 TEST_F(Descriptors, RunningOutOfDescriptorsRefusesAndAcceptingResumes) {
   // No cap: connections take every descriptor, accept() fails with EMFILE, and the server must
   // still refuse the rest cleanly and accept again once descriptors are free.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(BASALT_SANITIZED)
   // UBSan's vptr check opens a pipe to see whether memory is readable (sanitizer_common's
   // IsAccessibleMemoryRange); with every descriptor in use that fails and it reports "invalid
   // vptr" on sound objects, and halts the server. The plain build runs this test.

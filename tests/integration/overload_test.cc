@@ -180,7 +180,7 @@ class Overload : public ServerTest {
   }
 };
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(BASALT_SANITIZED)
 constexpr uint64_t kSanitizerSlack = 2;  // ASan's shadow, redzones and quarantine
 #else
 constexpr uint64_t kSanitizerSlack = 1;

@@ -1,6 +1,10 @@
 #include "transport/grpc/grpc_settings.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "proto/basalt.pb.h"
 
@@ -33,6 +37,66 @@ grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes) {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt("basalt.channel_tag", tag);
   return args;
+}
+
+namespace {
+
+// A PEM file's text, or InvalidArgument naming the option and the file.
+absl::StatusOr<std::string> ReadPem(const char* option, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(option, " ", path, ": cannot be read"));
+  if (text.str().find("-----BEGIN ") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(option, " ", path, ": holds no PEM block (-----BEGIN ...)"));
+  }
+  return text.str();
+}
+
+}  // namespace
+
+absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& security) {
+  ChannelSecurity out;
+  if (security.tls_ca.empty()) {
+    if (!security.token.empty() || !security.tls_cert.empty()) {
+      return absl::InvalidArgumentError(
+          "a token or client certificate is sent only over TLS: give the CA of the server's certificate (tls_ca)");
+    }
+    return out;
+  }
+  if (security.tls_cert.empty() != security.tls_key.empty()) {
+    return absl::InvalidArgumentError("a client certificate (tls_cert) and its key (tls_key) go together");
+  }
+  grpc::SslCredentialsOptions opts;
+  absl::StatusOr<std::string> ca = ReadPem("tls_ca", security.tls_ca);
+  if (!ca.ok()) return ca.status();
+  opts.pem_root_certs = *std::move(ca);
+  if (!security.tls_cert.empty()) {
+    absl::StatusOr<std::string> cert = ReadPem("tls_cert", security.tls_cert);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPem("tls_key", security.tls_key);
+    if (!key.ok()) return key.status();
+    opts.pem_cert_chain = *std::move(cert);
+    opts.pem_private_key = *std::move(key);
+  }
+  out.credentials = grpc::SslCredentials(opts);
+  if (!security.token.empty()) {
+    // "authorization: Bearer TOKEN" on every call (src/server/auth.h).
+    out.credentials =
+        grpc::CompositeChannelCredentials(out.credentials, grpc::AccessTokenCredentials(security.token));
+  }
+  out.server_name = security.tls_server_name;
+  return out;
+}
+
+std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, const ChannelSecurity& security,
+                                                   int tag) {
+  grpc::ChannelArguments args = ClientChannelArguments(tag);
+  if (security.credentials == nullptr) {
+    return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  }
+  if (!security.server_name.empty()) args.SetSslTargetNameOverride(security.server_name);
+  return grpc::CreateCustomChannel(target, security.credentials, args);
 }
 
 namespace {

@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "basalt/security.h"
 #include "grpcpp/grpcpp.h"
 
 namespace basalt {
@@ -28,6 +30,20 @@ void ApplyServerSettings(grpc::ServerBuilder* builder, int max_message_bytes = k
 // a process that is stopped (SIGSTOP, a frozen VM) would end only when the connection does
 // (BENCHMARKS.md §6 shows what the filter costs a Get).
 grpc::ChannelArguments ClientChannelArguments(int tag = 0, int max_message_bytes = kMaxGrpcMessageBytes);
+
+// How a client's channels are secured: made once from the files ClientSecurity names.
+struct ChannelSecurity {
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: plain text
+  std::string server_name;  // the name the server's certificate must carry; empty: the target's host
+};
+// Reads the PEM files (InvalidArgument naming the one that cannot be read) and makes TLS
+// credentials, with the client certificate and the token when given. InvalidArgument for a
+// token or client certificate without tls_ca (they are never sent in plain text), or a
+// certificate without its key.
+absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& security);
+// A channel to `target` with ClientChannelArguments(tag), secured as `security` says.
+std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, const ChannelSecurity& security,
+                                                   int tag = 0);
 
 // A NotServingRegionError's region travels in the status details (rpc::NotServingRegion,
 // basalt.proto "Regions"); every other status is code and message.

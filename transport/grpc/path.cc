@@ -20,14 +20,14 @@ void SetDeadline(grpc::ClientContext* ctx, absl::Time deadline) {
   ctx->set_deadline(absl::ToChronoTime(deadline));
 }
 
-std::unique_ptr<GrpcPath> GrpcPath::Open(const std::string& target, int channels) {
+std::unique_ptr<GrpcPath> GrpcPath::Open(const std::string& target, int channels, const ChannelSecurity& security) {
   std::unique_ptr<GrpcPath> path(new GrpcPath());
   path->target_ = target;
   if (channels < 1) channels = 1;
   path->channels_.resize(channels);
   for (int i = 0; i < channels; i++) {
     Channel& c = path->channels_[i];
-    c.channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), ClientChannelArguments(i));
+    c.channel = CreateBasaltChannel(target, security, i);
     c.data = rpc::Basalt::NewStub(c.channel);
     c.admin = rpc::Admin::NewStub(c.channel);
     c.echo = rpc::Echo::NewStub(c.channel);

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/basalt.grpc.pb.h"
+#include "transport/grpc/grpc_settings.h"
 #include "transport/path.h"
 
 namespace basalt {
@@ -23,7 +24,8 @@ namespace basalt {
 class GrpcPath final : public DataPath {
  public:
   // Dials lazily (the first call connects).
-  static std::unique_ptr<GrpcPath> Open(const std::string& target, int channels);
+  static std::unique_ptr<GrpcPath> Open(const std::string& target, int channels,
+                                        const ChannelSecurity& security = {});
 
   PathKind kind() const override { return PathKind::kGrpc; }
   absl::Status Get(const rpc::GetRequest& req, absl::Time deadline, rpc::GetResponse* resp) override;

@@ -52,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "basalt/security.h"
 #include "basalt/transport_choice.h"
 #include "basalt/types.h"
 #include "basalt/transport_stats.h"
@@ -85,6 +86,8 @@ struct ConnectionOptions {
   int verbs_max_endpoints = 32;  // verbs endpoints (queue pairs) shared by the calling threads
   absl::Duration verbs_spin = absl::Microseconds(20);  // busy-poll for a reply before sleeping
   absl::Duration verbs_retry = absl::Seconds(5);
+  // TLS and credentials (security.h); default: plain text, no identity.
+  ClientSecurity security = {};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -457,6 +460,28 @@ struct ServerStatus {
   std::vector<std::string> backup_masters;
 };
 
+// A permission (README "Security"; HBase's UserPermission): `actions` (letters of R, W, X, C,
+// A) held by `principal` (a user, or @group) on a scope: all of ns, table, family, qualifier
+// empty is global; ns alone a namespace ("default" holds every user table); a table, with a
+// family, with a qualifier.
+struct Permission {
+  std::string principal;
+  std::string actions;
+  std::string ns;
+  std::string table;
+  std::string family;
+  std::string qualifier;
+};
+
+// Who the server takes this connection for.
+struct Identity {
+  std::string user;  // empty: the server does not authenticate
+  std::vector<std::string> groups;
+  bool superuser = false;
+  std::string authentication;  // "token", "certificate" or "none"
+  bool auth_enabled = false;   // the server authenticates and authorises every call
+};
+
 struct BalanceResult {
   int moves = 0;       // regions moved
   std::string reason;  // why none moved, or what went wrong with some
@@ -509,6 +534,15 @@ class Admin {
   // HBase 2's assign of a region: an unassigned or FAILED_OPEN region opens on a server the
   // master picks. OK when it is open already.
   virtual absl::Status AssignRegion(const std::string& region) = 0;
+
+  // Access control (HBase's grant, revoke, user_permission, whoami). Grant replaces what the
+  // principal holds at exactly that scope; Revoke removes it (actions ignored); both need A on
+  // the scope. UserPermissions lists the grants at or below `scope`'s scope, of its principal
+  // only when set (anyone may list their own).
+  virtual absl::Status Grant(const Permission& permission) = 0;
+  virtual absl::Status Revoke(const Permission& permission) = 0;
+  virtual absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) = 0;
+  virtual absl::StatusOr<Identity> WhoAmI() = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/coding.h"
 #include "absl/time/clock.h"
@@ -549,6 +550,102 @@ absl::StatusOr<Reply> CmdBalancer(Ctx& c) {
   return r;
 }
 
+// The scope arguments of grant, revoke and user_permission from args[first]: none (global),
+// '@ns', or 'table' [, 'family' [, 'qualifier']], as HBase's shell takes them.
+absl::Status ScopeArgs(const Ctx& c, size_t first, Permission* p) {
+  if (c.cmd.args.size() <= first) return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[first], "'@namespace' or a table name", false));
+  if (!name.empty() && name[0] == '@') {
+    if (c.cmd.args.size() > first + 1) {
+      return ArgError(c, c.cmd.args[first + 1], "nothing after a namespace", "(a family needs a table)");
+    }
+    p->ns = name.substr(1);
+    return absl::OkStatus();
+  }
+  p->table = name;
+  if (c.cmd.args.size() > first + 1) {
+    BASALT_ASSIGN_OR_RETURN(p->family, Bytes(c, c.cmd.args[first + 1], "a column family", false));
+  }
+  if (c.cmd.args.size() > first + 2) {
+    BASALT_ASSIGN_OR_RETURN(p->qualifier, Bytes(c, c.cmd.args[first + 2], "a column qualifier"));
+  }
+  return absl::OkStatus();
+}
+
+// HBase's way of printing a scope in user_permission: "namespace,table,family,qualifier".
+std::string ScopeText(const Permission& p) {
+  const std::string ns = !p.ns.empty() ? p.ns : p.table.empty() ? "" : (p.table.find(':') != std::string::npos
+                                                                           ? p.table.substr(0, p.table.find(':'))
+                                                                           : "default");
+  return absl::StrCat(ns, ",", p.table.empty() ? (p.ns.empty() ? "basalt:acl" : "") : ToStringBinary(p.table), ",",
+                      p.family, ",", ToStringBinary(p.qualifier));
+}
+
+// HBase's names of the actions: READ,WRITE,EXEC,CREATE,ADMIN.
+std::string ActionNames(std::string_view letters) {
+  std::vector<std::string> names;
+  for (char ch : letters) {
+    switch (ch) {
+      case 'R': names.push_back("READ"); break;
+      case 'W': names.push_back("WRITE"); break;
+      case 'X': names.push_back("EXEC"); break;
+      case 'C': names.push_back("CREATE"); break;
+      case 'A': names.push_back("ADMIN"); break;
+      default: names.push_back(std::string(1, ch)); break;
+    }
+  }
+  return absl::StrJoin(names, ",");
+}
+
+// grant 'user', 'RWXCA' [, '@ns' | 'table' [, 'family' [, 'qualifier']]]
+absl::StatusOr<Reply> CmdGrant(Ctx& c) {
+  Permission p;
+  BASALT_ASSIGN_OR_RETURN(p.principal, Bytes(c, c.cmd.args[0], "a user or @group", false));
+  BASALT_ASSIGN_OR_RETURN(p.actions, Bytes(c, c.cmd.args[1], "permissions (letters of RWXCA)", false));
+  BASALT_RETURN_IF_ERROR(ScopeArgs(c, 2, &p));
+  BASALT_RETURN_IF_ERROR(Wrap(c, p.table, c.conn->GetAdmin()->Grant(p)));
+  return Done(c, p.table);
+}
+
+// revoke 'user' [, '@ns' | 'table' [, 'family' [, 'qualifier']]]
+absl::StatusOr<Reply> CmdRevoke(Ctx& c) {
+  Permission p;
+  BASALT_ASSIGN_OR_RETURN(p.principal, Bytes(c, c.cmd.args[0], "a user or @group", false));
+  BASALT_RETURN_IF_ERROR(ScopeArgs(c, 1, &p));
+  BASALT_RETURN_IF_ERROR(Wrap(c, p.table, c.conn->GetAdmin()->Revoke(p)));
+  return Done(c, p.table);
+}
+
+// user_permission ['@ns' | 'table'], printed as HBase's shell prints it.
+absl::StatusOr<Reply> CmdUserPermission(Ctx& c) {
+  Permission scope;
+  BASALT_RETURN_IF_ERROR(ScopeArgs(c, 0, &scope));
+  absl::StatusOr<std::vector<Permission>> perms = c.conn->GetAdmin()->UserPermissions(scope);
+  BASALT_RETURN_IF_ERROR(Wrap(c, scope.table, perms.status()));
+  Reply r = Done(c, scope.table);
+  r.messages.push_back(absl::StrCat(absl::StrFormat("%-24s", "User"), " Namespace,Table,Family,Qualifier:Permission"));
+  for (const Permission& p : *perms) {
+    r.messages.push_back(absl::StrCat(" ", absl::StrFormat("%-23s", p.principal), " ", ScopeText(p),
+                                      ": [Permission: actions=", ActionNames(p.actions), "]"));
+  }
+  r.messages.push_back(absl::StrCat(perms->size(), " row(s)"));
+  return r;
+}
+
+// whoami: the user the server takes this connection for, and their groups (HBase's whoami).
+absl::StatusOr<Reply> CmdWhoAmI(Ctx& c) {
+  absl::StatusOr<Identity> id = c.conn->GetAdmin()->WhoAmI();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", id.status()));
+  Reply r = Done(c, "");
+  if (!id->auth_enabled && id->user.empty()) {
+    r.messages.push_back("(the server does not authenticate: auth=false)");
+    return r;
+  }
+  r.messages.push_back(absl::StrCat(id->user, " (", id->authentication, id->superuser ? ", superuser" : "", ")"));
+  r.messages.push_back(absl::StrCat("    groups: ", absl::StrJoin(id->groups, " ")));
+  return r;
+}
+
 // truncate and (with `preserve`) truncate_preserve, as HBase's: disable, drop and create again
 // with the same descriptor, in one region or in the regions it had (their start keys).
 template <bool preserve>
@@ -1088,6 +1185,26 @@ const std::vector<Spec>& Specs() {
        "most to those holding the fewest until no two differ by more than one. Prints true when it moved\n"
        "regions. The master also runs it on its own (basalt-master --balancer_period_ms, 5 minutes).",
        CmdBalancer},
+      {"grant", "security", 2, 5, "grant 'user' | '@group', 'RWXCA' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",
+       "Grants permissions (as HBase's AccessController): R read, W write, X exec, C create/alter/drop,\n"
+       "A admin; on everything (no scope), a namespace ('@default' holds every user table), a table, a\n"
+       "family or a column. It replaces what the user held at exactly that scope, at once and for good\n"
+       "(kept in basalt:acl). Needs A on the scope. Examples:\n"
+       "  grant 'bob', 'RW', 't1'\n"
+       "  grant 'bob', 'W', 't1', 'cf'\n"
+       "  grant '@ops', 'C', '@default'",
+       CmdGrant},
+      {"revoke", "security", 1, 4, "revoke 'user' | '@group' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",
+       "Removes what the user holds at exactly that scope (as HBase's). Example:\n"
+       "  revoke 'bob', 't1'",
+       CmdRevoke},
+      {"user_permission", "security", 0, 1, "user_permission ['@namespace' | 't1']",
+       "Lists the grants on everything, or at or below a namespace or table. Needs A there (anyone may\n"
+       "see their own with the Admin API). Example:\n"
+       "  user_permission 't1'",
+       CmdUserPermission},
+      {"whoami", "security", 0, 0, "whoami", "Shows the user the server takes this shell for, and their groups.",
+       CmdWhoAmI},
       {"verbs_disable", "tools", 0, 0, "verbs_disable",
        "Switches the server's RDMA verbs transport off (Basalt's own; HBase has none): its endpoints\n"
        "are disconnected and clients send Get/Put over gRPC, e.g. for NIC maintenance. Fails with\n"
@@ -1142,7 +1259,7 @@ absl::StatusOr<std::string> HelpText(std::string_view command) {
       "Basalt shell: HBase shell commands over Basalt.\n"
       "Type 'help \"COMMAND\"' for a command's usage, e.g. help 'get'.\n\n"
       "COMMAND GROUPS:\n";
-  for (const char* group : {"general", "ddl", "dml", "tools"}) {
+  for (const char* group : {"general", "ddl", "dml", "tools", "security"}) {
     std::vector<std::string> names;
     for (const Spec& s : Specs()) {
       if (std::string_view(s.group) == group) names.push_back(s.name);

@@ -349,6 +349,24 @@ class FakeAdmin : public Admin {
     s_->admin_calls.push_back("assign " + region);
     return absl::FailedPreconditionError("assign is a cluster master's (basalt-master); this server is standalone");
   }
+  // Access control: what the shell asked for, kept in a list (the server's rules are tested
+  // against a real server, tests/integration/security_test.cc).
+  absl::Status Grant(const Permission& p) override {
+    s_->admin_calls.push_back("grant " + p.principal + " " + p.actions + " [" + p.ns + "|" + p.table + "|" + p.family +
+                              "|" + p.qualifier + "]");
+    permissions_.push_back(p);
+    return absl::OkStatus();
+  }
+  absl::Status Revoke(const Permission& p) override {
+    s_->admin_calls.push_back("revoke " + p.principal + " [" + p.ns + "|" + p.table + "|" + p.family + "|" +
+                              p.qualifier + "]");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) override {
+    s_->admin_calls.push_back("user_permission " + scope.table);
+    return permissions_;
+  }
+  absl::StatusOr<Identity> WhoAmI() override { return Identity{}; }
 
  private:
   FakeServer::TableData* Find(const std::string& name) {
@@ -369,6 +387,7 @@ class FakeAdmin : public Admin {
   }
 
   FakeServer* s_;
+  std::vector<Permission> permissions_;
 };
 
 class FakeConnection : public Connection {

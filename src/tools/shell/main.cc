@@ -38,6 +38,11 @@ constexpr char kUsage[] =
     "  --timeout=SECONDS     deadline of each call, retries included (default 30)\n"
     "  --transport=MODE      auto (Get/Put over RDMA verbs when offered, the default), grpc, verbs\n"
     "  --no-timing           leave out the 'Took N seconds' lines\n"
+    "  --tls-ca=FILE         talk TLS, checking the server's certificate against this CA (PEM)\n"
+    "  --tls-cert=FILE, --tls-key=FILE\n"
+    "                        a client certificate and its key (PEM): mutual TLS, its common name the user\n"
+    "  --token-file=FILE     authenticate with the token in this file (default: $BASALT_TOKEN); needs --tls-ca\n"
+    "  --tls-server-name=NAME  the name the server's certificate carries, when not the --server host\n"
     "  -h, --help            this help\n"
     "With no -e and no file, commands come from stdin: interactively with a prompt when it is a\n"
     "terminal, else as a script. A script stops at its first error and the shell exits 1.\n";
@@ -52,6 +57,8 @@ struct Flags {
   double timeout_seconds = 30;
   bool timing = true;
   TransportChoice transport = TransportChoice::kAuto;
+  ClientSecurity security;
+  std::string token_file;
 };
 
 // Parses argv; returns false (after printing why) for a bad command line.
@@ -112,6 +119,21 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
       } else {
         return std::cerr << "basalt: --transport must be auto, grpc or verbs\n", false;
       }
+    } else if ((m = value_of(&i, arg, "--tls-ca", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-ca needs a value\n", false;
+      flags->security.tls_ca = v;
+    } else if ((m = value_of(&i, arg, "--tls-cert", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-cert needs a value\n", false;
+      flags->security.tls_cert = v;
+    } else if ((m = value_of(&i, arg, "--tls-key", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-key needs a value\n", false;
+      flags->security.tls_key = v;
+    } else if ((m = value_of(&i, arg, "--tls-server-name", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-server-name needs a value\n", false;
+      flags->security.tls_server_name = v;
+    } else if ((m = value_of(&i, arg, "--token-file", &v)) != 0) {
+      if (m < 0 || v.empty()) return std::cerr << "basalt: --token-file needs a value\n", false;
+      flags->token_file = v;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return std::cerr << "basalt: unknown option " << arg << "\n" << kUsage, false;
     } else if (flags->script.empty()) {
@@ -131,6 +153,18 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
   if (flags->server.empty() && flags->zookeeper.empty()) {
     const char* env = std::getenv("BASALT_SERVER");
     flags->server = env != nullptr && *env != '\0' ? env : "127.0.0.1:16020";
+  }
+  // The token: from a file (never on the command line, where ps shows it), else the environment.
+  if (!flags->token_file.empty()) {
+    std::ifstream in(flags->token_file);
+    std::string token;
+    if (!in || !std::getline(in, token)) {
+      return std::cerr << "basalt: --token-file " << flags->token_file << " cannot be read\n", false;
+    }
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    flags->security.token = token;
+  } else if (const char* env = std::getenv("BASALT_TOKEN"); env != nullptr && *env != '\0') {
+    flags->security.token = env;
   }
   return true;
 }
@@ -213,6 +247,7 @@ int Main(int argc, char** argv) {
   options.zookeeper_znode_parent = flags.znode_parent;
   options.timeout = absl::Seconds(flags.timeout_seconds);
   options.transport = flags.transport;
+  options.security = flags.security;
   auto conn = Connection::Open(options);
   if (!conn.ok()) {
     std::cerr << "ERROR: cannot connect to " << (flags.zookeeper.empty() ? flags.server : "the cluster of ZooKeeper " + flags.zookeeper)

@@ -1,0 +1,68 @@
+// Who a gRPC call comes from (issue 16; docs/DESIGN.md §12), and the server's TLS credentials.
+//
+// Two ways to authenticate, both over TLS only (a certificate or token is never taken over plain
+// text), checked by Authenticate for every call before anything else runs:
+//   - a bearer token in the call's metadata ("authorization: Bearer TOKEN"): the users file
+//     (auth_users_file) lists "USER TOKEN-SHA256 [GROUP,...]", the hex SHA-256 of each user's
+//     token, so the file holds no secret a reader could replay;
+//   - a client certificate signed by tls_ca (mutual TLS): its subject's common name is the user,
+//     and the users file may list them with '-' for a token, to give them groups.
+// A call carrying a token is that token's user (a service with a certificate may act for a user
+// that way). Anything else, with auth on, is UNAUTHENTICATED, with the reason.
+//
+// Thread-safety: Authenticate may be called from any thread; the users file is read once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_context.h"
+#include "src/server/access_control.h"
+
+namespace basalt::server {
+
+// The lowercase hex SHA-256 of `data` (what the users file keeps of a token).
+std::string Sha256Hex(std::string_view data);
+
+// A PEM file's text; InvalidArgument naming the setting and file when it cannot be read or
+// holds no PEM block.
+absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path);
+
+// The gRPC server credentials for tls_cert/tls_key, asking for (and verifying, when presented)
+// client certificates signed by tls_ca when it is set.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(const std::string& cert,
+                                                                             const std::string& key,
+                                                                             const std::string& ca);
+
+class Authenticator {
+ public:
+  // Reads the users file (none: certificates only). InvalidArgument naming the file and line
+  // for a malformed line or a user listed twice.
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Open(const std::string& users_file,
+                                                             const AccessController* access);
+
+  // The caller of a call, or Unauthenticated saying why (and an audit line).
+  absl::StatusOr<Identity> Authenticate(const grpc::ServerContext& ctx) const;
+
+  // How the last identity was proven: for WhoAmI ("token" or "certificate").
+  static std::string_view Method(const grpc::ServerContext& ctx);
+
+ private:
+  struct User {
+    std::string name;
+    std::string token_sha256;  // empty: certificate only
+    std::vector<std::string> groups;
+  };
+  explicit Authenticator(const AccessController* access) : access_(access) {}
+  Identity Make(const std::string& name, const std::vector<std::string>& groups) const;
+
+  const AccessController* access_;
+  std::map<std::string, const User*> by_token_;  // token SHA-256 -> user
+  std::map<std::string, User> users_;           // by name
+};
+
+}  // namespace basalt::server
