@@ -1,0 +1,329 @@
+// Security (issue 16, must-show 1) against a real basalt-server with TLS and auth on, and real
+// certificates the test makes with openssl (make_certs.sh): who can connect, who is refused, and
+// what each user may do, as HBase's AccessController decides it. The rules one by one are
+// src/server/access_control_test.cc's; here they go through TLS, the authenticator, the
+// gRPC front end, the client library and the shell.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "basalt/client.h"
+#include "gtest/gtest.h"
+#include "tests/util/server_process.h"
+#include "tests/util/temp_dir.h"
+
+#ifndef BASALT_SERVER_BINARY
+#error "BASALT_SERVER_BINARY must name the basalt-server executable"
+#endif
+
+namespace basalt::testing {
+namespace {
+
+using absl::StatusCode;
+
+// carol authenticates with a token; its SHA-256 is in the users file.
+constexpr char kCarolToken[] = "carol-token-6f1d0c2a9e8b47f5a3d2c1b0e9f8a7d6";
+
+class Security : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = new TempDir();
+    const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(),
+                                         " admin alice bob dave");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  static void TearDownTestSuite() {
+    delete certs_;
+    certs_ = nullptr;
+  }
+  static std::string Cert(const std::string& name) { return certs_->path() + "/" + name; }
+
+  void SetUp() override {
+    // carol: a token, and the group ops; dave: a certificate, and the group admins (superusers).
+    const std::string users = dir_.path() + "/users";
+    std::ofstream(users) << "# USER TOKEN-SHA256 GROUPS\n"
+                         << "carol " << Sha256(kCarolToken) << " ops\n"
+                         << "dave - admins,staff\n";
+    server_ = std::make_unique<ServerProcess>(
+        BASALT_SERVER_BINARY, dir_.path() + "/data",
+        std::vector<std::string>{"--tls_cert=" + Cert("server.pem"), "--tls_key=" + Cert("server.key"),
+                                 "--tls_ca=" + Cert("ca.pem"), "--auth=true", "--auth_users_file=" + users,
+                                 "--superusers=admin,@admins", "--http_listen=off"});
+    absl::Status s = server_->Start();
+    ASSERT_TRUE(s.ok()) << s;
+    admin_ = Open(As("admin"));
+    ASSERT_NE(admin_, nullptr);
+    TableInfo t;
+    t.name = "t1";
+    for (const char* f : {"cf1", "cf2"}) {
+      FamilySettings fs;
+      fs.name = f;
+      t.families.push_back(fs);
+    }
+    ASSERT_TRUE(admin_->GetAdmin()->CreateTable(t).ok());
+    ASSERT_TRUE(admin_->GetTable("t1")->Put(Put("r1").Add("cf1", "q", "one").Add("cf2", "q", "two")).ok());
+  }
+
+  static std::string Sha256(const std::string& s) {
+    std::string out;
+    FILE* p = ::popen(absl::StrCat("printf %s '", s, "' | sha256sum").c_str(), "r");
+    char buf[65] = {};
+    if (p != nullptr && std::fread(buf, 1, 64, p) == 64) out.assign(buf, 64);
+    if (p != nullptr) ::pclose(p);
+    return out;
+  }
+
+  // A user's certificate and key, with the CA.
+  ClientSecurity As(const std::string& user) {
+    ClientSecurity s;
+    s.tls_ca = Cert("ca.pem");
+    s.tls_cert = Cert(user + ".pem");
+    s.tls_key = Cert(user + ".key");
+    return s;
+  }
+  ClientSecurity CaOnly() {
+    ClientSecurity s;
+    s.tls_ca = Cert("ca.pem");
+    return s;
+  }
+
+  // A connection; failed calls are not retried (a refusal is final, and a test waits for none).
+  std::unique_ptr<Connection> Open(const ClientSecurity& security) {
+    ConnectionOptions o;
+    o.address = server_->address();
+    o.timeout = absl::Seconds(10);
+    o.max_attempts = 1;
+    o.transport = TransportChoice::kGrpc;
+    o.security = security;
+    auto c = Connection::Open(o);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+
+  static void ExpectDenied(const absl::Status& s, const std::string& user, const std::string& call,
+                           const std::string& scope) {
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
+    EXPECT_NE(s.message().find("user '" + user + "' may not " + call), std::string::npos) << s;
+    EXPECT_NE(s.message().find(scope), std::string::npos) << s;
+  }
+
+  static TempDir* certs_;
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<Connection> admin_;
+};
+
+TempDir* Security::certs_ = nullptr;
+
+TEST_F(Security, AClientWithoutTheServersCaCannotConnect) {
+  // Plain text to a TLS port: no answer that gRPC takes for one.
+  auto plain = Open(ClientSecurity{});
+  ASSERT_NE(plain, nullptr);
+  absl::Status s = plain->GetTable("t1")->Get(Get("r1")).status();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  // TLS, trusting another CA: the server's certificate does not verify.
+  ClientSecurity rogue;
+  rogue.tls_ca = Cert("rogue-ca.pem");
+  auto other = Open(rogue);
+  ASSERT_NE(other, nullptr);
+  s = other->GetTable("t1")->Get(Get("r1")).status();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  // A token is never sent over plain text: the client refuses to open.
+  ConnectionOptions o;
+  o.address = server_->address();
+  o.security.token = kCarolToken;
+  auto refused = Connection::Open(o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("only over TLS"), std::string::npos) << refused.status();
+}
+
+TEST_F(Security, ACallWithNoCertificateOrKnownTokenIsUnauthenticated) {
+  auto anonymous = Open(CaOnly());
+  ASSERT_NE(anonymous, nullptr);
+  absl::Status s = anonymous->GetTable("t1")->Get(Get("r1")).status();
+  EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s;
+  EXPECT_NE(s.message().find("requires authentication"), std::string::npos) << s;
+  ClientSecurity wrong = CaOnly();
+  wrong.token = "not-a-token-the-server-knows";
+  auto guesser = Open(wrong);
+  ASSERT_NE(guesser, nullptr);
+  s = guesser->GetAdmin()->ListTables().status();
+  EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s;
+  // A certificate another CA signed (with an admin's name) never gets through the handshake.
+  ClientSecurity forged = CaOnly();
+  forged.tls_cert = Cert("rogue.pem");
+  forged.tls_key = Cert("rogue.key");
+  auto mallory = Open(forged);
+  ASSERT_NE(mallory, nullptr);
+  s = mallory->GetAdmin()->DropTable("t1");
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  // Who is who: a certificate's common name, a token's user with its groups.
+  auto carol = Open([&] {
+    ClientSecurity c = CaOnly();
+    c.token = kCarolToken;
+    return c;
+  }());
+  auto who = carol->GetAdmin()->WhoAmI();
+  ASSERT_TRUE(who.ok()) << who.status();
+  EXPECT_EQ(who->user, "carol");
+  EXPECT_EQ(who->authentication, "token");
+  EXPECT_EQ(who->groups, std::vector<std::string>{"ops"});
+  EXPECT_FALSE(who->superuser);
+  auto dave = Open(As("dave"))->GetAdmin()->WhoAmI();
+  ASSERT_TRUE(dave.ok()) << dave.status();
+  EXPECT_EQ(dave->user, "dave");
+  EXPECT_EQ(dave->authentication, "certificate");
+  EXPECT_TRUE(dave->superuser);  // by the group admins
+}
+
+TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "W", "", "t1", "cf1", ""}).ok());
+  auto alice = Open(As("alice"));
+  auto r = alice->GetTable("t1")->Get(Get("r1"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf2", "q").value_or("?"), "two");
+  ExpectDenied(alice->GetTable("t1")->Put(Put("r2").Add("cf1", "q", "x")), "alice", "Mutate",
+               "W on table t1, column cf1:q");
+  auto bob = Open(As("bob"));
+  EXPECT_TRUE(bob->GetTable("t1")->Put(Put("r2").Add("cf1", "q", "by bob")).ok());
+  ExpectDenied(bob->GetTable("t1")->Put(Put("r2").Add("cf2", "q", "x")), "bob", "Mutate",
+               "W on table t1, column cf2:q");
+  // One row writing both: refused whole, nothing of it written.
+  ExpectDenied(bob->GetTable("t1")->Put(Put("r3").Add("cf1", "q", "x").Add("cf2", "q", "y")), "bob", "Mutate",
+               "cf2");
+  EXPECT_TRUE(admin_->GetTable("t1")->Get(Get("r3"))->empty());
+  ExpectDenied(bob->GetTable("t1")->Delete(Delete("r1")), "bob", "Mutate", "W on table t1 ");
+  ExpectDenied(bob->GetTable("t1")->Get(Get("r1")).status(), "bob", "Get", "R on table t1");
+  // A reader of one family sees only that family, and a scan likewise.
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "R", "", "t1", "cf2", ""}).ok());
+  auto narrowed = bob->GetTable("t1")->Get(Get("r1"));
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+  ASSERT_EQ(narrowed->size(), 1u);
+  EXPECT_EQ(narrowed->cells()[0].family, "cf2");
+  auto scanner = bob->GetTable("t1")->GetScanner(Scan());
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  Result row;
+  int cells = 0;
+  while (true) {
+    auto more = (*scanner)->Next(&row);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const auto& c : row.cells()) {
+      EXPECT_EQ(c.family, "cf2");
+      ++cells;
+    }
+  }
+  EXPECT_EQ(cells, 1);
+}
+
+TEST_F(Security, ANonAdminCannotCreateDropOrSwitchVerbsAndSeesOnlyItsTables) {
+  auto alice = Open(As("alice"));
+  TableInfo t;
+  t.name = "t2";
+  t.families.push_back(FamilySettings{});
+  t.families[0].name = "cf";
+  ExpectDenied(alice->GetAdmin()->CreateTable(t), "alice", "CreateTable", "C or A on namespace default");
+  ExpectDenied(alice->GetAdmin()->DisableTable("t1"), "alice", "DisableTable", "C or A on table t1");
+  ExpectDenied(alice->GetAdmin()->DropTable("t1"), "alice", "DropTable", "C or A on table t1");
+  ExpectDenied(alice->GetAdmin()->SetVerbs(false), "alice", "SetVerbs", "A on global");
+  ExpectDenied(alice->GetAdmin()->Status().status(), "alice", "Status", "A on global");
+  ExpectDenied(alice->GetAdmin()->Grant(Permission{"alice", "RWXCA", "", "", "", ""}), "alice", "grant",
+               "A on global");
+  auto none = alice->GetAdmin()->ListTables();
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  // C on the namespace lets her create; A on a table lets her grant on it, nowhere else.
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "C", "default", "", "", ""}).ok());
+  ASSERT_TRUE(alice->GetAdmin()->CreateTable(t).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "A", "", "t2", "", ""}).ok());
+  EXPECT_TRUE(alice->GetAdmin()->Grant(Permission{"bob", "R", "", "t2", "", ""}).ok());
+  ExpectDenied(alice->GetAdmin()->Grant(Permission{"bob", "R", "", "t1", "", ""}), "alice", "grant",
+               "A on table t1");
+  auto listed = alice->GetAdmin()->ListTables();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->size(), 2u);  // C on the namespace holds on every table in it
+}
+
+TEST_F(Security, GrantsAndRevokesTakeEffectAtOnceAndSurviveARestart) {
+  auto carol_security = CaOnly();
+  carol_security.token = kCarolToken;
+  auto carol = Open(carol_security);
+  ExpectDenied(carol->GetTable("t1")->Put(Put("r9").Add("cf1", "q", "x")), "carol", "Mutate", "W on table t1");
+  // A grant to her group, without a restart.
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"@ops", "RW", "", "t1", "", ""}).ok());
+  EXPECT_TRUE(carol->GetTable("t1")->Put(Put("r9").Add("cf1", "q", "x")).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"carol", "R", "", "t1", "cf2", ""}).ok());
+  auto listed = admin_->GetAdmin()->UserPermissions(Permission{"", "", "", "t1", "", ""});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->size(), 2u);
+  // A revoke, without a restart.
+  ASSERT_TRUE(admin_->GetAdmin()->Revoke(Permission{"@ops", "", "", "t1", "", ""}).ok());
+  ExpectDenied(carol->GetTable("t1")->Put(Put("r9").Add("cf1", "q", "y")), "carol", "Mutate", "W on table t1");
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"carol", "W", "", "t1", "cf1", ""}).ok());
+  // SIGKILL: the grants were synced before they were acknowledged.
+  server_->Kill();
+  ASSERT_TRUE(server_->Start().ok());
+  carol = Open(carol_security);
+  EXPECT_TRUE(carol->GetTable("t1")->Put(Put("r9").Add("cf1", "q", "z")).ok());
+  ExpectDenied(carol->GetTable("t1")->Put(Put("r9").Add("cf2", "q", "z")), "carol", "Mutate", "column cf2:q");
+  auto r = carol->GetTable("t1")->Get(Get("r9"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->empty());  // she reads cf2 only, and r9 has only cf1
+  auto mine = carol->GetAdmin()->UserPermissions(Permission{"carol", "", "", "", "", ""});
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_EQ(mine->size(), 2u);
+}
+
+TEST_F(Security, TheShellTalksTlsWithATokenAndGrants) {
+  const std::string token_file = dir_.path() + "/token";
+  std::ofstream(token_file) << kCarolToken << "\n";
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"@ops", "A", "", "t1", "", ""}).ok());
+  const std::string out = dir_.path() + "/shell.out";
+  const std::string cmd =
+      absl::StrCat(BASALT_SHELL_BINARY, " --server=", server_->address(), " --tls-ca=", Cert("ca.pem"),
+                   " --token-file=", token_file, " --no-timing",
+                   " -e \"whoami; grant 'alice', 'RW', 't1', 'cf1'; user_permission 't1'\" >", out, " 2>&1");
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(WEXITSTATUS(rc), 0) << text;
+  EXPECT_NE(text.find("carol (token)"), std::string::npos) << text;
+  EXPECT_NE(text.find("default,t1,cf1,: [Permission: actions=READ,WRITE]"), std::string::npos) << text;
+  EXPECT_NE(text.find("@ops"), std::string::npos) << text;
+  auto alice = Open(As("alice"));
+  EXPECT_TRUE(alice->GetTable("t1")->Put(Put("r5").Add("cf1", "q", "x")).ok());
+}
+
+// The default is loopback and plain text; a server listening beyond it without TLS or auth says
+// so when it starts.
+TEST(SecurityDefaults, AServerOffLoopbackWithoutTlsOrAuthSaysSo) {
+  TempDir dir;
+  ServerProcess server(BASALT_SERVER_BINARY, dir.path() + "/data", {"--listen=0.0.0.0:0", "--http_listen=off"},
+                       dir.path());
+  ASSERT_TRUE(server.Start().ok());
+  server.Terminate();
+  std::ifstream in(dir.path() + "/stderr");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("serving without TLS on 0.0.0.0:0, which is not a loopback address"), std::string::npos) << text;
+  EXPECT_NE(text.find("serving without authentication on 0.0.0.0:0: anyone who reaches it may read, write"),
+            std::string::npos)
+      << text;
+  TempDir quiet_dir;  // on loopback: nothing to say
+  ServerProcess quiet(BASALT_SERVER_BINARY, quiet_dir.path() + "/data", {"--http_listen=off"}, quiet_dir.path());
+  ASSERT_TRUE(quiet.Start().ok());
+  quiet.Terminate();
+  std::ifstream qin(quiet_dir.path() + "/stderr");
+  std::string qtext((std::istreambuf_iterator<char>(qin)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(qtext.find("serving without"), std::string::npos) << qtext;
+}
+
+}  // namespace
+}  // namespace basalt::testing
