@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
 namespace {
@@ -52,19 +53,6 @@ std::string Sha256Hex(std::string_view data) {
     out.push_back(kHex[digest[i] & 15]);
   }
   return out;
-}
-
-absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  if (in) text << in.rdbuf();
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(AV(setting), " = ", path, ": cannot be read"));
-  }
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(AV(setting), " = ", path, ": holds no PEM block (-----BEGIN ...)"));
-  }
-  return text.str();
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(const std::string& cert,

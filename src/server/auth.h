@@ -28,10 +28,6 @@ namespace basalt::server {
 // The lowercase hex SHA-256 of `data` (what the users file keeps of a token).
 std::string Sha256Hex(std::string_view data);
 
-// A PEM file's text; InvalidArgument naming the setting and file when it cannot be read or
-// holds no PEM block.
-absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path);
-
 // The gRPC server credentials for tls_cert/tls_key, asking for (and verifying, when presented)
 // client certificates signed by tls_ca when it is set.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(const std::string& cert,

@@ -56,10 +56,10 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Scan
   return ac.AuthorizeRead(id, "Scan", req->table(), req->mutable_read());
 }
 
-absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::MutateRequest* req) {
-  if (MayWriteTable(ac, id, req->table())) return absl::OkStatus();
+absl::Status Authorize(const AccessController& ac, const Identity& id, const rpc::MutateRequest& req) {
+  if (MayWriteTable(ac, id, req.table())) return absl::OkStatus();
   std::set<std::pair<std::string, std::string>> checked;
-  return CheckRowWrites(ac, id, "Mutate", req->table(), req->mutation(), &checked);
+  return CheckRowWrites(ac, id, "Mutate", req.table(), req.mutation(), &checked);
 }
 
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::BatchMutateRequest* req) {

@@ -25,7 +25,10 @@ namespace basalt::server {
 
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::GetRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::ScanRequest* req);
-absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::MutateRequest* req);
+absl::Status Authorize(const AccessController& ac, const Identity& id, const rpc::MutateRequest& req);
+inline absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::MutateRequest* req) {
+  return Authorize(ac, id, *req);
+}
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::BatchMutateRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::IncrementRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::AppendRequest* req);

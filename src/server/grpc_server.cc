@@ -531,20 +531,17 @@ absl::Status GrpcServer::Start() {
                 BASALT_GLOBAL_ADMIN_(RegionOperation));
   BASALT_UNARY_(as, a, HostedRegions, rpc::HostedRegionsRequest, rpc::HostedRegionsResponse, true,
                 BASALT_GLOBAL_ADMIN_(HostedRegions));
-  // Verbs sessions are not yet bound to the caller who opened them (issue 16): under auth none is
-  // given, and clients take gRPC.
+  // A verbs session is issued to its caller (its endpoints act as them, verbs_front.cc): under
+  // auth, only to one who may read or write something.
   AddUnary<rpc::VerbsSessionRequest, rpc::VerbsSessionResponse>(
       impl, &methods, BASALT_ARM_(bs, OpenVerbsSession, rpc::VerbsSessionRequest, rpc::VerbsSessionResponse),
-      [a, ac](const Identity&, const grpc::ServerContext&, const rpc::VerbsSessionRequest& req,
-              rpc::VerbsSessionResponse* resp) -> absl::Status {
-        if (ac != nullptr && ac->enabled()) {
-          return absl::FailedPreconditionError(
-              "verbs sessions are not given while auth is on (not built yet: a session bound to its caller); "
-              "calls take gRPC");
-        }
-        return a->OpenVerbsSession(req, resp);
+      [a](const Identity& id, const grpc::ServerContext&, const rpc::VerbsSessionRequest& req,
+          rpc::VerbsSessionResponse* resp) { return a->OpenVerbsSession(id, req, resp); },
+      [ac](const Identity& id, rpc::VerbsSessionRequest*) -> absl::Status {
+        if (ac->HasAnywhere(id, kPermRead | kPermWrite)) return absl::OkStatus();
+        return ac->CheckGlobal(id, "OpenVerbsSession", kPermRead | kPermWrite);  // denied, and said so
       },
-      nullptr, /*on_pool=*/false, "OpenVerbsSession");
+      /*on_pool=*/false, "OpenVerbsSession");
   // Tables the caller holds nothing on are left out of the list.
   AddUnary<rpc::ListTablesRequest, rpc::ListTablesResponse>(
       impl, &methods, BASALT_ARM_(as, ListTables, rpc::ListTablesRequest, rpc::ListTablesResponse),

@@ -258,7 +258,7 @@ int Run(int argc, char** argv) {
   }
   VerbsControl verbs_control;
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
-      StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry);
+      StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry, access->get());
   if (!verbs_server.ok()) {
     log::Error(std::string(verbs_server.status().message()));
     server.Shutdown(std::chrono::milliseconds(0));

@@ -864,14 +864,15 @@ absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRe
   return absl::OkStatus();
 }
 
-absl::Status AdminService::OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp) {
+absl::Status AdminService::OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
+                                            rpc::VerbsSessionResponse* resp) {
   (void)req;  // the frame version is checked by the client against the response's
   const VerbsControl* v = counters_->verbs.load();
   if (v == nullptr || !v->open_session) {
     return absl::FailedPreconditionError(
         absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
   }
-  BASALT_ASSIGN_OR_RETURN(*resp, v->open_session());
+  BASALT_ASSIGN_OR_RETURN(*resp, v->open_session(std::make_shared<const Identity>(caller)));
   return absl::OkStatus();
 }
 

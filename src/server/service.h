@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/basalt.pb.h"
+#include "src/server/access_control.h"
 #include "src/server/config.h"
 #include "src/server/tables.h"
 
@@ -91,7 +92,8 @@ class DataService {
 // The verbs transport as the services see it (main.cc fills it in; empty functions: not served).
 struct VerbsControl {
   std::string state = "off";  // "off: <why>" when verbs is not served
-  std::function<absl::StatusOr<rpc::VerbsSessionResponse>()> open_session;
+  // A session issued to `caller` (its endpoints' requests are authorised as theirs).
+  std::function<absl::StatusOr<rpc::VerbsSessionResponse>(std::shared_ptr<const Identity> caller)> open_session;
   std::function<void(bool enabled)> set_enabled;
   std::function<void(rpc::StatusResponse*)> fill_status;  // the verbs_* counters
 };
@@ -146,8 +148,9 @@ class AdminService {
   absl::Status Split(const rpc::SplitRequest& req, rpc::AdminResponse* resp);
   absl::Status Merge(const rpc::MergeRequest& req, rpc::AdminResponse* resp);
   absl::Status Status(const rpc::StatusRequest& req, rpc::StatusResponse* resp);
-  // An RDMA session for a client; FAILED_PRECONDITION when verbs is not served.
-  absl::Status OpenVerbsSession(const rpc::VerbsSessionRequest& req, rpc::VerbsSessionResponse* resp);
+  // An RDMA session for a client, issued to `caller`; FAILED_PRECONDITION when verbs is not served.
+  absl::Status OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
+                                rpc::VerbsSessionResponse* resp);
   absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
   // A cluster's active master (ClusterAdmin); FailedPrecondition elsewhere.
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);

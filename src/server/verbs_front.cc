@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "src/server/authorize.h"
 #include "src/server/server_metrics.h"
 #include "transport/verbs/path.h"
 
@@ -13,7 +14,8 @@ namespace basalt::server {
 
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
-                                                               VerbsControl* control, metrics::Registry* metrics) {
+                                                               VerbsControl* control, metrics::Registry* metrics,
+                                                               const AccessController* access) {
   if (config.rdma == TransportChoice::kGrpc) {
     control->state = "off: rdma=off";
     return nullptr;
@@ -46,19 +48,33 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
     get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
     mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
   }
-  h.get = [data, m = get_metrics](const rpc::GetRequest& req, rpc::GetResponse* resp) {
-    if (!m.has_value()) return data->Get(req, resp);
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status s = data->Get(req, resp);
-    m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), s.ok() ? resp->ByteSizeLong() : 0);
+  // Each request is authorised as the caller its session was issued to (authorize.h), as over
+  // gRPC; with authorisation off nothing is looked at.
+  const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
+  h.get = [data, ac, m = get_metrics](const void* principal, const rpc::GetRequest& req, rpc::GetResponse* resp) {
+    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status s;
+    if (ac == nullptr) {
+      s = data->Get(req, resp);
+    } else {
+      rpc::GetRequest narrowed = req;  // a read is narrowed to what the caller may read
+      s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
+                               : Authorize(*ac, *static_cast<const Identity*>(principal), &narrowed);
+      if (s.ok()) s = data->Get(narrowed, resp);
+    }
+    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), s.ok() ? resp->ByteSizeLong() : 0);
     return s;
   };
-  h.mutate = [data, m = mutate_metrics](const rpc::MutateRequest& req) {
+  h.mutate = [data, ac, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
+    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status s;
+    if (ac != nullptr) {
+      s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
+                               : Authorize(*ac, *static_cast<const Identity*>(principal), req);
+    }
     rpc::MutateResponse unused;
-    if (!m.has_value()) return data->Mutate(req, &unused);
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status s = data->Mutate(req, &unused);
-    m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), 0);
+    if (s.ok()) s = data->Mutate(req, &unused);
+    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), 0);
     return s;
   };
   h.schedule = std::move(schedule);
@@ -72,8 +88,8 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   }
   verbs::VerbsServer* v = server->get();
   control->state = absl::StrCat(v->device_description(), " on ", v->address(), ":", v->port());
-  control->open_session = [v]() -> absl::StatusOr<rpc::VerbsSessionResponse> {
-    absl::StatusOr<verbs::VerbsSession> s = v->NewSession();
+  control->open_session = [v](std::shared_ptr<const Identity> caller) -> absl::StatusOr<rpc::VerbsSessionResponse> {
+    absl::StatusOr<verbs::VerbsSession> s = v->NewSession(std::move(caller));
     if (!s.ok()) return s.status();
     return verbs::SessionToProto(*s);
   };

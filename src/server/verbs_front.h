@@ -18,10 +18,12 @@ namespace basalt::server {
 // rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
 // whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:
 // those are errors. `schedule` is the handler pool (empty: writes run inline). Get and Mutate
-// are counted and timed in `metrics` (transport "verbs") when one is given.
+// are counted and timed in `metrics` (transport "verbs") when one is given. With `access`
+// enabled, each request is authorised as the caller its session was issued to (authorize.h).
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
                                                                VerbsControl* control,
-                                                               metrics::Registry* metrics = nullptr);
+                                                               metrics::Registry* metrics = nullptr,
+                                                               const AccessController* access = nullptr);
 
 }  // namespace basalt::server

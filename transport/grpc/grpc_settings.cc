@@ -39,21 +39,16 @@ grpc::ChannelArguments ClientChannelArguments(int tag, int max_message_bytes) {
   return args;
 }
 
-namespace {
-
-// A PEM file's text, or InvalidArgument naming the option and the file.
-absl::StatusOr<std::string> ReadPem(const char* option, const std::string& path) {
+absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   if (in) text << in.rdbuf();
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(option, " ", path, ": cannot be read"));
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(std::string(setting), " ", path, ": cannot be read"));
   if (text.str().find("-----BEGIN ") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(option, " ", path, ": holds no PEM block (-----BEGIN ...)"));
+    return absl::InvalidArgumentError(absl::StrCat(std::string(setting), " ", path, ": holds no PEM block (-----BEGIN ...)"));
   }
   return text.str();
 }
-
-}  // namespace
 
 absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& security) {
   ChannelSecurity out;
@@ -68,13 +63,13 @@ absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& securi
     return absl::InvalidArgumentError("a client certificate (tls_cert) and its key (tls_key) go together");
   }
   grpc::SslCredentialsOptions opts;
-  absl::StatusOr<std::string> ca = ReadPem("tls_ca", security.tls_ca);
+  absl::StatusOr<std::string> ca = ReadPemFile("tls_ca", security.tls_ca);
   if (!ca.ok()) return ca.status();
   opts.pem_root_certs = *std::move(ca);
   if (!security.tls_cert.empty()) {
-    absl::StatusOr<std::string> cert = ReadPem("tls_cert", security.tls_cert);
+    absl::StatusOr<std::string> cert = ReadPemFile("tls_cert", security.tls_cert);
     if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadPem("tls_key", security.tls_key);
+    absl::StatusOr<std::string> key = ReadPemFile("tls_key", security.tls_key);
     if (!key.ok()) return key.status();
     opts.pem_cert_chain = *std::move(cert);
     opts.pem_private_key = *std::move(key);

@@ -41,6 +41,9 @@ struct ChannelSecurity {
 // token or client certificate without tls_ca (they are never sent in plain text), or a
 // certificate without its key.
 absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& security);
+// A PEM file's text; InvalidArgument naming the setting and the file when it cannot be read or
+// holds no PEM block. (The server reads its tls_cert, tls_key and tls_ca with it too.)
+absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path);
 // A channel to `target` with ClientChannelArguments(tag), secured as `security` says.
 std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, const ChannelSecurity& security,
                                                    int tag = 0);

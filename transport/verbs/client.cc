@@ -133,8 +133,9 @@ absl::StatusOr<VerbsSession> VerbsClient::CurrentSession(bool refresh) {
   if (!refresh && have_session_ && session_.expires > absl::Now() + absl::Seconds(1)) return session_;
   absl::StatusOr<VerbsSession> s = sessions_();
   if (!s.ok()) return s.status();
-  if (s->token.size() != ConnectData::kTokenBytes) {
-    return absl::InternalError(absl::StrCat("verbs session: token of ", s->token.size(), " bytes"));
+  if (s->token.size() != ConnectData::kTokenBytes || s->key.size() != ConnectData::kKeyBytes) {
+    return absl::InternalError(
+        absl::StrCat("verbs session: token of ", s->token.size(), " bytes, key of ", s->key.size(), " bytes"));
   }
   session_ = *s;
   have_session_ = true;
@@ -271,8 +272,11 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   ConnectData cd;
   std::memcpy(cd.token, session.token.data(), ConnectData::kTokenBytes);
   cd.max_reply = static_cast<uint32_t>(p->ep->half());
+  absl::StatusOr<std::string> nonce = RandomBytes(ConnectData::kNonceBytes);
+  if (!nonce.ok()) return nonce.status();
+  std::memcpy(cd.nonce, nonce->data(), ConnectData::kNonceBytes);
   uint8_t priv[ConnectData::kSize];
-  cd.Encode(priv);
+  cd.Encode(session.key, priv);
   rdma_conn_param param{};
   param.private_data = priv;
   param.private_data_len = sizeof(priv);

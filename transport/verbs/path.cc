@@ -233,6 +233,7 @@ rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s) {
   r.set_address(s.address);
   r.set_port(static_cast<uint32_t>(s.port));
   r.set_token(s.token);
+  r.set_key(s.key);
   r.set_ttl_ms(std::max<int64_t>(0, absl::ToInt64Milliseconds(s.expires - absl::Now())));
   r.set_message_bytes(static_cast<uint32_t>(s.message_bytes));
   r.set_frame_version(kFrameVersion);
@@ -244,6 +245,7 @@ VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
   s.address = r.address();
   s.port = static_cast<int>(r.port());
   s.token = r.token();
+  s.key = r.key();
   s.expires = absl::Now() + absl::Milliseconds(r.ttl_ms());
   s.message_bytes = r.message_bytes();
   return s;

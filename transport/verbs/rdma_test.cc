@@ -129,11 +129,15 @@ TEST(SharedChunk, AcquireUntilExhaustedThenReleaseGivesASlotBack) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ConnectData: [magic "BVTK" | token (16) | max_reply | version], little-endian fixed32s.
+// ConnectData: [magic "BVTK" | token (16) | max_reply | version | nonce (8) | mac (16)],
+// little-endian fixed32s, the MAC an HMAC-SHA256 with the session's key.
+
+const std::string kKey(ConnectData::kKeyBytes, 'k');
 
 ConnectData SampleConnectData() {
   ConnectData d;
   for (size_t i = 0; i < ConnectData::kTokenBytes; ++i) d.token[i] = static_cast<uint8_t>(0xA0 + i);
+  for (size_t i = 0; i < ConnectData::kNonceBytes; ++i) d.nonce[i] = static_cast<uint8_t>(0x10 + i);
   d.max_reply = 72 * 1024;
   return d;
 }
@@ -141,17 +145,20 @@ ConnectData SampleConnectData() {
 TEST(ConnectData, EncodeDecodeRoundTrip) {
   const ConnectData d = SampleConnectData();
   uint8_t buf[ConnectData::kSize];
-  d.Encode(buf);
+  d.Encode(kKey, buf);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(buf), 4), "BVTK");
   EXPECT_EQ(std::memcmp(buf + 4, d.token, ConnectData::kTokenBytes), 0);
   EXPECT_EQ(buf[20] | (buf[21] << 8) | (buf[22] << 16) | (buf[23] << 24), 72 * 1024);
-  EXPECT_EQ(buf[24], 1);  // version
+  EXPECT_EQ(buf[24], 2);  // version
   EXPECT_EQ(buf[25] | buf[26] | buf[27], 0);
+  EXPECT_EQ(std::memcmp(buf + 28, d.nonce, ConnectData::kNonceBytes), 0);
 
   absl::StatusOr<ConnectData> back = ConnectData::Decode(buf, sizeof(buf));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(std::memcmp(back->token, d.token, ConnectData::kTokenBytes), 0);
+  EXPECT_EQ(std::memcmp(back->nonce, d.nonce, ConnectData::kNonceBytes), 0);
   EXPECT_EQ(back->max_reply, d.max_reply);
+  EXPECT_TRUE(back->Verify(kKey));
 
   // rdma_cm pads private data with zeros: a longer buffer is fine.
   uint8_t padded[56] = {};
@@ -161,9 +168,25 @@ TEST(ConnectData, EncodeDecodeRoundTrip) {
   EXPECT_EQ(back->max_reply, d.max_reply);
 }
 
+// The MAC binds every field to the session's key: another key, or any byte changed, fails it.
+TEST(ConnectData, TheMacNeedsTheSessionsKeyAndCoversEveryField) {
+  uint8_t buf[ConnectData::kSize];
+  SampleConnectData().Encode(kKey, buf);
+  EXPECT_FALSE(ConnectData::Decode(buf, sizeof(buf))->Verify(std::string(ConnectData::kKeyBytes, 'K')));
+  EXPECT_FALSE(ConnectData::Decode(buf, sizeof(buf))->Verify(""));
+  for (size_t i : {size_t{4}, size_t{19}, size_t{20}, size_t{28}, size_t{35}, size_t{36}, size_t{51}}) {
+    uint8_t flipped[ConnectData::kSize];
+    std::memcpy(flipped, buf, sizeof(buf));
+    flipped[i] ^= 0x40;
+    absl::StatusOr<ConnectData> d = ConnectData::Decode(flipped, sizeof(flipped));
+    ASSERT_TRUE(d.ok()) << i;
+    EXPECT_FALSE(d->Verify(kKey)) << "byte " << i;
+  }
+}
+
 TEST(ConnectData, DecodeRejectsShortBadMagicAndUnknownVersion) {
   uint8_t buf[ConnectData::kSize];
-  SampleConnectData().Encode(buf);
+  SampleConnectData().Encode(kKey, buf);
   auto expect_invalid = [](absl::StatusOr<ConnectData> d, std::string_view message) {
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
@@ -178,7 +201,7 @@ TEST(ConnectData, DecodeRejectsShortBadMagicAndUnknownVersion) {
   bad[0] ^= 1;
   expect_invalid(ConnectData::Decode(bad, sizeof(bad)), "connect data: bad magic");
   std::memcpy(bad, buf, sizeof(bad));
-  bad[24] = 2;
+  bad[24] = 1;  // the version before the MAC
   expect_invalid(ConnectData::Decode(bad, sizeof(bad)), "connect data: unknown version");
   std::memcpy(bad, buf, sizeof(bad));
   bad[24] = 0;
@@ -269,8 +292,8 @@ TEST(RdmaDevices, NamesDevicesOrSaysNoRdmaDevice) {
 
 VerbsHandlers Handlers() {
   VerbsHandlers h;
-  h.get = [](const rpc::GetRequest&, rpc::GetResponse*) { return absl::OkStatus(); };
-  h.mutate = [](const rpc::MutateRequest&) { return absl::OkStatus(); };
+  h.get = [](const void*, const rpc::GetRequest&, rpc::GetResponse*) { return absl::OkStatus(); };
+  h.mutate = [](const void*, const rpc::MutateRequest&) { return absl::OkStatus(); };
   return h;
 }
 
@@ -361,6 +384,7 @@ TEST(VerbsClientOpen, NoRdmaDeviceOnThisHostBeforeAnySession) {
     s.address = "10.0.2.15";
     s.port = 4791;
     s.token = std::string(ConnectData::kTokenBytes, 't');
+    s.key = std::string(ConnectData::kKeyBytes, 'k');
     s.expires = absl::Now() + absl::Minutes(1);
     return s;
   };

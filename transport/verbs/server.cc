@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
@@ -25,6 +26,7 @@ uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; 
 
 struct ServerEndpoint {
   std::unique_ptr<Endpoint> ep;
+  std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
   uint32_t gen = 0;
   size_t max_reply = 0;
@@ -89,8 +91,16 @@ struct VerbsServer::Impl {
   std::vector<std::shared_ptr<ServerEndpoint>> table ABSL_GUARDED_BY(mu);  // by slice index
   uint32_t next_gen ABSL_GUARDED_BY(mu) = 0;
 
+  // A session, by its token.
+  struct Session {
+    absl::Time expires;
+    std::string key;
+    std::shared_ptr<const void> principal;
+    absl::flat_hash_set<std::string> nonces;  // of the connects it has taken
+  };
+  static constexpr size_t kMaxConnectsPerSession = 4096;
   absl::Mutex token_mu;
-  absl::flat_hash_map<std::string, absl::Time> tokens ABSL_GUARDED_BY(token_mu);
+  absl::flat_hash_map<std::string, Session> tokens ABSL_GUARDED_BY(token_mu);
 
   absl::Mutex inflight_mu;
   int inflight ABSL_GUARDED_BY(inflight_mu) = 0;  // tasks on the handler pool
@@ -131,11 +141,20 @@ struct VerbsServer::Impl {
     for (auto& e : all) Disconnect(e.get());
   }
 
-  bool TokenValid(const uint8_t* token) {
-    std::string key(reinterpret_cast<const char*>(token), ConnectData::kTokenBytes);
+  // Whom a connect's session was issued to, or why it is refused (the reject's reason).
+  absl::StatusOr<std::shared_ptr<const void>> Admit(const ConnectData& cd) {
+    std::string key(reinterpret_cast<const char*>(cd.token), ConnectData::kTokenBytes);
     absl::MutexLock l(&token_mu);
     auto it = tokens.find(key);
-    return it != tokens.end() && it->second > absl::Now();
+    if (it == tokens.end()) return absl::PermissionDeniedError("bad token");
+    Session& s = it->second;
+    if (s.expires <= absl::Now()) return absl::PermissionDeniedError("expired token");
+    if (!cd.Verify(s.key)) return absl::PermissionDeniedError("bad signature");
+    if (s.nonces.size() >= kMaxConnectsPerSession) return absl::PermissionDeniedError("session used up");
+    if (!s.nonces.emplace(reinterpret_cast<const char*>(cd.nonce), ConnectData::kNonceBytes).second) {
+      return absl::PermissionDeniedError("replayed connect");
+    }
+    return s.principal;
   }
 
   // --- connections (the CM thread) ---
@@ -152,7 +171,9 @@ struct VerbsServer::Impl {
     rdma_cm_id* id = ev->id;
     if (stop.load() || !owner->enabled()) return Reject(ev, "disabled");
     absl::StatusOr<ConnectData> cd = ConnectData::Decode(ev->param.conn.private_data, ev->param.conn.private_data_len);
-    if (!cd.ok() || !TokenValid(cd->token)) return Reject(ev, "bad token");
+    if (!cd.ok()) return Reject(ev, "bad token");
+    absl::StatusOr<std::shared_ptr<const void>> principal = Admit(*cd);
+    if (!principal.ok()) return Reject(ev, std::string(principal.status().message()));
     if (cd->max_reply < kMinReplyBuffer) return Reject(ev, "reply buffer too small");
     if (id->verbs != listener->verbs) return Reject(ev, "other device");
     std::optional<SharedChunk::Slice> slice = chunk->Acquire();
@@ -167,6 +188,7 @@ struct VerbsServer::Impl {
     se->ep = std::make_unique<Endpoint>(CmId(id), chunk.get(), *slice, *max_inline);
     se->key = slice->index;
     se->max_reply = std::min<size_t>(se->ep->half(), cd->max_reply);
+    se->principal = *std::move(principal);
     {
       absl::MutexLock l(&mu);
       se->gen = ++next_gen;
@@ -253,13 +275,13 @@ struct VerbsServer::Impl {
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
       rpc::GetResponse* resp = &h->get_response;
       resp->Clear();
-      absl::Status st = handlers.get(*get, resp);
+      absl::Status st = handlers.get(se->principal.get(), *get, resp);
       return Send(se.get(), EncodeGetReply(id, st, resp, se->reply_span()));
     }
     // A write leaves the helper: it takes its request with it.
     auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));
     auto run = [this, se, mutation, id] {
-      absl::Status st = handlers.mutate(*mutation);
+      absl::Status st = handlers.mutate(se->principal.get(), *mutation);
       Send(se.get(), EncodeMutateReply(id, st, se->reply_span()));
     };
     if (!handlers.schedule) return run();
@@ -463,7 +485,7 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   return server;
 }
 
-absl::StatusOr<VerbsSession> VerbsServer::NewSession() {
+absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void> principal) {
   // Unavailable, not FailedPrecondition: clients take it as "not now" and ask again later.
   if (!enabled()) return absl::UnavailableError("verbs transport disabled by the operator (SetVerbs)");
   VerbsSession s;
@@ -471,23 +493,19 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession() {
   s.port = port_;
   s.message_bytes = options_.message_bytes;
   s.expires = absl::Now() + options_.session_ttl;
-  s.token.resize(ConnectData::kTokenBytes);
-  size_t got = 0;
-  while (got < s.token.size()) {
-    ssize_t r = getrandom(s.token.data() + got, s.token.size() - got, 0);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(absl::StatusCode::kInternal, "getrandom", errno);
-    }
-    got += static_cast<size_t>(r);
-  }
+  absl::StatusOr<std::string> token = RandomBytes(ConnectData::kTokenBytes);
+  if (!token.ok()) return token.status();
+  absl::StatusOr<std::string> key = RandomBytes(ConnectData::kKeyBytes);
+  if (!key.ok()) return key.status();
+  s.token = *std::move(token);
+  s.key = *std::move(key);
   absl::MutexLock l(&impl_->token_mu);
   if (impl_->tokens.size() >= 1024) {
     absl::Time now = absl::Now();
-    absl::erase_if(impl_->tokens, [now](const auto& kv) { return kv.second <= now; });
+    absl::erase_if(impl_->tokens, [now](const auto& kv) { return kv.second.expires <= now; });
     if (impl_->tokens.size() >= 100000) return absl::ResourceExhaustedError("verbs: too many open sessions");
   }
-  impl_->tokens[s.token] = s.expires;
+  impl_->tokens[s.token] = Impl::Session{s.expires, s.key, std::move(principal), {}};
   impl_->sessions.fetch_add(1, std::memory_order_relaxed);
   return s;
 }

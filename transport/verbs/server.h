@@ -1,9 +1,13 @@
 // The server side of the verbs transport (docs/DESIGN.md, §4, Huang et al., "High-Performance Design of HBase with RDMA over InfiniBand", IPDPS 2012, §IV-C).
 //
 // An rdma_cm listener on one address (which picks the device). A client first gets a session
-// over gRPC (NewSession: a random 16-byte token with an expiry); each endpoint it connects
-// carries the token in the connect request's private data. A connect without a valid, unexpired
-// token is rejected and counted; so is one past max_endpoints.
+// over gRPC (NewSession: a random 16-byte token, a random 32-byte key and an expiry, issued to
+// its caller); each endpoint it connects carries the token, a fresh nonce and a MAC made with
+// the key in the connect request's private data (setup.h ConnectData). A connect whose token
+// was never issued or has expired, whose MAC is not the session's key's (a token read off the
+// wire, or issued to another caller), or whose nonce the session has seen (a replay) is rejected
+// and counted; so is one past max_endpoints. Each endpoint serves its requests as the caller
+// the session was issued to (`principal`, handed to the handlers).
 //
 // Accepted endpoints are assigned round-robin to helper threads. Each helper owns a completion
 // queue shared by its endpoints and polls it (a bounded busy-poll, then the completion
@@ -47,16 +51,17 @@ struct VerbsServerOptions {
   absl::Duration session_ttl = absl::Minutes(10);
 };
 
+// `principal`: what NewSession was given for the endpoint's session (null when nothing was).
 struct VerbsHandlers {
-  std::function<absl::Status(const rpc::GetRequest&, rpc::GetResponse*)> get;
-  std::function<absl::Status(const rpc::MutateRequest&)> mutate;
+  std::function<absl::Status(const void* principal, const rpc::GetRequest&, rpc::GetResponse*)> get;
+  std::function<absl::Status(const void* principal, const rpc::MutateRequest&)> mutate;
   // Runs a task on the handler pool; empty: mutations run inline on the helper thread.
   std::function<void(std::function<void()>)> schedule;
 };
 
 struct VerbsServerStats {
   uint64_t connects_accepted = 0;
-  uint64_t connects_rejected = 0;  // bad, expired or missing token; endpoint limit; disabled
+  uint64_t connects_rejected = 0;  // bad, expired or missing token; bad MAC; replay; endpoint limit; disabled
   uint64_t endpoints_open = 0;
   uint64_t requests = 0;
   uint64_t malformed_frames = 0;
@@ -73,8 +78,9 @@ class VerbsServer {
   VerbsServer(const VerbsServer&) = delete;
   VerbsServer& operator=(const VerbsServer&) = delete;
 
-  // A new session for a client. FailedPrecondition while disabled.
-  absl::StatusOr<VerbsSession> NewSession();
+  // A new session for a client, issued to `principal` (kept with the session, and handed to
+  // the handlers for every request its endpoints carry). Unavailable while disabled.
+  absl::StatusOr<VerbsSession> NewSession(std::shared_ptr<const void> principal = nullptr);
 
   // Disabled: every endpoint is disconnected, connects are rejected and NewSession fails, so
   // clients go to gRPC; enabled again, they come back (an operator's switch for NIC

@@ -72,29 +72,53 @@ absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq)
 struct VerbsSession {
   std::string address;  // numeric IP the server's rdma_cm listens on
   int port = 0;
-  std::string token;    // ConnectData::kTokenBytes random bytes
+  std::string token;    // ConnectData::kTokenBytes random bytes: names the session
+  // ConnectData::kKeyBytes random bytes: the key of every connect's MAC. It travels only in the
+  // gRPC reply (over TLS when the server has it), never over verbs, so a token read off the
+  // fabric, or another user's, connects nothing.
+  std::string key;
   absl::Time expires = absl::InfinitePast();  // endpoints must connect before this
   size_t message_bytes = kDefaultMessageBytes;  // the server's receive half
 };
 
-// The connect request's private data: the session token and the client's receive half. Fixed32
-// fields are little-endian (common/coding.h); rdma_cm may pad the data with zeros.
+// The connect request's private data (rdma_cm gives an RC connect 56 bytes): the session token,
+// the client's receive half, a nonce of this connect and a MAC over them with the session's
+// key. Fixed32 fields are little-endian (common/coding.h); rdma_cm may pad the data with zeros.
 //
 //   offset  0  magic      u32  0x4B545642 ("BVTK")
 //   offset  4  token      16 bytes (VerbsSession::token)
 //   offset 20  max_reply  u32  the client's receive half: replies must fit it
-//   offset 24  version    u32  1
+//   offset 24  version    u32  2
+//   offset 28  nonce      8 bytes, random per connect: the server refuses one it has seen
+//   offset 36  mac        16 bytes: HMAC-SHA256(VerbsSession::key, bytes 0..35), truncated
 struct ConnectData {
   static constexpr uint32_t kMagic = 0x4B545642;  // "BVTK"
+  static constexpr uint32_t kVersion = 2;
   static constexpr size_t kTokenBytes = 16;
-  static constexpr size_t kSize = 28;
+  static constexpr size_t kKeyBytes = 32;
+  static constexpr size_t kNonceBytes = 8;
+  static constexpr size_t kMacBytes = 16;
+  static constexpr size_t kSignedBytes = 36;
+  static constexpr size_t kSize = kSignedBytes + kMacBytes;  // 52
   uint8_t token[kTokenBytes] = {};
   uint32_t max_reply = 0;  // the client's receive half: replies must fit it
+  uint8_t nonce[kNonceBytes] = {};
+  uint8_t mac[kMacBytes] = {};
 
-  void Encode(uint8_t out[kSize]) const;
+  // Encodes, with the MAC computed over the rest with `key`.
+  void Encode(std::string_view key, uint8_t out[kSize]) const;
   // InvalidArgument unless `len` bytes at `p` are a ConnectData of this version (rdma_cm may pad
-  // private data with zeros, so longer is fine).
+  // private data with zeros, so longer is fine). The MAC is not checked: Verify does, once the
+  // token has named the session and so the key.
   static absl::StatusOr<ConnectData> Decode(const void* p, size_t len);
+  // Whether the MAC is right for `key` (compared in constant time).
+  bool Verify(std::string_view key) const;
+
+ private:
+  void EncodeSigned(uint8_t out[kSignedBytes]) const;
 };
+
+// `n` bytes from getrandom(2); Internal on failure.
+absl::StatusOr<std::string> RandomBytes(size_t n);
 
 }  // namespace basalt::verbs

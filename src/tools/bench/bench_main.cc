@@ -29,6 +29,8 @@ constexpr char kUsage[] =
     "usage: basalt-bench server <subcommand> (--server=HOST:PORT | --zookeeper=HOST:PORT) [--flags] [--json]\n"
     "  common      [--transport=grpc|auto|verbs --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32\n"
     "               --znode_parent=/basalt]  (--zookeeper: a cluster; latency then needs --no_floor)\n"
+    "              [--tls_ca=PEM --tls_cert=PEM --tls_key=PEM --token_file=FILE]  (a TLS server; latency:\n"
+    "               --no_floor; src/tools/bench/security_overhead.sh compares TLS + auth with plain text)\n"
     "  latency     [--table=bench_latency --sizes=1,100,1024,4096,16384,65536 --ops=5000 --warmup=500\n"
     "               --threads=1 --rounds=10 --no_floor]\n"
     "              Put (SYNC_WAL) and Get of one cell per size, p50/p95/p99/p99.9 and ops/s, against the\n"

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -99,6 +100,16 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
   }
   o.conn.verbs_spin = absl::Microseconds(spin_us);
   o.conn.verbs_max_endpoints = static_cast<int>(endpoints);
+  // A server with TLS (and auth): the CA, a client certificate, or a token in a file.
+  o.conn.security.tls_ca = flags.Str("tls_ca", "");
+  o.conn.security.tls_cert = flags.Str("tls_cert", "");
+  o.conn.security.tls_key = flags.Str("tls_key", "");
+  if (std::string token_file = flags.Str("token_file", ""); !token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, o.conn.security.token)) {
+      return absl::InvalidArgumentError(absl::StrCat("--token_file ", token_file, " cannot be read"));
+    }
+  }
   return o;
 }
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# What TLS and auth cost a Get (issue 16: at most 10 % more at p50 over gRPC): basalt-bench's
+# Get/Put latency against two servers of one build running at once on this machine, one plain
+# (the loopback default) and one with TLS, client certificates and auth=true (the client a user
+# with RW on the table, not a superuser, so every call is authenticated and authorised), in
+# alternating rounds so that the machine's drift hits both alike.
+#
+#   src/tools/bench/security_overhead.sh BUILD [ROUNDS (3)] [extra basalt-bench flags...]
+#   e.g. src/tools/bench/security_overhead.sh build-release 3
+set -euo pipefail
+[ $# -ge 1 ] || { sed -n 2,9p "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+build=$1 rounds=${2:-3}
+shift; [ $# -gt 0 ] && shift
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+bench=$build/src/tools/bench/basalt-bench
+shell=$build/src/tools/shell/basalt
+dir=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
+"$root/tests/security/make_certs.sh" "$dir/certs" admin bencher >/dev/null
+start() {  # start NAME [flags...]
+  local name=$1
+  shift
+  "$build/src/server/basalt-server" --data_dir="$dir/$name" --listen=127.0.0.1:0 --port_file="$dir/$name.port" \
+    --http_listen=off "$@" > "$dir/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 300); do [ -s "$dir/$name.port" ] && return 0; sleep 0.1; done
+  echo "security_overhead: $name did not start; see $dir/$name.log" >&2; exit 1
+}
+c=$dir/certs
+start plain
+start secure --tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem" --auth=true --superusers=admin
+secure=127.0.0.1:$(cat "$dir/secure.port")
+"$shell" --server="$secure" --tls-ca="$c/ca.pem" --tls-cert="$c/admin.pem" --tls-key="$c/admin.key" --no-timing \
+  -e "create 'bench_latency', 'f'; grant 'bencher', 'RW', 'bench_latency'" >/dev/null
+for r in $(seq "$rounds"); do
+  for which in plain secure; do
+    echo "== round $r, $which"
+    tls=()
+    [ "$which" = secure ] && tls=(--tls_ca="$c/ca.pem" --tls_cert="$c/bencher.pem" --tls_key="$c/bencher.key")
+    "$bench" server latency --server="127.0.0.1:$(cat "$dir/$which.port")" --sizes=1024 --ops=5000 --warmup=500 \
+      --rounds=4 --no_floor "${tls[@]}" "$@" | grep -E "^(Get|Put)|p50" || true
+  done
+done
