@@ -22,6 +22,7 @@
 #include "common/metrics.h"
 #include "common/status.h"
 #include "src/master/master.h"
+#include "src/server/auth.h"
 #include "src/server/config.h"
 #include "src/server/http_front.h"
 #include "src/server/notify.h"
@@ -53,6 +54,12 @@ constexpr Flag kFlags[] = {
     {"http_listen", "127.0.0.1:16010",
      "HOST:PORT of the HTTP port (/ status page, /metrics, /status.json, /conf, /logs; HBase's master UI port); port 0: "
      "a free one; off: none. The default is skipped with a warning when taken; a value given must bind"},
+    {"tls_cert", "", "PEM file of this master's certificate: TLS on its port, and its identity to the region servers"},
+    {"tls_key", "", "PEM file of the private key of tls_cert"},
+    {"tls_ca", "", "PEM file of the CA of the cluster's certificates (clients', region servers')"},
+    {"auth", "false", "every call authenticated and authorised against basalt:acl (needs tls_cert)"},
+    {"auth_users_file", "", "the users: lines 'USER TOKEN-SHA256 [GROUP,...]'"},
+    {"superusers", "", "users and @groups allowed everything (include the region servers' certificate name)"},
     {"log_level", "info", "lines below this level are dropped: debug, info, warning or error"},
     {"log_dir", "", "write the log to basalt-master.log in this directory, rolled (empty: stderr)"},
     {"log_max_file_size", "67108864", "the log file is rolled past this many bytes (log_dir only; 5 old files kept)"},
@@ -179,6 +186,35 @@ int Run(int argc, char** argv) {
   mo.port_file = v["port_file"];
   mo.data_dir = v["data_dir"];
   mo.balancer_period = absl::Milliseconds(balancer_ms);
+  // Security: the same settings, and the same checks, as basalt-server's (config.h).
+  {
+    server::ServerConfig sc;
+    absl::Status parsed = absl::OkStatus();
+    for (const char* key : {"tls_cert", "tls_key", "tls_ca", "auth", "auth_users_file", "superusers"}) {
+      if (parsed.ok()) parsed = server::SetConfigValue(key, v[key], &sc);
+    }
+    if (parsed.ok()) parsed = server::ValidateSecurity(sc);
+    if (parsed.ok() && !sc.tls_cert.empty()) {
+      absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls =
+          server::ServerTlsCredentials(sc.tls_cert, sc.tls_key, sc.tls_ca);
+      parsed = tls.status();
+      if (tls.ok()) mo.tls = *std::move(tls);
+      ClientSecurity own;
+      own.tls_ca = sc.tls_ca;
+      own.tls_cert = sc.tls_cert;
+      own.tls_key = sc.tls_key;
+      absl::StatusOr<ChannelSecurity> client = MakeChannelSecurity(own);
+      if (parsed.ok()) parsed = client.status();
+      if (client.ok()) mo.client = *std::move(client);
+    }
+    if (!parsed.ok()) {
+      std::cerr << "basalt-master: " << parsed.message() << "\n";
+      return 2;
+    }
+    mo.auth = sc.auth;
+    mo.users_file = sc.auth_users_file;
+    mo.superusers = sc.superusers;
+  }
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
   if (!master.ok()) {
     log::Error(std::string(master.status().message()));

@@ -16,7 +16,8 @@
 
 namespace basalt::master {
 
-Master::Master(Options options) : options_(std::move(options)), servers_(options_.server_timeout) {}
+Master::Master(Options options)
+    : options_(std::move(options)), servers_(options_.server_timeout, options_.client) {}
 
 Master::~Master() {
   {
@@ -243,10 +244,26 @@ absl::Status Master::Serve() {
   counters_ = std::make_unique<server::ServerCounters>();
   data_ = std::make_unique<server::DataService>(tables_.get(), config);
   admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get(), this);
+  // Security: the grants live in this master's basalt:acl; each change is announced to the
+  // region servers, which load them again (cluster_member.h FollowGrants).
+  server::AccessController::Options acopts;
+  acopts.enabled = options_.auth;
+  acopts.superusers = options_.superusers;
+  acopts.on_change = [this] {
+    absl::Status told = server::AnnounceGrantsChanged(zk_.get(), options_.paths);
+    if (!told.ok()) Log(absl::StrCat("telling the region servers the grants changed: ", told.message()));
+  };
+  BASALT_ASSIGN_OR_RETURN(access_, server::AccessController::Open(acopts, tables_->acl_region()));
+  if (options_.auth) {
+    BASALT_ASSIGN_OR_RETURN(authn_, server::Authenticator::Open(options_.users_file, access_.get()));
+  }
   server::GrpcServer::Options gopts;
   gopts.listen = options_.listen;
   gopts.log = [this](std::string_view line) { Log(line); };
   gopts.metrics = options_.metrics;
+  gopts.tls = options_.tls;
+  gopts.access = access_.get();
+  gopts.authn = authn_.get();
   grpc_ = std::make_unique<server::GrpcServer>(gopts, data_.get(), admin_.get(), counters_.get());
   BASALT_RETURN_IF_ERROR(grpc_->Start());
   std::string host;
@@ -259,6 +276,10 @@ absl::Status Master::Serve() {
     address_ = address;
   }
   BASALT_RETURN_IF_ERROR(server::PublishMetaServer(zk_.get(), p, address));
+  // The region servers load the grants from this master now (they may have joined before it).
+  if (absl::Status told = server::AnnounceGrantsChanged(zk_.get(), p); !told.ok()) {
+    Log(absl::StrCat("telling the region servers to load the grants: ", told.message()));
+  }
   Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
                    absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));
   if (!options_.port_file.empty()) {

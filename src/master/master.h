@@ -36,7 +36,10 @@
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
 #include "src/master/remote_region.h"
+#include "src/server/access_control.h"
+#include "src/server/auth.h"
 #include "src/server/cluster_member.h"
+#include "src/server/grpc_server.h"
 #include "src/server/service.h"
 #include "src/server/status_page.h"
 
@@ -65,6 +68,15 @@ class Master final : public server::ClusterAdmin {
     absl::Duration balancer_period = absl::Minutes(5);
     std::function<void(std::string_view)> log;
     metrics::Registry* metrics = nullptr;  // the gRPC calls are counted here once active (none: not counted)
+    // Security (issue 16; docs/DESIGN.md §12), as basalt-server's settings say it: TLS on the
+    // master's port (null: plain text); with `auth`, every call authenticated (users_file: the
+    // tokens) and authorised against basalt:acl, which the master keeps; `client`: how its
+    // channels to the region servers are secured (its certificate as the client's).
+    std::shared_ptr<grpc::ServerCredentials> tls;
+    bool auth = false;
+    std::string users_file;
+    std::vector<std::string> superusers;
+    ChannelSecurity client;
   };
 
   // Connects and enters the election; returns at once (active or a backup).
@@ -152,6 +164,8 @@ class Master final : public server::ClusterAdmin {
   std::unique_ptr<server::ServerCounters> counters_;
   std::unique_ptr<server::DataService> data_;
   std::unique_ptr<server::AdminService> admin_;
+  std::unique_ptr<server::AccessController> access_;  // over tables_'s basalt:acl
+  std::unique_ptr<server::Authenticator> authn_;
   std::unique_ptr<server::GrpcServer> grpc_;
 
   absl::Mutex balance_mu_;  // one balancer run at a time

@@ -15,8 +15,7 @@ rpc::Admin::Stub* RegionServers::Stub(const std::string& server) {
   absl::MutexLock l(&mu_);
   std::unique_ptr<rpc::Admin::Stub>& stub = stubs_[server];
   if (stub == nullptr) {
-    stub = rpc::Admin::NewStub(
-        grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), ClientChannelArguments()));
+    stub = rpc::Admin::NewStub(CreateBasaltChannel(server, security_));
   }
   return stub.get();
 }

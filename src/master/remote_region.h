@@ -9,6 +9,8 @@
 // Thread-safety: every method may be called from any number of threads.
 #pragma once
 
+#include "transport/grpc/grpc_settings.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -28,7 +30,10 @@ namespace basalt::master {
 // One gRPC channel per region server (by host:port), made on first use and kept.
 class RegionServers {
  public:
-  explicit RegionServers(absl::Duration timeout) : timeout_(timeout) {}
+  // `security`: how the master's channels to the servers are secured (its own certificate as
+  // the client's, under TLS and auth).
+  explicit RegionServers(absl::Duration timeout, ChannelSecurity security = {})
+      : timeout_(timeout), security_(std::move(security)) {}
   rpc::Admin::Stub* Stub(const std::string& server);
   absl::Duration timeout() const { return timeout_; }
   // A region's figures are only shown (list_regions, status): a server that is slow to give
@@ -37,6 +42,7 @@ class RegionServers {
 
  private:
   const absl::Duration timeout_;  // each call's deadline
+  const ChannelSecurity security_;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<rpc::Admin::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };

@@ -354,6 +354,14 @@ bool AccessController::HasAnywhere(const Identity& id, uint8_t any_of) const {
   return false;
 }
 
+void AccessController::Replace(const std::vector<PermGrant>& grants) {
+  absl::MutexLock l(&mu_);
+  global_.clear();
+  namespaces_.clear();
+  tables_.clear();
+  for (const PermGrant& g : grants) Apply(g);
+}
+
 void AccessController::Apply(const PermGrant& g) {
   std::map<std::string, uint8_t>* m = nullptr;
   if (!g.scope.table.empty()) {
@@ -426,6 +434,7 @@ absl::Status AccessController::Grant(const Identity& by, const PermGrant& grant)
   }
   Audit(absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " granted ", PermString(grant.perms),
                      " to ", grant.principal, " on ", grant.scope.ToString()));
+  if (options_.on_change) options_.on_change();
   return absl::OkStatus();
 }
 
@@ -447,6 +456,7 @@ absl::Status AccessController::Revoke(const Identity& by, const std::string& pri
   }
   Audit(absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " revoked every permission of ",
                      principal, " on ", scope.ToString()));
+  if (options_.on_change) options_.on_change();
   return absl::OkStatus();
 }
 

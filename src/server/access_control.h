@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,6 +74,8 @@ class AccessController {
   struct Options {
     bool enabled = false;                 // off: every check passes (and grants are still kept)
     std::vector<std::string> superusers;  // users, and @groups
+    // Runs after each grant or revoke is stored (a cluster's master tells its region servers).
+    std::function<void()> on_change;
   };
 
   // Loads the grants kept in `acl` (basalt:acl's region; it must outlive the controller).
@@ -111,6 +114,10 @@ class AccessController {
   // of A on the scope, or to a user asking only for their own.
   absl::StatusOr<std::vector<PermGrant>> List(const Identity& by, const PermScope& scope,
                                               std::string_view principal) const;
+
+  // Puts `grants` in place of every grant held in memory (a cluster's region server, which keeps
+  // no basalt:acl, loads the master's; cluster_member.h FollowGrants).
+  void Replace(const std::vector<PermGrant>& grants);
 
   // A line in the log, "audit: ..." (permission changes and denials).
   static void Audit(std::string_view text);

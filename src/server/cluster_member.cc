@@ -1,5 +1,9 @@
 #include "src/server/cluster_member.h"
 
+#include "common/log.h"
+
+#include "src/server/access_control.h"
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -65,17 +69,75 @@ absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const s
   return made.status();
 }
 
-absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name) {
+absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name,
+                              const ChannelSecurity& security) {
   BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
   if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
-  auto stub = rpc::Admin::NewStub(
-      grpc::CreateCustomChannel(node->data, grpc::InsecureChannelCredentials(), ClientChannelArguments()));
+  auto stub = rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
   rpc::SplitRequest req;
   req.set_name(encoded_name);
   rpc::AdminResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   return FromGrpcStatus(stub->Split(&ctx, req, &resp));
+}
+
+absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.acl()));
+  const int64_t next = node.has_value() ? std::strtoll(node->data.c_str(), nullptr, 10) + 1 : 1;
+  if (!node.has_value()) {
+    absl::StatusOr<std::string> made = zk->Create(paths.acl(), absl::StrCat(next), ZooKeeper::Mode::kPersistent);
+    if (!absl::IsAlreadyExists(made.status())) return made.status();
+  }
+  return zk->Set(paths.acl(), absl::StrCat(next));
+}
+
+namespace {
+
+// Every grant the active master keeps (UserPermissions on the global scope).
+absl::StatusOr<std::vector<PermGrant>> FetchGrants(ZooKeeper* zk, const ClusterPaths& paths,
+                                                   const ChannelSecurity& security) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
+  if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
+  auto stub = rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
+  rpc::UserPermissionRequest req;
+  rpc::UserPermissionResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  BASALT_RETURN_IF_ERROR(FromGrpcStatus(stub->UserPermissions(&ctx, req, &resp)));
+  std::vector<PermGrant> out;
+  for (const rpc::UserPermission& p : resp.permissions()) {
+    PermGrant g;
+    g.principal = p.principal();
+    g.scope = ScopeFromProto(p.scope());
+    BASALT_ASSIGN_OR_RETURN(g.perms, ParsePerms(p.permissions()));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// Loads the grants and watches <parent>/acl for the next change (the watch fires once; it is
+// set again on every load).
+absl::Status LoadAndWatch(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                          AccessController* access) {
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.parent));
+  absl::StatusOr<std::string> made = zk->Create(paths.acl(), "0", ZooKeeper::Mode::kPersistent);
+  if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
+  // The watch first, so a change made while the grants are read is not missed.
+  BASALT_RETURN_IF_ERROR(zk->Get(paths.acl(), [zk, paths, security, access] {
+                                   absl::Status s = LoadAndWatch(zk, paths, security, access);
+                                   if (!s.ok()) log::Warning(absl::StrCat("loading the grants again: ", s.message()));
+                                 }).status());
+  BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, FetchGrants(zk, paths, security));
+  access->Replace(grants);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                          AccessController* access) {
+  return LoadAndWatch(zk, paths, security, access);
 }
 
 }  // namespace basalt::server

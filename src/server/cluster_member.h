@@ -10,8 +10,13 @@
 //                                         registration), whose RADOS client the next one fences
 //   <parent>/meta-server                  HOST:PORT of the server holding basalt:meta, where
 //                                         clients start (as HBase's meta-region-server)
+//   <parent>/acl                          a counter the active master bumps after each grant
+//                                         or revoke: region servers watch it and load the
+//                                         grants again (as HBase's /hbase/acl)
 // A registration is text, one "key=value" per line, readable with zkCli.
 #pragma once
+
+#include "transport/grpc/grpc_settings.h"
 
 #include <cstdint>
 #include <functional>
@@ -22,6 +27,8 @@
 #include "common/zookeeper.h"
 
 namespace basalt::server {
+
+class AccessController;
 
 struct ServerRegistration {
   std::string name;            // HOST:PORT it serves gRPC on
@@ -44,6 +51,7 @@ struct ClusterPaths {
   std::string masters() const { return parent + "/master"; }
   std::string meta_server() const { return parent + "/meta-server"; }
   std::string active_master() const { return parent + "/active-master"; }
+  std::string acl() const { return parent + "/acl"; }
 };
 
 // Registers a server: its ephemeral node, then its persistent registration (in that order, so
@@ -59,6 +67,16 @@ absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const s
 // Asks the active master (named in ZooKeeper) to split region `encoded_name`: what a region
 // server does when one of its regions passes the split size (HBase's region server reports the
 // split it wants to the master, which runs it). Returns the master's answer.
-absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name);
+absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name,
+                              const ChannelSecurity& security = {});
+
+// The active master's: tells the region servers the grants changed (bumps <parent>/acl).
+absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths);
+// A region server's: loads every grant from the active master (its UserPermissions, as this
+// server's identity, a superuser there) into `access`, now and again each time <parent>/acl
+// changes, until the session ends. The first load's error is returned (the server should not
+// serve with no grants); later ones are logged, and the copy it has stays.
+absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                          AccessController* access);
 
 }  // namespace basalt::server

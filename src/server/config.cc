@@ -549,6 +549,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   std::string host;
   int port;
   BASALT_RETURN_IF_ERROR(SplitHostPort(config.listen, &host, &port));
+  return ValidateSecurity(config);
+}
+
+absl::Status ValidateSecurity(const ServerConfig& config) {
   if (config.tls_cert.empty() != config.tls_key.empty()) {
     return absl::InvalidArgumentError("tls_cert and tls_key go together: give both, or neither (plain text)");
   }
@@ -562,11 +566,6 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   if (config.auth && config.tls_ca.empty() && config.auth_users_file.empty()) {
     return absl::InvalidArgumentError(
         "auth=true needs a way to authenticate: tls_ca (client certificates) or auth_users_file (tokens), or both");
-  }
-  if ((config.auth || !config.tls_cert.empty()) && (config.cluster || !config.zookeeper_quorum.empty())) {
-    return absl::InvalidArgumentError(
-        "TLS and auth are not built for a cluster yet (issue 16: the master's and region servers' calls to each "
-        "other); a standalone server serves them");
   }
   return absl::OkStatus();
 }

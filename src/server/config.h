@@ -133,6 +133,8 @@ absl::Status SetConfigValue(std::string_view key, std::string_view value, Server
 
 // Checks values that depend on each other, and what cluster mode needs. InvalidArgument.
 absl::Status ValidateConfig(const ServerConfig& config);
+// The security settings' part of it (basalt-master checks its own with it too).
+absl::Status ValidateSecurity(const ServerConfig& config);
 
 // Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.
 absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port);

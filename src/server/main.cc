@@ -126,15 +126,29 @@ int Run(int argc, char** argv) {
   std::atomic<ZooKeeper*> joined_zk{nullptr};
   ClusterPaths paths;
   paths.parent = config.zookeeper_znode_parent;
+  // Its calls to the master (splits, the grants) go as this server: its certificate, the CA.
+  ChannelSecurity to_master;
+  if (!config.tls_cert.empty()) {
+    ClientSecurity own;
+    own.tls_ca = config.tls_ca;
+    own.tls_cert = config.tls_cert;
+    own.tls_key = config.tls_key;
+    absl::StatusOr<ChannelSecurity> made = MakeChannelSecurity(own);
+    if (!made.ok()) {
+      log::Error(std::string(made.status().message()));
+      return 1;
+    }
+    to_master = *std::move(made);
+  }
   if (config.cluster) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.
     topts.role = Role::kRegionServer;
     topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
-    topts.request_split = [&joined_zk, &paths](const std::string& encoded_name) {
+    topts.request_split = [&joined_zk, &paths, &to_master](const std::string& encoded_name) {
       ZooKeeper* z = joined_zk.load();
       if (z == nullptr) return absl::UnavailableError("not in the cluster yet");
-      return AskMasterToSplit(z, paths, encoded_name);
+      return AskMasterToSplit(z, paths, encoded_name, to_master);
     };
     topts.abort = [](const absl::Status& why) {
       log::Error(absl::StrCat("aborting: ", why.message()));
@@ -219,6 +233,12 @@ int Run(int argc, char** argv) {
   acopts.enabled = config.auth;
   acopts.superusers = config.superusers;
   absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, tm->acl_region());
+  // The ZooKeeper session, whose watches load the grants into `access` (FollowGrants), ends
+  // before `access` goes.
+  absl::Cleanup end_zk_first = [&zk, &joined_zk] {
+    joined_zk.store(nullptr);
+    zk.reset();
+  };
   std::unique_ptr<Authenticator> authn;
   absl::Status security = access.status();
   if (security.ok() && config.auth) {
@@ -328,6 +348,15 @@ int Run(int argc, char** argv) {
     }
     zk = *std::move(joined);
     joined_zk.store(zk.get());
+    if (config.cluster && config.auth) {
+      // The grants are the master's (basalt:acl): loaded now, and again whenever it says they
+      // changed. Until the first load every call but a superuser's is refused.
+      absl::Status followed = FollowGrants(zk.get(), paths, to_master, access->get());
+      if (!followed.ok()) {
+        log::Warning(absl::StrCat("the grants are not loaded yet (", followed.message(),
+                                  "); they will be when the master announces them"));
+      }
+    }
     std::cout << "basalt-server: registered in ZooKeeper " << config.zookeeper_quorum << " as "
               << paths.live() << "/" << me.NodeName() << " (session 0x" << absl::StrCat(absl::Hex(zk->session_id()))
               << ")" << std::endl;

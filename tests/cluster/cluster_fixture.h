@@ -63,7 +63,8 @@ class ClusterFixture : public ::testing::Test {
   // `balancer_ms`: how often it balances on its own (0: only when asked); `session_ms`: its
   // ZooKeeper session timeout; `fault_point`: the point it kills itself at (common/fault_point.h).
   std::unique_ptr<ChildProcess> StartMaster(const std::string& name, int balancer_ms = 0, int session_ms = 1000,
-                                            const std::string& fault_point = "") {
+                                            const std::string& fault_point = "",
+                                            const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv;
     if (!fault_point.empty()) argv = {"/usr/bin/env", "BASALT_FAULT_POINT=" + fault_point};
     argv.insert(argv.end(), {BASALT_MASTER_BINARY,
@@ -75,6 +76,7 @@ class ClusterFixture : public ::testing::Test {
                                      "--http_listen=127.0.0.1:0",
                                      absl::StrCat("--balancer_period_ms=", balancer_ms)});
     argv.insert(argv.end(), storage_.begin(), storage_.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
     auto m = ChildProcess::Spawn(argv, dir_.path() + "/" + name + ".log");
     EXPECT_TRUE(m.ok()) << m.status();
     return m.ok() ? *std::move(m) : nullptr;
@@ -190,8 +192,10 @@ class ClusterFixture : public ::testing::Test {
   }
   // A client that knows only ZooKeeper.
   std::unique_ptr<Connection> Connect(absl::Duration timeout = absl::Seconds(30),
-                                      TransportChoice transport = TransportChoice::kAuto) {
+                                      TransportChoice transport = TransportChoice::kAuto,
+                                      const ClientSecurity& security = {}) {
     ConnectionOptions o;
+    o.security = security;
     o.transport = transport;
     o.zookeeper_quorum = TestZkQuorum();
     o.zookeeper_znode_parent = parent_;

@@ -198,6 +198,66 @@ TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
   EXPECT_TRUE(table->Get(Get("after")).value().empty()) << "a fenced server's write reached storage";
 }
 
+// TLS and auth across a cluster (issue 16): the master and the region servers serve TLS, each
+// one's certificate (CN basalt-server) is its identity to the others and a superuser; the grants
+// live in the master's basalt:acl and reach the region servers when the master announces them.
+TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
+  const std::string certs = dir_.path() + "/certs";
+  ASSERT_EQ(std::system(absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs,
+                                     " admin alice >/dev/null").c_str()),
+            0);
+  const std::vector<std::string> secure = {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key",
+                                           "--tls_ca=" + certs + "/ca.pem", "--auth=true",
+                                           "--superusers=basalt-server,admin"};
+  auto master = StartMaster("m1", 0, 1000, "", secure);
+  ASSERT_TRUE(master);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  for (int i = 0; i < 2; ++i) {
+    servers.push_back(NewServer(1000, secure));
+    ASSERT_TRUE(servers.back()->Start().ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 2u; }));
+  auto as = [&](const std::string& user) {
+    ClientSecurity c;
+    c.tls_ca = certs + "/ca.pem";
+    c.tls_cert = certs + "/" + user + ".pem";
+    c.tls_key = certs + "/" + user + ".key";
+    return c;
+  };
+  auto admin = Connect(absl::Seconds(30), TransportChoice::kGrpc, as("admin"));
+  ASSERT_NE(admin, nullptr);
+  ASSERT_TRUE(admin->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
+  PutLetters(admin->GetTable("t").get(), "v");
+  EXPECT_EQ(RegionsPerServer(admin.get(), "t").size(), 2u);  // both servers serve a region
+
+  auto alice = Connect(absl::Seconds(10), TransportChoice::kGrpc, as("alice"));
+  ASSERT_NE(alice, nullptr);
+  absl::Status denied = alice->GetTable("t")->Get(Get("a")).status();
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied) << denied;
+  // A grant on the master reaches both region servers without a restart.
+  ASSERT_TRUE(admin->GetAdmin()->Grant(Permission{"alice", "R", "", "t", "", ""}).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return alice->GetTable("t")->Get(Get("a")).ok() && alice->GetTable("t")->Get(Get("z")).ok();
+  }));
+  ExpectLetters(alice->GetTable("t").get(), "v");
+  EXPECT_EQ(alice->GetTable("t")->Put(Put("a").Add("f", "q", "x")).code(), absl::StatusCode::kPermissionDenied);
+  ASSERT_TRUE(admin->GetAdmin()->Revoke(Permission{"alice", "", "", "t", "", ""}).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return alice->GetTable("t")->Get(Get("z")).status().code() == absl::StatusCode::kPermissionDenied;
+  }));
+  // Plain text reaches nothing.
+  ConnectionOptions plain;
+  plain.zookeeper_quorum = TestZkQuorum();
+  plain.zookeeper_znode_parent = parent_;
+  plain.timeout = absl::Seconds(3);
+  plain.max_attempts = 1;
+  plain.transport = TransportChoice::kGrpc;
+  auto p = Connection::Open(plain);
+  if (p.ok()) {
+    EXPECT_EQ((*p)->GetTable("t")->Get(Get("a")).status().code(), absl::StatusCode::kUnavailable);
+  }
+}
+
 TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive) {
   auto m1 = StartMaster("m1");
   ASSERT_TRUE(m1);
