@@ -199,11 +199,7 @@ int Run(int argc, char** argv) {
           server::ServerTlsCredentials(sc.tls_cert, sc.tls_key, sc.tls_ca);
       parsed = tls.status();
       if (tls.ok()) mo.tls = *std::move(tls);
-      ClientSecurity own;
-      own.tls_ca = sc.tls_ca;
-      own.tls_cert = sc.tls_cert;
-      own.tls_key = sc.tls_key;
-      absl::StatusOr<ChannelSecurity> client = MakeChannelSecurity(own);
+      absl::StatusOr<ChannelSecurity> client = server::OwnChannelSecurity(sc);
       if (parsed.ok()) parsed = client.status();
       if (client.ok()) mo.client = *std::move(client);
     }

@@ -150,39 +150,35 @@ void AccessController::Resolve(Identity* id) const {
   }
 }
 
-std::vector<std::string> AccessController::Principals(const Identity& id) {
-  std::vector<std::string> out;
-  out.reserve(1 + id.groups.size());
-  out.push_back(id.user);
-  for (const std::string& g : id.groups) out.push_back(absl::StrCat("@", g));
-  return out;
-}
-
-uint8_t AccessController::Held(const std::map<std::string, uint8_t>& m, const std::vector<std::string>& principals) {
-  uint8_t held = 0;
+uint8_t AccessController::Held(const std::map<std::string, uint8_t>& m, const Identity& id) {
   if (m.empty()) return 0;
-  for (const std::string& p : principals) {
-    auto it = m.find(p);
-    if (it != m.end()) held |= it->second;
+  uint8_t held = 0;
+  if (auto it = m.find(id.user); it != m.end()) held |= it->second;
+  // "@group", in a buffer each thread reuses: a check allocates nothing.
+  thread_local std::string key;
+  for (const std::string& g : id.groups) {
+    key.assign("@");
+    key.append(g);
+    if (auto it = m.find(key); it != m.end()) held |= it->second;
   }
   return held;
 }
 
-uint8_t AccessController::HeldAt(const std::vector<std::string>& principals, const PermScope& scope) const {
-  uint8_t held = Held(global_, principals);
+uint8_t AccessController::HeldAt(const Identity& id, const PermScope& scope) const {
+  uint8_t held = Held(global_, id);
   const std::string ns = !scope.table.empty() ? NamespaceOf(scope.table) : scope.ns;
   if (!ns.empty()) {
-    if (auto it = namespaces_.find(ns); it != namespaces_.end()) held |= Held(it->second, principals);
+    if (auto it = namespaces_.find(ns); it != namespaces_.end()) held |= Held(it->second, id);
   }
   if (scope.table.empty()) return held;
   auto t = tables_.find(scope.table);
   if (t == tables_.end()) return held;
-  held |= Held(t->second.table, principals);
+  held |= Held(t->second.table, id);
   if (scope.family.empty()) return held;
-  if (auto f = t->second.family.find(scope.family); f != t->second.family.end()) held |= Held(f->second, principals);
+  if (auto f = t->second.family.find(scope.family); f != t->second.family.end()) held |= Held(f->second, id);
   if (scope.qualifier.empty()) return held;
   if (auto c = t->second.column.find({scope.family, scope.qualifier}); c != t->second.column.end()) {
-    held |= Held(c->second, principals);
+    held |= Held(c->second, id);
   }
   return held;
 }
@@ -203,10 +199,9 @@ absl::Status AccessController::Denied(const Identity& id, std::string_view call,
 absl::Status AccessController::CheckScope(const Identity& id, std::string_view call, uint8_t any_of,
                                           const PermScope& scope) const {
   if (!options_.enabled || id.superuser) return absl::OkStatus();
-  const std::vector<std::string> principals = Principals(id);
   {
     absl::ReaderMutexLock l(&mu_);
-    if (HeldAt(principals, scope) & any_of) return absl::OkStatus();
+    if (HeldAt(id, scope) & any_of) return absl::OkStatus();
   }
   return Denied(id, call, any_of, scope);
 }
@@ -237,7 +232,6 @@ absl::Status AccessController::AuthorizeRead(const Identity& id, std::string_vie
   // basalt:meta is every authenticated user's to read (clients locate regions in it), as
   // hbase:meta is in HBase.
   if (table == kMetaTableName && !id.user.empty()) return absl::OkStatus();
-  const std::vector<std::string> principals = Principals(id);
   PermScope whole;
   whole.table = std::string(table);
   // What the caller may read of the table below the table itself: families, columns.
@@ -245,14 +239,14 @@ absl::Status AccessController::AuthorizeRead(const Identity& id, std::string_vie
   std::map<std::string, std::vector<std::string>> columns;
   {
     absl::ReaderMutexLock l(&mu_);
-    if (HeldAt(principals, whole) & kPermRead) return absl::OkStatus();
+    if (HeldAt(id, whole) & kPermRead) return absl::OkStatus();
     auto t = tables_.find(table);
     if (t != tables_.end()) {
       for (const auto& [f, m] : t->second.family) {
-        if (Held(m, principals) & kPermRead) families.insert(f);
+        if (Held(m, id) & kPermRead) families.insert(f);
       }
       for (const auto& [fq, m] : t->second.column) {
-        if ((Held(m, principals) & kPermRead) && !families.count(fq.first)) columns[fq.first].push_back(fq.second);
+        if ((Held(m, id) & kPermRead) && !families.count(fq.first)) columns[fq.first].push_back(fq.second);
       }
     }
   }
@@ -304,18 +298,17 @@ absl::Status AccessController::AuthorizeRead(const Identity& id, std::string_vie
 
 bool AccessController::HasAnyOn(const Identity& id, std::string_view table) const {
   if (!options_.enabled || id.superuser) return true;
-  const std::vector<std::string> principals = Principals(id);
   absl::ReaderMutexLock l(&mu_);
   PermScope whole;
   whole.table = std::string(table);
-  if (HeldAt(principals, whole) != 0) return true;
+  if (HeldAt(id, whole) != 0) return true;
   auto t = tables_.find(table);
   if (t == tables_.end()) return false;
   for (const auto& [f, m] : t->second.family) {
-    if (Held(m, principals) != 0) return true;
+    if (Held(m, id) != 0) return true;
   }
   for (const auto& [fq, m] : t->second.column) {
-    if (Held(m, principals) != 0) return true;
+    if (Held(m, id) != 0) return true;
   }
   return false;
 }
@@ -329,26 +322,24 @@ absl::Status AccessController::CheckAnyOn(const Identity& id, std::string_view c
 
 bool AccessController::Holds(const Identity& id, uint8_t any_of, const PermScope& scope) const {
   if (!options_.enabled || id.superuser) return true;
-  const std::vector<std::string> principals = Principals(id);
   absl::ReaderMutexLock l(&mu_);
-  return (HeldAt(principals, scope) & any_of) != 0;
+  return (HeldAt(id, scope) & any_of) != 0;
 }
 
 bool AccessController::HasAnywhere(const Identity& id, uint8_t any_of) const {
   if (!options_.enabled || id.superuser) return true;
-  const std::vector<std::string> principals = Principals(id);
   absl::ReaderMutexLock l(&mu_);
-  if (Held(global_, principals) & any_of) return true;
+  if (Held(global_, id) & any_of) return true;
   for (const auto& [ns, m] : namespaces_) {
-    if (Held(m, principals) & any_of) return true;
+    if (Held(m, id) & any_of) return true;
   }
   for (const auto& [name, t] : tables_) {
-    if (Held(t.table, principals) & any_of) return true;
+    if (Held(t.table, id) & any_of) return true;
     for (const auto& [f, m] : t.family) {
-      if (Held(m, principals) & any_of) return true;
+      if (Held(m, id) & any_of) return true;
     }
     for (const auto& [fq, m] : t.column) {
-      if (Held(m, principals) & any_of) return true;
+      if (Held(m, id) & any_of) return true;
     }
   }
   return false;
@@ -426,14 +417,18 @@ absl::Status AccessController::Grant(const Identity& by, const PermGrant& grant)
   if (grant.perms == 0) return absl::InvalidArgumentError("no permissions given (R, W, X, C, A)");
   BASALT_RETURN_IF_ERROR(ValidateScope(grant.scope));
   BASALT_RETURN_IF_ERROR(CheckScope(by, "grant", kPermAdmin, grant.scope));
+  return Commit(grant, absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " granted ",
+                                    PermString(grant.perms), " to ", grant.principal, " on ", grant.scope.ToString()));
+}
+
+absl::Status AccessController::Commit(const PermGrant& g, std::string_view audit) {
   absl::MutexLock w(&write_mu_);
-  BASALT_RETURN_IF_ERROR(Store(grant));
+  BASALT_RETURN_IF_ERROR(Store(g));
   {
     absl::MutexLock l(&mu_);
-    Apply(grant);
+    Apply(g);
   }
-  Audit(absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " granted ", PermString(grant.perms),
-                     " to ", grant.principal, " on ", grant.scope.ToString()));
+  Audit(audit);
   if (options_.on_change) options_.on_change();
   return absl::OkStatus();
 }
@@ -444,20 +439,9 @@ absl::Status AccessController::Revoke(const Identity& by, const std::string& pri
   }
   BASALT_RETURN_IF_ERROR(ValidateScope(scope));
   BASALT_RETURN_IF_ERROR(CheckScope(by, "revoke", kPermAdmin, scope));
-  PermGrant g;
-  g.principal = principal;
-  g.scope = scope;
-  g.perms = 0;
-  absl::MutexLock w(&write_mu_);
-  BASALT_RETURN_IF_ERROR(Store(g));
-  {
-    absl::MutexLock l(&mu_);
-    Apply(g);
-  }
-  Audit(absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " revoked every permission of ",
-                     principal, " on ", scope.ToString()));
-  if (options_.on_change) options_.on_change();
-  return absl::OkStatus();
+  return Commit(PermGrant{principal, scope, 0},
+                absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " revoked every permission of ",
+                             principal, " on ", scope.ToString()));
 }
 
 absl::StatusOr<std::vector<PermGrant>> AccessController::List(const Identity& by, const PermScope& scope,

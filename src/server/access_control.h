@@ -131,18 +131,18 @@ class AccessController {
     std::map<std::string, std::map<std::string, uint8_t>> family;             // family -> ...
     std::map<std::pair<std::string, std::string>, std::map<std::string, uint8_t>> column;
   };
-  // The principals a caller acts as: the user and "@group" for each group.
-  static std::vector<std::string> Principals(const Identity& id);
-  static uint8_t Held(const std::map<std::string, uint8_t>& m, const std::vector<std::string>& principals);
-  // What `principals` hold at the scope and above it.
-  uint8_t HeldAt(const std::vector<std::string>& principals, const PermScope& scope) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // What `id` holds in `m`, as the user and as "@group" for each of its groups.
+  static uint8_t Held(const std::map<std::string, uint8_t>& m, const Identity& id);
+  // What `id` holds at the scope and above it.
+  uint8_t HeldAt(const Identity& id, const PermScope& scope) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status Denied(const Identity& id, std::string_view call, uint8_t any_of, const PermScope& scope) const;
   absl::Status CheckScope(const Identity& id, std::string_view call, uint8_t any_of, const PermScope& scope) const;
   // Applies one grant (perms 0: a revoke) to the in-memory copy.
   void Apply(const PermGrant& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes one grant (perms 0: its removal) to basalt:acl, synced.
   absl::Status Store(const PermGrant& g);
+  // A checked change: stored, then applied, then the audit line and on_change.
+  absl::Status Commit(const PermGrant& g, std::string_view audit);
 
   const Options options_;
   Region* const acl_;

@@ -73,6 +73,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(co
   return creds;
 }
 
+absl::StatusOr<ChannelSecurity> OwnChannelSecurity(const ServerConfig& config) {
+  if (config.tls_cert.empty()) return ChannelSecurity{};
+  ClientSecurity own;
+  own.tls_ca = config.tls_ca;
+  own.tls_cert = config.tls_cert;
+  own.tls_key = config.tls_key;
+  return MakeChannelSecurity(own);
+}
+
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Open(const std::string& users_file,
                                                                    const AccessController* access) {
   std::unique_ptr<Authenticator> a(new Authenticator(access));

@@ -22,6 +22,8 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_context.h"
 #include "src/server/access_control.h"
+#include "src/server/config.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
 
@@ -33,6 +35,10 @@ std::string Sha256Hex(std::string_view data);
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(const std::string& cert,
                                                                              const std::string& key,
                                                                              const std::string& ca);
+
+// How this process's own calls to the cluster's others are secured: the CA of tls_ca, and its
+// own certificate as the client's (its identity there). Plain text without tls_cert.
+absl::StatusOr<ChannelSecurity> OwnChannelSecurity(const ServerConfig& config);
 
 class Authenticator {
  public:

@@ -120,9 +120,6 @@ absl::StatusOr<std::vector<PermGrant>> FetchGrants(ZooKeeper* zk, const ClusterP
 // set again on every load).
 absl::Status LoadAndWatch(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
                           AccessController* access) {
-  BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.parent));
-  absl::StatusOr<std::string> made = zk->Create(paths.acl(), "0", ZooKeeper::Mode::kPersistent);
-  if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
   // The watch first, so a change made while the grants are read is not missed.
   BASALT_RETURN_IF_ERROR(zk->Get(paths.acl(), [zk, paths, security, access] {
                                    absl::Status s = LoadAndWatch(zk, paths, security, access);
@@ -137,6 +134,10 @@ absl::Status LoadAndWatch(ZooKeeper* zk, const ClusterPaths& paths, const Channe
 
 absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
                           AccessController* access) {
+  // The node the watch is on, made once (a watch on a missing node would fire on its creation).
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.parent));
+  absl::StatusOr<std::string> made = zk->Create(paths.acl(), "0", ZooKeeper::Mode::kPersistent);
+  if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
   return LoadAndWatch(zk, paths, security, access);
 }
 

@@ -127,19 +127,12 @@ int Run(int argc, char** argv) {
   ClusterPaths paths;
   paths.parent = config.zookeeper_znode_parent;
   // Its calls to the master (splits, the grants) go as this server: its certificate, the CA.
-  ChannelSecurity to_master;
-  if (!config.tls_cert.empty()) {
-    ClientSecurity own;
-    own.tls_ca = config.tls_ca;
-    own.tls_cert = config.tls_cert;
-    own.tls_key = config.tls_key;
-    absl::StatusOr<ChannelSecurity> made = MakeChannelSecurity(own);
-    if (!made.ok()) {
-      log::Error(std::string(made.status().message()));
-      return 1;
-    }
-    to_master = *std::move(made);
+  absl::StatusOr<ChannelSecurity> own_security = OwnChannelSecurity(config);
+  if (!own_security.ok()) {
+    log::Error(std::string(own_security.status().message()));
+    return 1;
   }
+  const ChannelSecurity to_master = *std::move(own_security);
   if (config.cluster) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.

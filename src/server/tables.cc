@@ -620,35 +620,25 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   } else {
     BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs));
   }
-  // basalt:meta first: it says which regions each table has. Nothing serves without it.
-  {
-    const std::string meta_dir = options.data_dir + "/meta";
-    absl::StatusOr<std::unique_ptr<Region>> meta = Region::Open(tm->options_.region, MetaDescriptor(), meta_dir);
-    if (!meta.ok()) {
-      return absl::Status(meta.status().code(),
-                          absl::StrCat("opening ", kMetaTableName, " in ", meta_dir, ": ", meta.status().message()));
+  // The system tables, each one region in data_dir/<dir>: basalt:meta first (it says which
+  // regions each table has; nothing serves without it), then basalt:acl (the grants).
+  auto open_system = [&](const char* name, const RegionDescriptor& desc,
+                         const char* dir) -> absl::StatusOr<std::shared_ptr<Table>> {
+    const std::string path = absl::StrCat(options.data_dir, "/", dir);
+    absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(tm->options_.region, desc, path);
+    if (!region.ok()) {
+      return absl::Status(region.status().code(),
+                          absl::StrCat("opening ", name, " in ", path, ": ", region.status().message()));
     }
-    TableSpec meta_spec;
-    meta_spec.name = kMetaTableName;
-    meta_spec.families = MetaDescriptor().families;
+    TableSpec spec;
+    spec.name = name;
+    spec.families = desc.families;
     std::vector<HostedRegion> hosted;
-    hosted.push_back(HostedRegion{RegionInfo{kMetaTableName, "", "", 1}, *std::move(meta)});
-    tm->meta_ = std::make_shared<Table>(std::move(meta_spec), std::move(hosted), /*system=*/true);
-  }
-  {
-    const std::string acl_dir = options.data_dir + "/acl";
-    absl::StatusOr<std::unique_ptr<Region>> acl = Region::Open(tm->options_.region, AclDescriptor(), acl_dir);
-    if (!acl.ok()) {
-      return absl::Status(acl.status().code(),
-                          absl::StrCat("opening ", kAclTableName, " in ", acl_dir, ": ", acl.status().message()));
-    }
-    TableSpec acl_spec;
-    acl_spec.name = kAclTableName;
-    acl_spec.families = AclDescriptor().families;
-    std::vector<HostedRegion> hosted;
-    hosted.push_back(HostedRegion{RegionInfo{kAclTableName, "", "", 1}, *std::move(acl)});
-    tm->acl_ = std::make_shared<Table>(std::move(acl_spec), std::move(hosted), /*system=*/true);
-  }
+    hosted.push_back(HostedRegion{RegionInfo{name, "", "", 1}, *std::move(region)});
+    return std::make_shared<Table>(std::move(spec), std::move(hosted), /*system=*/true);
+  };
+  BASALT_ASSIGN_OR_RETURN(tm->meta_, open_system(kMetaTableName, MetaDescriptor(), "meta"));
+  BASALT_ASSIGN_OR_RETURN(tm->acl_, open_system(kAclTableName, AclDescriptor(), "acl"));
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
   std::set<std::string> closed;
   BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired, &closed));

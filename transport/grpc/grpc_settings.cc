@@ -50,6 +50,14 @@ absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::str
   return text.str();
 }
 
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string token;
+  if (!in || !std::getline(in, token)) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot be read"));
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  return token;
+}
+
 absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& security) {
   ChannelSecurity out;
   if (security.tls_ca.empty()) {

@@ -44,6 +44,9 @@ absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& securi
 // A PEM file's text; InvalidArgument naming the setting and the file when it cannot be read or
 // holds no PEM block. (The server reads its tls_cert, tls_key and tls_ca with it too.)
 absl::StatusOr<std::string> ReadPemFile(std::string_view setting, const std::string& path);
+// A bearer token kept in a file (its first line, without trailing spaces or CR): the shell's
+// --token-file and basalt-bench's --token_file. InvalidArgument naming the file.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 // A channel to `target` with ClientChannelArguments(tag), secured as `security` says.
 std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, const ChannelSecurity& security,
                                                    int tag = 0);

@@ -105,10 +105,9 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
   o.conn.security.tls_cert = flags.Str("tls_cert", "");
   o.conn.security.tls_key = flags.Str("tls_key", "");
   if (std::string token_file = flags.Str("token_file", ""); !token_file.empty()) {
-    std::ifstream in(token_file);
-    if (!in || !std::getline(in, o.conn.security.token)) {
-      return absl::InvalidArgumentError(absl::StrCat("--token_file ", token_file, " cannot be read"));
-    }
+    absl::StatusOr<std::string> token = ReadTokenFile(token_file);
+    if (!token.ok()) return absl::InvalidArgumentError(absl::StrCat("--token_file ", token_file, " cannot be read"));
+    o.conn.security.token = *std::move(token);
   }
   return o;
 }

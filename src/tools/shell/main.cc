@@ -23,6 +23,7 @@
 #include "basalt/client.h"
 #include "src/tools/shell/commands.h"
 #include "src/tools/shell/session.h"
+#include "transport/grpc/grpc_settings.h"
 
 namespace basalt::shell {
 namespace {
@@ -156,13 +157,9 @@ bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
   }
   // The token: from a file (never on the command line, where ps shows it), else the environment.
   if (!flags->token_file.empty()) {
-    std::ifstream in(flags->token_file);
-    std::string token;
-    if (!in || !std::getline(in, token)) {
-      return std::cerr << "basalt: --token-file " << flags->token_file << " cannot be read\n", false;
-    }
-    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
-    flags->security.token = token;
+    absl::StatusOr<std::string> token = ReadTokenFile(flags->token_file);
+    if (!token.ok()) return std::cerr << "basalt: --token-file " << flags->token_file << " cannot be read\n", false;
+    flags->security.token = *std::move(token);
   } else if (const char* env = std::getenv("BASALT_TOKEN"); env != nullptr && *env != '\0') {
     flags->security.token = env;
   }
