@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "storage/cell.h"
 #include "storage/options.h"
+#include "storage/read_filter.h"
 
 namespace basalt {
 
@@ -84,12 +85,19 @@ struct ReadSpec {
   int64_t max_ts = kLatestTimestamp;
   int max_versions = 1;
   bool cache_blocks = true;
+  // Evaluated per row and per cell (storage/read_filter.h); shared by the read's scanners
+  // (a table scan across regions), so its state carries on. Null: none.
+  std::shared_ptr<ReadFilter> filter;
 };
 
 struct ScanSpec : ReadSpec {
-  std::string start_row;  // inclusive
-  std::string stop_row;   // exclusive; empty: to the end
+  // Forward: start_row (inclusive) to stop_row (exclusive; empty: to the end).
+  // Reversed (HBase's): rows in descending order from start_row (inclusive; empty: the last
+  // row) down to stop_row (exclusive; empty: the first row).
+  std::string start_row;
+  std::string stop_row;
   uint64_t limit = 0;     // rows; 0: no limit
+  bool reversed = false;
 };
 
 struct RegionStats {
@@ -138,25 +146,34 @@ class RowResult {
   std::vector<Cell> ToCells() const;
   // Raw cell bytes (row, family, qualifier, 8-byte timestamp, type, value per cell).
   size_t RawBytes() const;
+  // Replaces cell i's value (a filter's transform: KeyOnly).
+  void SetValue(size_t i, std::string_view value) {
+    char* p = Reserve(value.size());
+    CopyBytes(p, value);
+    views_[i].value = std::string_view(p, value.size());
+  }
 
   // For the engine: start a row, then add its cells in order (views are valid as they are added).
   void Reset(std::string_view row);
   // `family` must outlive the result's use (it is a store's name).
   void Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
            std::string_view value) {
-    const size_t n = qualifier.size() + value.size();
-    if (n > chunk_left_) NewChunk(n);
-    char* p = chunk_ptr_;
+    char* p = Reserve(qualifier.size() + value.size());
     CopyBytes(p, qualifier);
     CopyBytes(p + qualifier.size(), value);
-    chunk_ptr_ += n;
-    chunk_left_ -= n;
     views_.push_back(CellView{row_.view(), family, std::string_view(p, qualifier.size()), timestamp, type,
                               std::string_view(p + qualifier.size(), value.size())});
   }
 
  private:
   void NewChunk(size_t at_least);
+  char* Reserve(size_t n) {
+    if (n > chunk_left_) NewChunk(n);
+    char* p = chunk_ptr_;
+    chunk_ptr_ += n;
+    chunk_left_ -= n;
+    return p;
+  }
 
   // Cell bytes live in chunks that never move, so views stay valid as cells are added.
   ByteCopy row_;

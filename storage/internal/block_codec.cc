@@ -438,6 +438,10 @@ class BlockIterator final : public InternalIterator {
   bool Valid() const override { return i_ < n_; }
   void SeekToFirst() override { Load(0); }
   void Seek(std::string_view target) override { Load(block_->LowerBound(target)); }
+  void SeekBefore(std::string_view target) override {
+    const int i = target.empty() ? n_ : block_->LowerBound(target);
+    Load(i > 0 ? i - 1 : n_);
+  }
   void Next() override {
     assert(Valid());
     Load(i_ + 1);

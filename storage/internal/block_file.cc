@@ -296,6 +296,20 @@ class BlockFileReader::Iter final : public InternalIterator {
     i_ = block_ != nullptr ? block_->LowerBound(target) : 0;
     Settle();
   }
+  void SeekBefore(std::string_view target) override {
+    // The block the target would be in; the key before it is in it or ends the block before.
+    const size_t nb = r_->num_blocks();
+    const size_t b = target.empty() ? nb : r_->FindBlock(target);
+    if (b < nb) {
+      Load(b);
+      i_ = block_ != nullptr ? block_->LowerBound(target) - 1 : -1;
+      if (i_ >= 0 || b == 0 || !status_.ok()) return SettleAt();
+    }
+    if (b == 0) return SettleAt();
+    Load(b - 1);
+    i_ = n_ - 1;
+    SettleAt();
+  }
   void Next() override {
     ++i_;
     if (i_ < n_) {
@@ -324,6 +338,17 @@ class BlockFileReader::Iter final : public InternalIterator {
     }
     block_ = std::move(*b);
     n_ = block_->num_cells();
+  }
+  // Loads the views of cell i_ of the current block; none (not Valid) when out of it.
+  void SettleAt() {
+    if (block_ == nullptr || i_ < 0 || i_ >= n_) {
+      block_.reset();
+      n_ = 0;
+      i_ = 0;
+      return;
+    }
+    key_ = block_->key(i_);
+    value_ = block_->value(i_);
   }
   // Moves past exhausted blocks and loads the current cell's views.
   void Settle() {
@@ -368,6 +393,19 @@ class BlockFileReader::RangeIter final : public InternalIterator {
       it_.Seek(target);
     }
     Clip();
+  }
+  void SeekBefore(std::string_view target) override {
+    // Keys of rows at or past the range's end do not exist; nor do those before its start.
+    if (!range_.end.empty()) {
+      const std::string end = FirstKeyOfRow(range_.end);
+      if (target.empty() || CompareFlatKeys(target, end) > 0) {
+        it_.SeekBefore(end);
+        valid_ = it_.Valid() && (first_.empty() || CompareFlatKeys(it_.key(), first_) >= 0);
+        return;
+      }
+    }
+    it_.SeekBefore(target);
+    valid_ = it_.Valid() && (first_.empty() || CompareFlatKeys(it_.key(), first_) >= 0);
   }
   void Next() override {
     it_.Next();

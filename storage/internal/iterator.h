@@ -18,6 +18,10 @@ class InternalIterator {
   virtual void SeekToFirst() = 0;
   // Positions at the first key >= target (a flat key).
   virtual void Seek(std::string_view target) = 0;
+  // Positions at the last key < target (a flat key; empty: the last key), for a reversed scan
+  // (HBase's seekBefore). Afterwards only Valid, key, value and status mean something, until
+  // the next Seek or SeekToFirst (Next is not allowed).
+  virtual void SeekBefore(std::string_view target) = 0;
   virtual void Next() = 0;
   virtual std::string_view key() const = 0;
   virtual std::string_view value() const = 0;

@@ -109,6 +109,29 @@ MemStore::Node* MemStore::FindGreaterOrEqual(std::string_view key, uint64_t seq,
   }
 }
 
+MemStore::Node* MemStore::FindLast(const std::string_view* key, uint64_t seq) const {
+  Node* x = head_;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (;;) {
+    Node* next = x->Next(level);
+    if (next != nullptr && (key == nullptr || CompareEntry(next->entry, *key, seq) < 0)) {
+      x = next;
+    } else {
+      if (level == 0) return x == head_ ? nullptr : x;
+      --level;
+    }
+  }
+}
+
+MemStore::Node* MemStore::FindLessThan(std::string_view key) const {
+  return FindLast(key.empty() ? nullptr : &key, UINT64_MAX);
+}
+
+MemStore::Node* MemStore::FindLessThan(const char* entry) const {
+  EntryView e = DecodeEntry(entry);
+  return FindLast(&e.key, e.seq);
+}
+
 void MemStore::Add(std::string_view flat_key, uint64_t seq, std::string_view value) {
   size_t len = VarintLength(flat_key.size()) + flat_key.size() + 8 + VarintLength(value.size()) + value.size();
   char* buf = Allocate(len);
@@ -147,6 +170,15 @@ class MemStore::Iter final : public InternalIterator {
   void Seek(std::string_view target) override {
     node_ = mem_->FindGreaterOrEqual(target, UINT64_MAX, nullptr);
     SkipInvisible();
+  }
+  void SeekBefore(std::string_view target) override {
+    // The last entry before target, then back over entries the read point does not see.
+    node_ = mem_->FindLessThan(target);
+    while (node_ != nullptr) {
+      cur_ = DecodeEntry(node_->entry);
+      if (cur_.seq <= read_point_) return;
+      node_ = mem_->FindLessThan(node_->entry);
+    }
   }
   void Next() override {
     node_ = node_->Next(0);

@@ -49,6 +49,12 @@ class MemStore {
   // Compares entry a with (key, seq).
   static int CompareEntry(const char* entry, std::string_view key, uint64_t seq);
   Node* FindGreaterOrEqual(std::string_view key, uint64_t seq, Node** prev) const;
+  // The last node before (key, newest seq) (an empty key: the last node), or null.
+  Node* FindLessThan(std::string_view key) const;
+  // The last node before `entry` (one of this memstore's), or null.
+  Node* FindLessThan(const char* entry) const;
+  // The last node before (key, seq) (key null: the last node), or null.
+  Node* FindLast(const std::string_view* key, uint64_t seq) const;
 
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* alloc_ptr_ = nullptr;

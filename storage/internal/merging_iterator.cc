@@ -23,6 +23,20 @@ class MergingIterator final : public InternalIterator {
     for (auto& c : children_) c->Seek(target);
     Rebuild();
   }
+  // The largest of the children's keys before target becomes the top (the only heap entry).
+  void SeekBefore(std::string_view target) override {
+    heap_.clear();
+    status_ = absl::OkStatus();
+    for (size_t i = 0; i < children_.size(); ++i) {
+      InternalIterator* c = children_[i].get();
+      c->SeekBefore(target);
+      if (!c->Valid()) {
+        if (!c->status().ok()) status_ = c->status();
+        continue;
+      }
+      if (heap_.empty() || CompareFlatKeys(c->key(), Top()->key()) > 0) heap_.assign(1, i);
+    }
+  }
   void Next() override {
     // Take the current child out of the heap, drop the same cell from every other child (their
     // entries are older), then advance the current child past its own repeats. `k` stays valid
@@ -117,6 +131,7 @@ class DedupIterator final : public InternalIterator {
   bool Valid() const override { return it_->Valid(); }
   void SeekToFirst() override { it_->SeekToFirst(); }
   void Seek(std::string_view t) override { it_->Seek(t); }
+  void SeekBefore(std::string_view t) override { it_->SeekBefore(t); }
   void Next() override {
     const std::string_view k = it_->key();  // stays valid: keys that repeat keep their views
     it_->Next();
@@ -135,6 +150,7 @@ class EmptyIterator final : public InternalIterator {
   bool Valid() const override { return false; }
   void SeekToFirst() override {}
   void Seek(std::string_view) override {}
+  void SeekBefore(std::string_view) override {}
   void Next() override {}
   std::string_view key() const override { return {}; }
   std::string_view value() const override { return {}; }

@@ -19,7 +19,7 @@ void VisibilityTracker::StartColumn(bool new_row) {
   put_rank_ = kept_count_ = read_count_ = 0;
 }
 
-bool VisibilityTracker::Visible(const KeyView& k) {
+bool VisibilityTracker::Readable(const KeyView& k) {
   const bool new_row = !started_ || !BytesEqual(k.row, prev_row_);
   if (new_row || force_new_column_ || !BytesEqual(k.qualifier, prev_qualifier_)) {
     StartColumn(new_row);
@@ -50,10 +50,7 @@ bool VisibilityTracker::Visible(const KeyView& k) {
   }
   int kept = kept_count_++;
   if (ts < expire_before_ && kept >= min_versions_) return false;
-  if (ts < rules_.min_ts || (rules_.max_ts != kLatestTimestamp && ts >= rules_.max_ts)) return false;
-  if (read_count_ >= rules_.max_versions) return false;
-  ++read_count_;
-  return true;
+  return ts >= rules_.min_ts && (rules_.max_ts == kLatestTimestamp || ts < rules_.max_ts);
 }
 
 }  // namespace basalt

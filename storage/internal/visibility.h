@@ -33,7 +33,16 @@ class VisibilityTracker {
   // True when the cell is a put the read returns. The caller passes every cell its iterator
   // produces, in order (row changes and column changes are found against the previous cell,
   // whose views the iterator keeps valid for one step: iterator.h).
-  bool Visible(const KeyView& k);
+  bool Visible(const KeyView& k) { return Readable(k) && TakeVersion(); }
+  // Visible in two steps, for a read with a filter between them (storage/read_filter.h): a put
+  // the read would see but for its version count; then counting it as one of the column's
+  // versions the read returns (false: the read has its max_versions of the column already).
+  bool Readable(const KeyView& k);
+  bool TakeVersion() {
+    if (read_count_ >= rules_.max_versions) return false;
+    ++read_count_;
+    return true;
+  }
 
   // Surplus puts of the current column passed so far (beyond max_versions). Once there are any,
   // every later cell of a column with a non-empty qualifier is invisible (older puts are gone
@@ -47,6 +56,8 @@ class VisibilityTracker {
     prev_row_ = skip_row_;
     force_new_column_ = true;
   }
+  // The reader moved its iterator to another row (a seek): the next cell starts a row.
+  void Restart() { started_ = false; }
 
  private:
   void StartColumn(bool new_row);
