@@ -137,16 +137,29 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
   zk_ = std::move(zk);
 }
 
+namespace {
+// A region meta names no server for is in transition: refused as not served, so that it is
+// located again after a backoff.
+absl::Status ServedOrInTransition(const std::string& table, const std::string& region, const std::string& to) {
+  if (region.empty() || !to.empty()) return absl::OkStatus();
+  return NotServingRegionError(region, absl::StrCat("region ", region, " of table ", table,
+                                                    " is in transition (no server serves it yet)"));
+}
+}  // namespace
+
 absl::Status Core::Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
                          std::string* to, std::string* end_key) {
   to->clear();
   if (!cluster_) return regions_.Locate(table, row, deadline, region);
   BASALT_RETURN_IF_ERROR(regions_.Locate(table, row, deadline, region, to, end_key));
-  if (!region->empty() && to->empty()) {
-    return NotServingRegionError(*region, absl::StrCat("region ", *region, " of table ", table,
-                                                       " is in transition (no server serves it yet)"));
-  }
-  return absl::OkStatus();
+  return ServedOrInTransition(table, *region, *to);
+}
+
+absl::Status Core::RouteBefore(const std::string& table, std::string_view row, absl::Time deadline,
+                               std::string* region, std::string* to, std::string* start_key) {
+  to->clear();
+  BASALT_RETURN_IF_ERROR(regions_.LocateBefore(table, row, deadline, region, to, start_key));
+  return ServedOrInTransition(table, *region, *to);
 }
 
 void Core::NoteUnanswered(const absl::Status& s, const std::string& region) {

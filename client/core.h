@@ -112,6 +112,10 @@ class Core {
   // table).
   absl::Status Route(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
                      std::string* to, std::string* end_key = nullptr);
+  // Route for a reversed scan (RegionCache::LocateBefore): the region holding the rows just
+  // below `row` (empty: the last region) and its start key.
+  absl::Status RouteBefore(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
+                           std::string* to, std::string* start_key);
   // The server a call Route sent to `to` goes to: `to`, or when empty server() (no copy on a
   // standalone server's path).
   const std::string& Target(const std::string& to) const { return to.empty() ? server() : to; }

@@ -21,18 +21,49 @@ const RegionLocation* RegionCache::Find(const std::string& table, std::string_vi
 absl::Status RegionCache::Locate(const std::string& table, std::string_view row, absl::Time deadline,
                                  std::string* region, std::string* server, std::string* end_key) {
   region->clear();
-  auto found_at = [&](const RegionLocation& loc) {
-    *region = loc.encoded_name;
-    if (server != nullptr) *server = loc.server;
-    if (end_key != nullptr) *end_key = loc.end_key;
-  };
+  return LocateWith(table, deadline, [&] {
+    mu_.AssertReaderHeld();
+    const RegionLocation* loc = Find(table, row);
+    if (loc != nullptr) {
+      *region = loc->encoded_name;
+      if (server != nullptr) *server = loc->server;
+      if (end_key != nullptr) *end_key = loc->end_key;
+    }
+    return loc != nullptr;
+  });
+}
+
+absl::Status RegionCache::LocateBefore(const std::string& table, std::string_view row, absl::Time deadline,
+                                       std::string* region, std::string* server, std::string* start_key) {
+  region->clear();
+  return LocateWith(table, deadline, [&] {
+    mu_.AssertReaderHeld();
+    const RegionLocation* loc = FindBefore(table, row);
+    if (loc != nullptr) {
+      *region = loc->encoded_name;
+      *server = loc->server;
+      *start_key = loc->start_key;
+    }
+    return loc != nullptr;
+  });
+}
+
+const RegionLocation* RegionCache::FindBefore(const std::string& table, std::string_view row) const {
+  auto t = tables_.find(table);
+  if (t == tables_.end()) return nullptr;
+  auto it = row.empty() ? t->second.end() : t->second.lower_bound(row);  // the first region starting at or after
+  if (it == t->second.begin()) return nullptr;
+  const RegionLocation& loc = std::prev(it)->second;
+  const bool reaches = row.empty() ? loc.end_key.empty() : (loc.end_key.empty() || loc.end_key >= row);
+  return reaches ? &loc : nullptr;  // else a gap: a region forgotten
+}
+
+absl::Status RegionCache::LocateWith(const std::string& table, absl::Time deadline,
+                                     const std::function<bool()>& found) {
   if (IsSystemTable(table)) return absl::OkStatus();
   {
     absl::ReaderMutexLock l(&mu_);
-    if (const RegionLocation* loc = Find(table, row)) {
-      found_at(*loc);
-      return absl::OkStatus();
-    }
+    if (found()) return absl::OkStatus();
   }
   mu_.Lock();
   // One read of a table's rows at a time: a thread that misses while another reads waits for
@@ -42,8 +73,7 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
     const std::string* table;
   } wait{this, &table};
   for (;;) {
-    if (const RegionLocation* loc = Find(table, row)) {
-      found_at(*loc);
+    if (found()) {
       mu_.Unlock();
       return absl::OkStatus();
     }
@@ -62,24 +92,24 @@ absl::Status RegionCache::Locate(const std::string& table, std::string_view row,
   mu_.Unlock();
 
   lookups_.fetch_add(1, std::memory_order_relaxed);
-  absl::StatusOr<std::vector<RegionLocation>> found = loader_(table, deadline);
+  absl::StatusOr<std::vector<RegionLocation>> loaded = loader_(table, deadline);
   Regions regions;
-  if (found.ok()) {
-    for (RegionLocation& loc : *found) {
+  if (loaded.ok()) {
+    for (RegionLocation& loc : *loaded) {
       std::string start = loc.start_key;
       regions.insert_or_assign(std::move(start), std::move(loc));
     }
   }
   absl::MutexLock l(&mu_);
   loading_.erase(table);
-  if (!found.ok()) return found.status();
+  if (!loaded.ok()) return loaded.status();
   // Meta's regions replace what was cached of the table: one consistent picture of it.
   if (regions.empty()) {
     tables_.erase(table);
     return absl::OkStatus();
   }
   tables_[table] = std::move(regions);
-  if (const RegionLocation* loc = Find(table, row)) found_at(*loc);
+  found();
   return absl::OkStatus();
 }
 

@@ -44,6 +44,10 @@ class RegionCache {
   // meta says serves it (empty: none now, the region is in transition) and where its rows end.
   absl::Status Locate(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
                       std::string* server = nullptr, std::string* end_key = nullptr);
+  // Locate for a reversed scan: the region holding the rows just below `row` (empty: the
+  // table's last region), its server and its start key.
+  absl::Status LocateBefore(const std::string& table, std::string_view row, absl::Time deadline, std::string* region,
+                            std::string* server, std::string* start_key);
   // Drops the region `encoded_name` (it refused a call; encoded names are unique across tables):
   // the next call of a row it held reads meta again. A refusal is rare, so this looks through
   // every cached region.
@@ -57,6 +61,11 @@ class RegionCache {
   // The cached region holding `row`, or nullptr.
   const RegionLocation* Find(const std::string& table, std::string_view row) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  const RegionLocation* FindBefore(const std::string& table, std::string_view row) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Calls `found` (under mu_, shared or exclusive: it looks in the cache and fills in what it
+  // finds) and on a miss reads the table's regions from meta and calls it again.
+  absl::Status LocateWith(const std::string& table, absl::Time deadline, const std::function<bool()>& found);
 
   const Loader loader_;
   mutable absl::Mutex mu_;

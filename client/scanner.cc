@@ -1,7 +1,10 @@
 // ResultScanner over the server-streaming Scan: pulls messages as rows are asked for, and
 // reopens a broken or expired stream just after the last row it delivered (client.h). In a
 // cluster it scans region by region, each on the server meta names for it, with the next
-// region's stream opened where the last one's region ended. Belongs to one thread.
+// region's stream opened where the last one's region ended (a reversed scan: where it began).
+// Filters: a row prefix or row ranges narrow the rows scanned, and page filters' counts carry
+// from stream to stream (basalt.proto ScanResponse.page_rows). Belongs to one thread.
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,16 +14,83 @@
 namespace basalt::client_internal {
 namespace {
 
+// The rows a filter can pass at all: [lo, hi) (hi empty: no end), from a row prefix or row
+// ranges at its top or in a MUST_PASS_ALL list at its top.
+struct RowBounds {
+  std::string lo, hi;
+};
+RowBounds BoundsOf(const Filter& f) {
+  RowBounds b;
+  if (f.kind == Filter::Kind::kPrefix) {
+    b.lo = f.prefix;
+    b.hi = RowPrefixSuccessor(f.prefix);
+  } else if (f.kind == Filter::Kind::kMultiRowRange && !f.ranges.empty()) {
+    b.lo = f.ranges[0].start;
+    bool open_end = false;
+    for (const RowRange& r : f.ranges) {
+      b.lo = std::min(b.lo, r.start);
+      std::string hi = r.stop_inclusive && !r.stop.empty() ? r.stop + '\0' : r.stop;
+      open_end = open_end || hi.empty();
+      b.hi = std::max(b.hi, hi);
+    }
+    if (open_end) b.hi.clear();
+  } else if (f.kind == Filter::Kind::kList && f.must_pass_all) {
+    for (const Filter& c : f.filters) {
+      RowBounds cb = BoundsOf(c);
+      b.lo = std::max(b.lo, cb.lo);
+      if (!cb.hi.empty() && (b.hi.empty() || cb.hi < b.hi)) b.hi = cb.hi;
+    }
+  }
+  return b;
+}
+
+// The page filters' sizes, in pre-order (ScanResponse.page_rows' order).
+void PageSizes(rpc::Filter* f, const std::function<void(rpc::Filter*)>& visit) {
+  if (f->kind() == rpc::Filter::PAGE) visit(f);
+  for (rpc::Filter& c : *f->mutable_filters()) PageSizes(&c, visit);
+}
+
+// No row can pass any more: a page filter that decides is used up.
+bool PagesUsedUp(const rpc::Filter& f) {
+  switch (f.kind()) {
+    case rpc::Filter::PAGE:
+      return f.limit() <= 0;
+    case rpc::Filter::LIST:
+      if (f.must_pass_all()) {
+        return std::any_of(f.filters().begin(), f.filters().end(), PagesUsedUp);
+      }
+      return !f.filters().empty() && std::all_of(f.filters().begin(), f.filters().end(), PagesUsedUp);
+    default:
+      return false;
+  }
+}
+
 class ScannerImpl final : public ResultScanner {
  public:
-  ScannerImpl(Core* core, const std::string& table, const Scan& scan) : core_(core), limit_(scan.limit) {
+  ScannerImpl(Core* core, const std::string& table, const Scan& scan)
+      : core_(core), limit_(scan.limit), reversed_(scan.reversed) {
     base_.set_table(table);
-    base_.set_start_row(scan.start_row);
     base_.set_stop_row(scan.stop_row);
+    base_.set_reversed(scan.reversed);
     ToProto(scan, base_.mutable_read());
     base_.set_rows_per_message(scan.caching);
     floor_ = scan.start_row;
-    what_ = absl::StrCat("Scan ", table);
+    if (scan.filter.has_value()) {
+      const RowBounds b = BoundsOf(*scan.filter);
+      // Narrow the scan to the rows the filter can pass.
+      if (!reversed_) {
+        floor_ = std::max(floor_, b.lo);
+        if (!b.hi.empty() && (scan.stop_row.empty() || b.hi < scan.stop_row)) base_.set_stop_row(b.hi);
+      } else {
+        lowest_ = b.lo;
+        if (!b.hi.empty() && (scan.start_row.empty() || b.hi <= scan.start_row)) {
+          floor_ = b.hi;
+          ceiling_exclusive_ = true;
+        }
+      }
+    }
+    base_.set_start_row(floor_);
+    what_ = absl::StrCat(reversed_ ? "Reversed scan " : "Scan ", table);
     if (!scan.start_row.empty()) absl::StrAppend(&what_, " from \"", PrintableRow(scan.start_row), "\"");
   }
 
@@ -66,8 +136,19 @@ class ScannerImpl final : public ResultScanner {
   }
 
   // Where the next stream starts: past the last row delivered, and past the regions finished.
-  std::string NextStart() const {
+  // Forward: the start row (inclusive). Reversed: the row below which (*exclusive) or at which
+  // it starts (empty and not exclusive: the end).
+  std::string NextStart(bool* exclusive) const {
+    *exclusive = false;
     std::string start = floor_;
+    if (reversed_) {
+      *exclusive = ceiling_exclusive_;
+      if (has_last_row_() && (start.empty() || last_row_ <= start)) {
+        start = last_row_;
+        *exclusive = true;
+      }
+      return start;
+    }
     if (has_last_row_()) {
       std::string after = last_row_;
       after.push_back('\0');
@@ -78,10 +159,21 @@ class ScannerImpl final : public ResultScanner {
 
   absl::Status OpenStream(absl::Time deadline) {
     rpc::ScanRequest req = base_;
-    req.set_start_row(NextStart());
+    bool exclusive = false;
+    req.set_start_row(NextStart(&exclusive));
+    req.set_start_exclusive(exclusive);
     std::string to;
     if (core_->cluster()) {
-      BASALT_RETURN_IF_ERROR(core_->Route(base_.table(), req.start_row(), deadline, req.mutable_region(), &to, &region_end_));
+      if (!reversed_) {
+        BASALT_RETURN_IF_ERROR(
+            core_->Route(base_.table(), req.start_row(), deadline, req.mutable_region(), &to, &region_end_));
+      } else {
+        // The region holding the rows below the start (at the start: below the row after it).
+        std::string below = req.start_row();
+        if (!exclusive && !below.empty()) below.push_back('\0');
+        BASALT_RETURN_IF_ERROR(
+            core_->RouteBefore(base_.table(), below, deadline, req.mutable_region(), &to, &region_start_));
+      }
       region_ = req.region();
     }
     BASALT_ASSIGN_OR_RETURN(stub_path_, core_->Grpc(core_->Target(to)));
@@ -95,7 +187,15 @@ class ScannerImpl final : public ResultScanner {
 
   // In a cluster, after a region's stream ended: whether the scan goes on in the next region.
   bool NextRegion() {
-    if (!core_->cluster() || region_.empty() || region_end_.empty()) return false;
+    if (!core_->cluster() || region_.empty()) return false;
+    if (reversed_) {
+      if (region_start_.empty()) return false;
+      if (!base_.stop_row().empty() && region_start_ <= base_.stop_row()) return false;
+      floor_ = region_start_;
+      ceiling_exclusive_ = true;
+      return !NothingLeft();
+    }
+    if (region_end_.empty()) return false;
     if (!base_.stop_row().empty() && region_end_ >= base_.stop_row()) return false;
     floor_ = region_end_;
     return !NothingLeft();
@@ -103,9 +203,19 @@ class ScannerImpl final : public ResultScanner {
 
   bool has_last_row_() const { return returned_ > 0; }
 
-  // Done when the limit is met or a resumed scan would start at or past the stop row.
+  // Done when the limit is met, the filter's pages are used up, or a resumed scan would start
+  // at or past the stop row.
   bool NothingLeft() const {
     if (limit_ != 0 && returned_ >= limit_) return true;
+    // (Only once a server counted: a page size the server has not seen may be malformed.)
+    if (pages_counted_ && PagesUsedUp(base_.read().filter())) return true;
+    if (reversed_) {
+      bool exclusive = false;
+      const std::string start = NextStart(&exclusive);
+      if (start.empty()) return exclusive;
+      if (!base_.stop_row().empty() && start <= base_.stop_row()) return true;
+      return exclusive ? start <= lowest_ : start < lowest_;
+    }
     if (!base_.stop_row().empty() && !floor_.empty() && floor_ >= base_.stop_row()) return true;
     if (has_last_row_() && !base_.stop_row().empty()) {
       std::string start = last_row_;
@@ -131,6 +241,7 @@ class ScannerImpl final : public ResultScanner {
       if (reader_ == nullptr) s = OpenStream(deadline);
       if (s.ok() && reader_->Read(&batch_)) {
         segment_messages_++;
+        TakePageRows();
         if (batch_.rows_size() == 0) continue;
         return absl::OkStatus();
       }
@@ -159,6 +270,19 @@ class ScannerImpl final : public ResultScanner {
     }
   }
 
+  // Takes the rows the page filters let through off their sizes, for the streams to come.
+  void TakePageRows() {
+    if (batch_.page_rows().empty() || !base_.read().has_filter()) return;
+    pages_counted_ = true;
+    int i = 0;
+    PageSizes(base_.mutable_read()->mutable_filter(), [&](rpc::Filter* page) {
+      if (i < batch_.page_rows_size()) {
+        const uint64_t taken = batch_.page_rows(i++);
+        page->set_limit(page->limit() - static_cast<int64_t>(std::min<uint64_t>(taken, page->limit())));
+      }
+    });
+  }
+
   absl::Status Fail(const absl::Status& s, int failures) {
     error_ = WithContext(AfterAttempts(s, failures), what_);
     if (returned_ > 0) {
@@ -170,12 +294,20 @@ class ScannerImpl final : public ResultScanner {
 
   Core* const core_;
   const uint64_t limit_;
-  rpc::ScanRequest base_;
+  const bool reversed_;
+  rpc::ScanRequest base_;  // its filter's page sizes are what is left of them
+  bool pages_counted_ = false;  // a server reported page rows
   std::string what_;
 
-  std::string floor_;       // where the scan starts, or the end of the last region finished
-  std::string region_;      // in a cluster: the region the stream reads
-  std::string region_end_;  // and where it ends (empty: the end of the table)
+  // Where the scan starts, or the end of the last region finished. Reversed: the row it starts
+  // at (empty: the end) or, ceiling_exclusive_, below which it starts (the start of the last
+  // region finished, the end of a row prefix); rows below lowest_ are none of its (a prefix).
+  std::string floor_;
+  bool ceiling_exclusive_ = false;
+  std::string lowest_;
+  std::string region_;        // in a cluster: the region the stream reads
+  std::string region_end_;    // and where it ends (empty: the end of the table)
+  std::string region_start_;  // reversed: where it starts
   GrpcPath* stub_path_ = nullptr;
   std::unique_ptr<grpc::ClientContext> ctx_;
   std::unique_ptr<grpc::ClientReader<rpc::ScanResponse>> reader_;

@@ -103,21 +103,49 @@ void ColumnsToProto(const std::vector<ColumnRef>& columns, rpc::ReadOptions* rea
 }
 }  // namespace
 
-void ToProto(const Get& get, rpc::ReadOptions* read) {
-  ColumnsToProto(get.columns, read);
-  read->set_min_timestamp(get.min_ts);
-  if (get.max_ts != kLatestTimestamp) read->set_max_timestamp(get.max_ts);
-  read->set_max_versions(get.max_versions);
-  read->set_skip_block_cache(!get.cache_blocks);
+void ToProto(const Filter& f, rpc::Filter* out) {
+  out->set_kind(static_cast<rpc::Filter::Kind>(f.kind));  // the same order (filter.h, basalt.proto)
+  out->set_op(static_cast<rpc::FilterOp>(f.op));
+  out->mutable_comparator()->set_kind(static_cast<rpc::Comparator::Kind>(f.comparator.kind));
+  out->mutable_comparator()->set_value(f.comparator.value);
+  out->set_prefix(f.prefix);
+  out->set_family(f.family);
+  out->set_qualifier(f.qualifier);
+  out->set_filter_if_missing(f.filter_if_missing);
+  out->set_latest_version_only(f.latest_version_only);
+  out->set_min_column(f.min_column);
+  out->set_min_inclusive(f.min_inclusive);
+  out->set_max_column(f.max_column);
+  out->set_max_inclusive(f.max_inclusive);
+  out->set_limit(f.limit);
+  out->set_offset(f.offset);
+  out->mutable_timestamps()->Assign(f.timestamps.begin(), f.timestamps.end());
+  for (const RowRange& r : f.ranges) {
+    rpc::RowRange* o = out->add_ranges();
+    o->set_start(r.start);
+    o->set_start_inclusive(r.start_inclusive);
+    o->set_stop(r.stop);
+    o->set_stop_inclusive(r.stop_inclusive);
+  }
+  out->set_len_as_value(f.len_as_value);
+  out->set_must_pass_all(f.must_pass_all);
+  for (const Filter& c : f.filters) ToProto(c, out->add_filters());
 }
 
-void ToProto(const Scan& scan, rpc::ReadOptions* read) {
-  ColumnsToProto(scan.columns, read);
-  read->set_min_timestamp(scan.min_ts);
-  if (scan.max_ts != kLatestTimestamp) read->set_max_timestamp(scan.max_ts);
-  read->set_max_versions(scan.max_versions);
-  read->set_skip_block_cache(!scan.cache_blocks);
+namespace {
+template <typename Op>
+void ReadToProto(const Op& op, rpc::ReadOptions* read) {
+  ColumnsToProto(op.columns, read);
+  read->set_min_timestamp(op.min_ts);
+  if (op.max_ts != kLatestTimestamp) read->set_max_timestamp(op.max_ts);
+  read->set_max_versions(op.max_versions);
+  read->set_skip_block_cache(!op.cache_blocks);
+  if (op.filter.has_value()) ToProto(*op.filter, read->mutable_filter());
 }
+}  // namespace
+
+void ToProto(const Get& get, rpc::ReadOptions* read) { ReadToProto(get, read); }
+void ToProto(const Scan& scan, rpc::ReadOptions* read) { ReadToProto(scan, read); }
 
 namespace {
 rpc::Mutation::Kind KindToProto(CellMutation::Kind k) {

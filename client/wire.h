@@ -30,6 +30,7 @@ absl::StatusOr<T> WithContextOr(absl::StatusOr<T> s, std::string_view what) {
 rpc::Durability ToProto(Durability d);
 void ToProto(const Get& get, rpc::ReadOptions* read);
 void ToProto(const Scan& scan, rpc::ReadOptions* read);
+void ToProto(const Filter& f, rpc::Filter* out);
 // InvalidArgument for an empty mutation list unless m deletes its row when empty.
 absl::Status ToProto(const RowMutationsBase& m, rpc::RowMutations* out);
 rpc::CompareOp ToProto(CompareOp op);

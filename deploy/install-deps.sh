@@ -9,6 +9,7 @@ PKGS=(
   clang libclang-rt-14-dev   # libFuzzer targets
   librocksdb-dev             # benchmark peer only
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc   # gRPC transport
+  libre2-dev                 # regex comparator of server-side filters (linear time)
   libedit-dev                # shell line editing and history (BSD licence, unlike readline)
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core   # verbs transport (rdma-core)
   ibverbs-utils rdmacm-utils                                 # ibv_devinfo, rping: operator checks

@@ -1315,6 +1315,9 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& 
   ScanSpec clipped = spec_in;
   std::string upper, lower;
   bool lower_exclusive = false;
+  if (clipped.start_exclusive && !clipped.start_row.empty() && !clipped.reversed) {
+    clipped.start_row.push_back('\0');  // the first row after it
+  }
   if (!clipped.reversed) {
     if (clipped.start_row < desc_.start_key) clipped.start_row = desc_.start_key;
     if (!desc_.end_key.empty() && (clipped.stop_row.empty() || clipped.stop_row > desc_.end_key)) {
@@ -1323,7 +1326,8 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& 
   } else {
     // From start_row (inclusive) or the region's end (exclusive), whichever is lower.
     if (!clipped.start_row.empty() && (desc_.end_key.empty() || clipped.start_row < desc_.end_key)) {
-      upper = FirstKeyOfRow(clipped.start_row + '\0');  // the first key after the row's cells
+      // The first key of the row (exclusive), or the first key after the row's cells.
+      upper = FirstKeyOfRow(clipped.start_exclusive ? clipped.start_row : clipped.start_row + '\0');
     } else if (!desc_.end_key.empty()) {
       upper = FirstKeyOfRow(desc_.end_key);
     }

@@ -98,6 +98,7 @@ struct ScanSpec : ReadSpec {
   std::string stop_row;
   uint64_t limit = 0;     // rows; 0: no limit
   bool reversed = false;
+  bool start_exclusive = false;  // start_row itself is not scanned (a resumed scan)
 };
 
 struct RegionStats {

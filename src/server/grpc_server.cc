@@ -342,7 +342,7 @@ class ScanCall final : public Call {
     bool done = false;
     absl::Status s = cursor_->Next(&resp_, &done);
     if (!s.ok()) return Finish(ToGrpcStatus(s));
-    if (resp_.rows_size() == 0) return Finish(grpc::Status::OK);
+    if (resp_.rows_size() == 0 && resp_.page_rows().empty()) return Finish(grpc::Status::OK);
     const int64_t bytes = static_cast<int64_t>(resp_.ByteSizeLong());
     if (grpc::Status charged = impl_->ChargeReply(bytes); !charged.ok()) return Finish(charged);
     charged_ = bytes;

@@ -125,7 +125,7 @@ absl::Status RetryNotServing(const std::string& named_region, Call call) {
   }
 }
 
-absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r) {
+absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r, bool reversed = false) {
   ReadSpec spec;
   for (const rpc::ColumnSelection& c : r.columns()) {
     if (!t.HasFamily(c.family())) return UnknownFamily(t, c.family());
@@ -150,6 +150,9 @@ absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOption
   }
   spec.max_versions = r.max_versions() == 0 ? 1 : r.max_versions();
   spec.cache_blocks = !r.skip_block_cache();
+  if (r.has_filter()) {
+    BASALT_ASSIGN_OR_RETURN(spec.filter, RequestFilter::Make(r.filter(), reversed));
+  }
   return spec;
 }
 
@@ -638,7 +641,7 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
 
 absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::ScanRequest& req) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
-  BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecFromProto(*t, req.read()));
+  BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecFromProto(*t, req.read(), req.reversed()));
   if (req.start_row().size() > kMaxRowLength || req.stop_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("scan bound longer than ", kMaxRowLength, " bytes"));
   }
@@ -647,7 +650,10 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   spec.start_row = req.start_row();
   spec.stop_row = req.stop_row();
   spec.limit = req.limit();
+  spec.reversed = req.reversed();
+  spec.start_exclusive = req.start_exclusive();
   std::unique_ptr<ScanCursor> c(new ScanCursor());
+  c->filter_ = std::static_pointer_cast<RequestFilter>(spec.filter);  // made by ReadSpecFromProto
   c->rows_per_message_ = req.rows_per_message() != 0 ? req.rows_per_message() : config_.scan_rows_per_message;
   c->bytes_per_message_ = config_.scan_bytes_per_message;
   absl::StatusOr<std::unique_ptr<RegionScanner>> scanner;
@@ -661,11 +667,7 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
       return NotServingRegionError(req.region(), absl::StrCat("region ", req.region(), " of table ", t->name(),
                                                               " is not served here (it split, merged or moved)"));
     }
-    if (spec.start_row < h->info.start_key) spec.start_row = h->info.start_key;
-    if (!h->info.end_key.empty() && (spec.stop_row.empty() || spec.stop_row > h->info.end_key)) {
-      spec.stop_row = h->info.end_key;
-    }
-    scanner = h->region->Scan(spec);
+    scanner = h->region->Scan(spec);  // clipped to the region's rows, either direction
     if (!scanner.ok()) return Translate(*t, scanner.status(), &*h);
   }
   if (!scanner.ok()) return Translate(*t, scanner.status());
@@ -694,10 +696,16 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
     if (!more.ok()) return more.status();
     if (!*more) {
       *done = true;
-      return absl::OkStatus();
+      break;
     }
     RowToProto(row_, out->add_rows());
     bytes += row_.RawBytes();
+  }
+  if (filter_ != nullptr) {
+    std::vector<uint64_t> pages = filter_->TakePageRows();
+    if (std::any_of(pages.begin(), pages.end(), [](uint64_t n) { return n != 0; })) {
+      out->mutable_page_rows()->Assign(pages.begin(), pages.end());
+    }
   }
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 #include "proto/basalt.pb.h"
 #include "src/server/access_control.h"
 #include "src/server/config.h"
+#include "src/server/filters.h"
 #include "src/server/tables.h"
 
 namespace basalt::server {
@@ -47,7 +48,8 @@ class ScanCursor {
 
   // Fills *out with the next rows, up to rows_per_message rows or about bytes_per_message
   // bytes (at least one row). Sets *done when the scan has no more rows (*out may then be
-  // empty). DataLoss on a corrupt block; the table's closed error if it was disabled.
+  // empty), and the rows each page filter let through (rpc::ScanResponse::page_rows). DataLoss
+  // on a corrupt block; the table's closed error if it was disabled.
   absl::Status Next(rpc::ScanResponse* out, bool* done);
 
  private:
@@ -59,6 +61,7 @@ class ScanCursor {
   uint32_t rows_per_message_ = 100;
   uint64_t bytes_per_message_ = 1 << 20;
   RowResult row_;
+  std::shared_ptr<RequestFilter> filter_;  // the scan's, or null
   uint64_t close_hook_ = 0;
 };
 

@@ -148,10 +148,14 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> Table::Scan(const ScanSpec& spec)
   if (regions_.size() == 1) return regions_[0].region->Scan(spec);
   std::vector<Region*> in_range;
   for (const HostedRegion& h : regions_) {
-    const bool ends_after_start = h.info.end_key.empty() || h.info.end_key > spec.start_row;
-    const bool starts_before_stop = spec.stop_row.empty() || h.info.start_key < spec.stop_row;
-    if (ends_after_start && starts_before_stop) in_range.push_back(h.region.get());
+    // Forward [start, stop); reversed [stop, start] (start inclusive, stop exclusive).
+    const std::string& low = spec.reversed ? spec.stop_row : spec.start_row;
+    const std::string& high = spec.reversed ? spec.start_row : spec.stop_row;
+    const bool ends_after_low = h.info.end_key.empty() || h.info.end_key > low;
+    const bool starts_below_high = high.empty() || h.info.start_key < high || (spec.reversed && h.info.start_key == high);
+    if (ends_after_low && starts_below_high) in_range.push_back(h.region.get());
   }
+  if (spec.reversed) std::reverse(in_range.begin(), in_range.end());
   return std::unique_ptr<RegionScanner>(new TableScanner(spec, std::move(in_range)));
 }
 

@@ -52,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "basalt/filter.h"
 #include "basalt/security.h"
 #include "basalt/transport_choice.h"
 #include "basalt/types.h"
@@ -137,6 +138,8 @@ class Get {
   Get& SetTimestamp(int64_t ts) { return SetTimeRange(ts, ts + 1); }
   Get& SetMaxVersions(int n) { max_versions = n; return *this; }
   Get& SetCacheBlocks(bool b) { cache_blocks = b; return *this; }
+  // Evaluated by the server (basalt/filter.h): an empty Result when it refuses the row.
+  Get& SetFilter(Filter f) { filter = std::move(f); return *this; }
 
   std::string row;
   std::vector<ColumnRef> columns;  // empty: every family
@@ -144,6 +147,7 @@ class Get {
   int64_t max_ts = kLatestTimestamp;  // [min_ts, max_ts)
   int max_versions = 1;
   bool cache_blocks = true;
+  std::optional<Filter> filter;
 };
 
 class Scan {
@@ -158,9 +162,24 @@ class Scan {
   Scan& SetLimit(uint64_t n) { limit = n; return *this; }
   Scan& SetCaching(uint32_t rows) { caching = rows; return *this; }
   Scan& SetCacheBlocks(bool b) { cache_blocks = b; return *this; }
+  // Evaluated by the servers (basalt/filter.h).
+  Scan& SetFilter(Filter f) { filter = std::move(f); return *this; }
+  // HBase's setReversed: rows in descending order, from start_row (inclusive; empty: the
+  // table's last row) down to stop_row (exclusive; empty: the first row).
+  Scan& SetReversed(bool r) { reversed = r; return *this; }
+  // HBase's setRowPrefixFilter: the rows starting with prefix (empty: every row). It sets
+  // start_row and stop_row for the current direction: call it after SetReversed, once.
+  // Forward: [prefix, RowPrefixSuccessor(prefix)). Reversed, where no stop row can name the row
+  // just below the prefix: from the successor down to the prefix with its last byte decremented
+  // (dropped if 0x00), a range that may also hold the successor and rows starting with that
+  // stop row; so it also sets filter to Filter::Prefix(prefix), ahead of a filter already set
+  // (List(kMustPassAll, {Prefix, that filter})).
+  Scan& SetRowPrefix(std::string_view prefix);
 
-  std::string start_row;  // inclusive
-  std::string stop_row;   // exclusive; empty: to the end
+  // Forward: from start_row (inclusive) to stop_row (exclusive; empty: to the end).
+  // Reversed: from start_row (inclusive; empty: the end) down to stop_row (exclusive).
+  std::string start_row;
+  std::string stop_row;
   std::vector<ColumnRef> columns;
   int64_t min_ts = 0;
   int64_t max_ts = kLatestTimestamp;
@@ -168,7 +187,26 @@ class Scan {
   uint64_t limit = 0;     // rows; 0: all
   uint32_t caching = 0;   // rows per server message; 0: server default
   bool cache_blocks = true;
+  bool reversed = false;
+  std::optional<Filter> filter;
 };
+
+// The first row after every row starting with prefix: prefix without its trailing 0xff bytes,
+// its last byte incremented; empty (no such row) for an empty or all-0xff prefix.
+std::string RowPrefixSuccessor(std::string_view prefix);
+
+// HBase's filter language (ParseFilter), as the shell's FILTER => "..." takes it:
+//   SingleColumnValueFilter('cf', 'q', =, 'binary:x', true, true) AND PageFilter(10)
+// Filters by HBase's names with their arguments (strings in single quotes, '' for a quote;
+// integers; true/false; ops < <= = != >= >; comparators 'binary:', 'binaryprefix:',
+// 'regexstring:', 'substring:'), joined by AND (binds tighter) and OR, with parentheses.
+// InvalidArgument naming the offset and what was expected; SKIP and WHILE are refused as
+// not supported.
+absl::StatusOr<Filter> ParseFilterString(std::string_view text);
+// The filter in that language; ParseFilterString reads it back to an equal Filter, except for
+// what the language cannot say: a List of one filter is written as that filter (and read back
+// as it), an empty List as "()" and FilterOp::kNoOp as NO_OP (both refused by the parser).
+std::string FilterToString(const Filter& f);
 
 // One change to a row. kind mirrors the wire's Mutation.Kind.
 struct CellMutation {

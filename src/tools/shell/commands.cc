@@ -28,10 +28,15 @@ struct Ctx {
   std::ostream* out;  // for progress lines (count) in human mode; nullptr: none
 };
 
+// Where an argument is written: "column C", with " of line L" past the command's first line.
+std::string Where(const Ctx& c, const Value& v) {
+  std::string at = absl::StrCat("column ", v.column);
+  if (c.cmd.line > 1 || v.line != c.cmd.line) absl::StrAppend(&at, " of line ", v.line);
+  return at;
+}
+
 absl::Status ArgError(const Ctx& c, const Value& v, std::string_view what, std::string_view detail = "") {
-  std::string msg =
-      absl::StrCat(AV(c.cmd.name), ": expected ", AV(what), ", found ", v.Describe(), " at column ", v.column);
-  if (c.cmd.line > 1 || v.line != c.cmd.line) msg = absl::StrCat(msg, " of line ", v.line);
+  std::string msg = absl::StrCat(AV(c.cmd.name), ": expected ", AV(what), ", found ", v.Describe(), " at ", Where(c, v));
   if (v.kind == Value::Kind::kName) absl::StrAppend(&msg, " (quote it: '", v.str, "')");
   if (!detail.empty()) absl::StrAppend(&msg, " ", AV(detail));
   return absl::InvalidArgumentError(msg);
@@ -176,6 +181,17 @@ absl::Status CheckKeys(const Ctx& c, const Value& hash, std::initializer_list<st
     }
   }
   return absl::OkStatus();
+}
+
+// FILTER => "..." in HBase's filter language (ParseFilterString).
+absl::StatusOr<Filter> FilterOption(const Ctx& c, const Value& v) {
+  BASALT_ASSIGN_OR_RETURN(std::string text, Bytes(c, v, "a filter string for FILTER", false));
+  absl::StatusOr<Filter> f = ParseFilterString(text);
+  if (!f.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": bad FILTER at ", Where(c, v), ": ",
+                                                   f.status().message()));
+  }
+  return f;
 }
 
 // TIMERANGE => [min, max): HBase's half-open time range.
@@ -770,7 +786,7 @@ absl::Status GetOptions(const Ctx& c, Get* get) {
       continue;
     }
     BASALT_RETURN_IF_ERROR(CheckKeys(c, a[i], {"COLUMN", "COLUMNS", "VERSIONS", "TIMERANGE", "TIMESTAMP",
-                                               "CACHE_BLOCKS"}));
+                                               "CACHE_BLOCKS", "FILTER"}));
     for (const auto& [k, v] : a[i].entries) {
       if (k.str == "COLUMN" || k.str == "COLUMNS") {
         BASALT_RETURN_IF_ERROR(AddColumns(c, v, &get->columns));
@@ -788,6 +804,8 @@ absl::Status GetOptions(const Ctx& c, Get* get) {
         have_timestamp = true;
       } else if (k.str == "CACHE_BLOCKS") {
         BASALT_ASSIGN_OR_RETURN(get->cache_blocks, Bool(c, v, "true or false for CACHE_BLOCKS"));
+      } else if (k.str == "FILTER") {
+        BASALT_ASSIGN_OR_RETURN(get->filter, FilterOption(c, v));
       }
     }
   }
@@ -812,24 +830,12 @@ absl::StatusOr<Reply> CmdGet(Ctx& c) {
   return r;
 }
 
-// The first key that does not start with `prefix` (empty: none, scan to the end).
-std::string PrefixEnd(std::string prefix) {
-  while (!prefix.empty()) {
-    unsigned char last = static_cast<unsigned char>(prefix.back());
-    if (last != 0xFF) {
-      prefix.back() = static_cast<char>(last + 1);
-      return prefix;
-    }
-    prefix.pop_back();
-  }
-  return prefix;
-}
-
 absl::Status ScanOptions(const Ctx& c, const Value& h, Scan* scan, uint64_t* interval) {
   BASALT_RETURN_IF_ERROR(CheckKeys(c, h, {"STARTROW", "STOPROW", "ENDROW", "ROWPREFIXFILTER", "LIMIT", "COLUMN",
                                           "COLUMNS", "VERSIONS", "TIMERANGE", "TIMESTAMP", "CACHE", "CACHE_BLOCKS",
-                                          "INTERVAL"}));
+                                          "INTERVAL", "FILTER", "REVERSED"}));
   bool have_timestamp = false, have_range = false;
+  std::optional<std::string> prefix;  // applied last: its range depends on REVERSED
   for (const auto& [k, v] : h.entries) {
     const std::string& key = k.str;
     if (key == "STARTROW") {
@@ -837,10 +843,7 @@ absl::Status ScanOptions(const Ctx& c, const Value& h, Scan* scan, uint64_t* int
     } else if (key == "STOPROW" || key == "ENDROW") {
       BASALT_ASSIGN_OR_RETURN(scan->stop_row, Bytes(c, v, absl::StrCat("a row key for ", key)));
     } else if (key == "ROWPREFIXFILTER") {
-      BASALT_ASSIGN_OR_RETURN(std::string prefix, Bytes(c, v, "a row prefix for ROWPREFIXFILTER"));
-      if (prefix > scan->start_row) scan->start_row = prefix;
-      std::string end = PrefixEnd(prefix);
-      if (!end.empty() && (scan->stop_row.empty() || end < scan->stop_row)) scan->stop_row = end;
+      BASALT_ASSIGN_OR_RETURN(prefix, Bytes(c, v, "a row prefix for ROWPREFIXFILTER"));
     } else if (key == "LIMIT") {
       BASALT_ASSIGN_OR_RETURN(int64_t n, IntInRange(c, v, "LIMIT", 0, INT64_MAX));
       scan->limit = static_cast<uint64_t>(n);
@@ -863,6 +866,10 @@ absl::Status ScanOptions(const Ctx& c, const Value& h, Scan* scan, uint64_t* int
       scan->caching = static_cast<uint32_t>(n);
     } else if (key == "CACHE_BLOCKS") {
       BASALT_ASSIGN_OR_RETURN(scan->cache_blocks, Bool(c, v, "true or false for CACHE_BLOCKS"));
+    } else if (key == "FILTER") {
+      BASALT_ASSIGN_OR_RETURN(scan->filter, FilterOption(c, v));
+    } else if (key == "REVERSED") {
+      BASALT_ASSIGN_OR_RETURN(scan->reversed, Bool(c, v, "true or false for REVERSED"));
     } else if (key == "INTERVAL") {
       if (interval == nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": INTERVAL is an option of count"));
@@ -874,6 +881,7 @@ absl::Status ScanOptions(const Ctx& c, const Value& h, Scan* scan, uint64_t* int
   if (have_timestamp && have_range) {
     return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": give TIMESTAMP or TIMERANGE, not both"));
   }
+  if (prefix.has_value()) scan->SetRowPrefix(*prefix);
   return absl::OkStatus();
 }
 
@@ -1106,18 +1114,33 @@ const std::vector<Spec>& Specs() {
        CmdPut},
       {"get", "dml", 2, kAny,
        "get 't1', 'r1' [, 'cf:q' | 'cf' | ['cf:q', 'cf2'] | {COLUMN => ..., VERSIONS => n, TIMERANGE => [min, max],"
-       " TIMESTAMP => ts}]",
-       "Reads a row (a column 'cf' alone means the whole family). TIMERANGE is [min, max). Examples:\n"
+       " TIMESTAMP => ts, FILTER => \"...\"}]",
+       "Reads a row (a column 'cf' alone means the whole family). TIMERANGE is [min, max). FILTER is in\n"
+       "HBase's filter language (see help 'scan'). Examples:\n"
        "  get 't1', 'r1'\n"
        "  get 't1', 'r1', 'cf:a', 'cf:b'\n"
-       "  get 't1', 'r1', {COLUMN => 'cf:a', VERSIONS => 3, TIMERANGE => [0, 1700000000000]}",
+       "  get 't1', 'r1', {COLUMN => 'cf:a', VERSIONS => 3, TIMERANGE => [0, 1700000000000]}\n"
+       "  get 't1', 'r1', {FILTER => \"ValueFilter(=, 'binary:abc')\"}",
        CmdGet},
       {"scan", "dml", 1, 2,
        "scan 't1' [, {STARTROW => 'a', STOPROW => 'z', ROWPREFIXFILTER => 'p', LIMIT => n, COLUMNS => [...],"
-       " VERSIONS => n, TIMERANGE => [min, max], TIMESTAMP => ts, CACHE => n, CACHE_BLOCKS => bool}]",
-       "Reads rows in order; STARTROW is inclusive, STOPROW exclusive. Examples:\n"
+       " VERSIONS => n, TIMERANGE => [min, max], TIMESTAMP => ts, CACHE => n, CACHE_BLOCKS => bool,"
+       " FILTER => \"...\", REVERSED => bool}]",
+       "Reads rows in order; STARTROW is inclusive, STOPROW exclusive. REVERSED => true reads them in\n"
+       "descending order, from STARTROW (inclusive) down to STOPROW (exclusive). ROWPREFIXFILTER reads the\n"
+       "rows starting with the prefix, in either order, in place of STARTROW and STOPROW (as HBase's).\n"
+       "FILTER is evaluated by the server, in HBase's filter language: PrefixFilter('p'), RowFilter(op, 'cmp'),\n"
+       "QualifierFilter, ValueFilter, ColumnPrefixFilter('p'), ColumnRangeFilter('min', bool, 'max', bool),\n"
+       "ColumnPaginationFilter(limit, offset), TimestampsFilter(ts, ...), KeyOnlyFilter(), FirstKeyOnlyFilter(),\n"
+       "SingleColumnValueFilter('cf', 'q', op, 'cmp'[, filterIfMissing, latestVersionOnly]), PageFilter(n),\n"
+       "MultiRowRangeFilter('start', bool, 'stop', bool, ...), joined by AND and OR, with parentheses; op is\n"
+       "one of < <= = != >= >, cmp one of 'binary:bytes', 'binaryprefix:bytes', 'regexstring:re',\n"
+       "'substring:s'; '' is a quote inside quotes. Examples:\n"
        "  scan 't1'\n"
        "  scan 't1', {STARTROW => 'a', STOPROW => 'n', COLUMNS => ['cf:q'], LIMIT => 10}\n"
+       "  scan 't1', {FILTER => \"(PrefixFilter ('row2') AND (QualifierFilter (>=, 'binary:xyz'))) AND\n"
+       "                        (TimestampsFilter ( 123, 456))\"}\n"
+       "  scan 't1', {REVERSED => true}\n"
        "The system table basalt:meta (HBase's hbase:meta) has a row per region, 'table,start key,id', with\n"
        "info:startkey, info:endkey, info:id, info:encoded, info:state (OPEN, CLOSED, FAILED_OPEN, or SPLIT and\n"
        "MERGED for old regions kept until nothing reads their files) and info:server; clients find regions\n"
@@ -1135,7 +1158,7 @@ const std::vector<Spec>& Specs() {
       {"get_counter", "dml", 3, 3, "get_counter 't1', 'r1', 'cf:q'", "Prints a counter's value.", CmdGetCounter},
       {"append", "dml", 4, 4, "append 't1', 'r1', 'cf:q', 'value'",
        "Appends bytes to a cell's value and prints the result.", CmdAppend},
-      {"count", "dml", 1, 2, "count 't1' [, {INTERVAL => 1000, CACHE => n, STARTROW => .., STOPROW => ..}]",
+      {"count", "dml", 1, 2, "count 't1' [, {INTERVAL => 1000, CACHE => n, STARTROW => .., STOPROW => .., FILTER => \"...\"}]",
        "Counts rows, printing progress every INTERVAL rows.", CmdCount},
 
       {"flush", "tools", 1, 1, "flush 't1'", "Writes the table's memstores to block files.",

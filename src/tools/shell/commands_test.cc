@@ -231,9 +231,9 @@ TEST_F(ShellTest, GetOptionsBecomeTheRequest) {
 
   EXPECT_EQ(Run("get 't1', 'r1', {TIMERANGE => [5]}"), 1);
   EXPECT_EQ(err(), "ERROR: get: expected TIMERANGE => [min, max], found an array at column 31\n");
-  EXPECT_EQ(Run("get 't1', 'r1', {FILTER => 'x'}"), 1);
-  EXPECT_EQ(err(), "ERROR: get: unsupported option FILTER (supported: COLUMN, COLUMNS, VERSIONS, TIMERANGE, "
-                   "TIMESTAMP, CACHE_BLOCKS)\n");
+  EXPECT_EQ(Run("get 't1', 'r1', {REVERSED => true}"), 1);
+  EXPECT_EQ(err(), "ERROR: get: unsupported option REVERSED (supported: COLUMN, COLUMNS, VERSIONS, TIMERANGE, "
+                   "TIMESTAMP, CACHE_BLOCKS, FILTER)\n");
   EXPECT_EQ(Run("get 't1', 'r1', {TIMESTAMP => 1, TIMERANGE => [0, 2]}"), 1);
   EXPECT_EQ(err(), "ERROR: get: give TIMESTAMP or TIMERANGE, not both\n");
 }
@@ -285,6 +285,60 @@ TEST_F(ShellTest, ScanOptionsBecomeTheRequest) {
                    "column 12\n");
   EXPECT_EQ(Run("scan 't1', {INTERVAL => 5}"), 1);
   EXPECT_EQ(err(), "ERROR: scan: INTERVAL is an option of count\n");
+}
+
+TEST_F(ShellTest, FilterAndReversedBecomeTheRequest) {
+  ASSERT_EQ(Run("create 't1', 'cf'"), 0);
+  ASSERT_EQ(Run("scan 't1', {FILTER => \"PrefixFilter('r') AND ValueFilter(=, 'binary:it''s')\", REVERSED => true}"),
+            0)
+      << err();
+  ASSERT_TRUE(server_.last_scan.has_value());
+  EXPECT_TRUE(server_.last_scan->reversed);
+  EXPECT_EQ(server_.last_scan->filter,
+            Filter::List(Filter::kMustPassAll,
+                         {Filter::Prefix("r"), Filter::Value(FilterOp::kEqual, Comparator::Binary("it's"))}));
+
+  // The row prefix is applied after every option, so its range follows REVERSED in any order,
+  // and it replaces STARTROW and STOPROW (as HBase's).
+  ASSERT_EQ(Run("scan 't1', {ROWPREFIXFILTER => 'b', FILTER => \"PageFilter(2)\", STARTROW => 'x', REVERSED => true}"),
+            0)
+      << err();
+  EXPECT_EQ(server_.last_scan->start_row, "c");
+  EXPECT_EQ(server_.last_scan->stop_row, "a");
+  EXPECT_EQ(server_.last_scan->filter, Filter::List(Filter::kMustPassAll, {Filter::Prefix("b"), Filter::Page(2)}));
+  ASSERT_EQ(Run("scan 't1', {STARTROW => 'x', ROWPREFIXFILTER => 'b', REVERSED => false}"), 0) << err();
+  EXPECT_EQ(server_.last_scan->start_row, "b");
+  EXPECT_EQ(server_.last_scan->stop_row, "c");
+  EXPECT_FALSE(server_.last_scan->reversed);
+  EXPECT_FALSE(server_.last_scan->filter.has_value());
+
+  ASSERT_EQ(Run("count 't1', {FILTER => \"FirstKeyOnlyFilter()\"}"), 0) << err();
+  EXPECT_EQ(server_.last_scan->filter, Filter::FirstKeyOnly());
+  ASSERT_EQ(Run("get 't1', 'r1', {COLUMN => 'cf:q', FILTER => \"KeyOnlyFilter(true)\"}"), 0) << err();
+  ASSERT_TRUE(server_.last_get.has_value());
+  EXPECT_EQ(server_.last_get->filter, Filter::KeyOnly(true));
+
+  EXPECT_EQ(Run("scan 't1', {FILTER => \"PrefixFilter(a)\"}"), 1);
+  EXPECT_EQ(err(), "ERROR: scan: bad FILTER at column 23: filter string: at offset 13: expected a quoted string as "
+                   "argument 1 of PrefixFilter, found 'a'\n");
+  EXPECT_EQ(Run("get 't1', 'r1', {FILTER => 'Nope()'}"), 1);
+  EXPECT_EQ(err(), "ERROR: get: bad FILTER at column 28: filter string: at offset 0: unknown filter 'Nope'\n");
+  EXPECT_EQ(Run("scan 't1', {FILTER => 5}"), 1);
+  EXPECT_EQ(err(), "ERROR: scan: expected a filter string for FILTER, found the integer 5 at column 23\n");
+  EXPECT_EQ(Run("scan 't1', {REVERSED => 'yes'}"), 1);
+  EXPECT_EQ(err(), "ERROR: scan: expected true or false for REVERSED, found the string 'yes' at column 25\n");
+
+  // The code is InvalidArgument, as for every bad argument.
+  absl::StatusOr<std::vector<Command>> cmds = Parse("scan 't1', {FILTER => \"PageFilter(-1)\"}");
+  ASSERT_TRUE(cmds.ok()) << cmds.status();
+  std::ostringstream sink;
+  absl::Status s = Executor(conn_.get(), OutputFormat::kHuman, &sink, false).Execute((*cmds)[0]);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("expected an integer >= 0 as argument 1 of PageFilter"), std::string_view::npos) << s;
+
+  ASSERT_EQ(Run("help 'scan'"), 0);
+  EXPECT_NE(out().find("scan 't1', {REVERSED => true}"), std::string::npos) << out();
+  EXPECT_NE(out().find("FILTER => \"(PrefixFilter ('row2')"), std::string::npos) << out();
 }
 
 TEST_F(ShellTest, ScanLimitAndRanges) {
