@@ -11,6 +11,7 @@
 //    ZooKeeper) fails its next write as fenced, and that write never reaches storage.
 //  - A backup master takes over when the active one is killed, and recovers the server that died
 //    while no master was active (its registration outlived it in ZooKeeper).
+//  - Reversed scans, a page filter and a row prefix across regions on several servers.
 //  - The shell, through ZooKeeper.
 //  - Regions moved one by one onto one server and spread again by the balancer, under writes
 //    and reads that see no error (must-show 1); the master's own balancer for a server that joins.
@@ -23,6 +24,7 @@
 //    and a master take-over, until assigned; nothing it held is lost.
 //  - A master killed in the middle of a split, a merge or a move: the backup rolls it back when
 //    it died before meta's commit, forward when after (meta's one batch is the procedure's record).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -39,6 +41,73 @@ namespace basalt::testing {
 namespace {
 
 using Cluster = ClusterFixture;
+
+std::vector<std::string> ScanRows(Table* table, const Scan& scan) {
+  std::vector<std::string> rows;
+  auto sc = table->GetScanner(scan);
+  EXPECT_TRUE(sc.ok()) << sc.status();
+  if (!sc.ok()) return rows;
+  Result r;
+  for (;;) {
+    auto more = (*sc)->Next(&r);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) return rows;
+    rows.push_back(r.row());
+  }
+}
+
+// A client walks a table's regions on their servers: reversed from the last region down, a page
+// that spans regions (HBase counts per region), a prefix narrowed to its regions, one row a
+// message so streams are resumed. (tests/property/filter_property_test checks each filter's
+// meaning on one server.)
+void CheckFiltersAndReversedScansAcrossRegions(Table* table) {
+  std::vector<std::string> all = ScanRows(table, Scan());
+  ASSERT_GT(all.size(), 100u);
+  std::vector<std::string> backwards(all.rbegin(), all.rend());
+  EXPECT_EQ(ScanRows(table, Scan().SetReversed(true)), backwards);
+  EXPECT_EQ(ScanRows(table, Scan().SetReversed(true).SetCaching(1).SetLimit(150)),
+            std::vector<std::string>(backwards.begin(), backwards.begin() + 150));
+  // From the middle of one region down to another's, stop exclusive.
+  auto at = [&](std::string_view from, std::string_view to) {
+    std::vector<std::string> want;
+    for (const std::string& r : backwards) {
+      if (r <= from && r > to) want.push_back(r);
+    }
+    return want;
+  };
+  EXPECT_EQ(ScanRows(table, Scan().WithStartRow("j-1100").WithStopRow("d-1100").SetReversed(true)),
+            at("j-1100", "d-1100"));
+  // A page of 25 rows over regions of ~60: 25 in all, either way.
+  Scan paged = Scan().SetCaching(4).SetFilter(Filter::Page(25));
+  EXPECT_EQ(ScanRows(table, paged), std::vector<std::string>(all.begin(), all.begin() + 25));
+  paged.WithStartRow("c-1000").SetFilter(
+      Filter::List(Filter::kMustPassAll, {Filter::Row(FilterOp::kNotEqual, Comparator::Regex("^b-")), Filter::Page(70)}));
+  std::vector<std::string> want;
+  for (const std::string& r : all) {
+    if (r >= "c-1000" && want.size() < 70) want.push_back(r);
+  }
+  EXPECT_EQ(ScanRows(table, paged), want);
+  paged.SetReversed(true).WithStartRow("").SetFilter(Filter::Page(25));
+  EXPECT_EQ(ScanRows(table, paged), std::vector<std::string>(backwards.begin(), backwards.begin() + 25));
+  // A prefix, both ways: its rows only.
+  want.clear();
+  for (const std::string& r : all) {
+    if (r.starts_with("g-")) want.push_back(r);
+  }
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(ScanRows(table, Scan().SetRowPrefix("g-")), want);
+  std::reverse(want.begin(), want.end());
+  EXPECT_EQ(ScanRows(table, Scan().SetReversed(true).SetRowPrefix("g-")), want);
+  EXPECT_EQ(ScanRows(table, Scan().SetReversed(true).SetFilter(Filter::Prefix("g-"))), want);
+  // A Get with a filter, on each row's server.
+  auto got = table->Get(Get(all[0]).SetFilter(Filter::Value(FilterOp::kEqual, Comparator::Regex("^v"))));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->size(), 1u);
+  got = table->Get(Get(all[0]).SetFilter(Filter::KeyOnly()));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->cells()[0].value, "");
+}
 
 TEST_F(Cluster, ThreeServersShareATableAndAKilledServersRegionsServeElsewhereWithEveryAcknowledgedWrite) {
   auto master = StartMaster("m1");
@@ -80,6 +149,7 @@ TEST_F(Cluster, ThreeServersShareATableAndAKilledServersRegionsServeElsewhereWit
   ASSERT_TRUE(split.ok()) << split;
   EXPECT_EQ(conn->GetAdmin()->ListRegions("t")->size(), 7u);
   EXPECT_EQ(count(), 400);
+  ASSERT_NO_FATAL_FAILURE(CheckFiltersAndReversedScansAcrossRegions(table.get()));
 
   // The server holding the region of "a" dies; its regions serve elsewhere, nothing lost.
   auto regions = conn->GetAdmin()->ListRegions("t");
