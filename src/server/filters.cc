@@ -329,7 +329,9 @@ class RequestFilter::Page final : public ReadFilter {
 
 namespace {
 
-// MUST_PASS_ALL: asked in order, the first refusal decides.
+// MUST_PASS_ALL: asked in order, the first refusal decides. A member's "next column" does not
+// hide the column's older versions from a member before it that included this one (a
+// SingleColumnValue reading every version): it becomes a skip of this version only.
 class AllFilter final : public ReadFilter {
  public:
   explicit AllFilter(std::vector<std::unique_ptr<ReadFilter>> f) : filters_(std::move(f)) {}
@@ -349,16 +351,21 @@ class AllFilter final : public ReadFilter {
     return false;
   }
   CellAction FilterCell(const CellView& c) override {
-    CellAction result = CellAction::kInclude;
+    bool included = false;   // by an earlier member, which may want older versions
+    bool next_column = false;
     for (auto& f : filters_) {
       const CellAction a = f->FilterCell(c);
-      if (a == CellAction::kIncludeAndNextColumn) {
-        result = a;
-      } else if (a != CellAction::kInclude) {
+      if (a == CellAction::kInclude) {
+        included = true;
+      } else if (a == CellAction::kIncludeAndNextColumn) {
+        next_column = next_column || !included;
+      } else if (a == CellAction::kNextColumn && included) {
+        return CellAction::kSkip;
+      } else {
         return a;
       }
     }
-    return result;
+    return next_column ? CellAction::kIncludeAndNextColumn : CellAction::kInclude;
   }
   bool FilterRow(RowResult* row) override {
     for (auto& f : filters_) {

@@ -9,6 +9,9 @@
 // model of the writes says are visible (docs/DESIGN.md §1; the model is checked first against an
 // unfiltered scan of every version).
 //
+// Where filter.h leaves the answer open the cases stay out: one KeyOnly per tree at most (two
+// would strip each other's output), no kNoOp, no scan whose start row equals its stop row.
+//
 // A mismatch is shrunk (list members and scan options dropped while it still fails) and printed
 // as C++ (the Scan or Get and its Filter), with the expected and actual rows, the visible cells
 // of the rows concerned and the seed.
@@ -279,14 +282,22 @@ bool InRange(const RowRange& r, const std::string& row) {
   return above && below;
 }
 
+// A filter's answer for one cell. kNextRow refuses the cell and, reaching the root, ends the
+// row's reading (filter.h, stage 2); filter.h gives no other answer a visible effect.
+enum class Answer { kInclude, kSkip, kNextRow };
+
+Answer Includes(bool b) { return b ? Answer::kInclude : Answer::kSkip; }
+
 // One node of a filter tree with its state, evaluated per row in filter.h's three stages:
-// RefuseRowKey, then IncludeCell for each cell the read sees (before the version count), then
-// RefuseRow on the assembled row. List ALL asks its members in order and stops at the first
-// refusal; List ONE asks every member that did not refuse the row key.
+// RefuseRowKey, then CellAnswer for each cell the read sees (before the version count) until
+// the root answers kNextRow, then RefuseRow on the assembled row. List ALL asks its members in
+// order and the first refusal is its answer; List ONE asks every member that did not refuse the
+// row key, about every cell: it includes what one includes, and answers kNextRow only when all
+// of them do. `decisive`: no MUST_PASS_ONE list above (a SingleColumnValue's refusal drops the row).
 class RefFilter {
  public:
-  explicit RefFilter(const Filter& f) : f_(f) {
-    for (const Filter& k : f.filters) kids_.push_back(std::make_unique<RefFilter>(k));
+  RefFilter(const Filter& f, bool decisive) : f_(f), decisive_(decisive) {
+    for (const Filter& k : f.filters) kids_.push_back(std::make_unique<RefFilter>(k, decisive && f.must_pass_all));
     if (f.comparator.kind == Comparator::Kind::kRegex) {
       RE2::Options o;
       o.set_encoding(RE2::Options::EncodingLatin1);  // "matching anywhere in the bytes"
@@ -309,50 +320,61 @@ class RefFilter {
     return key_refused_;
   }
 
-  bool IncludeCell(const Cell& c) {
+  Answer CellAnswer(const Cell& c) {
     using K = Filter::Kind;
     switch (f_.kind) {
-      case K::kQualifier: return Compares(f_.op, f_.comparator, re_.get(), c.qualifier);
-      case K::kValue: return Compares(f_.op, f_.comparator, re_.get(), c.value);
-      case K::kColumnPrefix: return StartsWith(c.qualifier, f_.prefix);
+      case K::kQualifier: return Includes(Compares(f_.op, f_.comparator, re_.get(), c.qualifier));
+      case K::kValue: return Includes(Compares(f_.op, f_.comparator, re_.get(), c.value));
+      case K::kColumnPrefix: return Includes(StartsWith(c.qualifier, f_.prefix));
       case K::kColumnRange: {
         const bool above = f_.min_column.empty() || c.qualifier > f_.min_column ||
                            (f_.min_inclusive && c.qualifier == f_.min_column);
         const bool below = f_.max_column.empty() || c.qualifier < f_.max_column ||
                            (f_.max_inclusive && c.qualifier == f_.max_column);
-        return above && below;
+        return Includes(above && below);
       }
-      case K::kColumnPagination:
-        if (column_ >= 0 && c.family == last_family_ && c.qualifier == last_qualifier_) return false;  // older version
-        ++column_;
-        last_family_ = c.family;
-        last_qualifier_ = c.qualifier;
-        return column_ >= f_.offset && column_ < f_.offset + f_.limit;
-      case K::kTimestamps: return std::find(f_.timestamps.begin(), f_.timestamps.end(), c.ts) != f_.timestamps.end();
-      case K::kFirstKeyOnly:
-        if (seen_cell_) return false;
+      case K::kColumnPagination: {  // "next row" past its page
+        const bool older = column_ >= 0 && c.family == last_family_ && c.qualifier == last_qualifier_;
+        if (!older) {
+          ++column_;
+          last_family_ = c.family;
+          last_qualifier_ = c.qualifier;
+        }
+        if (column_ >= f_.offset + f_.limit) return Answer::kNextRow;
+        return Includes(!older && column_ >= f_.offset);
+      }
+      case K::kTimestamps:
+        return Includes(std::find(f_.timestamps.begin(), f_.timestamps.end(), c.ts) != f_.timestamps.end());
+      case K::kFirstKeyOnly:  // "next row" after the first cell
+        if (seen_cell_) return Answer::kNextRow;
         seen_cell_ = true;
-        return true;
+        return Answer::kInclude;
       case K::kSingleColumnValue:
+        // "Next row" once its column failed (the failing version itself too, as HBase's NEXT_ROW),
+        // when decisive and deciding by the newest version; else every cell passes.
         if (c.family == f_.family && c.qualifier == f_.qualifier && !(f_.latest_version_only && found_)) {
           found_ = true;
           matched_ = matched_ || Compares(f_.op, f_.comparator, re_.get(), c.value);
         }
-        return true;
+        return decisive_ && f_.latest_version_only && found_ && !matched_ ? Answer::kNextRow : Answer::kInclude;
       case K::kList:
         if (f_.must_pass_all) {
           for (auto& k : kids_) {
-            if (!k->IncludeCell(c)) return false;
+            const Answer a = k->CellAnswer(c);
+            if (a != Answer::kInclude) return a;
           }
-          return true;
+          return Answer::kInclude;
         } else {
-          bool any = false;
+          bool any = false, all_next_row = true;
           for (auto& k : kids_) {
-            if (!k->key_refused_ && k->IncludeCell(c)) any = true;
+            if (k->key_refused_) continue;
+            const Answer a = k->CellAnswer(c);
+            any = any || a == Answer::kInclude;
+            all_next_row = all_next_row && a == Answer::kNextRow;
           }
-          return any;
+          return any ? Answer::kInclude : all_next_row ? Answer::kNextRow : Answer::kSkip;
         }
-      default: return true;  // Prefix, Row, MultiRowRange, KeyOnly, Page
+      default: return Answer::kInclude;  // Prefix, Row, MultiRowRange, KeyOnly, Page
     }
   }
 
@@ -416,6 +438,7 @@ class RefFilter {
   }
 
   const Filter& f_;
+  const bool decisive_;
   std::vector<std::unique_ptr<RefFilter>> kids_;
   std::unique_ptr<RE2> re_;
   int64_t page_rows_ = 0;  // Page: rows it passed or refused at the row stage, over the read
@@ -494,7 +517,7 @@ std::vector<std::string> RowsOf(const Case& c, const Model& model) {
 // What filter.h says the case returns.
 std::vector<Row> Expected(const Case& c, const Model& model) {
   std::optional<RefFilter> filter;
-  if (c.filter) filter.emplace(*c.filter);
+  if (c.filter) filter.emplace(*c.filter, /*decisive=*/true);
   std::vector<Row> out;
   for (const std::string& key : RowsOf(c, model)) {
     if (c.limit != 0 && out.size() >= c.limit) break;
@@ -510,7 +533,9 @@ std::vector<Row> Expected(const Case& c, const Model& model) {
     Row row{key, {}};
     int versions = 0;
     for (const Cell& cell : seen) {
-      if (filter && !filter->IncludeCell(cell)) continue;
+      const Answer a = filter ? filter->CellAnswer(cell) : Answer::kInclude;
+      if (a == Answer::kNextRow) break;
+      if (a == Answer::kSkip) continue;
       const bool same_column = !row.cells.empty() && row.cells.back().family == cell.family &&
                                row.cells.back().qualifier == cell.qualifier;
       versions = same_column ? versions + 1 : 1;
@@ -535,10 +560,13 @@ class Gen {
   const T& Pick(const std::vector<T>& v) { return v[Int(0, static_cast<int>(v.size()) - 1)]; }
   std::mt19937_64& rng() { return rng_; }
 
-  void SetPools(std::vector<std::string> rows, std::vector<std::string> values) {
+  // The data filters are drawn from: visible rows and cells, and every value written.
+  void SetPools(std::vector<std::string> rows, std::vector<Cell> cells, std::vector<std::string> values) {
     rows_ = std::move(rows);
+    cells_ = std::move(cells);
     values_ = std::move(values);
     if (values_.empty()) values_.push_back("x");
+    if (cells_.empty()) cells_.push_back({"a", "q", 1, "x"});
   }
 
   std::string RandomKey() {
@@ -618,7 +646,7 @@ class Gen {
     }
   }
 
-  Filter Leaf(bool* key_only_used) {
+  Filter Leaf(bool* key_only_used, std::optional<Filter::Kind> only = std::nullopt) {
     using K = Filter::Kind;
     static const std::vector<std::pair<K, int>> kWeights = {
         {K::kPrefix, 8},  {K::kRow, 8},          {K::kMultiRowRange, 6}, {K::kQualifier, 8},
@@ -638,6 +666,7 @@ class Gen {
     }
     // At most one KeyOnly per tree: two would strip each other's output, which filter.h leaves open.
     if (kind == K::kKeyOnly && *key_only_used) kind = K::kValue;
+    if (only) kind = *only;
     auto rows = [this] { return RowLike(); };
     auto quals = [this] { return QualifierLike(); };
     auto values = [this] { return ValueLike(); };
@@ -678,11 +707,11 @@ class Gen {
       }
       case K::kKeyOnly: *key_only_used = true; return Filter::KeyOnly(Chance(0.4));
       case K::kFirstKeyOnly: return Filter::FirstKeyOnly();
-      case K::kSingleColumnValue: {
+      case K::kSingleColumnValue: {  // mostly a column some row has, compared with one of its versions
         const FamilyDef& f = Chance(0.7) ? Families()[0] : Families()[1];
-        auto [op, c] = Comparison(values);
-        return Filter::SingleColumnValue(f.name, Chance(0.85) ? Pick(f.qualifiers) : QualifierLike(), op, c,
-                                         Chance(0.5), Chance(0.7));
+        const Cell cell = Chance(0.7) ? Pick(cells_) : Cell{f.name, Chance(0.85) ? Pick(f.qualifiers) : QualifierLike()};
+        auto [op, c] = Comparison([&] { return Chance(0.6) ? cell.value : ValueLike(); });
+        return Filter::SingleColumnValue(cell.family, cell.qualifier, op, c, Chance(0.5), Chance(0.6));
       }
       case K::kPage: return Filter::Page(Chance(0.05) ? 0 : Int(1, 6));
       default: break;
@@ -694,8 +723,12 @@ class Gen {
   Filter Tree(int depth, bool* key_only_used) {
     if (depth < 3 && Chance(depth == 1 ? 0.45 : 0.3)) {
       std::vector<Filter> kids;
+      const bool all = Chance(0.5);
+      // HBase's usual shape, a row condition then cell filters: a SingleColumnValue that must see
+      // the cells the filters after it refuse.
+      if (all && Chance(0.3)) kids.push_back(Leaf(key_only_used, Filter::Kind::kSingleColumnValue));
       for (int n = Int(1, 3); n > 0; --n) kids.push_back(Tree(depth + 1, key_only_used));
-      return Filter::List(Chance(0.5), std::move(kids));
+      return Filter::List(all, std::move(kids));
     }
     return Leaf(key_only_used);
   }
@@ -754,6 +787,7 @@ class Gen {
  private:
   std::mt19937_64 rng_;
   std::vector<std::string> rows_, values_;
+  std::vector<Cell> cells_;
 };
 
 // One-step simplifications of a filter tree: a list replaced by a member, a member dropped.
@@ -895,7 +929,11 @@ class FilterProperty : public ServerTest {
     for (int i = 0; i < 6; ++i) batch.push_back(puts(g.Pick(keys), g.Int(1, 3)));
     ASSERT_NO_FATAL_FAILURE(Write(batch));
 
-    g.SetPools(model_.Rows(), values);
+    std::vector<Cell> visible;
+    for (const std::string& r : model_.Rows()) {
+      for (Cell& c : model_.Visible(r)) visible.push_back(std::move(c));
+    }
+    g.SetPools(model_.Rows(), std::move(visible), values);
     // The model must agree with the server before it judges filters: every version, no filter.
     Case all;
     all.max_versions = 10;

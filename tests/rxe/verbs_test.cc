@@ -143,10 +143,21 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
   r = table_->Get(Get("r1"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->size(), 1u);
+  // A filter travels with a Get over verbs and the server applies it (issue 14).
+  ASSERT_TRUE(table_->Put(Put("r2").Add("cf", "a", "apple").Add("cf", "b", "berry")).ok());
+  r = table_->Get(Get("r2").SetFilter(Filter::Value(FilterOp::kEqual, Comparator::Regex("^b"))));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(r->Value("cf", "b").value_or("?"), "berry");
+  r = table_->Get(Get("r2").SetFilter(Filter::Row(FilterOp::kEqual, Comparator::Binary("r1"))));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->empty());
+  EXPECT_EQ(table_->Get(Get("r2").SetFilter(Filter::Value(FilterOp::kLess, Comparator::Regex("x")))).status().code(),
+            StatusCode::kInvalidArgument);
 
   TransportStats ts = conn_->GetTransportStats();
   EXPECT_EQ(ts.verbs_state, "up");
-  EXPECT_GE(ts.verbs_calls, 8u);
+  EXPECT_GE(ts.verbs_calls, 12u);
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
   EXPECT_GE(ServerStatus().verbs_requests(), 8u);
 }

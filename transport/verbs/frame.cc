@@ -85,6 +85,11 @@ class Writer {
     U32(static_cast<uint32_t>(s.size()));
     Raw(s);
   }
+  // A message whose ByteSizeLong() was `size` (its sizes cached), as bytes32.
+  void Message32(const google::protobuf::MessageLite& m, size_t size) {
+    U32(static_cast<uint32_t>(size));
+    p_ = m.SerializeWithCachedSizesToArray(p_);
+  }
   uint8_t* pos() const { return p_; }
 
  private:
@@ -234,7 +239,7 @@ absl::Status OptionalTimestamp(Reader& r, const char* what, bool* has, int64_t* 
   return absl::OkStatus();
 }
 
-absl::Status DecodeGetBody(Reader& r, rpc::GetRequest* req) {
+absl::Status DecodeGetBody(Reader& r, bool with_filter, rpc::GetRequest* req) {
   std::string_view s;
   BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
   req->set_table(s.data(), s.size());
@@ -271,6 +276,15 @@ absl::Status DecodeGetBody(Reader& r, rpc::GetRequest* req) {
     for (uint32_t j = 0; j < nq; ++j) {
       BASALT_RETURN_IF_ERROR(r.Bytes32("qualifier", &s));
       col->add_qualifiers(s.data(), s.size());
+    }
+  }
+  if (with_filter) {
+    const size_t filter_at = r.pos();
+    BASALT_RETURN_IF_ERROR(r.Bytes32("filter", &s));
+    rpc::Filter* f = read->mutable_filter();
+    // Canonical: the bytes the encoder writes for what they parse to, or refused.
+    if (!f->ParseFromArray(s.data(), static_cast<int>(s.size())) || f->SerializeAsString() != s) {
+      return Malformed("filter is not a canonically serialized rpc::Filter", filter_at);
     }
   }
   return r.Finish();
@@ -396,9 +410,11 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
       body += kMinQualifier + q.size();
     }
   }
+  const size_t filter_size = read.has_filter() ? read.filter().ByteSizeLong() : 0;
+  if (read.has_filter()) body += 4 + filter_size;
   BASALT_RETURN_IF_ERROR(CheckFits("Get request", body, out.size()));
 
-  WriteHeader(out.data(), FrameOp::kGet, body, request_id, 0, 0);
+  WriteHeader(out.data(), FrameOp::kGet, body, request_id, 0, read.has_filter() ? kFlagFilter : 0);
   Writer w(out.data() + kFrameHeaderSize);
   w.Bytes16(req.table());
   w.Bytes32(req.row());
@@ -413,6 +429,7 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
     w.U32(static_cast<uint32_t>(col.qualifiers_size()));
     for (const std::string& q : col.qualifiers()) w.Bytes32(q);
   }
+  if (read.has_filter()) w.Message32(read.filter(), filter_size);
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;
 }
@@ -461,7 +478,9 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     return Malformed(absl::StrCat("reply op 0x", absl::Hex(static_cast<uint8_t>(h.op)), " in a request"), kOpAt);
   }
   if (h.status != 0) return Malformed(absl::StrCat("status ", h.status, " in a request"), kStatusAt);
-  if (h.flags != 0) return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
+  if (h.flags != 0 && !(h.op == FrameOp::kGet && h.flags == kFlagFilter)) {
+    return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
+  }
   const size_t end = kFrameHeaderSize + h.body_len;
   if (end != in.size()) return Malformed(absl::StrCat(in.size() - end, " trailing bytes"), end);
   out->header = h;
@@ -471,7 +490,7 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     auto* req = std::get_if<rpc::GetRequest>(&out->request);
     if (req == nullptr) req = &out->request.emplace<rpc::GetRequest>();
     req->Clear();
-    return DecodeGetBody(r, req);
+    return DecodeGetBody(r, h.flags == kFlagFilter, req);
   }
   auto* req = std::get_if<rpc::MutateRequest>(&out->request);
   if (req == nullptr) req = &out->request.emplace<rpc::MutateRequest>();

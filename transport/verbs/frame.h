@@ -6,11 +6,12 @@
 //   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
 //   4  u32 body length       8  u64 request id (a reply echoes its request's)
 //   16 u16 status code (absl::StatusCode; requests: 0)
-//   18 u16 flags (kFlagTooLarge)                    20 u32 reserved, 0
+//   18 u16 flags (kFlagTooLarge, kFlagFilter)       20 u32 reserved, 0
 // Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
 //   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
 //                   i32 max_versions | u8 skip_block_cache |
-//                   u16 ncolumns × (bytes16 family | u32 nqualifiers × bytes32 qualifier)
+//                   u16 ncolumns × (bytes16 family | u32 nqualifiers × bytes32 qualifier) |
+//                   with kFlagFilter: bytes32 filter (rpc::Filter, protobuf, as serialized)
 //   Mutate request: str16 table | u8 durability | bytes32 row |
 //                   u32 nmutations × (u8 kind | u8 has_ts | i64 ts | bytes16 family |
 //                                     bytes32 qualifier | bytes32 value)
@@ -50,6 +51,9 @@ enum class FrameOp : uint8_t {
 
 // Reply flag: the reply would not fit a verbs message; the client repeats the call over gRPC.
 inline constexpr uint16_t kFlagTooLarge = 1;
+// Get request flag: a filter (server-side, basalt/filter.h) follows the columns. A server that
+// predates it refuses the flag, so a filter is never silently dropped.
+inline constexpr uint16_t kFlagFilter = 2;
 
 struct FrameHeader {
   FrameOp op = FrameOp::kGet;
@@ -78,7 +82,8 @@ struct DecodedRequest {
   std::variant<rpc::GetRequest, rpc::MutateRequest> request;
 };
 // Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
-// including a reply op, a status or flags other than 0, or bytes after the body. The decoded
+// including a reply op, a status or flags other than 0 (kFlagFilter on a Get), a filter that
+// does not parse or is not as the encoder serializes it, or bytes after the body. The decoded
 // GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
 // a message the variant already holds is reused (cleared, capacity kept).
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/coding.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
@@ -222,6 +223,43 @@ TEST(VerbsFrameTest, GetRequestRoundTripsEveryField) {
   EXPECT_EQ(got.read().max_timestamp(), kMaxTs);
   EXPECT_EQ(got.read().min_timestamp(), -7);
   EXPECT_EQ(got.read().columns(0).qualifiers(1), std::string(kBinary));
+}
+
+TEST(VerbsFrameTest, GetRequestCarriesAFilterUnderItsFlagAndRefusesOneNotCanonical) {
+  rpc::GetRequest req = FullGet();
+  rpc::Filter* f = req.mutable_read()->mutable_filter();
+  f->set_kind(rpc::Filter::LIST);
+  f->set_must_pass_all(true);
+  rpc::Filter* v = f->add_filters();
+  v->set_kind(rpc::Filter::VALUE);
+  v->set_op(rpc::FILTER_NOT_EQUAL);
+  v->mutable_comparator()->set_value(std::string(kBinary));
+  f->add_filters()->set_kind(rpc::Filter::KEY_ONLY);
+  Bytes b = EncodeGet(7, req);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(b.data()) + 18), kFlagFilter);
+  const rpc::GetRequest got = DecodeAs<rpc::GetRequest>(b, 7);
+  EXPECT_TRUE(MessageDifferencer::Equals(got, req)) << got.DebugString();
+  // An empty filter (a PREFIX filter of "") is carried as such, not dropped.
+  rpc::GetRequest empty;
+  empty.mutable_read()->mutable_filter();
+  EXPECT_TRUE(DecodeAs<rpc::GetRequest>(EncodeGet(8, empty), 8).read().has_filter());
+  // Bytes that parse but are not what the encoder writes (a field repeated), or do not parse.
+  const size_t filter_len_at = b.size() - 4 - f->ByteSizeLong();
+  Bytes dup = b;
+  dup.insert(dup.end(), {0x08, 0x0d});  // kind = LIST again
+  EncodeFixed32(reinterpret_cast<char*>(dup.data()) + filter_len_at, static_cast<uint32_t>(f->ByteSizeLong() + 2));
+  EncodeFixed32(reinterpret_cast<char*>(dup.data()) + 4, static_cast<uint32_t>(dup.size() - kFrameHeaderSize));
+  DecodedRequest d;
+  absl::Status s = DecodeRequest(Whole(dup), &d);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("filter is not a canonically serialized"), std::string::npos) << s;
+  Bytes bad = dup;
+  bad.back() = 0xff;  // a truncated varint
+  EXPECT_EQ(DecodeRequest(Whole(bad), &d).code(), absl::StatusCode::kInvalidArgument);
+  // The flag on a Mutate is refused.
+  Bytes m = EncodeMutate(9, FullMutate());
+  EncodeFixed16(reinterpret_cast<char*>(m.data()) + 18, kFlagFilter);
+  EXPECT_EQ(DecodeRequest(Whole(m), &d).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(VerbsFrameTest, GetRequestRoundTripsUnsetFields) {

@@ -17,7 +17,7 @@
 //      version; ValueFilter returns the newest version that matches).
 //      A "next row" answer ends the row's reading (HBase's NEXT_ROW): FirstKeyOnly after the
 //      first cell, ColumnPagination past its page, SingleColumnValue once its column failed
-//      (not under a MUST_PASS_ONE list). Filters asked before it in a MUST_PASS_ALL list see
+//      (the failing version included; not under a MUST_PASS_ONE list). Filters asked before it in a MUST_PASS_ALL list see
 //      none of the row's later cells: as in HBase, SingleColumnValue beside FirstKeyOnly finds
 //      its column only when it is the row's first cell.
 //   3. The row assembled (rows with no cell left are dropped): SingleColumnValue decides, Page
@@ -51,7 +51,9 @@
 //   List(kMustPassAll, fs)     passes what every filter passes; the filters are asked in order
 //                              and the first that refuses a cell or row decides (later ones do
 //                              not see it: a Page after a SingleColumnValue counts only rows
-//                              that passed it).
+//                              that passed it). A member's "next column" skips only this
+//                              version when a member before it included the cell, so a
+//                              SingleColumnValue reading every version still sees the rest.
 //   List(kMustPassOne, fs)     passes what any filter passes; every filter sees every cell and
 //                              row (no short cut) except those of a row whose key it refused.
 // OP is the cell's bytes compared with the comparator's: c's kind decides how.
