@@ -677,6 +677,14 @@ void GrpcServer::Shutdown(std::chrono::milliseconds grace) {
     // Refuses new calls, fails the pre-armed requests (their tags come back not ok) and
     // cancels whatever is still running.
     impl->server->Shutdown(std::chrono::system_clock::now());
+    // A cancelled scan still finishes its stream (its write fails, then it starts a Finish):
+    // wait for every admitted call's last operation, so that none starts on a shut-down queue
+    // (gRPC asserts: a SIGTERM during a client's scan aborted the server, rarely).
+    const auto drained = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (impl->counters->calls_in_flight.load(std::memory_order_acquire) > 0 &&
+           std::chrono::steady_clock::now() < drained) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   // Handlers still queued or running finish their calls (cancelled ones complete at once)
   // before the queues shut down: nothing may start an operation on a shut-down queue.

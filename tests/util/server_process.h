@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,8 +100,30 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
 
   // Sends `sig` without waiting (SIGSTOP, SIGCONT).
+  // SIGSTOP returns once every thread of the server has stopped (up to 5 s): kill() returns
+  // before a thread running on another core is stopped, and such a thread could still answer
+  // a call the test sends next (ClientOps.CallsToAStoppedServerEndAtTheirDeadline saw it).
   void Signal(int sig) {
-    if (pid_ > 0) ::kill(pid_, sig);
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    if (sig != SIGSTOP) return;
+    for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+         !AllThreadsStopped() && std::chrono::steady_clock::now() < end;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  // Every thread in /proc/<pid>/task is in state T (stopped) or t (traced).
+  bool AllThreadsStopped() const {
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+      std::ifstream in(t.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const size_t paren = stat.rfind(')');  // "pid (comm) S ...": comm may hold spaces
+      if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+      const char state = stat[paren + 2];
+      if (state != 'T' && state != 't') return false;
+    }
+    return !ec;
   }
   // Waits up to `limit` for the server to exit by itself; returns its exit code (-signal if a
   // signal ended it), or -1000 if it still runs.
