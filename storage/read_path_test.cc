@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "storage/internal/block_cache.h"
 #include "storage/region.h"
+#include "tests/util/region_scan.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt {
@@ -21,19 +22,7 @@ namespace {
 
 using Rows = std::vector<std::vector<Cell>>;
 
-Rows ScanRows(Region* r, const ScanSpec& spec) {
-  Rows rows;
-  auto sc = r->Scan(spec);
-  EXPECT_TRUE(sc.ok()) << sc.status();
-  if (!sc.ok()) return rows;
-  std::vector<Cell> cells;
-  for (;;) {
-    auto more = (*sc)->NextRow(&cells);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) return rows;
-    rows.push_back(cells);
-  }
-}
+Rows ScanRows(Region* r, const ScanSpec& spec) { return testing::ScanRegionRows(r, spec); }
 
 // The forward scan equal to a reversed one: rows in (stop, start], then reversed.
 Rows ReversedByForward(Region* r, ScanSpec spec) {

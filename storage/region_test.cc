@@ -20,6 +20,7 @@
 #include "common/format_stamp.h"
 #include "storage/internal/block_cache.h"
 #include "storage/internal/manifest.h"
+#include "tests/util/region_scan.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt {
@@ -66,19 +67,7 @@ class RegionTest : public ::testing::Test {
     return region_->Mutate({rm});
   }
   // Every row a scan returns, its cells copied out; a scan error fails the test.
-  std::vector<std::vector<Cell>> ScanRows(const ScanSpec& spec) {
-    std::vector<std::vector<Cell>> rows;
-    auto sc = region_->Scan(spec);
-    EXPECT_TRUE(sc.ok()) << sc.status();
-    if (!sc.ok()) return rows;
-    std::vector<Cell> cells;
-    for (;;) {
-      auto more = (*sc)->NextRow(&cells);
-      EXPECT_TRUE(more.ok()) << more.status();
-      if (!more.ok() || !*more) return rows;
-      rows.push_back(cells);
-    }
-  }
+  std::vector<std::vector<Cell>> ScanRows(const ScanSpec& spec) { return testing::ScanRegionRows(region_.get(), spec); }
   // Runs check() now, after a flush and after a major compaction.
   template <typename F>
   void EveryStage(F check) {

@@ -147,26 +147,20 @@ class MultiRowRangeFilter final : public ReadFilter {
 
 // ------------------------------------------------------------------ cell filters
 
-class QualifierFilter final : public ReadFilter {
+// QualifierFilter and ValueFilter: cells whose qualifier or value passes the comparison. A
+// refused qualifier is refused in every version (next column); a refused value in this one.
+class CellFieldFilter final : public ReadFilter {
  public:
-  explicit QualifierFilter(Comparison c) : cmp_(std::move(c)) {}
+  CellFieldFilter(Comparison c, std::string_view CellView::*field, CellAction refused)
+      : cmp_(std::move(c)), field_(field), refused_(refused) {}
   CellAction FilterCell(const CellView& c) override {
-    return cmp_.Passes(c.qualifier) ? CellAction::kInclude : CellAction::kNextColumn;
+    return cmp_.Passes(c.*field_) ? CellAction::kInclude : refused_;
   }
 
  private:
   const Comparison cmp_;
-};
-
-class ValueFilter final : public ReadFilter {
- public:
-  explicit ValueFilter(Comparison c) : cmp_(std::move(c)) {}
-  CellAction FilterCell(const CellView& c) override {
-    return cmp_.Passes(c.value) ? CellAction::kInclude : CellAction::kSkip;
-  }
-
- private:
-  const Comparison cmp_;
+  std::string_view CellView::*const field_;
+  const CellAction refused_;
 };
 
 class ColumnPrefixFilter final : public ReadFilter {
@@ -459,11 +453,11 @@ absl::StatusOr<std::unique_ptr<ReadFilter>> Build(const rpc::Filter& f, bool rev
       return std::make_unique<MultiRowRangeFilter>(std::vector<rpc::RowRange>(f.ranges().begin(), f.ranges().end()));
     case rpc::Filter::QUALIFIER: {
       BASALT_ASSIGN_OR_RETURN(Comparison c, comparison());
-      return std::make_unique<QualifierFilter>(std::move(c));
+      return std::make_unique<CellFieldFilter>(std::move(c), &CellView::qualifier, CellAction::kNextColumn);
     }
     case rpc::Filter::VALUE: {
       BASALT_ASSIGN_OR_RETURN(Comparison c, comparison());
-      return std::make_unique<ValueFilter>(std::move(c));
+      return std::make_unique<CellFieldFilter>(std::move(c), &CellView::value, CellAction::kSkip);
     }
     case rpc::Filter::COLUMN_PREFIX:
       return std::make_unique<ColumnPrefixFilter>(f.prefix());

@@ -36,25 +36,14 @@
 #include "absl/synchronization/mutex.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/util/http_get.h"
+#include "tests/util/scan_rows.h"
 
 namespace basalt::testing {
 namespace {
 
 using Cluster = ClusterFixture;
 
-std::vector<std::string> ScanRows(Table* table, const Scan& scan) {
-  std::vector<std::string> rows;
-  auto sc = table->GetScanner(scan);
-  EXPECT_TRUE(sc.ok()) << sc.status();
-  if (!sc.ok()) return rows;
-  Result r;
-  for (;;) {
-    auto more = (*sc)->Next(&r);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) return rows;
-    rows.push_back(r.row());
-  }
-}
+std::vector<std::string> ScanRows(Table* table, const Scan& scan) { return ScanRowKeys(table, scan); }
 
 // A client walks a table's regions on their servers: reversed from the last region down, a page
 // that spans regions (HBase counts per region), a prefix narrowed to its regions, one row a

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/scan_rows.h"
 
 namespace basalt::testing {
 namespace {
@@ -23,18 +24,7 @@ class Regions : public ServerTest {
   }
   // Every row of a full scan, in the order the scan returned them.
   std::vector<std::string> ScanRows(const std::string& table, Scan scan = Scan()) {
-    std::vector<std::string> rows;
-    auto sc = conn_->GetTable(table)->GetScanner(scan);
-    EXPECT_TRUE(sc.ok()) << sc.status();
-    if (!sc.ok()) return rows;
-    Result r;
-    for (;;) {
-      auto more = (*sc)->Next(&r);
-      EXPECT_TRUE(more.ok()) << more.status();
-      if (!more.ok() || !*more) break;
-      rows.push_back(r.row());
-    }
-    return rows;
+    return ScanRowKeys(conn_->GetTable(table).get(), scan);
   }
   // "0000" .. rows over the whole byte range of the first character.
   static std::vector<std::string> SpreadRows(int n) {
