@@ -168,6 +168,17 @@ void VerbsFrameSeeds(const std::string& out) {
   col->add_qualifiers(std::string("\0\xff", 2));
   read->add_columns()->set_family("g");
   request("seed-get-full", verbs::EncodeGetRequest(2, get, absl::MakeSpan(buf)));
+  rpc::Filter* filter = read->mutable_filter();  // a Get with a filter (kFlagFilter)
+  filter->set_kind(rpc::Filter::LIST);
+  filter->set_must_pass_all(true);
+  rpc::Filter* scvf = filter->add_filters();
+  scvf->set_kind(rpc::Filter::SINGLE_COLUMN_VALUE);
+  scvf->set_family("f");
+  scvf->set_qualifier("a");
+  scvf->set_op(rpc::FILTER_GREATER);
+  scvf->mutable_comparator()->set_value("v");
+  filter->add_filters()->set_kind(rpc::Filter::PAGE);
+  request("seed-get-filter", verbs::EncodeGetRequest(3, get, absl::MakeSpan(buf)));
 
   rpc::MutateRequest mut;
   mut.set_table("usertable");

@@ -709,7 +709,8 @@ class Gen {
       case K::kFirstKeyOnly: return Filter::FirstKeyOnly();
       case K::kSingleColumnValue: {  // mostly a column some row has, compared with one of its versions
         const FamilyDef& f = Chance(0.7) ? Families()[0] : Families()[1];
-        const Cell cell = Chance(0.7) ? Pick(cells_) : Cell{f.name, Chance(0.85) ? Pick(f.qualifiers) : QualifierLike()};
+        const Cell cell =
+            Chance(0.7) ? Pick(cells_) : Cell{f.name, Chance(0.85) ? Pick(f.qualifiers) : QualifierLike(), 0, ""};
         auto [op, c] = Comparison([&] { return Chance(0.6) ? cell.value : ValueLike(); });
         return Filter::SingleColumnValue(cell.family, cell.qualifier, op, c, Chance(0.5), Chance(0.6));
       }

@@ -877,36 +877,66 @@ int RunServerScan(const Flags& flags, Report* report) {
   if (!setup.ok()) return Fail(setup.status());
   const int passes = static_cast<int>(flags.Int("passes", 5));
   const int caching = static_cast<int>(flags.Int("caching", 1000));
+  // --reversed=false|true|both: both scans each pass, forward then reversed, for their ratio.
+  const std::string reversed = flags.Str("reversed", "false");
+  const std::string filter_text = flags.Str("filter", "");  // HBase's filter language
   flags.RefuseUnused();
   if (passes <= 0 || caching <= 0) return Fail(absl::InvalidArgumentError("need --passes > 0, --caching > 0"));
+  if (reversed != "false" && reversed != "true" && reversed != "both") {
+    return Fail(absl::InvalidArgumentError("--reversed is false, true or both"));
+  }
+  Scan scan;
+  scan.SetCaching(static_cast<uint32_t>(caching));
+  if (!filter_text.empty()) {
+    absl::StatusOr<Filter> f = ParseFilterString(filter_text);
+    if (!f.ok()) return Fail(f.status());
+    scan.SetFilter(*std::move(f));
+  }
+  std::vector<bool> directions;
+  if (reversed != "true") directions.push_back(false);
+  if (reversed != "false") directions.push_back(true);
   auto conn = ConnectAndPrepare(*setup, report);
   if (!conn.ok()) return Fail(conn.status());
   auto table = (*conn)->GetTable(setup->server.table);
-  std::vector<double> rates;
+  std::vector<double> rates[2];
+  uint64_t rows_each = 0;
   for (int p = 0; p < passes; ++p) {
-    auto t0 = Clock::now();
-    auto sc = table->GetScanner(Scan().SetCaching(static_cast<uint32_t>(caching)));
-    if (!sc.ok()) return Fail(sc.status());
-    Result row;
-    uint64_t rows = 0;
-    for (;;) {
-      auto more = (*sc)->Next(&row);
-      if (!more.ok()) return Fail(more.status());
-      if (!*more) break;
-      ++rows;
+    for (bool rev : directions) {
+      auto t0 = Clock::now();
+      auto sc = table->GetScanner(Scan(scan).SetReversed(rev));
+      if (!sc.ok()) return Fail(sc.status());
+      Result row;
+      uint64_t rows = 0;
+      for (;;) {
+        auto more = (*sc)->Next(&row);
+        if (!more.ok()) return Fail(more.status());
+        if (!*more) break;
+        ++rows;
+      }
+      const double secs = Seconds(t0, Clock::now());
+      if (filter_text.empty() && rows != setup->records) {
+        return Fail(absl::DataLossError(absl::StrCat("a full scan returned ", rows, " rows, not ", setup->records)));
+      }
+      if (p > 0 || rev) {
+        if (rows != rows_each) return Fail(absl::DataLossError(absl::StrCat("scans returned ", rows, " and ", rows_each, " rows")));
+      }
+      rows_each = rows;
+      rates[rev].push_back(rows / secs);
+      report->records.push_back({Num("pass", p + 1), Text("direction", rev ? "reversed" : "forward"),
+                                 Num("rows", static_cast<double>(rows)), Num("seconds", secs, 3),
+                                 Num("rows_per_s", rows / secs)});
     }
-    const double secs = Seconds(t0, Clock::now());
-    if (rows != setup->records) {
-      return Fail(absl::DataLossError(absl::StrCat("a full scan returned ", rows, " rows, not ", setup->records)));
-    }
-    rates.push_back(rows / secs);
-    report->records.push_back({Num("pass", p + 1), Num("rows", static_cast<double>(rows)), Num("seconds", secs, 3),
-                               Num("rows_per_s", rows / secs)});
   }
-  std::sort(rates.begin(), rates.end());
-  report->summary.push_back(Num("median_rows_per_s", rates[rates.size() / 2]));
-  report->title = absl::StrFormat("server scan: full-table scans, %d rows a message, %s", caching,
-                                  setup->server.address);
+  double median[2] = {0, 0};
+  for (int rev = 0; rev < 2; ++rev) {
+    if (rates[rev].empty()) continue;
+    std::sort(rates[rev].begin(), rates[rev].end());
+    median[rev] = rates[rev][rates[rev].size() / 2];
+    report->summary.push_back(Num(rev ? "reversed_median_rows_per_s" : "median_rows_per_s", median[rev]));
+  }
+  if (median[0] > 0 && median[1] > 0) report->summary.push_back(Num("reversed_to_forward", median[1] / median[0], 3));
+  report->title = absl::StrFormat("server scan: full-table scans, %d rows a message%s, %s", caching,
+                                  filter_text.empty() ? "" : ", filter " + filter_text, setup->server.address);
   report->notes.push_back(YcsbDescription(*setup));
   return 0;
 }
