@@ -128,21 +128,28 @@ class RowFilter final : public ReadFilter {
   const Comparison cmp_;
 };
 
+// Once the scan passed every range (in its direction), nothing later can pass.
 class MultiRowRangeFilter final : public ReadFilter {
  public:
-  explicit MultiRowRangeFilter(std::vector<rpc::RowRange> r) : ranges_(std::move(r)) {}
+  MultiRowRangeFilter(std::vector<rpc::RowRange> r, bool reversed) : ranges_(std::move(r)), reversed_(reversed) {}
+  bool FilterAllRemaining() override { return passed_; }
   bool FilterRowKey(std::string_view row) override {
+    bool passed_all = true;
     for (const rpc::RowRange& r : ranges_) {
       const bool above_start = r.start().empty() || (r.start_inclusive() ? row >= r.start() : row > r.start());
       const bool below_stop = r.stop().empty() || (r.stop_inclusive() ? row <= r.stop() : row < r.stop());
       if (above_start && below_stop) return false;
+      passed_all = passed_all && (reversed_ ? !above_start : !below_stop);
     }
+    passed_ = passed_all && !ranges_.empty();
     return true;
   }
   CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
 
  private:
   const std::vector<rpc::RowRange> ranges_;
+  const bool reversed_;
+  bool passed_ = false;
 };
 
 // ------------------------------------------------------------------ cell filters
@@ -450,7 +457,8 @@ absl::StatusOr<std::unique_ptr<ReadFilter>> Build(const rpc::Filter& f, bool rev
       return std::make_unique<RowFilter>(std::move(c));
     }
     case rpc::Filter::MULTI_ROW_RANGE:
-      return std::make_unique<MultiRowRangeFilter>(std::vector<rpc::RowRange>(f.ranges().begin(), f.ranges().end()));
+      return std::make_unique<MultiRowRangeFilter>(std::vector<rpc::RowRange>(f.ranges().begin(), f.ranges().end()),
+                                                   reversed);
     case rpc::Filter::QUALIFIER: {
       BASALT_ASSIGN_OR_RETURN(Comparison c, comparison());
       return std::make_unique<CellFieldFilter>(std::move(c), &CellView::qualifier, CellAction::kNextColumn);
