@@ -388,6 +388,12 @@ void Render(const Filter& filter, std::string* out) {
   std::vector<std::string> args;
   auto op = [&] { args.emplace_back(NameOf(kOps, static_cast<size_t>(f.op))); };
   auto str = [&](std::string_view s) { AppendQuoted(s, &args.emplace_back()); };
+  auto range = [&](std::string_view lo, bool lo_inclusive, std::string_view hi, bool hi_inclusive) {
+    str(lo);
+    args.emplace_back(BoolName(lo_inclusive));
+    str(hi);
+    args.emplace_back(BoolName(hi_inclusive));
+  };
   auto comparator = [&] {
     str(absl::StrCat(AV(NameOf(kComparators, static_cast<size_t>(f.comparator.kind))), ":", f.comparator.value));
   };
@@ -403,18 +409,10 @@ void Render(const Filter& filter, std::string* out) {
       comparator();
       break;
     case Filter::Kind::kMultiRowRange:
-      for (const RowRange& r : f.ranges) {
-        str(r.start);
-        args.emplace_back(BoolName(r.start_inclusive));
-        str(r.stop);
-        args.emplace_back(BoolName(r.stop_inclusive));
-      }
+      for (const RowRange& r : f.ranges) range(r.start, r.start_inclusive, r.stop, r.stop_inclusive);
       break;
     case Filter::Kind::kColumnRange:
-      str(f.min_column);
-      args.emplace_back(BoolName(f.min_inclusive));
-      str(f.max_column);
-      args.emplace_back(BoolName(f.max_inclusive));
+      range(f.min_column, f.min_inclusive, f.max_column, f.max_inclusive);
       break;
     case Filter::Kind::kColumnPagination:
       args = {absl::StrCat(f.limit), absl::StrCat(f.offset)};

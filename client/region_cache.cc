@@ -21,30 +21,20 @@ const RegionLocation* RegionCache::Find(const std::string& table, std::string_vi
 absl::Status RegionCache::Locate(const std::string& table, std::string_view row, absl::Time deadline,
                                  std::string* region, std::string* server, std::string* end_key) {
   region->clear();
-  return LocateWith(table, deadline, [&] {
-    mu_.AssertReaderHeld();
-    const RegionLocation* loc = Find(table, row);
-    if (loc != nullptr) {
-      *region = loc->encoded_name;
-      if (server != nullptr) *server = loc->server;
-      if (end_key != nullptr) *end_key = loc->end_key;
-    }
-    return loc != nullptr;
+  return LocateWith(table, row, /*before=*/false, deadline, [&](const RegionLocation& loc) {
+    *region = loc.encoded_name;
+    if (server != nullptr) *server = loc.server;
+    if (end_key != nullptr) *end_key = loc.end_key;
   });
 }
 
 absl::Status RegionCache::LocateBefore(const std::string& table, std::string_view row, absl::Time deadline,
                                        std::string* region, std::string* server, std::string* start_key) {
   region->clear();
-  return LocateWith(table, deadline, [&] {
-    mu_.AssertReaderHeld();
-    const RegionLocation* loc = FindBefore(table, row);
-    if (loc != nullptr) {
-      *region = loc->encoded_name;
-      *server = loc->server;
-      *start_key = loc->start_key;
-    }
-    return loc != nullptr;
+  return LocateWith(table, row, /*before=*/true, deadline, [&](const RegionLocation& loc) {
+    *region = loc.encoded_name;
+    *server = loc.server;
+    *start_key = loc.start_key;
   });
 }
 
@@ -58,9 +48,16 @@ const RegionLocation* RegionCache::FindBefore(const std::string& table, std::str
   return reaches ? &loc : nullptr;  // else a gap: a region forgotten
 }
 
-absl::Status RegionCache::LocateWith(const std::string& table, absl::Time deadline,
-                                     const std::function<bool()>& found) {
+absl::Status RegionCache::LocateWith(const std::string& table, std::string_view row, bool before,
+                                     absl::Time deadline, absl::FunctionRef<void(const RegionLocation&)> take) {
   if (IsSystemTable(table)) return absl::OkStatus();
+  // Takes the cached region, if there is one.
+  auto found = [&] {
+    mu_.AssertReaderHeld();
+    const RegionLocation* loc = before ? FindBefore(table, row) : Find(table, row);
+    if (loc != nullptr) take(*loc);
+    return loc != nullptr;
+  };
   {
     absl::ReaderMutexLock l(&mu_);
     if (found()) return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -63,9 +64,11 @@ class RegionCache {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   const RegionLocation* FindBefore(const std::string& table, std::string_view row) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Calls `found` (under mu_, shared or exclusive: it looks in the cache and fills in what it
-  // finds) and on a miss reads the table's regions from meta and calls it again.
-  absl::Status LocateWith(const std::string& table, absl::Time deadline, const std::function<bool()>& found);
+  // Calls `take` with the region holding `row` (before: the rows just below it), from the
+  // cache or, on a miss, after reading the table's regions from meta; not at all when meta has
+  // none. `take` runs under mu_.
+  absl::Status LocateWith(const std::string& table, std::string_view row, bool before, absl::Time deadline,
+                          absl::FunctionRef<void(const RegionLocation&)> take);
 
   const Loader loader_;
   mutable absl::Mutex mu_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "common/status.h"
@@ -45,7 +46,7 @@ RowBounds BoundsOf(const Filter& f) {
 }
 
 // The page filters' sizes, in pre-order (ScanResponse.page_rows' order).
-void PageSizes(rpc::Filter* f, const std::function<void(rpc::Filter*)>& visit) {
+void PageSizes(rpc::Filter* f, absl::FunctionRef<void(rpc::Filter*)> visit) {
   if (f->kind() == rpc::Filter::PAGE) visit(f);
   for (rpc::Filter& c : *f->mutable_filters()) PageSizes(&c, visit);
 }

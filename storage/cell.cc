@@ -52,6 +52,16 @@ bool ParseFlatKey(std::string_view flat, KeyView* out) {
 std::string FirstKeyOfRow(std::string_view row) {
   return MakeFlatKey(row, "", kLatestTimestamp, CellType::kDeleteFamily);
 }
+void AssignFirstKeyOfRow(std::string* dst, std::string_view row, bool after) {
+  dst->clear();
+  AppendFlatKey(dst, row, "", kLatestTimestamp, CellType::kDeleteFamily);
+  if (!after) return;
+  // row + "\0": one more byte of row (its length is the first two bytes), an empty qualifier.
+  const size_t len = row.size() + 1;
+  (*dst)[0] = static_cast<char>(len >> 8);
+  (*dst)[1] = static_cast<char>(len);
+  dst->insert(2 + row.size(), 1, '\0');
+}
 std::string FirstKeyOfColumn(std::string_view row, std::string_view qualifier) {
   return MakeFlatKey(row, qualifier, kLatestTimestamp, CellType::kDeleteFamily);
 }

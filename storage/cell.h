@@ -101,6 +101,9 @@ inline int CompareFlatKeys(std::string_view a, std::string_view b) {
 
 // The smallest flat key of a row (sorts before every cell of that row).
 std::string FirstKeyOfRow(std::string_view row);
+// The same into *dst (its buffer reused); `after`: of the row just after `row` (row + "\0"),
+// which sorts after every cell of `row`.
+void AssignFirstKeyOfRow(std::string* dst, std::string_view row, bool after = false);
 // The smallest flat key of a column within a row.
 std::string FirstKeyOfColumn(std::string_view row, std::string_view qualifier);
 

@@ -50,5 +50,16 @@ TEST(Cell, HBaseOrder) {
   EXPECT_LT(CompareFlatKeys(FirstKeyOfRow("a"), MakeFlatKey("a", "", kLatestTimestamp, CellType::kPut)), 0);
 }
 
+TEST(CellTest, AssignFirstKeyOfRowIsFirstKeyOfRowOrOfTheRowAfter) {
+  std::string buf = "left over";
+  for (const std::string& row : std::vector<std::string>{"", "a", std::string("a\0\xff", 3), std::string(300, 'x')}) {
+    AssignFirstKeyOfRow(&buf, row);
+    EXPECT_EQ(buf, FirstKeyOfRow(row));
+    AssignFirstKeyOfRow(&buf, row, /*after=*/true);
+    EXPECT_EQ(buf, FirstKeyOfRow(row + '\0'));
+    EXPECT_GT(CompareFlatKeys(buf, MakeFlatKey(row, "\xff\xff", 0, CellType::kPut)), 0);
+  }
+}
+
 }  // namespace
 }  // namespace basalt

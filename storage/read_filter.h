@@ -35,7 +35,7 @@ class ReadFilter {
   virtual void Reset() {}
   virtual bool FilterAllRemaining() { return false; }
   virtual bool FilterRowKey(std::string_view /*row*/) { return false; }
-  virtual CellAction FilterCell(const CellView& cell) = 0;
+  virtual CellAction FilterCell(const CellView& /*cell*/) { return CellAction::kInclude; }
   virtual bool FilterRow(RowResult* /*row*/) { return false; }
 };
 

@@ -991,9 +991,7 @@ class StoreReader {
   void SkipRow(std::string_view row) {
     InternalIterator* it = it_.get();
     if (!it->Valid() || !BytesEqual(ParseFlatKeyUnchecked(it->key()).row, row)) return;
-    seek_buf_.assign(row.data(), row.size());
-    seek_buf_.push_back('\0');  // the smallest row after `row`
-    seek_buf_ = FirstKeyOfRow(seek_buf_);
+    AssignFirstKeyOfRow(&seek_buf_, row, /*after=*/true);
     Seek(seek_buf_);
   }
 
@@ -1151,9 +1149,7 @@ namespace {
 
 class RegionScannerImpl final : public RegionScanner {
  public:
-  // Readers point into `targets`, which the scanner owns. The rows: [lower, upper) of flat
-  // keys, where an empty upper is the end; `lower_row` is a row, and rows equal to it are in
-  // unless `lower_exclusive` (a reversed scan's stop row).
+  // Readers point into `targets`, which the scanner owns.
   RegionScannerImpl(ScanSpec spec, ColumnTargets targets)
       : spec_(std::move(spec)), targets_(std::move(targets)) {}
 
@@ -1178,7 +1174,7 @@ class RegionScannerImpl final : public RegionScanner {
       if (!any) return false;
       out->Reset(next);
       if (spec_.reversed) {  // every store to the row's first cell
-        upper_ = FirstKeyOfRow(out->row());
+        AssignFirstKeyOfRow(&upper_, out->row());
         for (auto& r : readers_) r->Seek(upper_);
       }
       if (filter != nullptr) {
@@ -1327,7 +1323,7 @@ absl::StatusOr<std::unique_ptr<RegionScanner>> RegionImpl::Scan(const ScanSpec& 
     // From start_row (inclusive) or the region's end (exclusive), whichever is lower.
     if (!clipped.start_row.empty() && (desc_.end_key.empty() || clipped.start_row < desc_.end_key)) {
       // The first key of the row (exclusive), or the first key after the row's cells.
-      upper = FirstKeyOfRow(clipped.start_exclusive ? clipped.start_row : clipped.start_row + '\0');
+      AssignFirstKeyOfRow(&upper, clipped.start_row, /*after=*/!clipped.start_exclusive);
     } else if (!desc_.end_key.empty()) {
       upper = FirstKeyOfRow(desc_.end_key);
     }

@@ -96,8 +96,6 @@ class Comparison {
   std::shared_ptr<const RE2> re_;  // REGEX
 };
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // ------------------------------------------------------------------ row key filters
 
 // Once the scan passed the prefix's rows (in its direction), nothing later can pass.
@@ -106,11 +104,10 @@ class PrefixFilter final : public ReadFilter {
   PrefixFilter(std::string p, bool reversed) : prefix_(std::move(p)), reversed_(reversed) {}
   bool FilterAllRemaining() override { return passed_; }
   bool FilterRowKey(std::string_view row) override {
-    if (StartsWith(row, prefix_)) return false;
+    if (row.starts_with(prefix_)) return false;
     passed_ = reversed_ ? row < prefix_ : row > prefix_;
     return true;
   }
-  CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
 
  private:
   const std::string prefix_;
@@ -122,7 +119,6 @@ class RowFilter final : public ReadFilter {
  public:
   explicit RowFilter(Comparison c) : cmp_(std::move(c)) {}
   bool FilterRowKey(std::string_view row) override { return !cmp_.Passes(row); }
-  CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
 
  private:
   const Comparison cmp_;
@@ -144,7 +140,6 @@ class MultiRowRangeFilter final : public ReadFilter {
     passed_ = passed_all && !ranges_.empty();
     return true;
   }
-  CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
 
  private:
   const std::vector<rpc::RowRange> ranges_;
@@ -174,7 +169,7 @@ class ColumnPrefixFilter final : public ReadFilter {
  public:
   explicit ColumnPrefixFilter(std::string p) : prefix_(std::move(p)) {}
   CellAction FilterCell(const CellView& c) override {
-    return StartsWith(c.qualifier, prefix_) ? CellAction::kInclude : CellAction::kNextColumn;
+    return c.qualifier.starts_with(prefix_) ? CellAction::kInclude : CellAction::kNextColumn;
   }
 
  private:
@@ -212,7 +207,6 @@ class TimestampsFilter final : public ReadFilter {
 class KeyOnlyFilter final : public ReadFilter {
  public:
   explicit KeyOnlyFilter(bool len_as_value) : len_as_value_(len_as_value) {}
-  CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
   bool FilterRow(RowResult* row) override {
     for (size_t i = 0; i < row->size(); ++i) {
       if (!len_as_value_) {
@@ -311,7 +305,6 @@ class RequestFilter::Page final : public ReadFilter {
   explicit Page(int64_t size) : size_(size) {}
   bool FilterAllRemaining() override { return passed_ >= size_; }
   bool FilterRowKey(std::string_view) override { return passed_ >= size_; }
-  CellAction FilterCell(const CellView&) override { return CellAction::kInclude; }
   bool FilterRow(RowResult*) override {
     if (passed_ >= size_) return true;
     ++passed_;

@@ -376,7 +376,7 @@ class BlockFileReader::RangeIter final : public InternalIterator {
  public:
   RangeIter(std::shared_ptr<const BlockFileReader> r, bool fill_cache)
       : range_(*r->range()), first_(range_.start.empty() ? "" : FirstKeyOfRow(range_.start)),
-        it_(std::move(r), fill_cache) {}
+        end_(range_.end.empty() ? "" : FirstKeyOfRow(range_.end)), it_(std::move(r), fill_cache) {}
   bool Valid() const override { return valid_; }
   void SeekToFirst() override {
     if (first_.empty()) {
@@ -396,14 +396,7 @@ class BlockFileReader::RangeIter final : public InternalIterator {
   }
   void SeekBefore(std::string_view target) override {
     // Keys of rows at or past the range's end do not exist; nor do those before its start.
-    if (!range_.end.empty()) {
-      const std::string end = FirstKeyOfRow(range_.end);
-      if (target.empty() || CompareFlatKeys(target, end) > 0) {
-        it_.SeekBefore(end);
-        valid_ = it_.Valid() && (first_.empty() || CompareFlatKeys(it_.key(), first_) >= 0);
-        return;
-      }
-    }
+    if (!end_.empty() && (target.empty() || CompareFlatKeys(target, end_) > 0)) target = end_;
     it_.SeekBefore(target);
     valid_ = it_.Valid() && (first_.empty() || CompareFlatKeys(it_.key(), first_) >= 0);
   }
@@ -421,7 +414,7 @@ class BlockFileReader::RangeIter final : public InternalIterator {
     valid_ = it_.Valid() && (range_.end.empty() || ParseFlatKeyUnchecked(it_.key()).row < range_.end);
   }
   const RowRange range_;
-  const std::string first_;
+  const std::string first_, end_;  // the first keys of the range's start and end rows ("": none)
   Iter it_;
   bool valid_ = false;
 };

@@ -283,7 +283,9 @@ absl::Status DecodeGetBody(Reader& r, bool with_filter, rpc::GetRequest* req) {
     BASALT_RETURN_IF_ERROR(r.Bytes32("filter", &s));
     rpc::Filter* f = read->mutable_filter();
     // Canonical: the bytes the encoder writes for what they parse to, or refused.
-    if (!f->ParseFromArray(s.data(), static_cast<int>(s.size())) || f->SerializeAsString() != s) {
+    thread_local std::string canonical;  // reused: no allocation per request once warm
+    if (!f->ParseFromArray(s.data(), static_cast<int>(s.size())) || !f->SerializeToString(&canonical) ||
+        canonical != s) {
       return Malformed("filter is not a canonically serialized rpc::Filter", filter_at);
     }
   }
