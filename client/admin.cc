@@ -15,6 +15,7 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   if (d.state() == rpc::TABLE_FAILED_OPEN) t.open_error = d.error().empty() ? "FAILED_OPEN" : d.error();
   t.regions = d.regions();
   t.max_file_size = d.table().max_file_size();
+  t.transactional = d.table().transactional();
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -31,6 +32,7 @@ class AdminImpl final : public Admin {
     rpc::CreateTableRequest req;
     req.mutable_table()->set_name(table.name);
     req.mutable_table()->set_max_file_size(table.max_file_size);
+    req.mutable_table()->set_transactional(table.transactional);
     for (const FamilySettings& f : table.families) {
       BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
     }

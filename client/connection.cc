@@ -15,6 +15,17 @@ namespace client_internal {
 namespace {
 
 class ConnectionImpl final : public Connection {
+  using TransactionMethod = grpc::Status (rpc::Basalt::Stub::*)(grpc::ClientContext*, const rpc::TransactionRequest&,
+                                                                rpc::TransactionResponse*);
+  absl::Status TransactionCall(TransactionMethod method, std::string_view what, int64_t write_pointer) {
+    rpc::TransactionRequest req;
+    req.set_write_pointer(write_pointer);
+    rpc::TransactionResponse resp;
+    return WithContext(core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return (path->data_stub()->*method)(ctx, req, &resp);
+    }), absl::StrCat(AV(what), " ", write_pointer));
+  }
+
  public:
   explicit ConnectionImpl(std::unique_ptr<Core> core) : core_(std::move(core)) {}
   ~ConnectionImpl() override { core_->WaitAsyncIdle(); }
@@ -26,6 +37,35 @@ class ConnectionImpl final : public Connection {
     return NewBufferedMutator(core_.get(), table, options);
   }
   const ConnectionOptions& options() const override { return core_->options(); }
+
+  absl::StatusOr<TransactionSnapshot> StartTransaction(absl::Duration timeout) override {
+    rpc::StartTransactionRequest req;
+    req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
+    rpc::StartTransactionResponse resp;
+    BASALT_RETURN_IF_ERROR(WithContext(core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return path->data_stub()->StartTransaction(ctx, req, &resp);
+    }), "StartTransaction"));
+    TransactionSnapshot t;
+    t.write_pointer = resp.transaction().write_pointer();
+    t.read_pointer = resp.transaction().read_pointer();
+    t.excluded.assign(resp.transaction().excluded().begin(), resp.transaction().excluded().end());
+    return t;
+  }
+  absl::Status CommitTransaction(int64_t write_pointer, const std::vector<uint64_t>& changes) override {
+    rpc::CommitTransactionRequest req;
+    req.set_write_pointer(write_pointer);
+    req.mutable_changes()->Add(changes.begin(), changes.end());
+    rpc::CommitTransactionResponse resp;
+    return WithContext(core_->CallGrpc(false, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      return path->data_stub()->CommitTransaction(ctx, req, &resp);
+    }), absl::StrCat("CommitTransaction ", write_pointer));
+  }
+  absl::Status AbortTransaction(int64_t write_pointer) override {
+    return TransactionCall(&rpc::Basalt::Stub::AbortTransaction, "AbortTransaction", write_pointer);
+  }
+  absl::Status InvalidateTransaction(int64_t write_pointer) override {
+    return TransactionCall(&rpc::Basalt::Stub::InvalidateTransaction, "InvalidateTransaction", write_pointer);
+  }
   TransportStats GetTransportStats() const override {
     TransportStats stats;
     std::string states;

@@ -299,19 +299,23 @@ std::vector<BatchPart> SplitBatch(const std::string& table, const std::vector<Ro
   std::vector<BatchPart> parts;
   std::vector<size_t> part_bytes;  // approximate request size of each part
   statuses->assign(rows.size(), absl::OkStatus());
-  std::map<Durability, size_t> part_of;  // the part a durability's rows go to now
+  // The part the rows of a durability (and transaction, and rollback or not) go to now.
+  std::map<std::tuple<Durability, int64_t, bool>, size_t> part_of;
   for (size_t i = 0; i < rows.size(); i++) {
     const RowMutationsBase& m = rows[i];
     const size_t bytes = MutationBytes(m);
-    auto it = part_of.find(m.durability);
+    const auto key = std::make_tuple(m.durability, m.transaction, m.rollback);
+    auto it = part_of.find(key);
     if (it == part_of.end() ||
         (part_bytes[it->second] + bytes > kMaxBatchRequestBytes && !parts[it->second].indices.empty())) {
-      part_of[m.durability] = parts.size();
-      it = part_of.find(m.durability);
+      part_of[key] = parts.size();
+      it = part_of.find(key);
       parts.emplace_back();
       part_bytes.push_back(0);
       parts.back().request.set_table(table);
       parts.back().request.set_durability(ToProto(m.durability));
+      parts.back().request.set_transaction(m.transaction);
+      parts.back().request.set_rollback(m.rollback);
     }
     BatchPart& part = parts[it->second];
     rpc::RowMutations* out = part.request.add_rows();

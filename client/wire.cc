@@ -141,6 +141,12 @@ void ReadToProto(const Op& op, rpc::ReadOptions* read) {
   read->set_max_versions(op.max_versions);
   read->set_skip_block_cache(!op.cache_blocks);
   if (op.filter.has_value()) ToProto(*op.filter, read->mutable_filter());
+  if (op.transaction != nullptr) {
+    rpc::TransactionSnapshot* t = read->mutable_transaction();
+    t->set_write_pointer(op.transaction->write_pointer);
+    t->set_read_pointer(op.transaction->read_pointer);
+    t->mutable_excluded()->Add(op.transaction->excluded.begin(), op.transaction->excluded.end());
+  }
 }
 }  // namespace
 

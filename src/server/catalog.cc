@@ -16,6 +16,7 @@ namespace {
 constexpr std::string_view kMagic = "BSLTCATG";
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 4;
 constexpr uint8_t kFlagCacheBlocks = 1, kFlagCacheEncoded = 2, kFlagVerifyChecksums = 4;
+constexpr uint8_t kTableTransactional = 1;  // version 3's table flags
 
 bool FamilyEq(const FamilyOptions& a, const FamilyOptions& b) {
   return a.name == b.name && a.max_versions == b.max_versions && a.min_versions == b.min_versions &&
@@ -35,7 +36,7 @@ bool GetByte(std::string_view* in, uint8_t* v) {
 }  // namespace
 
 bool TableSpec::operator==(const TableSpec& o) const {
-  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size ||
+  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional ||
       families.size() != o.families.size()) {
     return false;
   }
@@ -92,6 +93,15 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name, "' given twice"));
     }
   }
+  if (spec.transactional) {
+    for (const FamilyOptions& f : spec.families) {
+      // Its cells' timestamps are write pointers (docs/DESIGN.md §7), not milliseconds.
+      if (f.ttl_ms != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name,
+                                                       "' has a TTL, which a transactional table does not take yet"));
+      }
+    }
+  }
   if (spec.max_file_size != 0 && spec.max_file_size < kMinMaxFileSize) {
     return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': MAX_FILESIZE of ", spec.max_file_size,
                                                    " bytes is below the least, ", kMinMaxFileSize));
@@ -100,8 +110,10 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
 }
 
 std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
-  const bool v2 = std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
-  const uint32_t version = v2 ? kCatalogVersion : 1;
+  // The oldest version that says everything (an older build can read what it understands).
+  const bool v3 = std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.transactional; });
+  const bool v2 = v3 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
+  const uint32_t version = v3 ? 3 : v2 ? 2 : 1;
   std::string payload;
   PutVarint64(&payload, tables.size());
   for (const TableSpec& t : tables) {
@@ -124,6 +136,7 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
       payload.push_back(static_cast<char>(flags));
     }
     if (v2) PutVarint64(&payload, t.max_file_size);
+    if (v3) payload.push_back(static_cast<char>(t.transactional ? kTableTransactional : 0));
   }
   std::string out;
   AppendFormatStamp(&out, kMagic, version, /*min_reader_version=*/version);
@@ -195,6 +208,13 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
     }
     if (stamp.version >= 2 && !GetVarint64(&in, &t.max_file_size)) {
       return corrupt(absl::StrCat("table '", t.name, "' is truncated after its families"));
+    }
+    if (stamp.version >= 3) {
+      uint8_t tflags;
+      if (!GetByte(&in, &tflags) || (tflags & ~kTableTransactional) != 0) {
+        return corrupt(absl::StrCat("table '", t.name, "' has bad table flags"));
+      }
+      t.transactional = (tflags & kTableTransactional) != 0;
     }
     if (absl::Status s = ValidateTableSpec(t); !s.ok()) return corrupt(s.message());
     if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "common/crc.h"
 #include "common/format_stamp.h"
 #include "common/env.h"
 #include "src/server/meta.h"
@@ -84,6 +85,34 @@ TEST(Catalog, MaxFileSizeNeedsVersionTwoOnlyWhenATableSetsIt) {
   tables[1].max_file_size = 1000;
   EXPECT_EQ(ValidateTableSpec(tables[1]).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(DecodeCatalog(EncodeCatalog(tables), "CATALOG").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(Catalog, TransactionalNeedsVersionThreeOnlyWhenATableIs) {
+  std::vector<TableSpec> tables = {SampleTable("a"), SampleTable("b")};
+  tables[0].families[1].ttl_ms = 0;  // a transactional table takes no TTL
+  tables[0].transactional = true;
+  const std::string v3 = EncodeCatalog(tables);
+  auto stamp = ReadFormatStamp(v3, "BSLTCATG", kCatalogVersion, "catalogue");
+  ASSERT_TRUE(stamp.ok());
+  EXPECT_EQ(stamp->min_reader_version, 3u);  // an older build must not read it as a plain table
+  auto back = DecodeCatalog(v3, "CATALOG");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE((*back)[0].transactional);
+  EXPECT_FALSE((*back)[1].transactional);
+  EXPECT_TRUE((*back)[0] == tables[0]);
+  EXPECT_FALSE((*back)[0] == tables[1]);
+  // A TTL on a transactional table is refused: its timestamps are write pointers.
+  tables[0].families[1].ttl_ms = 1000;
+  EXPECT_EQ(ValidateTableSpec(tables[0]).code(), absl::StatusCode::kInvalidArgument);
+  // Unknown table flags are damage.
+  tables[0].families[1].ttl_ms = 0;
+  std::string bad = EncodeCatalog({tables[0]});
+  const size_t flags_at = bad.size() - 4 - 1;  // the last table's flags, before the checksum
+  ASSERT_EQ(bad[flags_at], 1);
+  bad[flags_at] = 3;
+  const uint32_t crc = MaskCrc(Crc32c(std::string_view(bad).substr(0, bad.size() - 4)));
+  bad.replace(bad.size() - 4, 4, std::string(reinterpret_cast<const char*>(&crc), 4));
+  EXPECT_EQ(DecodeCatalog(bad, "CATALOG").status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(Catalog, SaveLoadAndAtomicReplace) {

@@ -352,6 +352,13 @@ const std::vector<Setting>& Settings() {
          BASALT_ASSIGN_OR_RETURN(c->stalled_reply_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
          return absl::OkStatus();
        }},
+      {"transaction_timeout_ms", "30000",
+       "a transaction neither committed nor aborted this long after it started becomes invalid (its writes are "
+       "never seen); a client may ask for another timeout per transaction",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->transaction_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
       {"rebuild_catalog", "false",
        "when CATALOG is missing beside table directories, rebuild it from each table's TABLEINFO instead of "
        "refusing to start",

@@ -60,6 +60,7 @@ struct ServerConfig {
   uint64_t echo_max_reply_bytes = 1ull << 20;  // its largest reply
   uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, server-wide
   int64_t stalled_reply_timeout_ms = 30000;           // a reply not taken for this long is cancelled
+  int64_t transaction_timeout_ms = 30000;  // a standalone server's transactions' default timeout
   int max_concurrent_calls = 1000;
   int reserved_fds = 64;  // descriptors kept free of connections (acceptor.h)
   int max_request_bytes = 64 << 20;        // gRPC receive cap

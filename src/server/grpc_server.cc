@@ -503,6 +503,17 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true,
                 BASALT_BY_REQUEST_);
+  // Transactions: any caller who got through authentication (Tephra has no permissions of its
+  // own); what a transaction reads and writes is authorised table by table.
+#define BASALT_ANY_CALLER_ [](const Identity&, auto*) { return absl::OkStatus(); }
+  BASALT_UNARY_(bs, d, StartTransaction, rpc::StartTransactionRequest, rpc::StartTransactionResponse, true,
+                BASALT_ANY_CALLER_);
+  BASALT_UNARY_(bs, d, CommitTransaction, rpc::CommitTransactionRequest, rpc::CommitTransactionResponse, true,
+                BASALT_ANY_CALLER_);
+  BASALT_UNARY_(bs, d, AbortTransaction, rpc::TransactionRequest, rpc::TransactionResponse, true, BASALT_ANY_CALLER_);
+  BASALT_UNARY_(bs, d, InvalidateTransaction, rpc::TransactionRequest, rpc::TransactionResponse, true,
+                BASALT_ANY_CALLER_);
+#undef BASALT_ANY_CALLER_
   BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse, true,
                 BASALT_TABLE_ADMIN_(DescribeTable));

@@ -170,7 +170,22 @@ int Run(int argc, char** argv) {
   // HTTP port. The registry outlives the HTTP port (declared first, gone last).
   metrics::Registry registry;
   RegisterScrapedMetrics(&registry, tables->get(), &counters);
-  DataService data(tables->get(), config);
+  // The transaction service (transactions.h): a standalone server's, its state log beside the
+  // data (on RADOS when the data is).
+  std::unique_ptr<TransactionManager> transactions;
+  if (!config.cluster) {
+    TransactionManager::Options xo;
+    xo.env = topts.env;
+    xo.dir = absl::StrCat(config.data_dir, "/transactions");
+    xo.default_timeout_ms = config.transaction_timeout_ms;
+    absl::StatusOr<std::unique_ptr<TransactionManager>> opened = TransactionManager::Open(xo);
+    if (!opened.ok()) {
+      log::Error(absl::StrCat("opening the transaction log: ", opened.status().ToString()));
+      return 1;
+    }
+    transactions = *std::move(opened);
+  }
+  DataService data(tables->get(), config, transactions.get());
   AdminService admin(tables->get(), &counters);
   // The status page's latency graph, made once the transports have registered their histograms
   // (the pages show none before).

@@ -19,7 +19,9 @@
 #include "common/coding.h"
 #include "common/fault_point.h"
 #include "common/status.h"
+#include "common/string_binary.h"
 #include "src/server/meta.h"
+#include "src/server/tx_filter.h"
 #include "storage/block_cache.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -125,7 +127,7 @@ absl::Status RetryNotServing(const std::string& named_region, Call call) {
   }
 }
 
-absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r, bool reversed = false) {
+absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r, bool reversed) {
   ReadSpec spec;
   for (const rpc::ColumnSelection& c : r.columns()) {
     if (!t.HasFamily(c.family())) return UnknownFamily(t, c.family());
@@ -198,6 +200,62 @@ absl::Status RowMutationFromProto(const Table& t, const rpc::RowMutations& in, R
     out->mutations.push_back(std::move(e));
   }
   return absl::OkStatus();
+}
+
+// A transaction's mutations of one row (docs/DESIGN.md §7): every cell takes the write pointer
+// as its timestamp; a column delete becomes a tombstone (an empty value), so an older snapshot
+// still sees what it hides and an abort can take it back; a rollback is exact-version deletes.
+absl::Status TransactionalMutations(int64_t write_pointer, bool rollback, RowMutation* rm) {
+  for (Mutation& m : rm->mutations) {
+    const std::string where = absl::StrCat("row '", RowForError(rm->row), "', column ", m.family, ":",
+                                           ToStringBinary(m.qualifier));
+    if (m.timestamp != kLatestTimestamp && m.timestamp != write_pointer) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": a transaction's cells take its write pointer ",
+                                                     write_pointer, " as timestamp, not ", m.timestamp));
+    }
+    m.timestamp = write_pointer;
+    if (rollback) {
+      if (m.kind != Mutation::Kind::kDelete) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": a rollback deletes versions only"));
+      }
+      continue;
+    }
+    switch (m.kind) {
+      case Mutation::Kind::kPut:
+        if (m.value.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, ": a transactional table stores no empty value (an empty value is a transaction's delete)"));
+        }
+        if (m.qualifier.empty()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": the empty qualifier is reserved in a transactional table (family deletes)"));
+        }
+        break;
+      case Mutation::Kind::kDelete:
+      case Mutation::Kind::kDeleteColumn:
+        m.kind = Mutation::Kind::kPut;  // a tombstone
+        m.value.clear();
+        break;
+      case Mutation::Kind::kDeleteFamily:
+        return absl::UnimplementedError(absl::StrCat(
+            "row '", RowForError(rm->row), "': a transaction cannot delete a whole family or row yet; delete its columns"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+TxSnapshot SnapshotFromProto(const rpc::TransactionSnapshot& p) {
+  TxSnapshot s;
+  s.write_pointer = p.write_pointer();
+  s.read_pointer = p.read_pointer();
+  s.excluded.assign(p.excluded().begin(), p.excluded().end());
+  return s;
+}
+
+void SnapshotToProto(const TxSnapshot& s, rpc::TransactionSnapshot* p) {
+  p->set_write_pointer(s.write_pointer);
+  p->set_read_pointer(s.read_pointer);
+  p->mutable_excluded()->Add(s.excluded.begin(), s.excluded.end());
 }
 
 // The newest cell of (family, qualifier) in a one-version read, or nullptr.
@@ -326,6 +384,7 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
   TableSpec spec;
   spec.name = td.name();
   spec.max_file_size = td.max_file_size();
+  spec.transactional = td.transactional();
   BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
   for (const rpc::FamilyDescriptor& fd : td.families()) {
     absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
@@ -355,12 +414,94 @@ absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string&
 }
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std::string& name,
-                                                                      const std::string& region) const {
+                                                                      const std::string& region,
+                                                                      int64_t transaction) const {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(name, region));
   if (t->system()) {
     return absl::PermissionDeniedError(absl::StrCat("table ", name, " is written by the server only"));
   }
+  if (transaction < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("transaction write pointer ", transaction, " is negative"));
+  }
+  if (t->spec().transactional && transaction == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", name, " is transactional: write it in a transaction (Put and Delete; Increment, Append and "
+        "CheckAndMutate take none)"));
+  }
+  if (!t->spec().transactional && transaction != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", name, " is not transactional: a transaction cannot write it (create it with TRANSACTIONAL => true)"));
+  }
   return t;
+}
+
+absl::StatusOr<TransactionManager*> DataService::Transactions() const {
+  if (transactions_ == nullptr) {
+    return absl::FailedPreconditionError(
+        tables_->role() == Role::kStandalone
+            ? "this server runs no transaction service"
+            : "transactions are served by a standalone server; a cluster's transaction service (in its master) is "
+              "not built yet");
+  }
+  return transactions_;
+}
+
+absl::StatusOr<ReadSpec> DataService::ReadSpecOf(const Table& t, const rpc::ReadOptions& r, bool reversed,
+                                                 std::shared_ptr<RequestFilter>* request_filter) const {
+  BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(t, r, reversed));
+  if (request_filter != nullptr) *request_filter = std::static_pointer_cast<RequestFilter>(spec.filter);
+  if (!t.spec().transactional) {
+    if (r.has_transaction()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "table ", t.name(), " is not transactional: read it outside the transaction (it has no snapshots)"));
+    }
+    return spec;
+  }
+  TxSnapshot snapshot;
+  if (r.has_transaction()) {
+    snapshot = SnapshotFromProto(r.transaction());
+    if (snapshot.write_pointer < 0 || snapshot.read_pointer < 0 ||
+        !std::is_sorted(snapshot.excluded.begin(), snapshot.excluded.end())) {
+      return absl::InvalidArgumentError("the transaction snapshot is malformed (negative pointers, or its "
+                                        "excluded pointers not ascending)");
+    }
+  } else {
+    // Outside a transaction: what has committed by now (only where the service runs here).
+    absl::StatusOr<TransactionManager*> tm = Transactions();
+    if (!tm.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("table ", t.name(), " is transactional: read it in a transaction (",
+                                                        tm.status().message(), ")"));
+    }
+    snapshot = (*tm)->ReadSnapshot();
+  }
+  std::vector<std::pair<std::string, int>> versions;
+  for (const FamilyOptions& f : t.spec().families) versions.emplace_back(f.name, f.max_versions);
+  spec.filter = std::make_shared<TxFilter>(std::move(snapshot), std::move(versions), std::move(spec.filter));
+  return spec;
+}
+
+absl::Status DataService::StartTransaction(const rpc::StartTransactionRequest& req,
+                                           rpc::StartTransactionResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
+  BASALT_ASSIGN_OR_RETURN(TxSnapshot s, tm->Start(req.timeout_ms()));
+  SnapshotToProto(s, resp->mutable_transaction());
+  return absl::OkStatus();
+}
+
+absl::Status DataService::CommitTransaction(const rpc::CommitTransactionRequest& req,
+                                            rpc::CommitTransactionResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
+  return tm->Commit(req.write_pointer(), absl::MakeConstSpan(req.changes().data(), req.changes().size()));
+}
+
+absl::Status DataService::AbortTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
+  return tm->Abort(req.write_pointer());
+}
+
+absl::Status DataService::InvalidateTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
+  return tm->Invalidate(req.write_pointer());
 }
 
 absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
@@ -376,7 +517,7 @@ absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
 absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
-  BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(*t, req.read()));
+  BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecOf(*t, req.read(), /*reversed=*/false));
   BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
   thread_local RowResult result;  // reused: no allocation per cell once warm
   BASALT_RETURN_IF_ERROR(Translate(*t, h->region->Get(req.row(), spec, &result), h));
@@ -386,10 +527,13 @@ absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp
 
 absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateResponse*) {
   return RetryNotServing(req.region(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region()));
+    BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindWritableTable(req.table(), req.region(), req.transaction()));
     BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
     std::vector<RowMutation> batch(1);
     BASALT_RETURN_IF_ERROR(RowMutationFromProto(*t, req.mutation(), &batch[0]));
+    if (req.transaction() != 0) {
+      BASALT_RETURN_IF_ERROR(TransactionalMutations(req.transaction(), req.rollback(), &batch[0]));
+    }
     BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, batch[0].row, req.region()));
     return Translate(*t, h->region->Mutate(batch, d), h);
   });
@@ -421,7 +565,8 @@ absl::StatusOr<std::vector<const std::string*>> RowRegions(const rpc::BatchMutat
 
 absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t,
-                          FindWritableTable(req.table(), req.regions().empty() ? "" : req.regions(0).region()));
+                          FindWritableTable(req.table(), req.regions().empty() ? "" : req.regions(0).region(),
+                                            req.transaction()));
   BASALT_ASSIGN_OR_RETURN(Durability d, DurabilityOf(req.durability()));
   // Rows that convert go to their region's engine together (one log write per region); a row
   // that fails alone gets its own status. If a region refuses its valid rows as a batch, each
@@ -436,6 +581,9 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   for (int i = 0; i < req.rows_size(); ++i) {
     RowMutation rm;
     results[i] = RowMutationFromProto(*t, req.rows(i), &rm);
+    if (results[i].ok() && req.transaction() != 0) {
+      results[i] = TransactionalMutations(req.transaction(), req.rollback(), &rm);
+    }
     if (results[i].ok() && client_routes) results[i] = RegionOf(*t, rm.row, *named[i]).status();
     if (results[i].ok()) {
       batch.push_back(std::move(rm));
@@ -469,7 +617,7 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
       }
     }
     if (again.empty() || !retry.Wait()) break;
-    absl::StatusOr<std::shared_ptr<Table>> next = FindWritableTable(req.table());
+    absl::StatusOr<std::shared_ptr<Table>> next = FindWritableTable(req.table(), "", req.transaction());
     if (!next.ok()) {
       for (size_t j : again) results[index[j]] = next.status();
       break;
@@ -641,7 +789,8 @@ absl::Status DataService::CheckAndMutate(const rpc::CheckAndMutateRequest& req, 
 
 absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::ScanRequest& req) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
-  BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecFromProto(*t, req.read(), req.reversed()));
+  std::shared_ptr<RequestFilter> request_filter;
+  BASALT_ASSIGN_OR_RETURN(ReadSpec read, ReadSpecOf(*t, req.read(), req.reversed(), &request_filter));
   if (req.start_row().size() > kMaxRowLength || req.stop_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("scan bound longer than ", kMaxRowLength, " bytes"));
   }
@@ -653,7 +802,7 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   spec.reversed = req.reversed();
   spec.start_exclusive = req.start_exclusive();
   std::unique_ptr<ScanCursor> c(new ScanCursor());
-  c->filter_ = std::static_pointer_cast<RequestFilter>(spec.filter);  // made by ReadSpecFromProto
+  c->filter_ = std::move(request_filter);
   c->rows_per_message_ = req.rows_per_message() != 0 ? req.rows_per_message() : config_.scan_rows_per_message;
   c->bytes_per_message_ = config_.scan_bytes_per_message;
   absl::StatusOr<std::unique_ptr<RegionScanner>> scanner;
@@ -714,6 +863,11 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
 
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  if (spec.transactional && tables_->role() != Role::kStandalone) {
+    return absl::UnimplementedError(absl::StrCat("table ", spec.name,
+                                                 ": transactional tables need the cluster's transaction service (in "
+                                                 "its master), which is not built yet; a standalone server has one"));
+  }
   return tables_->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
@@ -932,6 +1086,7 @@ rpc::TableDescriptor TableToProto(const TableSpec& spec) {
   rpc::TableDescriptor td;
   td.set_name(spec.name);
   td.set_max_file_size(spec.max_file_size);
+  td.set_transactional(spec.transactional);
   for (const FamilyOptions& f : spec.families) *td.add_families() = FamilyToProto(f);
   return td;
 }

@@ -20,6 +20,7 @@
 #include "src/server/config.h"
 #include "src/server/filters.h"
 #include "src/server/tables.h"
+#include "src/server/transactions.h"
 
 namespace basalt::server {
 
@@ -67,7 +68,9 @@ class ScanCursor {
 
 class DataService {
  public:
-  DataService(TableManager* tables, const ServerConfig& config) : tables_(tables), config_(config) {}
+  // `transactions`: the transaction service this process runs (a standalone server's), or null.
+  DataService(TableManager* tables, const ServerConfig& config, TransactionManager* transactions = nullptr)
+      : tables_(tables), config_(config), transactions_(transactions) {}
 
   absl::Status Get(const rpc::GetRequest& req, rpc::GetResponse* resp);
   absl::Status Mutate(const rpc::MutateRequest& req, rpc::MutateResponse* resp);
@@ -78,18 +81,30 @@ class DataService {
   absl::Status Append(const rpc::AppendRequest& req, rpc::AppendResponse* resp);
   absl::Status CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp);
   absl::StatusOr<std::unique_ptr<ScanCursor>> OpenScan(const rpc::ScanRequest& req);
+  // The transaction service (transactions.h); FailedPrecondition where this process runs none.
+  absl::Status StartTransaction(const rpc::StartTransactionRequest& req, rpc::StartTransactionResponse* resp);
+  absl::Status CommitTransaction(const rpc::CommitTransactionRequest& req, rpc::CommitTransactionResponse* resp);
+  absl::Status AbortTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse* resp);
+  absl::Status InvalidateTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse* resp);
 
  private:
   // `region`: the encoded name the call named, if any (on a cluster's region server, a table with
   // no region here is then refused as not serving that region).
   absl::StatusOr<std::shared_ptr<Table>> FindTable(const std::string& name, const std::string& region = "") const;
   // The same for a write: PermissionDenied for basalt:meta.
-  absl::StatusOr<std::shared_ptr<Table>> FindWritableTable(const std::string& name,
-                                                           const std::string& region = "") const;
+  // `transaction`: the write's (0: none); a transactional table takes only those, and others none.
+  absl::StatusOr<std::shared_ptr<Table>> FindWritableTable(const std::string& name, const std::string& region = "",
+                                                           int64_t transaction = 0) const;
+  // A read's spec; a transactional table's gets the visibility filter of its snapshot
+  // (tx_filter.h). `request_filter`, if given, gets the request's own filter.
+  absl::StatusOr<ReadSpec> ReadSpecOf(const Table& t, const rpc::ReadOptions& r, bool reversed,
+                                      std::shared_ptr<RequestFilter>* request_filter = nullptr) const;
+  absl::StatusOr<TransactionManager*> Transactions() const;
   absl::StatusOr<Durability> DurabilityOf(int d) const;
 
   TableManager* tables_;
   const ServerConfig config_;
+  TransactionManager* const transactions_;
 };
 
 // The verbs transport as the services see it (main.cc fills it in; empty functions: not served).

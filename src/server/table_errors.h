@@ -3,6 +3,7 @@
 // descriptor.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,11 @@ inline RegionDescriptor DescriptorOf(const TableSpec& spec, const RegionInfo& in
   RegionDescriptor desc;
   desc.name = RegionName(spec, info);
   desc.families = spec.families;
+  // A transactional table's stores keep every version: which ones a read sees is its
+  // snapshot's to say (the family's VERSIONS then count visible versions, src/server/tx_filter.h).
+  if (spec.transactional) {
+    for (FamilyOptions& f : desc.families) f.max_versions = std::numeric_limits<int>::max();
+  }
   desc.start_key = info.start_key;
   desc.end_key = info.end_key;
   return desc;

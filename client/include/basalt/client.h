@@ -129,6 +129,15 @@ struct ColumnRef {
   std::vector<std::string> qualifiers;  // empty: the whole family
 };
 
+// A transaction's snapshot (basalt/transaction.h): its write pointer (also the timestamp of
+// every cell it writes) and what it sees: versions at or below read_pointer but the excluded
+// ones (transactions in progress or invalid when it started), and its own.
+struct TransactionSnapshot {
+  int64_t write_pointer = 0;
+  int64_t read_pointer = 0;
+  std::vector<int64_t> excluded;  // ascending
+};
+
 class Get {
  public:
   explicit Get(std::string row) : row(std::move(row)) {}
@@ -148,6 +157,8 @@ class Get {
   int max_versions = 1;
   bool cache_blocks = true;
   std::optional<Filter> filter;
+  // Set by TransactionContext (basalt/transaction.h): the snapshot the read sees.
+  std::shared_ptr<const TransactionSnapshot> transaction;
 };
 
 class Scan {
@@ -189,6 +200,7 @@ class Scan {
   bool cache_blocks = true;
   bool reversed = false;
   std::optional<Filter> filter;
+  std::shared_ptr<const TransactionSnapshot> transaction;  // as Get's
 };
 
 // The first row after every row starting with prefix: prefix without its trailing 0xff bytes,
@@ -228,6 +240,10 @@ class RowMutationsBase {
   // Set by Delete: with no mutation added, the row is deleted (a DELETE_ROW mutation). A Put or
   // RowMutations with no mutation is refused with InvalidArgument.
   bool deletes_row_when_empty = false;
+  // Set by TransactionContext (basalt/transaction.h): the transaction's write pointer (0: none),
+  // and whether this takes its writes back.
+  int64_t transaction = 0;
+  bool rollback = false;
 
   // Set by RowMutations::Add given another row's mutation: the first such row. Sending a
   // mutation with a foreign row fails with InvalidArgument.
@@ -420,6 +436,8 @@ struct TableInfo {
   // A region splits once its largest store passes this many bytes (HBase's MAX_FILESIZE; at
   // least 1 MiB); 0: the server's region_max_size.
   uint64_t max_file_size = 0;
+  // Written and read in transactions only (basalt/transaction.h); fixed at create.
+  bool transactional = false;
 };
 
 // One region of a table (Admin::ListRegions), as HBase's list_regions shows it.
@@ -609,6 +627,14 @@ class Connection {
   // channel and, with verbs, their own pool of endpoints). Region location counts are the
   // connection's and are left at 0 here.
   virtual std::map<std::string, TransportStats> GetServerTransportStats() const = 0;
+
+  // The transaction service's calls, as TransactionContext (basalt/transaction.h) makes them;
+  // use that. timeout 0: the server's default. Commit is not retried (a lost answer would leave
+  // its outcome unknown; Unavailable or DeadlineExceeded then say so).
+  virtual absl::StatusOr<TransactionSnapshot> StartTransaction(absl::Duration timeout);
+  virtual absl::Status CommitTransaction(int64_t write_pointer, const std::vector<uint64_t>& changes);
+  virtual absl::Status AbortTransaction(int64_t write_pointer);
+  virtual absl::Status InvalidateTransaction(int64_t write_pointer);
 };
 
 // HBase's Bytes.toBytes(long) / toLong: 8-byte big-endian, the value format of counters.

@@ -319,17 +319,25 @@ absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
 }
 
 // create's table options (HBase's shell): SPLITS => ['g', 'n'], or NUMREGIONS => 16 with
-// SPLITALGO => 'HexStringSplit' or 'UniformSplit'; MAX_FILESIZE => bytes.
+// SPLITALGO => 'HexStringSplit' or 'UniformSplit'; MAX_FILESIZE => bytes; TRANSACTIONAL => true.
 absl::Status TableOptionsFromHash(Ctx& c, const Value& h, std::vector<std::string>* split_keys, TableInfo* info) {
   const Value* splits = h.Find("SPLITS");
   const Value* num = h.Find("NUMREGIONS");
   const Value* algo = h.Find("SPLITALGO");
   for (const auto& [k, v] : h.entries) {
-    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO" && k.str != "MAX_FILESIZE") {
+    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO" && k.str != "MAX_FILESIZE" &&
+        k.str != "TRANSACTIONAL") {
       return absl::InvalidArgumentError(
           absl::StrCat("create: table option ", ToStringBinary(k.str),
-                       " is not supported (SPLITS, NUMREGIONS, SPLITALGO and MAX_FILESIZE are); a family is 'cf' or "
-                       "{NAME => 'cf', ...}"));
+                       " is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE and TRANSACTIONAL are); a "
+                       "family is 'cf' or {NAME => 'cf', ...}"));
+    }
+  }
+  if (const Value* tx = h.Find("TRANSACTIONAL"); tx != nullptr) {
+    // Basalt's: the table is written and read in transactions (docs/DESIGN.md §7).
+    BASALT_ASSIGN_OR_RETURN(info->transactional, Bool(c, *tx, "true or false for TRANSACTIONAL"));
+    if (splits == nullptr && num == nullptr && algo == nullptr && h.Find("MAX_FILESIZE") == nullptr) {
+      return absl::OkStatus();
     }
   }
   if (const Value* max = h.Find("MAX_FILESIZE"); max != nullptr) {

@@ -140,6 +140,16 @@ TEST_F(ShellTest, CreatePreSplit) {
   ASSERT_EQ(Run("create 't5', 'cf', MAX_FILESIZE => 2097152"), 0) << err();
   ASSERT_EQ(Run("describe 't5'"), 0) << err();
   EXPECT_NE(out().find("{MAX_FILESIZE => '2097152'}"), std::string::npos) << out();
+  // A transactional table (docs/DESIGN.md §7), alone or with other table options.
+  ASSERT_EQ(Run("create 'tx1', 'cf', {TRANSACTIONAL => true}"), 0) << err();
+  EXPECT_TRUE(server_.tables["tx1"].info.transactional);
+  ASSERT_EQ(Run("describe 'tx1'"), 0) << err();
+  EXPECT_NE(out().find("{TRANSACTIONAL => 'true'}"), std::string::npos) << out();
+  ASSERT_EQ(Run("create 'tx2', 'cf', {TRANSACTIONAL => true, SPLITS => ['m']}"), 0) << err();
+  EXPECT_TRUE(server_.tables["tx2"].info.transactional);
+  EXPECT_EQ(server_.tables["tx2"].split_keys, (std::vector<std::string>{"m"}));
+  EXPECT_EQ(Run("create 'tx3', 'cf', {TRANSACTIONAL => 'maybe'}"), 1);
+  EXPECT_FALSE(server_.tables.count("tx3"));
   EXPECT_EQ(Run("create 't6', 'cf', MAX_FILESIZE => 'big'"), 1);
   EXPECT_NE(err().find("a size in bytes"), std::string::npos) << err();
   ASSERT_EQ(Run("split 't1', 'h'"), 0) << err();
@@ -183,8 +193,8 @@ TEST_F(ShellTest, CreateErrors) {
   EXPECT_EQ(Run("create 't1'"), 1);
   EXPECT_EQ(err(), "ERROR: create: a table needs at least one column family: create 't1', 'cf'\n");
   EXPECT_EQ(Run("create 't1', {VERSIONS => 3}"), 1);
-  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS, SPLITALGO and MAX_FILESIZE are); "
-                   "a family is 'cf' or {NAME => 'cf', ...}\n");
+  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE and "
+                   "TRANSACTIONAL are); a family is 'cf' or {NAME => 'cf', ...}\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', COMPRESSION => 'LZO'}"), 1);
   EXPECT_EQ(err(), "ERROR: create: COMPRESSION must be one of NONE, SNAPPY, ZLIB, GZ, not 'LZO'\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 0}"), 1);

@@ -1,0 +1,136 @@
+// The transaction service (docs/DESIGN.md §7), as Apache Tephra's TransactionManager.
+//
+// A transaction gets a write pointer, unique and increasing (wall-clock milliseconds x 10^6
+// plus a counter, as Tephra's, so pointers stay ahead of any issued before a restart), which is
+// also the timestamp of every cell it writes, and a snapshot: the read pointer (the pointer
+// issued before its own) and the excluded pointers (the transactions in progress or invalid
+// when it started). It sees a version when the version is its own, or at or below the read
+// pointer and not excluded (TxSnapshot::Visible): what committed before it started, nothing
+// else.
+//
+// Commit checks write-write conflicts optimistically: each transaction sends its change set
+// (fingerprints of the cells or rows it wrote); one that committed after this one started and
+// changed any of the same is a conflict, and this one fails with Aborted. The loser then rolls
+// back its writes (the client deletes exactly its versions) and calls Abort; a client that
+// cannot roll back calls Invalidate, and its writes stay hidden for good. A transaction not
+// committed or aborted within its timeout becomes invalid (a dead client's writes are never
+// seen), and its commit is refused.
+//
+// State lives in a record log (storage/record_log.h) on the same storage as the data: Start,
+// Commit and Invalidate return once their record is durable (a commit is visible to no one
+// before that), Abort does not wait. The log is checkpointed into one record of the whole state
+// once it passes checkpoint_bytes. After a crash the log is replayed: transactions in progress
+// stay so (their clients may still commit) until they time out.
+//
+// Differences from Tephra: commit is one call (canCommit and commit together); the change set
+// travels as 64-bit fingerprints (a collision can only make a false conflict); the invalid list
+// is not pruned yet.
+//
+// Thread-safety: every method may be called from many threads at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "storage/record_log.h"
+
+namespace basalt {
+class Env;
+}
+
+namespace basalt::server {
+
+// What a transaction reads (rpc::TransactionSnapshot).
+struct TxSnapshot {
+  int64_t write_pointer = 0;  // its own; 0: a read outside any transaction
+  int64_t read_pointer = 0;
+  std::vector<int64_t> excluded;  // ascending
+  bool Visible(int64_t ts) const;
+};
+
+class TransactionManager {
+ public:
+  struct Options {
+    Env* env = nullptr;  // nullptr: Env::Default()
+    std::string dir;     // the state log's directory
+    int64_t default_timeout_ms = 30000;  // Tephra's data.tx.timeout
+    int64_t max_timeout_ms = 24 * 3600 * 1000;
+    uint64_t checkpoint_bytes = 4 << 20;
+    std::function<int64_t()> now_ms;  // the wall clock in milliseconds; empty: the system's
+  };
+  struct Stats {
+    int64_t last_write_pointer = 0;
+    uint64_t in_progress = 0, invalid = 0, change_sets = 0;
+    uint64_t started = 0, committed = 0, conflicts = 0, aborted = 0, invalidated = 0, timed_out = 0;
+    uint64_t replayed_records = 0;
+  };
+
+  // Replays the state log in options.dir (DataLoss on damage: the server must not start).
+  static absl::StatusOr<std::unique_ptr<TransactionManager>> Open(const Options& options);
+  ~TransactionManager();
+
+  // A new transaction, in progress until it commits, aborts or times out (timeout_ms; 0: the
+  // default). InvalidArgument for a negative timeout or one above max_timeout_ms.
+  absl::StatusOr<TxSnapshot> Start(int64_t timeout_ms);
+  // Aborted on a write-write conflict (the transaction stays in progress: roll back, then
+  // Abort); FailedPrecondition when it is not in progress (timed out and invalid, already
+  // committed or aborted, or unknown).
+  absl::Status Commit(int64_t write_pointer, absl::Span<const uint64_t> changes);
+  // Ends a transaction whose writes were rolled back. FailedPrecondition when not in progress
+  // (an invalid one stays invalid).
+  absl::Status Abort(int64_t write_pointer);
+  // Makes a transaction invalid for good (its writes could not be rolled back). OK if it is
+  // invalid already; FailedPrecondition for a committed or unknown one.
+  absl::Status Invalidate(int64_t write_pointer);
+  // What a read outside any transaction sees: everything committed now.
+  TxSnapshot ReadSnapshot();
+  Stats GetStats();
+
+ private:
+  struct InProgress {
+    int64_t expires_ms;
+    bool committing = false;  // its commit record is being written
+  };
+  struct ChangeSet {
+    int64_t commit_pointer;
+    absl::flat_hash_set<uint64_t> changes;
+  };
+
+  explicit TransactionManager(const Options& options);
+  int64_t NowMs() const;
+  absl::Status Apply(std::string_view record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t NextPointer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ExpireTimedOut() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneChangeSets() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  TxSnapshot SnapshotLocked(int64_t write_pointer, int64_t read_pointer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string EncodeState() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Checkpoints the log once it has grown past checkpoint_bytes. Errors are returned to the
+  // caller whose record passed the mark (the log is dead then).
+  absl::Status MaybeCheckpoint();
+  // "transaction <p>" with, when it is over, what happened to it.
+  std::string NotInProgress(int64_t write_pointer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Options options_;
+  std::unique_ptr<RecordLog> log_;
+  absl::Mutex mu_;
+  int64_t last_pointer_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, InProgress> in_progress_ ABSL_GUARDED_BY(mu_);
+  std::set<int64_t> invalid_ ABSL_GUARDED_BY(mu_);
+  std::deque<ChangeSet> change_sets_ ABSL_GUARDED_BY(mu_);  // by commit pointer, ascending
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> checkpointing_{false};
+};
+
+}  // namespace basalt::server

@@ -1,0 +1,193 @@
+// The transaction service alone (transactions.h): snapshots, conflicts, timeouts, and its
+// state log replayed after a reopen, across checkpoints and a torn tail.
+#include "src/server/transactions.h"
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "gtest/gtest.h"
+#include "tests/util/temp_dir.h"
+
+namespace basalt::server {
+namespace {
+
+class TxManagerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<TransactionManager> Open(uint64_t checkpoint_bytes = 4 << 20) {
+    TransactionManager::Options o;
+    o.dir = dir_.path() + "/tx";
+    o.checkpoint_bytes = checkpoint_bytes;
+    o.now_ms = [this] { return now_.load(); };
+    auto m = TransactionManager::Open(o);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? std::move(*m) : nullptr;
+  }
+  static bool Excludes(const TxSnapshot& s, int64_t wp) {
+    return std::binary_search(s.excluded.begin(), s.excluded.end(), wp);
+  }
+  basalt::testing::TempDir dir_;
+  std::atomic<int64_t> now_{1700000000000};
+};
+
+TEST_F(TxManagerTest, SnapshotsExcludeWhatWasInProgress) {
+  auto m = Open();
+  TxSnapshot a = *m->Start(0);
+  TxSnapshot b = *m->Start(0);
+  EXPECT_GT(b.write_pointer, a.write_pointer);
+  EXPECT_TRUE(Excludes(b, a.write_pointer));
+  EXPECT_TRUE(b.Visible(b.write_pointer));   // its own
+  EXPECT_FALSE(b.Visible(a.write_pointer));  // in progress when it started
+  EXPECT_FALSE(a.Visible(b.write_pointer));  // started after it
+  ASSERT_TRUE(m->Commit(a.write_pointer, {1}).ok());
+  EXPECT_FALSE(b.Visible(a.write_pointer));  // still: snapshots do not move
+  TxSnapshot c = *m->Start(0);
+  EXPECT_TRUE(c.Visible(a.write_pointer));
+  EXPECT_FALSE(c.Visible(b.write_pointer));
+  TxSnapshot outside = m->ReadSnapshot();
+  EXPECT_EQ(outside.write_pointer, 0);
+  EXPECT_TRUE(outside.Visible(a.write_pointer));
+  EXPECT_FALSE(outside.Visible(b.write_pointer));
+}
+
+TEST_F(TxManagerTest, FirstCommitterWins) {
+  auto m = Open();
+  TxSnapshot a = *m->Start(0), b = *m->Start(0);
+  ASSERT_TRUE(m->Commit(b.write_pointer, {7, 8}).ok());
+  absl::Status s = m->Commit(a.write_pointer, {8, 9});
+  EXPECT_EQ(s.code(), absl::StatusCode::kAborted) << s;
+  // The loser is still in progress until it aborts; then it is over.
+  ASSERT_TRUE(m->Abort(a.write_pointer).ok());
+  EXPECT_EQ(m->Commit(a.write_pointer, {}).code(), absl::StatusCode::kFailedPrecondition);
+  // Disjoint change sets, and a transaction that started after the commit, do not conflict.
+  TxSnapshot c = *m->Start(0), d = *m->Start(0);
+  ASSERT_TRUE(m->Commit(c.write_pointer, {8}).ok());
+  EXPECT_TRUE(m->Commit(d.write_pointer, {9}).ok());
+  TxSnapshot e = *m->Start(0);
+  EXPECT_TRUE(m->Commit(e.write_pointer, {8}).ok());
+  // Nothing in progress: no change set is kept.
+  EXPECT_EQ(m->GetStats().change_sets, 0u);
+  EXPECT_EQ(m->GetStats().conflicts, 1u);
+}
+
+TEST_F(TxManagerTest, TimeoutMakesATransactionInvalid) {
+  auto m = Open();
+  TxSnapshot a = *m->Start(1000);
+  now_ += 1001;
+  absl::Status s = m->Commit(a.write_pointer, {1});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("invalid"), std::string::npos) << s;
+  TxSnapshot b = *m->Start(0);
+  EXPECT_TRUE(Excludes(b, a.write_pointer));
+  EXPECT_EQ(m->GetStats().timed_out, 1u);
+  EXPECT_TRUE(m->Abort(a.write_pointer).ok());  // invalid either way
+  EXPECT_EQ(m->Start(-1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(TxManagerTest, StateSurvivesReopenAcrossCheckpoints) {
+  int64_t committed, in_progress, invalid, loser, last;
+  {
+    // A tiny checkpoint size: the log is compacted many times over.
+    auto m = Open(/*checkpoint_bytes=*/64);
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(m->Commit(m->Start(0)->write_pointer, {100u + i}).ok());
+    TxSnapshot l = *m->Start(0);
+    loser = l.write_pointer;
+    TxSnapshot w = *m->Start(0);
+    ASSERT_TRUE(m->Commit(w.write_pointer, {42}).ok());
+    committed = w.write_pointer;
+    in_progress = m->Start(60000)->write_pointer;
+    TxSnapshot inv = *m->Start(0);
+    invalid = inv.write_pointer;
+    ASSERT_TRUE(m->Invalidate(invalid).ok());
+    last = m->GetStats().last_write_pointer;
+  }
+  auto m = Open();
+  ASSERT_NE(m, nullptr);
+  TransactionManager::Stats st = m->GetStats();
+  EXPECT_GE(st.last_write_pointer, last);
+  EXPECT_EQ(st.in_progress, 2u);  // the loser and in_progress
+  EXPECT_EQ(st.invalid, 1u);
+  TxSnapshot s = *m->Start(0);
+  EXPECT_GT(s.write_pointer, last);
+  EXPECT_TRUE(s.Visible(committed));
+  EXPECT_FALSE(s.Visible(in_progress));
+  EXPECT_FALSE(s.Visible(invalid));
+  // The change set that beats the loser was kept.
+  EXPECT_EQ(m->Commit(loser, {42}).code(), absl::StatusCode::kAborted);
+  // One that started after the winner committed does not conflict with it.
+  EXPECT_TRUE(m->Commit(in_progress, {42}).ok());
+}
+
+TEST_F(TxManagerTest, ATornTailIsCutAndDamageRefusesToOpen) {
+  int64_t wp;
+  {
+    auto m = Open();
+    wp = m->Start(0)->write_pointer;
+  }
+  // A crash mid-append: a partial frame at the end of the newest segment.
+  Env* env = Env::Default();
+  auto names = env->ListDir(dir_.path() + "/tx");
+  ASSERT_TRUE(names.ok());
+  std::string newest;
+  for (const std::string& n : *names) {
+    if (n.size() > 4 && n.substr(n.size() - 4) == ".wal" && n > newest) newest = n;
+  }
+  ASSERT_FALSE(newest.empty());
+  {
+    std::ofstream f(dir_.path() + "/tx/" + newest, std::ios::app | std::ios::binary);
+    f.write("\x30\x00\x00\x00\x01\x02", 6);
+  }
+  {
+    auto m = Open();
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->GetStats().in_progress, 1u);
+    ASSERT_TRUE(m->Commit(wp, {1}).ok());
+  }
+  // Damage inside a record: DataLoss, and the service does not start.
+  names = env->ListDir(dir_.path() + "/tx");
+  ASSERT_TRUE(names.ok());
+  for (const std::string& n : *names) {
+    if (n.size() <= 4 || n.substr(n.size() - 4) != ".wal") continue;
+    const std::string path = dir_.path() + "/tx/" + n;
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const auto size = static_cast<int64_t>(f.tellg());
+    if (size < 40) continue;
+    f.seekp(size - 3);
+    f.put('\x5a');
+  }
+  TransactionManager::Options o;
+  o.dir = dir_.path() + "/tx";
+  auto damaged = TransactionManager::Open(o);
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss) << damaged.status();
+}
+
+TEST_F(TxManagerTest, ConcurrentTransactionsGetUniquePointers) {
+  auto m = Open(/*checkpoint_bytes=*/256);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<int64_t>> got(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        absl::StatusOr<TxSnapshot> s = m->Start(0);
+        ASSERT_TRUE(s.ok()) << s.status();
+        got[t].push_back(s->write_pointer);
+        // Each thread writes its own cells: never a conflict.
+        ASSERT_TRUE(m->Commit(s->write_pointer, {static_cast<uint64_t>(t * 1000 + i)}).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<int64_t> all;
+  for (auto& g : got) all.insert(all.end(), g.begin(), g.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_EQ(m->GetStats().committed, 400u);
+  EXPECT_EQ(m->GetStats().in_progress, 0u);
+}
+
+}  // namespace
+}  // namespace basalt::server
