@@ -13,11 +13,11 @@ namespace {
 
 // The state log's records: a kind byte, then varints (and fixed64 fingerprints).
 enum : char {
-  kStart = 'S',       // write pointer, expiry (ms)
+  kStart = 'S',       // write pointer, expiry (ms), floor
   kCommit = 'C',      // write pointer, commit pointer, change count, fingerprints
   kAbort = 'A',       // write pointer
   kInvalidate = 'I',  // write pointer
-  kCheckpoint = 'K',  // last pointer, in progress (pointer, expiry)*, invalid*, change sets*
+  kCheckpoint = 'K',  // last pointer, in progress (pointer, expiry, floor)*, invalid*, change sets*
 };
 
 // Tephra's TxConstants.MAX_TX_PER_MS: write pointers are milliseconds x 10^6 plus a counter.
@@ -90,10 +90,12 @@ absl::Status TransactionManager::Apply(std::string_view record) {
   int64_t wp;
   switch (kind) {
     case kStart: {
-      int64_t expires;
-      if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !in.empty()) return bad("start");
+      int64_t expires, floor;
+      if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) || !in.empty()) {
+        return bad("start");
+      }
       last_pointer_ = std::max(last_pointer_, wp);
-      in_progress_[wp] = InProgress{expires};
+      in_progress_[wp] = InProgress{expires, floor};
       return absl::OkStatus();
     }
     case kCommit: {
@@ -131,9 +133,11 @@ absl::Status TransactionManager::Apply(std::string_view record) {
       change_sets_.clear();
       if (!GetSigned(&in, &last_pointer_) || !GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
-        int64_t expires;
-        if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires)) return bad("checkpoint: in progress");
-        in_progress_[wp] = InProgress{expires};
+        int64_t expires, floor;
+        if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor)) {
+          return bad("checkpoint: in progress");
+        }
+        in_progress_[wp] = InProgress{expires, floor};
       }
       if (!GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
@@ -169,6 +173,7 @@ std::string TransactionManager::EncodeState() {
   for (const auto& [wp, tx] : in_progress_) {
     PutSigned(&r, wp);
     PutSigned(&r, tx.expires_ms);
+    PutSigned(&r, tx.floor);
   }
   PutVarint64(&r, invalid_.size());
   for (int64_t wp : invalid_) PutSigned(&r, wp);
@@ -189,7 +194,7 @@ int64_t TransactionManager::NextPointer() {
 void TransactionManager::ExpireTimedOut() {
   const int64_t now = NowMs();
   for (auto it = in_progress_.begin(); it != in_progress_.end();) {
-    if (!it->second.committing && it->second.expires_ms < now) {
+    if (it->second.commit_pointer == 0 && it->second.expires_ms < now) {
       invalid_.insert(it->first);
       ++stats_.timed_out;
       it = in_progress_.erase(it);
@@ -200,8 +205,9 @@ void TransactionManager::ExpireTimedOut() {
 }
 
 void TransactionManager::PruneChangeSets() {
-  // A change set matters to the transactions that started before it committed.
-  const int64_t oldest = in_progress_.empty() ? last_pointer_ + 1 : in_progress_.begin()->first;
+  // A change set matters to the transactions whose commit checks it (InProgress::floor).
+  int64_t oldest = last_pointer_ + 1;
+  for (const auto& [wp, tx] : in_progress_) oldest = std::min(oldest, tx.floor);
   while (!change_sets_.empty() && change_sets_.front().commit_pointer < oldest) change_sets_.pop_front();
 }
 
@@ -248,10 +254,15 @@ absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms) {
     const int64_t wp = NextPointer();
     snapshot = SnapshotLocked(wp, read_pointer);
     const int64_t expires = NowMs() + timeout_ms;
-    in_progress_[wp] = InProgress{expires};
+    int64_t floor = wp;
+    for (const auto& [other, tx] : in_progress_) {
+      if (tx.commit_pointer != 0) floor = std::min(floor, tx.commit_pointer);
+    }
+    in_progress_[wp] = InProgress{expires, floor};
     ++stats_.started;
     record = Record(kStart, wp);
     PutSigned(&record, expires);
+    PutSigned(&record, floor);
   }
   BASALT_RETURN_IF_ERROR(log_->Append(record, Durability::kSyncWal));
   BASALT_RETURN_IF_ERROR(MaybeCheckpoint());
@@ -263,15 +274,19 @@ absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const 
   {
     absl::MutexLock l(&mu_);
     auto it = in_progress_.find(write_pointer);
-    if (it != in_progress_.end() && !it->second.committing && it->second.expires_ms < NowMs()) {
+    if (it != in_progress_.end() && it->second.commit_pointer == 0 && it->second.expires_ms < NowMs()) {
       ExpireTimedOut();
       it = in_progress_.end();
     }
-    if (it == in_progress_.end() || it->second.committing) {
+    if (it == in_progress_.end() || it->second.commit_pointer != 0) {
       return absl::FailedPreconditionError(absl::StrCat("commit: ", NotInProgress(write_pointer)));
     }
-    // The transactions that committed after this one started, newest first.
-    for (auto cs = change_sets_.rbegin(); cs != change_sets_.rend() && cs->commit_pointer > write_pointer; ++cs) {
+    // The transactions whose writes its snapshot does not see: those that committed after it
+    // started, and those committing as it started (from its floor on), newest first. A
+    // transaction that committed durably between the floor and its start is checked too: a
+    // false conflict at worst.
+    const int64_t floor = it->second.floor;
+    for (auto cs = change_sets_.rbegin(); cs != change_sets_.rend() && cs->commit_pointer >= floor; ++cs) {
       for (uint64_t c : changes) {
         if (cs->changes.contains(c)) {
           ++stats_.conflicts;
@@ -282,7 +297,7 @@ absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const 
       }
     }
     const int64_t cp = NextPointer();
-    it->second.committing = true;
+    it->second.commit_pointer = cp;
     if (!changes.empty()) change_sets_.push_back(ChangeSet{cp, {changes.begin(), changes.end()}});
     record = Record(kCommit, write_pointer);
     PutSigned(&record, cp);
@@ -305,7 +320,7 @@ absl::Status TransactionManager::Abort(int64_t write_pointer) {
   {
     absl::MutexLock l(&mu_);
     auto it = in_progress_.find(write_pointer);
-    if (it == in_progress_.end() || it->second.committing) {
+    if (it == in_progress_.end() || it->second.commit_pointer != 0) {
       if (invalid_.count(write_pointer) != 0) return absl::OkStatus();  // hidden either way
       return absl::FailedPreconditionError(absl::StrCat("abort: ", NotInProgress(write_pointer)));
     }
@@ -324,7 +339,7 @@ absl::Status TransactionManager::Invalidate(int64_t write_pointer) {
     absl::MutexLock l(&mu_);
     if (invalid_.count(write_pointer) != 0) return absl::OkStatus();
     auto it = in_progress_.find(write_pointer);
-    if (it == in_progress_.end() || it->second.committing) {
+    if (it == in_progress_.end() || it->second.commit_pointer != 0) {
       return absl::FailedPreconditionError(absl::StrCat("invalidate: ", NotInProgress(write_pointer)));
     }
     in_progress_.erase(it);

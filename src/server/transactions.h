@@ -101,7 +101,12 @@ class TransactionManager {
  private:
   struct InProgress {
     int64_t expires_ms;
-    bool committing = false;  // its commit record is being written
+    // The oldest commit pointer whose change set this transaction's commit checks: its own
+    // write pointer, or older when transactions were committing as it started (their commit
+    // pointers are below its write pointer, yet its snapshot excludes them: their record was
+    // not durable yet).
+    int64_t floor;
+    int64_t commit_pointer = 0;  // once committing: its commit record is being written
   };
   struct ChangeSet {
     int64_t commit_pointer;

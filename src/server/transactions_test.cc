@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <chrono>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
+#include "common/status.h"
 #include "gtest/gtest.h"
 #include "tests/util/temp_dir.h"
 
@@ -71,6 +73,60 @@ TEST_F(TxManagerTest, FirstCommitterWins) {
   // Nothing in progress: no change set is kept.
   EXPECT_EQ(m->GetStats().change_sets, 0u);
   EXPECT_EQ(m->GetStats().conflicts, 1u);
+}
+
+// An Env whose log syncs wait while `hold` is set: a commit caught between taking its commit
+// pointer and its record becoming durable.
+class HeldSyncs : public EnvWrapper {
+ public:
+  HeldSyncs() : EnvWrapper(Env::Default()) {}
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& p) override {
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, target()->NewWritableFile(p));
+    return std::unique_ptr<WritableFile>(new File(std::move(f), this));
+  }
+  std::atomic<bool> hold{false};
+  std::atomic<int> held{0};
+
+ private:
+  class File : public WritableFileWrapper {
+   public:
+    File(std::unique_ptr<WritableFile> f, HeldSyncs* env) : WritableFileWrapper(std::move(f)), env_(env) {}
+    absl::Status Sync() override {
+      if (env_->hold.load()) {
+        ++env_->held;
+        while (env_->hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return WritableFileWrapper::Sync();
+    }
+
+   private:
+    HeldSyncs* env_;
+  };
+};
+
+TEST_F(TxManagerTest, ATransactionStartedDuringACommitConflictsWithIt) {
+  // The queue test's duplicate: B starts while A's commit record is being written, so B's
+  // snapshot does not see A, yet A's commit pointer is below B's write pointer.
+  HeldSyncs env;
+  TransactionManager::Options o;
+  o.env = &env;
+  o.dir = dir_.path() + "/tx";
+  auto m = *TransactionManager::Open(o);
+  TxSnapshot a = *m->Start(0);
+  env.hold = true;
+  std::thread committer([&] { EXPECT_TRUE(m->Commit(a.write_pointer, {5}).ok()); });
+  while (env.held.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Start's own record waits for the same sync: start it on another thread, then let both go.
+  absl::StatusOr<TxSnapshot> b;
+  std::thread starter([&] { b = m->Start(0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  env.hold = false;
+  committer.join();
+  starter.join();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->Visible(a.write_pointer));  // A was not durable when B started
+  EXPECT_GT(b->write_pointer, a.write_pointer);
+  EXPECT_EQ(m->Commit(b->write_pointer, {5}).code(), absl::StatusCode::kAborted);
 }
 
 TEST_F(TxManagerTest, TimeoutMakesATransactionInvalid) {

@@ -75,7 +75,7 @@ struct QueueConfig {
 
 struct QueueEvent {
   std::string payload;
-  std::string key;  // kHash groups partition by it
+  std::string key = {};  // kHash groups partition by it
 };
 
 struct DequeuedEvent {
