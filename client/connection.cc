@@ -49,6 +49,7 @@ class ConnectionImpl final : public Connection {
     t.write_pointer = resp.transaction().write_pointer();
     t.read_pointer = resp.transaction().read_pointer();
     t.excluded.assign(resp.transaction().excluded().begin(), resp.transaction().excluded().end());
+    t.in_progress.assign(resp.transaction().in_progress().begin(), resp.transaction().in_progress().end());
     return t;
   }
   absl::Status CommitTransaction(int64_t write_pointer, const std::vector<uint64_t>& changes) override {

@@ -135,14 +135,16 @@ std::vector<int> OwnedPartitions(const QueueOptions& o, const ConsumerGroup& gro
   return owned;
 }
 
-// Entries of one partition its group has not consumed, as `tx` sees them (`keys_only`: without
-// payloads), up to `limit` (0: all).
+// Entries of one partition, from row `from` on (if past the partition's start), that its group
+// has not consumed (`undone`) or has, as `tx` sees them (`keys_only`: without payloads), up to
+// `limit` (0: all).
 absl::Status ScanPartition(TransactionContext* tx, const std::string& queue, const QueueOptions& o, uint16_t group,
-                           int partition, uint64_t limit, bool undone, bool keys_only,
+                           int partition, std::string_view from, uint64_t limit, bool undone, bool keys_only,
                            const std::function<void(Result&)>& each) {
   const std::string prefix = PartitionPrefix(o, group, partition);
   Scan scan;
   scan.SetRowPrefix(prefix);
+  if (from > scan.start_row) scan.start_row = std::string(from);
   if (limit > 0) scan.SetLimit(limit).SetCaching(static_cast<uint32_t>(std::min<uint64_t>(limit, 1000)));
   // The group's consumed entries (s:done = "1") are filtered in the server, which sees only what
   // the snapshot sees.
@@ -295,8 +297,11 @@ absl::StatusOr<std::vector<DequeuedEvent>> QueueConsumer::Dequeue(TransactionCon
   std::vector<RowMutationsBase> done;
   for (int p : OwnedPartitions(c.options, *group, instance_, next_partition_)) {
     if (out.size() >= static_cast<size_t>(max)) break;
-    BASALT_RETURN_IF_ERROR(ScanPartition(tx, queue_, c.options, id, p, static_cast<uint64_t>(max) - out.size(),
+    std::string& floor = floors_[std::make_pair(id, p)];
+    std::string first_undone;
+    BASALT_RETURN_IF_ERROR(ScanPartition(tx, queue_, c.options, id, p, floor, static_cast<uint64_t>(max) - out.size(),
                                          /*undone=*/true, /*keys_only=*/false, [&](Result& r) {
+                                           if (first_undone.empty()) first_undone = r.row();
                                            DequeuedEvent e;
                                            e.payload = std::string(r.Value(kEntryFamily, "p").value_or(""));
                                            e.key = std::string(r.Value(kEntryFamily, "k").value_or(""));
@@ -306,6 +311,17 @@ absl::StatusOr<std::vector<DequeuedEvent>> QueueConsumer::Dequeue(TransactionCon
                                            out.push_back(std::move(e));
                                            done.push_back(Put(r.row()).Add(kStateFamily, kDone, "1"));
                                          }));
+    // Where the next dequeue of this partition starts: every entry before it is consumed or
+    // hidden for good in any later snapshot. Not past the first entry left or taken now (an
+    // abort gives it back), nor past what a transaction in progress may still commit, nor past
+    // what this snapshot cannot see yet.
+    const TransactionSnapshot& s = *tx->snapshot();
+    std::string next = PartitionPrefix(c.options, id, p);
+    int64_t bound = s.read_pointer + 1;
+    if (!s.in_progress.empty()) bound = std::min(bound, s.in_progress.front());
+    PutBE(&next, static_cast<uint64_t>(bound), 8);
+    if (!first_undone.empty()) next = std::min(next, first_undone);
+    floor = std::max(floor, next);
   }
   next_partition_ = (next_partition_ + 1) % static_cast<uint32_t>(c.options.partitions);
   if (done.empty()) return out;
@@ -333,7 +349,7 @@ absl::StatusOr<std::vector<GroupStatus>> GetQueueStatus(Connection* connection, 
     for (int p = 0; p < c.options.partitions; ++p) {
       ConsumerStatus& cs = gs.consumers[g.partitioning == Partitioning::kFifo ? 0 : p % g.size];
       for (bool undone : {true, false}) {
-        BASALT_RETURN_IF_ERROR(ScanPartition(&tx, name, c.options, id, p, 0, undone, /*keys_only=*/true,
+        BASALT_RETURN_IF_ERROR(ScanPartition(&tx, name, c.options, id, p, "", 0, undone, /*keys_only=*/true,
                                              [&](Result& r) {
                                                if (!undone) {
                                                  ++cs.consumed;

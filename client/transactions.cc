@@ -1,4 +1,7 @@
 // TransactionContext (basalt/transaction.h): the client half of docs/DESIGN.md §7.
+#include <algorithm>
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "basalt/transaction.h"
 #include "client/wire.h"
@@ -82,7 +85,7 @@ absl::Status TransactionContext::Stamp(const std::string& table, RowMutationsBas
                                                  "': a transaction cannot delete a whole row yet; delete its columns"));
   }
   const int64_t wp = snapshot_->write_pointer;
-  auto& columns = written_[table][m->row];
+  std::vector<Written>& written = written_[table];
   for (CellMutation& c : m->mutations) {
     if (c.kind == CellMutation::Kind::kDeleteFamily || c.kind == CellMutation::Kind::kDeleteRow) {
       return absl::UnimplementedError(absl::StrCat("row '", client_internal::PrintableRow(m->row),
@@ -90,10 +93,10 @@ absl::Status TransactionContext::Stamp(const std::string& table, RowMutationsBas
                                                    "its columns"));
     }
     c.timestamp = wp;
-    columns.emplace(c.family, c.qualifier);
-    changes_.insert(options_.conflict == TransactionOptions::ConflictLevel::kRow
-                        ? ChangeFingerprint(table, m->row, nullptr, nullptr)
-                        : ChangeFingerprint(table, m->row, &c.family, &c.qualifier));
+    written.push_back(Written{m->row, c.family, c.qualifier});
+    changes_.push_back(options_.conflict == TransactionOptions::ConflictLevel::kRow
+                           ? ChangeFingerprint(table, m->row, nullptr, nullptr)
+                           : ChangeFingerprint(table, m->row, &c.family, &c.qualifier));
   }
   m->transaction = wp;
   m->rollback = false;
@@ -124,17 +127,25 @@ absl::StatusOr<std::vector<absl::Status>> TransactionContext::Batch(const std::s
 
 absl::Status TransactionContext::Rollback() {
   const int64_t wp = snapshot_->write_pointer;
-  for (const auto& [table, rows] : written_) {
+  for (auto& [table, cells] : written_) {
     BASALT_ASSIGN_OR_RETURN(Table * t, TableFor(table));
+    std::sort(cells.begin(), cells.end(), [](const Written& a, const Written& b) {
+      return std::tie(a.row, a.family, a.qualifier) < std::tie(b.row, b.family, b.qualifier);
+    });
     std::vector<RowMutationsBase> deletes;
-    deletes.reserve(rows.size());
-    for (const auto& [row, columns] : rows) {
-      basalt::Delete d(row);
-      for (const auto& [family, qualifier] : columns) d.AddColumn(family, qualifier, wp);
-      d.transaction = wp;
-      d.rollback = true;
-      d.durability = Durability::kSyncWal;
-      deletes.push_back(std::move(d));
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const Written& w = cells[i];
+      if (i > 0 && w.row == cells[i - 1].row && w.family == cells[i - 1].family &&
+          w.qualifier == cells[i - 1].qualifier) {
+        continue;
+      }
+      if (deletes.empty() || deletes.back().row != w.row) {
+        deletes.emplace_back(basalt::Delete(w.row));
+        deletes.back().transaction = wp;
+        deletes.back().rollback = true;
+        deletes.back().durability = Durability::kSyncWal;
+      }
+      deletes.back().mutations.push_back(CellMutation{CellMutation::Kind::kDelete, w.family, w.qualifier, wp, ""});
     }
     BASALT_ASSIGN_OR_RETURN(std::vector<absl::Status> results, t->Batch(deletes));
     for (const absl::Status& s : results) {
@@ -153,7 +164,9 @@ void TransactionContext::End() {
 absl::Status TransactionContext::Commit() {
   BASALT_RETURN_IF_ERROR(Check());
   const int64_t wp = snapshot_->write_pointer;
-  absl::Status s = connection_->CommitTransaction(wp, std::vector<uint64_t>(changes_.begin(), changes_.end()));
+  std::sort(changes_.begin(), changes_.end());
+  changes_.erase(std::unique(changes_.begin(), changes_.end()), changes_.end());
+  absl::Status s = connection_->CommitTransaction(wp, changes_);
   if (s.ok() || !absl::IsAborted(s)) {
     // Committed; or over on the server (invalid: its writes hidden for good); or unknown, when
     // rolling back could undo a commit that happened.

@@ -256,6 +256,7 @@ void SnapshotToProto(const TxSnapshot& s, rpc::TransactionSnapshot* p) {
   p->set_write_pointer(s.write_pointer);
   p->set_read_pointer(s.read_pointer);
   p->mutable_excluded()->Add(s.excluded.begin(), s.excluded.end());
+  p->mutable_in_progress()->Add(s.in_progress.begin(), s.in_progress.end());
 }
 
 // The newest cell of (family, qualifier) in a one-version read, or nullptr.

@@ -216,6 +216,8 @@ TxSnapshot TransactionManager::SnapshotLocked(int64_t write_pointer, int64_t rea
   s.write_pointer = write_pointer;
   s.read_pointer = read_pointer;
   s.excluded.reserve(in_progress_.size() + invalid_.size());
+  s.in_progress.reserve(in_progress_.size());
+  for (const auto& [wp, tx] : in_progress_) s.in_progress.push_back(wp);
   auto a = in_progress_.begin();
   auto b = invalid_.begin();
   while (a != in_progress_.end() || b != invalid_.end()) {

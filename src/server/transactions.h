@@ -57,6 +57,7 @@ struct TxSnapshot {
   int64_t write_pointer = 0;  // its own; 0: a read outside any transaction
   int64_t read_pointer = 0;
   std::vector<int64_t> excluded;  // ascending
+  std::vector<int64_t> in_progress;  // those of excluded still in progress, ascending
   bool Visible(int64_t ts) const;
 };
 

@@ -136,6 +136,7 @@ struct TransactionSnapshot {
   int64_t write_pointer = 0;
   int64_t read_pointer = 0;
   std::vector<int64_t> excluded;  // ascending
+  std::vector<int64_t> in_progress;  // those of excluded in progress (the rest are invalid), ascending
 };
 
 class Get {

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,9 @@ class QueueConsumer {
   const std::string queue_, group_;
   const int instance_;
   uint32_t next_partition_ = 0;  // where the next dequeue starts, for fairness
+  // (group id, partition) -> the row its scans start from: every entry before it is consumed,
+  // or hidden for good (its transaction invalid), in every snapshot from now on.
+  std::map<std::pair<uint16_t, int>, std::string> floors_;
 };
 
 struct ConsumerStatus {

@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,9 +104,12 @@ class TransactionContext {
   const TransactionOptions options_;
   std::map<std::string, std::unique_ptr<Table>> tables_;
   std::shared_ptr<const TransactionSnapshot> snapshot_;
-  std::set<uint64_t> changes_;
-  // table -> row -> (family, qualifier) written: what a rollback deletes.
-  std::map<std::string, std::map<std::string, std::set<std::pair<std::string, std::string>>>> written_;
+  std::vector<uint64_t> changes_;  // fingerprints, sorted and made unique at commit
+  // What a rollback deletes: each cell written (repeats allowed), per table.
+  struct Written {
+    std::string row, family, qualifier;
+  };
+  std::map<std::string, std::vector<Written>> written_;
 };
 
 // The fingerprint of a change (a cell, or a row when qualifier and family are null) that

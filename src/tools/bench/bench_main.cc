@@ -52,7 +52,13 @@ constexpr char kUsage[] =
     "              loads a table of one region, then times Admin::Split of it (start the server with\n"
     "              --auto_split=false, so that the load does not split it first)\n"
     "  locate      [--table=usertable --records=100000 --regions=1 --clients=200 --skip_load]\n"
-    "              Get latency of new clients: the first Get (reads basalt:meta) and the second (cached)\n";
+    "              Get latency of new clients: the first Get (reads basalt:meta) and the second (cached)\n"
+    "  queue       [--queue=bench_queue --producers=3 --consumers=10 --groups=1 --payload=1024 --batch=500\n"
+    "               --dequeue_batch=BATCH --batches_per_tx=1 --seconds=10 --partitions=2*group size\n"
+    "               --salt_buckets=4 --partitioning=round_robin|hash|fifo --keep --no_baseline]  (--server only)\n"
+    "              transactional queue: events/s produced and consumed per group, conflicts, and the\n"
+    "              end-to-end latency from enqueue to the commit of its dequeue (p50, p99); then the\n"
+    "              same producers' events as plain batched Puts, and the ratio\n";
 
 }  // namespace
 
@@ -88,6 +94,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerScan(*flags, &report);
     } else if (sub == "split") {
       rc = basalt::bench::RunServerSplit(*flags, &report);
+    } else if (sub == "queue") {
+      rc = basalt::bench::RunServerQueue(*flags, &report);
     } else if (sub == "locate") {
       rc = basalt::bench::RunServerLocate(*flags, &report);
     } else {

@@ -167,6 +167,8 @@ int RunServerLatency(const Flags& flags, Report* report);
 int RunServerYcsb(const Flags& flags, Report* report);
 int RunServerLoad(const Flags& flags, Report* report);
 int RunServerScan(const Flags& flags, Report* report);
+// queue_bench.cc
+int RunServerQueue(const Flags& flags, Report* report);
 int RunServerSplit(const Flags& flags, Report* report);
 int RunServerLocate(const Flags& flags, Report* report);
 
