@@ -1,4 +1,5 @@
-// Transactional queues (basalt/queue.h): CDAP's HBase queue, on TransactionContext.
+// Transactional queues (basalt/queue.h): CDAP's HBase queue, on TransactionContext; like it,
+// built on the Connection and Table interfaces alone (basalt_client_vocab).
 #include "basalt/queue.h"
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "client/wire.h"
 #include "common/status.h"
 
 namespace basalt {
@@ -269,7 +269,7 @@ absl::Status QueueProducer::Enqueue(TransactionContext* tx, const std::vector<Qu
   if (rows.empty()) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<absl::Status> results, tx->Batch(queue_, std::move(rows)));
   for (const absl::Status& s : results) {
-    if (!s.ok()) return client_internal::WithContext(s, absl::StrCat("Enqueue to ", queue_));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("Enqueue to ", queue_, ": ", s.message()));
   }
   return absl::OkStatus();
 }
@@ -327,7 +327,7 @@ absl::StatusOr<std::vector<DequeuedEvent>> QueueConsumer::Dequeue(TransactionCon
   if (done.empty()) return out;
   BASALT_ASSIGN_OR_RETURN(std::vector<absl::Status> results, tx->Batch(queue_, std::move(done)));
   for (const absl::Status& s : results) {
-    if (!s.ok()) return client_internal::WithContext(s, absl::StrCat("Dequeue from ", queue_));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("Dequeue from ", queue_, ": ", s.message()));
   }
   return out;
 }

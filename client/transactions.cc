@@ -1,10 +1,11 @@
-// TransactionContext (basalt/transaction.h): the client half of docs/DESIGN.md §7.
+// TransactionContext (basalt/transaction.h): the client half of docs/DESIGN.md §7. Built on the
+// Connection and Table interfaces alone (basalt_client_vocab), so the shell uses it too.
 #include <algorithm>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "basalt/transaction.h"
-#include "client/wire.h"
+#include "common/string_binary.h"
 #include "common/status.h"
 
 namespace basalt {
@@ -81,14 +82,14 @@ absl::StatusOr<std::unique_ptr<ResultScanner>> TransactionContext::GetScanner(co
 
 absl::Status TransactionContext::Stamp(const std::string& table, RowMutationsBase* m) {
   if (m->mutations.empty()) {
-    return absl::UnimplementedError(absl::StrCat("row '", client_internal::PrintableRow(m->row),
+    return absl::UnimplementedError(absl::StrCat("row '", ToStringBinary(m->row),
                                                  "': a transaction cannot delete a whole row yet; delete its columns"));
   }
   const int64_t wp = snapshot_->write_pointer;
   std::vector<Written>& written = written_[table];
   for (CellMutation& c : m->mutations) {
     if (c.kind == CellMutation::Kind::kDeleteFamily || c.kind == CellMutation::Kind::kDeleteRow) {
-      return absl::UnimplementedError(absl::StrCat("row '", client_internal::PrintableRow(m->row),
+      return absl::UnimplementedError(absl::StrCat("row '", ToStringBinary(m->row),
                                                    "': a transaction cannot delete a whole family or row yet; delete "
                                                    "its columns"));
     }
@@ -149,7 +150,7 @@ absl::Status TransactionContext::Rollback() {
     }
     BASALT_ASSIGN_OR_RETURN(std::vector<absl::Status> results, t->Batch(deletes));
     for (const absl::Status& s : results) {
-      if (!s.ok()) return client_internal::WithContext(s, absl::StrCat("rolling back transaction ", wp));
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("rolling back transaction ", wp, ": ", s.message()));
     }
   }
   return absl::OkStatus();

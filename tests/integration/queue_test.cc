@@ -5,6 +5,7 @@
 // aborted or killed producer transaction ever was. Plus the API's behaviour in one process.
 #include <signal.h>
 
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -150,6 +151,17 @@ TEST_F(Queues, EnqueueDequeueInTransactions) {
   ASSERT_TRUE(ctx.Abort().ok());
   EXPECT_EQ(ConfigureQueue(conn_.get(), "q", {{"bad name", 1}}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ConfigureQueue(conn_.get(), "q", {{"g", 0}}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(Queues, TheReadmeExampleRuns) {
+  const std::string out = dir_.path() + "/example.out";
+  auto p = ChildProcess::Spawn({QUEUE_EXAMPLE_BINARY, server_->address()}, out);
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::optional<int> rc = (*p)->WaitForExit(absl::Seconds(60));
+  std::ifstream f(out);
+  const std::string printed((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(rc, 0) << printed;
+  EXPECT_EQ(printed, "home 2\ncart 1\n");
 }
 
 TEST_F(Queues, ExactlyOnceThroughKillsAndResizes) {

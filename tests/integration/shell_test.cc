@@ -2,6 +2,7 @@
 // piped stdin), human and JSON output, and errors that exit non-zero.
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -173,6 +174,53 @@ TEST_F(Shell, JsonOutputScriptFileAndStdin) {
   r = Run("", "count 'j'\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_HAS(r.out, "2 row(s)");
+}
+
+TEST_F(Shell, QueuesAndTransactionalTables) {
+  ShellRun r = E("create_queue 'events', {PARTITIONS => 4, SALT_BUCKETS => 2}; "
+                 "queue_configure 'events', {NAME => 'counter', SIZE => 2}, "
+                 "{NAME => 'audit', SIZE => 1, PARTITIONING => 'HASH'}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "Created queue events (4 partitions, 2 salt buckets)");
+  EXPECT_HAS(r.out, "group counter: 2 consumers, ROUND_ROBIN");
+  EXPECT_HAS(r.out, "group audit: 1 consumer, HASH");
+  r = E("enqueue 'events', 'click:home', 'click:cart', 'buy:42'; enqueue 'events', 'view:7', {KEY => 'user7'}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "Enqueued 3 events");
+  EXPECT_HAS(r.out, "Enqueued 1 event\n");
+  // Each event reaches one consumer of every group, once.
+  std::string counter;
+  for (int consumer = 0; consumer < 2; ++consumer) {
+    r = E(absl::StrCat("dequeue 'events', 'counter', ", consumer, ", 100"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    counter += r.out;
+  }
+  for (const char* e : {"click:home", "click:cart", "buy:42", "view:7"}) EXPECT_HAS(counter, absl::StrCat("value=", e));
+  r = E("dequeue 'events', 'counter', 0, 100; dequeue 'events', 'counter', 1, 100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "value=")) << r.out;
+  r = E("dequeue 'events', 'audit', 0, 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "1 row(s)");
+  r = E("queue_status 'events', {INTERVAL => 100}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "GROUP");
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\naudit +0 +3 +[0-9]+ +1 "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\ncounter +0 +0 +0 "))) << r.out;
+  // A surplus consumer and an unknown group are refused, clearly.
+  r = E("dequeue 'events', 'counter', 5");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "has 2 consumers: none is 5");
+  r = E("dequeue 'events', 'nobody', 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "no consumer group nobody");
+  // A transactional table takes no plain put; describe says what it is.
+  r = E("create 'tx', 'cf', {TRANSACTIONAL => true}; describe 'tx'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "{TRANSACTIONAL => 'true'}");
+  r = E("put 'tx', 'r', 'cf:q', 'v'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_HAS(r.err, "is transactional: write it in a transaction");
 }
 
 TEST_F(Shell, ErrorsSayWhatWasWrongAndExitNonZero) {
