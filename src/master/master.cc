@@ -242,7 +242,11 @@ absl::Status Master::Serve() {
 
   server::ServerConfig config;
   counters_ = std::make_unique<server::ServerCounters>();
-  data_ = std::make_unique<server::DataService>(tables_.get(), config);
+  server::TransactionManager::Options xo;
+  xo.env = options_.rados;
+  xo.dir = options_.data_dir + "/transactions";
+  BASALT_ASSIGN_OR_RETURN(transactions_, server::TransactionManager::Open(xo));
+  data_ = std::make_unique<server::DataService>(tables_.get(), config, transactions_.get());
   admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get(), this);
   // Security: the grants live in this master's basalt:acl; each change is announced to the
   // region servers, which load them again (cluster_member.h FollowGrants).

@@ -162,6 +162,9 @@ class Master final : public server::ClusterAdmin {
   // Serving (once active); the table manager before the services that use it.
   std::unique_ptr<server::TableManager> tables_;
   std::unique_ptr<server::ServerCounters> counters_;
+  // The cluster's transaction service (docs/DESIGN.md §7): its log on RADOS beside the data, so a
+  // master that takes over (having fenced the previous one) carries on with its state.
+  std::unique_ptr<server::TransactionManager> transactions_;
   std::unique_ptr<server::DataService> data_;
   std::unique_ptr<server::AdminService> admin_;
   std::unique_ptr<server::AccessController> access_;  // over tables_'s basalt:acl

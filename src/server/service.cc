@@ -438,11 +438,9 @@ absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std:
 
 absl::StatusOr<TransactionManager*> DataService::Transactions() const {
   if (transactions_ == nullptr) {
-    return absl::FailedPreconditionError(
-        tables_->role() == Role::kStandalone
-            ? "this server runs no transaction service"
-            : "transactions are served by a standalone server; a cluster's transaction service (in its master) is "
-              "not built yet");
+    return absl::FailedPreconditionError(tables_->role() == Role::kRegionServer
+                                             ? "a cluster's transactions are served by its active master"
+                                             : "this server runs no transaction service");
   }
   return transactions_;
 }
@@ -864,11 +862,6 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
 
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  if (spec.transactional && tables_->role() != Role::kStandalone) {
-    return absl::UnimplementedError(absl::StrCat("table ", spec.name,
-                                                 ": transactional tables need the cluster's transaction service (in "
-                                                 "its master), which is not built yet; a standalone server has one"));
-  }
   return tables_->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 

@@ -34,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
+#include "basalt/transaction.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/util/http_get.h"
 #include "tests/util/scan_rows.h"
@@ -333,6 +334,28 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("b"), {"g", "n", "t"}).ok());
   auto table = conn->GetTable("b");
   ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
+  // Transactions (docs/DESIGN.md §7): the master's service, its log on RADOS. One commits
+  // across the regions; one is in progress across the take-over; one was invalidated.
+  TableInfo txt = TableNamed("tx");
+  txt.transactional = true;
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(txt, {"g", "n", "t"}).ok());
+  auto tx_put = [](TransactionContext& tx, const std::string& value) {
+    for (char c = 'a'; c <= 'z'; c += 5) {
+      ASSERT_TRUE(tx.Put("tx", Put(std::string(1, c)).Add("f", value, "1")).ok());
+    }
+  };
+  TransactionContext committed(conn.get()), survivor(conn.get()), invalid(conn.get());
+  ASSERT_TRUE(committed.Start().ok());
+  ASSERT_NO_FATAL_FAILURE(tx_put(committed, "committed"));
+  ASSERT_TRUE(committed.Commit().ok());
+  ASSERT_TRUE(survivor.Start().ok());
+  ASSERT_NO_FATAL_FAILURE(tx_put(survivor, "survivor"));
+  ASSERT_TRUE(invalid.Start().ok());
+  ASSERT_NO_FATAL_FAILURE(tx_put(invalid, "invalid"));
+  const int64_t invalid_wp = invalid.snapshot()->write_pointer;
+  ASSERT_TRUE(conn->InvalidateTransaction(invalid_wp).ok());
+  // Outside a transaction, a region server refuses to guess a snapshot.
+  EXPECT_EQ(conn->GetTable("tx")->Get(Get("a")).status().code(), absl::StatusCode::kFailedPrecondition);
 
   // Each master's status page: the active one lists both servers and the table's regions; the
   // backup's names the active master.
@@ -369,6 +392,22 @@ TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive)
   std::printf("session timeout 1 s: backup master active %s after kill -9 of the master and a server; every row "
               "read again at %s\n",
               absl::FormatDuration(takeover).c_str(), absl::FormatDuration(serving).c_str());
+  // The new master's transaction service has the old one's state: the transaction in progress
+  // commits, the invalid one stays hidden, pointers go on upwards.
+  ASSERT_TRUE(survivor.Commit().ok());
+  TransactionContext after(conn.get());
+  ASSERT_TRUE(after.Start().ok());
+  EXPECT_GT(after.snapshot()->write_pointer, invalid_wp);
+  const auto& excluded = after.snapshot()->excluded;
+  EXPECT_TRUE(std::binary_search(excluded.begin(), excluded.end(), invalid_wp));
+  for (char c = 'a'; c <= 'z'; c += 5) {
+    auto r = after.Get("tx", Get(std::string(1, c)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->Value("f", "committed").has_value()) << c;
+    EXPECT_TRUE(r->Value("f", "survivor").has_value()) << c;
+    EXPECT_FALSE(r->Value("f", "invalid").has_value()) << c;
+  }
+  ASSERT_TRUE(after.Commit().ok());
 
   // The shell, through ZooKeeper.
   std::string out;

@@ -21,7 +21,8 @@
 // Differences from HBase and Tephra:
 //   - a transactional table takes only transactions' Puts and column Deletes (the server
 //     refuses other writes, Increment, Append and CheckAndMutate); a read outside any
-//     transaction sees what has committed (a standalone server's newest snapshot);
+//     transaction sees what has committed on a standalone server (its newest snapshot), and is
+//     refused by a cluster's region servers, which have no snapshot of their own;
 //   - a transaction cannot delete a whole row or family yet, nor store an empty value (an
 //     empty value is how a transaction's delete is stored, as Tephra's) or use the empty
 //     qualifier (reserved for family deletes);
