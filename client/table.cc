@@ -24,11 +24,6 @@ PathCallback ForgetIfUnanswered(Core* core, std::string region, PathCallback don
   };
 }
 
-// The path a call takes: a transaction's go over gRPC, whose messages carry its snapshot or
-// write pointer (the verbs frame does not yet).
-OpKind PathKindOf(const rpc::GetRequest& req) { return req.read().has_transaction() ? OpKind::kOther : OpKind::kGet; }
-OpKind PathKindOf(const rpc::MutateRequest& req) { return req.transaction() != 0 ? OpKind::kOther : OpKind::kMutate; }
-
 class TableImpl final : public Table {
  public:
   TableImpl(Core* core, std::string name) : core_(core), name_(std::move(name)) {}
@@ -45,7 +40,7 @@ class TableImpl final : public Table {
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, get.row, deadline, req.mutable_region(), &to));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(PathKindOf(req), core_->Target(to)));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kGet, core_->Target(to)));
       resp.Clear();
       absl::Status got = path->Get(req, deadline, &resp);
       core_->NoteUnanswered(got, req.region());
@@ -242,7 +237,7 @@ class TableImpl final : public Table {
           BASALT_RETURN_IF_ERROR(invalid);
           std::string to;
           BASALT_RETURN_IF_ERROR(core->Route(req->table(), req->row(), deadline, req->mutable_region(), &to));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(PathKindOf(*req), core->Target(to)));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kGet, core->Target(to)));
           resp->Clear();
           if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->GetAsync(req.get(), deadline, resp.get(), std::move(on_done));
@@ -295,7 +290,7 @@ class TableImpl final : public Table {
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, m.row, deadline, req.mutable_region(), &to));
-      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(PathKindOf(req), core_->Target(to)));
+      BASALT_ASSIGN_OR_RETURN(DataPath * path, core_->selector()->Select(OpKind::kMutate, core_->Target(to)));
       absl::Status done = path->Mutate(req, deadline);
       core_->NoteUnanswered(done, req.region());
       return done;
@@ -316,7 +311,7 @@ class TableImpl final : public Table {
           std::string to;
           BASALT_RETURN_IF_ERROR(
               core->Route(req->table(), req->mutation().row(), deadline, req->mutable_region(), &to));
-          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(PathKindOf(*req), core->Target(to)));
+          BASALT_ASSIGN_OR_RETURN(DataPath * path, core->selector()->Select(OpKind::kMutate, core->Target(to)));
           if (core->cluster()) on_done = ForgetIfUnanswered(core, req->region(), std::move(on_done));
           path->MutateAsync(req.get(), deadline, resp.get(), std::move(on_done));
           return absl::OkStatus();

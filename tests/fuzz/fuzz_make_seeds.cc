@@ -179,6 +179,11 @@ void VerbsFrameSeeds(const std::string& out) {
   scvf->mutable_comparator()->set_value("v");
   filter->add_filters()->set_kind(rpc::Filter::PAGE);
   request("seed-get-filter", verbs::EncodeGetRequest(3, get, absl::MakeSpan(buf)));
+  rpc::TransactionSnapshot* tx = read->mutable_transaction();  // and a transaction's (kFlagTransaction)
+  tx->set_write_pointer(1700000000000000009);
+  tx->set_read_pointer(1700000000000000008);
+  tx->add_excluded(1700000000000000002);
+  request("seed-get-transaction", verbs::EncodeGetRequest(4, get, absl::MakeSpan(buf)));
 
   rpc::MutateRequest mut;
   mut.set_table("usertable");
@@ -193,6 +198,9 @@ void VerbsFrameSeeds(const std::string& out) {
     if (kind % 2) m->set_timestamp(1000 + kind);
   }
   request("seed-mutate", verbs::EncodeMutateRequest(3, mut, absl::MakeSpan(buf)));
+  mut.set_transaction(1700000000000000009);
+  mut.set_rollback(true);
+  request("seed-mutate-transaction", verbs::EncodeMutateRequest(4, mut, absl::MakeSpan(buf)));
 
   rpc::GetResponse resp;
   resp.mutable_row()->set_row("row1");

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/basalt.grpc.pb.h"
+#include "basalt/transaction.h"
 #include "tests/integration/integration_util.h"
 #include "transport/grpc/grpc_settings.h"
 #include "transport/verbs/client.h"
@@ -160,6 +161,41 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
   EXPECT_GE(ts.verbs_calls, 12u);
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
   EXPECT_GE(ServerStatus().verbs_requests(), 8u);
+}
+
+// A transaction's Gets and Puts go over verbs too, each carrying its snapshot or write pointer
+// (kFlagTransaction), and the server applies its visibility filter (issue 14).
+TEST_F(Verbs, TransactionsReadAndWriteOverVerbs) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+  TableInfo t;
+  t.name = "tx";
+  t.transactional = true;
+  t.families.push_back(FamilySettings{});
+  t.families.back().name = "cf";
+  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(t).ok());
+  TransactionContext a(conn_.get());
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(a.Put("tx", Put("r").Add("cf", "q", "committed")).ok());
+  ASSERT_TRUE(a.Commit().ok());
+  const TransportStats before = conn_->GetTransportStats();
+  TransactionContext reader(conn_.get()), writer(conn_.get());
+  ASSERT_TRUE(reader.Start().ok());
+  ASSERT_TRUE(writer.Start().ok());
+  ASSERT_TRUE(writer.Put("tx", Put("r").Add("cf", "q", "uncommitted")).ok());
+  auto own = writer.Get("tx", Get("r"));
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->Value("cf", "q").value_or("?"), "uncommitted");  // its own write
+  auto seen = reader.Get("tx", Get("r"));
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->Value("cf", "q").value_or("?"), "committed");  // not the other's
+  ASSERT_TRUE(writer.Commit().ok());
+  seen = reader.Get("tx", Get("r"));
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->Value("cf", "q").value_or("?"), "committed");  // its snapshot, still
+  ASSERT_TRUE(reader.Commit().ok());
+  const TransportStats after = conn_->GetTransportStats();
+  EXPECT_GE(after.verbs_calls, before.verbs_calls + 4);  // the Put and the three Gets
+  EXPECT_EQ(after.grpc_fallbacks, before.grpc_fallbacks);
 }
 
 // Gets and Puts over verbs are counted on the server's /metrics under transport "verbs", apart

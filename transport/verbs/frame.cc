@@ -239,7 +239,21 @@ absl::Status OptionalTimestamp(Reader& r, const char* what, bool* has, int64_t* 
   return absl::OkStatus();
 }
 
-absl::Status DecodeGetBody(Reader& r, bool with_filter, rpc::GetRequest* req) {
+// A protobuf message of the frame, refused unless canonical: the bytes the encoder writes for
+// what they parse to.
+absl::Status CanonicalMessage32(Reader& r, const char* what, google::protobuf::MessageLite* m) {
+  const size_t at = r.pos();
+  std::string_view s;
+  BASALT_RETURN_IF_ERROR(r.Bytes32(what, &s));
+  thread_local std::string canonical;  // reused: no allocation per request once warm
+  if (!m->ParseFromArray(s.data(), static_cast<int>(s.size())) || !m->SerializeToString(&canonical) ||
+      canonical != s) {
+    return Malformed(absl::StrCat(what, " is not a canonically serialized ", m->GetTypeName()), at);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, rpc::GetRequest* req) {
   std::string_view s;
   BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
   req->set_table(s.data(), s.size());
@@ -278,21 +292,12 @@ absl::Status DecodeGetBody(Reader& r, bool with_filter, rpc::GetRequest* req) {
       col->add_qualifiers(s.data(), s.size());
     }
   }
-  if (with_filter) {
-    const size_t filter_at = r.pos();
-    BASALT_RETURN_IF_ERROR(r.Bytes32("filter", &s));
-    rpc::Filter* f = read->mutable_filter();
-    // Canonical: the bytes the encoder writes for what they parse to, or refused.
-    thread_local std::string canonical;  // reused: no allocation per request once warm
-    if (!f->ParseFromArray(s.data(), static_cast<int>(s.size())) || !f->SerializeToString(&canonical) ||
-        canonical != s) {
-      return Malformed("filter is not a canonically serialized rpc::Filter", filter_at);
-    }
-  }
+  if (with_filter) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "filter", read->mutable_filter()));
+  if (with_transaction) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "snapshot", read->mutable_transaction()));
   return r.Finish();
 }
 
-absl::Status DecodeMutateBody(Reader& r, rpc::MutateRequest* req) {
+absl::Status DecodeMutateBody(Reader& r, bool with_transaction, rpc::MutateRequest* req) {
   std::string_view s;
   BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
   req->set_table(s.data(), s.size());
@@ -322,6 +327,16 @@ absl::Status DecodeMutateBody(Reader& r, rpc::MutateRequest* req) {
     m->set_qualifier(s.data(), s.size());
     BASALT_RETURN_IF_ERROR(r.Bytes32("value", &s));
     m->set_value(s.data(), s.size());
+  }
+  if (with_transaction) {
+    const size_t tx_at = r.pos();
+    int64_t tx = 0;
+    BASALT_RETURN_IF_ERROR(r.I64("transaction", &tx));
+    if (tx <= 0) return Malformed(absl::StrCat("transaction ", tx, " is not a write pointer"), tx_at);
+    req->set_transaction(tx);
+    uint8_t rollback = 0;
+    BASALT_RETURN_IF_ERROR(r.Enum("rollback", 1, &rollback));
+    req->set_rollback(rollback != 0);
   }
   return r.Finish();
 }
@@ -414,9 +429,12 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
   }
   const size_t filter_size = read.has_filter() ? read.filter().ByteSizeLong() : 0;
   if (read.has_filter()) body += 4 + filter_size;
+  const size_t snapshot_size = read.has_transaction() ? read.transaction().ByteSizeLong() : 0;
+  if (read.has_transaction()) body += 4 + snapshot_size;
   BASALT_RETURN_IF_ERROR(CheckFits("Get request", body, out.size()));
 
-  WriteHeader(out.data(), FrameOp::kGet, body, request_id, 0, read.has_filter() ? kFlagFilter : 0);
+  WriteHeader(out.data(), FrameOp::kGet, body, request_id, 0,
+              (read.has_filter() ? kFlagFilter : 0) | (read.has_transaction() ? kFlagTransaction : 0));
   Writer w(out.data() + kFrameHeaderSize);
   w.Bytes16(req.table());
   w.Bytes32(req.row());
@@ -432,6 +450,7 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
     for (const std::string& q : col.qualifiers()) w.Bytes32(q);
   }
   if (read.has_filter()) w.Message32(read.filter(), filter_size);
+  if (read.has_transaction()) w.Message32(read.transaction(), snapshot_size);
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;
 }
@@ -454,9 +473,14 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
     if (m.value().size() > kMax32) return TooLong("value", m.value().size(), kMax32);
     body += kMinMutation + m.family().size() + m.qualifier().size() + m.value().size();
   }
+  if (req.transaction() < 0 || (req.rollback() && req.transaction() == 0)) {
+    return absl::InvalidArgumentError("verbs frame: a rollback without a transaction, or a negative one");
+  }
+  const bool in_transaction = req.transaction() != 0;
+  if (in_transaction) body += 8 + 1;
   BASALT_RETURN_IF_ERROR(CheckFits("Mutate request", body, out.size()));
 
-  WriteHeader(out.data(), FrameOp::kMutate, body, request_id, 0, 0);
+  WriteHeader(out.data(), FrameOp::kMutate, body, request_id, 0, in_transaction ? kFlagTransaction : 0);
   Writer w(out.data() + kFrameHeaderSize);
   w.Bytes16(req.table());
   w.U8(static_cast<uint8_t>(req.durability()));
@@ -470,6 +494,10 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
     w.Bytes32(m.qualifier());
     w.Bytes32(m.value());
   }
+  if (in_transaction) {
+    w.I64(req.transaction());
+    w.U8(req.rollback() ? 1 : 0);
+  }
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;
 }
@@ -480,7 +508,8 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     return Malformed(absl::StrCat("reply op 0x", absl::Hex(static_cast<uint8_t>(h.op)), " in a request"), kOpAt);
   }
   if (h.status != 0) return Malformed(absl::StrCat("status ", h.status, " in a request"), kStatusAt);
-  if (h.flags != 0 && !(h.op == FrameOp::kGet && h.flags == kFlagFilter)) {
+  const uint16_t allowed = h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction) : kFlagTransaction;
+  if ((h.flags & ~allowed) != 0) {
     return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
   }
   const size_t end = kFrameHeaderSize + h.body_len;
@@ -492,12 +521,12 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     auto* req = std::get_if<rpc::GetRequest>(&out->request);
     if (req == nullptr) req = &out->request.emplace<rpc::GetRequest>();
     req->Clear();
-    return DecodeGetBody(r, h.flags == kFlagFilter, req);
+    return DecodeGetBody(r, (h.flags & kFlagFilter) != 0, (h.flags & kFlagTransaction) != 0, req);
   }
   auto* req = std::get_if<rpc::MutateRequest>(&out->request);
   if (req == nullptr) req = &out->request.emplace<rpc::MutateRequest>();
   req->Clear();
-  return DecodeMutateBody(r, req);
+  return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, req);
 }
 
 size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc::GetResponse* resp,

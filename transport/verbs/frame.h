@@ -6,15 +6,17 @@
 //   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
 //   4  u32 body length       8  u64 request id (a reply echoes its request's)
 //   16 u16 status code (absl::StatusCode; requests: 0)
-//   18 u16 flags (kFlagTooLarge, kFlagFilter)       20 u32 reserved, 0
+//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction)   20 u32 reserved, 0
 // Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
 //   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
 //                   i32 max_versions | u8 skip_block_cache |
 //                   u16 ncolumns × (bytes16 family | u32 nqualifiers × bytes32 qualifier) |
 //                   with kFlagFilter: bytes32 filter (rpc::Filter, protobuf, as serialized)
+//                   with kFlagTransaction: bytes32 snapshot (rpc::TransactionSnapshot, likewise)
 //   Mutate request: str16 table | u8 durability | bytes32 row |
 //                   u32 nmutations × (u8 kind | u8 has_ts | i64 ts | bytes16 family |
 //                                     bytes32 qualifier | bytes32 value)
+//                   with kFlagTransaction: i64 transaction (write pointer, not 0) | u8 rollback
 //   Get reply, OK:  bytes32 row | u32 ncells × (bytes16 family | bytes32 qualifier | i64 ts |
 //                                               bytes32 value)
 //   Mutate reply, OK: empty
@@ -54,6 +56,10 @@ inline constexpr uint16_t kFlagTooLarge = 1;
 // Get request flag: a filter (server-side, basalt/filter.h) follows the columns. A server that
 // predates it refuses the flag, so a filter is never silently dropped.
 inline constexpr uint16_t kFlagFilter = 2;
+// Get and Mutate request flag: the call is a transaction's (docs/DESIGN.md §7): a Get carries its
+// snapshot after the filter, a Mutate its write pointer and rollback flag after the mutations.
+// Refused by a server that predates it, as kFlagFilter.
+inline constexpr uint16_t kFlagTransaction = 4;
 
 struct FrameHeader {
   FrameOp op = FrameOp::kGet;
@@ -82,8 +88,9 @@ struct DecodedRequest {
   std::variant<rpc::GetRequest, rpc::MutateRequest> request;
 };
 // Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
-// including a reply op, a status or flags other than 0 (kFlagFilter on a Get), a filter that
-// does not parse or is not as the encoder serializes it, or bytes after the body. The decoded
+// including a reply op, a status or flags other than 0 (kFlagFilter on a Get, kFlagTransaction),
+// a filter or snapshot that does not parse or is not as the encoder serializes it, or bytes
+// after the body. The decoded
 // GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
 // a message the variant already holds is reused (cleared, capacity kept).
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);

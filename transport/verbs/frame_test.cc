@@ -262,6 +262,45 @@ TEST(VerbsFrameTest, GetRequestCarriesAFilterUnderItsFlagAndRefusesOneNotCanonic
   EXPECT_EQ(DecodeRequest(Whole(m), &d).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(VerbsFrameTest, TransactionsTravelUnderTheirFlagOnGetAndMutate) {
+  // A Get with both a filter and a snapshot, and one with a snapshot alone.
+  rpc::GetRequest req = FullGet();
+  req.mutable_read()->mutable_filter()->set_kind(rpc::Filter::KEY_ONLY);
+  rpc::TransactionSnapshot* t = req.mutable_read()->mutable_transaction();
+  t->set_write_pointer(1700000000000000007);
+  t->set_read_pointer(1700000000000000006);
+  for (int64_t e : {1700000000000000001, 1700000000000000004}) t->add_excluded(e);
+  Bytes b = EncodeGet(3, req);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(b.data()) + 18), kFlagFilter | kFlagTransaction);
+  EXPECT_TRUE(MessageDifferencer::Equals(DecodeAs<rpc::GetRequest>(b, 3), req));
+  req.mutable_read()->clear_filter();
+  b = EncodeGet(4, req);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(b.data()) + 18), kFlagTransaction);
+  EXPECT_TRUE(MessageDifferencer::Equals(DecodeAs<rpc::GetRequest>(b, 4), req));
+  // A Mutate's write pointer and rollback flag.
+  rpc::MutateRequest m = FullMutate();
+  m.set_transaction(1700000000000000007);
+  m.set_rollback(true);
+  Bytes mb = EncodeMutate(5, m);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(mb.data()) + 18), kFlagTransaction);
+  EXPECT_TRUE(MessageDifferencer::Equals(DecodeAs<rpc::MutateRequest>(mb, 5), m));
+  // Not canonical: the rollback byte 2, a write pointer of 0; unknown flags.
+  DecodedRequest d;
+  Bytes bad = mb;
+  bad.back() = 2;
+  EXPECT_EQ(DecodeRequest(Whole(bad), &d).code(), absl::StatusCode::kInvalidArgument);
+  bad = mb;
+  EncodeFixed64(reinterpret_cast<char*>(bad.data()) + bad.size() - 9, 0);
+  EXPECT_EQ(DecodeRequest(Whole(bad), &d).code(), absl::StatusCode::kInvalidArgument);
+  bad = mb;
+  EncodeFixed16(reinterpret_cast<char*>(bad.data()) + 18, kFlagTransaction | 8);
+  EXPECT_EQ(DecodeRequest(Whole(bad), &d).code(), absl::StatusCode::kInvalidArgument);
+  // A rollback without a transaction cannot be encoded.
+  m.set_transaction(0);
+  Bytes out(4096);
+  EXPECT_EQ(EncodeMutateRequest(6, m, absl::MakeSpan(out)).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(VerbsFrameTest, GetRequestRoundTripsUnsetFields) {
   rpc::GetRequest req;
   req.mutable_read();  // as the client sends it

@@ -27,8 +27,7 @@
 //     empty value is how a transaction's delete is stored, as Tephra's) or use the empty
 //     qualifier (reserved for family deletes);
 //   - a cell's timestamp is its transaction's write pointer (milliseconds x 10^6 plus a
-//     counter), so a time range on such a table is in write pointers, and TTL is refused;
-//   - a transaction's reads and writes go over gRPC, not verbs, for now.
+//     counter), so a time range on such a table is in write pointers, and TTL is refused.
 //
 // Not thread-safe: one context per thread (contexts of many threads may share a Connection).
 #pragma once
