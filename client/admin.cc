@@ -16,6 +16,7 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   t.regions = d.regions();
   t.max_file_size = d.table().max_file_size();
   t.transactional = d.table().transactional();
+  t.queue = d.table().queue();
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -33,6 +34,7 @@ class AdminImpl final : public Admin {
     req.mutable_table()->set_name(table.name);
     req.mutable_table()->set_max_file_size(table.max_file_size);
     req.mutable_table()->set_transactional(table.transactional);
+    req.mutable_table()->set_queue(table.queue);
     for (const FamilySettings& f : table.families) {
       BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
     }

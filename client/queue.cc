@@ -15,9 +15,9 @@ namespace basalt {
 
 namespace {
 
-constexpr char kEntryFamily[] = "e";  // e:p payload, e:k key; the configuration row's cells
-constexpr char kStateFamily[] = "s";  // s:done: consumed by the row's group
-constexpr char kDone[] = "done";
+constexpr const char* kEntryFamily = kQueueFamily;  // e:p payload, e:k key; the configuration row
+constexpr const char* kStateFamily = kQueueFamily;  // e:d: consumed by the row's group
+constexpr const char* kDone = kQueueConsumedQualifier;
 const std::string kConfigRow = "\xff" "config";  // after every salt bucket (0..254)
 constexpr char kGroupPrefix[] = "g.";            // e:g.<name> = "<id>,<size>,<partitioning>"
 constexpr size_t kRowKeySize = 1 + 2 + 2 + 8 + 4;
@@ -146,7 +146,7 @@ absl::Status ScanPartition(TransactionContext* tx, const std::string& queue, con
   scan.SetRowPrefix(prefix);
   if (from > scan.start_row) scan.start_row = std::string(from);
   if (limit > 0) scan.SetLimit(limit).SetCaching(static_cast<uint32_t>(std::min<uint64_t>(limit, 1000)));
-  // The group's consumed entries (s:done = "1") are filtered in the server, which sees only what
+  // The group's consumed entries (e:d = "1") are filtered in the server, which sees only what
   // the snapshot sees.
   Filter done = Filter::SingleColumnValue(kStateFamily, kDone, undone ? FilterOp::kNotEqual : FilterOp::kEqual,
                                           Comparator::Binary("1"), /*filter_if_missing=*/!undone);
@@ -172,11 +172,10 @@ absl::Status CreateQueue(Connection* connection, const std::string& name, const 
   TableInfo t;
   t.name = name;
   t.transactional = true;
-  for (const char* f : {kEntryFamily, kStateFamily}) {
-    FamilySettings fs;
-    fs.name = f;
-    t.families.push_back(fs);
-  }
+  t.queue = true;
+  FamilySettings family;
+  family.name = std::string(kQueueFamily);
+  t.families.push_back(std::move(family));
   std::vector<std::string> splits;
   for (int s = 1; s < options.salt_buckets; ++s) splits.emplace_back(1, static_cast<char>(s));
   BASALT_RETURN_IF_ERROR(connection->GetAdmin()->CreateTable(t, splits));

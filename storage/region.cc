@@ -779,7 +779,9 @@ absl::Status RegionImpl::CompactStore(Store* store, bool major) {
   uint64_t input_bytes = 0;
   for (const auto& f : inputs) input_bytes += f->stats().file_size;
   compacting_.fetch_add(1, std::memory_order_relaxed);
-  absl::StatusOr<FileList> compacted = store->Compact(inputs, next_file_number_++, major, Now());
+  std::unique_ptr<CompactionFilter> filter;
+  if (major && desc_.compaction_filter) filter = desc_.compaction_filter();
+  absl::StatusOr<FileList> compacted = store->Compact(inputs, next_file_number_++, major, Now(), filter.get());
   compacting_.fetch_sub(1, std::memory_order_relaxed);
   BASALT_ASSIGN_OR_RETURN(FileList replaced, std::move(compacted));
   compacted_bytes_.fetch_add(input_bytes, std::memory_order_relaxed);

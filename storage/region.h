@@ -31,6 +31,17 @@
 
 namespace basalt {
 
+struct CellView;
+
+// Asked at a major compaction, row by row of each store, with the cells the compaction keeps
+// (after versions, delete markers and TTL): true drops them all. The region server's (a
+// queue's consumed entries, src/server/queue_eviction.h); one per compaction, not thread-safe.
+class CompactionFilter {
+ public:
+  virtual ~CompactionFilter() = default;
+  virtual bool DropRow(std::string_view row, const std::vector<CellView>& cells) = 0;
+};
+
 struct RegionDescriptor {
   std::string name;  // unique per WAL; also written in every log record
   std::vector<FamilyOptions> families;
@@ -41,6 +52,8 @@ struct RegionDescriptor {
   bool Contains(std::string_view row) const {
     return row >= start_key && (end_key.empty() || row < end_key);
   }
+  // Made for each major compaction of a store; empty: none.
+  std::function<std::unique_ptr<CompactionFilter>()> compaction_filter = nullptr;
 };
 
 // The error for a row the region does not hold: OutOfRange naming the row, the region and its

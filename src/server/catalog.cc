@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kMagic = "BSLTCATG";
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 4;
 constexpr uint8_t kFlagCacheBlocks = 1, kFlagCacheEncoded = 2, kFlagVerifyChecksums = 4;
-constexpr uint8_t kTableTransactional = 1;  // version 3's table flags
+constexpr uint8_t kTableTransactional = 1, kTableQueue = 2;  // version 3's table flags
 
 bool FamilyEq(const FamilyOptions& a, const FamilyOptions& b) {
   return a.name == b.name && a.max_versions == b.max_versions && a.min_versions == b.min_versions &&
@@ -36,7 +36,7 @@ bool GetByte(std::string_view* in, uint8_t* v) {
 }  // namespace
 
 bool TableSpec::operator==(const TableSpec& o) const {
-  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional ||
+  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional || queue != o.queue ||
       families.size() != o.families.size()) {
     return false;
   }
@@ -93,6 +93,9 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name, "' given twice"));
     }
   }
+  if (spec.queue && !spec.transactional) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': a queue's table is transactional"));
+  }
   if (spec.transactional) {
     for (const FamilyOptions& f : spec.families) {
       // Its cells' timestamps are write pointers (docs/DESIGN.md §7), not milliseconds.
@@ -136,7 +139,9 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
       payload.push_back(static_cast<char>(flags));
     }
     if (v2) PutVarint64(&payload, t.max_file_size);
-    if (v3) payload.push_back(static_cast<char>(t.transactional ? kTableTransactional : 0));
+    if (v3) {
+      payload.push_back(static_cast<char>((t.transactional ? kTableTransactional : 0) | (t.queue ? kTableQueue : 0)));
+    }
   }
   std::string out;
   AppendFormatStamp(&out, kMagic, version, /*min_reader_version=*/version);
@@ -211,10 +216,11 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
     }
     if (stamp.version >= 3) {
       uint8_t tflags;
-      if (!GetByte(&in, &tflags) || (tflags & ~kTableTransactional) != 0) {
+      if (!GetByte(&in, &tflags) || (tflags & ~(kTableTransactional | kTableQueue)) != 0) {
         return corrupt(absl::StrCat("table '", t.name, "' has bad table flags"));
       }
       t.transactional = (tflags & kTableTransactional) != 0;
+      t.queue = (tflags & kTableQueue) != 0;
     }
     if (absl::Status s = ValidateTableSpec(t); !s.ok()) return corrupt(s.message());
     if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));

@@ -18,8 +18,8 @@
 //   version 2 adds, after each table's families: varint max_file_size (0: the server's
 //   region_max_size). A catalogue with no table setting it is written as version 1, so an
 //   older build reads it.
-//   version 3 adds, after max_file_size: u8 table flags (1 transactional). Written only when a
-//   table is transactional (an older build must not read such a table as a plain one).
+//   version 3 adds, after max_file_size: u8 table flags (1 transactional, 2 queue). Written only
+//   when a table is transactional (an older build must not read such a table as a plain one).
 //   (enum bytes are storage/options.h's values, which never change meaning.)
 //
 // Each table directory's TABLEINFO (tables.cc) is a one-table catalogue in this same format.
@@ -54,6 +54,8 @@ struct TableSpec {
   // Written and read in transactions only (docs/DESIGN.md §7): its stores keep every version
   // (what a snapshot sees is the transactions' to say), its cells' timestamps are write pointers.
   bool transactional = false;
+  // A queue's table (basalt/queue.h; transactional too): consumed entries go at major compaction.
+  bool queue = false;
   bool operator==(const TableSpec&) const;
 };
 

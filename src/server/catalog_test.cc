@@ -101,6 +101,16 @@ TEST(Catalog, TransactionalNeedsVersionThreeOnlyWhenATableIs) {
   EXPECT_FALSE((*back)[1].transactional);
   EXPECT_TRUE((*back)[0] == tables[0]);
   EXPECT_FALSE((*back)[0] == tables[1]);
+  // A queue's table: transactional too, or refused.
+  tables[0].queue = true;
+  back = DecodeCatalog(EncodeCatalog(tables), "CATALOG");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE((*back)[0].queue && (*back)[0].transactional);
+  EXPECT_TRUE((*back)[0] == tables[0]);
+  tables[0].transactional = false;
+  EXPECT_EQ(ValidateTableSpec(tables[0]).code(), absl::StatusCode::kInvalidArgument);
+  tables[0].transactional = true;
+  tables[0].queue = false;
   // A TTL on a transactional table is refused: its timestamps are write pointers.
   tables[0].families[1].ttl_ms = 1000;
   EXPECT_EQ(ValidateTableSpec(tables[0]).code(), absl::StatusCode::kInvalidArgument);
@@ -109,7 +119,7 @@ TEST(Catalog, TransactionalNeedsVersionThreeOnlyWhenATableIs) {
   std::string bad = EncodeCatalog({tables[0]});
   const size_t flags_at = bad.size() - 4 - 1;  // the last table's flags, before the checksum
   ASSERT_EQ(bad[flags_at], 1);
-  bad[flags_at] = 3;
+  bad[flags_at] = 4;
   const uint32_t crc = MaskCrc(Crc32c(std::string_view(bad).substr(0, bad.size() - 4)));
   bad.replace(bad.size() - 4, 4, std::string(reinterpret_cast<const char*>(&crc), 4));
   EXPECT_EQ(DecodeCatalog(bad, "CATALOG").status().code(), absl::StatusCode::kDataLoss);

@@ -29,6 +29,7 @@
 #include "src/server/grpc_server.h"
 #include "src/server/http_front.h"
 #include "src/server/notify.h"
+#include "src/server/queue_eviction.h"
 #include "src/server/server_metrics.h"
 #include "src/server/service.h"
 #include "src/server/status_page.h"
@@ -158,20 +159,8 @@ int Run(int argc, char** argv) {
   topts.auto_split = config.auto_split;
   topts.region.log = [](std::string_view line) { log::Info(line); };
   topts.rebuild_catalog = config.rebuild_catalog;
-  absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);
-  if (!tables.ok()) {
-    log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", tables.status().ToString()));
-    return 1;
-  }
-
-  ServerCounters counters;
-  counters.block_cache = cache.get();
-  // Metrics (issue 15): counted by the transports, read at scrape from the tables, served on the
-  // HTTP port. The registry outlives the HTTP port (declared first, gone last).
-  metrics::Registry registry;
-  RegisterScrapedMetrics(&registry, tables->get(), &counters);
   // The transaction service (transactions.h): a standalone server's, its state log beside the
-  // data (on RADOS when the data is).
+  // data (on RADOS when the data is). Before the tables: their queues' compactions ask it.
   std::unique_ptr<TransactionManager> transactions;
   if (!config.cluster) {
     TransactionManager::Options xo;
@@ -184,7 +173,20 @@ int Run(int argc, char** argv) {
       return 1;
     }
     transactions = *std::move(opened);
+    topts.queue_compaction_filter = QueueEvictionFilter(transactions.get());
   }
+  absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);
+  if (!tables.ok()) {
+    log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", tables.status().ToString()));
+    return 1;
+  }
+
+  ServerCounters counters;
+  counters.block_cache = cache.get();
+  // Metrics (issue 15): counted by the transports, read at scrape from the tables, served on the
+  // HTTP port. The registry outlives the HTTP port (declared first, gone last).
+  metrics::Registry registry;
+  RegisterScrapedMetrics(&registry, tables->get(), &counters);
   DataService data(tables->get(), config, transactions.get());
   AdminService admin(tables->get(), &counters);
   // The status page's latency graph, made once the transports have registered their histograms

@@ -386,6 +386,7 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
   spec.name = td.name();
   spec.max_file_size = td.max_file_size();
   spec.transactional = td.transactional();
+  spec.queue = td.queue();
   BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
   for (const rpc::FamilyDescriptor& fd : td.families()) {
     absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
@@ -1081,6 +1082,7 @@ rpc::TableDescriptor TableToProto(const TableSpec& spec) {
   td.set_name(spec.name);
   td.set_max_file_size(spec.max_file_size);
   td.set_transactional(spec.transactional);
+  td.set_queue(spec.queue);
   for (const FamilyOptions& f : spec.families) *td.add_families() = FamilyToProto(f);
   return td;
 }

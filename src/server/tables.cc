@@ -921,6 +921,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
       }
     }
     RegionDescriptor desc = DescriptorOf(spec, info);
+    if (spec.queue) desc.compaction_filter = options_.queue_compaction_filter;
     std::string server;  // placed on a region server (a master's); else this one
     absl::StatusOr<std::shared_ptr<Region>> region;
     if (options_.role == Role::kMaster) {
@@ -1496,7 +1497,9 @@ absl::Status TableManager::OpenRegion(const TableSpec& spec, const RegionInfo& i
     }
   }
   const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, DescriptorOf(spec, info), RegionDir(info));
+  RegionDescriptor desc = DescriptorOf(spec, info);
+  if (spec.queue) desc.compaction_filter = options_.queue_compaction_filter;
+  absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(options_.region, std::move(desc), RegionDir(info));
   if (!region.ok()) {
     return absl::Status(region.status().code(),
                         absl::StrCat("opening region ", info.Name(), ": ", region.status().message()));

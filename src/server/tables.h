@@ -155,6 +155,10 @@ class TableManager {
  public:
   struct Options {
     Role role = Role::kStandalone;
+    // A queue table's regions drop consumed entries at major compaction through this (the
+    // process's transaction service says which consumed marks are settled; src/server/
+    // queue_eviction.h). Empty: queues keep every entry.
+    std::function<std::unique_ptr<CompactionFilter>()> queue_compaction_filter;
     // kMaster: opens a region of `spec` on some region server (its files are on the shared
     // storage, at the directory the manager keeps for it), on `destination` (host:port) first when
     // one is given (a move). Required for kMaster.

@@ -11,13 +11,13 @@ namespace basalt::server {
 
 namespace {
 
-// The state log's records: a kind byte, then varints (and fixed64 fingerprints).
+// The state log's record kinds (drawn in transactions.h).
 enum : char {
-  kStart = 'S',       // write pointer, expiry (ms), floor
-  kCommit = 'C',      // write pointer, commit pointer, change count, fingerprints
-  kAbort = 'A',       // write pointer
-  kInvalidate = 'I',  // write pointer
-  kCheckpoint = 'K',  // last pointer, in progress (pointer, expiry, floor)*, invalid*, change sets*
+  kStart = 'S',
+  kCommit = 'C',
+  kAbort = 'A',
+  kInvalidate = 'I',
+  kCheckpoint = 'K',
 };
 
 // Tephra's TxConstants.MAX_TX_PER_MS: write pointers are milliseconds x 10^6 plus a counter.
@@ -90,12 +90,13 @@ absl::Status TransactionManager::Apply(std::string_view record) {
   int64_t wp;
   switch (kind) {
     case kStart: {
-      int64_t expires, floor;
-      if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) || !in.empty()) {
+      int64_t expires, floor, oldest;
+      if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) ||
+          !GetSigned(&in, &oldest) || !in.empty()) {
         return bad("start");
       }
       last_pointer_ = std::max(last_pointer_, wp);
-      in_progress_[wp] = InProgress{expires, floor};
+      in_progress_[wp] = InProgress{expires, floor, oldest};
       return absl::OkStatus();
     }
     case kCommit: {
@@ -133,11 +134,12 @@ absl::Status TransactionManager::Apply(std::string_view record) {
       change_sets_.clear();
       if (!GetSigned(&in, &last_pointer_) || !GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
-        int64_t expires, floor;
-        if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor)) {
+        int64_t expires, floor, oldest;
+        if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) ||
+            !GetSigned(&in, &oldest)) {
           return bad("checkpoint: in progress");
         }
-        in_progress_[wp] = InProgress{expires, floor};
+        in_progress_[wp] = InProgress{expires, floor, oldest};
       }
       if (!GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
@@ -174,6 +176,7 @@ std::string TransactionManager::EncodeState() {
     PutSigned(&r, wp);
     PutSigned(&r, tx.expires_ms);
     PutSigned(&r, tx.floor);
+    PutSigned(&r, tx.oldest);
   }
   PutVarint64(&r, invalid_.size());
   for (int64_t wp : invalid_) PutSigned(&r, wp);
@@ -260,11 +263,13 @@ absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms) {
     for (const auto& [other, tx] : in_progress_) {
       if (tx.commit_pointer != 0) floor = std::min(floor, tx.commit_pointer);
     }
-    in_progress_[wp] = InProgress{expires, floor};
+    const int64_t oldest = in_progress_.empty() ? wp : in_progress_.begin()->first;
+    in_progress_[wp] = InProgress{expires, floor, oldest};
     ++stats_.started;
     record = Record(kStart, wp);
     PutSigned(&record, expires);
     PutSigned(&record, floor);
+    PutSigned(&record, oldest);
   }
   BASALT_RETURN_IF_ERROR(log_->Append(record, Durability::kSyncWal));
   BASALT_RETURN_IF_ERROR(MaybeCheckpoint());
@@ -357,6 +362,20 @@ TxSnapshot TransactionManager::ReadSnapshot() {
   absl::MutexLock l(&mu_);
   ExpireTimedOut();
   return SnapshotLocked(0, last_pointer_);
+}
+
+bool TransactionManager::Horizon::Settled(int64_t ts) const {
+  return ts < bound && !std::binary_search(invalid.begin(), invalid.end(), ts);
+}
+
+TransactionManager::Horizon TransactionManager::SettledHorizon() {
+  absl::MutexLock l(&mu_);
+  ExpireTimedOut();
+  Horizon h;
+  h.bound = last_pointer_ + 1;
+  for (const auto& [wp, tx] : in_progress_) h.bound = std::min(h.bound, tx.oldest);
+  h.invalid.assign(invalid_.begin(), invalid_.end());
+  return h;
 }
 
 TransactionManager::Stats TransactionManager::GetStats() {

@@ -26,6 +26,22 @@
 // travels as 64-bit fingerprints (a collision can only make a false conflict); the invalid list
 // is not pruned yet.
 //
+// The state log (`<data_dir>/transactions/`, a RecordLog: WAL segments whose records each carry
+// one of these as a value; storage/record_log.h). Varints are LevelDB's, signed ones zigzagged:
+//
+//   'S' start:      svarint write pointer | svarint expiry (ms) | svarint floor | svarint oldest
+//   'C' commit:     svarint write pointer | svarint commit pointer | varint n | n × u64 change
+//   'A' abort:      svarint write pointer
+//   'I' invalidate: svarint write pointer
+//   'K' checkpoint: svarint last pointer |
+//                   varint n | n × (svarint write pointer | svarint expiry | svarint floor |
+//                                   svarint oldest)  (in progress) |
+//                   varint n | n × svarint write pointer  (invalid) |
+//                   varint n | n × (svarint commit pointer | varint m | m × u64 change)
+//
+// Replay applies them in order; each is idempotent (a checkpoint taken while a record was on
+// its way is followed by that record). A timeout is not logged: replay finds the expiry.
+//
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
@@ -97,6 +113,15 @@ class TransactionManager {
   absl::Status Invalidate(int64_t write_pointer);
   // What a read outside any transaction sees: everything committed now.
   TxSnapshot ReadSnapshot();
+  // What a compaction may take as settled for good: a version written by a transaction that
+  // did not roll it back is seen by every snapshot, now and later, when it is below `bound` (no
+  // transaction in progress can exclude it) and not invalid.
+  struct Horizon {
+    int64_t bound = 0;
+    std::vector<int64_t> invalid;  // ascending
+    bool Settled(int64_t ts) const;
+  };
+  Horizon SettledHorizon();
   Stats GetStats();
 
  private:
@@ -107,6 +132,9 @@ class TransactionManager {
     // pointers are below its write pointer, yet its snapshot excludes them: their record was
     // not durable yet).
     int64_t floor;
+    // The oldest transaction in progress when it started (or itself): its snapshot sees every
+    // committed transaction older than that.
+    int64_t oldest;
     int64_t commit_pointer = 0;  // once committing: its commit record is being written
   };
   struct ChangeSet {

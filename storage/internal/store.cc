@@ -12,6 +12,7 @@
 #include "storage/cell.h"
 #include "storage/internal/bloom.h"
 #include "storage/internal/merging_iterator.h"
+#include "storage/region.h"
 
 namespace basalt {
 
@@ -155,7 +156,8 @@ void Store::Freeze() {
 }
 
 absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFile(InternalIterator* it, uint64_t number,
-                                                                  uint64_t max_seq, const VisibilityTracker* drop) {
+                                                                  uint64_t max_seq, const VisibilityTracker* drop,
+                                                                  CompactionFilter* filter) {
   // Written under a temporary name, renamed once complete and synced: a file with the final
   // name is always whole, and region open removes what a crash left half-written (HBase's .tmp).
   const std::string path = FilePath(number);
@@ -165,11 +167,35 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFile(InternalIterat
     w->set_max_seq(max_seq);
     std::optional<VisibilityTracker> tracker;
     if (drop != nullptr) tracker.emplace(*drop);
+    // With a filter, a row's kept cells wait until the row is whole, then go unless it drops them.
+    std::vector<std::pair<std::string, std::string>> row_cells;
+    std::vector<CellView> views;
+    auto flush_row = [&]() -> absl::Status {
+      if (row_cells.empty()) return absl::OkStatus();
+      views.clear();
+      for (const auto& [key, value] : row_cells) {
+        const KeyView k = ParseFlatKeyUnchecked(key);
+        views.push_back(CellView{k.row, family_.name, k.qualifier, k.timestamp, k.type, value});
+      }
+      if (!filter->DropRow(views.front().row, views)) {
+        for (const auto& [key, value] : row_cells) BASALT_RETURN_IF_ERROR(w->Add(key, value));
+      }
+      row_cells.clear();
+      return absl::OkStatus();
+    };
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       if (tracker && !tracker->Visible(ParseFlatKeyUnchecked(it->key()))) continue;
-      BASALT_RETURN_IF_ERROR(w->Add(it->key(), it->value()));
+      if (filter == nullptr) {
+        BASALT_RETURN_IF_ERROR(w->Add(it->key(), it->value()));
+        continue;
+      }
+      if (!row_cells.empty() && ParseFlatKeyUnchecked(row_cells.front().first).row != ParseFlatKeyUnchecked(it->key()).row) {
+        BASALT_RETURN_IF_ERROR(flush_row());
+      }
+      row_cells.emplace_back(std::string(it->key()), std::string(it->value()));
     }
     BASALT_RETURN_IF_ERROR(it->status());
+    if (filter != nullptr) BASALT_RETURN_IF_ERROR(flush_row());
     BASALT_RETURN_IF_ERROR(w->Finish().status());
     return env_->ReplaceFile(tmp, path);
   }();
@@ -232,7 +258,8 @@ FileList Store::PickMinor() const {
   return FileList(files->begin() + best_start, files->begin() + best_start + best_len);
 }
 
-absl::StatusOr<FileList> Store::Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms) {
+absl::StatusOr<FileList> Store::Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms,
+                                        CompactionFilter* filter) {
   if (inputs.empty()) return FileList{};
   std::vector<std::unique_ptr<InternalIterator>> children;
   uint64_t max_seq = 0;
@@ -243,7 +270,8 @@ absl::StatusOr<FileList> Store::Compact(const FileList& inputs, uint64_t number,
   auto it = NewMergingIterator(std::move(children));
   std::optional<VisibilityTracker> drop;
   if (major) drop.emplace(family_, now_ms, ReadRules{std::numeric_limits<int64_t>::min(), kLatestTimestamp, INT_MAX});
-  BASALT_ASSIGN_OR_RETURN(auto out, WriteFile(it.get(), number, max_seq, drop ? &*drop : nullptr));
+  BASALT_ASSIGN_OR_RETURN(auto out, WriteFile(it.get(), number, max_seq, drop ? &*drop : nullptr,
+                                              major ? filter : nullptr));
   absl::MutexLock l(&mu_);
   auto pos = std::find(files_->begin(), files_->end(), inputs.front());
   if (pos == files_->end() || files_->end() - pos < static_cast<long>(inputs.size()) ||

@@ -20,6 +20,8 @@
 
 namespace basalt {
 
+class CompactionFilter;
+
 using FileList = std::vector<std::shared_ptr<BlockFileReader>>;
 
 class Store {
@@ -64,7 +66,9 @@ class Store {
   // expired and surplus versions and every delete marker (inputs must then be all files).
   // Installs the result in place of the inputs; returns the replaced files (the caller deletes
   // them after writing the manifest).
-  absl::StatusOr<FileList> Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms);
+  // `filter` (a major compaction's, may be null) drops whole rows (storage/region.h).
+  absl::StatusOr<FileList> Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms,
+                                   CompactionFilter* filter = nullptr);
 
   std::vector<uint64_t> FileNumbers() const;
   std::shared_ptr<const FileList> Files() const;
@@ -78,7 +82,8 @@ class Store {
 
  private:
   absl::StatusOr<std::shared_ptr<BlockFileReader>> WriteFile(InternalIterator* it, uint64_t number, uint64_t max_seq,
-                                                             const VisibilityTracker* drop);
+                                                             const VisibilityTracker* drop,
+                                                             CompactionFilter* filter = nullptr);
 
   const FamilyOptions family_;
   const RegionOptions& options_;

@@ -153,6 +153,68 @@ TEST_F(Queues, EnqueueDequeueInTransactions) {
   EXPECT_EQ(ConfigureQueue(conn_.get(), "q", {{"g", 0}}).code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(Queues, AMajorCompactionRemovesTheEntriesEverySnapshotSeesConsumed) {
+  QueueOptions o;
+  o.partitions = 2;
+  o.salt_buckets = 1;
+  ASSERT_TRUE(CreateQueue(conn_.get(), "ev", o).ok());
+  ASSERT_TRUE(ConfigureQueue(conn_.get(), "ev", {{"g", 1}}).ok());
+  auto info = conn_->GetAdmin()->DescribeTable("ev");
+  ASSERT_TRUE(info.ok() && info->queue && info->transactional);
+  QueueProducer producer(conn_.get(), "ev");
+  TransactionContext tx(conn_.get());
+  ASSERT_TRUE(tx.Start().ok());
+  std::vector<QueueEvent> events;
+  for (int i = 0; i < 20; ++i) events.push_back(QueueEvent{absl::StrCat("e", i), ""});
+  ASSERT_TRUE(producer.Enqueue(&tx, events).ok());
+  ASSERT_TRUE(tx.Commit().ok());
+  // The rows a plain read sees: the entries left and the configuration row.
+  auto rows = [&] {
+    Admin* admin = nullptr;
+    auto a = conn_->GetAdmin();
+    admin = a.get();
+    EXPECT_TRUE(admin->Flush("ev").ok());
+    EXPECT_TRUE(admin->MajorCompact("ev").ok());
+    return ReadAll("ev").size();
+  };
+  EXPECT_EQ(rows(), 21u);
+  QueueConsumer consumer(conn_.get(), "ev", "g", 0);
+  auto take = [&](TransactionContext& t, int n) {
+    auto got = consumer.Dequeue(&t, n);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? got->size() : 0;
+  };
+  ASSERT_TRUE(tx.Start().ok());
+  EXPECT_EQ(take(tx, 10), 10u);
+  ASSERT_TRUE(tx.Commit().ok());
+  // A transaction that took 5 more, not committed yet: its marks keep their rows.
+  TransactionContext pending(conn_.get());
+  ASSERT_TRUE(pending.Start().ok());
+  EXPECT_EQ(take(pending, 5), 5u);
+  EXPECT_EQ(rows(), 11u);  // the 10 consumed and committed are gone
+  ASSERT_TRUE(pending.Commit().ok());
+  // A transaction that started before the last 5 were consumed could not see their marks yet:
+  // they stay while it is in progress.
+  TransactionContext older(conn_.get());
+  ASSERT_TRUE(older.Start().ok());
+  ASSERT_TRUE(tx.Start().ok());
+  EXPECT_EQ(take(tx, 10), 5u);
+  ASSERT_TRUE(tx.Commit().ok());
+  EXPECT_EQ(rows(), 6u);  // the 5 pending ones went; the last 5 wait for `older`
+  ASSERT_TRUE(older.Commit().ok());
+  EXPECT_EQ(rows(), 1u);  // the configuration row alone
+  // The queue goes on: new events, dequeued once.
+  ASSERT_TRUE(tx.Start().ok());
+  ASSERT_TRUE(producer.Enqueue(&tx, {QueueEvent{"late", ""}}).ok());
+  ASSERT_TRUE(tx.Commit().ok());
+  ASSERT_TRUE(tx.Start().ok());
+  auto last = consumer.Dequeue(&tx, 10);
+  ASSERT_TRUE(last.ok()) << last.status();
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ((*last)[0].payload, "late");
+  ASSERT_TRUE(tx.Commit().ok());
+}
+
 TEST_F(Queues, TheReadmeExampleRuns) {
   const std::string out = dir_.path() + "/example.out";
   auto p = ChildProcess::Spawn({QUEUE_EXAMPLE_BINARY, server_->address()}, out);

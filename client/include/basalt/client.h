@@ -439,6 +439,7 @@ struct TableInfo {
   uint64_t max_file_size = 0;
   // Written and read in transactions only (basalt/transaction.h); fixed at create.
   bool transactional = false;
+  bool queue = false;  // a queue's table (basalt/queue.h: CreateQueue sets it)
 };
 
 // One region of a table (Admin::ListRegions), as HBase's list_regions shows it.

@@ -21,21 +21,22 @@
 // A queue is a transactional table, pre-split into salt buckets so producers never hotspot one
 // region. Each event is written once per consumer group, in a row
 //   salt (1 byte) | group id (u16) | partition (u16) | producer write pointer (u64) | counter (u32)
-// (big-endian), its payload and key in family "e"; a group's entries spread over the queue's
+// (big-endian), its payload and key in family "e" (e:p, e:k); a group's entries spread over the queue's
 // partitions (round robin, or by hash of the event's key), and consumer i of a group of n owns
 // the partitions p with p % n == i (a FIFO group's consumers all share every partition). A
 // consumer dequeues with a scan of each partition it owns: committed entries only (its snapshot
 // sees nothing else), oldest first, skipping those its group has consumed; it marks each one
-// consumed (cell s:done of the entry's row) in its transaction. So the transaction's commit is
+// consumed (cell e:d of the entry's row) in its transaction. So the transaction's commit is
 // the dequeue: exactly once. Two consumers that took the same entry (a FIFO group, or a resize
-// under way) both wrote its s:done: the second to commit conflicts and aborts, as if it had
-// never dequeued it. Producers write rows no one else writes: they never conflict.
+// under way) both wrote its e:d: the second to commit conflicts and aborts, as if it had never
+// dequeued it. Producers write rows no one else writes: they never conflict. A major compaction
+// removes the entries whose consumed mark every snapshot sees (the server's eviction, CDAP's).
 //
 // Differences from CDAP: a group's size is a partition mapping over a fixed number of
 // partitions, so producers need not know it, and a resize (ConfigureQueue) is one transaction:
 // consumers read the configuration in every dequeue's transaction, and the conflict on s:done
 // keeps an entry from being consumed twice while old and new owners overlap, so no pause is
-// needed. Consumed entries are not yet removed (CDAP evicts them at compaction).
+// needed.
 //
 // Thread-safety: a producer or consumer is used by one thread at a time.
 #pragma once
@@ -51,6 +52,11 @@
 #include "basalt/transaction.h"
 
 namespace basalt {
+
+// The queue table's layout, which the server's eviction reads too: one family, an entry's
+// payload, key, and consumed mark ("1", written by the consuming transaction).
+inline constexpr char kQueueFamily[] = "e";
+inline constexpr char kQueueConsumedQualifier[] = "d";
 
 enum class Partitioning : uint8_t {
   kRoundRobin,  // each producer spreads its events over the partitions in turn

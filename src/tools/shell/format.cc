@@ -376,7 +376,8 @@ std::string FormatHuman(const Reply& r) {
                       r.info.regions > 0 ? absl::StrCat(", {REGIONS => ", r.info.regions, "}") : "",
                       r.info.max_file_size > 0 ? absl::StrCat(", {MAX_FILESIZE => '", r.info.max_file_size, "'}")
                                                : "",
-                      r.info.transactional ? ", {TRANSACTIONAL => 'true'}" : "", "\nCOLUMN FAMILIES DESCRIPTION\n");
+                      r.info.transactional ? ", {TRANSACTIONAL => 'true'}" : "",
+                      r.info.queue ? ", {QUEUE => 'true'}" : "", "\nCOLUMN FAMILIES DESCRIPTION\n");
       for (const FamilySettings& f : r.info.families) absl::StrAppend(&out, DescribeFamily(f), "\n");
       absl::StrAppend(&out, "\n", RowCount(r.info.families.size()));
       break;
