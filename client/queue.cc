@@ -212,9 +212,10 @@ absl::Status ConfigureQueue(Connection* connection, const std::string& name, con
       put.Add(kEntryFamily, kGroupPrefix + g.name, absl::StrCat(id, ",", g.size, ",", PartitioningName(g.partitioning)));
     }
     Delete removed(kConfigRow);
-    for (const auto& [old, old_id] : current.groups) {
-      if (std::none_of(groups.begin(), groups.end(), [&](const ConsumerGroup& g) { return g.name == old.name; })) {
-        removed.AddColumns(kEntryFamily, kGroupPrefix + old.name);
+    for (const auto& entry : current.groups) {
+      const std::string& old_name = entry.first.name;
+      if (std::none_of(groups.begin(), groups.end(), [&](const ConsumerGroup& g) { return g.name == old_name; })) {
+        removed.AddColumns(kEntryFamily, kGroupPrefix + old_name);
       }
     }
     if (!put.mutations.empty()) BASALT_RETURN_IF_ERROR(tx->Put(name, put));
