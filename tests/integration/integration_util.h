@@ -34,11 +34,13 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(c.ok()) << c.status();
     conn_ = std::move(*c);
   }
-  // Creates a table with the given families (default settings), pre-split at `split_keys`.
+  // Creates a table with the given families (default settings), pre-split at `split_keys`;
+  // `transactional`: read and written in transactions (basalt/transaction.h).
   void CreateTable(const std::string& name, std::vector<std::string> families = {"cf"},
-                   const std::vector<std::string>& split_keys = {}) {
+                   const std::vector<std::string>& split_keys = {}, bool transactional = false) {
     TableInfo t;
     t.name = name;
+    t.transactional = transactional;
     for (auto& f : families) {
       FamilySettings fs;
       fs.name = f;

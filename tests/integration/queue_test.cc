@@ -24,15 +24,7 @@ using absl::StatusCode;
 class Queues : public ServerTest {
  protected:
   void SetUp() override { StartServer(); }
-  void CreateTx(const std::string& name) {
-    TableInfo t;
-    t.name = name;
-    t.transactional = true;
-    FamilySettings f;
-    f.name = "c";
-    t.families.push_back(f);
-    ASSERT_TRUE(conn_->GetAdmin()->CreateTable(t).ok());
-  }
+  void CreateTx(const std::string& name) { CreateTable(name, {"c"}, {}, /*transactional=*/true); }
   // Every row of `table` that has committed, with its cells.
   std::map<std::string, std::vector<KeyValue>> ReadAll(const std::string& table) {
     std::map<std::string, std::vector<KeyValue>> rows;

@@ -31,6 +31,15 @@ void Fail(const absl::Status& s, const char* what) {
   std::fprintf(stderr, "queue_worker: %s: %s\n", what, s.ToString().c_str());
 }
 
+// A batch's first failure: the call's, or a row's.
+absl::Status FirstError(const absl::StatusOr<std::vector<absl::Status>>& rows) {
+  if (!rows.ok()) return rows.status();
+  for (const absl::Status& r : *rows) {
+    if (!r.ok()) return r;
+  }
+  return absl::OkStatus();
+}
+
 // The first seq producer `id` has not committed.
 absl::StatusOr<int64_t> NextSeq(Connection* conn, const std::string& id) {
   auto scanner = conn->GetTable("produced")->GetScanner(Scan().SetRowPrefix(id + "|"));
@@ -77,15 +86,7 @@ int Producer(Connection* conn, const std::string& queue, const std::string& id) 
       records.push_back(Put(name).Add("c", "wp", absl::StrCat(wp)));
     }
     absl::Status s = producer.Enqueue(&tx, events);
-    if (s.ok()) {
-      absl::StatusOr<std::vector<absl::Status>> rs = tx.Batch("produced", records);
-      s = rs.status();
-      if (rs.ok()) {
-        for (const absl::Status& r : *rs) {
-          if (!r.ok()) s = r;
-        }
-      }
-    }
+    if (s.ok()) s = FirstError(tx.Batch("produced", records));
     if (!s.ok() || rng() % 10 == 0) {
       if (!s.ok()) Fail(s, "enqueue");
       (void)tx.Abort();
@@ -122,15 +123,7 @@ int Consumer(Connection* conn, const std::string& queue, const std::string& grou
       records.push_back(Put(absl::StrCat(group, "|", e.payload)).Add("c", column, absl::StrCat(instance)));
     }
     absl::Status s;
-    if (!records.empty()) {
-      absl::StatusOr<std::vector<absl::Status>> rs = tx.Batch("processed", records);
-      s = rs.status();
-      if (rs.ok()) {
-        for (const absl::Status& r : *rs) {
-          if (!r.ok()) s = r;
-        }
-      }
-    }
+    if (!records.empty()) s = FirstError(tx.Batch("processed", records));
     if (!s.ok() || rng() % 20 == 0) {
       if (!s.ok()) Fail(s, "record");
       (void)tx.Abort();

@@ -21,18 +21,8 @@ class Transactions : public ServerTest {
     StartServer();
     CreateTransactional("tx", {"cf"});
   }
-  void CreateTransactional(const std::string& name, std::vector<std::string> families,
-                           const std::vector<std::string>& split_keys = {}) {
-    TableInfo t;
-    t.name = name;
-    t.transactional = true;
-    for (auto& f : families) {
-      FamilySettings fs;
-      fs.name = f;
-      t.families.push_back(fs);
-    }
-    absl::Status s = conn_->GetAdmin()->CreateTable(t, split_keys);
-    ASSERT_TRUE(s.ok()) << s;
+  void CreateTransactional(const std::string& name, std::vector<std::string> families) {
+    CreateTable(name, std::move(families), {}, /*transactional=*/true);
   }
   // The value of cf:q of `row` in `tx` ("" when absent).
   static std::string Read(TransactionContext& tx, const std::string& row, const std::string& table = "tx") {
