@@ -119,7 +119,8 @@ TEST_F(TxManagerTest, ATransactionStartedDuringACommitConflictsWithIt) {
   // Start's own record waits for the same sync: start it on another thread, then let both go.
   absl::StatusOr<TxSnapshot> b;
   std::thread starter([&] { b = m->Start(0); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // B has its pointer and snapshot (it counts as started) and waits for its record's sync.
+  while (m->GetStats().started < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   env.hold = false;
   committer.join();
   starter.join();
