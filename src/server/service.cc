@@ -207,16 +207,18 @@ absl::Status RowMutationFromProto(const Table& t, const rpc::RowMutations& in, R
 // still sees what it hides and an abort can take it back; a rollback is exact-version deletes.
 absl::Status TransactionalMutations(int64_t write_pointer, bool rollback, RowMutation* rm) {
   for (Mutation& m : rm->mutations) {
-    const std::string where = absl::StrCat("row '", RowForError(rm->row), "', column ", m.family, ":",
-                                           ToStringBinary(m.qualifier));
+    // Built only for an error: this runs for every cell a transaction writes.
+    auto where = [&] {
+      return absl::StrCat("row '", RowForError(rm->row), "', column ", m.family, ":", ToStringBinary(m.qualifier));
+    };
     if (m.timestamp != kLatestTimestamp && m.timestamp != write_pointer) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": a transaction's cells take its write pointer ",
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": a transaction's cells take its write pointer ",
                                                      write_pointer, " as timestamp, not ", m.timestamp));
     }
     m.timestamp = write_pointer;
     if (rollback) {
       if (m.kind != Mutation::Kind::kDelete) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": a rollback deletes versions only"));
+        return absl::InvalidArgumentError(absl::StrCat(where(), ": a rollback deletes versions only"));
       }
       continue;
     }
@@ -224,11 +226,11 @@ absl::Status TransactionalMutations(int64_t write_pointer, bool rollback, RowMut
       case Mutation::Kind::kPut:
         if (m.value.empty()) {
           return absl::InvalidArgumentError(absl::StrCat(
-              where, ": a transactional table stores no empty value (an empty value is a transaction's delete)"));
+              where(), ": a transactional table stores no empty value (an empty value is a transaction's delete)"));
         }
         if (m.qualifier.empty()) {
           return absl::InvalidArgumentError(
-              absl::StrCat(where, ": the empty qualifier is reserved in a transactional table (family deletes)"));
+              absl::StrCat(where(), ": the empty qualifier is reserved in a transactional table (family deletes)"));
         }
         break;
       case Mutation::Kind::kDelete:
@@ -474,9 +476,8 @@ absl::StatusOr<ReadSpec> DataService::ReadSpecOf(const Table& t, const rpc::Read
     }
     snapshot = (*tm)->ReadSnapshot();
   }
-  std::vector<std::pair<std::string, int>> versions;
-  for (const FamilyOptions& f : t.spec().families) versions.emplace_back(f.name, f.max_versions);
-  spec.filter = std::make_shared<TxFilter>(std::move(snapshot), std::move(versions), std::move(spec.filter));
+  // The table outlives the read (a Get holds it, a scan's cursor too), so its families do.
+  spec.filter = std::make_shared<TxFilter>(std::move(snapshot), &t.spec().families, std::move(spec.filter));
   return spec;
 }
 

@@ -15,8 +15,8 @@ ReadFilter::CellAction TxFilter::FilterCell(const CellView& cell) {
     if (!in_column_ || cell.family != family_) {
       family_.assign(cell.family.data(), cell.family.size());
       max_versions_ = 1;
-      for (const auto& [name, versions] : family_versions_) {
-        if (name == cell.family) max_versions_ = versions;
+      for (const FamilyOptions& f : *families_) {
+        if (f.name == cell.family) max_versions_ = f.max_versions;
       }
     }
     qualifier_.assign(cell.qualifier.data(), cell.qualifier.size());

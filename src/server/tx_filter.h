@@ -15,16 +15,17 @@
 #include <vector>
 
 #include "src/server/transactions.h"
+#include "storage/options.h"
 #include "storage/read_filter.h"
 
 namespace basalt::server {
 
 class TxFilter : public ReadFilter {
  public:
-  // family_versions: each family's name and VERSIONS. inner: the request's filter, or null.
-  TxFilter(TxSnapshot snapshot, std::vector<std::pair<std::string, int>> family_versions,
-           std::shared_ptr<ReadFilter> inner)
-      : snapshot_(std::move(snapshot)), family_versions_(std::move(family_versions)), inner_(std::move(inner)) {}
+  // families: the table's (their VERSIONS), which must outlive the filter. inner: the
+  // request's filter, or null.
+  TxFilter(TxSnapshot snapshot, const std::vector<FamilyOptions>* families, std::shared_ptr<ReadFilter> inner)
+      : snapshot_(std::move(snapshot)), families_(families), inner_(std::move(inner)) {}
 
   void Reset() override;
   bool FilterAllRemaining() override { return inner_ != nullptr && inner_->FilterAllRemaining(); }
@@ -34,7 +35,7 @@ class TxFilter : public ReadFilter {
 
  private:
   const TxSnapshot snapshot_;
-  const std::vector<std::pair<std::string, int>> family_versions_;
+  const std::vector<FamilyOptions>* const families_;
   const std::shared_ptr<ReadFilter> inner_;
   std::string family_, qualifier_;  // the current column
   bool in_column_ = false;

@@ -162,9 +162,7 @@ TEST_F(Queues, AMajorCompactionRemovesTheEntriesEverySnapshotSeesConsumed) {
   ASSERT_TRUE(tx.Commit().ok());
   // The rows a plain read sees: the entries left and the configuration row.
   auto rows = [&] {
-    Admin* admin = nullptr;
-    auto a = conn_->GetAdmin();
-    admin = a.get();
+    auto admin = conn_->GetAdmin();
     EXPECT_TRUE(admin->Flush("ev").ok());
     EXPECT_TRUE(admin->MajorCompact("ev").ok());
     return ReadAll("ev").size();
