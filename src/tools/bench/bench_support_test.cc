@@ -123,5 +123,37 @@ TEST(Ycsb, ScrambledZipfianStaysInRangeAndSpreadsHotKeys) {
   EXPECT_GT(counts.rbegin()->first, records * 9 / 10);
 }
 
+TEST(Ycsb, SkewedLatestFavoursTheNewestAndFollowsGrowth) {
+  SkewedLatestGenerator g(11);
+  const int n = 100000;
+  for (uint64_t latest : {1000u, 5000u}) {  // the second grows zeta term by term
+    std::map<uint64_t, int> counts;
+    for (int i = 0; i < n; ++i) {
+      uint64_t v = g.Next(latest);
+      ASSERT_LT(v, latest);
+      ++counts[v];
+    }
+    EXPECT_NEAR(counts[latest - 1] / static_cast<double>(n), 1 / Zeta(latest, 0.99), 0.01) << latest;
+    EXPECT_GT(counts[latest - 1], counts[latest - 2]);
+    EXPECT_GT(counts[latest - 2], counts[latest - 50]);
+  }
+  // A single record is always the one.
+  EXPECT_EQ(g.Next(1), 0u);
+}
+
+TEST(Ycsb, InsertOrdinalsAcknowledgeOnlyAContiguousPrefix) {
+  InsertOrdinals ins(100);
+  uint64_t a = ins.Take(), b = ins.Take(), c = ins.Take();
+  EXPECT_EQ(a, 100u);
+  EXPECT_EQ(c, 102u);
+  EXPECT_EQ(ins.Acknowledged(), 100u);
+  ins.Ack(c);  // done out of order: 100 and 101 are not yet
+  EXPECT_EQ(ins.Acknowledged(), 100u);
+  ins.Ack(a);
+  EXPECT_EQ(ins.Acknowledged(), 101u);
+  ins.Ack(b);
+  EXPECT_EQ(ins.Acknowledged(), 103u);
+}
+
 }  // namespace
 }  // namespace basalt::bench

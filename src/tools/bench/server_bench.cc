@@ -4,20 +4,23 @@
 //            with the bare-gRPC floor: the server's Echo service called through the generated
 //            stub over a channel with the client's channel arguments. Get and Echo alternate in
 //            rounds so that drift of a noisy machine hits both alike.
-//   ycsb     YCSB core workloads (A, B, C) on YCSB's 1 KB records with its scrambled Zipfian key
-//            choice, over a sweep of client threads; then the server's resident memory.
+//   ycsb     YCSB's core workloads (A to F) on YCSB's 1 KB records with its scrambled Zipfian key
+//            choice (D: latest), over a sweep of client threads and target rates, with the Echo
+//            floor as a workload of its own; then the server's resident memory.
 //   load     only the YCSB load phase (BufferedMutator).
 //
 // Every latency is steady_clock around one synchronous client call, recorded in a per-thread
 // LatencyHistogram and merged at the end. Warm-up operations are not recorded. A monitor thread
 // prints the progress line once a second. See BENCHMARKS.md.
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -129,13 +132,16 @@ const char* DurabilityName(Durability d) {
   return "?";
 }
 
-absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std::string& name, const std::string& def) {
+// A list of positive integers (also 0 with allow_zero).
+absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std::string& name, const std::string& def,
+                                                  bool allow_zero = false) {
   std::vector<int64_t> out;
   for (const auto& s : flags.List(name, def)) {
     char* end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
-    if (end == s.c_str() || *end != '\0' || v <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", s, "' is not a positive integer"));
+    if (end == s.c_str() || *end != '\0' || v < 0 || (v == 0 && !allow_zero)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, ": '", s, "' is not a ",
+                                                     allow_zero ? "non-negative" : "positive", " integer"));
     }
     out.push_back(v);
   }
@@ -560,17 +566,50 @@ namespace {
 
 struct YcsbWorkload {
   char name;
-  double read_proportion;  // the rest are updates
+  // Operation proportions (YCSB's readproportion, updateproportion, insertproportion,
+  // scanproportion, readmodifywriteproportion), summing to 1.
+  double read = 0, update = 0, insert = 0, scan = 0, rmw = 0;
+  bool latest = false;  // requestdistribution=latest (D) instead of zipfian
+  bool echo = false;    // not YCSB's: the bare-gRPC floor, Echo calls replying a record's bytes
 };
 
 absl::StatusOr<YcsbWorkload> ParseWorkload(const std::string& s) {
-  if (s == "A" || s == "a") return YcsbWorkload{'A', 0.5};
-  if (s == "B" || s == "b") return YcsbWorkload{'B', 0.95};
-  if (s == "C" || s == "c") return YcsbWorkload{'C', 1.0};
-  if (s == "W" || s == "w") return YcsbWorkload{'W', 0.0};  // not YCSB's: every op an update
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown workload '", s, "' (A, B, C, and W: updates only; D, E and F are not implemented)"));
+  // YCSB's workloads/workload[a-f] property files.
+  YcsbWorkload w;
+  w.name = s.size() == 1 ? static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))) : '?';
+  if (s.size() != 1) {
+    if (s == "echo" || s == "Echo") {
+      w.name = 'e';
+      w.echo = true;
+      return w;
+    }
+  } else if (w.name == 'A') {
+    w.read = w.update = 0.5;
+    return w;
+  } else if (w.name == 'B') {
+    w.read = 0.95, w.update = 0.05;
+    return w;
+  } else if (w.name == 'C') {
+    w.read = 1;
+    return w;
+  } else if (w.name == 'D') {
+    w.read = 0.95, w.insert = 0.05, w.latest = true;
+    return w;
+  } else if (w.name == 'E') {
+    w.scan = 0.95, w.insert = 0.05;
+    return w;
+  } else if (w.name == 'F') {
+    w.read = w.rmw = 0.5;
+    return w;
+  } else if (w.name == 'W') {
+    w.update = 1;  // not YCSB's: every op an update
+    return w;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown workload '", s, "' (YCSB's A to F; W: updates only; echo: the bare-gRPC floor)"));
 }
+
+std::string WorkloadLabel(const YcsbWorkload& w) { return w.echo ? "echo" : std::string(1, w.name); }
 
 std::string FieldName(int i) { return absl::StrCat("field", i); }
 
@@ -630,80 +669,184 @@ absl::StatusOr<LoadResult> YcsbLoad(Connection* conn, const std::string& table, 
   return r;
 }
 
+// YCSB's maxscanlength, scanlengthdistribution=uniform: a scan reads 1 to 100 rows.
+constexpr uint64_t kYcsbMaxScanLength = 100;
+
 struct YcsbRun {
-  uint64_t reads = 0, updates = 0, misses = 0;
+  uint64_t misses = 0;  // reads that found no row
   double seconds = 0;
-  LatencyHistogram read_h, update_h;
+  // Per operation kind (YCSB's READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, and Echo).
+  LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
+  uint64_t Ops() const {
+    return read_h.Count() + update_h.Count() + insert_h.Count() + scan_h.Count() + rmw_h.Count() + echo_h.Count();
+  }
 };
 
-// One timed run: `threads` client threads issue the workload's mix on zipfian keys for
-// warmup_seconds (not recorded), then `seconds` (recorded).
-absl::Status RunYcsbOnce(Table* table, const YcsbWorkload& w, uint64_t records, int threads, double warmup_seconds,
-                         double seconds, Durability durability, Monitor* monitor, YcsbRun* out) {
+// What a YCSB run drives besides the table: the key space that inserts grow, and for the echo
+// floor, the server's Echo service.
+struct YcsbTargets {
+  Table* table = nullptr;
+  InsertOrdinals* ordinals = nullptr;
+  rpc::Echo::Stub* echo = nullptr;
+  absl::Duration timeout;
+};
+
+// One timed run: `threads` client threads issue the workload's mix for warmup_seconds (not
+// recorded), then `seconds` (recorded). target_ops_per_s > 0: the threads together start that
+// many operations a second on a fixed schedule, and latency runs from each operation's
+// intended start, so a stall's queueing shows in it (no coordinated omission); 0: each thread
+// starts its next operation when the last one ends, latency from the actual start.
+absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threads, double target_ops_per_s,
+                         double warmup_seconds, double seconds, Durability durability, Monitor* monitor,
+                         YcsbRun* out) {
   enum Phase : int { kWarmup, kMeasure, kStop };
   std::atomic<int> phase{kWarmup};
-  Histograms read_h = MakeHistograms(threads), update_h = MakeHistograms(threads);
-  struct alignas(64) Counts {
+  struct PerThread {
+    LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
     uint64_t misses = 0;
   };
-  std::vector<Counts> counts(threads);
+  std::vector<std::unique_ptr<PerThread>> per(threads);
+  for (auto& p : per) p = std::make_unique<PerThread>();
   std::atomic<uint64_t> warmup_ops{0};  // for the progress line only
   ErrorSlot error;
   const std::string pool = RandomPool(1 << 16, 29);
+  const std::chrono::nanoseconds interval(
+      target_ops_per_s > 0 ? static_cast<int64_t>(1e9 * threads / target_ops_per_s) : 0);
+  rpc::EchoRequest echo_req;
+  echo_req.set_reply_size(static_cast<uint32_t>(kYcsbFields * kYcsbFieldBytes));
+
+  auto random_field = [&](uint64_t* rng, basalt::Put* put) {
+    put->Add(kFamily, FieldName(static_cast<int>(SplitMix64(rng) % kYcsbFields)),
+             pool.substr(SplitMix64(rng) % (pool.size() - kYcsbFieldBytes), kYcsbFieldBytes));
+    put->SetDurability(durability);
+  };
+  // A whole row (YCSB's readallfields); false on error. A row that is not there is a miss.
+  auto read_row = [&](const std::string& row, PerThread* mine) {
+    basalt::Get get(row);
+    get.AddFamily(kFamily);
+    absl::StatusOr<Result> r = to.table->Get(get);
+    if (!r.ok()) {
+      error.Set(r.status());
+      return false;
+    }
+    if (r->empty()) ++mine->misses;
+    return true;
+  };
 
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
-      ScrambledZipfianGenerator keys(records, 0x5eed0000u + t);
+      PerThread* mine = per[t].get();
+      ScrambledZipfianGenerator keys(to.ordinals->Acknowledged(), 0x5eed0000u + t);
+      SkewedLatestGenerator latest(0x1a7e0000u + t);
       uint64_t rng = 0xa11ce + t;
+      int seen = kWarmup;
+      Clock::time_point next_start = Clock::now();
       for (;;) {
-        int p = phase.load(std::memory_order_relaxed);
+        const int p = phase.load(std::memory_order_relaxed);
         if (p == kStop || error.failed()) return;
-        const std::string row = YcsbKey(keys.Next());
-        const bool read = UnitDouble(SplitMix64(&rng)) < w.read_proportion;
-        if (read) {
-          basalt::Get get(row);
-          get.AddFamily(kFamily);  // YCSB's readallfields
-          auto t0 = Clock::now();
-          absl::StatusOr<Result> r = table->Get(get);
-          auto t1 = Clock::now();
-          if (!r.ok()) {
-            error.Set(r.status());
+        if (p != seen) {  // the schedule starts afresh with the measured phase
+          seen = p;
+          next_start = Clock::now();
+        }
+        Clock::time_point intended;
+        if (interval.count() > 0) {
+          intended = next_start;
+          next_start += interval;
+          if (intended > Clock::now()) {
+            std::this_thread::sleep_until(intended);
+            if (phase.load(std::memory_order_relaxed) != p) continue;
+          }
+        }
+        const double u = UnitDouble(SplitMix64(&rng));
+        const uint64_t existing = to.ordinals->Acknowledged();
+        auto choose_row = [&] { return YcsbKey(w.latest ? latest.Next(existing) : keys.Next(existing)); };
+        const auto t0 = Clock::now();
+        if (interval.count() == 0) intended = t0;
+        LatencyHistogram* h = nullptr;
+        if (w.echo) {
+          rpc::EchoResponse resp;
+          grpc::ClientContext ctx;
+          ctx.set_deadline(absl::ToChronoTime(absl::Now() + to.timeout));
+          grpc::Status s = to.echo->Echo(&ctx, echo_req, &resp);
+          if (!s.ok()) {
+            error.Set(FromGrpcStatus(s));
             return;
           }
-          if (p == kMeasure) {
-            read_h[t]->Record(ElapsedNanos(t0, t1));
-            if (r->empty()) ++counts[t].misses;
-          } else {
-            warmup_ops.fetch_add(1, std::memory_order_relaxed);
-          }
-        } else {
-          // YCSB's update writes one random field (writeallfields=false).
-          basalt::Put put(row);
-          put.Add(kFamily, FieldName(static_cast<int>(SplitMix64(&rng) % kYcsbFields)),
-                  pool.substr(SplitMix64(&rng) % (pool.size() - kYcsbFieldBytes), kYcsbFieldBytes));
-          put.SetDurability(durability);
-          auto t0 = Clock::now();
-          absl::Status s = table->Put(put);
-          auto t1 = Clock::now();
-          if (!s.ok()) {
+          h = &mine->echo_h;
+        } else if (u < w.read) {
+          if (!read_row(choose_row(), mine)) return;
+          h = &mine->read_h;
+        } else if (u < w.read + w.update) {
+          basalt::Put put(choose_row());  // YCSB's update writes one random field (writeallfields=false)
+          random_field(&rng, &put);
+          if (absl::Status s = to.table->Put(put); !s.ok()) {
             error.Set(s);
             return;
           }
-          if (p == kMeasure) {
-            update_h[t]->Record(ElapsedNanos(t0, t1));
-          } else {
-            warmup_ops.fetch_add(1, std::memory_order_relaxed);
+          h = &mine->update_h;
+        } else if (u < w.read + w.update + w.insert) {
+          const uint64_t ordinal = to.ordinals->Take();
+          if (absl::Status s = to.table->Put(YcsbRecord(ordinal, pool, &rng, durability)); !s.ok()) {
+            error.Set(s);
+            return;
           }
+          to.ordinals->Ack(ordinal);
+          h = &mine->insert_h;
+        } else if (u < w.read + w.update + w.insert + w.scan) {
+          // YCSB's scan: from a chosen key, a uniform 1..maxscanlength rows, all fields.
+          const uint64_t length = 1 + SplitMix64(&rng) % kYcsbMaxScanLength;
+          basalt::Scan scan;
+          scan.WithStartRow(choose_row()).AddFamily(kFamily).SetLimit(length).SetCaching(static_cast<uint32_t>(length));
+          auto scanner = to.table->GetScanner(scan);
+          if (!scanner.ok()) {
+            error.Set(scanner.status());
+            return;
+          }
+          uint64_t rows = 0;
+          for (Result row;;) {
+            absl::StatusOr<bool> more = (*scanner)->Next(&row);
+            if (!more.ok()) {
+              error.Set(more.status());
+              return;
+            }
+            if (!*more) break;
+            ++rows;
+          }
+          if (rows > length) {
+            error.Set(absl::InternalError(absl::StrCat("a scan limited to ", length, " rows returned ", rows)));
+            return;
+          }
+          h = &mine->scan_h;
+        } else {
+          // Read-modify-write: the whole row, then one field of it, timed together.
+          const std::string row = choose_row();
+          if (!read_row(row, mine)) return;
+          basalt::Put put(row);
+          random_field(&rng, &put);
+          if (absl::Status s = to.table->Put(put); !s.ok()) {
+            error.Set(s);
+            return;
+          }
+          h = &mine->rmw_h;
+        }
+        if (p == kMeasure) {
+          h->Record(ElapsedNanos(intended, Clock::now()));
+        } else {
+          warmup_ops.fetch_add(1, std::memory_order_relaxed);
         }
       }
     });
   }
-  const std::string label = absl::StrFormat("ycsb %c x%d", w.name, threads);
+  const std::string label = absl::StrFormat("ycsb %s x%d", WorkloadLabel(w), threads);
   monitor->Watch(absl::StrCat(label, " warm-up"), {}, &warmup_ops);
   absl::SleepFor(absl::Seconds(warmup_seconds));
-  std::vector<const LatencyHistogram*> all = Pointers(read_h);
-  for (const auto& h : update_h) all.push_back(h.get());
+  std::vector<const LatencyHistogram*> all;
+  for (const auto& p : per) {
+    for (const LatencyHistogram* h : {&p->read_h, &p->update_h, &p->insert_h, &p->scan_h, &p->rmw_h, &p->echo_h}) {
+      all.push_back(h);
+    }
+  }
   monitor->Watch(label, all);
   auto t0 = Clock::now();
   phase.store(kMeasure, std::memory_order_relaxed);
@@ -713,11 +856,15 @@ absl::Status RunYcsbOnce(Table* table, const YcsbWorkload& w, uint64_t records, 
   out->seconds = Seconds(t0, Clock::now());
   monitor->Watch(absl::StrCat(label, " done"), {});
   if (error.failed()) return error.status();
-  MergeInto(read_h, &out->read_h);
-  MergeInto(update_h, &out->update_h);
-  out->reads = out->read_h.Count();
-  out->updates = out->update_h.Count();
-  for (const auto& c : counts) out->misses += c.misses;
+  for (const auto& p : per) {
+    out->read_h.Merge(p->read_h);
+    out->update_h.Merge(p->update_h);
+    out->insert_h.Merge(p->insert_h);
+    out->scan_h.Merge(p->scan_h);
+    out->rmw_h.Merge(p->rmw_h);
+    out->echo_h.Merge(p->echo_h);
+    out->misses += p->misses;
+  }
   return absl::OkStatus();
 }
 
@@ -816,19 +963,26 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   auto setup = ParseYcsbSetup(flags);
   if (!setup.ok()) return Fail(setup.status());
   std::vector<YcsbWorkload> workloads;
+  bool with_echo = false;
   for (const auto& s : flags.List("workload", "A,C")) {
     auto w = ParseWorkload(s);
     if (!w.ok()) return Fail(w.status());
+    with_echo |= w->echo;
     workloads.push_back(*w);
   }
   auto threads = ParseIntList(flags, "threads", "1,4,16");
   if (!threads.ok()) return Fail(threads.status());
+  auto targets = ParseIntList(flags, "target", "0", /*allow_zero=*/true);
+  if (!targets.ok()) return Fail(targets.status());
   const double seconds = flags.Double("seconds", 10);
   const double warmup_seconds = flags.Double("warmup_seconds", 2);
   flags.RefuseUnused();
   if (workloads.empty()) return Fail(absl::InvalidArgumentError("--workload is empty"));
   if (seconds <= 0 || warmup_seconds < 0) {
     return Fail(absl::InvalidArgumentError("need --seconds > 0, --warmup_seconds >= 0"));
+  }
+  if (with_echo && setup->server.conn.address.empty()) {
+    return Fail(absl::InvalidArgumentError("the echo floor is one server's: with --zookeeper, leave echo out"));
   }
 
   auto conn = Connection::Open(setup->server.conn);
@@ -841,21 +995,53 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   };
   if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) return fail(s);
   auto table = (*conn)->GetTable(setup->server.table);
+  InsertOrdinals ordinals(setup->records);
+  std::unique_ptr<rpc::Echo::Stub> echo;
+  if (with_echo) {
+    echo = rpc::Echo::NewStub(grpc::CreateCustomChannel(setup->server.address, grpc::InsecureChannelCredentials(),
+                                                        ClientChannelArguments(kEchoChannelTag)));
+  }
+  const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout};
 
+  std::map<std::pair<int64_t, int64_t>, double> c_ops, echo_ops;  // (threads, target) -> ops/s
   for (const YcsbWorkload& w : workloads) {
     for (int64_t n : *threads) {
-      YcsbRun run;
-      absl::Status s = RunYcsbOnce(table.get(), w, setup->records, static_cast<int>(n), warmup_seconds, seconds,
-                                   setup->durability, &monitor, &run);
-      if (!s.ok()) return fail(s);
-      Record rec{Text("workload", std::string(1, w.name)), Num("threads", static_cast<double>(n)),
-                 Num("ops", static_cast<double>(run.reads + run.updates)),
-                 Num("ops_per_s", (run.reads + run.updates) / run.seconds)};
-      AddPercentiles(&rec, "read_", run.read_h, false);
-      if (w.read_proportion < 1) AddPercentiles(&rec, "update_", run.update_h, false);
-      rec.push_back(Num("read_misses", static_cast<double>(run.misses)));
-      report->records.push_back(std::move(rec));
+      for (int64_t target : *targets) {
+        YcsbRun run;
+        absl::Status s = RunYcsbOnce(to, w, static_cast<int>(n), static_cast<double>(target), warmup_seconds,
+                                     seconds, setup->durability, &monitor, &run);
+        if (!s.ok()) return fail(s);
+        const double ops_per_s = run.Ops() / run.seconds;
+        if (w.name == 'C') c_ops[{n, target}] = ops_per_s;
+        if (w.echo) echo_ops[{n, target}] = ops_per_s;
+        Record rec{Text("workload", WorkloadLabel(w)), Num("threads", static_cast<double>(n)),
+                   Num("target", static_cast<double>(target)), Num("ops", static_cast<double>(run.Ops())),
+                   Num("ops_per_s", ops_per_s)};
+        struct Kind {
+          const char* prefix;
+          double proportion;
+          const LatencyHistogram* h;
+        };
+        const Kind kinds[] = {{"read_", w.read, &run.read_h},       {"update_", w.update, &run.update_h},
+                              {"insert_", w.insert, &run.insert_h}, {"scan_", w.scan, &run.scan_h},
+                              {"rmw_", w.rmw, &run.rmw_h},          {"echo_", w.echo ? 1.0 : 0.0, &run.echo_h}};
+        for (const Kind& k : kinds) {
+          if (k.proportion > 0) AddPercentiles(&rec, k.prefix, *k.h, false);  // the workload's own kinds
+        }
+        rec.push_back(Num("read_misses", static_cast<double>(run.misses)));
+        report->records.push_back(std::move(rec));
+      }
     }
+  }
+  for (const auto& [key, ops] : c_ops) {
+    auto e = echo_ops.find(key);
+    if (e == echo_ops.end() || e->second <= 0) continue;
+    report->summary.push_back(Num(absl::StrFormat("C_vs_echo_x%d%s", key.first,
+                                                  key.second > 0 ? absl::StrCat("_at_", key.second) : ""),
+                                  ops / e->second, 2));
+  }
+  if (ordinals.Acknowledged() > setup->records) {
+    report->summary.push_back(Num("inserted_records", static_cast<double>(ordinals.Acknowledged() - setup->records)));
   }
   // The rows' value of the Status call: resident memory after the runs.
   AddServerStatus(admin.get(), report);
@@ -864,10 +1050,17 @@ int RunServerYcsb(const Flags& flags, Report* report) {
                                   setup->server.address);
   report->notes.push_back(YcsbDescription(*setup));
   report->notes.push_back(absl::StrFormat(
-      "each run: %g s warm-up (not recorded), then %g s recorded; A = 50%% read / 50%% update, B = 95/5, "
-      "C = 100%% read, W = 100%% update (not a YCSB workload); a read gets the whole row, an update puts one random field; ops_per_s = recorded ops / "
-      "recorded seconds; read_misses = reads that found no row (should be 0)",
-      warmup_seconds, seconds));
+      "each run: %g s warm-up (not recorded), then %g s recorded; YCSB's core workloads: A = 50%% read / 50%% "
+      "update, B = 95/5, C = 100%% read, D = 95%% read / 5%% insert with the latest records most read, E = 95%% "
+      "scan of 1-%d rows (uniform, from a zipfian key, the client's scanner with a row limit) / 5%% insert, F = "
+      "50%% read / 50%% read-modify-write (timed whole); W = 100%% update (not YCSB's); echo = the bare-gRPC "
+      "floor: basalt.rpc.Echo/Echo through the generated stub on its own channel, replying %d B (a record's "
+      "field bytes); a read gets the whole row, an update puts one random field, an insert a whole record",
+      warmup_seconds, seconds, kYcsbMaxScanLength, kYcsbFields * kYcsbFieldBytes));
+  report->notes.push_back(
+      "target = ops/s for all threads together on a fixed schedule, latency from each op's intended start "
+      "(0: unthrottled, latency from the actual start); ops_per_s = recorded ops / recorded seconds; "
+      "read_misses = reads that found no row (should be 0)");
   report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
   return 0;
 }

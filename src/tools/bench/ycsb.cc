@@ -63,9 +63,48 @@ ScrambledZipfianGenerator::ScrambledZipfianGenerator(uint64_t records, uint64_t 
   zipf_ = shared;
 }
 
-uint64_t ScrambledZipfianGenerator::Next() {
+uint64_t ScrambledZipfianGenerator::Next() { return Next(records_); }
+
+uint64_t ScrambledZipfianGenerator::Next(uint64_t records) {
   uint64_t z = zipf_->Next(UnitDouble(SplitMix64(&rng_)));
-  return YcsbFnvHash64(z) % records_;
+  return YcsbFnvHash64(z) % records;
+}
+
+uint64_t SkewedLatestGenerator::Next(uint64_t latest) {
+  if (latest != items_) {
+    if (latest > items_ && items_ > 0) {
+      for (uint64_t i = items_ + 1; i <= latest; ++i) zetan_ += std::pow(static_cast<double>(i), -kYcsbZipfianTheta);
+    } else {
+      zetan_ = Zeta(latest, kYcsbZipfianTheta);
+    }
+    items_ = latest;
+    zipf_.emplace(items_, kYcsbZipfianTheta, zetan_);
+  }
+  uint64_t back = zipf_->Next(UnitDouble(SplitMix64(&rng_)));
+  return latest - 1 - back;
+}
+
+uint64_t InsertOrdinals::Take() {
+  absl::MutexLock l(&mu_);
+  return next_++;
+}
+
+void InsertOrdinals::Ack(uint64_t ordinal) {
+  absl::MutexLock l(&mu_);
+  if (ordinal != acknowledged_) {
+    done_above_.insert(ordinal);
+    return;
+  }
+  ++acknowledged_;
+  for (auto it = done_above_.begin(); it != done_above_.end() && *it == acknowledged_;) {
+    ++acknowledged_;
+    it = done_above_.erase(it);
+  }
+}
+
+uint64_t InsertOrdinals::Acknowledged() const {
+  absl::MutexLock l(&mu_);
+  return acknowledged_;
 }
 
 }  // namespace basalt::bench

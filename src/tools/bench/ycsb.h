@@ -7,14 +7,23 @@
 //     of i, made non-negative as Java's Math.abs (YCSB's default hashed insert order);
 //   - request distribution "zipfian": a Zipfian draw with theta 0.99 over a fixed space of 10^10
 //     items, then FNV-hashed into [0, records) (ScrambledZipfian), so popular keys are spread
-//     over the key space instead of clustering at its start.
+//     over the key space instead of clustering at its start;
+//   - request distribution "latest" (workload D): the newest records most popular, a Zipfian
+//     draw counted back from the newest acknowledged insert (SkewedLatestGenerator);
+//   - inserts take the next ordinal; reads only choose among inserts already acknowledged, all
+//     below them acknowledged too (AcknowledgedCounterGenerator).
 //
 // Thread-safety: the functions are pure; a generator is used by one thread (each thread keeps
 // its own, seeded differently).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace basalt::bench {
 
@@ -55,11 +64,49 @@ class ScrambledZipfianGenerator {
  public:
   explicit ScrambledZipfianGenerator(uint64_t records, uint64_t seed);
   uint64_t Next();
+  // Over [0, records) for records given per draw (a table that grows by inserts). YCSB instead
+  // draws over the records plus twice the inserts it expects and redraws a key not inserted
+  // yet; hashing into what exists now keeps the same skew without guessing the run's length.
+  uint64_t Next(uint64_t records);
 
  private:
   uint64_t records_;
   uint64_t rng_;
   const ZipfianGenerator* zipf_;  // shared, built once
+};
+
+// YCSB's SkewedLatestGenerator: an ordinal in [0, latest), latest - 1 the most popular, by a
+// Zipfian draw (theta 0.99) over `latest` items counted back from the newest. zeta(latest) is
+// kept and extended term by term as latest grows, as YCSB's ZipfianGenerator does.
+class SkewedLatestGenerator {
+ public:
+  explicit SkewedLatestGenerator(uint64_t seed) : rng_(seed) {}
+  // latest > 0.
+  uint64_t Next(uint64_t latest);
+
+ private:
+  uint64_t rng_;
+  uint64_t items_ = 0;
+  double zetan_ = 0;
+  std::optional<ZipfianGenerator> zipf_;
+};
+
+// The key space of a run with inserts: ordinals [0, records) are loaded; an insert takes the
+// next ordinal (Take) and reports it done (Ack); Acknowledged() is the count of ordinals below
+// which every insert is done, what reads choose from (YCSB's AcknowledgedCounterGenerator).
+// Thread-safe.
+class InsertOrdinals {
+ public:
+  explicit InsertOrdinals(uint64_t records) : next_(records), acknowledged_(records) {}
+  uint64_t Take();
+  void Ack(uint64_t ordinal);
+  uint64_t Acknowledged() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  uint64_t next_ ABSL_GUARDED_BY(mu_);
+  uint64_t acknowledged_ ABSL_GUARDED_BY(mu_);
+  std::set<uint64_t> done_above_ ABSL_GUARDED_BY(mu_);  // acked ordinals > acknowledged_
 };
 
 }  // namespace basalt::bench
