@@ -327,6 +327,7 @@ Wal::~Wal() {
     absl::MutexLock l(&mu_);
     shutting_down_ = true;
     bg_cv_.SignalAll();
+    gather_cv_.SignalAll();
   }
   if (syncer_.joinable()) syncer_.join();
   absl::MutexLock l(&mu_);
@@ -335,8 +336,20 @@ Wal::~Wal() {
   if (file_ != nullptr) file_->Close().IgnoreError();
 }
 
+void Wal::GatherGroup() {
+  const uint64_t expect = last_group_;
+  if (expect < kGatherMinGroup || queued_ - written_ >= expect * 3 / 4) return;
+  const absl::Time deadline = absl::Now() + absl::Microseconds(std::min(last_sync_micros_, kGatherMaxMicros));
+  gather_until_ = written_ + expect * 3 / 4;
+  while (queued_ < gather_until_ && error_.ok() && !shutting_down_) {
+    if (gather_cv_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+  }
+  gather_until_ = 0;
+}
+
 absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   leader_ = true;
+  if (sync && !force_roll) GatherGroup();
   std::string buf;
   buf.swap(pending_);
   // Whose records the segment gets (counted before the write: also when it fails, some may
@@ -387,6 +400,8 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
       ++stats_.syncs;
       stats_.sync_micros += sync_micros;
       stats_.synced_records += end - prev_durable;
+      last_group_ = end - prev_durable;
+      last_sync_micros_ = sync_micros;
       durable_ = end;
       synced_size_ = synced_size;
     }
@@ -432,6 +447,7 @@ absl::Status Wal::Append(const WalRecord& rec, Durability d) {
   uint64_t& held = pending_regions_[rec.region];
   held = std::max(held, rec.seq);
   const uint64_t ticket = ++queued_;
+  if (gather_until_ != 0 && queued_ >= gather_until_) gather_cv_.Signal();
   ++stats_.records;
   stats_.bytes += framed.size();
   if (d == Durability::kSyncWal) return WaitFor(ticket, /*sync=*/true);

@@ -210,6 +210,11 @@ class Wal {
   // `force_roll` or past roll_size. Called with mu_ held and leader_ false; releases mu_ around
   // I/O. Returns the I/O status (also stored in error_).
   absl::Status LeadGroup(bool sync, bool force_roll) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Before a leader syncs: when the last synced group held kGatherMinGroup records or more and
+  // fewer are queued now, waits (mu_ released) until as many are queued, for at most the last
+  // sync's duration (capped at kGatherMaxMicros). Many writers then share fewer fdatasyncs —
+  // PostgreSQL's commit_delay, sized by the load itself; a lone writer never waits.
+  void GatherGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void BackgroundSyncer();
   // Creates segment `number`: its header written and synced, the directory synced, then the
   // index naming it the newest. On failure before the index names it, the file is removed.
@@ -244,6 +249,14 @@ class Wal {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;  // records written to a segment
   uint64_t durable_ ABSL_GUARDED_BY(mu_) = 0;  // records synced
   bool leader_ ABSL_GUARDED_BY(mu_) = false;   // a group is being written; file_ is its own
+  // GatherGroup: the records the last synced group held and how long its sync took; while a
+  // leader gathers, the queued_ count it waits for (0: no leader gathering).
+  static constexpr uint64_t kGatherMinGroup = 4;
+  static constexpr uint64_t kGatherMaxMicros = 1000;
+  uint64_t last_group_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t last_sync_micros_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t gather_until_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::CondVar gather_cv_;  // the gathering leader's count is reached (or shutdown)
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
