@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "common/status.h"
+#include "transport/grpc/stack_arena.h"
 
 namespace basalt::client_internal {
 namespace {
@@ -36,7 +37,8 @@ class TableImpl final : public Table {
     if (get.row.empty()) return WithContext(EmptyRow(), what());
     rpc::GetRequest req;
     BuildGet(get, &req);
-    rpc::GetResponse resp;
+    StackArena<> arena;  // the reply's cells and strings; the values move into the Result
+    rpc::GetResponse& resp = *arena.Create<rpc::GetResponse>();
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, get.row, deadline, req.mutable_region(), &to));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
@@ -13,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/status.h"
-#include "google/protobuf/arena.h"
 #include "grpcpp/server_posix.h"
 #include "src/server/acceptor.h"
 #include "src/server/authorize.h"
 #include "src/server/server_metrics.h"
 #include "transport/grpc/grpc_settings.h"
+#include "transport/grpc/stack_arena.h"
 
 namespace basalt::server {
 namespace {
@@ -196,9 +195,6 @@ template <class Req>
 using AuthorizeFn = std::function<absl::Status(const Identity&, Req*)>;
 
 // A unary call: waits for a request, runs the handler inline, finishes, deletes itself.
-// The first block of a unary reply's arena (UnaryCall::Handle), on the handling thread's stack.
-constexpr size_t kReplyArenaBlock = 8192;
-
 template <class Req, class Resp>
 class UnaryCall final : public Call {
  public:
@@ -272,15 +268,9 @@ class UnaryCall final : public Call {
   // Runs the handler and finishes the call (on the CQ thread or a pool thread; the call has no
   // other operation outstanding meanwhile).
   void Handle() {
-    // The reply and its cells come from an arena whose first block is on this stack: one
-    // allocation per string longer than std::string keeps inline instead of one per message,
-    // string and buffer (a whole row's Get made some 40). Finish serialises it before returning.
-    alignas(std::max_align_t) char first_block[kReplyArenaBlock];
-    google::protobuf::ArenaOptions arena_options;
-    arena_options.initial_block = first_block;
-    arena_options.initial_block_size = sizeof first_block;
-    google::protobuf::Arena arena(arena_options);
-    Resp& resp = *google::protobuf::Arena::CreateMessage<Resp>(&arena);
+    // The reply is built on the stack's arena (Finish serialises it before returning).
+    StackArena<> arena;
+    Resp& resp = *arena.Create<Resp>();
     const std::chrono::steady_clock::time_point start = kCountCalls && method_->metrics.has_value()
                                                             ? std::chrono::steady_clock::now()
                                                             : std::chrono::steady_clock::time_point();
