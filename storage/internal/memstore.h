@@ -45,6 +45,9 @@ class MemStore {
 
   char* Allocate(size_t bytes);
   Node* NewNode(const char* entry, int height);
+  // Bytes of a node of `height` levels (a multiple of 8), and one built at mem.
+  static size_t NodeBytes(int height);
+  static Node* PlaceNode(char* mem, const char* entry, int height);
   int RandomHeight();
   // Compares entry a with (key, seq).
   static int CompareEntry(const char* entry, std::string_view key, uint64_t seq);
