@@ -12,9 +12,11 @@
 // Every latency is steady_clock around one synchronous client call, recorded in a per-thread
 // LatencyHistogram and merged at the end. Warm-up operations are not recorded. A monitor thread
 // prints the progress line once a second. See BENCHMARKS.md.
+#include <unistd.h>
+
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -564,6 +566,29 @@ int RunServerLatency(const Flags& flags, Report* report) {
 
 namespace {
 
+// The whole machine's CPU from /proc/stat's first line, in clock ticks: busy (user, nice,
+// system, irq, softirq; guest time is inside user) and stolen by the hypervisor. All zero when
+// it cannot be read.
+struct MachineCpu {
+  uint64_t busy = 0, steal = 0, all = 0;
+};
+
+MachineCpu ReadMachineCpu() {
+  MachineCpu c;
+  std::ifstream in("/proc/stat");
+  std::string label;
+  uint64_t v[8] = {};
+  if (!(in >> label) || label != "cpu") return c;
+  for (uint64_t& x : v) {
+    if (!(in >> x)) return MachineCpu{};
+  }
+  // user nice system idle iowait irq softirq steal
+  c.busy = v[0] + v[1] + v[2] + v[5] + v[6];
+  c.steal = v[7];
+  c.all = c.busy + v[3] + v[4] + c.steal;
+  return c;
+}
+
 struct YcsbWorkload {
   char name;
   // Operation proportions (YCSB's readproportion, updateproportion, insertproportion,
@@ -675,6 +700,8 @@ constexpr uint64_t kYcsbMaxScanLength = 100;
 struct YcsbRun {
   uint64_t misses = 0;  // reads that found no row
   double seconds = 0;
+  // The machine's CPU over the recorded seconds (ReadMachineCpu), in clock ticks.
+  uint64_t cpu_busy_ticks = 0, cpu_steal_ticks = 0, cpu_all_ticks = 0;
   // Per operation kind (YCSB's READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, and Echo).
   LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
   uint64_t Ops() const {
@@ -849,11 +876,16 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
   }
   monitor->Watch(label, all);
   auto t0 = Clock::now();
+  const MachineCpu cpu0 = ReadMachineCpu();
   phase.store(kMeasure, std::memory_order_relaxed);
   absl::SleepFor(absl::Seconds(seconds));
   phase.store(kStop, std::memory_order_relaxed);
+  const MachineCpu cpu1 = ReadMachineCpu();
   for (auto& th : ts) th.join();
   out->seconds = Seconds(t0, Clock::now());
+  out->cpu_busy_ticks = cpu1.busy - cpu0.busy;
+  out->cpu_steal_ticks = cpu1.steal - cpu0.steal;
+  out->cpu_all_ticks = cpu1.all - cpu0.all;
   monitor->Watch(absl::StrCat(label, " done"), {});
   if (error.failed()) return error.status();
   for (const auto& p : per) {
@@ -1003,7 +1035,12 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   }
   const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout};
 
-  std::map<std::pair<int64_t, int64_t>, double> c_ops, echo_ops;  // (threads, target) -> ops/s
+  // (threads, target) -> sums over the runs of C and of echo: ops/s, and ops and busy ticks
+  struct Sums {
+    double ops_per_s = 0, ops = 0, busy_ticks = 0;
+  };
+  std::map<std::pair<int64_t, int64_t>, Sums> c_sums, echo_sums;
+  const double tick_us = 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
   for (const YcsbWorkload& w : workloads) {
     for (int64_t n : *threads) {
       for (int64_t target : *targets) {
@@ -1012,11 +1049,22 @@ int RunServerYcsb(const Flags& flags, Report* report) {
                                      seconds, setup->durability, &monitor, &run);
         if (!s.ok()) return fail(s);
         const double ops_per_s = run.Ops() / run.seconds;
-        if (w.name == 'C') c_ops[{n, target}] = ops_per_s;
-        if (w.echo) echo_ops[{n, target}] = ops_per_s;
+        for (auto* sums : {w.name == 'C' ? &c_sums : nullptr, w.echo ? &echo_sums : nullptr}) {
+          if (sums == nullptr) continue;
+          Sums& into = (*sums)[{n, target}];
+          into.ops_per_s += ops_per_s;
+          into.ops += static_cast<double>(run.Ops());
+          into.busy_ticks += static_cast<double>(run.cpu_busy_ticks);
+        }
         Record rec{Text("workload", WorkloadLabel(w)), Num("threads", static_cast<double>(n)),
                    Num("target", static_cast<double>(target)), Num("ops", static_cast<double>(run.Ops())),
                    Num("ops_per_s", ops_per_s)};
+        // CPU of the whole machine (client, server and the rest) per operation: steadier than
+        // ops/s on a VM whose hypervisor steals a varying share.
+        if (run.cpu_all_ticks > 0 && run.Ops() > 0) {
+          rec.push_back(Num("cpu_us_per_op", run.cpu_busy_ticks * tick_us / static_cast<double>(run.Ops()), 1));
+          rec.push_back(Num("steal_pct", 100.0 * run.cpu_steal_ticks / static_cast<double>(run.cpu_all_ticks), 1));
+        }
         struct Kind {
           const char* prefix;
           double proportion;
@@ -1033,12 +1081,18 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       }
     }
   }
-  for (const auto& [key, ops] : c_ops) {
-    auto e = echo_ops.find(key);
-    if (e == echo_ops.end() || e->second <= 0) continue;
-    report->summary.push_back(Num(absl::StrFormat("C_vs_echo_x%d%s", key.first,
-                                                  key.second > 0 ? absl::StrCat("_at_", key.second) : ""),
-                                  ops / e->second, 2));
+  // C against the echo floor at the same threads and target, over all their runs (alternate
+  // them, --workload=C,echo,C,echo, so that drift hits both): ops/s, and CPU per op.
+  for (const auto& [key, c] : c_sums) {
+    auto e = echo_sums.find(key);
+    if (e == echo_sums.end() || e->second.ops_per_s <= 0) continue;
+    const std::string suffix =
+        absl::StrFormat("x%d%s", key.first, key.second > 0 ? absl::StrCat("_at_", key.second) : "");
+    report->summary.push_back(Num("C_vs_echo_ops_" + suffix, c.ops_per_s / e->second.ops_per_s, 2));
+    if (c.ops > 0 && e->second.ops > 0 && e->second.busy_ticks > 0) {
+      report->summary.push_back(Num("C_vs_echo_cpu_per_op_" + suffix,
+                                    (c.busy_ticks / c.ops) / (e->second.busy_ticks / e->second.ops), 2));
+    }
   }
   if (ordinals.Acknowledged() > setup->records) {
     report->summary.push_back(Num("inserted_records", static_cast<double>(ordinals.Acknowledged() - setup->records)));
@@ -1060,7 +1114,9 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   report->notes.push_back(
       "target = ops/s for all threads together on a fixed schedule, latency from each op's intended start "
       "(0: unthrottled, latency from the actual start); ops_per_s = recorded ops / recorded seconds; "
-      "read_misses = reads that found no row (should be 0)");
+      "cpu_us_per_op = the whole machine's busy CPU (/proc/stat: user, nice, system, irq, softirq) over the "
+      "recorded seconds / recorded ops; steal_pct = the share the hypervisor stole; C_vs_echo_*: sums over "
+      "every C and echo run of the same threads and target; read_misses = reads that found no row (should be 0)");
   report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
   return 0;
 }
