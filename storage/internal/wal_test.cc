@@ -8,6 +8,9 @@
 
 #include <unistd.h>
 
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/util/random_bytes.h"
 #include "common/coding.h"
@@ -545,6 +548,97 @@ TEST(WalTest, SyncErrorIsStickyAndReachesEveryWaiter) {
   EXPECT_EQ(wal->Sync().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(wal->Roll().status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(wal->GetStats().synced_records, 1u);
+}
+
+// An Env whose writable files' Sync waits while the gate is shut, then sleeps sync_delay.
+class GateEnv : public EnvWrapper {
+ public:
+  GateEnv() : EnvWrapper(Env::Default()) {}
+  std::atomic<int64_t> sync_delay_us{0};
+
+  void Shut() {
+    absl::MutexLock l(&mu_);
+    open_ = false;
+  }
+  void Open() {
+    absl::MutexLock l(&mu_);
+    open_ = true;
+  }
+  // Until n syncs wait at the shut gate.
+  void AwaitWaiting(int n) {
+    absl::MutexLock l(&mu_);
+    auto enough = [this, n]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return waiting_ >= n; };
+    mu_.Await(absl::Condition(&enough));
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    auto f = target()->NewWritableFile(path);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<WritableFile>(new File(std::move(f).value(), this));
+  }
+
+ private:
+  class File : public WritableFileWrapper {
+   public:
+    File(std::unique_ptr<WritableFile> f, GateEnv* env) : WritableFileWrapper(std::move(f)), env_(env) {}
+    absl::Status Sync() override {
+      {
+        absl::MutexLock l(&env_->mu_);
+        ++env_->waiting_;
+        env_->mu_.Await(absl::Condition(&env_->open_));
+        --env_->waiting_;
+      }
+      absl::SleepFor(absl::Microseconds(env_->sync_delay_us.load()));
+      return WritableFileWrapper::Sync();
+    }
+
+   private:
+    GateEnv* env_;
+  };
+
+  absl::Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+TEST(WalTest, AGatheringLeaderWaitsForAGroupButNotForWritersWhoNeverCome) {
+  std::string dir = NewTestDir("gather");
+  GateEnv env;
+  auto wal = OpenWal(dir, 64ull << 20, 3600 * 1000, &env);  // no background syncer
+  env.sync_delay_us = 3000;
+  // A leader blocks in its fdatasync with one record; seven more writers queue behind it.
+  env.Shut();
+  std::vector<std::thread> writers;
+  writers.emplace_back([&] { EXPECT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok()); });
+  env.AwaitWaiting(1);
+  for (int i = 0; i < 7; ++i) {
+    writers.emplace_back([&, i] {
+      EXPECT_TRUE(wal->Append(MakeRecord("r", 2 + i, 1), Durability::kSyncWal).ok());
+    });
+  }
+  while (wal->GetStats().records < 8) absl::SleepFor(absl::Milliseconds(1));
+  env.Open();  // the first group syncs; the seven queued make the next one
+  for (auto& t : writers) t.join();
+  Wal::Stats st = wal->GetStats();
+  EXPECT_EQ(st.syncs, 2u);
+  EXPECT_EQ(st.synced_records, 8u);
+
+  // A lone writer after a group of seven: its leader gathers, waiting for five more records
+  // that never come, for the 1 ms cap (the last sync took over 3 ms), then syncs alone.
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(wal->Append(MakeRecord("r", 9, 1), Durability::kSyncWal).ok());
+  const absl::Duration took = absl::Now() - t0;
+  EXPECT_GE(took, absl::Microseconds(3000 + 1000)) << "no gathering before the sync";
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(wal->GetStats().syncs, 3u);
+  EXPECT_EQ(wal->GetStats().synced_records, 9u);
+
+  wal.reset();
+  ReplayStats stats;
+  absl::Status s;
+  auto got = ReplayAll(dir, &stats, &s);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(got.size(), 9u);
 }
 
 }  // namespace
