@@ -501,59 +501,12 @@ TEST(WalTest, DeleteSegmentsBefore) {
   EXPECT_EQ(got[0].seq, 5u);
 }
 
-// An Env whose writable files fail Sync once `fail_sync` is set.
-class FaultEnv : public EnvWrapper {
+// An Env whose writable files' Sync fails once `fail_sync` is set, waits while the gate is shut,
+// and sleeps sync_delay_us before syncing.
+class SyncEnv : public EnvWrapper {
  public:
-  FaultEnv() : EnvWrapper(Env::Default()) {}
+  SyncEnv() : EnvWrapper(Env::Default()) {}
   std::atomic<bool> fail_sync{false};
-
-  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    auto f = target()->NewWritableFile(path);
-    if (!f.ok()) return f.status();
-    return std::unique_ptr<WritableFile>(new File(std::move(f).value(), this));
-  }
-
- private:
-  class File : public WritableFileWrapper {
-   public:
-    File(std::unique_ptr<WritableFile> f, FaultEnv* env) : WritableFileWrapper(std::move(f)), env_(env) {}
-    absl::Status Sync() override {
-      if (env_->fail_sync) return absl::UnavailableError("injected fdatasync failure");
-      return WritableFileWrapper::Sync();
-    }
-
-   private:
-    FaultEnv* env_;
-  };
-};
-
-TEST(WalTest, SyncErrorIsStickyAndReachesEveryWaiter) {
-  std::string dir = NewTestDir("fault");
-  FaultEnv env;
-  auto wal = OpenWal(dir, 64ull << 20, 3600 * 1000, &env);
-  ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
-  env.fail_sync = true;
-  std::vector<std::thread> threads;
-  std::atomic<int> errors{0};
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      absl::Status s = wal->Append(MakeRecord("r", 100 + t, 1), Durability::kSyncWal);
-      if (s.code() == absl::StatusCode::kUnavailable) ++errors;
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(errors.load(), 8);
-  env.fail_sync = false;  // even once the disk recovers, the WAL stays dead
-  EXPECT_EQ(wal->Append(MakeRecord("r", 200, 1), Durability::kAsyncWal).code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(wal->Sync().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(wal->Roll().status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(wal->GetStats().synced_records, 1u);
-}
-
-// An Env whose writable files' Sync waits while the gate is shut, then sleeps sync_delay.
-class GateEnv : public EnvWrapper {
- public:
-  GateEnv() : EnvWrapper(Env::Default()) {}
   std::atomic<int64_t> sync_delay_us{0};
 
   void Shut() {
@@ -580,8 +533,9 @@ class GateEnv : public EnvWrapper {
  private:
   class File : public WritableFileWrapper {
    public:
-    File(std::unique_ptr<WritableFile> f, GateEnv* env) : WritableFileWrapper(std::move(f)), env_(env) {}
+    File(std::unique_ptr<WritableFile> f, SyncEnv* env) : WritableFileWrapper(std::move(f)), env_(env) {}
     absl::Status Sync() override {
+      if (env_->fail_sync) return absl::UnavailableError("injected fdatasync failure");
       {
         absl::MutexLock l(&env_->mu_);
         ++env_->waiting_;
@@ -593,7 +547,7 @@ class GateEnv : public EnvWrapper {
     }
 
    private:
-    GateEnv* env_;
+    SyncEnv* env_;
   };
 
   absl::Mutex mu_;
@@ -601,9 +555,32 @@ class GateEnv : public EnvWrapper {
   int waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+TEST(WalTest, SyncErrorIsStickyAndReachesEveryWaiter) {
+  std::string dir = NewTestDir("fault");
+  SyncEnv env;
+  auto wal = OpenWal(dir, 64ull << 20, 3600 * 1000, &env);
+  ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
+  env.fail_sync = true;
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      absl::Status s = wal->Append(MakeRecord("r", 100 + t, 1), Durability::kSyncWal);
+      if (s.code() == absl::StatusCode::kUnavailable) ++errors;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 8);
+  env.fail_sync = false;  // even once the disk recovers, the WAL stays dead
+  EXPECT_EQ(wal->Append(MakeRecord("r", 200, 1), Durability::kAsyncWal).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(wal->Sync().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(wal->Roll().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(wal->GetStats().synced_records, 1u);
+}
+
 TEST(WalTest, AGatheringLeaderWaitsForAGroupButNotForWritersWhoNeverCome) {
   std::string dir = NewTestDir("gather");
-  GateEnv env;
+  SyncEnv env;
   auto wal = OpenWal(dir, 64ull << 20, 3600 * 1000, &env);  // no background syncer
   env.sync_delay_us = 3000;
   // A leader blocks in its fdatasync with one record; seven more writers queue behind it.
