@@ -93,10 +93,6 @@ struct GrpcServer::Impl {
   std::unique_ptr<HandlerPool> pool;  // writes and admin calls
   std::atomic<bool> shutting_down{false};
   std::atomic<int> unary_in_flight{0};  // in_flight but scans: what Shutdown waits for
-  // Data writes (Mutate) running or queued for the pool; the first of them runs inline on its
-  // CQ thread, when there are at least two CQ threads (so one is free for reads).
-  bool inline_lone_writes = false;
-  std::atomic<int> data_writes{0};
   std::atomic<int64_t> reply_bytes{0};  // replies written and not yet taken by their clients
   bool stopped = false;
 
@@ -203,9 +199,6 @@ class UnaryCall final : public Call {
     HandleFn<Req, Resp> handle;
     AuthorizeFn<Req> authorize;
     bool on_pool = false;  // run on the handler pool, not inline on the CQ thread
-    // A data write (Mutate): on the pool, but inline when no other such write is in flight and
-    // another CQ thread is left for reads (Impl::inline_lone_writes).
-    bool lone_inline = false;
     std::optional<OpMetrics> metrics;  // where the calls are counted, if they are
   };
 
@@ -237,30 +230,10 @@ class UnaryCall final : public Call {
       responder_.FinishWithError(admitted, this);
       return;
     }
-    if (!method_->on_pool || impl_->pool == nullptr) {
-      Handle();
-      return;
-    }
-    if (!method_->lone_inline) {
+    if (method_->on_pool && impl_->pool != nullptr) {
       impl_->pool->Schedule([this] { Handle(); });
-      return;
-    }
-    // A lone write runs here and saves the hand-off to a pool thread (a wake-up, ~50-70 us on
-    // the 2-vCPU machine, BENCHMARKS.md "Throughput"); once writes overlap they go to the pool,
-    // where they share fdatasyncs without holding up this thread's reads.
-    GrpcServer::Impl* impl = impl_;  // `this` may be gone once Handle() has finished the call
-    if (impl->inline_lone_writes && impl->data_writes.fetch_add(1, std::memory_order_acq_rel) == 0) {
-      Handle();
-      impl->data_writes.fetch_sub(1, std::memory_order_acq_rel);
-      return;
-    }
-    if (impl->inline_lone_writes) {
-      impl->pool->Schedule([this, impl] {
-        Handle();
-        impl->data_writes.fetch_sub(1, std::memory_order_acq_rel);
-      });
     } else {
-      impl->pool->Schedule([this] { Handle(); });
+      Handle();
     }
   }
 
@@ -428,9 +401,6 @@ void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* method
   m->handle = std::move(handle);
   m->authorize = std::move(authorize);
   m->on_pool = on_pool;
-  // One row's Put or Delete, the write a lone client waits on; batches, read-modify-writes and
-  // admin calls always go to the pool.
-  m->lone_inline = on_pool && name == "Mutate";
   if (kCountCalls && impl->options.metrics != nullptr && !name.empty()) {
     m->metrics = MakeOpMetrics(impl->options.metrics, name, "grpc", timed);
   }
@@ -488,7 +458,6 @@ absl::Status GrpcServer::Start() {
                              ? impl->options.cq_threads
                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   for (int i = 0; i < cq_threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
-  impl->inline_lone_writes = cq_threads >= 2;
   impl->server = builder.BuildAndStart();
   if (impl->server == nullptr) {
     for (auto& cq : impl->cqs) cq->Shutdown();

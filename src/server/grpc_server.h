@@ -4,9 +4,7 @@
 // echoes run inline on the polling thread that received the call (measured on the 2-vCPU
 // machine: an async CQ server with inline handlers beat the sync and callback servers, BENCHMARKS.md §6);
 // writes and admin calls run on a pool of handler_threads threads, so a write waiting for its
-// fdatasync never holds up reads and concurrent writers share a sync. A Mutate with no other in
-// flight runs inline on its CQ thread when there are two or more (saving the hand-off's wake-up;
-// the other CQ threads keep serving reads). With 2 CQ threads instead
+// fdatasync never holds up reads and concurrent writers share a sync. With 2 CQ threads instead
 // of 16, YCSB C with 16 clients went from 17.0K to 19.3K ops/s (BENCHMARKS.md). Scan is a
 // server-streaming state machine (one batch written at a time; a failed write means the client
 // went away, and the scan stops).
