@@ -347,9 +347,10 @@ void Wal::GatherGroup() {
   gather_until_ = 0;
 }
 
-absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
+absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
   leader_ = true;
-  if (sync && !force_roll) GatherGroup();
+  if (sync && gather && !force_roll) GatherGroup();
+  const uint64_t group_first = written_;  // what this group writes starts after it
   std::string buf;
   buf.swap(pending_);
   // Whose records the segment gets (counted before the write: also when it fails, some may
@@ -400,7 +401,7 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
       ++stats_.syncs;
       stats_.sync_micros += sync_micros;
       stats_.synced_records += end - prev_durable;
-      last_group_ = end - prev_durable;
+      last_group_ = end - group_first;
       last_sync_micros_ = sync_micros;
       durable_ = end;
       synced_size_ = synced_size;
@@ -421,14 +422,14 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll) {
   return roll_status;
 }
 
-absl::Status Wal::WaitFor(uint64_t ticket, bool sync) {
+absl::Status Wal::WaitFor(uint64_t ticket, bool sync, bool gather) {
   while (true) {
     if (!error_.ok()) return error_;
     if ((sync ? durable_ : written_) >= ticket) return absl::OkStatus();
     if (!leader_) {
       // Lead a group covering everything queued so far, ours included. Its own status is
       // reflected in error_/durable_, checked on the next iteration.
-      LeadGroup(sync, /*force_roll=*/false).IgnoreError();
+      LeadGroup(sync, /*force_roll=*/false, gather).IgnoreError();
       continue;
     }
     cv_.Wait(&mu_);
@@ -450,7 +451,7 @@ absl::Status Wal::Append(const WalRecord& rec, Durability d) {
   if (gather_until_ != 0 && queued_ >= gather_until_) gather_cv_.Signal();
   ++stats_.records;
   stats_.bytes += framed.size();
-  if (d == Durability::kSyncWal) return WaitFor(ticket, /*sync=*/true);
+  if (d == Durability::kSyncWal) return WaitFor(ticket, /*sync=*/true, /*gather=*/true);
   if (pending_.size() >= kAsyncWriteThreshold && !leader_) LeadGroup(/*sync=*/false, false).IgnoreError();
   return error_;
 }

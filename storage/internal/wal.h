@@ -204,16 +204,19 @@ class Wal {
  private:
   explicit Wal(const Options& options, Env* env);
   // Waits until the records up to `ticket` are durable (or written, when !sync), leading a group
-  // when no other leader is active. Requires mu_.
-  absl::Status WaitFor(uint64_t ticket, bool sync) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // when no other leader is active; `gather`: such a group may gather first (GatherGroup), for a
+  // SYNC_WAL Append, not for Sync, the background syncer or shutdown. Requires mu_.
+  absl::Status WaitFor(uint64_t ticket, bool sync, bool gather = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the queued buffer, writes it (and syncs if asked, or if rolling), rolls if
   // `force_roll` or past roll_size. Called with mu_ held and leader_ false; releases mu_ around
   // I/O. Returns the I/O status (also stored in error_).
-  absl::Status LeadGroup(bool sync, bool force_roll) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Before a leader syncs: when the last synced group held kGatherMinGroup records or more and
-  // fewer are queued now, waits (mu_ released) until as many are queued, for at most the last
-  // sync's duration (capped at kGatherMaxMicros). Many writers then share fewer fdatasyncs —
-  // PostgreSQL's commit_delay, sized by the load itself; a lone writer never waits.
+  absl::Status LeadGroup(bool sync, bool force_roll, bool gather = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Before a leader syncs: when the last synced group wrote kGatherMinGroup records or more and
+  // fewer than three quarters as many are queued now, waits (mu_ released) until that many are
+  // queued, for at most the last sync's duration (capped at kGatherMaxMicros). Many writers then
+  // share fewer fdatasyncs — PostgreSQL's commit_delay, sized by the load itself. A writer
+  // after small groups never waits; the first lone writer after a burst waits once, then the
+  // groups it leads are small.
   void GatherGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void BackgroundSyncer();
   // Creates segment `number`: its header written and synced, the directory synced, then the
@@ -249,7 +252,7 @@ class Wal {
   uint64_t written_ ABSL_GUARDED_BY(mu_) = 0;  // records written to a segment
   uint64_t durable_ ABSL_GUARDED_BY(mu_) = 0;  // records synced
   bool leader_ ABSL_GUARDED_BY(mu_) = false;   // a group is being written; file_ is its own
-  // GatherGroup: the records the last synced group held and how long its sync took; while a
+  // GatherGroup: the records the last synced group wrote and how long its sync took; while a
   // leader gathers, the queued_ count it waits for (0: no leader gathering).
   static constexpr uint64_t kGatherMinGroup = 4;
   static constexpr uint64_t kGatherMaxMicros = 1000;

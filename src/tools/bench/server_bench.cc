@@ -768,13 +768,13 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
       SkewedLatestGenerator latest(0x1a7e0000u + t);
       uint64_t rng = 0xa11ce + t;
       int seen = kWarmup;
-      Clock::time_point next_start = Clock::now();
+      Clock::time_point next_start = Clock::now() + interval * t / threads;
       for (;;) {
         const int p = phase.load(std::memory_order_relaxed);
         if (p == kStop || error.failed()) return;
-        if (p != seen) {  // the schedule starts afresh with the measured phase
-          seen = p;
-          next_start = Clock::now();
+        if (p != seen) {  // the schedule starts afresh with the measured phase,
+          seen = p;         // each thread's slots offset so that they do not fire together
+          next_start = Clock::now() + interval * t / threads;
         }
         Clock::time_point intended;
         if (interval.count() > 0) {
@@ -787,7 +787,9 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
         }
         const double u = UnitDouble(SplitMix64(&rng));
         const uint64_t existing = to.ordinals->Acknowledged();
-        auto choose_row = [&] { return YcsbKey(w.latest ? latest.Next(existing) : keys.Next(existing)); };
+        // Zipfian keys come from the records there when the run started (a fixed range keeps
+        // each rank on one row; inserts are still scanned over), latest from every acknowledged one.
+        auto choose_row = [&] { return YcsbKey(w.latest ? latest.Next(existing) : keys.Next()); };
         const auto t0 = Clock::now();
         if (interval.count() == 0) intended = t0;
         LatencyHistogram* h = nullptr;
@@ -883,9 +885,11 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
   const MachineCpu cpu1 = ReadMachineCpu();
   for (auto& th : ts) th.join();
   out->seconds = Seconds(t0, Clock::now());
-  out->cpu_busy_ticks = cpu1.busy - cpu0.busy;
-  out->cpu_steal_ticks = cpu1.steal - cpu0.steal;
-  out->cpu_all_ticks = cpu1.all - cpu0.all;
+  if (cpu0.all > 0 && cpu1.all > cpu0.all) {  // both read
+    out->cpu_busy_ticks = cpu1.busy - cpu0.busy;
+    out->cpu_steal_ticks = cpu1.steal - cpu0.steal;
+    out->cpu_all_ticks = cpu1.all - cpu0.all;
+  }
   monitor->Watch(absl::StrCat(label, " done"), {});
   if (error.failed()) return error.status();
   for (const auto& p : per) {

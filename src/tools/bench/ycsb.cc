@@ -63,11 +63,9 @@ ScrambledZipfianGenerator::ScrambledZipfianGenerator(uint64_t records, uint64_t 
   zipf_ = shared;
 }
 
-uint64_t ScrambledZipfianGenerator::Next() { return Next(records_); }
-
-uint64_t ScrambledZipfianGenerator::Next(uint64_t records) {
+uint64_t ScrambledZipfianGenerator::Next() {
   uint64_t z = zipf_->Next(UnitDouble(SplitMix64(&rng_)));
-  return YcsbFnvHash64(z) % records;
+  return YcsbFnvHash64(z) % records_;
 }
 
 uint64_t SkewedLatestGenerator::Next(uint64_t latest) {

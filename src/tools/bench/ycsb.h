@@ -10,8 +10,9 @@
 //     over the key space instead of clustering at its start;
 //   - request distribution "latest" (workload D): the newest records most popular, a Zipfian
 //     draw counted back from the newest acknowledged insert (SkewedLatestGenerator);
-//   - inserts take the next ordinal; reads only choose among inserts already acknowledged, all
-//     below them acknowledged too (AcknowledgedCounterGenerator).
+//   - inserts take the next ordinal; "latest" only chooses among inserts already acknowledged,
+//     all below them acknowledged too (AcknowledgedCounterGenerator); "zipfian" among the
+//     records there when the run started.
 //
 // Thread-safety: the functions are pure; a generator is used by one thread (each thread keeps
 // its own, seeded differently).
@@ -63,11 +64,10 @@ class ZipfianGenerator {
 class ScrambledZipfianGenerator {
  public:
   explicit ScrambledZipfianGenerator(uint64_t records, uint64_t seed);
+  // With inserts during a run, YCSB draws over the records plus twice the inserts it expects and
+  // redraws a key not inserted yet; basalt-bench draws over the records there when the run
+  // started, so each rank stays on one row (hashing into a growing count would move them all).
   uint64_t Next();
-  // Over [0, records) for records given per draw (a table that grows by inserts). YCSB instead
-  // draws over the records plus twice the inserts it expects and redraws a key not inserted
-  // yet; hashing into what exists now keeps the same skew without guessing the run's length.
-  uint64_t Next(uint64_t records);
 
  private:
   uint64_t records_;
