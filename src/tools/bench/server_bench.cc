@@ -308,6 +308,26 @@ void AddPercentiles(Record* rec, const std::string& prefix, const LatencyHistogr
   rec->push_back(Num(prefix + "max_us", h.MaxNanos() / 1e3, 1));
 }
 
+// The floor: the server's Echo service through the generated stub, on a channel of its own with
+// the client's channel arguments.
+std::unique_ptr<rpc::Echo::Stub> NewEchoStub(const std::string& address) {
+  return rpc::Echo::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), ClientChannelArguments(kEchoChannelTag)));
+}
+
+// One Echo call with the client's deadline; DataLoss when the reply is not the size asked.
+absl::Status EchoOnce(rpc::Echo::Stub* echo, const rpc::EchoRequest& req, absl::Duration timeout) {
+  rpc::EchoResponse resp;
+  grpc::ClientContext ctx;  // the client library makes one per call too
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  grpc::Status s = echo->Echo(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  if (resp.payload().size() != req.reply_size()) {
+    return absl::DataLossError(absl::StrCat("Echo replied ", resp.payload().size(), " bytes, asked ", req.reply_size()));
+  }
+  return absl::OkStatus();
+}
+
 // The server's resident memory and version into the summary (best effort: a failure is a note).
 void AddServerStatus(Admin* admin, Report* report) {
   auto st = admin->Status();
@@ -354,10 +374,7 @@ int RunServerLatency(const Flags& flags, Report* report) {
   if (auto s = EnsureTable(admin.get(), so->table); !s.ok()) return Fail(s);
   auto table = (*conn)->GetTable(so->table);
 
-  // The floor: the server's Echo service, generated stub, the client's channel arguments.
-  auto channel = grpc::CreateCustomChannel(so->address, grpc::InsecureChannelCredentials(),
-                                           ClientChannelArguments(kEchoChannelTag));
-  auto echo = rpc::Echo::NewStub(channel);
+  auto echo = NewEchoStub(so->address);
   const absl::Duration timeout = so->conn.timeout;
 
   const int64_t max_size = *std::max_element(sizes->begin(), sizes->end());
@@ -406,19 +423,12 @@ int RunServerLatency(const Flags& flags, Report* report) {
     if (h != nullptr) h->Record(ElapsedNanos(t0, t1));
     return true;
   };
-  auto echo_one = [&](const rpc::EchoRequest& req, int64_t size, LatencyHistogram* h) {
-    rpc::EchoResponse resp;
+  auto echo_one = [&](const rpc::EchoRequest& req, LatencyHistogram* h) {
     auto t0 = Clock::now();
-    grpc::ClientContext ctx;  // the client library makes one per call too
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-    grpc::Status s = echo->Echo(&ctx, req, &resp);
+    absl::Status s = EchoOnce(echo.get(), req, timeout);
     auto t1 = Clock::now();
     if (!s.ok()) {
-      error.Set(FromGrpcStatus(s));
-      return false;
-    }
-    if (static_cast<int64_t>(resp.payload().size()) != size) {
-      error.Set(absl::DataLossError(absl::StrCat("Echo replied ", resp.payload().size(), " bytes, asked ", size)));
+      error.Set(s);
       return false;
     }
     if (h != nullptr) h->Record(ElapsedNanos(t0, t1));
@@ -449,7 +459,7 @@ int RunServerLatency(const Flags& flags, Report* report) {
     for (int64_t i = 0; i < warmup && !error.failed(); ++i) {
       put_one(size, absl::StrCat(row_key(size, i), "w"), nullptr);
       get_one(size, absl::StrCat(row_key(size, i), "w"), nullptr);
-      if (with_floor) echo_one(echo_req, size, nullptr);
+      if (with_floor) echo_one(echo_req, nullptr);
     }
     if (error.failed()) return fail(error.status());
 
@@ -484,7 +494,7 @@ int RunServerLatency(const Flags& flags, Report* report) {
         auto e0 = Clock::now();
         RunOnThreads(threads, [&](int t) {
           for (int64_t i = begin + t; i < end && !error.failed(); i += threads) {
-            echo_one(echo_req, size, echo_h[t].get());
+            echo_one(echo_req, echo_h[t].get());
           }
         });
         echo_seconds += Seconds(e0, Clock::now());
@@ -599,39 +609,26 @@ struct YcsbWorkload {
 };
 
 absl::StatusOr<YcsbWorkload> ParseWorkload(const std::string& s) {
-  // YCSB's workloads/workload[a-f] property files.
   YcsbWorkload w;
-  w.name = s.size() == 1 ? static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))) : '?';
-  if (s.size() != 1) {
-    if (s == "echo" || s == "Echo") {
-      w.name = 'e';
-      w.echo = true;
-      return w;
-    }
-  } else if (w.name == 'A') {
-    w.read = w.update = 0.5;
-    return w;
-  } else if (w.name == 'B') {
-    w.read = 0.95, w.update = 0.05;
-    return w;
-  } else if (w.name == 'C') {
-    w.read = 1;
-    return w;
-  } else if (w.name == 'D') {
-    w.read = 0.95, w.insert = 0.05, w.latest = true;
-    return w;
-  } else if (w.name == 'E') {
-    w.scan = 0.95, w.insert = 0.05;
-    return w;
-  } else if (w.name == 'F') {
-    w.read = w.rmw = 0.5;
-    return w;
-  } else if (w.name == 'W') {
-    w.update = 1;  // not YCSB's: every op an update
+  if (s == "echo" || s == "Echo") {
+    w.name = 'e';
+    w.echo = true;
     return w;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown workload '", s, "' (YCSB's A to F; W: updates only; echo: the bare-gRPC floor)"));
+  // YCSB's workloads/workload[a-f] property files; W is ours: every op an update.
+  w.name = s.size() == 1 ? static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))) : '?';
+  switch (w.name) {
+    case 'A': w.read = w.update = 0.5; return w;
+    case 'B': w.read = 0.95, w.update = 0.05; return w;
+    case 'C': w.read = 1; return w;
+    case 'D': w.read = 0.95, w.insert = 0.05, w.latest = true; return w;
+    case 'E': w.scan = 0.95, w.insert = 0.05; return w;
+    case 'F': w.read = w.rmw = 0.5; return w;
+    case 'W': w.update = 1; return w;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown workload '", s, "' (YCSB's A to F; W: updates only; echo: the bare-gRPC floor)"));
+  }
 }
 
 std::string WorkloadLabel(const YcsbWorkload& w) { return w.echo ? "echo" : std::string(1, w.name); }
@@ -786,20 +783,18 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
           }
         }
         const double u = UnitDouble(SplitMix64(&rng));
-        const uint64_t existing = to.ordinals->Acknowledged();
         // Zipfian keys come from the records there when the run started (a fixed range keeps
-        // each rank on one row; inserts are still scanned over), latest from every acknowledged one.
-        auto choose_row = [&] { return YcsbKey(w.latest ? latest.Next(existing) : keys.Next()); };
+        // each rank on one row; inserts are still scanned over), latest from every acknowledged
+        // one (asked only then: it takes the inserts' lock).
+        auto choose_row = [&] {
+          return YcsbKey(w.latest ? latest.Next(to.ordinals->Acknowledged()) : keys.Next());
+        };
         const auto t0 = Clock::now();
         if (interval.count() == 0) intended = t0;
         LatencyHistogram* h = nullptr;
         if (w.echo) {
-          rpc::EchoResponse resp;
-          grpc::ClientContext ctx;
-          ctx.set_deadline(absl::ToChronoTime(absl::Now() + to.timeout));
-          grpc::Status s = to.echo->Echo(&ctx, echo_req, &resp);
-          if (!s.ok()) {
-            error.Set(FromGrpcStatus(s));
+          if (absl::Status s = EchoOnce(to.echo, echo_req, to.timeout); !s.ok()) {
+            error.Set(s);
             return;
           }
           h = &mine->echo_h;
@@ -1034,8 +1029,7 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   InsertOrdinals ordinals(setup->records);
   std::unique_ptr<rpc::Echo::Stub> echo;
   if (with_echo) {
-    echo = rpc::Echo::NewStub(grpc::CreateCustomChannel(setup->server.address, grpc::InsecureChannelCredentials(),
-                                                        ClientChannelArguments(kEchoChannelTag)));
+    echo = NewEchoStub(setup->server.address);
   }
   const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout};
 
