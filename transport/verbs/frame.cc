@@ -529,19 +529,46 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
   return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, req);
 }
 
+namespace {
+
+// An rpc::Row as a ReplyRow.
+class ProtoReplyRow final : public ReplyRow {
+ public:
+  explicit ProtoReplyRow(const rpc::Row& row) : row_(row) {}
+  std::string_view row() const override { return SV(row_.row()); }
+  size_t size() const override { return static_cast<size_t>(row_.cells_size()); }
+  ReplyCell cell(size_t i) const override {
+    const rpc::Cell& c = row_.cells(static_cast<int>(i));
+    return ReplyCell{SV(c.family()), SV(c.qualifier()), SV(c.value()), c.timestamp(), c.type() == rpc::CELL_TYPE_PUT};
+  }
+
+ private:
+  const rpc::Row& row_;
+};
+
+}  // namespace
+
 size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc::GetResponse* resp,
                       absl::Span<uint8_t> out) {
+  const ProtoReplyRow row(resp != nullptr ? resp->row() : rpc::Row::default_instance());
+  return EncodeGetReplyRow(request_id, status, &row, out);
+}
+
+size_t EncodeGetReplyRow(uint64_t request_id, const absl::Status& status, const ReplyRow* row,
+                         absl::Span<uint8_t> out) {
   assert(out.size() >= kMinReplyBuffer);
   if (!status.ok()) return EncodeStatusReply(FrameOp::kGetReply, request_id, status.code(), 0, SV(status.message()), out);
-  const rpc::Row& row = resp != nullptr ? resp->row() : rpc::Row::default_instance();
+  const std::string_view key = row != nullptr ? row->row() : std::string_view();
+  const size_t cells = row != nullptr ? row->size() : 0;
   // A row the frame cannot carry (a family over 64 KiB, or a cell that is not a put, which a
   // read never returns) goes over gRPC like a row too large for the buffer.
-  bool representable = row.row().size() <= kMax32;
-  uint64_t body = 4 + row.row().size() + 4;
-  for (const rpc::Cell& c : row.cells()) {
-    representable = representable && c.family().size() <= kMax16 && c.qualifier().size() <= kMax32 &&
-                    c.value().size() <= kMax32 && c.type() == rpc::CELL_TYPE_PUT;
-    body += kMinCell + c.family().size() + c.qualifier().size() + c.value().size();
+  bool representable = key.size() <= kMax32 && cells <= kMax32;
+  uint64_t body = 4 + key.size() + 4;
+  for (size_t i = 0; i < cells; ++i) {
+    const ReplyCell c = row->cell(i);
+    representable = representable && c.family.size() <= kMax16 && c.qualifier.size() <= kMax32 &&
+                    c.value.size() <= kMax32 && c.put;
+    body += kMinCell + c.family.size() + c.qualifier.size() + c.value.size();
   }
   if (!representable || body > kMax32 || out.size() < kFrameHeaderSize || body > out.size() - kFrameHeaderSize) {
     return EncodeStatusReply(FrameOp::kGetReply, request_id, absl::StatusCode::kResourceExhausted, kFlagTooLarge,
@@ -549,13 +576,14 @@ size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc
   }
   WriteHeader(out.data(), FrameOp::kGetReply, body, request_id, 0, 0);
   Writer w(out.data() + kFrameHeaderSize);
-  w.Bytes32(row.row());
-  w.U32(static_cast<uint32_t>(row.cells_size()));
-  for (const rpc::Cell& c : row.cells()) {
-    w.Bytes16(c.family());
-    w.Bytes32(c.qualifier());
-    w.I64(c.timestamp());
-    w.Bytes32(c.value());
+  w.Bytes32(key);
+  w.U32(static_cast<uint32_t>(cells));
+  for (size_t i = 0; i < cells; ++i) {
+    const ReplyCell c = row->cell(i);
+    w.Bytes16(c.family);
+    w.Bytes32(c.qualifier);
+    w.I64(c.timestamp);
+    w.Bytes32(c.value);
   }
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -104,6 +105,26 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);
 inline constexpr size_t kMinReplyBuffer = 256;
 size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc::GetResponse* resp,
                       absl::Span<uint8_t> out);
+
+// A Get reply's row as its holder has it (an rpc::Row, or the server's storage row), so that
+// the reply is encoded from it without building protobuf messages first. The views stay valid
+// while the encoder runs.
+struct ReplyCell {
+  std::string_view family, qualifier, value;
+  int64_t timestamp = 0;
+  bool put = true;  // reads return puts only; anything else is not representable
+};
+class ReplyRow {
+ public:
+  virtual ~ReplyRow() = default;
+  virtual std::string_view row() const = 0;
+  virtual size_t size() const = 0;
+  virtual ReplyCell cell(size_t i) const = 0;
+};
+// EncodeGetReply from a ReplyRow (`row` null with an OK status: an empty row); the same bytes
+// as EncodeGetReply of the same cells, the same too-large and error replies.
+size_t EncodeGetReplyRow(uint64_t request_id, const absl::Status& status, const ReplyRow* row,
+                         absl::Span<uint8_t> out);
 size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::Span<uint8_t> out);
 
 // Client side: decodes a reply frame of the expected op and request id. Returns the server's

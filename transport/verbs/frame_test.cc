@@ -719,6 +719,58 @@ TEST(VerbsFrameTest, GetReplyExactFitAndTooLarge) {
   EXPECT_EQ(DecodeGetReply(Whole(bad), 5, &got), absl::InternalError("verbs frame: unknown flags 0x3 at offset 18"));
 }
 
+// A ReplyRow over plain vectors, as the server's row is not protobuf.
+class VectorRow final : public ReplyRow {
+ public:
+  explicit VectorRow(const rpc::Row& from) : key_(from.row()) {
+    for (const rpc::Cell& c : from.cells()) {
+      cells_.push_back({c.family(), c.qualifier(), c.value(), c.timestamp(), c.type() == rpc::CELL_TYPE_PUT});
+    }
+  }
+  std::string_view row() const override { return key_; }
+  size_t size() const override { return cells_.size(); }
+  ReplyCell cell(size_t i) const override {
+    const Stored& c = cells_[i];
+    return ReplyCell{c.family, c.qualifier, c.value, c.ts, c.put};
+  }
+
+ private:
+  struct Stored {
+    std::string family, qualifier, value;
+    int64_t ts;
+    bool put;
+  };
+  std::string key_;
+  std::vector<Stored> cells_;
+};
+
+TEST(VerbsFrameTest, AReplyRowEncodesAsTheSameRowInProtobuf) {
+  const rpc::GetResponse full = FullResponse();
+  rpc::GetResponse del = full;
+  del.mutable_row()->mutable_cells(0)->set_type(rpc::CELL_TYPE_DELETE);
+  rpc::GetResponse wide = full;
+  wide.mutable_row()->mutable_cells(1)->set_family(std::string(70000, 'f'));  // over a 16-bit length
+  const std::vector<const rpc::GetResponse*> cases = {&full, &del, &wide, &rpc::GetResponse::default_instance()};
+  for (const rpc::GetResponse* resp : cases) {
+    const Bytes want = EncodeGetReplyBytes(9, absl::OkStatus(), resp);
+    const VectorRow row(resp->row());
+    for (size_t cap : {size_t{1} << 20, std::max<size_t>(want.size(), kMinReplyBuffer),
+                       std::max<size_t>(want.size() - 1, kMinReplyBuffer)}) {
+      Bytes got(cap);
+      got.resize(EncodeGetReplyRow(9, absl::OkStatus(), &row, absl::MakeSpan(got)));
+      EXPECT_EQ(got, EncodeGetReplyBytes(9, absl::OkStatus(), resp, cap)) << "cap " << cap;
+    }
+  }
+  // No row, and an error, as EncodeGetReply's.
+  Bytes none(kMinReplyBuffer);
+  none.resize(EncodeGetReplyRow(3, absl::OkStatus(), nullptr, absl::MakeSpan(none)));
+  EXPECT_EQ(none, EncodeGetReplyBytes(3, absl::OkStatus(), nullptr));
+  const absl::Status err = absl::NotFoundError("table t1 does not exist");
+  Bytes e(kMinReplyBuffer);
+  e.resize(EncodeGetReplyRow(4, err, nullptr, absl::MakeSpan(e)));
+  EXPECT_EQ(e, EncodeGetReplyBytes(4, err, nullptr));
+}
+
 TEST(VerbsFrameTest, ErrorRepliesRoundTripCodeAndMessage) {
   for (int code = 1; code <= 16; ++code) {
     const absl::Status s(static_cast<absl::StatusCode>(code), std::string("table '\0x' ", 11) + std::to_string(code));
