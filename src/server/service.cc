@@ -515,14 +515,21 @@ absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
   }
 }
 
-absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {
+absl::Status DataService::GetRow(const rpc::GetRequest& req, const RowResult** row) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecOf(*t, req.read(), /*reversed=*/false));
   BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
   thread_local RowResult result;  // reused: no allocation per cell once warm
   BASALT_RETURN_IF_ERROR(Translate(*t, h->region->Get(req.row(), spec, &result), h));
-  RowToProto(result, resp->mutable_row());
+  *row = &result;
+  return absl::OkStatus();
+}
+
+absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {
+  const RowResult* row = nullptr;
+  BASALT_RETURN_IF_ERROR(GetRow(req, &row));
+  RowToProto(*row, resp->mutable_row());
   return absl::OkStatus();
 }
 

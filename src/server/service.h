@@ -73,6 +73,9 @@ class DataService {
       : tables_(tables), config_(config), transactions_(transactions) {}
 
   absl::Status Get(const rpc::GetRequest& req, rpc::GetResponse* resp);
+  // Get's row as the engine returns it, for a caller that encodes the reply itself (the verbs
+  // frame, without protobuf): *row stays valid until this thread's next Get or GetRow.
+  absl::Status GetRow(const rpc::GetRequest& req, const RowResult** row);
   absl::Status Mutate(const rpc::MutateRequest& req, rpc::MutateResponse* resp);
   // Per-row results in resp; the returned status fails only the whole call (bad table,
   // durability).

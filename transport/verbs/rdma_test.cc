@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "transport/verbs/client.h"
+#include "transport/verbs/frame.h"
 #include "transport/verbs/server.h"
 
 namespace basalt::verbs {
@@ -292,7 +293,9 @@ TEST(RdmaDevices, NamesDevicesOrSaysNoRdmaDevice) {
 
 VerbsHandlers Handlers() {
   VerbsHandlers h;
-  h.get = [](const void*, const rpc::GetRequest&, rpc::GetResponse*) { return absl::OkStatus(); };
+  h.get = [](const void*, uint64_t id, const rpc::GetRequest&, absl::Span<uint8_t> out) {
+    return EncodeGetReply(id, absl::OkStatus(), nullptr, out);
+  };
   h.mutate = [](const void*, const rpc::MutateRequest&) { return absl::OkStatus(); };
   return h;
 }

@@ -69,10 +69,9 @@ struct VerbsServer::Impl {
   struct Helper {
     std::unique_ptr<CompletionQueue> cq;
     std::thread thread;
-    // Reused for every request this helper decodes and every Get it serves: no allocation
-    // per request once their strings have grown.
+    // Reused for every request this helper decodes: no allocation per request once its
+    // strings have grown.
     DecodedRequest request;
-    rpc::GetResponse get_response;
   };
 
   VerbsServerOptions options;
@@ -273,10 +272,7 @@ struct VerbsServer::Impl {
     }
     const uint64_t id = req->header.request_id;
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
-      rpc::GetResponse* resp = &h->get_response;
-      resp->Clear();
-      absl::Status st = handlers.get(se->principal.get(), *get, resp);
-      return Send(se.get(), EncodeGetReply(id, st, resp, se->reply_span()));
+      return Send(se.get(), handlers.get(se->principal.get(), id, *get, se->reply_span()));
     }
     // A write leaves the helper: it takes its request with it.
     auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));

@@ -53,7 +53,10 @@ struct VerbsServerOptions {
 
 // `principal`: what NewSession was given for the endpoint's session (null when nothing was).
 struct VerbsHandlers {
-  std::function<absl::Status(const void* principal, const rpc::GetRequest&, rpc::GetResponse*)> get;
+  // Serves a Get and writes its reply frame for `request_id` into `out` (EncodeGetReply or
+  // EncodeGetReplyRow; `out` holds at least kMinReplyBuffer bytes); returns the frame's length.
+  std::function<size_t(const void* principal, uint64_t request_id, const rpc::GetRequest&, absl::Span<uint8_t> out)>
+      get;
   std::function<absl::Status(const void* principal, const rpc::MutateRequest&)> mutate;
   // Runs a task on the handler pool; empty: mutations run inline on the helper thread.
   std::function<void(std::function<void()>)> schedule;
