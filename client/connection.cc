@@ -82,6 +82,8 @@ class ConnectionImpl final : public Connection {
       stats.endpoints_created += s.endpoints_created;
       stats.endpoints_open += s.endpoints_open;
       stats.endpoint_waits += s.endpoint_waits;
+      stats.verbs_async_calls += s.verbs_async_calls;
+      stats.verbs_async_queued += s.verbs_async_queued;
       stats.sessions += s.sessions;
     }
     if (!all.empty()) stats.verbs_state = same ? all.begin()->second.verbs_state : states;
@@ -115,6 +117,10 @@ absl::Status ValidateOptions(const ConnectionOptions& o) {
   if (o.channels < 1 || o.channels > 256) {
     return absl::InvalidArgumentError(absl::StrCat("channels must be in 1..256, got ", o.channels));
   }
+  if (o.verbs_async_endpoints < 0 || o.verbs_async_endpoints > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verbs_async_endpoints must be in 0..4096, got ", o.verbs_async_endpoints));
+  }
   if (o.verbs_max_endpoints < 1 || o.verbs_max_endpoints > 4096) {
     return absl::InvalidArgumentError(absl::StrCat("verbs_max_endpoints must be in 1..4096, got ", o.verbs_max_endpoints));
   }
@@ -144,6 +150,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   if (options.transport != TransportChoice::kGrpc) {
     verbs::VerbsPathOptions vo;
     vo.client.max_endpoints = options.verbs_max_endpoints;
+    vo.client.max_async_endpoints = options.verbs_async_endpoints;
     vo.client.spin = options.verbs_spin;
     vo.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
     vo.retry = options.verbs_retry;

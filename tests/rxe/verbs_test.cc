@@ -74,12 +74,13 @@ class Verbs : public ServerTest {
     table_ = conn_->GetTable("t");
   }
 
-  std::unique_ptr<Connection> Open(TransportChoice t, int max_endpoints = 32) {
+  std::unique_ptr<Connection> Open(TransportChoice t, int max_endpoints = 32, int async_endpoints = 16) {
     ConnectionOptions o;
     o.address = server_->address();
     o.timeout = absl::Seconds(60);
     o.transport = t;
     o.verbs_max_endpoints = max_endpoints;
+    o.verbs_async_endpoints = async_endpoints;
     o.verbs_retry = absl::Milliseconds(300);
     auto c = Connection::Open(o);
     EXPECT_TRUE(c.ok()) << c.status();
@@ -317,6 +318,101 @@ TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
   EXPECT_LE(ts.endpoints_open, 4u);
   EXPECT_GT(ts.endpoint_waits, 0u);
   EXPECT_EQ(ts.sessions, 1u);
+}
+
+TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+  // 4 async endpoints for a window of 32 (Table::Get of many rows): 4 calls in flight, the rest
+  // wait in the client's queue and go out as replies come back, all on the poller.
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/2, /*async_endpoints=*/4);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  constexpr int kRows = 300;
+  absl::Mutex mu;
+  int puts_done = 0;
+  std::vector<absl::Status> put_status(kRows);
+  for (int i = 0; i < kRows; ++i) {
+    t->PutAsync(Put(absl::StrCat("a", i)).Add("cf", "q", std::string(100 + i, static_cast<char>('a' + i % 26))),
+                [&, i](absl::Status s) {
+                  absl::MutexLock l(&mu);
+                  put_status[i] = s;
+                  ++puts_done;
+                });
+  }
+  {
+    absl::MutexLock l(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](int* n) { return *n == kRows; }, &puts_done),
+                                    absl::Seconds(60)));
+  }
+  for (int i = 0; i < kRows; ++i) ASSERT_TRUE(put_status[i].ok()) << i << ": " << put_status[i];
+  std::vector<Get> gets;
+  for (int i = 0; i < kRows; ++i) gets.push_back(Get(absl::StrCat("a", i)));
+  gets.push_back(Get("never-written"));
+  auto rows = t->Get(gets);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), gets.size());
+  for (int i = 0; i < kRows; ++i) {
+    ASSERT_EQ((*rows)[i].Value("cf", "q").value_or(""), std::string(100 + i, static_cast<char>('a' + i % 26))) << i;
+  }
+  EXPECT_TRUE(rows->back().empty());
+  TransportStats ts = conn->GetTransportStats();
+  EXPECT_EQ(ts.verbs_async_calls, uint64_t{2 * kRows + 1});
+  EXPECT_EQ(ts.verbs_calls, uint64_t{2 * kRows + 1});
+  EXPECT_GT(ts.verbs_async_queued, 0u);
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_LE(ts.endpoints_open, 2u + 4u);
+}
+
+TEST_F(Verbs, AsyncCallsInFlightFallBackToGrpcWhenVerbsGoesOff) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kAuto, 4, 4);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  constexpr int kRows = 64;
+  for (int i = 0; i < kRows; ++i) ASSERT_TRUE(t->Put(Put(absl::StrCat("g", i)).Add("cf", "q", absl::StrCat(i))).ok());
+  std::vector<Get> gets;
+  for (int i = 0; i < kRows; ++i) gets.push_back(Get(absl::StrCat("g", i)));
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0}, rounds{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      auto rows = t->Get(gets);
+      if (!rows.ok()) {
+        ADD_FAILURE() << rows.status();
+        errors++;
+        continue;
+      }
+      for (int i = 0; i < kRows; ++i) {
+        if ((*rows)[i].Value("cf", "q").value_or("") != absl::StrCat(i)) errors++;
+      }
+      rounds++;
+    }
+  });
+  auto wait_rounds = [&](int n) {
+    int target = rounds.load() + n;
+    absl::Time until = absl::Now() + absl::Seconds(60);
+    while (rounds.load() < target && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+  };
+  wait_rounds(3);
+  // Every endpoint is disconnected under the calls in flight: they finish over gRPC.
+  SetServerVerbs(false);
+  wait_rounds(5);
+  const TransportStats off = conn->GetTransportStats();
+  SetServerVerbs(true);
+  const uint64_t verbs_at_on = conn->GetTransportStats().verbs_calls;
+  absl::Time until = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < until && conn->GetTransportStats().verbs_calls < verbs_at_on + 2 * kRows) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(off.grpc_fallbacks, 0u);
+  EXPECT_GT(off.verbs_failures, 0u);
+  const TransportStats end = conn->GetTransportStats();
+  EXPECT_GE(end.verbs_calls, verbs_at_on + 2 * kRows) << end.verbs_state;
+  EXPECT_EQ(end.verbs_state, "up");
 }
 
 TEST_F(Verbs, ConcurrentGetsAndPutsOnTheSameRowsSeeWholeRows) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "common/status.h"
 
 namespace basalt::verbs {
@@ -17,6 +18,15 @@ struct VerbsClient::Pooled {
   std::unique_ptr<Endpoint> ep;
   size_t server_max = 0;  // the server's receive half: our requests must fit it
   uint64_t epoch = 0;
+  // An async endpoint: no cq of its own (it is on async_cq_), its gen in every wr_id, and the
+  // call it carries (guarded by async_mu_).
+  bool async = false;
+  uint32_t gen = 0;
+  std::unique_ptr<AsyncCall> call;
+  bool expired = false;  // its call was finished at its deadline; the reply may still land
+  absl::Time expired_at;
+  bool starting = false;  // a caller holds it, encoding its call (only the poller drops one, never then)
+  bool broken = false;    // it failed while starting: the poller fails its call and drops it
 };
 
 namespace {
@@ -33,12 +43,18 @@ VerbsClient::VerbsClient(SessionSource sessions, const VerbsClientOptions& optio
       max_spinners_(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1)) {
   absl::MutexLock l(&mu_);
   cap_ = options.max_endpoints;
+  absl::MutexLock al(&async_mu_);
+  async_cap_ = options.max_async_endpoints;
 }
 
 absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource sessions,
                                                                 const VerbsClientOptions& options) {
   if (options.max_endpoints < 1 || options.max_endpoints > 4096) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: max_endpoints must be 1..4096, not ", options.max_endpoints));
+  }
+  if (options.max_async_endpoints < 0 || options.max_async_endpoints > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verbs: max_async_endpoints must be 0..4096, not ", options.max_async_endpoints));
   }
   if (options.message_bytes < kMinMessageBytes || options.message_bytes > kMaxMessageBytes) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: message_bytes out of range: ", options.message_bytes));
@@ -51,9 +67,14 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   c->channel_ = *channel;
   VerbsClient* raw = c.get();
   c->cm_thread_ = std::thread([raw] { raw->CmLoop(); });
-  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
+  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk =
+      SharedChunk::Create(options.max_endpoints + options.max_async_endpoints, 2 * options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   c->chunk_ = std::move(*chunk);
+  {
+    absl::MutexLock l(&c->async_mu_);
+    c->async_by_slot_.resize(c->chunk_->slots(), nullptr);
+  }
   // The session first: a server without verbs answers FailedPrecondition, which callers take
   // as "gRPC only".
   absl::StatusOr<VerbsSession> s = c->CurrentSession(false);
@@ -69,6 +90,7 @@ std::unique_ptr<VerbsClient> VerbsClient::WithEndpoints(std::vector<LoopbackEndp
                                                        const VerbsClientOptions& options) {
   VerbsClientOptions o = options;
   o.max_endpoints = static_cast<int>(endpoints.size());
+  o.max_async_endpoints = 0;  // no chunk, no sessions: async calls fail at once
   std::unique_ptr<VerbsClient> c(new VerbsClient(
       [] { return absl::StatusOr<VerbsSession>(absl::UnimplementedError("loopback: no sessions")); }, o));
   absl::MutexLock l(&c->mu_);
@@ -84,6 +106,26 @@ std::unique_ptr<VerbsClient> VerbsClient::WithEndpoints(std::vector<LoopbackEndp
 }
 
 VerbsClient::~VerbsClient() {
+  // Async calls in flight or queued finish first (by their reply, a failure or their deadline);
+  // new ones fail at once. Then the async endpoints go, before their CQ.
+  {
+    absl::MutexLock l(&async_mu_);
+    async_stop_ = true;
+  }
+  if (poller_.joinable()) poller_.join();
+  std::vector<Pooled*> async_all;
+  {
+    absl::MutexLock l(&async_mu_);
+    for (Pooled*& p : async_by_slot_) {
+      if (p != nullptr) async_all.push_back(std::exchange(p, nullptr));
+    }
+    async_free_.clear();
+  }
+  for (Pooled* p : async_all) delete p;
+  {
+    absl::MutexLock l(&async_mu_);
+    async_cq_.reset();
+  }
   std::vector<Pooled*> all;
   {
     absl::MutexLock l(&mu_);
@@ -119,12 +161,19 @@ size_t VerbsClient::max_request() const {
 VerbsClientStats VerbsClient::stats() const {
   VerbsClientStats s;
   s.calls = calls_.load(std::memory_order_relaxed);
+  s.async_calls = async_calls_.load(std::memory_order_relaxed);
+  s.async_queued = async_queued_.load(std::memory_order_relaxed);
   s.endpoints_created = created_.load(std::memory_order_relaxed);
   s.endpoint_waits = waits_.load(std::memory_order_relaxed);
   s.failures = failures_.load(std::memory_order_relaxed);
   s.sessions = session_count_.load(std::memory_order_relaxed);
+  int async_open = 0;
+  {
+    absl::MutexLock l(&async_mu_);
+    async_open = async_open_;
+  }
   absl::MutexLock l(&mu_);
-  s.endpoints_open = static_cast<uint64_t>(open_);
+  s.endpoints_open = static_cast<uint64_t>(open_ + async_open);
   return s;
 }
 
@@ -215,21 +264,23 @@ void VerbsClient::Give(Pooled* p, Outcome outcome) {
   for (Pooled* d : drop) delete d;
 }
 
-absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::Connect(absl::Time deadline) {
+absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::Connect(absl::Time deadline,
+                                                                          std::optional<uint32_t> async_gen) {
   absl::StatusOr<VerbsSession> s = CurrentSession(false);
   if (!s.ok()) return Transport(s.status());
-  absl::StatusOr<std::unique_ptr<Pooled>> p = ConnectOnce(*s, deadline);
+  absl::StatusOr<std::unique_ptr<Pooled>> p = ConnectOnce(*s, deadline, async_gen);
   if (p.ok()) return p;
   // The server may have restarted (new port, unknown token) or the token expired.
   s = CurrentSession(true);
   if (!s.ok()) return Transport(s.status());
-  p = ConnectOnce(*s, deadline);
+  p = ConnectOnce(*s, deadline, async_gen);
   if (!p.ok()) return Transport(p.status());
   return p;
 }
 
 absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(const VerbsSession& session,
-                                                                              absl::Time deadline) {
+                                                                              absl::Time deadline,
+                                                                              std::optional<uint32_t> async_gen) {
   sockaddr_storage dst;
   if (absl::Status st = ParseSockaddr(session.address, session.port, &dst); !st.ok()) return st;
   const std::string where = absl::StrCat(session.address, ":", session.port);
@@ -255,19 +306,32 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   std::optional<SharedChunk::Slice> slice = chunk_->Acquire();
   if (!slice) return absl::ResourceExhaustedError("verbs: no free slice in the registered chunk");
   auto p = std::make_unique<Pooled>();
-  absl::StatusOr<std::unique_ptr<CompletionQueue>> cq =
-      CompletionQueue::Create(id->verbs, static_cast<int>(kSendDepth + kRecvDepth + 4));
-  if (!cq.ok()) {
-    chunk_->Release(*slice);
-    return cq.status();
+  ibv_cq* cq_for_qp = nullptr;
+  if (async_gen.has_value()) {
+    absl::StatusOr<ibv_cq*> shared = AsyncCq(id->verbs);
+    if (!shared.ok()) {
+      chunk_->Release(*slice);
+      return shared.status();
+    }
+    cq_for_qp = *shared;
+    p->async = true;
+    p->gen = *async_gen;
+  } else {
+    absl::StatusOr<std::unique_ptr<CompletionQueue>> cq =
+        CompletionQueue::Create(id->verbs, static_cast<int>(kSendDepth + kRecvDepth + 4));
+    if (!cq.ok()) {
+      chunk_->Release(*slice);
+      return cq.status();
+    }
+    p->cq = std::move(*cq);
+    cq_for_qp = p->cq->cq();
   }
-  p->cq = std::move(*cq);
-  absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk_->pd(), p->cq->cq());
+  absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk_->pd(), cq_for_qp);
   // From here the endpoint owns the id and the slice.
   p->ep = std::make_unique<Endpoint>(std::move(owned), chunk_.get(), *slice, max_inline.ok() ? *max_inline : 0);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
-  if (absl::Status st = p->ep->Replenish(0); !st.ok()) return st;
+  if (absl::Status st = p->ep->Replenish(p->async ? AsyncWrId(*p, false) : 0); !st.ok()) return st;
 
   ConnectData cd;
   std::memcpy(cd.token, session.token.data(), ConnectData::kTokenBytes);
@@ -366,6 +430,270 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
   }
   Give(p, Outcome::kReuse);
   return result;
+}
+
+}  // namespace basalt::verbs
+
+// ---------------------------------------------------------------------------------------------
+// Async calls
+
+namespace basalt::verbs {
+
+// gen:32 | slot:31 | send:1. Completions of a destroyed endpoint carry an old gen (a slot is
+// reused by the next endpoint), and a flushed completion has no valid opcode, so the send bit
+// says which queue it came from.
+uint64_t VerbsClient::AsyncWrId(const Pooled& p, bool send) {
+  return (uint64_t{p.gen} << 32) | (uint64_t{p.ep->slice_index()} << 1) | (send ? 1 : 0);
+}
+
+absl::StatusOr<ibv_cq*> VerbsClient::AsyncCq(ibv_context* ctx) {
+  absl::MutexLock l(&async_mu_);
+  if (async_cq_ == nullptr) {
+    const int entries = options_.max_async_endpoints * static_cast<int>(kSendDepth + kRecvDepth) + 16;
+    absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
+    if (!cq.ok()) return cq.status();
+    async_cq_ = std::move(*cq);
+    poller_ = std::thread([this] { PollerLoop(); });
+  }
+  return async_cq_->cq();
+}
+
+absl::StatusOr<VerbsClient::Pooled*> VerbsClient::OpenAsync() {
+  uint32_t gen = 0;
+  {
+    absl::MutexLock l(&async_mu_);
+    gen = ++async_gen_;
+  }
+  absl::StatusOr<std::unique_ptr<Pooled>> p = Connect(absl::Now() + options_.connect_timeout, gen);
+  if (!p.ok()) return p.status();
+  created_.fetch_add(1, std::memory_order_relaxed);
+  Pooled* raw = p->release();
+  raw->starting = true;
+  absl::MutexLock l(&async_mu_);
+  async_by_slot_[raw->ep->slice_index()] = raw;
+  return raw;
+}
+
+void VerbsClient::CallAsync(std::unique_ptr<AsyncCall> call) {
+  async_calls_.fetch_add(1, std::memory_order_relaxed);
+  Pooled* p = nullptr;
+  bool closed = false;
+  {
+    absl::MutexLock l(&async_mu_);
+    if (async_stop_ || options_.max_async_endpoints == 0) {
+      closed = true;
+    } else if (!async_free_.empty()) {
+      p = async_free_.back();
+      async_free_.pop_back();
+      p->starting = true;
+    } else if (async_open_ < async_cap_) {
+      ++async_open_;
+    } else {
+      async_queued_.fetch_add(1, std::memory_order_relaxed);
+      async_queue_.push_back(std::move(call));
+      return;
+    }
+  }
+  if (closed) return call->Done(absl::UnavailableError("verbs: no async endpoints (the client is closing)"), true);
+  if (p == nullptr) {
+    // A new endpoint, connected on this thread (as a sync call does).
+    absl::StatusOr<Pooled*> opened = OpenAsync();
+    if (!opened.ok()) {
+      std::deque<std::unique_ptr<AsyncCall>> failed;
+      {
+        absl::MutexLock l(&async_mu_);
+        --async_open_;
+        if (async_open_ > 0 && !async_stop_) {
+          // Others are open: the server is at its endpoint limit. Wait for one of those.
+          async_cap_ = async_open_;
+          async_queued_.fetch_add(1, std::memory_order_relaxed);
+          async_queue_.push_back(std::move(call));
+          return;
+        }
+        failed.swap(async_queue_);
+      }
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      const bool transport = opened.status().code() == absl::StatusCode::kUnavailable;
+      call->Done(opened.status(), transport);
+      for (auto& c : failed) c->Done(opened.status(), transport);
+      return;
+    }
+    p = *opened;
+  }
+  StartAsync(p, std::move(call));
+}
+
+void VerbsClient::StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call) {
+  const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  call->id_ = id;
+  const size_t limit = std::min(p->ep->half(), p->server_max);
+  absl::StatusOr<size_t> n = call->Encode(id, {p->ep->send_buf(), limit});
+  if (!n.ok()) {
+    ReleaseAsync(p);
+    return call->Done(n.status(), false);
+  }
+  absl::MutexLock l(&async_mu_);
+  // Held across the post: the poller may not finish this call at its deadline before it is
+  // posted. A broken endpoint keeps its call for the poller to fail (only the poller drops
+  // async endpoints).
+  p->call = std::move(call);
+  p->expired = false;
+  p->starting = false;
+  if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true), *n).ok()) p->broken = true;
+}
+
+void VerbsClient::ReleaseAsync(Pooled* p) {
+  std::unique_ptr<AsyncCall> next;
+  {
+    absl::MutexLock l(&async_mu_);
+    if (p->broken) {
+      p->starting = false;  // the poller drops it
+      return;
+    }
+    if (async_queue_.empty()) {
+      p->starting = false;
+      async_free_.push_back(p);
+      return;
+    }
+    next = std::move(async_queue_.front());
+    async_queue_.pop_front();
+    p->starting = true;
+  }
+  StartAsync(p, std::move(next));
+}
+
+void VerbsClient::DropAsync(Pooled* p) {
+  {
+    absl::MutexLock l(&async_mu_);
+    async_by_slot_[p->ep->slice_index()] = nullptr;
+    async_free_.erase(std::remove(async_free_.begin(), async_free_.end(), p), async_free_.end());
+    --async_open_;
+  }
+  delete p;
+}
+
+void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
+  failures_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_ptr<AsyncCall> call;
+  std::vector<Pooled*> drop;
+  std::deque<std::unique_ptr<AsyncCall>> queued;
+  {
+    absl::MutexLock l(&async_mu_);
+    // The idle endpoints are as suspect (the server may be gone): they go with it.
+    drop.swap(async_free_);
+    if (p->starting) {
+      p->broken = true;  // a caller is encoding into it: it hands it back, then it goes
+    } else {
+      call = std::move(p->call);
+      drop.push_back(p);
+    }
+    for (Pooled* d : drop) async_by_slot_[d->ep->slice_index()] = nullptr;
+    async_open_ -= static_cast<int>(drop.size());
+    async_cap_ = options_.max_async_endpoints;
+    if (async_open_ == 0) queued.swap(async_queue_);  // nothing left to carry them
+  }
+  for (Pooled* d : drop) delete d;
+  const absl::Status failed = Transport(why);
+  if (call != nullptr) call->Done(failed, true);
+  for (auto& c : queued) c->Done(failed, true);
+}
+
+void VerbsClient::PollerLoop() {
+  // An endpoint whose call was finished at its deadline waits this long for the late reply
+  // before it is dropped (its buffer may not be reused before the reply lands).
+  constexpr absl::Duration kLateReplyWait = absl::Seconds(5);
+  ibv_wc wc[32];
+  for (;;) {
+    absl::Time wake = absl::Now() + absl::Milliseconds(100);
+    CompletionQueue* cq = nullptr;
+    bool live = false;
+    {
+      absl::MutexLock l(&async_mu_);
+      live = !async_queue_.empty();
+      for (const auto& c : async_queue_) wake = std::min(wake, c->deadline);
+      for (Pooled* p : async_by_slot_) {
+        if (p != nullptr && p->call != nullptr) {
+          live = true;
+          wake = std::min(wake, p->call->deadline);
+        }
+      }
+      if (async_stop_ && !live) return;
+      cq = async_cq_.get();
+    }
+    absl::StatusOr<int> k = cq->Wait(absl::MakeSpan(wc), live ? options_.spin : absl::ZeroDuration(), wake);
+    if (!k.ok()) {
+      log::Warning(absl::StrCat("verbs async poller: ", k.status().ToString()));
+      absl::SleepFor(absl::Milliseconds(10));
+      continue;
+    }
+    for (int i = 0; i < *k; ++i) {
+      const uint64_t w = wc[i].wr_id;
+      const uint32_t gen = static_cast<uint32_t>(w >> 32);
+      const uint32_t slot = static_cast<uint32_t>(w >> 1) & 0x7fffffffu;
+      const bool send = (w & 1) != 0;
+      Pooled* p = nullptr;
+      {
+        absl::MutexLock l(&async_mu_);
+        if (slot < async_by_slot_.size() && async_by_slot_[slot] != nullptr && async_by_slot_[slot]->gen == gen) {
+          p = async_by_slot_[slot];
+        }
+      }
+      if (p == nullptr) continue;  // an endpoint already dropped
+      if (wc[i].status != IBV_WC_SUCCESS) {
+        FailAsync(p, absl::UnavailableError(absl::StrCat("completion error: ", ibv_wc_status_str(wc[i].status))));
+        continue;
+      }
+      if (send) continue;
+      std::unique_ptr<AsyncCall> call;
+      {
+        absl::MutexLock l(&async_mu_);
+        call = std::move(p->call);
+        p->expired = false;
+      }
+      absl::Status result;
+      if (call != nullptr) {
+        result = call->Decode(call->id_, {p->ep->recv_buf(), std::min<size_t>(wc[i].byte_len, p->ep->half())});
+      }
+      p->ep->Received();
+      if (absl::Status st = p->ep->Replenish(AsyncWrId(*p, false)); !st.ok()) {
+        FailAsync(p, st);  // the call itself succeeded
+      } else {
+        ReleaseAsync(p);  // the next queued call goes out before this one's Done runs
+      }
+      if (call != nullptr) call->Done(std::move(result), false);
+    }
+    // Deadlines: queued calls, and calls whose reply has not come.
+    const absl::Time now = absl::Now();
+    std::vector<std::unique_ptr<AsyncCall>> late;
+    std::vector<Pooled*> stale, broken;
+    {
+      absl::MutexLock l(&async_mu_);
+      for (Pooled* p : async_by_slot_) {
+        if (p != nullptr && p->broken && !p->starting) broken.push_back(p);
+      }
+      for (auto it = async_queue_.begin(); it != async_queue_.end();) {
+        if ((*it)->deadline <= now) {
+          late.push_back(std::move(*it));
+          it = async_queue_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (Pooled* p : async_by_slot_) {
+        if (p == nullptr) continue;
+        if (p->call != nullptr && p->call->deadline <= now) {
+          late.push_back(std::move(p->call));
+          p->expired = true;
+          p->expired_at = now;
+        } else if (p->call == nullptr && p->expired && !p->broken && now - p->expired_at > kLateReplyWait) {
+          stale.push_back(p);
+        }
+      }
+    }
+    for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
+    for (Pooled* p : stale) DropAsync(p);
+    for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
+  }
 }
 
 }  // namespace basalt::verbs

@@ -21,13 +21,23 @@
 // server restarted) and returns Unavailable "verbs: ...". A call past its deadline returns
 // DeadlineExceeded and destroys its endpoint (its reply may still land).
 //
-// Thread-safety: Call may be used from any number of threads.
+// Async calls (CallAsync) use endpoints of their own, all on one completion queue that one
+// poller thread polls; a call's completion (its decode and its Done) runs on that thread, with
+// no hand-off. A call takes a free async endpoint, or opens one while there are fewer than
+// max_async_endpoints, or waits in a FIFO for one to come back; it never waits for its reply.
+// Each endpoint still carries one request at a time (the frame protocol's one receive per
+// endpoint), so max_async_endpoints bounds the calls in flight.
+//
+// Thread-safety: Call and CallAsync may be used from any number of threads, CallAsync also from
+// a Done running on the poller.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -43,6 +53,8 @@ namespace basalt::verbs {
 
 struct VerbsClientOptions {
   int max_endpoints = 32;
+  // Endpoints of the async calls, apart from max_endpoints (each has its slice of the chunk).
+  int max_async_endpoints = 16;
   // Busy-poll for a reply before sleeping on the channel; only as many callers at a time as
   // there are cores but one spin, the others sleep at once.
   absl::Duration spin = absl::Microseconds(20);
@@ -52,11 +64,34 @@ struct VerbsClientOptions {
 
 struct VerbsClientStats {
   uint64_t calls = 0;
+  uint64_t async_calls = 0;
+  uint64_t async_queued = 0;    // async calls that waited in the FIFO for a free endpoint
   uint64_t endpoints_created = 0;
   uint64_t endpoints_open = 0;
   uint64_t endpoint_waits = 0;  // calls that waited for a free endpoint
   uint64_t failures = 0;        // transport failures
   uint64_t sessions = 0;        // sessions fetched
+};
+
+// One async call: the request's encoder, the reply's decoder and what runs when it is done.
+class AsyncCall {
+ public:
+  virtual ~AsyncCall() = default;
+  // As Call's Encoder: runs on the thread that starts the call (the caller's, or the poller's
+  // when it waited for an endpoint).
+  virtual absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) = 0;
+  // As Call's Decoder, on the poller.
+  virtual absl::Status Decode(uint64_t id, absl::Span<const uint8_t> reply) = 0;
+  // Runs once, last: on the poller, or on the caller's thread when the call could not start
+  // (an encoder's error, no endpoint). `transport_failed` as Call's. The call is destroyed
+  // after it returns.
+  virtual void Done(absl::Status status, bool transport_failed) = 0;
+
+  absl::Time deadline = absl::InfiniteFuture();
+
+ private:
+  friend class VerbsClient;
+  uint64_t id_ = 0;
 };
 
 class VerbsClient {
@@ -85,6 +120,9 @@ class VerbsClient {
   // failure (Unavailable) rather than the encoder's or the server's answer.
   absl::Status Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed);
 
+  // The same, without waiting: `call` is done later, on the poller (see the top of this file).
+  void CallAsync(std::unique_ptr<AsyncCall> call);
+
   // The largest request this client can send (the smaller of its send half and the server's
   // receive half).
   size_t max_request() const;
@@ -98,10 +136,28 @@ class VerbsClient {
   // every idle endpoint (kDropAll: a transport failure, the server may be gone).
   enum class Outcome { kReuse, kDropOne, kDropAll };
   void Give(Pooled* p, Outcome outcome);
-  absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline);
-  absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline);
+  // A sync endpoint (its own CQ) or, with `async_gen`, an async one on async_cq_.
+  absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline, std::optional<uint32_t> async_gen = {});
+  absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline,
+                                                      std::optional<uint32_t> async_gen);
+  // The async CQ, created (and the poller started) on first use.
+  absl::StatusOr<ibv_cq*> AsyncCq(ibv_context* ctx);
   absl::StatusOr<VerbsSession> CurrentSession(bool refresh);
   void CmLoop();
+
+  // --- async calls ---
+  // A new async endpoint (on async_cq_), or an error; nullptr when max_async_endpoints are open.
+  absl::StatusOr<Pooled*> OpenAsync();
+  // Encodes and posts `call` on `p` (which it holds), or finishes it at once on an error.
+  void StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call);
+  // An async endpoint is free again: it takes the next queued call, or goes back to the pool.
+  void ReleaseAsync(Pooled* p);
+  // Destroys an async endpoint (its queue pair goes; CQEs it leaves behind carry an old gen).
+  void DropAsync(Pooled* p);
+  // Finishes `p`'s call after a transport failure, and drops it and every idle async endpoint.
+  void FailAsync(Pooled* p, const absl::Status& why);
+  void PollerLoop();
+  static uint64_t AsyncWrId(const Pooled& p, bool send);
 
   const SessionSource sessions_;
   const VerbsClientOptions options_;
@@ -125,7 +181,22 @@ class VerbsClient {
   int cap_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by a failure: older endpoints are dropped
 
+  // Async endpoints and calls. The CQ is created with the first async endpoint and outlives
+  // them all; the poller starts with it.
+  mutable absl::Mutex async_mu_;
+  std::unique_ptr<CompletionQueue> async_cq_ ABSL_GUARDED_BY(async_mu_);
+  std::thread poller_;
+  std::vector<Pooled*> async_by_slot_ ABSL_GUARDED_BY(async_mu_);  // by chunk slot: open async endpoints
+  std::vector<Pooled*> async_free_ ABSL_GUARDED_BY(async_mu_);
+  std::deque<std::unique_ptr<AsyncCall>> async_queue_ ABSL_GUARDED_BY(async_mu_);
+  int async_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // open or opening
+  int async_cap_ ABSL_GUARDED_BY(async_mu_) = 0;   // max_async_endpoints, or fewer (server limit)
+  int async_in_flight_ ABSL_GUARDED_BY(async_mu_) = 0;
+  uint32_t async_gen_ ABSL_GUARDED_BY(async_mu_) = 0;
+  bool async_stop_ ABSL_GUARDED_BY(async_mu_) = false;
+
   std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};
+  std::atomic<uint64_t> async_calls_{0}, async_queued_{0};
   // Callers waiting for a reply now; only the first max_spinners_ (cores - 1) busy-poll.
   std::atomic<int> waiting_{0};
   const int max_spinners_;

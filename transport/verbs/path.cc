@@ -100,14 +100,35 @@ class VerbsPath final : public DataPath {
                [&] { return grpc_->Mutate(req, deadline); }, deadline);
   }
 
+  // Async calls go out on the client's async endpoints and finish on its poller. Before the
+  // client was ever opened they run as a sync call on the small pool (which opens it).
   void GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp, PathCallback done) override {
-    async_.Run([this, req, deadline, resp, done = std::move(done)] { done(Get(*req, deadline, resp)); });
+    auto grpc_call = [this, req, deadline, resp](PathCallback d) {
+      resp->Clear();
+      grpc_->GetAsync(req, deadline, resp, std::move(d));
+    };
+    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), [=, this] {
+      return Get(*req, deadline, resp);
+    });
+    StartAsync(
+        [req](uint64_t id, absl::Span<uint8_t> out) { return EncodeGetRequest(id, *req, out); },
+        [resp](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
+          return DecodeGetReply(reply, id, resp, too_large);
+        },
+        std::move(grpc_call), deadline, std::move(done));
   }
 
   void MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
                    PathCallback done) override {
-    (void)resp;  // MutateResponse is empty
-    async_.Run([this, req, deadline, done = std::move(done)] { done(Mutate(*req, deadline)); });
+    auto grpc_call = [this, req, deadline, resp](PathCallback d) {
+      grpc_->MutateAsync(req, deadline, resp, std::move(d));
+    };
+    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), [=, this] {
+      return Mutate(*req, deadline);
+    });
+    StartAsync([req](uint64_t id, absl::Span<uint8_t> out) { return EncodeMutateRequest(id, *req, out); },
+               [](uint64_t id, absl::Span<const uint8_t> reply, bool*) { return DecodeMutateReply(reply, id); },
+               std::move(grpc_call), deadline, std::move(done));
   }
 
   void AddStats(TransportStats* out) const override {
@@ -125,6 +146,8 @@ class VerbsPath final : public DataPath {
     }
     if (c != nullptr) {
       VerbsClientStats s = c->stats();
+      out->verbs_async_calls += s.async_calls;
+      out->verbs_async_queued += s.async_queued;
       out->verbs_failures += s.failures;
       out->endpoints_created += s.endpoints_created;
       out->endpoints_open += s.endpoints_open;
@@ -193,17 +216,82 @@ class VerbsPath final : public DataPath {
         },
         [&](uint64_t id, absl::Span<const uint8_t> reply) { return decode(id, reply, &too_large); }, deadline,
         &failed);
-    if (oversized || too_large) {
+    if (!Answered(st, oversized || too_large, failed)) return grpc_call();
+    return st;
+  }
+
+  // Whether verbs answered the call; otherwise (too large for a verbs message, or a transport
+  // failure, which marks the path down) it goes to gRPC. Counts either.
+  bool Answered(const absl::Status& st, bool oversized, bool failed) {
+    if (oversized) {
       oversized_.fetch_add(1, std::memory_order_relaxed);
-      return grpc_call();
+      return false;
     }
     if (failed) {
       MarkDown(st);
       fallbacks_.fetch_add(1, std::memory_order_relaxed);
-      return grpc_call();
+      return false;
     }
     verbs_calls_.fetch_add(1, std::memory_order_relaxed);
-    return st;
+    return true;
+  }
+
+  // Whether the client is open and up, for an async call (which must not open it: that blocks).
+  bool AsyncReady() const {
+    return options_.client.max_async_endpoints > 0 && NowNanos() >= down_until_ns_.load(std::memory_order_relaxed) &&
+           ready_.load(std::memory_order_acquire) != nullptr;
+  }
+
+  // An async call while the client is down goes to gRPC; before it was ever opened, as a sync
+  // call on the small pool, which opens it.
+  template <class GrpcAsync, class Sync>
+  void StartWithoutClient(GrpcAsync grpc_call, PathCallback done, Sync sync_call) {
+    if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) {
+      fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      return grpc_call(std::move(done));
+    }
+    async_.Run([sync_call = std::move(sync_call), done = std::move(done)] { done(sync_call()); });
+  }
+
+  // One async call on the client's async endpoints; its Done runs on the client's poller.
+  template <class EncodeFn, class DecodeFn, class GrpcAsync>
+  class Call final : public AsyncCall {
+   public:
+    Call(VerbsPath* path, EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, PathCallback done)
+        : path_(path),
+          encode_(std::move(encode)),
+          decode_(std::move(decode)),
+          grpc_call_(std::move(grpc_call)),
+          done_(std::move(done)) {}
+    absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) override {
+      absl::StatusOr<size_t> n = encode_(id, out);
+      oversized_ = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
+      return n;
+    }
+    absl::Status Decode(uint64_t id, absl::Span<const uint8_t> reply) override {
+      return decode_(id, reply, &too_large_);
+    }
+    void Done(absl::Status status, bool transport_failed) override {
+      if (!path_->Answered(status, oversized_ || too_large_, transport_failed)) return grpc_call_(std::move(done_));
+      done_(std::move(status));
+    }
+
+   private:
+    VerbsPath* const path_;
+    EncodeFn encode_;
+    DecodeFn decode_;
+    GrpcAsync grpc_call_;
+    PathCallback done_;
+    bool oversized_ = false;
+    bool too_large_ = false;
+  };
+
+  template <class EncodeFn, class DecodeFn, class GrpcAsync>
+  void StartAsync(EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, absl::Time deadline, PathCallback done) {
+    auto call = std::make_unique<Call<EncodeFn, DecodeFn, GrpcAsync>>(this, std::move(encode), std::move(decode),
+                                                                  std::move(grpc_call), std::move(done));
+    call->deadline = deadline;
+    ready_.load(std::memory_order_acquire)->CallAsync(std::move(call));
   }
 
   const std::string server_;
