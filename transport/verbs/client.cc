@@ -476,6 +476,10 @@ absl::StatusOr<VerbsClient::Pooled*> VerbsClient::OpenAsync() {
 
 void VerbsClient::CallAsync(std::unique_ptr<AsyncCall> call) {
   async_calls_.fetch_add(1, std::memory_order_relaxed);
+  SubmitAsync(std::move(call));
+}
+
+void VerbsClient::SubmitAsync(std::unique_ptr<AsyncCall> call) {
   Pooled* p = nullptr;
   bool closed = false;
   {
@@ -692,6 +696,17 @@ void VerbsClient::PollerLoop() {
     }
     for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
     for (Pooled* p : stale) DropAsync(p);
+    // Queued calls whose endpoints were dropped (not failed: then they failed too) need a new
+    // one: the head opens it here, the rest follow it as replies come back.
+    std::unique_ptr<AsyncCall> head;
+    {
+      absl::MutexLock l(&async_mu_);
+      if (!async_queue_.empty() && async_free_.empty() && async_open_ < async_cap_) {
+        head = std::move(async_queue_.front());
+        async_queue_.pop_front();
+      }
+    }
+    if (head != nullptr) SubmitAsync(std::move(head));
     for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
   }
 }

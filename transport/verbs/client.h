@@ -146,8 +146,10 @@ class VerbsClient {
   void CmLoop();
 
   // --- async calls ---
-  // A new async endpoint (on async_cq_), or an error; nullptr when max_async_endpoints are open.
+  // A new async endpoint (on async_cq_), or an error.
   absl::StatusOr<Pooled*> OpenAsync();
+  // CallAsync without counting it: a free endpoint, a new one, or the queue.
+  void SubmitAsync(std::unique_ptr<AsyncCall> call);
   // Encodes and posts `call` on `p` (which it holds), or finishes it at once on an error.
   void StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call);
   // An async endpoint is free again: it takes the next queued call, or goes back to the pool.

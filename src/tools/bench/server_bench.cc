@@ -105,6 +105,7 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
   }
   o.conn.verbs_spin = absl::Microseconds(spin_us);
   o.conn.verbs_max_endpoints = static_cast<int>(endpoints);
+  o.conn.verbs_async_endpoints = static_cast<int>(flags.Int("verbs_async_endpoints", o.conn.verbs_async_endpoints));
   // A server with TLS (and auth): the CA, a client certificate, or a token in a file.
   o.conn.security.tls_ca = flags.Str("tls_ca", "");
   o.conn.security.tls_cert = flags.Str("tls_cert", "");
@@ -713,6 +714,9 @@ struct YcsbTargets {
   InsertOrdinals* ordinals = nullptr;
   rpc::Echo::Stub* echo = nullptr;
   absl::Duration timeout;
+  // > 0 (workload C only): each thread keeps this many Gets in flight through Table::GetAsync,
+  // latency from each one's start to its callback.
+  int async_window = 0;
 };
 
 // One timed run: `threads` client threads issue the workload's mix for warmup_seconds (not
@@ -757,11 +761,49 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
     return true;
   };
 
+  // Workload C with a window of async Gets per thread: the callbacks record under the window's
+  // lock (they may run on several of the transport's threads at once).
+  auto async_reads = [&](PerThread* mine, ScrambledZipfianGenerator* keys) {
+    struct Window {
+      absl::Mutex mu;
+      int in_flight ABSL_GUARDED_BY(mu) = 0;
+    } win;
+    for (;;) {
+      const int p = phase.load(std::memory_order_relaxed);
+      if (p == kStop || error.failed()) break;
+      {
+        absl::MutexLock l(&win.mu);
+        auto room = [&win, &to]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(win.mu) { return win.in_flight < to.async_window; };
+        if (!win.mu.AwaitWithTimeout(absl::Condition(&room), absl::Milliseconds(100))) continue;
+        ++win.in_flight;
+      }
+      basalt::Get get(YcsbKey(keys->Next()));
+      get.AddFamily(kFamily);
+      const auto t0 = Clock::now();
+      to.table->GetAsync(std::move(get), [&win, &error, &warmup_ops, mine, p, t0](absl::StatusOr<Result> r) {
+        const auto t1 = Clock::now();
+        if (!r.ok()) error.Set(r.status());
+        absl::MutexLock l(&win.mu);
+        if (r.ok() && r->empty()) ++mine->misses;
+        if (p == kMeasure) {
+          mine->read_h.Record(ElapsedNanos(t0, t1));
+        } else {
+          warmup_ops.fetch_add(1, std::memory_order_relaxed);
+        }
+        --win.in_flight;
+      });
+    }
+    absl::MutexLock l(&win.mu);  // the callbacks hold `win`: all of them first
+    win.mu.Await(absl::Condition(
+        +[](Window* w) ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->in_flight == 0; }, &win));
+  };
+
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
       PerThread* mine = per[t].get();
       ScrambledZipfianGenerator keys(to.ordinals->Acknowledged(), 0x5eed0000u + t);
+      if (to.async_window > 0) return async_reads(mine, &keys);
       SkewedLatestGenerator latest(0x1a7e0000u + t);
       uint64_t rng = 0xa11ce + t;
       int seen = kWarmup;
@@ -1007,8 +1049,17 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   if (!targets.ok()) return Fail(targets.status());
   const double seconds = flags.Double("seconds", 10);
   const double warmup_seconds = flags.Double("warmup_seconds", 2);
+  const int64_t async_window = flags.Int("async_window", 0);
   flags.RefuseUnused();
   if (workloads.empty()) return Fail(absl::InvalidArgumentError("--workload is empty"));
+  if (async_window < 0 || async_window > 4096) return Fail(absl::InvalidArgumentError("--async_window must be 0..4096"));
+  if (async_window > 0) {
+    for (const YcsbWorkload& w : workloads) {
+      if (w.name != 'C' || (*targets) != std::vector<int64_t>{0}) {
+        return Fail(absl::InvalidArgumentError("--async_window is for workload C alone, without --target"));
+      }
+    }
+  }
   if (seconds <= 0 || warmup_seconds < 0) {
     return Fail(absl::InvalidArgumentError("need --seconds > 0, --warmup_seconds >= 0"));
   }
@@ -1031,7 +1082,7 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   if (with_echo) {
     echo = NewEchoStub(setup->server.address);
   }
-  const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout};
+  const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout, static_cast<int>(async_window)};
 
   // (threads, target) -> sums over the runs of C and of echo: ops/s, and ops and busy ticks
   struct Sums {
@@ -1116,6 +1167,12 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       "recorded seconds / recorded ops; steal_pct = the share the hypervisor stole; C_vs_echo_*: sums over "
       "every C and echo run of the same threads and target; read_misses = reads that found no row (should be 0)");
   report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
+  if (async_window > 0) {
+    report->notes.push_back(absl::StrFormat(
+        "--async_window=%d: each thread keeps %d Gets in flight (Table::GetAsync), latency from a Get's start to "
+        "its callback",
+        async_window, async_window));
+  }
   return 0;
 }
 
