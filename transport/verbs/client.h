@@ -193,7 +193,6 @@ class VerbsClient {
   std::deque<std::unique_ptr<AsyncCall>> async_queue_ ABSL_GUARDED_BY(async_mu_);
   int async_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // open or opening
   int async_cap_ ABSL_GUARDED_BY(async_mu_) = 0;   // max_async_endpoints, or fewer (server limit)
-  int async_in_flight_ ABSL_GUARDED_BY(async_mu_) = 0;
   uint32_t async_gen_ ABSL_GUARDED_BY(async_mu_) = 0;
   bool async_stop_ ABSL_GUARDED_BY(async_mu_) = false;
 
