@@ -581,7 +581,7 @@ namespace {
 // system, irq, softirq; guest time is inside user) and stolen by the hypervisor. All zero when
 // it cannot be read.
 struct MachineCpu {
-  uint64_t busy = 0, steal = 0, all = 0;
+  uint64_t busy = 0, kernel = 0, steal = 0, all = 0;  // kernel: system, irq, softirq (inside busy)
 };
 
 MachineCpu ReadMachineCpu() {
@@ -595,6 +595,7 @@ MachineCpu ReadMachineCpu() {
   }
   // user nice system idle iowait irq softirq steal
   c.busy = v[0] + v[1] + v[2] + v[5] + v[6];
+  c.kernel = v[2] + v[5] + v[6];
   c.steal = v[7];
   c.all = c.busy + v[3] + v[4] + c.steal;
   return c;
@@ -699,7 +700,7 @@ struct YcsbRun {
   uint64_t misses = 0;  // reads that found no row
   double seconds = 0;
   // The machine's CPU over the recorded seconds (ReadMachineCpu), in clock ticks.
-  uint64_t cpu_busy_ticks = 0, cpu_steal_ticks = 0, cpu_all_ticks = 0;
+  uint64_t cpu_busy_ticks = 0, cpu_kernel_ticks = 0, cpu_steal_ticks = 0, cpu_all_ticks = 0;
   // Per operation kind (YCSB's READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, and Echo).
   LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
   uint64_t Ops() const {
@@ -924,6 +925,7 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
   out->seconds = Seconds(t0, Clock::now());
   if (cpu0.all > 0 && cpu1.all > cpu0.all) {  // both read
     out->cpu_busy_ticks = cpu1.busy - cpu0.busy;
+    out->cpu_kernel_ticks = cpu1.kernel - cpu0.kernel;
     out->cpu_steal_ticks = cpu1.steal - cpu0.steal;
     out->cpu_all_ticks = cpu1.all - cpu0.all;
   }
@@ -1112,6 +1114,9 @@ int RunServerYcsb(const Flags& flags, Report* report) {
         // ops/s on a VM whose hypervisor steals a varying share.
         if (run.cpu_all_ticks > 0 && run.Ops() > 0) {
           rec.push_back(Num("cpu_us_per_op", run.cpu_busy_ticks * tick_us / static_cast<double>(run.Ops()), 1));
+          rec.push_back(Num("kernel_pct", run.cpu_busy_ticks > 0 ? 100.0 * run.cpu_kernel_ticks /
+                                                                       static_cast<double>(run.cpu_busy_ticks)
+                                                                 : 0.0, 1));
           rec.push_back(Num("steal_pct", 100.0 * run.cpu_steal_ticks / static_cast<double>(run.cpu_all_ticks), 1));
         }
         struct Kind {
@@ -1164,7 +1169,8 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       "target = ops/s for all threads together on a fixed schedule, latency from each op's intended start "
       "(0: unthrottled, latency from the actual start); ops_per_s = recorded ops / recorded seconds; "
       "cpu_us_per_op = the whole machine's busy CPU (/proc/stat: user, nice, system, irq, softirq) over the "
-      "recorded seconds / recorded ops; steal_pct = the share the hypervisor stole; C_vs_echo_*: sums over "
+      "recorded seconds / recorded ops; kernel_pct = the share of that busy CPU in the kernel (system, irq, "
+      "softirq); steal_pct = the share the hypervisor stole; C_vs_echo_*: sums over "
       "every C and echo run of the same threads and target; read_misses = reads that found no row (should be 0)");
   report->notes.push_back("server_resident_bytes: Admin::Status() resident_bytes after the last run");
   if (async_window > 0) {
