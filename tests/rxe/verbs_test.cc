@@ -415,6 +415,39 @@ TEST_F(Verbs, AsyncCallsInFlightFallBackToGrpcWhenVerbsGoesOff) {
   EXPECT_EQ(end.verbs_state, "up");
 }
 
+TEST_F(Verbs, IdleAsyncEndpointsOfARestartedServerAreDroppedAndAsyncCallsComeBack) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+  std::vector<Get> gets;
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(table_->Put(Put(absl::StrCat("r", i)).Add("cf", "q", absl::StrCat(i))).ok());
+    gets.push_back(Get(absl::StrCat("r", i)));
+  }
+  auto check = [&] {
+    auto rows = table_->Get(gets);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    for (int i = 0; i < 40; ++i) ASSERT_EQ((*rows)[i].Value("cf", "q").value_or(""), absl::StrCat(i)) << i;
+  };
+  ASSERT_NO_FATAL_FAILURE(check());  // the async endpoints open, then sit idle
+  const uint64_t async_before = conn_->GetTransportStats().verbs_async_calls;
+  EXPECT_GE(async_before, 40u);
+  // The server goes away under them: each idle endpoint's posted receive is flushed, and the
+  // poller drops them all (once each).
+  ASSERT_EQ(server_->Terminate(), 0);
+  ASSERT_TRUE(server_->Start().ok());
+  ASSERT_NO_FATAL_FAILURE(check());  // over gRPC while verbs is down, or over new endpoints
+  absl::Time until = absl::Now() + absl::Seconds(30);
+  uint64_t verbs_before = conn_->GetTransportStats().verbs_calls;
+  while (absl::Now() < until && conn_->GetTransportStats().verbs_calls < verbs_before + 40) {
+    ASSERT_NO_FATAL_FAILURE(check());
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const TransportStats ts = conn_->GetTransportStats();
+  EXPECT_GE(ts.verbs_calls, verbs_before + 40) << ts.verbs_state;
+  EXPECT_GT(ts.verbs_async_calls, async_before + 40);
+  EXPECT_EQ(ts.verbs_state, "up");
+  EXPECT_LE(ts.endpoints_open, 32u + 16u);
+}
+
 TEST_F(Verbs, ConcurrentGetsAndPutsOnTheSameRowsSeeWholeRows) {
   ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   // Writers put three columns with one value per Put; readers must never see a mix.

@@ -67,13 +67,17 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   c->channel_ = *channel;
   VerbsClient* raw = c.get();
   c->cm_thread_ = std::thread([raw] { raw->CmLoop(); });
-  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk =
-      SharedChunk::Create(options.max_endpoints + options.max_async_endpoints, 2 * options.message_bytes);
+  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   c->chunk_ = std::move(*chunk);
-  {
+  if (options.max_async_endpoints > 0) {
+    // Its own chunk, registered (pinned) with the first async endpoint: a client that makes no
+    // async calls pins nothing for them.
+    chunk = SharedChunk::Create(options.max_async_endpoints, 2 * options.message_bytes);
+    if (!chunk.ok()) return chunk.status();
+    c->async_chunk_ = std::move(*chunk);
     absl::MutexLock l(&c->async_mu_);
-    c->async_by_slot_.resize(c->chunk_->slots(), nullptr);
+    c->async_by_slot_.resize(c->async_chunk_->slots(), nullptr);
   }
   // The session first: a server without verbs answers FailedPrecondition, which callers take
   // as "gRPC only".
@@ -113,6 +117,7 @@ VerbsClient::~VerbsClient() {
     async_stop_ = true;
   }
   if (poller_.joinable()) poller_.join();
+  if (connector_.joinable()) connector_.join();
   std::vector<Pooled*> async_all;
   {
     absl::MutexLock l(&async_mu_);
@@ -126,6 +131,7 @@ VerbsClient::~VerbsClient() {
     absl::MutexLock l(&async_mu_);
     async_cq_.reset();
   }
+  async_chunk_.reset();
   std::vector<Pooled*> all;
   {
     absl::MutexLock l(&mu_);
@@ -264,23 +270,21 @@ void VerbsClient::Give(Pooled* p, Outcome outcome) {
   for (Pooled* d : drop) delete d;
 }
 
-absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::Connect(absl::Time deadline,
-                                                                          std::optional<uint32_t> async_gen) {
+absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::Connect(absl::Time deadline, bool async) {
   absl::StatusOr<VerbsSession> s = CurrentSession(false);
   if (!s.ok()) return Transport(s.status());
-  absl::StatusOr<std::unique_ptr<Pooled>> p = ConnectOnce(*s, deadline, async_gen);
+  absl::StatusOr<std::unique_ptr<Pooled>> p = ConnectOnce(*s, deadline, async);
   if (p.ok()) return p;
   // The server may have restarted (new port, unknown token) or the token expired.
   s = CurrentSession(true);
   if (!s.ok()) return Transport(s.status());
-  p = ConnectOnce(*s, deadline, async_gen);
+  p = ConnectOnce(*s, deadline, async);
   if (!p.ok()) return Transport(p.status());
   return p;
 }
 
 absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(const VerbsSession& session,
-                                                                              absl::Time deadline,
-                                                                              std::optional<uint32_t> async_gen) {
+                                                                              absl::Time deadline, bool async) {
   sockaddr_storage dst;
   if (absl::Status st = ParseSockaddr(session.address, session.port, &dst); !st.ok()) return st;
   const std::string where = absl::StrCat(session.address, ":", session.port);
@@ -302,33 +306,35 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   if (rdma_resolve_route(id, timeout_ms) != 0) return fail("rdma_resolve_route", errno);
   uint8_t ack_timeout = 14;  // 4.096 µs × 2^14 ≈ 67 ms per try, 7 tries: a dead peer shows in < 1 s
   rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout, sizeof(ack_timeout));
-  if (absl::Status st = chunk_->Bind(id->verbs); !st.ok()) return st;
-  std::optional<SharedChunk::Slice> slice = chunk_->Acquire();
+  SharedChunk* chunk = async ? async_chunk_.get() : chunk_.get();
+  if (absl::Status st = chunk->Bind(id->verbs); !st.ok()) return st;
+  std::optional<SharedChunk::Slice> slice = chunk->Acquire();
   if (!slice) return absl::ResourceExhaustedError("verbs: no free slice in the registered chunk");
   auto p = std::make_unique<Pooled>();
   ibv_cq* cq_for_qp = nullptr;
-  if (async_gen.has_value()) {
+  if (async) {
     absl::StatusOr<ibv_cq*> shared = AsyncCq(id->verbs);
     if (!shared.ok()) {
-      chunk_->Release(*slice);
+      chunk->Release(*slice);
       return shared.status();
     }
     cq_for_qp = *shared;
     p->async = true;
-    p->gen = *async_gen;
+    absl::MutexLock l(&async_mu_);
+    p->gen = ++async_gen_;  // per attempt: a rejected attempt's flushed receives carry their own
   } else {
     absl::StatusOr<std::unique_ptr<CompletionQueue>> cq =
         CompletionQueue::Create(id->verbs, static_cast<int>(kSendDepth + kRecvDepth + 4));
     if (!cq.ok()) {
-      chunk_->Release(*slice);
+      chunk->Release(*slice);
       return cq.status();
     }
     p->cq = std::move(*cq);
     cq_for_qp = p->cq->cq();
   }
-  absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk_->pd(), cq_for_qp);
+  absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), cq_for_qp);
   // From here the endpoint owns the id and the slice.
-  p->ep = std::make_unique<Endpoint>(std::move(owned), chunk_.get(), *slice, max_inline.ok() ? *max_inline : 0);
+  p->ep = std::make_unique<Endpoint>(std::move(owned), chunk, *slice, max_inline.ok() ? *max_inline : 0);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
   if (absl::Status st = p->ep->Replenish(p->async ? AsyncWrId(*p, false) : 0); !st.ok()) return st;
@@ -439,6 +445,12 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
 
 namespace basalt::verbs {
 
+namespace {
+thread_local bool tl_on_poller = false;
+}  // namespace
+
+bool VerbsClient::OnAsyncPoller() { return tl_on_poller; }
+
 // gen:32 | slot:31 | send:1. Completions of a destroyed endpoint carry an old gen (a slot is
 // reused by the next endpoint), and a flushed completion has no valid opcode, so the send bit
 // says which queue it came from.
@@ -449,121 +461,150 @@ uint64_t VerbsClient::AsyncWrId(const Pooled& p, bool send) {
 absl::StatusOr<ibv_cq*> VerbsClient::AsyncCq(ibv_context* ctx) {
   absl::MutexLock l(&async_mu_);
   if (async_cq_ == nullptr) {
-    const int entries = options_.max_async_endpoints * static_cast<int>(kSendDepth + kRecvDepth) + 16;
+    // Room for every queue pair's full queues twice over: completions left by destroyed queue
+    // pairs and by rejected connects stay in the CQ until polled.
+    const int entries = 2 * options_.max_async_endpoints * static_cast<int>(kSendDepth + kRecvDepth) + 64;
     absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
     if (!cq.ok()) return cq.status();
     async_cq_ = std::move(*cq);
-    poller_ = std::thread([this] { PollerLoop(); });
   }
   return async_cq_->cq();
 }
 
-absl::StatusOr<VerbsClient::Pooled*> VerbsClient::OpenAsync() {
-  uint32_t gen = 0;
-  {
-    absl::MutexLock l(&async_mu_);
-    gen = ++async_gen_;
-  }
-  absl::StatusOr<std::unique_ptr<Pooled>> p = Connect(absl::Now() + options_.connect_timeout, gen);
-  if (!p.ok()) return p.status();
-  created_.fetch_add(1, std::memory_order_relaxed);
-  Pooled* raw = p->release();
-  raw->starting = true;
-  absl::MutexLock l(&async_mu_);
-  async_by_slot_[raw->ep->slice_index()] = raw;
-  return raw;
-}
-
 void VerbsClient::CallAsync(std::unique_ptr<AsyncCall> call) {
   async_calls_.fetch_add(1, std::memory_order_relaxed);
-  SubmitAsync(std::move(call));
-}
-
-void VerbsClient::SubmitAsync(std::unique_ptr<AsyncCall> call) {
-  Pooled* p = nullptr;
   bool closed = false;
+  Pooled* p = nullptr;
   {
     absl::MutexLock l(&async_mu_);
     if (async_stop_ || options_.max_async_endpoints == 0) {
       closed = true;
-    } else if (!async_free_.empty()) {
-      p = async_free_.back();
-      async_free_.pop_back();
-      p->starting = true;
-    } else if (async_open_ < async_cap_) {
-      ++async_open_;
     } else {
-      async_queued_.fetch_add(1, std::memory_order_relaxed);
-      async_queue_.push_back(std::move(call));
-      return;
+      if (!async_threads_) {
+        async_threads_ = true;
+        poller_ = std::thread([this] { PollerLoop(); });
+        connector_ = std::thread([this] { ConnectorLoop(); });
+      }
+      if (!async_free_.empty()) {
+        p = async_free_.back();
+        async_free_.pop_back();
+        p->starting = true;
+      } else {
+        // Queued; a new endpoint is opened for it (by the connector: a call never blocks)
+        // while there are fewer than the cap.
+        async_queued_.fetch_add(1, std::memory_order_relaxed);
+        async_queue_.push_back(std::move(call));
+        if (async_open_ < async_cap_) {
+          ++async_open_;
+          ++want_open_;
+        }
+        return;
+      }
     }
   }
   if (closed) return call->Done(absl::UnavailableError("verbs: no async endpoints (the client is closing)"), true);
-  if (p == nullptr) {
-    // A new endpoint, connected on this thread (as a sync call does).
-    absl::StatusOr<Pooled*> opened = OpenAsync();
-    if (!opened.ok()) {
-      std::deque<std::unique_ptr<AsyncCall>> failed;
-      {
-        absl::MutexLock l(&async_mu_);
-        --async_open_;
-        if (async_open_ > 0 && !async_stop_) {
-          // Others are open: the server is at its endpoint limit. Wait for one of those.
-          async_cap_ = async_open_;
-          async_queued_.fetch_add(1, std::memory_order_relaxed);
-          async_queue_.push_back(std::move(call));
-          return;
-        }
-        failed.swap(async_queue_);
-      }
-      failures_.fetch_add(1, std::memory_order_relaxed);
-      const bool transport = opened.status().code() == absl::StatusCode::kUnavailable;
-      call->Done(opened.status(), transport);
-      for (auto& c : failed) c->Done(opened.status(), transport);
-      return;
-    }
-    p = *opened;
-  }
   StartAsync(p, std::move(call));
 }
 
-void VerbsClient::StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call) {
-  const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  call->id_ = id;
-  const size_t limit = std::min(p->ep->half(), p->server_max);
-  absl::StatusOr<size_t> n = call->Encode(id, {p->ep->send_buf(), limit});
-  if (!n.ok()) {
-    ReleaseAsync(p);
-    return call->Done(n.status(), false);
+void VerbsClient::PumpLocked(std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>>* starts) {
+  if (async_stop_) return;
+  while (!async_queue_.empty() && !async_free_.empty()) {
+    Pooled* p = async_free_.back();
+    async_free_.pop_back();
+    p->starting = true;
+    starts->emplace_back(p, std::move(async_queue_.front()));
+    async_queue_.pop_front();
   }
-  absl::MutexLock l(&async_mu_);
-  // Held across the post: the poller may not finish this call at its deadline before it is
-  // posted. A broken endpoint keeps its call for the poller to fail (only the poller drops
-  // async endpoints).
-  p->call = std::move(call);
-  p->expired = false;
-  p->starting = false;
-  if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true), *n).ok()) p->broken = true;
+  if (!async_queue_.empty() && want_open_ == 0 && async_open_ < async_cap_) {
+    ++async_open_;
+    ++want_open_;
+  }
+}
+
+void VerbsClient::ConnectorLoop() {
+  for (;;) {
+    {
+      absl::MutexLock l(&async_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_) { return async_stop_ || want_open_ > 0; };
+      async_mu_.Await(absl::Condition(&ready));
+      if (async_stop_) return;
+      --want_open_;
+    }
+    absl::StatusOr<std::unique_ptr<Pooled>> p = Connect(absl::Now() + options_.connect_timeout, /*async=*/true);
+    if (p.ok()) {
+      created_.fetch_add(1, std::memory_order_relaxed);
+      Pooled* raw = p->release();
+      {
+        absl::MutexLock l(&async_mu_);
+        async_by_slot_[raw->ep->slice_index()] = raw;
+        raw->starting = true;
+      }
+      ReleaseAsync(raw);  // to the first queued call
+      continue;
+    }
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    std::deque<std::unique_ptr<AsyncCall>> failed;
+    std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>> starts;
+    {
+      absl::MutexLock l(&async_mu_);
+      --async_open_;
+      if (async_open_ == 0) {
+        failed.swap(async_queue_);  // nothing open or opening to carry them
+      } else {
+        async_cap_ = async_open_;  // the server's endpoint limit: use the endpoints there are
+        PumpLocked(&starts);
+      }
+    }
+    const bool transport = p.status().code() == absl::StatusCode::kUnavailable;
+    for (auto& c : failed) c->Done(p.status(), transport);
+    for (auto& [e, c] : starts) StartAsync(e, std::move(c));
+  }
+}
+
+void VerbsClient::StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call) {
+  while (call != nullptr) {
+    const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+    call->id_ = id;
+    const size_t limit = std::min(p->ep->half(), p->server_max);
+    absl::StatusOr<size_t> n = call->Encode(id, {p->ep->send_buf(), limit});
+    if (n.ok()) {
+      absl::MutexLock l(&async_mu_);
+      // Held across the post: the poller may not finish this call at its deadline before it is
+      // posted. A broken endpoint keeps its call for the poller to fail (only the poller drops
+      // async endpoints).
+      p->call = std::move(call);
+      p->expired = false;
+      p->starting = false;
+      if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true), *n).ok()) p->broken = true;
+      return;
+    }
+    call->Done(n.status(), false);  // e.g. too large for a verbs message: the path takes gRPC
+    call = nullptr;
+    absl::MutexLock l(&async_mu_);
+    if (!p->broken && !async_stop_ && !async_queue_.empty()) {
+      call = std::move(async_queue_.front());  // the endpoint stays held for the next one
+      async_queue_.pop_front();
+    } else {
+      p->starting = false;
+      if (!p->broken) async_free_.push_back(p);
+    }
+  }
 }
 
 void VerbsClient::ReleaseAsync(Pooled* p) {
   std::unique_ptr<AsyncCall> next;
   {
     absl::MutexLock l(&async_mu_);
-    if (p->broken) {
-      p->starting = false;  // the poller drops it
-      return;
+    if (!p->broken && !async_stop_ && !async_queue_.empty()) {
+      next = std::move(async_queue_.front());
+      async_queue_.pop_front();
+      p->starting = true;
+    } else {
+      p->starting = false;  // a broken one is the poller's to drop
+      if (!p->broken) async_free_.push_back(p);
     }
-    if (async_queue_.empty()) {
-      p->starting = false;
-      async_free_.push_back(p);
-      return;
-    }
-    next = std::move(async_queue_.front());
-    async_queue_.pop_front();
-    p->starting = true;
   }
-  StartAsync(p, std::move(next));
+  if (next != nullptr) StartAsync(p, std::move(next));
 }
 
 void VerbsClient::DropAsync(Pooled* p) {
@@ -571,18 +612,19 @@ void VerbsClient::DropAsync(Pooled* p) {
     absl::MutexLock l(&async_mu_);
     async_by_slot_[p->ep->slice_index()] = nullptr;
     async_free_.erase(std::remove(async_free_.begin(), async_free_.end(), p), async_free_.end());
-    --async_open_;
   }
-  delete p;
+  delete p;  // its slice goes back before the count drops, so a new open finds one
+  absl::MutexLock l(&async_mu_);
+  --async_open_;
 }
 
 void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
   failures_.fetch_add(1, std::memory_order_relaxed);
   std::unique_ptr<AsyncCall> call;
   std::vector<Pooled*> drop;
-  std::deque<std::unique_ptr<AsyncCall>> queued;
   {
     absl::MutexLock l(&async_mu_);
+    async_free_.erase(std::remove(async_free_.begin(), async_free_.end(), p), async_free_.end());
     // The idle endpoints are as suspect (the server may be gone): they go with it.
     drop.swap(async_free_);
     if (p->starting) {
@@ -592,17 +634,22 @@ void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
       drop.push_back(p);
     }
     for (Pooled* d : drop) async_by_slot_[d->ep->slice_index()] = nullptr;
-    async_open_ -= static_cast<int>(drop.size());
     async_cap_ = options_.max_async_endpoints;
-    if (async_open_ == 0) queued.swap(async_queue_);  // nothing left to carry them
   }
   for (Pooled* d : drop) delete d;
+  std::deque<std::unique_ptr<AsyncCall>> queued;
+  {
+    absl::MutexLock l(&async_mu_);
+    async_open_ -= static_cast<int>(drop.size());
+    if (async_open_ == 0) queued.swap(async_queue_);  // nothing open or opening to carry them
+  }
   const absl::Status failed = Transport(why);
   if (call != nullptr) call->Done(failed, true);
   for (auto& c : queued) c->Done(failed, true);
 }
 
 void VerbsClient::PollerLoop() {
+  tl_on_poller = true;
   // An endpoint whose call was finished at its deadline waits this long for the late reply
   // before it is dropped (its buffer may not be reused before the reply lands).
   constexpr absl::Duration kLateReplyWait = absl::Seconds(5);
@@ -611,8 +658,10 @@ void VerbsClient::PollerLoop() {
     absl::Time wake = absl::Now() + absl::Milliseconds(100);
     CompletionQueue* cq = nullptr;
     bool live = false;
+    std::deque<std::unique_ptr<AsyncCall>> closing;
     {
       absl::MutexLock l(&async_mu_);
+      if (async_stop_) closing.swap(async_queue_);  // no endpoint takes them any more
       live = !async_queue_.empty();
       for (const auto& c : async_queue_) wake = std::min(wake, c->deadline);
       for (Pooled* p : async_by_slot_) {
@@ -621,16 +670,28 @@ void VerbsClient::PollerLoop() {
           wake = std::min(wake, p->call->deadline);
         }
       }
-      if (async_stop_ && !live) return;
+      if (async_stop_ && !live && closing.empty()) return;
+      if (async_cq_ == nullptr && closing.empty()) {
+        // No endpoint yet: only deadlines to keep until the first one comes.
+        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_) {
+          return async_cq_ != nullptr || async_stop_;
+        };
+        async_mu_.AwaitWithDeadline(absl::Condition(&ready), wake);
+      }
       cq = async_cq_.get();
     }
-    absl::StatusOr<int> k = cq->Wait(absl::MakeSpan(wc), live ? options_.spin : absl::ZeroDuration(), wake);
-    if (!k.ok()) {
-      log::Warning(absl::StrCat("verbs async poller: ", k.status().ToString()));
-      absl::SleepFor(absl::Milliseconds(10));
-      continue;
+    for (auto& c : closing) c->Done(absl::UnavailableError("verbs: the client is closing"), true);
+    int k = 0;
+    if (cq != nullptr) {
+      absl::StatusOr<int> got = cq->Wait(absl::MakeSpan(wc), live ? options_.spin : absl::ZeroDuration(), wake);
+      if (!got.ok()) {
+        log::Warning(absl::StrCat("verbs async poller: ", got.status().ToString()));
+        absl::SleepFor(absl::Milliseconds(10));
+      } else {
+        k = *got;
+      }
     }
-    for (int i = 0; i < *k; ++i) {
+    for (int i = 0; i < k; ++i) {
       const uint64_t w = wc[i].wr_id;
       const uint32_t gen = static_cast<uint32_t>(w >> 32);
       const uint32_t slot = static_cast<uint32_t>(w >> 1) & 0x7fffffffu;
@@ -666,15 +727,13 @@ void VerbsClient::PollerLoop() {
       }
       if (call != nullptr) call->Done(std::move(result), false);
     }
-    // Deadlines: queued calls, and calls whose reply has not come.
+    // Deadlines (queued calls, and calls whose reply has not come), endpoints that broke while
+    // a caller held them, and endpoints whose late reply never came.
     const absl::Time now = absl::Now();
     std::vector<std::unique_ptr<AsyncCall>> late;
     std::vector<Pooled*> stale, broken;
     {
       absl::MutexLock l(&async_mu_);
-      for (Pooled* p : async_by_slot_) {
-        if (p != nullptr && p->broken && !p->starting) broken.push_back(p);
-      }
       for (auto it = async_queue_.begin(); it != async_queue_.end();) {
         if ((*it)->deadline <= now) {
           late.push_back(std::move(*it));
@@ -685,7 +744,9 @@ void VerbsClient::PollerLoop() {
       }
       for (Pooled* p : async_by_slot_) {
         if (p == nullptr) continue;
-        if (p->call != nullptr && p->call->deadline <= now) {
+        if (p->broken && !p->starting) {
+          broken.push_back(p);
+        } else if (p->call != nullptr && p->call->deadline <= now) {
           late.push_back(std::move(p->call));
           p->expired = true;
           p->expired_at = now;
@@ -694,20 +755,16 @@ void VerbsClient::PollerLoop() {
         }
       }
     }
+    for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
     for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
     for (Pooled* p : stale) DropAsync(p);
-    // Queued calls whose endpoints were dropped (not failed: then they failed too) need a new
-    // one: the head opens it here, the rest follow it as replies come back.
-    std::unique_ptr<AsyncCall> head;
+    // Queued calls whose endpoints went: a free one, or a new one from the connector.
+    std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>> starts;
     {
       absl::MutexLock l(&async_mu_);
-      if (!async_queue_.empty() && async_free_.empty() && async_open_ < async_cap_) {
-        head = std::move(async_queue_.front());
-        async_queue_.pop_front();
-      }
+      PumpLocked(&starts);
     }
-    if (head != nullptr) SubmitAsync(std::move(head));
-    for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
+    for (auto& [e, c] : starts) StartAsync(e, std::move(c));
   }
 }
 

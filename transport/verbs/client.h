@@ -21,12 +21,13 @@
 // server restarted) and returns Unavailable "verbs: ...". A call past its deadline returns
 // DeadlineExceeded and destroys its endpoint (its reply may still land).
 //
-// Async calls (CallAsync) use endpoints of their own, all on one completion queue that one
-// poller thread polls; a call's completion (its decode and its Done) runs on that thread, with
-// no hand-off. A call takes a free async endpoint, or opens one while there are fewer than
-// max_async_endpoints, or waits in a FIFO for one to come back; it never waits for its reply.
-// Each endpoint still carries one request at a time (the frame protocol's one receive per
-// endpoint), so max_async_endpoints bounds the calls in flight.
+// Async calls (CallAsync) use endpoints of their own (and a registered chunk of their own,
+// pinned with the first of them), all on one completion queue that one poller thread polls; a
+// call's completion (its decode and its Done) runs on that thread, with no hand-off. A call
+// takes a free async endpoint, or waits in a FIFO for one to come back or for a connector
+// thread to open one (while fewer than max_async_endpoints are open); it never blocks, and
+// never waits for its reply. Each endpoint still carries one request at a time (the frame
+// protocol's one receive per endpoint), so max_async_endpoints bounds the calls in flight.
 //
 // Thread-safety: Call and CallAsync may be used from any number of threads, CallAsync also from
 // a Done running on the poller.
@@ -37,7 +38,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <thread>
 #include <vector>
 
@@ -78,13 +78,13 @@ class AsyncCall {
  public:
   virtual ~AsyncCall() = default;
   // As Call's Encoder: runs on the thread that starts the call (the caller's, or the poller's
-  // when it waited for an endpoint).
+  // or the connector's when it waited for an endpoint).
   virtual absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) = 0;
   // As Call's Decoder, on the poller.
   virtual absl::Status Decode(uint64_t id, absl::Span<const uint8_t> reply) = 0;
-  // Runs once, last: on the poller, or on the caller's thread when the call could not start
-  // (an encoder's error, no endpoint). `transport_failed` as Call's. The call is destroyed
-  // after it returns.
+  // Runs once, last: on the poller; or where it was encoded when that failed; or on the
+  // connector when no endpoint could be opened; or on the caller's thread when the client is
+  // closing. `transport_failed` as Call's. The call is destroyed after it returns.
   virtual void Done(absl::Status status, bool transport_failed) = 0;
 
   absl::Time deadline = absl::InfiniteFuture();
@@ -120,8 +120,12 @@ class VerbsClient {
   // failure (Unavailable) rather than the encoder's or the server's answer.
   absl::Status Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed);
 
-  // The same, without waiting: `call` is done later, on the poller (see the top of this file).
+  // The same, without waiting (it never blocks): `call` is done later, on the poller (see the
+  // top of this file).
   void CallAsync(std::unique_ptr<AsyncCall> call);
+  // Whether this thread is an async poller: a Done runs there, and must not wait for another
+  // async call (nothing else would complete it).
+  static bool OnAsyncPoller();
 
   // The largest request this client can send (the smaller of its send half and the server's
   // receive half).
@@ -136,21 +140,25 @@ class VerbsClient {
   // every idle endpoint (kDropAll: a transport failure, the server may be gone).
   enum class Outcome { kReuse, kDropOne, kDropAll };
   void Give(Pooled* p, Outcome outcome);
-  // A sync endpoint (its own CQ) or, with `async_gen`, an async one on async_cq_.
-  absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline, std::optional<uint32_t> async_gen = {});
-  absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline,
-                                                      std::optional<uint32_t> async_gen);
-  // The async CQ, created (and the poller started) on first use.
+  // A sync endpoint (its own CQ, a slice of chunk_) or an async one (on async_cq_, a slice of
+  // async_chunk_).
+  absl::StatusOr<std::unique_ptr<Pooled>> Connect(absl::Time deadline, bool async = false);
+  absl::StatusOr<std::unique_ptr<Pooled>> ConnectOnce(const VerbsSession& session, absl::Time deadline, bool async);
+  // The async CQ, created on first use.
   absl::StatusOr<ibv_cq*> AsyncCq(ibv_context* ctx);
   absl::StatusOr<VerbsSession> CurrentSession(bool refresh);
   void CmLoop();
 
   // --- async calls ---
-  // A new async endpoint (on async_cq_), or an error.
-  absl::StatusOr<Pooled*> OpenAsync();
-  // CallAsync without counting it: a free endpoint, a new one, or the queue.
-  void SubmitAsync(std::unique_ptr<AsyncCall> call);
-  // Encodes and posts `call` on `p` (which it holds), or finishes it at once on an error.
+  // Opens the endpoints that calls queued for (want_open_), one at a time, so that no caller
+  // and not the poller waits for a connect; a failure with none open fails the queued calls.
+  void ConnectorLoop();
+  // Queued calls onto free endpoints (returned to be started outside the lock), and a new
+  // endpoint asked for when calls are queued and none is coming.
+  void PumpLocked(std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>>* starts)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_);
+  // Encodes and posts `call` on `p` (which it holds); a call that cannot be encoded is done at
+  // once and `p` takes the next queued one.
   void StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call);
   // An async endpoint is free again: it takes the next queued call, or goes back to the pool.
   void ReleaseAsync(Pooled* p);
@@ -183,15 +191,19 @@ class VerbsClient {
   int cap_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by a failure: older endpoints are dropped
 
-  // Async endpoints and calls. The CQ is created with the first async endpoint and outlives
-  // them all; the poller starts with it.
+  // Async endpoints and calls. The poller and the connector start with the first async call;
+  // the CQ is created with the first async endpoint and outlives them all.
+  std::unique_ptr<SharedChunk> async_chunk_;
   mutable absl::Mutex async_mu_;
   std::unique_ptr<CompletionQueue> async_cq_ ABSL_GUARDED_BY(async_mu_);
+  bool async_threads_ ABSL_GUARDED_BY(async_mu_) = false;
   std::thread poller_;
+  std::thread connector_;
+  int want_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // endpoints the connector is asked to open
   std::vector<Pooled*> async_by_slot_ ABSL_GUARDED_BY(async_mu_);  // by chunk slot: open async endpoints
   std::vector<Pooled*> async_free_ ABSL_GUARDED_BY(async_mu_);
   std::deque<std::unique_ptr<AsyncCall>> async_queue_ ABSL_GUARDED_BY(async_mu_);
-  int async_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // open or opening
+  int async_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // open, or asked of the connector
   int async_cap_ ABSL_GUARDED_BY(async_mu_) = 0;   // max_async_endpoints, or fewer (server limit)
   uint32_t async_gen_ ABSL_GUARDED_BY(async_mu_) = 0;
   bool async_stop_ ABSL_GUARDED_BY(async_mu_) = false;

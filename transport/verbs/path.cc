@@ -237,13 +237,15 @@ class VerbsPath final : public DataPath {
   }
 
   // Whether the client is open and up, for an async call (which must not open it: that blocks).
+  // Not from a callback on the poller either: one that waits for another async call (a Get of
+  // many rows) would wait for the thread it blocks; that call runs sync on the small pool.
   bool AsyncReady() const {
     return options_.client.max_async_endpoints > 0 && NowNanos() >= down_until_ns_.load(std::memory_order_relaxed) &&
-           ready_.load(std::memory_order_acquire) != nullptr;
+           ready_.load(std::memory_order_acquire) != nullptr && !VerbsClient::OnAsyncPoller();
   }
 
-  // An async call while the client is down goes to gRPC; before it was ever opened, as a sync
-  // call on the small pool, which opens it.
+  // An async call while the client is down goes to gRPC; otherwise (never opened yet, no async
+  // endpoints, or on the poller) as a sync call on the small pool, which opens the client.
   template <class GrpcAsync, class Sync>
   void StartWithoutClient(GrpcAsync grpc_call, PathCallback done, Sync sync_call) {
     if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) {
