@@ -172,10 +172,16 @@ class Reader {
     *v = static_cast<int32_t>(u);
     return absl::OkStatus();
   }
-  absl::Status I64(const char* what, int64_t* v) {
+  absl::Status U64(const char* what, uint64_t* v) {
     BASALT_RETURN_IF_ERROR(Need(what, 8));
-    *v = static_cast<int64_t>(DecodeFixed64(At()));
+    *v = DecodeFixed64(At());
     pos_ += 8;
+    return absl::OkStatus();
+  }
+  absl::Status I64(const char* what, int64_t* v) {
+    uint64_t u = 0;
+    BASALT_RETURN_IF_ERROR(U64(what, &u));
+    *v = static_cast<int64_t>(u);
     return absl::OkStatus();
   }
   // A u8 that must be at most `max` (enums, booleans).
@@ -503,16 +509,36 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
 }
 
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
+  out->rendezvous.reset();
   BASALT_ASSIGN_OR_RETURN(const FrameHeader h, ParseHeader(in));
   if (h.op != FrameOp::kGet && h.op != FrameOp::kMutate) {
     return Malformed(absl::StrCat("reply op 0x", absl::Hex(static_cast<uint8_t>(h.op)), " in a request"), kOpAt);
   }
   if (h.status != 0) return Malformed(absl::StrCat("status ", h.status, " in a request"), kStatusAt);
+  const size_t end = kFrameHeaderSize + h.body_len;
+  if (h.flags == kFlagRendezvous) {
+    if (end != in.size() || h.body_len != kRendezvousFrameSize - kFrameHeaderSize) {
+      return Malformed(absl::StrCat("a rendezvous of ", h.body_len, " body bytes in a frame of ", in.size()),
+                       kBodyLenAt);
+    }
+    Reader r(in.data(), kFrameHeaderSize, end);
+    RemoteBuffer b;
+    BASALT_RETURN_IF_ERROR(r.U64("addr", &b.addr));
+    BASALT_RETURN_IF_ERROR(r.U32("rkey", &b.rkey));
+    BASALT_RETURN_IF_ERROR(r.U32("length", &b.length));
+    BASALT_RETURN_IF_ERROR(r.Finish());
+    if (b.length < kFrameHeaderSize) {
+      return Malformed(absl::StrCat("a rendezvous of ", b.length, " bytes (a frame is at least ", kFrameHeaderSize, ")"),
+                       kFrameHeaderSize + 12);
+    }
+    out->header = h;
+    out->rendezvous = b;
+    return absl::OkStatus();
+  }
   const uint16_t allowed = h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction) : kFlagTransaction;
   if ((h.flags & ~allowed) != 0) {
     return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
   }
-  const size_t end = kFrameHeaderSize + h.body_len;
   if (end != in.size()) return Malformed(absl::StrCat(in.size() - end, " trailing bytes"), end);
   out->header = h;
   Reader r(in.data(), kFrameHeaderSize, end);
@@ -527,6 +553,29 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
   if (req == nullptr) req = &out->request.emplace<rpc::MutateRequest>();
   req->Clear();
   return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, req);
+}
+
+absl::Status DecodeRendezvousRequest(absl::Span<const uint8_t> in, const FrameHeader& descriptor,
+                                     DecodedRequest* out) {
+  BASALT_RETURN_IF_ERROR(DecodeRequest(in, out));
+  if (out->rendezvous.has_value()) return Malformed("a rendezvous that reads another rendezvous", kFlagsAt);
+  if (out->header.op != descriptor.op || out->header.request_id != descriptor.request_id) {
+    return Malformed(absl::StrCat("the request read (op 0x", absl::Hex(static_cast<uint8_t>(out->header.op)), ", id ",
+                                  out->header.request_id, ") is not the rendezvous's (op 0x",
+                                  absl::Hex(static_cast<uint8_t>(descriptor.op)), ", id ", descriptor.request_id, ")"),
+                     kOpAt);
+  }
+  return absl::OkStatus();
+}
+
+size_t EncodeRendezvous(FrameOp op, uint64_t request_id, const RemoteBuffer& where, absl::Span<uint8_t> out) {
+  assert(out.size() >= kRendezvousFrameSize);
+  WriteHeader(out.data(), op, kRendezvousFrameSize - kFrameHeaderSize, request_id, 0, kFlagRendezvous);
+  Writer w(out.data() + kFrameHeaderSize);
+  w.U64(where.addr);
+  w.U32(where.rkey);
+  w.U32(where.length);
+  return kRendezvousFrameSize;
 }
 
 namespace {

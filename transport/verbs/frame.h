@@ -6,7 +6,7 @@
 //   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
 //   4  u32 body length       8  u64 request id (a reply echoes its request's)
 //   16 u16 status code (absl::StatusCode; requests: 0)
-//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction)   20 u32 reserved, 0
+//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction, kFlagRendezvous)   20 u32 reserved, 0
 // Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
 //   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
 //                   i32 max_versions | u8 skip_block_cache |
@@ -19,6 +19,8 @@
 //                   with kFlagTransaction: i64 transaction (write pointer, not 0) | u8 rollback
 //   Get reply, OK:  bytes32 row | u32 ncells × (bytes16 family | bytes32 qualifier | i64 ts |
 //                                               bytes32 value)
+//   Rendezvous (a Get or Mutate request with kFlagRendezvous, and no other flag):
+//                   u64 addr | u32 rkey | u32 length — where the whole request frame is
 //   Mutate reply, OK: empty
 //   Any reply with a status other than OK: bytes32 message
 //
@@ -32,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <optional>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -61,6 +64,20 @@ inline constexpr uint16_t kFlagFilter = 2;
 // snapshot after the filter, a Mutate its write pointer and rollback flag after the mutations.
 // Refused by a server that predates it, as kFlagFilter.
 inline constexpr uint16_t kFlagTransaction = 4;
+// Get and Mutate request flag: the frame is a rendezvous descriptor. The request itself, a whole
+// request frame with the same id and op and without this flag, is in the client's registered
+// memory at (addr, rkey, length), for the server to RDMA READ: how a request larger than the
+// server's receive buffer travels over verbs. Sent only to a server whose session offers it
+// (VerbsSession::rendezvous_bytes); one that predates it refuses the flag.
+inline constexpr uint16_t kFlagRendezvous = 8;
+inline constexpr size_t kRendezvousFrameSize = kFrameHeaderSize + 16;
+
+// Where a rendezvous's bytes are, in the peer's registered memory.
+struct RemoteBuffer {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint32_t length = 0;
+};
 
 struct FrameHeader {
   FrameOp op = FrameOp::kGet;
@@ -87,6 +104,9 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
 struct DecodedRequest {
   FrameHeader header;
   std::variant<rpc::GetRequest, rpc::MutateRequest> request;
+  // Set for a rendezvous descriptor (kFlagRendezvous): `request` is then not decoded; the
+  // server reads the request from here and decodes it with DecodeRendezvousRequest.
+  std::optional<RemoteBuffer> rendezvous;
 };
 // Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
 // including a reply op, a status or flags other than 0 (kFlagFilter on a Get, kFlagTransaction),
@@ -95,6 +115,13 @@ struct DecodedRequest {
 // GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
 // a message the variant already holds is reused (cleared, capacity kept).
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);
+// Decodes the request a rendezvous descriptor `descriptor` pointed at (read into `in`): as
+// DecodeRequest, and its op and id must be the descriptor's and it may not be a descriptor.
+absl::Status DecodeRendezvousRequest(absl::Span<const uint8_t> in, const FrameHeader& descriptor,
+                                     DecodedRequest* out);
+// A rendezvous descriptor for a request frame of `op` and `request_id` at `where`; writes
+// kRendezvousFrameSize bytes (`out` must hold them) and returns that.
+size_t EncodeRendezvous(FrameOp op, uint64_t request_id, const RemoteBuffer& where, absl::Span<uint8_t> out);
 
 // Replies. `status` not OK: an error reply carrying the code and message (the message is cut
 // to fit, at a UTF-8 character boundary). A Get reply whose row does not fit `out` (or that the

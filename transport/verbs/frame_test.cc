@@ -582,6 +582,58 @@ TEST(VerbsFrameTest, RequestHeaderFieldsARequestMustNotCarry) {
   EXPECT_EQ(DecodeReqStatus(EncodeMutateReplyBytes(1, absl::OkStatus())).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(VerbsFrameTest, ARendezvousNamesWhereTheRequestIsAndTheRequestReadMustBeItsOwn) {
+  Bytes desc(kRendezvousFrameSize);
+  const RemoteBuffer where{0x1122334455667788ULL, 0xabcdef01u, 5000000};
+  ASSERT_EQ(EncodeRendezvous(FrameOp::kMutate, 42, where, absl::MakeSpan(desc)), kRendezvousFrameSize);
+  DecodedRequest d;
+  ASSERT_TRUE(DecodeRequest(Whole(desc), &d).ok());
+  ASSERT_TRUE(d.rendezvous.has_value());
+  EXPECT_EQ(d.rendezvous->addr, where.addr);
+  EXPECT_EQ(d.rendezvous->rkey, where.rkey);
+  EXPECT_EQ(d.rendezvous->length, where.length);
+  EXPECT_EQ(d.header.op, FrameOp::kMutate);
+  EXPECT_EQ(d.header.request_id, 42u);
+  EXPECT_EQ(d.header.flags, kFlagRendezvous);
+
+  // What the server reads must be a whole request of the same op and id, and not a rendezvous.
+  rpc::MutateRequest m;
+  m.set_table("t");
+  rpc::Mutation* put = m.mutable_mutation()->add_mutations();
+  m.mutable_mutation()->set_row("r");
+  put->set_family("f");
+  put->set_value(std::string(100000, 'v'));
+  Bytes big(200000);
+  absl::StatusOr<size_t> n = EncodeMutateRequest(42, m, absl::MakeSpan(big));
+  ASSERT_TRUE(n.ok()) << n.status();
+  big.resize(*n);
+  DecodedRequest read;
+  ASSERT_TRUE(DecodeRendezvousRequest(Whole(big), d.header, &read).ok());
+  EXPECT_EQ(std::get<rpc::MutateRequest>(read.request).mutation().mutations(0).value().size(), 100000u);
+  EXPECT_FALSE(read.rendezvous.has_value());
+  Bytes other(200000);
+  n = EncodeMutateRequest(43, m, absl::MakeSpan(other));
+  ASSERT_TRUE(n.ok());
+  other.resize(*n);
+  EXPECT_EQ(DecodeRendezvousRequest(Whole(other), d.header, &read).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeRendezvousRequest(Whole(desc), d.header, &read).code(), absl::StatusCode::kInvalidArgument);
+  Bytes get = EncodeGet(42, FullGet());
+  EXPECT_EQ(DecodeRendezvousRequest(Whole(get), d.header, &read).code(), absl::StatusCode::kInvalidArgument);
+
+  // Malformed descriptors: with other flags, a body of another size, a length under a header.
+  EXPECT_EQ(DecodeReqStatus(FrameBuilder(1, 7, 0, kFlagRendezvous | kFlagFilter).U64(1).U32(2).U32(100).Done()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeReqStatus(FrameBuilder(1, 7, 0, kFlagRendezvous).U64(1).U32(2).U32(100).U8(0).Done()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeReqStatus(FrameBuilder(1, 7, 0, kFlagRendezvous).U64(1).U32(2).Done()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeReqStatus(FrameBuilder(2, 7, 0, kFlagRendezvous).U64(1).U32(2).U32(10).Done()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(DecodeReqStatus(FrameBuilder(2, 7, 0, kFlagRendezvous).U64(1).U32(2).U32(24).Done()).ok());
+  EXPECT_EQ(DecodeReqStatus(FrameBuilder(0x81, 7, 0, kFlagRendezvous).U64(1).U32(2).U32(100).Done()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(VerbsFrameTest, BadEnumValuesAreRejected) {
   auto mutate = [](uint8_t durability, uint8_t kind, uint8_t has_ts, uint64_t ts) {
     return FrameBuilder(2, 1)
