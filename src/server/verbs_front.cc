@@ -60,6 +60,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.max_endpoints = config.rdma_max_endpoints;
   o.message_bytes = config.rdma_message_bytes;
+  o.rendezvous_bytes = static_cast<size_t>(config.max_request_bytes);  // as gRPC's receive cap
   o.spin = absl::Microseconds(config.rdma_spin_us);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   verbs::VerbsHandlers h;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "transport/verbs/frame.h"
 
 namespace basalt::verbs {
 
@@ -17,6 +18,7 @@ struct VerbsClient::Pooled {
   std::unique_ptr<CompletionQueue> cq;
   std::unique_ptr<Endpoint> ep;
   size_t server_max = 0;  // the server's receive half: our requests must fit it
+  size_t rendezvous_max = 0;  // ... or this, read by the server by rendezvous (0: none)
   uint64_t epoch = 0;
   // An async endpoint: no cq of its own (it is on async_cq_), its gen in every wr_id, and the
   // call it carries (guarded by async_mu_).
@@ -337,6 +339,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   p->ep = std::make_unique<Endpoint>(std::move(owned), chunk, *slice, max_inline.ok() ? *max_inline : 0);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
+  p->rendezvous_max = session.rendezvous_bytes;
   if (absl::Status st = p->ep->Replenish(p->async ? AsyncWrId(*p, false) : 0); !st.ok()) return st;
 
   ConnectData cd;
@@ -352,6 +355,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   param.private_data_len = sizeof(priv);
   param.retry_count = 7;
   param.rnr_retry_count = 7;  // infinite: a receive not yet re-posted is waited for
+  param.responder_resources = 1;  // the server may READ one rendezvous request at a time
   if (rdma_connect(id, &param) != 0) {
     int err = errno;
     if (err == ECONNREFUSED) {
@@ -392,6 +396,34 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
   const size_t limit = std::min(p->ep->half(), p->server_max);
   absl::StatusOr<size_t> n = encode(id, {p->ep->send_buf(), limit});
+  // Too large for the server's receive buffer: a rendezvous, when the server offers it. The
+  // request is encoded into memory registered for it alone, which the server reads; it stays
+  // registered until the endpoint has given its reply or is gone (declared before anything
+  // that gives the endpoint back, so it goes after).
+  struct Registered {
+    std::unique_ptr<uint8_t[]> buf;
+    ibv_mr* mr = nullptr;
+    ~Registered() {
+      if (mr != nullptr) ibv_dereg_mr(mr);
+    }
+  } large;
+  if (!n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted && p->rendezvous_max > 0) {
+    // Pages are touched only as the encoder writes them, and only those are registered.
+    large.buf.reset(new (std::nothrow) uint8_t[p->rendezvous_max]);
+    absl::StatusOr<size_t> m = large.buf != nullptr ? encode(id, {large.buf.get(), p->rendezvous_max}) : n;
+    absl::StatusOr<FrameOp> op = absl::InternalError("unset");
+    if (m.ok()) {
+      absl::StatusOr<FrameHeader> h = ParseHeader({large.buf.get(), *m});
+      op = h.ok() ? absl::StatusOr<FrameOp>(h->op) : h.status();
+      large.mr = ibv_reg_mr(chunk_->pd(), large.buf.get(), *m, IBV_ACCESS_REMOTE_READ);
+    }
+    if (m.ok() && op.ok() && large.mr != nullptr) {
+      const RemoteBuffer where{reinterpret_cast<uintptr_t>(large.buf.get()), large.mr->rkey, static_cast<uint32_t>(*m)};
+      n = EncodeRendezvous(*op, id, where, {p->ep->send_buf(), limit});
+    } else if (!m.ok()) {
+      n = m.status();  // larger than the server takes by rendezvous too: gRPC
+    }
+  }
   if (!n.ok()) {
     Give(p, Outcome::kReuse);
     return n.status();

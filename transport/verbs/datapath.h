@@ -125,6 +125,11 @@ class Endpoint {
   // Sends the first `len` bytes of the send half: inline up to the granted inline size, one
   // send in kSignalEvery signalled.
   absl::Status PostSend(uint64_t wr_id, size_t len);
+  // Reads `len` bytes of the peer's memory at (remote_addr, rkey) into `local` (registered,
+  // lkey), signalled: a rendezvous (frame.h kFlagRendezvous). Needs the connection's initiator
+  // depth (rdma_conn_param) of 1 or more on this side.
+  absl::Status PostRead(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
+                        uint32_t rkey);
 
  private:
   CmId id_;                       // null for an unowned queue pair

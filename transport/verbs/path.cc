@@ -326,6 +326,7 @@ rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s) {
   r.set_key(s.key);
   r.set_ttl_ms(std::max<int64_t>(0, absl::ToInt64Milliseconds(s.expires - absl::Now())));
   r.set_message_bytes(static_cast<uint32_t>(s.message_bytes));
+  r.set_rendezvous_bytes(static_cast<uint32_t>(s.rendezvous_bytes));
   r.set_frame_version(kFrameVersion);
   return r;
 }
@@ -338,6 +339,7 @@ VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
   s.key = r.key();
   s.expires = absl::Now() + absl::Milliseconds(r.ttl_ms());
   s.message_bytes = r.message_bytes();
+  s.rendezvous_bytes = r.rendezvous_bytes();
   return s;
 }
 

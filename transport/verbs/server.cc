@@ -23,8 +23,24 @@ namespace basalt::verbs {
 namespace {
 
 uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; }
+// In a wr_id's key half: the completion is a rendezvous's RDMA READ (keys are slot indexes, < 2^16).
+constexpr uint32_t kReadTag = 1u << 31;
+
+// A request being read by rendezvous: a buffer registered for it alone (local write only: the
+// server never exposes memory to a client).
+struct Rendezvous {
+  FrameHeader descriptor;
+  std::unique_ptr<uint8_t[]> buf;
+  uint32_t len = 0;
+  ibv_mr* mr = nullptr;
+  ~Rendezvous() {
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  }
+};
 
 struct ServerEndpoint {
+  // Before `ep`, so it goes after the queue pair: a READ in flight writes into its buffer.
+  std::unique_ptr<Rendezvous> reading;  // the helper's only
   std::unique_ptr<Endpoint> ep;
   std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
@@ -109,7 +125,7 @@ struct VerbsServer::Impl {
   ~Impl() { Release(); }
 
   std::shared_ptr<ServerEndpoint> Lookup(uint64_t wr_id) {
-    uint32_t key = static_cast<uint32_t>(wr_id);
+    uint32_t key = static_cast<uint32_t>(wr_id) & ~kReadTag;
     uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
     absl::MutexLock l(&mu);
     if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
@@ -197,6 +213,8 @@ struct VerbsServer::Impl {
     rdma_conn_param param{};
     param.retry_count = 7;
     param.rnr_retry_count = 7;
+    // One RDMA READ at a time (a rendezvous), if the client answers them.
+    param.initiator_depth = std::min<uint8_t>(ev->param.conn.responder_resources, 1);
     if (!se->ep->Replenish(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
@@ -249,6 +267,13 @@ struct VerbsServer::Impl {
     if (!se->ep->PostSend(se->wr_id(), n).ok()) Disconnect(se);
   }
 
+  // An error reply to a request whose header was read.
+  void SendError(ServerEndpoint* se, const FrameHeader& header, const absl::Status& st) {
+    if (header.op == FrameOp::kGet) return Send(se, EncodeGetReply(header.request_id, st, nullptr, se->reply_span()));
+    if (header.op == FrameOp::kMutate) return Send(se, EncodeMutateReply(header.request_id, st, se->reply_span()));
+    Disconnect(se);
+  }
+
   void Serve(Helper* h, const std::shared_ptr<ServerEndpoint>& se, uint32_t len) {
     requests.fetch_add(1, std::memory_order_relaxed);
     DecodedRequest* req = &h->request;
@@ -262,14 +287,55 @@ struct VerbsServer::Impl {
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
       if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint
-      if (header->op == FrameOp::kGet) {
-        return Send(se.get(), EncodeGetReply(header->request_id, decoded, nullptr, se->reply_span()));
-      }
-      if (header->op == FrameOp::kMutate) {
-        return Send(se.get(), EncodeMutateReply(header->request_id, decoded, se->reply_span()));
-      }
+      return SendError(se.get(), *header, decoded);
+    }
+    if (req->rendezvous.has_value()) return StartRendezvous(se, req->header, *req->rendezvous);
+    Dispatch(se, req);
+  }
+
+  // A request too large for the receive buffer: read it from the client's memory. The reply
+  // comes when the read completes (FinishRendezvous); the client sends nothing meanwhile.
+  void StartRendezvous(const std::shared_ptr<ServerEndpoint>& se, const FrameHeader& descriptor,
+                       const RemoteBuffer& where) {
+    if (options.rendezvous_bytes == 0 || where.length > options.rendezvous_bytes) {
+      malformed.fetch_add(1, std::memory_order_relaxed);
+      return SendError(se.get(), descriptor,
+                       absl::InvalidArgumentError(absl::StrCat("verbs: a request of ", where.length,
+                                                               " bytes by rendezvous is over this server's ",
+                                                               options.rendezvous_bytes)));
+    }
+    if (se->reading != nullptr) return Disconnect(se.get());  // one request in flight per endpoint
+    auto r = std::make_unique<Rendezvous>();
+    r->descriptor = descriptor;
+    r->len = where.length;
+    r->buf.reset(new (std::nothrow) uint8_t[where.length]);
+    if (r->buf != nullptr) r->mr = ibv_reg_mr(chunk->pd(), r->buf.get(), where.length, IBV_ACCESS_LOCAL_WRITE);
+    if (r->mr == nullptr) {
+      return SendError(se.get(), descriptor,
+                       absl::ResourceExhaustedError(absl::StrCat("verbs: no memory to read a request of ",
+                                                                 where.length, " bytes")));
+    }
+    if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->buf.get(), r->len, r->mr->lkey, where.addr, where.rkey)
+             .ok()) {
       return Disconnect(se.get());
     }
+    se->reading = std::move(r);
+  }
+
+  void FinishRendezvous(Helper* h, const std::shared_ptr<ServerEndpoint>& se) {
+    std::unique_ptr<Rendezvous> r = std::move(se->reading);
+    if (r == nullptr) return Disconnect(se.get());  // a read nobody asked for
+    DecodedRequest* req = &h->request;
+    absl::Status decoded = DecodeRendezvousRequest({r->buf.get(), r->len}, r->descriptor, req);
+    if (!decoded.ok()) {
+      malformed.fetch_add(1, std::memory_order_relaxed);
+      return SendError(se.get(), r->descriptor, decoded);
+    }
+    r.reset();  // decoded into the request: the buffer goes before the request is served
+    Dispatch(se, req);
+  }
+
+  void Dispatch(const std::shared_ptr<ServerEndpoint>& se, DecodedRequest* req) {
     const uint64_t id = req->header.request_id;
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
       return Send(se.get(), handlers.get(se->principal.get(), id, *get, se->reply_span()));
@@ -303,14 +369,19 @@ struct VerbsServer::Impl {
       }
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
-        if (ok && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send: nothing to do
+        const bool read = ok && wc[i].opcode == IBV_WC_RDMA_READ;
+        if (ok && !read && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send: nothing to do
         std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
         if (se == nullptr) continue;  // a completion of an endpoint already gone
         if (!ok) {
           Disconnect(se.get());
           continue;
         }
-        Serve(h, se, wc[i].byte_len);
+        if (read) {
+          FinishRendezvous(h, se);
+        } else {
+          Serve(h, se, wc[i].byte_len);
+        }
       }
     }
   }
@@ -488,6 +559,7 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void>
   s.address = options_.address;
   s.port = port_;
   s.message_bytes = options_.message_bytes;
+  s.rendezvous_bytes = options_.rendezvous_bytes;
   s.expires = absl::Now() + options_.session_ttl;
   absl::StatusOr<std::string> token = RandomBytes(ConnectData::kTokenBytes);
   if (!token.ok()) return token.status();

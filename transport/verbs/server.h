@@ -47,6 +47,9 @@ struct VerbsServerOptions {
   int helper_threads = 1;
   int max_endpoints = 128;
   size_t message_bytes = kDefaultMessageBytes;
+  // The largest request read by rendezvous (an RDMA READ of the client's memory, into a buffer
+  // registered for that request alone); 0: none, larger requests go over gRPC.
+  size_t rendezvous_bytes = 0;
   absl::Duration spin = absl::Microseconds(50);
   absl::Duration session_ttl = absl::Minutes(10);
 };

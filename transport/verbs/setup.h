@@ -79,6 +79,7 @@ struct VerbsSession {
   std::string key;
   absl::Time expires = absl::InfinitePast();  // endpoints must connect before this
   size_t message_bytes = kDefaultMessageBytes;  // the server's receive half
+  size_t rendezvous_bytes = 0;  // the largest request it reads by rendezvous (0: none)
 };
 
 // The connect request's private data (rdma_cm gives an RC connect 56 bytes): the session token,
