@@ -259,7 +259,8 @@ absl::Status CanonicalMessage32(Reader& r, const char* what, google::protobuf::M
   return absl::OkStatus();
 }
 
-absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, rpc::GetRequest* req) {
+absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, rpc::GetRequest* req,
+                           std::optional<RemoteBuffer>* reply_buffer) {
   std::string_view s;
   BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
   req->set_table(s.data(), s.size());
@@ -300,6 +301,13 @@ absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, r
   }
   if (with_filter) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "filter", read->mutable_filter()));
   if (with_transaction) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "snapshot", read->mutable_transaction()));
+  if (reply_buffer != nullptr) {
+    RemoteBuffer b;
+    BASALT_RETURN_IF_ERROR(r.U64("reply buffer addr", &b.addr));
+    BASALT_RETURN_IF_ERROR(r.U32("reply buffer rkey", &b.rkey));
+    BASALT_RETURN_IF_ERROR(r.U32("reply buffer capacity", &b.length));
+    *reply_buffer = b;
+  }
   return r.Finish();
 }
 
@@ -416,7 +424,8 @@ absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in) {
   return h;
 }
 
-absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetRequest& req, absl::Span<uint8_t> out) {
+absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetRequest& req, absl::Span<uint8_t> out,
+                                        const RemoteBuffer* reply_buffer) {
   const rpc::ReadOptions& read = req.read();
   if (req.table().size() > kMax16) return TooLong("table name", req.table().size(), kMax16);
   if (req.row().size() > kMax32) return TooLong("row", req.row().size(), kMax32);
@@ -437,10 +446,12 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
   if (read.has_filter()) body += 4 + filter_size;
   const size_t snapshot_size = read.has_transaction() ? read.transaction().ByteSizeLong() : 0;
   if (read.has_transaction()) body += 4 + snapshot_size;
+  if (reply_buffer != nullptr) body += 16;
   BASALT_RETURN_IF_ERROR(CheckFits("Get request", body, out.size()));
 
   WriteHeader(out.data(), FrameOp::kGet, body, request_id, 0,
-              (read.has_filter() ? kFlagFilter : 0) | (read.has_transaction() ? kFlagTransaction : 0));
+              (read.has_filter() ? kFlagFilter : 0) | (read.has_transaction() ? kFlagTransaction : 0) |
+                  (reply_buffer != nullptr ? kFlagReplyBuffer : 0));
   Writer w(out.data() + kFrameHeaderSize);
   w.Bytes16(req.table());
   w.Bytes32(req.row());
@@ -457,6 +468,11 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
   }
   if (read.has_filter()) w.Message32(read.filter(), filter_size);
   if (read.has_transaction()) w.Message32(read.transaction(), snapshot_size);
+  if (reply_buffer != nullptr) {
+    w.U64(reply_buffer->addr);
+    w.U32(reply_buffer->rkey);
+    w.U32(reply_buffer->length);
+  }
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;
 }
@@ -510,6 +526,7 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
 
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
   out->rendezvous.reset();
+  out->reply_buffer.reset();
   BASALT_ASSIGN_OR_RETURN(const FrameHeader h, ParseHeader(in));
   if (h.op != FrameOp::kGet && h.op != FrameOp::kMutate) {
     return Malformed(absl::StrCat("reply op 0x", absl::Hex(static_cast<uint8_t>(h.op)), " in a request"), kOpAt);
@@ -535,7 +552,8 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     out->rendezvous = b;
     return absl::OkStatus();
   }
-  const uint16_t allowed = h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction) : kFlagTransaction;
+  const uint16_t allowed =
+      h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction | kFlagReplyBuffer) : kFlagTransaction;
   if ((h.flags & ~allowed) != 0) {
     return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
   }
@@ -547,7 +565,8 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     auto* req = std::get_if<rpc::GetRequest>(&out->request);
     if (req == nullptr) req = &out->request.emplace<rpc::GetRequest>();
     req->Clear();
-    return DecodeGetBody(r, (h.flags & kFlagFilter) != 0, (h.flags & kFlagTransaction) != 0, req);
+    return DecodeGetBody(r, (h.flags & kFlagFilter) != 0, (h.flags & kFlagTransaction) != 0, req,
+                         (h.flags & kFlagReplyBuffer) != 0 ? &out->reply_buffer : nullptr);
   }
   auto* req = std::get_if<rpc::MutateRequest>(&out->request);
   if (req == nullptr) req = &out->request.emplace<rpc::MutateRequest>();
@@ -604,8 +623,9 @@ size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc
 }
 
 size_t EncodeGetReplyRow(uint64_t request_id, const absl::Status& status, const ReplyRow* row,
-                         absl::Span<uint8_t> out) {
+                         absl::Span<uint8_t> out, uint64_t* needed) {
   assert(out.size() >= kMinReplyBuffer);
+  if (needed != nullptr) *needed = 0;
   if (!status.ok()) return EncodeStatusReply(FrameOp::kGetReply, request_id, status.code(), 0, SV(status.message()), out);
   const std::string_view key = row != nullptr ? row->row() : std::string_view();
   const size_t cells = row != nullptr ? row->size() : 0;
@@ -620,6 +640,7 @@ size_t EncodeGetReplyRow(uint64_t request_id, const absl::Status& status, const 
     body += kMinCell + c.family.size() + c.qualifier.size() + c.value.size();
   }
   if (!representable || body > kMax32 || out.size() < kFrameHeaderSize || body > out.size() - kFrameHeaderSize) {
+    if (needed != nullptr && representable && body <= kMax32) *needed = kFrameHeaderSize + body;
     return EncodeStatusReply(FrameOp::kGetReply, request_id, absl::StatusCode::kResourceExhausted, kFlagTooLarge,
                              kTooLargeMessage, out);
   }
@@ -648,6 +669,49 @@ size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::
   return kFrameHeaderSize;
 }
 
+size_t EncodeReplyWritten(uint64_t request_id, uint32_t length, absl::Span<uint8_t> out) {
+  assert(out.size() >= kMinReplyBuffer);
+  WriteHeader(out.data(), FrameOp::kGetReply, 4, request_id, 0, kFlagReplyBuffer);
+  Writer w(out.data() + kFrameHeaderSize);
+  w.U32(length);
+  return kFrameHeaderSize + 4;
+}
+
+size_t EncodeTooLargeNeeding(uint64_t request_id, uint64_t needed, absl::Span<uint8_t> out) {
+  assert(out.size() >= kMinReplyBuffer);
+  WriteHeader(out.data(), FrameOp::kGetReply, 4 + kTooLargeMessage.size() + 8, request_id,
+              static_cast<uint16_t>(absl::StatusCode::kResourceExhausted), kFlagTooLarge | kFlagReplyBuffer);
+  Writer w(out.data() + kFrameHeaderSize);
+  w.Bytes32(kTooLargeMessage);
+  w.U64(needed);
+  return kFrameHeaderSize + 4 + kTooLargeMessage.size() + 8;
+}
+
+absl::StatusOr<ReplyPlacement> ParseReplyPlacement(absl::Span<const uint8_t> in, uint64_t request_id) {
+  FrameHeader h;
+  BASALT_RETURN_IF_ERROR(CheckReplyHeader(in, FrameOp::kGetReply, request_id, &h));
+  ReplyPlacement p;
+  if ((h.flags & kFlagReplyBuffer) == 0) return p;
+  Reader r(in.data(), kFrameHeaderSize, in.size());
+  if (h.flags == kFlagReplyBuffer && h.status == 0) {
+    BASALT_RETURN_IF_ERROR(AsInternal(r.U32("written length", &p.length)));
+    BASALT_RETURN_IF_ERROR(AsInternal(r.Finish()));
+    p.written = true;
+    return p;
+  }
+  if (h.flags != (kFlagTooLarge | kFlagReplyBuffer) ||
+      h.status != static_cast<uint16_t>(absl::StatusCode::kResourceExhausted)) {
+    return AsInternal(Malformed(absl::StrCat("reply-buffer flags 0x", absl::Hex(h.flags), " with status ", h.status),
+                                kFlagsAt));
+  }
+  std::string_view message;
+  BASALT_RETURN_IF_ERROR(AsInternal(r.Bytes32("message", &message)));
+  BASALT_RETURN_IF_ERROR(AsInternal(r.U64("needed", &p.needed)));
+  BASALT_RETURN_IF_ERROR(AsInternal(r.Finish()));
+  p.too_large = true;
+  return p;
+}
+
 absl::Status DecodeGetReply(absl::Span<const uint8_t> in, uint64_t request_id, rpc::GetResponse* resp,
                             bool* too_large) {
   if (too_large != nullptr) *too_large = false;
@@ -655,12 +719,19 @@ absl::Status DecodeGetReply(absl::Span<const uint8_t> in, uint64_t request_id, r
   FrameHeader h;
   BASALT_RETURN_IF_ERROR(CheckReplyHeader(in, FrameOp::kGetReply, request_id, &h));
   Reader r(in.data(), kFrameHeaderSize, in.size());
-  if (h.flags == kFlagTooLarge) {
+  if (h.flags == kFlagTooLarge || h.flags == (kFlagTooLarge | kFlagReplyBuffer)) {
     if (h.status != static_cast<uint16_t>(absl::StatusCode::kResourceExhausted)) {
       return AsInternal(Malformed(absl::StrCat("too-large flag with status ", h.status), kStatusAt));
     }
     std::string_view message;
-    BASALT_RETURN_IF_ERROR(AsInternal(DecodeStatusBody(r, &message)));
+    if (h.flags == kFlagTooLarge) {
+      BASALT_RETURN_IF_ERROR(AsInternal(DecodeStatusBody(r, &message)));
+    } else {
+      uint64_t needed = 0;
+      BASALT_RETURN_IF_ERROR(AsInternal(r.Bytes32("message", &message)));
+      BASALT_RETURN_IF_ERROR(AsInternal(r.U64("needed", &needed)));
+      BASALT_RETURN_IF_ERROR(AsInternal(r.Finish()));
+    }
     if (too_large != nullptr) *too_large = true;
     return absl::ResourceExhaustedError(AV(message));
   }

@@ -13,6 +13,7 @@
 //                   u16 ncolumns × (bytes16 family | u32 nqualifiers × bytes32 qualifier) |
 //                   with kFlagFilter: bytes32 filter (rpc::Filter, protobuf, as serialized)
 //                   with kFlagTransaction: bytes32 snapshot (rpc::TransactionSnapshot, likewise)
+//                   with kFlagReplyBuffer: u64 addr | u32 rkey | u32 capacity
 //   Mutate request: str16 table | u8 durability | bytes32 row |
 //                   u32 nmutations × (u8 kind | u8 has_ts | i64 ts | bytes16 family |
 //                                     bytes32 qualifier | bytes32 value)
@@ -22,7 +23,10 @@
 //   Rendezvous (a Get or Mutate request with kFlagRendezvous, and no other flag):
 //                   u64 addr | u32 rkey | u32 length — where the whole request frame is
 //   Mutate reply, OK: empty
+//   Get reply written to the client's reply buffer (kFlagReplyBuffer, OK): u32 length
 //   Any reply with a status other than OK: bytes32 message
+//     (a too-large Get reply to a request with a reply buffer, kFlagTooLarge | kFlagReplyBuffer,
+//      then: u32 the bytes the reply needs)
 //
 // Decoding checks every length against the bytes that are there before it reads, refuses
 // trailing bytes, unknown versions, ops and enum values, with InvalidArgument naming the field
@@ -71,6 +75,13 @@ inline constexpr uint16_t kFlagTransaction = 4;
 // (VerbsSession::rendezvous_bytes); one that predates it refuses the flag.
 inline constexpr uint16_t kFlagRendezvous = 8;
 inline constexpr size_t kRendezvousFrameSize = kFrameHeaderSize + 16;
+// Get request flag: the client's reply buffer, registered for remote write, follows the body
+// (its capacity may be 0: no buffer yet). A reply larger than the client's receive buffer but
+// within the capacity is RDMA WRITten there (a whole Get reply frame), followed by a small reply
+// with this flag carrying its length; one larger than the capacity is a too-large reply with
+// this flag, carrying the bytes it needs, so that the client can ask again with a buffer that
+// large. The server never exposes its own memory.
+inline constexpr uint16_t kFlagReplyBuffer = 16;
 
 // Where a rendezvous's bytes are, in the peer's registered memory.
 struct RemoteBuffer {
@@ -96,13 +107,16 @@ absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in);
 // the frame does not fit `out` (the caller sends the call over gRPC instead), InvalidArgument
 // when a field cannot be encoded (a table name or family over 65535 bytes, > 65535 columns,
 // a durability or mutation kind outside the proto's enum).
-absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetRequest& req, absl::Span<uint8_t> out);
+// `reply_buffer`: where a large reply may be written (kFlagReplyBuffer; length = capacity).
+absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetRequest& req, absl::Span<uint8_t> out,
+                                        const RemoteBuffer* reply_buffer = nullptr);
 absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::MutateRequest& req,
                                            absl::Span<uint8_t> out);
 
 // A decoded request (the server side).
 struct DecodedRequest {
   FrameHeader header;
+  std::optional<RemoteBuffer> reply_buffer;  // a Get's, with kFlagReplyBuffer (length = capacity)
   std::variant<rpc::GetRequest, rpc::MutateRequest> request;
   // Set for a rendezvous descriptor (kFlagRendezvous): `request` is then not decoded; the
   // server reads the request from here and decodes it with DecodeRendezvousRequest.
@@ -132,6 +146,20 @@ size_t EncodeRendezvous(FrameOp op, uint64_t request_id, const RemoteBuffer& whe
 inline constexpr size_t kMinReplyBuffer = 256;
 size_t EncodeGetReply(uint64_t request_id, const absl::Status& status, const rpc::GetResponse* resp,
                       absl::Span<uint8_t> out);
+// The small replies of a request with a reply buffer: the reply of `length` bytes was written to
+// it; or the reply needs `needed` bytes, more than the buffer holds.
+size_t EncodeReplyWritten(uint64_t request_id, uint32_t length, absl::Span<uint8_t> out);
+size_t EncodeTooLargeNeeding(uint64_t request_id, uint64_t needed, absl::Span<uint8_t> out);
+// What a Get reply to a request with a reply buffer says about it: neither (an ordinary reply,
+// decoded with DecodeGetReply), written (the reply frame is in the buffer, `length` bytes), or
+// too large (it needs `needed` bytes). Internal on a malformed one.
+struct ReplyPlacement {
+  bool written = false;
+  uint32_t length = 0;
+  bool too_large = false;
+  uint64_t needed = 0;
+};
+absl::StatusOr<ReplyPlacement> ParseReplyPlacement(absl::Span<const uint8_t> in, uint64_t request_id);
 
 // A Get reply's row as its holder has it (an rpc::Row, or the server's storage row), so that
 // the reply is encoded from it without building protobuf messages first. The views stay valid
@@ -150,8 +178,10 @@ class ReplyRow {
 };
 // EncodeGetReply from a ReplyRow (`row` null with an OK status: an empty row); the same bytes
 // as EncodeGetReply of the same cells, the same too-large and error replies.
+// `needed`, when given, is set to the frame's size when the row is too large only for `out`
+// (0 otherwise).
 size_t EncodeGetReplyRow(uint64_t request_id, const absl::Status& status, const ReplyRow* row,
-                         absl::Span<uint8_t> out);
+                         absl::Span<uint8_t> out, uint64_t* needed = nullptr);
 size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::Span<uint8_t> out);
 
 // Client side: decodes a reply frame of the expected op and request id. Returns the server's

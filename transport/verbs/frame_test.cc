@@ -634,6 +634,83 @@ TEST(VerbsFrameTest, ARendezvousNamesWhereTheRequestIsAndTheRequestReadMustBeIts
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(VerbsFrameTest, AGetCarriesItsReplyBufferAndTheRepliesSayWhereTheReplyWent) {
+  const RemoteBuffer buffer{0xfeedface12345678ULL, 77, 9 << 20};
+  Bytes b(1 << 20);
+  absl::StatusOr<size_t> n = EncodeGetRequest(5, FullGet(), absl::MakeSpan(b), &buffer);
+  ASSERT_TRUE(n.ok()) << n.status();
+  b.resize(*n);
+  DecodedRequest d;
+  ASSERT_TRUE(DecodeRequest(Whole(b), &d).ok());
+  ASSERT_TRUE(d.reply_buffer.has_value());
+  EXPECT_EQ(d.reply_buffer->addr, buffer.addr);
+  EXPECT_EQ(d.reply_buffer->rkey, buffer.rkey);
+  EXPECT_EQ(d.reply_buffer->length, buffer.length);
+  EXPECT_EQ(std::get<rpc::GetRequest>(d.request).SerializeAsString(), FullGet().SerializeAsString());
+  ASSERT_TRUE(DecodeRequest(Whole(EncodeGet(5, FullGet())), &d).ok());
+  EXPECT_FALSE(d.reply_buffer.has_value());  // reset by the next decode
+  EXPECT_EQ(DecodeReqStatus(Bytes(b.begin(), b.end() - 1)).code(), absl::StatusCode::kInvalidArgument);
+
+  // The row's size when it is too large only for the buffer given.
+  rpc::GetResponse resp;
+  resp.mutable_row()->set_row("r");
+  rpc::Cell* c = resp.mutable_row()->add_cells();
+  c->set_family("f");
+  c->set_value(std::string(5000, 'v'));
+  Bytes whole(1 << 20);
+  const size_t whole_n = EncodeGetReply(5, absl::OkStatus(), &resp, absl::MakeSpan(whole));
+  Bytes small(1024);
+  uint64_t needed = 0;
+  struct OneRow final : ReplyRow {
+    const rpc::Row& r;
+    explicit OneRow(const rpc::Row& row) : r(row) {}
+    std::string_view row() const override { return r.row(); }
+    size_t size() const override { return static_cast<size_t>(r.cells_size()); }
+    ReplyCell cell(size_t i) const override {
+      const rpc::Cell& x = r.cells(static_cast<int>(i));
+      return ReplyCell{x.family(), x.qualifier(), x.value(), x.timestamp(), true};
+    }
+  } row(resp.row());
+  EncodeGetReplyRow(5, absl::OkStatus(), &row, absl::MakeSpan(small), &needed);
+  EXPECT_EQ(needed, whole_n);
+  EncodeGetReplyRow(5, absl::OkStatus(), &row, absl::MakeSpan(whole), &needed);
+  EXPECT_EQ(needed, 0u);
+
+  // Written, too large for the buffer, and an ordinary reply.
+  Bytes w(256);
+  w.resize(EncodeReplyWritten(5, static_cast<uint32_t>(whole_n), absl::MakeSpan(w)));
+  absl::StatusOr<ReplyPlacement> p = ParseReplyPlacement(Whole(w), 5);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->written);
+  EXPECT_EQ(p->length, whole_n);
+  EXPECT_FALSE(ParseReplyPlacement(Whole(w), 6).ok());  // another call's
+  Bytes t(256);
+  t.resize(EncodeTooLargeNeeding(5, uint64_t{5} << 30, absl::MakeSpan(t)));
+  p = ParseReplyPlacement(Whole(t), 5);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->too_large);
+  EXPECT_EQ(p->needed, uint64_t{5} << 30);
+  rpc::GetResponse got;
+  bool too_large = false;
+  EXPECT_EQ(DecodeGetReply(Whole(t), 5, &got, &too_large).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(too_large);
+  whole.resize(whole_n);
+  p = ParseReplyPlacement(Whole(whole), 5);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->written || p->too_large);
+  ASSERT_TRUE(DecodeGetReply(Whole(whole), 5, &got, &too_large).ok());
+  EXPECT_EQ(got.row().cells(0).value().size(), 5000u);
+  // Malformed: a written reply with a status, with trailing bytes; truncated.
+  EXPECT_FALSE(ParseReplyPlacement(Whole(FrameBuilder(0x81, 5, 3, kFlagReplyBuffer).U32(1).Done()), 5).ok());
+  EXPECT_FALSE(ParseReplyPlacement(Whole(FrameBuilder(0x81, 5, 0, kFlagReplyBuffer).U32(1).U8(0).Done()), 5).ok());
+  EXPECT_FALSE(ParseReplyPlacement(Whole(FrameBuilder(0x81, 5, 0, kFlagReplyBuffer).U16(1).Done()), 5).ok());
+  for (size_t cut = 0; cut < t.size(); ++cut) {
+    Bytes shorter(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(cut));
+    if (cut >= kFrameHeaderSize) SetBodyLen(&shorter, static_cast<uint32_t>(cut - kFrameHeaderSize));
+    EXPECT_FALSE(ParseReplyPlacement(Whole(shorter), 5).ok()) << cut;
+  }
+}
+
 TEST(VerbsFrameTest, BadEnumValuesAreRejected) {
   auto mutate = [](uint8_t durability, uint8_t kind, uint8_t has_ts, uint64_t ts) {
     return FrameBuilder(2, 1)
