@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
   // The reply frame is encoded straight from the engine's row (no GetResponse on the way).
   h.get = [data, ac, m = get_metrics](const void* principal, uint64_t request_id, const rpc::GetRequest& req,
-                                      absl::Span<uint8_t> out) -> size_t {
+                                      absl::Span<uint8_t> out, uint64_t* needed) -> size_t {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s;
     const RowResult* row = nullptr;
@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
       }
     }
     const RowReply reply(row);
-    const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out);
+    const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out, needed);
     // Reply bytes: the frame's, header included (the gRPC path counts the protobuf reply's).
     if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), s.ok() ? n : 0);
     return n;

@@ -376,9 +376,54 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   return p;
 }
 
+namespace {
+
+// Memory registered for one call's rendezvous: the request for the server to READ, or the
+// reply buffer for it to WRITE. Deregistered (and freed) when it goes: after the endpoint
+// that used it was given back or destroyed, so no READ or WRITE of it is in flight.
+struct Registered {
+  std::unique_ptr<uint8_t[]> buf;
+  size_t cap = 0;
+  ibv_mr* mr = nullptr;
+  void Reset() {
+    if (mr != nullptr) ibv_dereg_mr(mr);
+    mr = nullptr;
+    buf.reset();
+    cap = 0;
+  }
+  ~Registered() { Reset(); }
+  // `cap` bytes, not touched (the kernel gives pages as they are written).
+  bool Allocate(size_t n) {
+    Reset();
+    buf.reset(new (std::nothrow) uint8_t[n]);
+    cap = buf != nullptr ? n : 0;
+    return buf != nullptr;
+  }
+  bool Register(ibv_pd* pd, size_t n, int access) {
+    if (mr != nullptr) ibv_dereg_mr(mr);
+    mr = ibv_reg_mr(pd, buf.get(), n, access);
+    return mr != nullptr;
+  }
+};
+
+}  // namespace
+
 absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed) {
+  return CallImpl([&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer*) { return encode(id, out); }, decode,
+                  deadline, transport_failed, /*reply_buffer=*/false);
+}
+
+absl::Status VerbsClient::CallWithReplyBuffer(GetEncoder encode, Decoder decode, absl::Time deadline,
+                                              bool* transport_failed) {
+  return CallImpl(encode, decode, deadline, transport_failed, /*reply_buffer=*/true);
+}
+
+absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
+                                   bool reply_buffer) {
   *transport_failed = false;
   calls_.fetch_add(1, std::memory_order_relaxed);
+  // Declared before the endpoint is taken, so that they go after it is given back.
+  Registered large_request, large_reply;
   absl::StatusOr<Pooled*> taken = Take(deadline);
   if (!taken.ok()) {
     *transport_failed = taken.status().code() == absl::StatusCode::kUnavailable;
@@ -392,46 +437,10 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
     Give(p, Outcome::kDropAll);
     return Transport(s);
   };
-
-  const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  const size_t limit = std::min(p->ep->half(), p->server_max);
-  absl::StatusOr<size_t> n = encode(id, {p->ep->send_buf(), limit});
-  // Too large for the server's receive buffer: a rendezvous, when the server offers it. The
-  // request is encoded into memory registered for it alone, which the server reads; it stays
-  // registered until the endpoint has given its reply or is gone (declared before anything
-  // that gives the endpoint back, so it goes after).
-  struct Registered {
-    std::unique_ptr<uint8_t[]> buf;
-    ibv_mr* mr = nullptr;
-    ~Registered() {
-      if (mr != nullptr) ibv_dereg_mr(mr);
-    }
-  } large;
-  if (!n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted && p->rendezvous_max > 0) {
-    // Pages are touched only as the encoder writes them, and only those are registered.
-    large.buf.reset(new (std::nothrow) uint8_t[p->rendezvous_max]);
-    absl::StatusOr<size_t> m = large.buf != nullptr ? encode(id, {large.buf.get(), p->rendezvous_max}) : n;
-    absl::StatusOr<FrameOp> op = absl::InternalError("unset");
-    if (m.ok()) {
-      absl::StatusOr<FrameHeader> h = ParseHeader({large.buf.get(), *m});
-      op = h.ok() ? absl::StatusOr<FrameOp>(h->op) : h.status();
-      large.mr = ibv_reg_mr(chunk_->pd(), large.buf.get(), *m, IBV_ACCESS_REMOTE_READ);
-    }
-    if (m.ok() && op.ok() && large.mr != nullptr) {
-      const RemoteBuffer where{reinterpret_cast<uintptr_t>(large.buf.get()), large.mr->rkey, static_cast<uint32_t>(*m)};
-      n = EncodeRendezvous(*op, id, where, {p->ep->send_buf(), limit});
-    } else if (!m.ok()) {
-      n = m.status();  // larger than the server takes by rendezvous too: gRPC
-    }
-  }
-  if (!n.ok()) {
-    Give(p, Outcome::kReuse);
-    return n.status();
-  }
-  if (absl::Status st = p->ep->PostSend(id, *n); !st.ok()) return broken(st);
-
-  uint32_t reply_len = 0;
-  bool got = false;
+  // A reply buffer only where the server takes rendezvous (it predates them otherwise); none
+  // yet (capacity 0): a too-large reply then says how large it is.
+  RemoteBuffer reply_at;
+  const RemoteBuffer* reply_desc = reply_buffer && p->rendezvous_max > 0 ? &reply_at : nullptr;
   // Busy-poll only while there are cores for it: callers beyond that sleep on the channel at
   // once (16 spinners on 2 cores starved the threads with work to do).
   struct Waiting {
@@ -441,33 +450,87 @@ absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadli
     ~Waiting() { n->fetch_sub(1, std::memory_order_relaxed); }
   } waiting(&waiting_);
   const absl::Duration spin = waiting.now <= max_spinners_ ? options_.spin : absl::ZeroDuration();
-  while (!got) {
-    ibv_wc wc[4];
-    absl::StatusOr<int> k = p->cq->Wait(absl::MakeSpan(wc), spin, deadline);
-    if (!k.ok()) return broken(k.status());
-    if (*k == 0) {
-      Give(p, Outcome::kDropOne);  // its reply may still land in the buffer: never reuse it
-      return absl::DeadlineExceededError("verbs: no reply before the deadline");
+
+  // At most twice more: a reply that outgrows the buffer sized for it (the row grew meanwhile)
+  // then goes over gRPC.
+  for (int attempt = 0;; ++attempt) {
+    const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+    const size_t limit = std::min(p->ep->half(), p->server_max);
+    absl::StatusOr<size_t> n = encode(id, {p->ep->send_buf(), limit}, reply_desc);
+    // Too large for the server's receive buffer: a rendezvous, when the server offers it. The
+    // request is encoded into memory registered for it alone, which the server reads.
+    if (!n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted && p->rendezvous_max > 0) {
+      absl::StatusOr<size_t> m = n;
+      if (large_request.buf != nullptr || large_request.Allocate(p->rendezvous_max)) {
+        m = encode(id, {large_request.buf.get(), large_request.cap}, reply_desc);
+      }
+      absl::StatusOr<FrameHeader> h = m.ok() ? ParseHeader({large_request.buf.get(), *m}) : m.status();
+      if (h.ok() && large_request.Register(chunk_->pd(), *m, IBV_ACCESS_REMOTE_READ)) {
+        const RemoteBuffer where{reinterpret_cast<uintptr_t>(large_request.buf.get()), large_request.mr->rkey,
+                                 static_cast<uint32_t>(*m)};
+        n = EncodeRendezvous(h->op, id, where, {p->ep->send_buf(), limit});
+      } else if (!m.ok()) {
+        n = m.status();  // larger than the server takes by rendezvous too: gRPC
+      }
     }
-    for (int i = 0; i < *k; ++i) {
-      if (wc[i].status != IBV_WC_SUCCESS) {
-        return broken(absl::UnavailableError(absl::StrCat("completion error: ", ibv_wc_status_str(wc[i].status))));
+    if (!n.ok()) {
+      Give(p, Outcome::kReuse);
+      return n.status();
+    }
+    if (absl::Status st = p->ep->PostSend(id, *n); !st.ok()) return broken(st);
+
+    uint32_t reply_len = 0;
+    bool got = false;
+    while (!got) {
+      ibv_wc wc[4];
+      absl::StatusOr<int> k = p->cq->Wait(absl::MakeSpan(wc), spin, deadline);
+      if (!k.ok()) return broken(k.status());
+      if (*k == 0) {
+        Give(p, Outcome::kDropOne);  // its reply may still land in the buffer: never reuse it
+        return absl::DeadlineExceededError("verbs: no reply before the deadline");
       }
-      if (wc[i].opcode == IBV_WC_RECV) {
-        reply_len = wc[i].byte_len;
-        got = true;
+      for (int i = 0; i < *k; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS) {
+          return broken(absl::UnavailableError(absl::StrCat("completion error: ", ibv_wc_status_str(wc[i].status))));
+        }
+        if (wc[i].opcode == IBV_WC_RECV) {
+          reply_len = wc[i].byte_len;
+          got = true;
+        }
       }
+    }
+    absl::Span<const uint8_t> reply(p->ep->recv_buf(), std::min<size_t>(reply_len, p->ep->half()));
+    absl::StatusOr<ReplyPlacement> placed = reply_desc != nullptr ? ParseReplyPlacement(reply, id) : ReplyPlacement{};
+    bool again = false;
+    absl::Status result;
+    if (placed.ok() && placed->written && large_reply.mr != nullptr && placed->length <= large_reply.cap) {
+      result = decode(id, {large_reply.buf.get(), placed->length});  // the server wrote it there
+    } else if (placed.ok() && placed->too_large && placed->needed <= p->rendezvous_max && attempt < 2) {
+      // A buffer that large (and an eighth more, for a row that grows), and the Get again.
+      const size_t cap = std::min<size_t>(p->rendezvous_max, placed->needed + placed->needed / 8);
+      again = large_reply.Allocate(cap) &&
+              large_reply.Register(chunk_->pd(), cap, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+      if (again) {
+        reply_at = RemoteBuffer{reinterpret_cast<uintptr_t>(large_reply.buf.get()), large_reply.mr->rkey,
+                                static_cast<uint32_t>(cap)};
+      } else {
+        result = decode(id, reply);  // too large: the caller goes to gRPC
+      }
+    } else {
+      result = decode(id, reply);
+    }
+    p->ep->Received();
+    if (absl::Status st = p->ep->Replenish(0); !st.ok()) {
+      broken(st).IgnoreError();
+      if (again) return Transport(st);
+      *transport_failed = false;  // the call itself succeeded
+      return result;
+    }
+    if (!again) {
+      Give(p, Outcome::kReuse);
+      return result;
     }
   }
-  absl::Status result = decode(id, {p->ep->recv_buf(), reply_len});
-  p->ep->Received();
-  if (absl::Status st = p->ep->Replenish(0); !st.ok()) {
-    broken(st).IgnoreError();  // the call itself succeeded
-    *transport_failed = false;
-    return result;
-  }
-  Give(p, Outcome::kReuse);
-  return result;
 }
 
 }  // namespace basalt::verbs

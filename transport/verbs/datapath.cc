@@ -192,21 +192,38 @@ absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
   return absl::OkStatus();
 }
 
-absl::Status Endpoint::PostRead(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
-                                uint32_t rkey) {
+namespace {
+
+absl::Status PostRdma(ibv_qp* qp, ibv_wr_opcode opcode, uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey,
+                      uint64_t remote_addr, uint32_t rkey) {
   ibv_sge sge{reinterpret_cast<uintptr_t>(local), len, lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
+  wr.opcode = opcode;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
   ibv_send_wr* bad = nullptr;
-  int rc = ibv_post_send(qp_, &wr, &bad);
-  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send (RDMA READ)", rc);
+  int rc = ibv_post_send(qp, &wr, &bad);
+  if (rc != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable,
+                      opcode == IBV_WR_RDMA_READ ? "ibv_post_send (RDMA READ)" : "ibv_post_send (RDMA WRITE)", rc);
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Endpoint::PostRead(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
+                                uint32_t rkey) {
+  return PostRdma(qp_, IBV_WR_RDMA_READ, wr_id, local, len, lkey, remote_addr, rkey);
+}
+
+absl::Status Endpoint::PostWrite(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
+                                 uint32_t rkey) {
+  return PostRdma(qp_, IBV_WR_RDMA_WRITE, wr_id, local, len, lkey, remote_addr, rkey);
 }
 
 }  // namespace basalt::verbs

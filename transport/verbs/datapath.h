@@ -130,6 +130,10 @@ class Endpoint {
   // depth (rdma_conn_param) of 1 or more on this side.
   absl::Status PostRead(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
                         uint32_t rkey);
+  // Writes `len` bytes at `local` into the peer's memory at (remote_addr, rkey), signalled: a
+  // large reply into the client's reply buffer (frame.h kFlagReplyBuffer).
+  absl::Status PostWrite(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
+                         uint32_t rkey);
 
  private:
   CmId id_;                       // null for an unowned queue pair

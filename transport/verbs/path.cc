@@ -83,7 +83,9 @@ class VerbsPath final : public DataPath {
 
   absl::Status Get(const rpc::GetRequest& req, absl::Time deadline, rpc::GetResponse* resp) override {
     return Run(
-        [&](uint64_t id, absl::Span<uint8_t> out) { return EncodeGetRequest(id, req, out); },
+        [&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer* reply_buffer) {
+          return EncodeGetRequest(id, req, out, reply_buffer);
+        },
         [&](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
           return DecodeGetReply(reply, id, resp, too_large);
         },
@@ -91,13 +93,15 @@ class VerbsPath final : public DataPath {
           resp->Clear();
           return grpc_->Get(req, deadline, resp);
         },
-        deadline);
+        deadline, /*get=*/true);
   }
 
   absl::Status Mutate(const rpc::MutateRequest& req, absl::Time deadline) override {
-    return Run([&](uint64_t id, absl::Span<uint8_t> out) { return EncodeMutateRequest(id, req, out); },
+    return Run([&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer*) {
+                 return EncodeMutateRequest(id, req, out);
+               },
                [&](uint64_t id, absl::Span<const uint8_t> reply, bool*) { return DecodeMutateReply(reply, id); },
-               [&] { return grpc_->Mutate(req, deadline); }, deadline);
+               [&] { return grpc_->Mutate(req, deadline); }, deadline, /*get=*/false);
   }
 
   // Async calls go out on the client's async endpoints and finish on its poller. Before the
@@ -198,8 +202,9 @@ class VerbsPath final : public DataPath {
     return ready_.load(std::memory_order_acquire);
   }
 
+  // A sync call over verbs; a Get's may carry a reply buffer (VerbsClient::CallWithReplyBuffer).
   template <class Encode, class Decode, class Grpc>
-  absl::Status Run(Encode encode, Decode decode, Grpc grpc_call, absl::Time deadline) {
+  absl::Status Run(Encode encode, Decode decode, Grpc grpc_call, absl::Time deadline, bool get) {
     VerbsClient* c = Usable();
     if (c == nullptr) {
       fallbacks_.fetch_add(1, std::memory_order_relaxed);
@@ -208,14 +213,16 @@ class VerbsPath final : public DataPath {
     bool oversized = false;
     bool too_large = false;
     bool failed = false;
-    absl::Status st = c->Call(
-        [&](uint64_t id, absl::Span<uint8_t> out) -> absl::StatusOr<size_t> {
-          absl::StatusOr<size_t> n = encode(id, out);
-          oversized = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
-          return n;
-        },
-        [&](uint64_t id, absl::Span<const uint8_t> reply) { return decode(id, reply, &too_large); }, deadline,
-        &failed);
+    auto encoder = [&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer* reply_buffer) {
+      absl::StatusOr<size_t> n = encode(id, out, reply_buffer);
+      oversized = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
+      return n;
+    };
+    auto decoder = [&](uint64_t id, absl::Span<const uint8_t> reply) { return decode(id, reply, &too_large); };
+    const absl::Status st =
+        get ? c->CallWithReplyBuffer(encoder, decoder, deadline, &failed)
+            : c->Call([&](uint64_t id, absl::Span<uint8_t> out) { return encoder(id, out, nullptr); }, decoder,
+                      deadline, &failed);
     if (!Answered(st, oversized || too_large, failed)) return grpc_call();
     return st;
   }

@@ -38,9 +38,22 @@ struct Rendezvous {
   }
 };
 
+// A large reply being written into the client's reply buffer: the frame, registered for it
+// alone (the WRITE's source; nothing remote may touch it). It goes when the endpoint's next
+// request comes (the client sends one only after the reply, so the WRITE is done) or with the
+// endpoint.
+struct Staging {
+  std::unique_ptr<uint8_t[]> buf;
+  ibv_mr* mr = nullptr;
+  ~Staging() {
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  }
+};
+
 struct ServerEndpoint {
-  // Before `ep`, so it goes after the queue pair: a READ in flight writes into its buffer.
+  // Before `ep`, so they go after the queue pair: a READ or WRITE in flight uses their buffers.
   std::unique_ptr<Rendezvous> reading;  // the helper's only
+  std::unique_ptr<Staging> staging;     // likewise
   std::unique_ptr<Endpoint> ep;
   std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
@@ -283,6 +296,7 @@ struct VerbsServer::Impl {
     // The request is copied out: the receive half can take the next one. Re-posted before the
     // reply is sent, so the client's next request always finds it.
     se->ep->Received();
+    se->staging.reset();  // a request after a written reply: the WRITE is done
     if (!se->ep->Replenish(se->wr_id()).ok()) return Disconnect(se.get());
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
@@ -335,10 +349,50 @@ struct VerbsServer::Impl {
     Dispatch(se, req);
   }
 
+  // A Get whose client gave a reply buffer: a reply too large for the client's receive buffer
+  // is written into it when it fits, or the client is told how large it is.
+  void ServeIntoReplyBuffer(const std::shared_ptr<ServerEndpoint>& se, uint64_t id, const rpc::GetRequest& get,
+                            const RemoteBuffer& where) {
+    uint64_t needed = 0;
+    const size_t cap = std::min<size_t>(where.length, options.rendezvous_bytes);
+    if (cap <= se->max_reply) {
+      // No buffer (yet): the reply buffer's own, or the size it needs.
+      const size_t n = handlers.get(se->principal.get(), id, get, se->reply_span(), &needed);
+      if (needed == 0) return Send(se.get(), n);
+      return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
+    }
+    auto staged = std::make_unique<Staging>();
+    staged->buf.reset(new (std::nothrow) uint8_t[cap]);  // pages touched only as the reply is written
+    if (staged->buf == nullptr) {
+      return Send(se.get(), EncodeGetReply(id, absl::ResourceExhaustedError("verbs: no memory for a large reply"),
+                                           nullptr, se->reply_span()));
+    }
+    const size_t n = handlers.get(se->principal.get(), id, get, {staged->buf.get(), cap}, &needed);
+    if (needed > 0) return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
+    if (n <= se->max_reply) {  // small after all (or an error reply): the ordinary way
+      std::memcpy(se->ep->send_buf(), staged->buf.get(), n);
+      return Send(se.get(), n);
+    }
+    staged->mr = ibv_reg_mr(chunk->pd(), staged->buf.get(), n, 0);  // local read only: the WRITE's source
+    if (staged->mr == nullptr) {
+      return Send(se.get(), EncodeGetReply(id, absl::ResourceExhaustedError("verbs: cannot register a large reply"),
+                                           nullptr, se->reply_span()));
+    }
+    // The WRITE, then the reply saying so: a reliable connection delivers them in that order.
+    if (!se->ep->PostWrite(se->wr_id(), staged->buf.get(), static_cast<uint32_t>(n), staged->mr->lkey, where.addr,
+                           where.rkey)
+             .ok()) {
+      return Disconnect(se.get());
+    }
+    se->staging = std::move(staged);
+    Send(se.get(), EncodeReplyWritten(id, static_cast<uint32_t>(n), se->reply_span()));
+  }
+
   void Dispatch(const std::shared_ptr<ServerEndpoint>& se, DecodedRequest* req) {
     const uint64_t id = req->header.request_id;
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
-      return Send(se.get(), handlers.get(se->principal.get(), id, *get, se->reply_span()));
+      if (req->reply_buffer.has_value()) return ServeIntoReplyBuffer(se, id, *get, *req->reply_buffer);
+      return Send(se.get(), handlers.get(se->principal.get(), id, *get, se->reply_span(), nullptr));
     }
     // A write leaves the helper: it takes its request with it.
     auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));

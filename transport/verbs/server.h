@@ -58,7 +58,9 @@ struct VerbsServerOptions {
 struct VerbsHandlers {
   // Serves a Get and writes its reply frame for `request_id` into `out` (EncodeGetReply or
   // EncodeGetReplyRow; `out` holds at least kMinReplyBuffer bytes); returns the frame's length.
-  std::function<size_t(const void* principal, uint64_t request_id, const rpc::GetRequest&, absl::Span<uint8_t> out)>
+  // `needed`: as EncodeGetReplyRow's (the frame's size when the row is too large for `out`).
+  std::function<size_t(const void* principal, uint64_t request_id, const rpc::GetRequest&, absl::Span<uint8_t> out,
+                       uint64_t* needed)>
       get;
   std::function<absl::Status(const void* principal, const rpc::MutateRequest&)> mutate;
   // Runs a task on the handler pool; empty: mutations run inline on the helper thread.
