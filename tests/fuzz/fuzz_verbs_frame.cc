@@ -1,8 +1,8 @@
 // libFuzzer target: the verbs wire frame (transport/verbs/frame.h).
 //
 // Input: one frame, as it would arrive in a receive buffer. It goes to ParseHeader,
-// DecodeRequest, DecodeGetReply and DecodeMutateReply (expecting the request id the frame
-// carries, so the bodies are reached).
+// DecodeRequest, DecodeGetReply, ParseReplyPlacement and DecodeMutateReply (expecting the
+// request id the frame carries, so the bodies are reached).
 //
 // Checks beyond "no crash": a header that parses fits the input; a malformed request is
 // InvalidArgument. The encoding is canonical, so a frame that decodes re-encodes to exactly the
@@ -59,9 +59,19 @@ void CheckRequest(absl::Span<const uint8_t> in) {
              static_cast<int>(d.header.op));
   FUZZ_CHECK(kFrameHeaderSize + d.header.body_len == in.size(), "body length %u of a %zu-byte frame",
              d.header.body_len, in.size());
+  if (d.rendezvous.has_value()) {
+    std::vector<uint8_t> out(verbs::kRendezvousFrameSize);
+    const size_t n = verbs::EncodeRendezvous(d.header.op, d.header.request_id, *d.rendezvous, absl::MakeSpan(out));
+    FUZZ_CHECK(n == in.size() && std::equal(out.begin(), out.end(), in.begin()), "re-encoded rendezvous differs");
+    return;
+  }
   if (const auto* get = std::get_if<rpc::GetRequest>(&d.request)) {
     FUZZ_CHECK(d.header.op == FrameOp::kGet, "Get message from a Mutate frame");
-    CheckRequestRoundTrip(in, d.header.request_id, *get, verbs::EncodeGetRequest);
+    const verbs::RemoteBuffer* reply_buffer = d.reply_buffer.has_value() ? &*d.reply_buffer : nullptr;
+    CheckRequestRoundTrip(in, d.header.request_id, *get,
+                          [reply_buffer](uint64_t id, const rpc::GetRequest& req, absl::Span<uint8_t> out) {
+                            return verbs::EncodeGetRequest(id, req, out, reply_buffer);
+                          });
   } else {
     FUZZ_CHECK(d.header.op == FrameOp::kMutate, "Mutate message from a Get frame");
     CheckRequestRoundTrip(in, d.header.request_id, std::get<rpc::MutateRequest>(d.request),
@@ -84,12 +94,25 @@ void CheckGetReply(absl::Span<const uint8_t> in, uint64_t id) {
   rpc::GetResponse resp;
   bool too_large = false;
   absl::Status s = verbs::DecodeGetReply(in, id, &resp, &too_large);
+  absl::StatusOr<verbs::ReplyPlacement> placed = verbs::ParseReplyPlacement(in, id);
+  FUZZ_CHECK(placed.ok() || placed.status().code() == absl::StatusCode::kInternal, "ParseReplyPlacement returned %s",
+             CodeName(placed.status()));
+  if (placed.ok() && placed->written) {
+    std::vector<uint8_t> out(verbs::kMinReplyBuffer);
+    const size_t n = verbs::EncodeReplyWritten(id, placed->length, absl::MakeSpan(out));
+    FUZZ_CHECK(n == in.size() && std::equal(in.begin(), in.end(), out.begin()), "re-encoded written reply differs");
+    FUZZ_CHECK(!s.ok(), "a written reply decoded as a Get reply");
+  }
   if (too_large) {
     FUZZ_CHECK(s.code() == absl::StatusCode::kResourceExhausted, "too-large reply returned %s", CodeName(s));
-    FUZZ_CHECK(DecodeFixed16(reinterpret_cast<const char*>(in.data()) + 18) == verbs::kFlagTooLarge,
+    const uint16_t flags = DecodeFixed16(reinterpret_cast<const char*>(in.data()) + 18);
+    FUZZ_CHECK(flags == verbs::kFlagTooLarge || flags == (verbs::kFlagTooLarge | verbs::kFlagReplyBuffer),
                "too-large without the flag");
+    FUZZ_CHECK(placed.ok() && placed->too_large == (flags != verbs::kFlagTooLarge),
+               "a too-large reply's size is not where ParseReplyPlacement finds it");
     return;
   }
+  FUZZ_CHECK(!placed.ok() || !placed->too_large, "ParseReplyPlacement found a size DecodeGetReply did not");
   if (s.ok()) {
     std::vector<uint8_t> out(std::max(in.size(), verbs::kMinReplyBuffer));
     const size_t n = verbs::EncodeGetReply(id, absl::OkStatus(), &resp, absl::MakeSpan(out));

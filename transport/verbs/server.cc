@@ -226,8 +226,9 @@ struct VerbsServer::Impl {
     rdma_conn_param param{};
     param.retry_count = 7;
     param.rnr_retry_count = 7;
-    // One RDMA READ at a time (a rendezvous), if the client answers them.
-    param.initiator_depth = std::min<uint8_t>(ev->param.conn.responder_resources, 1);
+    // One RDMA READ at a time (a rendezvous), if the client answers them. The request event
+    // gives the client's values from this side: its responder resources are our initiator depth.
+    param.initiator_depth = std::min<uint8_t>(ev->param.conn.initiator_depth, 1);
     if (!se->ep->Replenish(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
@@ -323,7 +324,9 @@ struct VerbsServer::Impl {
     r->descriptor = descriptor;
     r->len = where.length;
     r->buf.reset(new (std::nothrow) uint8_t[where.length]);
-    if (r->buf != nullptr) r->mr = ibv_reg_mr(chunk->pd(), r->buf.get(), where.length, IBV_ACCESS_LOCAL_WRITE);
+    if (r->buf != nullptr) {
+      r->mr = ibv_reg_mr(chunk->pd(), r->buf.get(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
+    }
     if (r->mr == nullptr) {
       return SendError(se.get(), descriptor,
                        absl::ResourceExhaustedError(absl::StrCat("verbs: no memory to read a request of ",
