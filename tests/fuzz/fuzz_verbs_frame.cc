@@ -59,6 +59,13 @@ void CheckRequest(absl::Span<const uint8_t> in) {
              static_cast<int>(d.header.op));
   FUZZ_CHECK(kFrameHeaderSize + d.header.body_len == in.size(), "body length %u of a %zu-byte frame",
              d.header.body_len, in.size());
+  // As the request a rendezvous read: the same checks, and never a descriptor itself.
+  verbs::FrameHeader descriptor = d.header;
+  DecodedRequest read;
+  absl::Status rs = verbs::DecodeRendezvousRequest(in, descriptor, &read);
+  FUZZ_CHECK(rs.ok() != d.rendezvous.has_value(), "DecodeRendezvousRequest took a descriptor, or refused a request");
+  FUZZ_CHECK(rs.ok() || rs.code() == absl::StatusCode::kInvalidArgument, "DecodeRendezvousRequest returned %s",
+             CodeName(rs));
   if (d.rendezvous.has_value()) {
     std::vector<uint8_t> out(verbs::kRendezvousFrameSize);
     const size_t n = verbs::EncodeRendezvous(d.header.op, d.header.request_id, *d.rendezvous, absl::MakeSpan(out));
@@ -127,9 +134,18 @@ void CheckGetReply(absl::Span<const uint8_t> in, uint64_t id) {
 }
 
 void CheckMutateReply(absl::Span<const uint8_t> in, uint64_t id) {
-  absl::Status s = verbs::DecodeMutateReply(in, id);
+  bool too_large = false;
+  absl::Status s = verbs::DecodeMutateReply(in, id, &too_large);
   FUZZ_CHECK(!s.ok() || in.size() == kFrameHeaderSize, "OK Mutate reply of %zu bytes", in.size());
   if (s.ok()) return;
+  if (too_large) {
+    FUZZ_CHECK(s.code() == absl::StatusCode::kResourceExhausted, "too-large Mutate reply returned %s", CodeName(s));
+    std::vector<uint8_t> out(std::max(in.size(), verbs::kMinReplyBuffer));
+    const std::string_view message(s.message().data(), s.message().size());
+    const size_t n = verbs::EncodeTooLargeReply(FrameOp::kMutateReply, id, message, absl::MakeSpan(out));
+    FUZZ_CHECK(n == in.size() && std::equal(in.begin(), in.end(), out.begin()), "re-encoded too-large reply differs");
+    return;
+  }
   CheckReplyError(in, s, [&](const absl::Status& st, absl::Span<uint8_t> out) {
     return verbs::EncodeMutateReply(id, st, out);
   });

@@ -408,19 +408,21 @@ struct Registered {
 
 }  // namespace
 
-absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed) {
+absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
+                               bool* oversized) {
   return CallImpl([&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer*) { return encode(id, out); }, decode,
-                  deadline, transport_failed, /*reply_buffer=*/false);
+                  deadline, transport_failed, oversized, /*reply_buffer=*/false);
 }
 
 absl::Status VerbsClient::CallWithReplyBuffer(GetEncoder encode, Decoder decode, absl::Time deadline,
-                                              bool* transport_failed) {
-  return CallImpl(encode, decode, deadline, transport_failed, /*reply_buffer=*/true);
+                                              bool* transport_failed, bool* oversized) {
+  return CallImpl(encode, decode, deadline, transport_failed, oversized, /*reply_buffer=*/true);
 }
 
 absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
-                                   bool reply_buffer) {
+                                   bool* oversized, bool reply_buffer) {
   *transport_failed = false;
+  if (oversized != nullptr) *oversized = false;
   calls_.fetch_add(1, std::memory_order_relaxed);
   // Declared before the endpoint is taken, so that they go after it is given back.
   Registered large_request, large_reply;
@@ -474,6 +476,7 @@ absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time
       }
     }
     if (!n.ok()) {
+      if (oversized != nullptr) *oversized = n.status().code() == absl::StatusCode::kResourceExhausted;
       Give(p, Outcome::kReuse);
       return n.status();
     }

@@ -119,14 +119,18 @@ class VerbsClient {
 
   // One request and its reply. *transport_failed is set when the status is a transport
   // failure (Unavailable) rather than the encoder's or the server's answer.
-  absl::Status Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed);
+  // *oversized (when given) is set when the request is too large for verbs, also by rendezvous
+  // (or its buffer cannot be registered): the caller takes gRPC then.
+  absl::Status Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
+                    bool* oversized = nullptr);
   // A Get's call: where the server takes rendezvous, the request carries a reply buffer (frame.h
   // kFlagReplyBuffer), none at first; a reply too large for the receive buffer comes back with
   // its size, and the call is made again with a buffer that large, registered for remote write,
   // which the server writes the reply into.
   using GetEncoder = absl::FunctionRef<absl::StatusOr<size_t>(uint64_t id, absl::Span<uint8_t> out,
                                                               const RemoteBuffer* reply_buffer)>;
-  absl::Status CallWithReplyBuffer(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed);
+  absl::Status CallWithReplyBuffer(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
+                                   bool* oversized = nullptr);
 
   // The same, without waiting (it never blocks): `call` is done later, on the poller (see the
   // top of this file).
@@ -145,7 +149,7 @@ class VerbsClient {
   VerbsClient(SessionSource sessions, const VerbsClientOptions& options);
   absl::StatusOr<Pooled*> Take(absl::Time deadline);
   absl::Status CallImpl(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
-                        bool reply_buffer);
+                        bool* oversized, bool reply_buffer);
   // Back to the pool (kReuse), destroyed (kDropOne: its state is unknown), or destroyed with
   // every idle endpoint (kDropAll: a transport failure, the server may be gone).
   enum class Outcome { kReuse, kDropOne, kDropAll };

@@ -669,6 +669,11 @@ size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::
   return kFrameHeaderSize;
 }
 
+size_t EncodeTooLargeReply(FrameOp reply_op, uint64_t request_id, std::string_view why, absl::Span<uint8_t> out) {
+  assert(out.size() >= kMinReplyBuffer);
+  return EncodeStatusReply(reply_op, request_id, absl::StatusCode::kResourceExhausted, kFlagTooLarge, why, out);
+}
+
 size_t EncodeReplyWritten(uint64_t request_id, uint32_t length, absl::Span<uint8_t> out) {
   assert(out.size() >= kMinReplyBuffer);
   WriteHeader(out.data(), FrameOp::kGetReply, 4, request_id, 0, kFlagReplyBuffer);
@@ -767,11 +772,23 @@ absl::Status DecodeGetReply(absl::Span<const uint8_t> in, uint64_t request_id, r
   return AsInternal(r.Finish());
 }
 
-absl::Status DecodeMutateReply(absl::Span<const uint8_t> in, uint64_t request_id) {
+absl::Status DecodeMutateReply(absl::Span<const uint8_t> in, uint64_t request_id, bool* too_large) {
+  if (too_large != nullptr) *too_large = false;
   FrameHeader h;
   BASALT_RETURN_IF_ERROR(CheckReplyHeader(in, FrameOp::kMutateReply, request_id, &h));
-  if (h.flags != 0) return AsInternal(Malformed(absl::StrCat("unknown flags 0x", absl::Hex(h.flags)), kFlagsAt));
+  if (h.flags != 0 && h.flags != kFlagTooLarge) {
+    return AsInternal(Malformed(absl::StrCat("unknown flags 0x", absl::Hex(h.flags)), kFlagsAt));
+  }
   Reader r(in.data(), kFrameHeaderSize, in.size());
+  if (h.flags == kFlagTooLarge) {
+    if (h.status != static_cast<uint16_t>(absl::StatusCode::kResourceExhausted)) {
+      return AsInternal(Malformed(absl::StrCat("too-large flag with status ", h.status), kStatusAt));
+    }
+    std::string_view message;
+    BASALT_RETURN_IF_ERROR(AsInternal(DecodeStatusBody(r, &message)));
+    if (too_large != nullptr) *too_large = true;
+    return absl::ResourceExhaustedError(AV(message));
+  }
   if (h.status == 0) return AsInternal(r.Finish());
   std::string_view message;
   BASALT_RETURN_IF_ERROR(AsInternal(DecodeStatusBody(r, &message)));

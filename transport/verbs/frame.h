@@ -6,7 +6,8 @@
 //   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
 //   4  u32 body length       8  u64 request id (a reply echoes its request's)
 //   16 u16 status code (absl::StatusCode; requests: 0)
-//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction, kFlagRendezvous)   20 u32 reserved, 0
+//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction, kFlagRendezvous, kFlagReplyBuffer)
+//   20 u32 reserved, 0
 // Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
 //   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
 //                   i32 max_versions | u8 skip_block_cache |
@@ -26,7 +27,7 @@
 //   Get reply written to the client's reply buffer (kFlagReplyBuffer, OK): u32 length
 //   Any reply with a status other than OK: bytes32 message
 //     (a too-large Get reply to a request with a reply buffer, kFlagTooLarge | kFlagReplyBuffer,
-//      then: u32 the bytes the reply needs)
+//      then: u64 the bytes the reply needs)
 //
 // Decoding checks every length against the bytes that are there before it reads, refuses
 // trailing bytes, unknown versions, ops and enum values, with InvalidArgument naming the field
@@ -59,7 +60,8 @@ enum class FrameOp : uint8_t {
   kMutateReply = 0x82,
 };
 
-// Reply flag: the reply would not fit a verbs message; the client repeats the call over gRPC.
+// Reply flag: the reply would not fit a verbs message, or the server cannot take the request by
+// rendezvous now (a Mutate's reply too); the client repeats the call over gRPC.
 inline constexpr uint16_t kFlagTooLarge = 1;
 // Get request flag: a filter (server-side, basalt/filter.h) follows the columns. A server that
 // predates it refuses the flag, so a filter is never silently dropped.
@@ -123,9 +125,9 @@ struct DecodedRequest {
   std::optional<RemoteBuffer> rendezvous;
 };
 // Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
-// including a reply op, a status or flags other than 0 (kFlagFilter on a Get, kFlagTransaction),
-// a filter or snapshot that does not parse or is not as the encoder serializes it, or bytes
-// after the body. The decoded
+// including a reply op, a status or flags other than 0 (kFlagFilter and kFlagReplyBuffer on a
+// Get, kFlagTransaction; kFlagRendezvous alone), a filter or snapshot that does not parse or is
+// not as the encoder serializes it, or bytes after the body. The decoded
 // GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
 // a message the variant already holds is reused (cleared, capacity kept).
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);
@@ -192,6 +194,10 @@ size_t EncodeMutateReply(uint64_t request_id, const absl::Status& status, absl::
 // as the gRPC Get does.
 absl::Status DecodeGetReply(absl::Span<const uint8_t> in, uint64_t request_id, rpc::GetResponse* resp,
                             bool* too_large = nullptr);
-absl::Status DecodeMutateReply(absl::Span<const uint8_t> in, uint64_t request_id);
+// `too_large`: set for a kFlagTooLarge reply (the call goes over gRPC).
+absl::Status DecodeMutateReply(absl::Span<const uint8_t> in, uint64_t request_id, bool* too_large = nullptr);
+// "Take this call to gRPC" (kFlagTooLarge, ResourceExhausted, `why`): the server's answer to a
+// rendezvous it cannot take now (its budget, memory, or a connection without RDMA READ).
+size_t EncodeTooLargeReply(FrameOp reply_op, uint64_t request_id, std::string_view why, absl::Span<uint8_t> out);
 
 }  // namespace basalt::verbs

@@ -711,6 +711,29 @@ TEST(VerbsFrameTest, AGetCarriesItsReplyBufferAndTheRepliesSayWhereTheReplyWent)
   }
 }
 
+TEST(VerbsFrameTest, ARendezvousTheServerCannotTakeSendsTheCallToGrpc) {
+  for (FrameOp op : {FrameOp::kGetReply, FrameOp::kMutateReply}) {
+    Bytes b(256);
+    b.resize(EncodeTooLargeReply(op, 8, "budget", absl::MakeSpan(b)));
+    bool too_large = false;
+    absl::Status s;
+    if (op == FrameOp::kGetReply) {
+      rpc::GetResponse resp;
+      s = DecodeGetReply(Whole(b), 8, &resp, &too_large);
+    } else {
+      s = DecodeMutateReply(Whole(b), 8, &too_large);
+    }
+    EXPECT_EQ(s, absl::ResourceExhaustedError("budget"));
+    EXPECT_TRUE(too_large);
+  }
+  bool too_large = true;
+  EXPECT_TRUE(DecodeMutateReply(Whole(EncodeMutateReplyBytes(8, absl::OkStatus())), 8, &too_large).ok());
+  EXPECT_FALSE(too_large);
+  // The flag with another status is malformed.
+  EXPECT_EQ(DecodeMutateReply(Whole(FrameBuilder(0x82, 8, 3, kFlagTooLarge).Bytes32("x").Done()), 8).code(),
+            absl::StatusCode::kInternal);
+}
+
 TEST(VerbsFrameTest, BadEnumValuesAreRejected) {
   auto mutate = [](uint8_t durability, uint8_t kind, uint8_t has_ts, uint64_t ts) {
     return FrameBuilder(2, 1)

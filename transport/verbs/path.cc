@@ -100,7 +100,9 @@ class VerbsPath final : public DataPath {
     return Run([&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer*) {
                  return EncodeMutateRequest(id, req, out);
                },
-               [&](uint64_t id, absl::Span<const uint8_t> reply, bool*) { return DecodeMutateReply(reply, id); },
+               [&](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
+                 return DecodeMutateReply(reply, id, too_large);
+               },
                [&] { return grpc_->Mutate(req, deadline); }, deadline, /*get=*/false);
   }
 
@@ -131,7 +133,9 @@ class VerbsPath final : public DataPath {
       return Mutate(*req, deadline);
     });
     StartAsync([req](uint64_t id, absl::Span<uint8_t> out) { return EncodeMutateRequest(id, *req, out); },
-               [](uint64_t id, absl::Span<const uint8_t> reply, bool*) { return DecodeMutateReply(reply, id); },
+               [](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
+                 return DecodeMutateReply(reply, id, too_large);
+               },
                std::move(grpc_call), deadline, std::move(done));
   }
 
@@ -213,16 +217,13 @@ class VerbsPath final : public DataPath {
     bool oversized = false;
     bool too_large = false;
     bool failed = false;
-    auto encoder = [&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer* reply_buffer) {
-      absl::StatusOr<size_t> n = encode(id, out, reply_buffer);
-      oversized = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
-      return n;
-    };
+    // Whether the request is too large for verbs is the client's to say: it may still go by
+    // rendezvous after the encoder found it too large for a message.
     auto decoder = [&](uint64_t id, absl::Span<const uint8_t> reply) { return decode(id, reply, &too_large); };
     const absl::Status st =
-        get ? c->CallWithReplyBuffer(encoder, decoder, deadline, &failed)
-            : c->Call([&](uint64_t id, absl::Span<uint8_t> out) { return encoder(id, out, nullptr); }, decoder,
-                      deadline, &failed);
+        get ? c->CallWithReplyBuffer(encode, decoder, deadline, &failed, &oversized)
+            : c->Call([&](uint64_t id, absl::Span<uint8_t> out) { return encode(id, out, nullptr); }, decoder,
+                      deadline, &failed, &oversized);
     if (!Answered(st, oversized || too_large, failed)) return grpc_call();
     return st;
   }

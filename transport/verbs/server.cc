@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -23,37 +25,58 @@ namespace basalt::verbs {
 namespace {
 
 uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; }
-// In a wr_id's key half: the completion is a rendezvous's RDMA READ (keys are slot indexes, < 2^16).
+// In a wr_id's key half: the completion is a rendezvous's RDMA READ or a large reply's RDMA
+// WRITE (keys are slot indexes, < 2^16).
 constexpr uint32_t kReadTag = 1u << 31;
+constexpr uint32_t kWriteTag = 1u << 30;
 
-// A request being read by rendezvous: a buffer registered for it alone (local write only: the
-// server never exposes memory to a client).
-struct Rendezvous {
-  FrameHeader descriptor;
+// Memory of one rendezvous, registered for it alone and charged to the server's budget (the
+// bytes registered for rendezvous at once, across endpoints). The server never registers
+// memory for remote access: a request is READ into it, a large reply WRITten from it.
+struct Transfer {
   std::unique_ptr<uint8_t[]> buf;
-  uint32_t len = 0;
+  size_t len = 0;
   ibv_mr* mr = nullptr;
-  ~Rendezvous() {
-    if (mr != nullptr) ibv_dereg_mr(mr);
+  std::atomic<uint64_t>* budget = nullptr;
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+  ~Transfer() {
+    if (mr != nullptr && ibv_dereg_mr(mr) != 0) {
+      // Still registered: the memory may not be given back (a device could still write it).
+      log::Warning("verbs: ibv_dereg_mr of a rendezvous buffer failed; its memory is kept");
+      (void)buf.release();
+    }
+    if (budget != nullptr) budget->fetch_sub(len, std::memory_order_relaxed);
+  }
+  // `n` bytes charged to `budget` (at most `limit` in all), allocated, not yet touched; false
+  // when the budget or the memory is not there.
+  bool Allocate(std::atomic<uint64_t>* b, uint64_t limit, size_t n) {
+    uint64_t used = b->load(std::memory_order_relaxed);
+    do {
+      if (used + n > limit) return false;
+    } while (!b->compare_exchange_weak(used, used + n, std::memory_order_relaxed));
+    budget = b;
+    len = n;
+    buf.reset(new (std::nothrow) uint8_t[n]);
+    return buf != nullptr;
   }
 };
 
-// A large reply being written into the client's reply buffer: the frame, registered for it
-// alone (the WRITE's source; nothing remote may touch it). It goes when the endpoint's next
-// request comes (the client sends one only after the reply, so the WRITE is done) or with the
-// endpoint.
-struct Staging {
-  std::unique_ptr<uint8_t[]> buf;
-  ibv_mr* mr = nullptr;
-  ~Staging() {
-    if (mr != nullptr) ibv_dereg_mr(mr);
-  }
+// A request being read by rendezvous.
+struct Rendezvous {
+  FrameHeader descriptor;
+  Transfer t;
 };
 
 struct ServerEndpoint {
   // Before `ep`, so they go after the queue pair: a READ or WRITE in flight uses their buffers.
   std::unique_ptr<Rendezvous> reading;  // the helper's only
-  std::unique_ptr<Staging> staging;     // likewise
+  // Large replies being written into the client's reply buffer, oldest first: each goes when
+  // its WRITE completes (not when the next request comes: a lost ACK makes the device send it
+  // again), or with the endpoint. The helper's only.
+  std::deque<std::unique_ptr<Transfer>> writing;
+  bool can_read = false;  // the connection's initiator depth allows an RDMA READ
   std::unique_ptr<Endpoint> ep;
   std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
@@ -134,11 +157,12 @@ struct VerbsServer::Impl {
   int inflight ABSL_GUARDED_BY(inflight_mu) = 0;  // tasks on the handler pool
 
   std::atomic<uint64_t> accepted{0}, rejected{0}, requests{0}, malformed{0}, sessions{0};
+  std::atomic<uint64_t> rendezvous_in_use{0};  // bytes of Transfers, across endpoints
 
   ~Impl() { Release(); }
 
   std::shared_ptr<ServerEndpoint> Lookup(uint64_t wr_id) {
-    uint32_t key = static_cast<uint32_t>(wr_id) & ~kReadTag;
+    uint32_t key = static_cast<uint32_t>(wr_id) & ~(kReadTag | kWriteTag);
     uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
     absl::MutexLock l(&mu);
     if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
@@ -229,6 +253,7 @@ struct VerbsServer::Impl {
     // One RDMA READ at a time (a rendezvous), if the client answers them. The request event
     // gives the client's values from this side: its responder resources are our initiator depth.
     param.initiator_depth = std::min<uint8_t>(ev->param.conn.initiator_depth, 1);
+    se->can_read = param.initiator_depth > 0;
     if (!se->ep->Replenish(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
@@ -297,7 +322,6 @@ struct VerbsServer::Impl {
     // The request is copied out: the receive half can take the next one. Re-posted before the
     // reply is sent, so the client's next request always finds it.
     se->ep->Received();
-    se->staging.reset();  // a request after a written reply: the WRITE is done
     if (!se->ep->Replenish(se->wr_id()).ok()) return Disconnect(se.get());
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
@@ -308,31 +332,34 @@ struct VerbsServer::Impl {
     Dispatch(se, req);
   }
 
+  // "Take this call to gRPC": a rendezvous the server cannot take now.
+  void SendTooLarge(ServerEndpoint* se, const FrameHeader& header, std::string_view why) {
+    const FrameOp op = header.op == FrameOp::kGet ? FrameOp::kGetReply : FrameOp::kMutateReply;
+    Send(se, EncodeTooLargeReply(op, header.request_id, why, se->reply_span()));
+  }
+
   // A request too large for the receive buffer: read it from the client's memory. The reply
   // comes when the read completes (FinishRendezvous); the client sends nothing meanwhile.
   void StartRendezvous(const std::shared_ptr<ServerEndpoint>& se, const FrameHeader& descriptor,
                        const RemoteBuffer& where) {
     if (options.rendezvous_bytes == 0 || where.length > options.rendezvous_bytes) {
-      malformed.fetch_add(1, std::memory_order_relaxed);
+      malformed.fetch_add(1, std::memory_order_relaxed);  // the session told the client the limit
       return SendError(se.get(), descriptor,
                        absl::InvalidArgumentError(absl::StrCat("verbs: a request of ", where.length,
                                                                " bytes by rendezvous is over this server's ",
                                                                options.rendezvous_bytes)));
     }
     if (se->reading != nullptr) return Disconnect(se.get());  // one request in flight per endpoint
+    if (!se->can_read) return SendTooLarge(se.get(), descriptor, "verbs: this connection cannot RDMA READ");
     auto r = std::make_unique<Rendezvous>();
     r->descriptor = descriptor;
-    r->len = where.length;
-    r->buf.reset(new (std::nothrow) uint8_t[where.length]);
-    if (r->buf != nullptr) {
-      r->mr = ibv_reg_mr(chunk->pd(), r->buf.get(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
+    if (!r->t.Allocate(&rendezvous_in_use, options.rendezvous_budget, where.length)) {
+      return SendTooLarge(se.get(), descriptor, "verbs: the server's rendezvous memory is in use");
     }
-    if (r->mr == nullptr) {
-      return SendError(se.get(), descriptor,
-                       absl::ResourceExhaustedError(absl::StrCat("verbs: no memory to read a request of ",
-                                                                 where.length, " bytes")));
-    }
-    if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->buf.get(), r->len, r->mr->lkey, where.addr, where.rkey)
+    r->t.mr = ibv_reg_mr(chunk->pd(), r->t.buf.get(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
+    if (r->t.mr == nullptr) return SendTooLarge(se.get(), descriptor, "verbs: cannot register a rendezvous buffer");
+    if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->t.buf.get(), where.length, r->t.mr->lkey, where.addr,
+                          where.rkey)
              .ok()) {
       return Disconnect(se.get());
     }
@@ -343,7 +370,7 @@ struct VerbsServer::Impl {
     std::unique_ptr<Rendezvous> r = std::move(se->reading);
     if (r == nullptr) return Disconnect(se.get());  // a read nobody asked for
     DecodedRequest* req = &h->request;
-    absl::Status decoded = DecodeRendezvousRequest({r->buf.get(), r->len}, r->descriptor, req);
+    absl::Status decoded = DecodeRendezvousRequest({r->t.buf.get(), r->t.len}, r->descriptor, req);
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
       return SendError(se.get(), r->descriptor, decoded);
@@ -364,11 +391,11 @@ struct VerbsServer::Impl {
       if (needed == 0) return Send(se.get(), n);
       return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
     }
-    auto staged = std::make_unique<Staging>();
-    staged->buf.reset(new (std::nothrow) uint8_t[cap]);  // pages touched only as the reply is written
-    if (staged->buf == nullptr) {
-      return Send(se.get(), EncodeGetReply(id, absl::ResourceExhaustedError("verbs: no memory for a large reply"),
-                                           nullptr, se->reply_span()));
+    auto staged = std::make_unique<Transfer>();
+    if (!staged->Allocate(&rendezvous_in_use, options.rendezvous_budget, cap)) {
+      // Pages are touched only as the reply is written, but the whole capacity is charged.
+      return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: the server's rendezvous memory is in use",
+                                                se->reply_span()));
     }
     const size_t n = handlers.get(se->principal.get(), id, get, {staged->buf.get(), cap}, &needed);
     if (needed > 0) return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
@@ -378,16 +405,16 @@ struct VerbsServer::Impl {
     }
     staged->mr = ibv_reg_mr(chunk->pd(), staged->buf.get(), n, 0);  // local read only: the WRITE's source
     if (staged->mr == nullptr) {
-      return Send(se.get(), EncodeGetReply(id, absl::ResourceExhaustedError("verbs: cannot register a large reply"),
-                                           nullptr, se->reply_span()));
+      return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: cannot register a large reply",
+                                                se->reply_span()));
     }
     // The WRITE, then the reply saying so: a reliable connection delivers them in that order.
-    if (!se->ep->PostWrite(se->wr_id(), staged->buf.get(), static_cast<uint32_t>(n), staged->mr->lkey, where.addr,
-                           where.rkey)
+    if (!se->ep->PostWrite(WrId(se->gen, se->key | kWriteTag), staged->buf.get(), static_cast<uint32_t>(n),
+                           staged->mr->lkey, where.addr, where.rkey)
              .ok()) {
       return Disconnect(se.get());
     }
-    se->staging = std::move(staged);
+    se->writing.push_back(std::move(staged));
     Send(se.get(), EncodeReplyWritten(id, static_cast<uint32_t>(n), se->reply_span()));
   }
 
@@ -427,14 +454,17 @@ struct VerbsServer::Impl {
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
         const bool read = ok && wc[i].opcode == IBV_WC_RDMA_READ;
-        if (ok && !read && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send: nothing to do
+        const bool written = ok && wc[i].opcode == IBV_WC_RDMA_WRITE;
+        if (ok && !read && !written && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send
         std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
         if (se == nullptr) continue;  // a completion of an endpoint already gone
         if (!ok) {
           Disconnect(se.get());
           continue;
         }
-        if (read) {
+        if (written) {
+          if (!se->writing.empty()) se->writing.pop_front();  // WRITEs complete in order
+        } else if (read) {
           FinishRendezvous(h, se);
         } else {
           Serve(h, se, wc[i].byte_len);
@@ -498,6 +528,11 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
                                                    kMaxMessageBytes, ", not ", options.message_bytes));
   }
   if (!handlers.get || !handlers.mutate) return absl::InvalidArgumentError("verbs: handlers missing");
+  if (options.rendezvous_bytes > std::numeric_limits<uint32_t>::max() ||
+      (options.rendezvous_bytes > 0 && options.rendezvous_bytes < options.message_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: rendezvous_bytes must be 0 or ", options.message_bytes,
+                                                   "..4GiB, not ", options.rendezvous_bytes));
+  }
   sockaddr_storage addr;
   if (absl::Status st = ParseSockaddr(options.address, options.port, &addr); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("verbs listen address: ", st.message()));

@@ -50,6 +50,9 @@ struct VerbsServerOptions {
   // The largest request read by rendezvous (an RDMA READ of the client's memory, into a buffer
   // registered for that request alone); 0: none, larger requests go over gRPC.
   size_t rendezvous_bytes = 0;
+  // The bytes registered for rendezvous at once, across endpoints: a rendezvous beyond it goes
+  // to gRPC (the client is told so), so that clients cannot pin the server's memory.
+  uint64_t rendezvous_budget = uint64_t{256} << 20;
   absl::Duration spin = absl::Microseconds(50);
   absl::Duration session_ttl = absl::Minutes(10);
 };
