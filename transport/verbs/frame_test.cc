@@ -582,6 +582,12 @@ TEST(VerbsFrameTest, RequestHeaderFieldsARequestMustNotCarry) {
   EXPECT_EQ(DecodeReqStatus(EncodeMutateReplyBytes(1, absl::OkStatus())).code(), absl::StatusCode::kInvalidArgument);
 }
 
+void ExpectSameBuffer(const RemoteBuffer& got, const RemoteBuffer& want) {
+  EXPECT_EQ(got.addr, want.addr);
+  EXPECT_EQ(got.rkey, want.rkey);
+  EXPECT_EQ(got.length, want.length);
+}
+
 TEST(VerbsFrameTest, ARendezvousNamesWhereTheRequestIsAndTheRequestReadMustBeItsOwn) {
   Bytes desc(kRendezvousFrameSize);
   const RemoteBuffer where{0x1122334455667788ULL, 0xabcdef01u, 5000000};
@@ -589,9 +595,7 @@ TEST(VerbsFrameTest, ARendezvousNamesWhereTheRequestIsAndTheRequestReadMustBeIts
   DecodedRequest d;
   ASSERT_TRUE(DecodeRequest(Whole(desc), &d).ok());
   ASSERT_TRUE(d.rendezvous.has_value());
-  EXPECT_EQ(d.rendezvous->addr, where.addr);
-  EXPECT_EQ(d.rendezvous->rkey, where.rkey);
-  EXPECT_EQ(d.rendezvous->length, where.length);
+  ExpectSameBuffer(*d.rendezvous, where);
   EXPECT_EQ(d.header.op, FrameOp::kMutate);
   EXPECT_EQ(d.header.request_id, 42u);
   EXPECT_EQ(d.header.flags, kFlagRendezvous);
@@ -643,9 +647,7 @@ TEST(VerbsFrameTest, AGetCarriesItsReplyBufferAndTheRepliesSayWhereTheReplyWent)
   DecodedRequest d;
   ASSERT_TRUE(DecodeRequest(Whole(b), &d).ok());
   ASSERT_TRUE(d.reply_buffer.has_value());
-  EXPECT_EQ(d.reply_buffer->addr, buffer.addr);
-  EXPECT_EQ(d.reply_buffer->rkey, buffer.rkey);
-  EXPECT_EQ(d.reply_buffer->length, buffer.length);
+  ExpectSameBuffer(*d.reply_buffer, buffer);
   EXPECT_EQ(std::get<rpc::GetRequest>(d.request).SerializeAsString(), FullGet().SerializeAsString());
   ASSERT_TRUE(DecodeRequest(Whole(EncodeGet(5, FullGet())), &d).ok());
   EXPECT_FALSE(d.reply_buffer.has_value());  // reset by the next decode
