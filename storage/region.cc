@@ -1256,6 +1256,8 @@ constexpr size_t kRowChunkSize = 32 * 1024;
 void RowResult::Reset(std::string_view row) {
   row_.Assign(row);
   views_.clear();
+  family_source_ = {};
+  family_ = {};
   chunks_used_ = 0;
   chunk_ptr_ = nullptr;
   chunk_left_ = 0;

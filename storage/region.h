@@ -137,7 +137,7 @@ struct RegionStats {
   uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };
 
-// A cell of a RowResult: views into bytes the result owns.
+// A cell of a RowResult: views into bytes the result owns (all of them, the family included).
 struct CellView {
   std::string_view row;
   std::string_view family;
@@ -169,13 +169,20 @@ class RowResult {
 
   // For the engine: start a row, then add its cells in order (views are valid as they are added).
   void Reset(std::string_view row);
-  // `family` must outlive the result's use (it is a store's name).
+  // Every byte is copied, the family once per run of cells from the same name: a store's name
+  // dies with its region, and a split or a move can free the region while the row is encoded.
   void Add(std::string_view family, std::string_view qualifier, int64_t timestamp, CellType type,
            std::string_view value) {
+    if (family.data() != family_source_.data() || family.size() != family_source_.size()) {
+      char* f = Reserve(family.size());
+      CopyBytes(f, family);
+      family_source_ = family;
+      family_ = std::string_view(f, family.size());
+    }
     char* p = Reserve(qualifier.size() + value.size());
     CopyBytes(p, qualifier);
     CopyBytes(p + qualifier.size(), value);
-    views_.push_back(CellView{row_.view(), family, std::string_view(p, qualifier.size()), timestamp, type,
+    views_.push_back(CellView{row_.view(), family_, std::string_view(p, qualifier.size()), timestamp, type,
                               std::string_view(p + qualifier.size(), value.size())});
   }
 
@@ -197,6 +204,8 @@ class RowResult {
   bool odd_chunks_ = false;  // an oversized chunk to drop at the next Reset
   char* chunk_ptr_ = nullptr;
   size_t chunk_left_ = 0;
+  std::string_view family_source_;  // the last family added, as the engine passed it
+  std::string_view family_;         // its copy in a chunk
   std::vector<CellView> views_;
 };
 
