@@ -376,37 +376,6 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   return p;
 }
 
-namespace {
-
-// Memory registered for one call's rendezvous: the request for the server to READ, or the
-// reply buffer for it to WRITE. Deregistered (and freed) when it goes: after the endpoint
-// that used it was given back or destroyed, so no READ or WRITE of it is in flight.
-struct Registered {
-  std::unique_ptr<uint8_t[]> buf;
-  size_t cap = 0;
-  ibv_mr* mr = nullptr;
-  void Reset() {
-    if (mr != nullptr) ibv_dereg_mr(mr);
-    mr = nullptr;
-    buf.reset();
-    cap = 0;
-  }
-  ~Registered() { Reset(); }
-  // `cap` bytes, not touched (the kernel gives pages as they are written).
-  bool Allocate(size_t n) {
-    Reset();
-    buf.reset(new (std::nothrow) uint8_t[n]);
-    cap = buf != nullptr ? n : 0;
-    return buf != nullptr;
-  }
-  bool Register(ibv_pd* pd, size_t n, int access) {
-    if (mr != nullptr) ibv_dereg_mr(mr);
-    mr = ibv_reg_mr(pd, buf.get(), n, access);
-    return mr != nullptr;
-  }
-};
-
-}  // namespace
 
 absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
                                bool* oversized) {
@@ -424,8 +393,10 @@ absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time
   *transport_failed = false;
   if (oversized != nullptr) *oversized = false;
   calls_.fetch_add(1, std::memory_order_relaxed);
-  // Declared before the endpoint is taken, so that they go after it is given back.
-  Registered large_request, large_reply;
+  // A rendezvous: the request for the server to READ, the reply buffer for it to WRITE.
+  // Declared before the endpoint is taken, so that they go after it is given back or
+  // destroyed: no READ or WRITE of them is then in flight.
+  TransferBuffer large_request, large_reply;
   absl::StatusOr<Pooled*> taken = Take(deadline);
   if (!taken.ok()) {
     *transport_failed = taken.status().code() == absl::StatusCode::kUnavailable;
@@ -463,12 +434,12 @@ absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time
     // request is encoded into memory registered for it alone, which the server reads.
     if (!n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted && p->rendezvous_max > 0) {
       absl::StatusOr<size_t> m = n;
-      if (large_request.buf != nullptr || large_request.Allocate(p->rendezvous_max)) {
-        m = encode(id, {large_request.buf.get(), large_request.cap}, reply_desc);
+      if (large_request.data() != nullptr || large_request.Allocate(p->rendezvous_max)) {
+        m = encode(id, {large_request.data(), large_request.capacity()}, reply_desc);
       }
-      absl::StatusOr<FrameHeader> h = m.ok() ? ParseHeader({large_request.buf.get(), *m}) : m.status();
+      absl::StatusOr<FrameHeader> h = m.ok() ? ParseHeader({large_request.data(), *m}) : m.status();
       if (h.ok() && large_request.Register(chunk_->pd(), *m, IBV_ACCESS_REMOTE_READ)) {
-        const RemoteBuffer where{reinterpret_cast<uintptr_t>(large_request.buf.get()), large_request.mr->rkey,
+        const RemoteBuffer where{reinterpret_cast<uintptr_t>(large_request.data()), large_request.rkey(),
                                  static_cast<uint32_t>(*m)};
         n = EncodeRendezvous(h->op, id, where, {p->ep->send_buf(), limit});
       } else if (!m.ok()) {
@@ -506,15 +477,15 @@ absl::Status VerbsClient::CallImpl(GetEncoder encode, Decoder decode, absl::Time
     absl::StatusOr<ReplyPlacement> placed = reply_desc != nullptr ? ParseReplyPlacement(reply, id) : ReplyPlacement{};
     bool again = false;
     absl::Status result;
-    if (placed.ok() && placed->written && large_reply.mr != nullptr && placed->length <= large_reply.cap) {
-      result = decode(id, {large_reply.buf.get(), placed->length});  // the server wrote it there
+    if (placed.ok() && placed->written && large_reply.registered() && placed->length <= large_reply.capacity()) {
+      result = decode(id, {large_reply.data(), placed->length});  // the server wrote it there
     } else if (placed.ok() && placed->too_large && placed->needed <= p->rendezvous_max && attempt < 2) {
       // A buffer that large (and an eighth more, for a row that grows), and the Get again.
       const size_t cap = std::min<size_t>(p->rendezvous_max, placed->needed + placed->needed / 8);
       again = large_reply.Allocate(cap) &&
               large_reply.Register(chunk_->pd(), cap, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
       if (again) {
-        reply_at = RemoteBuffer{reinterpret_cast<uintptr_t>(large_reply.buf.get()), large_reply.mr->rkey,
+        reply_at = RemoteBuffer{reinterpret_cast<uintptr_t>(large_reply.data()), large_reply.rkey(),
                                 static_cast<uint32_t>(cap)};
       } else {
         result = decode(id, reply);  // too large: the caller goes to gRPC

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 #include "common/status.h"
 
 namespace basalt::verbs {
@@ -224,6 +226,38 @@ absl::Status Endpoint::PostRead(uint64_t wr_id, uint8_t* local, uint32_t len, ui
 absl::Status Endpoint::PostWrite(uint64_t wr_id, uint8_t* local, uint32_t len, uint32_t lkey, uint64_t remote_addr,
                                  uint32_t rkey) {
   return PostRdma(qp_, IBV_WR_RDMA_WRITE, wr_id, local, len, lkey, remote_addr, rkey);
+}
+
+bool TransferBuffer::Deregister() {
+  if (mr_ == nullptr) return true;
+  if (ibv_dereg_mr(mr_) != 0) {
+    log::Warning("verbs: ibv_dereg_mr of a rendezvous buffer failed; its memory is kept");
+    (void)buf_.release();
+    cap_ = 0;
+    mr_ = nullptr;
+    return false;
+  }
+  mr_ = nullptr;
+  return true;
+}
+
+void TransferBuffer::Reset() {
+  Deregister();
+  buf_.reset();
+  cap_ = 0;
+}
+
+bool TransferBuffer::Allocate(size_t n) {
+  Reset();
+  buf_.reset(new (std::nothrow) uint8_t[n]);
+  cap_ = buf_ != nullptr ? n : 0;
+  return buf_ != nullptr;
+}
+
+bool TransferBuffer::Register(ibv_pd* pd, size_t n, int access) {
+  if (buf_ == nullptr || n > cap_ || !Deregister()) return false;
+  mr_ = ibv_reg_mr(pd, buf_.get(), n, access);
+  return mr_ != nullptr;
 }
 
 }  // namespace basalt::verbs

@@ -6,7 +6,8 @@
 //   - CompletionQueue: a CQ with its own completion channel, polled busily for a bounded spin and
 //     then waited on through the channel's fd,
 //   - Endpoint: one RC queue pair of an rdma_cm id with its slice (a receive half and a send
-//     half), posting pre-posted receives and sends (inline when small, signalled selectively).
+//     half), posting pre-posted receives and sends (inline when small, signalled selectively),
+//   - TransferBuffer: memory registered for one large transfer (a rendezvous).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -144,6 +145,38 @@ class Endpoint {
   uint32_t max_inline_;
   uint32_t sends_ = 0;
   int posted_ = 0;  // receives posted and not yet received
+};
+
+// Memory of one large transfer (a rendezvous: frame.h kFlagRendezvous, kFlagReplyBuffer),
+// registered for it alone. Allocated untouched (the kernel gives pages as they are written),
+// registered, and deregistered before it is freed; memory whose deregistration fails is kept,
+// since a device could still write it.
+class TransferBuffer {
+ public:
+  TransferBuffer() = default;
+  ~TransferBuffer() { Reset(); }
+  TransferBuffer(const TransferBuffer&) = delete;
+  TransferBuffer& operator=(const TransferBuffer&) = delete;
+
+  // `n` bytes, not registered (what was held is let go first). False: no memory.
+  bool Allocate(size_t n);
+  // Registers the first `n` bytes (again, when registered before). False: not registered.
+  bool Register(ibv_pd* pd, size_t n, int access);
+  void Reset();
+
+  uint8_t* data() const { return buf_.get(); }
+  size_t capacity() const { return cap_; }
+  bool registered() const { return mr_ != nullptr; }
+  uint32_t lkey() const { return mr_->lkey; }
+  uint32_t rkey() const { return mr_->rkey; }
+
+ private:
+  // False when the memory stays registered (it is then kept, never freed).
+  bool Deregister();
+
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t cap_ = 0;
+  ibv_mr* mr_ = nullptr;
 };
 
 }  // namespace basalt::verbs

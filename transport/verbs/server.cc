@@ -33,21 +33,17 @@ constexpr uint32_t kWriteTag = 1u << 30;
 // Memory of one rendezvous, registered for it alone and charged to the server's budget (the
 // bytes registered for rendezvous at once, across endpoints). The server never registers
 // memory for remote access: a request is READ into it, a large reply WRITten from it.
+// A rendezvous buffer charged to the server's budget until it goes.
 struct Transfer {
-  std::unique_ptr<uint8_t[]> buf;
-  size_t len = 0;
-  ibv_mr* mr = nullptr;
+  TransferBuffer mem;
   std::atomic<uint64_t>* budget = nullptr;
+  size_t charged = 0;
   Transfer() = default;
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
   ~Transfer() {
-    if (mr != nullptr && ibv_dereg_mr(mr) != 0) {
-      // Still registered: the memory may not be given back (a device could still write it).
-      log::Warning("verbs: ibv_dereg_mr of a rendezvous buffer failed; its memory is kept");
-      (void)buf.release();
-    }
-    if (budget != nullptr) budget->fetch_sub(len, std::memory_order_relaxed);
+    mem.Reset();
+    if (budget != nullptr) budget->fetch_sub(charged, std::memory_order_relaxed);
   }
   // `n` bytes charged to `budget` (at most `limit` in all), allocated, not yet touched; false
   // when the budget or the memory is not there.
@@ -57,9 +53,8 @@ struct Transfer {
       if (used + n > limit) return false;
     } while (!b->compare_exchange_weak(used, used + n, std::memory_order_relaxed));
     budget = b;
-    len = n;
-    buf.reset(new (std::nothrow) uint8_t[n]);
-    return buf != nullptr;
+    charged = n;
+    return mem.Allocate(n);
   }
 };
 
@@ -356,10 +351,11 @@ struct VerbsServer::Impl {
     if (!r->t.Allocate(&rendezvous_in_use, options.rendezvous_budget, where.length)) {
       return SendTooLarge(se.get(), descriptor, "verbs: the server's rendezvous memory is in use");
     }
-    r->t.mr = ibv_reg_mr(chunk->pd(), r->t.buf.get(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
-    if (r->t.mr == nullptr) return SendTooLarge(se.get(), descriptor, "verbs: cannot register a rendezvous buffer");
-    if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->t.buf.get(), where.length, r->t.mr->lkey, where.addr,
-                          where.rkey)
+    if (!r->t.mem.Register(chunk->pd(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE))) {
+      return SendTooLarge(se.get(), descriptor, "verbs: cannot register a rendezvous buffer");
+    }
+    if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->t.mem.data(), where.length, r->t.mem.lkey(),
+                          where.addr, where.rkey)
              .ok()) {
       return Disconnect(se.get());
     }
@@ -370,7 +366,7 @@ struct VerbsServer::Impl {
     std::unique_ptr<Rendezvous> r = std::move(se->reading);
     if (r == nullptr) return Disconnect(se.get());  // a read nobody asked for
     DecodedRequest* req = &h->request;
-    absl::Status decoded = DecodeRendezvousRequest({r->t.buf.get(), r->t.len}, r->descriptor, req);
+    absl::Status decoded = DecodeRendezvousRequest({r->t.mem.data(), r->t.charged}, r->descriptor, req);
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
       return SendError(se.get(), r->descriptor, decoded);
@@ -397,20 +393,19 @@ struct VerbsServer::Impl {
       return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: the server's rendezvous memory is in use",
                                                 se->reply_span()));
     }
-    const size_t n = handlers.get(se->principal.get(), id, get, {staged->buf.get(), cap}, &needed);
+    const size_t n = handlers.get(se->principal.get(), id, get, {staged->mem.data(), cap}, &needed);
     if (needed > 0) return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
     if (n <= se->max_reply) {  // small after all (or an error reply): the ordinary way
-      std::memcpy(se->ep->send_buf(), staged->buf.get(), n);
+      std::memcpy(se->ep->send_buf(), staged->mem.data(), n);
       return Send(se.get(), n);
     }
-    staged->mr = ibv_reg_mr(chunk->pd(), staged->buf.get(), n, 0);  // local read only: the WRITE's source
-    if (staged->mr == nullptr) {
+    if (!staged->mem.Register(chunk->pd(), n, 0)) {  // local read only: the WRITE's source
       return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: cannot register a large reply",
                                                 se->reply_span()));
     }
     // The WRITE, then the reply saying so: a reliable connection delivers them in that order.
-    if (!se->ep->PostWrite(WrId(se->gen, se->key | kWriteTag), staged->buf.get(), static_cast<uint32_t>(n),
-                           staged->mr->lkey, where.addr, where.rkey)
+    if (!se->ep->PostWrite(WrId(se->gen, se->key | kWriteTag), staged->mem.data(), static_cast<uint32_t>(n),
+                           staged->mem.lkey(), where.addr, where.rkey)
              .ok()) {
       return Disconnect(se.get());
     }
