@@ -462,6 +462,14 @@ const std::vector<Setting>& Settings() {
          c->rdma_message_bytes = n;
          return absl::OkStatus();
        }},
+      {"rdma_rendezvous_budget", "256MiB",
+       "registered memory for large verbs calls at once (rendezvous; 0: none, they go over gRPC)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n > (uint64_t{64} << 30)) return BadValue(k, v, "must be in [0, 64GiB]");
+         c->rdma_rendezvous_budget = n;
+         return absl::OkStatus();
+       }},
       {"rdma_spin_us", "50", "microseconds a verbs helper busy-polls before sleeping on its completion channel",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1000000));

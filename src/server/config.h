@@ -76,7 +76,10 @@ struct ServerConfig {
   int rdma_gid_index = -1;           // checked to be the address's RoCE v2 GID (-1: not checked)
   int rdma_helper_threads = 0;       // threads polling the verbs completion queues (0: one per core)
   int rdma_max_endpoints = 128;      // verbs endpoints (queue pairs) across all clients
-  uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take gRPC
+  uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take rendezvous
+  // Memory the server registers at once for large calls (rendezvous): each pins its request or
+  // reply while it travels; a call that finds the budget spent takes gRPC. 0: no rendezvous.
+  uint64_t rdma_rendezvous_budget = uint64_t{256} << 20;
   int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel
   int rdma_session_ttl_s = 600;      // a session token's life (endpoints connect within it)
   // Security (docs/DESIGN.md §12; src/server/access_control.h). tls_cert and tls_key (PEM files):

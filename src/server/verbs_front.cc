@@ -60,7 +60,11 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.max_endpoints = config.rdma_max_endpoints;
   o.message_bytes = config.rdma_message_bytes;
-  o.rendezvous_bytes = static_cast<size_t>(config.max_request_bytes);  // as gRPC's receive cap
+  // Up to gRPC's receive cap, and no more than the budget could ever hold (a larger call would
+  // only be sent back to gRPC); none below a message's size.
+  const uint64_t rendezvous = std::min(static_cast<uint64_t>(config.max_request_bytes), config.rdma_rendezvous_budget);
+  o.rendezvous_bytes = rendezvous >= o.message_bytes ? static_cast<size_t>(rendezvous) : 0;
+  o.rendezvous_budget = config.rdma_rendezvous_budget;
   o.spin = absl::Microseconds(config.rdma_spin_us);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   verbs::VerbsHandlers h;

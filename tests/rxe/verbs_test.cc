@@ -331,6 +331,24 @@ TEST_F(Verbs, ValuesFrom72KiBTo4MiBTravelByRendezvousBothWays) {
   EXPECT_EQ(ServerStatus().verbs_malformed_frames(), before.verbs_malformed_frames());
 }
 
+// rdma_rendezvous_budget bounds the memory large calls may pin on the server: a call under it
+// travels by rendezvous, a larger one over gRPC (and is counted oversized), and both are served.
+TEST_F(Verbs, TheRendezvousBudgetSendsLargerCallsToGrpc) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_rendezvous_budget=1MiB"}));
+  for (size_t n : {size_t{512} << 10, size_t{2} << 20}) {
+    const std::string v(n, static_cast<char>('a' + n % 26));
+    const std::string row = absl::StrCat("big", n);
+    ASSERT_TRUE(table_->Put(Put(row).Add("cf", "q", v)).ok()) << n;
+    auto r = table_->Get(Get(row));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->Value("cf", "q").value_or(""), v) << n;
+  }
+  const TransportStats ts = conn_->GetTransportStats();
+  EXPECT_EQ(ts.verbs_calls, 2u);  // the 512 KiB Put and Get
+  EXPECT_EQ(ts.oversized, 2u);    // the 2 MiB Put and Get
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+}
+
 TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
   ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   // 16 threads on one connection whose pool holds at most 4 endpoints: the pool grows to 4,
