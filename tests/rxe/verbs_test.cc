@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -324,8 +325,32 @@ TEST_F(Verbs, ValuesFrom72KiBTo4MiBTravelByRendezvousBothWays) {
   auto r = table_->Get(many);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->Value("cf", "q").value_or(""), "v");
+  // Async calls too: a large PutAsync, and a Get of many rows (async calls) whose replies are
+  // large, go by rendezvous, as sync calls off the client's poller.
+  const std::string big(1 << 20, 'z');
+  absl::Mutex mu;
+  std::optional<absl::Status> put_status;
+  table_->PutAsync(Put("async-big").Add("cf", "q", big), [&](absl::Status s) {
+    absl::MutexLock l(&mu);
+    put_status = std::move(s);
+  });
+  {
+    absl::MutexLock l(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](std::optional<absl::Status>* s) { return s->has_value(); }, &put_status),
+                                    absl::Seconds(60)));
+    ASSERT_TRUE(put_status->ok()) << *put_status;
+  }
+  auto rows = table_->Get(std::vector<Get>{Get("async-big"), Get("big4194304"), Get("small")});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].Value("cf", "q").value_or(""), big);
+  EXPECT_EQ((*rows)[1].Value("cf", "q").value_or("").size(), size_t{4} << 20);
+  EXPECT_EQ((*rows)[2].Value("cf", "q").value_or(""), "v");
   const TransportStats ts = conn_->GetTransportStats();
-  EXPECT_EQ(ts.verbs_calls, 2 * sizes.size() + 2);  // the Puts and Gets, the small Put, the Get of many columns
+  // The Puts and Gets, the small Put, the Get of many columns, the PutAsync and 3 async Gets.
+  EXPECT_EQ(ts.verbs_calls, 2 * sizes.size() + 2 + 4);
+  EXPECT_EQ(ts.verbs_async_calls, 4u);
   EXPECT_EQ(ts.oversized, 0u);
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
   EXPECT_EQ(ServerStatus().verbs_malformed_frames(), before.verbs_malformed_frames());

@@ -340,6 +340,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
   p->rendezvous_max = session.rendezvous_bytes;
+  rendezvous_max_.store(session.rendezvous_bytes, std::memory_order_relaxed);
   if (absl::Status st = p->ep->Replenish(p->async ? AsyncWrId(*p, false) : 0); !st.ok()) return st;
 
   ConnectData cd;

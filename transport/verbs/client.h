@@ -131,6 +131,9 @@ class VerbsClient {
                                                               const RemoteBuffer* reply_buffer)>;
   absl::Status CallWithReplyBuffer(GetEncoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
                                    bool* oversized = nullptr);
+  // The largest request the server takes by rendezvous, as the latest session said (0: none;
+  // async calls do no rendezvous, a sync call does).
+  size_t rendezvous_max() const { return rendezvous_max_.load(std::memory_order_relaxed); }
 
   // The same, without waiting (it never blocks): `call` is done later, on the poller (see the
   // top of this file).
@@ -224,6 +227,7 @@ class VerbsClient {
 
   std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};
   std::atomic<uint64_t> async_calls_{0}, async_queued_{0};
+  std::atomic<size_t> rendezvous_max_{0};
   // Callers waiting for a reply now; only the first max_spinners_ (cores - 1) busy-poll.
   std::atomic<int> waiting_{0};
   const int max_spinners_;

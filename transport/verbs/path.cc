@@ -107,21 +107,22 @@ class VerbsPath final : public DataPath {
   }
 
   // Async calls go out on the client's async endpoints and finish on its poller. Before the
-  // client was ever opened they run as a sync call on the small pool (which opens it).
+  // client was ever opened they run as a sync call on the small pool (which opens it); so do
+  // those too large for a verbs message, where the server takes rendezvous (the sync call
+  // does it).
   void GetAsync(const rpc::GetRequest* req, absl::Time deadline, rpc::GetResponse* resp, PathCallback done) override {
     auto grpc_call = [this, req, deadline, resp](PathCallback d) {
       resp->Clear();
       grpc_->GetAsync(req, deadline, resp, std::move(d));
     };
-    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), [=, this] {
-      return Get(*req, deadline, resp);
-    });
+    auto sync_call = [=, this] { return Get(*req, deadline, resp); };
+    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), std::move(sync_call));
     StartAsync(
         [req](uint64_t id, absl::Span<uint8_t> out) { return EncodeGetRequest(id, *req, out); },
         [resp](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
           return DecodeGetReply(reply, id, resp, too_large);
         },
-        std::move(grpc_call), deadline, std::move(done));
+        std::move(grpc_call), std::move(sync_call), deadline, std::move(done));
   }
 
   void MutateAsync(const rpc::MutateRequest* req, absl::Time deadline, rpc::MutateResponse* resp,
@@ -129,14 +130,13 @@ class VerbsPath final : public DataPath {
     auto grpc_call = [this, req, deadline, resp](PathCallback d) {
       grpc_->MutateAsync(req, deadline, resp, std::move(d));
     };
-    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), [=, this] {
-      return Mutate(*req, deadline);
-    });
+    auto sync_call = [=, this] { return Mutate(*req, deadline); };
+    if (!AsyncReady()) return StartWithoutClient(std::move(grpc_call), std::move(done), std::move(sync_call));
     StartAsync([req](uint64_t id, absl::Span<uint8_t> out) { return EncodeMutateRequest(id, *req, out); },
                [](uint64_t id, absl::Span<const uint8_t> reply, bool* too_large) {
                  return DecodeMutateReply(reply, id, too_large);
                },
-               std::move(grpc_call), deadline, std::move(done));
+               std::move(grpc_call), std::move(sync_call), deadline, std::move(done));
   }
 
   void AddStats(TransportStats* out) const override {
@@ -260,18 +260,30 @@ class VerbsPath final : public DataPath {
       fallbacks_.fetch_add(1, std::memory_order_relaxed);
       return grpc_call(std::move(done));
     }
+    RunSync(std::move(sync_call), std::move(done));
+  }
+
+  template <class Sync>
+  void RunSync(Sync sync_call, PathCallback done) {
     async_.Run([sync_call = std::move(sync_call), done = std::move(done)] { done(sync_call()); });
   }
 
+  // Whether the server takes rendezvous (a sync call may then carry what a message cannot).
+  bool TakesRendezvous() const {
+    VerbsClient* c = ready_.load(std::memory_order_acquire);
+    return c != nullptr && c->rendezvous_max() > 0;
+  }
+
   // One async call on the client's async endpoints; its Done runs on the client's poller.
-  template <class EncodeFn, class DecodeFn, class GrpcAsync>
+  template <class EncodeFn, class DecodeFn, class GrpcAsync, class Sync>
   class Call final : public AsyncCall {
    public:
-    Call(VerbsPath* path, EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, PathCallback done)
+    Call(VerbsPath* path, EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, Sync sync_call, PathCallback done)
         : path_(path),
           encode_(std::move(encode)),
           decode_(std::move(decode)),
           grpc_call_(std::move(grpc_call)),
+          sync_call_(std::move(sync_call)),
           done_(std::move(done)) {}
     absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) override {
       absl::StatusOr<size_t> n = encode_(id, out);
@@ -282,6 +294,11 @@ class VerbsPath final : public DataPath {
       return decode_(id, reply, &too_large_);
     }
     void Done(absl::Status status, bool transport_failed) override {
+      // Too large for a message (the request, or a Get's reply): by rendezvous, as a sync call
+      // off the poller, which counts it itself.
+      if ((oversized_ || too_large_) && !transport_failed && path_->TakesRendezvous()) {
+        return path_->RunSync(std::move(sync_call_), std::move(done_));
+      }
       if (!path_->Answered(status, oversized_ || too_large_, transport_failed)) return grpc_call_(std::move(done_));
       done_(std::move(status));
     }
@@ -291,15 +308,17 @@ class VerbsPath final : public DataPath {
     EncodeFn encode_;
     DecodeFn decode_;
     GrpcAsync grpc_call_;
+    Sync sync_call_;
     PathCallback done_;
     bool oversized_ = false;
     bool too_large_ = false;
   };
 
-  template <class EncodeFn, class DecodeFn, class GrpcAsync>
-  void StartAsync(EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, absl::Time deadline, PathCallback done) {
-    auto call = std::make_unique<Call<EncodeFn, DecodeFn, GrpcAsync>>(this, std::move(encode), std::move(decode),
-                                                                  std::move(grpc_call), std::move(done));
+  template <class EncodeFn, class DecodeFn, class GrpcAsync, class Sync>
+  void StartAsync(EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, Sync sync_call, absl::Time deadline,
+                  PathCallback done) {
+    auto call = std::make_unique<Call<EncodeFn, DecodeFn, GrpcAsync, Sync>>(
+        this, std::move(encode), std::move(decode), std::move(grpc_call), std::move(sync_call), std::move(done));
     call->deadline = deadline;
     ready_.load(std::memory_order_acquire)->CallAsync(std::move(call));
   }
