@@ -377,7 +377,6 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   return p;
 }
 
-
 absl::Status VerbsClient::Call(Encoder encode, Decoder decode, absl::Time deadline, bool* transport_failed,
                                bool* oversized) {
   return CallImpl([&](uint64_t id, absl::Span<uint8_t> out, const RemoteBuffer*) { return encode(id, out); }, decode,

@@ -33,7 +33,6 @@ constexpr uint32_t kWriteTag = 1u << 30;
 // Memory of one rendezvous, registered for it alone and charged to the server's budget (the
 // bytes registered for rendezvous at once, across endpoints). The server never registers
 // memory for remote access: a request is READ into it, a large reply WRITten from it.
-// A rendezvous buffer charged to the server's budget until it goes.
 struct Transfer {
   TransferBuffer mem;
   std::atomic<uint64_t>* budget = nullptr;
