@@ -166,6 +166,40 @@ TEST_F(ReferenceTest, ADaughterWithBackgroundCompactionRewritesItsReferencesOnIt
   EXPECT_EQ(ScanAll(b.get()), Part(want, split_point_, ""));
 }
 
+// A scan begun before the compaction that rewrites a daughter's references still reads the
+// parent's files through them: the region counts those until the scan ends, so that the
+// parent's files are not removed under it (the table manager's janitor waits for 0).
+TEST_F(ReferenceTest, AReferenceAScanStillReadsIsCountedAfterItsCompactionUntilTheScanEnds) {
+  const auto want = MakeParent();
+  ASSERT_TRUE(WriteReferenceRegion(Env::Default(), {{Dir("p"), split_point_, ""}}, Dir("b")).ok());
+  auto b = Open("b", split_point_, "");
+  ASSERT_TRUE(b);
+  auto sc = b->Scan(ScanSpec{});
+  ASSERT_TRUE(sc.ok()) << sc.status();
+  std::vector<Cell> cells;
+  ASSERT_TRUE((*sc)->NextRow(&cells).value_or(false));
+  const uint64_t refs = b->GetStats().reference_files;
+  ASSERT_GT(refs, 0u);
+  EXPECT_EQ(b->GetStats().references_still_read, 0u);  // none compacted yet
+  ASSERT_TRUE(b->MajorCompact().ok());
+  RegionStats st = b->GetStats();
+  EXPECT_EQ(st.reference_files, 0u);
+  EXPECT_EQ(st.references_still_read, refs);
+  // The scan reads on, the rest of the rows from the parent's file.
+  std::map<std::string, std::string> seen;
+  for (const Cell& c : cells) seen[c.row] = c.value;
+  for (;;) {
+    auto more = (*sc)->NextRow(&cells);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const Cell& c : cells) seen[c.row] = c.value;
+  }
+  EXPECT_EQ(seen, Part(want, split_point_, ""));
+  sc->reset();
+  EXPECT_EQ(b->GetStats().references_still_read, 0u);
+  EXPECT_EQ(ScanAll(b.get()), Part(want, split_point_, ""));
+}
+
 TEST_F(ReferenceTest, AMergedRegionReadsBothSourcesThroughTheirRanges) {
   const auto want = MakeParent();
   const std::string mid = split_point_;

@@ -786,7 +786,15 @@ absl::Status RegionImpl::CompactStore(Store* store, bool major) {
   BASALT_ASSIGN_OR_RETURN(FileList replaced, std::move(compacted));
   compacted_bytes_.fetch_add(input_bytes, std::memory_order_relaxed);
   BASALT_RETURN_IF_ERROR(WriteManifest());
-  for (const auto& f : replaced) f->MarkObsolete(options_.env);  // deleted when the last reader lets go
+  for (const auto& f : replaced) {
+    f->MarkObsolete(options_.env);  // deleted when the last reader lets go
+    if (f->range() != nullptr) {
+      // A reference's file is its parent's, which the table manager removes: it must know
+      // while a scan still reads it.
+      absl::MutexLock l(&retired_references_mu_);
+      retired_references_.push_back(f);
+    }
+  }
   ++(major ? major_compactions_ : minor_compactions_);
   return absl::OkStatus();
 }
@@ -912,6 +920,11 @@ RegionStats RegionImpl::GetStats() const {
     }
     st.store_file_bytes += bytes;
     st.largest_store_bytes = std::max(st.largest_store_bytes, bytes);
+  }
+  {
+    absl::MutexLock l(&retired_references_mu_);
+    std::erase_if(retired_references_, [](const auto& w) { return w.expired(); });
+    st.references_still_read = retired_references_.size();
   }
   st.read_requests = read_requests_.load(std::memory_order_relaxed);
   st.write_requests = write_requests_.load(std::memory_order_relaxed);

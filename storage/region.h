@@ -134,6 +134,9 @@ struct RegionStats {
   uint64_t store_file_bytes = 0;                    // block files, all families
   uint64_t largest_store_bytes = 0;                 // of the family with the most
   uint64_t reference_files = 0;  // files of another region it still reads (after a split or merge)
+  // References a compaction has rewritten that a scan begun before it still reads: their files
+  // (another region's) are still in use too.
+  uint64_t references_still_read = 0;
   uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };
 

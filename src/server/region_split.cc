@@ -225,9 +225,13 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
   }
   if (old == nullptr) return Disabled(spec.name);
   std::vector<Region*> closing;
+  std::vector<std::weak_ptr<Region>> closing_held;
   for (const RegionInfo& p : parents) {
     BASALT_ASSIGN_OR_RETURN(Region * r, OpenRegionOf(*old, p, what));
     closing.push_back(r);
+    for (const HostedRegion& h : old->regions()) {
+      if (h.region.get() == r) closing_held.push_back(h.region);
+    }
   }
   const std::string staging = SplitsDir(spec.name);
   auto point = [&](std::string_view step) { FaultPoint(absl::StrCat(AV(what), ":", AV(step))); };
@@ -286,8 +290,10 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
     Entry& e = entries_.find(spec.name)->second;
     e.regions = after;
     e.retired.insert(e.retired.end(), parents.begin(), parents.end());
+    e.retired_open.insert(e.retired_open.end(), closing_held.begin(), closing_held.end());
     Install(&e, t);
   }
+  old.reset();  // this call's hold on the parents
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   std::string from, into;
   for (const RegionInfo& p : parents) absl::StrAppend(&from, from.empty() ? "" : " and ", p.Name());
@@ -389,17 +395,26 @@ absl::Status TableManager::CleanSplitParentsLocked(std::string_view table) {
   std::shared_ptr<Table> t;
   std::vector<RegionInfo> retired;
   {
-    absl::ReaderMutexLock l(&mu_);
+    absl::MutexLock l(&mu_);
     auto it = entries_.find(table);
     if (it == entries_.end() || it->second.retired.empty()) return absl::OkStatus();
     t = it->second.table;
     retired = it->second.retired;
+    // A scan begun before a split or merge reads the parent's own files (from the table it
+    // began on) until it ends; so may one on a parent's parent, through the parent's
+    // references. No parent goes while any is held: on a shared store a removed file is gone
+    // for its readers too (HBase keeps such files in its archive for a while).
+    std::vector<std::weak_ptr<Region>>& open = it->second.retired_open;
+    std::erase_if(open, [](const std::weak_ptr<Region>& r) { return r.expired(); });
+    if (!open.empty()) return absl::OkStatus();
   }
   // Only a table whose every region is open tells which files are still read: a region reading
-  // a parent's files holds references until its compaction rewrites them.
+  // a parent's files holds references until its compaction rewrites them, and a scan begun
+  // before that compaction reads them until it ends.
   if (t == nullptr || t->has_failed_regions()) return absl::OkStatus();
   for (const HostedRegion& h : t->regions()) {
-    if (h.region->GetStats().reference_files > 0) return absl::OkStatus();
+    const RegionStats st = h.region->GetStats();
+    if (st.reference_files > 0 || st.references_still_read > 0) return absl::OkStatus();
   }
   for (const RegionInfo& p : retired) {
     // The directory first: a crash before the row goes leaves a row whose directory is gone,

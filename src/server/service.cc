@@ -1113,6 +1113,7 @@ rpc::RegionLoad RegionLoadToProto(const RegionStats& st) {
   l.set_store_file_bytes(st.store_file_bytes);
   l.set_largest_store_bytes(st.largest_store_bytes);
   l.set_reference_files(st.reference_files);
+  l.set_references_still_read(st.references_still_read);
   l.set_read_requests(st.read_requests);
   l.set_write_requests(st.write_requests);
   l.set_checksum_failures(st.checksum_failures);
@@ -1137,6 +1138,7 @@ RegionStats RegionStatsFromProto(const rpc::RegionLoad& l) {
   st.store_file_bytes = l.store_file_bytes();
   st.largest_store_bytes = l.largest_store_bytes();
   st.reference_files = l.reference_files();
+  st.references_still_read = l.references_still_read();
   st.read_requests = l.read_requests();
   st.write_requests = l.write_requests();
   st.checksum_failures = l.checksum_failures();

@@ -1042,7 +1042,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -1142,7 +1142,7 @@ absl::Status TableManager::Enable(std::string_view name) {
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 

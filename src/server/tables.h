@@ -347,6 +347,9 @@ class TableManager {
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
     absl::Status open_error;       // enabled but FAILED_OPEN: why
     std::vector<RegionInfo> retired;  // split and merged parents meta still records
+    // The parents' regions while a call begun before the split or merge (a scan) still holds
+    // them: their files stay until every one has expired.
+    std::vector<std::weak_ptr<Region>> retired_open;
     std::set<std::string> unassigned;  // encoded names of regions Unassign closed (a master's)
   };
   // The meta state of region `r` of `e` (CLOSED for a disabled table or an unassigned region,

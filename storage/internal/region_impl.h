@@ -21,6 +21,7 @@
 
 namespace basalt {
 
+class BlockFileReader;
 class Store;
 class Wal;
 struct WalRecord;
@@ -158,6 +159,11 @@ class RegionImpl final : public Region {
   std::atomic<uint64_t> compacting_{0};        // store compactions running now
   std::atomic<uint64_t> compactions_queued_{0};  // waiting for compaction_mu_
   std::atomic<uint64_t> compacted_bytes_{0};   // input bytes of finished compactions
+  // References compacted away whose readers a scan may still hold: the parent's files they read
+  // must stay until these expire (RegionStats::references_still_read).
+  mutable absl::Mutex retired_references_mu_;
+  mutable std::vector<std::weak_ptr<const BlockFileReader>> retired_references_
+      ABSL_GUARDED_BY(retired_references_mu_);
   uint64_t replayed_records_ = 0, replay_truncated_bytes_ = 0;
   uint64_t replay_skipped_records_ = 0, replay_skipped_bytes_ = 0;
 };
