@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -34,6 +36,19 @@ using absl::StatusCode;
 std::string RxeAddress() {
   const char* a = std::getenv("BASALT_RXE_ADDR");
   return a != nullptr ? a : "";
+}
+
+// Receiver-not-ready NAKs the guest's RDMA devices have sent (rxe's hw_counters), or -1 when
+// no device counts them.
+int64_t RnrNaksSent() {
+  int64_t sum = -1;
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+    std::ifstream in(dev.path() / "ports/1/hw_counters/send_rnr_err");
+    int64_t n = 0;
+    if (in >> n) sum = std::max<int64_t>(sum, 0) + n;
+  }
+  return sum;
 }
 
 // `threads` threads each Put then Get `ops` rows of their own; returns the calls that failed or
@@ -392,6 +407,35 @@ TEST_F(Verbs, ManyThreadsShareAPoolOfEndpoints) {
   EXPECT_LE(ts.endpoints_open, 4u);
   EXPECT_GT(ts.endpoint_waits, 0u);
   EXPECT_EQ(ts.sessions, 1u);
+}
+
+// The server's endpoints receive from one shared receive queue per helper. With one receive
+// buffer for 8 endpoints busy at once, a request that finds none posted waits in the client's
+// device (receiver-not-ready retries) until the buffer is posted again: every call succeeds
+// over verbs, none is refused or sent to gRPC.
+TEST_F(Verbs, EndpointsShareTheHelpersReceiveBuffersAndWaitWhenAllAreInUse) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_srq_depth=1", "--rdma_helper_threads=1"}));
+  const int64_t rnr_before = RnrNaksSent();
+  ASSERT_GE(rnr_before, 0) << "rxe's hw_counters/send_rnr_err not found";
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/8, /*async_endpoints=*/8);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  constexpr int kThreads = 8;
+  constexpr int kOps = 25;
+  EXPECT_EQ(PutGetOnThreads(t.get(), kThreads, kOps, "srq"), 0);
+  // Async Gets too, 8 in flight on their own endpoints.
+  std::vector<Get> gets;
+  for (int i = 0; i < kThreads; ++i) gets.push_back(Get(absl::StrCat("srq", i, "-", kOps - 1)));
+  auto rows = t->Get(gets);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  for (const Result& r : *rows) EXPECT_FALSE(r.empty());
+  const TransportStats ts = conn->GetTransportStats();
+  EXPECT_EQ(ts.verbs_calls, uint64_t{2 * kThreads * kOps + kThreads});
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_GE(ts.endpoints_created, 2u);
+  EXPECT_EQ(ServerStatus().verbs_malformed_frames(), 0u);
+  // Requests did find the one buffer taken: the server's device told their senders to wait.
+  EXPECT_GT(RnrNaksSent(), rnr_before);
 }
 
 TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {

@@ -228,6 +228,65 @@ absl::Status Endpoint::PostWrite(uint64_t wr_id, uint8_t* local, uint32_t len, u
   return PostRdma(qp_, IBV_WR_RDMA_WRITE, wr_id, local, len, lkey, remote_addr, rkey);
 }
 
+absl::StatusOr<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::Create(SharedChunk* chunk, uint32_t depth,
+                                                                                uint32_t tag) {
+  if (depth < 1 || depth > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: a shared receive queue of ", depth,
+                                                   " receives (must be 1..65536)"));
+  }
+  ibv_device_attr attr{};
+  if (ibv_query_device(chunk->pd()->context, &attr) != 0) {
+    return ErrnoError(absl::StatusCode::kUnavailable, "ibv_query_device", errno);
+  }
+  if (attr.max_srq < 1 || static_cast<uint32_t>(attr.max_srq_wr) < depth) {
+    return absl::FailedPreconditionError(absl::StrCat("verbs: the device allows ", attr.max_srq,
+                                                      " shared receive queues of up to ", attr.max_srq_wr,
+                                                      " receives; ", depth, " are wanted (rdma_srq_depth)"));
+  }
+  std::unique_ptr<SharedReceiveQueue> q(new SharedReceiveQueue);
+  q->chunk_ = chunk;
+  q->tag_ = tag;
+  for (uint32_t i = 0; i < depth; ++i) {
+    std::optional<SharedChunk::Slice> s = chunk->Acquire();
+    if (!s) return absl::ResourceExhaustedError("verbs: no registered memory left for shared receives");
+    q->buffers_.push_back(*s);
+  }
+  ibv_srq_init_attr init{};
+  init.attr.max_wr = depth;
+  init.attr.max_sge = 1;
+  q->srq_ = ibv_create_srq(chunk->pd(), &init);
+  if (q->srq_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_srq", errno);
+  for (uint32_t i = 0; i < depth; ++i) BASALT_RETURN_IF_ERROR(q->Repost(i));
+  return q;
+}
+
+SharedReceiveQueue::~SharedReceiveQueue() {
+  if (srq_ != nullptr && ibv_destroy_srq(srq_) != 0) {
+    // Its buffers stay registered with the chunk, which outlives it; a device could still write them.
+    log::Warning("verbs: ibv_destroy_srq failed; its receive buffers are kept");
+    return;
+  }
+  for (const SharedChunk::Slice& b : buffers_) chunk_->Release(b);
+}
+
+absl::Span<const uint8_t> SharedReceiveQueue::Message(uint32_t b, uint32_t len) const {
+  const SharedChunk::Slice& s = buffers_[b];
+  return {s.data, std::min<size_t>(len, s.size)};
+}
+
+absl::Status SharedReceiveQueue::Repost(uint32_t b) {
+  const SharedChunk::Slice& s = buffers_[b];
+  ibv_sge sge{reinterpret_cast<uintptr_t>(s.data), static_cast<uint32_t>(s.size), chunk_->lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = tag_ | b;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  int rc = ibv_post_srq_recv(srq_, &wr, &bad);
+  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_srq_recv", rc);
+  return absl::OkStatus();
+}
+
 bool TransferBuffer::Deregister() {
   if (mr_ == nullptr) return true;
   if (ibv_dereg_mr(mr_) != 0) {

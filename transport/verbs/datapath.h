@@ -97,23 +97,31 @@ class CompletionQueue {
   bool armed_ = false;
 };
 
-// One connected (or connecting) queue pair with its slice: [recv half | send half].
+// One connected (or connecting) queue pair with its slice: [recv half | send half], or only
+// the send buffer when the queue pair receives from a shared receive queue (the server's).
 class Endpoint {
  public:
-  Endpoint(CmId id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline)
-      : id_(std::move(id)), qp_(id_->qp), chunk_(chunk), slice_(slice), lkey_(chunk->lkey()), max_inline_(max_inline) {}
+  Endpoint(CmId id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline, bool shared_receives = false)
+      : id_(std::move(id)),
+        qp_(id_->qp),
+        chunk_(chunk),
+        slice_(slice),
+        recv_bytes_(shared_receives ? 0 : slice.size / 2),
+        lkey_(chunk->lkey()),
+        max_inline_(max_inline) {}
   // A queue pair and buffer it does not own (the datapath benchmark's loopback).
   Endpoint(ibv_qp* qp, SharedChunk::Slice slice, uint32_t lkey, uint32_t max_inline)
-      : qp_(qp), slice_(slice), lkey_(lkey), max_inline_(max_inline) {}
+      : qp_(qp), slice_(slice), recv_bytes_(slice.size / 2), lkey_(lkey), max_inline_(max_inline) {}
   // Destroys the queue pair and the id, then gives the slice back.
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
   rdma_cm_id* id() const { return id_.get(); }
-  size_t half() const { return slice_.size / 2; }
-  uint8_t* recv_buf() const { return slice_.data; }
-  uint8_t* send_buf() const { return slice_.data + half(); }
+  // The largest message each way: the send buffer's size.
+  size_t half() const { return slice_.size - recv_bytes_; }
+  uint8_t* recv_buf() const { return recv_bytes_ > 0 ? slice_.data : nullptr; }
+  uint8_t* send_buf() const { return slice_.data + recv_bytes_; }
   absl::Span<uint8_t> send_span() const { return {send_buf(), half()}; }
   uint32_t slice_index() const { return slice_.index; }
 
@@ -141,10 +149,44 @@ class Endpoint {
   ibv_qp* qp_;
   SharedChunk* chunk_ = nullptr;  // the slice goes back to it when set
   SharedChunk::Slice slice_;
+  size_t recv_bytes_;  // the receive half; 0 with a shared receive queue
   uint32_t lkey_;
   uint32_t max_inline_;
   uint32_t sends_ = 0;
   int posted_ = 0;  // receives posted and not yet received
+};
+
+// A shared receive queue (the server's, one per helper thread): `depth` receive buffers of
+// `bytes` each, slices of one chunk, posted once and posted again each time one's message has
+// been taken out. Every queue pair created with it receives from these buffers, so receive
+// memory does not grow with the endpoints. A receive's wr_id is `tag | buffer index`.
+class SharedReceiveQueue {
+ public:
+  // InvalidArgument when `depth` is over 65536; FailedPrecondition when the device has no
+  // shared receive queues or allows fewer receives; ResourceExhausted when the chunk has too
+  // few free slots.
+  static absl::StatusOr<std::unique_ptr<SharedReceiveQueue>> Create(SharedChunk* chunk, uint32_t depth, uint32_t tag);
+  // Destroy the queue pairs that use it first (ibv_destroy_srq refuses while any does).
+  ~SharedReceiveQueue();
+  SharedReceiveQueue(const SharedReceiveQueue&) = delete;
+  SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
+
+  ibv_srq* srq() const { return srq_; }
+  uint32_t depth() const { return static_cast<uint32_t>(buffers_.size()); }
+  // Whether a completion's wr_id is one of this queue's receives, and which buffer.
+  bool Owns(uint64_t wr_id) const { return (wr_id >> 32) == 0 && (static_cast<uint32_t>(wr_id) & tag_) != 0; }
+  static uint32_t Buffer(uint64_t wr_id) { return static_cast<uint32_t>(wr_id) & 0xFFFF; }
+  // Buffer `b`'s first `len` bytes (clipped to its size).
+  absl::Span<const uint8_t> Message(uint32_t b, uint32_t len) const;
+  // Posts buffer `b` again.
+  absl::Status Repost(uint32_t b);
+
+ private:
+  SharedReceiveQueue() = default;
+  SharedChunk* chunk_ = nullptr;
+  ibv_srq* srq_ = nullptr;
+  uint32_t tag_ = 0;
+  std::vector<SharedChunk::Slice> buffers_;
 };
 
 // Memory of one large transfer (a rendezvous: frame.h kFlagRendezvous, kFlagReplyBuffer),

@@ -29,6 +29,9 @@ uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; 
 // WRITE (keys are slot indexes, < 2^16).
 constexpr uint32_t kReadTag = 1u << 31;
 constexpr uint32_t kWriteTag = 1u << 30;
+// A receive of a helper's shared receive queue: tag | buffer index, with no endpoint in it
+// (generations start at 1); the endpoint is the completion's queue pair.
+constexpr uint32_t kSrqTag = 1u << 29;
 
 // Memory of one rendezvous, registered for it alone and charged to the server's budget (the
 // bytes registered for rendezvous at once, across endpoints). The server never registers
@@ -75,8 +78,20 @@ struct ServerEndpoint {
   std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
   uint32_t gen = 0;
+  uint32_t qp_num = 0;
   size_t max_reply = 0;
   std::atomic<bool> closing{false};
+  // A request taken and not yet answered: a client sends its next one only after the reply, so
+  // one more meanwhile is a protocol error (it would overwrite the reply being written).
+  std::atomic<bool> busy{false};
+  std::atomic<int>* helper_endpoints = nullptr;  // its helper's count, while it lives
+
+  ServerEndpoint() = default;
+  ServerEndpoint(const ServerEndpoint&) = delete;
+  ServerEndpoint& operator=(const ServerEndpoint&) = delete;
+  ~ServerEndpoint() {
+    if (helper_endpoints != nullptr) helper_endpoints->fetch_sub(1, std::memory_order_relaxed);
+  }
 
   uint64_t wr_id() const { return WrId(gen, key); }
   absl::Span<uint8_t> reply_span() const { return {ep->send_buf(), max_reply}; }
@@ -114,6 +129,9 @@ bool IsWildcard(const sockaddr_storage& addr) {
 struct VerbsServer::Impl {
   struct Helper {
     std::unique_ptr<CompletionQueue> cq;
+    // Every receive of the helper's endpoints: its memory does not grow with them.
+    std::unique_ptr<SharedReceiveQueue> srq;
+    std::atomic<int> endpoints{0};  // a new endpoint goes to the helper with the fewest
     std::thread thread;
     // Reused for every request this helper decodes: no allocation per request once its
     // strings have grown.
@@ -134,6 +152,7 @@ struct VerbsServer::Impl {
 
   absl::Mutex mu;
   std::vector<std::shared_ptr<ServerEndpoint>> table ABSL_GUARDED_BY(mu);  // by slice index
+  absl::flat_hash_map<uint32_t, uint64_t> by_qp ABSL_GUARDED_BY(mu);       // qp_num -> its wr_id
   uint32_t next_gen ABSL_GUARDED_BY(mu) = 0;
 
   // A session, by its token.
@@ -163,11 +182,23 @@ struct VerbsServer::Impl {
     return table[key];
   }
 
+  // The endpoint a shared receive's completion came to.
+  std::shared_ptr<ServerEndpoint> LookupQp(uint32_t qp_num) {
+    absl::MutexLock l(&mu);
+    auto it = by_qp.find(qp_num);
+    if (it == by_qp.end()) return nullptr;
+    const uint32_t key = static_cast<uint32_t>(it->second);
+    const uint32_t gen = static_cast<uint32_t>(it->second >> 32);
+    if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
+    return table[key];
+  }
+
   std::shared_ptr<ServerEndpoint> Remove(uint64_t wr_id) {
     uint32_t key = static_cast<uint32_t>(wr_id);
     uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
     absl::MutexLock l(&mu);
     if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
+    by_qp.erase(table[key]->qp_num);
     return std::move(table[key]);
   }
 
@@ -224,21 +255,31 @@ struct VerbsServer::Impl {
     if (id->verbs != listener->verbs) return Reject(ev, "other device");
     std::optional<SharedChunk::Slice> slice = chunk->Acquire();
     if (!slice) return Reject(ev, "endpoint limit");
-    Helper* helper = helpers[next_helper++ % helpers.size()].get();
-    absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq());
+    Helper* helper = helpers.front().get();
+    for (const auto& h : helpers) {
+      if (h->endpoints.load(std::memory_order_relaxed) < helper->endpoints.load(std::memory_order_relaxed)) {
+        helper = h.get();
+      }
+    }
+    absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq(), helper->srq->srq());
     if (!max_inline.ok()) {
       chunk->Release(*slice);
       return Reject(ev, "no queue pair");
     }
     auto se = std::make_shared<ServerEndpoint>();
-    se->ep = std::make_unique<Endpoint>(CmId(id), chunk.get(), *slice, *max_inline);
+    se->ep = std::make_unique<Endpoint>(CmId(id), chunk.get(), *slice, *max_inline, /*shared_receives=*/true);
     se->key = slice->index;
+    se->qp_num = id->qp->qp_num;
     se->max_reply = std::min<size_t>(se->ep->half(), cd->max_reply);
     se->principal = *std::move(principal);
+    se->helper_endpoints = &helper->endpoints;
+    helper->endpoints.fetch_add(1, std::memory_order_relaxed);
     {
       absl::MutexLock l(&mu);
       se->gen = ++next_gen;
+      if (se->gen == 0) se->gen = ++next_gen;  // 0 is no endpoint's: a shared receive's wr_id
       table[se->key] = se;
+      by_qp[se->qp_num] = se->wr_id();
     }
     id->context = reinterpret_cast<void*>(static_cast<uintptr_t>(se->wr_id()));
     rdma_conn_param param{};
@@ -248,7 +289,7 @@ struct VerbsServer::Impl {
     // gives the client's values from this side: its responder resources are our initiator depth.
     param.initiator_depth = std::min<uint8_t>(ev->param.conn.initiator_depth, 1);
     se->can_read = param.initiator_depth > 0;
-    if (!se->ep->Replenish(se->wr_id()).ok() || rdma_accept(id, &param) != 0) {
+    if (rdma_accept(id, &param) != 0) {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
       rejected.fetch_add(1, std::memory_order_relaxed);
@@ -296,7 +337,9 @@ struct VerbsServer::Impl {
 
   // --- requests (the helper threads) ---
 
+  // The reply to the endpoint's request (every request gets exactly one).
   void Send(ServerEndpoint* se, size_t n) {
+    se->busy.store(false, std::memory_order_release);  // before: the reply lets the next request come
     if (!se->ep->PostSend(se->wr_id(), n).ok()) Disconnect(se);
   }
 
@@ -307,16 +350,20 @@ struct VerbsServer::Impl {
     Disconnect(se);
   }
 
-  void Serve(Helper* h, const std::shared_ptr<ServerEndpoint>& se, uint32_t len) {
+  // Serves the request in shared receive buffer `b`, and posts the buffer again.
+  void Serve(Helper* h, const std::shared_ptr<ServerEndpoint>& se, uint32_t b, uint32_t len) {
     requests.fetch_add(1, std::memory_order_relaxed);
     DecodedRequest* req = &h->request;
-    absl::Span<const uint8_t> in(se->ep->recv_buf(), std::min<size_t>(len, se->ep->half()));
+    absl::Span<const uint8_t> in = h->srq->Message(b, std::min<size_t>(len, se->ep->half()));
     absl::Status decoded = DecodeRequest(in, req);
     absl::StatusOr<FrameHeader> header = decoded.ok() ? absl::StatusOr<FrameHeader>(req->header) : ParseHeader(in);
-    // The request is copied out: the receive half can take the next one. Re-posted before the
-    // reply is sent, so the client's next request always finds it.
-    se->ep->Received();
-    if (!se->ep->Replenish(se->wr_id()).ok()) return Disconnect(se.get());
+    // The request is copied out: the buffer can take the next one. Posted again before the
+    // reply is sent, so that the client's next request finds a receive.
+    Repost(h, b);
+    if (se->busy.exchange(true, std::memory_order_acq_rel)) {
+      malformed.fetch_add(1, std::memory_order_relaxed);  // a request before the last one's reply
+      return Disconnect(se.get());
+    }
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
       if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint
@@ -436,6 +483,13 @@ struct VerbsServer::Impl {
     });
   }
 
+  void Repost(Helper* h, uint32_t b) {
+    if (absl::Status st = h->srq->Repost(b); !st.ok()) {
+      // The queue has one receive less; the rest still serve (a full queue is back-pressure).
+      log::Warning(absl::StrCat("verbs helper: posting a shared receive again: ", st.ToString()));
+    }
+  }
+
   void HelperLoop(Helper* h) {
     ibv_wc wc[32];
     while (!stop.load()) {
@@ -447,9 +501,21 @@ struct VerbsServer::Impl {
       }
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
+        if (h->srq->Owns(wc[i].wr_id)) {
+          // A shared receive (taken by a request, or flushed with its queue pair's error).
+          const uint32_t b = SharedReceiveQueue::Buffer(wc[i].wr_id);
+          std::shared_ptr<ServerEndpoint> se = LookupQp(wc[i].qp_num);
+          if (ok && se != nullptr) {
+            Serve(h, se, b, wc[i].byte_len);
+            continue;
+          }
+          Repost(h, b);
+          if (se != nullptr) Disconnect(se.get());
+          continue;
+        }
         const bool read = ok && wc[i].opcode == IBV_WC_RDMA_READ;
         const bool written = ok && wc[i].opcode == IBV_WC_RDMA_WRITE;
-        if (ok && !read && !written && wc[i].opcode != IBV_WC_RECV) continue;  // a signalled send
+        if (ok && !read && !written) continue;  // a signalled send
         std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
         if (se == nullptr) continue;  // a completion of an endpoint already gone
         if (!ok) {
@@ -458,10 +524,8 @@ struct VerbsServer::Impl {
         }
         if (written) {
           if (!se->writing.empty()) se->writing.pop_front();  // WRITEs complete in order
-        } else if (read) {
-          FinishRendezvous(h, se);
         } else {
-          Serve(h, se, wc[i].byte_len);
+          FinishRendezvous(h, se);
         }
       }
     }
@@ -487,10 +551,14 @@ struct VerbsServer::Impl {
         if (e != nullptr) all.push_back(std::move(e));
       }
     }
+    {
+      absl::MutexLock l(&mu);
+      by_qp.clear();
+    }
     for (auto& e : all) {
       if (!e->closing.exchange(true)) rdma_disconnect(e->ep->id());
     }
-    all.clear();
+    all.clear();  // the queue pairs go before the shared receive queues they use
     helpers.clear();
     chunk.reset();
     listener.reset();
@@ -516,6 +584,9 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   }
   if (options.max_endpoints < 1 || options.max_endpoints > 65536) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: max_endpoints must be 1..65536, not ", options.max_endpoints));
+  }
+  if (options.srq_depth < 0 || options.srq_depth > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: srq_depth must be 0..65536, not ", options.srq_depth));
   }
   if (options.message_bytes < kMinMessageBytes || options.message_bytes > kMaxMessageBytes) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: message_bytes must be ", kMinMessageBytes, "..",
@@ -607,25 +678,36 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
                                       found_gid >= 0 ? absl::StrCat(", GID index ", found_gid) : std::string(),
                                       port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? " (RoCE)" : " (InfiniBand)");
 
-  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
+  // One slot per endpoint (its send buffer) and one per shared receive, message_bytes each.
+  // The receives take theirs first: the slots left are the endpoints' (a key is a slot index).
+  const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
+  const int depth = options.srq_depth > 0 ? options.srq_depth : per_helper;
+  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk =
+      SharedChunk::Create(static_cast<size_t>(options.max_endpoints) + static_cast<size_t>(depth) * options.helper_threads,
+                          options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   impl->chunk = std::move(*chunk);
   if (absl::Status st = impl->chunk->Bind(ctx); !st.ok()) return st;
   {
     absl::MutexLock l(&impl->mu);
-    impl->table.resize(options.max_endpoints);
+    impl->table.resize(impl->chunk->slots());
   }
   ibv_device_attr dattr{};
   int max_cqe = ibv_query_device(ctx, &dattr) == 0 ? dattr.max_cqe : 4096;
-  int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
-  int entries = std::min(max_cqe, per_helper * static_cast<int>(kSendDepth + kRecvDepth) + 64);
+  // Each endpoint's sends (and a READ or WRITE), and every shared receive.
+  int entries = std::min(max_cqe, per_helper * static_cast<int>(kSendDepth + kRecvDepth) + depth + 64);
   for (int i = 0; i < options.helper_threads; ++i) {
     auto h = std::make_unique<Impl::Helper>();
     absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
     if (!cq.ok()) return cq.status();
     h->cq = std::move(*cq);
+    absl::StatusOr<std::unique_ptr<SharedReceiveQueue>> srq =
+        SharedReceiveQueue::Create(impl->chunk.get(), static_cast<uint32_t>(depth), kSrqTag);
+    if (!srq.ok()) return srq.status();
+    h->srq = std::move(*srq);
     impl->helpers.push_back(std::move(h));
   }
+
   if (rdma_listen(impl->listener.get(), 128) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("verbs: rdma_listen ", where), errno);
   }

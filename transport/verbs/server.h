@@ -9,17 +9,20 @@
 // and counted; so is one past max_endpoints. Each endpoint serves its requests as the caller
 // the session was issued to (`principal`, handed to the handlers).
 //
-// Accepted endpoints are assigned round-robin to helper threads. Each helper owns a completion
-// queue shared by its endpoints and polls it (a bounded busy-poll, then the completion
-// channel). A received request is decoded (transport/verbs/frame.h), the endpoint's receive is
-// posted again at once, and the request is served: Gets inline on the helper (as the gRPC
+// An accepted endpoint goes to the helper thread with the fewest. Each helper owns a completion
+// queue and a shared receive queue, both shared by its endpoints, and polls the completion
+// queue (a bounded busy-poll, then the completion channel). A received request is decoded
+// (transport/verbs/frame.h), its receive buffer is posted again at once, and the request is
+// served: Gets inline on the helper (as the gRPC
 // front end serves reads inline on its polling threads), Mutates on the handler pool shared
 // with gRPC (`schedule`). The handler writes the reply into the endpoint's send half and posts
 // it. A malformed frame gets an InvalidArgument reply when its header can be read, or closes
 // the endpoint when it cannot; either way it is counted and the server goes on.
 //
-// All endpoints' slices (receive half + send half) come from one registered chunk sized for
-// max_endpoints.
+// An endpoint sends its one request's reply before the client sends the next; a request that
+// comes before the reply is malformed, and the endpoint is closed. All endpoints' send buffers
+// and the shared receive buffers come from one registered chunk sized for max_endpoints and
+// srq_depth.
 //
 // Thread-safety: NewSession, stats and SetEnabled from any thread; Start/Shutdown from one.
 #pragma once
@@ -46,6 +49,12 @@ struct VerbsServerOptions {
   int gid_index = -1;         // >= 0: that GID must be the address's RoCE GID (checked at start)
   int helper_threads = 1;
   int max_endpoints = 128;
+  // Receive buffers (message_bytes each) posted on each helper's shared receive queue, which
+  // all its endpoints receive from. 0: one per endpoint a helper can hold (max_endpoints /
+  // helper_threads, rounded up), so that no request ever waits for one. Fewer save memory: a
+  // request that finds none posted is held back by the client's device (receiver-not-ready
+  // retries, without end) until one is posted again; it is never refused.
+  int srq_depth = 0;
   size_t message_bytes = kDefaultMessageBytes;
   // The largest request read by rendezvous (an RDMA READ of the client's memory, into a buffer
   // registered for that request alone); 0: none, larger requests go over gRPC.

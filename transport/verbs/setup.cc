@@ -100,17 +100,18 @@ void CmIdDeleter::operator()(rdma_cm_id* id) const {
 // ---------------------------------------------------------------------------------------------
 // Queue pairs
 
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq) {
+absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq) {
   for (uint32_t inline_size : {kWantedInline, 0u}) {
     ibv_qp_init_attr attr{};
     attr.send_cq = cq;
     attr.recv_cq = cq;
+    attr.srq = srq;
     attr.qp_type = IBV_QPT_RC;
     attr.sq_sig_all = 0;
     attr.cap.max_send_wr = kSendDepth;
-    attr.cap.max_recv_wr = kRecvDepth;
+    attr.cap.max_recv_wr = srq != nullptr ? 0 : kRecvDepth;
     attr.cap.max_send_sge = 1;
-    attr.cap.max_recv_sge = 1;
+    attr.cap.max_recv_sge = srq != nullptr ? 0 : 1;
     attr.cap.max_inline_data = inline_size;
     if (rdma_create_qp(id, pd, &attr) == 0) return attr.cap.max_inline_data;
     if (inline_size == 0) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_qp", errno);

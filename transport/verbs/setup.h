@@ -63,9 +63,10 @@ inline constexpr uint32_t kRecvDepth = 2;
 inline constexpr uint32_t kRecvBatch = kRecvDepth;  // receives posted per ibv_post_recv
 inline constexpr uint32_t kWantedInline = 256;
 
-// Creates the RC queue pair of `id` on `pd`, both queues on `cq`. Returns the inline size the
-// device granted (0 when it has none).
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq);
+// Creates the RC queue pair of `id` on `pd`, both queues on `cq`, receiving from `srq` when
+// given (then it has no receive queue of its own). Returns the inline size the device granted
+// (0 when it has none).
+absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq = nullptr);
 
 
 // What a server hands a client over gRPC before it connects endpoints (OpenVerbsSession).
