@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -436,6 +437,93 @@ TEST_F(Verbs, EndpointsShareTheHelpersReceiveBuffersAndWaitWhenAllAreInUse) {
   EXPECT_EQ(ServerStatus().verbs_malformed_frames(), 0u);
   // Requests did find the one buffer taken: the server's device told their senders to wait.
   EXPECT_GT(RnrNaksSent(), rnr_before);
+}
+
+// A client sends its next request only after the last one's reply; one that does not (here a
+// Get sent while a Put is still being applied on the handler pool) would have the two replies
+// written over each other. The server counts it malformed and closes the endpoint. Whether the
+// Get comes before the Put's reply is up to timing, so raw endpoints try until one does (each
+// try that does not is answered twice, as it would be without the check).
+TEST_F(Verbs, ARequestSentBeforeTheLastOnesReplyIsMalformedAndClosesTheEndpoint) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+  const uint64_t malformed_before = ServerStatus().verbs_malformed_frames();
+  absl::StatusOr<verbs::VerbsSession> session = FetchSession();
+  ASSERT_TRUE(session.ok()) << session.status();
+  sockaddr_storage dst;
+  ASSERT_TRUE(verbs::ParseSockaddr(session->address, session->port, &dst).ok());
+  rpc::MutateRequest put;
+  put.set_table("t");
+  put.set_durability(rpc::DURABILITY_SYNC_WAL);
+  put.mutable_mutation()->set_row("first");
+  rpc::Mutation* m = put.mutable_mutation()->add_mutations();
+  m->set_family("cf");
+  m->set_qualifier("q");
+  m->set_value("v");
+  rpc::GetRequest get;
+  get.set_table("t");
+  get.set_row("first");
+  // One try on a raw endpoint, connected as the client library connects one: true when the
+  // server did not answer both requests (it closed the endpoint instead; the raw endpoint does
+  // not take the disconnect, so its receives just stay empty).
+  auto attempt = [&](int n) -> bool {
+    rdma_cm_id* raw = nullptr;
+    EXPECT_EQ(rdma_create_id(nullptr, &raw, nullptr, RDMA_PS_TCP), 0);
+    verbs::CmId id(raw);
+    EXPECT_EQ(rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr*>(&dst), 5000), 0);
+    EXPECT_EQ(rdma_resolve_route(raw, 5000), 0);
+    auto chunk = verbs::SharedChunk::Create(1, 2 * verbs::kDefaultMessageBytes);
+    EXPECT_TRUE(chunk.ok() && (*chunk)->Bind(raw->verbs).ok());
+    auto cq = verbs::CompletionQueue::Create(raw->verbs, 32);
+    EXPECT_TRUE(cq.ok()) << cq.status();
+    auto max_inline = verbs::CreateQueuePair(raw, (*chunk)->pd(), (*cq)->cq());
+    EXPECT_TRUE(max_inline.ok()) << max_inline.status();
+    if (HasFailure()) return false;
+    // Both frames are sent inline, so the second may be written at once.
+    EXPECT_GT(*max_inline, 0u);
+    verbs::Endpoint ep(std::move(id), chunk->get(), *(*chunk)->Acquire(), *max_inline);
+    EXPECT_TRUE(ep.Replenish(1).ok());
+    verbs::ConnectData cd;
+    std::memcpy(cd.token, session->token.data(), verbs::ConnectData::kTokenBytes);
+    cd.max_reply = static_cast<uint32_t>(ep.half());
+    std::memset(cd.nonce, n, verbs::ConnectData::kNonceBytes);
+    uint8_t priv[verbs::ConnectData::kSize];
+    cd.Encode(session->key, priv);
+    rdma_conn_param param{};
+    param.private_data = priv;
+    param.private_data_len = sizeof(priv);
+    param.retry_count = 7;
+    param.rnr_retry_count = 7;
+    EXPECT_EQ(rdma_connect(ep.id(), &param), 0) << std::strerror(errno);
+    absl::StatusOr<size_t> len = verbs::EncodeMutateRequest(1, put, ep.send_span());
+    EXPECT_TRUE(len.ok() && *len <= *max_inline);
+    EXPECT_TRUE(ep.PostSend(1, *len).ok());
+    len = verbs::EncodeGetRequest(2, get, ep.send_span());
+    EXPECT_TRUE(len.ok() && *len <= *max_inline);
+    EXPECT_TRUE(ep.PostSend(2, *len).ok());
+    if (HasFailure()) return false;
+    int replies = 0;
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (replies < 2 && absl::Now() < deadline) {
+      ibv_wc wc[4];
+      absl::StatusOr<int> k = (*cq)->Wait(absl::MakeSpan(wc), absl::ZeroDuration(), deadline);
+      if (!k.ok()) return false;
+      for (int i = 0; i < *k; ++i) {
+        if (wc[i].status != IBV_WC_SUCCESS) return true;
+        if (wc[i].opcode == IBV_WC_RECV) ++replies;
+      }
+    }
+    return replies < 2;
+  };
+  bool closed = false;
+  for (int n = 1; n <= 20 && !closed && !HasFailure(); ++n) closed = attempt(n);
+  EXPECT_TRUE(closed) << "20 tries, and the server answered both requests of each";
+  EXPECT_EQ(ServerStatus().verbs_malformed_frames(), malformed_before + 1);
+  // The server goes on serving the others.
+  ASSERT_TRUE(table_->Put(Put("after").Add("cf", "q", "ok")).ok());
+  auto r = table_->Get(Get("after"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf", "q").value_or(""), "ok");
+  EXPECT_EQ(conn_->GetTransportStats().grpc_fallbacks, 0u);
 }
 
 TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {

@@ -332,6 +332,11 @@ TEST(VerbsServerStart, RefusesBadOptions) {
   o.max_endpoints = 0;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: max_endpoints must be 1..65536, not 0");
   o = ServerOptions("10.0.2.15");
+  o.srq_depth = -1;
+  ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: srq_depth must be 0..65536, not -1");
+  o.srq_depth = 65537;
+  ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: srq_depth must be 0..65536, not 65537");
+  o = ServerOptions("10.0.2.15");
   o.message_bytes = 10;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument,
                    "verbs: message_bytes must be 1024..16777216, not 10");
