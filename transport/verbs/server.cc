@@ -26,7 +26,7 @@ namespace {
 
 uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; }
 // In a wr_id's key half: the completion is a rendezvous's RDMA READ or a large reply's RDMA
-// WRITE (keys are slot indexes, < 2^16).
+// WRITE (keys are slot indexes of the chunk, which has at most 2^20).
 constexpr uint32_t kReadTag = 1u << 31;
 constexpr uint32_t kWriteTag = 1u << 30;
 // A receive of a helper's shared receive queue: tag | buffer index, with no endpoint in it
@@ -146,7 +146,6 @@ struct VerbsServer::Impl {
   CmId listener;
   std::unique_ptr<SharedChunk> chunk;
   std::vector<std::unique_ptr<Helper>> helpers;
-  uint32_t next_helper = 0;  // CM thread only
   std::thread cm_thread;
   std::atomic<bool> stop{false};
 
@@ -707,7 +706,6 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
     h->srq = std::move(*srq);
     impl->helpers.push_back(std::move(h));
   }
-
   if (rdma_listen(impl->listener.get(), 128) != 0) {
     return ErrnoError(absl::StatusCode::kUnavailable, absl::StrCat("verbs: rdma_listen ", where), errno);
   }
