@@ -706,8 +706,14 @@ int RowsLeft(RegionScanner* scanner) {
 // removed file is gone for its readers too, so the scan would fail.
 TEST(TableManager, ASplitParentsFilesStayUntilTheLastScanReadingThemEnds) {
   testing::TempDir dir;
-  auto tm = OpenManager(dir.path());
-  ASSERT_NE(tm, nullptr);
+  TableManager::Options o;
+  o.data_dir = dir.path();
+  // The daughters' references are rewritten when the test says (MajorCompact), not at once in
+  // the background, before a scan of a daughter could begin on them.
+  o.region.background_compaction = false;
+  auto opened = TableManager::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<TableManager> tm = *std::move(opened);
 
   // A scan begun on the parent.
   const std::string parent = LoadOneRegion(tm.get(), dir.path(), "t");
@@ -737,6 +743,7 @@ TEST(TableManager, ASplitParentsFilesStayUntilTheLastScanReadingThemEnds) {
   {
     auto after = tm->Find("u");
     ASSERT_TRUE(after.ok());
+    ASSERT_GT((*after)->RegionFor("r150")->GetStats().reference_files, 0u);
     auto scanner = (*after)->RegionFor("r150")->Scan(ScanSpec{});
     ASSERT_TRUE(scanner.ok()) << scanner.status();
     ASSERT_TRUE(tm->MajorCompact("u").ok());
