@@ -18,7 +18,7 @@ namespace basalt::verbs {
 // SharedChunk
 
 absl::StatusOr<std::unique_ptr<SharedChunk>> SharedChunk::Create(size_t slots, size_t slot_bytes) {
-  if (slots == 0 || slots > (1u << 20) || slot_bytes == 0 || slot_bytes > 2 * kMaxMessageBytes) {
+  if (slots == 0 || slots > kMaxSlots || slot_bytes == 0 || slot_bytes > 2 * kMaxMessageBytes) {
     return absl::InvalidArgumentError(absl::StrCat("shared chunk: bad size ", slots, " x ", slot_bytes));
   }
   std::unique_ptr<SharedChunk> c(new SharedChunk());

@@ -38,8 +38,9 @@ class SharedChunk {
     uint8_t* data = nullptr;
   };
 
-  // `slots` slices of `slot_bytes` (rounded up to 64 bytes). Memory is reserved here and
-  // registered (pinned) by Bind.
+  static constexpr size_t kMaxSlots = size_t{1} << 20;
+  // `slots` (1..kMaxSlots) slices of `slot_bytes` (rounded up to 64 bytes). Memory is reserved
+  // here and registered (pinned) by Bind.
   static absl::StatusOr<std::unique_ptr<SharedChunk>> Create(size_t slots, size_t slot_bytes);
   ~SharedChunk();
   SharedChunk(const SharedChunk&) = delete;

@@ -336,6 +336,10 @@ TEST(VerbsServerStart, RefusesBadOptions) {
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: srq_depth must be 0..65536, not -1");
   o.srq_depth = 65537;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: srq_depth must be 0..65536, not 65537");
+  o.srq_depth = 65536;
+  o.helper_threads = 16;
+  ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument,
+                   "verbs: max_endpoints + srq_depth x helper_threads is 1048704 buffers, more than 1048576");
   o = ServerOptions("10.0.2.15");
   o.message_bytes = 10;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument,

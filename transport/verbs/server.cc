@@ -26,7 +26,7 @@ namespace {
 
 uint64_t WrId(uint32_t gen, uint32_t key) { return (uint64_t{gen} << 32) | key; }
 // In a wr_id's key half: the completion is a rendezvous's RDMA READ or a large reply's RDMA
-// WRITE (keys are slot indexes of the chunk, which has at most 2^20).
+// WRITE (keys are slot indexes of the chunk, < SharedChunk::kMaxSlots = 2^20).
 constexpr uint32_t kReadTag = 1u << 31;
 constexpr uint32_t kWriteTag = 1u << 30;
 // A receive of a helper's shared receive queue: tag | buffer index, with no endpoint in it
@@ -587,6 +587,15 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   if (options.srq_depth < 0 || options.srq_depth > 65536) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: srq_depth must be 0..65536, not ", options.srq_depth));
   }
+  // One slot per endpoint (its send buffer) and one per shared receive, message_bytes each.
+  const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
+  const int depth = options.srq_depth > 0 ? options.srq_depth : per_helper;
+  const size_t slots =
+      static_cast<size_t>(options.max_endpoints) + static_cast<size_t>(depth) * static_cast<size_t>(options.helper_threads);
+  if (slots > SharedChunk::kMaxSlots) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: max_endpoints + srq_depth x helper_threads is ", slots,
+                                                   " buffers, more than ", SharedChunk::kMaxSlots));
+  }
   if (options.message_bytes < kMinMessageBytes || options.message_bytes > kMaxMessageBytes) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: message_bytes must be ", kMinMessageBytes, "..",
                                                    kMaxMessageBytes, ", not ", options.message_bytes));
@@ -677,13 +686,9 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
                                       found_gid >= 0 ? absl::StrCat(", GID index ", found_gid) : std::string(),
                                       port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? " (RoCE)" : " (InfiniBand)");
 
-  // One slot per endpoint (its send buffer) and one per shared receive, message_bytes each.
-  // The receives take theirs first: the slots left are the endpoints' (a key is a slot index).
-  const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
-  const int depth = options.srq_depth > 0 ? options.srq_depth : per_helper;
-  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk =
-      SharedChunk::Create(static_cast<size_t>(options.max_endpoints) + static_cast<size_t>(depth) * options.helper_threads,
-                          options.message_bytes);
+  // The receives take their slots first: the slots left are the endpoints' (a key is a slot
+  // index).
+  absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(slots, options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   impl->chunk = std::move(*chunk);
   if (absl::Status st = impl->chunk->Bind(ctx); !st.ok()) return st;
