@@ -173,7 +173,6 @@ class SharedReceiveQueue {
   SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
 
   ibv_srq* srq() const { return srq_; }
-  uint32_t depth() const { return static_cast<uint32_t>(buffers_.size()); }
   // Whether a completion's wr_id is one of this queue's receives, and which buffer.
   bool Owns(uint64_t wr_id) const { return (wr_id >> 32) == 0 && (static_cast<uint32_t>(wr_id) & tag_) != 0; }
   static uint32_t Buffer(uint64_t wr_id) { return static_cast<uint32_t>(wr_id) & 0xFFFF; }

@@ -173,32 +173,35 @@ struct VerbsServer::Impl {
 
   ~Impl() { Release(); }
 
-  std::shared_ptr<ServerEndpoint> Lookup(uint64_t wr_id) {
-    uint32_t key = static_cast<uint32_t>(wr_id) & ~(kReadTag | kWriteTag);
-    uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
-    absl::MutexLock l(&mu);
+  // The table's slot for the endpoint `wr_id` names (its key, tags masked off), or null when
+  // that endpoint is gone.
+  std::shared_ptr<ServerEndpoint>* FindLocked(uint64_t wr_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const uint32_t key = static_cast<uint32_t>(wr_id) & ~(kReadTag | kWriteTag);
+    const uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
     if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
-    return table[key];
+    return &table[key];
+  }
+
+  std::shared_ptr<ServerEndpoint> Lookup(uint64_t wr_id) {
+    absl::MutexLock l(&mu);
+    std::shared_ptr<ServerEndpoint>* e = FindLocked(wr_id);
+    return e != nullptr ? *e : nullptr;
   }
 
   // The endpoint a shared receive's completion came to.
   std::shared_ptr<ServerEndpoint> LookupQp(uint32_t qp_num) {
     absl::MutexLock l(&mu);
     auto it = by_qp.find(qp_num);
-    if (it == by_qp.end()) return nullptr;
-    const uint32_t key = static_cast<uint32_t>(it->second);
-    const uint32_t gen = static_cast<uint32_t>(it->second >> 32);
-    if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
-    return table[key];
+    std::shared_ptr<ServerEndpoint>* e = it != by_qp.end() ? FindLocked(it->second) : nullptr;
+    return e != nullptr ? *e : nullptr;
   }
 
   std::shared_ptr<ServerEndpoint> Remove(uint64_t wr_id) {
-    uint32_t key = static_cast<uint32_t>(wr_id);
-    uint32_t gen = static_cast<uint32_t>(wr_id >> 32);
     absl::MutexLock l(&mu);
-    if (key >= table.size() || table[key] == nullptr || table[key]->gen != gen) return nullptr;
-    by_qp.erase(table[key]->qp_num);
-    return std::move(table[key]);
+    std::shared_ptr<ServerEndpoint>* e = FindLocked(wr_id);
+    if (e == nullptr) return nullptr;
+    by_qp.erase((*e)->qp_num);
+    return std::move(*e);
   }
 
   // Starts a disconnect; the CM thread tears the endpoint down on DISCONNECTED.
