@@ -84,6 +84,8 @@ class ConnectionImpl final : public Connection {
       stats.endpoint_waits += s.endpoint_waits;
       stats.verbs_async_calls += s.verbs_async_calls;
       stats.verbs_async_queued += s.verbs_async_queued;
+      stats.verbs_async_peak_per_endpoint =
+          std::max(stats.verbs_async_peak_per_endpoint, s.verbs_async_peak_per_endpoint);
       stats.sessions += s.sessions;
     }
     if (!all.empty()) stats.verbs_state = same ? all.begin()->second.verbs_state : states;
@@ -121,6 +123,10 @@ absl::Status ValidateOptions(const ConnectionOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("verbs_async_endpoints must be in 0..4096, got ", o.verbs_async_endpoints));
   }
+  if (o.verbs_async_credits < 1 || o.verbs_async_credits > 255) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verbs_async_credits must be in 1..255, got ", o.verbs_async_credits));
+  }
   if (o.verbs_max_endpoints < 1 || o.verbs_max_endpoints > 4096) {
     return absl::InvalidArgumentError(absl::StrCat("verbs_max_endpoints must be in 1..4096, got ", o.verbs_max_endpoints));
   }
@@ -151,6 +157,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
     verbs::VerbsPathOptions vo;
     vo.client.max_endpoints = options.verbs_max_endpoints;
     vo.client.max_async_endpoints = options.verbs_async_endpoints;
+    vo.client.async_credits = options.verbs_async_credits;
     vo.client.spin = options.verbs_spin;
     vo.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
     vo.retry = options.verbs_retry;

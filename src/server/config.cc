@@ -449,15 +449,22 @@ const std::vector<Setting>& Settings() {
          c->rdma_helper_threads = static_cast<int>(n);
          return absl::OkStatus();
        }},
-      {"rdma_max_endpoints", "128", "verbs endpoints across all clients (registered memory: rdma_message_bytes each)",
+      {"rdma_max_endpoints", "128", "verbs endpoints across all clients",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 65536));
          c->rdma_max_endpoints = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"rdma_credits", "8", "verbs requests one endpoint may have in flight at once (1..255)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 255));
+         c->rdma_credits = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
       {"rdma_srq_depth", "0",
        "receive buffers (rdma_message_bytes each) per verbs helper, shared by its endpoints; fewer than "
-       "its endpoints hold requests back when all are in use (0: one per endpoint)",
+       "their requests in flight hold requests back when all are in use (0: a credit of each endpoint, "
+       "at most 256 unless the endpoints alone need more)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
          c->rdma_srq_depth = static_cast<int>(n);

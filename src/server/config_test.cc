@@ -117,6 +117,7 @@ TEST(ServerConfig, RdmaDefaults) {
   EXPECT_EQ(c.rdma_helper_threads, 0);
   EXPECT_EQ(c.rdma_max_endpoints, 128);
   EXPECT_EQ(c.rdma_srq_depth, 0);
+  EXPECT_EQ(c.rdma_credits, 8);
   EXPECT_EQ(c.rdma_message_bytes, 72u << 10);
   EXPECT_EQ(c.rdma_rendezvous_budget, uint64_t{256} << 20);
   EXPECT_EQ(c.rdma_spin_us, 50);
@@ -136,6 +137,7 @@ TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
         << "rdma_helper_threads = 4\n"
         << "rdma_max_endpoints = 1024\n"
         << "rdma_srq_depth = 256\n"
+        << "rdma_credits = 1\n"
         << "rdma_message_bytes = 1MiB\n"
         << "rdma_rendezvous_budget = 1GiB\n"
         << "rdma_spin_us = 0\n"
@@ -152,6 +154,7 @@ TEST(ServerConfig, RdmaSettingsFromFileAndFlags) {
   EXPECT_EQ(c.rdma_helper_threads, 4);
   EXPECT_EQ(c.rdma_max_endpoints, 1024);
   EXPECT_EQ(c.rdma_srq_depth, 256);
+  EXPECT_EQ(c.rdma_credits, 1);
   EXPECT_EQ(c.rdma_message_bytes, 1u << 20);
   EXPECT_EQ(c.rdma_rendezvous_budget, uint64_t{1} << 30);
   EXPECT_EQ(c.rdma_spin_us, 0);
@@ -217,6 +220,8 @@ TEST(ServerConfig, RdmaBadValuesAreInvalidArgument) {
       {"--rdma_helper_threads=65", "--rdma_helper_threads: bad value '65' for rdma_helper_threads: must be in [0, 64]"},
       {"--rdma_max_endpoints=0", "--rdma_max_endpoints: bad value '0' for rdma_max_endpoints: must be in [1, 65536]"},
       {"--rdma_max_endpoints=x", "--rdma_max_endpoints: bad value 'x' for rdma_max_endpoints: expected an integer"},
+      {"--rdma_credits=0", "--rdma_credits: bad value '0' for rdma_credits: must be in [1, 255]"},
+      {"--rdma_credits=256", "--rdma_credits: bad value '256' for rdma_credits: must be in [1, 255]"},
       {"--rdma_srq_depth=-1", "--rdma_srq_depth: bad value '-1' for rdma_srq_depth: must be in [0, 65536]"},
       {"--rdma_srq_depth=65537", "--rdma_srq_depth: bad value '65537' for rdma_srq_depth: must be in [0, 65536]"},
       {"--rdma_rendezvous_budget=65GiB",
@@ -282,7 +287,7 @@ TEST(ServerConfig, HelpListsEveryKey) {
                         "reserved_fds", "max_request_bytes",
                         "scan_rows_per_message", "scan_bytes_per_message", "config", "rdma", "rdma_listen",
                         "rdma_device", "rdma_device_port", "rdma_gid_index", "rdma_helper_threads",
-                        "rdma_max_endpoints", "rdma_srq_depth", "rdma_message_bytes", "rdma_rendezvous_budget", "rdma_spin_us",
+                        "rdma_max_endpoints", "rdma_credits", "rdma_srq_depth", "rdma_message_bytes", "rdma_rendezvous_budget", "rdma_spin_us",
                         "rdma_session_ttl_s", "log_level",
                         "log_dir", "log_max_file_size", "latency_graph_interval_ms"}) {
     EXPECT_NE(h.find(std::string("--") + k + "="), std::string::npos) << k;

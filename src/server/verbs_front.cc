@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
                          ? config.rdma_helper_threads
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.max_endpoints = config.rdma_max_endpoints;
+  o.credits = config.rdma_credits;
   o.srq_depth = config.rdma_srq_depth;
   o.message_bytes = config.rdma_message_bytes;
   // Up to gRPC's receive cap, and no more than the budget could ever hold (a larger call would

@@ -439,16 +439,18 @@ TEST_F(Verbs, EndpointsShareTheHelpersReceiveBuffersAndWaitWhenAllAreInUse) {
   EXPECT_GT(RnrNaksSent(), rnr_before);
 }
 
-// A client sends its next request only after the last one's reply; one that does not (here a
-// Get sent while a Put is still being applied on the handler pool) would have the two replies
-// written over each other. The server counts it malformed and closes the endpoint. Whether the
-// Get comes before the Put's reply is up to timing, so raw endpoints try until one does (each
-// try that does not is answered twice, as it would be without the check).
-TEST_F(Verbs, ARequestSentBeforeTheLastOnesReplyIsMalformedAndClosesTheEndpoint) {
-  ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
+// A client has at most its session's credits of requests in flight on an endpoint; with one
+// credit, it sends its next request only after the last one's reply. One that does not (here a
+// Get sent while a Put is still being applied on the handler pool) is counted malformed, and the
+// server closes the endpoint. Whether the Get comes before the Put's reply is up to timing, so
+// raw endpoints try until one does (each try that does not is answered twice, as it would be
+// without the check).
+TEST_F(Verbs, ARequestBeyondTheEndpointsCreditsIsMalformedAndClosesTheEndpoint) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_credits=1"}));
   const uint64_t malformed_before = ServerStatus().verbs_malformed_frames();
   absl::StatusOr<verbs::VerbsSession> session = FetchSession();
   ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(session->credits, 1u);
   sockaddr_storage dst;
   ASSERT_TRUE(verbs::ParseSockaddr(session->address, session->port, &dst).ok());
   rpc::MutateRequest put;
@@ -568,6 +570,56 @@ TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {
   EXPECT_GT(ts.verbs_async_queued, 0u);
   EXPECT_EQ(ts.grpc_fallbacks, 0u);
   EXPECT_LE(ts.endpoints_open, 2u + 4u);
+}
+
+// One async endpoint carries its credits' worth of calls at once (8 here, as the server's
+// session allows): Puts applied on the handler pool and Gets served inline on the helper, so
+// replies come back out of order and each finds its call by its request id. The rest wait in
+// the client's queue; no second endpoint is opened, nothing goes to gRPC.
+TEST_F(Verbs, AsyncCallsShareOneEndpointsCreditsAndFindTheirRepliesInAnyOrder) {
+  ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--rdma_credits=8"}));
+  std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/1, /*async_endpoints=*/1);
+  ASSERT_NE(conn, nullptr);
+  std::unique_ptr<Table> t = conn->GetTable("t");
+  constexpr int kRows = 200;
+  absl::Mutex mu;
+  int done = 0;
+  std::vector<absl::Status> status(2 * kRows);
+  std::vector<std::string> got(kRows);
+  auto value = [](int i) { return std::string(50 + i * 7, static_cast<char>('a' + i % 26)); };
+  ASSERT_TRUE(t->Put(Put("r0").Add("cf", "q", value(0))).ok());
+  for (int i = 0; i < kRows; ++i) {
+    // A Put of row i, and a Get of row i / 2, written before (or by a Put still in flight).
+    t->PutAsync(Put(absl::StrCat("r", i)).Add("cf", "q", value(i)), [&, i](absl::Status s) {
+      absl::MutexLock l(&mu);
+      status[2 * i] = s;
+      ++done;
+    });
+    t->GetAsync(Get(absl::StrCat("r", i / 2)), [&, i](absl::StatusOr<Result> r) {
+      absl::MutexLock l(&mu);
+      status[2 * i + 1] = r.status();
+      if (r.ok()) got[i] = r->Value("cf", "q").value_or("(none)");
+      ++done;
+    });
+  }
+  {
+    absl::MutexLock l(&mu);
+    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
+                                        +[](int* n) { return *n == 2 * kRows; }, &done),
+                                    absl::Seconds(60)));
+  }
+  for (int i = 0; i < 2 * kRows; ++i) ASSERT_TRUE(status[i].ok()) << i << ": " << status[i];
+  for (int i = 0; i < kRows; ++i) {
+    // Row i / 2 was put before this Get was sent, unless its Put was still in flight.
+    EXPECT_TRUE(got[i] == value(i / 2) || (got[i] == "(none)" && i / 2 > 0)) << i << ": " << got[i].size();
+  }
+  const TransportStats ts = conn->GetTransportStats();
+  EXPECT_EQ(ts.verbs_async_calls, uint64_t{2 * kRows});
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_EQ(ts.verbs_async_peak_per_endpoint, 8u);
+  EXPECT_GT(ts.verbs_async_queued, 0u);
+  EXPECT_EQ(ts.endpoints_created, 2u);  // the sync one, and one async
+  EXPECT_EQ(ServerStatus().verbs_malformed_frames(), 0u);
 }
 
 TEST_F(Verbs, AsyncCallsInFlightFallBackToGrpcWhenVerbsGoesOff) {

@@ -21,14 +21,27 @@ struct VerbsClient::Pooled {
   size_t rendezvous_max = 0;  // ... or this, read by the server by rendezvous (0: none)
   uint64_t epoch = 0;
   // An async endpoint: no cq of its own (it is on async_cq_), its gen in every wr_id, and the
-  // call it carries (guarded by async_mu_).
+  // calls it carries, one per credit (guarded by async_mu_).
   bool async = false;
   uint32_t gen = 0;
-  std::unique_ptr<AsyncCall> call;
-  bool expired = false;  // its call was finished at its deadline; the reply may still land
-  absl::Time expired_at;
-  bool starting = false;  // a caller holds it, encoding its call (only the poller drops one, never then)
-  bool broken = false;    // it failed while starting: the poller fails its call and drops it
+  struct Slot {
+    bool held = false;  // taken: being encoded, in flight, or waiting for a late reply
+    uint64_t id = 0;    // the request id in flight on it
+    std::unique_ptr<AsyncCall> call;
+    bool expired = false;  // its call was finished at its deadline; the reply may still land
+    absl::Time expired_at;
+  };
+  std::vector<Slot> slots;
+  int starting = 0;     // callers encoding into it (only the poller drops one, never then)
+  bool broken = false;  // it failed while a caller held it: the poller fails its calls and drops it
+
+  bool idle() const {
+    if (starting > 0) return false;
+    for (const Slot& s : slots) {
+      if (s.held) return false;
+    }
+    return true;
+  }
 };
 
 namespace {
@@ -72,10 +85,14 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   c->chunk_ = std::move(*chunk);
+  if (options.async_credits < 1 || options.async_credits > 255) {
+    return absl::InvalidArgumentError(absl::StrCat("verbs: async_credits must be 1..255, not ", options.async_credits));
+  }
   if (options.max_async_endpoints > 0) {
     // Its own chunk, registered (pinned) with the first async endpoint: a client that makes no
     // async calls pins nothing for them.
-    chunk = SharedChunk::Create(options.max_async_endpoints, 2 * options.message_bytes);
+    chunk = SharedChunk::Create(options.max_async_endpoints,
+                                2 * static_cast<size_t>(options.async_credits) * options.message_bytes);
     if (!chunk.ok()) return chunk.status();
     c->async_chunk_ = std::move(*chunk);
     absl::MutexLock l(&c->async_mu_);
@@ -179,6 +196,7 @@ VerbsClientStats VerbsClient::stats() const {
   {
     absl::MutexLock l(&async_mu_);
     async_open = async_open_;
+    s.async_peak_per_endpoint = async_peak_;
   }
   absl::MutexLock l(&mu_);
   s.endpoints_open = static_cast<uint64_t>(open_ + async_open);
@@ -314,6 +332,7 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
   if (!slice) return absl::ResourceExhaustedError("verbs: no free slice in the registered chunk");
   auto p = std::make_unique<Pooled>();
   ibv_cq* cq_for_qp = nullptr;
+  const uint32_t credits = async ? std::clamp<uint32_t>(session.credits, 1, options_.async_credits) : 1;
   if (async) {
     absl::StatusOr<ibv_cq*> shared = AsyncCq(id->verbs);
     if (!shared.ok()) {
@@ -334,14 +353,23 @@ absl::StatusOr<std::unique_ptr<VerbsClient::Pooled>> VerbsClient::ConnectOnce(co
     p->cq = std::move(*cq);
     cq_for_qp = p->cq->cq();
   }
-  absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), cq_for_qp);
+  absl::StatusOr<uint32_t> max_inline =
+      CreateQueuePair(id, chunk->pd(), cq_for_qp, nullptr, kSendDepth + credits, std::max(kRecvDepth, credits));
   // From here the endpoint owns the id and the slice.
-  p->ep = std::make_unique<Endpoint>(std::move(owned), chunk, *slice, max_inline.ok() ? *max_inline : 0);
+  p->ep = std::make_unique<Endpoint>(std::move(owned), chunk, *slice, max_inline.ok() ? *max_inline : 0,
+                                     async ? credits : 1);
   if (!max_inline.ok()) return max_inline.status();
   p->server_max = session.message_bytes;
   p->rendezvous_max = session.rendezvous_bytes;
   rendezvous_max_.store(session.rendezvous_bytes, std::memory_order_relaxed);
-  if (absl::Status st = p->ep->Replenish(p->async ? AsyncWrId(*p, false) : 0); !st.ok()) return st;
+  if (async) {
+    p->slots.resize(credits);
+    for (uint32_t i = 0; i < credits; ++i) {
+      if (absl::Status st = p->ep->PostRecv(i, AsyncWrId(*p, false, i)); !st.ok()) return st;
+    }
+  } else if (absl::Status st = p->ep->Replenish(0); !st.ok()) {
+    return st;
+  }
 
   ConnectData cd;
   std::memcpy(cd.token, session.token.data(), ConnectData::kTokenBytes);
@@ -520,11 +548,11 @@ thread_local bool tl_on_poller = false;
 
 bool VerbsClient::OnAsyncPoller() { return tl_on_poller; }
 
-// gen:32 | slot:31 | send:1. Completions of a destroyed endpoint carry an old gen (a slot is
-// reused by the next endpoint), and a flushed completion has no valid opcode, so the send bit
-// says which queue it came from.
-uint64_t VerbsClient::AsyncWrId(const Pooled& p, bool send) {
-  return (uint64_t{p.gen} << 32) | (uint64_t{p.ep->slice_index()} << 1) | (send ? 1 : 0);
+// Completions of a destroyed endpoint carry an old gen (a slot is reused by the next
+// endpoint), and a flushed completion has no valid opcode, so the send bit says which queue it
+// came from.
+uint64_t VerbsClient::AsyncWrId(const Pooled& p, bool send, uint32_t buffer) {
+  return (uint64_t{p.gen} << 32) | (uint64_t{p.ep->slice_index()} << 9) | (uint64_t{buffer} << 1) | (send ? 1 : 0);
 }
 
 absl::StatusOr<ibv_cq*> VerbsClient::AsyncCq(ibv_context* ctx) {
@@ -532,7 +560,8 @@ absl::StatusOr<ibv_cq*> VerbsClient::AsyncCq(ibv_context* ctx) {
   if (async_cq_ == nullptr) {
     // Room for every queue pair's full queues twice over: completions left by destroyed queue
     // pairs and by rejected connects stay in the CQ until polled.
-    const int entries = 2 * options_.max_async_endpoints * static_cast<int>(kSendDepth + kRecvDepth) + 64;
+    const int per_endpoint = static_cast<int>(kSendDepth + kRecvDepth) + 2 * options_.async_credits;
+    const int entries = 2 * options_.max_async_endpoints * per_endpoint + 64;
     absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
     if (!cq.ok()) return cq.status();
     async_cq_ = std::move(*cq);
@@ -543,7 +572,7 @@ absl::StatusOr<ibv_cq*> VerbsClient::AsyncCq(ibv_context* ctx) {
 void VerbsClient::CallAsync(std::unique_ptr<AsyncCall> call) {
   async_calls_.fetch_add(1, std::memory_order_relaxed);
   bool closed = false;
-  Pooled* p = nullptr;
+  Credit c{};
   {
     absl::MutexLock l(&async_mu_);
     if (async_stop_ || options_.max_async_endpoints == 0) {
@@ -555,37 +584,43 @@ void VerbsClient::CallAsync(std::unique_ptr<AsyncCall> call) {
         connector_ = std::thread([this] { ConnectorLoop(); });
       }
       if (!async_free_.empty()) {
-        p = async_free_.back();
+        c = async_free_.back();
         async_free_.pop_back();
-        p->starting = true;
+        c.p->slots[c.i].held = true;
+        ++c.p->starting;
       } else {
         // Queued; a new endpoint is opened for it (by the connector: a call never blocks)
         // while there are fewer than the cap.
         async_queued_.fetch_add(1, std::memory_order_relaxed);
         async_queue_.push_back(std::move(call));
-        if (async_open_ < async_cap_) {
-          ++async_open_;
-          ++want_open_;
-        }
+        AskForEndpointsLocked();
         return;
       }
     }
   }
   if (closed) return call->Done(absl::UnavailableError("verbs: no async endpoints (the client is closing)"), true);
-  StartAsync(p, std::move(call));
+  StartAsync(c, std::move(call));
 }
 
-void VerbsClient::PumpLocked(std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>>* starts) {
+void VerbsClient::PumpLocked(std::vector<Start>* starts) {
   if (async_stop_) return;
   while (!async_queue_.empty() && !async_free_.empty()) {
-    Pooled* p = async_free_.back();
+    Credit c = async_free_.back();
     async_free_.pop_back();
-    p->starting = true;
-    starts->emplace_back(p, std::move(async_queue_.front()));
+    c.p->slots[c.i].held = true;
+    ++c.p->starting;
+    starts->push_back(Start{c, std::move(async_queue_.front())});
     async_queue_.pop_front();
   }
-  if (!async_queue_.empty() && want_open_ == 0 && async_open_ < async_cap_) {
+  AskForEndpointsLocked();
+}
+
+void VerbsClient::AskForEndpointsLocked() {
+  // Each endpoint being opened will carry async_credits of the queued calls.
+  while (async_queue_.size() > static_cast<size_t>(async_opening_) * static_cast<size_t>(options_.async_credits) &&
+         async_open_ < async_cap_) {
     ++async_open_;
+    ++async_opening_;
     ++want_open_;
   }
 }
@@ -600,22 +635,20 @@ void VerbsClient::ConnectorLoop() {
       --want_open_;
     }
     absl::StatusOr<std::unique_ptr<Pooled>> p = Connect(absl::Now() + options_.connect_timeout, /*async=*/true);
+    std::deque<std::unique_ptr<AsyncCall>> failed;
+    std::vector<Start> starts;
     if (p.ok()) {
       created_.fetch_add(1, std::memory_order_relaxed);
       Pooled* raw = p->release();
-      {
-        absl::MutexLock l(&async_mu_);
-        async_by_slot_[raw->ep->slice_index()] = raw;
-        raw->starting = true;
-      }
-      ReleaseAsync(raw);  // to the first queued call
-      continue;
-    }
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    std::deque<std::unique_ptr<AsyncCall>> failed;
-    std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>> starts;
-    {
       absl::MutexLock l(&async_mu_);
+      --async_opening_;
+      async_by_slot_[raw->ep->slice_index()] = raw;
+      for (uint32_t i = static_cast<uint32_t>(raw->slots.size()); i-- > 0;) async_free_.push_back(Credit{raw, i});
+      PumpLocked(&starts);  // to the queued calls
+    } else {
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      absl::MutexLock l(&async_mu_);
+      --async_opening_;
       --async_open_;
       if (async_open_ == 0) {
         failed.swap(async_queue_);  // nothing open or opening to carry them
@@ -624,88 +657,97 @@ void VerbsClient::ConnectorLoop() {
         PumpLocked(&starts);
       }
     }
-    const bool transport = p.status().code() == absl::StatusCode::kUnavailable;
-    for (auto& c : failed) c->Done(p.status(), transport);
-    for (auto& [e, c] : starts) StartAsync(e, std::move(c));
+    if (!p.ok()) {
+      const bool transport = p.status().code() == absl::StatusCode::kUnavailable;
+      for (auto& c : failed) c->Done(p.status(), transport);
+    }
+    for (Start& st : starts) StartAsync(st.c, std::move(st.call));
   }
 }
 
-void VerbsClient::StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call) {
+void VerbsClient::StartAsync(Credit c, std::unique_ptr<AsyncCall> call) {
+  Pooled* p = c.p;
   while (call != nullptr) {
-    const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+    // The credit in the low byte: the reply names it.
+    const uint64_t id = (next_id_.fetch_add(1, std::memory_order_relaxed) << 8) | c.i;
     call->id_ = id;
     const size_t limit = std::min(p->ep->half(), p->server_max);
-    absl::StatusOr<size_t> n = call->Encode(id, {p->ep->send_buf(), limit});
+    absl::StatusOr<size_t> n = call->Encode(id, {p->ep->send_buf(c.i), limit});
     if (n.ok()) {
       absl::MutexLock l(&async_mu_);
       // Held across the post: the poller may not finish this call at its deadline before it is
       // posted. A broken endpoint keeps its call for the poller to fail (only the poller drops
       // async endpoints).
-      p->call = std::move(call);
-      p->expired = false;
-      p->starting = false;
-      if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true), *n).ok()) p->broken = true;
+      Pooled::Slot& slot = p->slots[c.i];
+      slot.call = std::move(call);
+      slot.id = id;
+      slot.expired = false;
+      --p->starting;
+      if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true, c.i), *n, c.i).ok()) p->broken = true;
+      const uint64_t in_flight = static_cast<uint64_t>(
+          std::count_if(p->slots.begin(), p->slots.end(), [](const Pooled::Slot& s) { return s.call != nullptr; }));
+      async_peak_ = std::max(async_peak_, in_flight);
       return;
     }
     call->Done(n.status(), false);  // e.g. too large for a verbs message: the path takes gRPC
     call = nullptr;
     absl::MutexLock l(&async_mu_);
     if (!p->broken && !async_stop_ && !async_queue_.empty()) {
-      call = std::move(async_queue_.front());  // the endpoint stays held for the next one
+      call = std::move(async_queue_.front());  // the credit stays held for the next one
       async_queue_.pop_front();
     } else {
-      p->starting = false;
-      if (!p->broken) async_free_.push_back(p);
+      --p->starting;
+      p->slots[c.i].held = false;
+      if (!p->broken) async_free_.push_back(c);
     }
   }
 }
 
-void VerbsClient::ReleaseAsync(Pooled* p) {
+void VerbsClient::ReleaseAsync(Credit c) {
   std::unique_ptr<AsyncCall> next;
   {
     absl::MutexLock l(&async_mu_);
-    if (!p->broken && !async_stop_ && !async_queue_.empty()) {
+    if (!c.p->broken && !async_stop_ && !async_queue_.empty()) {
       next = std::move(async_queue_.front());
       async_queue_.pop_front();
-      p->starting = true;
+      ++c.p->starting;
     } else {
-      p->starting = false;  // a broken one is the poller's to drop
-      if (!p->broken) async_free_.push_back(p);
+      c.p->slots[c.i].held = false;
+      if (!c.p->broken) async_free_.push_back(c);  // a broken one is the poller's to drop
     }
   }
-  if (next != nullptr) StartAsync(p, std::move(next));
-}
-
-void VerbsClient::DropAsync(Pooled* p) {
-  {
-    absl::MutexLock l(&async_mu_);
-    async_by_slot_[p->ep->slice_index()] = nullptr;
-    async_free_.erase(std::remove(async_free_.begin(), async_free_.end(), p), async_free_.end());
-  }
-  delete p;  // its slice goes back before the count drops, so a new open finds one
-  absl::MutexLock l(&async_mu_);
-  --async_open_;
+  if (next != nullptr) StartAsync(c, std::move(next));
 }
 
 void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
   failures_.fetch_add(1, std::memory_order_relaxed);
-  std::unique_ptr<AsyncCall> call;
+  std::vector<std::unique_ptr<AsyncCall>> calls;
   std::vector<Pooled*> drop;
   {
     absl::MutexLock l(&async_mu_);
-    async_free_.erase(std::remove(async_free_.begin(), async_free_.end(), p), async_free_.end());
-    // The idle endpoints are as suspect (the server may be gone): they go with it.
-    drop.swap(async_free_);
-    if (p->starting) {
-      p->broken = true;  // a caller is encoding into it: it hands it back, then it goes
+    // The idle endpoints are as suspect (the server may be gone): they go with it (not a broken
+    // one: the poller's sweep fails and drops those).
+    for (Pooled* q : async_by_slot_) {
+      if (q != nullptr && q != p && !q->broken && q->idle()) drop.push_back(q);
+    }
+    for (Pooled::Slot& slot : p->slots) {
+      if (slot.call != nullptr) calls.push_back(std::move(slot.call));
+      if (p->starting == 0) slot.held = false;
+    }
+    if (p->starting > 0) {
+      p->broken = true;  // a caller is encoding into it: it hands its credit back, then it goes
     } else {
-      call = std::move(p->call);
       drop.push_back(p);
     }
+    async_free_.erase(std::remove_if(async_free_.begin(), async_free_.end(),
+                                     [&](const Credit& c) {
+                                       return c.p == p || std::find(drop.begin(), drop.end(), c.p) != drop.end();
+                                     }),
+                      async_free_.end());
     for (Pooled* d : drop) async_by_slot_[d->ep->slice_index()] = nullptr;
     async_cap_ = options_.max_async_endpoints;
   }
-  for (Pooled* d : drop) delete d;
+  for (Pooled* d : drop) delete d;  // its slice goes back before the count drops, so a new open finds one
   std::deque<std::unique_ptr<AsyncCall>> queued;
   {
     absl::MutexLock l(&async_mu_);
@@ -713,14 +755,14 @@ void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
     if (async_open_ == 0) queued.swap(async_queue_);  // nothing open or opening to carry them
   }
   const absl::Status failed = Transport(why);
-  if (call != nullptr) call->Done(failed, true);
+  for (auto& c : calls) c->Done(failed, true);
   for (auto& c : queued) c->Done(failed, true);
 }
 
 void VerbsClient::PollerLoop() {
   tl_on_poller = true;
-  // An endpoint whose call was finished at its deadline waits this long for the late reply
-  // before it is dropped (its buffer may not be reused before the reply lands).
+  // A credit whose call was finished at its deadline waits this long for the late reply (its
+  // buffers may not be reused before it lands); then its endpoint is taken as broken.
   constexpr absl::Duration kLateReplyWait = absl::Seconds(5);
   ibv_wc wc[32];
   for (;;) {
@@ -734,9 +776,12 @@ void VerbsClient::PollerLoop() {
       live = !async_queue_.empty();
       for (const auto& c : async_queue_) wake = std::min(wake, c->deadline);
       for (Pooled* p : async_by_slot_) {
-        if (p != nullptr && p->call != nullptr) {
-          live = true;
-          wake = std::min(wake, p->call->deadline);
+        if (p == nullptr) continue;
+        for (const Pooled::Slot& slot : p->slots) {
+          if (slot.call != nullptr) {
+            live = true;
+            wake = std::min(wake, slot.call->deadline);
+          }
         }
       }
       if (async_stop_ && !live && closing.empty()) return;
@@ -763,7 +808,8 @@ void VerbsClient::PollerLoop() {
     for (int i = 0; i < k; ++i) {
       const uint64_t w = wc[i].wr_id;
       const uint32_t gen = static_cast<uint32_t>(w >> 32);
-      const uint32_t slot = static_cast<uint32_t>(w >> 1) & 0x7fffffffu;
+      const uint32_t slot = static_cast<uint32_t>(w >> 9) & 0x3fffffu;
+      const uint32_t buffer = static_cast<uint32_t>(w >> 1) & 0xffu;
       const bool send = (w & 1) != 0;
       Pooled* p = nullptr;
       {
@@ -778,21 +824,32 @@ void VerbsClient::PollerLoop() {
         continue;
       }
       if (send) continue;
+      // The reply names its request, and so its credit.
+      const absl::Span<const uint8_t> reply(p->ep->recv_buf(buffer), std::min<size_t>(wc[i].byte_len, p->ep->half()));
+      absl::StatusOr<FrameHeader> header = ParseHeader(reply);
+      const uint32_t credit = header.ok() ? static_cast<uint32_t>(header->request_id & 0xff) : 0;
       std::unique_ptr<AsyncCall> call;
+      bool known = false;
       {
         absl::MutexLock l(&async_mu_);
-        call = std::move(p->call);
-        p->expired = false;
+        if (header.ok() && credit < p->slots.size() && p->slots[credit].held &&
+            p->slots[credit].id == header->request_id) {
+          known = true;
+          call = std::move(p->slots[credit].call);  // none when it was finished at its deadline
+          p->slots[credit].expired = false;
+        }
+      }
+      if (!known) {
+        FailAsync(p, absl::UnavailableError(absl::StrCat(
+                         "a reply to no request in flight", header.ok() ? "" : ": ", header.ok() ? "" : header.status().message())));
+        continue;
       }
       absl::Status result;
-      if (call != nullptr) {
-        result = call->Decode(call->id_, {p->ep->recv_buf(), std::min<size_t>(wc[i].byte_len, p->ep->half())});
-      }
-      p->ep->Received();
-      if (absl::Status st = p->ep->Replenish(AsyncWrId(*p, false)); !st.ok()) {
+      if (call != nullptr) result = call->Decode(call->id_, reply);
+      if (absl::Status st = p->ep->PostRecv(buffer, AsyncWrId(*p, false, buffer)); !st.ok()) {
         FailAsync(p, st);  // the call itself succeeded
       } else {
-        ReleaseAsync(p);  // the next queued call goes out before this one's Done runs
+        ReleaseAsync(Credit{p, credit});  // the next queued call goes out before this one's Done runs
       }
       if (call != nullptr) call->Done(std::move(result), false);
     }
@@ -813,27 +870,33 @@ void VerbsClient::PollerLoop() {
       }
       for (Pooled* p : async_by_slot_) {
         if (p == nullptr) continue;
-        if (p->broken && !p->starting) {
-          broken.push_back(p);
-        } else if (p->call != nullptr && p->call->deadline <= now) {
-          late.push_back(std::move(p->call));
-          p->expired = true;
-          p->expired_at = now;
-        } else if (p->call == nullptr && p->expired && !p->broken && now - p->expired_at > kLateReplyWait) {
-          stale.push_back(p);
+        if (p->broken) {
+          if (p->starting == 0) broken.push_back(p);
+          continue;
         }
+        bool is_stale = false;
+        for (Pooled::Slot& s : p->slots) {
+          if (s.call != nullptr && s.call->deadline <= now) {
+            late.push_back(std::move(s.call));
+            s.expired = true;
+            s.expired_at = now;
+          } else if (s.held && s.call == nullptr && s.expired && now - s.expired_at > kLateReplyWait) {
+            is_stale = true;
+          }
+        }
+        if (is_stale) stale.push_back(p);
       }
     }
     for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
     for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
-    for (Pooled* p : stale) DropAsync(p);
-    // Queued calls whose endpoints went: a free one, or a new one from the connector.
-    std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>> starts;
+    for (Pooled* p : stale) FailAsync(p, absl::UnavailableError("a reply past its deadline never came"));
+    // Queued calls whose endpoints went: a free credit, or a new endpoint from the connector.
+    std::vector<Start> starts;
     {
       absl::MutexLock l(&async_mu_);
       PumpLocked(&starts);
     }
-    for (auto& [e, c] : starts) StartAsync(e, std::move(c));
+    for (Start& st : starts) StartAsync(st.c, std::move(st.call));
   }
 }
 

@@ -23,11 +23,14 @@
 //
 // Async calls (CallAsync) use endpoints of their own (and a registered chunk of their own,
 // pinned with the first of them), all on one completion queue that one poller thread polls; a
-// call's completion (its decode and its Done) runs on that thread, with no hand-off. A call
-// takes a free async endpoint, or waits in a FIFO for one to come back or for a connector
-// thread to open one (while fewer than max_async_endpoints are open); it never blocks, and
-// never waits for its reply. Each endpoint still carries one request at a time (the frame
-// protocol's one receive per endpoint), so max_async_endpoints bounds the calls in flight.
+// call's completion (its decode and its Done) runs on that thread, with no hand-off. Each async
+// endpoint carries up to `credits` requests at once (the smaller of async_credits and the
+// server's session credits), each with a send buffer and a receive buffer of its own; a
+// request's id is `sequence << 8 | credit`, and the reply, which names it, finds its call by
+// that (replies come in any order). A call takes a free credit, or waits in a FIFO for one to
+// come back or for a connector thread to open another endpoint (while fewer than
+// max_async_endpoints are open); it never blocks, and never waits for its reply. So
+// max_async_endpoints x credits bounds the async calls in flight.
 //
 // Thread-safety: Call and CallAsync may be used from any number of threads, CallAsync also from
 // a Done running on the poller.
@@ -55,7 +58,10 @@ namespace basalt::verbs {
 struct VerbsClientOptions {
   int max_endpoints = 32;
   // Endpoints of the async calls, apart from max_endpoints (each has its slice of the chunk).
-  int max_async_endpoints = 16;
+  int max_async_endpoints = 2;
+  // Requests in flight on one async endpoint (1..255; fewer when the server's session says so).
+  // Each has a send and a receive buffer of message_bytes.
+  int async_credits = 8;
   // Busy-poll for a reply before sleeping on the channel; only as many callers at a time as
   // there are cores but one spin, the others sleep at once.
   absl::Duration spin = absl::Microseconds(20);
@@ -66,7 +72,8 @@ struct VerbsClientOptions {
 struct VerbsClientStats {
   uint64_t calls = 0;
   uint64_t async_calls = 0;
-  uint64_t async_queued = 0;    // async calls that waited in the FIFO for a free endpoint
+  uint64_t async_queued = 0;    // async calls that waited in the FIFO for a free credit
+  uint64_t async_peak_per_endpoint = 0;  // the most async calls in flight at once on one endpoint
   uint64_t endpoints_created = 0;
   uint64_t endpoints_open = 0;
   uint64_t endpoint_waits = 0;  // calls that waited for a free endpoint
@@ -170,21 +177,32 @@ class VerbsClient {
   // Opens the endpoints that calls queued for (want_open_), one at a time, so that no caller
   // and not the poller waits for a connect; a failure with none open fails the queued calls.
   void ConnectorLoop();
-  // Queued calls onto free endpoints (returned to be started outside the lock), and a new
+  // A credit of an async endpoint: the endpoint and which of its send buffers.
+  struct Credit {
+    Pooled* p;
+    uint32_t i;
+  };
+  struct Start {
+    Credit c;
+    std::unique_ptr<AsyncCall> call;
+  };
+  // Queued calls onto free credits (returned to be started outside the lock), and a new
   // endpoint asked for when calls are queued and none is coming.
-  void PumpLocked(std::vector<std::pair<Pooled*, std::unique_ptr<AsyncCall>>>* starts)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_);
-  // Encodes and posts `call` on `p` (which it holds); a call that cannot be encoded is done at
-  // once and `p` takes the next queued one.
-  void StartAsync(Pooled* p, std::unique_ptr<AsyncCall> call);
-  // An async endpoint is free again: it takes the next queued call, or goes back to the pool.
-  void ReleaseAsync(Pooled* p);
-  // Destroys an async endpoint (its queue pair goes; CQEs it leaves behind carry an old gen).
-  void DropAsync(Pooled* p);
-  // Finishes `p`'s call after a transport failure, and drops it and every idle async endpoint.
+  void PumpLocked(std::vector<Start>* starts) ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_);
+  // Asks the connector for endpoints while the queued calls are more than the endpoints being
+  // opened will carry (and fewer than the cap are open).
+  void AskForEndpointsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_);
+  // Encodes and posts `call` on credit `c` (which it holds); a call that cannot be encoded is
+  // done at once and the credit takes the next queued one.
+  void StartAsync(Credit c, std::unique_ptr<AsyncCall> call);
+  // A credit is free again: it takes the next queued call, or goes back to the pool.
+  void ReleaseAsync(Credit c);
+  // Finishes `p`'s calls after a transport failure, and drops it and every idle async endpoint
+  // (its queue pair goes; CQEs it leaves behind carry an old gen).
   void FailAsync(Pooled* p, const absl::Status& why);
   void PollerLoop();
-  static uint64_t AsyncWrId(const Pooled& p, bool send);
+  // gen:32 | endpoint (chunk slot):22 | buffer:8 | send:1.
+  static uint64_t AsyncWrId(const Pooled& p, bool send, uint32_t buffer);
 
   const SessionSource sessions_;
   const VerbsClientOptions options_;
@@ -217,8 +235,9 @@ class VerbsClient {
   std::thread poller_;
   std::thread connector_;
   int want_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // endpoints the connector is asked to open
+  int async_opening_ ABSL_GUARDED_BY(async_mu_) = 0;  // ... or is opening
   std::vector<Pooled*> async_by_slot_ ABSL_GUARDED_BY(async_mu_);  // by chunk slot: open async endpoints
-  std::vector<Pooled*> async_free_ ABSL_GUARDED_BY(async_mu_);
+  std::vector<Credit> async_free_ ABSL_GUARDED_BY(async_mu_);
   std::deque<std::unique_ptr<AsyncCall>> async_queue_ ABSL_GUARDED_BY(async_mu_);
   int async_open_ ABSL_GUARDED_BY(async_mu_) = 0;  // open, or asked of the connector
   int async_cap_ ABSL_GUARDED_BY(async_mu_) = 0;   // max_async_endpoints, or fewer (server limit)
@@ -227,6 +246,7 @@ class VerbsClient {
 
   std::atomic<uint64_t> calls_{0}, created_{0}, waits_{0}, failures_{0}, session_count_{0};
   std::atomic<uint64_t> async_calls_{0}, async_queued_{0};
+  uint64_t async_peak_ ABSL_GUARDED_BY(async_mu_) = 0;
   std::atomic<size_t> rendezvous_max_{0};
   // Callers waiting for a reply now; only the first max_spinners_ (cores - 1) busy-poll.
   std::atomic<int> waiting_{0};

@@ -179,15 +179,29 @@ absl::Status Endpoint::Replenish(uint64_t wr_id) {
   return absl::OkStatus();
 }
 
-absl::Status Endpoint::PostSend(uint64_t wr_id, size_t len) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf()), static_cast<uint32_t>(len), lkey_};
+absl::Status Endpoint::PostRecv(uint32_t i, uint64_t wr_id) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(recv_buf(i)), static_cast<uint32_t>(half()), lkey_};
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  int rc = ibv_post_recv(qp_, &wr, &bad);
+  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_recv", rc);
+  return absl::OkStatus();
+}
+
+absl::Status Endpoint::PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(data), static_cast<uint32_t>(len), lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  if (len <= max_inline_) wr.send_flags |= IBV_SEND_INLINE;
-  if (++sends_ % kSignalEvery == 0) wr.send_flags |= IBV_SEND_SIGNALED;
+  if (Inlines(len)) wr.send_flags |= IBV_SEND_INLINE;
+  if (signaled || (sends_.fetch_add(1, std::memory_order_relaxed) + 1) % kSignalEvery == 0) {
+    wr.send_flags |= IBV_SEND_SIGNALED;
+  }
   ibv_send_wr* bad = nullptr;
   int rc = ibv_post_send(qp_, &wr, &bad);
   if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
@@ -251,6 +265,7 @@ absl::StatusOr<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::Create(S
     if (!s) return absl::ResourceExhaustedError("verbs: no registered memory left for shared receives");
     q->buffers_.push_back(*s);
   }
+  q->held_ = std::make_unique<std::atomic<uint64_t>[]>(depth);
   ibv_srq_init_attr init{};
   init.attr.max_wr = depth;
   init.attr.max_sge = 1;
@@ -272,6 +287,33 @@ SharedReceiveQueue::~SharedReceiveQueue() {
 absl::Span<const uint8_t> SharedReceiveQueue::Message(uint32_t b, uint32_t len) const {
   const SharedChunk::Slice& s = buffers_[b];
   return {s.data, std::min<size_t>(len, s.size)};
+}
+
+SharedReceiveQueue::Held SharedReceiveQueue::Take(uint32_t b, uint32_t owner) {
+  // Only the helper whose receive completed takes a buffer, and a posted buffer is held by none.
+  const uint32_t seq = static_cast<uint32_t>(held_[b].load(std::memory_order_relaxed) >> 32) + 1;
+  held_[b].store((uint64_t{seq} << 32) | owner, std::memory_order_release);
+  return Held{b, seq};
+}
+
+bool SharedReceiveQueue::Release(const Held& h) {
+  std::atomic<uint64_t>& state = held_[h.buffer];
+  uint64_t s = state.load(std::memory_order_acquire);
+  do {
+    if (static_cast<uint32_t>(s >> 32) != h.seq || static_cast<uint32_t>(s) == 0) return false;
+  } while (!state.compare_exchange_weak(s, uint64_t{h.seq} << 32, std::memory_order_acq_rel));
+  if (absl::Status st = Repost(h.buffer); !st.ok()) {
+    // The queue has one receive less; the rest still serve (a full queue is back-pressure).
+    log::Warning(absl::StrCat("verbs: posting a shared receive again: ", st.ToString()));
+  }
+  return true;
+}
+
+void SharedReceiveQueue::ReleaseHeldBy(uint32_t owner) {
+  for (uint32_t b = 0; b < buffers_.size(); ++b) {
+    const uint64_t s = held_[b].load(std::memory_order_acquire);
+    if (static_cast<uint32_t>(s) == owner) Release(Held{b, static_cast<uint32_t>(s >> 32)});
+  }
 }
 
 absl::Status SharedReceiveQueue::Repost(uint32_t b) {

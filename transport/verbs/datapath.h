@@ -14,6 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -98,43 +99,60 @@ class CompletionQueue {
   bool armed_ = false;
 };
 
-// One connected (or connecting) queue pair with its slice: [recv half | send half], or only
-// the send buffer when the queue pair receives from a shared receive queue (the server's).
+// One connected (or connecting) queue pair with its slice. A client's: `credits` receive
+// buffers, then `credits` send buffers, of half() bytes each (one of each with one request in
+// flight). A server's receives from a shared receive queue and has no buffer of its own: each
+// reply goes out of its request's receive buffer.
 class Endpoint {
  public:
-  Endpoint(CmId id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline, bool shared_receives = false)
+  Endpoint(CmId id, SharedChunk* chunk, SharedChunk::Slice slice, uint32_t max_inline, uint32_t credits = 1)
       : id_(std::move(id)),
         qp_(id_->qp),
         chunk_(chunk),
         slice_(slice),
-        recv_bytes_(shared_receives ? 0 : slice.size / 2),
+        credits_(credits),
+        buffer_bytes_(slice.size / (2 * credits)),
         lkey_(chunk->lkey()),
         max_inline_(max_inline) {}
+  // A server's: receives from a shared receive queue, sends from buffers it is given.
+  Endpoint(CmId id, uint32_t max_inline) : id_(std::move(id)), qp_(id_->qp), credits_(0), max_inline_(max_inline) {}
   // A queue pair and buffer it does not own (the datapath benchmark's loopback).
   Endpoint(ibv_qp* qp, SharedChunk::Slice slice, uint32_t lkey, uint32_t max_inline)
-      : qp_(qp), slice_(slice), recv_bytes_(slice.size / 2), lkey_(lkey), max_inline_(max_inline) {}
+      : qp_(qp), slice_(slice), credits_(1), buffer_bytes_(slice.size / 2), lkey_(lkey), max_inline_(max_inline) {}
   // Destroys the queue pair and the id, then gives the slice back.
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
   rdma_cm_id* id() const { return id_.get(); }
-  // The largest message each way: the send buffer's size.
-  size_t half() const { return slice_.size - recv_bytes_; }
-  uint8_t* recv_buf() const { return recv_bytes_ > 0 ? slice_.data : nullptr; }
-  uint8_t* send_buf() const { return slice_.data + recv_bytes_; }
-  absl::Span<uint8_t> send_span() const { return {send_buf(), half()}; }
+  // The largest message each way: one buffer's size.
+  size_t half() const { return buffer_bytes_; }
+  uint32_t credits() const { return credits_; }
+  uint8_t* recv_buf(uint32_t i = 0) const { return slice_.data + i * buffer_bytes_; }
+  uint8_t* send_buf(uint32_t i = 0) const { return slice_.data + (credits_ + i) * buffer_bytes_; }
+  absl::Span<uint8_t> send_span(uint32_t i = 0) const { return {send_buf(i), half()}; }
   uint32_t slice_index() const { return slice_.index; }
 
-  // Receives are pre-posted kRecvBatch at a time, chained in one ibv_post_recv, all on the
-  // receive half: with one message in flight each way only one of them is ever filled before
-  // its message is consumed. Replenish posts a new batch when none is left; call Received once
-  // per message taken out of the receive half, before Replenish.
+  // With one credit: receives are pre-posted kRecvBatch at a time, chained in one
+  // ibv_post_recv, all on the one receive buffer: with one message in flight each way only one
+  // of them is ever filled before its message is consumed. Replenish posts a new batch when
+  // none is left; call Received once per message taken out of the receive buffer, before
+  // Replenish.
   absl::Status Replenish(uint64_t wr_id);
   void Received() { --posted_; }
-  // Sends the first `len` bytes of the send half: inline up to the granted inline size, one
+  // With credits: posts receive buffer `i` (once per reply taken out of it).
+  absl::Status PostRecv(uint32_t i, uint64_t wr_id);
+  // Sends the first `len` bytes of send buffer `i`: inline up to the granted inline size, one
   // send in kSignalEvery signalled.
-  absl::Status PostSend(uint64_t wr_id, size_t len);
+  absl::Status PostSend(uint64_t wr_id, size_t len, uint32_t i = 0) {
+    return PostSendFrom(wr_id, send_buf(i), len, lkey_, false);
+  }
+  // Sends `len` bytes at `data` (registered, `lkey`): inline when Inlines(len), and then the
+  // memory may be reused as soon as this returns; otherwise it may not be until the send's
+  // completion, which `signaled` asks for (one send in kSignalEvery is signalled anyway).
+  // Thread-safe (a server's replies go out from its helper and its handler pool).
+  absl::Status PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled);
+  bool Inlines(size_t len) const { return len <= max_inline_; }
   // Reads `len` bytes of the peer's memory at (remote_addr, rkey) into `local` (registered,
   // lkey), signalled: a rendezvous (frame.h kFlagRendezvous). Needs the connection's initiator
   // depth (rdma_conn_param) of 1 or more on this side.
@@ -150,17 +168,23 @@ class Endpoint {
   ibv_qp* qp_;
   SharedChunk* chunk_ = nullptr;  // the slice goes back to it when set
   SharedChunk::Slice slice_;
-  size_t recv_bytes_;  // the receive half; 0 with a shared receive queue
-  uint32_t lkey_;
+  uint32_t credits_;              // 0: a server's, with no buffers
+  size_t buffer_bytes_ = 0;
+  uint32_t lkey_ = 0;
   uint32_t max_inline_;
-  uint32_t sends_ = 0;
-  int posted_ = 0;  // receives posted and not yet received
+  std::atomic<uint32_t> sends_{0};
+  int posted_ = 0;  // receives posted and not yet received (one credit)
 };
 
 // A shared receive queue (the server's, one per helper thread): `depth` receive buffers of
-// `bytes` each, slices of one chunk, posted once and posted again each time one's message has
-// been taken out. Every queue pair created with it receives from these buffers, so receive
-// memory does not grow with the endpoints. A receive's wr_id is `tag | buffer index`.
+// `bytes` each, slices of one chunk. Every queue pair created with it receives from these
+// buffers, so receive memory does not grow with the endpoints. A receive's wr_id is
+// `tag | buffer index`.
+//
+// A buffer whose request has come is held (Take) until its reply, written into the same
+// buffer, has left it: then it is posted again (Release). Each hold has a sequence number, so
+// that a stale release (the completion of a reply sent by a queue pair destroyed meanwhile,
+// whose buffer ReleaseHeldBy gave back) posts nothing twice.
 class SharedReceiveQueue {
  public:
   // InvalidArgument when `depth` is over 65536; FailedPrecondition when the device has no
@@ -173,12 +197,28 @@ class SharedReceiveQueue {
   SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
 
   ibv_srq* srq() const { return srq_; }
+  uint32_t lkey() const { return chunk_->lkey(); }
   // Whether a completion's wr_id is one of this queue's receives, and which buffer.
   bool Owns(uint64_t wr_id) const { return (wr_id >> 32) == 0 && (static_cast<uint32_t>(wr_id) & tag_) != 0; }
-  static uint32_t Buffer(uint64_t wr_id) { return static_cast<uint32_t>(wr_id) & 0xFFFF; }
+  static uint32_t Index(uint64_t wr_id) { return static_cast<uint32_t>(wr_id) & 0xFFFF; }
   // Buffer `b`'s first `len` bytes (clipped to its size).
   absl::Span<const uint8_t> Message(uint32_t b, uint32_t len) const;
-  // Posts buffer `b` again.
+  // Buffer `b`, whole: where its request's reply is written.
+  absl::Span<uint8_t> Buffer(uint32_t b) const { return {buffers_[b].data, buffers_[b].size}; }
+  size_t buffer_bytes() const { return buffers_.empty() ? 0 : buffers_.front().size; }
+
+  struct Held {
+    uint32_t buffer = 0;
+    uint32_t seq = 0;
+  };
+  // Buffer `b`, whose receive has completed, is held by `owner` (non-zero) until released.
+  Held Take(uint32_t b, uint32_t owner);
+  // Posts the held buffer again, unless this hold was released already (false then).
+  bool Release(const Held& h);
+  // Releases every buffer `owner` still holds (its queue pair is destroyed: nothing it posted
+  // still reads them).
+  void ReleaseHeldBy(uint32_t owner);
+  // Posts buffer `b` again (one that is not held: its receive was flushed).
   absl::Status Repost(uint32_t b);
 
  private:
@@ -187,6 +227,8 @@ class SharedReceiveQueue {
   ibv_srq* srq_ = nullptr;
   uint32_t tag_ = 0;
   std::vector<SharedChunk::Slice> buffers_;
+  // Per buffer: seq << 32 | owner (0: not held, posted).
+  std::unique_ptr<std::atomic<uint64_t>[]> held_;
 };
 
 // Memory of one large transfer (a rendezvous: frame.h kFlagRendezvous, kFlagReplyBuffer),

@@ -156,6 +156,7 @@ class VerbsPath final : public DataPath {
       VerbsClientStats s = c->stats();
       out->verbs_async_calls += s.async_calls;
       out->verbs_async_queued += s.async_queued;
+      out->verbs_async_peak_per_endpoint = std::max(out->verbs_async_peak_per_endpoint, s.async_peak_per_endpoint);
       out->verbs_failures += s.failures;
       out->endpoints_created += s.endpoints_created;
       out->endpoints_open += s.endpoints_open;
@@ -354,6 +355,7 @@ rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s) {
   r.set_ttl_ms(std::max<int64_t>(0, absl::ToInt64Milliseconds(s.expires - absl::Now())));
   r.set_message_bytes(static_cast<uint32_t>(s.message_bytes));
   r.set_rendezvous_bytes(static_cast<uint32_t>(s.rendezvous_bytes));
+  r.set_credits(s.credits);
   r.set_frame_version(kFrameVersion);
   return r;
 }
@@ -367,6 +369,7 @@ VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
   s.expires = absl::Now() + absl::Milliseconds(r.ttl_ms());
   s.message_bytes = r.message_bytes();
   s.rendezvous_bytes = r.rendezvous_bytes();
+  s.credits = std::max<uint32_t>(1, r.credits());
   return s;
 }
 

@@ -337,9 +337,14 @@ TEST(VerbsServerStart, RefusesBadOptions) {
   o.srq_depth = 65537;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: srq_depth must be 0..65536, not 65537");
   o.srq_depth = 65536;
-  o.helper_threads = 16;
+  o.helper_threads = 17;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument,
-                   "verbs: max_endpoints + srq_depth x helper_threads is 1048704 buffers, more than 1048576");
+                   "verbs: srq_depth x helper_threads is 1114112 buffers, more than 1048576");
+  o = ServerOptions("10.0.2.15");
+  o.credits = 0;
+  ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: credits must be 1..255, not 0");
+  o.credits = 256;
+  ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument, "verbs: credits must be 1..255, not 256");
   o = ServerOptions("10.0.2.15");
   o.message_bytes = 10;
   ExpectStartFails(o, Handlers(), absl::StatusCode::kInvalidArgument,

@@ -32,6 +32,11 @@ constexpr uint32_t kWriteTag = 1u << 30;
 // A receive of a helper's shared receive queue: tag | buffer index, with no endpoint in it
 // (generations start at 1); the endpoint is the completion's queue pair.
 constexpr uint32_t kSrqTag = 1u << 29;
+// A reply sent out of its request's shared receive buffer, not inline: seq << 32 | tag |
+// buffer index. Its completion posts the buffer again (SharedReceiveQueue::Release).
+constexpr uint32_t kReplyTag = 1u << 28;
+using Held = SharedReceiveQueue::Held;
+uint64_t ReplyWrId(const Held& h) { return (uint64_t{h.seq} << 32) | kReplyTag | h.buffer; }
 
 // Memory of one rendezvous, registered for it alone and charged to the server's budget (the
 // bytes registered for rendezvous at once, across endpoints). The server never registers
@@ -63,6 +68,7 @@ struct Transfer {
 // A request being read by rendezvous.
 struct Rendezvous {
   FrameHeader descriptor;
+  Held held;  // the descriptor's receive buffer, which its reply goes out of
   Transfer t;
 };
 
@@ -77,24 +83,28 @@ struct ServerEndpoint {
   std::unique_ptr<Endpoint> ep;
   std::shared_ptr<const void> principal;  // whom its session was issued to
   uint32_t key = 0;
-  uint32_t gen = 0;
+  uint32_t gen = 0;  // never 0: also the owner of the shared receive buffers it holds
   uint32_t qp_num = 0;
   size_t max_reply = 0;
   std::atomic<bool> closing{false};
-  // A request taken and not yet answered: a client sends its next one only after the reply, so
-  // one more meanwhile is a protocol error (it would overwrite the reply being written).
-  std::atomic<bool> busy{false};
+  // Requests taken and not yet answered: the client may have `credits` in flight; one more
+  // is a protocol error.
+  std::atomic<int> in_flight{0};
+  SharedReceiveQueue* srq = nullptr;             // its helper's, which its requests come to
   std::atomic<int>* helper_endpoints = nullptr;  // its helper's count, while it lives
 
   ServerEndpoint() = default;
   ServerEndpoint(const ServerEndpoint&) = delete;
   ServerEndpoint& operator=(const ServerEndpoint&) = delete;
   ~ServerEndpoint() {
+    ep.reset();  // the queue pair first: then nothing it posted still reads a buffer it holds
+    if (srq != nullptr) srq->ReleaseHeldBy(gen);
     if (helper_endpoints != nullptr) helper_endpoints->fetch_sub(1, std::memory_order_relaxed);
   }
 
   uint64_t wr_id() const { return WrId(gen, key); }
-  absl::Span<uint8_t> reply_span() const { return {ep->send_buf(), max_reply}; }
+  // Where the reply to the request in `h` is written: the request's own receive buffer.
+  absl::Span<uint8_t> Reply(const Held& h) const { return srq->Buffer(h.buffer).subspan(0, max_reply); }
 };
 
 // Whether GID `index` of the port is the RoCE v2 GID of `addr`: the GID's type is RoCE v2 and its
@@ -144,13 +154,14 @@ struct VerbsServer::Impl {
 
   rdma_event_channel* channel = nullptr;
   CmId listener;
-  std::unique_ptr<SharedChunk> chunk;
+  std::unique_ptr<SharedChunk> chunk;  // the shared receive buffers
   std::vector<std::unique_ptr<Helper>> helpers;
   std::thread cm_thread;
   std::atomic<bool> stop{false};
 
   absl::Mutex mu;
-  std::vector<std::shared_ptr<ServerEndpoint>> table ABSL_GUARDED_BY(mu);  // by slice index
+  std::vector<std::shared_ptr<ServerEndpoint>> table ABSL_GUARDED_BY(mu);  // by key
+  std::vector<uint32_t> free_keys ABSL_GUARDED_BY(mu);                     // of the table
   absl::flat_hash_map<uint32_t, uint64_t> by_qp ABSL_GUARDED_BY(mu);       // qp_num -> its wr_id
   uint32_t next_gen ABSL_GUARDED_BY(mu) = 0;
 
@@ -196,11 +207,25 @@ struct VerbsServer::Impl {
     return e != nullptr ? *e : nullptr;
   }
 
+  std::optional<uint32_t> TakeKey() {
+    absl::MutexLock l(&mu);
+    if (free_keys.empty()) return std::nullopt;
+    const uint32_t k = free_keys.back();
+    free_keys.pop_back();
+    return k;
+  }
+
+  void ReturnKey(uint32_t k) {
+    absl::MutexLock l(&mu);
+    free_keys.push_back(k);
+  }
+
   std::shared_ptr<ServerEndpoint> Remove(uint64_t wr_id) {
     absl::MutexLock l(&mu);
     std::shared_ptr<ServerEndpoint>* e = FindLocked(wr_id);
     if (e == nullptr) return nullptr;
     by_qp.erase((*e)->qp_num);
+    free_keys.push_back((*e)->key);
     return std::move(*e);
   }
 
@@ -255,24 +280,27 @@ struct VerbsServer::Impl {
     if (!principal.ok()) return Reject(ev, std::string(principal.status().message()));
     if (cd->max_reply < kMinReplyBuffer) return Reject(ev, "reply buffer too small");
     if (id->verbs != listener->verbs) return Reject(ev, "other device");
-    std::optional<SharedChunk::Slice> slice = chunk->Acquire();
-    if (!slice) return Reject(ev, "endpoint limit");
+    std::optional<uint32_t> key = TakeKey();
+    if (!key) return Reject(ev, "endpoint limit");
     Helper* helper = helpers.front().get();
     for (const auto& h : helpers) {
       if (h->endpoints.load(std::memory_order_relaxed) < helper->endpoints.load(std::memory_order_relaxed)) {
         helper = h.get();
       }
     }
-    absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq(), helper->srq->srq());
+    // Its replies (one per credit) and a rendezvous's READ or a large reply's WRITE.
+    absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq(), helper->srq->srq(),
+                                                          kSendDepth + static_cast<uint32_t>(options.credits));
     if (!max_inline.ok()) {
-      chunk->Release(*slice);
+      ReturnKey(*key);
       return Reject(ev, "no queue pair");
     }
     auto se = std::make_shared<ServerEndpoint>();
-    se->ep = std::make_unique<Endpoint>(CmId(id), chunk.get(), *slice, *max_inline, /*shared_receives=*/true);
-    se->key = slice->index;
+    se->ep = std::make_unique<Endpoint>(CmId(id), *max_inline);
+    se->key = *key;
     se->qp_num = id->qp->qp_num;
-    se->max_reply = std::min<size_t>(se->ep->half(), cd->max_reply);
+    se->srq = helper->srq.get();
+    se->max_reply = std::min<size_t>(helper->srq->buffer_bytes(), cd->max_reply);
     se->principal = *std::move(principal);
     se->helper_endpoints = &helper->endpoints;
     helper->endpoints.fetch_add(1, std::memory_order_relaxed);
@@ -295,7 +323,7 @@ struct VerbsServer::Impl {
       Remove(se->wr_id());
       rdma_ack_cm_event(ev);
       rejected.fetch_add(1, std::memory_order_relaxed);
-      return;  // `se` goes: destroys the queue pair and the id, releases the slice
+      return;  // `se` goes: destroys the queue pair and the id
     }
     rdma_ack_cm_event(ev);
     accepted.fetch_add(1, std::memory_order_relaxed);
@@ -339,73 +367,85 @@ struct VerbsServer::Impl {
 
   // --- requests (the helper threads) ---
 
-  // The reply to the endpoint's request (every request gets exactly one).
-  void Send(ServerEndpoint* se, size_t n) {
-    se->busy.store(false, std::memory_order_release);  // before: the reply lets the next request come
-    if (!se->ep->PostSend(se->wr_id(), n).ok()) Disconnect(se);
+  // The reply to the endpoint's request held in `h` (every request gets exactly one), written
+  // into the request's buffer: posted inline, the buffer is free at once; otherwise it is
+  // posted again when the send completes.
+  void Send(ServerEndpoint* se, const Held& h, size_t n) {
+    se->in_flight.fetch_sub(1, std::memory_order_acq_rel);  // before: the reply lets another request come
+    const uint8_t* data = se->srq->Buffer(h.buffer).data();
+    const bool inlined = se->ep->Inlines(n);
+    absl::Status st = inlined ? se->ep->PostSendFrom(se->wr_id(), data, n, se->srq->lkey(), false)
+                              : se->ep->PostSendFrom(ReplyWrId(h), data, n, se->srq->lkey(), true);
+    if (inlined || !st.ok()) se->srq->Release(h);
+    if (!st.ok()) Disconnect(se);
   }
 
   // An error reply to a request whose header was read.
-  void SendError(ServerEndpoint* se, const FrameHeader& header, const absl::Status& st) {
-    if (header.op == FrameOp::kGet) return Send(se, EncodeGetReply(header.request_id, st, nullptr, se->reply_span()));
-    if (header.op == FrameOp::kMutate) return Send(se, EncodeMutateReply(header.request_id, st, se->reply_span()));
+  void SendError(ServerEndpoint* se, const Held& h, const FrameHeader& header, const absl::Status& st) {
+    if (header.op == FrameOp::kGet) return Send(se, h, EncodeGetReply(header.request_id, st, nullptr, se->Reply(h)));
+    if (header.op == FrameOp::kMutate) return Send(se, h, EncodeMutateReply(header.request_id, st, se->Reply(h)));
+    Drop(se, h);
+  }
+
+  // Closes the endpoint without a reply to the request held in `h`.
+  void Drop(ServerEndpoint* se, const Held& h) {
+    se->srq->Release(h);
     Disconnect(se);
   }
 
-  // Serves the request in shared receive buffer `b`, and posts the buffer again.
+  // Serves the request in shared receive buffer `b`, which it holds until the reply is sent.
   void Serve(Helper* h, const std::shared_ptr<ServerEndpoint>& se, uint32_t b, uint32_t len) {
     requests.fetch_add(1, std::memory_order_relaxed);
-    DecodedRequest* req = &h->request;
-    absl::Span<const uint8_t> in = h->srq->Message(b, std::min<size_t>(len, se->ep->half()));
-    absl::Status decoded = DecodeRequest(in, req);
-    absl::StatusOr<FrameHeader> header = decoded.ok() ? absl::StatusOr<FrameHeader>(req->header) : ParseHeader(in);
-    // The request is copied out: the buffer can take the next one. Posted again before the
-    // reply is sent, so that the client's next request finds a receive.
-    Repost(h, b);
-    if (se->busy.exchange(true, std::memory_order_acq_rel)) {
-      malformed.fetch_add(1, std::memory_order_relaxed);  // a request before the last one's reply
-      return Disconnect(se.get());
+    const Held held = h->srq->Take(b, se->gen);
+    if (se->in_flight.fetch_add(1, std::memory_order_acq_rel) >= options.credits) {
+      malformed.fetch_add(1, std::memory_order_relaxed);  // more requests in flight than its credits
+      return Drop(se.get(), held);
     }
+    DecodedRequest* req = &h->request;
+    absl::Span<const uint8_t> in = h->srq->Message(b, len);
+    absl::Status decoded = DecodeRequest(in, req);
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
-      if (!header.ok()) return Disconnect(se.get());  // not even a header: drop the endpoint
-      return SendError(se.get(), *header, decoded);
+      absl::StatusOr<FrameHeader> header = ParseHeader(in);
+      if (!header.ok()) return Drop(se.get(), held);  // not even a header: drop the endpoint
+      return SendError(se.get(), held, *header, decoded);
     }
-    if (req->rendezvous.has_value()) return StartRendezvous(se, req->header, *req->rendezvous);
-    Dispatch(se, req);
+    if (req->rendezvous.has_value()) return StartRendezvous(se, held, req->header, *req->rendezvous);
+    Dispatch(se, held, req);
   }
 
   // "Take this call to gRPC": a rendezvous the server cannot take now.
-  void SendTooLarge(ServerEndpoint* se, const FrameHeader& header, std::string_view why) {
+  void SendTooLarge(ServerEndpoint* se, const Held& h, const FrameHeader& header, std::string_view why) {
     const FrameOp op = header.op == FrameOp::kGet ? FrameOp::kGetReply : FrameOp::kMutateReply;
-    Send(se, EncodeTooLargeReply(op, header.request_id, why, se->reply_span()));
+    Send(se, h, EncodeTooLargeReply(op, header.request_id, why, se->Reply(h)));
   }
 
   // A request too large for the receive buffer: read it from the client's memory. The reply
-  // comes when the read completes (FinishRendezvous); the client sends nothing meanwhile.
-  void StartRendezvous(const std::shared_ptr<ServerEndpoint>& se, const FrameHeader& descriptor,
+  // comes when the read completes (FinishRendezvous); one rendezvous at a time per endpoint.
+  void StartRendezvous(const std::shared_ptr<ServerEndpoint>& se, const Held& held, const FrameHeader& descriptor,
                        const RemoteBuffer& where) {
     if (options.rendezvous_bytes == 0 || where.length > options.rendezvous_bytes) {
       malformed.fetch_add(1, std::memory_order_relaxed);  // the session told the client the limit
-      return SendError(se.get(), descriptor,
+      return SendError(se.get(), held, descriptor,
                        absl::InvalidArgumentError(absl::StrCat("verbs: a request of ", where.length,
                                                                " bytes by rendezvous is over this server's ",
                                                                options.rendezvous_bytes)));
     }
-    if (se->reading != nullptr) return Disconnect(se.get());  // one request in flight per endpoint
-    if (!se->can_read) return SendTooLarge(se.get(), descriptor, "verbs: this connection cannot RDMA READ");
+    if (se->reading != nullptr) return Drop(se.get(), held);  // one rendezvous in flight per endpoint
+    if (!se->can_read) return SendTooLarge(se.get(), held, descriptor, "verbs: this connection cannot RDMA READ");
     auto r = std::make_unique<Rendezvous>();
     r->descriptor = descriptor;
+    r->held = held;
     if (!r->t.Allocate(&rendezvous_in_use, options.rendezvous_budget, where.length)) {
-      return SendTooLarge(se.get(), descriptor, "verbs: the server's rendezvous memory is in use");
+      return SendTooLarge(se.get(), held, descriptor, "verbs: the server's rendezvous memory is in use");
     }
     if (!r->t.mem.Register(chunk->pd(), where.length, static_cast<int>(IBV_ACCESS_LOCAL_WRITE))) {
-      return SendTooLarge(se.get(), descriptor, "verbs: cannot register a rendezvous buffer");
+      return SendTooLarge(se.get(), held, descriptor, "verbs: cannot register a rendezvous buffer");
     }
     if (!se->ep->PostRead(WrId(se->gen, se->key | kReadTag), r->t.mem.data(), where.length, r->t.mem.lkey(),
                           where.addr, where.rkey)
              .ok()) {
-      return Disconnect(se.get());
+      return Drop(se.get(), held);
     }
     se->reading = std::move(r);
   }
@@ -417,61 +457,63 @@ struct VerbsServer::Impl {
     absl::Status decoded = DecodeRendezvousRequest({r->t.mem.data(), r->t.charged}, r->descriptor, req);
     if (!decoded.ok()) {
       malformed.fetch_add(1, std::memory_order_relaxed);
-      return SendError(se.get(), r->descriptor, decoded);
+      return SendError(se.get(), r->held, r->descriptor, decoded);
     }
+    const Held held = r->held;
     r.reset();  // decoded into the request: the buffer goes before the request is served
-    Dispatch(se, req);
+    Dispatch(se, held, req);
   }
 
   // A Get whose client gave a reply buffer: a reply too large for the client's receive buffer
   // is written into it when it fits, or the client is told how large it is.
-  void ServeIntoReplyBuffer(const std::shared_ptr<ServerEndpoint>& se, uint64_t id, const rpc::GetRequest& get,
-                            const RemoteBuffer& where) {
+  void ServeIntoReplyBuffer(const std::shared_ptr<ServerEndpoint>& se, const Held& held, uint64_t id,
+                            const rpc::GetRequest& get, const RemoteBuffer& where) {
     uint64_t needed = 0;
     const size_t cap = std::min<size_t>(where.length, options.rendezvous_bytes);
+    const absl::Span<uint8_t> reply = se->Reply(held);
     if (cap <= se->max_reply) {
       // No buffer (yet): the reply buffer's own, or the size it needs.
-      const size_t n = handlers.get(se->principal.get(), id, get, se->reply_span(), &needed);
-      if (needed == 0) return Send(se.get(), n);
-      return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
+      const size_t n = handlers.get(se->principal.get(), id, get, reply, &needed);
+      if (needed == 0) return Send(se.get(), held, n);
+      return Send(se.get(), held, EncodeTooLargeNeeding(id, needed, reply));
     }
     auto staged = std::make_unique<Transfer>();
     if (!staged->Allocate(&rendezvous_in_use, options.rendezvous_budget, cap)) {
       // Pages are touched only as the reply is written, but the whole capacity is charged.
-      return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: the server's rendezvous memory is in use",
-                                                se->reply_span()));
+      return Send(se.get(), held,
+                  EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: the server's rendezvous memory is in use", reply));
     }
     const size_t n = handlers.get(se->principal.get(), id, get, {staged->mem.data(), cap}, &needed);
-    if (needed > 0) return Send(se.get(), EncodeTooLargeNeeding(id, needed, se->reply_span()));
+    if (needed > 0) return Send(se.get(), held, EncodeTooLargeNeeding(id, needed, reply));
     if (n <= se->max_reply) {  // small after all (or an error reply): the ordinary way
-      std::memcpy(se->ep->send_buf(), staged->mem.data(), n);
-      return Send(se.get(), n);
+      std::memcpy(reply.data(), staged->mem.data(), n);
+      return Send(se.get(), held, n);
     }
     if (!staged->mem.Register(chunk->pd(), n, 0)) {  // local read only: the WRITE's source
-      return Send(se.get(), EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: cannot register a large reply",
-                                                se->reply_span()));
+      return Send(se.get(), held,
+                  EncodeTooLargeReply(FrameOp::kGetReply, id, "verbs: cannot register a large reply", reply));
     }
     // The WRITE, then the reply saying so: a reliable connection delivers them in that order.
     if (!se->ep->PostWrite(WrId(se->gen, se->key | kWriteTag), staged->mem.data(), static_cast<uint32_t>(n),
                            staged->mem.lkey(), where.addr, where.rkey)
              .ok()) {
-      return Disconnect(se.get());
+      return Drop(se.get(), held);
     }
     se->writing.push_back(std::move(staged));
-    Send(se.get(), EncodeReplyWritten(id, static_cast<uint32_t>(n), se->reply_span()));
+    Send(se.get(), held, EncodeReplyWritten(id, static_cast<uint32_t>(n), reply));
   }
 
-  void Dispatch(const std::shared_ptr<ServerEndpoint>& se, DecodedRequest* req) {
+  void Dispatch(const std::shared_ptr<ServerEndpoint>& se, const Held& held, DecodedRequest* req) {
     const uint64_t id = req->header.request_id;
     if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
-      if (req->reply_buffer.has_value()) return ServeIntoReplyBuffer(se, id, *get, *req->reply_buffer);
-      return Send(se.get(), handlers.get(se->principal.get(), id, *get, se->reply_span(), nullptr));
+      if (req->reply_buffer.has_value()) return ServeIntoReplyBuffer(se, held, id, *get, *req->reply_buffer);
+      return Send(se.get(), held, handlers.get(se->principal.get(), id, *get, se->Reply(held), nullptr));
     }
     // A write leaves the helper: it takes its request with it.
     auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));
-    auto run = [this, se, mutation, id] {
+    auto run = [this, se, held, mutation, id] {
       absl::Status st = handlers.mutate(se->principal.get(), *mutation);
-      Send(se.get(), EncodeMutateReply(id, st, se->reply_span()));
+      Send(se.get(), held, EncodeMutateReply(id, st, se->Reply(held)));
     };
     if (!handlers.schedule) return run();
     {
@@ -485,13 +527,6 @@ struct VerbsServer::Impl {
     });
   }
 
-  void Repost(Helper* h, uint32_t b) {
-    if (absl::Status st = h->srq->Repost(b); !st.ok()) {
-      // The queue has one receive less; the rest still serve (a full queue is back-pressure).
-      log::Warning(absl::StrCat("verbs helper: posting a shared receive again: ", st.ToString()));
-    }
-  }
-
   void HelperLoop(Helper* h) {
     ibv_wc wc[32];
     while (!stop.load()) {
@@ -503,22 +538,34 @@ struct VerbsServer::Impl {
       }
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
-        if (h->srq->Owns(wc[i].wr_id)) {
+        const uint64_t w = wc[i].wr_id;
+        if ((static_cast<uint32_t>(w) & kReplyTag) != 0) {
+          // A reply sent out of its request's buffer has left it (or was flushed): the buffer
+          // takes the next request.
+          h->srq->Release(Held{SharedReceiveQueue::Index(w), static_cast<uint32_t>(w >> 32)});
+          if (!ok) {
+            if (std::shared_ptr<ServerEndpoint> se = LookupQp(wc[i].qp_num); se != nullptr) Disconnect(se.get());
+          }
+          continue;
+        }
+        if (h->srq->Owns(w)) {
           // A shared receive (taken by a request, or flushed with its queue pair's error).
-          const uint32_t b = SharedReceiveQueue::Buffer(wc[i].wr_id);
+          const uint32_t b = SharedReceiveQueue::Index(w);
           std::shared_ptr<ServerEndpoint> se = LookupQp(wc[i].qp_num);
           if (ok && se != nullptr) {
             Serve(h, se, b, wc[i].byte_len);
             continue;
           }
-          Repost(h, b);
+          if (absl::Status st = h->srq->Repost(b); !st.ok()) {
+            log::Warning(absl::StrCat("verbs helper: posting a shared receive again: ", st.ToString()));
+          }
           if (se != nullptr) Disconnect(se.get());
           continue;
         }
         const bool read = ok && wc[i].opcode == IBV_WC_RDMA_READ;
         const bool written = ok && wc[i].opcode == IBV_WC_RDMA_WRITE;
-        if (ok && !read && !written) continue;  // a signalled send
-        std::shared_ptr<ServerEndpoint> se = Lookup(wc[i].wr_id);
+        if (ok && !read && !written) continue;  // a signalled inline send
+        std::shared_ptr<ServerEndpoint> se = Lookup(w);
         if (se == nullptr) continue;  // a completion of an endpoint already gone
         if (!ok) {
           Disconnect(se.get());
@@ -571,6 +618,11 @@ struct VerbsServer::Impl {
   }
 };
 
+int AutoSrqDepth(const VerbsServerOptions& options) {
+  const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
+  return std::min(per_helper * options.credits, std::max(per_helper, kAutoSrqDepthCap));
+}
+
 VerbsServer::VerbsServer(const VerbsServerOptions& options) : options_(options) {}
 
 VerbsServer::~VerbsServer() { Shutdown(); }
@@ -590,13 +642,16 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   if (options.srq_depth < 0 || options.srq_depth > 65536) {
     return absl::InvalidArgumentError(absl::StrCat("verbs: srq_depth must be 0..65536, not ", options.srq_depth));
   }
-  // One slot per endpoint (its send buffer) and one per shared receive, message_bytes each.
+  if (options.credits < 1 || options.credits > kMaxCredits) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verbs: credits must be 1..", kMaxCredits, ", not ", options.credits));
+  }
+  // One slot per shared receive, message_bytes each (a reply goes out of its request's).
   const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
-  const int depth = options.srq_depth > 0 ? options.srq_depth : per_helper;
-  const size_t slots =
-      static_cast<size_t>(options.max_endpoints) + static_cast<size_t>(depth) * static_cast<size_t>(options.helper_threads);
+  const int depth = options.srq_depth > 0 ? options.srq_depth : AutoSrqDepth(options);
+  const size_t slots = static_cast<size_t>(depth) * static_cast<size_t>(options.helper_threads);
   if (slots > SharedChunk::kMaxSlots) {
-    return absl::InvalidArgumentError(absl::StrCat("verbs: max_endpoints + srq_depth x helper_threads is ", slots,
+    return absl::InvalidArgumentError(absl::StrCat("verbs: srq_depth x helper_threads is ", slots,
                                                    " buffers, more than ", SharedChunk::kMaxSlots));
   }
   if (options.message_bytes < kMinMessageBytes || options.message_bytes > kMaxMessageBytes) {
@@ -689,20 +744,19 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
                                       found_gid >= 0 ? absl::StrCat(", GID index ", found_gid) : std::string(),
                                       port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? " (RoCE)" : " (InfiniBand)");
 
-  // The receives take their slots first: the slots left are the endpoints' (a key is a slot
-  // index).
   absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(slots, options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   impl->chunk = std::move(*chunk);
   if (absl::Status st = impl->chunk->Bind(ctx); !st.ok()) return st;
   {
     absl::MutexLock l(&impl->mu);
-    impl->table.resize(impl->chunk->slots());
+    impl->table.resize(static_cast<size_t>(options.max_endpoints));
+    for (int k = options.max_endpoints; k-- > 0;) impl->free_keys.push_back(static_cast<uint32_t>(k));
   }
   ibv_device_attr dattr{};
   int max_cqe = ibv_query_device(ctx, &dattr) == 0 ? dattr.max_cqe : 4096;
-  // Each endpoint's sends (and a READ or WRITE), and every shared receive.
-  int entries = std::min(max_cqe, per_helper * static_cast<int>(kSendDepth + kRecvDepth) + depth + 64);
+  // Each endpoint's sends (a reply per credit, and a READ or WRITE), and every shared receive.
+  int entries = std::min(max_cqe, per_helper * (static_cast<int>(kSendDepth) + options.credits) + depth + 64);
   for (int i = 0; i < options.helper_threads; ++i) {
     auto h = std::make_unique<Impl::Helper>();
     absl::StatusOr<std::unique_ptr<CompletionQueue>> cq = CompletionQueue::Create(ctx, entries);
@@ -734,6 +788,7 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void>
   s.port = port_;
   s.message_bytes = options_.message_bytes;
   s.rendezvous_bytes = options_.rendezvous_bytes;
+  s.credits = static_cast<uint32_t>(options_.credits);
   s.expires = absl::Now() + options_.session_ttl;
   absl::StatusOr<std::string> token = RandomBytes(ConnectData::kTokenBytes);
   if (!token.ok()) return token.status();
@@ -770,7 +825,10 @@ VerbsServerStats VerbsServer::stats() const {
   s.requests = impl_->requests.load(std::memory_order_relaxed);
   s.malformed_frames = impl_->malformed.load(std::memory_order_relaxed);
   s.sessions = impl_->sessions.load(std::memory_order_relaxed);
-  s.endpoints_open = impl_->chunk != nullptr ? impl_->chunk->in_use() : 0;
+  {
+    absl::MutexLock l(&impl_->mu);
+    s.endpoints_open = impl_->table.size() - impl_->free_keys.size();
+  }
   return s;
 }
 

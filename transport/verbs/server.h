@@ -12,17 +12,17 @@
 // An accepted endpoint goes to the helper thread with the fewest. Each helper owns a completion
 // queue and a shared receive queue, both shared by its endpoints, and polls the completion
 // queue (a bounded busy-poll, then the completion channel). A received request is decoded
-// (transport/verbs/frame.h), its receive buffer is posted again at once, and the request is
-// served: Gets inline on the helper (as the gRPC
-// front end serves reads inline on its polling threads), Mutates on the handler pool shared
-// with gRPC (`schedule`). The handler writes the reply into the endpoint's send half and posts
-// it. A malformed frame gets an InvalidArgument reply when its header can be read, or closes
-// the endpoint when it cannot; either way it is counted and the server goes on.
+// (transport/verbs/frame.h) and served: Gets inline on the helper (as the gRPC front end serves
+// reads inline on its polling threads), Mutates on the handler pool shared with gRPC
+// (`schedule`). The handler writes the reply into the request's own receive buffer, which is
+// posted again once the reply has left it (at once for an inline send). A malformed frame gets
+// an InvalidArgument reply when its header can be read, or closes the endpoint when it cannot;
+// either way it is counted and the server goes on.
 //
-// An endpoint sends its one request's reply before the client sends the next; a request that
-// comes before the reply is malformed, and the endpoint is closed. All endpoints' send buffers
-// and the shared receive buffers come from one registered chunk sized for max_endpoints and
-// srq_depth.
+// An endpoint may have `credits` requests in flight (the session says how many); replies go
+// in the order they are ready, each naming its request's id. A request beyond the credits is
+// malformed, and the endpoint is closed. The shared receive buffers are the only registered
+// memory: one chunk of srq_depth x helper_threads buffers, whatever the endpoint count.
 //
 // Thread-safety: NewSession, stats and SetEnabled from any thread; Start/Shutdown from one.
 #pragma once
@@ -49,11 +49,14 @@ struct VerbsServerOptions {
   int gid_index = -1;         // >= 0: that GID must be the address's RoCE GID (checked at start)
   int helper_threads = 1;
   int max_endpoints = 128;
+  // Requests an endpoint may have in flight at once (1..kMaxCredits), told to clients in their
+  // session; a client sends more and its endpoint is closed.
+  int credits = 8;
   // Receive buffers (message_bytes each) posted on each helper's shared receive queue, which
-  // all its endpoints receive from. 0: one per endpoint a helper can hold (max_endpoints /
-  // helper_threads, rounded up), so that no request ever waits for one. Fewer save memory: a
-  // request that finds none posted is held back by the client's device (receiver-not-ready
-  // retries, without end) until one is posted again; it is never refused.
+  // all its endpoints receive from; a buffer holds its request until the reply, written into
+  // it, has left. 0: AutoSrqDepth. Fewer save memory: a request that finds none posted is held
+  // back by the client's device (receiver-not-ready retries, without end) until one is posted
+  // again; it is never refused.
   int srq_depth = 0;
   size_t message_bytes = kDefaultMessageBytes;
   // The largest request read by rendezvous (an RDMA READ of the client's memory, into a buffer
@@ -78,6 +81,13 @@ struct VerbsHandlers {
   // Runs a task on the handler pool; empty: mutations run inline on the helper thread.
   std::function<void(std::function<void()>)> schedule;
 };
+
+inline constexpr int kMaxCredits = 255;  // a reply names its request by id, not by slot
+// The shared receive queue's depth when srq_depth is 0: a credit of every endpoint a helper can
+// hold (max_endpoints / helper_threads, rounded up), but no more than kAutoSrqDepthCap buffers
+// unless the endpoints alone need more, so that registered memory stays bounded.
+inline constexpr int kAutoSrqDepthCap = 256;
+int AutoSrqDepth(const VerbsServerOptions& options);
 
 struct VerbsServerStats {
   uint64_t connects_accepted = 0;

@@ -100,7 +100,8 @@ void CmIdDeleter::operator()(rdma_cm_id* id) const {
 // ---------------------------------------------------------------------------------------------
 // Queue pairs
 
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq) {
+absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq, uint32_t send_depth,
+                                         uint32_t recv_depth) {
   for (uint32_t inline_size : {kWantedInline, 0u}) {
     ibv_qp_init_attr attr{};
     attr.send_cq = cq;
@@ -108,8 +109,8 @@ absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq,
     attr.srq = srq;
     attr.qp_type = IBV_QPT_RC;
     attr.sq_sig_all = 0;
-    attr.cap.max_send_wr = kSendDepth;
-    attr.cap.max_recv_wr = srq != nullptr ? 0 : kRecvDepth;
+    attr.cap.max_send_wr = send_depth;
+    attr.cap.max_recv_wr = srq != nullptr ? 0 : recv_depth;
     attr.cap.max_send_sge = 1;
     attr.cap.max_recv_sge = srq != nullptr ? 0 : 1;
     attr.cap.max_inline_data = inline_size;

@@ -56,7 +56,8 @@ struct CmIdDeleter {
 };
 using CmId = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 
-// The queue-pair settings of every endpoint: one request or reply in flight each way.
+// The queue-pair settings of an endpoint with one request or reply in flight each way (one
+// with credits has room for that many more each way).
 inline constexpr uint32_t kSendDepth = 8;
 inline constexpr uint32_t kSignalEvery = 4;  // one signalled send in four frees the send queue
 inline constexpr uint32_t kRecvDepth = 2;
@@ -64,9 +65,10 @@ inline constexpr uint32_t kRecvBatch = kRecvDepth;  // receives posted per ibv_p
 inline constexpr uint32_t kWantedInline = 256;
 
 // Creates the RC queue pair of `id` on `pd`, both queues on `cq`, receiving from `srq` when
-// given (then it has no receive queue of its own). Returns the inline size the device granted
-// (0 when it has none).
-absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq = nullptr);
+// given (then it has no receive queue of its own), with room for `send_depth` sends and
+// `recv_depth` receives. Returns the inline size the device granted (0 when it has none).
+absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq, ibv_srq* srq = nullptr,
+                                         uint32_t send_depth = kSendDepth, uint32_t recv_depth = kRecvDepth);
 
 
 // What a server hands a client over gRPC before it connects endpoints (OpenVerbsSession).
@@ -81,6 +83,9 @@ struct VerbsSession {
   absl::Time expires = absl::InfinitePast();  // endpoints must connect before this
   size_t message_bytes = kDefaultMessageBytes;  // the server's receive half
   size_t rendezvous_bytes = 0;  // the largest request it reads by rendezvous (0: none)
+  // Requests an endpoint may have in flight at once (1: one, then its reply; a server that
+  // predates credits says nothing, which is 1).
+  uint32_t credits = 1;
 };
 
 // The connect request's private data (rdma_cm gives an RC connect 56 bytes): the session token,

@@ -85,9 +85,12 @@ struct ConnectionOptions {
   TransportChoice transport = TransportChoice::kAuto;
   int channels = 1;  // gRPC channels (TCP connections) the calls are spread over
   int verbs_max_endpoints = 32;  // verbs endpoints (queue pairs) shared by the calling threads
-  // ... and those of the async calls (GetAsync, PutAsync, Get of many rows), apart; one call in
-  // flight on each, completed on one poller thread; 0: async calls run sync on 2 threads.
-  int verbs_async_endpoints = 16;
+  // ... and those of the async calls (GetAsync, PutAsync, Get of many rows), apart, completed
+  // on one poller thread; 0: async calls run sync on 2 threads.
+  int verbs_async_endpoints = 2;
+  // Async calls in flight on each async endpoint at once (1..255; fewer if the server allows
+  // fewer): 2 x 8 = 16 in flight by default, more wait in a queue.
+  int verbs_async_credits = 8;
   absl::Duration verbs_spin = absl::Microseconds(20);  // busy-poll for a reply before sleeping
   absl::Duration verbs_retry = absl::Seconds(5);
   // TLS and credentials (security.h); default: plain text, no identity.

@@ -19,7 +19,9 @@ struct TransportStats {
   uint64_t endpoints_open = 0;
   uint64_t endpoint_waits = 0;     // calls that waited for a free endpoint
   uint64_t verbs_async_calls = 0;  // async Gets and Mutates started on verbs' async endpoints
-  uint64_t verbs_async_queued = 0; // ... that waited for a free async endpoint
+  uint64_t verbs_async_queued = 0; // ... that waited for a free async endpoint credit
+  // The most async calls in flight at once on one verbs endpoint (its credits used).
+  uint64_t verbs_async_peak_per_endpoint = 0;
   uint64_t sessions = 0;           // RDMA sessions fetched over gRPC
   // The connection's region locations (client.h, "Regions"): reads of basalt:meta, and regions
   // forgotten because they refused a call (split, merged, moved).
