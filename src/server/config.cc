@@ -463,8 +463,8 @@ const std::vector<Setting>& Settings() {
        }},
       {"rdma_srq_depth", "0",
        "receive buffers (rdma_message_bytes each) per verbs helper, shared by its endpoints; fewer than "
-       "their requests in flight hold requests back when all are in use (0: a credit of each endpoint, "
-       "at most 256 unless the endpoints alone need more)",
+       "their requests in flight hold requests back when all are in use (0: the endpoints' credits, "
+       "at most max(256, rdma_max_endpoints) in all, split across the helpers)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
          c->rdma_srq_depth = static_cast<int>(n);

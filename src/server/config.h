@@ -77,9 +77,9 @@ struct ServerConfig {
   int rdma_helper_threads = 0;       // threads polling the verbs completion queues (0: one per core)
   int rdma_max_endpoints = 128;      // verbs endpoints (queue pairs) across all clients
   int rdma_credits = 8;              // verbs requests in flight per endpoint
-  // Receive buffers per helper's shared receive queue (0: a credit of each endpoint, at most
-  // 256 unless the endpoints alone need more; fewer: requests past them wait in the client's
-  // device until one is free).
+  // Receive buffers per helper's shared receive queue (0: the endpoints' credits, at most 256
+  // in all unless rdma_max_endpoints is more, split across the helpers; fewer: requests past
+  // them wait in the client's device until one is free).
   int rdma_srq_depth = 0;
   uint64_t rdma_message_bytes = 72 << 10;  // per endpoint and direction; larger calls take rendezvous
   // Memory the server registers at once for large calls (rendezvous): each pins its request or

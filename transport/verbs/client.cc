@@ -683,7 +683,12 @@ void VerbsClient::StartAsync(Credit c, std::unique_ptr<AsyncCall> call) {
       slot.id = id;
       slot.expired = false;
       --p->starting;
-      if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true, c.i), *n, c.i).ok()) p->broken = true;
+      if (tl_on_poller) {
+        // Posted with the others the poller starts in this round, each endpoint's in one chain.
+        poller_posts_.push_back(PollerPost{p->ep->slice_index(), p->gen, c.i, *n});
+      } else if (!p->broken && !p->ep->PostSend(AsyncWrId(*p, true, c.i), *n, c.i).ok()) {
+        p->broken = true;
+      }
       const uint64_t in_flight = static_cast<uint64_t>(
           std::count_if(p->slots.begin(), p->slots.end(), [](const Pooled::Slot& s) { return s.call != nullptr; }));
       async_peak_ = std::max(async_peak_, in_flight);
@@ -795,6 +800,7 @@ void VerbsClient::PollerLoop() {
       cq = async_cq_.get();
     }
     for (auto& c : closing) c->Done(absl::UnavailableError("verbs: the client is closing"), true);
+    FlushPollerPosts();
     int k = 0;
     if (cq != nullptr) {
       absl::StatusOr<int> got = cq->Wait(absl::MakeSpan(wc), live ? options_.spin : absl::ZeroDuration(), wake);
@@ -897,7 +903,32 @@ void VerbsClient::PollerLoop() {
       PumpLocked(&starts);
     }
     for (Start& st : starts) StartAsync(st.c, std::move(st.call));
+    FlushPollerPosts();
   }
+}
+
+void VerbsClient::FlushPollerPosts() {
+  if (poller_posts_.empty()) return;
+  std::stable_sort(poller_posts_.begin(), poller_posts_.end(),
+                   [](const PollerPost& a, const PollerPost& b) { return a.slot < b.slot; });
+  absl::MutexLock l(&async_mu_);
+  Endpoint::SendItem items[32];
+  for (size_t i = 0; i < poller_posts_.size();) {
+    const PollerPost& first = poller_posts_[i];
+    Pooled* p = first.slot < async_by_slot_.size() ? async_by_slot_[first.slot] : nullptr;
+    // An endpoint dropped or broken meanwhile: its calls are failed with it.
+    const bool live = p != nullptr && p->gen == first.gen && !p->broken;
+    size_t k = 0;
+    for (; i < poller_posts_.size() && poller_posts_[i].slot == first.slot && poller_posts_[i].gen == first.gen &&
+           k < 32;
+         ++i, ++k) {
+      if (!live) continue;
+      const PollerPost& q = poller_posts_[i];
+      items[k] = Endpoint::SendItem{AsyncWrId(*p, true, q.credit), p->ep->send_buf(q.credit), q.len, p->ep->lkey(), false};
+    }
+    if (live && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
+  }
+  poller_posts_.clear();
 }
 
 }  // namespace basalt::verbs

@@ -201,6 +201,16 @@ class VerbsClient {
   // (its queue pair goes; CQEs it leaves behind carry an old gen).
   void FailAsync(Pooled* p, const absl::Status& why);
   void PollerLoop();
+  // Posts the sends the poller's calls made in this round: each endpoint's in one chain (one
+  // doorbell).
+  void FlushPollerPosts();
+  struct PollerPost {
+    uint32_t slot;  // the endpoint's chunk slot, and its gen
+    uint32_t gen;
+    uint32_t credit;
+    size_t len;
+  };
+  std::vector<PollerPost> poller_posts_;  // the poller's only
   // gen:32 | endpoint (chunk slot):22 | buffer:8 | send:1.
   static uint64_t AsyncWrId(const Pooled& p, bool send, uint32_t buffer);
 

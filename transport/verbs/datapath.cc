@@ -191,20 +191,40 @@ absl::Status Endpoint::PostRecv(uint32_t i, uint64_t wr_id) {
   return absl::OkStatus();
 }
 
-absl::Status Endpoint::PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(data), static_cast<uint32_t>(len), lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  if (Inlines(len)) wr.send_flags |= IBV_SEND_INLINE;
-  if (signaled || (sends_.fetch_add(1, std::memory_order_relaxed) + 1) % kSignalEvery == 0) {
-    wr.send_flags |= IBV_SEND_SIGNALED;
+absl::Status Endpoint::PostSends(absl::Span<const SendItem> items, size_t* posted) {
+  if (posted != nullptr) *posted = 0;
+  constexpr size_t kChain = 32;
+  ibv_sge sge[kChain];
+  ibv_send_wr wr[kChain];
+  for (size_t done = 0; done < items.size();) {
+    const size_t n = std::min(kChain, items.size() - done);
+    for (size_t j = 0; j < n; ++j) {
+      const SendItem& it = items[done + j];
+      sge[j] = ibv_sge{reinterpret_cast<uintptr_t>(it.data), static_cast<uint32_t>(it.len), it.lkey};
+      wr[j] = ibv_send_wr{};
+      wr[j].wr_id = it.wr_id;
+      wr[j].sg_list = &sge[j];
+      wr[j].num_sge = 1;
+      wr[j].opcode = IBV_WR_SEND;
+      if (Inlines(it.len)) wr[j].send_flags |= IBV_SEND_INLINE;
+      if (it.signaled || (sends_.fetch_add(1, std::memory_order_relaxed) + 1) % kSignalEvery == 0) {
+        wr[j].send_flags |= IBV_SEND_SIGNALED;
+      }
+      wr[j].next = j + 1 < n ? &wr[j + 1] : nullptr;
+    }
+    ibv_send_wr* bad = nullptr;
+    int rc = ibv_post_send(qp_, wr, &bad);
+    if (rc != 0) {
+      if (posted != nullptr) {
+        size_t ok = 0;
+        while (ok < n && &wr[ok] != bad) ++ok;
+        *posted = done + ok;
+      }
+      return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
+    }
+    done += n;
+    if (posted != nullptr) *posted = done;
   }
-  ibv_send_wr* bad = nullptr;
-  int rc = ibv_post_send(qp_, &wr, &bad);
-  if (rc != 0) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_post_send", rc);
   return absl::OkStatus();
 }
 

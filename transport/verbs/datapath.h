@@ -132,6 +132,7 @@ class Endpoint {
   uint8_t* send_buf(uint32_t i = 0) const { return slice_.data + (credits_ + i) * buffer_bytes_; }
   absl::Span<uint8_t> send_span(uint32_t i = 0) const { return {send_buf(i), half()}; }
   uint32_t slice_index() const { return slice_.index; }
+  uint32_t lkey() const { return lkey_; }
 
   // With one credit: receives are pre-posted kRecvBatch at a time, chained in one
   // ibv_post_recv, all on the one receive buffer: with one message in flight each way only one
@@ -151,7 +152,21 @@ class Endpoint {
   // memory may be reused as soon as this returns; otherwise it may not be until the send's
   // completion, which `signaled` asks for (one send in kSignalEvery is signalled anyway).
   // Thread-safe (a server's replies go out from its helper and its handler pool).
-  absl::Status PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled);
+  absl::Status PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled) {
+    const SendItem one{wr_id, data, len, lkey, signaled};
+    return PostSends({&one, 1}, nullptr);
+  }
+  struct SendItem {
+    uint64_t wr_id;
+    const uint8_t* data;
+    size_t len;
+    uint32_t lkey;
+    bool signaled;
+  };
+  // The sends, each as PostSendFrom posts it, chained in one ibv_post_send: one doorbell (with
+  // rxe, one system call) for them all. No more than the queue pair's send depth at once.
+  // `posted` (when given): how many were posted, all of them unless it fails.
+  absl::Status PostSends(absl::Span<const SendItem> items, size_t* posted);
   bool Inlines(size_t len) const { return len <= max_inline_; }
   // Reads `len` bytes of the peer's memory at (remote_addr, rkey) into `local` (registered,
   // lkey), signalled: a rendezvous (frame.h kFlagRendezvous). Needs the connection's initiator

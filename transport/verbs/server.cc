@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
@@ -72,7 +73,7 @@ struct Rendezvous {
   Transfer t;
 };
 
-struct ServerEndpoint {
+struct ServerEndpoint : std::enable_shared_from_this<ServerEndpoint> {
   // Before `ep`, so they go after the queue pair: a READ or WRITE in flight uses their buffers.
   std::unique_ptr<Rendezvous> reading;  // the helper's only
   // Large replies being written into the client's reply buffer, oldest first: each goes when
@@ -146,7 +147,17 @@ struct VerbsServer::Impl {
     // Reused for every request this helper decodes: no allocation per request once its
     // strings have grown.
     DecodedRequest request;
+    // The replies of the completions being handled: sent together once they are all served,
+    // each endpoint's chained in one post (one doorbell), in the order they were made.
+    struct Reply {
+      std::shared_ptr<ServerEndpoint> se;
+      Held held;
+      size_t n;
+    };
+    std::vector<Reply> replies;
   };
+  // The helper whose completions this thread is handling (its replies wait for the batch's end).
+  static thread_local Helper* tl_batch;
 
   VerbsServerOptions options;
   VerbsHandlers handlers;
@@ -370,14 +381,61 @@ struct VerbsServer::Impl {
   // The reply to the endpoint's request held in `h` (every request gets exactly one), written
   // into the request's buffer: posted inline, the buffer is free at once; otherwise it is
   // posted again when the send completes.
+  // On a helper, the reply waits for the end of its batch of completions (SendBatch).
   void Send(ServerEndpoint* se, const Held& h, size_t n) {
     se->in_flight.fetch_sub(1, std::memory_order_acq_rel);  // before: the reply lets another request come
-    const uint8_t* data = se->srq->Buffer(h.buffer).data();
-    const bool inlined = se->ep->Inlines(n);
-    absl::Status st = inlined ? se->ep->PostSendFrom(se->wr_id(), data, n, se->srq->lkey(), false)
-                              : se->ep->PostSendFrom(ReplyWrId(h), data, n, se->srq->lkey(), true);
-    if (inlined || !st.ok()) se->srq->Release(h);
-    if (!st.ok()) Disconnect(se);
+    if (tl_batch != nullptr) {
+      tl_batch->replies.push_back(Helper::Reply{se->shared_from_this(), h, n});
+      return;
+    }
+    Post(se, {&h, 1}, {&n, 1});
+  }
+
+  // Posts the replies (held[i], n[i]) of `se` in one chain.
+  void Post(ServerEndpoint* se, absl::Span<const Held> held, absl::Span<const size_t> n) {
+    Endpoint::SendItem items[32];
+    for (size_t first = 0; first < held.size(); first += 32) {
+      const size_t k = std::min<size_t>(32, held.size() - first);
+      for (size_t j = 0; j < k; ++j) {
+        const Held& h = held[first + j];
+        const bool inlined = se->ep->Inlines(n[first + j]);
+        items[j] = Endpoint::SendItem{inlined ? se->wr_id() : ReplyWrId(h), se->srq->Buffer(h.buffer).data(),
+                                      n[first + j], se->srq->lkey(), !inlined};
+      }
+      size_t posted = 0;
+      const absl::Status st = se->ep->PostSends({items, k}, &posted);
+      for (size_t j = 0; j < k; ++j) {
+        // An inline reply has left its buffer; one not posted never will.
+        if (j >= posted || !items[j].signaled) se->srq->Release(held[first + j]);
+      }
+      if (!st.ok()) {
+        for (size_t j = first + k; j < held.size(); ++j) se->srq->Release(held[j]);
+        return Disconnect(se);
+      }
+    }
+  }
+
+  // Sends the replies of a batch of completions, each endpoint's in one post.
+  void SendBatch(Helper* h) {
+    std::vector<Helper::Reply>& r = h->replies;
+    if (r.empty()) return;
+    std::stable_sort(r.begin(), r.end(), [](const Helper::Reply& a, const Helper::Reply& b) {
+      return std::less<ServerEndpoint*>()(a.se.get(), b.se.get());
+    });
+    absl::InlinedVector<Held, 32> held;
+    absl::InlinedVector<size_t, 32> n;
+    for (size_t i = 0; i < r.size();) {
+      size_t j = i;
+      held.clear();
+      n.clear();
+      for (; j < r.size() && r[j].se == r[i].se; ++j) {
+        held.push_back(r[j].held);
+        n.push_back(r[j].n);
+      }
+      Post(r[i].se.get(), held, n);
+      i = j;
+    }
+    r.clear();
   }
 
   // An error reply to a request whose header was read.
@@ -536,6 +594,7 @@ struct VerbsServer::Impl {
         absl::SleepFor(absl::Milliseconds(10));
         continue;
       }
+      tl_batch = h;
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
         const uint64_t w = wc[i].wr_id;
@@ -577,6 +636,8 @@ struct VerbsServer::Impl {
           FinishRendezvous(h, se);
         }
       }
+      tl_batch = nullptr;
+      SendBatch(h);
     }
   }
 
@@ -619,9 +680,12 @@ struct VerbsServer::Impl {
 };
 
 int AutoSrqDepth(const VerbsServerOptions& options) {
-  const int per_helper = (options.max_endpoints + options.helper_threads - 1) / options.helper_threads;
-  return std::min(per_helper * options.credits, std::max(per_helper, kAutoSrqDepthCap));
+  const int64_t all = std::min<int64_t>(int64_t{options.max_endpoints} * options.credits,
+                                        std::max(options.max_endpoints, kAutoSrqBuffers));
+  return static_cast<int>((all + options.helper_threads - 1) / options.helper_threads);
 }
+
+thread_local VerbsServer::Impl::Helper* VerbsServer::Impl::tl_batch = nullptr;
 
 VerbsServer::VerbsServer(const VerbsServerOptions& options) : options_(options) {}
 

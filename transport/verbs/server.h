@@ -83,10 +83,10 @@ struct VerbsHandlers {
 };
 
 inline constexpr int kMaxCredits = 255;  // a reply names its request by id, not by slot
-// The shared receive queue's depth when srq_depth is 0: a credit of every endpoint a helper can
-// hold (max_endpoints / helper_threads, rounded up), but no more than kAutoSrqDepthCap buffers
-// unless the endpoints alone need more, so that registered memory stays bounded.
-inline constexpr int kAutoSrqDepthCap = 256;
+// The shared receive queue's depth when srq_depth is 0: the credits of every endpoint, but no
+// more than kAutoSrqBuffers buffers in all unless the endpoints alone need more (one each), so
+// that registered memory stays bounded; split across the helpers (rounded up).
+inline constexpr int kAutoSrqBuffers = 256;
 int AutoSrqDepth(const VerbsServerOptions& options);
 
 struct VerbsServerStats {
