@@ -811,6 +811,19 @@ void VerbsClient::PollerLoop() {
         k = *got;
       }
     }
+    // Which reply is its endpoint's last in this batch: the calls its credits start go out
+    // then, chained, without waiting for other endpoints' replies.
+    bool last_of_endpoint[32] = {};
+    {
+      uint64_t seen[32];
+      int n_seen = 0;
+      for (int i = k; i-- > 0;) {
+        const uint64_t endpoint = wc[i].wr_id >> 9;  // gen and slot
+        if ((wc[i].wr_id & 1) != 0 || std::find(seen, seen + n_seen, endpoint) != seen + n_seen) continue;
+        seen[n_seen++] = endpoint;
+        last_of_endpoint[i] = true;
+      }
+    }
     for (int i = 0; i < k; ++i) {
       const uint64_t w = wc[i].wr_id;
       const uint32_t gen = static_cast<uint32_t>(w >> 32);
@@ -858,6 +871,7 @@ void VerbsClient::PollerLoop() {
         ReleaseAsync(Credit{p, credit});  // the next queued call goes out before this one's Done runs
       }
       if (call != nullptr) call->Done(std::move(result), false);
+      if (last_of_endpoint[i]) FlushPollerPosts(slot, gen);
     }
     // Deadlines (queued calls, and calls whose reply has not come), endpoints that broke while
     // a caller held them, and endpoints whose late reply never came.
@@ -907,8 +921,16 @@ void VerbsClient::PollerLoop() {
   }
 }
 
-void VerbsClient::FlushPollerPosts() {
+void VerbsClient::FlushPollerPosts(uint32_t only_slot, uint32_t only_gen) {
   if (poller_posts_.empty()) return;
+  std::vector<PollerPost> rest;
+  if (only_gen != 0) {
+    auto mine = std::stable_partition(poller_posts_.begin(), poller_posts_.end(), [&](const PollerPost& q) {
+      return q.slot == only_slot && q.gen == only_gen;
+    });
+    rest.assign(mine, poller_posts_.end());
+    poller_posts_.erase(mine, poller_posts_.end());
+  }
   std::stable_sort(poller_posts_.begin(), poller_posts_.end(),
                    [](const PollerPost& a, const PollerPost& b) { return a.slot < b.slot; });
   absl::MutexLock l(&async_mu_);
@@ -928,7 +950,7 @@ void VerbsClient::FlushPollerPosts() {
     }
     if (live && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
   }
-  poller_posts_.clear();
+  poller_posts_.swap(rest);
 }
 
 }  // namespace basalt::verbs

@@ -201,9 +201,9 @@ class VerbsClient {
   // (its queue pair goes; CQEs it leaves behind carry an old gen).
   void FailAsync(Pooled* p, const absl::Status& why);
   void PollerLoop();
-  // Posts the sends the poller's calls made in this round: each endpoint's in one chain (one
-  // doorbell).
-  void FlushPollerPosts();
+  // Posts the sends the poller's calls made (those on the endpoint of `only_slot` and
+  // `only_gen`, when the gen is not 0): each endpoint's in one chain (one doorbell).
+  void FlushPollerPosts(uint32_t only_slot = 0, uint32_t only_gen = 0);
   struct PollerPost {
     uint32_t slot;  // the endpoint's chunk slot, and its gen
     uint32_t gen;

@@ -415,10 +415,16 @@ struct VerbsServer::Impl {
     }
   }
 
-  // Sends the replies of a batch of completions, each endpoint's in one post.
-  void SendBatch(Helper* h) {
+  // Sends the waiting replies (of `only`, when given), each endpoint's in one post.
+  void SendBatch(Helper* h, const ServerEndpoint* only = nullptr) {
     std::vector<Helper::Reply>& r = h->replies;
     if (r.empty()) return;
+    std::vector<Helper::Reply> rest;
+    if (only != nullptr) {
+      auto mine = std::stable_partition(r.begin(), r.end(), [only](const Helper::Reply& x) { return x.se.get() == only; });
+      rest.assign(std::make_move_iterator(mine), std::make_move_iterator(r.end()));
+      r.erase(mine, r.end());
+    }
     std::stable_sort(r.begin(), r.end(), [](const Helper::Reply& a, const Helper::Reply& b) {
       return std::less<ServerEndpoint*>()(a.se.get(), b.se.get());
     });
@@ -435,7 +441,7 @@ struct VerbsServer::Impl {
       Post(r[i].se.get(), held, n);
       i = j;
     }
-    r.clear();
+    r.swap(rest);
   }
 
   // An error reply to a request whose header was read.
@@ -594,6 +600,17 @@ struct VerbsServer::Impl {
         absl::SleepFor(absl::Milliseconds(10));
         continue;
       }
+      // Which request is its endpoint's last in this batch: its replies go then, so that a reply
+      // waits only for the same client's requests served after it, never for others'.
+      bool last_of_endpoint[32] = {};
+      uint32_t seen[32];
+      int n_seen = 0;
+      for (int i = *k; i-- > 0;) {
+        if (wc[i].status != IBV_WC_SUCCESS || !h->srq->Owns(wc[i].wr_id)) continue;
+        if (std::find(seen, seen + n_seen, wc[i].qp_num) != seen + n_seen) continue;
+        seen[n_seen++] = wc[i].qp_num;
+        last_of_endpoint[i] = true;
+      }
       tl_batch = h;
       for (int i = 0; i < *k; ++i) {
         const bool ok = wc[i].status == IBV_WC_SUCCESS;
@@ -613,6 +630,7 @@ struct VerbsServer::Impl {
           std::shared_ptr<ServerEndpoint> se = LookupQp(wc[i].qp_num);
           if (ok && se != nullptr) {
             Serve(h, se, b, wc[i].byte_len);
+            if (last_of_endpoint[i]) SendBatch(h, se.get());
             continue;
           }
           if (absl::Status st = h->srq->Repost(b); !st.ok()) {
