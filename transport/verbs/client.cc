@@ -922,35 +922,33 @@ void VerbsClient::PollerLoop() {
 }
 
 void VerbsClient::FlushPollerPosts(uint32_t only_slot, uint32_t only_gen) {
-  if (poller_posts_.empty()) return;
-  std::vector<PollerPost> rest;
-  if (only_gen != 0) {
-    auto mine = std::stable_partition(poller_posts_.begin(), poller_posts_.end(), [&](const PollerPost& q) {
-      return q.slot == only_slot && q.gen == only_gen;
-    });
-    rest.assign(mine, poller_posts_.end());
-    poller_posts_.erase(mine, poller_posts_.end());
-  }
-  std::stable_sort(poller_posts_.begin(), poller_posts_.end(),
-                   [](const PollerPost& a, const PollerPost& b) { return a.slot < b.slot; });
-  absl::MutexLock l(&async_mu_);
-  Endpoint::SendItem items[32];
-  for (size_t i = 0; i < poller_posts_.size();) {
-    const PollerPost& first = poller_posts_[i];
-    Pooled* p = first.slot < async_by_slot_.size() ? async_by_slot_[first.slot] : nullptr;
-    // An endpoint dropped or broken meanwhile: its calls are failed with it.
-    const bool live = p != nullptr && p->gen == first.gen && !p->broken;
-    size_t k = 0;
-    for (; i < poller_posts_.size() && poller_posts_[i].slot == first.slot && poller_posts_[i].gen == first.gen &&
-           k < 32;
-         ++i, ++k) {
-      if (!live) continue;
-      const PollerPost& q = poller_posts_[i];
-      items[k] = Endpoint::SendItem{AsyncWrId(*p, true, q.credit), p->ep->send_buf(q.credit), q.len, p->ep->lkey(), false};
+  std::vector<PollerPost>& q = poller_posts_;
+  while (!q.empty()) {
+    const uint32_t slot = only_gen != 0 ? only_slot : q.front().slot;
+    const uint32_t gen = only_gen != 0 ? only_gen : q.front().gen;
+    auto mine = [&](const PollerPost& x) { return x.slot == slot && x.gen == gen; };
+    {
+      absl::MutexLock l(&async_mu_);
+      Pooled* p = slot < async_by_slot_.size() ? async_by_slot_[slot] : nullptr;
+      // An endpoint dropped or broken meanwhile: its calls are failed with it.
+      if (p != nullptr && p->gen == gen && !p->broken) {
+        Endpoint::SendItem items[32];
+        size_t k = 0;
+        for (const PollerPost& x : q) {
+          if (!mine(x)) continue;
+          items[k++] = Endpoint::SendItem{AsyncWrId(*p, true, x.credit), p->ep->send_buf(x.credit), x.len,
+                                          p->ep->lkey(), false};
+          if (k == 32) {  // no more than the credits ever wait, and credits are at most 255
+            if (!p->broken && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
+            k = 0;
+          }
+        }
+        if (k > 0 && !p->broken && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
+      }
     }
-    if (live && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
+    q.erase(std::remove_if(q.begin(), q.end(), mine), q.end());
+    if (only_gen != 0) return;
   }
-  poller_posts_.swap(rest);
 }
 
 }  // namespace basalt::verbs

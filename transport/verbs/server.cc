@@ -415,33 +415,42 @@ struct VerbsServer::Impl {
     }
   }
 
-  // Sends the waiting replies (of `only`, when given), each endpoint's in one post.
+  // Sends the waiting replies of `only` (of every endpoint, when null), each endpoint's in one
+  // post, in the order they were made.
   void SendBatch(Helper* h, const ServerEndpoint* only = nullptr) {
     std::vector<Helper::Reply>& r = h->replies;
-    if (r.empty()) return;
-    std::vector<Helper::Reply> rest;
-    if (only != nullptr) {
-      auto mine = std::stable_partition(r.begin(), r.end(), [only](const Helper::Reply& x) { return x.se.get() == only; });
-      rest.assign(std::make_move_iterator(mine), std::make_move_iterator(r.end()));
-      r.erase(mine, r.end());
-    }
-    std::stable_sort(r.begin(), r.end(), [](const Helper::Reply& a, const Helper::Reply& b) {
-      return std::less<ServerEndpoint*>()(a.se.get(), b.se.get());
-    });
-    absl::InlinedVector<Held, 32> held;
-    absl::InlinedVector<size_t, 32> n;
-    for (size_t i = 0; i < r.size();) {
-      size_t j = i;
-      held.clear();
-      n.clear();
-      for (; j < r.size() && r[j].se == r[i].se; ++j) {
-        held.push_back(r[j].held);
-        n.push_back(r[j].n);
+    while (!r.empty()) {
+      std::shared_ptr<ServerEndpoint> se = only != nullptr ? nullptr : r.front().se;
+      const ServerEndpoint* which = only != nullptr ? only : se.get();
+      absl::InlinedVector<Held, 32> held;
+      absl::InlinedVector<size_t, 32> n;
+      for (const Helper::Reply& x : r) {
+        if (x.se.get() != which) continue;
+        held.push_back(x.held);
+        n.push_back(x.n);
       }
-      Post(r[i].se.get(), held, n);
-      i = j;
+      if (held.empty()) return;  // none of `only`'s
+      if (se == nullptr) {
+        for (const Helper::Reply& x : r) {
+          if (x.se.get() == which) {
+            se = x.se;  // kept alive while it is posted
+            break;
+          }
+        }
+      }
+      r.erase(std::remove_if(r.begin(), r.end(), [which](const Helper::Reply& x) { return x.se.get() == which; }),
+              r.end());
+      Post(se.get(), held, n);
+      if (only != nullptr) return;
     }
-    r.swap(rest);
+  }
+
+  // Whether `se` has replies waiting in this helper's batch.
+  static bool Waiting(const Helper* h, const ServerEndpoint* se) {
+    for (const Helper::Reply& x : h->replies) {
+      if (x.se.get() == se) return true;
+    }
+    return false;
   }
 
   // An error reply to a request whose header was read.
@@ -629,7 +638,12 @@ struct VerbsServer::Impl {
           const uint32_t b = SharedReceiveQueue::Index(w);
           std::shared_ptr<ServerEndpoint> se = LookupQp(wc[i].qp_num);
           if (ok && se != nullptr) {
+            // The endpoint's only request in the batch, or its last: the reply goes at once,
+            // chained after its others.
+            const bool now = last_of_endpoint[i] && !Waiting(h, se.get());
+            tl_batch = now ? nullptr : h;
             Serve(h, se, b, wc[i].byte_len);
+            tl_batch = h;
             if (last_of_endpoint[i]) SendBatch(h, se.get());
             continue;
           }
