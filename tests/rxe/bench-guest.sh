@@ -50,13 +50,14 @@ if has ycsb; then
   basalt-bench server ycsb --server=$server --transport=verbs --verbs_spin_us=0 --workload=C --records="$records" \
     --skip_load --threads=1,4,16 --seconds="$secs" --warmup_seconds=1
 fi
-# One thread, 32 async Gets in flight (Table::GetAsync): over gRPC; over verbs on 32 async
-# endpoints, with and without the client's busy-poll; and over verbs as before the async
-# endpoints (--verbs_async_endpoints=0: blocking calls on 2 threads).
+# One thread, 32 async Gets in flight (Table::GetAsync): over gRPC; over verbs on 4 async
+# endpoints of 8 credits each, with and without the client's busy-poll; on 32 endpoints of one
+# credit each (as before credits); and over verbs as before the async endpoints
+# (--verbs_async_endpoints=0: blocking calls on 2 threads).
 for round in 1 2; do
   has async || break
-  for t in grpc "verbs --verbs_async_endpoints=32" "verbs --verbs_async_endpoints=32 --verbs_spin_us=0" \
-    "verbs --verbs_async_endpoints=0"; do
+  for t in grpc "verbs --verbs_async_endpoints=4" "verbs --verbs_async_endpoints=4 --verbs_spin_us=0" \
+    "verbs --verbs_async_endpoints=32 --verbs_async_credits=1" "verbs --verbs_async_endpoints=0"; do
     echo "=== ycsb C --async_window=32 --transport=$t"
     # shellcheck disable=SC2086 # $t is the transport and its flags
     basalt-bench server ycsb --server=$server --transport=$t --workload=C --records="$records" --skip_load \
