@@ -380,8 +380,8 @@ struct VerbsServer::Impl {
 
   // The reply to the endpoint's request held in `h` (every request gets exactly one), written
   // into the request's buffer: posted inline, the buffer is free at once; otherwise it is
-  // posted again when the send completes.
-  // On a helper, the reply waits for the end of its batch of completions (SendBatch).
+  // posted again when the send completes. On a helper, while the endpoint has more requests in
+  // the batch of completions being handled, the reply waits for them (SendBatch).
   void Send(ServerEndpoint* se, const Held& h, size_t n) {
     se->in_flight.fetch_sub(1, std::memory_order_acq_rel);  // before: the reply lets another request come
     if (tl_batch != nullptr) {
