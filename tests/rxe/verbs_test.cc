@@ -52,6 +52,14 @@ int64_t RnrNaksSent() {
   return sum;
 }
 
+// Waits up to 60 s for the count `*n`, guarded by `mu`, to reach `want` (async callbacks
+// counting themselves done); false if it does not.
+bool AwaitCount(absl::Mutex* mu, const int* n, int want) {
+  absl::MutexLock l(mu);
+  auto reached = [n, want] { return *n == want; };
+  return mu->AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(60));
+}
+
 // `threads` threads each Put then Get `ops` rows of their own; returns the calls that failed or
 // read back something else.
 int PutGetOnThreads(Table* t, int threads, int ops, const std::string& prefix) {
@@ -547,12 +555,7 @@ TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {
                   ++puts_done;
                 });
   }
-  {
-    absl::MutexLock l(&mu);
-    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
-                                        +[](int* n) { return *n == kRows; }, &puts_done),
-                                    absl::Seconds(60)));
-  }
+  ASSERT_TRUE(AwaitCount(&mu, &puts_done, kRows));
   for (int i = 0; i < kRows; ++i) ASSERT_TRUE(put_status[i].ok()) << i << ": " << put_status[i];
   std::vector<Get> gets;
   for (int i = 0; i < kRows; ++i) gets.push_back(Get(absl::StrCat("a", i)));
@@ -602,12 +605,7 @@ TEST_F(Verbs, AsyncCallsShareOneEndpointsCreditsAndFindTheirRepliesInAnyOrder) {
       ++done;
     });
   }
-  {
-    absl::MutexLock l(&mu);
-    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(
-                                        +[](int* n) { return *n == 2 * kRows; }, &done),
-                                    absl::Seconds(60)));
-  }
+  ASSERT_TRUE(AwaitCount(&mu, &done, 2 * kRows));
   for (int i = 0; i < 2 * kRows; ++i) ASSERT_TRUE(status[i].ok()) << i << ": " << status[i];
   for (int i = 0; i < kRows; ++i) {
     // Row i / 2 was put before this Get was sent, unless its Put was still in flight.
