@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -85,8 +86,9 @@ absl::StatusOr<std::unique_ptr<VerbsClient>> VerbsClient::Open(SessionSource ses
   absl::StatusOr<std::unique_ptr<SharedChunk>> chunk = SharedChunk::Create(options.max_endpoints, 2 * options.message_bytes);
   if (!chunk.ok()) return chunk.status();
   c->chunk_ = std::move(*chunk);
-  if (options.async_credits < 1 || options.async_credits > 255) {
-    return absl::InvalidArgumentError(absl::StrCat("verbs: async_credits must be 1..255, not ", options.async_credits));
+  if (options.async_credits < 1 || options.async_credits > kMaxCredits) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("verbs: async_credits must be 1..", kMaxCredits, ", not ", options.async_credits));
   }
   if (options.max_async_endpoints > 0) {
     // Its own chunk, registered (pinned) with the first async endpoint: a client that makes no
@@ -932,18 +934,14 @@ void VerbsClient::FlushPollerPosts(uint32_t only_slot, uint32_t only_gen) {
       Pooled* p = slot < async_by_slot_.size() ? async_by_slot_[slot] : nullptr;
       // An endpoint dropped or broken meanwhile: its calls are failed with it.
       if (p != nullptr && p->gen == gen && !p->broken) {
-        Endpoint::SendItem items[32];
-        size_t k = 0;
+        absl::InlinedVector<Endpoint::SendItem, 32> items;
         for (const PollerPost& x : q) {
-          if (!mine(x)) continue;
-          items[k++] = Endpoint::SendItem{AsyncWrId(*p, true, x.credit), p->ep->send_buf(x.credit), x.len,
-                                          p->ep->lkey(), false};
-          if (k == 32) {  // no more than the credits ever wait, and credits are at most 255
-            if (!p->broken && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
-            k = 0;
+          if (mine(x)) {
+            items.push_back(Endpoint::SendItem{AsyncWrId(*p, true, x.credit), p->ep->send_buf(x.credit), x.len,
+                                               p->ep->lkey(), false});
           }
         }
-        if (k > 0 && !p->broken && !p->ep->PostSends({items, k}, nullptr).ok()) p->broken = true;
+        if (!p->ep->PostSends(items, nullptr).ok()) p->broken = true;
       }
     }
     q.erase(std::remove_if(q.begin(), q.end(), mine), q.end());

@@ -291,7 +291,7 @@ absl::StatusOr<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::Create(S
   init.attr.max_sge = 1;
   q->srq_ = ibv_create_srq(chunk->pd(), &init);
   if (q->srq_ == nullptr) return ErrnoError(absl::StatusCode::kUnavailable, "ibv_create_srq", errno);
-  for (uint32_t i = 0; i < depth; ++i) BASALT_RETURN_IF_ERROR(q->Repost(i));
+  for (uint32_t i = 0; i < depth; ++i) BASALT_RETURN_IF_ERROR(q->Post(i));
   return q;
 }
 
@@ -316,17 +316,13 @@ SharedReceiveQueue::Held SharedReceiveQueue::Take(uint32_t b, uint32_t owner) {
   return Held{b, seq};
 }
 
-bool SharedReceiveQueue::Release(const Held& h) {
+void SharedReceiveQueue::Release(const Held& h) {
   std::atomic<uint64_t>& state = held_[h.buffer];
   uint64_t s = state.load(std::memory_order_acquire);
   do {
-    if (static_cast<uint32_t>(s >> 32) != h.seq || static_cast<uint32_t>(s) == 0) return false;
+    if (static_cast<uint32_t>(s >> 32) != h.seq || static_cast<uint32_t>(s) == 0) return;
   } while (!state.compare_exchange_weak(s, uint64_t{h.seq} << 32, std::memory_order_acq_rel));
-  if (absl::Status st = Repost(h.buffer); !st.ok()) {
-    // The queue has one receive less; the rest still serve (a full queue is back-pressure).
-    log::Warning(absl::StrCat("verbs: posting a shared receive again: ", st.ToString()));
-  }
-  return true;
+  Repost(h.buffer);
 }
 
 void SharedReceiveQueue::ReleaseHeldBy(uint32_t owner) {
@@ -336,7 +332,13 @@ void SharedReceiveQueue::ReleaseHeldBy(uint32_t owner) {
   }
 }
 
-absl::Status SharedReceiveQueue::Repost(uint32_t b) {
+void SharedReceiveQueue::Repost(uint32_t b) {
+  if (absl::Status st = Post(b); !st.ok()) {
+    log::Warning(absl::StrCat("verbs: posting a shared receive again: ", st.ToString()));
+  }
+}
+
+absl::Status SharedReceiveQueue::Post(uint32_t b) {
   const SharedChunk::Slice& s = buffers_[b];
   ibv_sge sge{reinterpret_cast<uintptr_t>(s.data), static_cast<uint32_t>(s.size), chunk_->lkey()};
   ibv_recv_wr wr{};

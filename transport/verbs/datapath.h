@@ -13,8 +13,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -127,7 +127,6 @@ class Endpoint {
   rdma_cm_id* id() const { return id_.get(); }
   // The largest message each way: one buffer's size.
   size_t half() const { return buffer_bytes_; }
-  uint32_t credits() const { return credits_; }
   uint8_t* recv_buf(uint32_t i = 0) const { return slice_.data + i * buffer_bytes_; }
   uint8_t* send_buf(uint32_t i = 0) const { return slice_.data + (credits_ + i) * buffer_bytes_; }
   absl::Span<uint8_t> send_span(uint32_t i = 0) const { return {send_buf(i), half()}; }
@@ -143,19 +142,9 @@ class Endpoint {
   void Received() { --posted_; }
   // With credits: posts receive buffer `i` (once per reply taken out of it).
   absl::Status PostRecv(uint32_t i, uint64_t wr_id);
-  // Sends the first `len` bytes of send buffer `i`: inline up to the granted inline size, one
-  // send in kSignalEvery signalled.
-  absl::Status PostSend(uint64_t wr_id, size_t len, uint32_t i = 0) {
-    return PostSendFrom(wr_id, send_buf(i), len, lkey_, false);
-  }
-  // Sends `len` bytes at `data` (registered, `lkey`): inline when Inlines(len), and then the
-  // memory may be reused as soon as this returns; otherwise it may not be until the send's
+  // A send of `len` bytes at `data` (registered, `lkey`): inline when Inlines(len), and then
+  // the memory may be reused as soon as it is posted; otherwise not until the send's
   // completion, which `signaled` asks for (one send in kSignalEvery is signalled anyway).
-  // Thread-safe (a server's replies go out from its helper and its handler pool).
-  absl::Status PostSendFrom(uint64_t wr_id, const uint8_t* data, size_t len, uint32_t lkey, bool signaled) {
-    const SendItem one{wr_id, data, len, lkey, signaled};
-    return PostSends({&one, 1}, nullptr);
-  }
   struct SendItem {
     uint64_t wr_id;
     const uint8_t* data;
@@ -163,10 +152,16 @@ class Endpoint {
     uint32_t lkey;
     bool signaled;
   };
-  // The sends, each as PostSendFrom posts it, chained in one ibv_post_send: one doorbell (with
-  // rxe, one system call) for them all. No more than the queue pair's send depth at once.
-  // `posted` (when given): how many were posted, all of them unless it fails.
+  // The sends chained in one ibv_post_send: one doorbell (with rxe, one system call) for them
+  // all. No more than the queue pair's send depth at once. `posted` (when given): how many
+  // were posted, all of them unless it fails. Thread-safe (a server's replies go out from its
+  // helper and its handler pool).
   absl::Status PostSends(absl::Span<const SendItem> items, size_t* posted);
+  // Sends the first `len` bytes of send buffer `i`.
+  absl::Status PostSend(uint64_t wr_id, size_t len, uint32_t i = 0) {
+    const SendItem one{wr_id, send_buf(i), len, lkey_, false};
+    return PostSends({&one, 1}, nullptr);
+  }
   bool Inlines(size_t len) const { return len <= max_inline_; }
   // Reads `len` bytes of the peer's memory at (remote_addr, rkey) into `local` (registered,
   // lkey), signalled: a rendezvous (frame.h kFlagRendezvous). Needs the connection's initiator
@@ -228,16 +223,18 @@ class SharedReceiveQueue {
   };
   // Buffer `b`, whose receive has completed, is held by `owner` (non-zero) until released.
   Held Take(uint32_t b, uint32_t owner);
-  // Posts the held buffer again, unless this hold was released already (false then).
-  bool Release(const Held& h);
+  // Posts the held buffer again, unless this hold was released already.
+  void Release(const Held& h);
   // Releases every buffer `owner` still holds (its queue pair is destroyed: nothing it posted
   // still reads them).
   void ReleaseHeldBy(uint32_t owner);
-  // Posts buffer `b` again (one that is not held: its receive was flushed).
-  absl::Status Repost(uint32_t b);
+  // Posts buffer `b` again (one that is not held: its receive was flushed). A failure is logged:
+  // the queue has one receive less, and the rest still serve (a full queue is back-pressure).
+  void Repost(uint32_t b);
 
  private:
   SharedReceiveQueue() = default;
+  absl::Status Post(uint32_t b);
   SharedChunk* chunk_ = nullptr;
   ibv_srq* srq_ = nullptr;
   uint32_t tag_ = 0;

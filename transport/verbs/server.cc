@@ -147,8 +147,8 @@ struct VerbsServer::Impl {
     // Reused for every request this helper decodes: no allocation per request once its
     // strings have grown.
     DecodedRequest request;
-    // The replies of the completions being handled: sent together once they are all served,
-    // each endpoint's chained in one post (one doorbell), in the order they were made.
+    // Replies of the completions being handled that wait for their endpoint's later requests in
+    // the same batch, to go chained with theirs in one post (one doorbell), in order.
     struct Reply {
       std::shared_ptr<ServerEndpoint> se;
       Held held;
@@ -156,7 +156,8 @@ struct VerbsServer::Impl {
     };
     std::vector<Reply> replies;
   };
-  // The helper whose completions this thread is handling (its replies wait for the batch's end).
+  // The helper whose completions this thread is handling (a reply made then goes to its
+  // `replies`, unless it can go at once).
   static thread_local Helper* tl_batch;
 
   VerbsServerOptions options;
@@ -393,54 +394,38 @@ struct VerbsServer::Impl {
 
   // Posts the replies (held[i], n[i]) of `se` in one chain.
   void Post(ServerEndpoint* se, absl::Span<const Held> held, absl::Span<const size_t> n) {
-    Endpoint::SendItem items[32];
-    for (size_t first = 0; first < held.size(); first += 32) {
-      const size_t k = std::min<size_t>(32, held.size() - first);
-      for (size_t j = 0; j < k; ++j) {
-        const Held& h = held[first + j];
-        const bool inlined = se->ep->Inlines(n[first + j]);
-        items[j] = Endpoint::SendItem{inlined ? se->wr_id() : ReplyWrId(h), se->srq->Buffer(h.buffer).data(),
-                                      n[first + j], se->srq->lkey(), !inlined};
-      }
-      size_t posted = 0;
-      const absl::Status st = se->ep->PostSends({items, k}, &posted);
-      for (size_t j = 0; j < k; ++j) {
-        // An inline reply has left its buffer; one not posted never will.
-        if (j >= posted || !items[j].signaled) se->srq->Release(held[first + j]);
-      }
-      if (!st.ok()) {
-        for (size_t j = first + k; j < held.size(); ++j) se->srq->Release(held[j]);
-        return Disconnect(se);
-      }
+    absl::InlinedVector<Endpoint::SendItem, 32> items;
+    for (size_t j = 0; j < held.size(); ++j) {
+      const bool inlined = se->ep->Inlines(n[j]);
+      items.push_back(Endpoint::SendItem{inlined ? se->wr_id() : ReplyWrId(held[j]),
+                                         se->srq->Buffer(held[j].buffer).data(), n[j], se->srq->lkey(), !inlined});
     }
+    size_t posted = 0;
+    const absl::Status st = se->ep->PostSends(items, &posted);
+    for (size_t j = 0; j < items.size(); ++j) {
+      // An inline reply has left its buffer; one not posted never will.
+      if (j >= posted || !items[j].signaled) se->srq->Release(held[j]);
+    }
+    if (!st.ok()) Disconnect(se);
   }
 
-  // Sends the waiting replies of `only` (of every endpoint, when null), each endpoint's in one
-  // post, in the order they were made.
-  void SendBatch(Helper* h, const ServerEndpoint* only = nullptr) {
+  // Sends the waiting replies of `only` (which the caller keeps alive), or of every endpoint
+  // when null: each endpoint's in one post, in the order they were made.
+  void SendBatch(Helper* h, ServerEndpoint* only = nullptr) {
     std::vector<Helper::Reply>& r = h->replies;
     while (!r.empty()) {
-      std::shared_ptr<ServerEndpoint> se = only != nullptr ? nullptr : r.front().se;
-      const ServerEndpoint* which = only != nullptr ? only : se.get();
+      const std::shared_ptr<ServerEndpoint> first = only != nullptr ? nullptr : r.front().se;  // kept alive
+      ServerEndpoint* se = only != nullptr ? only : first.get();
       absl::InlinedVector<Held, 32> held;
       absl::InlinedVector<size_t, 32> n;
       for (const Helper::Reply& x : r) {
-        if (x.se.get() != which) continue;
+        if (x.se.get() != se) continue;
         held.push_back(x.held);
         n.push_back(x.n);
       }
       if (held.empty()) return;  // none of `only`'s
-      if (se == nullptr) {
-        for (const Helper::Reply& x : r) {
-          if (x.se.get() == which) {
-            se = x.se;  // kept alive while it is posted
-            break;
-          }
-        }
-      }
-      r.erase(std::remove_if(r.begin(), r.end(), [which](const Helper::Reply& x) { return x.se.get() == which; }),
-              r.end());
-      Post(se.get(), held, n);
+      r.erase(std::remove_if(r.begin(), r.end(), [se](const Helper::Reply& x) { return x.se.get() == se; }), r.end());
+      Post(se, held, n);
       if (only != nullptr) return;
     }
   }
@@ -647,9 +632,7 @@ struct VerbsServer::Impl {
             if (last_of_endpoint[i]) SendBatch(h, se.get());
             continue;
           }
-          if (absl::Status st = h->srq->Repost(b); !st.ok()) {
-            log::Warning(absl::StrCat("verbs helper: posting a shared receive again: ", st.ToString()));
-          }
+          h->srq->Repost(b);
           if (se != nullptr) Disconnect(se.get());
           continue;
         }

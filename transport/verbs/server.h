@@ -82,7 +82,6 @@ struct VerbsHandlers {
   std::function<void(std::function<void()>)> schedule;
 };
 
-inline constexpr int kMaxCredits = 255;  // a reply names its request by id, not by slot
 // The shared receive queue's depth when srq_depth is 0: the credits of every endpoint, but no
 // more than kAutoSrqBuffers buffers in all unless the endpoints alone need more (one each), so
 // that registered memory stays bounded; split across the helpers (rounded up).

@@ -88,6 +88,10 @@ struct VerbsSession {
   uint32_t credits = 1;
 };
 
+// The most requests an endpoint may have in flight: a client names a request's credit in the
+// low byte of its id.
+inline constexpr int kMaxCredits = 255;
+
 // The connect request's private data (rdma_cm gives an RC connect 56 bytes): the session token,
 // the client's receive half, a nonce of this connect and a MAC over them with the session's
 // key. Fixed32 fields are little-endian (common/coding.h); rdma_cm may pad the data with zeros.
