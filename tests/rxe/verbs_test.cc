@@ -538,8 +538,9 @@ TEST_F(Verbs, ARequestBeyondTheEndpointsCreditsIsMalformedAndClosesTheEndpoint) 
 
 TEST_F(Verbs, AsyncGetsAndPutsPipelineOnTheAsyncEndpoints) {
   ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
-  // 4 async endpoints for a window of 32 (Table::Get of many rows): 4 calls in flight, the rest
-  // wait in the client's queue and go out as replies come back, all on the poller.
+  // Up to 4 async endpoints of 8 credits for a window of 32 (Table::Get of many rows) and 300
+  // PutAsync at once: the calls beyond the credits wait in the client's queue and go out as
+  // replies come back, all on the poller.
   std::unique_ptr<Connection> conn = Open(TransportChoice::kVerbs, /*max_endpoints=*/2, /*async_endpoints=*/4);
   ASSERT_NE(conn, nullptr);
   std::unique_ptr<Table> t = conn->GetTable("t");
