@@ -4,8 +4,11 @@
 //
 //   queue_worker producer ADDRESS QUEUE ID
 //     Each transaction enqueues 1-30 events "p<ID>|<seq>|<write pointer>" (key "k<seq % 7>")
-//     and records each in table `produced` (row "p<ID>|<seq>", c:wp = the write pointer); one
-//     in ten is aborted on purpose. A restart continues after the last committed seq.
+//     and records each in table `produced` (row "p<ID>|<seq>", a column named after the write
+//     pointer); one in ten is aborted on purpose. A restart continues after the last committed
+//     seq. That can reuse a seq: a commit whose outcome the worker never learned (it was killed
+//     while the commit was in flight, or the call failed) may land after the restart read the
+//     table. Both transactions' events then count, under two columns of one row.
 //   queue_worker consumer ADDRESS QUEUE GROUP INSTANCE
 //     Each transaction dequeues up to 50 events and records each in table `processed` (row
 //     "<GROUP>|<payload>", a column named after its own write pointer): an event processed by
@@ -83,7 +86,7 @@ int Producer(Connection* conn, const std::string& queue, const std::string& id) 
     for (int i = 0; i < n; ++i) {
       const std::string name = absl::StrFormat("%s|%08d", id, seq + i);
       events.push_back(QueueEvent{absl::StrCat(name, "|", wp), absl::StrCat("k", (seq + i) % 7)});
-      records.push_back(Put(name).Add("c", "wp", absl::StrCat(wp)));
+      records.push_back(Put(name).Add("c", absl::StrCat(wp), "1"));  // empty is a delete
     }
     absl::Status s = producer.Enqueue(&tx, events);
     if (s.ok()) s = FirstError(tx.Batch("produced", records));
