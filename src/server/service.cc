@@ -127,31 +127,47 @@ absl::Status RetryNotServing(const std::string& named_region, Call call) {
   }
 }
 
+// One selected column of a read into spec->columns[i] (reused: its strings keep their capacity).
+template <class Qualifiers>
+absl::Status SetColumn(const Table& t, size_t i, std::string_view family, const Qualifiers& qualifiers,
+                       ReadSpec* spec) {
+  if (!t.HasFamily(family)) return UnknownFamily(t, family);
+  ColumnSelection& sel = spec->columns[i];
+  sel.family.assign(family.data(), family.size());
+  sel.qualifiers.resize(qualifiers.size());
+  size_t j = 0;
+  for (const auto& q : qualifiers) sel.qualifiers[j++].assign(q.data(), q.size());
+  return absl::OkStatus();
+}
+
+// A read's time range, versions and caching (rpc::ReadOptions' fields), checked.
+absl::Status SetReadOptions(int64_t min_ts, bool has_max_ts, int64_t max_ts, int32_t max_versions,
+                            bool skip_block_cache, ReadSpec* spec) {
+  if (min_ts < 0) return absl::InvalidArgumentError(absl::StrCat("min_timestamp ", min_ts, " is negative"));
+  spec->min_ts = min_ts;
+  spec->max_ts = kLatestTimestamp;
+  if (has_max_ts) {
+    if (max_ts < min_ts) {
+      return absl::InvalidArgumentError(absl::StrCat("time range [", min_ts, ", ", max_ts, ") has max below min"));
+    }
+    spec->max_ts = max_ts;
+  }
+  if (max_versions < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_versions ", max_versions, " is negative"));
+  }
+  spec->max_versions = max_versions == 0 ? 1 : max_versions;
+  spec->cache_blocks = !skip_block_cache;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ReadSpec> ReadSpecFromProto(const Table& t, const rpc::ReadOptions& r, bool reversed) {
   ReadSpec spec;
-  for (const rpc::ColumnSelection& c : r.columns()) {
-    if (!t.HasFamily(c.family())) return UnknownFamily(t, c.family());
-    ColumnSelection sel;
-    sel.family = c.family();
-    sel.qualifiers.assign(c.qualifiers().begin(), c.qualifiers().end());
-    spec.columns.push_back(std::move(sel));
+  spec.columns.resize(r.columns_size());
+  for (int i = 0; i < r.columns_size(); ++i) {
+    BASALT_RETURN_IF_ERROR(SetColumn(t, i, r.columns(i).family(), r.columns(i).qualifiers(), &spec));
   }
-  if (r.min_timestamp() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("min_timestamp ", r.min_timestamp(), " is negative"));
-  }
-  spec.min_ts = r.min_timestamp();
-  if (r.has_max_timestamp()) {
-    if (r.max_timestamp() < r.min_timestamp()) {
-      return absl::InvalidArgumentError(absl::StrCat("time range [", r.min_timestamp(), ", ", r.max_timestamp(),
-                                                     ") has max below min"));
-    }
-    spec.max_ts = r.max_timestamp();
-  }
-  if (r.max_versions() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_versions ", r.max_versions(), " is negative"));
-  }
-  spec.max_versions = r.max_versions() == 0 ? 1 : r.max_versions();
-  spec.cache_blocks = !r.skip_block_cache();
+  BASALT_RETURN_IF_ERROR(SetReadOptions(r.min_timestamp(), r.has_max_timestamp(), r.max_timestamp(),
+                                        r.max_versions(), r.skip_block_cache(), &spec));
   if (r.has_filter()) {
     BASALT_ASSIGN_OR_RETURN(spec.filter, RequestFilter::Make(r.filter(), reversed));
   }
@@ -452,16 +468,21 @@ absl::StatusOr<ReadSpec> DataService::ReadSpecOf(const Table& t, const rpc::Read
                                                  std::shared_ptr<RequestFilter>* request_filter) const {
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecFromProto(t, r, reversed));
   if (request_filter != nullptr) *request_filter = std::static_pointer_cast<RequestFilter>(spec.filter);
+  BASALT_RETURN_IF_ERROR(AddVisibility(t, r.has_transaction() ? &r.transaction() : nullptr, &spec));
+  return spec;
+}
+
+absl::Status DataService::AddVisibility(const Table& t, const rpc::TransactionSnapshot* tx, ReadSpec* spec) const {
   if (!t.spec().transactional) {
-    if (r.has_transaction()) {
+    if (tx != nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(
           "table ", t.name(), " is not transactional: read it outside the transaction (it has no snapshots)"));
     }
-    return spec;
+    return absl::OkStatus();
   }
   TxSnapshot snapshot;
-  if (r.has_transaction()) {
-    snapshot = SnapshotFromProto(r.transaction());
+  if (tx != nullptr) {
+    snapshot = SnapshotFromProto(*tx);
     if (snapshot.write_pointer < 0 || snapshot.read_pointer < 0 ||
         !std::is_sorted(snapshot.excluded.begin(), snapshot.excluded.end())) {
       return absl::InvalidArgumentError("the transaction snapshot is malformed (negative pointers, or its "
@@ -477,8 +498,8 @@ absl::StatusOr<ReadSpec> DataService::ReadSpecOf(const Table& t, const rpc::Read
     snapshot = (*tm)->ReadSnapshot();
   }
   // The table outlives the read (a Get holds it, a scan's cursor too), so its families do.
-  spec.filter = std::make_shared<TxFilter>(std::move(snapshot), &t.spec().families, std::move(spec.filter));
-  return spec;
+  spec->filter = std::make_shared<TxFilter>(std::move(snapshot), &t.spec().families, std::move(spec->filter));
+  return absl::OkStatus();
 }
 
 absl::Status DataService::StartTransaction(const rpc::StartTransactionRequest& req,
@@ -515,15 +536,42 @@ absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
   }
 }
 
+absl::Status DataService::GetInto(const Table& t, std::string_view row, const std::string& named_region,
+                                  const ReadSpec& spec, const RowResult** out) const {
+  BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(t, row, named_region));
+  thread_local RowResult result;  // reused: no allocation per cell once warm
+  BASALT_RETURN_IF_ERROR(Translate(t, h->region->Get(row, spec, &result), h));
+  *out = &result;
+  return absl::OkStatus();
+}
+
 absl::Status DataService::GetRow(const rpc::GetRequest& req, const RowResult** row) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(req.table(), req.region()));
   BASALT_RETURN_IF_ERROR(CheckRow(req.row()));
   BASALT_ASSIGN_OR_RETURN(ReadSpec spec, ReadSpecOf(*t, req.read(), /*reversed=*/false));
-  BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, req.row(), req.region()));
-  thread_local RowResult result;  // reused: no allocation per cell once warm
-  BASALT_RETURN_IF_ERROR(Translate(*t, h->region->Get(req.row(), spec, &result), h));
-  *row = &result;
-  return absl::OkStatus();
+  return GetInto(*t, req.row(), req.region(), spec, row);
+}
+
+absl::Status DataService::GetRow(const verbs::GetRequestView& req, const RowResult** row) {
+  thread_local std::string table;  // reused, as the spec below
+  table.assign(req.table.data(), req.table.size());
+  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, FindTable(table));
+  BASALT_RETURN_IF_ERROR(CheckRow(req.row));
+  thread_local ReadSpec spec;
+  spec.columns.resize(req.columns.size());
+  for (size_t i = 0; i < req.columns.size(); ++i) {
+    BASALT_RETURN_IF_ERROR(SetColumn(*t, i, req.columns[i].family, req.columns[i].qualifiers, &spec));
+  }
+  BASALT_RETURN_IF_ERROR(
+      SetReadOptions(req.min_ts, req.has_max_ts, req.max_ts, req.max_versions, req.skip_block_cache, &spec));
+  spec.filter.reset();
+  if (req.has_filter) {
+    BASALT_ASSIGN_OR_RETURN(spec.filter, RequestFilter::Make(req.filter, /*reversed=*/false));
+  }
+  BASALT_RETURN_IF_ERROR(AddVisibility(*t, req.has_transaction ? &req.transaction : nullptr, &spec));
+  absl::Status s = GetInto(*t, req.row, /*named_region=*/"", spec, row);
+  spec.filter.reset();  // nothing of this read outlives it
+  return s;
 }
 
 absl::Status DataService::Get(const rpc::GetRequest& req, rpc::GetResponse* resp) {

@@ -21,6 +21,7 @@
 #include "src/server/filters.h"
 #include "src/server/tables.h"
 #include "src/server/transactions.h"
+#include "transport/verbs/frame.h"
 
 namespace basalt::server {
 
@@ -76,6 +77,9 @@ class DataService {
   // Get's row as the engine returns it, for a caller that encodes the reply itself (the verbs
   // frame, without protobuf): *row stays valid until this thread's next Get or GetRow.
   absl::Status GetRow(const rpc::GetRequest& req, const RowResult** row);
+  // The same for a Get read in place from a verbs frame (no GetRequest built on the way): the
+  // same checks and errors, the same visibility for a transactional table.
+  absl::Status GetRow(const verbs::GetRequestView& req, const RowResult** row);
   absl::Status Mutate(const rpc::MutateRequest& req, rpc::MutateResponse* resp);
   // Per-row results in resp; the returned status fails only the whole call (bad table,
   // durability).
@@ -102,6 +106,14 @@ class DataService {
   // (tx_filter.h). `request_filter`, if given, gets the request's own filter.
   absl::StatusOr<ReadSpec> ReadSpecOf(const Table& t, const rpc::ReadOptions& r, bool reversed,
                                       std::shared_ptr<RequestFilter>* request_filter = nullptr) const;
+  // The visibility filter of a transactional table's read, wrapped around spec->filter: the
+  // snapshot's (`tx`), or what has committed by now (null). A snapshot on a table that is not
+  // transactional is refused.
+  absl::Status AddVisibility(const Table& t, const rpc::TransactionSnapshot* tx, ReadSpec* spec) const;
+  // The Get of `row` (its region: `named_region`'s, or the one holding it) into this thread's
+  // reused row.
+  absl::Status GetInto(const Table& t, std::string_view row, const std::string& named_region, const ReadSpec& spec,
+                       const RowResult** out) const;
   absl::StatusOr<TransactionManager*> Transactions() const;
   absl::StatusOr<Durability> DurabilityOf(int d) const;
 

@@ -13,24 +13,62 @@
 #include "transport/verbs/path.h"
 
 namespace basalt::server {
-namespace {
-
-// The engine's row as the verbs frame's ReplyRow (null: an empty row).
-class RowReply final : public verbs::ReplyRow {
- public:
-  explicit RowReply(const RowResult* row) : row_(row) {}
-  std::string_view row() const override { return row_ != nullptr ? row_->row() : std::string_view(); }
-  size_t size() const override { return row_ != nullptr ? row_->size() : 0; }
-  verbs::ReplyCell cell(size_t i) const override {
-    const CellView& c = row_->cells()[i];
-    return verbs::ReplyCell{c.family, c.qualifier, c.value, c.timestamp, c.type == CellType::kPut};
+verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access, metrics::Registry* metrics) {
+  verbs::VerbsHandlers h;
+  std::optional<OpMetrics> get_metrics, mutate_metrics;
+  if (kCountCalls && metrics != nullptr) {
+    get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
+    mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
   }
-
- private:
-  const RowResult* row_;
-};
-
-}  // namespace
+  // Each request is authorised as the caller its session was issued to (authorize.h), as over
+  // gRPC; with authorisation off nothing is looked at.
+  const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
+  // The request is read in place and the reply frame encoded straight from the engine's row: no
+  // GetRequest or GetResponse on the way, unless the caller may read only part of the table.
+  h.get = [data, ac, m = get_metrics](const void* principal, uint64_t request_id, const verbs::GetRequestView& req,
+                                      absl::Span<uint8_t> out, uint64_t* needed) -> size_t {
+    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const size_t request_bytes = req.frame_bytes;  // `out` may overwrite the request: read it first
+    absl::Status s;
+    const RowResult* row = nullptr;
+    if (ac == nullptr) {
+      s = data->GetRow(req, &row);
+    } else if (principal == nullptr) {
+      s = absl::PermissionDeniedError("a verbs session with no caller");
+    } else {
+      const Identity& id = *static_cast<const Identity*>(principal);
+      PermScope whole;
+      whole.table = std::string(req.table);
+      if (ac->Holds(id, kPermRead, whole)) {
+        s = data->GetRow(req, &row);  // the whole table may be read: the request as it is
+      } else {
+        thread_local rpc::GetRequest narrowed;  // narrowed to what the caller may read, or refused
+        verbs::GetRequestFromView(req, &narrowed);
+        s = Authorize(*ac, id, &narrowed);
+        if (s.ok()) s = data->GetRow(narrowed, &row);
+      }
+    }
+    const RowReply reply(row);
+    const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out, needed);
+    // Request and reply bytes: the frames', headers included (the gRPC path counts the protobuf
+    // messages').
+    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), request_bytes, s.ok() ? n : 0);
+    return n;
+  };
+  h.mutate = [data, ac, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
+    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status s;
+    if (ac != nullptr) {
+      s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
+                               : Authorize(*ac, *static_cast<const Identity*>(principal), req);
+    }
+    rpc::MutateResponse unused;
+    if (s.ok()) s = data->Mutate(req, &unused);
+    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), 0);
+    return s;
+  };
+  return h;
+}
 
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
@@ -69,55 +107,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   o.rendezvous_budget = config.rdma_rendezvous_budget;
   o.spin = absl::Microseconds(config.rdma_spin_us);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
-  verbs::VerbsHandlers h;
-  std::optional<OpMetrics> get_metrics, mutate_metrics;
-  if (kCountCalls && metrics != nullptr) {
-    get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
-    mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
-  }
-  // Each request is authorised as the caller its session was issued to (authorize.h), as over
-  // gRPC; with authorisation off nothing is looked at.
-  const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
-  // The reply frame is encoded straight from the engine's row (no GetResponse on the way).
-  h.get = [data, ac, m = get_metrics](const void* principal, uint64_t request_id, const rpc::GetRequest& req,
-                                      absl::Span<uint8_t> out, uint64_t* needed) -> size_t {
-    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s;
-    const RowResult* row = nullptr;
-    if (ac == nullptr) {
-      s = data->GetRow(req, &row);
-    } else if (principal == nullptr) {
-      s = absl::PermissionDeniedError("a verbs session with no caller");
-    } else {
-      const Identity& id = *static_cast<const Identity*>(principal);
-      PermScope whole;
-      whole.table = req.table();
-      if (ac->Holds(id, kPermRead, whole)) {
-        s = data->GetRow(req, &row);  // the whole table may be read: the request as it is
-      } else {
-        rpc::GetRequest narrowed = req;  // narrowed to what the caller may read, or refused
-        s = Authorize(*ac, id, &narrowed);
-        if (s.ok()) s = data->GetRow(narrowed, &row);
-      }
-    }
-    const RowReply reply(row);
-    const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out, needed);
-    // Reply bytes: the frame's, header included (the gRPC path counts the protobuf reply's).
-    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), s.ok() ? n : 0);
-    return n;
-  };
-  h.mutate = [data, ac, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
-    const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status s;
-    if (ac != nullptr) {
-      s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
-                               : Authorize(*ac, *static_cast<const Identity*>(principal), req);
-    }
-    rpc::MutateResponse unused;
-    if (s.ok()) s = data->Mutate(req, &unused);
-    if (m.has_value()) m->Record(s.ok(), MicrosSince(start), req.ByteSizeLong(), 0);
-    return s;
-  };
+  verbs::VerbsHandlers h = VerbsHandlersFor(data, access, metrics);
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> server = verbs::VerbsServer::Start(o, std::move(h));
   if (!server.ok()) {

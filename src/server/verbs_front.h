@@ -11,9 +11,31 @@
 #include "common/metrics.h"
 #include "src/server/config.h"
 #include "src/server/service.h"
+#include "storage/region.h"
 #include "transport/verbs/server.h"
 
 namespace basalt::server {
+
+// The engine's row as the verbs frame's ReplyRow (null: an empty row).
+class RowReply final : public verbs::ReplyRow {
+ public:
+  explicit RowReply(const RowResult* row) : row_(row) {}
+  std::string_view row() const override { return row_ != nullptr ? row_->row() : std::string_view(); }
+  size_t size() const override { return row_ != nullptr ? row_->size() : 0; }
+  verbs::ReplyCell cell(size_t i) const override {
+    const CellView& c = row_->cells()[i];
+    return verbs::ReplyCell{c.family, c.qualifier, c.value, c.timestamp, c.type == CellType::kPut};
+  }
+
+ private:
+  const RowResult* row_;
+};
+
+// The Get and Mutate handlers StartVerbs serves with (no `schedule`: the caller's): each request
+// authorised as StartVerbs says, counted in `metrics` when given. A Get is served from the frame read in
+// place and its reply encoded from the engine's row, as DataService::Get would answer it.
+verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access,
+                                      metrics::Registry* metrics = nullptr);
 
 // rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
 // whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:

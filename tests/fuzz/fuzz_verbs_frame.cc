@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "google/protobuf/util/message_differencer.h"
@@ -43,9 +44,17 @@ void CheckRequestRoundTrip(absl::Span<const uint8_t> in, uint64_t id, const Req&
   DecodedRequest again;
   absl::Status d = verbs::DecodeRequest(absl::MakeConstSpan(out), &again);
   FUZZ_CHECK(d.ok(), "decoding a re-encoded request: %s", std::string(d.message()).c_str());
-  const Req* req2 = std::get_if<Req>(&again.request);
-  FUZZ_CHECK(req2 != nullptr && again.header.request_id == id, "re-decoded request has another op or id");
-  FUZZ_CHECK(MessageDifferencer::Equals(*req2, req), "re-decoded request differs");
+  Req req2;
+  if constexpr (std::is_same_v<Req, rpc::GetRequest>) {
+    FUZZ_CHECK(again.header.op == FrameOp::kGet && again.header.request_id == id,
+               "re-decoded request has another op or id");
+    verbs::GetRequestFromView(again.get, &req2);  // views into `out`, still here
+  } else {
+    FUZZ_CHECK(again.header.op == FrameOp::kMutate && again.header.request_id == id,
+               "re-decoded request has another op or id");
+    req2 = again.mutate;
+  }
+  FUZZ_CHECK(MessageDifferencer::Equals(req2, req), "re-decoded request differs");
 }
 
 void CheckRequest(absl::Span<const uint8_t> in) {
@@ -72,16 +81,18 @@ void CheckRequest(absl::Span<const uint8_t> in) {
     FUZZ_CHECK(n == in.size() && std::equal(out.begin(), out.end(), in.begin()), "re-encoded rendezvous differs");
     return;
   }
-  if (const auto* get = std::get_if<rpc::GetRequest>(&d.request)) {
-    FUZZ_CHECK(d.header.op == FrameOp::kGet, "Get message from a Mutate frame");
+  if (d.header.op == FrameOp::kGet) {
+    FUZZ_CHECK(d.get.frame_bytes == in.size(), "a Get view of %zu bytes from a %zu-byte frame", d.get.frame_bytes,
+               in.size());
+    rpc::GetRequest get;
+    verbs::GetRequestFromView(d.get, &get);
     const verbs::RemoteBuffer* reply_buffer = d.reply_buffer.has_value() ? &*d.reply_buffer : nullptr;
-    CheckRequestRoundTrip(in, d.header.request_id, *get,
+    CheckRequestRoundTrip(in, d.header.request_id, get,
                           [reply_buffer](uint64_t id, const rpc::GetRequest& req, absl::Span<uint8_t> out) {
                             return verbs::EncodeGetRequest(id, req, out, reply_buffer);
                           });
   } else {
-    FUZZ_CHECK(d.header.op == FrameOp::kMutate, "Mutate message from a Get frame");
-    CheckRequestRoundTrip(in, d.header.request_id, std::get<rpc::MutateRequest>(d.request),
+    CheckRequestRoundTrip(in, d.header.request_id, d.mutate,
                           verbs::EncodeMutateRequest);
   }
 }

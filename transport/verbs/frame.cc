@@ -259,48 +259,34 @@ absl::Status CanonicalMessage32(Reader& r, const char* what, google::protobuf::M
   return absl::OkStatus();
 }
 
-absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, rpc::GetRequest* req,
+absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, GetRequestView* v,
                            std::optional<RemoteBuffer>* reply_buffer) {
-  std::string_view s;
-  BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
-  req->set_table(s.data(), s.size());
-  BASALT_RETURN_IF_ERROR(r.Bytes32("row", &s));
-  req->set_row(s.data(), s.size());
-  // Always present, as the client sends it (client/table.cc BuildGet).
-  rpc::ReadOptions* read = req->mutable_read();
-  int64_t ts = 0;
-  BASALT_RETURN_IF_ERROR(r.I64("min_ts", &ts));
-  read->set_min_timestamp(ts);
-  bool has_max = false;
-  BASALT_RETURN_IF_ERROR(OptionalTimestamp(r, "max_ts", &has_max, &ts));
-  if (has_max) read->set_max_timestamp(ts);
-  int32_t max_versions = 0;
-  BASALT_RETURN_IF_ERROR(r.I32("max_versions", &max_versions));
-  read->set_max_versions(max_versions);
+  BASALT_RETURN_IF_ERROR(r.Bytes16("table", &v->table));
+  BASALT_RETURN_IF_ERROR(r.Bytes32("row", &v->row));
+  BASALT_RETURN_IF_ERROR(r.I64("min_ts", &v->min_ts));
+  BASALT_RETURN_IF_ERROR(OptionalTimestamp(r, "max_ts", &v->has_max_ts, &v->max_ts));
+  BASALT_RETURN_IF_ERROR(r.I32("max_versions", &v->max_versions));
   uint8_t skip = 0;
   BASALT_RETURN_IF_ERROR(r.Enum("skip_block_cache", 1, &skip));
-  read->set_skip_block_cache(skip != 0);
+  v->skip_block_cache = skip != 0;
   size_t at = r.pos();
   uint16_t ncolumns = 0;
   BASALT_RETURN_IF_ERROR(r.U16("ncolumns", &ncolumns));
   BASALT_RETURN_IF_ERROR(r.Count("columns", at, ncolumns, kMinColumn));
-  read->mutable_columns()->Reserve(ncolumns);
-  for (uint16_t i = 0; i < ncolumns; ++i) {
-    rpc::ColumnSelection* col = read->add_columns();
-    BASALT_RETURN_IF_ERROR(r.Bytes16("family", &s));
-    col->set_family(s.data(), s.size());
+  v->columns.resize(ncolumns);
+  for (GetRequestView::Column& col : v->columns) {
+    BASALT_RETURN_IF_ERROR(r.Bytes16("family", &col.family));
     at = r.pos();
     uint32_t nq = 0;
     BASALT_RETURN_IF_ERROR(r.U32("nqualifiers", &nq));
     BASALT_RETURN_IF_ERROR(r.Count("qualifiers", at, nq, kMinQualifier));
-    col->mutable_qualifiers()->Reserve(static_cast<int>(nq));  // nq <= frame size / 4 < 2^31
-    for (uint32_t j = 0; j < nq; ++j) {
-      BASALT_RETURN_IF_ERROR(r.Bytes32("qualifier", &s));
-      col->add_qualifiers(s.data(), s.size());
-    }
+    col.qualifiers.resize(nq);
+    for (std::string_view& q : col.qualifiers) BASALT_RETURN_IF_ERROR(r.Bytes32("qualifier", &q));
   }
-  if (with_filter) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "filter", read->mutable_filter()));
-  if (with_transaction) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "snapshot", read->mutable_transaction()));
+  v->has_filter = with_filter;
+  if (with_filter) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "filter", &v->filter));
+  v->has_transaction = with_transaction;
+  if (with_transaction) BASALT_RETURN_IF_ERROR(CanonicalMessage32(r, "snapshot", &v->transaction));
   if (reply_buffer != nullptr) {
     RemoteBuffer b;
     BASALT_RETURN_IF_ERROR(r.U64("reply buffer addr", &b.addr));
@@ -560,18 +546,34 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
   if (end != in.size()) return Malformed(absl::StrCat(in.size() - end, " trailing bytes"), end);
   out->header = h;
   Reader r(in.data(), kFrameHeaderSize, end);
-  // Reuse the message the variant holds: Clear() keeps its strings' and fields' capacity.
   if (h.op == FrameOp::kGet) {
-    auto* req = std::get_if<rpc::GetRequest>(&out->request);
-    if (req == nullptr) req = &out->request.emplace<rpc::GetRequest>();
-    req->Clear();
-    return DecodeGetBody(r, (h.flags & kFlagFilter) != 0, (h.flags & kFlagTransaction) != 0, req,
+    out->get.frame_bytes = end;
+    return DecodeGetBody(r, (h.flags & kFlagFilter) != 0, (h.flags & kFlagTransaction) != 0, &out->get,
                          (h.flags & kFlagReplyBuffer) != 0 ? &out->reply_buffer : nullptr);
   }
-  auto* req = std::get_if<rpc::MutateRequest>(&out->request);
-  if (req == nullptr) req = &out->request.emplace<rpc::MutateRequest>();
+  out->mutate.Clear();  // keeps its strings' and fields' capacity
+  return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, &out->mutate);
+}
+
+void GetRequestFromView(const GetRequestView& v, rpc::GetRequest* req) {
   req->Clear();
-  return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, req);
+  req->set_table(v.table.data(), v.table.size());
+  req->set_row(v.row.data(), v.row.size());
+  // Always present, as the client sends it (client/table.cc BuildGet).
+  rpc::ReadOptions* read = req->mutable_read();
+  read->set_min_timestamp(v.min_ts);
+  if (v.has_max_ts) read->set_max_timestamp(v.max_ts);
+  read->set_max_versions(v.max_versions);
+  read->set_skip_block_cache(v.skip_block_cache);
+  read->mutable_columns()->Reserve(static_cast<int>(v.columns.size()));
+  for (const GetRequestView::Column& c : v.columns) {
+    rpc::ColumnSelection* col = read->add_columns();
+    col->set_family(c.family.data(), c.family.size());
+    col->mutable_qualifiers()->Reserve(static_cast<int>(c.qualifiers.size()));
+    for (std::string_view q : c.qualifiers) col->add_qualifiers(q.data(), q.size());
+  }
+  if (v.has_filter) *read->mutable_filter() = v.filter;
+  if (v.has_transaction) *read->mutable_transaction() = v.transaction;
 }
 
 absl::Status DecodeRendezvousRequest(absl::Span<const uint8_t> in, const FrameHeader& descriptor,

@@ -40,7 +40,7 @@
 #include <cstdint>
 #include <string_view>
 #include <optional>
-#include <variant>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -115,21 +115,48 @@ absl::StatusOr<size_t> EncodeGetRequest(uint64_t request_id, const rpc::GetReque
 absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::MutateRequest& req,
                                            absl::Span<uint8_t> out);
 
+// A Get request read in place (the server side): the frame's fields, its strings views into the
+// frame's bytes (valid while they are), so that the server calls the store without building a
+// GetRequest on the way. The filter and snapshot, carried as protobuf, are parsed (into the
+// view's own messages, reused). Reusable: decoding into it again keeps its vectors' capacity.
+struct GetRequestView {
+  struct Column {
+    std::string_view family;
+    std::vector<std::string_view> qualifiers;  // none: the whole family
+  };
+  std::string_view table, row;
+  int64_t min_ts = 0;
+  bool has_max_ts = false;
+  int64_t max_ts = 0;  // 0 unless has_max_ts
+  int32_t max_versions = 0;
+  bool skip_block_cache = false;
+  std::vector<Column> columns;  // none: every family
+  bool has_filter = false;      // kFlagFilter
+  rpc::Filter filter;
+  bool has_transaction = false;  // kFlagTransaction
+  rpc::TransactionSnapshot transaction;
+  size_t frame_bytes = 0;  // the whole request frame's, header included
+};
+// The GetRequest the view was encoded from (EncodeGetRequest of it gives the frame's bytes
+// again, with the same reply buffer): for a caller that needs the message itself.
+void GetRequestFromView(const GetRequestView& view, rpc::GetRequest* req);
+
 // A decoded request (the server side).
 struct DecodedRequest {
   FrameHeader header;
   std::optional<RemoteBuffer> reply_buffer;  // a Get's, with kFlagReplyBuffer (length = capacity)
-  std::variant<rpc::GetRequest, rpc::MutateRequest> request;
-  // Set for a rendezvous descriptor (kFlagRendezvous): `request` is then not decoded; the
-  // server reads the request from here and decodes it with DecodeRendezvousRequest.
+  GetRequestView get;                        // header.op == kGet: views into the frame decoded
+  rpc::MutateRequest mutate;                 // header.op == kMutate
+  // Set for a rendezvous descriptor (kFlagRendezvous): neither is then decoded; the server
+  // reads the request from here and decodes it with DecodeRendezvousRequest.
   std::optional<RemoteBuffer> rendezvous;
 };
 // Decodes a whole request frame (header and body). InvalidArgument on anything malformed,
 // including a reply op, a status or flags other than 0 (kFlagFilter and kFlagReplyBuffer on a
 // Get, kFlagTransaction; kFlagRendezvous alone), a filter or snapshot that does not parse or is
-// not as the encoder serializes it, or bytes after the body. The decoded
-// GetRequest always has `read` set and the MutateRequest `mutation`, as the client sends them;
-// a message the variant already holds is reused (cleared, capacity kept).
+// not as the encoder serializes it, or bytes after the body. A Get is read in place (`get`
+// refers to `in`'s bytes); a Mutate is decoded into `mutate`, which always has `mutation` set,
+// as the client sends it. What `out` held is reused (cleared, capacity kept).
 absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out);
 // Decodes the request a rendezvous descriptor `descriptor` pointed at (read into `in`): as
 // DecodeRequest, and its op and id must be the descriptor's and it may not be a descriptor.

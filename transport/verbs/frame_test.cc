@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -148,9 +149,15 @@ T DecodeAs(const Bytes& frame, uint64_t want_id) {
   EXPECT_TRUE(s.ok()) << s;
   EXPECT_EQ(d.header.request_id, want_id);
   EXPECT_EQ(d.header.body_len, frame.size() - kFrameHeaderSize);
-  const T* req = std::get_if<T>(&d.request);
-  EXPECT_NE(req, nullptr);
-  return req != nullptr ? *req : T();
+  T req;
+  if constexpr (std::is_same_v<T, rpc::GetRequest>) {
+    EXPECT_EQ(d.header.op, FrameOp::kGet);
+    GetRequestFromView(d.get, &req);  // the view refers to `frame`, which outlives it
+  } else {
+    EXPECT_EQ(d.header.op, FrameOp::kMutate);
+    req = d.mutate;
+  }
+  return req;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,20 +497,35 @@ TEST(VerbsFrameTest, RequestFieldsTheFrameCannotCarry) {
   EXPECT_EQ(EncodeMutateRequest(1, mut, absl::MakeSpan(out)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(VerbsFrameTest, DecodeRequestReusesTheMessageItHolds) {
+TEST(VerbsFrameTest, DecodeRequestReusesWhatItHolds) {
   DecodedRequest d;
-  ASSERT_TRUE(DecodeRequest(Whole(EncodeGet(1, FullGet())), &d).ok());
+  const Bytes full = EncodeGet(1, FullGet());
+  ASSERT_TRUE(DecodeRequest(Whole(full), &d).ok());
+  EXPECT_EQ(d.get.frame_bytes, full.size());
+  // A Get is read in place: its strings are views into the frame.
+  EXPECT_GE(d.get.row.data(), reinterpret_cast<const char*>(full.data()));
+  EXPECT_LT(d.get.row.data(), reinterpret_cast<const char*>(full.data() + full.size()));
   rpc::GetRequest small;
   small.set_table("x");
   small.mutable_read();
-  ASSERT_TRUE(DecodeRequest(Whole(EncodeGet(2, small)), &d).ok());
-  ASSERT_TRUE(std::holds_alternative<rpc::GetRequest>(d.request));
-  EXPECT_TRUE(MessageDifferencer::Equals(std::get<rpc::GetRequest>(d.request), small));
+  const Bytes small_frame = EncodeGet(2, small);
+  ASSERT_TRUE(DecodeRequest(Whole(small_frame), &d).ok());
+  EXPECT_EQ(d.header.op, FrameOp::kGet);
+  EXPECT_TRUE(d.get.columns.empty());  // nothing of the last Get stays
+  EXPECT_FALSE(d.get.has_filter);
+  EXPECT_FALSE(d.get.has_transaction);
+  rpc::GetRequest got;
+  GetRequestFromView(d.get, &got);
+  EXPECT_TRUE(MessageDifferencer::Equals(got, small));
   ASSERT_TRUE(DecodeRequest(Whole(EncodeMutate(3, FullMutate())), &d).ok());
-  ASSERT_TRUE(std::holds_alternative<rpc::MutateRequest>(d.request));
-  EXPECT_TRUE(MessageDifferencer::Equals(std::get<rpc::MutateRequest>(d.request), FullMutate()));
+  EXPECT_TRUE(MessageDifferencer::Equals(d.mutate, FullMutate()));
   EXPECT_EQ(d.header.op, FrameOp::kMutate);
   EXPECT_EQ(d.header.request_id, 3u);
+  rpc::MutateRequest one;
+  one.set_table("y");
+  one.mutable_mutation()->set_row("r");
+  ASSERT_TRUE(DecodeRequest(Whole(EncodeMutate(4, one)), &d).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(d.mutate, one));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -613,7 +635,7 @@ TEST(VerbsFrameTest, ARendezvousNamesWhereTheRequestIsAndTheRequestReadMustBeIts
   big.resize(*n);
   DecodedRequest read;
   ASSERT_TRUE(DecodeRendezvousRequest(Whole(big), d.header, &read).ok());
-  EXPECT_EQ(std::get<rpc::MutateRequest>(read.request).mutation().mutations(0).value().size(), 100000u);
+  EXPECT_EQ(read.mutate.mutation().mutations(0).value().size(), 100000u);
   EXPECT_FALSE(read.rendezvous.has_value());
   Bytes other(200000);
   n = EncodeMutateRequest(43, m, absl::MakeSpan(other));
@@ -648,7 +670,9 @@ TEST(VerbsFrameTest, AGetCarriesItsReplyBufferAndTheRepliesSayWhereTheReplyWent)
   ASSERT_TRUE(DecodeRequest(Whole(b), &d).ok());
   ASSERT_TRUE(d.reply_buffer.has_value());
   ExpectSameBuffer(*d.reply_buffer, buffer);
-  EXPECT_EQ(std::get<rpc::GetRequest>(d.request).SerializeAsString(), FullGet().SerializeAsString());
+  rpc::GetRequest decoded;
+  GetRequestFromView(d.get, &decoded);
+  EXPECT_EQ(decoded.SerializeAsString(), FullGet().SerializeAsString());
   ASSERT_TRUE(DecodeRequest(Whole(EncodeGet(5, FullGet())), &d).ok());
   EXPECT_FALSE(d.reply_buffer.has_value());  // reset by the next decode
   EXPECT_EQ(DecodeReqStatus(Bytes(b.begin(), b.end() - 1)).code(), absl::StatusCode::kInvalidArgument);

@@ -293,7 +293,7 @@ TEST(RdmaDevices, NamesDevicesOrSaysNoRdmaDevice) {
 
 VerbsHandlers Handlers() {
   VerbsHandlers h;
-  h.get = [](const void*, uint64_t id, const rpc::GetRequest&, absl::Span<uint8_t> out, uint64_t*) {
+  h.get = [](const void*, uint64_t id, const GetRequestView&, absl::Span<uint8_t> out, uint64_t*) {
     return EncodeGetReply(id, absl::OkStatus(), nullptr, out);
   };
   h.mutate = [](const void*, const rpc::MutateRequest&) { return absl::OkStatus(); };

@@ -517,15 +517,14 @@ struct VerbsServer::Impl {
       malformed.fetch_add(1, std::memory_order_relaxed);
       return SendError(se.get(), r->held, r->descriptor, decoded);
     }
-    const Held held = r->held;
-    r.reset();  // decoded into the request: the buffer goes before the request is served
-    Dispatch(se, held, req);
+    // A Get is read in place: its buffer goes once the Get is served (a Mutate's, once decoded).
+    Dispatch(se, r->held, req);
   }
 
   // A Get whose client gave a reply buffer: a reply too large for the client's receive buffer
   // is written into it when it fits, or the client is told how large it is.
   void ServeIntoReplyBuffer(const std::shared_ptr<ServerEndpoint>& se, const Held& held, uint64_t id,
-                            const rpc::GetRequest& get, const RemoteBuffer& where) {
+                            const GetRequestView& get, const RemoteBuffer& where) {
     uint64_t needed = 0;
     const size_t cap = std::min<size_t>(where.length, options.rendezvous_bytes);
     const absl::Span<uint8_t> reply = se->Reply(held);
@@ -563,12 +562,12 @@ struct VerbsServer::Impl {
 
   void Dispatch(const std::shared_ptr<ServerEndpoint>& se, const Held& held, DecodedRequest* req) {
     const uint64_t id = req->header.request_id;
-    if (auto* get = std::get_if<rpc::GetRequest>(&req->request)) {
-      if (req->reply_buffer.has_value()) return ServeIntoReplyBuffer(se, held, id, *get, *req->reply_buffer);
-      return Send(se.get(), held, handlers.get(se->principal.get(), id, *get, se->Reply(held), nullptr));
+    if (req->header.op == FrameOp::kGet) {
+      if (req->reply_buffer.has_value()) return ServeIntoReplyBuffer(se, held, id, req->get, *req->reply_buffer);
+      return Send(se.get(), held, handlers.get(se->principal.get(), id, req->get, se->Reply(held), nullptr));
     }
     // A write leaves the helper: it takes its request with it.
-    auto mutation = std::make_shared<rpc::MutateRequest>(std::move(std::get<rpc::MutateRequest>(req->request)));
+    auto mutation = std::make_shared<rpc::MutateRequest>(std::move(req->mutate));
     auto run = [this, se, held, mutation, id] {
       absl::Status st = handlers.mutate(se->principal.get(), *mutation);
       Send(se.get(), held, EncodeMutateReply(id, st, se->Reply(held)));

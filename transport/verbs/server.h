@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "proto/basalt.pb.h"
 #include "transport/verbs/datapath.h"
+#include "transport/verbs/frame.h"
 
 namespace basalt::verbs {
 
@@ -74,7 +75,9 @@ struct VerbsHandlers {
   // Serves a Get and writes its reply frame for `request_id` into `out` (EncodeGetReply or
   // EncodeGetReplyRow; `out` holds at least kMinReplyBuffer bytes); returns the frame's length.
   // `needed`: as EncodeGetReplyRow's (the frame's size when the row is too large for `out`).
-  std::function<size_t(const void* principal, uint64_t request_id, const rpc::GetRequest&, absl::Span<uint8_t> out,
+  // The request is read in place, and `out` may be the very buffer it is in: the handler is
+  // done with the view before it writes the reply.
+  std::function<size_t(const void* principal, uint64_t request_id, const GetRequestView&, absl::Span<uint8_t> out,
                        uint64_t* needed)>
       get;
   std::function<absl::Status(const void* principal, const rpc::MutateRequest&)> mutate;
