@@ -878,11 +878,33 @@ absl::StatusOr<std::unique_ptr<ScanCursor>> DataService::OpenScan(const rpc::Sca
   if (!scanner.ok()) return Translate(*t, scanner.status());
   c->table_ = std::move(t);
   c->scanner_ = *std::move(scanner);
+  c->region_ = req.region();
+  c->tables_ = tables_;
   return c;
 }
 
 ScanCursor::~ScanCursor() {
   if (close_hook_ != 0) table_->RemoveCloseHook(close_hook_);
+}
+
+absl::Status ScanCursor::CheckRegionServed() {
+  if (region_.empty()) return absl::OkStatus();
+  // No lookup until a close, split, merge or open on this server replaced the table.
+  std::shared_ptr<Table> seen = served_in_.lock();
+  if (!(seen != nullptr ? seen : table_)->superseded()) return absl::OkStatus();
+  absl::StatusOr<std::shared_ptr<Table>> now = tables_->Find(table_->name());
+  if (now.ok() && *now != nullptr) {
+    const std::vector<HostedRegion>& hosted = (*now)->regions();
+    if (std::any_of(hosted.begin(), hosted.end(), [&](const HostedRegion& h) {
+          return !h.placeholder && !h.unassigned && h.encoded_name == region_;
+        })) {
+      served_in_ = *now;
+      return absl::OkStatus();
+    }
+  }
+  return NotServingRegionError(region_, absl::StrCat("region ", region_, " of table ", table_->name(),
+                                                     " closed while scanned (it split, merged or moved): the scan "
+                                                     "goes on after its last row, where that row is now"));
 }
 
 void ScanCursor::CancelOnClose(std::function<void()> cancel) {
@@ -897,6 +919,7 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
   for (uint32_t n = 0; n < rows_per_message_ && bytes < bytes_per_message_; ++n) {
     // A disabled table ends its scans at the next message, so Enable need not wait for them.
     if (table_->closed()) return table_->ClosedError();
+    if (n == 0) BASALT_RETURN_IF_ERROR(CheckRegionServed());
     absl::StatusOr<bool> more = scanner_->Next(&row_);
     if (!more.ok()) return more.status();
     if (!*more) {

@@ -51,12 +51,19 @@ class ScanCursor {
   // Fills *out with the next rows, up to rows_per_message rows or about bytes_per_message
   // bytes (at least one row). Sets *done when the scan has no more rows (*out may then be
   // empty), and the rows each page filter let through (rpc::ScanResponse::page_rows). DataLoss
-  // on a corrupt block; the table's closed error if it was disabled.
+  // on a corrupt block; the table's closed error if it was disabled. A scan of one region (a
+  // cluster's client names it) whose region is no longer served here ends with
+  // NotServingRegion: the client resumes after the last row it got, where the row is now.
   absl::Status Next(rpc::ScanResponse* out, bool* done);
 
  private:
   friend class DataService;
   ScanCursor() = default;
+  // OK while the scan's named region is served here. Once it split, merged, moved or was
+  // unassigned, its files may go while the scan still reads them (the master's janitor, a
+  // compaction on its new server, on the storage they share), so the scan ends instead, as an
+  // HBase region server's open scanners do when their region closes.
+  absl::Status CheckRegionServed();
   // Declared before scanner_: the scanner must be destroyed before the region it reads.
   std::shared_ptr<Table> table_;
   std::unique_ptr<RegionScanner> scanner_;
@@ -65,6 +72,11 @@ class ScanCursor {
   RowResult row_;
   std::shared_ptr<RequestFilter> filter_;  // the scan's, or null
   uint64_t close_hook_ = 0;
+  // A scan of one region: its encoded name, where to look whether it is still served, and the
+  // newest table it was last seen in (the cursor's own once a move or split superseded that).
+  std::string region_;
+  const TableManager* tables_ = nullptr;
+  std::weak_ptr<Table> served_in_;
 };
 
 class DataService {

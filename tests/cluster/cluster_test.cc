@@ -673,6 +673,58 @@ TEST_F(Cluster, ARegionServerAsksTheMasterToSplitARegionThatGrew) {
   EXPECT_EQ(found.size(), 800u);
 }
 
+// A scan open on a region that moves goes on where the region is now. The old server ends its
+// cursor at the next message (NotServingRegion) instead of reading on in files that are no
+// longer its own, and the client resumes after the last row it got (HBase's scanners do the
+// same). Here those files do go: the new server's major compaction rewrites the store and
+// removes them from RADOS, and the scan skips the block cache, so a cursor left reading them
+// fails.
+TEST_F(Cluster, AScanGoesOnWhereItsRegionMovedOnceTheOldFilesAreGone) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("s")).ok());
+  auto table = conn->GetTable("s");
+  constexpr int kRows = 1500;  // 1 KiB each: ~24 blocks
+  std::vector<RowMutationsBase> batch;
+  for (int i = 0; i < kRows; ++i) {
+    batch.push_back(Put(absl::StrCat("row", 10000 + i)).Add("f", "q", std::string(1000, static_cast<char>('a' + i % 26))));
+  }
+  auto statuses = table->Batch(batch);
+  ASSERT_TRUE(statuses.ok()) << statuses.status();
+  ASSERT_TRUE(conn->GetAdmin()->Flush("s").ok());
+
+  auto scanner = table->GetScanner(Scan().SetCaching(10).SetCacheBlocks(false));
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  std::vector<std::string> rows;
+  Result r;
+  for (int i = 0; i < 25; ++i) {
+    auto more = (*scanner)->Next(&r);
+    ASSERT_TRUE(more.ok() && *more) << more.status();
+    rows.push_back(r.row());
+  }
+  auto regions = conn->GetAdmin()->ListRegions("s");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1u) << regions.status();
+  const std::string from = regions->front().server;
+  const std::string to = servers[0]->address() == from ? servers[1]->address() : servers[0]->address();
+  ASSERT_TRUE(conn->GetAdmin()->Move(regions->front().encoded_name, to).ok());
+  // The new server writes the store anew and removes the files the scan began on.
+  ASSERT_TRUE(table->Put(Put("row09999").Add("f", "q", "after the move")).ok());
+  ASSERT_TRUE(conn->GetAdmin()->MajorCompact("s").ok());
+  for (;;) {
+    auto more = (*scanner)->Next(&r);
+    ASSERT_TRUE(more.ok()) << more.status() << " after " << rows.size() << " rows";
+    if (!*more) break;
+    rows.push_back(r.row());
+  }
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kRows));  // every row once, in order
+  for (int i = 0; i < kRows; ++i) ASSERT_EQ(rows[i], absl::StrCat("row", 10000 + i));
+  EXPECT_EQ(RegionsPerServer(conn.get(), "s"), (std::map<std::string, int>{{to, 1}}));
+}
+
 TEST_F(Cluster, ConnectingNeedsTheAddressOrTheQuorumAndAClusterWithAMaster) {
   ConnectionOptions o;
   o.zookeeper_quorum = TestZkQuorum();
