@@ -115,6 +115,19 @@ class ClusterFixture : public ::testing::Test {
     }
     ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == static_cast<size_t>(n); }));
   }
+  // Master m1, `n` region servers (live, and the master serving) and a client.
+  struct Servers {
+    std::unique_ptr<ChildProcess> master;
+    std::vector<std::unique_ptr<ServerProcess>> servers;
+    std::unique_ptr<Connection> conn;
+  };
+  void StartServersAndConnect(int n, Servers* out) {
+    out->master = StartMaster("m1");
+    ASSERT_TRUE(out->master);
+    ASSERT_NO_FATAL_FAILURE(StartServers(n, &out->servers));
+    out->conn = Connect();
+    ASSERT_TRUE(out->conn);
+  }
   // A master and one region server started under `launcher` (e.g. {"env",
   // "BASALT_FAULT_POINT=..."}), once the master serves and the server is live, and a client.
   struct OneServer {

@@ -100,12 +100,10 @@ void CheckFiltersAndReversedScansAcrossRegions(Table* table) {
 }
 
 TEST_F(Cluster, ThreeServersShareATableAndAKilledServersRegionsServeElsewhereWithEveryAcknowledgedWrite) {
-  auto master = StartMaster("m1");
-  ASSERT_TRUE(master);
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  ASSERT_NO_FATAL_FAILURE(StartServers(3, &servers));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  Servers c;
+  ASSERT_NO_FATAL_FAILURE(StartServersAndConnect(3, &c));
+  auto& servers = c.servers;
+  auto& conn = c.conn;
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("t"), {"c", "f", "i", "l", "o"}).ok());
   // Six regions, two on each server.
   std::map<std::string, int> per = RegionsPerServer(conn.get(), "t");
@@ -457,12 +455,11 @@ TEST_F(Cluster, ATakeOverFencesALiveServerThatDoesNotAnswerBeforeOpeningItsRegio
 // balancer spreads the regions evenly; the master's own balancer does so for a server that
 // joins later.
 TEST_F(Cluster, MovesAndTheBalancerUnderLoadSurfaceNoErrorAndSpreadRegionsEvenly) {
-  auto m1 = StartMaster("m1");
-  ASSERT_TRUE(m1);
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  ASSERT_NO_FATAL_FAILURE(StartServers(3, &servers));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  Servers c;
+  ASSERT_NO_FATAL_FAILURE(StartServersAndConnect(3, &c));
+  auto& servers = c.servers;
+  auto& conn = c.conn;
+  auto& m1 = c.master;
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("m"), {"b", "c", "d", "e", "f", "g", "h", "i"}).ok());
   auto table = conn->GetTable("m");
 
@@ -680,12 +677,10 @@ TEST_F(Cluster, ARegionServerAsksTheMasterToSplitARegionThatGrew) {
 // removes them from RADOS, and the scan skips the block cache, so a cursor left reading them
 // fails.
 TEST_F(Cluster, AScanGoesOnWhereItsRegionMovedOnceTheOldFilesAreGone) {
-  auto master = StartMaster("m1");
-  ASSERT_TRUE(master);
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
-  auto conn = Connect();
-  ASSERT_TRUE(conn);
+  Servers c;
+  ASSERT_NO_FATAL_FAILURE(StartServersAndConnect(2, &c));
+  auto& servers = c.servers;
+  auto& conn = c.conn;
   ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("s")).ok());
   auto table = conn->GetTable("s");
   constexpr int kRows = 1500;  // 1 KiB each: ~24 blocks
