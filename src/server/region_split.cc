@@ -48,6 +48,8 @@ absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
 }  // namespace
 
 void TableManager::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
+  std::erase_if(e->superseded, [](const std::weak_ptr<Table>& x) { return x.expired(); });
+  if (e->table != nullptr && (!t.ok() || *t != e->table)) e->superseded.push_back(e->table);
   if (t.ok()) {
     e->table = *std::move(t);
   } else {

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "basalt/family_values.h"
 #include "gtest/gtest.h"
 #include "tests/util/temp_dir.h"
@@ -180,6 +181,38 @@ TEST_F(ServiceTest, DisableCancelsOpenScans) {
   gone->reset();
   ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
   EXPECT_EQ(cancelled.load(), 1);
+}
+
+// A scan begun before a split reads the table the split replaced: a disable ends it as it ends
+// the scans of the table it closes, and an enable waits until it is gone.
+TEST_F(ServiceTest, DisableEndsScansBegunBeforeASplit) {
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(Put(absl::StrCat("r", 10 + i), "q", "v").ok());
+  rpc::ScanRequest req;
+  req.set_table("t");
+  req.set_rows_per_message(5);
+  auto cursor = data_->OpenScan(req);
+  ASSERT_TRUE(cursor.ok()) << cursor.status();
+  std::atomic<int> cancelled{0};
+  (*cursor)->CancelOnClose([&] { ++cancelled; });
+  rpc::ScanResponse page;
+  bool done = false;
+  ASSERT_TRUE((*cursor)->Next(&page, &done).ok());
+  ASSERT_EQ(page.rows_size(), 5);
+  ASSERT_TRUE(tables_->Split("t", "r25").ok());
+  page.Clear();
+  ASSERT_TRUE((*cursor)->Next(&page, &done).ok());  // the split table still reads
+  EXPECT_EQ(page.rows_size(), 5);
+  rpc::TableRequest treq;
+  treq.set_table("t");
+  rpc::AdminResponse aresp;
+  ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+  EXPECT_EQ(cancelled.load(), 1);  // a stream waiting on its client ends now
+  page.Clear();
+  absl::Status s = (*cursor)->Next(&page, &done);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("disabled"), std::string::npos) << s;
+  cursor->reset();
+  ASSERT_TRUE(admin_->EnableTable(treq, &aresp).ok());
 }
 
 TEST_F(ServiceTest, AdminRacesDataCalls) {

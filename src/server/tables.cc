@@ -1042,7 +1042,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -1056,6 +1056,7 @@ absl::Status TableManager::Disable(std::string_view name) {
   it->enabled = false;
   BASALT_RETURN_IF_ERROR(SaveLocked(cat));
   std::shared_ptr<Table> table;
+  std::vector<std::shared_ptr<Table>> superseded;
   std::vector<RegionInfo> regions;
   {
     absl::MutexLock l(&mu_);
@@ -1066,7 +1067,17 @@ absl::Status TableManager::Disable(std::string_view name) {
     table = std::move(e.table);
     e.table = nullptr;
     e.closing = table;
+    for (const std::weak_ptr<Table>& w : e.superseded) {
+      if (std::shared_ptr<Table> old = w.lock()) superseded.push_back(std::move(old));
+    }
   }
+  // Calls begun before a split or merge hold the table it replaced: they end as the table's do
+  // (their regions are the closed parents, or regions the table shares, closed below).
+  for (const std::shared_ptr<Table>& old : superseded) {
+    old->state_.store(Table::State::kDisabled, std::memory_order_release);
+    old->RunCloseHooks();
+  }
+  superseded.clear();
   if (absl::Status s = RecordRegions(regions, "CLOSED"); !s.ok()) {
     Log(absl::StrCat("table '", AV(name), "' is disabled; recording its regions CLOSED in ", kMetaTableName,
                      " failed: ", s.ToString()));
@@ -1089,7 +1100,11 @@ absl::Status TableManager::Disable(std::string_view name) {
 absl::Status TableManager::WaitForClosing(const Entry& e) const {
   // Bounded: a scan notices a disabled table at its next message.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!e.closing.expired()) {
+  auto held = [&e] {
+    return !e.closing.expired() ||
+           std::any_of(e.superseded.begin(), e.superseded.end(), [](const std::weak_ptr<Table>& t) { return !t.expired(); });
+  };
+  while (held()) {
     if (std::chrono::steady_clock::now() > deadline) {
       return absl::UnavailableError(
           absl::StrCat("table ", e.spec.name, " still has calls in flight from before it was disabled; retry"));
@@ -1142,7 +1157,7 @@ absl::Status TableManager::Enable(std::string_view name) {
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 

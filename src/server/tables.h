@@ -345,6 +345,9 @@ class TableManager {
     std::vector<RegionInfo> regions;  // as meta records them, by start key
     std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
     std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
+    // Tables a split or merge replaced, while calls begun on them (a scan) still hold them: a
+    // disable closes them too, and waits for them as for `closing`.
+    std::vector<std::weak_ptr<Table>> superseded;
     absl::Status open_error;       // enabled but FAILED_OPEN: why
     std::vector<RegionInfo> retired;  // split and merged parents meta still records
     // The parents' regions while a call begun before the split or merge (a scan) still holds
