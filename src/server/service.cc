@@ -888,10 +888,12 @@ ScanCursor::~ScanCursor() {
 }
 
 absl::Status ScanCursor::CheckRegionServed() {
-  if (region_.empty()) return absl::OkStatus();
-  // No lookup until a close, split, merge or open on this server replaced the table.
-  std::shared_ptr<Table> seen = served_in_.lock();
-  if (!(seen != nullptr ? seen : table_)->superseded()) return absl::OkStatus();
+  // No lookup until a close, split, merge or open on this server replaced the table (and no
+  // reference count touched per message before that).
+  if (region_.empty() || !table_->superseded()) return absl::OkStatus();
+  if (std::shared_ptr<Table> seen = served_in_.lock(); seen != nullptr && !seen->superseded()) {
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::shared_ptr<Table>> now = tables_->Find(table_->name());
   if (now.ok() && *now != nullptr) {
     const std::vector<HostedRegion>& hosted = (*now)->regions();
