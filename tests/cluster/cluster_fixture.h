@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
@@ -245,6 +246,17 @@ class ClusterFixture : public ::testing::Test {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     rpc::MutateResponse resp;
     return stub->Mutate(&ctx, req, &resp);
+  }
+  // A move of `region` to `server`, asked again (for up to 30 s) while the master refuses it
+  // because it has not yet seen `server` join: a test sees the server's registration in
+  // ZooKeeper before the master's watch on it has run, more so on a busy machine.
+  static absl::Status MoveWhenLive(Connection* conn, const std::string& region, const std::string& server) {
+    absl::Status moved;
+    Eventually([&] {
+      moved = conn->GetAdmin()->Move(region, server);
+      return !absl::IsInvalidArgument(moved) || moved.message().find("no live region server") == std::string::npos;
+    });
+    return moved;
   }
   // Regions per server, as list_regions says (state OPEN only).
   static std::map<std::string, int> RegionsPerServer(Connection* conn, const std::string& table) {

@@ -522,7 +522,7 @@ TEST_F(Cluster, MovesAndTheBalancerUnderLoadSurfaceNoErrorAndSpreadRegionsEvenly
   auto regions = conn->GetAdmin()->ListRegions("m");
   ASSERT_TRUE(regions.ok()) << regions.status();
   for (const RegionStatus& r : *regions) {
-    absl::Status moved = conn->GetAdmin()->Move(r.encoded_name, to);
+    absl::Status moved = MoveWhenLive(conn.get(), r.encoded_name, to);
     ASSERT_TRUE(moved.ok()) << moved;
   }
   EXPECT_EQ(RegionsPerServer(conn.get(), "m"), (std::map<std::string, int>{{to, 9}}));
@@ -608,7 +608,7 @@ TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhe
   ASSERT_TRUE(regions.ok() && regions->size() == 2u) << regions.status();
   // (The client retries the move once the master's close call meets the aborted server; by
   // then the failover has put the region on b, so the move ends OK or with the failover's error.)
-  absl::Status moved = conn->GetAdmin()->Move((*regions)[1].encoded_name, b->address());
+  absl::Status moved = MoveWhenLive(conn.get(), (*regions)[1].encoded_name, b->address());
   EXPECT_EQ(a->WaitForExit(std::chrono::seconds(10)), 4) << "the server did not abort";
   std::printf("the move after the abort: %s\n", moved.ToString().c_str());
   ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
@@ -705,7 +705,7 @@ TEST_F(Cluster, AScanGoesOnWhereItsRegionMovedOnceTheOldFilesAreGone) {
   ASSERT_TRUE(regions.ok() && regions->size() == 1u) << regions.status();
   const std::string from = regions->front().server;
   const std::string to = servers[0]->address() == from ? servers[1]->address() : servers[0]->address();
-  ASSERT_TRUE(conn->GetAdmin()->Move(regions->front().encoded_name, to).ok());
+  ASSERT_TRUE(MoveWhenLive(conn.get(), regions->front().encoded_name, to).ok());
   // The new server writes the store anew and removes the files the scan began on.
   ASSERT_TRUE(table->Put(Put("row09999").Add("f", "q", "after the move")).ok());
   ASSERT_TRUE(conn->GetAdmin()->MajorCompact("s").ok());
