@@ -167,9 +167,20 @@ absl::StatusOr<Master::Servers> Master::ListServers(bool watch) {
   // alive is in the live list read next.
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> registered, zk_->Children(p.servers(), again));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> live, zk_->Children(p.live(), again));
+  // The newest run registered at each address: an older run still live there (its session has
+  // not expired yet: it was killed and started again at once, as systemd restarts it) is dead all
+  // the same, since two runs never serve one address. It is recovered as a dead one is (fenced,
+  // its log split, its regions placed again) before anything trusts the new run's "not here"
+  // for it (HBase's ServerName start code).
+  std::map<std::string, int64_t> newest;  // address -> start code
+  for (const std::string& node : registered) {
+    if (std::find(live.begin(), live.end(), node) == live.end()) continue;
+    int64_t& code = newest[AddressOf(node)];
+    code = std::max(code, StartCodeOf(node));
+  }
   Servers out;
   for (const std::string& node : registered) {
-    if (std::find(live.begin(), live.end(), node) != live.end()) {
+    if (std::find(live.begin(), live.end(), node) != live.end() && StartCodeOf(node) >= newest[AddressOf(node)]) {
       out.live.push_back(node);
       continue;
     }
@@ -199,10 +210,10 @@ absl::Status Master::Serve() {
   std::vector<std::string> answering;
   for (const std::string& node : live) {
     const std::string server = AddressOf(node);
-    absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server, kTakeOverAskTimeout);
+    absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server, node, kTakeOverAskTimeout);
     for (int again = 1; !held.ok() && again < kTakeOverAsks; ++again) {
       absl::SleepFor(absl::Milliseconds(200));
-      held = HostedOn(&servers_, server, kTakeOverAskTimeout);
+      held = HostedOn(&servers_, server, node, kTakeOverAskTimeout);
     }
     if (!held.ok()) {
       // Live in ZooKeeper but not answering: killed a moment ago (its session has not expired

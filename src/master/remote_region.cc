@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "src/server/meta.h"
@@ -20,9 +21,18 @@ rpc::Admin::Stub* RegionServers::Stub(const std::string& server) {
   return stub.get();
 }
 
+int64_t StartCodeOf(const std::string& node) {
+  const size_t comma = node.rfind(',');
+  int64_t code = 0;
+  if (comma == std::string::npos || !absl::SimpleAtoi(node.substr(comma + 1), &code)) return 0;
+  return code;
+}
+
 namespace {
 // Calls a region server's Admin method with the servers' deadline; the reply's status, naming
-// the server.
+// the server. A refusal by another run of the server than the one the call names (WrongServer)
+// is Unavailable: the run it was for is gone, so the call did nothing, and what that run held is
+// recovered from its log once the master sees the new run (Master::Reconcile).
 template <class Req, class Resp>
 absl::Status CallServer(RegionServers* servers, const std::string& server,
                         grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
@@ -31,6 +41,7 @@ absl::Status CallServer(RegionServers* servers, const std::string& server,
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + (timeout > absl::ZeroDuration() ? timeout : servers->timeout())));
   absl::Status s = FromGrpcStatus((servers->Stub(server)->*method)(&ctx, req, resp));
   if (s.ok()) return s;
+  if (WrongServerOf(s).has_value()) return absl::UnavailableError(absl::StrCat("region server ", server, ": ", s.message()));
   return absl::Status(s.code(), absl::StrCat("region server ", server, ": ", s.message()));
 }
 }  // namespace
@@ -53,6 +64,7 @@ absl::StatusOr<rpc::RegionOpResponse> RemoteRegion::Op(rpc::RegionOp op) const {
   rpc::RegionOpRequest req;
   req.set_region(encoded_);
   req.set_op(op);
+  req.set_start_code(StartCodeOf(node_));
   rpc::RegionOpResponse resp;
   BASALT_RETURN_IF_ERROR(CallServer(servers_, server_, &rpc::Admin::Stub::RegionOperation, req, &resp,
                                     op == rpc::REGION_LOAD ? servers_->load_timeout() : absl::ZeroDuration()));
@@ -76,9 +88,13 @@ absl::StatusOr<std::string> RemoteRegion::SplitPoint() const {
 absl::Status RemoteRegion::Close() {
   rpc::CloseRegionRequest req;
   req.set_region(encoded_);
+  req.set_start_code(StartCodeOf(node_));
   rpc::AdminResponse resp;
   absl::Status s = CallServer(servers_, server_, &rpc::Admin::Stub::CloseRegion, req, &resp);
-  if (absl::IsNotFound(s)) return absl::OkStatus();  // closed there already
+  // Closed there already, by the very run that opened it: another run's "not here" never comes
+  // back as NotFound (it is refused as for another run, so the region stays where meta says until
+  // that run's log is split).
+  if (absl::IsNotFound(s)) return absl::OkStatus();
   return s;
 }
 
@@ -110,6 +126,7 @@ absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::s
   rpc::OpenRegionRequest req;
   *req.mutable_table() = server::TableToProto(spec);
   *req.mutable_region() = server::RegionSpecToProto(info);
+  req.set_start_code(StartCodeOf(node));
   rpc::OpenRegionResponse resp;
   absl::Status s = CallServer(servers, server, &rpc::Admin::Stub::OpenRegion, req, &resp);
   if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
@@ -121,8 +138,9 @@ absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc
 }
 
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
-                                                         absl::Duration timeout) {
+                                                         const std::string& node, absl::Duration timeout) {
   rpc::HostedRegionsRequest req;
+  req.set_start_code(StartCodeOf(node));
   rpc::HostedRegionsResponse resp;
   BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp, timeout));
   std::vector<server::RegionInfo> out;

@@ -95,8 +95,9 @@ class RemoteRegion final : public Region {
   const std::function<void()> on_release_;  // when the handle goes (the master counts regions per server)
 };
 
-// Opens `info` of `spec` on `server` (OpenRegion); the handle for it. AlreadyExists from the
-// server (it is open there already, say after a master failover) is taken as success.
+// Opens `info` of `spec` on `server` (OpenRegion), in the run `node` names; the handle for it.
+// AlreadyExists from the server (it is open there already, say after a master failover) is taken
+// as success; another run at that address: Unavailable.
 absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::string& server, const std::string& node,
                                             const server::TableSpec& spec, const server::RegionInfo& info,
                                             std::function<void()> on_release = {});
@@ -106,8 +107,12 @@ server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, co
                            std::function<void()> on_release = {});
 // The server's own status (Status), within the servers' load_timeout: it is only shown.
 absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp);
-// The regions open on `server` (HostedRegions), within `timeout` (zero: the servers' timeout).
+// The regions open on `server` (HostedRegions) in the run `node` names, within `timeout` (zero:
+// the servers' timeout). Unavailable when another run answers there.
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
+                                                         const std::string& node,
                                                          absl::Duration timeout = absl::ZeroDuration());
+// The start code in a server's node name ("host:port,start code"); 0 when it has none.
+int64_t StartCodeOf(const std::string& node);
 
 }  // namespace basalt::master

@@ -138,6 +138,7 @@ int Run(int argc, char** argv) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.
     topts.role = Role::kRegionServer;
+    topts.start_code = start_code;
     topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
     topts.request_split = [&joined_zk, &paths, &to_master](const std::string& encoded_name) {
       ZooKeeper* z = joined_zk.load();

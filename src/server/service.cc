@@ -1236,7 +1236,16 @@ absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
   return RegionInfo{r.table(), r.start_key(), r.end_key(), r.id()};
 }
 
+absl::Status AdminService::CheckRun(const char* what, int64_t start_code) const {
+  if (start_code == 0 || start_code == tables_->start_code()) return absl::OkStatus();
+  return WrongServerError(tables_->ServerName(), tables_->start_code(),
+                          absl::StrCat(what, " is for the run of ", tables_->ServerName(), " started at ", start_code,
+                                       "; this is the run started at ", tables_->start_code(),
+                                       " (the other is gone: what it held is in its log)"));
+}
+
 absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
+  BASALT_RETURN_IF_ERROR(CheckRun("OpenRegion", req.start_code()));
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
   BASALT_ASSIGN_OR_RETURN(RegionInfo info, RegionFromProto(req.region()));
   if (info.table != spec.name) {
@@ -1248,6 +1257,7 @@ absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::Op
 }
 
 absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(CheckRun("CloseRegion", req.start_code()));
   return tables_->CloseRegion(req.region());
 }
 
@@ -1255,6 +1265,7 @@ absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc:
   if (tables_->role() != Role::kRegionServer) {
     return absl::FailedPreconditionError("RegionOperation is for a cluster's region server; this server is standalone");
   }
+  BASALT_RETURN_IF_ERROR(CheckRun("RegionOperation", req.start_code()));
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Region> region, tables_->HostedRegionNamed(req.region()));
   switch (req.op()) {
     case rpc::REGION_LOAD: break;
@@ -1271,11 +1282,13 @@ absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc:
   return absl::OkStatus();
 }
 
-absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest&, rpc::HostedRegionsResponse* resp) {
+absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) {
   if (tables_->role() != Role::kRegionServer) {
     return absl::FailedPreconditionError("HostedRegions is for a cluster's region server; this server is standalone");
   }
+  BASALT_RETURN_IF_ERROR(CheckRun("HostedRegions", req.start_code()));
   resp->set_server(tables_->ServerName());
+  resp->set_start_code(tables_->start_code());
   for (const auto& [spec, info] : tables_->HostedRegions()) *resp->add_regions() = RegionSpecToProto(info);
   return absl::OkStatus();
 }

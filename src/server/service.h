@@ -203,7 +203,10 @@ class AdminService {
   absl::Status Unassign(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
   // A cluster's region server (proto/basalt.proto "Region servers of a cluster"); a standalone
-  // server refuses them.
+  // server refuses them. A call that names another run of this server (its start_code: a master
+  // that has not yet seen that the run before this one at the same address died) is refused
+  // with a WrongServerError, so that "not open here" never speaks for a run that may have left
+  // writes in its log.
   absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
   absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp);
   absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp);
@@ -212,6 +215,8 @@ class AdminService {
  private:
   // FailedPrecondition for `what` when this is not a cluster's active master.
   absl::Status NeedsMaster(std::string_view what) const;
+  // OK when `start_code` is this run's or 0; else a WrongServerError for `what`.
+  absl::Status CheckRun(const char* what, int64_t start_code) const;
 
   TableManager* tables_;
   const ServerCounters* counters_;

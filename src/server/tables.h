@@ -199,6 +199,10 @@ class TableManager {
     // wherever it opens next, which only the master's split of this server's log does (the
     // server must be gone for that). Empty: only logged.
     std::function<void(const absl::Status& why)> abort;
+    // kRegionServer: this run's start code (its node name's, HBase's ServerName start code). The
+    // master's calls name the run they are for, and a later run at the same address refuses
+    // them (src/server/service.h, AdminService). 0: none (standalone, a master).
+    int64_t start_code = 0;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -278,6 +282,7 @@ class TableManager {
   // host:port of this server, recorded in meta rows (info:server).
   absl::Status SetServerName(std::string_view name);
   std::string ServerName() const;
+  int64_t start_code() const { return options_.start_code; }
   // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
   size_t RegionCount(std::string_view name) const;
   size_t size() const;

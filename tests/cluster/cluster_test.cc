@@ -256,6 +256,74 @@ TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
   EXPECT_TRUE(table->Get(Get("after")).value().empty()) << "a fenced server's write reached storage";
 }
 
+// Issue 35: a region server killed and started again at once on its port (systemd's RestartSec
+// is shorter than a ZooKeeper session) is a new run at the old address while the old run's live
+// node lasts. A move then must not take the new run's "not open here" for the old run's close:
+// the old run's log holds acknowledged writes, and is split before the region opens anywhere.
+TEST_F(Cluster, AServerRestartedAtOnceOnItsPortLosesNoAcknowledgedWriteToAMove) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  auto a = NewServer(/*session_ms=*/30000);  // its old run's node outlives the whole test
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
+  const std::string old_run = Children("/rs").at(0);
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("r"), {}).ok());  // its one region on a
+  auto b = NewServer();
+  ASSERT_TRUE(b->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return Children("/rs").size() == 2; }));
+  auto table = conn->GetTable("r");
+  // Below the flush size: every write is only in a's memstore and log.
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(table->Put(Put(absl::StrCat("row", 1000 + i)).Add("f", "q", "acked")).ok());
+  auto regions = conn->GetAdmin()->ListRegions("r");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  ASSERT_EQ(regions->size(), 1u);
+  ASSERT_EQ(regions->front().server, a->address());
+  const std::string region = regions->front().encoded_name;
+
+  a->Kill();
+  ASSERT_TRUE(a->Start().ok());  // the same port, at once
+  const std::string at = a->address() + ",";
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<std::string> rs = Children("/rs");
+    return std::count_if(rs.begin(), rs.end(), [&](const std::string& n) { return n.rfind(at, 0) == 0; }) == 2;
+  })) << "the new run is not live beside the old one";
+  // The new run refuses what is meant for the old one, naming itself.
+  {
+    auto stub = rpc::Admin::NewStub(grpc::CreateChannel(a->address(), grpc::InsecureChannelCredentials()));
+    rpc::CloseRegionRequest req;
+    req.set_region(region);
+    req.set_start_code(std::stoll(old_run.substr(old_run.rfind(',') + 1)));
+    grpc::ClientContext ctx;
+    rpc::AdminResponse resp;
+    grpc::Status s = stub->CloseRegion(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find("the other is gone"), std::string::npos) << s.error_message();
+  }
+
+  // The operator's move, whenever it comes: before the master recovered the old run (the close
+  // is refused and the region waits for the old run's log), or after (it moves as usual).
+  absl::Status moved = MoveWhenLive(conn.get(), region, b->address());
+  std::printf("move after the restart: %s\n", moved.ToString().c_str());
+  std::map<std::string, std::string> found;
+  ASSERT_NO_FATAL_FAILURE(ScanValues(table.get(), &found));
+  EXPECT_EQ(found.size(), 200u) << "acknowledged writes lost right after the move";
+  ASSERT_TRUE(Eventually([&] {
+    std::vector<std::string> fenced = Children("/fenced"), registered = Children("/servers");
+    return std::count(fenced.begin(), fenced.end(), old_run) == 1 &&
+           std::count(registered.begin(), registered.end(), old_run) == 0;
+  })) << "the old run was never fenced and recovered";
+  found.clear();
+  ASSERT_NO_FATAL_FAILURE(ScanValues(table.get(), &found));
+  EXPECT_EQ(found.size(), 200u) << "acknowledged writes lost after the old run's log was split";
+  for (const auto& [row, value] : found) EXPECT_EQ(value, "acked") << row;
+  std::map<std::string, int> per = RegionsPerServer(conn.get(), "r");
+  int open = 0;
+  for (const auto& [server, n] : per) open += n;
+  EXPECT_EQ(open, 1);
+}
+
 // TLS and auth across a cluster (issue 16): the master and the region servers serve TLS, each
 // one's certificate (CN basalt-server) is its identity to the others and a superuser; the grants
 // live in the master's basalt:acl and reach the region servers when the master announces them.

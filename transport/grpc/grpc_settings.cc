@@ -104,19 +104,29 @@ std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, co
 
 namespace {
 constexpr char kNotServingPayload[] = "type.basalt/basalt.rpc.NotServingRegion";
+constexpr char kWrongServerPayload[] = "type.basalt/basalt.rpc.WrongServer";
 }  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   auto region = s.GetPayload(kNotServingPayload);
-  if (!region.has_value()) return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  auto wrong = s.GetPayload(kWrongServerPayload);
+  if (!region.has_value() && !wrong.has_value()) {
+    return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  }
   // google.rpc.Status's layout (basalt.proto, "Regions").
   rpc::StatusDetails details;
   details.set_code(static_cast<int>(s.code()));
   details.set_message(std::string(s.message()));
-  rpc::NotServingRegion not_serving;
-  not_serving.set_region(std::string(*region));
-  details.add_details()->PackFrom(not_serving);
+  if (region.has_value()) {
+    rpc::NotServingRegion not_serving;
+    not_serving.set_region(std::string(*region));
+    details.add_details()->PackFrom(not_serving);
+  }
+  if (wrong.has_value()) {
+    rpc::WrongServer answered;
+    if (answered.ParseFromString(std::string(*wrong))) details.add_details()->PackFrom(answered);
+  }
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()), details.SerializeAsString());
 }
 
@@ -124,14 +134,19 @@ absl::Status FromGrpcStatus(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
   absl::Status out(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   rpc::StatusDetails details;
-  if (out.code() != absl::StatusCode::kUnavailable || s.error_details().empty() ||
-      !details.ParseFromString(s.error_details())) {
+  if ((out.code() != absl::StatusCode::kUnavailable && out.code() != absl::StatusCode::kFailedPrecondition) ||
+      s.error_details().empty() || !details.ParseFromString(s.error_details())) {
     return out;
   }
   for (const google::protobuf::Any& any : details.details()) {
     rpc::NotServingRegion not_serving;
-    if (any.Is<rpc::NotServingRegion>() && any.UnpackTo(&not_serving) && !not_serving.region().empty()) {
+    rpc::WrongServer wrong;
+    if (out.code() == absl::StatusCode::kUnavailable && any.Is<rpc::NotServingRegion>() &&
+        any.UnpackTo(&not_serving) && !not_serving.region().empty()) {
       out.SetPayload(kNotServingPayload, absl::Cord(not_serving.region()));
+    } else if (out.code() == absl::StatusCode::kFailedPrecondition && any.Is<rpc::WrongServer>() &&
+               any.UnpackTo(&wrong)) {
+      out.SetPayload(kWrongServerPayload, absl::Cord(wrong.SerializeAsString()));
     }
   }
   return out;
@@ -152,6 +167,23 @@ std::optional<std::string> NotServingRegionOf(const absl::Status& s) {
   auto region = s.GetPayload(kNotServingPayload);
   if (!region.has_value()) return std::nullopt;
   return std::string(*region);
+}
+
+absl::Status WrongServerError(std::string_view server, int64_t start_code, std::string_view message) {
+  absl::Status s = absl::FailedPreconditionError(absl::string_view(message.data(), message.size()));
+  rpc::WrongServer answered;
+  answered.set_server(std::string(server));
+  answered.set_start_code(start_code);
+  s.SetPayload(kWrongServerPayload, absl::Cord(answered.SerializeAsString()));
+  return s;
+}
+
+std::optional<int64_t> WrongServerOf(const absl::Status& s) {
+  if (s.ok() || s.code() != absl::StatusCode::kFailedPrecondition) return std::nullopt;
+  auto payload = s.GetPayload(kWrongServerPayload);
+  rpc::WrongServer answered;
+  if (!payload.has_value() || !answered.ParseFromString(std::string(*payload))) return std::nullopt;
+  return answered.start_code();
 }
 
 void DisableMutexDeadlockDetection() {

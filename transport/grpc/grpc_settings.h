@@ -5,6 +5,7 @@
 // (the client library retries itself, with a deadline), no BDP probing.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,8 +52,9 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 std::shared_ptr<grpc::Channel> CreateBasaltChannel(const std::string& target, const ChannelSecurity& security,
                                                    int tag = 0);
 
-// A NotServingRegionError's region travels in the status details (rpc::NotServingRegion,
-// basalt.proto "Regions"); every other status is code and message.
+// A NotServingRegionError's region and a WrongServerError's run travel in the status details
+// (rpc::NotServingRegion, rpc::WrongServer; basalt.proto "Regions"); every other status is code
+// and message.
 grpc::Status ToGrpcStatus(const absl::Status& s);
 absl::Status FromGrpcStatus(const grpc::Status& s);
 
@@ -63,6 +65,12 @@ absl::Status NotServingRegionError(std::string_view region, std::string_view mes
 std::optional<std::string> NotServingRegionOf(const absl::Status& s);
 // Whether `s` is a NotServingRegionError (NotServingRegionOf without copying the name).
 bool IsNotServingRegion(const absl::Status& s);
+
+// FailedPrecondition "<message>": a region server's refusal of a call meant for another run of
+// the server at its address (basalt.proto WrongServer). `start_code` is the run that answers.
+absl::Status WrongServerError(std::string_view server, int64_t start_code, std::string_view message);
+// The answering run's start code of a WrongServerError; nullopt for any other status.
+std::optional<int64_t> WrongServerOf(const absl::Status& s);
 
 // Abseil builds without NDEBUG (Debian) run a deadlock detector on every mutex acquisition;
 // it costs microseconds per call. Binaries call this once at start-up.
