@@ -2,6 +2,8 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <deque>
@@ -9,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -47,6 +50,18 @@ int Flags(ZooKeeper::Mode mode) {
 
 }  // namespace
 
+int64_t SessionLease::NowNs() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void SessionLease::ExtendTo(int64_t until_ns) {
+  int64_t now = until_ns_.load(std::memory_order_acquire);
+  while (now < until_ns && !until_ns_.compare_exchange_weak(now, until_ns, std::memory_order_acq_rel)) {
+  }
+}
+
 class ZooKeeper::Impl {
  public:
   explicit Impl(Options o) : options(std::move(o)) {}
@@ -57,6 +72,7 @@ class ZooKeeper::Impl {
       stopping = true;  // callbacks not yet run are dropped
     }
     if (dispatcher.joinable()) dispatcher.join();  // after the one running, if any
+    if (lease_keeper.joinable()) lease_keeper.join();
     if (zh != nullptr) zookeeper_close(zh);  // after this, ZooKeeper calls none of our functions
     absl::MutexLock l(&mu);
     for (WatchContext* w : live_watches) delete w;  // never fired
@@ -78,6 +94,61 @@ class ZooKeeper::Impl {
   std::deque<std::function<void()>> queue ABSL_GUARDED_BY(mu);
   std::set<WatchContext*> live_watches ABSL_GUARDED_BY(mu);
   std::thread dispatcher;
+  std::thread lease_keeper;
+  int64_t lease_ns = 0;  // the negotiated session timeout less the margin (SessionLease)
+
+  // Marks the session ended, once, and runs on_expired (on the dispatcher) saying why.
+  void Expire(std::string why) {
+    if (expired.exchange(true) || !options.on_expired) return;
+    Post([this, why = std::move(why)] { options.on_expired(why); });
+  }
+
+  // A request answered: the server heard from the session when it was sent.
+  struct Ping {
+    Impl* impl;
+    int64_t sent_ns;
+  };
+  static void Pinged(int rc, const struct Stat*, const void* data) {
+    const Ping* p = static_cast<const Ping*>(data);
+    if (rc == ZOK) p->impl->options.lease->ExtendTo(p->sent_ns + p->impl->lease_ns);
+    delete p;
+  }
+  // Keeps options.lease: a request every fifth of the session timeout, and the session taken
+  // as expired the moment the lease lapses. Ends with the session or when stopping.
+  // Bounds options.lease by a first request, answered (the session is established).
+  absl::Status StartLease() {
+    const int64_t timeout_ns = static_cast<int64_t>(zoo_recv_timeout(zh)) * 1000000;
+    // The margin: a tenth of the timeout (at least 50 ms), for the clocks' rates and the wake-up.
+    lease_ns = timeout_ns - std::max<int64_t>(timeout_ns / 10, 50000000);
+    const int64_t first_ns = SessionLease::NowNs();
+    struct Stat stat {};
+    if (const int rc = zoo_exists(zh, "/", 0, &stat); rc != ZOK) return ZkError("exists", "/ (the lease's first)", rc);
+    options.lease->Bound(first_ns + lease_ns);
+    lease_keeper = std::thread([this] { KeepLease(); });
+    return absl::OkStatus();
+  }
+  void KeepLease() {
+    const int64_t timeout_ns = static_cast<int64_t>(zoo_recv_timeout(zh)) * 1000000;
+    const int64_t every_ns = std::max<int64_t>(timeout_ns / 5, 1000000);
+    while (!expired.load()) {
+      const int64_t now = SessionLease::NowNs();
+      const int64_t until = options.lease->until_ns();
+      if (now >= until) {
+        Expire(absl::StrCat("no answer from ZooKeeper for ", (now - until + lease_ns) / 1000000,
+                            " ms (its session timeout is ", timeout_ns / 1000000,
+                            " ms): the session may have expired, and a master may act on it"));
+        return;
+      }
+      auto* ping = new Ping{this, now};
+      if (zoo_aexists(zh, "/", 0, &Pinged, ping) != ZOK) delete ping;
+      absl::MutexLock l(&mu);
+      const int64_t wait_ns = std::min(every_ns, options.lease->until_ns() - now);
+      if (mu.AwaitWithTimeout(absl::Condition(+[](Impl* i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(i->mu) { return i->stopping; }, this),
+                              absl::Nanoseconds(std::max<int64_t>(wait_ns, 0)))) {
+        return;
+      }
+    }
+  }
 
   // Runs callbacks on our own thread, in the order ZooKeeper delivered them.
   void Dispatch() {
@@ -107,7 +178,7 @@ class ZooKeeper::Impl {
       absl::MutexLock l(&impl->mu);
       impl->connected = true;
     } else if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
-      if (!impl->expired.exchange(true) && impl->options.on_expired) impl->Post(impl->options.on_expired);
+      impl->Expire(state == ZOO_EXPIRED_SESSION_STATE ? "ZooKeeper session expired" : "ZooKeeper authentication failed");
     }
   }
 
@@ -169,6 +240,7 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> ZooKeeper::Connect(Options options) {
                                                  absl::FormatDuration(raw->options.connect_timeout)));
     }
   }
+  if (raw->options.lease != nullptr) BASALT_RETURN_IF_ERROR(raw->StartLease());
   return std::unique_ptr<ZooKeeper>(new ZooKeeper(std::move(impl)));
 }
 
@@ -332,6 +404,14 @@ absl::Status LeaderElection::Check(const std::shared_ptr<State>& state) {
 bool LeaderElection::is_leader() const {
   absl::MutexLock l(&state_->mu);
   return state_->leader && !state_->resigned && !state_->zk->expired();
+}
+
+int64_t LeaderElection::sequence() const {
+  absl::MutexLock l(&state_->mu);
+  const size_t at = state_->node.rfind('_');
+  int64_t seq = 0;
+  if (at == std::string::npos || !absl::SimpleAtoi(state_->node.substr(at + 1), &seq)) return 0;
+  return seq;
 }
 
 absl::Status LeaderElection::Resign() {

@@ -9,8 +9,10 @@
 // synchronous call), so they may call back into it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +23,27 @@
 #include "absl/time/time.h"
 
 namespace basalt {
+
+// How long a daemon may take its ZooKeeper session to be alive (docs/DESIGN.md §6, "Leases"):
+// until the send time of the last request a server answered, plus the session timeout, less a
+// margin. A server that heard from the session at that send time cannot expire it before then,
+// so a master cannot yet act on its expiry (assuming the two machines' clocks run at about the
+// same rate). Unbounded until a session bounds it. Held() is an atomic load and a vDSO clock
+// read: cheap enough for every call a region server serves.
+class SessionLease {
+ public:
+  // CLOCK_BOOTTIME in ns: it runs through a SIGSTOP and a suspend, as the ZooKeeper server's
+  // clock does.
+  static int64_t NowNs();
+  bool Held() const { return NowNs() < until_ns_.load(std::memory_order_acquire); }
+  int64_t until_ns() const { return until_ns_.load(std::memory_order_acquire); }
+  // Sets the bound (a session's first); ExtendTo moves it later, never earlier.
+  void Bound(int64_t until_ns) { until_ns_.store(until_ns, std::memory_order_release); }
+  void ExtendTo(int64_t until_ns);
+
+ private:
+  std::atomic<int64_t> until_ns_{std::numeric_limits<int64_t>::max()};
+};
 
 struct ZkNode {
   std::string data;
@@ -36,9 +59,15 @@ class ZooKeeper {
     // nodes are deleted. The server bounds it (minSessionTimeout, maxSessionTimeout).
     absl::Duration session_timeout = absl::Seconds(4);
     absl::Duration connect_timeout = absl::Seconds(10);
-    // Called once when the session has expired: this client's ephemeral nodes are gone and
-    // every later call fails. A region server stops serving then (HBase's YouAreDeadException).
-    std::function<void()> on_expired;
+    // Called once when the session has expired (`why`): this client's ephemeral nodes are gone
+    // and every later call fails. A region server stops serving then (HBase's
+    // YouAreDeadException).
+    std::function<void(std::string_view why)> on_expired;
+    // When set (a daemon's session): kept by a request every session_timeout/5 (SessionLease).
+    // When it lapses, the session is taken as expired (on_expired runs) without waiting for the
+    // server to say so, which it can do only once this client reaches it again: a daemon cut off
+    // from ZooKeeper stops within its session timeout, before a master can act on the expiry.
+    SessionLease* lease = nullptr;
   };
   enum class Mode { kPersistent, kEphemeral, kPersistentSequential, kEphemeralSequential };
   // One-shot: called once when what it watches changes, or when the session ends.
@@ -88,6 +117,9 @@ class LeaderElection {
   // Enters the election (makes this candidate's node); on_elected may run before it returns.
   absl::Status Start();
   bool is_leader() const;
+  // This candidate's node's sequence number (0 before Start): it rises from each leader to the
+  // next, so the leader's is its epoch (a master's calls carry it).
+  int64_t sequence() const;
   // Leaves the election: deletes this candidate's node, so the next one takes over at once.
   absl::Status Resign();
   // The current leader's data, or nullopt when there is no candidate.

@@ -26,11 +26,14 @@ class ZooKeeperTest : public ::testing::Test {
     ASSERT_FALSE(TestZkQuorum().empty()) << kTestServicesHelp;
     root_ = absl::StrCat("/test-", ::getpid(), "-", ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
-  std::unique_ptr<ZooKeeper> Connect(absl::Duration session = absl::Seconds(4), std::function<void()> on_expired = nullptr) {
+  std::unique_ptr<ZooKeeper> Connect(absl::Duration session = absl::Seconds(4),
+                                     std::function<void(std::string_view)> on_expired = nullptr,
+                                     SessionLease* lease = nullptr) {
     ZooKeeper::Options o;
     o.quorum = TestZkQuorum();
     o.session_timeout = session;
     o.on_expired = std::move(on_expired);
+    o.lease = lease;
     auto zk = ZooKeeper::Connect(o);
     EXPECT_TRUE(zk.ok()) << zk.status();
     return zk.ok() ? *std::move(zk) : nullptr;
@@ -136,7 +139,7 @@ TEST_F(ZooKeeperTest, ASessionPausedPastItsTimeoutExpiresAndItsOwnerIsTold) {
   if (child == 0) {
     ::close(to_parent[0]);
     std::atomic<bool> expired{false};
-    auto me = Connect(absl::Milliseconds(600), [&] { expired = true; });
+    auto me = Connect(absl::Milliseconds(600), [&](std::string_view) { expired = true; });
     if (!me || !me->CreatePath(root_).ok() || !me->Create(node, "", ZooKeeper::Mode::kEphemeral).ok()) ::_exit(2);
     ::write(to_parent[1], "r", 1);
     while (!expired) absl::SleepFor(absl::Milliseconds(10));
@@ -164,6 +167,24 @@ TEST_F(ZooKeeperTest, ASessionPausedPastItsTimeoutExpiresAndItsOwnerIsTold) {
   EXPECT_FALSE(zk->Get(node + "-after").value().has_value());
   EXPECT_GE(gone_after, absl::Milliseconds(400));  // not before the session timeout
   std::printf("session of 600 ms: its ephemeral node went %s after the pause\n", absl::FormatDuration(gone_after).c_str());
+}
+
+// A session's lease (issue 35): bounded by the session timeout from the moment it connects, and
+// kept while the server answers; it never runs ahead of what the server can promise.
+TEST_F(ZooKeeperTest, ASessionLeaseIsKeptWhileTheServerAnswersAndNeverRunsAheadOfIt) {
+  SessionLease lease;
+  EXPECT_TRUE(lease.Held());  // unbounded before a session bounds it
+  std::atomic<bool> expired{false};
+  auto zk = Connect(absl::Milliseconds(600), [&](std::string_view) { expired = true; }, &lease);
+  ASSERT_TRUE(zk);
+  const int64_t timeout_ns = 600 * int64_t{1000000};
+  for (int i = 0; i < 150; ++i) {  // 3 s: five session timeouts
+    const int64_t now = SessionLease::NowNs();
+    ASSERT_TRUE(lease.Held()) << "lapsed while ZooKeeper answers, " << i * 20 << " ms in";
+    ASSERT_LE(lease.until_ns(), now + timeout_ns) << "the lease runs past what the server promises";
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_FALSE(expired);
 }
 
 TEST_F(ZooKeeperTest, OneLeaderAtATimeAndTheNextTakesOverWhenItGoes) {

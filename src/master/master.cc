@@ -36,8 +36,9 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
   Master* raw = m.get();
   raw->worker_ = std::thread([raw] { raw->WorkLoop(); });
   ZooKeeper::Options zo = raw->options_.zk;
-  zo.on_expired = [raw] {
-    raw->Log("ZooKeeper session expired: a backup master takes over; stopping now");
+  zo.lease = &raw->lease_;
+  zo.on_expired = [raw](std::string_view why) {
+    raw->Log(absl::StrCat(AV(why), ": a backup master takes over; stopping now"));
     std::_Exit(3);
   };
   BASALT_ASSIGN_OR_RETURN(raw->zk_, ZooKeeper::Connect(zo));
@@ -88,6 +89,19 @@ void Master::WorkLoop() {
   }
 }
 
+bool Master::Leading() const { return lease_.Held() && election_ != nullptr && election_->is_leader(); }
+
+absl::Status Master::CheckLeading() const {
+  if (Leading()) return absl::OkStatus();
+  absl::StatusOr<std::optional<std::string>> leader =
+      lease_.Held() ? LeaderElection::Leader(zk_.get(), options_.paths.masters())
+                    : absl::UnavailableError("its ZooKeeper session lease has lapsed");
+  return absl::UnavailableError(absl::StrCat(
+      "master ", options_.name, " is no longer the active one; ",
+      leader.ok() && leader->has_value() ? absl::StrCat("the active master is ", **leader)
+                                         : "find the active master in ZooKeeper (meta-server)"));
+}
+
 bool Master::active() const {
   absl::MutexLock l(&mu_);
   return active_;
@@ -121,7 +135,13 @@ void Master::BecomeActive() {
     absl::MutexLock l(&mu_);
     active_ = true;
   }
-  Log(absl::StrCat("active master (", options_.name, ")"));
+  // Its epoch: the election node's sequence number plus one (0 means none), higher than every
+  // master's before it. Each call to a region server carries it, and is made only while this
+  // master still leads (its session lease held): a deposed master moves nothing (docs/DESIGN.md
+  // §6, "Epochs").
+  const int64_t epoch = election_->sequence() + 1;
+  servers_.Lead(epoch, [this] { return Leading(); });
+  Log(absl::StrCat("active master (", options_.name, ", epoch ", epoch, ")"));
   const server::ClusterPaths& p = options_.paths;
   for (const std::string& dir : {p.live(), p.servers(), p.fenced()}) {
     if (absl::Status s = zk_->CreatePath(dir); !s.ok()) Log(absl::StrCat("making ", dir, ": ", s.message()));
@@ -273,6 +293,7 @@ absl::Status Master::Serve() {
     BASALT_ASSIGN_OR_RETURN(authn_, server::Authenticator::Open(options_.users_file, access_.get()));
   }
   server::GrpcServer::Options gopts;
+  gopts.admit = [this] { return CheckLeading(); };
   gopts.listen = options_.listen;
   gopts.log = [this](std::string_view line) { Log(line); };
   gopts.metrics = options_.metrics;

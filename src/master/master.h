@@ -84,6 +84,12 @@ class Master final : public server::ClusterAdmin {
   ~Master();
 
   bool active() const;
+  // Still the active master: elected, and its session lease held (a master cut off from
+  // ZooKeeper for its session timeout may have been replaced already).
+  bool Leading() const;
+  // OK while Leading(); else Unavailable naming the active master where it can: every call to
+  // its port is answered so once it is deposed.
+  absl::Status CheckLeading() const;
   // The live servers' node names ("<name>,<start code>") as the active master sees them.
   std::vector<std::string> LiveServers() const;
   // HOST:PORT it serves on once active ("" before).
@@ -145,6 +151,7 @@ class Master final : public server::ClusterAdmin {
 
   Options options_;
   RegionServers servers_;
+  SessionLease lease_;  // of zk_'s session (before it: ZooKeeper keeps it)
   std::unique_ptr<ZooKeeper> zk_;
   std::unique_ptr<LeaderElection> election_;
   mutable absl::Mutex mu_;

@@ -28,6 +28,12 @@ int64_t StartCodeOf(const std::string& node) {
   return code;
 }
 
+absl::Status RegionServers::CheckLeading() const {
+  if (!leading_ || leading_()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("this master (epoch ", epoch_,
+                                             ") is no longer the active one: it calls no region server"));
+}
+
 namespace {
 // Calls a region server's Admin method with the servers' deadline; the reply's status, naming
 // the server. A refusal by another run of the server than the one the call names (WrongServer)
@@ -38,6 +44,8 @@ absl::Status CallServer(RegionServers* servers, const std::string& server,
                         grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
                         const Req& req, Resp* resp, absl::Duration timeout = absl::ZeroDuration()) {
   grpc::ClientContext ctx;
+  // (Checked before each call: a master that lost its lease, or its place, moves nothing.)
+  BASALT_RETURN_IF_ERROR(servers->CheckLeading());
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + (timeout > absl::ZeroDuration() ? timeout : servers->timeout())));
   absl::Status s = FromGrpcStatus((servers->Stub(server)->*method)(&ctx, req, resp));
   if (s.ok()) return s;
@@ -65,6 +73,7 @@ absl::StatusOr<rpc::RegionOpResponse> RemoteRegion::Op(rpc::RegionOp op) const {
   req.set_region(encoded_);
   req.set_op(op);
   req.set_start_code(StartCodeOf(node_));
+  req.set_master_epoch(servers_->epoch());
   rpc::RegionOpResponse resp;
   BASALT_RETURN_IF_ERROR(CallServer(servers_, server_, &rpc::Admin::Stub::RegionOperation, req, &resp,
                                     op == rpc::REGION_LOAD ? servers_->load_timeout() : absl::ZeroDuration()));
@@ -89,6 +98,7 @@ absl::Status RemoteRegion::Close() {
   rpc::CloseRegionRequest req;
   req.set_region(encoded_);
   req.set_start_code(StartCodeOf(node_));
+  req.set_master_epoch(servers_->epoch());
   rpc::AdminResponse resp;
   absl::Status s = CallServer(servers_, server_, &rpc::Admin::Stub::CloseRegion, req, &resp);
   // Closed there already, by the very run that opened it: another run's "not here" never comes
@@ -127,6 +137,7 @@ absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::s
   *req.mutable_table() = server::TableToProto(spec);
   *req.mutable_region() = server::RegionSpecToProto(info);
   req.set_start_code(StartCodeOf(node));
+  req.set_master_epoch(servers->epoch());
   rpc::OpenRegionResponse resp;
   absl::Status s = CallServer(servers, server, &rpc::Admin::Stub::OpenRegion, req, &resp);
   if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
@@ -141,6 +152,7 @@ absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers,
                                                          const std::string& node, absl::Duration timeout) {
   rpc::HostedRegionsRequest req;
   req.set_start_code(StartCodeOf(node));
+  req.set_master_epoch(servers->epoch());
   rpc::HostedRegionsResponse resp;
   BASALT_RETURN_IF_ERROR(CallServer(servers, server, &rpc::Admin::Stub::HostedRegions, req, &resp, timeout));
   std::vector<server::RegionInfo> out;

@@ -39,9 +39,20 @@ class RegionServers {
   // A region's figures are only shown (list_regions, status): a server that is slow to give
   // them holds up no operator's command for long.
   absl::Duration load_timeout() const { return std::min(timeout_, absl::Milliseconds(500)); }
+  // The master's epoch, sent with every call (docs/DESIGN.md §6, "Epochs"), and how it tells
+  // whether it is still the active master: checked before every call, which is refused with
+  // Unavailable once it is not. Set once, before the first call.
+  void Lead(int64_t epoch, std::function<bool()> leading) {
+    epoch_ = epoch;
+    leading_ = std::move(leading);
+  }
+  int64_t epoch() const { return epoch_; }
+  absl::Status CheckLeading() const;
 
  private:
   const absl::Duration timeout_;  // each call's deadline
+  int64_t epoch_ = 0;
+  std::function<bool()> leading_;
   const ChannelSecurity security_;
   absl::Mutex mu_;
   std::map<std::string, std::unique_ptr<rpc::Admin::Stub>> stubs_ ABSL_GUARDED_BY(mu_);

@@ -157,6 +157,7 @@ struct GrpcServer::Impl {
     if (n > options.max_concurrent_calls) {
       return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, absl::StrCat("server busy: ", n - 1, " calls in flight"));
     }
+    if (options.admit) return ToGrpcStatus(options.admit());
     return grpc::Status::OK;
   }
   void Release() { counters->calls_in_flight.fetch_sub(1, std::memory_order_acq_rel); }

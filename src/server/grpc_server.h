@@ -64,6 +64,9 @@ class GrpcServer {
     // Descriptors kept free of connections (acceptor.h); 0: no cap below the limit.
     int reserved_fds = 64;
     std::function<void(std::string_view)> log;  // refused connections; empty: stderr
+    // Asked first for every call; a call it refuses gets its status (a master that is no longer
+    // active refuses everything, naming the active one). Empty: every call admitted.
+    std::function<absl::Status()> admit;
     // Where calls are counted (server_metrics.h: requests, errors, bytes per method, latency of
     // the data methods); null: not counted.
     metrics::Registry* metrics = nullptr;

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/rados_env.h"
+#include "common/status.h"
 #include "common/zookeeper.h"
 #include "src/server/acceptor.h"
 #include "src/server/access_control.h"
@@ -121,6 +122,9 @@ int Run(int argc, char** argv) {
   const int64_t start_code = absl::ToUnixMillis(absl::Now());
   TableManager::Options topts;
   topts.data_dir = config.data_dir;
+  // Its ZooKeeper session's lease (common/zookeeper.h): unbounded until the session is made,
+  // then no region is served while it lapses, and the server stops.
+  SessionLease lease;  // (before zk: its session keeps it)
   // The cluster's ZooKeeper, once joined (below), which outlives the tables: a region that
   // passes the split size is split by the master, which this server asks through it.
   std::unique_ptr<ZooKeeper> zk;
@@ -139,6 +143,7 @@ int Run(int argc, char** argv) {
     // master splits by region if the server dies.
     topts.role = Role::kRegionServer;
     topts.start_code = start_code;
+    topts.lease = &lease;
     topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
     topts.request_split = [&joined_zk, &paths, &to_master](const std::string& encoded_name) {
       ZooKeeper* z = joined_zk.load();
@@ -339,9 +344,9 @@ int Run(int argc, char** argv) {
     ZooKeeper::Options zo;
     zo.quorum = config.zookeeper_quorum;
     zo.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
-    zo.on_expired = [] {
-      log::Error(
-          "ZooKeeper session expired: this server is being fenced and its regions reopened elsewhere; stopping now");
+    if (config.cluster) zo.lease = &lease;
+    zo.on_expired = [](std::string_view why) {
+      log::Error(absl::StrCat(AV(why), ": this server is being fenced and its regions reopened elsewhere; stopping now"));
       std::_Exit(3);
     };
     ServerRegistration me;

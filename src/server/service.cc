@@ -20,6 +20,7 @@
 #include "common/fault_point.h"
 #include "common/status.h"
 #include "common/string_binary.h"
+#include "common/zookeeper.h"
 #include "src/server/meta.h"
 #include "src/server/tx_filter.h"
 #include "storage/block_cache.h"
@@ -421,6 +422,13 @@ absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name, const std::string& region) const {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(name));
+  if (const SessionLease* lease = tables_->lease(); lease != nullptr && !lease->Held()) {
+    // Cut off from ZooKeeper for its session timeout: a master may be reopening this server's
+    // regions elsewhere, so it serves nothing (not even a read) and the client locates the row
+    // again (docs/DESIGN.md §6, "Leases").
+    return NotServingRegionError(region, absl::StrCat("region server ", tables_->ServerName(),
+                                                      " has lost its ZooKeeper session lease and serves no region"));
+  }
   absl::StatusOr<std::shared_ptr<Table>> t = tables_->Find(name);
   if (!t.ok() && absl::IsNotFound(t.status()) && tables_->role() == Role::kRegionServer) {
     // A cluster's region server holds no region of the table (any more): the client locates it again.
@@ -1236,16 +1244,24 @@ absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
   return RegionInfo{r.table(), r.start_key(), r.end_key(), r.id()};
 }
 
-absl::Status AdminService::CheckRun(const char* what, int64_t start_code) const {
-  if (start_code == 0 || start_code == tables_->start_code()) return absl::OkStatus();
-  return WrongServerError(tables_->ServerName(), tables_->start_code(),
-                          absl::StrCat(what, " is for the run of ", tables_->ServerName(), " started at ", start_code,
-                                       "; this is the run started at ", tables_->start_code(),
-                                       " (the other is gone: what it held is in its log)"));
+absl::Status AdminService::CheckRun(const char* what, int64_t start_code, int64_t master_epoch) {
+  if (start_code != 0 && start_code != tables_->start_code()) {
+    return WrongServerError(tables_->ServerName(), tables_->start_code(),
+                            absl::StrCat(what, " is for the run of ", tables_->ServerName(), " started at ", start_code,
+                                         "; this is the run started at ", tables_->start_code(),
+                                         " (the other is gone: what it held is in its log)"));
+  }
+  if (master_epoch == 0) return absl::OkStatus();
+  int64_t seen = master_epoch_.load(std::memory_order_acquire);
+  while (seen < master_epoch && !master_epoch_.compare_exchange_weak(seen, master_epoch, std::memory_order_acq_rel)) {
+  }
+  if (master_epoch >= seen) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(what, " from a deposed master (epoch ", master_epoch,
+                                                    "): a master of epoch ", seen, " has taken over"));
 }
 
 absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
-  BASALT_RETURN_IF_ERROR(CheckRun("OpenRegion", req.start_code()));
+  BASALT_RETURN_IF_ERROR(CheckRun("OpenRegion", req.start_code(), req.master_epoch()));
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
   BASALT_ASSIGN_OR_RETURN(RegionInfo info, RegionFromProto(req.region()));
   if (info.table != spec.name) {
@@ -1257,7 +1273,7 @@ absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::Op
 }
 
 absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(CheckRun("CloseRegion", req.start_code()));
+  BASALT_RETURN_IF_ERROR(CheckRun("CloseRegion", req.start_code(), req.master_epoch()));
   return tables_->CloseRegion(req.region());
 }
 
@@ -1265,7 +1281,7 @@ absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc:
   if (tables_->role() != Role::kRegionServer) {
     return absl::FailedPreconditionError("RegionOperation is for a cluster's region server; this server is standalone");
   }
-  BASALT_RETURN_IF_ERROR(CheckRun("RegionOperation", req.start_code()));
+  BASALT_RETURN_IF_ERROR(CheckRun("RegionOperation", req.start_code(), req.master_epoch()));
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Region> region, tables_->HostedRegionNamed(req.region()));
   switch (req.op()) {
     case rpc::REGION_LOAD: break;
@@ -1286,7 +1302,7 @@ absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, r
   if (tables_->role() != Role::kRegionServer) {
     return absl::FailedPreconditionError("HostedRegions is for a cluster's region server; this server is standalone");
   }
-  BASALT_RETURN_IF_ERROR(CheckRun("HostedRegions", req.start_code()));
+  BASALT_RETURN_IF_ERROR(CheckRun("HostedRegions", req.start_code(), req.master_epoch()));
   resp->set_server(tables_->ServerName());
   resp->set_start_code(tables_->start_code());
   for (const auto& [spec, info] : tables_->HostedRegions()) *resp->add_regions() = RegionSpecToProto(info);

@@ -215,11 +215,13 @@ class AdminService {
  private:
   // FailedPrecondition for `what` when this is not a cluster's active master.
   absl::Status NeedsMaster(std::string_view what) const;
-  // OK when `start_code` is this run's or 0; else a WrongServerError for `what`.
-  absl::Status CheckRun(const char* what, int64_t start_code) const;
+  // OK when `start_code` is this run's or 0, and `master_epoch` is 0 or the highest seen yet
+  // (kept); else a WrongServerError, or FailedPrecondition from a deposed master, for `what`.
+  absl::Status CheckRun(const char* what, int64_t start_code, int64_t master_epoch);
 
   TableManager* tables_;
   const ServerCounters* counters_;
+  std::atomic<int64_t> master_epoch_{0};  // the highest master epoch a call has carried
   ClusterAdmin* cluster_;
 };
 

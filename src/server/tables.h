@@ -42,6 +42,10 @@
 #include "storage/region.h"
 #include "storage/server_log.h"
 
+namespace basalt {
+class SessionLease;  // common/zookeeper.h
+}  // namespace basalt
+
 namespace basalt::server {
 
 // A region a table holds, with what it is.
@@ -203,6 +207,9 @@ class TableManager {
     // master's calls name the run they are for, and a later run at the same address refuses
     // them (src/server/service.h, AdminService). 0: none (standalone, a master).
     int64_t start_code = 0;
+    // kRegionServer: its ZooKeeper session's lease; no region is served while it is not held
+    // (src/server/service.h, DataService). Null: always served.
+    const SessionLease* lease = nullptr;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -283,6 +290,7 @@ class TableManager {
   absl::Status SetServerName(std::string_view name);
   std::string ServerName() const;
   int64_t start_code() const { return options_.start_code; }
+  const SessionLease* lease() const { return options_.lease; }
   // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
   size_t RegionCount(std::string_view name) const;
   size_t size() const;
