@@ -21,6 +21,7 @@ PKGS=(
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
   chromium fonts-dejavu-core                    # tests: headless Chromium loads the status page
   debootstrap                                   # tests: the .deb packages go into a fresh Debian 12
+  nftables iproute2                             # tests: partitions between network namespaces (ip netns, nft)
   file                                          # tests: cpack's DEB generator runs dpkg-shlibdeps on the ELF files it finds with file
   libssl-dev openssl                            # security: SHA-256 of tokens (libcrypto); tests make certificates
 )

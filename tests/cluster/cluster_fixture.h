@@ -34,16 +34,18 @@ namespace basalt::testing {
 class ClusterFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(TestZkQuorum().empty() || TestCephConf().empty()) << kTestServicesHelp;
+    if (quorum_.empty()) quorum_ = TestZkQuorum();
+    if (ceph_conf_.empty()) ceph_conf_ = TestCephConf();
+    ASSERT_FALSE(quorum_.empty() || ceph_conf_.empty()) << kTestServicesHelp;
     // (A parameterized test's name has a '/', which a ZooKeeper path and a namespace cannot.)
     const std::string id = absl::StrCat(
         ::getpid(), "-",
         absl::StrReplaceAll(::testing::UnitTest::GetInstance()->current_test_info()->name(), {{"/", "-"}}));
     parent_ = "/cluster-" + id;
-    storage_ = {"--rados_pool=basalt", "--ceph_conf=" + TestCephConf(), "--rados_namespace=cluster-" + id,
+    storage_ = {"--rados_pool=basalt", "--ceph_conf=" + ceph_conf_, "--rados_namespace=cluster-" + id,
                 "--data_dir=" + data_dir()};
     ZooKeeper::Options o;
-    o.quorum = TestZkQuorum();
+    o.quorum = quorum_;
     auto zk = ZooKeeper::Connect(o);
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
@@ -67,10 +69,11 @@ class ClusterFixture : public ::testing::Test {
                                             const std::string& fault_point = "",
                                             const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv;
-    if (!fault_point.empty()) argv = {"/usr/bin/env", "BASALT_FAULT_POINT=" + fault_point};
+    if (auto it = master_launchers_.find(name); it != master_launchers_.end()) argv = it->second;
+    if (!fault_point.empty()) argv.insert(argv.end(), {"/usr/bin/env", "BASALT_FAULT_POINT=" + fault_point});
     argv.insert(argv.end(), {BASALT_MASTER_BINARY,
                                      "--name=" + name,
-                                     "--zookeeper_quorum=" + TestZkQuorum(),
+                                     "--zookeeper_quorum=" + quorum_,
                                      "--zookeeper_znode_parent=" + parent_,
                                      absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--listen=127.0.0.1:0",
@@ -97,7 +100,7 @@ class ClusterFixture : public ::testing::Test {
   // `session_ms`: its ZooKeeper session timeout; `extra`: more flags.
   std::unique_ptr<ServerProcess> NewServer(int session_ms = 1000, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {"--cluster",
-                                     "--zookeeper_quorum=" + TestZkQuorum(),
+                                     "--zookeeper_quorum=" + quorum_,
                                      "--zookeeper_znode_parent=" + parent_,
                                      absl::StrCat("--zookeeper_session_timeout_ms=", session_ms),
                                      "--rados_object_size=64KiB",
@@ -211,7 +214,7 @@ class ClusterFixture : public ::testing::Test {
     ConnectionOptions o;
     o.security = security;
     o.transport = transport;
-    o.zookeeper_quorum = TestZkQuorum();
+    o.zookeeper_quorum = quorum_;
     o.zookeeper_znode_parent = parent_;
     o.timeout = timeout;
     o.max_attempts = 1000;
@@ -271,7 +274,7 @@ class ClusterFixture : public ::testing::Test {
 
   // Runs the shell through ZooKeeper with `commands` (-e); its exit code, and its output in `out`.
   int Shell(const std::string& commands, std::string* out) {
-    const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", TestZkQuorum(),
+    const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", quorum_,
                                          " --znode-parent=", parent_, " --no-timing -e \"", commands, "\" 2>&1");
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return -1;
@@ -281,6 +284,10 @@ class ClusterFixture : public ::testing::Test {
   }
 
   TempDir dir_;
+  // ZooKeeper and Ceph: the tests' (tests/services/) unless a derived fixture sets its own
+  // before SetUp; master `name` runs under master_launchers_[name] when there is one.
+  std::string quorum_, ceph_conf_;
+  std::map<std::string, std::vector<std::string>> master_launchers_;
   std::string parent_;
   std::vector<std::string> storage_;
   std::unique_ptr<ZooKeeper> zk_;

@@ -48,7 +48,7 @@ class ServerProcess {
     ::unlink(port_file.c_str());
     std::vector<std::string> args = launcher_;
     std::vector<std::string> server_args = {binary_, "--data_dir=" + data_dir_,
-                                     absl::StrCat("--listen=127.0.0.1:", port_), "--port_file=" + port_file};
+                                     absl::StrCat("--listen=", host_, ":", port_), "--port_file=" + port_file};
     server_args.insert(server_args.end(), extra_args_.begin(), extra_args_.end());
     args.insert(args.end(), server_args.begin(), server_args.end());
     std::vector<char*> argv;
@@ -96,7 +96,9 @@ class ServerProcess {
   // A command the server is started through, e.g. {"prlimit", "--nofile=256:256", "--"}.
   void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
   int port() const { return port_; }
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  std::string address() const { return absl::StrCat(host_, ":", port_); }
+  // The address it listens on (before the first Start; default 127.0.0.1).
+  void set_host(std::string host) { host_ = std::move(host); }
   pid_t pid() const { return pid_; }
 
   // Sends `sig` without waiting (SIGSTOP, SIGCONT).
@@ -150,6 +152,7 @@ class ServerProcess {
   std::vector<std::string> extra_args_;
   std::string log_dir_;
   std::vector<std::string> launcher_;
+  std::string host_ = "127.0.0.1";
   pid_t pid_ = -1;
   int port_ = 0;
 };

@@ -1,0 +1,237 @@
+// Partitions (issue 35): masters and region servers in network namespaces of their own on this
+// machine (tests/util/net_lab.h), with ZooKeeper, Ceph and the clients on the host's side of a
+// bridge; a cut drops a node's packets with nftables, so its connections hang as on a real
+// network. Each test needs root and skips, saying why, without it (CI runs as root). The suite
+// starts its own ZooKeeper and Ceph on the bridge's address (the tests' services listen on
+// loopback, which a namespace cannot reach).
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "tests/cluster/cluster_fixture.h"
+#include "tests/util/net_lab.h"
+
+namespace basalt::testing {
+namespace {
+
+class Partition : public ClusterFixture {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<NetLab>> lab = NetLab::Create();
+    if (!lab.ok()) GTEST_SKIP() << lab.status().message();
+    lab_ = *std::move(lab);
+    // (A short path: Ceph's admin sockets must fit in 107 bytes.)
+    char dir[] = "/tmp/bzXXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    services_ = dir;
+    const std::string deploy = std::string(BASALT_SOURCE_DIR) + "/deploy";
+    ASSERT_EQ(std::system(absl::StrCat(deploy, "/zookeeper.sh start '", services_, "/zookeeper' --port ",
+                                       BASALT_PARTITION_ZK_PORT, " --addr ", lab_->host_ip(), " >/dev/null")
+                              .c_str()),
+              0);
+    ASSERT_EQ(std::system(absl::StrCat(deploy, "/ceph.sh start '", services_, "/ceph' --port ",
+                                       BASALT_PARTITION_CEPH_PORT, " --addr ", lab_->host_ip(), " >/dev/null")
+                              .c_str()),
+              0);
+    quorum_ = absl::StrCat(lab_->host_ip(), ":", BASALT_PARTITION_ZK_PORT);
+    ceph_conf_ = services_ + "/ceph/ceph.conf";
+    ClusterFixture::SetUp();
+  }
+  void TearDown() override {
+    if (lab_ == nullptr) return;
+    ClusterFixture::TearDown();
+    zk_.reset();
+    const std::string deploy = std::string(BASALT_SOURCE_DIR) + "/deploy";
+    std::system(absl::StrCat(deploy, "/ceph.sh stop '", services_, "/ceph' >/dev/null 2>&1; ", deploy,
+                             "/zookeeper.sh stop '", services_, "/zookeeper' >/dev/null 2>&1; rm -rf '", services_, "'")
+                    .c_str());
+    lab_.reset();
+  }
+
+  // Master `name` in a namespace of its own.
+  std::unique_ptr<ChildProcess> StartMasterIn(const std::string& name) {
+    absl::StatusOr<std::string> ip = lab_->AddNode(name);
+    EXPECT_TRUE(ip.ok()) << ip.status();
+    if (!ip.ok()) return nullptr;
+    master_launchers_[name] = lab_->Exec(name);
+    const std::string port_file = dir_.path() + "/" + name + ".port";
+    return StartMaster(name, 0, 1000, "",
+                       {"--listen=" + *ip + ":0", "--http_listen=" + *ip + ":0", "--port_file=" + port_file});
+  }
+  // Master `name`'s gRPC address, once it has served ("" before).
+  std::string MasterAddress(const std::string& name) {
+    std::ifstream in(dir_.path() + "/" + name + ".port");
+    int port = 0;
+    return in >> port && port > 0 ? absl::StrCat(lab_->ip(name), ":", port) : "";
+  }
+  // A region server in a namespace of its own, started.
+  std::unique_ptr<ServerProcess> StartServerIn(const std::string& name, int session_ms = 1000) {
+    absl::StatusOr<std::string> ip = lab_->AddNode(name);
+    EXPECT_TRUE(ip.ok()) << ip.status();
+    if (!ip.ok()) return nullptr;
+    auto s = NewServer(session_ms);
+    s->set_launcher(lab_->Exec(name));
+    s->set_host(*ip);
+    absl::Status started = s->Start();
+    EXPECT_TRUE(started.ok()) << started;
+    return started.ok() ? std::move(s) : nullptr;
+  }
+  // A Get sent straight to `server`, naming `region` (a client that located the row there).
+  static grpc::Status RawGet(const std::string& server, const std::string& table, const std::string& region,
+                             const std::string& row, std::string* value) {
+    auto stub = rpc::Basalt::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+    rpc::GetRequest req;
+    req.set_table(table);
+    req.set_region(region);
+    req.set_row(row);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    rpc::GetResponse resp;
+    grpc::Status s = stub->Get(&ctx, req, &resp);
+    if (s.ok()) *value = resp.row().cells_size() > 0 ? resp.row().cells(0).value() : "";
+    return s;
+  }
+  // How many region servers say they hold a region of `table` (HostedRegions of each).
+  static int HoldersOf(const std::vector<ServerProcess*>& servers, const std::string& table) {
+    int holders = 0;
+    for (ServerProcess* s : servers) {
+      auto stub = rpc::Admin::NewStub(grpc::CreateChannel(s->address(), grpc::InsecureChannelCredentials()));
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      rpc::HostedRegionsRequest req;
+      rpc::HostedRegionsResponse resp;
+      if (!stub->HostedRegions(&ctx, req, &resp).ok()) continue;
+      for (const rpc::RegionSpec& r : resp.regions()) {
+        if (r.table() == table) ++holders;
+      }
+    }
+    return holders;
+  }
+
+  std::unique_ptr<NetLab> lab_;
+  std::string services_;
+};
+
+// A region server cut off from ZooKeeper and the master, but not from its clients, stops
+// answering reads within its session timeout: before its regions can open anywhere else, so a
+// client that located a row there before never reads an old value after a newer one was written.
+TEST_F(Partition, ARegionServerCutOffFromZooKeeperStopsAnsweringReadsWithinItsSessionTimeout) {
+  auto master = StartMasterIn("m1");
+  ASSERT_TRUE(master);
+  constexpr int kSessionMs = 2000;
+  auto a = StartServerIn("a", kSessionMs);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("p"), {}).ok());  // its one region on a
+  auto b = StartServerIn("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(Eventually([&] { return Children("/rs").size() == 2; }));
+  auto table = conn->GetTable("p");
+  ASSERT_TRUE(table->Put(Put("k").Add("f", "q", "v1")).ok());
+  auto regions = conn->GetAdmin()->ListRegions("p");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1u) << regions.status();
+  ASSERT_EQ(regions->front().server, a->address());
+  const std::string region = regions->front().encoded_name;
+  std::string value;
+  ASSERT_TRUE(RawGet(a->address(), "p", region, "k", &value).ok());
+  ASSERT_EQ(value, "v1");
+
+  const absl::Time cut = absl::Now();
+  ASSERT_TRUE(lab_->Cut("a", lab_->host_ip(), BASALT_PARTITION_ZK_PORT).ok());
+  ASSERT_TRUE(lab_->Cut("a", lab_->ip("m1")).ok());
+  absl::Duration refused_after = absl::InfiniteDuration();
+  grpc::Status last;
+  for (absl::Time end = cut + absl::Seconds(15); absl::Now() < end; absl::SleepFor(absl::Milliseconds(20))) {
+    last = RawGet(a->address(), "p", region, "k", &value);
+    if (!last.ok()) {
+      refused_after = absl::Now() - cut;
+      break;
+    }
+  }
+  std::printf("the cut-off server refused reads %s after the cut: %s\n", absl::FormatDuration(refused_after).c_str(),
+              last.error_message().c_str());
+  EXPECT_LE(refused_after, absl::Milliseconds(kSessionMs)) << "it served reads past its session timeout";
+
+  // The region opens on b (after a's session expired and a was fenced); a client that had found
+  // the row on a writes and reads the new value there.
+  ASSERT_TRUE(table->Put(Put("k").Add("f", "q", "v2")).ok());
+  for (int i = 0; i < 20; ++i) {
+    auto got = table->Get(Get("k"));
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->Value("f", "q").value_or("<none>"), "v2") << "a stale read";
+  }
+  EXPECT_FALSE(RawGet(a->address(), "p", region, "k", &value).ok()) << "the cut-off server answers again: " << value;
+  EXPECT_EQ(a->WaitForExit(std::chrono::seconds(10)), 3) << "the cut-off server did not stop";
+}
+
+// The active master cut off from ZooKeeper (not from the region servers or its clients): a
+// backup takes over, and a move sent to the deposed master's port is refused, leaving the region
+// open on exactly one server, where every Get and Put still finds it. (The table has one region.)
+TEST_F(Partition, ADeposedMastersMoveIsRefusedAndTheRegionStaysOpenOnOneServer) {
+  auto m1 = StartMasterIn("m1");
+  ASSERT_TRUE(m1);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto m2 = StartMasterIn("m2");
+  ASSERT_TRUE(m2);
+  auto a = StartServerIn("a");
+  ASSERT_TRUE(a);
+  auto b = StartServerIn("b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 2; }));
+  const std::string m1_address = MasterAddress("m1");
+  ASSERT_FALSE(m1_address.empty());
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("d"), {}).ok());
+  auto table = conn->GetTable("d");
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "acked"));
+  auto regions = conn->GetAdmin()->ListRegions("d");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1u) << regions.status();
+  const std::string region = regions->front().encoded_name;
+  const std::string to = regions->front().server == a->address() ? b->address() : a->address();
+
+  ASSERT_TRUE(lab_->Cut("m1", lab_->host_ip(), BASALT_PARTITION_ZK_PORT).ok());
+  const absl::Time cut = absl::Now();
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; })) << "the backup never took over";
+  std::printf("m2 leads %s after the cut\n", absl::FormatDuration(absl::Now() - cut).c_str());
+
+  // The operator's move, sent to the master it knew.
+  {
+    auto stub = rpc::Admin::NewStub(grpc::CreateChannel(m1_address, grpc::InsecureChannelCredentials()));
+    rpc::MoveRequest req;
+    req.set_region(region);
+    req.set_server(to);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    rpc::AdminResponse resp;
+    grpc::Status moved = stub->Move(&ctx, req, &resp);
+    std::printf("move sent to the deposed master: %d %s\n", moved.error_code(), moved.error_message().c_str());
+    EXPECT_FALSE(moved.ok()) << "the deposed master obeyed a move";
+  }
+  std::vector<ServerProcess*> servers = {a.get(), b.get()};
+  EXPECT_EQ(HoldersOf(servers, "d"), 1) << "right after the move";
+  // And were it still running, its calls would carry its epoch (1: the first master's), which
+  // the region servers refuse once m2 (epoch 2) has asked them what they hold.
+  {
+    ASSERT_TRUE(Eventually([&] { return MasterServes() && !MasterAddress("m2").empty(); }));
+    auto stub = rpc::Admin::NewStub(grpc::CreateChannel(regions->front().server, grpc::InsecureChannelCredentials()));
+    rpc::CloseRegionRequest req;
+    req.set_region(region);
+    req.set_master_epoch(1);
+    grpc::ClientContext ctx;
+    rpc::AdminResponse resp;
+    grpc::Status closed = stub->CloseRegion(&ctx, req, &resp);
+    EXPECT_EQ(closed.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << closed.error_message();
+    EXPECT_NE(closed.error_message().find("deposed master"), std::string::npos) << closed.error_message();
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "acked"));
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "again"));
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "again"));
+  EXPECT_EQ(HoldersOf(servers, "d"), 1) << "after the reads and writes";
+}
+
+}  // namespace
+}  // namespace basalt::testing
