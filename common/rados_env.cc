@@ -30,6 +30,8 @@ constexpr char kIntentsObject[] = "intents";
 constexpr int kMaxRaces = 1000;  // a directory changed under us this many times in a row: give up
 constexpr uint32_t kBlocklistSeconds = 7 * 24 * 3600;  // how long a fenced client stays fenced
 
+std::atomic<void (*)(std::string_view)> fenced_handler{nullptr};
+
 absl::Status RadosError(std::string_view what, std::string_view path, int r) {
   const int err = r < 0 ? -r : r;
   std::string msg = absl::StrCat("rados: ", AV(what), " ", AV(path), ": ", std::strerror(err));
@@ -38,6 +40,7 @@ absl::Status RadosError(std::string_view what, std::string_view path, int r) {
     case ENOSPC:
     case EDQUOT: return absl::ResourceExhaustedError(msg);
     case ESHUTDOWN:  // the cluster blocklisted this client: another server owns its files now
+      if (auto* handler = fenced_handler.load(std::memory_order_acquire)) handler(msg);
       return absl::AbortedError(absl::StrCat("fenced: this client is blocklisted (", msg, ")"));
     case ETIMEDOUT: return absl::DeadlineExceededError(msg);
     case EEXIST: return absl::AlreadyExistsError(msg);
@@ -119,6 +122,10 @@ Waited ReadAndWait(librados::IoCtx& io, const std::string& oid, librados::Object
 }
 
 }  // namespace
+
+void SetFencedHandler(void (*handler)(std::string_view what)) {
+  fenced_handler.store(handler, std::memory_order_release);
+}
 
 class RadosEnv::Impl {
  public:

@@ -2,7 +2,8 @@
 // basalt:meta, places regions on the region servers, and fences and recovers each server that
 // dies (src/master/master.h). Runs until SIGTERM or SIGINT.
 // Exit codes: 0 clean stop, 1 start-up failure (or, once active, its storage or port failed),
-// 2 bad settings, 3 its ZooKeeper session expired.
+// 2 bad settings, 3 its ZooKeeper session expired or its lease lapsed, or it found itself fenced
+// (another master has taken over).
 #include <signal.h>
 #include <unistd.h>
 
@@ -168,6 +169,11 @@ int Run(int argc, char** argv) {
       return 1;
     }
     rados = *std::move(env);
+    // Fenced by the master that took over: this one is deposed (common/rados_env.h).
+    SetFencedHandler(+[](std::string_view what) {
+      log::Error(absl::StrCat("fenced by the master that took over (", AV(what), "): stopping now"));
+      std::_Exit(3);
+    });
   }
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);

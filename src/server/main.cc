@@ -1,7 +1,8 @@
 // basalt-server: parses settings, opens the tables, serves gRPC until SIGTERM or SIGINT, then
 // shuts down cleanly (finishes calls in flight, closes every region) and exits 0.
 // Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad settings, 3 its ZooKeeper
-// session expired (a master is fencing it and will reopen its regions elsewhere), 4 a cluster's
+// session expired or its lease lapsed, or it found itself fenced (a master is fencing it and will
+// reopen its regions elsewhere), 4 a cluster's
 // region server aborted (a region's close could not flush: the master splits its log).
 #include <signal.h>
 #include <unistd.h>
@@ -112,6 +113,14 @@ int Run(int argc, char** argv) {
       return 1;
     }
     rados = *std::move(env);
+    if (config.cluster) {
+      // Fenced by a master (blocklisted): it ends before any caller sees the refusal, so the
+      // callers go elsewhere (common/rados_env.h).
+      SetFencedHandler(+[](std::string_view what) {
+        log::Error(absl::StrCat("fenced by the master (", AV(what), "): its regions are served elsewhere; stopping now"));
+        std::_Exit(3);
+      });
+    }
     std::cout << "basalt-server: data in RADOS pool " << ro.pool << ", namespace " << ro.root << " (client "
               << rados->ClientAddress() << ")" << std::endl;
   }
