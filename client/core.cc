@@ -125,6 +125,10 @@ Core::Core(const ConnectionOptions& options, std::unique_ptr<NetworkSelector> se
            std::unique_ptr<ZooKeeper> zk)
     : options_(options),
       policy_(RetryPolicy::From(options)),
+      attempt_timeout_(zk == nullptr ? absl::InfiniteDuration()
+                       : options.attempt_timeout > absl::ZeroDuration()
+                           ? options.attempt_timeout
+                           : std::min(options.timeout, absl::Seconds(2))),
       selector_(std::move(selector)),
       cluster_(zk != nullptr),
       nonce_group_((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()),
@@ -163,7 +167,8 @@ absl::Status Core::RouteBefore(const std::string& table, std::string_view row, a
 }
 
 void Core::NoteUnanswered(const absl::Status& s, const std::string& region) {
-  if (!cluster_ || region.empty() || !absl::IsUnavailable(s) || IsNotServingRegion(s)) return;
+  if (!cluster_ || region.empty() || IsNotServingRegion(s)) return;
+  if (!absl::IsUnavailable(s) && !absl::IsDeadlineExceeded(s)) return;
   regions_.Forget(region);
 }
 
@@ -198,9 +203,23 @@ absl::StatusOr<std::string> MetaServerFromZooKeeper(ZooKeeper* zk, const std::st
   return node->data;
 }
 
-absl::Status Core::Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt) {
+absl::Time Core::AttemptDeadline(absl::Time deadline) const {
+  if (attempt_timeout_ == absl::InfiniteDuration()) return deadline;
+  return std::min(deadline, absl::Now() + attempt_timeout_);
+}
+
+absl::Status Core::AttemptStatus(absl::Status s, absl::Time attempt_deadline, absl::Time deadline) const {
+  if (!absl::IsDeadlineExceeded(s) || attempt_deadline >= deadline) return s;
+  return absl::UnavailableError(absl::StrCat(s.message(), " (no answer within the attempt timeout of ",
+                                             absl::FormatDuration(attempt_timeout_),
+                                             ": its server may be paused or cut off; the row is located afresh)"));
+}
+
+absl::Status Core::Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt,
+                         bool bounded) {
   return RetryLoop(policy_, retriable_op, Deadline(), [&](absl::Time deadline) {
-    absl::Status s = attempt(deadline);
+    const absl::Time attempt_deadline = bounded ? AttemptDeadline(deadline) : deadline;
+    absl::Status s = AttemptStatus(attempt(attempt_deadline), attempt_deadline, deadline);
     NoteFailure(s);
     return s;
   });
@@ -246,7 +265,9 @@ void Core::RunAsync(bool retriable_op, AsyncAttempt attempt, std::function<void(
 
 void Core::Attempt(std::shared_ptr<AsyncOp> op) {
   op->attempts++;
-  PathCallback on_done = [op](absl::Status s) {
+  const absl::Time attempt_deadline = op->core->AttemptDeadline(op->deadline);
+  PathCallback on_done = [op, attempt_deadline](absl::Status s) {
+    s = op->core->AttemptStatus(std::move(s), attempt_deadline, op->deadline);
     if (!s.ok()) {
       op->core->NoteFailure(s);
       std::optional<absl::Duration> delay =
@@ -264,7 +285,7 @@ void Core::Attempt(std::shared_ptr<AsyncOp> op) {
     }  // the user's callback and its captures are gone before the Connection may go
     core->EndAsync();
   };
-  absl::Status started = op->attempt(op->deadline, on_done);
+  absl::Status started = op->attempt(attempt_deadline, on_done);
   if (!started.ok()) {
     // Not started: report from the timer thread, never from inside the caller's call.
     op->core->scheduler_.After(absl::ZeroDuration(),
@@ -280,15 +301,18 @@ absl::Status Core::CallGrpc(bool retriable_op,
 absl::Status Core::CallRow(bool retriable_op, const std::string& table, std::string_view row, std::string* region,
                            const std::function<grpc::Status(GrpcPath* path, grpc::ClientContext* ctx)>& call) {
   std::string to;
-  return Retry(retriable_op, [&](absl::Time deadline) -> absl::Status {
-    if (region != nullptr) BASALT_RETURN_IF_ERROR(Route(table, row, deadline, region, &to));
-    BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc(Target(to)));
-    grpc::ClientContext ctx;
-    SetDeadline(&ctx, deadline);
-    absl::Status s = FromGrpcStatus(call(path, &ctx));
-    if (region != nullptr) NoteUnanswered(s, *region);
-    return s;
-  });
+  return Retry(
+      retriable_op,
+      [&](absl::Time deadline) -> absl::Status {
+        if (region != nullptr) BASALT_RETURN_IF_ERROR(Route(table, row, deadline, region, &to));
+        BASALT_ASSIGN_OR_RETURN(GrpcPath * path, Grpc(Target(to)));
+        grpc::ClientContext ctx;
+        SetDeadline(&ctx, deadline);
+        absl::Status s = FromGrpcStatus(call(path, &ctx));
+        if (region != nullptr) NoteUnanswered(s, *region);
+        return s;
+      },
+      /*bounded=*/region != nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------

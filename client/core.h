@@ -89,7 +89,15 @@ class Core {
 
   // RetryLoop with the connection's policy and a deadline from now; a failed attempt's refusal
   // forgets its region (NoteRefusal), so the next attempt locates its row afresh.
-  absl::Status Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt);
+  // `bounded`: each attempt also ends at attempt_timeout (data calls on a cluster), and an
+  // attempt that ran out of it while the call's deadline lasts is retried as Unavailable.
+  absl::Status Retry(bool retriable_op, const std::function<absl::Status(absl::Time deadline)>& attempt,
+                     bool bounded = true);
+  // The deadline of an attempt starting now within a call's `deadline` (bounded: see Retry).
+  absl::Time AttemptDeadline(absl::Time deadline) const;
+  // An attempt's status, as Retry sees it: DeadlineExceeded at `attempt_deadline` before the
+  // call's `deadline` is Unavailable (the server did not answer in time: try again elsewhere).
+  absl::Status AttemptStatus(absl::Status s, absl::Time attempt_deadline, absl::Time deadline) const;
 
   // A synchronous gRPC unary call with retries: call(stub path, ctx) per attempt.
   absl::Status CallGrpc(bool retriable_op,
@@ -138,6 +146,7 @@ class Core {
 
   const ConnectionOptions options_;
   const RetryPolicy policy_;
+  const absl::Duration attempt_timeout_;  // InfiniteDuration: attempts are not bounded
   std::unique_ptr<NetworkSelector> selector_;
   const bool cluster_;
   const uint64_t nonce_group_;  // this connection's (random), HBase's nonce group

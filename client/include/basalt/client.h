@@ -13,7 +13,9 @@
 // gRPC's size cap, which would fail again), up to max_attempts attempts in all, after a
 // backoff of initial_backoff doubling per retry up to max_backoff, each delay drawn uniformly
 // from [d/2, d] (jitter); a retry whose delay would pass the deadline is not made and the last
-// error is returned. Every other code (DeadlineExceeded included) is returned at once.
+// error is returned. Every other code (DeadlineExceeded included) is returned at once. On a
+// cluster each attempt of a data call also ends at attempt_timeout, which is retried as
+// Unavailable (the row located afresh) while the call's deadline lasts.
 // Increment, Append and CheckAndMutate are not idempotent: each carries a nonce (HBase's: this
 // connection's random group and a random number per operation, the same in every attempt), and a
 // region that applied it answers a retry from what is stored instead of applying it again, also
@@ -71,6 +73,13 @@ struct ConnectionOptions {
   std::string zookeeper_quorum = "";                 // HOST:PORT[,HOST:PORT...]
   std::string zookeeper_znode_parent = "/basalt";
   absl::Duration timeout = absl::Seconds(30);       // per call, retries included
+  // Each attempt of a data call (Get, Put, Delete, a batch, Increment, Append, CheckAndMutate;
+  // not scans or admin calls) on a cluster ends after this (HBase's hbase.rpc.timeout beside the
+  // operation timeout): one stuck on a paused or cut-off region server is sent again after the
+  // row is located afresh, so callers leave a frozen server within its failover time instead
+  // of waiting for it to wake. 0: derived, min(timeout, 2 s); InfiniteDuration(): none (one
+  // deadline for all attempts). A standalone server's calls have none.
+  absl::Duration attempt_timeout = absl::ZeroDuration();
   // 15 attempts with backoff from 50 ms up to 2 s ride out a server restart (several seconds),
   // as HBase's client does with its 15 retries (hbase.client.retries.number).
   int max_attempts = 15;                   // 1: no retry
