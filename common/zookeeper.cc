@@ -113,8 +113,6 @@ class ZooKeeper::Impl {
     if (rc == ZOK) p->impl->options.lease->ExtendTo(p->sent_ns + p->impl->lease_ns);
     delete p;
   }
-  // Keeps options.lease: a request every fifth of the session timeout, and the session taken
-  // as expired the moment the lease lapses. Ends with the session or when stopping.
   // Bounds options.lease by a first request, answered (the session is established).
   absl::Status StartLease() {
     const int64_t timeout_ns = static_cast<int64_t>(zoo_recv_timeout(zh)) * 1000000;
@@ -127,22 +125,29 @@ class ZooKeeper::Impl {
     lease_keeper = std::thread([this] { KeepLease(); });
     return absl::OkStatus();
   }
+  // Keeps options.lease: a request every fifth of the session timeout. While the lease has
+  // lapsed its holder acts on nothing; an answer to a request sent since (ZooKeeper was slow,
+  // or the connection came back before the session expired) renews it. Once it has been lapsed
+  // for a whole session timeout more, the session is taken as expired (on_expired). Ends with the
+  // session or when stopping.
   void KeepLease() {
     const int64_t timeout_ns = static_cast<int64_t>(zoo_recv_timeout(zh)) * 1000000;
     const int64_t every_ns = std::max<int64_t>(timeout_ns / 5, 1000000);
     while (!expired.load()) {
       const int64_t now = SessionLease::NowNs();
       const int64_t until = options.lease->until_ns();
-      if (now >= until) {
+      if (now >= until + timeout_ns) {
         Expire(absl::StrCat("no answer from ZooKeeper for ", (now - until + lease_ns) / 1000000,
                             " ms (its session timeout is ", timeout_ns / 1000000,
-                            " ms): the session may have expired, and a master may act on it"));
+                            " ms): the session has expired, and a master may have acted on it"));
         return;
       }
       auto* ping = new Ping{this, now};
       if (zoo_aexists(zh, "/", 0, &Pinged, ping) != ZOK) delete ping;
       absl::MutexLock l(&mu);
-      const int64_t wait_ns = std::min(every_ns, options.lease->until_ns() - now);
+      // Awake at the next request's time, or when the lease lapses, or at the end of its grace.
+      const int64_t due = options.lease->until_ns();
+      const int64_t wait_ns = std::min(every_ns, due > now ? due - now : due + timeout_ns - now);
       if (mu.AwaitWithTimeout(absl::Condition(+[](Impl* i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(i->mu) { return i->stopping; }, this),
                               absl::Nanoseconds(std::max<int64_t>(wait_ns, 0)))) {
         return;

@@ -64,9 +64,11 @@ class ZooKeeper {
     // YouAreDeadException).
     std::function<void(std::string_view why)> on_expired;
     // When set (a daemon's session): kept by a request every session_timeout/5 (SessionLease).
-    // When it lapses, the session is taken as expired (on_expired runs) without waiting for the
-    // server to say so, which it can do only once this client reaches it again: a daemon cut off
-    // from ZooKeeper stops within its session timeout, before a master can act on the expiry.
+    // While it has lapsed, its holder acts on nothing (a region server serves nothing): a daemon
+    // cut off from ZooKeeper stops within its session timeout, before a master can act on the
+    // expiry. An answer to a later request renews it (ZooKeeper was only slow). Lapsed for a
+    // whole session timeout more, the session is taken as expired (on_expired runs) without
+    // waiting for the server to say so, which it can only once this client reaches it again.
     SessionLease* lease = nullptr;
   };
   enum class Mode { kPersistent, kEphemeral, kPersistentSequential, kEphemeralSequential };
