@@ -27,6 +27,8 @@ absl::Status ZkError(std::string_view op, std::string_view path, int rc) {
     case ZNODEEXISTS: return absl::AlreadyExistsError(msg);
     case ZBADVERSION:
     case ZNOTEMPTY: return absl::FailedPreconditionError(msg);
+    case ZNOAUTH:
+    case ZAUTHFAILED: return absl::PermissionDeniedError(msg);
     case ZSESSIONEXPIRED:
     case ZINVALIDSTATE: return absl::AbortedError(absl::StrCat(msg, " (the session has ended)"));
     case ZCONNECTIONLOSS:
@@ -113,6 +115,42 @@ class ZooKeeper::Impl {
     if (rc == ZOK) p->impl->options.lease->ExtendTo(p->sent_ns + p->impl->lease_ns);
     delete p;
   }
+  // Gives the session options.digest and waits for ZooKeeper's answer.
+  absl::Status Authenticate() {
+    struct Answer {
+      absl::Mutex mu;
+      bool done ABSL_GUARDED_BY(mu) = false;
+      int rc ABSL_GUARDED_BY(mu) = ZOK;
+    };
+    // Freed here once answered; after a timeout left to the completion that may still come (a
+    // few bytes, once).
+    auto* answer = new Answer;
+    auto done = [](int rc, const void* data) {
+      auto* a = static_cast<Answer*>(const_cast<void*>(data));
+      absl::MutexLock l(&a->mu);
+      a->done = true;
+      a->rc = rc;
+    };
+    const std::string& d = options.digest;
+    int rc = zoo_add_auth(zh, "digest", d.data(), static_cast<int>(d.size()), done, answer);
+    if (rc != ZOK) {
+      delete answer;
+      return ZkError("authenticate as", d.substr(0, d.find(':')), rc);
+    }
+    {
+      absl::MutexLock l(&answer->mu);
+      if (!answer->mu.AwaitWithTimeout(absl::Condition(&answer->done), options.connect_timeout)) {
+        return absl::UnavailableError(absl::StrCat("zookeeper: no answer to authentication within ",
+                                                   absl::FormatDuration(options.connect_timeout)));
+      }
+      rc = answer->rc;
+    }
+    delete answer;
+    if (rc == ZOK) return absl::OkStatus();
+    return absl::PermissionDeniedError(absl::StrCat("zookeeper: authentication as '", d.substr(0, d.find(':')),
+                                                    "' (digest) refused: ", zerror(rc)));
+  }
+
   // Bounds options.lease by a first request, answered (the session is established).
   absl::Status StartLease() {
     const int64_t timeout_ns = static_cast<int64_t>(zoo_recv_timeout(zh)) * 1000000;
@@ -245,17 +283,41 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> ZooKeeper::Connect(Options options) {
                                                  absl::FormatDuration(raw->options.connect_timeout)));
     }
   }
+  if (!raw->options.digest.empty()) BASALT_RETURN_IF_ERROR(raw->Authenticate());
   if (raw->options.lease != nullptr) BASALT_RETURN_IF_ERROR(raw->StartLease());
   return std::unique_ptr<ZooKeeper>(new ZooKeeper(std::move(impl)));
 }
 
-absl::StatusOr<std::string> ZooKeeper::Create(const std::string& path, std::string_view data, Mode mode) {
+absl::StatusOr<std::string> ZooKeeper::Create(const std::string& path, std::string_view data, Mode mode,
+                                              Readers readers) {
   std::string created(path.size() + 32, '\0');
-  const int rc = zoo_create(impl_->zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
-                            Flags(mode), created.data(), static_cast<int>(created.size()));
+  // Under an identity: every right for it (ZOO_AUTH_IDS: the session's authenticated ids), and
+  // reading for anyone where asked.
+  struct ACL acls[2] = {{ZOO_PERM_ALL, ZOO_AUTH_IDS}, {ZOO_PERM_READ, ZOO_ANYONE_ID_UNSAFE}};
+  struct ACL_vector mine = {readers == Readers::kAnyone ? 2 : 1, acls};
+  const struct ACL_vector* acl = impl_->options.digest.empty() ? &ZOO_OPEN_ACL_UNSAFE : &mine;
+  const int rc = zoo_create(impl_->zh, path.c_str(), data.data(), static_cast<int>(data.size()), acl, Flags(mode),
+                            created.data(), static_cast<int>(created.size()));
   if (rc != ZOK) return ZkError("create", path, rc);
   created.resize(std::strlen(created.c_str()));
   return created;
+}
+
+absl::StatusOr<bool> ZooKeeper::OpenToAnyone(const std::string& path) {
+  struct ACL_vector acl {};
+  struct Stat stat {};
+  const int rc = zoo_get_acl(impl_->zh, path.c_str(), &acl, &stat);
+  if (rc != ZOK) return ZkError("ACL of", path, rc);
+  bool open = false;
+  for (int32_t i = 0; i < acl.count; ++i) {
+    const struct ACL& a = acl.data[i];
+    if (std::string_view(a.id.scheme) == "world" && std::string_view(a.id.id) == "anyone" &&
+        (a.perms & ~ZOO_PERM_READ) != 0) {
+      open = true;
+    }
+  }
+  deallocate_ACL_vector(&acl);
+  return open;
 }
 
 absl::Status ZooKeeper::CreatePath(const std::string& path) {

@@ -70,7 +70,15 @@ class ZooKeeper {
     // whole session timeout more, the session is taken as expired (on_expired runs) without
     // waiting for the server to say so, which it can only once this client reaches it again.
     SessionLease* lease = nullptr;
+    // The cluster's daemons' identity in ZooKeeper, "user:password" (the digest scheme), given
+    // when the session starts (the client gives it again on each reconnection). With it, each
+    // node this session creates may be changed and deleted only by that identity, and read only
+    // by it unless made kReadableByAnyone (ZooKeeper's ACLs); a wrong password fails Connect.
+    // Empty: nodes open to anyone (ZOO_OPEN_ACL_UNSAFE), as before ACLs.
+    std::string digest;
   };
+  // Who may read a node made under a digest identity (every other right is the identity's).
+  enum class Readers { kIdentity, kAnyone };
   enum class Mode { kPersistent, kEphemeral, kPersistentSequential, kEphemeralSequential };
   // One-shot: called once when what it watches changes, or when the session ends.
   using Watch = std::function<void()>;
@@ -83,9 +91,13 @@ class ZooKeeper {
 
   // Makes a node; returns its path (with the sequence number a sequential node gets).
   // AlreadyExists, or NotFound when the parent is missing.
-  absl::StatusOr<std::string> Create(const std::string& path, std::string_view data, Mode mode);
+  absl::StatusOr<std::string> Create(const std::string& path, std::string_view data, Mode mode,
+                                     Readers readers = Readers::kIdentity);
   // Makes a persistent node and its missing parents; one that exists is fine.
   absl::Status CreatePath(const std::string& path);
+  // Whether anyone at all (world:anyone) may change, create under or delete `path`, or change
+  // its ACL: a cluster with an identity refuses to run under such a node. NotFound when absent.
+  absl::StatusOr<bool> OpenToAnyone(const std::string& path);
   // A node's data and version, or nullopt when it does not exist. A watch fires when it is
   // made, changed or deleted.
   absl::StatusOr<std::optional<ZkNode>> Get(const std::string& path, Watch watch = nullptr);

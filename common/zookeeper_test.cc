@@ -28,8 +28,9 @@ class ZooKeeperTest : public ::testing::Test {
   }
   std::unique_ptr<ZooKeeper> Connect(absl::Duration session = absl::Seconds(4),
                                      std::function<void(std::string_view)> on_expired = nullptr,
-                                     SessionLease* lease = nullptr) {
+                                     SessionLease* lease = nullptr, const std::string& digest = "") {
     ZooKeeper::Options o;
+    o.digest = digest;
     o.quorum = TestZkQuorum();
     o.session_timeout = session;
     o.on_expired = std::move(on_expired);
@@ -78,6 +79,38 @@ TEST_F(ZooKeeperTest, NodesAndTheirErrors) {
   EXPECT_EQ(*kids, (std::vector<std::string>{"b", "s_0000000001", "s_0000000002", "s_0000000003"}));
   EXPECT_EQ(zk->Delete(root_ + "/a").code(), absl::StatusCode::kFailedPrecondition);  // not empty
   EXPECT_EQ(zk->Delete(root_ + "/a/nothing").code(), absl::StatusCode::kNotFound);
+}
+
+// Issue 35: the nodes a session with an identity makes are closed to every other session, but
+// for reading where asked; and a node open to anyone is told apart.
+TEST_F(ZooKeeperTest, NodesMadeUnderAnIdentityAreClosedToEveryoneElse) {
+  auto cluster = Connect(absl::Seconds(4), nullptr, nullptr, "basalt:s3cret");
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE(cluster->CreatePath(root_ + "/rs").ok());
+  ASSERT_TRUE(cluster->Create(root_ + "/rs/s1", "live", ZooKeeper::Mode::kEphemeral).ok());
+  ASSERT_TRUE(cluster->Create(root_ + "/meta-server", "m:1", ZooKeeper::Mode::kPersistent, ZooKeeper::Readers::kAnyone).ok());
+  EXPECT_FALSE(cluster->OpenToAnyone(root_).value());
+  EXPECT_FALSE(cluster->OpenToAnyone(root_ + "/meta-server").value());  // read only
+  auto anonymous = Connect();
+  auto impostor = Connect(absl::Seconds(4), nullptr, nullptr, "basalt:guess");
+  ASSERT_TRUE(anonymous && impostor);
+  for (ZooKeeper* other : {anonymous.get(), impostor.get()}) {
+    EXPECT_EQ(other->Create(root_ + "/fenced", "", ZooKeeper::Mode::kPersistent).status().code(),
+              absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Create(root_ + "/rs/fake", "", ZooKeeper::Mode::kEphemeral).status().code(),
+              absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Delete(root_ + "/rs/s1").code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Set(root_ + "/meta-server", "evil:1").code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Set(root_ + "/rs/s1", "dead").code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Get(root_ + "/rs/s1").status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Children(root_ + "/rs").status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_EQ(other->Get(root_ + "/meta-server").value().value_or(ZkNode{}).data, "m:1");  // clients start there
+  }
+  EXPECT_EQ(cluster->Get(root_ + "/rs/s1").value().value_or(ZkNode{}).data, "live");
+  // A node made without an identity is open to anyone, and seen to be.
+  ASSERT_TRUE(anonymous->Create(root_ + "-open", "", ZooKeeper::Mode::kEphemeral).ok());
+  EXPECT_TRUE(cluster->OpenToAnyone(root_ + "-open").value());
+  EXPECT_EQ(cluster->OpenToAnyone(root_ + "-none").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(ZooKeeperTest, AnEphemeralNodeGoesWithItsSession) {

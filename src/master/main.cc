@@ -43,6 +43,9 @@ constexpr Flag kFlags[] = {
     {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...] (required)"},
     {"zookeeper_session_timeout_ms", "4000", "a master not heard from this long loses its place to a backup"},
     {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper"},
+    {"zookeeper_auth_file", "",
+     "file holding the daemons' ZooKeeper identity, one line user:password (digest): the nodes the cluster makes may "
+     "then be changed only by it. Required with auth=true, which also refuses nodes open to anyone"},
     {"name", "", "how this master is known (default HOST:PID)"},
     {"listen", "127.0.0.1:16000", "HOST:PORT to serve gRPC on once active (port 0: any free port)"},
     {"port_file", "", "once active and serving: write the bound port and a newline here (atomically)"},
@@ -196,7 +199,8 @@ int Run(int argc, char** argv) {
   {
     server::ServerConfig sc;
     absl::Status parsed = absl::OkStatus();
-    for (const char* key : {"tls_cert", "tls_key", "tls_ca", "auth", "auth_users_file", "superusers"}) {
+    for (const char* key :
+         {"tls_cert", "tls_key", "tls_ca", "auth", "auth_users_file", "superusers", "zookeeper_auth_file"}) {
       if (parsed.ok()) parsed = server::SetConfigValue(key, v[key], &sc);
     }
     if (parsed.ok()) parsed = server::ValidateSecurity(sc);
@@ -208,6 +212,20 @@ int Run(int argc, char** argv) {
       absl::StatusOr<ChannelSecurity> client = server::OwnChannelSecurity(sc);
       if (parsed.ok()) parsed = client.status();
       if (client.ok()) mo.client = *std::move(client);
+    }
+    if (!parsed.ok()) {
+      std::cerr << "basalt-master: " << parsed.message() << "\n";
+      return 2;
+    }
+    if (parsed.ok() && !sc.zookeeper_auth_file.empty()) {
+      absl::StatusOr<std::string> identity = server::ReadZooKeeperIdentity(sc.zookeeper_auth_file);
+      parsed = identity.status();
+      if (identity.ok()) mo.zk.digest = *std::move(identity);
+    }
+    if (parsed.ok() && sc.auth && mo.zk.digest.empty()) {
+      parsed = absl::InvalidArgumentError(
+          "auth=true needs zookeeper_auth_file (the cluster's ZooKeeper identity): without it every node of the "
+          "cluster in ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
     }
     if (!parsed.ok()) {
       std::cerr << "basalt-master: " << parsed.message() << "\n";

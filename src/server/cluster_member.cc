@@ -4,7 +4,11 @@
 
 #include "src/server/access_control.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status.h"
@@ -64,7 +68,9 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk_opt
 }
 
 absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server) {
-  absl::StatusOr<std::string> made = zk->Create(paths.meta_server(), server, ZooKeeper::Mode::kPersistent);
+  // (Readable by anyone: clients start there, and need nothing else of ZooKeeper.)
+  absl::StatusOr<std::string> made =
+      zk->Create(paths.meta_server(), server, ZooKeeper::Mode::kPersistent, ZooKeeper::Readers::kAnyone);
   if (absl::IsAlreadyExists(made.status())) return zk->Set(paths.meta_server(), server);
   return made.status();
 }
@@ -139,6 +145,42 @@ absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const Channe
   absl::StatusOr<std::string> made = zk->Create(paths.acl(), "0", ZooKeeper::Mode::kPersistent);
   if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
   return LoadAndWatch(zk, paths, security, access);
+}
+
+absl::StatusOr<std::string> ReadZooKeeperIdentity(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("zookeeper_auth_file ", path, ": cannot read it"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string line(absl::StripAsciiWhitespace(text.str()));
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == line.size() || line.find('\n') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zookeeper_auth_file ", path, ": expected one line 'user:password' (ZooKeeper's digest scheme)"));
+  }
+  return line;
+}
+
+absl::Status CheckZooKeeperClosed(ZooKeeper* zk, const ClusterPaths& paths) {
+  if (zk->options().digest.empty()) {
+    return absl::FailedPreconditionError(
+        "auth=true needs a ZooKeeper identity (zookeeper_auth_file): without one every node of the cluster in "
+        "ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
+  }
+  for (const std::string& path : {paths.parent, paths.live(), paths.servers(), paths.fenced(), paths.masters(),
+                                  paths.meta_server(), paths.active_master(), paths.acl()}) {
+    absl::StatusOr<bool> open = zk->OpenToAnyone(path);
+    if (absl::IsNotFound(open.status())) continue;
+    if (!open.ok()) return open.status();
+    if (*open) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ZooKeeper node ", path, " may be changed by anyone (world:anyone): it was made before the cluster had an "
+          "identity. With auth=true the cluster runs only under nodes its identity alone may change: set its ACL "
+          "(zkCli.sh setAcl -R ", paths.parent, " auth::cdrwa, as the identity) or remove it (deleteall ",
+          paths.parent, ") while the cluster is stopped"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace basalt::server

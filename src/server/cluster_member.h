@@ -79,4 +79,14 @@ absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths);
 absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
                           AccessController* access);
 
+// The daemons' ZooKeeper identity (ZooKeeper::Options::digest) from `path`: one line
+// "user:password" (the setting zookeeper_auth_file; a file, so that the password is in no
+// command line). InvalidArgument naming the file when it is not that.
+absl::StatusOr<std::string> ReadZooKeeperIdentity(const std::string& path);
+// A secure cluster's check of its ZooKeeper (issue 35): FailedPrecondition when the session has
+// no identity, or when the parent or a node of the cluster's under it is open to anyone (made
+// before the identity was set: anyone could delete a live server's node, pre-create a fenced
+// one or rewrite meta-server).
+absl::Status CheckZooKeeperClosed(ZooKeeper* zk, const ClusterPaths& paths);
+
 }  // namespace basalt::server

@@ -144,6 +144,13 @@ const std::vector<Setting>& Settings() {
          c->zookeeper_session_timeout_ms = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"zookeeper_auth_file", "",
+       "file holding the cluster daemons' ZooKeeper identity, one line user:password (digest): the nodes they make "
+       "may then be changed only by it (required with auth=true on a master)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->zookeeper_auth_file = std::string(v);
+         return absl::OkStatus();
+       }},
       {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper (as HBase's zookeeper.znode.parent)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          if (v.size() < 2 || v.front() != '/' || v.back() == '/') return BadValue(k, v, "expected an absolute path such as /basalt");

@@ -32,6 +32,9 @@ struct ServerConfig {
   std::string zookeeper_quorum;             // HOST:PORT[,HOST:PORT...]; empty: no cluster
   int zookeeper_session_timeout_ms = 4000;
   std::string zookeeper_znode_parent = "/basalt";
+  // The daemons' ZooKeeper identity: a file holding "user:password" (digest). Set, the nodes they
+  // make may be changed only by it (cluster_member.h ReadZooKeeperIdentity).
+  std::string zookeeper_auth_file;
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
   // The HTTP port (/metrics; issue 15): HOST:PORT (port 0: a free one); empty: none. The

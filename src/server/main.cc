@@ -147,6 +147,16 @@ int Run(int argc, char** argv) {
     return 1;
   }
   const ChannelSecurity to_master = *std::move(own_security);
+  // Its ZooKeeper identity (zookeeper_auth_file), read before anything starts.
+  std::string zk_identity;
+  if (!config.zookeeper_auth_file.empty()) {
+    absl::StatusOr<std::string> identity = ReadZooKeeperIdentity(config.zookeeper_auth_file);
+    if (!identity.ok()) {
+      log::Error(std::string(identity.status().message()));
+      return 2;
+    }
+    zk_identity = *std::move(identity);
+  }
   if (config.cluster) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.
@@ -353,6 +363,7 @@ int Run(int argc, char** argv) {
     ZooKeeper::Options zo;
     zo.quorum = config.zookeeper_quorum;
     zo.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
+    zo.digest = zk_identity;
     if (config.cluster) zo.lease = &lease;
     zo.on_expired = [](std::string_view why) {
       log::Error(absl::StrCat(AV(why), ": this server is being fenced and its regions reopened elsewhere; stopping now"));

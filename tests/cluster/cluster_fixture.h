@@ -60,6 +60,21 @@ class ClusterFixture : public ::testing::Test {
       std::printf("logs kept in %s\n", to.c_str());
     }
   }
+  // A ZooKeeper identity for the cluster's daemons (zookeeper_auth_file): the file's path.
+  std::string WriteIdentity() {
+    const std::string path = dir_.path() + "/zookeeper-identity";
+    std::ofstream(path) << "basalt:" << parent_.substr(1) << "-secret\n";
+    return path;
+  }
+  // The fixture's own ZooKeeper session again, as that identity (to see the cluster's nodes).
+  void ConnectAsIdentity() {
+    ZooKeeper::Options o;
+    o.quorum = quorum_;
+    o.digest = "basalt:" + parent_.substr(1) + "-secret";
+    auto zk = ZooKeeper::Connect(o);
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = *std::move(zk);
+  }
   // A path in RADOS, shared by the master and every server.
   std::string data_dir() const { return "/data"; }
 

@@ -408,9 +408,18 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   ASSERT_EQ(std::system(absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs,
                                      " admin alice >/dev/null").c_str()),
             0);
-  const std::vector<std::string> secure = {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key",
-                                           "--tls_ca=" + certs + "/ca.pem", "--auth=true",
-                                           "--superusers=basalt-server,admin"};
+  std::vector<std::string> secure = {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key",
+                                     "--tls_ca=" + certs + "/ca.pem", "--auth=true",
+                                     "--superusers=basalt-server,admin"};
+  // A secure cluster needs a ZooKeeper identity (issue 35): without one the master refuses to
+  // start, since anyone reaching ZooKeeper could rewrite the cluster's nodes.
+  {
+    auto refused = StartMaster("m0", 0, 1000, "", secure);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->WaitForExit(absl::Seconds(10)), std::optional<int>(2));
+  }
+  secure.push_back("--zookeeper_auth_file=" + WriteIdentity());
+  ASSERT_NO_FATAL_FAILURE(ConnectAsIdentity());
   auto master = StartMaster("m1", 0, 1000, "", secure);
   ASSERT_TRUE(master);
   std::vector<std::unique_ptr<ServerProcess>> servers;
@@ -458,6 +467,53 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   if (p.ok()) {
     EXPECT_EQ((*p)->GetTable("t")->Get(Get("a")).status().code(), absl::StatusCode::kUnavailable);
   }
+}
+
+// ZooKeeper access (issue 35): a cluster with an identity makes every node of its own so that
+// only that identity may change it. An anonymous ZooKeeper client can create, delete or change
+// no node under the cluster's parent (it could otherwise delete a live server's node, fake a
+// dead one, pre-create a fenced one or rewrite meta-server), and reads only meta-server, which
+// is all a client of the cluster needs: it works as ever.
+TEST_F(Cluster, AnAnonymousZooKeeperClientCanChangeNoNodeOfAClusterWithAnIdentity) {
+  const std::vector<std::string> identity = {"--zookeeper_auth_file=" + WriteIdentity()};
+  ASSERT_NO_FATAL_FAILURE(ConnectAsIdentity());
+  auto master = StartMaster("m1", 0, 1000, "", identity);
+  ASSERT_TRUE(master);
+  auto a = NewServer(1000, identity);
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1; }));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("z"), {}).ok());
+  ASSERT_NO_FATAL_FAILURE(PutLetters(conn->GetTable("z").get(), "v"));
+
+  // Every node under the parent, as the identity sees them.
+  std::vector<std::string> nodes = {parent_};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto kids = zk_->Children(nodes[i]);
+    ASSERT_TRUE(kids.ok()) << kids.status();
+    for (const std::string& k : *kids) nodes.push_back(nodes[i] + "/" + k);
+  }
+  ASSERT_GE(nodes.size(), 10u);  // rs/, servers/, fenced/, master/, meta-server, ...
+  ZooKeeper::Options o;
+  o.quorum = quorum_;
+  auto anonymous = ZooKeeper::Connect(o);
+  ASSERT_TRUE(anonymous.ok()) << anonymous.status();
+  for (const std::string& node : nodes) {
+    const absl::Status created = (*anonymous)->Create(node + "/planted", "", ZooKeeper::Mode::kPersistent).status();
+    EXPECT_TRUE(absl::IsPermissionDenied(created)) << node << ": " << created;
+    const absl::Status set = (*anonymous)->Set(node, "rewritten");
+    EXPECT_TRUE(absl::IsPermissionDenied(set)) << node << ": " << set;
+    const absl::Status deleted = (*anonymous)->Delete(node);
+    // (The parent's own parent is ZooKeeper's open root: the parent is refused as not empty.)
+    EXPECT_TRUE(node == parent_ ? absl::IsFailedPrecondition(deleted) : absl::IsPermissionDenied(deleted))
+        << node << ": " << deleted;
+    const bool readable = (*anonymous)->Get(node).ok();
+    EXPECT_EQ(readable, node == parent_ + "/meta-server") << node;
+  }
+  // Nothing changed: the cluster serves on.
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(conn->GetTable("z").get(), "v"));
+  EXPECT_EQ(Children("/rs").size(), 1u);
 }
 
 TEST_F(Cluster, ABackupMasterTakesOverAndRecoversWhatDiedWhileNoMasterWasActive) {
