@@ -77,6 +77,7 @@ class NetLab {
     return ip;
   }
   std::string ip(const std::string& node) const { return ips_.at(node); }
+  bool has(const std::string& node) const { return ips_.contains(node); }
   // The launcher that runs a program in `node`'s namespace (it execs the program).
   std::vector<std::string> Exec(const std::string& node) const { return {ip_path_, "netns", "exec", namespaces_.at(node)}; }
 
