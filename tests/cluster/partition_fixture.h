@@ -53,14 +53,15 @@ class PartitionFixture : public ClusterFixture {
     lab_.reset();
   }
 
-  // Master `name` in a namespace of its own (made on its first start).
-  std::unique_ptr<ChildProcess> StartMasterIn(const std::string& name) {
+  // Master `name` in a namespace of its own (made on its first start), with a ZooKeeper
+  // session of `session_ms`.
+  std::unique_ptr<ChildProcess> StartMasterIn(const std::string& name, int session_ms = 1000) {
     absl::StatusOr<std::string> ip = lab_->has(name) ? lab_->ip(name) : lab_->AddNode(name);
     EXPECT_TRUE(ip.ok()) << ip.status();
     if (!ip.ok()) return nullptr;
     master_launchers_[name] = lab_->Exec(name);
     const std::string port_file = dir_.path() + "/" + name + ".port";
-    return StartMaster(name, 0, 1000, "",
+    return StartMaster(name, 0, session_ms, "",
                        {"--listen=" + *ip + ":0", "--http_listen=" + *ip + ":0", "--port_file=" + port_file});
   }
   // Master `name`'s gRPC address, once it has served ("" before).

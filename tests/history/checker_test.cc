@@ -38,20 +38,20 @@ bool Linearizable(const std::vector<Op>& ops) {
   return v.linearizable;
 }
 
-TEST(History, ASequentialRegisterIsLinearizableAndAStaleReadIsNot) {
+TEST(Linearizability, ASequentialRegisterIsLinearizableAndAStaleReadIsNot) {
   EXPECT_TRUE(Linearizable({Put(1, "a", 0, 1), Get(2, "a", 2, 3), Put(1, "b", 4, 5), Get(2, "b", 6, 7)}));
   EXPECT_TRUE(Linearizable({Get(2, "", 0, 1), Put(1, "a", 2, 3)}));  // absent before any write
   EXPECT_FALSE(Linearizable({Put(1, "a", 0, 1), Put(1, "b", 2, 3), Get(2, "a", 4, 5)}));
   EXPECT_FALSE(Linearizable({Get(2, "x", 0, 1)}));  // a value never written
 }
 
-TEST(History, AConcurrentWriteMayBeSeenOrNotButNeverUnseenAgain) {
+TEST(Linearizability, AConcurrentWriteMayBeSeenOrNotButNeverUnseenAgain) {
   EXPECT_TRUE(Linearizable({Put(1, "b", 0, 10), Get(2, "", 1, 2), Get(3, "b", 3, 4)}));
   EXPECT_TRUE(Linearizable({Put(1, "b", 0, 10), Get(2, "b", 1, 2), Get(3, "b", 3, 4)}));
   EXPECT_FALSE(Linearizable({Put(1, "b", 0, 10), Get(2, "", 1, 2), Get(3, "b", 3, 4), Get(2, "", 5, 6)}));
 }
 
-TEST(History, AnUnknownCallMayHaveTakenEffectAtAnyTimeOrNever) {
+TEST(Linearizability, AnUnknownCallMayHaveTakenEffectAtAnyTimeOrNever) {
   EXPECT_TRUE(Linearizable({Put(1, "b", 0, -1), Get(2, "", 1, 2), Get(3, "b", 3, 4)}));
   EXPECT_TRUE(Linearizable({Put(1, "b", 0, -1), Get(2, "", 100, 101)}));  // never
   EXPECT_FALSE(Linearizable({Put(1, "b", 0, -1), Get(2, "", 1, 2), Get(3, "b", 3, 4), Get(2, "", 5, 6)}));
@@ -61,12 +61,12 @@ TEST(History, AnUnknownCallMayHaveTakenEffectAtAnyTimeOrNever) {
 
 // A Put applied twice (a retry after its first attempt was applied but not answered), around
 // another client's write: a reader sees the first value, the second, then the first again.
-TEST(History, AWriteAppliedTwiceAroundAnotherIsNotLinearizable) {
+TEST(Linearizability, AWriteAppliedTwiceAroundAnotherIsNotLinearizable) {
   EXPECT_FALSE(Linearizable(
       {Put(1, "v1", 0, 10), Get(3, "v1", 1, 1.5), Put(2, "v2", 2, 3), Get(3, "v2", 4, 5), Get(3, "v1", 6, 7)}));
 }
 
-TEST(History, CountersNeitherLoseNorRepeatAnIncrement) {
+TEST(Linearizability, CountersNeitherLoseNorRepeatAnIncrement) {
   EXPECT_TRUE(Linearizable({Incr(1, "1", 0, 1), Incr(2, "2", 2, 3), Call(3, OpKind::kGet, "n", "", "2", 4, 5)}));
   EXPECT_TRUE(Linearizable({Incr(1, "2", 0, 10), Incr(2, "1", 1, 2)}));  // concurrent: either order
   EXPECT_FALSE(Linearizable({Incr(1, "1", 0, 1), Incr(2, "1", 2, 3)}));  // a lost update
@@ -75,14 +75,14 @@ TEST(History, CountersNeitherLoseNorRepeatAnIncrement) {
   EXPECT_FALSE(Linearizable({Incr(1, "1", 0, 1), Call(2, OpKind::kGet, "n", "0", "0", 2, 3)}));
 }
 
-TEST(History, TwoCheckAndMutatesOfOneExpectedValueCannotBothSucceed) {
+TEST(Linearizability, TwoCheckAndMutatesOfOneExpectedValueCannotBothSucceed) {
   EXPECT_FALSE(Linearizable({Put(1, "a", 0, 1), Cas(2, "a", "b", true, 2, 5), Cas(3, "a", "c", true, 2, 5)}));
   EXPECT_TRUE(Linearizable({Put(1, "a", 0, 1), Cas(2, "a", "b", true, 2, 5), Cas(3, "a", "c", false, 2, 5)}));
   EXPECT_FALSE(Linearizable({Put(1, "a", 0, 1), Cas(2, "a", "b", false, 2, 3)}));  // it held: must succeed
 }
 
 // Keys are checked apart; a long history of many concurrent clients is decided quickly.
-TEST(History, ManyClientsOnManyKeysAreCheckedPerKey) {
+TEST(Linearizability, ManyClientsOnManyKeysAreCheckedPerKey) {
   std::vector<Op> ops;
   for (int i = 0; i < 2000; ++i) {
     const double t = i * 0.01;

@@ -196,8 +196,26 @@ Verdict Check(const std::vector<Op>& ops, const std::vector<std::string>& counte
     kv.ops = key_ops.size();
     for (const Op* op : key_ops) {
       if (op->unknown) ++kv.unknown;
-      kv.ops_text.push_back(Describe(*op));
     }
+    // The shortest prefix that is not linearizable (a prefix of a linearizable history is).
+    size_t lo = 1, hi = key_ops.size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      const std::vector<const Op*> prefix(key_ops.begin(), key_ops.begin() + mid);
+      if (CheckKey(prefix, counter ? "0" : "", max_steps) == Outcome::kNot) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    const Op* culprit = key_ops[lo - 1];
+    std::vector<const Op*> window;
+    for (size_t i = 0; i < lo; ++i) {
+      const Op* op = key_ops[i];
+      if (op->unknown || op->completed_ns >= culprit->invoked_ns - 1'000'000'000) window.push_back(op);
+    }
+    if (window.size() > 40) window.erase(window.begin(), window.end() - 40);
+    for (const Op* op : window) kv.ops_text.push_back(Describe(*op));
     v.anomalies.push_back(std::move(kv));
   }
   return v;

@@ -48,7 +48,9 @@ struct KeyVerdict {
   bool linearizable = true;
   size_t ops = 0;
   size_t unknown = 0;
-  // When not linearizable: the calls of the key (in invocation order), as text, for the report.
+  // When not linearizable: the calls around the first one the history cannot take (the shortest
+  // prefix, in invocation order, that is not linearizable ends with it), as text, for the report:
+  // those that overlap it or end less than a second before it, at most 40, in invocation order.
   std::vector<std::string> ops_text;
 };
 
