@@ -197,12 +197,28 @@ Verdict Check(const std::vector<Op>& ops, const std::vector<std::string>& counte
     for (const Op* op : key_ops) {
       if (op->unknown) ++kv.unknown;
     }
-    // The shortest prefix that is not linearizable (a prefix of a linearizable history is).
+    // The shortest prefix that is not linearizable: the history as it stood when the k-th call
+    // was invoked, the calls still pending then unknown (a call's result may reflect calls
+    // invoked after it; such a prefix of a linearizable history is linearizable).
+    auto prefix_of = [&](size_t k, std::vector<Op>* store) {
+      const int64_t cut = key_ops[k - 1]->invoked_ns;
+      store->clear();
+      store->reserve(k);
+      for (size_t i = 0; i < k; ++i) {
+        Op op = *key_ops[i];
+        if (!op.unknown && op.completed_ns > cut) op.unknown = true;
+        if (op.unknown && op.kind == OpKind::kGet) continue;
+        store->push_back(std::move(op));
+      }
+      std::vector<const Op*> out;
+      for (const Op& op : *store) out.push_back(&op);
+      return out;
+    };
+    std::vector<Op> store;
     size_t lo = 1, hi = key_ops.size();
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      const std::vector<const Op*> prefix(key_ops.begin(), key_ops.begin() + mid);
-      if (CheckKey(prefix, counter ? "0" : "", max_steps) == Outcome::kNot) {
+      if (CheckKey(prefix_of(mid, &store), counter ? "0" : "", max_steps) == Outcome::kNot) {
         hi = mid;
       } else {
         lo = mid + 1;
