@@ -289,6 +289,7 @@ class TableImpl final : public Table {
     rpc::MutateRequest req;
     absl::Status conv = BuildMutate(m, &req);
     if (!conv.ok()) return WithContext(conv, what());
+    core_->SetNonce(req.mutable_nonce());  // applied once, however often an attempt is sent
     std::string to;
     absl::Status s = core_->Retry(true, [&](absl::Time deadline) -> absl::Status {
       BASALT_RETURN_IF_ERROR(core_->Route(name_, m.row, deadline, req.mutable_region(), &to));

@@ -346,7 +346,7 @@ absl::Status RegionImpl::ReplayDir(const std::string& dir, Replay* replay) {
 absl::Status RegionImpl::ApplyRecord(const WalRecord& rec, Replay* replay) {
   if (rec.region != desc_.name || rec.seq <= replay->flushed) return absl::OkStatus();
   // Counted from now: the record does not say when it was written (it lives a little longer).
-  if (rec.nonce != 0) RememberNonce(Nonce{rec.nonce_group, rec.nonce}, Now());
+  if (rec.nonce != 0) RememberNonce(Nonce{rec.nonce_group, rec.nonce}, Now(), &rec.edits);
   if (replay->dedupe && !replay->applied.insert(rec.seq).second) return absl::OkStatus();
   for (const auto& e : rec.edits) {
     Store* s = FindStore(e.family);
@@ -472,7 +472,7 @@ class StripeLocks {
 };
 }  // namespace
 
-absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durability durability) {
+absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   // Validate everything before touching anything.
@@ -481,7 +481,9 @@ absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durabilit
   stripes.reserve(batch.size());
   for (const auto& rm : batch) stripes.push_back(RowStripe(rm.row) % kRowLockStripes);
   StripeLocks locks(row_locks_.get(), std::move(stripes));
-  return MutateLocked(batch, durability);
+  // A retry of a write applied here (its first attempt holds the same row locks): not again.
+  if (nonce.nonce != 0 && NonceApplied(nonce, {}, nullptr)) return absl::OkStatus();
+  return MutateLocked(batch, durability, nonce);
 }
 
 absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
@@ -496,26 +498,43 @@ absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spe
   // return only once visible.
   RowResult current;
   BASALT_RETURN_IF_ERROR(GetInto(row, spec, &current));
-  // A retry of an operation applied here: answered from what is stored, not applied again. (A
-  // retry cannot race its first attempt past this: both hold the row's lock.)
-  if (nonce.nonce != 0 && NonceApplied(nonce)) return fn(current, nullptr);
+  // A retry of an operation applied here: not applied again, and answered with what it wrote
+  // then (or, when only its nonce is known, what is stored now). (A retry cannot race its first
+  // attempt past this: both hold the row's lock.)
+  if (nonce.nonce != 0) {
+    RowResult applied;
+    if (NonceApplied(nonce, row, &applied)) return fn(applied.empty() ? current : applied, nullptr);
+  }
   BASALT_RETURN_IF_ERROR(fn(current, &batch[0].mutations));
   if (batch[0].mutations.empty()) return absl::OkStatus();
   BASALT_RETURN_IF_ERROR(ValidateBatch(batch));
-  return MutateLocked(batch, durability, nonce);
+  return MutateLocked(batch, durability, nonce, /*keep_answer=*/true);
 }
 
-bool RegionImpl::NonceApplied(Nonce nonce) {
+bool RegionImpl::NonceApplied(Nonce nonce, std::string_view row, RowResult* applied) {
   absl::MutexLock l(&nonce_mu_);
   auto it = nonces_.find({nonce.group, nonce.nonce});
-  return it != nonces_.end() && it->second >= Now() - options_.nonce_expiry_ms;
+  if (it == nonces_.end() || it->second.ms < Now() - options_.nonce_expiry_ms) return false;
+  if (applied != nullptr && !it->second.puts.empty()) {
+    applied->Reset(row);
+    for (const WalEdit& e : it->second.puts) {
+      const KeyView k = ParseFlatKeyUnchecked(e.key);
+      applied->Add(e.family, k.qualifier, k.timestamp, k.type, e.value);
+    }
+  }
+  return true;
 }
 
-void RegionImpl::RememberNonce(Nonce nonce, int64_t ms) {
+void RegionImpl::RememberNonce(Nonce nonce, int64_t ms, const std::vector<WalEdit>* edits) {
   if (nonce.nonce == 0) return;
   absl::MutexLock l(&nonce_mu_);
-  int64_t& at = nonces_[{nonce.group, nonce.nonce}];
-  at = std::max(at, ms);
+  AppliedNonce& at = nonces_[{nonce.group, nonce.nonce}];
+  at.ms = std::max(at.ms, ms);
+  if (edits != nullptr && at.puts.empty()) {
+    for (const WalEdit& e : *edits) {
+      if (ParseFlatKeyUnchecked(e.key).type == CellType::kPut) at.puts.push_back(e);
+    }
+  }
 }
 
 std::map<std::pair<uint64_t, uint64_t>, int64_t> RegionImpl::LiveNonces() {
@@ -524,17 +543,18 @@ std::map<std::pair<uint64_t, uint64_t>, int64_t> RegionImpl::LiveNonces() {
   absl::MutexLock l(&nonce_mu_);
   // Expired ones go here too (a manifest is written at every flush and compaction).
   for (auto it = nonces_.begin(); it != nonces_.end();) {
-    if (it->second < oldest) {
+    if (it->second.ms < oldest) {
       nonces_.erase(it++);
     } else {
-      out.emplace(it->first, it->second);
+      out.emplace(it->first, it->second.ms);
       ++it;
     }
   }
   return out;
 }
 
-absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce) {
+absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce,
+                                      bool keep_answer) {
   // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
   // letting memstores grow without bound.
   if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {
@@ -608,7 +628,7 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
   // A log I/O error fails the region (an acknowledged write may never be lost); a refused
   // record does not.
   if (!s.ok()) return s.code() == absl::StatusCode::kInvalidArgument ? s : Fail(s);
-  RememberNonce(nonce, now);
+  RememberNonce(nonce, now, keep_answer ? &rec.edits : nullptr);
   MaybeScheduleBackground();
   return absl::OkStatus();
 }

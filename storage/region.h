@@ -251,7 +251,10 @@ class Region {
 
   // Applies a batch: each row's mutations atomically. Errors: InvalidArgument (empty or
   // too-long row, unknown family), FailedPrecondition (region closed or failed).
-  virtual absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal) = 0;
+  // With a `nonce` the region applied before (see MutateRowWith), nothing is applied again and
+  // the answer is OK.
+  virtual absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal,
+                              Nonce nonce = {}) = 0;
   virtual absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier,
                            std::string_view value, int64_t ts = kLatestTimestamp,
                            Durability durability = Durability::kSyncWal) = 0;
@@ -262,8 +265,10 @@ class Region {
   // returned as is. Writes to the row wait meanwhile; `fn` must not call back into the region.
   // With a `nonce` the region applied before (a retry: remembered in memory, in its log records
   // and in its manifest for RegionOptions::nonce_expiry_ms, so across a crash, a log split and
-  // a move), `fn` is called with `out` null: nothing is applied again, and `fn` answers from
-  // what is stored (HBase's nonces).
+  // a move), `fn` is called with `out` null: nothing is applied again, and `fn` answers from the
+  // cells the first attempt wrote (so a retried Increment returns its own new value, not one
+  // another client's increment made since), or, once only the nonce is known (from a manifest,
+  // after a flush or a move), from the row as stored now (HBase's nonces).
   using RowUpdateFn = std::function<absl::Status(const RowResult& current, std::vector<Mutation>* out)>;
   virtual absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
                                      Durability durability = Durability::kSyncWal, Nonce nonce = {}) = 0;

@@ -69,7 +69,7 @@ class RemoteRegion final : public Region {
   const std::string& server() const { return server_; }
   const std::string& node() const { return node_; }
 
-  absl::Status Mutate(const std::vector<RowMutation>&, Durability) override { return NotServed(); }
+  absl::Status Mutate(const std::vector<RowMutation>&, Durability, Nonce) override { return NotServed(); }
   absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
                    Durability) override {
     return NotServed();

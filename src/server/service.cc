@@ -599,7 +599,7 @@ absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateRespo
       BASALT_RETURN_IF_ERROR(TransactionalMutations(req.transaction(), req.rollback(), &batch[0]));
     }
     BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, batch[0].row, req.region()));
-    return Translate(*t, h->region->Mutate(batch, d), h);
+    return Translate(*t, h->region->Mutate(batch, d, Nonce{req.nonce().group(), req.nonce().nonce()}), h);
   });
 }
 

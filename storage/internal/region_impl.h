@@ -18,6 +18,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/region.h"
+#include "storage/internal/wal.h"
 
 namespace basalt {
 
@@ -39,7 +40,7 @@ using ColumnTargets = absl::InlinedVector<ColumnTarget, 2>;
 
 class RegionImpl final : public Region {
  public:
-  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability) override;
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {}) override;
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
            int64_t ts, Durability durability) override;
   absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
@@ -93,11 +94,15 @@ class RegionImpl final : public Region {
   static absl::Status CheckDurability(Durability d);
   // Mutate's work once the batch is valid and its rows are locked.
   // `nonce` (none: 0) goes into the log record, and is remembered once the write is applied.
-  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {});
-  // The nonces of operations applied here (RegionOptions::nonce_expiry_ms): whether one is,
-  // remembering one (at `ms`, its write's time), and those not yet expired, for the manifest.
-  bool NonceApplied(Nonce nonce);
-  void RememberNonce(Nonce nonce, int64_t ms);
+  // `keep_answer`: the nonce is remembered with the cells written (a read-modify-write's answer).
+  absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {},
+                            bool keep_answer = false);
+  // The nonces of operations applied here (RegionOptions::nonce_expiry_ms): whether one is
+  // (and then, in *applied, the cells it wrote when they are known: from its write or its log
+  // record, not from a manifest), remembering one (at `ms`, its write's time, with the log
+  // edits it wrote), and those not yet expired, for the manifest.
+  bool NonceApplied(Nonce nonce, std::string_view row, RowResult* applied);
+  void RememberNonce(Nonce nonce, int64_t ms, const std::vector<WalEdit>* edits = nullptr);
   std::map<std::pair<uint64_t, uint64_t>, int64_t> LiveNonces();
   uint64_t ReadPoint() const;
   absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
@@ -133,7 +138,11 @@ class RegionImpl final : public Region {
   std::unique_ptr<absl::Mutex[]> row_locks_;
 
   absl::Mutex nonce_mu_;
-  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, int64_t> nonces_ ABSL_GUARDED_BY(nonce_mu_);
+  struct AppliedNonce {
+    int64_t ms = 0;
+    std::vector<WalEdit> puts;  // the cells it wrote (its answer to a retry); empty: unknown
+  };
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, AppliedNonce> nonces_ ABSL_GUARDED_BY(nonce_mu_);
 
   absl::Mutex flush_mu_;       // one flush at a time
   // A flush that froze the memstores and then failed (a full disk): the frozen memstores hold

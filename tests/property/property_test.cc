@@ -385,7 +385,10 @@ class TableAsRegion final : public Region {
  public:
   explicit TableAsRegion(std::shared_ptr<server::Table> t) : t_(std::move(t)) {}
   ~TableAsRegion() override { Close().IgnoreError(); }
-  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability d) override { return t_->Mutate(batch, d); }
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability d, Nonce nonce) override {
+    if (nonce.nonce != 0) return absl::UnimplementedError("a table's batch takes no nonce");
+    return t_->Mutate(batch, d);
+  }
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
                    int64_t ts, Durability d) override {
     return t_->RegionFor(row)->Put(row, family, qualifier, value, ts, d);

@@ -297,7 +297,7 @@ absl::Status DecodeGetBody(Reader& r, bool with_filter, bool with_transaction, G
   return r.Finish();
 }
 
-absl::Status DecodeMutateBody(Reader& r, bool with_transaction, rpc::MutateRequest* req) {
+absl::Status DecodeMutateBody(Reader& r, bool with_transaction, bool with_nonce, rpc::MutateRequest* req) {
   std::string_view s;
   BASALT_RETURN_IF_ERROR(r.Bytes16("table", &s));
   req->set_table(s.data(), s.size());
@@ -337,6 +337,15 @@ absl::Status DecodeMutateBody(Reader& r, bool with_transaction, rpc::MutateReque
     uint8_t rollback = 0;
     BASALT_RETURN_IF_ERROR(r.Enum("rollback", 1, &rollback));
     req->set_rollback(rollback != 0);
+  }
+  if (with_nonce) {
+    uint64_t group = 0, nonce = 0;
+    BASALT_RETURN_IF_ERROR(r.U64("nonce group", &group));
+    const size_t nonce_at = r.pos();
+    BASALT_RETURN_IF_ERROR(r.U64("nonce", &nonce));
+    if (nonce == 0) return Malformed("nonce 0 with kFlagNonce", nonce_at);
+    req->mutable_nonce()->set_group(group);
+    req->mutable_nonce()->set_nonce(nonce);
   }
   return r.Finish();
 }
@@ -486,9 +495,12 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
   }
   const bool in_transaction = req.transaction() != 0;
   if (in_transaction) body += 8 + 1;
+  const bool with_nonce = req.has_nonce() && req.nonce().nonce() != 0;
+  if (with_nonce) body += 8 + 8;
   BASALT_RETURN_IF_ERROR(CheckFits("Mutate request", body, out.size()));
 
-  WriteHeader(out.data(), FrameOp::kMutate, body, request_id, 0, in_transaction ? kFlagTransaction : 0);
+  WriteHeader(out.data(), FrameOp::kMutate, body, request_id, 0,
+              (in_transaction ? kFlagTransaction : 0) | (with_nonce ? kFlagNonce : 0));
   Writer w(out.data() + kFrameHeaderSize);
   w.Bytes16(req.table());
   w.U8(static_cast<uint8_t>(req.durability()));
@@ -505,6 +517,10 @@ absl::StatusOr<size_t> EncodeMutateRequest(uint64_t request_id, const rpc::Mutat
   if (in_transaction) {
     w.I64(req.transaction());
     w.U8(req.rollback() ? 1 : 0);
+  }
+  if (with_nonce) {
+    w.U64(req.nonce().group());
+    w.U64(req.nonce().nonce());
   }
   assert(static_cast<size_t>(w.pos() - out.data()) == kFrameHeaderSize + body);
   return kFrameHeaderSize + body;
@@ -539,7 +555,7 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
     return absl::OkStatus();
   }
   const uint16_t allowed =
-      h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction | kFlagReplyBuffer) : kFlagTransaction;
+      h.op == FrameOp::kGet ? (kFlagFilter | kFlagTransaction | kFlagReplyBuffer) : (kFlagTransaction | kFlagNonce);
   if ((h.flags & ~allowed) != 0) {
     return Malformed(absl::StrCat("flags 0x", absl::Hex(h.flags), " in a request"), kFlagsAt);
   }
@@ -552,7 +568,7 @@ absl::Status DecodeRequest(absl::Span<const uint8_t> in, DecodedRequest* out) {
                          (h.flags & kFlagReplyBuffer) != 0 ? &out->reply_buffer : nullptr);
   }
   out->mutate.Clear();  // keeps its strings' and fields' capacity
-  return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, &out->mutate);
+  return DecodeMutateBody(r, (h.flags & kFlagTransaction) != 0, (h.flags & kFlagNonce) != 0, &out->mutate);
 }
 
 void GetRequestFromView(const GetRequestView& v, rpc::GetRequest* req) {

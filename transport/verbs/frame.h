@@ -6,7 +6,8 @@
 //   0  u16 magic 0xBA5A      2  u8 version (1)      3  u8 op (FrameOp)
 //   4  u32 body length       8  u64 request id (a reply echoes its request's)
 //   16 u16 status code (absl::StatusCode; requests: 0)
-//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction, kFlagRendezvous, kFlagReplyBuffer)
+//   18 u16 flags (kFlagTooLarge, kFlagFilter, kFlagTransaction, kFlagRendezvous, kFlagReplyBuffer,
+//                 kFlagNonce)
 //   20 u32 reserved, 0
 // Bodies (str16/bytes16: u16 length + bytes; bytes32: u32 length + bytes):
 //   Get request:    str16 table | bytes32 row | i64 min_ts | u8 has_max_ts | i64 max_ts |
@@ -19,6 +20,7 @@
 //                   u32 nmutations × (u8 kind | u8 has_ts | i64 ts | bytes16 family |
 //                                     bytes32 qualifier | bytes32 value)
 //                   with kFlagTransaction: i64 transaction (write pointer, not 0) | u8 rollback
+//                   with kFlagNonce: u64 nonce group | u64 nonce (not 0)
 //   Get reply, OK:  bytes32 row | u32 ncells × (bytes16 family | bytes32 qualifier | i64 ts |
 //                                               bytes32 value)
 //   Rendezvous (a Get or Mutate request with kFlagRendezvous, and no other flag):
@@ -84,6 +86,10 @@ inline constexpr size_t kRendezvousFrameSize = kFrameHeaderSize + 16;
 // this flag, carrying the bytes it needs, so that the client can ask again with a buffer that
 // large. The server never exposes its own memory.
 inline constexpr uint16_t kFlagReplyBuffer = 16;
+// Mutate request flag: the client's nonce follows the body (after the transaction's fields):
+// u64 group | u64 nonce (not 0). The server applies the write once however often it is sent
+// (proto/basalt.proto Nonce). Refused by a server that predates it, as kFlagFilter.
+inline constexpr uint16_t kFlagNonce = 32;
 
 // Where a rendezvous's bytes are, in the peer's registered memory.
 struct RemoteBuffer {

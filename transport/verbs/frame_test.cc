@@ -308,6 +308,29 @@ TEST(VerbsFrameTest, TransactionsTravelUnderTheirFlagOnGetAndMutate) {
   EXPECT_EQ(EncodeMutateRequest(6, m, absl::MakeSpan(out)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A Mutate's nonce (issue 35: a Put applied once however often it is sent) travels after the
+// transaction's fields, flagged; a nonce of 0 in a frame is not canonical.
+TEST(Frame, AMutatesNonceTravelsFlaggedAndZeroIsRefused) {
+  rpc::MutateRequest m = FullMutate();
+  m.mutable_nonce()->set_group(0x1122334455667788);
+  m.mutable_nonce()->set_nonce(42);
+  Bytes b = EncodeMutate(7, m);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(b.data()) + 18), kFlagNonce);
+  EXPECT_TRUE(MessageDifferencer::Equals(DecodeAs<rpc::MutateRequest>(b, 7), m));
+  m.set_transaction(1700000000000000007);
+  b = EncodeMutate(8, m);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(b.data()) + 18), kFlagTransaction | kFlagNonce);
+  EXPECT_TRUE(MessageDifferencer::Equals(DecodeAs<rpc::MutateRequest>(b, 8), m));
+  DecodedRequest d;
+  Bytes bad = b;
+  EncodeFixed64(reinterpret_cast<char*>(bad.data()) + bad.size() - 8, 0);
+  EXPECT_EQ(DecodeRequest(Whole(bad), &d).code(), absl::StatusCode::kInvalidArgument);
+  // No nonce (0): no flag, no bytes.
+  m.clear_nonce();
+  m.set_transaction(0);
+  EXPECT_EQ(DecodeFixed16(reinterpret_cast<const char*>(EncodeMutate(9, m).data()) + 18), 0);
+}
+
 TEST(VerbsFrameTest, GetRequestRoundTripsUnsetFields) {
   rpc::GetRequest req;
   req.mutable_read();  // as the client sends it
