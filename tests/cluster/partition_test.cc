@@ -87,6 +87,7 @@ TEST_F(Partition, ADeposedMastersMoveIsRefusedAndTheRegionStaysOpenOnOneServer) 
   const std::string region = regions->front().encoded_name;
   const std::string to = regions->front().server == a->address() ? b->address() : a->address();
 
+  ASSERT_FALSE(m2->WaitForExit(absl::ZeroDuration()).has_value()) << "the backup master ended before the cut";
   ASSERT_TRUE(lab_->Cut("m1", lab_->host_ip(), BASALT_PARTITION_ZK_PORT).ok());
   const absl::Time cut = absl::Now();
   ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; })) << "the backup never took over";

@@ -28,7 +28,7 @@ constexpr char kUsage[] =
     "\n"
     "usage: basalt-bench server <subcommand> (--server=HOST:PORT | --zookeeper=HOST:PORT) [--flags] [--json]\n"
     "  common      [--transport=grpc|auto|verbs --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32\n"
-    "               --verbs_async_endpoints=2 --verbs_async_credits=8 --znode_parent=/basalt]\n"
+    "               --verbs_async_endpoints=2 --verbs_async_credits=8 --znode_parent=/basalt --nonces=1]\n"
     "              (--zookeeper: a cluster; latency then needs --no_floor)\n"
     "              [--tls_ca=PEM --tls_cert=PEM --tls_key=PEM --token_file=FILE]  (a TLS server; latency:\n"
     "               --no_floor; src/tools/bench/security_overhead.sh compares TLS + auth with plain text)\n"

@@ -107,6 +107,8 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
   o.conn.verbs_max_endpoints = static_cast<int>(endpoints);
   o.conn.verbs_async_endpoints = static_cast<int>(flags.Int("verbs_async_endpoints", o.conn.verbs_async_endpoints));
   o.conn.verbs_async_credits = static_cast<int>(flags.Int("verbs_async_credits", o.conn.verbs_async_credits));
+  // Nonces on writes (on by default, as in every client): --nonces=0 measures what they cost.
+  o.conn.nonces = flags.Int("nonces", 1) != 0;
   // A server with TLS (and auth): the CA, a client certificate, or a token in a file.
   o.conn.security.tls_ca = flags.Str("tls_ca", "");
   o.conn.security.tls_cert = flags.Str("tls_cert", "");
