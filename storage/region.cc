@@ -100,6 +100,7 @@ absl::Status WriteReferenceRegion(Env* env, const std::vector<RegionSource>& sou
     out.flushed_seq = std::max(out.flushed_seq, m.flushed_seq);
     // A retry of an operation the parent applied reaches a daughter (or the merged region).
     out.nonces.insert(m.nonces.begin(), m.nonces.end());
+    out.answers.insert(m.answers.begin(), m.answers.end());
     const std::string rel = "../" + std::filesystem::path(src.dir).filename().string();
     for (const auto& [family, files] : m.files) {
       auto& mine = out.files[family];
@@ -211,7 +212,13 @@ absl::Status RegionImpl::Recover() {
   }
   next_file_number_ = m.next_file_number;
   flushed_seq_ = m.flushed_seq;
-  for (const auto& [id, ms] : m.nonces) RememberNonce(Nonce{id.first, id.second}, ms);
+  for (const auto& [id, ms] : m.nonces) {
+    std::vector<WalEdit> answer;
+    if (auto a = m.answers.find(id); a != m.answers.end()) {
+      for (const Manifest::AnswerCell& c : a->second) answer.push_back(WalEdit{c.family, c.key, c.value});
+    }
+    RememberNonce(Nonce{id.first, id.second}, ms, answer.empty() ? nullptr : &answer);
+  }
   std::set<uint64_t> live;
   for (auto& [name, store] : stores_) {
     auto it = m.files.find(name);
@@ -537,9 +544,9 @@ void RegionImpl::RememberNonce(Nonce nonce, int64_t ms, const std::vector<WalEdi
   }
 }
 
-std::map<std::pair<uint64_t, uint64_t>, int64_t> RegionImpl::LiveNonces() {
+void RegionImpl::LiveNonces(Manifest* m) {
   const int64_t oldest = Now() - options_.nonce_expiry_ms;
-  std::map<std::pair<uint64_t, uint64_t>, int64_t> out;
+  std::map<std::pair<uint64_t, uint64_t>, int64_t>& out = m->nonces;
   absl::MutexLock l(&nonce_mu_);
   // Expired ones go here too (a manifest is written at every flush and compaction).
   for (auto it = nonces_.begin(); it != nonces_.end();) {
@@ -547,10 +554,13 @@ std::map<std::pair<uint64_t, uint64_t>, int64_t> RegionImpl::LiveNonces() {
       nonces_.erase(it++);
     } else {
       out.emplace(it->first, it->second.ms);
+      if (!it->second.puts.empty()) {
+        std::vector<Manifest::AnswerCell>& cells = m->answers[it->first];
+        for (const WalEdit& e : it->second.puts) cells.push_back({e.family, e.key, e.value});
+      }
       ++it;
     }
   }
-  return out;
 }
 
 absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce,
@@ -711,7 +721,7 @@ absl::Status RegionImpl::WriteManifest() {
     m.references.merge(store->References());
   }
   // Once the flush this manifest records lets the log records go, their nonces live here.
-  m.nonces = LiveNonces();
+  LiveNonces(&m);
   return options_.env->WriteFileDurably(dir_ + "/" + kManifestName, EncodeManifest(m));
 }
 

@@ -705,10 +705,12 @@ TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
   EXPECT_NE(refused.status().message().find("manifest d/MANIFEST"), std::string::npos);
   // A newer version old readers can still read (min_reader_version unchanged) is read: its body
-  // is this version's (with the references section of version 3 and the nonces of version 4).
+  // is this version's (with the references section of version 3, the nonces of version 4 and
+  // the nonces' answers of version 5).
   Manifest with_ref = m;
   with_ref.references[5] = FileReference{"../parent", 3, "", "m"};
   with_ref.nonces[{1, 2}] = 3;
+  with_ref.answers[{1, 2}] = {{"cf", MakeFlatKey("r", "n", 9, CellType::kPut), "42"}};
   const std::string latest = EncodeManifest(with_ref);
   const std::string body_latest = latest.substr(kFormatStampSize, latest.size() - kFormatStampSize - 4);
   std::string compatible;
@@ -717,6 +719,11 @@ TEST(ManifestFormat, VersionOneIsReadAndOneNeedingANewerReaderIsRefused) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->references, with_ref.references);
   EXPECT_EQ(read->nonces, with_ref.nonces);
+  EXPECT_EQ(read->answers, with_ref.answers);
+  // An answer for a nonce the manifest does not hold is damage.
+  Manifest stray = with_ref;
+  stray.answers[{1, 3}] = with_ref.answers[{1, 2}];
+  EXPECT_EQ(DecodeManifest(EncodeManifest(stray), "MANIFEST").status().code(), absl::StatusCode::kDataLoss);
   // A flipped stamp byte is damage.
   std::string damaged = now;
   damaged[13] ^= 1;
@@ -782,8 +789,9 @@ class RegionNonceTest : public RegionLogDamageTest {
 
 // Issue 35's history checker found two Increments answered with one value: a retry of an
 // increment applied before was answered with the counter as it was then, after another
-// client's increment. A retry is answered with what its first attempt wrote, in the same run and
-// after a crash (from the log record); only its nonce outlives a flush.
+// client's increment. A retry is answered with what its first attempt wrote, in the same run,
+// after a crash (from the log record), and after a flush and a reopen (from the manifest: the
+// region a move opens elsewhere).
 TEST_F(RegionNonceTest, ARetryIsAnsweredWithWhatItsFirstAttemptWrote) {
   const Nonce a{9, 1}, b{9, 2};
   ASSERT_TRUE(Bump(region_.get(), a));  // 1
@@ -795,6 +803,10 @@ TEST_F(RegionNonceTest, ARetryIsAnsweredWithWhatItsFirstAttemptWrote) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(AnswerToRetry(r->get(), a), "1");
   EXPECT_EQ(Count(r->get()), "2");
+  ASSERT_TRUE(region_->Flush().ok());
+  Reopen();
+  EXPECT_EQ(AnswerToRetry(region_.get(), a), "1");
+  EXPECT_EQ(AnswerToRetry(region_.get(), b), "2");
 }
 
 // A Put's retry (its first attempt applied, its answer lost) is not applied again: applied

@@ -8,6 +8,7 @@
 #include "common/format_stamp.h"
 #include "common/crc.h"
 #include "common/status.h"
+#include "storage/cell.h"
 
 namespace basalt {
 
@@ -26,7 +27,7 @@ bool IsSiblingDir(std::string_view dir) {
 
 std::string EncodeManifest(const Manifest& m) {
   std::string s;
-  const uint32_t version = !m.nonces.empty() ? 4 : !m.references.empty() ? 3 : 2;
+  const uint32_t version = !m.answers.empty() ? 5 : !m.nonces.empty() ? 4 : !m.references.empty() ? 3 : 2;
   AppendFormatStamp(&s, kMagic, version, /*min_reader_version=*/version);
   PutVarint64(&s, m.next_file_number);
   PutVarint64(&s, m.flushed_seq);
@@ -52,6 +53,19 @@ std::string EncodeManifest(const Manifest& m) {
       PutVarint64(&s, id.first);
       PutVarint64(&s, id.second);
       PutVarint64(&s, static_cast<uint64_t>(ms));
+    }
+  }
+  if (version >= 5) {
+    PutVarint32(&s, static_cast<uint32_t>(m.answers.size()));
+    for (const auto& [id, cells] : m.answers) {
+      PutVarint64(&s, id.first);
+      PutVarint64(&s, id.second);
+      PutVarint32(&s, static_cast<uint32_t>(cells.size()));
+      for (const Manifest::AnswerCell& c : cells) {
+        PutLengthPrefixed(&s, c.family);
+        PutLengthPrefixed(&s, c.key);
+        PutLengthPrefixed(&s, c.value);
+      }
     }
   }
   PutFixed32(&s, MaskCrc(Crc32c(s)));
@@ -126,6 +140,28 @@ absl::StatusOr<Manifest> DecodeManifest(std::string_view b, const std::string& f
         return bad("bad nonce");
       }
       m.nonces[{group, nonce}] = static_cast<int64_t>(ms);
+    }
+  }
+  if (version >= 5) {
+    uint32_t n;
+    if (!GetVarint32(&in, &n) || n > in.size()) return bad("truncated answers");
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t group, nonce;
+      uint32_t ncells;
+      if (!GetVarint64(&in, &group) || !GetVarint64(&in, &nonce) || !GetVarint32(&in, &ncells) || ncells > in.size() ||
+          !m.nonces.contains({group, nonce}) || m.answers.contains({group, nonce})) {
+        return bad("bad nonce answer");
+      }
+      std::vector<Manifest::AnswerCell>& cells = m.answers[{group, nonce}];
+      for (uint32_t j = 0; j < ncells; ++j) {
+        std::string_view family, key, value;
+        KeyView k;
+        if (!GetLengthPrefixed(&in, &family) || !GetLengthPrefixed(&in, &key) || !GetLengthPrefixed(&in, &value) ||
+            !ParseFlatKey(key, &k)) {
+          return bad("bad nonce answer cell");
+        }
+        cells.push_back({std::string(family), std::string(key), std::string(value)});
+      }
     }
   }
   if (!in.empty()) return bad("trailing bytes");

@@ -8,12 +8,16 @@
 //   [version 3: varint references | per reference: varint64 file number, lp region_dir,
 //    varint64 source file number, lp start_row, lp end_row] |
 //   [version 4: varint nonces | per nonce: varint64 group, varint64 nonce, varint64 ms] |
+//   [version 5: varint answers | per answer: varint64 group, varint64 nonce, varint cells,
+//    per cell: lp family, lp flat key, lp value] |
 //   u32 masked CRC32C of everything before it
 //
 // Version 3 is written only by a region that holds references (a daughter of a split, or a
 // merged region, until its compactions rewrite them), version 4 only by one that remembers
 // nonces (the recent non-idempotent operations its flushed files hold: a retry of one of them
-// must find it after the log records are gone); every other manifest stays version 2, so an
+// must find it after the log records are gone), version 5 only by one that also keeps the
+// answers of some (the cells an Increment or Append wrote: its retry's answer, issue 35); every
+// other manifest stays version 2, so an
 // older reader refuses exactly the manifests it could not read right.
 //
 // Version 1 (written before the stamp) is the same after an 8-byte magic "BSLTMAN1" alone; it
@@ -30,7 +34,7 @@
 
 namespace basalt {
 
-inline constexpr uint32_t kManifestVersion = 4;
+inline constexpr uint32_t kManifestVersion = 5;
 
 // A store file of this region that is another region's block file seen through a row range
 // (HBase's Reference): what a split's daughters and a merge's region hold until compacted.
@@ -49,6 +53,14 @@ struct Manifest {
   std::map<uint64_t, FileReference> references;       // file number -> what it refers to
   // (nonce group, nonce) -> when it was applied (ms since the epoch): storage/region.h Nonce.
   std::map<std::pair<uint64_t, uint64_t>, int64_t> nonces;
+  // A nonce's answer (each one in `nonces`): the cells its operation wrote.
+  struct AnswerCell {
+    std::string family;
+    std::string key;  // flat key (storage/cell.h)
+    std::string value;
+    bool operator==(const AnswerCell&) const = default;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<AnswerCell>> answers;
 };
 
 std::string EncodeManifest(const Manifest& m);

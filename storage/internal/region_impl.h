@@ -26,6 +26,7 @@ class BlockFileReader;
 class Store;
 class Wal;
 struct WalRecord;
+struct Manifest;
 
 namespace internal {
 // A store a read touches, with its sorted qualifier filter (all: the whole family).
@@ -103,7 +104,8 @@ class RegionImpl final : public Region {
   // edits it wrote), and those not yet expired, for the manifest.
   bool NonceApplied(Nonce nonce, std::string_view row, RowResult* applied);
   void RememberNonce(Nonce nonce, int64_t ms, const std::vector<WalEdit>* edits = nullptr);
-  std::map<std::pair<uint64_t, uint64_t>, int64_t> LiveNonces();
+  // Fills m->nonces and m->answers.
+  void LiveNonces(Manifest* m);
   uint64_t ReadPoint() const;
   absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
   absl::Status CheckOpen() const;
