@@ -329,7 +329,9 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
     for (const Op& op : ops) {
       if (op.key != k || op.unknown) continue;
       if (op.kind == OpKind::kIncrement) ++acked;
-      if (op.kind == OpKind::kGet && op.client == kClients) absl::SimpleAtoi(op.output, &final_value);
+      if (op.kind == OpKind::kGet && op.client == kClients && !absl::SimpleAtoi(op.output, &final_value)) {
+        ADD_FAILURE() << "counter " << k << " read as '" << op.output << "'";
+      }
     }
     lost += std::max<int64_t>(0, acked - final_value);
   }

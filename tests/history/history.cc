@@ -200,12 +200,14 @@ Verdict Check(const std::vector<Op>& ops, const std::vector<std::string>& counte
     // The shortest prefix that is not linearizable: the history as it stood when the k-th call
     // was invoked, the calls still pending then unknown (a call's result may reflect calls
     // invoked after it; such a prefix of a linearizable history is linearizable).
-    auto prefix_of = [&](size_t k, std::vector<Op>* store) {
-      const int64_t cut = key_ops[k - 1]->invoked_ns;
+    // (A lambda may not capture a structured binding before C++20's clang 16.)
+    const std::vector<const Op*>& calls = key_ops;
+    auto prefix_of = [&calls](size_t k, std::vector<Op>* store) {
+      const int64_t cut = calls[k - 1]->invoked_ns;
       store->clear();
       store->reserve(k);
       for (size_t i = 0; i < k; ++i) {
-        Op op = *key_ops[i];
+        Op op = *calls[i];
         if (!op.unknown && op.completed_ns > cut) op.unknown = true;
         if (op.unknown && op.kind == OpKind::kGet) continue;
         store->push_back(std::move(op));
