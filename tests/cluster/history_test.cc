@@ -57,8 +57,8 @@ class Workload {
   }
   // Reads every key once more (the history's last word on each), as client `client`.
   void FinalReads(Table* table, int client) {
-    for (const std::string& k : kRegisters) Call(client, table, OpKind::kGet, k, nullptr);
-    for (const std::string& k : kCounters) Call(client, table, OpKind::kGet, k, nullptr);
+    for (const std::string& k : kRegisters) Call(client, table, OpKind::kGet, k);
+    for (const std::string& k : kCounters) Call(client, table, OpKind::kGet, k);
   }
 
   std::vector<Op> ops() {
@@ -81,15 +81,15 @@ class Workload {
     while (!stop_) {
       const int dice = static_cast<int>(rng() % 100);
       if (dice < 15) {
-        Call(client, table, OpKind::kIncrement, kCounters[rng() % kCounters.size()], &rng);
+        Call(client, table, OpKind::kIncrement, kCounters[rng() % kCounters.size()]);
       } else {
         const std::string key = kRegisters[rng() % kRegisters.size()];
-        Call(client, table, dice < 55 ? OpKind::kGet : dice < 85 ? OpKind::kPut : OpKind::kCas, key, &rng);
+        Call(client, table, dice < 55 ? OpKind::kGet : dice < 85 ? OpKind::kPut : OpKind::kCas, key);
       }
     }
   }
 
-  void Call(int client, Table* table, OpKind kind, const std::string& key, std::mt19937_64* rng) {
+  void Call(int client, Table* table, OpKind kind, const std::string& key) {
     Op op;
     op.client = client;
     op.kind = kind;
@@ -143,7 +143,6 @@ class Workload {
       }
     }
     op.completed_ns = NowNs();
-    (void)rng;
     std::lock_guard<std::mutex> l(mu_);
     if (s.ok()) {
       acks_[client].push_back(op.completed_ns);
