@@ -53,11 +53,15 @@ class PartitionFixture : public ClusterFixture {
     lab_.reset();
   }
 
+  // Daemons' ZooKeeper session timeout unless a test says otherwise: the product's default.
+  // (With every core busy, as in CI's parallel run, this suite's own freshly started ZooKeeper
+  // was starved for over a second now and then: a backup master with a 1 s, and once with a 2 s,
+  // session lost it and ended before it could take over, as an HBase backup master does.)
+  static constexpr int kSessionMs = 4000;
+
   // Master `name` in a namespace of its own (made on its first start), with a ZooKeeper
-  // session of `session_ms`. (Two seconds by default: with every core busy, as in CI's parallel
-  // run, the suite's own ZooKeeper was starved for over a second now and then, and a backup
-  // master with a 1 s session ended before it could take over.)
-  std::unique_ptr<ChildProcess> StartMasterIn(const std::string& name, int session_ms = 2000) {
+  // session of `session_ms`.
+  std::unique_ptr<ChildProcess> StartMasterIn(const std::string& name, int session_ms = kSessionMs) {
     absl::StatusOr<std::string> ip = lab_->has(name) ? lab_->ip(name) : lab_->AddNode(name);
     EXPECT_TRUE(ip.ok()) << ip.status();
     if (!ip.ok()) return nullptr;
@@ -73,7 +77,7 @@ class PartitionFixture : public ClusterFixture {
     return in >> port && port > 0 ? absl::StrCat(lab_->ip(name), ":", port) : "";
   }
   // A region server in a namespace of its own, started.
-  std::unique_ptr<ServerProcess> StartServerIn(const std::string& name, int session_ms = 2000) {
+  std::unique_ptr<ServerProcess> StartServerIn(const std::string& name, int session_ms = kSessionMs) {
     absl::StatusOr<std::string> ip = lab_->AddNode(name);
     EXPECT_TRUE(ip.ok()) << ip.status();
     if (!ip.ok()) return nullptr;
