@@ -50,11 +50,15 @@ class ClusterFixture : public ::testing::Test {
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
   }
-  // A failed test's logs (the masters' and the servers') are kept in $BASALT_CLUSTER_LOGS/<test>
-  // when that is set.
+  // A failed test prints the last lines of each master's log and of the servers' shared output
+  // (all CI shows), and keeps them all in $BASALT_CLUSTER_LOGS/<test> when that is set.
   void TearDown() override {
+    if (!HasFailure()) return;
+    std::system(absl::StrCat("cd '", dir_.path(), "' && for f in *.log stderr stdout; do [ -f \"$f\" ] && ",
+                             "{ echo \"--- the last lines of $f\"; tail -n 12 \"$f\"; }; done")
+                    .c_str());
     const char* keep = std::getenv("BASALT_CLUSTER_LOGS");
-    if (!HasFailure() || keep == nullptr || *keep == '\0') return;
+    if (keep == nullptr || *keep == '\0') return;
     const std::string to = absl::StrCat(keep, "/", parent_.substr(1));
     if (std::system(absl::StrCat("mkdir -p '", keep, "' && cp -r '", dir_.path(), "' '", to, "'").c_str()) == 0) {
       std::printf("logs kept in %s\n", to.c_str());
