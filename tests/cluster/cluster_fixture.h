@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -54,6 +55,7 @@ class ClusterFixture : public ::testing::Test {
   // (all CI shows), and keeps them all in $BASALT_CLUSTER_LOGS/<test> when that is set.
   void TearDown() override {
     if (!HasFailure()) return;
+    std::fflush(stdout);  // (the test's own lines first)
     std::system(absl::StrCat("cd '", dir_.path(), "' && for f in *.log stderr stdout; do [ -f \"$f\" ] && ",
                              "{ echo \"--- the last lines of $f\"; tail -n 12 \"$f\"; }; done")
                     .c_str());

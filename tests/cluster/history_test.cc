@@ -170,7 +170,15 @@ class Workload {
 
 struct Fault {
   std::string kind;
+  bool master;  // a master's fault (goal 5 s) or a region server's (goal 10 s)
   int64_t at_ns;
+};
+// The longest time one client saw no acknowledgement across a kind of fault, and where.
+struct Gap {
+  int64_t ns = 0;
+  int client = 0;
+  int64_t from_ns = 0, to_ns = 0;  // the acknowledgements before and after
+  const Fault* fault = nullptr;
 };
 
 class History : public PartitionFixture {};
@@ -228,8 +236,8 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
   });
 
   std::vector<Fault> faults;
-  auto note = [&](const std::string& kind) {
-    faults.push_back({kind, NowNs()});
+  auto note = [&](const std::string& kind, bool master = false) {
+    faults.push_back({kind, master, NowNs()});
     std::printf("%7.1f s: %s\n", (faults.back().at_ns - faults.front().at_ns) / 1e9, kind.c_str());
   };
   // A server that ended (fenced, its lease lapsed) or was killed comes back as a new run.
@@ -283,7 +291,7 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
         if (admin_conn->GetAdmin()->Split("h", round % 2 == 0 ? "r1" : "r3").ok()) ++splits;
       });
       absl::SleepFor(absl::Milliseconds(100));
-      note("kill -9 of the active master during moves and a split");
+      note("kill -9 of the active master during moves and a split", true);
       masters[m]->Stop(SIGKILL);
       absl::SleepFor(absl::Seconds(2));
       masters[m] = StartMasterIn(m, kMasterSessionMs);
@@ -294,7 +302,7 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
     {
       const std::string m = active_master();
       ASSERT_FALSE(m.empty());
-      note("the active master cut off from ZooKeeper (4 s)");
+      note("the active master cut off from ZooKeeper (4 s)", true);
       ASSERT_TRUE(lab_->Cut(m, lab_->host_ip(), BASALT_PARTITION_ZK_PORT).ok());
       absl::SleepFor(absl::Seconds(4));
       ASSERT_TRUE(lab_->Heal(m).ok());
@@ -342,12 +350,13 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
   }
   EXPECT_EQ(surfaced, 0) << "errors reached the clients";
   // The longest time without an acknowledgement across each kind of fault, over all clients.
-  std::map<std::string, int64_t> longest;
+  std::map<std::string, Gap> longest;
   for (const auto& [client, times] : work.acks()) {
     for (size_t i = 1; i < times.size(); ++i) {
       for (const Fault& f : faults) {
-        if (f.at_ns >= times[i - 1] && f.at_ns <= times[i]) {
-          longest[f.kind] = std::max(longest[f.kind], times[i] - times[i - 1]);
+        Gap& g = longest[f.kind];
+        if (f.at_ns >= times[i - 1] && f.at_ns <= times[i] && times[i] - times[i - 1] > g.ns) {
+          g = {times[i] - times[i - 1], client, times[i - 1], times[i], &f};
         }
       }
     }
@@ -356,13 +365,18 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
               "(%d refused), %d splits; anomalies %zu; acknowledged increments lost %lld; errors surfaced %d\n",
               verdict.ops, verdict.unknown, kClients, round, faults.size(), moves.load(), moves_failed.load(),
               splits.load(), verdict.anomalies.size(), static_cast<long long>(lost), surfaced);
-  for (const auto& [kind, ns] : longest) {
+  for (const auto& [kind, g] : longest) {
     // The goals: 10 s for a region server's fault, 5 s for a master's. The master's is not met
     // yet with both cores busy (9.35 s once in an 18-round soak beside a build: BENCHMARKS.md
     // §16), so this run fails only past 10 s for either, and says when the 5 s goal is missed.
-    const bool master = kind.find("master") != std::string::npos;
-    std::printf("longest time a client saw no acknowledgement across \"%s\": %.2f s%s\n", kind.c_str(), ns / 1e9,
-                master && ns > 5 * int64_t{1000000000} ? " (over the 5 s goal for a master's fault)" : "");
+    if (g.fault == nullptr) continue;
+    const int64_t ns = g.ns;
+    const double at = (g.fault->at_ns - faults.front().at_ns) / 1e9;
+    std::printf("longest time a client saw no acknowledgement across \"%s\": %.2f s (client %d, from %.2f s before "
+                "the fault at %.1f s to %.2f s after)%s\n",
+                kind.c_str(), ns / 1e9, g.client, (g.fault->at_ns - g.from_ns) / 1e9, at,
+                (g.to_ns - g.fault->at_ns) / 1e9,
+                g.fault->master && ns > 5 * int64_t{1000000000} ? " (over the 5 s goal for a master's fault)" : "");
     EXPECT_LE(ns, 10 * int64_t{1000000000}) << kind;
   }
 }
