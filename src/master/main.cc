@@ -19,6 +19,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/status.h"
@@ -247,14 +248,25 @@ int Run(int argc, char** argv) {
     if (server::IsSecretSetting(e.key) && !e.value.empty()) e.value = "******";
     conf.push_back(std::move(e));
   }
+  // The master the pages show: replaced when a backup joins the election again.
+  struct Current {
+    absl::Mutex mu;
+    Master* master ABSL_GUARDED_BY(mu) = nullptr;
+  } current;
+  {
+    absl::MutexLock l(&current.mu);
+    current.master = master->get();
+  }
   std::unique_ptr<server::HttpFront> http;
   absl::Cleanup stop_http = [&http] { http.reset(); };  // before the master goes
   if (v["http_listen"] != "off" && !v["http_listen"].empty()) {
-    Master* m = master->get();
-    auto page = [m] {
+    auto page = [&current] {
       server::StatusPageData d;
       d.now = absl::Now();
-      m->FillPage(&d);
+      {
+        absl::ReaderMutexLock l(&current.mu);
+        current.master->FillPage(&d);
+      }
       d.log = log::Recent(200);
       return d;
     };
@@ -292,6 +304,20 @@ int Run(int argc, char** argv) {
     if (absl::Status f = (*master)->fatal(); !f.ok()) {
       log::Error(absl::StrCat("stopping: ", f.message()));
       std::_Exit(1);  // its session ends with the process: a backup takes over
+    }
+    // A backup whose session expired (ZooKeeper or this host starved for the session timeout)
+    // held nothing: it is replaced at once rather than leaving the cluster without a backup
+    // until its unit restarts it (an HBase backup master aborts there).
+    if ((*master)->expired_backup()) {
+      absl::MutexLock l(&current.mu);
+      master->reset();
+      absl::StatusOr<std::unique_ptr<Master>> again = Master::Start(mo);
+      if (!again.ok()) {
+        log::Error(absl::StrCat("joining the election again: ", again.status().message(), "; stopping now"));
+        std::_Exit(3);
+      }
+      master = *std::move(again);
+      current.master = master->get();
     }
   }
 }

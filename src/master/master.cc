@@ -38,6 +38,16 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
   ZooKeeper::Options zo = raw->options_.zk;
   zo.lease = &raw->lease_;
   zo.on_expired = [raw](std::string_view why) {
+    bool backup;
+    {
+      absl::MutexLock l(&raw->mu_);
+      backup = !raw->active_;
+      raw->expired_ = true;  // (a take-over still queued never starts: BecomeActive)
+    }
+    if (backup) {
+      raw->Log(absl::StrCat(AV(why), " while a backup master: joining the election again with a new session"));
+      return;
+    }
     raw->Log(absl::StrCat(AV(why), ": a backup master takes over; stopping now"));
     std::_Exit(3);
   };
@@ -109,6 +119,11 @@ bool Master::active() const {
   return active_;
 }
 
+bool Master::expired_backup() const {
+  absl::MutexLock l(&mu_);
+  return expired_ && !active_;
+}
+
 std::vector<std::string> Master::LiveServers() const {
   absl::MutexLock l(&mu_);
   return live_;
@@ -135,6 +150,7 @@ void Master::Log(std::string_view line) const {
 void Master::BecomeActive() {
   {
     absl::MutexLock l(&mu_);
+    if (expired_) return;  // elected just before its session expired: the process starts anew
     active_ = true;
   }
   // Its epoch: the election node's sequence number plus one (0 means none), higher than every

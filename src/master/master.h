@@ -96,6 +96,11 @@ class Master final : public server::ClusterAdmin {
   std::string address() const;
   // Not OK once the active master could not serve (its storage or port): the process should end.
   absl::Status fatal() const;
+  // True once this master's ZooKeeper session expired while it was a backup (never active): it
+  // holds nothing and did nothing, so the process may replace it with a new Master, a new
+  // session and a new place in the election, instead of ending (an active master's expiry ends
+  // the process: exit 3). A backup that never takes over after this.
+  bool expired_backup() const;
 
   // server::ClusterAdmin (the Admin service's move, balancer and status on the active master).
   absl::Status Move(std::string_view region, std::string_view server) override;
@@ -156,6 +161,7 @@ class Master final : public server::ClusterAdmin {
   std::unique_ptr<LeaderElection> election_;
   mutable absl::Mutex mu_;
   bool active_ ABSL_GUARDED_BY(mu_) = false;
+  bool expired_ ABSL_GUARDED_BY(mu_) = false;  // as a backup: see expired_backup()
   std::vector<std::string> live_ ABSL_GUARDED_BY(mu_);
   std::string address_ ABSL_GUARDED_BY(mu_);
   absl::Status fatal_ ABSL_GUARDED_BY(mu_);

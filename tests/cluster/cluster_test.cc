@@ -846,6 +846,37 @@ TEST_F(Cluster, AnIncrementAppliedButNeverAnsweredCountsOnceAfterFailover) {
 // A region server whose region passes the split size asks the master to split it (HBase's
 // region server reports it; the master runs the split): a table's only region splits past twice
 // the flush size (the stepping policy), here 2 x 256 KiB, and every row stays.
+// A backup master whose ZooKeeper session expires (paused past it here, as a starved host or
+// ZooKeeper leaves it) joins the election again with a new session instead of ending, so the
+// cluster still has a backup when the active master dies.
+TEST_F(Cluster, ABackupMasterWhoseSessionExpiredJoinsTheElectionAgainAndTakesOver) {
+  auto m1 = StartMaster("m1");
+  ASSERT_TRUE(m1);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  auto m2 = StartMaster("m2");
+  ASSERT_TRUE(m2);
+  ASSERT_TRUE(Eventually([&] { return Children("/master").size() == 2u; }));
+  auto a = NewServer();
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(Eventually([&] { return MasterServes() && Children("/rs").size() == 1u; }));
+
+  ASSERT_EQ(::kill(m2->pid(), SIGSTOP), 0);
+  const bool expired = Eventually([&] { return Children("/master").size() == 1u; });
+  ASSERT_EQ(::kill(m2->pid(), SIGCONT), 0);
+  ASSERT_TRUE(expired) << "the paused backup's session never expired";
+  ASSERT_TRUE(Eventually([&] { return Children("/master").size() == 2u; })) << "m2 did not join the election again";
+  EXPECT_FALSE(m2->WaitForExit(absl::ZeroDuration()).has_value()) << "the backup ended";
+
+  m1->Stop(SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; })) << "the backup did not take over";
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("j"), {}).ok());
+  auto table = conn->GetTable("j");
+  ASSERT_NO_FATAL_FAILURE(PutLetters(table.get(), "v"));
+  ASSERT_NO_FATAL_FAILURE(ExpectLetters(table.get(), "v"));
+}
+
 TEST_F(Cluster, ARegionServerAsksTheMasterToSplitARegionThatGrew) {
   auto master = StartMaster("m1");
   ASSERT_TRUE(master);

@@ -55,8 +55,7 @@ class PartitionFixture : public ClusterFixture {
 
   // Daemons' ZooKeeper session timeout unless a test says otherwise: the product's default.
   // (With every core busy, as in CI's parallel run, this suite's own freshly started ZooKeeper
-  // was starved for over a second now and then: a backup master with a 1 s, and once with a 2 s,
-  // session lost it and ended before it could take over, as an HBase backup master does.)
+  // was starved for over a second now and then: sessions of 1 s, and once one of 2 s, expired.)
   static constexpr int kSessionMs = 4000;
 
   // Master `name` in a namespace of its own (made on its first start), with a ZooKeeper
