@@ -21,7 +21,7 @@
 #   --work  where the roots and logs go (default /var/tmp/basalt-fresh-debian; needs ~25 GiB)
 #   --keep  leave each root in place after its run
 # Environment: BASALT_DEBIAN_MIRROR (default http://deb.debian.org/debian).
-# Needs root, debootstrap and git on the host, and Debian's mirror. Takes about an hour per tree
+# Needs root, debootstrap and git on the host, and Debian's mirror. Takes 35-40 minutes per tree
 # on 2 cores; it is not part of CI (CI runs the second command on its own machine). Prints each
 # stage's heading and time and each tree's closing lines; the full output is in WORK/<tree>.log.
 # Exits 0 when both commands passed for every tree asked for, 1 otherwise.
