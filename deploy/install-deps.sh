@@ -17,13 +17,13 @@ PKGS=(
   librados-dev libradospp-dev                   # shared storage: the Env on Ceph RADOS
   ceph-mon ceph-osd ceph-common                 # the tests' private Ceph cluster (deploy/ceph.sh)
   zookeeper libzookeeper-mt-dev                 # cluster coordination (server for tests, C client)
-  libcpp-httplib-dev                            # the servers' HTTP port (/metrics)
+  libcpp-httplib-dev                            # tests: the HTTP(S) client of the daemons' HTTP port
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
   chromium fonts-dejavu-core                    # tests: headless Chromium loads the status page
   debootstrap                                   # tests: the .deb packages go into a fresh Debian 12
   nftables iproute2                             # tests: partitions between network namespaces (ip netns, nft)
   file                                          # tests: cpack's DEB generator runs dpkg-shlibdeps on the ELF files it finds with file
-  libssl-dev openssl                            # security: SHA-256 of tokens (libcrypto); tests make certificates
+  libssl-dev openssl                            # security: token hashes, the HTTP port's TLS; tests make certs
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

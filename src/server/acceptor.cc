@@ -221,16 +221,20 @@ void Acceptor::AcceptPending(int listen_fd) {
 void Acceptor::Refuse(int fd, const std::string& why) {
   if (options_.refused != nullptr) options_.refused->fetch_add(1, std::memory_order_relaxed);
   const std::string text = "basalt-server refused the connection: " + why;
-  // The server's connection preface (an empty SETTINGS frame), then GOAWAY: last stream 0,
-  // ENHANCE_YOUR_CALM, and the reason as debug data (gRPC 1.51 clients report only
-  // UNAVAILABLE "GOAWAY received", which Basalt's client retries; the log says why).
   std::string out;
-  AppendFrame(&out, 0x4, "");
-  std::string goaway;
-  AppendBigEndian32(&goaway, 0);
-  AppendBigEndian32(&goaway, kEnhanceYourCalm);
-  goaway += text;
-  AppendFrame(&out, 0x7, goaway);
+  if (options_.refusal) {
+    out = options_.refusal(text);
+  } else {
+    // The server's connection preface (an empty SETTINGS frame), then GOAWAY: last stream 0,
+    // ENHANCE_YOUR_CALM, and the reason as debug data (gRPC 1.51 clients report only
+    // UNAVAILABLE "GOAWAY received", which Basalt's client retries; the log says why).
+    AppendFrame(&out, 0x4, "");
+    std::string goaway;
+    AppendBigEndian32(&goaway, 0);
+    AppendBigEndian32(&goaway, kEnhanceYourCalm);
+    goaway += text;
+    AppendFrame(&out, 0x7, goaway);
+  }
   (void)!::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   // Read what the client has sent so far: closing with unread bytes would reset the
   // connection, and the client could lose the GOAWAY.

@@ -45,6 +45,8 @@ class Acceptor {
     std::function<void(std::string_view)> log;  // where refusals are reported; empty: stderr
     std::atomic<uint64_t>* accepted = nullptr;  // counters bumped per connection, when set
     std::atomic<uint64_t>* refused = nullptr;
+    // The bytes a refused connection is sent, given the reason; empty: HTTP/2's (the GOAWAY).
+    std::function<std::string(const std::string& why)> refusal;
   };
 
   // Binds and listens; Unavailable (with the OS's reason) when no address can be bound.
@@ -65,7 +67,7 @@ class Acceptor {
   void Run();
   // Accepts what one listening socket has pending (a bounded number per round).
   void AcceptPending(int listen_fd);
-  // Sends the GOAWAY naming `why` and closes the connection.
+  // Sends the refusal (the GOAWAY unless options_.refusal) naming `why`, and closes.
   void Refuse(int fd, const std::string& why);
   void Log(const std::string& line) const;
 

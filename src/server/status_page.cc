@@ -100,7 +100,8 @@ std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, st
     return d;
   };
   return {
-      {"/metrics", HttpFront::kPrometheusText, [registry] { return registry->Render(); }},
+      {"/healthz", HttpFront::kText, [] { return std::string("ok\n"); }, HttpFront::Access::kOpen},
+      {"/metrics", HttpFront::kPrometheusText, [registry] { return registry->Render(); }, HttpFront::Access::kMetrics},
       {"/", HttpFront::kHtml, [with_conf] { return RenderStatusHtml(with_conf()); }},
       {"/status.json", HttpFront::kJson, [with_conf] { return RenderStatusJson(with_conf()); }},
       {"/conf", HttpFront::kText, [conf] { return RenderConfText(conf()); }},

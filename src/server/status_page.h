@@ -88,8 +88,9 @@ class AdminService;
 // its tables' regions (ListRegions).
 void FillFromAdmin(AdminService* admin, StatusPageData* page);
 
-// The HTTP port's routes, a server's and a master's alike: /metrics from `registry`; `/` and
-// /status.json from `page` (read at each request, its `conf` from `conf`); /conf; /logs.
+// The HTTP port's routes, a server's and a master's alike: /healthz (open to anyone: "ok", a
+// liveness check that names nothing); /metrics from `registry`; `/` and /status.json from
+// `page` (read at each request, its `conf` from `conf`); /conf; /logs.
 std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, std::function<StatusPageData()> page,
                                            std::function<std::vector<SettingInForce>()> conf);
 
