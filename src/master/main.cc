@@ -65,6 +65,8 @@ constexpr Flag kFlags[] = {
     {"auth", "false", "every call authenticated and authorised against basalt:acl (needs tls_cert)"},
     {"auth_users_file", "", "the users: lines 'USER TOKEN-SHA256 [GROUP,...]'"},
     {"superusers", "", "users and @groups allowed everything (include the region servers' certificate name)"},
+    {"metrics_users", "", "with auth: users and @groups who may read /metrics (a Prometheus scraper); the other pages "
+                          "need global A"},
     {"log_level", "info", "lines below this level are dropped: debug, info, warning or error"},
     {"log_dir", "", "write the log to basalt-master.log in this directory, rolled (empty: stderr)"},
     {"log_max_file_size", "67108864", "the log file is rolled past this many bytes (log_dir only; 5 old files kept)"},
@@ -201,7 +203,8 @@ int Run(int argc, char** argv) {
     server::ServerConfig sc;
     absl::Status parsed = absl::OkStatus();
     for (const char* key :
-         {"tls_cert", "tls_key", "tls_ca", "auth", "auth_users_file", "superusers", "zookeeper_auth_file"}) {
+         {"tls_cert", "tls_key", "tls_ca", "auth", "auth_users_file", "superusers", "metrics_users",
+          "zookeeper_auth_file"}) {
       if (parsed.ok()) parsed = server::SetConfigValue(key, v[key], &sc);
     }
     if (parsed.ok()) parsed = server::ValidateSecurity(sc);
@@ -235,6 +238,25 @@ int Run(int argc, char** argv) {
     mo.auth = sc.auth;
     mo.users_file = sc.auth_users_file;
     mo.superusers = sc.superusers;
+    mo.metrics_users = sc.metrics_users;
+    mo.http_tls_cert = sc.tls_cert;
+    mo.http_tls_key = sc.tls_key;
+    mo.http_tls_ca = sc.tls_ca;
+  }
+  // As basalt-server says it: a master reachable from other hosts in plain text, or open to all.
+  std::string listen_host;
+  int listen_port = 0;
+  if (server::SplitHostPort(mo.listen, &listen_host, &listen_port).ok() && !server::IsLoopbackHost(listen_host)) {
+    if (mo.tls == nullptr) {
+      log::Warning(absl::StrCat("serving without TLS on ", mo.listen,
+                                ", which is not a loopback address: calls cross the network in plain text (set "
+                                "tls_cert and tls_key)"));
+    }
+    if (!mo.auth) {
+      log::Warning(absl::StrCat("serving without authentication on ", mo.listen,
+                                ": anyone who reaches it may create and drop tables, move regions and read meta (set "
+                                "auth=true)"));
+    }
   }
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Start(mo);
   if (!master.ok()) {
@@ -273,10 +295,19 @@ int Run(int argc, char** argv) {
     server::HttpFront::Options hopts;
     hopts.listen = v["http_listen"];
     hopts.routes = server::StatusRoutes(&registry, page, [conf] { return conf; });
+    hopts.tls_cert = mo.http_tls_cert;
+    hopts.tls_key = mo.http_tls_key;
+    hopts.tls_ca = mo.http_tls_ca;
+    hopts.authorize = [&current](const server::HttpCaller& caller, const server::HttpFront::Route& route) {
+      absl::ReaderMutexLock l(&current.mu);
+      return current.master->AuthorizeHttp(caller, route);
+    };
+    hopts.log = [](std::string_view line) { log::Warning(line); };
     absl::StatusOr<std::unique_ptr<server::HttpFront>> started = server::HttpFront::Start(std::move(hopts));
     if (started.ok()) {
       http = *std::move(started);
-      std::cout << "basalt-master: status on http://" << http->address() << "/" << std::endl;
+      std::cout << "basalt-master: status on " << (http->tls() ? "https://" : "http://") << http->address() << "/"
+                << std::endl;
     } else if (given.contains("http_listen")) {
       log::Error(std::string(started.status().message()));
       return 1;

@@ -119,6 +119,18 @@ bool Master::active() const {
   return active_;
 }
 
+absl::Status Master::AuthorizeHttp(const server::HttpCaller& caller, const server::HttpFront::Route& route) const {
+  std::function<absl::Status(const server::HttpCaller&, const server::HttpFront::Route&)> authorize;
+  {
+    absl::MutexLock l(&mu_);
+    authorize = http_authorize_;
+  }
+  if (authorize) return authorize(caller, route);
+  if (!options_.auth || route.access == server::HttpFront::Access::kOpen) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("master ", options_.name,
+                                                  " is a backup: its pages are the active master's to show (auth=true)"));
+}
+
 bool Master::expired_backup() const {
   absl::MutexLock l(&mu_);
   return expired_ && !active_;
@@ -309,6 +321,10 @@ absl::Status Master::Serve() {
   BASALT_ASSIGN_OR_RETURN(access_, server::AccessController::Open(acopts, tables_->acl_region()));
   if (options_.auth) {
     BASALT_ASSIGN_OR_RETURN(authn_, server::Authenticator::Open(options_.users_file, access_.get()));
+  }
+  {
+    absl::MutexLock l(&mu_);
+    http_authorize_ = server::HttpAuthorizer(authn_.get(), access_.get(), options_.metrics_users);
   }
   server::GrpcServer::Options gopts;
   gopts.admit = [this] { return CheckLeading(); };

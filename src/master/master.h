@@ -76,6 +76,8 @@ class Master final : public server::ClusterAdmin {
     bool auth = false;
     std::string users_file;
     std::vector<std::string> superusers;
+    std::vector<std::string> metrics_users;  // with auth: who may read the HTTP port's /metrics
+    std::string http_tls_cert, http_tls_key, http_tls_ca;  // the PEM files (main.cc's HTTP port)
     ChannelSecurity client;
   };
 
@@ -96,6 +98,9 @@ class Master final : public server::ClusterAdmin {
   std::string address() const;
   // Not OK once the active master could not serve (its storage or port): the process should end.
   absl::Status fatal() const;
+  // Whether `caller` may read `route` of this master's HTTP port: server::HttpAuthorizer over
+  // its grants once active; a backup under auth (no grants loaded) answers the open routes only.
+  absl::Status AuthorizeHttp(const server::HttpCaller& caller, const server::HttpFront::Route& route) const;
   // True once this master's ZooKeeper session expired while it was a backup (never active): it
   // holds nothing and did nothing, so the process may replace it with a new Master, a new
   // session and a new place in the election, instead of ending (an active master's expiry ends
@@ -182,6 +187,9 @@ class Master final : public server::ClusterAdmin {
   std::unique_ptr<server::AdminService> admin_;
   std::unique_ptr<server::AccessController> access_;  // over tables_'s basalt:acl
   std::unique_ptr<server::Authenticator> authn_;
+  // server::HttpAuthorizer over access_ and authn_, once they are (Serve).
+  std::function<absl::Status(const server::HttpCaller&, const server::HttpFront::Route&)> http_authorize_
+      ABSL_GUARDED_BY(mu_);
   std::unique_ptr<server::GrpcServer> grpc_;
 
   absl::Mutex balance_mu_;  // one balancer run at a time

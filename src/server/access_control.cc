@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "src/server/meta.h"
@@ -185,12 +187,44 @@ uint8_t AccessController::HeldAt(const Identity& id, const PermScope& scope) con
 
 void AccessController::Audit(std::string_view text) { log::Info(absl::StrCat("audit: ", AV(text))); }
 
+void AccessController::AuditRefusal(std::string_view text) {
+  constexpr int kLinesPerWindow = 20;
+  constexpr int64_t kWindowMs = 10000;
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);
+  static int64_t window_start_ms = 0;
+  static int logged = 0;
+  static int64_t unlogged = 0;
+  const int64_t now = absl::ToUnixMillis(absl::Now());
+  std::string summary;
+  bool write;
+  {
+    absl::MutexLock l(&mu);
+    if (now - window_start_ms >= kWindowMs) {
+      if (unlogged > 0) {
+        summary = absl::StrCat(unlogged, " more refusal(s) since ", (now - window_start_ms) / 1000,
+                               " s ago were not written (at most ", kLinesPerWindow, " per ", kWindowMs / 1000, " s)");
+      }
+      window_start_ms = now;
+      logged = 0;
+      unlogged = 0;
+    }
+    write = logged < kLinesPerWindow;
+    if (write) {
+      ++logged;
+    } else {
+      ++unlogged;
+    }
+  }
+  if (!summary.empty()) Audit(summary);
+  if (write) Audit(text);
+}
+
 absl::Status AccessController::Denied(const Identity& id, std::string_view call, uint8_t any_of,
                                       const PermScope& scope) const {
   std::string need;
   for (char c : PermString(any_of)) absl::StrAppend(&need, need.empty() ? "" : " or ", std::string(1, c));
   const std::string user = id.user.empty() ? "(unauthenticated)" : id.user;
-  Audit(absl::StrCat("denied user=", user, " call=", AV(call), " needs=", PermString(any_of), " scope=",
+  AuditRefusal(absl::StrCat("denied user=", user, " call=", AV(call), " needs=", PermString(any_of), " scope=",
                      scope.ToString()));
   return absl::PermissionDeniedError(absl::StrCat("user '", user, "' may not ", AV(call), ": it needs ", need,
                                                   " on ", scope.ToString(), " or above it"));

@@ -121,6 +121,10 @@ class AccessController {
 
   // A line in the log, "audit: ..." (permission changes and denials).
   static void Audit(std::string_view text);
+  // An audit line for a refused caller (unauthenticated, or denied): at most 20 per 10 s, then
+  // one line saying how many more were refused, so a client hammering the port cannot flood the
+  // log (issue 36). Grants and revokes are always written (Audit).
+  static void AuditRefusal(std::string_view text);
 
  private:
   AccessController(const Options& options, Region* acl) : options_(options), acl_(acl) {}

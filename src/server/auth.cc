@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -137,24 +138,58 @@ Identity Authenticator::Make(const std::string& name, const std::vector<std::str
 }
 
 absl::StatusOr<Identity> Authenticator::Authenticate(const grpc::ServerContext& ctx) const {
-  const std::string_view token = TokenOf(ctx);
+  return Authenticate(TokenOf(ctx), CertificateUser(ctx), ctx.peer(), "call");
+}
+
+absl::StatusOr<Identity> Authenticator::Authenticate(std::string_view token, std::string_view certificate_user,
+                                                     std::string_view peer, std::string_view what) const {
   if (!token.empty()) {
     auto it = by_token_.find(Sha256Hex(token));
     if (it == by_token_.end()) {
-      AccessController::Audit(absl::StrCat("unauthenticated call from ", ctx.peer(), ": an unknown token"));
-      return absl::UnauthenticatedError("the call's token is not one this server knows (auth_users_file)");
+      AccessController::AuditRefusal(absl::StrCat("unauthenticated ", AV(what), " from ", AV(peer), ": an unknown token"));
+      return absl::UnauthenticatedError(
+          absl::StrCat("the ", AV(what), "'s token is not one this server knows (auth_users_file)"));
     }
     return Make(it->second->name, it->second->groups);
   }
-  std::string cn = CertificateUser(ctx);
-  if (!cn.empty()) {
+  if (!certificate_user.empty()) {
+    // '@' marks a group in grants and superusers: a certificate may not name one.
+    if (certificate_user.front() == '@') {
+      AccessController::AuditRefusal(absl::StrCat("unauthenticated ", AV(what), " from ", AV(peer),
+                                           ": a certificate whose common name names a group (",
+                                           AV(certificate_user), ")"));
+      return absl::UnauthenticatedError(absl::StrCat("a client certificate's common name may not start with '@' (",
+                                                     AV(certificate_user), "): '@' marks a group"));
+    }
+    const std::string cn(certificate_user);
     auto it = users_.find(cn);
     return Make(cn, it != users_.end() ? it->second.groups : std::vector<std::string>{});
   }
-  AccessController::Audit(absl::StrCat("unauthenticated call from ", ctx.peer(), ": no certificate or token"));
+  AccessController::AuditRefusal(absl::StrCat("unauthenticated ", AV(what), " from ", AV(peer), ": no certificate or token"));
   return absl::UnauthenticatedError(
       "this server requires authentication (auth=true): connect with a client certificate signed by its CA "
       "(tls_cert, tls_key) or a token (token)");
+}
+
+std::function<absl::Status(const HttpCaller&, const HttpFront::Route&)> HttpAuthorizer(
+    const Authenticator* authn, const AccessController* access, std::vector<std::string> metrics_users) {
+  return [authn, access, metrics_users = std::move(metrics_users)](const HttpCaller& caller,
+                                                                  const HttpFront::Route& route) -> absl::Status {
+    if (access == nullptr || !access->enabled() || route.access == HttpFront::Access::kOpen) return absl::OkStatus();
+    if (authn == nullptr) return absl::UnauthenticatedError("this server authenticates no one (no auth_users_file or tls_ca)");
+    BASALT_ASSIGN_OR_RETURN(Identity id, authn->Authenticate(caller.bearer_token, caller.certificate_user, caller.peer,
+                                                             "HTTP request"));
+    if (route.access == HttpFront::Access::kMetrics) {
+      for (const std::string& m : metrics_users) {
+        if (m == id.user) return absl::OkStatus();
+        if (m.size() > 1 && m[0] == '@' &&
+            std::find(id.groups.begin(), id.groups.end(), std::string_view(m).substr(1)) != id.groups.end()) {
+          return absl::OkStatus();
+        }
+      }
+    }
+    return access->CheckGlobal(id, absl::StrCat("GET ", route.path), kPermAdmin);
+  };
 }
 
 std::string_view Authenticator::Method(const grpc::ServerContext& ctx) {

@@ -13,16 +13,19 @@
 // Thread-safety: Authenticate may be called from any thread; the users file is read once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_context.h"
 #include "src/server/access_control.h"
 #include "src/server/config.h"
+#include "src/server/http_front.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
@@ -40,6 +43,16 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerTlsCredentials(co
 // own certificate as the client's (its identity there). Plain text without tls_cert.
 absl::StatusOr<ChannelSecurity> OwnChannelSecurity(const ServerConfig& config);
 
+class Authenticator;
+
+// Who may read the HTTP port's routes (src/server/http_front.h) when `access` is enabled
+// (auth=true): an open route (the liveness path) anyone; /metrics a user or @group of
+// `metrics_users`, or one with global A; every other page global A, as the gRPC calls that
+// show the same (Status, ListRegions, the grants). Callers authenticate as on gRPC: a bearer
+// token or a client certificate. With access off: every route to everyone.
+std::function<absl::Status(const HttpCaller&, const HttpFront::Route&)> HttpAuthorizer(
+    const Authenticator* authn, const AccessController* access, std::vector<std::string> metrics_users);
+
 class Authenticator {
  public:
   // Reads the users file (none: certificates only). InvalidArgument naming the file and line
@@ -49,6 +62,11 @@ class Authenticator {
 
   // The caller of a call, or Unauthenticated saying why (and an audit line).
   absl::StatusOr<Identity> Authenticate(const grpc::ServerContext& ctx) const;
+  // The same from what a connection proved: a bearer token ("" none) and a verified client
+  // certificate's common name ("" none); `peer` and `what` ("call", "HTTP request") for the
+  // audit line. A common name starting with '@' (a group's mark) is refused.
+  absl::StatusOr<Identity> Authenticate(std::string_view token, std::string_view certificate_user,
+                                        std::string_view peer, std::string_view what) const;
 
   // How the last identity was proven: for WhoAmI ("token" or "certificate").
   static std::string_view Method(const grpc::ServerContext& ctx);

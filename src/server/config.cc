@@ -210,6 +210,18 @@ const std::vector<Setting>& Settings() {
          }
          return absl::OkStatus();
        }},
+      {"metrics_users", "",
+       "with auth: users and @groups (comma-separated) who may read the HTTP port's /metrics, as a Prometheus "
+       "scraper; every other page needs global A",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->metrics_users.clear();
+         for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
+           std::string name(absl::StripAsciiWhitespace(part));
+           if (name == "@" || name.find(' ') != std::string::npos) return BadValue(k, v, "expected USER or @GROUP names");
+           c->metrics_users.push_back(std::move(name));
+         }
+         return absl::OkStatus();
+       }},
       {"log_level", "info", "lines below this level are dropped: debug, info, warning or error",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          if (absl::Status s = log::ParseLevel(v, &c->log_level); !s.ok()) return BadValue(k, v, s.message());

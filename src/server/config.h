@@ -101,6 +101,9 @@ struct ServerConfig {
   bool auth = false;
   std::string auth_users_file;  // lines "USER TOKEN-SHA256|- [GROUP,...]"
   std::vector<std::string> superusers;
+  // With auth: users (and @groups) who may read the HTTP port's /metrics without global A, as a
+  // Prometheus scraper's identity (its bearer token or certificate).
+  std::vector<std::string> metrics_users;
   // The log (common/log.h): stderr (systemd's journal) or files in log_dir, rolled.
   log::Level log_level = log::Level::kInfo;
   std::string log_dir;
@@ -150,6 +153,10 @@ absl::Status ValidateSecurity(const ServerConfig& config);
 
 // Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.
 absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port);
+// Whether only this host can reach `host` (a listen address's host part): localhost, ::1, 127/8.
+inline bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
 
 // The --help text: usage and every key with its default.
 std::string HelpText();

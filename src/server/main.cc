@@ -46,11 +46,6 @@ namespace {
 // Calls in flight get this long to finish after SIGTERM before they are cancelled.
 constexpr std::chrono::seconds kShutdownGrace{10};
 
-// Whether clients on other hosts can reach `host` (the listen address's host part).
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 int Run(int argc, char** argv) {
   DisableMutexDeadlockDetection();
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -232,24 +227,6 @@ int Run(int argc, char** argv) {
     }
     return d;
   };
-  std::unique_ptr<HttpFront> http;
-  std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
-  if (!config.http_listen.empty()) {
-    HttpFront::Options hopts;
-    hopts.listen = config.http_listen;
-    hopts.routes = StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); });
-    absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
-    if (started.ok()) {
-      http = *std::move(started);
-      counters.http_address = http->address();
-    } else if (config.http_listen_set) {
-      log::Error(std::string(started.status().message()));
-      (*tables)->CloseAll().IgnoreError();
-      return 1;
-    } else {
-      http_off = std::string(started.status().message());
-    }
-  }
   GrpcServer::Options gopts;
   gopts.listen = config.listen;
   gopts.cq_threads = config.cq_threads;
@@ -294,6 +271,31 @@ int Run(int argc, char** argv) {
   }
   gopts.access = access->get();
   gopts.authn = authn.get();
+  std::unique_ptr<HttpFront> http;
+  std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
+  if (!config.http_listen.empty()) {
+    HttpFront::Options hopts;
+    hopts.listen = config.http_listen;
+    hopts.routes = StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); });
+    // The gRPC port's certificate and callers (issue 36): TLS whenever it has TLS; with auth,
+    // global A for the pages.
+    hopts.tls_cert = config.tls_cert;
+    hopts.tls_key = config.tls_key;
+    hopts.tls_ca = config.tls_ca;
+    hopts.authorize = HttpAuthorizer(authn.get(), access->get(), config.metrics_users);
+    hopts.log = [](std::string_view line) { log::Warning(line); };
+    absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
+    if (started.ok()) {
+      http = *std::move(started);
+      counters.http_address = http->address();
+    } else if (config.http_listen_set) {
+      log::Error(std::string(started.status().message()));
+      (*tables)->CloseAll().IgnoreError();
+      return 1;
+    } else {
+      http_off = std::string(started.status().message());
+    }
+  }
   if (!IsLoopbackHost(host)) {
     if (config.tls_cert.empty()) {
       log::Warning(absl::StrCat("serving without TLS on ", config.listen,
@@ -347,8 +349,8 @@ int Run(int argc, char** argv) {
   // (Said with the other start-up facts, on stdout, as "verbs off: ..." is: the default port
   // taken is not an error.)
   if (http != nullptr) {
-    std::cout << "basalt-server: metrics on http://" << http->address() << "/metrics, status on http://"
-              << http->address() << "/" << std::endl;
+    const std::string url = absl::StrCat(http->tls() ? "https://" : "http://", http->address());
+    std::cout << "basalt-server: metrics on " << url << "/metrics, status on " << url << "/" << std::endl;
   } else {
     std::cout << "basalt-server: metrics off: " << http_off << std::endl;
   }

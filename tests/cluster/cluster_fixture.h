@@ -111,10 +111,10 @@ class ClusterFixture : public ::testing::Test {
     std::ifstream in(dir_.path() + "/" + name + ".log");
     std::stringstream text;
     text << in.rdbuf();
-    const std::string said = "basalt-master: status on http://";
+    const std::string said = "basalt-master: status on http";  // http:// or https://
     const size_t at = text.str().find(said);
     if (at == std::string::npos) return "";
-    const size_t from = at + said.size();
+    const size_t from = text.str().find("://", at) + 3;
     return text.str().substr(from, text.str().find('/', from) - from);
   }
   // A region server of the cluster (not started).

@@ -5,12 +5,15 @@
 // gRPC front end, the client library and the shell.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "basalt/client.h"
@@ -35,7 +38,7 @@ class Security : public ::testing::Test {
   static void SetUpTestSuite() {
     certs_ = new TempDir();
     const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(),
-                                         " admin alice bob dave");
+                                         " admin alice bob dave @admins");
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   static void TearDownTestSuite() {
@@ -54,7 +57,7 @@ class Security : public ::testing::Test {
         BASALT_SERVER_BINARY, dir_.path() + "/data",
         std::vector<std::string>{"--tls_cert=" + Cert("server.pem"), "--tls_key=" + Cert("server.key"),
                                  "--tls_ca=" + Cert("ca.pem"), "--auth=true", "--auth_users_file=" + users,
-                                 "--superusers=admin,@admins", "--http_listen=off"});
+                                 "--superusers=admin,@admins", "--http_listen=127.0.0.1:0", "--metrics_users=carol"});
     absl::Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s;
     admin_ = Open(As("admin"));
@@ -181,6 +184,57 @@ TEST_F(Security, ACallWithNoCertificateOrKnownTokenIsUnauthenticated) {
   EXPECT_EQ(dave->user, "dave");
   EXPECT_EQ(dave->authentication, "certificate");
   EXPECT_TRUE(dave->superuser);  // by the group admins
+}
+
+// A certificate whose common name starts with '@' names a group, which no user is: refused, not
+// taken for a member of that group (here a superusers' one).
+TEST_F(Security, ACertificateNamingAGroupIsRefused) {
+  auto impostor = Open(As("@admins"));
+  ASSERT_NE(impostor, nullptr);
+  absl::Status s = impostor->GetAdmin()->ListTables().status();
+  EXPECT_EQ(s.code(), StatusCode::kUnauthenticated) << s;
+  EXPECT_NE(s.message().find("may not start with '@'"), std::string::npos) << s;
+}
+
+// The HTTP port under auth=true (issue 36): TLS with the gRPC port's certificate, callers
+// authenticated as on gRPC (a client certificate or a bearer token); every page needs global A,
+// /metrics global A or a scrape identity (metrics_users=carol), /healthz nothing.
+TEST_F(Security, TheHttpPortAuthenticatesAsGrpcAndShowsItsPagesToAdminsOnly) {
+  auto status = admin_->GetAdmin()->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  const std::string http = status->http_address;
+  ASSERT_FALSE(http.empty());
+  const std::string host = http.substr(0, http.rfind(':'));
+  const int port = std::stoi(http.substr(http.rfind(':') + 1));
+  // GET `path` as `user` (its certificate; "" none), with `token` ("" none): the status, or -1
+  // when the exchange failed.
+  auto get = [&](const std::string& path, const std::string& user, const std::string& token) {
+    std::unique_ptr<httplib::SSLClient> c =
+        user.empty() ? std::make_unique<httplib::SSLClient>(host, port)
+                     : std::make_unique<httplib::SSLClient>(host, port, Cert(user + ".pem"), Cert(user + ".key"));
+    c->set_ca_cert_path(Cert("ca.pem"));
+    c->enable_server_certificate_verification(true);
+    c->set_read_timeout(10, 0);
+    if (!token.empty()) c->set_bearer_token_auth(token);
+    httplib::Result r = c->Get(path);
+    return r ? r->status : -1;
+  };
+  EXPECT_EQ(get("/healthz", "", ""), 200) << "the liveness path needs no one";
+  for (const char* page : {"/", "/status.json", "/conf", "/logs", "/metrics"}) {
+    EXPECT_EQ(get(page, "", ""), 401) << page;
+    EXPECT_EQ(get(page, "", "not-a-token-the-server-knows"), 401) << page;
+    EXPECT_EQ(get(page, "alice", ""), 403) << page << ": alice holds no global A";
+    EXPECT_EQ(get(page, "admin", ""), 200) << page;
+    EXPECT_EQ(get(page, "dave", ""), 200) << page << ": dave is a superuser by his group";
+  }
+  EXPECT_EQ(get("/metrics", "", kCarolToken), 200) << "carol scrapes (metrics_users)";
+  EXPECT_EQ(get("/", "", kCarolToken), 403) << "but reads no page";
+  EXPECT_EQ(get("/", "@admins", ""), 401) << "a certificate naming a group";
+  // Plain HTTP to the TLS port gets nothing.
+  httplib::Client plain(host, port);
+  plain.set_read_timeout(5, 0);
+  httplib::Result r = plain.Get("/healthz");
+  EXPECT_FALSE(r && r->status == 200) << "the port answered plain HTTP";
 }
 
 TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
