@@ -44,6 +44,14 @@ absl::Status AuthorizeTableAdmin(const AccessController& ac, const Identity& id,
 // the access control calls the controller checks itself).
 inline absl::Status AuthorizeAnyone(const AccessController&, const Identity&) { return absl::OkStatus(); }
 // Calls that need A on the global scope.
+// StartTransaction: W somewhere (a transaction that could write nothing has no use, and each
+// one in progress costs every snapshot a pointer).
+inline absl::Status AuthorizeStartTransaction(const AccessController* ac, const Identity& id) {
+  if (ac == nullptr || ac->HasAnywhere(id, kPermWrite)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("user '", id.user,
+                                                  "' may not StartTransaction: it holds W on nothing"));
+}
+
 inline absl::Status AuthorizeGlobalAdmin(const AccessController& ac, const Identity& id, std::string_view call) {
   return ac.CheckGlobal(id, call, kPermAdmin);
 }

@@ -378,6 +378,12 @@ const std::vector<Setting>& Settings() {
          BASALT_ASSIGN_OR_RETURN(c->transaction_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
          return absl::OkStatus();
        }},
+      {"max_transactions_per_user", "1000",
+       "transactions one user may have in progress at once (auth on; each costs every snapshot); 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->max_transactions_per_user, ParseInt(k, v, 0, 1000000));
+         return absl::OkStatus();
+       }},
       {"rebuild_catalog", "false",
        "when CATALOG is missing beside table directories, rebuild it from each table's TABLEINFO instead of "
        "refusing to start",

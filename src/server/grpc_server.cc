@@ -507,17 +507,24 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true,
                 BASALT_BY_REQUEST_);
-  // Transactions: any caller who got through authentication (Tephra has no permissions of its
-  // own); what a transaction reads and writes is authorised table by table.
+  // Transactions (issue 36): starting one needs W somewhere (Tephra has no permissions of its
+  // own); it belongs to its caller, and only that user, or one with global A, commits, aborts or
+  // invalidates it (TxCaller). What it reads and writes is authorised table by table.
+#define BASALT_TX_(Method, Req, Resp, authz)                                                             \
+  AddUnary<Req, Resp>(                                                                                    \
+      impl, &methods, BASALT_ARM_(bs, Method, Req, Resp),                                                 \
+      [d, ac](const Identity& id, const grpc::ServerContext&, const Req& req, Resp* resp) {               \
+        return d->Method(TxCaller{id.user, ac == nullptr || ac->Holds(id, kPermAdmin, PermScope{})}, req, resp); \
+      },                                                                                                  \
+      authz, true, #Method, true)
 #define BASALT_ANY_CALLER_ [](const Identity&, auto*) { return absl::OkStatus(); }
-  BASALT_UNARY_(bs, d, StartTransaction, rpc::StartTransactionRequest, rpc::StartTransactionResponse, true,
-                BASALT_ANY_CALLER_);
-  BASALT_UNARY_(bs, d, CommitTransaction, rpc::CommitTransactionRequest, rpc::CommitTransactionResponse, true,
-                BASALT_ANY_CALLER_);
-  BASALT_UNARY_(bs, d, AbortTransaction, rpc::TransactionRequest, rpc::TransactionResponse, true, BASALT_ANY_CALLER_);
-  BASALT_UNARY_(bs, d, InvalidateTransaction, rpc::TransactionRequest, rpc::TransactionResponse, true,
-                BASALT_ANY_CALLER_);
+  BASALT_TX_(StartTransaction, rpc::StartTransactionRequest, rpc::StartTransactionResponse,
+             [ac](const Identity& id, auto*) { return AuthorizeStartTransaction(ac, id); });
+  BASALT_TX_(CommitTransaction, rpc::CommitTransactionRequest, rpc::CommitTransactionResponse, BASALT_ANY_CALLER_);
+  BASALT_TX_(AbortTransaction, rpc::TransactionRequest, rpc::TransactionResponse, BASALT_ANY_CALLER_);
+  BASALT_TX_(InvalidateTransaction, rpc::TransactionRequest, rpc::TransactionResponse, BASALT_ANY_CALLER_);
 #undef BASALT_ANY_CALLER_
+#undef BASALT_TX_
   BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse, true,
                 BASALT_TABLE_ADMIN_(DescribeTable));

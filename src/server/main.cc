@@ -187,6 +187,7 @@ int Run(int argc, char** argv) {
     xo.env = topts.env;
     xo.dir = absl::StrCat(config.data_dir, "/transactions");
     xo.default_timeout_ms = config.transaction_timeout_ms;
+    xo.max_in_progress_per_owner = static_cast<int>(config.max_transactions_per_user);
     absl::StatusOr<std::unique_ptr<TransactionManager>> opened = TransactionManager::Open(xo);
     if (!opened.ok()) {
       log::Error(absl::StrCat("opening the transaction log: ", opened.status().ToString()));

@@ -510,28 +510,30 @@ absl::Status DataService::AddVisibility(const Table& t, const rpc::TransactionSn
   return absl::OkStatus();
 }
 
-absl::Status DataService::StartTransaction(const rpc::StartTransactionRequest& req,
+absl::Status DataService::StartTransaction(const TxCaller& caller, const rpc::StartTransactionRequest& req,
                                            rpc::StartTransactionResponse* resp) {
   BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
-  BASALT_ASSIGN_OR_RETURN(TxSnapshot s, tm->Start(req.timeout_ms()));
+  BASALT_ASSIGN_OR_RETURN(TxSnapshot s, tm->Start(req.timeout_ms(), caller.user));
   SnapshotToProto(s, resp->mutable_transaction());
   return absl::OkStatus();
 }
 
-absl::Status DataService::CommitTransaction(const rpc::CommitTransactionRequest& req,
+absl::Status DataService::CommitTransaction(const TxCaller& caller, const rpc::CommitTransactionRequest& req,
                                             rpc::CommitTransactionResponse*) {
   BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
-  return tm->Commit(req.write_pointer(), absl::MakeConstSpan(req.changes().data(), req.changes().size()));
+  return tm->Commit(req.write_pointer(), absl::MakeConstSpan(req.changes().data(), req.changes().size()), caller);
 }
 
-absl::Status DataService::AbortTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse*) {
+absl::Status DataService::AbortTransaction(const TxCaller& caller, const rpc::TransactionRequest& req,
+                                           rpc::TransactionResponse*) {
   BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
-  return tm->Abort(req.write_pointer());
+  return tm->Abort(req.write_pointer(), caller);
 }
 
-absl::Status DataService::InvalidateTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse*) {
+absl::Status DataService::InvalidateTransaction(const TxCaller& caller, const rpc::TransactionRequest& req,
+                                                rpc::TransactionResponse*) {
   BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
-  return tm->Invalidate(req.write_pointer());
+  return tm->Invalidate(req.write_pointer(), caller);
 }
 
 absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {

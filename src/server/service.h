@@ -101,10 +101,15 @@ class DataService {
   absl::Status CheckAndMutate(const rpc::CheckAndMutateRequest& req, rpc::CheckAndMutateResponse* resp);
   absl::StatusOr<std::unique_ptr<ScanCursor>> OpenScan(const rpc::ScanRequest& req);
   // The transaction service (transactions.h); FailedPrecondition where this process runs none.
-  absl::Status StartTransaction(const rpc::StartTransactionRequest& req, rpc::StartTransactionResponse* resp);
-  absl::Status CommitTransaction(const rpc::CommitTransactionRequest& req, rpc::CommitTransactionResponse* resp);
-  absl::Status AbortTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse* resp);
-  absl::Status InvalidateTransaction(const rpc::TransactionRequest& req, rpc::TransactionResponse* resp);
+  // `caller`: who asks; a transaction belongs to the user who started it (TxCaller).
+  absl::Status StartTransaction(const TxCaller& caller, const rpc::StartTransactionRequest& req,
+                                rpc::StartTransactionResponse* resp);
+  absl::Status CommitTransaction(const TxCaller& caller, const rpc::CommitTransactionRequest& req,
+                                 rpc::CommitTransactionResponse* resp);
+  absl::Status AbortTransaction(const TxCaller& caller, const rpc::TransactionRequest& req,
+                                rpc::TransactionResponse* resp);
+  absl::Status InvalidateTransaction(const TxCaller& caller, const rpc::TransactionRequest& req,
+                                     rpc::TransactionResponse* resp);
 
  private:
   // `region`: the encoded name the call named, if any (on a cluster's region server, a table with

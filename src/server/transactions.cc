@@ -17,7 +17,8 @@ enum : char {
   kCommit = 'C',
   kAbort = 'A',
   kInvalidate = 'I',
-  kCheckpoint = 'K',
+  kCheckpoint = 'K',            // before owners (read, never written)
+  kCheckpointWithOwners = 'L',
 };
 
 // Tephra's TxConstants.MAX_TX_PER_MS: write pointers are milliseconds x 10^6 plus a counter.
@@ -91,12 +92,13 @@ absl::Status TransactionManager::Apply(std::string_view record) {
   switch (kind) {
     case kStart: {
       int64_t expires, floor, oldest;
+      std::string_view owner;  // (none in a record written before owners)
       if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) ||
-          !GetSigned(&in, &oldest) || !in.empty()) {
+          !GetSigned(&in, &oldest) || (!in.empty() && !GetLengthPrefixed(&in, &owner)) || !in.empty()) {
         return bad("start");
       }
       last_pointer_ = std::max(last_pointer_, wp);
-      in_progress_[wp] = InProgress{expires, floor, oldest};
+      in_progress_[wp] = InProgress{expires, floor, oldest, 0, std::string(owner)};
       return absl::OkStatus();
     }
     case kCommit: {
@@ -127,7 +129,8 @@ absl::Status TransactionManager::Apply(std::string_view record) {
       in_progress_.erase(wp);
       if (kind == kInvalidate) invalid_.insert(wp);
       return absl::OkStatus();
-    case kCheckpoint: {
+    case kCheckpoint:
+    case kCheckpointWithOwners: {
       uint64_t n;
       in_progress_.clear();
       invalid_.clear();
@@ -135,11 +138,12 @@ absl::Status TransactionManager::Apply(std::string_view record) {
       if (!GetSigned(&in, &last_pointer_) || !GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
         int64_t expires, floor, oldest;
+        std::string_view owner;
         if (!GetSigned(&in, &wp) || !GetSigned(&in, &expires) || !GetSigned(&in, &floor) ||
-            !GetSigned(&in, &oldest)) {
+            !GetSigned(&in, &oldest) || (kind == kCheckpointWithOwners && !GetLengthPrefixed(&in, &owner))) {
           return bad("checkpoint: in progress");
         }
-        in_progress_[wp] = InProgress{expires, floor, oldest};
+        in_progress_[wp] = InProgress{expires, floor, oldest, 0, std::string(owner)};
       }
       if (!GetVarint64(&in, &n) || n > in.size()) return bad("checkpoint");
       for (uint64_t i = 0; i < n; ++i) {
@@ -169,7 +173,7 @@ absl::Status TransactionManager::Apply(std::string_view record) {
 }
 
 std::string TransactionManager::EncodeState() {
-  std::string r(1, kCheckpoint);
+  std::string r(1, kCheckpointWithOwners);
   PutSigned(&r, last_pointer_);
   PutVarint64(&r, in_progress_.size());
   for (const auto& [wp, tx] : in_progress_) {
@@ -177,6 +181,7 @@ std::string TransactionManager::EncodeState() {
     PutSigned(&r, tx.expires_ms);
     PutSigned(&r, tx.floor);
     PutSigned(&r, tx.oldest);
+    PutLengthPrefixed(&r, tx.owner);
   }
   PutVarint64(&r, invalid_.size());
   for (int64_t wp : invalid_) PutSigned(&r, wp);
@@ -244,7 +249,15 @@ std::string TransactionManager::NotInProgress(int64_t write_pointer) {
   return absl::StrCat("transaction ", write_pointer, " is not in progress (it committed, aborted or is committing)");
 }
 
-absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms) {
+absl::Status TransactionManager::CheckOwner(const InProgress& tx, int64_t write_pointer, const TxCaller& caller,
+                                            std::string_view what) const {
+  if (caller.may_end_any || tx.owner == caller.user) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "user '", caller.user, "' may not ", AV(what), " transaction ", write_pointer,
+      ": another user started it (only its owner, or a user with global A, may commit, abort or invalidate it)"));
+}
+
+absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms, std::string_view owner) {
   if (timeout_ms < 0 || timeout_ms > options_.max_timeout_ms) {
     return absl::InvalidArgumentError(absl::StrCat("transaction timeout ", timeout_ms, " ms is not in [0, ",
                                                    options_.max_timeout_ms, "]"));
@@ -255,6 +268,15 @@ absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms) {
   {
     absl::MutexLock l(&mu_);
     ExpireTimedOut();
+    if (!owner.empty() && options_.max_in_progress_per_owner > 0) {
+      const auto owned = std::count_if(in_progress_.begin(), in_progress_.end(),
+                                       [&](const auto& e) { return e.second.owner == owner; });
+      if (owned >= options_.max_in_progress_per_owner) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "user '", AV(owner), "' has ", owned, " transactions in progress, the most one user may ",
+            "(max_transactions_per_user): commit or abort some first"));
+      }
+    }
     const int64_t read_pointer = last_pointer_;
     const int64_t wp = NextPointer();
     snapshot = SnapshotLocked(wp, read_pointer);
@@ -264,19 +286,21 @@ absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms) {
       if (tx.commit_pointer != 0) floor = std::min(floor, tx.commit_pointer);
     }
     const int64_t oldest = in_progress_.empty() ? wp : in_progress_.begin()->first;
-    in_progress_[wp] = InProgress{expires, floor, oldest};
+    in_progress_[wp] = InProgress{expires, floor, oldest, 0, std::string(owner)};
     ++stats_.started;
     record = Record(kStart, wp);
     PutSigned(&record, expires);
     PutSigned(&record, floor);
     PutSigned(&record, oldest);
+    if (!owner.empty()) PutLengthPrefixed(&record, owner);
   }
   BASALT_RETURN_IF_ERROR(log_->Append(record, Durability::kSyncWal));
   BASALT_RETURN_IF_ERROR(MaybeCheckpoint());
   return snapshot;
 }
 
-absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const uint64_t> changes) {
+absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const uint64_t> changes,
+                                        const TxCaller& caller) {
   std::string record;
   {
     absl::MutexLock l(&mu_);
@@ -288,6 +312,7 @@ absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const 
     if (it == in_progress_.end() || it->second.commit_pointer != 0) {
       return absl::FailedPreconditionError(absl::StrCat("commit: ", NotInProgress(write_pointer)));
     }
+    BASALT_RETURN_IF_ERROR(CheckOwner(it->second, write_pointer, caller, "commit"));
     // The transactions whose writes its snapshot does not see: those that committed after it
     // started, and those committing as it started (from its floor on), newest first. A
     // transaction that committed durably between the floor and its start is checked too: a
@@ -323,7 +348,7 @@ absl::Status TransactionManager::Commit(int64_t write_pointer, absl::Span<const 
   return MaybeCheckpoint();
 }
 
-absl::Status TransactionManager::Abort(int64_t write_pointer) {
+absl::Status TransactionManager::Abort(int64_t write_pointer, const TxCaller& caller) {
   {
     absl::MutexLock l(&mu_);
     auto it = in_progress_.find(write_pointer);
@@ -331,6 +356,7 @@ absl::Status TransactionManager::Abort(int64_t write_pointer) {
       if (invalid_.count(write_pointer) != 0) return absl::OkStatus();  // hidden either way
       return absl::FailedPreconditionError(absl::StrCat("abort: ", NotInProgress(write_pointer)));
     }
+    BASALT_RETURN_IF_ERROR(CheckOwner(it->second, write_pointer, caller, "abort"));
     in_progress_.erase(it);
     ++stats_.aborted;
     PruneChangeSets();
@@ -341,7 +367,7 @@ absl::Status TransactionManager::Abort(int64_t write_pointer) {
   return MaybeCheckpoint();
 }
 
-absl::Status TransactionManager::Invalidate(int64_t write_pointer) {
+absl::Status TransactionManager::Invalidate(int64_t write_pointer, const TxCaller& caller) {
   {
     absl::MutexLock l(&mu_);
     if (invalid_.count(write_pointer) != 0) return absl::OkStatus();
@@ -349,6 +375,7 @@ absl::Status TransactionManager::Invalidate(int64_t write_pointer) {
     if (it == in_progress_.end() || it->second.commit_pointer != 0) {
       return absl::FailedPreconditionError(absl::StrCat("invalidate: ", NotInProgress(write_pointer)));
     }
+    BASALT_RETURN_IF_ERROR(CheckOwner(it->second, write_pointer, caller, "invalidate"));
     in_progress_.erase(it);
     invalid_.insert(write_pointer);
     ++stats_.invalidated;

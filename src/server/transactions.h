@@ -30,14 +30,17 @@
 // one of these as a value; storage/record_log.h). Varints are LevelDB's, signed ones zigzagged:
 //
 //   'S' start:      svarint write pointer | svarint expiry (ms) | svarint floor | svarint oldest
+//                   [| varint n | n bytes owner]  (issue 36; absent: no owner, or written before)
 //   'C' commit:     svarint write pointer | svarint commit pointer | varint n | n × u64 change
 //   'A' abort:      svarint write pointer
 //   'I' invalidate: svarint write pointer
-//   'K' checkpoint: svarint last pointer |
+//   'L' checkpoint: svarint last pointer |
 //                   varint n | n × (svarint write pointer | svarint expiry | svarint floor |
-//                                   svarint oldest)  (in progress) |
+//                                   svarint oldest | varint m | m bytes owner)  (in progress) |
 //                   varint n | n × svarint write pointer  (invalid) |
 //                   varint n | n × (svarint commit pointer | varint m | m × u64 change)
+//
+//   'K' checkpoint: as 'L' without the owners (written before issue 36; still read)
 //
 // Replay applies them in order; each is idempotent (a checkpoint taken while a record was on
 // its way is followed by that record). A timeout is not logged: replay finds the expiry.
@@ -53,6 +56,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -67,6 +71,13 @@ class Env;
 }
 
 namespace basalt::server {
+
+// Who asks to end a transaction: its user ("" with authentication off), and whether it may end
+// any user's (global A, or access control off). A transaction belongs to the user who started it.
+struct TxCaller {
+  std::string user;
+  bool may_end_any = true;
+};
 
 // What a transaction reads (rpc::TransactionSnapshot).
 struct TxSnapshot {
@@ -85,6 +96,9 @@ class TransactionManager {
     int64_t default_timeout_ms = 30000;  // Tephra's data.tx.timeout
     int64_t max_timeout_ms = 24 * 3600 * 1000;
     uint64_t checkpoint_bytes = 4 << 20;
+    // Transactions one owner may have in progress at once (issue 36: each costs every snapshot a
+    // pointer); 0: no cap. Transactions without an owner (authentication off) are not capped.
+    int max_in_progress_per_owner = 1000;
     std::function<int64_t()> now_ms;  // the wall clock in milliseconds; empty: the system's
   };
   struct Stats {
@@ -98,19 +112,24 @@ class TransactionManager {
   static absl::StatusOr<std::unique_ptr<TransactionManager>> Open(const Options& options);
   ~TransactionManager();
 
-  // A new transaction, in progress until it commits, aborts or times out (timeout_ms; 0: the
-  // default). InvalidArgument for a negative timeout or one above max_timeout_ms.
-  absl::StatusOr<TxSnapshot> Start(int64_t timeout_ms);
+  // A new transaction of `owner` (its user; "" with authentication off), in progress until it
+  // commits, aborts or times out (timeout_ms; 0: the default). InvalidArgument for a negative
+  // timeout or one above max_timeout_ms; ResourceExhausted when the owner has
+  // max_in_progress_per_owner in progress already.
+  absl::StatusOr<TxSnapshot> Start(int64_t timeout_ms, std::string_view owner = "");
+  // Commit, Abort and Invalidate of another user's transaction in progress are PermissionDenied
+  // unless `caller` may end any.
+  //
   // Aborted on a write-write conflict (the transaction stays in progress: roll back, then
   // Abort); FailedPrecondition when it is not in progress (timed out and invalid, already
   // committed or aborted, or unknown).
-  absl::Status Commit(int64_t write_pointer, absl::Span<const uint64_t> changes);
+  absl::Status Commit(int64_t write_pointer, absl::Span<const uint64_t> changes, const TxCaller& caller = {});
   // Ends a transaction whose writes were rolled back. FailedPrecondition when not in progress
   // (an invalid one stays invalid).
-  absl::Status Abort(int64_t write_pointer);
+  absl::Status Abort(int64_t write_pointer, const TxCaller& caller = {});
   // Makes a transaction invalid for good (its writes could not be rolled back). OK if it is
   // invalid already; FailedPrecondition for a committed or unknown one.
-  absl::Status Invalidate(int64_t write_pointer);
+  absl::Status Invalidate(int64_t write_pointer, const TxCaller& caller = {});
   // What a read outside any transaction sees: everything committed now.
   TxSnapshot ReadSnapshot();
   // What a compaction may take as settled for good: a version written by a transaction that
@@ -136,6 +155,7 @@ class TransactionManager {
     // committed transaction older than that.
     int64_t oldest;
     int64_t commit_pointer = 0;  // once committing: its commit record is being written
+    std::string owner;           // the user who started it ("" none)
   };
   struct ChangeSet {
     int64_t commit_pointer;
@@ -153,6 +173,9 @@ class TransactionManager {
   // Checkpoints the log once it has grown past checkpoint_bytes. Errors are returned to the
   // caller whose record passed the mark (the log is dead then).
   absl::Status MaybeCheckpoint();
+  // OK when `caller` may end `tx` (`what`: "commit", "abort", "invalidate").
+  absl::Status CheckOwner(const InProgress& tx, int64_t write_pointer, const TxCaller& caller,
+                          std::string_view what) const;
   // "transaction <p>" with, when it is over, what happened to it.
   std::string NotInProgress(int64_t write_pointer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
@@ -19,10 +20,11 @@ namespace {
 
 class TxManagerTest : public ::testing::Test {
  protected:
-  std::unique_ptr<TransactionManager> Open(uint64_t checkpoint_bytes = 4 << 20) {
+  std::unique_ptr<TransactionManager> Open(uint64_t checkpoint_bytes = 4 << 20, int per_owner = 1000) {
     TransactionManager::Options o;
     o.dir = dir_.path() + "/tx";
     o.checkpoint_bytes = checkpoint_bytes;
+    o.max_in_progress_per_owner = per_owner;
     o.now_ms = [this] { return now_.load(); };
     auto m = TransactionManager::Open(o);
     EXPECT_TRUE(m.ok()) << m.status();
@@ -53,6 +55,52 @@ TEST_F(TxManagerTest, SnapshotsExcludeWhatWasInProgress) {
   EXPECT_EQ(outside.write_pointer, 0);
   EXPECT_TRUE(outside.Visible(a.write_pointer));
   EXPECT_FALSE(outside.Visible(b.write_pointer));
+}
+
+// A transaction belongs to the user who started it (issue 36): another user's commit, abort or
+// invalidate is refused (an abort by another used to take it out of the in-progress list
+// without invalidating it, showing its half-written cells), a user with global A may end it,
+// and the owner survives a reopen and a checkpoint.
+TEST_F(TxManagerTest, OnlyItsOwnerOrAnAdminEndsATransactionAcrossReopens) {
+  const TxCaller alice{"alice", false}, bob{"bob", false}, admin{"root", true};
+  int64_t a, b, c;
+  {
+    auto m = Open();
+    a = m->Start(0, "alice")->write_pointer;
+    b = m->Start(0, "alice")->write_pointer;
+    c = m->Start(0, "alice")->write_pointer;
+    EXPECT_EQ(m->Commit(a, {1}, bob).code(), absl::StatusCode::kPermissionDenied);
+    absl::Status s = m->Abort(a, bob);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+    EXPECT_NE(s.message().find("user 'bob' may not abort transaction"), std::string::npos) << s;
+    EXPECT_EQ(m->Invalidate(a, bob).code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_TRUE(Excludes(m->ReadSnapshot(), a)) << "still in progress, still hidden";
+    ASSERT_TRUE(m->Commit(a, {1}, alice).ok());
+  }
+  {
+    auto m = Open();  // the owners replayed from the log's start records
+    EXPECT_EQ(m->Abort(b, bob).code(), absl::StatusCode::kPermissionDenied);
+    ASSERT_TRUE(m->Invalidate(b, admin).ok());
+  }
+  auto m = Open();  // (each reopen starts the log afresh from a checkpoint: owners kept through it)
+  EXPECT_EQ(m->Commit(c, {}, bob).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(m->Commit(c, {}, alice).ok());
+  // With authentication off every caller is "" and may end any: as before owners.
+  TxSnapshot d = *m->Start(0);
+  EXPECT_TRUE(m->Abort(d.write_pointer).ok());
+}
+
+// One user cannot fill the in-progress list that every snapshot copies (issue 36).
+TEST_F(TxManagerTest, AUserMayHaveAtMostItsCapInProgress) {
+  auto m = Open(4 << 20, /*per_owner=*/3);
+  std::vector<int64_t> mine;
+  for (int i = 0; i < 3; ++i) mine.push_back(m->Start(0, "mallory")->write_pointer);
+  absl::StatusOr<TxSnapshot> more = m->Start(0, "mallory");
+  EXPECT_EQ(more.status().code(), absl::StatusCode::kResourceExhausted) << more.status();
+  EXPECT_TRUE(m->Start(0, "alice").ok()) << "another user is not held back";
+  EXPECT_TRUE(m->Start(0).ok()) << "nor a transaction without an owner (auth off)";
+  ASSERT_TRUE(m->Abort(mine[0], TxCaller{"mallory", false}).ok());
+  EXPECT_TRUE(m->Start(0, "mallory").ok()) << "one ended, one more may start";
 }
 
 TEST_F(TxManagerTest, FirstCommitterWins) {

@@ -185,16 +185,16 @@ TEST_F(VerbsFrontTest, AGetReadInPlaceAnswersAsTheGrpcGet) {
 TEST_F(VerbsFrontTest, ATransactionalTablesGetSeesWhatItsSnapshotSees) {
   rpc::StartTransactionRequest start;
   rpc::StartTransactionResponse first;
-  ASSERT_TRUE(data_->StartTransaction(start, &first).ok());
+  ASSERT_TRUE(data_->StartTransaction({}, start, &first).ok());
   ASSERT_TRUE(Put("tx", "r", "f", "q", "committed", 0, first.transaction().write_pointer()).ok());
   rpc::CommitTransactionRequest commit;
   commit.set_write_pointer(first.transaction().write_pointer());
   rpc::CommitTransactionResponse committed;
-  ASSERT_TRUE(data_->CommitTransaction(commit, &committed).ok());
+  ASSERT_TRUE(data_->CommitTransaction({}, commit, &committed).ok());
 
   rpc::StartTransactionResponse reader, writer;
-  ASSERT_TRUE(data_->StartTransaction(start, &reader).ok());
-  ASSERT_TRUE(data_->StartTransaction(start, &writer).ok());
+  ASSERT_TRUE(data_->StartTransaction({}, start, &reader).ok());
+  ASSERT_TRUE(data_->StartTransaction({}, start, &writer).ok());
   ASSERT_TRUE(Put("tx", "r", "f", "q", "uncommitted", 0, writer.transaction().write_pointer()).ok());
   rpc::GetRequest plain = Get("tx", "r");  // outside a transaction: what has committed
   ExpectAsGrpc(plain, 1);

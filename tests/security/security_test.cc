@@ -237,6 +237,32 @@ TEST_F(Security, TheHttpPortAuthenticatesAsGrpcAndShowsItsPagesToAdminsOnly) {
   EXPECT_FALSE(r && r->status == 200) << "the port answered plain HTTP";
 }
 
+// Transactions belong to the user who started them (issue 36): starting one needs W somewhere;
+// another user's commit, abort or invalidate is refused; a user with global A may end any.
+TEST_F(Security, AnotherUsersTransactionCannotBeCommittedAbortedOrInvalidated) {
+  auto alice = Open(As("alice"));
+  auto bob = Open(As("bob"));
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  absl::Status s = alice->StartTransaction(absl::Seconds(30)).status();
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << "alice holds W on nothing yet: " << s;
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "RW", "", "t1", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "RW", "", "t1", "", ""}).ok());
+  auto tx = alice->StartTransaction(absl::Seconds(30));
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  const int64_t wp = tx->write_pointer;
+  for (absl::Status refused : {bob->CommitTransaction(wp, {}), bob->AbortTransaction(wp), bob->InvalidateTransaction(wp)}) {
+    EXPECT_EQ(refused.code(), StatusCode::kPermissionDenied) << refused;
+    EXPECT_NE(refused.message().find("another user started it"), std::string::npos) << refused;
+  }
+  // Still alice's, still in progress: a snapshot taken now excludes it.
+  auto other = bob->StartTransaction(absl::Seconds(30));
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(std::find(other->excluded.begin(), other->excluded.end(), wp), other->excluded.end());
+  EXPECT_TRUE(alice->CommitTransaction(wp, {}).ok());
+  EXPECT_TRUE(admin_->InvalidateTransaction(other->write_pointer).ok()) << "a superuser ends any";
+}
+
 TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "W", "", "t1", "cf1", ""}).ok());
