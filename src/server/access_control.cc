@@ -444,6 +444,7 @@ absl::Status ValidateScope(const PermScope& s) {
 }  // namespace
 
 absl::Status AccessController::Grant(const Identity& by, const PermGrant& grant) {
+  BASALT_RETURN_IF_ERROR(RefuseWhileDisabled("grant"));
   if (!ValidPrincipal(grant.principal)) {
     return absl::InvalidArgumentError(absl::StrCat("'", grant.principal,
                                                    "' is not a user or @group name (no ',' or spaces; not empty)"));
@@ -453,6 +454,15 @@ absl::Status AccessController::Grant(const Identity& by, const PermGrant& grant)
   BASALT_RETURN_IF_ERROR(CheckScope(by, "grant", kPermAdmin, grant.scope));
   return Commit(grant, absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " granted ",
                                     PermString(grant.perms), " to ", grant.principal, " on ", grant.scope.ToString()));
+}
+
+absl::Status AccessController::RefuseWhileDisabled(std::string_view call) const {
+  if (options_.enabled) return absl::OkStatus();
+  // As HBase without its AccessController: with no one authenticated, whoever called first
+  // could plant a global A for himself, honoured once auth is turned on.
+  return absl::FailedPreconditionError(absl::StrCat(
+      AV(call), " is refused while auth=false: with authentication off anyone could grant anything; turn on auth "
+                "(tls_cert, tls_key, auth=true, superusers) and grant as a superuser"));
 }
 
 absl::Status AccessController::Commit(const PermGrant& g, std::string_view audit) {
@@ -468,6 +478,7 @@ absl::Status AccessController::Commit(const PermGrant& g, std::string_view audit
 }
 
 absl::Status AccessController::Revoke(const Identity& by, const std::string& principal, const PermScope& scope) {
+  BASALT_RETURN_IF_ERROR(RefuseWhileDisabled("revoke"));
   if (!ValidPrincipal(principal)) {
     return absl::InvalidArgumentError(absl::StrCat("'", principal, "' is not a user or @group name"));
   }

@@ -140,6 +140,8 @@ class AccessController {
   // What `id` holds at the scope and above it.
   uint8_t HeldAt(const Identity& id, const PermScope& scope) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::Status Denied(const Identity& id, std::string_view call, uint8_t any_of, const PermScope& scope) const;
+  // FailedPrecondition for a grant or revoke (`call`) while access control is off.
+  absl::Status RefuseWhileDisabled(std::string_view call) const;
   absl::Status CheckScope(const Identity& id, std::string_view call, uint8_t any_of, const PermScope& scope) const;
   // Applies one grant (perms 0: a revoke) to the in-memory copy.
   void Apply(const PermGrant& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -235,7 +235,7 @@ TEST(AccessControl, ARowOfBasaltAclThatIsNotAGrantIsDataLoss) {
   EXPECT_NE(ac.status().message().find("row 't1' column 'bob' value 'RQ'"), std::string::npos) << ac.status();
 }
 
-TEST(AccessControl, DisabledEveryCheckPasses) {
+TEST(AccessControl, DisabledEveryCheckPassesAndNoGrantIsWritten) {
   testing::TempDir dir;
   auto tm = OpenManager(dir.path());
   AccessController::Options o;  // auth=false
@@ -244,6 +244,11 @@ TEST(AccessControl, DisabledEveryCheckPasses) {
   EXPECT_TRUE((*ac)->CheckGlobal(Identity{}, "SetVerbs", kPermAdmin).ok());
   rpc::ReadOptions r;
   EXPECT_TRUE((*ac)->AuthorizeRead(Identity{}, "Get", "t1", &r).ok());
+  // But no grant is written (issue 36): one planted now would be honoured once auth is on.
+  absl::Status planted = (*ac)->Grant(Identity{}, PermGrant{"mallory", PermScope{}, kPermAdmin});
+  EXPECT_EQ(planted.code(), absl::StatusCode::kFailedPrecondition) << planted;
+  EXPECT_NE(planted.message().find("refused while auth=false"), std::string::npos) << planted;
+  EXPECT_EQ((*ac)->Revoke(Identity{}, "mallory", PermScope{}).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
