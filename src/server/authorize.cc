@@ -71,20 +71,27 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Batc
   return absl::OkStatus();
 }
 
-absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::IncrementRequest* req) {
-  if (MayWriteTable(ac, id, req->table())) return absl::OkStatus();
-  for (const rpc::ColumnAmount& c : req->columns()) {
-    BASALT_RETURN_IF_ERROR(ac.CheckTable(id, "Increment", req->table(), kPermWrite, c.family(), c.qualifier()));
+// Increment and Append answer with the columns' new values, so they need R as well as W on
+// each (issue 36: with W alone, an Increment by 0 or an Append of nothing read any column).
+template <typename Columns>
+absl::Status AuthorizeReadModifyWrite(const AccessController& ac, const Identity& id, std::string_view call,
+                                      const std::string& table, const Columns& columns) {
+  PermScope whole;
+  whole.table = table;
+  const bool write_all = ac.Holds(id, kPermWrite, whole), read_all = ac.Holds(id, kPermRead, whole);
+  for (const auto& c : columns) {
+    if (!write_all) BASALT_RETURN_IF_ERROR(ac.CheckTable(id, call, table, kPermWrite, c.family(), c.qualifier()));
+    if (!read_all) BASALT_RETURN_IF_ERROR(ac.CheckTable(id, call, table, kPermRead, c.family(), c.qualifier()));
   }
   return absl::OkStatus();
 }
 
+absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::IncrementRequest* req) {
+  return AuthorizeReadModifyWrite(ac, id, "Increment", req->table(), req->columns());
+}
+
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::AppendRequest* req) {
-  if (MayWriteTable(ac, id, req->table())) return absl::OkStatus();
-  for (const rpc::ColumnValue& c : req->columns()) {
-    BASALT_RETURN_IF_ERROR(ac.CheckTable(id, "Append", req->table(), kPermWrite, c.family(), c.qualifier()));
-  }
-  return absl::OkStatus();
+  return AuthorizeReadModifyWrite(ac, id, "Append", req->table(), req->columns());
 }
 
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::CheckAndMutateRequest* req) {

@@ -282,6 +282,12 @@ TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
   EXPECT_TRUE(admin_->GetTable("t1")->Get(Get("r3"))->empty());
   ExpectDenied(bob->GetTable("t1")->Delete(Delete("r1")), "bob", "Mutate", "W on table t1 ");
   ExpectDenied(bob->GetTable("t1")->Get(Get("r1")).status(), "bob", "Get", "R on table t1");
+  // Increment and Append answer with the new value: W alone does not read a column through them
+  // (an Increment by 0, an Append of nothing).
+  ExpectDenied(bob->GetTable("t1")->Increment(Increment("r1").AddColumn("cf1", "n", 0)).status(), "bob",
+               "Increment", "R on table t1, column cf1:n");
+  ExpectDenied(bob->GetTable("t1")->Append(Append("r1").Add("cf1", "q", "")).status(), "bob", "Append",
+               "R on table t1, column cf1:q");
   // A reader of one family sees only that family, and a scan likewise.
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "R", "", "t1", "cf2", ""}).ok());
   auto narrowed = bob->GetTable("t1")->Get(Get("r1"));
