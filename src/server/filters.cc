@@ -14,6 +14,33 @@ namespace {
 
 using CellAction = ReadFilter::CellAction;
 constexpr int kMaxDepth = 32;
+// Bounds on what one request may make the server build (issue 36): a regex compiles to up to
+// kRegexMemory (RE2's max_mem: its program and its DFA cache), so these cap a request at about
+// kMaxRegexes MiB, whatever it carries.
+constexpr int kMaxFilters = 1024;
+constexpr int kMaxRegexes = 16;
+constexpr size_t kMaxRegexBytes = 4096;
+constexpr int64_t kRegexMemory = 1 << 20;
+
+// InvalidArgument when the tree under `f` has more than kMaxFilters filters or kMaxRegexes
+// regex comparators (counted into *filters, *regexes), or a regex longer than kMaxRegexBytes.
+absl::Status CheckBounds(const rpc::Filter& f, int* filters, int* regexes) {
+  if (++*filters > kMaxFilters) {
+    return absl::InvalidArgumentError(absl::StrCat("a request's filter may hold at most ", kMaxFilters, " filters"));
+  }
+  if (f.has_comparator() && f.comparator().kind() == rpc::Comparator::REGEX) {
+    if (++*regexes > kMaxRegexes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a request's filter may hold at most ", kMaxRegexes, " regex comparators"));
+    }
+    if (f.comparator().value().size() > kMaxRegexBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("a regex comparator is ", f.comparator().value().size(),
+                                                     " bytes long; at most ", kMaxRegexBytes, " are taken"));
+    }
+  }
+  for (const rpc::Filter& c : f.filters()) BASALT_RETURN_IF_ERROR(CheckBounds(c, filters, regexes));
+  return absl::OkStatus();
+}
 
 const char* KindName(rpc::Filter::Kind k) { return rpc::Filter::Kind_Name(k).c_str(); }
 
@@ -51,6 +78,7 @@ class Comparison {
     o.set_encoding(RE2::Options::EncodingLatin1);  // bytes, not UTF-8
     o.set_dot_nl(true);                            // HBase compiles with DOTALL
     o.set_log_errors(false);
+    o.set_max_mem(kRegexMemory);  // a larger program fails to compile ("pattern too large")
     cmp.re_ = std::make_shared<RE2>(c.value(), o);
     if (!cmp.re_->ok()) {
       return absl::InvalidArgumentError(absl::StrCat(KindName(filter), ": bad regex '", c.value(),
@@ -505,6 +533,8 @@ absl::StatusOr<std::unique_ptr<ReadFilter>> Build(const rpc::Filter& f, bool rev
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<RequestFilter>> RequestFilter::Make(const rpc::Filter& f, bool reversed) {
+  int filters = 0, regexes = 0;
+  if (absl::Status s = CheckBounds(f, &filters, &regexes); !s.ok()) return s;  // (before any is compiled)
   auto r = std::make_shared<RequestFilter>();
   BASALT_ASSIGN_OR_RETURN(r->root_, Build(f, reversed, /*decisive=*/true, 0, &r->pages_));
   return r;

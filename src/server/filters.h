@@ -16,7 +16,9 @@ namespace basalt {
 class RequestFilter : public ReadFilter {
  public:
   // InvalidArgument naming the filter when it is malformed (an op a comparator does not take,
-  // a bad regex, a negative count, a tree deeper than 32). `reversed`: the scan's direction.
+  // a bad regex, a negative count, a tree deeper than 32) or too large (more than 1024 filters,
+  // more than 16 regex comparators, a regex over 4 KiB or compiling to over 1 MiB).
+  // `reversed`: the scan's direction.
   static absl::StatusOr<std::shared_ptr<RequestFilter>> Make(const rpc::Filter& f, bool reversed = false);
 
   // Rows each PAGE filter let through since the last call, in the tree's pre-order

@@ -1131,5 +1131,32 @@ TEST_F(FilterProperty, BadFiltersAreRefusedWithInvalidArgument) {
   }
 }
 
+// A regex filter bomb (issue 36): each regex comparator compiles to megabytes, so one request
+// carrying many, or one huge one, could take the server's memory. Refused before anything is
+// compiled or read; a request within the bounds still works.
+TEST_F(FilterProperty, RegexFilterBombsAreRefused) {
+  std::vector<Filter> many;
+  for (int i = 0; i < 17; ++i) many.push_back(Filter::Value(FilterOp::kNotEqual, Comparator::Regex("(a|b)*c{1,100}")));
+  std::vector<Filter> sixteen(many.begin(), many.begin() + 16);
+  const std::vector<std::pair<Filter, std::string>> bombs = {
+      {Filter::List(Filter::kMustPassAll, many), "at most 16 regex comparators"},
+      {Filter::Value(FilterOp::kEqual, Comparator::Regex(std::string(5000, 'a'))), "at most 4096 are taken"},
+      // 276 bytes that compile to 222,004 instructions (accepted by RE2's default 8 MiB budget).
+      {Filter::Value(FilterOp::kEqual, Comparator::Regex([] {
+         const std::string unit = "(?:[a-f]+x[0-9]+y\\w\\s[^z]" + std::string(60, 'q') + "){1000}";
+         return unit + unit + unit;
+       }())),
+       "pattern too large"},
+  };
+  for (const auto& [f, why] : bombs) {
+    absl::StatusOr<Result> g = table_->Get(basalt::Get(gen_->Pick(model_.Rows())).SetFilter(f));
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << g.status();
+    EXPECT_NE(g.status().message().find(why), std::string::npos) << g.status();
+  }
+  absl::StatusOr<Result> ok =
+      table_->Get(basalt::Get(gen_->Pick(model_.Rows())).SetFilter(Filter::List(Filter::kMustPassAll, sixteen)));
+  EXPECT_TRUE(ok.ok()) << ok.status();
+}
+
 }  // namespace
 }  // namespace basalt::testing
