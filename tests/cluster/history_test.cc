@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -361,17 +362,21 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
     std::printf("error surfaced to clients, %d time(s): %s\n", n, what.c_str());
   }
   EXPECT_EQ(surfaced, 0) << "errors reached the clients";
-  // The longest time without an acknowledgement across each kind of fault, over all clients. A
-  // gap across two faults is the first one's: the second came while the client already waited.
+  // The longest time without an acknowledgement after each kind of fault, over all clients. A
+  // gap is the latest fault's that began by 1 s after the gap did (the client's call then in
+  // flight): a fault that came later found the client already waiting on an earlier one (a
+  // master killed while a partitioned server's regions were still being placed again).
   std::map<std::string, Gap> longest;
+  constexpr int64_t kInFlightNs = 1000000000;
   for (const auto& [client, times] : work.acks()) {
     for (size_t i = 1; i < times.size(); ++i) {
+      const Fault* cause = nullptr;
       for (const Fault& f : faults) {
-        if (f.at_ns < times[i - 1] || f.at_ns > times[i]) continue;
-        Gap& g = longest[f.kind];
-        if (times[i] - times[i - 1] > g.ns) g = {times[i] - times[i - 1], client, times[i - 1], times[i], &f};
-        break;
+        if (f.at_ns <= times[i - 1] + kInFlightNs && f.at_ns <= times[i]) cause = &f;
       }
+      if (cause == nullptr || times[i] - times[i - 1] < 100000000) continue;  // (before any fault; or short)
+      Gap& g = longest[cause->kind];
+      if (times[i] - times[i - 1] > g.ns) g = {times[i] - times[i - 1], client, times[i - 1], times[i], cause};
     }
   }
   std::printf("history: %zu calls (%zu unknown) by %d clients in %d round(s) of faults (%zu faults), %d moves "
@@ -380,15 +385,17 @@ TEST_F(History, ConcurrentClientsSeeALinearizableHistoryThroughEveryFault) {
               verdict.ops, verdict.unknown, kClients, round, faults.size(), moves.load(), moves_failed.load(),
               splits.load(), restarted_masters, verdict.anomalies.size(), static_cast<long long>(lost), surfaced);
   for (const auto& [kind, g] : longest) {
-    // The goals: 10 s for a region server's fault, 5 s for a master's. The master's is not met
-    // yet with both cores busy (9.35 s once in an 18-round soak beside a build: BENCHMARKS.md
-    // §16), so this run fails only past 10 s for either, and says when the 5 s goal is missed.
+    // The goals: 10 s for a region server's fault, 5 s for a master's. Both are met in the soak
+    // with both cores busy (BENCHMARKS.md §16); a machine far more loaded than that (a build
+    // beside it as well) missed them, so this run fails only past 10 s for either, and says
+    // when the 5 s goal is missed.
     if (g.fault == nullptr) continue;
     const int64_t ns = g.ns;
     const double at = (g.fault->at_ns - faults.front().at_ns) / 1e9;
-    std::printf("longest time a client saw no acknowledgement across \"%s\": %.2f s (client %d, from %.2f s before "
+    const double from = (g.from_ns - g.fault->at_ns) / 1e9;
+    std::printf("longest time a client saw no acknowledgement after \"%s\": %.2f s (client %d, from %.2f s %s "
                 "the fault at %.1f s to %.2f s after)%s\n",
-                kind.c_str(), ns / 1e9, g.client, (g.fault->at_ns - g.from_ns) / 1e9, at,
+                kind.c_str(), ns / 1e9, g.client, std::abs(from), from < 0 ? "before" : "after", at,
                 (g.to_ns - g.fault->at_ns) / 1e9,
                 g.fault->master && ns > 5 * int64_t{1000000000} ? " (over the 5 s goal for a master's fault)" : "");
     EXPECT_LE(ns, 10 * int64_t{1000000000}) << kind;
