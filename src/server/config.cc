@@ -63,6 +63,17 @@ absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view v, int64
   return n;
 }
 
+// Comma-separated users and @groups (superusers, metrics_users) into *out.
+absl::Status ParsePrincipals(std::string_view key, std::string_view v, std::vector<std::string>* out) {
+  out->clear();
+  for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
+    std::string name(absl::StripAsciiWhitespace(part));
+    if (name == "@" || name.find(' ') != std::string::npos) return BadValue(key, v, "expected USER or @GROUP names");
+    out->push_back(std::move(name));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view v) {
   std::string l = absl::AsciiStrToLower(AV(v));
   if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
@@ -201,27 +212,11 @@ const std::vector<Setting>& Settings() {
          return absl::OkStatus();
        }},
       {"superusers", "", "users and @groups (comma-separated) allowed everything, as HBase's hbase.superuser",
-       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         c->superusers.clear();
-         for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
-           std::string name(absl::StripAsciiWhitespace(part));
-           if (name == "@" || name.find(' ') != std::string::npos) return BadValue(k, v, "expected USER or @GROUP names");
-           c->superusers.push_back(std::move(name));
-         }
-         return absl::OkStatus();
-       }},
+       [](std::string_view k, std::string_view v, ServerConfig* c) { return ParsePrincipals(k, v, &c->superusers); }},
       {"metrics_users", "",
        "with auth: users and @groups (comma-separated) who may read the HTTP port's /metrics, as a Prometheus "
        "scraper; every other page needs global A",
-       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         c->metrics_users.clear();
-         for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
-           std::string name(absl::StripAsciiWhitespace(part));
-           if (name == "@" || name.find(' ') != std::string::npos) return BadValue(k, v, "expected USER or @GROUP names");
-           c->metrics_users.push_back(std::move(name));
-         }
-         return absl::OkStatus();
-       }},
+       [](std::string_view k, std::string_view v, ServerConfig* c) { return ParsePrincipals(k, v, &c->metrics_users); }},
       {"log_level", "info", "lines below this level are dropped: debug, info, warning or error",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          if (absl::Status s = log::ParseLevel(v, &c->log_level); !s.ok()) return BadValue(k, v, s.message());
