@@ -1,9 +1,7 @@
 #include "src/server/http_front.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -22,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "common/sockaddr.h"
 #include "common/status.h"
 #include "src/server/acceptor.h"
 #include "src/server/config.h"
@@ -73,17 +72,7 @@ std::string PeerOf(int fd) {
   sockaddr_storage sa{};
   socklen_t len = sizeof(sa);
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (sa.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&sa);
-    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-    return absl::StrCat(host, ":", port);
-  }
-  auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
-  ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-  return absl::StrCat("[", host, "]:", ntohs(in6->sin6_port));
+  return SockaddrString(reinterpret_cast<const sockaddr*>(&sa));
 }
 
 // The common name of the client certificate the handshake verified ("" when none).

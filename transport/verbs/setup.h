@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/sockaddr.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
@@ -42,7 +43,7 @@ absl::StatusOr<rdma_event_channel*> CreateEventChannel();
 // A numeric IPv4/IPv6 address and port as a sockaddr (no name lookup: the RDMA address of a
 // server is an address). InvalidArgument otherwise.
 absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* out);
-std::string SockaddrString(const sockaddr* sa);
+// (SockaddrString, its text, is common/sockaddr.h's.)
 
 // The message settings both sides agree on: every endpoint's slice is a receive half and a
 // send half of message_bytes each.
