@@ -28,6 +28,15 @@ RegionDescriptor AclDescriptor() {
   return d;
 }
 
+RegionDescriptor QuotaDescriptor() {
+  RegionDescriptor d;
+  d.name = absl::StrCat(kQuotaTableName, ",,1");
+  FamilyOptions f;
+  f.name = kQuotaFamily;
+  d.families.push_back(f);  // one version: a setting replaces the one before it
+  return d;
+}
+
 std::string MetaRowKey(const RegionInfo& info) { return absl::StrCat(info.table, ",", info.start_key, ",", info.id); }
 
 namespace {

@@ -48,6 +48,17 @@ inline constexpr char kAclTableName[] = "basalt:acl";
 inline constexpr char kAclFamily[] = "l";
 RegionDescriptor AclDescriptor();
 
+// basalt:quota, the system table of quotas (HBase's hbase:quota; src/server/quotas.h says its
+// rows): one region in data_dir/quota/, kept as basalt:acl is, changed through SetQuota.
+inline constexpr char kQuotaTableName[] = "basalt:quota";
+inline constexpr char kQuotaFamily[] = "q";
+RegionDescriptor QuotaDescriptor();
+
+// basalt:meta, basalt:acl or basalt:quota.
+inline bool IsSystemTable(std::string_view name) {
+  return name == kMetaTableName || name == kAclTableName || name == kQuotaTableName;
+}
+
 std::string MetaRowKey(const RegionInfo& info);
 // The row recording `info` with `state` and `server`.
 RowMutation MetaPut(const RegionInfo& info, std::string_view state, std::string_view server);

@@ -113,7 +113,7 @@ absl::Status TableManager::Split(std::string_view name, std::string_view split_r
   absl::MutexLock al(&admin_mu_);
   const std::string table(name.substr(0, name.find(',')));
   const bool by_region = name.find(',') != std::string_view::npos;
-  if (table == kMetaTableName || table == kAclTableName) {
+  if (IsSystemTable(table)) {
     return absl::InvalidArgumentError(absl::StrCat(table, " does not split"));
   }
   TableSpec spec;

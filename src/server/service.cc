@@ -57,9 +57,9 @@ absl::Status CheckTimestamp(int64_t ts) {
 }
 
 // A table named in a call that reads or administers it: a legal user table name, or a system
-// table's (basalt:meta, basalt:acl), which ValidateTableName refuses since no one may create one.
+// table's (basalt:meta, basalt:acl, basalt:quota), which ValidateTableName refuses since no one may create one.
 absl::Status ValidateTableRef(std::string_view name) {
-  return name == kMetaTableName || name == kAclTableName ? absl::OkStatus() : ValidateTableName(name);
+  return IsSystemTable(name) ? absl::OkStatus() : ValidateTableName(name);
 }
 
 // Block files of every family.

@@ -625,7 +625,8 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
     BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs));
   }
   // The system tables, each one region in data_dir/<dir>: basalt:meta first (it says which
-  // regions each table has; nothing serves without it), then basalt:acl (the grants).
+  // regions each table has; nothing serves without it), then basalt:acl (the grants) and
+  // basalt:quota (the quotas).
   auto open_system = [&](const char* name, const RegionDescriptor& desc,
                          const char* dir) -> absl::StatusOr<std::shared_ptr<Table>> {
     const std::string path = absl::StrCat(options.data_dir, "/", dir);
@@ -643,6 +644,7 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   };
   BASALT_ASSIGN_OR_RETURN(tm->meta_, open_system(kMetaTableName, MetaDescriptor(), "meta"));
   BASALT_ASSIGN_OR_RETURN(tm->acl_, open_system(kAclTableName, AclDescriptor(), "acl"));
+  BASALT_ASSIGN_OR_RETURN(tm->quota_, open_system(kQuotaTableName, QuotaDescriptor(), "quota"));
   std::map<std::string, std::vector<RegionInfo>> retired;  // split parents
   std::set<std::string> closed;
   BASALT_ASSIGN_OR_RETURN(auto recorded, LoadMeta(tm->meta_->regions()[0].region.get(), &retired, &closed));
@@ -1306,6 +1308,7 @@ absl::Status TableManager::OpenError(std::string_view name) const {
 std::shared_ptr<Table> TableManager::SystemTable(std::string_view name) const {
   if (name == kMetaTableName) return meta_;
   if (name == kAclTableName) return acl_;
+  if (name == kQuotaTableName) return quota_;
   return nullptr;
 }
 
@@ -1368,7 +1371,7 @@ absl::Status TableManager::CloseAll() {
     }
   }
   // The system tables last: the tables' closes may still have written to meta.
-  for (const std::shared_ptr<Table>& system : {acl_, meta_}) {
+  for (const std::shared_ptr<Table>& system : {quota_, acl_, meta_}) {
     if (system == nullptr) continue;
     system->state_.store(Table::State::kStopping, std::memory_order_release);
     absl::Status s = system->CloseRegions();
@@ -1416,7 +1419,7 @@ std::string TableManager::ServerName() const {
 }
 
 size_t TableManager::RegionCount(std::string_view name) const {
-  if (name == kMetaTableName || name == kAclTableName) return 1;
+  if (IsSystemTable(name)) return 1;
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? 0 : it->second.regions.size();

@@ -300,6 +300,8 @@ class TableManager {
   Role role() const { return options_.role; }
   // basalt:acl's region (access_control.h writes it); null on a region server.
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
+  // basalt:quota's region (quotas.h writes it); null on a region server.
+  Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
   // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
   // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
   // table for which `was_there` holds, and records where in meta. Returns how many regions were
@@ -492,7 +494,8 @@ class TableManager {
   std::unique_ptr<ServerLog> log_;
   std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
   std::shared_ptr<Table> acl_;   // basalt:acl, likewise (not on a region server)
-  // basalt:meta or basalt:acl by name; null for any other name (or on a region server).
+  std::shared_ptr<Table> quota_;  // basalt:quota, likewise
+  // A system table by name; null for any other name (or on a region server).
   std::shared_ptr<Table> SystemTable(std::string_view name) const;
   std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
