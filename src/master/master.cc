@@ -322,6 +322,12 @@ absl::Status Master::Serve() {
   if (options_.auth) {
     BASALT_ASSIGN_OR_RETURN(authn_, server::Authenticator::Open(options_.users_file, access_.get()));
   }
+  // Quotas likewise: kept in basalt:quota, announced after each change (FollowQuotas).
+  BASALT_ASSIGN_OR_RETURN(quotas_, server::Quotas::Open(tables_->quota_region(), [this] {
+                            absl::Status told = server::AnnounceQuotasChanged(zk_.get(), options_.paths);
+                            if (!told.ok()) Log(absl::StrCat("telling the region servers the quotas changed: ",
+                                                             told.message()));
+                          }));
   {
     absl::MutexLock l(&mu_);
     http_authorize_ = server::HttpAuthorizer(authn_.get(), access_.get(), options_.metrics_users);
@@ -334,6 +340,7 @@ absl::Status Master::Serve() {
   gopts.tls = options_.tls;
   gopts.access = access_.get();
   gopts.authn = authn_.get();
+  gopts.quotas = quotas_.get();
   grpc_ = std::make_unique<server::GrpcServer>(gopts, data_.get(), admin_.get(), counters_.get());
   BASALT_RETURN_IF_ERROR(grpc_->Start());
   std::string host;
@@ -349,6 +356,9 @@ absl::Status Master::Serve() {
   // The region servers load the grants from this master now (they may have joined before it).
   if (absl::Status told = server::AnnounceGrantsChanged(zk_.get(), p); !told.ok()) {
     Log(absl::StrCat("telling the region servers to load the grants: ", told.message()));
+  }
+  if (absl::Status told = server::AnnounceQuotasChanged(zk_.get(), p); !told.ok()) {
+    Log(absl::StrCat("telling the region servers to load the quotas: ", told.message()));
   }
   Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
                    absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));

@@ -187,6 +187,7 @@ class Master final : public server::ClusterAdmin {
   std::unique_ptr<server::AdminService> admin_;
   std::unique_ptr<server::AccessController> access_;  // over tables_'s basalt:acl
   std::unique_ptr<server::Authenticator> authn_;
+  std::unique_ptr<server::Quotas> quotas_;  // over tables_'s basalt:quota
   // server::HttpAuthorizer over access_ and authn_, once they are (Serve).
   std::function<absl::Status(const server::HttpCaller&, const server::HttpFront::Route&)> http_authorize_
       ABSL_GUARDED_BY(mu_);

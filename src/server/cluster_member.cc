@@ -3,6 +3,7 @@
 #include "common/log.h"
 
 #include "src/server/access_control.h"
+#include "src/server/quotas.h"
 
 #include <fstream>
 #include <sstream>
@@ -88,24 +89,31 @@ absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const st
   return FromGrpcStatus(stub->Split(&ctx, req, &resp));
 }
 
-absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths) {
-  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.acl()));
+namespace {
+
+// Bumps the counter in `node` (made if missing): the watchers of it load again.
+absl::Status AnnounceChange(ZooKeeper* zk, const std::string& node_path) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(node_path));
   const int64_t next = node.has_value() ? std::strtoll(node->data.c_str(), nullptr, 10) + 1 : 1;
   if (!node.has_value()) {
-    absl::StatusOr<std::string> made = zk->Create(paths.acl(), absl::StrCat(next), ZooKeeper::Mode::kPersistent);
+    absl::StatusOr<std::string> made = zk->Create(node_path, absl::StrCat(next), ZooKeeper::Mode::kPersistent);
     if (!absl::IsAlreadyExists(made.status())) return made.status();
   }
-  return zk->Set(paths.acl(), absl::StrCat(next));
+  return zk->Set(node_path, absl::StrCat(next));
 }
 
-namespace {
+// The Admin stub of the active master (meta-server names it).
+absl::StatusOr<std::unique_ptr<rpc::Admin::Stub>> MasterAdmin(ZooKeeper* zk, const ClusterPaths& paths,
+                                                              const ChannelSecurity& security) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
+  if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
+  return rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
+}
 
 // Every grant the active master keeps (UserPermissions on the global scope).
 absl::StatusOr<std::vector<PermGrant>> FetchGrants(ZooKeeper* zk, const ClusterPaths& paths,
                                                    const ChannelSecurity& security) {
-  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
-  if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
-  auto stub = rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::Admin::Stub> stub, MasterAdmin(zk, paths, security));
   rpc::UserPermissionRequest req;
   rpc::UserPermissionResponse resp;
   grpc::ClientContext ctx;
@@ -122,29 +130,56 @@ absl::StatusOr<std::vector<PermGrant>> FetchGrants(ZooKeeper* zk, const ClusterP
   return out;
 }
 
-// Loads the grants and watches <parent>/acl for the next change (the watch fires once; it is
-// set again on every load).
-absl::Status LoadAndWatch(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
-                          AccessController* access) {
-  // The watch first, so a change made while the grants are read is not missed.
-  BASALT_RETURN_IF_ERROR(zk->Get(paths.acl(), [zk, paths, security, access] {
-                                   absl::Status s = LoadAndWatch(zk, paths, security, access);
-                                   if (!s.ok()) log::Warning(absl::StrCat("loading the grants again: ", s.message()));
+// Runs `load` and watches `node_path` for the next change (the watch fires once; it is set
+// again on every load). `what` names it in the log.
+absl::Status LoadAndWatch(ZooKeeper* zk, const std::string& node_path, const std::string& what,
+                          const std::function<absl::Status()>& load) {
+  // The watch first, so a change made while loading is not missed.
+  BASALT_RETURN_IF_ERROR(zk->Get(node_path, [zk, node_path, what, load] {
+                                   absl::Status s = LoadAndWatch(zk, node_path, what, load);
+                                   if (!s.ok()) log::Warning(absl::StrCat("loading the ", what, " again: ", s.message()));
                                  }).status());
-  BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, FetchGrants(zk, paths, security));
-  access->Replace(grants);
-  return absl::OkStatus();
+  return load();
+}
+
+// Makes `node_path` once (a watch on a missing node would fire on its creation), then
+// LoadAndWatch.
+absl::Status Follow(ZooKeeper* zk, const ClusterPaths& paths, const std::string& node_path, const std::string& what,
+                    std::function<absl::Status()> load) {
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.parent));
+  absl::StatusOr<std::string> made = zk->Create(node_path, "0", ZooKeeper::Mode::kPersistent);
+  if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
+  return LoadAndWatch(zk, node_path, what, load);
 }
 
 }  // namespace
 
+absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths) { return AnnounceChange(zk, paths.acl()); }
+absl::Status AnnounceQuotasChanged(ZooKeeper* zk, const ClusterPaths& paths) {
+  return AnnounceChange(zk, paths.quota());
+}
+
 absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
                           AccessController* access) {
-  // The node the watch is on, made once (a watch on a missing node would fire on its creation).
-  BASALT_RETURN_IF_ERROR(zk->CreatePath(paths.parent));
-  absl::StatusOr<std::string> made = zk->Create(paths.acl(), "0", ZooKeeper::Mode::kPersistent);
-  if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
-  return LoadAndWatch(zk, paths, security, access);
+  return Follow(zk, paths, paths.acl(), "grants", [zk, paths, security, access]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, FetchGrants(zk, paths, security));
+    access->Replace(grants);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security, Quotas* quotas) {
+  return Follow(zk, paths, paths.quota(), "quotas", [zk, paths, security, quotas]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::Admin::Stub> stub, MasterAdmin(zk, paths, security));
+    rpc::ListQuotasRequest req;
+    rpc::ListQuotasResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    BASALT_RETURN_IF_ERROR(FromGrpcStatus(stub->ListQuotas(&ctx, req, &resp)));
+    BASALT_ASSIGN_OR_RETURN(std::vector<QuotaSetting> settings, QuotasFromProto(resp));
+    quotas->Replace(settings);
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<std::string> ReadZooKeeperIdentity(const std::string& path) {
@@ -168,7 +203,7 @@ absl::Status CheckZooKeeperClosed(ZooKeeper* zk, const ClusterPaths& paths) {
         "ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
   }
   for (const std::string& path : {paths.parent, paths.live(), paths.servers(), paths.fenced(), paths.masters(),
-                                  paths.meta_server(), paths.active_master(), paths.acl()}) {
+                                  paths.meta_server(), paths.active_master(), paths.acl(), paths.quota()}) {
     absl::StatusOr<bool> open = zk->OpenToAnyone(path);
     if (absl::IsNotFound(open.status())) continue;
     if (!open.ok()) return open.status();

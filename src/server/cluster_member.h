@@ -13,6 +13,7 @@
 //   <parent>/acl                          a counter the active master bumps after each grant
 //                                         or revoke: region servers watch it and load the
 //                                         grants again (as HBase's /hbase/acl)
+//   <parent>/quota                        likewise after each quota change (src/server/quotas.h)
 // A registration is text, one "key=value" per line, readable with zkCli.
 #pragma once
 
@@ -29,6 +30,7 @@
 namespace basalt::server {
 
 class AccessController;
+class Quotas;
 
 struct ServerRegistration {
   std::string name;            // HOST:PORT it serves gRPC on
@@ -52,6 +54,7 @@ struct ClusterPaths {
   std::string meta_server() const { return parent + "/meta-server"; }
   std::string active_master() const { return parent + "/active-master"; }
   std::string acl() const { return parent + "/acl"; }
+  std::string quota() const { return parent + "/quota"; }
 };
 
 // Registers a server: its ephemeral node, then its persistent registration (in that order, so
@@ -78,6 +81,11 @@ absl::Status AnnounceGrantsChanged(ZooKeeper* zk, const ClusterPaths& paths);
 // serve with no grants); later ones are logged, and the copy it has stays.
 absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
                           AccessController* access);
+
+// The same for quotas: the master bumps <parent>/quota after each change; a region server loads
+// the master's (its ListQuotas) into `quotas` now and again after each bump.
+absl::Status AnnounceQuotasChanged(ZooKeeper* zk, const ClusterPaths& paths);
+absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security, Quotas* quotas);
 
 // The daemons' ZooKeeper identity (ZooKeeper::Options::digest) from `path`: one line
 // "user:password" (the setting zookeeper_auth_file; a file, so that the password is in no

@@ -361,9 +361,22 @@ const std::vector<Setting>& Settings() {
          return absl::OkStatus();
        }},
       {"stalled_reply_timeout_ms", "30000",
-       "a reply or scan message its client has not taken for this long is cancelled, freeing its call slot",
+       "a reply its client has not taken for this long is cancelled, freeing its call slot (scans: scanner_lease_ms)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(c->stalled_reply_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"scanner_lease_ms", "60000",
+       "a scan whose next message its client has not taken for this long is closed (HBase's scanner lease, "
+       "hbase.client.scanner.timeout.period)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->scanner_lease_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"max_scanners_per_user", "100",
+       "scans one user may hold open at once (auth on); past it a new one gets RESOURCE_EXHAUSTED; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->max_scanners_per_user, ParseInt(k, v, 0, 1000000));
          return absl::OkStatus();
        }},
       {"transaction_timeout_ms", "30000",

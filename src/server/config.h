@@ -64,6 +64,8 @@ struct ServerConfig {
   uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, server-wide
   int64_t stalled_reply_timeout_ms = 30000;           // a reply not taken for this long is cancelled
   int64_t transaction_timeout_ms = 30000;  // a standalone server's transactions' default timeout
+  int64_t scanner_lease_ms = 60000;   // a scan message not taken for this long closes the scan
+  int64_t max_scanners_per_user = 100;  // open at once, per user (auth on); 0: no cap
   int64_t max_transactions_per_user = 1000;  // in progress at once, per user (auth on); 0: no cap
   int max_concurrent_calls = 1000;
   int reserved_fds = 64;  // descriptors kept free of connections (acceptor.h)

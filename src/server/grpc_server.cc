@@ -15,6 +15,7 @@
 #include "grpcpp/server_posix.h"
 #include "src/server/acceptor.h"
 #include "src/server/authorize.h"
+#include "src/server/quotas.h"
 #include "src/server/server_metrics.h"
 #include "transport/grpc/grpc_settings.h"
 #include "transport/grpc/stack_arena.h"
@@ -96,32 +97,56 @@ struct GrpcServer::Impl {
   std::atomic<int64_t> reply_bytes{0};  // replies written and not yet taken by their clients
   bool stopped = false;
 
-  // Replies being written, with when they started: the stall watchdog cancels those past
-  // stalled_reply_timeout_ms. A call unregisters (under stall_mu) before it can be deleted,
-  // so the watchdog never touches a deleted context.
+  // Replies being written, with when they must have been taken by: the stall watchdog cancels
+  // those past it (stalled_reply_timeout_ms after a unary reply started, a scan's lease after
+  // its message did). A call unregisters (under stall_mu) before it can be deleted, so the
+  // watchdog never touches a deleted context.
   absl::Mutex stall_mu;
   std::map<grpc::ServerContext*, std::chrono::steady_clock::time_point> writing ABSL_GUARDED_BY(stall_mu);
   bool stall_stop ABSL_GUARDED_BY(stall_mu) = false;
   std::thread stall_watchdog;
   std::atomic<uint64_t> stalled_cancelled{0};
 
-  void WriteStarted(grpc::ServerContext* ctx) {
+  // Open scans by user (max_scanners_per_user).
+  absl::Mutex scanners_mu;
+  std::map<std::string, int, std::less<>> scanners ABSL_GUARDED_BY(scanners_mu);
+  // Takes one of `user`'s scanner slots, or says why not.
+  absl::Status TakeScanner(const std::string& user) {
+    if (user.empty() || options.max_scanners_per_user <= 0) return absl::OkStatus();
+    absl::MutexLock l(&scanners_mu);
+    int& n = scanners[user];
+    if (n >= options.max_scanners_per_user) {
+      return absl::ResourceExhaustedError(absl::StrCat("user ", user, " holds ", n,
+                                                       " open scanners (max_scanners_per_user ",
+                                                       options.max_scanners_per_user, "): close one first"));
+    }
+    ++n;
+    return absl::OkStatus();
+  }
+  void ReleaseScanner(const std::string& user) {
+    if (user.empty() || options.max_scanners_per_user <= 0) return;
+    absl::MutexLock l(&scanners_mu);
+    auto it = scanners.find(user);
+    if (it != scanners.end() && --it->second <= 0) scanners.erase(it);
+  }
+
+  void WriteStarted(grpc::ServerContext* ctx) { WriteStarted(ctx, options.stalled_reply_timeout_ms); }
+  void WriteStarted(grpc::ServerContext* ctx, int64_t timeout_ms) {
     absl::MutexLock l(&stall_mu);
-    writing.emplace(ctx, std::chrono::steady_clock::now());
+    writing.emplace(ctx, std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms));
   }
   void WriteDone(grpc::ServerContext* ctx) {
     absl::MutexLock l(&stall_mu);
     writing.erase(ctx);
   }
   void StallWatchdog() {
-    const auto timeout = std::chrono::milliseconds(options.stalled_reply_timeout_ms);
+    const int64_t shortest = std::min(options.stalled_reply_timeout_ms, options.scanner_lease_ms);
     absl::MutexLock l(&stall_mu);
     while (!stall_stop) {
-      stall_mu.AwaitWithTimeout(absl::Condition(&stall_stop), absl::Milliseconds(std::max<int64_t>(
-                                                                     10, options.stalled_reply_timeout_ms / 4)));
+      stall_mu.AwaitWithTimeout(absl::Condition(&stall_stop), absl::Milliseconds(std::max<int64_t>(10, shortest / 4)));
       const auto now = std::chrono::steady_clock::now();
       for (auto it = writing.begin(); it != writing.end();) {
-        if (now - it->second < timeout) {
+        if (now < it->second) {
           ++it;
           continue;
         }
@@ -191,6 +216,19 @@ using HandleFn = std::function<absl::Status(const Identity&, const grpc::ServerC
 template <class Req>
 using AuthorizeFn = std::function<absl::Status(const Identity&, Req*)>;
 
+// What each data call asks of the quotas (quotas.h). Its request's bytes count on a write.
+QuotaCall QuotaCallOf(const rpc::GetRequest& r) { return QuotaCall{{}, r.table(), false, 1, 0}; }
+template <class Req>
+QuotaCall WriteCall(const Req& r, int64_t count) {
+  return QuotaCall{{}, r.table(), true, count, static_cast<int64_t>(r.ByteSizeLong())};
+}
+QuotaCall QuotaCallOf(const rpc::MutateRequest& r) { return WriteCall(r, 1); }
+// A batch counts as many writes as it has rows (HBase's multi counts each action).
+QuotaCall QuotaCallOf(const rpc::BatchMutateRequest& r) { return WriteCall(r, std::max(1, r.rows_size())); }
+QuotaCall QuotaCallOf(const rpc::IncrementRequest& r) { return WriteCall(r, 1); }
+QuotaCall QuotaCallOf(const rpc::AppendRequest& r) { return WriteCall(r, 1); }
+QuotaCall QuotaCallOf(const rpc::CheckAndMutateRequest& r) { return WriteCall(r, 1); }
+
 // A unary call: waits for a request, runs the handler inline, finishes, deletes itself.
 template <class Req, class Resp>
 class UnaryCall final : public Call {
@@ -199,6 +237,8 @@ class UnaryCall final : public Call {
     ArmFn<Req, Resp> arm;
     HandleFn<Req, Resp> handle;
     AuthorizeFn<Req> authorize;
+    // What a data call asks of the quotas (quotas.h); empty: the method has none.
+    std::function<QuotaCall(const Req&)> quota;
     bool on_pool = false;  // run on the handler pool, not inline on the CQ thread
     std::optional<OpMetrics> metrics;  // where the calls are counted, if they are
   };
@@ -250,12 +290,22 @@ class UnaryCall final : public Call {
                                                             : std::chrono::steady_clock::time_point();
     absl::Status s = impl_->authorizing() && method_->authorize ? method_->authorize(identity_, &req_)
                                                                  : absl::OkStatus();
+    Quotas* quotas = method_->quota ? impl_->options.quotas : nullptr;
+    Quotas::Ticket ticket;
+    bool read = false;
+    if (s.ok() && quotas != nullptr && !quotas->empty()) {
+      QuotaCall q = method_->quota(req_);
+      q.user = identity_.user;
+      read = !q.write;
+      s = quotas->Admit(q, &ticket);
+    }
     if (s.ok()) s = method_->handle(identity_, ctx_, req_, &resp);
     grpc::Status charged;
     size_t reply_bytes = 0;
     if (s.ok()) {
       // The serialised reply stays in memory until the client takes it: count it.
       reply_bytes = resp.ByteSizeLong();
+      if (read) quotas->Settle(ticket, static_cast<int64_t>(reply_bytes));
       charged = impl_->ChargeReply(static_cast<int64_t>(reply_bytes));
       if (charged.ok()) charged_ = static_cast<int64_t>(reply_bytes);
     }
@@ -310,6 +360,18 @@ class ScanCall final : public Call {
           absl::Status allowed = Authorize(*impl_->options.access, identity_, &req_);
           if (!allowed.ok()) return Finish(ToGrpcStatus(allowed));
         }
+        if (absl::Status taken = impl_->TakeScanner(identity_.user); !taken.ok()) return Finish(ToGrpcStatus(taken));
+        holds_scanner_ = true;
+        if (Quotas* q = impl_->options.quotas; q != nullptr && !q->empty()) {
+          // One read when it opens (HBase counts each next call; a stream has none), and the
+          // bytes of every message it sends.
+          QuotaCall call;
+          call.user = identity_.user;
+          call.table = req_.table();
+          absl::Status admitted_by_quota = q->Admit(call, &ticket_);
+          if (!admitted_by_quota.ok()) return Finish(ToGrpcStatus(admitted_by_quota));
+          quotas_ = q;
+        }
         absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);
         if (!cursor.ok()) return Finish(ToGrpcStatus(cursor.status()));
         cursor_ = *std::move(cursor);
@@ -330,6 +392,7 @@ class ScanCall final : public Call {
         impl_->WriteDone(&ctx_);
         impl_->UnchargeReply(charged_);
         cursor_.reset();  // lets go of the table
+        if (holds_scanner_) impl_->ReleaseScanner(identity_.user);
         impl_->Release();
         delete this;
         return;
@@ -351,7 +414,8 @@ class ScanCall final : public Call {
     if (grpc::Status charged = impl_->ChargeReply(bytes); !charged.ok()) return Finish(charged);
     charged_ = bytes;
     sent_ += static_cast<uint64_t>(bytes);
-    impl_->WriteStarted(&ctx_);
+    if (quotas_ != nullptr) quotas_->Settle(ticket_, bytes);
+    impl_->WriteStarted(&ctx_, impl_->options.scanner_lease_ms);  // the lease: taken within it, or closed
     if (done) {
       Count(true);
       state_ = State::kFinishing;
@@ -388,6 +452,9 @@ class ScanCall final : public Call {
   std::chrono::steady_clock::time_point start_;
   uint64_t sent_ = 0;  // bytes of the messages written
   Identity identity_;
+  bool holds_scanner_ = false;  // one of its user's max_scanners_per_user
+  Quotas* quotas_ = nullptr;    // set when quotas admitted it: its messages' bytes are settled
+  Quotas::Ticket ticket_;
 };
 
 // Registers a unary method: its descriptor lives as long as the server (in `methods`), and an
@@ -401,6 +468,9 @@ void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* method
   m->arm = std::move(arm);
   m->handle = std::move(handle);
   m->authorize = std::move(authorize);
+  if constexpr (requires(const Req& r) { QuotaCallOf(r); }) {
+    m->quota = [](const Req& r) { return QuotaCallOf(r); };
+  }
   m->on_pool = on_pool;
   if (kCountCalls && impl->options.metrics != nullptr && !name.empty()) {
     m->metrics = MakeOpMetrics(impl->options.metrics, name, "grpc", timed);
@@ -627,6 +697,30 @@ absl::Status GrpcServer::Start() {
         return absl::OkStatus();
       },
       nullptr, /*on_pool=*/false, "WhoAmI");
+  // Quotas: set and listed by holders of global A (HBase's set_quota and list_quotas need it).
+  Quotas* quotas = impl->options.quotas;
+  AddUnary<rpc::SetQuotaRequest, rpc::AdminResponse>(
+      impl, &methods, BASALT_ARM_(as, SetQuota, rpc::SetQuotaRequest, rpc::AdminResponse),
+      [quotas](const Identity& id, const grpc::ServerContext&, const rpc::SetQuotaRequest& req,
+               rpc::AdminResponse*) -> absl::Status {
+        if (quotas == nullptr) return absl::FailedPreconditionError("this server keeps no quotas");
+        BASALT_RETURN_IF_ERROR(SetQuota(quotas, req));
+        AccessController::Audit(absl::StrCat("set_quota by ", id.user.empty() ? "(anyone)" : id.user, ": ",
+                                             QuotaSubject{req.user(), req.namespace_(), req.table()}.ToString(),
+                                             req.throttle().empty() ? "" : ", THROTTLE_TYPE => ", req.throttle(),
+                                             ", LIMIT => ", req.limit()));
+        return absl::OkStatus();
+      },
+      BASALT_GLOBAL_ADMIN_(SetQuota), /*on_pool=*/true, "SetQuota");
+  AddUnary<rpc::ListQuotasRequest, rpc::ListQuotasResponse>(
+      impl, &methods, BASALT_ARM_(as, ListQuotas, rpc::ListQuotasRequest, rpc::ListQuotasResponse),
+      [quotas](const Identity&, const grpc::ServerContext&, const rpc::ListQuotasRequest&,
+               rpc::ListQuotasResponse* resp) -> absl::Status {
+        if (quotas == nullptr) return absl::FailedPreconditionError("this server keeps no quotas");
+        ListQuotas(*quotas, resp);
+        return absl::OkStatus();
+      },
+      BASALT_GLOBAL_ADMIN_(ListQuotas), /*on_pool=*/true, "ListQuotas");
 #undef BASALT_GLOBAL_ADMIN_
 #undef BASALT_TABLE_ADMIN_
 #undef BASALT_BY_REQUEST_

@@ -17,6 +17,11 @@
 // call is authenticated when it arrives (UNAUTHENTICATED otherwise), then authorised against
 // the access controller before its handler runs (PERMISSION_DENIED, with an audit line).
 //
+// Quotas (quotas.h): a data call is checked after its authorisation; one past a limit is
+// refused with RESOURCE_EXHAUSTED saying how long to wait, as HBase's RpcThrottlingException.
+// A scan holds a lease (scanner_lease_ms) renewed by each message its client takes, and one user
+// holds at most max_scanners_per_user scans.
+//
 // Connections: Basalt's Acceptor (acceptor.h) listens and hands each connection to gRPC, so a
 // flood of connections past the descriptor limit is refused clearly and accepting resumes once
 // descriptors are free (gRPC 1.51's own listener stops for good, CVE-2023-4785).
@@ -39,6 +44,7 @@
 #include "common/metrics.h"
 #include "src/server/access_control.h"
 #include "src/server/auth.h"
+#include "src/server/quotas.h"
 #include "src/server/service.h"
 
 namespace basalt::server {
@@ -78,6 +84,16 @@ class GrpcServer {
     // the authenticator must outlive the server.
     const Authenticator* authn = nullptr;
     AccessController* access = nullptr;
+    // The quotas every data call passes (quotas.h), which also answer SetQuota and ListQuotas;
+    // null: none, and those calls are refused.
+    Quotas* quotas = nullptr;
+    // A scan whose next message its client has not taken for this long is closed (HBase's
+    // scanner lease, hbase.client.scanner.timeout.period, 60 s). Unary replies wait
+    // stalled_reply_timeout_ms.
+    int64_t scanner_lease_ms = 60000;
+    // Scans one authenticated user may hold open at once; past it a new one is refused with
+    // RESOURCE_EXHAUSTED (0: no cap). Without authentication there are no users to count.
+    int max_scanners_per_user = 100;
   };
 
   // The services and counters must outlive the server.

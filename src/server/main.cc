@@ -30,7 +30,9 @@
 #include "src/server/config.h"
 #include "src/server/grpc_server.h"
 #include "src/server/http_front.h"
+#include "src/server/meta.h"
 #include "src/server/notify.h"
+#include "src/server/quotas.h"
 #include "src/server/queue_eviction.h"
 #include "src/server/server_metrics.h"
 #include "src/server/service.h"
@@ -237,6 +239,8 @@ int Run(int argc, char** argv) {
   gopts.enable_echo = config.enable_echo;
   gopts.max_reply_bytes_in_flight = static_cast<int64_t>(config.max_reply_bytes_in_flight);
   gopts.stalled_reply_timeout_ms = config.stalled_reply_timeout_ms;
+  gopts.scanner_lease_ms = config.scanner_lease_ms;
+  gopts.max_scanners_per_user = static_cast<int>(config.max_scanners_per_user);
   gopts.echo_max_reply_bytes = static_cast<uint32_t>(config.echo_max_reply_bytes);
   gopts.reserved_fds = config.reserved_fds;
   gopts.log = [](std::string_view line) { log::Warning(line); };
@@ -246,6 +250,9 @@ int Run(int argc, char** argv) {
   acopts.enabled = config.auth;
   acopts.superusers = config.superusers;
   absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, tm->acl_region());
+  // Quotas (issue 36): kept in basalt:quota by a standalone server; a region server follows the
+  // master's (FollowQuotas, below).
+  absl::StatusOr<std::unique_ptr<Quotas>> quotas = Quotas::Open(tm->quota_region());
   // The ZooKeeper session, whose watches load the grants into `access` (FollowGrants), ends
   // before `access` goes.
   absl::Cleanup end_zk_first = [&zk, &joined_zk] {
@@ -272,6 +279,12 @@ int Run(int argc, char** argv) {
   }
   gopts.access = access->get();
   gopts.authn = authn.get();
+  if (!quotas.ok()) {
+    log::Error(absl::StrCat("loading ", kQuotaTableName, ": ", quotas.status().message()));
+    (*tables)->CloseAll().IgnoreError();
+    return 1;
+  }
+  gopts.quotas = quotas->get();
   std::unique_ptr<HttpFront> http;
   std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
   if (!config.http_listen.empty()) {
@@ -316,7 +329,7 @@ int Run(int argc, char** argv) {
   }
   VerbsControl verbs_control;
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
-      StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry, access->get());
+      StartVerbs(config, &data, server.Scheduler(), &verbs_control, &registry, access->get(), quotas->get());
   if (!verbs_server.ok()) {
     log::Error(std::string(verbs_server.status().message()));
     server.Shutdown(std::chrono::milliseconds(0));
@@ -393,6 +406,14 @@ int Run(int argc, char** argv) {
       absl::Status followed = FollowGrants(zk.get(), paths, to_master, access->get());
       if (!followed.ok()) {
         log::Warning(absl::StrCat("the grants are not loaded yet (", followed.message(),
+                                  "); they will be when the master announces them"));
+      }
+    }
+    if (config.cluster) {
+      // The quotas are the master's (basalt:quota), loaded likewise; until then none apply.
+      absl::Status followed = FollowQuotas(zk.get(), paths, to_master, quotas->get());
+      if (!followed.ok()) {
+        log::Warning(absl::StrCat("the quotas are not loaded yet (", followed.message(),
                                   "); they will be when the master announces them"));
       }
     }

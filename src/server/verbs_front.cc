@@ -13,7 +13,15 @@
 #include "transport/verbs/path.h"
 
 namespace basalt::server {
-verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access, metrics::Registry* metrics) {
+namespace {
+// The user a verbs session was issued to ("" with authentication off, or none).
+std::string_view CallerOf(const void* principal) {
+  return principal != nullptr ? std::string_view(static_cast<const Identity*>(principal)->user) : std::string_view();
+}
+}  // namespace
+
+verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access, metrics::Registry* metrics,
+                                      Quotas* quotas) {
   verbs::VerbsHandlers h;
   std::optional<OpMetrics> get_metrics, mutate_metrics;
   if (kCountCalls && metrics != nullptr) {
@@ -25,13 +33,19 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
   const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
   // The request is read in place and the reply frame encoded straight from the engine's row: no
   // GetRequest or GetResponse on the way, unless the caller may read only part of the table.
-  h.get = [data, ac, m = get_metrics](const void* principal, uint64_t request_id, const verbs::GetRequestView& req,
-                                      absl::Span<uint8_t> out, uint64_t* needed) -> size_t {
+  h.get = [data, ac, quotas, m = get_metrics](const void* principal, uint64_t request_id,
+                                              const verbs::GetRequestView& req, absl::Span<uint8_t> out,
+                                              uint64_t* needed) -> size_t {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     const size_t request_bytes = req.frame_bytes;  // `out` may overwrite the request: read it first
     absl::Status s;
     const RowResult* row = nullptr;
-    if (ac == nullptr) {
+    Quotas::Ticket ticket;
+    const bool quota = quotas != nullptr && !quotas->empty();
+    if (quota) s = quotas->Admit(QuotaCall{CallerOf(principal), req.table, false, 1, 0}, &ticket);
+    if (!s.ok()) {
+      // refused by a quota: nothing read
+    } else if (ac == nullptr) {
       s = data->GetRow(req, &row);
     } else if (principal == nullptr) {
       s = absl::PermissionDeniedError("a verbs session with no caller");
@@ -50,17 +64,23 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     }
     const RowReply reply(row);
     const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out, needed);
+    if (quota && s.ok()) quotas->Settle(ticket, static_cast<int64_t>(n));
     // Request and reply bytes: the frames', headers included (the gRPC path counts the protobuf
     // messages').
     if (m.has_value()) m->Record(s.ok(), MicrosSince(start), request_bytes, s.ok() ? n : 0);
     return n;
   };
-  h.mutate = [data, ac, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
+  h.mutate = [data, ac, quotas, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s;
     if (ac != nullptr) {
       s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
                                : Authorize(*ac, *static_cast<const Identity*>(principal), req);
+    }
+    if (s.ok() && quotas != nullptr && !quotas->empty()) {
+      Quotas::Ticket ticket;
+      s = quotas->Admit(QuotaCall{CallerOf(principal), req.table(), true, 1, static_cast<int64_t>(req.ByteSizeLong())},
+                        &ticket);
     }
     rpc::MutateResponse unused;
     if (s.ok()) s = data->Mutate(req, &unused);
@@ -73,7 +93,7 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
 absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfig& config, DataService* data,
                                                                std::function<void(std::function<void()>)> schedule,
                                                                VerbsControl* control, metrics::Registry* metrics,
-                                                               const AccessController* access) {
+                                                               const AccessController* access, Quotas* quotas) {
   if (config.rdma == TransportChoice::kGrpc) {
     control->state = "off: rdma=off";
     return nullptr;
@@ -107,7 +127,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   o.rendezvous_budget = config.rdma_rendezvous_budget;
   o.spin = absl::Microseconds(config.rdma_spin_us);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
-  verbs::VerbsHandlers h = VerbsHandlersFor(data, access, metrics);
+  verbs::VerbsHandlers h = VerbsHandlersFor(data, access, metrics, quotas);
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> server = verbs::VerbsServer::Start(o, std::move(h));
   if (!server.ok()) {

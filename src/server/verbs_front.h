@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/metrics.h"
 #include "src/server/config.h"
+#include "src/server/quotas.h"
 #include "src/server/service.h"
 #include "storage/region.h"
 #include "transport/verbs/server.h"
@@ -34,8 +35,9 @@ class RowReply final : public verbs::ReplyRow {
 // The Get and Mutate handlers StartVerbs serves with (no `schedule`: the caller's): each request
 // authorised as StartVerbs says, counted in `metrics` when given. A Get is served from the frame read in
 // place and its reply encoded from the engine's row, as DataService::Get would answer it.
+// With `quotas`, each request passes them as over gRPC (quotas.h), as the session's caller.
 verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access,
-                                      metrics::Registry* metrics = nullptr);
+                                      metrics::Registry* metrics = nullptr, Quotas* quotas = nullptr);
 
 // rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
 // whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:
@@ -46,6 +48,7 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
                                                                std::function<void(std::function<void()>)> schedule,
                                                                VerbsControl* control,
                                                                metrics::Registry* metrics = nullptr,
-                                                               const AccessController* access = nullptr);
+                                                               const AccessController* access = nullptr,
+                                                               Quotas* quotas = nullptr);
 
 }  // namespace basalt::server

@@ -250,5 +250,45 @@ TEST_F(VerbsFrontTest, AGetIsNarrowedToWhatTheCallerMayRead) {
   EXPECT_EQ(resp.row().cells_size(), 2);
 }
 
+// Quotas hold on the verbs path as on gRPC (quotas.h): the session's caller's, and the table's.
+TEST_F(VerbsFrontTest, AGetOrPutPastAQuotaIsRefusedWithTheWait) {
+  ASSERT_TRUE(Put("t", "r1", "f", "a", "v").ok());
+  auto quotas = Quotas::Open(tables_->quota_region());
+  ASSERT_TRUE(quotas.ok()) << quotas.status();
+  const verbs::VerbsHandlers h = VerbsHandlersFor(data_.get(), nullptr, nullptr, quotas->get());
+  rpc::SetQuotaRequest q;
+  q.set_user("alice");
+  q.set_limit("2req/min");
+  ASSERT_TRUE(SetQuota(quotas->get(), q).ok());
+  Identity alice;
+  alice.user = "alice";
+  Identity bob;
+  bob.user = "bob";
+  rpc::GetResponse resp;
+  EXPECT_TRUE(ViaFrame(Get("t", "r1"), &resp, h, &alice).ok());
+  EXPECT_TRUE(ViaFrame(Get("t", "r1"), &resp, h, &alice).ok());
+  absl::Status refused = ViaFrame(Get("t", "r1"), &resp, h, &alice);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("number of requests exceeded - wait "), std::string::npos) << refused;
+  EXPECT_TRUE(ViaFrame(Get("t", "r1"), &resp, h, &bob).ok());
+  rpc::MutateRequest put;
+  put.set_table("t");
+  put.mutable_mutation()->set_row("r2");
+  rpc::Mutation* m = put.mutable_mutation()->add_mutations();
+  m->set_family("f");
+  m->set_qualifier("a");
+  m->set_value("v");
+  EXPECT_EQ(h.mutate(&alice, put).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(h.mutate(&bob, put).ok());
+  // A table's quota counts every caller's, the anonymous one's too (authentication off).
+  q.set_user("");
+  q.set_table("t");
+  q.set_throttle("WRITE");
+  q.set_limit("1req/min");
+  ASSERT_TRUE(SetQuota(quotas->get(), q).ok());
+  EXPECT_TRUE(h.mutate(nullptr, put).ok());
+  EXPECT_EQ(h.mutate(&bob, put).code(), absl::StatusCode::kResourceExhausted);
+}
+
 }  // namespace
 }  // namespace basalt::server
