@@ -252,6 +252,31 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("Revoke from ", p.principal), req, &rpc::Admin::Stub::Revoke);
   }
 
+  absl::Status SetQuota(const Quota& q) override {
+    rpc::SetQuotaRequest req;
+    req.set_user(q.user);
+    req.set_namespace_(q.ns);
+    req.set_table(q.table);
+    req.set_throttle(q.throttle);
+    req.set_limit(q.limit);
+    return AdminCall(absl::StrCat("SetQuota ", q.limit), req, &rpc::Admin::Stub::SetQuota);
+  }
+
+  absl::StatusOr<std::vector<Quota>> ListQuotas() override {
+    rpc::ListQuotasRequest req;
+    rpc::ListQuotasResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListQuotas(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "ListQuotas");
+    std::vector<Quota> out;
+    for (const rpc::QuotaSetting& q : resp.settings()) {
+      out.push_back(Quota{q.user(), q.namespace_(), q.table(), q.throttle_type(), q.limit_text()});
+    }
+    return out;
+  }
+
   absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) override {
     rpc::UserPermissionRequest req;
     req.set_principal(scope.principal);

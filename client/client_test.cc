@@ -319,6 +319,27 @@ TEST(Backoff, ScheduleDoublesToCapWithJitter) {
   }
 }
 
+TEST(Backoff, AQuotasRefusalIsRetriedNoSoonerThanTheWaitItNames) {
+  using client_internal::ThrottleWait;
+  EXPECT_EQ(ThrottleWait(absl::ResourceExhaustedError("number of requests exceeded - wait 0.20sec (quota USER => a)")),
+            absl::Milliseconds(200));
+  EXPECT_EQ(ThrottleWait(absl::ResourceExhaustedError("read size limit exceeded - wait 1hrs, 2mins, 3.50sec")),
+            absl::Hours(1) + absl::Minutes(2) + absl::Milliseconds(3500));
+  EXPECT_FALSE(ThrottleWait(absl::ResourceExhaustedError("server busy: 1000 calls in flight")).has_value());
+  EXPECT_FALSE(ThrottleWait(absl::UnavailableError("x - wait 1.00sec")).has_value());
+  EXPECT_FALSE(ThrottleWait(absl::ResourceExhaustedError("x - wait soon")).has_value());
+  RetryPolicy p;
+  const absl::Time now = absl::Now();
+  std::optional<absl::Duration> d = client_internal::NextRetry(
+      p, true, absl::ResourceExhaustedError("number of requests exceeded - wait 1.50sec"), 1, now + absl::Seconds(30), now);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_GE(*d, absl::Milliseconds(1500));
+  // Past the deadline: the refusal is returned rather than waited out.
+  EXPECT_FALSE(client_internal::NextRetry(p, true, absl::ResourceExhaustedError("x - wait 5.00sec"), 1,
+                                          now + absl::Seconds(2), now)
+                   .has_value());
+}
+
 TEST(Backoff, NextRetryDecisions) {
   RetryPolicy p;
   p.max_attempts = 3;

@@ -1,10 +1,13 @@
 #include "client/retry.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <optional>
 #include <random>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -37,6 +40,40 @@ absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry) {
   return BackoffDelay(policy, retry, dist(rng));
 }
 
+std::optional<absl::Duration> ThrottleWait(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kResourceExhausted) return std::nullopt;
+  const std::string_view text(status.message().data(), status.message().size());
+  size_t at = text.find(" - wait ");
+  if (at == std::string_view::npos) return std::nullopt;
+  at += 8;
+  absl::Duration wait;
+  bool any = false;
+  // Parts "Nhrs, ", "Nmins, ", then "N.NNsec".
+  while (at < text.size()) {
+    size_t end = at;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    double n = 0;
+    if (end == at || !absl::SimpleAtod(absl::string_view(text.data() + at, end - at), &n)) break;
+    const std::string_view unit = text.substr(end);
+    if (unit.starts_with("hrs")) {
+      wait += absl::Hours(n);
+    } else if (unit.starts_with("mins")) {
+      wait += absl::Minutes(n);
+    } else if (unit.starts_with("sec")) {
+      wait += absl::Seconds(n);
+      any = true;
+      break;
+    } else {
+      break;
+    }
+    at = text.find(", ", end);
+    if (at == std::string_view::npos) break;
+    at += 2;
+  }
+  if (!any) return std::nullopt;
+  return wait;
+}
+
 bool IsMessageTooLarge(const absl::Status& status) {
   // gRPC's size filters: "Received message larger than max (N vs. M)" / "Sent message ...".
   return status.code() == absl::StatusCode::kResourceExhausted &&
@@ -55,6 +92,8 @@ std::optional<absl::Duration> NextRetry(const RetryPolicy& policy, bool retriabl
   RetryPolicy relocate = policy;
   relocate.initial_backoff = std::min(policy.initial_backoff, kRelocateBackoff);
   absl::Duration delay = JitteredBackoff(not_serving ? relocate : policy, attempts);
+  // A quota refused the call: no sooner than it said (HBase's client waits likewise).
+  if (std::optional<absl::Duration> wait = ThrottleWait(status); wait.has_value()) delay = std::max(delay, *wait);
   if (now + delay >= deadline) return std::nullopt;
   return delay;
 }

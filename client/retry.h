@@ -27,6 +27,10 @@ bool IsRetriable(absl::StatusCode code);
 // which no retry can fix (unlike "server busy").
 bool IsMessageTooLarge(const absl::Status& status);
 
+// The wait a server's quota refusal names (ResourceExhausted "... - wait 1hrs, 2mins, 0.20sec",
+// HBase's RpcThrottlingException wording); nullopt for any other status.
+std::optional<absl::Duration> ThrottleWait(const absl::Status& status);
+
 // The delay before retry number `retry` (1: the first retry): d = initial * 2^(retry-1) capped
 // at max_backoff, then jittered to d/2 + jitter01 * d/2 (jitter01 in [0, 1]).
 absl::Duration BackoffDelay(const RetryPolicy& policy, int retry, double jitter01);
@@ -37,7 +41,8 @@ absl::Duration JitteredBackoff(const RetryPolicy& policy, int retry);
 // doubling as any backoff: the call goes again once the row is located afresh.
 inline constexpr absl::Duration kRelocateBackoff = absl::Milliseconds(2);
 
-// Decides what follows a failed attempt. Returns the delay before the next attempt, or
+// Decides what follows a failed attempt. Returns the delay before the next attempt (at least
+// the wait a quota's refusal names), or
 // nullopt when the call should end with `status`: not retriable (a message over the size cap
 // included), `retriable_op` false (unless a region refused the call as not served: nothing was
 // applied), out of attempts, or the delay would pass `deadline`. `attempts` is how many were

@@ -250,6 +250,13 @@ class ScannerImpl final : public ResultScanner {
         s = FromGrpcStatus(reader_->Finish());
         reader_.reset();
         ctx_.reset();
+        if (s.code() == absl::StatusCode::kCancelled) {
+          // Not by this scanner (it cancels only when closing): by the server.
+          s = absl::CancelledError(absl::StrCat(
+              "the server closed the scan (", s.message(),
+              "): its client took no message for the server's scanner lease (scanner_lease_ms, HBase's scanner "
+              "timeout), or the server is stopping"));
+        }
       }
       if (s.ok()) {
         if (NextRegion()) continue;

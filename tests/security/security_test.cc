@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -35,6 +37,7 @@ constexpr char kCarolToken[] = "carol-token-6f1d0c2a9e8b47f5a3d2c1b0e9f8a7d6";
 
 class Security : public ::testing::Test {
  protected:
+  static constexpr int kLeaseMs = 2000;
   static void SetUpTestSuite() {
     certs_ = new TempDir();
     const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(),
@@ -57,7 +60,9 @@ class Security : public ::testing::Test {
         BASALT_SERVER_BINARY, dir_.path() + "/data",
         std::vector<std::string>{"--tls_cert=" + Cert("server.pem"), "--tls_key=" + Cert("server.key"),
                                  "--tls_ca=" + Cert("ca.pem"), "--auth=true", "--auth_users_file=" + users,
-                                 "--superusers=admin,@admins", "--http_listen=127.0.0.1:0", "--metrics_users=carol"});
+                                 "--superusers=admin,@admins", "--http_listen=127.0.0.1:0", "--metrics_users=carol",
+                                 // Short, for the lease test (no other test pauses a scan).
+                                 absl::StrCat("--scanner_lease_ms=", kLeaseMs), "--max_scanners_per_user=2"});
     absl::Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s;
     admin_ = Open(As("admin"));
@@ -261,6 +266,142 @@ TEST_F(Security, AnotherUsersTransactionCannotBeCommittedAbortedOrInvalidated) {
   EXPECT_NE(std::find(other->excluded.begin(), other->excluded.end(), wp), other->excluded.end());
   EXPECT_TRUE(alice->CommitTransaction(wp, {}).ok());
   EXPECT_TRUE(admin_->InvalidateTransaction(other->write_pointer).ok()) << "a superuser ends any";
+}
+
+// The wait a quota's refusal names, in ms ("- wait 0.20sec"); -1 if none.
+int64_t WaitMs(const absl::Status& s) {
+  const std::string text(s.message());
+  const size_t at = text.find(" - wait ");
+  if (at == std::string::npos || text.find("mins, ", at) != std::string::npos) return -1;
+  return static_cast<int64_t>(std::stod(text.substr(at + 8)) * 1000 + 0.5);
+}
+
+TEST_F(Security, AQuotaRefusesCallsPastItsLimitAndLetsThemThroughAfterTheWaitItNames) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "RW", "", "t1", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "R", "", "t1", "", ""}).ok());
+  auto alice = Open(As("alice"));
+  auto bob = Open(As("bob"));
+  // Only a global admin sets or lists quotas.
+  ExpectDenied(alice->GetAdmin()->SetQuota(Quota{"alice", "", "", "", "1000req/sec"}), "alice", "SetQuota",
+               "A on global");
+  ExpectDenied(alice->GetAdmin()->ListQuotas().status(), "alice", "ListQuotas", "A on global");
+  EXPECT_EQ(admin_->GetAdmin()->SetQuota(Quota{"alice", "", "", "", "10CU/sec"}).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"alice", "", "", "", "3req/sec"}).ok());
+  auto t = alice->GetTable("t1");
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->Get(Get("r1")).ok()) << i;
+  absl::Status refused = t->Get(Get("r1")).status();
+  ASSERT_EQ(refused.code(), StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("number of requests exceeded - wait "), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("USER => alice"), std::string::npos) << refused;
+  // Writes count too (every call, unless the quota says READ or WRITE).
+  EXPECT_EQ(t->Put(Put("r9").Add("cf1", "q", "x")).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(bob->GetTable("t1")->Get(Get("r1")).ok()) << "bob has no quota";
+  const int64_t wait = WaitMs(refused);
+  ASSERT_GT(wait, 0) << refused;
+  EXPECT_LE(wait, 334) << refused;
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait + 10));
+  EXPECT_TRUE(t->Get(Get("r1")).ok()) << "still refused after the wait the refusal named";
+
+  // A table's quota limits every user of it together; list_quotas shows both.
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"", "", "t1", "READ", "2req/min"}).ok());
+  auto listed = admin_->GetAdmin()->ListQuotas();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].table, "t1");
+  EXPECT_EQ((*listed)[0].throttle, "READ_NUMBER");
+  EXPECT_EQ((*listed)[0].limit, "2req/min");
+  EXPECT_EQ((*listed)[1].user, "alice");
+  EXPECT_TRUE(bob->GetTable("t1")->Get(Get("r1")).ok());
+  EXPECT_TRUE(bob->GetTable("t1")->Get(Get("r1")).ok());
+  absl::Status table_refused = bob->GetTable("t1")->Get(Get("r1")).status();
+  EXPECT_EQ(table_refused.code(), StatusCode::kResourceExhausted) << table_refused;
+  EXPECT_NE(table_refused.message().find("TABLE => t1"), std::string::npos) << table_refused;
+  // The system tables have none: clients still locate regions, admins still list.
+  EXPECT_TRUE(admin_->GetAdmin()->ListTables().ok());
+  // Removed (LIMIT => NONE), they no longer refuse, and the change outlives a restart.
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"", "", "t1", "", "NONE"}).ok());
+  EXPECT_TRUE(bob->GetTable("t1")->Get(Get("r1")).ok());
+  ASSERT_EQ(server_->Terminate(), 0);
+  ASSERT_TRUE(server_->Start().ok());
+  admin_ = Open(As("admin"));
+  listed = admin_->GetAdmin()->ListQuotas();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].limit, "3req/sec");
+}
+
+// HBase's scanner lease: a scan whose client stops taking its messages is closed after the lease,
+// and one user holds at most max_scanners_per_user scans at once (here 2).
+TEST_F(Security, AScannerIsClosedAfterItsLeaseAndAUserHoldsAtMostItsCap) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
+  // 24 MiB of rows: far more than gRPC's flow-control windows hold, so a scan whose client stops
+  // reading stays open on the server.
+  auto t = admin_->GetTable("t1");
+  constexpr int kRows = 96;
+  for (int i = 0; i < kRows; ++i) {
+    char row[8];
+    std::snprintf(row, sizeof(row), "s%03d", i);
+    ASSERT_TRUE(t->Put(Put(row).Add("cf1", "q", std::string(256 << 10, 'x'))).ok()) << i;
+  }
+  auto alice = Open(As("alice"));
+  auto open_one = [&]() -> absl::StatusOr<std::unique_ptr<ResultScanner>> {
+    auto sc = alice->GetTable("t1")->GetScanner(Scan().WithStartRow("s").SetCaching(1));
+    if (!sc.ok()) return sc.status();
+    Result row;
+    absl::StatusOr<bool> more = (*sc)->Next(&row);
+    if (!more.ok()) return more.status();
+    return sc;
+  };
+  auto first = open_one();
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = open_one();
+  ASSERT_TRUE(second.ok()) << second.status();
+  const auto held = std::chrono::steady_clock::now();
+  auto third = open_one();
+  ASSERT_EQ(third.status().code(), StatusCode::kResourceExhausted) << third.status();
+  EXPECT_NE(third.status().message().find("max_scanners_per_user 2"), std::string::npos) << third.status();
+  // Neither is read any further: after the lease the server closes both, and a new one opens.
+  absl::StatusOr<std::unique_ptr<ResultScanner>> later = absl::UnknownError("not tried");
+  while (std::chrono::steady_clock::now() - held < std::chrono::seconds(20)) {
+    later = open_one();
+    if (later.ok() || later.status().code() != StatusCode::kResourceExhausted) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_GE(std::chrono::steady_clock::now() - held, std::chrono::milliseconds(kLeaseMs - 100));
+  // The lapsed scanner's client learns it was closed: its rows end in an error, not quietly.
+  Result row;
+  int rows = 1;
+  absl::Status ended;
+  for (;;) {
+    absl::StatusOr<bool> more = (*first)->Next(&row);
+    if (!more.ok()) {
+      ended = more.status();
+      break;
+    }
+    if (!*more) break;
+    ++rows;
+  }
+  EXPECT_EQ(ended.code(), StatusCode::kCancelled) << ended << " (after " << rows << " rows)";
+  EXPECT_NE(ended.message().find("scanner lease"), std::string::npos) << ended;
+  EXPECT_LT(rows, kRows);
+  // One read steadily is not closed: every row, though it takes longer than the lease.
+  (*later)->Close();
+  (*second)->Close();
+  auto steady = alice->GetTable("t1")->GetScanner(Scan().WithStartRow("s").SetCaching(1));
+  ASSERT_TRUE(steady.ok()) << steady.status();
+  rows = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    absl::StatusOr<bool> more = (*steady)->Next(&row);
+    ASSERT_TRUE(more.ok()) << more.status() << " after " << rows << " rows";
+    if (!*more) break;
+    ++rows;
+    if (rows % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(kLeaseMs / 8));
+  }
+  EXPECT_EQ(rows, kRows);
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kLeaseMs));
 }
 
 TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {

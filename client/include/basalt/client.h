@@ -546,6 +546,18 @@ struct Permission {
   std::string qualifier;
 };
 
+// A quota (README "Security"; HBase's set_quota TYPE => THROTTLE) on a user, a namespace or a
+// table, or on a user for one table or namespace. Set: `limit` is HBase's LIMIT ("10req/sec",
+// "10M/sec", "100K/min"; "NONE" removes) and `throttle` its THROTTLE_TYPE ("" for every call,
+// "READ" or "WRITE"). Listed: `throttle` names the kind (REQUEST_NUMBER, READ_SIZE, ...).
+struct Quota {
+  std::string user;
+  std::string ns;
+  std::string table;
+  std::string throttle;
+  std::string limit;
+};
+
 // Who the server takes this connection for.
 struct Identity {
   std::string user;  // empty: the server does not authenticate
@@ -616,6 +628,12 @@ class Admin {
   virtual absl::Status Revoke(const Permission& permission) = 0;
   virtual absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) = 0;
   virtual absl::StatusOr<Identity> WhoAmI() = 0;
+
+  // Quotas (HBase's set_quota and list_quotas): both need global A. A cluster's are set on its
+  // master, which hands them to every region server; each server enforces them on the calls it
+  // serves.
+  virtual absl::Status SetQuota(const Quota& quota) = 0;
+  virtual absl::StatusOr<std::vector<Quota>> ListQuotas() = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -658,6 +658,71 @@ absl::StatusOr<Reply> CmdUserPermission(Ctx& c) {
   return r;
 }
 
+// A word HBase's shell writes as a constant (THROTTLE, READ, NONE) or a string, upper-cased.
+absl::StatusOr<std::string> Word(const Ctx& c, const Value& v, std::string_view key) {
+  if (v.kind == Value::Kind::kName || v.is_string()) return absl::AsciiStrToUpper(v.str);
+  return ArgError(c, v, absl::StrCat("a word for ", AV(key)));
+}
+
+// set_quota TYPE => THROTTLE, USER => 'u' [, TABLE => 't' | NAMESPACE => 'ns'] [, THROTTLE_TYPE =>
+// READ | WRITE], LIMIT => '10req/sec' | NONE; or TABLE or NAMESPACE alone in place of USER.
+absl::StatusOr<Reply> CmdSetQuota(Ctx& c) {
+  const Value& h = c.cmd.args[0];
+  if (!h.is_hash()) return ArgError(c, h, "TYPE => THROTTLE, USER => 'u1', LIMIT => '10req/sec'");
+  Quota q;
+  bool typed = false, limited = false;
+  for (const Value::Entry& e : h.entries) {
+    const std::string key = absl::AsciiStrToUpper(e.first.str);
+    if (key == "TYPE") {
+      BASALT_ASSIGN_OR_RETURN(std::string type, Word(c, e.second, key));
+      if (type != "THROTTLE") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "set_quota: TYPE => ", type, " is not supported: Basalt's quotas are THROTTLE (request and byte rates)"));
+      }
+      typed = true;
+    } else if (key == "USER") {
+      BASALT_ASSIGN_OR_RETURN(q.user, Bytes(c, e.second, "a user name for USER", false));
+    } else if (key == "TABLE") {
+      BASALT_ASSIGN_OR_RETURN(q.table, Bytes(c, e.second, "a table name for TABLE", false));
+    } else if (key == "NAMESPACE") {
+      BASALT_ASSIGN_OR_RETURN(q.ns, Bytes(c, e.second, "a namespace for NAMESPACE", false));
+    } else if (key == "THROTTLE_TYPE") {
+      BASALT_ASSIGN_OR_RETURN(q.throttle, Word(c, e.second, key));
+    } else if (key == "LIMIT") {
+      BASALT_ASSIGN_OR_RETURN(q.limit, Word(c, e.second, key));
+      if (q.limit != "NONE") q.limit = e.second.str;  // as written: '10M/sec'
+      limited = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("set_quota: unknown key ", e.first.str, " (TYPE, USER, TABLE, NAMESPACE, THROTTLE_TYPE, LIMIT)"));
+    }
+  }
+  if (!typed || !limited) {
+    return absl::InvalidArgumentError("set_quota: needs TYPE => THROTTLE and LIMIT => '10req/sec' (or NONE)");
+  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, q.table, c.conn->GetAdmin()->SetQuota(q)));
+  return Done(c, q.table);
+}
+
+// list_quotas: every quota, printed as HBase's list_quotas prints it.
+absl::StatusOr<Reply> CmdListQuotas(Ctx& c) {
+  absl::StatusOr<std::vector<Quota>> quotas = c.conn->GetAdmin()->ListQuotas();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", quotas.status()));
+  Reply r = Done(c, "");
+  r.messages.push_back(absl::StrCat(absl::StrFormat("%-40s", "OWNER"), " QUOTAS"));
+  for (const Quota& q : *quotas) {
+    std::vector<std::string> owner;
+    if (!q.user.empty()) owner.push_back(absl::StrCat("USER => ", q.user));
+    if (!q.ns.empty()) owner.push_back(absl::StrCat("NAMESPACE => ", q.ns));
+    if (!q.table.empty()) owner.push_back(absl::StrCat("TABLE => ", ToStringBinary(q.table)));
+    r.messages.push_back(absl::StrCat(" ", absl::StrFormat("%-39s", absl::StrJoin(owner, ", ")),
+                                      " TYPE => THROTTLE, THROTTLE_TYPE => ", q.throttle, ", LIMIT => ", q.limit,
+                                      ", SCOPE => MACHINE"));
+  }
+  r.messages.push_back(absl::StrCat(quotas->size(), " row(s)"));
+  return r;
+}
+
 // whoami: the user the server takes this connection for, and their groups (HBase's whoami).
 absl::StatusOr<Reply> CmdWhoAmI(Ctx& c) {
   absl::StatusOr<Identity> id = c.conn->GetAdmin()->WhoAmI();
@@ -1428,6 +1493,20 @@ const std::vector<Spec>& Specs() {
        "Removes what the user holds at exactly that scope (as HBase's). Example:\n"
        "  revoke 'bob', 't1'",
        CmdRevoke},
+      {"set_quota", "quotas", 1, 1,
+       "set_quota TYPE => THROTTLE, USER => 'u' | NAMESPACE => 'ns' | TABLE => 't' [, THROTTLE_TYPE => READ | WRITE], "
+       "LIMIT => '10req/sec' | NONE",
+       "Limits the rate of calls or bytes of a user, namespace or table (a user's may be on one table or\n"
+       "namespace), as HBase's set_quota: each server refuses calls past it with RESOURCE_EXHAUSTED\n"
+       "saying how long to wait. LIMIT is N req or N B, K, M, G per sec, min, hour or day; NONE removes.\n"
+       "Needs global A.\n"
+       "  set_quota TYPE => THROTTLE, USER => 'bob', LIMIT => '100req/sec'\n"
+       "  set_quota TYPE => THROTTLE, THROTTLE_TYPE => WRITE, USER => 'bob', TABLE => 't1', LIMIT => '10M/sec'\n"
+       "  set_quota TYPE => THROTTLE, TABLE => 't1', LIMIT => '1000req/sec'\n"
+       "  set_quota TYPE => THROTTLE, USER => 'bob', LIMIT => NONE",
+       CmdSetQuota},
+      {"list_quotas", "quotas", 0, 0, "list_quotas", "Lists every quota. Needs global A.\n  list_quotas",
+       CmdListQuotas},
       {"user_permission", "security", 0, 1, "user_permission ['@namespace' | 't1']",
        "Lists the grants on everything, or at or below a namespace or table. Needs A there (anyone may\n"
        "see their own with the Admin API). Example:\n"

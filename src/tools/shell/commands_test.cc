@@ -717,5 +717,29 @@ TEST_F(ShellTest, PipedInputStopsAtErrorAndReportsUnfinishedCommands) {
                    "found end of input\n");
 }
 
+TEST_F(ShellTest, SetQuotaAndListQuotasAsHBasesShell) {
+  ASSERT_EQ(Run("set_quota TYPE => THROTTLE, USER => 'bob', LIMIT => '100req/sec'"), 0) << err();
+  ASSERT_EQ(Run("set_quota TYPE => THROTTLE, THROTTLE_TYPE => WRITE, USER => 'bob', TABLE => 't1', LIMIT => '10M/sec'"),
+            0)
+      << err();
+  ASSERT_EQ(Run("set_quota TYPE => THROTTLE, NAMESPACE => 'ns', LIMIT => NONE"), 0) << err();
+  EXPECT_EQ(server_.admin_calls[server_.admin_calls.size() - 3], "set_quota bob||||100req/sec");
+  EXPECT_EQ(server_.admin_calls[server_.admin_calls.size() - 2], "set_quota bob||t1|WRITE|10M/sec");
+  EXPECT_EQ(server_.admin_calls.back(), "set_quota |ns|||NONE");
+  ASSERT_EQ(Run("list_quotas"), 0) << err();
+  EXPECT_NE(out().find(" USER => bob" + std::string(29, ' ') +
+                       "TYPE => THROTTLE, THROTTLE_TYPE => , LIMIT => 100req/sec, SCOPE => MACHINE\n"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find("2 row(s)"), std::string::npos) << out();
+  // What HBase's shell has and Basalt does not, and malformed calls, are refused clearly.
+  EXPECT_NE(Run("set_quota TYPE => SPACE, TABLE => 't1', LIMIT => '1G'"), 0);
+  EXPECT_NE(err().find("TYPE => SPACE is not supported"), std::string::npos) << err();
+  EXPECT_NE(Run("set_quota TYPE => THROTTLE, USER => 'bob'"), 0);
+  EXPECT_NE(err().find("needs TYPE => THROTTLE and LIMIT"), std::string::npos) << err();
+  EXPECT_NE(Run("set_quota TYPE => THROTTLE, USR => 'bob', LIMIT => '1req/sec'"), 0);
+  EXPECT_NE(err().find("unknown key USR"), std::string::npos) << err();
+}
+
 }  // namespace
 }  // namespace basalt::shell

@@ -367,6 +367,12 @@ class FakeAdmin : public Admin {
     return permissions_;
   }
   absl::StatusOr<Identity> WhoAmI() override { return Identity{}; }
+  absl::Status SetQuota(const Quota& q) override {
+    s_->admin_calls.push_back("set_quota " + q.user + "|" + q.ns + "|" + q.table + "|" + q.throttle + "|" + q.limit);
+    if (q.limit != "NONE") s_->quotas.push_back(q);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<Quota>> ListQuotas() override { return s_->quotas; }
 
  private:
   FakeServer::TableData* Find(const std::string& name) {

@@ -34,6 +34,7 @@ struct FakeServer {
   std::optional<Scan> last_scan;
   std::optional<RowMutationsBase> last_mutation;
   std::vector<std::string> admin_calls;  // "create t1", "disable t1", "set_verbs off", ...
+  std::vector<Quota> quotas;  // set_quota's, in order
 };
 
 std::unique_ptr<Connection> NewFakeConnection(FakeServer* server, std::string address = "fake:1");
