@@ -370,6 +370,7 @@ class ScanCall final : public Call {
           call.table = req_.table();
           absl::Status admitted_by_quota = q->Admit(call, &ticket_);
           if (!admitted_by_quota.ok()) return Finish(ToGrpcStatus(admitted_by_quota));
+          q->Keep(&ticket_);  // settled message by message, on any CQ thread
           quotas_ = q;
         }
         absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);

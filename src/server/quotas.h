@@ -94,9 +94,11 @@ class Quotas {
   // `on_change` runs after each change is stored (a cluster's master tells its region servers).
   static absl::StatusOr<std::unique_ptr<Quotas>> Open(Region* store, std::function<void()> on_change = {});
 
-  // What Admit hands back: the limiters that let a read through, for Settle.
+  // What Admit hands back: the limiters that let a read through, for Settle. They stay alive
+  // for Settle on the thread that called Admit (until its next Admit); a ticket settled on other
+  // threads or later (a scan's) needs Keep first.
   struct Ticket {
-    std::shared_ptr<const QuotaState> state;  // keeps the limiters alive across a Replace
+    std::shared_ptr<const QuotaState> state;  // set by Keep
     std::array<QuotaLimiter*, 3> limiters{};
     int n = 0;
   };
@@ -106,6 +108,8 @@ class Quotas {
   // Takes the call's requests (and write bytes) from every limiter that applies, or returns
   // ResourceExhausted naming the limit and how long to wait, taking nothing.
   absl::Status Admit(const QuotaCall& call, Ticket* ticket);
+  // Makes `ticket`'s limiters outlive any Replace (right after its Admit, on the same thread).
+  void Keep(Ticket* ticket);
   // Takes a read's reply bytes from the read-size and request-size buckets of `ticket`'s limiters.
   void Settle(const Ticket& ticket, int64_t read_bytes);
 
@@ -124,8 +128,13 @@ class Quotas {
   void Install(std::map<QuotaSubject, std::map<ThrottleType, QuotaSetting>> settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // The limiters of the settings in force, without a lock on the calling thread's second call.
+  const QuotaState* Current();
+
   Region* const store_;
   const std::function<void()> on_change_;
+  const uint64_t id_;                  // tells this Quotas from any other in the process
+  std::atomic<uint64_t> version_{0};   // bumped by every Install
   mutable absl::Mutex mu_;
   std::map<QuotaSubject, std::map<ThrottleType, QuotaSetting>> settings_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const QuotaState> state_ ABSL_GUARDED_BY(mu_);

@@ -140,6 +140,19 @@ TEST(Quotas, AUsersQuotaOnATableWinsOverTheirsAloneAndTableQuotasLimitEveryone) 
   EXPECT_EQ(SetQuota(q.get(), Throttle("", "t1", "1req/sec", "", "ns")).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(Quotas, ACallOneLimiterRefusesTakesNothingFromTheOthers) {
+  testing::TempDir dir;
+  auto tm = OpenManager(dir.path());
+  auto q = OpenQuotas(tm.get());
+  ASSERT_TRUE(SetQuota(q.get(), Throttle("alice", "", "2req/min")).ok());
+  ASSERT_TRUE(SetQuota(q.get(), Throttle("", "t9", "1req/min")).ok());
+  EXPECT_TRUE(Call(q.get(), "alice", "t9").ok());
+  absl::Status refused = Call(q.get(), "alice", "t9");  // alice's has room; t9's refuses
+  EXPECT_NE(refused.message().find("TABLE => t9"), std::string::npos) << refused;
+  EXPECT_TRUE(Call(q.get(), "alice", "t8").ok()) << "the refused call used alice's second request";
+  EXPECT_NE(Call(q.get(), "alice", "t8").message().find("USER => alice"), std::string::npos);
+}
+
 TEST(Quotas, ReadBytesAreSettledAfterTheReadAndWritesBiggerThanTheBucketPassWhenItIsFull) {
   testing::TempDir dir;
   auto tm = OpenManager(dir.path());
