@@ -452,6 +452,20 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   }));
   ExpectLetters(alice->GetTable("t").get(), "v");
   EXPECT_EQ(alice->GetTable("t")->Put(Put("a").Add("f", "q", "x")).code(), absl::StatusCode::kPermissionDenied);
+  // A quota set on the master holds on both region servers (each for the calls it serves), and
+  // its removal likewise.
+  ASSERT_TRUE(admin->GetAdmin()->SetQuota(Quota{"alice", "", "", "READ", "2req/min"}).ok());
+  for (const char* row : {"a", "z"}) {
+    EXPECT_TRUE(Eventually([&] {
+      absl::Status s = alice->GetTable("t")->Get(Get(row)).status();
+      return s.code() == absl::StatusCode::kResourceExhausted &&
+             s.message().find("number of read requests exceeded - wait ") != std::string::npos;
+    })) << row;
+  }
+  ASSERT_TRUE(admin->GetAdmin()->SetQuota(Quota{"alice", "", "", "", "NONE"}).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return alice->GetTable("t")->Get(Get("a")).ok() && alice->GetTable("t")->Get(Get("z")).ok();
+  }));
   ASSERT_TRUE(admin->GetAdmin()->Revoke(Permission{"alice", "", "", "t", "", ""}).ok());
   EXPECT_TRUE(Eventually([&] {
     return alice->GetTable("t")->Get(Get("z")).status().code() == absl::StatusCode::kPermissionDenied;

@@ -7,7 +7,8 @@
 #
 #   src/tools/bench/metrics_callgrind.sh BUILD N OUT [SERVER_FLAG...] [-- BENCH_FLAG...]
 #                                                          # prints callgrind's "summary: <Ir>"
-# (security_overhead.sh --callgrind passes TLS and auth flags to both.)
+# (security_overhead.sh --callgrind passes TLS and auth flags to both; quota_overhead.sh sets
+# CALLGRIND_SHELL, shell commands run against the server before the benchmark.)
 set -euo pipefail
 build=$1 n=$2 out=$3
 shift 3
@@ -21,6 +22,9 @@ valgrind --tool=callgrind --callgrind-out-file="$out" "$build/src/server/basalt-
   "${server_flags[@]}" > "$d/log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do [ -s "$d/port" ] && break; sleep 0.1; done
+if [ -n "${CALLGRIND_SHELL:-}" ]; then
+  "$build/src/tools/shell/basalt" --server="127.0.0.1:$(cat $d/port)" --no-timing -e "$CALLGRIND_SHELL" > /dev/null
+fi
 "$(dirname "$0")/../../../build/src/tools/bench/basalt-bench" server latency --server="127.0.0.1:$(cat $d/port)" --sizes=1024 --ops="$n" \
   --warmup=0 --rounds=1 --no_floor "${bench_flags[@]}" > "$d/bench" 2>&1 || { cat "$d/bench" >&2; exit 1; }
 kill -TERM $pid; wait $pid || true
