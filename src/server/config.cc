@@ -482,6 +482,22 @@ const std::vector<Setting>& Settings() {
          c->rdma_helper_threads = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"rdma_max_endpoints_per_user", "64",
+       "verbs endpoints one user may hold open at once (auth on); past it the user's client uses the endpoints it "
+       "has; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
+         c->rdma_max_endpoints_per_user = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_max_sessions_per_user", "1024",
+       "unexpired verbs sessions one user may hold (auth on); past it OpenVerbsSession is RESOURCE_EXHAUSTED and "
+       "the client stays on gRPC; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 100000));
+         c->rdma_max_sessions_per_user = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
       {"rdma_max_endpoints", "128", "verbs endpoints across all clients",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 65536));

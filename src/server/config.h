@@ -82,6 +82,8 @@ struct ServerConfig {
   int rdma_gid_index = -1;           // checked to be the address's RoCE v2 GID (-1: not checked)
   int rdma_helper_threads = 0;       // threads polling the verbs completion queues (0: one per core)
   int rdma_max_endpoints = 128;      // verbs endpoints (queue pairs) across all clients
+  int rdma_max_endpoints_per_user = 64;   // of one user (auth on); 0: no cap
+  int rdma_max_sessions_per_user = 1024;  // unexpired verbs sessions of one user (auth on); 0: no cap
   int rdma_credits = 8;              // verbs requests in flight per endpoint
   // Receive buffers per helper's shared receive queue (0: the endpoints' credits, at most 256
   // in all unless rdma_max_endpoints is more, split across the helpers; fewer: requests past

@@ -117,6 +117,8 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
                          ? config.rdma_helper_threads
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.max_endpoints = config.rdma_max_endpoints;
+  o.max_endpoints_per_owner = config.rdma_max_endpoints_per_user;
+  o.max_sessions_per_owner = config.rdma_max_sessions_per_user;
   o.credits = config.rdma_credits;
   o.srq_depth = config.rdma_srq_depth;
   o.message_bytes = config.rdma_message_bytes;
@@ -140,7 +142,8 @@ absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> StartVerbs(const ServerConfi
   verbs::VerbsServer* v = server->get();
   control->state = absl::StrCat(v->device_description(), " on ", v->address(), ":", v->port());
   control->open_session = [v](std::shared_ptr<const Identity> caller) -> absl::StatusOr<rpc::VerbsSessionResponse> {
-    absl::StatusOr<verbs::VerbsSession> s = v->NewSession(std::move(caller));
+    const std::string owner = caller != nullptr ? caller->user : "";  // "" (auth off): no per-user caps
+    absl::StatusOr<verbs::VerbsSession> s = v->NewSession(std::move(caller), owner);
     if (!s.ok()) return s.status();
     return verbs::SessionToProto(*s);
   };

@@ -954,13 +954,7 @@ class SecureVerbs : public Verbs {
   void SetUp() override {
     Verbs::SetUp();
     if (IsSkipped()) return;
-    server_ = std::make_unique<ServerProcess>(
-        BASALT_SERVER_BINARY, dir_.path() + "/data",
-        std::vector<std::string>{"--rdma=on", absl::StrCat("--rdma_listen=", RxeAddress(), ":0"),
-                                 "--rdma_session_ttl_s=2", absl::StrCat("--tls_cert=", kCerts, "server.pem"),
-                                 absl::StrCat("--tls_key=", kCerts, "server.key"),
-                                 absl::StrCat("--tls_ca=", kCerts, "ca.pem"), "--auth=true", "--superusers=admin",
-                                 "--http_listen=off"});
+    server_ = std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/data", Flags(2));
     ASSERT_TRUE(server_->Start().ok());
     admin_ = OpenAs("admin", TransportChoice::kGrpc);
     ASSERT_NE(admin_, nullptr);
@@ -975,6 +969,19 @@ class SecureVerbs : public Verbs {
     ASSERT_TRUE(admin_->GetTable("t")->Put(Put("r").Add("cf", "q", "one").Add("cf2", "q", "two")).ok());
     ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t", "", ""}).ok());
     ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "W", "", "t", "cf", ""}).ok());
+  }
+
+  // The secure server's settings, with sessions valid for `ttl_s` (2: the expiry test's).
+  std::vector<std::string> Flags(int ttl_s, std::vector<std::string> more = {}) {
+    std::vector<std::string> f = {"--rdma=on",
+                                  absl::StrCat("--rdma_listen=", RxeAddress(), ":0"),
+                                  absl::StrCat("--rdma_session_ttl_s=", ttl_s),
+                                  absl::StrCat("--tls_cert=", kCerts, "server.pem"),
+                                  absl::StrCat("--tls_key=", kCerts, "server.key"),
+                                  absl::StrCat("--tls_ca=", kCerts, "ca.pem"), "--auth=true", "--superusers=admin",
+                                  "--http_listen=off"};
+    f.insert(f.end(), more.begin(), more.end());
+    return f;
   }
 
   static ClientSecurity As(const std::string& user) {
@@ -1102,6 +1109,55 @@ TEST_F(SecureVerbs, GetsAndPutsOverVerbsObeyTheCallersPermissions) {
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "RW", "", "t", "", ""}).ok());
   EXPECT_TRUE(bt->Put(Put("r2").Add("cf2", "q", "now")).ok());
   EXPECT_TRUE(bt->Get(Get("r2")).ok());
+}
+
+// Issue 36: one user holds at most rdma_max_endpoints_per_user endpoints (2 here) and
+// rdma_max_sessions_per_user sessions (4), so one user cannot take every endpoint from the others.
+TEST_F(SecureVerbs, OneUserHoldsAtMostItsCapOfEndpointsAndSessionsAndOthersStillConnect) {
+  // The same data (alice's and bob's grants), sessions valid long enough for this emulated guest.
+  ASSERT_EQ(server_->Terminate(), 0);
+  server_ = std::make_unique<ServerProcess>(
+      BASALT_SERVER_BINARY, dir_.path() + "/data",
+      Flags(600, {"--rdma_max_endpoints_per_user=2", "--rdma_max_sessions_per_user=4"}));
+  ASSERT_TRUE(server_->Start().ok());
+  absl::StatusOr<verbs::VerbsSession> alice = SessionAs("alice");
+  ASSERT_TRUE(alice.ok()) << alice.status();
+  auto open = [](const verbs::VerbsSession& s) {
+    return verbs::VerbsClient::Open([s]() -> absl::StatusOr<verbs::VerbsSession> { return s; }, {});
+  };
+  std::vector<std::unique_ptr<verbs::VerbsClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    auto c = open(*alice);
+    ASSERT_TRUE(c.ok()) << c.status();
+    held.push_back(*std::move(c));
+  }
+  absl::Status third = Connect(*alice);
+  EXPECT_NE(third.message().find("rejected: user endpoint limit"), absl::string_view::npos) << third;
+  // Another of her sessions is hers too.
+  absl::StatusOr<verbs::VerbsSession> again = SessionAs("alice");
+  ASSERT_TRUE(again.ok()) << again.status();
+  third = Connect(*again);
+  EXPECT_NE(third.message().find("rejected: user endpoint limit"), absl::string_view::npos) << third;
+  // Bob is not held back by her endpoints.
+  absl::StatusOr<verbs::VerbsSession> bob = SessionAs("bob");
+  ASSERT_TRUE(bob.ok()) << bob.status();
+  EXPECT_TRUE(Connect(*bob).ok());
+  // Once one of hers closes, she connects again.
+  held.pop_back();
+  absl::Status back = absl::UnknownError("not tried");
+  for (int i = 0; i < 50 && !back.ok(); ++i) {
+    back = Connect(*alice);
+    if (!back.ok()) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(back.ok()) << back;
+  // Two sessions so far; two more are hers to have, a fifth while the four are valid is refused
+  // (her client stays on gRPC), and bob still gets his.
+  ASSERT_TRUE(SessionAs("alice").ok());
+  ASSERT_TRUE(SessionAs("alice").ok());
+  absl::Status fifth = SessionAs("alice").status();
+  EXPECT_EQ(fifth.code(), StatusCode::kResourceExhausted) << fifth;
+  EXPECT_NE(fifth.message().find("rdma_max_sessions_per_user 4"), absl::string_view::npos) << fifth;
+  EXPECT_TRUE(SessionAs("bob").ok());
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ struct ServerEndpoint : std::enable_shared_from_this<ServerEndpoint> {
   bool can_read = false;  // the connection's initiator depth allows an RDMA READ
   std::unique_ptr<Endpoint> ep;
   std::shared_ptr<const void> principal;  // whom its session was issued to
+  std::string owner;                       // and under which owner's caps
   uint32_t key = 0;
   uint32_t gen = 0;  // never 0: also the owner of the shared receive buffers it holds
   uint32_t qp_num = 0;
@@ -182,11 +183,32 @@ struct VerbsServer::Impl {
     absl::Time expires;
     std::string key;
     std::shared_ptr<const void> principal;
+    std::string owner;
     absl::flat_hash_set<std::string> nonces;  // of the connects it has taken
   };
   static constexpr size_t kMaxConnectsPerSession = 4096;
   absl::Mutex token_mu;
   absl::flat_hash_map<std::string, Session> tokens ABSL_GUARDED_BY(token_mu);
+  absl::flat_hash_map<std::string, int> owner_sessions ABSL_GUARDED_BY(token_mu);  // in `tokens`
+  absl::flat_hash_map<std::string, int> owner_endpoints ABSL_GUARDED_BY(mu);     // in `table`
+
+  // Removes the sessions past their expiry (all of them: `everything`).
+  void DropSessionsLocked(bool everything) ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu) {
+    const absl::Time now = absl::Now();
+    for (auto it = tokens.begin(); it != tokens.end();) {
+      if (!everything && it->second.expires > now) {
+        ++it;
+        continue;
+      }
+      if (auto o = owner_sessions.find(it->second.owner); o != owner_sessions.end() && --o->second <= 0) {
+        owner_sessions.erase(o);
+      }
+      tokens.erase(it++);
+    }
+  }
+  void ReleaseOwnerLocked(const std::string& owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (auto o = owner_endpoints.find(owner); o != owner_endpoints.end() && --o->second <= 0) owner_endpoints.erase(o);
+  }
 
   absl::Mutex inflight_mu;
   int inflight ABSL_GUARDED_BY(inflight_mu) = 0;  // tasks on the handler pool
@@ -219,17 +241,24 @@ struct VerbsServer::Impl {
     return e != nullptr ? *e : nullptr;
   }
 
-  std::optional<uint32_t> TakeKey() {
+  // A free endpoint slot for one of `owner`'s, or the reject's reason.
+  absl::StatusOr<uint32_t> TakeKey(const std::string& owner) {
     absl::MutexLock l(&mu);
-    if (free_keys.empty()) return std::nullopt;
+    if (free_keys.empty()) return absl::ResourceExhaustedError("endpoint limit");
+    if (options.max_endpoints_per_owner > 0 && !owner.empty()) {
+      int& n = owner_endpoints[owner];
+      if (n >= options.max_endpoints_per_owner) return absl::ResourceExhaustedError("user endpoint limit");
+      ++n;
+    }
     const uint32_t k = free_keys.back();
     free_keys.pop_back();
     return k;
   }
 
-  void ReturnKey(uint32_t k) {
+  void ReturnKey(uint32_t k, const std::string& owner) {
     absl::MutexLock l(&mu);
     free_keys.push_back(k);
+    ReleaseOwnerLocked(owner);
   }
 
   std::shared_ptr<ServerEndpoint> Remove(uint64_t wr_id) {
@@ -238,6 +267,7 @@ struct VerbsServer::Impl {
     if (e == nullptr) return nullptr;
     by_qp.erase((*e)->qp_num);
     free_keys.push_back((*e)->key);
+    ReleaseOwnerLocked((*e)->owner);
     return std::move(*e);
   }
 
@@ -257,8 +287,9 @@ struct VerbsServer::Impl {
     for (auto& e : all) Disconnect(e.get());
   }
 
-  // Whom a connect's session was issued to, or why it is refused (the reject's reason).
-  absl::StatusOr<std::shared_ptr<const void>> Admit(const ConnectData& cd) {
+  // Whom a connect's session was issued to, and its owner, or why it is refused (the reject's
+  // reason).
+  absl::StatusOr<std::pair<std::shared_ptr<const void>, std::string>> Admit(const ConnectData& cd) {
     std::string key(reinterpret_cast<const char*>(cd.token), ConnectData::kTokenBytes);
     absl::MutexLock l(&token_mu);
     auto it = tokens.find(key);
@@ -270,7 +301,7 @@ struct VerbsServer::Impl {
     if (!s.nonces.emplace(reinterpret_cast<const char*>(cd.nonce), ConnectData::kNonceBytes).second) {
       return absl::PermissionDeniedError("replayed connect");
     }
-    return s.principal;
+    return std::make_pair(s.principal, s.owner);
   }
 
   // --- connections (the CM thread) ---
@@ -288,12 +319,13 @@ struct VerbsServer::Impl {
     if (stop.load() || !owner->enabled()) return Reject(ev, "disabled");
     absl::StatusOr<ConnectData> cd = ConnectData::Decode(ev->param.conn.private_data, ev->param.conn.private_data_len);
     if (!cd.ok()) return Reject(ev, "bad token");
-    absl::StatusOr<std::shared_ptr<const void>> principal = Admit(*cd);
-    if (!principal.ok()) return Reject(ev, std::string(principal.status().message()));
+    absl::StatusOr<std::pair<std::shared_ptr<const void>, std::string>> admitted = Admit(*cd);
+    if (!admitted.ok()) return Reject(ev, std::string(admitted.status().message()));
+    auto& [principal, owner] = *admitted;
     if (cd->max_reply < kMinReplyBuffer) return Reject(ev, "reply buffer too small");
     if (id->verbs != listener->verbs) return Reject(ev, "other device");
-    std::optional<uint32_t> key = TakeKey();
-    if (!key) return Reject(ev, "endpoint limit");
+    absl::StatusOr<uint32_t> key = TakeKey(owner);
+    if (!key.ok()) return Reject(ev, std::string(key.status().message()));
     Helper* helper = helpers.front().get();
     for (const auto& h : helpers) {
       if (h->endpoints.load(std::memory_order_relaxed) < helper->endpoints.load(std::memory_order_relaxed)) {
@@ -304,7 +336,7 @@ struct VerbsServer::Impl {
     absl::StatusOr<uint32_t> max_inline = CreateQueuePair(id, chunk->pd(), helper->cq->cq(), helper->srq->srq(),
                                                           kSendDepth + static_cast<uint32_t>(options.credits));
     if (!max_inline.ok()) {
-      ReturnKey(*key);
+      ReturnKey(*key, owner);
       return Reject(ev, "no queue pair");
     }
     auto se = std::make_shared<ServerEndpoint>();
@@ -313,7 +345,8 @@ struct VerbsServer::Impl {
     se->qp_num = id->qp->qp_num;
     se->srq = helper->srq.get();
     se->max_reply = std::min<size_t>(helper->srq->buffer_bytes(), cd->max_reply);
-    se->principal = *std::move(principal);
+    se->principal = std::move(principal);
+    se->owner = std::move(owner);
     se->helper_endpoints = &helper->endpoints;
     helper->endpoints.fetch_add(1, std::memory_order_relaxed);
     {
@@ -858,7 +891,8 @@ absl::StatusOr<std::unique_ptr<VerbsServer>> VerbsServer::Start(const VerbsServe
   return server;
 }
 
-absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void> principal) {
+absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void> principal,
+                                                     const std::string& owner) {
   // Unavailable, not FailedPrecondition: clients take it as "not now" and ask again later.
   if (!enabled()) return absl::UnavailableError("verbs transport disabled by the operator (SetVerbs)");
   VerbsSession s;
@@ -876,11 +910,23 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void>
   s.key = *std::move(key);
   absl::MutexLock l(&impl_->token_mu);
   if (impl_->tokens.size() >= 1024) {
-    absl::Time now = absl::Now();
-    absl::erase_if(impl_->tokens, [now](const auto& kv) { return kv.second.expires <= now; });
+    impl_->DropSessionsLocked(false);
     if (impl_->tokens.size() >= 100000) return absl::ResourceExhaustedError("verbs: too many open sessions");
   }
-  impl_->tokens[s.token] = Impl::Session{s.expires, s.key, std::move(principal), {}};
+  if (options_.max_sessions_per_owner > 0 && !owner.empty()) {
+    auto has = [&] {
+      auto o = impl_->owner_sessions.find(owner);
+      return o == impl_->owner_sessions.end() ? 0 : o->second;
+    };
+    if (has() >= options_.max_sessions_per_owner) impl_->DropSessionsLocked(false);
+    if (has() >= options_.max_sessions_per_owner) {
+      return absl::ResourceExhaustedError(absl::StrCat("verbs: ", owner, " holds ", has(),
+                                                       " unexpired sessions (rdma_max_sessions_per_user ",
+                                                       options_.max_sessions_per_owner, ")"));
+    }
+  }
+  impl_->tokens[s.token] = Impl::Session{s.expires, s.key, std::move(principal), owner, {}};
+  ++impl_->owner_sessions[owner];
   impl_->sessions.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
@@ -890,7 +936,7 @@ void VerbsServer::SetEnabled(bool enabled) {
   if (!enabled) {
     {
       absl::MutexLock l(&impl_->token_mu);
-      impl_->tokens.clear();
+      impl_->DropSessionsLocked(true);
     }
     impl_->DisconnectAll();
   }

@@ -6,8 +6,10 @@
 // the key in the connect request's private data (setup.h ConnectData). A connect whose token
 // was never issued or has expired, whose MAC is not the session's key's (a token read off the
 // wire, or issued to another caller), or whose nonce the session has seen (a replay) is rejected
-// and counted; so is one past max_endpoints. Each endpoint serves its requests as the caller
-// the session was issued to (`principal`, handed to the handlers).
+// and counted; so is one past max_endpoints, and one past max_endpoints_per_owner of its
+// session's owner (a user: one user cannot take every endpoint; the client sends that call over
+// gRPC instead). Each endpoint serves its requests as the caller the session was issued to
+// (`principal`, handed to the handlers).
 //
 // An accepted endpoint goes to the helper thread with the fewest. Each helper owns a completion
 // queue and a shared receive queue, both shared by its endpoints, and polls the completion
@@ -50,6 +52,10 @@ struct VerbsServerOptions {
   int gid_index = -1;         // >= 0: that GID must be the address's RoCE GID (checked at start)
   int helper_threads = 1;
   int max_endpoints = 128;
+  // Endpoints open at once, and sessions valid at once, of one owner (NewSession's `owner`; an
+  // empty owner has no cap); 0: no cap.
+  int max_endpoints_per_owner = 0;
+  int max_sessions_per_owner = 0;
   // Requests an endpoint may have in flight at once (1..kMaxCredits), told to clients in their
   // session; a client sends more and its endpoint is closed.
   int credits = 8;
@@ -111,8 +117,10 @@ class VerbsServer {
   VerbsServer& operator=(const VerbsServer&) = delete;
 
   // A new session for a client, issued to `principal` (kept with the session, and handed to
-  // the handlers for every request its endpoints carry). Unavailable while disabled.
-  absl::StatusOr<VerbsSession> NewSession(std::shared_ptr<const void> principal = nullptr);
+  // the handlers for every request its endpoints carry), counted against `owner`'s caps (its
+  // user; "" none). Unavailable while disabled; ResourceExhausted past the owner's sessions.
+  absl::StatusOr<VerbsSession> NewSession(std::shared_ptr<const void> principal = nullptr,
+                                          const std::string& owner = "");
 
   // Disabled: every endpoint is disconnected, connects are rejected and NewSession fails, so
   // clients go to gRPC; enabled again, they come back (an operator's switch for NIC
