@@ -250,8 +250,8 @@ int Run(int argc, char** argv) {
   acopts.enabled = config.auth;
   acopts.superusers = config.superusers;
   absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, tm->acl_region());
-  // Quotas (issue 36): kept in basalt:quota by a standalone server; a region server follows the
-  // master's (FollowQuotas, below).
+  // Quotas (docs/DESIGN.md §12): kept in basalt:quota by a standalone server; a region server
+  // follows the master's (FollowQuotas, below).
   absl::StatusOr<std::unique_ptr<Quotas>> quotas = Quotas::Open(tm->quota_region());
   // The ZooKeeper session, whose watches load the grants into `access` (FollowGrants), ends
   // before `access` goes.

@@ -1,4 +1,4 @@
-// Quotas (issue 36; docs/DESIGN.md §12), as HBase's RPC throttles: a rate of requests or bytes
+// Quotas (docs/DESIGN.md §12), as HBase's RPC throttles: a rate of requests or bytes
 // per second, minute, hour or day, set on a user, a namespace or a table, or on a user for one
 // table or one namespace, and refused past it with RESOURCE_EXHAUSTED saying how long to wait
 // (HBase's RpcThrottlingException: "number of requests exceeded - wait 0.20sec").

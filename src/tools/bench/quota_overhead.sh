@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What quotas cost a call (issue 36: at most 3 % on Get and Put p50 and on YCSB C x 16 threads):
+# What quotas cost a call (at most 3 % on Get and Put p50 and on YCSB C x 16 threads, BENCHMARKS.md §17):
 # two servers of one build running at once on this machine, one with no quota ("off") and one
 # whose every call passes two limiters it never reaches ("on": a table quota on each benchmark
 # table and a namespace quota on default, checked and taken on every Get, Put and YCSB read), in
