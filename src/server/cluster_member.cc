@@ -5,10 +5,14 @@
 #include "src/server/access_control.h"
 #include "src/server/quotas.h"
 
+#include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -180,6 +184,61 @@ absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const Channe
     quotas->Replace(settings);
     return absl::OkStatus();
   });
+}
+
+std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const std::atomic<ZooKeeper*>* zk,
+                                                                        const ClusterPaths& paths,
+                                                                        const ChannelSecurity& security) {
+  struct Shared {
+    absl::Mutex mu;
+    std::string master ABSL_GUARDED_BY(mu);  // whose stub `stub` is
+    std::shared_ptr<rpc::Basalt::Stub> stub ABSL_GUARDED_BY(mu);
+    std::map<std::pair<int64_t, std::string>, absl::Time> allowed ABSL_GUARDED_BY(mu);  // until when
+  };
+  auto shared = std::make_shared<Shared>();
+  return [zk, paths, security, shared](const TxCaller& caller, int64_t write_pointer) -> absl::Status {
+    const std::pair<int64_t, std::string> key(write_pointer, caller.user);
+    const absl::Time now = absl::Now();
+    std::shared_ptr<rpc::Basalt::Stub> stub;
+    {
+      absl::MutexLock l(&shared->mu);
+      auto it = shared->allowed.find(key);
+      if (it != shared->allowed.end() && it->second > now) return absl::OkStatus();
+      if (shared->allowed.size() > 10000) {
+        std::erase_if(shared->allowed, [now](const auto& e) { return e.second <= now; });
+      }
+    }
+    ZooKeeper* z = zk->load();
+    if (z == nullptr) return absl::UnavailableError("not in the cluster yet: cannot check the transaction's writer");
+    BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, z->Get(paths.meta_server()));
+    if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
+    {
+      absl::MutexLock l(&shared->mu);
+      if (shared->stub == nullptr || shared->master != node->data) {
+        shared->master = node->data;
+        shared->stub = rpc::Basalt::NewStub(CreateBasaltChannel(node->data, security));
+      }
+      stub = shared->stub;
+    }
+    rpc::TransactionWriterRequest req;
+    req.set_write_pointer(write_pointer);
+    req.set_user(caller.user);
+    req.set_may_end_any(caller.may_end_any);
+    rpc::TransactionResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    absl::Status s = FromGrpcStatus(stub->CheckTransactionWriter(&ctx, req, &resp));
+    if (!s.ok()) {
+      // The master's verdict as it is; its absence as Unavailable, which the client retries.
+      if (s.code() == absl::StatusCode::kPermissionDenied || s.code() == absl::StatusCode::kFailedPrecondition) {
+        return s;
+      }
+      return absl::UnavailableError(absl::StrCat("checking the transaction's writer with the master: ", s.message()));
+    }
+    absl::MutexLock l(&shared->mu);
+    shared->allowed[key] = now + absl::Seconds(1);
+    return absl::OkStatus();
+  };
 }
 
 absl::StatusOr<std::string> ReadZooKeeperIdentity(const std::string& path) {

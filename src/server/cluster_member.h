@@ -19,6 +19,7 @@
 
 #include "transport/grpc/grpc_settings.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/zookeeper.h"
+#include "src/server/transactions.h"
 
 namespace basalt::server {
 
@@ -86,6 +88,14 @@ absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const Channe
 // the master's (its ListQuotas) into `quotas` now and again after each bump.
 absl::Status AnnounceQuotasChanged(ZooKeeper* zk, const ClusterPaths& paths);
 absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security, Quotas* quotas);
+
+// A region server's check of a transactional write (DataService::SetRemoteWriterCheck): asks
+// the active master's transaction service (CheckTransactionWriter, as this server's identity),
+// through `*zk` once it is set. An answer that allows the write is kept for a second, so a
+// transaction writing to this server asks about once a second.
+std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const std::atomic<ZooKeeper*>* zk,
+                                                                        const ClusterPaths& paths,
+                                                                        const ChannelSecurity& security);
 
 // The daemons' ZooKeeper identity (ZooKeeper::Options::digest) from `path`: one line
 // "user:password" (the setting zookeeper_auth_file; a file, so that the password is in no

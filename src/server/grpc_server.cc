@@ -572,8 +572,18 @@ absl::Status GrpcServer::Start() {
 #define BASALT_GLOBAL_ADMIN_(Method) \
   [ac](const Identity& id, auto*) { return AuthorizeGlobalAdmin(*ac, id, #Method); }
   BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse, false, BASALT_BY_REQUEST_);
-  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true, BASALT_BY_REQUEST_);
-  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true, BASALT_BY_REQUEST_);
+  // A transactional write names its transaction by write pointer: the writer must be its owner
+  // (TransactionManager::CheckWriter), or anyone could write into another user's transaction.
+#define BASALT_WRITE_(Req)                                                                     \
+  [ac, d](const Identity& id, Req* req) -> absl::Status {                                      \
+    BASALT_RETURN_IF_ERROR(Authorize(*ac, id, req));                                           \
+    if (req->transaction() == 0) return absl::OkStatus();                                      \
+    return d->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req->transaction()); \
+  }
+  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true, BASALT_WRITE_(rpc::MutateRequest));
+  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true,
+                BASALT_WRITE_(rpc::BatchMutateRequest));
+#undef BASALT_WRITE_
   BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true,
@@ -596,6 +606,8 @@ absl::Status GrpcServer::Start() {
   BASALT_TX_(InvalidateTransaction, rpc::TransactionRequest, rpc::TransactionResponse, BASALT_ANY_CALLER_);
 #undef BASALT_ANY_CALLER_
 #undef BASALT_TX_
+  BASALT_UNARY_(bs, d, CheckTransactionWriter, rpc::TransactionWriterRequest, rpc::TransactionResponse, true,
+                BASALT_GLOBAL_ADMIN_(CheckTransactionWriter));
   BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse, true,
                 BASALT_TABLE_ADMIN_(DescribeTable));

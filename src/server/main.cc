@@ -211,6 +211,8 @@ int Run(int argc, char** argv) {
   metrics::Registry registry;
   RegisterScrapedMetrics(&registry, tables->get(), &counters);
   DataService data(tables->get(), config, transactions.get());
+  // A cluster's transactions are the master's: a transactional write's writer is checked there.
+  if (config.cluster) data.SetRemoteWriterCheck(MasterWriterCheck(&joined_zk, paths, to_master));
   AdminService admin(tables->get(), &counters);
   // The status page's latency graph, made once the transports have registered their histograms
   // (the pages show none before).

@@ -536,6 +536,18 @@ absl::Status DataService::InvalidateTransaction(const TxCaller& caller, const rp
   return tm->Invalidate(req.write_pointer(), caller);
 }
 
+absl::Status DataService::CheckTransactionWriter(const rpc::TransactionWriterRequest& req,
+                                                 rpc::TransactionResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TransactionManager * tm, Transactions());
+  return tm->CheckWriter(req.write_pointer(), TxCaller{req.user(), req.may_end_any()});
+}
+
+absl::Status DataService::CheckWriter(const TxCaller& caller, int64_t write_pointer) const {
+  if (transactions_ != nullptr) return transactions_->CheckWriter(write_pointer, caller);
+  if (remote_writer_check_) return remote_writer_check_(caller, write_pointer);
+  return absl::UnavailableError("this server cannot check a transaction's writer yet (not in its cluster)");
+}
+
 absl::StatusOr<Durability> DataService::DurabilityOf(int d) const {
   switch (d) {
     case rpc::DURABILITY_DEFAULT: return config_.durability;

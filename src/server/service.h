@@ -110,6 +110,16 @@ class DataService {
                                 rpc::TransactionResponse* resp);
   absl::Status InvalidateTransaction(const TxCaller& caller, const rpc::TransactionRequest& req,
                                      rpc::TransactionResponse* resp);
+  // The transaction service's answer to a region server (TransactionManager::CheckWriter).
+  absl::Status CheckTransactionWriter(const rpc::TransactionWriterRequest& req, rpc::TransactionResponse* resp);
+  // Whether `caller` may write with `write_pointer` (TransactionManager::CheckWriter): asked of
+  // this process's transaction service, or of a cluster's (SetRemoteWriterCheck). With access
+  // control on, every transactional write is checked so: the pointer is the client's word.
+  absl::Status CheckWriter(const TxCaller& caller, int64_t write_pointer) const;
+  // A cluster's region server: how CheckWriter asks the active master.
+  void SetRemoteWriterCheck(std::function<absl::Status(const TxCaller&, int64_t)> check) {
+    remote_writer_check_ = std::move(check);
+  }
 
  private:
   // `region`: the encoded name the call named, if any (on a cluster's region server, a table with
@@ -137,6 +147,7 @@ class DataService {
   TableManager* tables_;
   const ServerConfig config_;
   TransactionManager* const transactions_;
+  std::function<absl::Status(const TxCaller&, int64_t)> remote_writer_check_;  // set before serving
 };
 
 // The verbs transport as the services see it (main.cc fills it in; empty functions: not served).

@@ -257,6 +257,18 @@ absl::Status TransactionManager::CheckOwner(const InProgress& tx, int64_t write_
       ": another user started it (only its owner, or a user with global A, may commit, abort or invalidate it)"));
 }
 
+absl::Status TransactionManager::CheckWriter(int64_t write_pointer, const TxCaller& caller) {
+  absl::MutexLock l(&mu_);
+  auto it = in_progress_.find(write_pointer);
+  if (it == in_progress_.end() || it->second.commit_pointer != 0) {
+    if (invalid_.count(write_pointer) != 0) return absl::OkStatus();  // hidden for good either way
+    return absl::FailedPreconditionError(absl::StrCat("write: ", NotInProgress(write_pointer)));
+  }
+  if (caller.may_end_any || it->second.owner == caller.user) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("user '", caller.user, "' may not write in transaction ",
+                                                  write_pointer, ": another user started it"));
+}
+
 absl::StatusOr<TxSnapshot> TransactionManager::Start(int64_t timeout_ms, std::string_view owner) {
   if (timeout_ms < 0 || timeout_ms > options_.max_timeout_ms) {
     return absl::InvalidArgumentError(absl::StrCat("transaction timeout ", timeout_ms, " ms is not in [0, ",

@@ -130,6 +130,13 @@ class TransactionManager {
   // Makes a transaction invalid for good (its writes could not be rolled back). OK if it is
   // invalid already; FailedPrecondition for a committed or unknown one.
   absl::Status Invalidate(int64_t write_pointer, const TxCaller& caller = {});
+  // Whether `caller` may write with `write_pointer` (a region server's check of a transactional
+  // write: the pointer is the client's word, and would otherwise let anyone write into another
+  // user's transaction, or into one already committed or aborted, where the cells would show
+  // at once). OK for a transaction in progress (not committing) that is the caller's, or when
+  // the caller may end any; OK for an invalid one (its writes are never seen: a rollback after
+  // a time-out); PermissionDenied for another user's; FailedPrecondition otherwise.
+  absl::Status CheckWriter(int64_t write_pointer, const TxCaller& caller);
   // What a read outside any transaction sees: everything committed now.
   TxSnapshot ReadSnapshot();
   // What a compaction may take as settled for good: a version written by a transaction that

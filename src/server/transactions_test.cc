@@ -90,6 +90,32 @@ TEST_F(TxManagerTest, OnlyItsOwnerOrAnAdminEndsATransactionAcrossReopens) {
   EXPECT_TRUE(m->Abort(d.write_pointer).ok());
 }
 
+// A region server asks before a transactional write: the write pointer is the client's word.
+TEST_F(TxManagerTest, OnlyTheOwnerWritesInATransactionInProgressAndNobodyInOneOver) {
+  const TxCaller alice{"alice", false}, bob{"bob", false}, admin{"root", true};
+  auto m = Open();
+  const int64_t a = m->Start(0, "alice")->write_pointer;
+  EXPECT_TRUE(m->CheckWriter(a, alice).ok());
+  EXPECT_TRUE(m->CheckWriter(a, admin).ok());
+  absl::Status s = m->CheckWriter(a, bob);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find("user 'bob' may not write in transaction"), std::string::npos) << s;
+  // Committed or aborted: a write would show at once (its pointer is below later read
+  // pointers and excluded by none): refused to everyone, the owner too.
+  ASSERT_TRUE(m->Commit(a, {1}, alice).ok());
+  EXPECT_EQ(m->CheckWriter(a, alice).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(m->CheckWriter(a, admin).code(), absl::StatusCode::kFailedPrecondition);
+  const int64_t b = m->Start(0, "alice")->write_pointer;
+  ASSERT_TRUE(m->Abort(b, alice).ok());
+  EXPECT_EQ(m->CheckWriter(b, alice).code(), absl::StatusCode::kFailedPrecondition);
+  // Never started (a pointer from the future would show once the read pointers pass it).
+  EXPECT_EQ(m->CheckWriter(b + 1000, admin).code(), absl::StatusCode::kFailedPrecondition);
+  // Invalid: its writes are never seen, so a rollback after a time-out may still run.
+  const int64_t c = m->Start(0, "alice")->write_pointer;
+  ASSERT_TRUE(m->Invalidate(c, alice).ok());
+  EXPECT_TRUE(m->CheckWriter(c, alice).ok());
+}
+
 // One user cannot fill the in-progress list that every snapshot copies (issue 36).
 TEST_F(TxManagerTest, AUserMayHaveAtMostItsCapInProgress) {
   auto m = Open(4 << 20, /*per_owner=*/3);

@@ -76,6 +76,10 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     if (ac != nullptr) {
       s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
                                : Authorize(*ac, *static_cast<const Identity*>(principal), req);
+      if (s.ok() && req.transaction() != 0) {  // as over gRPC: only the transaction's owner writes in it
+        const Identity& id = *static_cast<const Identity*>(principal);
+        s = data->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req.transaction());
+      }
     }
     if (s.ok() && quotas != nullptr && !quotas->empty()) {
       Quotas::Ticket ticket;

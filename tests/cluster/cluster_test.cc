@@ -406,7 +406,7 @@ TEST_F(Cluster, AServerRestartedAtOnceOnItsPortLosesNoAcknowledgedWriteToAMove) 
 TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   const std::string certs = dir_.path() + "/certs";
   ASSERT_EQ(std::system(absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs,
-                                     " admin alice >/dev/null").c_str()),
+                                     " admin alice bob >/dev/null").c_str()),
             0);
   std::vector<std::string> secure = {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key",
                                      "--tls_ca=" + certs + "/ca.pem", "--auth=true",
@@ -465,6 +465,31 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   ASSERT_TRUE(admin->GetAdmin()->SetQuota(Quota{"alice", "", "", "", "NONE"}).ok());
   EXPECT_TRUE(Eventually([&] {
     return alice->GetTable("t")->Get(Get("a")).ok() && alice->GetTable("t")->Get(Get("z")).ok();
+  }));
+  // A transactional write's pointer is checked with the master's transaction service: only its
+  // owner writes in a transaction, and only while it is in progress.
+  TableInfo txt = TableNamed("tx");
+  txt.transactional = true;
+  ASSERT_TRUE(admin->GetAdmin()->CreateTable(txt).ok());
+  ASSERT_TRUE(admin->GetAdmin()->Grant(Permission{"alice", "RW", "", "tx", "", ""}).ok());
+  ASSERT_TRUE(admin->GetAdmin()->Grant(Permission{"bob", "RW", "", "tx", "", ""}).ok());
+  auto bob = Connect(absl::Seconds(10), TransportChoice::kGrpc, as("bob"));
+  ASSERT_NE(bob, nullptr);
+  auto tx = alice->StartTransaction(absl::Seconds(30));
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  auto tx_put = [&](int64_t wp) {
+    Put p("r");
+    p.Add("f", "q", "v");
+    p.transaction = wp;
+    return p;
+  };
+  EXPECT_TRUE(Eventually([&] { return alice->GetTable("tx")->Put(tx_put(tx->write_pointer)).ok(); }))
+      << "the grant reaches the region server";
+  absl::Status forged = bob->GetTable("tx")->Put(tx_put(tx->write_pointer));
+  EXPECT_EQ(forged.code(), absl::StatusCode::kPermissionDenied) << forged;
+  ASSERT_TRUE(alice->CommitTransaction(tx->write_pointer, {}).ok());
+  EXPECT_TRUE(Eventually([&] {  // the server keeps an allowed answer for a second
+    return alice->GetTable("tx")->Put(tx_put(tx->write_pointer)).code() == absl::StatusCode::kFailedPrecondition;
   }));
   ASSERT_TRUE(admin->GetAdmin()->Revoke(Permission{"alice", "", "", "t", "", ""}).ok());
   EXPECT_TRUE(Eventually([&] {

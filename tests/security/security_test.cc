@@ -404,6 +404,40 @@ TEST_F(Security, AScannerIsClosedAfterItsLeaseAndAUserHoldsAtMostItsCap) {
   EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kLeaseMs));
 }
 
+// A transactional write names its transaction by write pointer, which every snapshot lists: the
+// server checks the writer is the transaction's owner, and that it is still in progress.
+TEST_F(Security, NoOneWritesInAnotherUsersTransactionOrInOneThatIsOver) {
+  TableInfo t;
+  t.name = "tx";
+  t.transactional = true;
+  t.families.push_back(FamilySettings{});
+  t.families[0].name = "cf";
+  ASSERT_TRUE(admin_->GetAdmin()->CreateTable(t).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "RW", "", "tx", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "RW", "", "tx", "", ""}).ok());
+  auto alice = Open(As("alice"));
+  auto bob = Open(As("bob"));
+  auto tx = alice->StartTransaction(absl::Seconds(30));
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  auto put = [](int64_t wp, const std::string& value) {
+    Put p("r");
+    p.Add("cf", "q", value);
+    p.transaction = wp;
+    return p;
+  };
+  EXPECT_TRUE(alice->GetTable("tx")->Put(put(tx->write_pointer, "alice's")).ok());
+  absl::Status forged = bob->GetTable("tx")->Put(put(tx->write_pointer, "bob's"));
+  EXPECT_EQ(forged.code(), StatusCode::kPermissionDenied) << forged;
+  EXPECT_NE(forged.message().find("user 'bob' may not write in transaction"), std::string::npos) << forged;
+  ASSERT_TRUE(alice->CommitTransaction(tx->write_pointer, {}).ok());
+  // Over: a write with its pointer would show at once to every later snapshot.
+  absl::Status late = alice->GetTable("tx")->Put(put(tx->write_pointer, "late"));
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late;
+  EXPECT_NE(late.message().find("is not in progress"), std::string::npos) << late;
+  EXPECT_EQ(bob->GetTable("tx")->Put(put(tx->write_pointer + 1000000, "future")).code(),
+            StatusCode::kFailedPrecondition);
+}
+
 TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
   ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"bob", "W", "", "t1", "cf1", ""}).ok());
