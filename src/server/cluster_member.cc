@@ -80,17 +80,28 @@ absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const s
   return made.status();
 }
 
-absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name,
-                              const ChannelSecurity& security) {
+namespace {
+// Calls `method` of the active master's Admin service (meta-server names it), with a 30 s
+// deadline.
+template <class Req, class Resp>
+absl::Status CallMaster(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                        grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+                        const Req& req, Resp* resp) {
   BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
   if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
   auto stub = rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return FromGrpcStatus(((*stub).*method)(&ctx, req, resp));
+}
+}  // namespace
+
+absl::Status AskMasterToSplit(ZooKeeper* zk, const ClusterPaths& paths, const std::string& encoded_name,
+                              const ChannelSecurity& security) {
   rpc::SplitRequest req;
   req.set_name(encoded_name);
   rpc::AdminResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return FromGrpcStatus(stub->Split(&ctx, req, &resp));
+  return CallMaster(zk, paths, security, &rpc::Admin::Stub::Split, req, &resp);
 }
 
 namespace {
@@ -106,23 +117,12 @@ absl::Status AnnounceChange(ZooKeeper* zk, const std::string& node_path) {
   return zk->Set(node_path, absl::StrCat(next));
 }
 
-// The Admin stub of the active master (meta-server names it).
-absl::StatusOr<std::unique_ptr<rpc::Admin::Stub>> MasterAdmin(ZooKeeper* zk, const ClusterPaths& paths,
-                                                              const ChannelSecurity& security) {
-  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.meta_server()));
-  if (!node.has_value() || node->data.empty()) return absl::UnavailableError("no master serves yet");
-  return rpc::Admin::NewStub(CreateBasaltChannel(node->data, security));
-}
-
 // Every grant the active master keeps (UserPermissions on the global scope).
 absl::StatusOr<std::vector<PermGrant>> FetchGrants(ZooKeeper* zk, const ClusterPaths& paths,
                                                    const ChannelSecurity& security) {
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::Admin::Stub> stub, MasterAdmin(zk, paths, security));
   rpc::UserPermissionRequest req;
   rpc::UserPermissionResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  BASALT_RETURN_IF_ERROR(FromGrpcStatus(stub->UserPermissions(&ctx, req, &resp)));
+  BASALT_RETURN_IF_ERROR(CallMaster(zk, paths, security, &rpc::Admin::Stub::UserPermissions, req, &resp));
   std::vector<PermGrant> out;
   for (const rpc::UserPermission& p : resp.permissions()) {
     PermGrant g;
@@ -174,12 +174,9 @@ absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const Channe
 
 absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security, Quotas* quotas) {
   return Follow(zk, paths, paths.quota(), "quotas", [zk, paths, security, quotas]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<rpc::Admin::Stub> stub, MasterAdmin(zk, paths, security));
     rpc::ListQuotasRequest req;
     rpc::ListQuotasResponse resp;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    BASALT_RETURN_IF_ERROR(FromGrpcStatus(stub->ListQuotas(&ctx, req, &resp)));
+    BASALT_RETURN_IF_ERROR(CallMaster(zk, paths, security, &rpc::Admin::Stub::ListQuotas, req, &resp));
     BASALT_ASSIGN_OR_RETURN(std::vector<QuotaSetting> settings, QuotasFromProto(resp));
     quotas->Replace(settings);
     return absl::OkStatus();

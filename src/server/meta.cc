@@ -19,23 +19,21 @@ RegionDescriptor MetaDescriptor() {
   return d;
 }
 
-RegionDescriptor AclDescriptor() {
+namespace {
+// The one region of system table `table`, with one family of one version (a grant or a quota
+// setting replaces the one before it).
+RegionDescriptor OneVersionSystemDescriptor(std::string_view table, std::string_view family) {
   RegionDescriptor d;
-  d.name = absl::StrCat(kAclTableName, ",,1");
+  d.name = absl::StrCat(AV(table), ",,1");
   FamilyOptions f;
-  f.name = kAclFamily;
-  d.families.push_back(f);  // one version: a grant replaces the one before it
+  f.name = std::string(family);
+  d.families.push_back(f);
   return d;
 }
+}  // namespace
 
-RegionDescriptor QuotaDescriptor() {
-  RegionDescriptor d;
-  d.name = absl::StrCat(kQuotaTableName, ",,1");
-  FamilyOptions f;
-  f.name = kQuotaFamily;
-  d.families.push_back(f);  // one version: a setting replaces the one before it
-  return d;
-}
+RegionDescriptor AclDescriptor() { return OneVersionSystemDescriptor(kAclTableName, kAclFamily); }
+RegionDescriptor QuotaDescriptor() { return OneVersionSystemDescriptor(kQuotaTableName, kQuotaFamily); }
 
 std::string MetaRowKey(const RegionInfo& info) { return absl::StrCat(info.table, ",", info.start_key, ",", info.id); }
 

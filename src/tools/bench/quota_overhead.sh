@@ -37,16 +37,9 @@ dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
-start() {  # start NAME
-  local name=$1
-  "$build/src/server/basalt-server" --data_dir="$dir/$name" --listen=127.0.0.1:0 --port_file="$dir/$name.port" \
-    --http_listen=off > "$dir/$name.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 300); do [ -s "$dir/$name.port" ] && return 0; sleep 0.1; done
-  echo "quota_overhead: $name did not start; see $dir/$name.log" >&2; exit 1
-}
-start off
-start on
+. "$(dirname "$0")/servers.sh"
+start_server off
+start_server on
 on=127.0.0.1:$(cat "$dir/on.port")
 "$shell" --server="$on" --no-timing -e "$quotas
   list_quotas"

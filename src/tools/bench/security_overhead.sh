@@ -25,15 +25,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 "$root/tests/security/make_certs.sh" "$dir/certs" admin bencher >/dev/null
-start() {  # start NAME [flags...]
-  local name=$1
-  shift
-  "$build/src/server/basalt-server" --data_dir="$dir/$name" --listen=127.0.0.1:0 --port_file="$dir/$name.port" \
-    --http_listen=off "$@" > "$dir/$name.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 300); do [ -s "$dir/$name.port" ] && return 0; sleep 0.1; done
-  echo "security_overhead: $name did not start; see $dir/$name.log" >&2; exit 1
-}
+. "$(dirname "$0")/servers.sh"
 c=$dir/certs
 if [ ${#callgrind[@]} -gt 0 ]; then
   here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +33,7 @@ if [ ${#callgrind[@]} -gt 0 ]; then
   for which in plain tls secure; do
     server=() client=()
     case $which in
-      tls) server=(--tls_cert="$c/server.pem" --tls_key="$c/server.key"); client=(--tls_ca="$c/ca.pem") ;;
+      tls) server=(--tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem"); client=(--tls_ca="$c/ca.pem") ;;
       secure) server=(--tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem" --auth=true
                       --superusers=bencher)
               client=(--tls_ca="$c/ca.pem" --tls_cert="$c/bencher.pem" --tls_key="$c/bencher.key") ;;
@@ -52,9 +44,9 @@ if [ ${#callgrind[@]} -gt 0 ]; then
   done
   exit 0
 fi
-start plain
-start tls --tls_cert="$c/server.pem" --tls_key="$c/server.key"
-start secure --tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem" --auth=true --superusers=admin
+start_server plain
+start_server tls --tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem"
+start_server secure --tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem" --auth=true --superusers=admin
 secure=127.0.0.1:$(cat "$dir/secure.port")
 "$shell" --server="$secure" --tls-ca="$c/ca.pem" --tls-cert="$c/admin.pem" --tls-key="$c/admin.key" --no-timing \
   -e "create 'bench_latency', 'f'; grant 'bencher', 'RW', 'bench_latency'" >/dev/null
