@@ -190,7 +190,8 @@ std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const st
     absl::Mutex mu;
     std::string master ABSL_GUARDED_BY(mu);  // whose stub `stub` is
     std::shared_ptr<rpc::Basalt::Stub> stub ABSL_GUARDED_BY(mu);
-    std::map<std::pair<int64_t, std::string>, absl::Time> allowed ABSL_GUARDED_BY(mu);  // until when
+    // The master's answers (OK, PermissionDenied, FailedPrecondition) and until when they hold.
+    std::map<std::pair<int64_t, std::string>, std::pair<absl::Time, absl::Status>> answers ABSL_GUARDED_BY(mu);
   };
   auto shared = std::make_shared<Shared>();
   return [zk, paths, security, shared](const TxCaller& caller, int64_t write_pointer) -> absl::Status {
@@ -199,10 +200,10 @@ std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const st
     std::shared_ptr<rpc::Basalt::Stub> stub;
     {
       absl::MutexLock l(&shared->mu);
-      auto it = shared->allowed.find(key);
-      if (it != shared->allowed.end() && it->second > now) return absl::OkStatus();
-      if (shared->allowed.size() > 10000) {
-        std::erase_if(shared->allowed, [now](const auto& e) { return e.second <= now; });
+      auto it = shared->answers.find(key);
+      if (it != shared->answers.end() && it->second.first > now) return it->second.second;
+      if (shared->answers.size() > 10000) {
+        std::erase_if(shared->answers, [now](const auto& e) { return e.second.first <= now; });
       }
     }
     ZooKeeper* z = zk->load();
@@ -225,16 +226,15 @@ std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const st
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     absl::Status s = FromGrpcStatus(stub->CheckTransactionWriter(&ctx, req, &resp));
-    if (!s.ok()) {
-      // The master's verdict as it is; its absence as Unavailable, which the client retries.
-      if (s.code() == absl::StatusCode::kPermissionDenied || s.code() == absl::StatusCode::kFailedPrecondition) {
-        return s;
-      }
+    // The master's verdict is kept (a refused writer asking again costs the master nothing);
+    // its absence is Unavailable, which the client retries.
+    if (!s.ok() && s.code() != absl::StatusCode::kPermissionDenied &&
+        s.code() != absl::StatusCode::kFailedPrecondition) {
       return absl::UnavailableError(absl::StrCat("checking the transaction's writer with the master: ", s.message()));
     }
     absl::MutexLock l(&shared->mu);
-    shared->allowed[key] = now + absl::Seconds(1);
-    return absl::OkStatus();
+    shared->answers[key] = {now + absl::Seconds(1), s};
+    return s;
   };
 }
 

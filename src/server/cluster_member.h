@@ -91,8 +91,9 @@ absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const Channe
 
 // A region server's check of a transactional write (DataService::SetRemoteWriterCheck): asks
 // the active master's transaction service (CheckTransactionWriter, as this server's identity),
-// through `*zk` once it is set. An answer that allows the write is kept for a second, so a
-// transaction writing to this server asks about once a second.
+// through `*zk` once it is set. The master's answer for a (transaction, user) is kept for a
+// second, so a transaction writing to this server asks about once a second, and a writer
+// refused asks no more often.
 std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const std::atomic<ZooKeeper*>* zk,
                                                                         const ClusterPaths& paths,
                                                                         const ChannelSecurity& security);

@@ -239,6 +239,9 @@ class UnaryCall final : public Call {
     AuthorizeFn<Req> authorize;
     // What a data call asks of the quotas (quotas.h); empty: the method has none.
     std::function<QuotaCall(const Req&)> quota;
+    // Checked after the quotas, when authorising (a check that may cost a call elsewhere:
+    // a transactional write's writer); empty: none.
+    std::function<absl::Status(const Identity&, const Req&)> check;
     bool on_pool = false;  // run on the handler pool, not inline on the CQ thread
     std::optional<OpMetrics> metrics;  // where the calls are counted, if they are
   };
@@ -299,6 +302,7 @@ class UnaryCall final : public Call {
       read = !q.write;
       s = quotas->Admit(q, &ticket);
     }
+    if (s.ok() && method_->check && impl_->authorizing()) s = method_->check(identity_, req_);
     if (s.ok()) s = method_->handle(identity_, ctx_, req_, &resp);
     grpc::Status charged;
     size_t reply_bytes = 0;
@@ -370,7 +374,6 @@ class ScanCall final : public Call {
           call.table = req_.table();
           absl::Status admitted_by_quota = q->Admit(call, &ticket_);
           if (!admitted_by_quota.ok()) return Finish(ToGrpcStatus(admitted_by_quota));
-          q->Keep(&ticket_);  // settled message by message, on any CQ thread
           quotas_ = q;
         }
         absl::StatusOr<std::unique_ptr<ScanCursor>> cursor = impl_->data->OpenScan(req_);
@@ -461,9 +464,10 @@ class ScanCall final : public Call {
 // Registers a unary method: its descriptor lives as long as the server (in `methods`), and an
 // armer that pre-arms it on a CQ.
 template <class Req, class Resp>
-void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* methods, ArmFn<Req, Resp> arm,
-              HandleFn<Req, Resp> handle, AuthorizeFn<Req> authorize, bool on_pool, std::string_view name = {},
-              bool timed = false) {
+typename UnaryCall<Req, Resp>::Method* AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* methods,
+                                                ArmFn<Req, Resp> arm, HandleFn<Req, Resp> handle,
+                                                AuthorizeFn<Req> authorize, bool on_pool, std::string_view name = {},
+                                                bool timed = false) {
   using C = UnaryCall<Req, Resp>;
   auto m = std::make_shared<typename C::Method>();
   m->arm = std::move(arm);
@@ -476,9 +480,10 @@ void AddUnary(GrpcServer::Impl* impl, std::vector<std::shared_ptr<void>>* method
   if (kCountCalls && impl->options.metrics != nullptr && !name.empty()) {
     m->metrics = MakeOpMetrics(impl->options.metrics, name, "grpc", timed);
   }
-  const typename C::Method* raw = m.get();
+  typename C::Method* raw = m.get();  // the caller may add to it before Start arms it
   methods->push_back(std::move(m));
   impl->armers.push_back([impl, raw](grpc::ServerCompletionQueue* cq) { C::Arm(impl, raw, cq); });
+  return raw;
 }
 
 }  // namespace
@@ -574,16 +579,17 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(bs, d, Get, rpc::GetRequest, rpc::GetResponse, false, BASALT_BY_REQUEST_);
   // A transactional write names its transaction by write pointer: the writer must be its owner
   // (TransactionManager::CheckWriter), or anyone could write into another user's transaction.
-#define BASALT_WRITE_(Req)                                                                     \
-  [ac, d](const Identity& id, Req* req) -> absl::Status {                                      \
-    BASALT_RETURN_IF_ERROR(Authorize(*ac, id, req));                                           \
-    if (req->transaction() == 0) return absl::OkStatus();                                      \
-    return d->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req->transaction()); \
+  // Checked after the quotas: on a cluster's region server it asks the master.
+#define BASALT_TX_WRITER_(Req)                                                                     \
+  [ac, d](const Identity& id, const Req& req) -> absl::Status {                                    \
+    if (req.transaction() == 0) return absl::OkStatus();                                           \
+    return d->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req.transaction()); \
   }
-  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true, BASALT_WRITE_(rpc::MutateRequest));
-  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true,
-                BASALT_WRITE_(rpc::BatchMutateRequest));
-#undef BASALT_WRITE_
+  BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true, BASALT_BY_REQUEST_)->check =
+      BASALT_TX_WRITER_(rpc::MutateRequest);
+  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true, BASALT_BY_REQUEST_)
+      ->check = BASALT_TX_WRITER_(rpc::BatchMutateRequest);
+#undef BASALT_TX_WRITER_
   BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true,

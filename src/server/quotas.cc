@@ -51,6 +51,10 @@ constexpr std::array<std::pair<std::string_view, int64_t>, 4> kUnits = {
     {{"sec", 1}, {"min", 60}, {"hour", 3600}, {"day", 86400}}};
 constexpr std::string_view kSizeSuffixes = "BKMGTP";
 
+bool IsUnit(int64_t seconds) {
+  return std::any_of(kUnits.begin(), kUnits.end(), [seconds](const auto& u) { return u.second == seconds; });
+}
+
 bool IsSize(ThrottleType t) {
   return t == ThrottleType::kRequestSize || t == ThrottleType::kReadSize || t == ThrottleType::kWriteSize;
 }
@@ -138,8 +142,8 @@ absl::Status ParseThrottle(std::string_view limit, std::string_view throttle, Qu
   size_t digits = 0;
   while (digits < amount.size() && absl::ascii_isdigit(static_cast<unsigned char>(amount[digits]))) ++digits;
   int64_t n = 0;
-  if (digits == 0 || !absl::SimpleAtoi(AV(amount.substr(0, digits)), &n) || n <= 0) {
-    return bad("the amount is a whole number above 0");
+  if (digits == 0 || !absl::SimpleAtoi(AV(amount.substr(0, digits)), &n) || n <= 0 || n > (int64_t{1} << 53)) {
+    return bad("the amount is a whole number above 0 and below 2^53");
   }
   const std::string_view suffix = amount.substr(digits);
   bool size = true;
@@ -245,16 +249,19 @@ class QuotaLimiter {
     double available = 0;
     int64_t last_ns = 0;
     QuotaSetting setting;
+    // `now` may be older than the last refill (read before the lock): time never runs back.
     void Refill(int64_t now) {
-      if (now > last_ns) available = std::min(limit, available + static_cast<double>(now - last_ns) * limit / unit_ns);
+      if (now <= last_ns) return;
+      available = std::min(limit, available + static_cast<double>(now - last_ns) * limit / unit_ns);
       last_ns = now;
     }
   };
   // Adds `amount` (negative: takes) to the bucket of `type`, if there is one. The refill is the
-  // next TryTake's.
+  // next TryTake's. The debt stops at one whole bucket: a scan's bytes, settled as they go and
+  // never refused mid-stream, hold its subject back two units of time at most.
   void Add(ThrottleType type, int64_t amount) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Bucket& b = buckets_[static_cast<int>(type)];
-    if (b.on) b.available = std::min(b.limit, b.available + static_cast<double>(amount));
+    if (b.on) b.available = std::clamp(b.available + static_cast<double>(amount), -b.limit, b.limit);
   }
 
   absl::Mutex mu_;
@@ -340,8 +347,8 @@ absl::StatusOr<std::unique_ptr<Quotas>> Quotas::Open(Region* store, std::functio
           set.type = *type;
           const std::vector<absl::string_view> ls = absl::StrSplit(kv[1], absl::MaxSplits('/', 1));
           if (ls.size() != 2 || !absl::SimpleAtoi(ls[0], &set.limit) || !absl::SimpleAtoi(ls[1], &set.unit_seconds) ||
-              set.limit <= 0 || set.unit_seconds <= 0) {
-            return bad("a limit that is not LIMIT/SECONDS");
+              set.limit <= 0 || !IsUnit(set.unit_seconds)) {
+            return bad("a limit that is not LIMIT/SECONDS (SECONDS 1, 60, 3600 or 86400)");
           }
           settings[s][set.type] = set;
         }
@@ -417,6 +424,7 @@ absl::Status Quotas::Admit(const QuotaCall& call, Ticket* ticket) {
     if (auto n = st.namespaces.find(ns); n != st.namespaces.end()) add(n->second.get());
   }
   if (ticket->n == 0) return absl::OkStatus();
+  ticket->state = state_cache.state;  // the limiters outlive any Replace until the ticket goes
   const int64_t now = NowNanos();
   for (int i = 0; i < ticket->n; ++i) {
     int64_t wait_ms = 0;
@@ -433,8 +441,8 @@ absl::Status Quotas::Admit(const QuotaCall& call, Ticket* ticket) {
   return absl::OkStatus();
 }
 
-void Quotas::Keep(Ticket* ticket) {
-  if (ticket->n > 0) ticket->state = state_cache.state;  // what Admit just used, on this thread
+void Quotas::Refund(const Ticket& ticket, const QuotaCall& call) {
+  for (int i = 0; i < ticket.n; ++i) ticket.limiters[i]->GiveBack(call);
 }
 
 void Quotas::Settle(const Ticket& ticket, int64_t read_bytes) {
@@ -443,7 +451,7 @@ void Quotas::Settle(const Ticket& ticket, int64_t read_bytes) {
 
 absl::Status Quotas::Set(const QuotaSetting& setting, bool all_types) {
   BASALT_RETURN_IF_ERROR(ValidateSubject(setting.subject));
-  if (setting.limit < 0 || (setting.limit > 0 && setting.unit_seconds <= 0)) {
+  if (setting.limit < 0 || (setting.limit > 0 && !IsUnit(setting.unit_seconds))) {
     return absl::InvalidArgumentError("a quota's limit is above 0 per a unit of time");
   }
   if (store_ == nullptr) {
@@ -548,7 +556,7 @@ absl::StatusOr<std::vector<QuotaSetting>> QuotasFromProto(const rpc::ListQuotasR
     BASALT_ASSIGN_OR_RETURN(s.type, ParseThrottleTypeName(p.throttle_type()));
     s.limit = p.limit();
     s.unit_seconds = p.unit_seconds();
-    if (s.limit <= 0 || s.unit_seconds <= 0) {
+    if (s.limit <= 0 || !IsUnit(s.unit_seconds)) {
       return absl::InvalidArgumentError(absl::StrCat("quota ", s.subject.ToString(), ": limit ", s.limit, " per ",
                                                      s.unit_seconds, " s"));
     }

@@ -94,11 +94,10 @@ class Quotas {
   // `on_change` runs after each change is stored (a cluster's master tells its region servers).
   static absl::StatusOr<std::unique_ptr<Quotas>> Open(Region* store, std::function<void()> on_change = {});
 
-  // What Admit hands back: the limiters that let a read through, for Settle. They stay alive
-  // for Settle on the thread that called Admit (until its next Admit); a ticket settled on other
-  // threads or later (a scan's) needs Keep first.
+  // What Admit hands back: the limiters that let the call through, for Settle or Refund. It
+  // keeps them alive (across a Replace) for as long as it lives, on any thread.
   struct Ticket {
-    std::shared_ptr<const QuotaState> state;  // set by Keep
+    std::shared_ptr<const QuotaState> state;
     std::array<QuotaLimiter*, 3> limiters{};
     int n = 0;
   };
@@ -108,8 +107,9 @@ class Quotas {
   // Takes the call's requests (and write bytes) from every limiter that applies, or returns
   // ResourceExhausted naming the limit and how long to wait, taking nothing.
   absl::Status Admit(const QuotaCall& call, Ticket* ticket);
-  // Makes `ticket`'s limiters outlive any Replace (right after its Admit, on the same thread).
-  void Keep(Ticket* ticket);
+  // Gives back what Admit took for `call` (a verbs Get whose row did not fit its reply: the
+  // client asks again, over verbs or gRPC, and that call is counted).
+  void Refund(const Ticket& ticket, const QuotaCall& call);
   // Takes a read's reply bytes from the read-size and request-size buckets of `ticket`'s limiters.
   void Settle(const Ticket& ticket, int64_t read_bytes);
 

@@ -40,31 +40,38 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     const size_t request_bytes = req.frame_bytes;  // `out` may overwrite the request: read it first
     absl::Status s;
     const RowResult* row = nullptr;
-    Quotas::Ticket ticket;
-    const bool quota = quotas != nullptr && !quotas->empty();
-    if (quota) s = quotas->Admit(QuotaCall{CallerOf(principal), req.table, false, 1, 0}, &ticket);
-    if (!s.ok()) {
-      // refused by a quota: nothing read
-    } else if (ac == nullptr) {
-      s = data->GetRow(req, &row);
-    } else if (principal == nullptr) {
-      s = absl::PermissionDeniedError("a verbs session with no caller");
-    } else {
-      const Identity& id = *static_cast<const Identity*>(principal);
-      PermScope whole;
-      whole.table = std::string(req.table);
-      if (ac->Holds(id, kPermRead, whole)) {
-        s = data->GetRow(req, &row);  // the whole table may be read: the request as it is
+    // Authorised first, then the quotas (as over gRPC: a caller who may not read the table takes
+    // nothing from its quota), then read.
+    const rpc::GetRequest* narrowed = nullptr;  // null: the request as it is
+    if (ac != nullptr) {
+      if (principal == nullptr) {
+        s = absl::PermissionDeniedError("a verbs session with no caller");
       } else {
-        thread_local rpc::GetRequest narrowed;  // narrowed to what the caller may read, or refused
-        verbs::GetRequestFromView(req, &narrowed);
-        s = Authorize(*ac, id, &narrowed);
-        if (s.ok()) s = data->GetRow(narrowed, &row);
+        const Identity& id = *static_cast<const Identity*>(principal);
+        PermScope whole;
+        whole.table = std::string(req.table);
+        if (!ac->Holds(id, kPermRead, whole)) {  // only part of it, if any: narrowed, or refused
+          thread_local rpc::GetRequest part;
+          verbs::GetRequestFromView(req, &part);
+          s = Authorize(*ac, id, &part);
+          narrowed = &part;
+        }
       }
     }
+    Quotas::Ticket ticket;
+    const QuotaCall call{CallerOf(principal), req.table, false, 1, 0};
+    const bool quota = s.ok() && quotas != nullptr && !quotas->empty();
+    if (quota) s = quotas->Admit(call, &ticket);
+    if (s.ok()) s = narrowed != nullptr ? data->GetRow(*narrowed, &row) : data->GetRow(req, &row);
     const RowReply reply(row);
     const size_t n = verbs::EncodeGetReplyRow(request_id, s, s.ok() ? &reply : nullptr, out, needed);
-    if (quota && s.ok()) quotas->Settle(ticket, static_cast<int64_t>(n));
+    if (quota && s.ok()) {
+      if (needed != nullptr && *needed > 0) {
+        quotas->Refund(ticket, call);  // the row did not fit: the client asks again, and that is counted
+      } else {
+        quotas->Settle(ticket, static_cast<int64_t>(n));
+      }
+    }
     // Request and reply bytes: the frames', headers included (the gRPC path counts the protobuf
     // messages').
     if (m.has_value()) m->Record(s.ok(), MicrosSince(start), request_bytes, s.ok() ? n : 0);
@@ -76,15 +83,17 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     if (ac != nullptr) {
       s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
                                : Authorize(*ac, *static_cast<const Identity*>(principal), req);
-      if (s.ok() && req.transaction() != 0) {  // as over gRPC: only the transaction's owner writes in it
-        const Identity& id = *static_cast<const Identity*>(principal);
-        s = data->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req.transaction());
-      }
     }
     if (s.ok() && quotas != nullptr && !quotas->empty()) {
       Quotas::Ticket ticket;
       s = quotas->Admit(QuotaCall{CallerOf(principal), req.table(), true, 1, static_cast<int64_t>(req.ByteSizeLong())},
                         &ticket);
+    }
+    // As over gRPC: only the transaction's owner writes in it (after the quotas: in a cluster
+    // this asks the master).
+    if (s.ok() && ac != nullptr && req.transaction() != 0) {
+      const Identity& id = *static_cast<const Identity*>(principal);
+      s = data->CheckWriter(TxCaller{id.user, ac->Holds(id, kPermAdmin, PermScope{})}, req.transaction());
     }
     rpc::MutateResponse unused;
     if (s.ok()) s = data->Mutate(req, &unused);
