@@ -33,10 +33,6 @@ if [ "$rounds" = --callgrind ]; then
 fi
 bench=$build/src/tools/bench/basalt-bench
 shell=$build/src/tools/shell/basalt
-dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
-trap cleanup EXIT
 . "$(dirname "$0")/servers.sh"
 start_server off
 start_server on

@@ -20,12 +20,8 @@ if [ "$rounds" = --callgrind ]; then callgrind=("$1" "$2"); fi
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 bench=$build/src/tools/bench/basalt-bench
 shell=$build/src/tools/shell/basalt
-dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
-trap cleanup EXIT
-"$root/tests/security/make_certs.sh" "$dir/certs" admin bencher >/dev/null
 . "$(dirname "$0")/servers.sh"
+"$root/tests/security/make_certs.sh" "$dir/certs" admin bencher >/dev/null
 c=$dir/certs
 if [ ${#callgrind[@]} -gt 0 ]; then
   here=$(cd "$(dirname "$0")" && pwd)

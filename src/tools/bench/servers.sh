@@ -1,7 +1,12 @@
 # Sourced by the benchmarks that run servers side by side (security_overhead.sh,
-# quota_overhead.sh). start_server NAME [FLAG...]: starts $build's basalt-server on loopback with
-# its data in $dir/NAME and its log in $dir/NAME.log, adds its pid to the array `pids`, and
-# returns once it listens (its port in $dir/NAME.port); exits the script if it does not start.
+# quota_overhead.sh), with $build set. Makes a scratch directory $dir, removed with every server
+# it started when the script exits. start_server NAME [FLAG...]: starts $build's basalt-server on
+# loopback with its data in $dir/NAME and its log in $dir/NAME.log, and returns once it listens
+# (its port in $dir/NAME.port); exits the script if it does not start.
+dir=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
+trap cleanup EXIT
 start_server() {
   local name=$1
   shift
