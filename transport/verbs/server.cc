@@ -206,6 +206,10 @@ struct VerbsServer::Impl {
       tokens.erase(it++);
     }
   }
+  int SessionsOfLocked(const std::string& owner) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu) {
+    auto o = owner_sessions.find(owner);
+    return o == owner_sessions.end() ? 0 : o->second;
+  }
   void ReleaseOwnerLocked(const std::string& owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (auto o = owner_endpoints.find(owner); o != owner_endpoints.end() && --o->second <= 0) owner_endpoints.erase(o);
   }
@@ -914,13 +918,9 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void>
     if (impl_->tokens.size() >= 100000) return absl::ResourceExhaustedError("verbs: too many open sessions");
   }
   if (options_.max_sessions_per_owner > 0 && !owner.empty()) {
-    auto has = [&] {
-      auto o = impl_->owner_sessions.find(owner);
-      return o == impl_->owner_sessions.end() ? 0 : o->second;
-    };
-    if (has() >= options_.max_sessions_per_owner) impl_->DropSessionsLocked(false);
-    if (has() >= options_.max_sessions_per_owner) {
-      return absl::ResourceExhaustedError(absl::StrCat("verbs: ", owner, " holds ", has(),
+    if (impl_->SessionsOfLocked(owner) >= options_.max_sessions_per_owner) impl_->DropSessionsLocked(false);
+    if (const int has = impl_->SessionsOfLocked(owner); has >= options_.max_sessions_per_owner) {
+      return absl::ResourceExhaustedError(absl::StrCat("verbs: ", owner, " holds ", has,
                                                        " unexpired sessions (rdma_max_sessions_per_user ",
                                                        options_.max_sessions_per_owner, ")"));
     }
