@@ -272,6 +272,14 @@ void HttpFront::Loop() {
       timeout_ms = static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(next - absl::Now()) + 1, 0, 60000));
     }
     const int n = ::epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    // The wake-up is taken before the new connections are: one accepted after the take wakes
+    // the next wait. (Taken after, a connection accepted in between waited for the next event
+    // on the port, for ever when there was none: a client's request went unanswered.)
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd != wake_fd_) continue;
+      uint64_t drained;
+      (void)!::read(wake_fd_, &drained, sizeof(drained));
+    }
     std::vector<int> fresh;
     {
       absl::MutexLock l(&mu_);
@@ -281,11 +289,7 @@ void HttpFront::Loop() {
     for (int fd : fresh) Add(fd);
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
-      if (fd == wake_fd_) {
-        uint64_t drained;
-        (void)!::read(wake_fd_, &drained, sizeof(drained));
-        continue;
-      }
+      if (fd == wake_fd_) continue;
       auto it = conns_.find(fd);
       if (it != conns_.end()) Pump(it->second.get());
     }
