@@ -18,8 +18,10 @@
 //  - shows the region servers with their regions and load (status 'detailed').
 // Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
 //
-// Not built yet, and refused rather than imitated: unassign; procedures for a split or merge a
-// master failover cuts short.
+//  - unassigns a region (closed, recorded so, left closed by the balancer and a take-over) and
+//    assigns it again.
+// Not built yet, and refused rather than imitated: procedures for a split or merge a master
+// failover cuts short.
 #pragma once
 
 #include <deque>
