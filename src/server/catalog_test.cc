@@ -14,6 +14,7 @@
 #include "src/server/meta.h"
 #include "src/server/region_info.h"
 #include "src/server/tables.h"
+#include "src/server/test_tables.h"
 #include "tests/util/region_dir.h"
 #include "tests/util/temp_dir.h"
 
@@ -205,14 +206,6 @@ TEST(Catalog, NameRules) {
   TableSpec badv = SampleTable("t");
   badv.families[0].max_versions = 0;
   EXPECT_EQ(ValidateTableSpec(badv).code(), absl::StatusCode::kInvalidArgument);
-}
-
-std::unique_ptr<TableManager> OpenManager(const std::string& dir) {
-  TableManager::Options o;
-  o.data_dir = dir;
-  auto tm = TableManager::Open(o);
-  EXPECT_TRUE(tm.ok()) << tm.status();
-  return tm.ok() ? *std::move(tm) : nullptr;
 }
 
 TEST(TableManager, LifecycleAndRestart) {

@@ -10,18 +10,11 @@
 #include "gtest/gtest.h"
 #include "src/server/meta.h"
 #include "src/server/tables.h"
+#include "src/server/test_tables.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::server {
 namespace {
-
-std::unique_ptr<TableManager> OpenManager(const std::string& dir) {
-  TableManager::Options o;
-  o.data_dir = dir;
-  auto tm = TableManager::Open(o);
-  EXPECT_TRUE(tm.ok()) << tm.status();
-  return tm.ok() ? *std::move(tm) : nullptr;
-}
 
 std::unique_ptr<Quotas> OpenQuotas(TableManager* tm) {
   auto q = Quotas::Open(tm->quota_region());
