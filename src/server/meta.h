@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "src/server/catalog.h"
 #include "src/server/region_info.h"
 #include "storage/region.h"
 
@@ -57,6 +58,12 @@ RegionDescriptor QuotaDescriptor();
 // basalt:meta, basalt:acl or basalt:quota.
 inline bool IsSystemTable(std::string_view name) {
   return name == kMetaTableName || name == kAclTableName || name == kQuotaTableName;
+}
+
+// A table named in a call that reads or administers it: a legal user table name, or a system
+// table's (basalt:meta, basalt:acl, basalt:quota), which ValidateTableName refuses since no one may create one.
+inline absl::Status ValidateTableRef(std::string_view name) {
+  return IsSystemTable(name) ? absl::OkStatus() : ValidateTableName(name);
 }
 
 std::string MetaRowKey(const RegionInfo& info);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "src/server/process_stats.h"
 #include "src/server/service.h"
 #include "src/server/tables.h"
 #include "storage/block_cache.h"

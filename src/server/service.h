@@ -19,25 +19,12 @@
 #include "src/server/access_control.h"
 #include "src/server/config.h"
 #include "src/server/filters.h"
+#include "src/server/proto_convert.h"
 #include "src/server/tables.h"
 #include "src/server/transactions.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::server {
-
-// Converts a proto family descriptor (zeros meaning defaults) to engine settings, validating
-// it. InvalidArgument naming the family and value.
-absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd);
-rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f);
-absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td);
-rpc::TableDescriptor TableToProto(const TableSpec& spec);
-// A region on the wire (OpenRegion, HostedRegions) and back: InvalidArgument for a bad table
-// name, no id, or an end before the start.
-rpc::RegionSpec RegionSpecToProto(const RegionInfo& info);
-absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r);
-// A region's figures on the wire (RegionOperation) and back.
-rpc::RegionLoad RegionLoadToProto(const RegionStats& st);
-RegionStats RegionStatsFromProto(const rpc::RegionLoad& load);
 
 // A streaming scan in progress: the table, its scanner, and the batching settings.
 class ScanCursor {
@@ -172,12 +159,6 @@ struct ServerCounters {
   std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
   std::string http_address;  // the HTTP port's HOST:PORT (empty: none); set before serving
 };
-
-// The process, from /proc/self (Linux): resident bytes, open descriptors (less the reading's
-// own), threads. 0 when /proc cannot be read.
-uint64_t ResidentBytes();
-uint64_t OpenDescriptors();
-uint64_t ThreadCount();
 
 // What only a cluster's active master does (src/master/master.h): the Admin service hands it
 // move and balancer, and lets it add the region servers to status. A standalone server and a
