@@ -28,9 +28,41 @@ uint64_t StoreFiles(const RegionStats& st) {
 
 }  // namespace
 
+AdminService::AdminService(TableManager* catalog, const ServerCounters* counters, ClusterAdmin* cluster)
+    : tables_(catalog),
+      catalog_(catalog),
+      counters_(counters),
+      cluster_(cluster),
+      mode_(cluster != nullptr ? "master" : "standalone"),
+      not_master_("standalone and holds every region itself") {}
+
+AdminService::AdminService(RegionHost* host, const ServerCounters* counters)
+    : tables_(host),
+      catalog_(nullptr),
+      counters_(counters),
+      cluster_(nullptr),
+      region_server_(std::make_unique<RegionServerAdmin>(host)),
+      mode_("region server"),
+      not_master_("a region server (connect through ZooKeeper)") {}
+
+AdminService::~AdminService() = default;
+
+absl::StatusOr<TableManager*> AdminService::Catalog(std::string_view what) const {
+  if (catalog_ != nullptr) return catalog_;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "this is a region server of a cluster: ", AV(what), " is the master's (connect through ZooKeeper)"));
+}
+
+absl::StatusOr<RegionServerAdmin*> AdminService::RegionServer(std::string_view what) const {
+  if (region_server_ != nullptr) return region_server_.get();
+  return absl::FailedPreconditionError(
+      absl::StrCat(AV(what), " is for a cluster's region server; this server is ", mode_));
+}
+
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  return tables_->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("create"));
+  return catalog->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
 namespace {
@@ -62,17 +94,20 @@ absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTa
 
 absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->Disable(req.table());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("disable"));
+  return catalog->Disable(req.table());
 }
 
 absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->Enable(req.table());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("enable"));
+  return catalog->Enable(req.table());
 }
 
 absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->Drop(req.table());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("drop"));
+  return catalog->Drop(req.table());
 }
 
 absl::Status AdminService::Flush(const rpc::TableRequest& req, rpc::AdminResponse*) {
@@ -87,7 +122,8 @@ absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::Admin
 
 absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->Assign(req.table());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("assign"));
+  return catalog->Assign(req.table());
 }
 
 absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminResponse*) {
@@ -96,19 +132,19 @@ absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminRespons
   if (req.split_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("split row longer than ", kMaxRowLength, " bytes"));
   }
-  return tables_->Split(req.name(), req.split_row());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("split"));
+  return catalog->Split(req.name(), req.split_row());
 }
 
 absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminResponse*) {
   if (req.first().empty() || req.second().empty()) return absl::InvalidArgumentError("merge needs two regions");
-  return tables_->Merge(req.first(), req.second());
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("merge_region"));
+  return catalog->Merge(req.first(), req.second());
 }
 
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
   resp->set_version(kVersion);
-  resp->set_mode(tables_->role() == Role::kMaster         ? "master"
-                 : tables_->role() == Role::kRegionServer ? "region server"
-                                                          : "standalone");
+  resp->set_mode(mode_);
   resp->set_uptime_seconds(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - counters_->start).count());
   resp->set_requests(counters_->requests.load(std::memory_order_relaxed));
@@ -134,7 +170,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   } else {
     resp->set_verbs("off");
   }
-  for (const TableManager::TableInfo& info : tables_->Stats()) {
+  for (const TableInfo& info : tables_->Stats()) {
     rpc::TableStatus* ts = resp->add_tables();
     ts->set_name(info.spec.name);
     ts->set_state(StateOf(info.spec, info.open_error));
@@ -169,8 +205,8 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
 
 absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
-  BASALT_ASSIGN_OR_RETURN(std::vector<TableManager::RegionStatus> regions, tables_->Regions(req.table()));
-  for (const TableManager::RegionStatus& r : regions) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionStatus> regions, tables_->Regions(req.table()));
+  for (const RegionStatus& r : regions) {
     rpc::RegionStatus* out = resp->add_regions();
     out->set_name(r.info.Name());
     out->set_encoded_name(r.info.EncodedName());
@@ -214,9 +250,7 @@ absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminR
 absl::Status AdminService::NeedsMaster(std::string_view what) const {
   if (cluster_ != nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      AV(what), " is a cluster master's (basalt-master); this server is ",
-      tables_->role() == Role::kRegionServer ? "a region server (connect through ZooKeeper)"
-                                             : "standalone and holds every region itself"));
+      AV(what), " is a cluster master's (basalt-master); this server is ", not_master_));
 }
 
 absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {
@@ -228,13 +262,13 @@ absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*
 absl::Status AdminService::Unassign(const rpc::RegionRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(NeedsMaster("unassign"));
   if (req.region().empty()) return absl::InvalidArgumentError("unassign: name a region (its encoded name or region name)");
-  return tables_->Unassign(req.region());
+  return catalog_->Unassign(req.region());
 }
 
 absl::Status AdminService::AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(NeedsMaster("assign"));
   if (req.region().empty()) return absl::InvalidArgumentError("assign: name a region (its encoded name or region name)");
-  return tables_->AssignRegion(req.region());
+  return catalog_->AssignRegion(req.region());
 }
 
 absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceResponse* resp) {
@@ -242,69 +276,24 @@ absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceRespo
   return cluster_->Balance(resp);
 }
 
-absl::Status AdminService::CheckRun(const char* what, int64_t start_code, int64_t master_epoch) {
-  if (start_code != 0 && start_code != tables_->start_code()) {
-    return WrongServerError(tables_->ServerName(), tables_->start_code(),
-                            absl::StrCat(what, " is for the run of ", tables_->ServerName(), " started at ", start_code,
-                                         "; this is the run started at ", tables_->start_code(),
-                                         " (the other is gone: what it held is in its log)"));
-  }
-  if (master_epoch == 0) return absl::OkStatus();
-  int64_t seen = master_epoch_.load(std::memory_order_acquire);
-  while (seen < master_epoch && !master_epoch_.compare_exchange_weak(seen, master_epoch, std::memory_order_acq_rel)) {
-  }
-  if (master_epoch >= seen) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(what, " from a deposed master (epoch ", master_epoch,
-                                                    "): a master of epoch ", seen, " has taken over"));
-}
-
 absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
-  BASALT_RETURN_IF_ERROR(CheckRun("OpenRegion", req.start_code(), req.master_epoch()));
-  BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  BASALT_ASSIGN_OR_RETURN(RegionInfo info, RegionFromProto(req.region()));
-  if (info.table != spec.name) {
-    return absl::InvalidArgumentError(absl::StrCat("region of table ", info.table, " opened as table ", spec.name));
-  }
-  BASALT_RETURN_IF_ERROR(tables_->OpenRegion(spec, info));
-  resp->set_server(tables_->ServerName());
-  return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("OpenRegion"));
+  return rs->OpenRegion(req, resp);
 }
 
-absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(CheckRun("CloseRegion", req.start_code(), req.master_epoch()));
-  return tables_->CloseRegion(req.region());
+absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("CloseRegion"));
+  return rs->CloseRegion(req, resp);
 }
 
 absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp) {
-  if (tables_->role() != Role::kRegionServer) {
-    return absl::FailedPreconditionError("RegionOperation is for a cluster's region server; this server is standalone");
-  }
-  BASALT_RETURN_IF_ERROR(CheckRun("RegionOperation", req.start_code(), req.master_epoch()));
-  BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Region> region, tables_->HostedRegionNamed(req.region()));
-  switch (req.op()) {
-    case rpc::REGION_LOAD: break;
-    case rpc::REGION_FLUSH: BASALT_RETURN_IF_ERROR(region->Flush()); break;
-    case rpc::REGION_MAJOR_COMPACT: BASALT_RETURN_IF_ERROR(region->MajorCompact()); break;
-    case rpc::REGION_SPLIT_POINT: {
-      BASALT_ASSIGN_OR_RETURN(std::string at, region->SplitPoint());
-      resp->set_split_point(std::move(at));
-      break;
-    }
-    default: return absl::InvalidArgumentError(absl::StrCat("unknown region operation ", static_cast<int>(req.op())));
-  }
-  *resp->mutable_load() = RegionLoadToProto(region->GetStats());
-  return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("RegionOperation"));
+  return rs->RegionOperation(req, resp);
 }
 
 absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) {
-  if (tables_->role() != Role::kRegionServer) {
-    return absl::FailedPreconditionError("HostedRegions is for a cluster's region server; this server is standalone");
-  }
-  BASALT_RETURN_IF_ERROR(CheckRun("HostedRegions", req.start_code(), req.master_epoch()));
-  resp->set_server(tables_->ServerName());
-  resp->set_start_code(tables_->start_code());
-  for (const auto& [spec, info] : tables_->HostedRegions()) *resp->add_regions() = RegionSpecToProto(info);
-  return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("HostedRegions"));
+  return rs->HostedRegions(req, resp);
 }
 
 }  // namespace basalt::server

@@ -126,8 +126,6 @@ int Run(int argc, char** argv) {
   SplitHostPort(config.listen, &host, &unused_port).IgnoreError();  // validated by ParseCommandLine
   // When it started (ms): tells this run of the server apart from others at the same address.
   const int64_t start_code = absl::ToUnixMillis(absl::Now());
-  TableManager::Options topts;
-  topts.data_dir = config.data_dir;
   // Its ZooKeeper session's lease (common/zookeeper.h): unbounded until the session is made,
   // then no region is served while it lapses, and the server stops.
   SessionLease lease;  // (before zk: its session keeps it)
@@ -154,39 +152,65 @@ int Run(int argc, char** argv) {
     }
     zk_identity = *std::move(identity);
   }
+  Env* env = rados != nullptr ? static_cast<Env*>(rados.get()) : nullptr;
+  RegionOptions region_options;
+  region_options.block_cache = cache.get();
+  region_options.memstore_flush_size = config.memstore_flush_size;
+  region_options.wal_recovery = config.wal_recovery;
+  region_options.log = [](std::string_view line) { log::Info(line); };
+  // The transaction service (transactions.h): a standalone server's, its state log beside the
+  // data (on RADOS when the data is). Before the tables: their queues' compactions ask it.
+  std::unique_ptr<TransactionManager> transactions;
+  // What this process serves: a standalone server's catalogue and regions (TableManager), or a
+  // cluster's region server's regions, which the master opens here (RegionHost).
+  std::unique_ptr<TableManager> catalog;
+  std::unique_ptr<RegionHost> region_host;
+  TableSource* tables = nullptr;
+  // A region server's log is this run's own (its ZooKeeper registration names it for the master).
+  const std::string own_wal_dir =
+      config.cluster ? absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid()) : "";
   if (config.cluster) {
     // A region server: the master assigns its regions; its log is this run's own, which the
     // master splits by region if the server dies.
-    topts.role = Role::kRegionServer;
-    topts.start_code = start_code;
-    topts.lease = &lease;
-    topts.log_dir = absl::StrCat(config.data_dir, "/wals/", host, ",", start_code, ",", ::getpid());
-    topts.request_split = [&joined_zk, &paths, &to_master](const std::string& encoded_name) {
+    RegionHost::Options ho;
+    ho.env = env;
+    ho.data_dir = config.data_dir;
+    ho.region = region_options;
+    ho.wal_roll_size = config.wal_roll_size;
+    ho.wal_max_logs = config.wal_max_logs;
+    ho.region_max_size = config.region_max_size;
+    ho.auto_split = config.auto_split;
+    ho.start_code = start_code;
+    ho.lease = &lease;
+    ho.log_dir = own_wal_dir;
+    ho.request_split = [&joined_zk, &paths, &to_master](const std::string& encoded_name) {
       ZooKeeper* z = joined_zk.load();
       if (z == nullptr) return absl::UnavailableError("not in the cluster yet");
       return AskMasterToSplit(z, paths, encoded_name, to_master);
     };
-    topts.abort = [](const absl::Status& why) {
+    ho.abort = [](const absl::Status& why) {
       log::Error(absl::StrCat("aborting: ", why.message()));
       std::_Exit(4);
     };
-  }
-  if (rados != nullptr) topts.env = rados.get();
-  topts.region.block_cache = cache.get();
-  topts.region.memstore_flush_size = config.memstore_flush_size;
-  topts.region.wal_recovery = config.wal_recovery;
-  topts.wal_roll_size = config.wal_roll_size;
-  topts.wal_max_logs = config.wal_max_logs;
-  topts.region_max_size = config.region_max_size;
-  topts.auto_split = config.auto_split;
-  topts.region.log = [](std::string_view line) { log::Info(line); };
-  topts.rebuild_catalog = config.rebuild_catalog;
-  // The transaction service (transactions.h): a standalone server's, its state log beside the
-  // data (on RADOS when the data is). Before the tables: their queues' compactions ask it.
-  std::unique_ptr<TransactionManager> transactions;
-  if (!config.cluster) {
+    absl::StatusOr<std::unique_ptr<RegionHost>> opened = RegionHost::Open(ho);
+    if (!opened.ok()) {
+      log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", opened.status().ToString()));
+      return 1;
+    }
+    region_host = *std::move(opened);
+    tables = region_host.get();
+  } else {
+    TableManager::Options topts;
+    topts.data_dir = config.data_dir;
+    topts.env = env;
+    topts.region = region_options;
+    topts.wal_roll_size = config.wal_roll_size;
+    topts.wal_max_logs = config.wal_max_logs;
+    topts.region_max_size = config.region_max_size;
+    topts.auto_split = config.auto_split;
+    topts.rebuild_catalog = config.rebuild_catalog;
     TransactionManager::Options xo;
-    xo.env = topts.env;
+    xo.env = env;
     xo.dir = absl::StrCat(config.data_dir, "/transactions");
     xo.default_timeout_ms = config.transaction_timeout_ms;
     xo.max_in_progress_per_owner = static_cast<int>(config.max_transactions_per_user);
@@ -197,11 +221,13 @@ int Run(int argc, char** argv) {
     }
     transactions = *std::move(opened);
     topts.queue_compaction_filter = QueueEvictionFilter(transactions.get());
-  }
-  absl::StatusOr<std::unique_ptr<TableManager>> tables = TableManager::Open(topts);
-  if (!tables.ok()) {
-    log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", tables.status().ToString()));
-    return 1;
+    absl::StatusOr<std::unique_ptr<TableManager>> catalog_opened = TableManager::Open(topts);
+    if (!catalog_opened.ok()) {
+      log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", catalog_opened.status().ToString()));
+      return 1;
+    }
+    catalog = *std::move(catalog_opened);
+    tables = catalog.get();
   }
 
   ServerCounters counters;
@@ -209,20 +235,22 @@ int Run(int argc, char** argv) {
   // Metrics (issue 15): counted by the transports, read at scrape from the tables, served on the
   // HTTP port. The registry outlives the HTTP port (declared first, gone last).
   metrics::Registry registry;
-  RegisterScrapedMetrics(&registry, tables->get(), &counters);
-  DataService data(tables->get(), config, transactions.get());
+  RegisterScrapedMetrics(&registry, tables, &counters);
+  DataService data(tables, config, transactions.get());
   // A cluster's transactions are the master's: a transactional write's writer is checked there.
   if (config.cluster) data.SetRemoteWriterCheck(MasterWriterCheck(&joined_zk, paths, to_master));
-  AdminService admin(tables->get(), &counters);
+  std::unique_ptr<AdminService> admin_service = region_host != nullptr
+                                                   ? std::make_unique<AdminService>(region_host.get(), &counters)
+                                                   : std::make_unique<AdminService>(catalog.get(), &counters);
+  AdminService& admin = *admin_service;
   // The status page's latency graph, made once the transports have registered their histograms
   // (the pages show none before).
   std::unique_ptr<LatencyHistory> history;
   std::atomic<const LatencyHistory*> history_ready{nullptr};
-  TableManager* tm = tables->get();
-  auto page_data = [&admin, &history_ready, tm] {
+  auto page_data = [&admin, &history_ready, tables] {
     StatusPageData d;
     d.program = "basalt-server";
-    d.server_name = tm->ServerName();
+    d.server_name = tables->ServerName();
     d.now = absl::Now();
     FillFromAdmin(&admin, &d);
     d.log = log::Recent(200);
@@ -251,10 +279,10 @@ int Run(int argc, char** argv) {
   AccessController::Options acopts;
   acopts.enabled = config.auth;
   acopts.superusers = config.superusers;
-  absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, tm->acl_region());
+  absl::StatusOr<std::unique_ptr<AccessController>> access = AccessController::Open(acopts, catalog != nullptr ? catalog->acl_region() : nullptr);
   // Quotas (docs/DESIGN.md §12): kept in basalt:quota by a standalone server; a region server
   // follows the master's (FollowQuotas, below).
-  absl::StatusOr<std::unique_ptr<Quotas>> quotas = Quotas::Open(tm->quota_region());
+  absl::StatusOr<std::unique_ptr<Quotas>> quotas = Quotas::Open(catalog != nullptr ? catalog->quota_region() : nullptr);
   // The ZooKeeper session, whose watches load the grants into `access` (FollowGrants), ends
   // before `access` goes.
   absl::Cleanup end_zk_first = [&zk, &joined_zk] {
@@ -276,14 +304,14 @@ int Run(int argc, char** argv) {
   }
   if (!security.ok()) {
     log::Error(std::string(security.message()));
-    (*tables)->CloseAll().IgnoreError();
+    tables->CloseAll().IgnoreError();
     return 1;
   }
   gopts.access = access->get();
   gopts.authn = authn.get();
   if (!quotas.ok()) {
     log::Error(absl::StrCat("loading ", kQuotaTableName, ": ", quotas.status().message()));
-    (*tables)->CloseAll().IgnoreError();
+    tables->CloseAll().IgnoreError();
     return 1;
   }
   gopts.quotas = quotas->get();
@@ -306,7 +334,7 @@ int Run(int argc, char** argv) {
       counters.http_address = http->address();
     } else if (config.http_listen_set) {
       log::Error(std::string(started.status().message()));
-      (*tables)->CloseAll().IgnoreError();
+      tables->CloseAll().IgnoreError();
       return 1;
     } else {
       http_off = std::string(started.status().message());
@@ -326,7 +354,7 @@ int Run(int argc, char** argv) {
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     log::Error(std::string(s.message()));
-    (*tables)->CloseAll().IgnoreError();
+    tables->CloseAll().IgnoreError();
     return 1;
   }
   VerbsControl verbs_control;
@@ -335,7 +363,7 @@ int Run(int argc, char** argv) {
   if (!verbs_server.ok()) {
     log::Error(std::string(verbs_server.status().message()));
     server.Shutdown(std::chrono::milliseconds(0));
-    (*tables)->CloseAll().IgnoreError();
+    tables->CloseAll().IgnoreError();
     return 1;
   }
   counters.verbs.store(&verbs_control);
@@ -359,7 +387,7 @@ int Run(int argc, char** argv) {
   }
   std::cout << "basalt-server: verbs " << verbs_control.state << std::endl;
   log::Record(log::Level::kInfo, absl::StrCat("verbs ", verbs_control.state));
-  if (absl::Status named = (*tables)->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
+  if (absl::Status named = tables->SetServerName(absl::StrCat(host, ":", server.port())); !named.ok()) {
     log::Error(std::string(named.message()));
   }
   // (Said with the other start-up facts, on stdout, as "verbs off: ..." is: the default port
@@ -371,9 +399,9 @@ int Run(int argc, char** argv) {
     std::cout << "basalt-server: metrics off: " << http_off << std::endl;
   }
   log::Record(log::Level::kInfo, absl::StrCat("listening on ", host, ":", server.port(), " (data dir ",
-                                              config.data_dir, ", ", (*tables)->size(), " tables)"));
+                                              config.data_dir, ", ", tables->size(), " tables)"));
   std::cout << "basalt-server listening on " << host << ":" << server.port() << " (data dir " << config.data_dir
-            << ", " << (*tables)->size() << " tables)" << std::endl;
+            << ", " << tables->size() << " tables)" << std::endl;
   // Cluster membership: registered once it serves. When ZooKeeper ends the session, a master
   // fences this server (its RADOS client can no longer write) and its regions go elsewhere, so
   // it stops at once, as an HBase region server aborts on YouAreDeadException.
@@ -391,13 +419,13 @@ int Run(int argc, char** argv) {
     me.name = absl::StrCat(host, ":", server.port());
     me.start_code = start_code;
     if (rados != nullptr) me.rados_client = rados->ClientAddress();
-    me.wal_dir = topts.log_dir;
+    me.wal_dir = own_wal_dir;
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
     if (!joined.ok()) {
       log::Error(absl::StrCat("joining the cluster at ", config.zookeeper_quorum, ": ", joined.status().message()));
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
-      (*tables)->CloseAll().IgnoreError();
+      tables->CloseAll().IgnoreError();
       return 1;
     }
     zk = *std::move(joined);
@@ -431,7 +459,7 @@ int Run(int argc, char** argv) {
       log::Error(absl::StrCat("writing port file: ", s.message()));
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
-      (*tables)->CloseAll().IgnoreError();
+      tables->CloseAll().IgnoreError();
       return 1;
     }
   }
@@ -448,7 +476,7 @@ int Run(int argc, char** argv) {
   http.reset();  // no page reads what the shutdown takes down
   if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool
   server.Shutdown(kShutdownGrace);
-  absl::Status closed = (*tables)->CloseAll();
+  absl::Status closed = tables->CloseAll();
   if (!closed.ok()) {
     log::Error(closed.ToString());
     return 1;

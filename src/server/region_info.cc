@@ -108,4 +108,15 @@ absl::Status CheckCoverage(std::string_view table, const std::vector<RegionInfo>
   return absl::OkStatus();
 }
 
+std::string TableDirIn(std::string_view data_dir, std::string_view table) {
+  return absl::StrCat(AV(data_dir), "/tables/", AV(table));
+}
+
+std::string RegionDirIn(std::string_view data_dir, const RegionInfo& info) {
+  if (info.id == 0) return TableDirIn(data_dir, info.table);
+  return absl::StrCat(TableDirIn(data_dir, info.table), "/", info.EncodedName());
+}
+
+std::string TableOfRegionName(std::string_view region) { return std::string(region.substr(0, region.find(','))); }
+
 }  // namespace basalt::server

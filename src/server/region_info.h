@@ -31,6 +31,11 @@ namespace basalt::server {
 
 inline constexpr char kRegionInfoFileName[] = "REGIONINFO";
 
+// The files start-up repair knows by name: each table directory's own record, and where what
+// the catalogue does not list is moved (data_dir/lost+found/).
+inline constexpr char kTableInfoName[] = "TABLEINFO";
+inline constexpr char kLostFoundDir[] = "lost+found";
+
 struct RegionInfo {
   std::string table;
   std::string start_key;
@@ -54,6 +59,14 @@ absl::StatusOr<RegionInfo> DecodeRegionInfo(std::string_view bytes, const std::s
 // (as HBase's createTable).
 absl::StatusOr<std::vector<RegionInfo>> RegionsFromSplitKeys(std::string_view table, std::vector<std::string> split_keys,
                                                              uint64_t first_id);
+
+// Where a table's and a region's files are under a data directory (the names above):
+// data_dir/tables/<table>, and its region's directory in it (a region from before regions, id 0:
+// the table directory itself).
+std::string TableDirIn(std::string_view data_dir, std::string_view table);
+std::string RegionDirIn(std::string_view data_dir, const RegionInfo& info);
+// The table of a region named in a log record ("table,start,id", or a table's name).
+std::string TableOfRegionName(std::string_view region);
 
 // Whether `regions` (sorted by start key) cover the key space once, with no gap or overlap.
 // FailedPrecondition naming the first gap or overlap.

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "common/string_binary.h"
 #include "src/server/meta.h"
+#include "src/server/split_policy.h"
 #include "src/server/table_errors.h"
 #include "src/server/tables.h"
 
@@ -109,7 +110,6 @@ std::string TableManager::CommitServer() const {
 }
 
 absl::Status TableManager::Split(std::string_view name, std::string_view split_row) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("split"));
   absl::MutexLock al(&admin_mu_);
   const std::string table(name.substr(0, name.find(',')));
   const bool by_region = name.find(',') != std::string_view::npos;
@@ -312,7 +312,6 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
 }
 
 absl::Status TableManager::Merge(std::string_view first, std::string_view second) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("merge_region"));
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo found[2];
@@ -344,7 +343,7 @@ absl::Status TableManager::Merge(std::string_view first, std::string_view second
 
 void TableManager::MaybeSplit(const std::string& region) {
   const std::string table = TableOfRegion(region);
-  absl::ReleasableMutexLock al(&admin_mu_);
+  absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo info;
   std::shared_ptr<Table> t;
@@ -366,22 +365,9 @@ void TableManager::MaybeSplit(const std::string& region) {
   const RegionStats st = hosted->region->GetStats();
   // A daughter still reading its parent's files is looked at again once its compaction ends.
   if (st.reference_files > 0) return;
-  // HBase's SteppingSplitPolicy: a table's first region splits early, so that a new table
-  // spreads soon; after that at the maximum size.
-  const uint64_t max = spec.max_file_size != 0 ? spec.max_file_size : options_.region_max_size;
-  const uint64_t limit = regions == 1 ? std::min(max, 2 * options_.region.memstore_flush_size) : max;
+  const uint64_t limit = SplitSize(spec, regions, options_.region_max_size, options_.region.memstore_flush_size);
   if (st.largest_store_bytes <= limit) return;
   info = hosted->info;
-  if (options_.role == Role::kRegionServer) {
-    // The master splits it (closing it here first): asked without holding admin_mu_, which its
-    // CloseRegion call takes.
-    const std::string encoded = hosted->encoded_name;
-    al.Release();
-    absl::Status asked = options_.request_split(encoded);
-    Log(absl::StrCat("region ", info.Name(), " passed ", limit, " bytes: asked the master to split it: ",
-                     asked.ok() ? "split" : asked.ToString()));
-    return;
-  }
   absl::Status s = SplitRegionLocked(spec, info, "");
   if (!s.ok()) {
     Log(absl::StrCat("region ", info.Name(), " passed ", limit, " bytes but did not split: ", s.ToString()));

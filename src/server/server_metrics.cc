@@ -64,16 +64,16 @@ OpMetrics MakeOpMetrics(metrics::Registry* r, std::string_view op, std::string_v
   return m;
 }
 
-void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, const ServerCounters* counters) {
+void RegisterScrapedMetrics(metrics::Registry* r, const TableSource* tables, const ServerCounters* counters) {
   // Per table: one read of the tables' statistics per family.
   auto per_table = [tables](auto value) {
     return [tables, value]() {
       Samples out;
-      for (const TableManager::TableInfo& t : tables->Stats()) out.push_back({{{"table", t.spec.name}}, value(t)});
+      for (const TableInfo& t : tables->Stats()) out.push_back({{{"table", t.spec.name}}, value(t)});
       return out;
     };
   };
-  using TI = TableManager::TableInfo;
+  using TI = TableInfo;
   Must(r->AddGaugeFamily("basalt_table_regions", "Regions of each table, as meta records them.",
                          per_table([](const TI& t) { return static_cast<double>(t.regions); })));
   Must(r->AddGaugeFamily("basalt_table_memstore_bytes", "Bytes in each table's memstores on this server.",
@@ -106,7 +106,7 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableManager* tables, co
   auto process_wide = [tables](uint64_t RegionStats::*count) {
     return [tables, count] {
       uint64_t n = 0;
-      for (const TableManager::TableInfo& t : tables->Stats()) n = std::max(n, t.stats.*count);
+      for (const TableInfo& t : tables->Stats()) n = std::max(n, t.stats.*count);
       return static_cast<double>(n);
     };
   };

@@ -13,7 +13,7 @@
 
 namespace basalt::server {
 
-class TableManager;
+class TableSource;
 struct ServerCounters;
 
 // Whether the data path counts calls: off only in a build made to measure what counting costs
@@ -57,7 +57,7 @@ std::string SnakeCase(std::string_view camel);
 // flushes, compactions), the server log (appends, bytes, syncs, records per sync), the block
 // cache, and the process (resident bytes, threads, open files, uptime). `tables` and `counters`
 // must outlive the registry's scrapes.
-void RegisterScrapedMetrics(metrics::Registry* registry, const TableManager* tables, const ServerCounters* counters);
+void RegisterScrapedMetrics(metrics::Registry* registry, const TableSource* tables, const ServerCounters* counters);
 // The process's figures alone (resident bytes, threads, open files, uptime since `start`): a
 // master's /metrics, and part of the above.
 void RegisterProcessMetrics(metrics::Registry* registry, std::chrono::steady_clock::time_point start);

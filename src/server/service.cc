@@ -324,23 +324,7 @@ bool ConditionHolds(rpc::CompareOp op, std::string_view given, const CellView* s
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindTable(const std::string& name, const std::string& region) const {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(name));
-  if (const SessionLease* lease = tables_->lease(); lease != nullptr && !lease->Held()) {
-    // Cut off from ZooKeeper for its session timeout: a master may be reopening this server's
-    // regions elsewhere, so it serves nothing (not even a read) and the client locates the row
-    // again (docs/DESIGN.md §6, "Leases").
-    return NotServingRegionError(region, absl::StrCat("region server ", tables_->ServerName(),
-                                                      " has lost its ZooKeeper session lease and serves no region"));
-  }
-  absl::StatusOr<std::shared_ptr<Table>> t = tables_->Find(name);
-  if (!t.ok() && absl::IsNotFound(t.status()) && tables_->role() == Role::kRegionServer) {
-    // A cluster's region server holds no region of the table (any more): the client locates it again.
-    if (!region.empty()) {
-      return NotServingRegionError(region, absl::StrCat("region ", region, " of table ", name, " is not served here"));
-    }
-    return absl::UnavailableError(absl::StrCat("table ", name, " has no region on this server; locate its rows in ",
-                                               kMetaTableName));
-  }
-  return t;
+  return tables_->Find(name, region);
 }
 
 absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std::string& name,
@@ -367,7 +351,7 @@ absl::StatusOr<std::shared_ptr<Table>> DataService::FindWritableTable(const std:
 
 absl::StatusOr<TransactionManager*> DataService::Transactions() const {
   if (transactions_ == nullptr) {
-    return absl::FailedPreconditionError(tables_->role() == Role::kRegionServer
+    return absl::FailedPreconditionError(remote_writer_check_
                                              ? "a cluster's transactions are served by its active master"
                                              : "this server runs no transaction service");
   }

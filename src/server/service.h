@@ -20,6 +20,9 @@
 #include "src/server/config.h"
 #include "src/server/filters.h"
 #include "src/server/proto_convert.h"
+#include "src/server/region_host.h"
+#include "src/server/region_server_admin.h"
+#include "src/server/table_source.h"
 #include "src/server/tables.h"
 #include "src/server/transactions.h"
 #include "transport/verbs/frame.h"
@@ -62,14 +65,15 @@ class ScanCursor {
   // A scan of one region: its encoded name, where to look whether it is still served, and the
   // newest table it was last seen in (the cursor's own once a move or split superseded that).
   std::string region_;
-  const TableManager* tables_ = nullptr;
+  const TableSource* tables_ = nullptr;
   std::weak_ptr<Table> served_in_;
 };
 
 class DataService {
  public:
-  // `transactions`: the transaction service this process runs (a standalone server's), or null.
-  DataService(TableManager* tables, const ServerConfig& config, TransactionManager* transactions = nullptr)
+  // `tables`: what this process serves (table_source.h). `transactions`: the transaction
+  // service this process runs (a standalone server's, a master's), or null.
+  DataService(const TableSource* tables, const ServerConfig& config, TransactionManager* transactions = nullptr)
       : tables_(tables), config_(config), transactions_(transactions) {}
 
   absl::Status Get(const rpc::GetRequest& req, rpc::GetResponse* resp);
@@ -103,7 +107,8 @@ class DataService {
   // this process's transaction service, or of a cluster's (SetRemoteWriterCheck). With access
   // control on, every transactional write is checked so: the pointer is the client's word.
   absl::Status CheckWriter(const TxCaller& caller, int64_t write_pointer) const;
-  // A cluster's region server: how CheckWriter asks the active master.
+  // A cluster's region server: how CheckWriter asks the active master, whose transaction
+  // service the cluster's is (the transaction calls are refused here as the master's).
   void SetRemoteWriterCheck(std::function<absl::Status(const TxCaller&, int64_t)> check) {
     remote_writer_check_ = std::move(check);
   }
@@ -131,7 +136,7 @@ class DataService {
   absl::StatusOr<TransactionManager*> Transactions() const;
   absl::StatusOr<Durability> DurabilityOf(int d) const;
 
-  TableManager* tables_;
+  const TableSource* tables_;
   const ServerConfig config_;
   TransactionManager* const transactions_;
   std::function<absl::Status(const TxCaller&, int64_t)> remote_writer_check_;  // set before serving
@@ -172,10 +177,17 @@ class ClusterAdmin {
   virtual void FillStatus(rpc::StatusResponse* resp) = 0;
 };
 
+// The Admin service of a process: table changes go to its catalogue, what it reports comes
+// from the tables it serves, and a cluster's calls go to the part that makes them (the master's
+// ClusterAdmin, a region server's RegionServerAdmin). A process without a part refuses its calls.
 class AdminService {
  public:
-  AdminService(TableManager* tables, const ServerCounters* counters, ClusterAdmin* cluster = nullptr)
-      : tables_(tables), counters_(counters), cluster_(cluster) {}
+  // A standalone server, or with `cluster` a cluster's active master: `catalog` is both what it
+  // keeps and what it serves.
+  AdminService(TableManager* catalog, const ServerCounters* counters, ClusterAdmin* cluster = nullptr);
+  // A cluster's region server: no catalogue (table changes are refused as the master's).
+  AdminService(RegionHost* host, const ServerCounters* counters);
+  ~AdminService();
 
   absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);
   absl::Status DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp);
@@ -199,11 +211,7 @@ class AdminService {
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);
   absl::Status Unassign(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
-  // A cluster's region server (proto/basalt.proto "Region servers of a cluster"); a standalone
-  // server refuses them. A call that names another run of this server (its start_code: a master
-  // that has not yet seen that the run before this one at the same address died) is refused
-  // with a WrongServerError, so that "not open here" never speaks for a run that may have left
-  // writes in its log.
+  // A cluster's region server's (RegionServerAdmin); refused elsewhere.
   absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
   absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp);
   absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp);
@@ -212,14 +220,18 @@ class AdminService {
  private:
   // FailedPrecondition for `what` when this is not a cluster's active master.
   absl::Status NeedsMaster(std::string_view what) const;
-  // OK when `start_code` is this run's or 0, and `master_epoch` is 0 or the highest seen yet
-  // (kept); else a WrongServerError, or FailedPrecondition from a deposed master, for `what`.
-  absl::Status CheckRun(const char* what, int64_t start_code, int64_t master_epoch);
+  // The catalogue, for a table change `what`; FailedPrecondition on a region server.
+  absl::StatusOr<TableManager*> Catalog(std::string_view what) const;
+  // The region server's part, for `what`; FailedPrecondition elsewhere.
+  absl::StatusOr<RegionServerAdmin*> RegionServer(std::string_view what) const;
 
-  TableManager* tables_;
+  TableSource* const tables_;
+  TableManager* const catalog_;  // null on a region server
   const ServerCounters* counters_;
-  std::atomic<int64_t> master_epoch_{0};  // the highest master epoch a call has carried
-  ClusterAdmin* cluster_;
+  ClusterAdmin* const cluster_;                        // a master's; else null
+  std::unique_ptr<RegionServerAdmin> region_server_;  // a region server's; else null
+  const char* const mode_;      // what Status says this process is
+  const char* const not_master_;  // what it is, when a master's call reaches it
 };
 
 }  // namespace basalt::server

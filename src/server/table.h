@@ -35,9 +35,9 @@ struct HostedRegion {
   // Where it is served (host:port, what meta's info:server records): this server, or, in a
   // master, the region server it was placed on.
   std::string server = {};
-  // A cluster's region server holds only some of a table's regions: the rows of the others are
-  // covered by placeholders that refuse every call as not served here (UNAVAILABLE), so routing
-  // by row stays as it is. Statistics, flushes and closes skip them.
+  // A cluster's region server (region_host.h) holds only some of a table's regions: the rows of
+  // the others are covered by placeholders that refuse every call as not served here
+  // (UNAVAILABLE), so routing by row stays as it is. Statistics, flushes and closes skip them.
   bool placeholder = false;
   // A master's region an operator closed (TableManager::Unassign): served nowhere, meta records
   // it CLOSED, and `region` refuses every call as not served, until Assign.
@@ -93,6 +93,7 @@ class Table {
 
  private:
   friend class TableManager;
+  friend class RegionHost;
   void RunCloseHooks();
   // Closes every region; the first error, naming its region.
   absl::Status CloseRegions();

@@ -1,7 +1,7 @@
 // TableManager: the catalogue's admin operations (create, disable, enable, drop, assign), what
 // it reports, and closing. Start-up and repair: tables_open.cc; the server log and meta rows:
-// tables_meta.cc; a master's placement: tables_assign.cc; a region server's regions:
-// tables_hosted.cc; splits and merges: region_split.cc.
+// tables_meta.cc; a master's placement: tables_assign.cc; splits and merges: region_split.cc. A
+// cluster's region server has no catalogue: its regions are a RegionHost's (region_host.h).
 #include "src/server/tables.h"
 
 #include <algorithm>
@@ -30,9 +30,7 @@ TableManager::TableManager(const Options& options) : options_(options) {
 
 TableManager::~TableManager() { CloseAll().IgnoreError(); }
 
-std::string TableManager::TableDir(std::string_view name) const {
-  return absl::StrCat(options_.data_dir, "/tables/", AV(name));
-}
+std::string TableManager::TableDir(std::string_view name) const { return TableDirIn(options_.data_dir, name); }
 
 void TableManager::Log(std::string_view line) const {
   if (options_.log) {
@@ -53,7 +51,7 @@ absl::Status TableManager::SaveLocked(const std::vector<TableSpec>& tables) {
   return SaveCatalog(options_.env, options_.data_dir, tables);
 }
 
-absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name) const {
+absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name, std::string_view) const {
   absl::ReaderMutexLock l(&mu_);
   if (stopping_) return absl::UnavailableError("server is shutting down");
   if (std::shared_ptr<Table> t = SystemTable(name); t != nullptr) return t;
@@ -65,7 +63,6 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name)
 }
 
 absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<std::string>& split_keys) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("create"));
   TableSpec spec = spec_in;
   spec.enabled = true;
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
@@ -126,7 +123,6 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
 }
 
 absl::Status TableManager::Disable(std::string_view name) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("disable"));
   absl::MutexLock al(&admin_mu_);
   std::vector<TableSpec> cat = CatalogLocked();
   auto it = std::find_if(cat.begin(), cat.end(), [&](const TableSpec& s) { return s.name == name; });
@@ -205,7 +201,6 @@ absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view
 }
 
 absl::Status TableManager::Enable(std::string_view name) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("enable"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is already enabled"));
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
@@ -241,7 +236,6 @@ absl::Status TableManager::Enable(std::string_view name) {
 }
 
 absl::Status TableManager::Drop(std::string_view name) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("drop"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is enabled; disable it before dropping it"));
   std::vector<TableSpec> cat = CatalogLocked();
@@ -325,7 +319,6 @@ void TableManager::HousekeepingLoop() {
 }
 
 absl::Status TableManager::Assign(std::string_view name) {
-  BASALT_RETURN_IF_ERROR(NotOnRegionServer("assign"));
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   std::vector<RegionInfo> regions;
@@ -404,7 +397,7 @@ std::vector<TableSpec> TableManager::List() const {
   return out;
 }
 
-std::vector<TableManager::TableInfo> TableManager::Stats() const {
+std::vector<TableInfo> TableManager::Stats() const {
   std::vector<std::pair<TableInfo, std::shared_ptr<Table>>> tables;
   {
     absl::ReaderMutexLock l(&mu_);
@@ -457,7 +450,7 @@ absl::Status TableManager::CloseAll() {
   return first;
 }
 
-absl::StatusOr<std::vector<TableManager::RegionStatus>> TableManager::Regions(std::string_view name) const {
+absl::StatusOr<std::vector<RegionStatus>> TableManager::Regions(std::string_view name) const {
   std::shared_ptr<Table> table;
   std::vector<RegionStatus> out;
   std::string state;
@@ -504,11 +497,6 @@ size_t TableManager::RegionCount(std::string_view name) const {
 
 absl::Status TableManager::SetServerName(std::string_view name) {
   absl::MutexLock al(&admin_mu_);  // no create or drop changes the rows meanwhile
-  if (options_.role == Role::kRegionServer) {
-    absl::MutexLock l(&mu_);
-    server_name_.assign(name);
-    return absl::OkStatus();
-  }
   std::vector<RowMutation> rows;
   std::vector<Entry> tables;
   {

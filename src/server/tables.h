@@ -1,4 +1,5 @@
-// The tables a standalone server hosts: the catalogue (catalog.h: which tables exist, their
+// The catalogue a standalone server or a cluster's master keeps (a cluster's region server has
+// none: region_host.h), and the tables it serves: the catalogue (catalog.h: which tables exist, their
 // families, enabled or not), basalt:meta (meta.h: which regions each table has) and the open
 // Regions of every enabled table, each in data_dir/tables/<table>/<encoded region name>/. Each
 // table directory also holds TABLEINFO, the table's own record (a one-table catalogue), from
@@ -39,6 +40,7 @@
 #include "src/server/catalog.h"
 #include "src/server/region_info.h"
 #include "src/server/table.h"
+#include "src/server/table_source.h"
 #include "storage/region.h"
 #include "storage/server_log.h"
 
@@ -48,18 +50,10 @@ class SessionLease;  // common/zookeeper.h
 
 namespace basalt::server {
 
-// The files start-up repair knows by name: each table directory's own record, and where what
-// the catalogue does not list is moved (data_dir/lost+found/).
-inline constexpr char kTableInfoName[] = "TABLEINFO";
-inline constexpr char kLostFoundDir[] = "lost+found";
-
 // What a TableManager is in a deployment (docs/DESIGN.md §2, §6).
 enum class Role {
   // Keeps the catalogue and basalt:meta and opens every region itself: a standalone server.
   kStandalone,
-  // A cluster's region server: no catalogue or meta of its own; it opens and closes the regions
-  // the active master asks it to (OpenRegion, CloseRegion) and serves their rows.
-  kRegionServer,
   // A cluster's active master: keeps the catalogue and basalt:meta (serving meta to clients);
   // every user region is opened on a region server through Options::placement, and the Region
   // it holds for it is that server's handle (closing it closes the region there).
@@ -72,7 +66,7 @@ struct PlacedRegion {
   std::string server;  // host:port
 };
 
-class TableManager {
+class TableManager final : public TableSource {
  public:
   struct Options {
     Role role = Role::kStandalone;
@@ -89,8 +83,7 @@ class TableManager {
     // kMaster: the logs of dead (fenced) region servers, split into their regions'
     // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
     std::vector<std::string> dead_server_logs;
-    // The server log's directory; empty: data_dir/wal. A cluster's region server has one of its
-    // own per run (data_dir/wals/<server node>), which a master splits when the server dies.
+    // The server log's directory; empty: data_dir/wal.
     std::string log_dir;
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string data_dir;
@@ -112,21 +105,6 @@ class TableManager {
     // region_max_size once it has more, splits at its middle.
     bool auto_split = true;
     uint64_t region_max_size = 10ull << 30;
-    // kRegionServer, with auto_split: asks the master to split a region (by its encoded name)
-    // that passed the size, instead of splitting it here (AskMasterToSplit). Empty: none.
-    std::function<absl::Status(const std::string& encoded_name)> request_split;
-    // kRegionServer: stops the server at once (HBase's abort), when a region's close could not
-    // flush: its unflushed edits are then only in this server's log, and must reach the region
-    // wherever it opens next, which only the master's split of this server's log does (the
-    // server must be gone for that). Empty: only logged.
-    std::function<void(const absl::Status& why)> abort;
-    // kRegionServer: this run's start code (its node name's, HBase's ServerName start code). The
-    // master's calls name the run they are for, and a later run at the same address refuses
-    // them (src/server/service.h, AdminService). 0: none (standalone, a master).
-    int64_t start_code = 0;
-    // kRegionServer: its ZooKeeper session's lease; no region is served while it is not held
-    // (src/server/service.h, DataService). Null: always served.
-    const SessionLease* lease = nullptr;
   };
 
   // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
@@ -136,12 +114,11 @@ class TableManager {
   // open is FAILED_OPEN, the others serve.
   static absl::StatusOr<std::unique_ptr<TableManager>> Open(const Options& options);
   // Closes every table (CloseAll), ignoring errors.
-  ~TableManager();
+  ~TableManager() override;
 
-  // The open table. NotFound "table 'x' does not exist"; FailedPrecondition when disabled or
-  // FAILED_OPEN (with the reason).
-  // basalt:meta and basalt:acl are found too (read-only: Table::system()).
-  absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name) const;
+  // TableSource (table_source.h). Find: `region` is not looked at (every region is this
+  // process's, or placed by it).
+  absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name, std::string_view region = {}) const override;
 
   // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
   // region) and records the table, enabled. InvalidArgument, AlreadyExists.
@@ -155,8 +132,9 @@ class TableManager {
   // The table must be disabled (else FailedPrecondition). Removes it from the catalogue
   // durably, then removes its directory.
   absl::Status Drop(std::string_view name);
-  absl::Status Flush(std::string_view name);
-  absl::Status MajorCompact(std::string_view name);
+  absl::Status Flush(std::string_view name) override;
+  // Then removes the split parents no region reads any more (CleanSplitParents).
+  absl::Status MajorCompact(std::string_view name) override;
   // Opens a FAILED_OPEN table's regions again, or the FAILED_OPEN regions of an open table (its
   // other regions serve on), as basalt:meta records them now (or, without rows there, as its
   // region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the new reason,
@@ -183,41 +161,24 @@ class TableManager {
   // housekeeping thread.
   absl::Status CleanSplitParents(std::string_view table);
 
-  absl::StatusOr<TableSpec> Describe(std::string_view name) const;
-  std::vector<TableSpec> List() const;  // by name
-  // Why an enabled table is FAILED_OPEN (ok: it is not).
-  absl::Status OpenError(std::string_view name) const;
-
-  struct TableInfo {
-    TableSpec spec;
-    absl::Status open_error;  // not ok: FAILED_OPEN, and why
-    RegionStats stats;        // zero when disabled or FAILED_OPEN
-    size_t regions = 0;       // as meta records them
-  };
-  std::vector<TableInfo> Stats() const;
+  absl::StatusOr<TableSpec> Describe(std::string_view name) const override;
+  std::vector<TableSpec> List() const override;
+  absl::Status OpenError(std::string_view name) const override;
+  std::vector<TableInfo> Stats() const override;
   // A table's regions as meta records them, with each one's statistics when it is open.
-  struct RegionStatus {
-    RegionInfo info;
-    std::string state;  // OPEN, CLOSED, FAILED_OPEN
-    RegionStats stats;
-    std::string server = {};  // where it serves (host:port)
-  };
-  absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const;
-  // host:port of this server, recorded in meta rows (info:server).
-  absl::Status SetServerName(std::string_view name);
-  std::string ServerName() const;
-  int64_t start_code() const { return options_.start_code; }
-  const SessionLease* lease() const { return options_.lease; }
+  absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const override;
+  // Also rewrites every meta row's info:server.
+  absl::Status SetServerName(std::string_view name) override;
+  std::string ServerName() const override;
   // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
-  size_t RegionCount(std::string_view name) const;
-  size_t size() const;
-  // What the server log did (records, bytes, syncs); zero before it opens.
-  LogStats ServerLogStats() const { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
+  size_t RegionCount(std::string_view name) const override;
+  size_t size() const override;
+  LogStats ServerLogStats() const override { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
 
   Role role() const { return options_.role; }
-  // basalt:acl's region (access_control.h writes it); null on a region server.
+  // basalt:acl's region (access_control.h writes it).
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
-  // basalt:quota's region (quotas.h writes it); null on a region server.
+  // basalt:quota's region (quotas.h writes it).
   Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
   // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
   // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
@@ -238,8 +199,7 @@ class TableManager {
   // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
   // disabled or FAILED_OPEN table and in another role.
   absl::Status Move(std::string_view region, std::string_view destination);
-  // Every open region of every enabled user table (none of a region server's placeholders,
-  // nor an unassigned region).
+  // Every open region of every enabled user table (not an unassigned region).
   std::vector<HostedRegion> OpenRegions() const;
   // kMaster: HBase 2's unassign of one region (its name or encoded name): it closes on its server
   // (flushing) and meta records it CLOSED, with no server; it stays closed (calls on its rows are
@@ -253,22 +213,9 @@ class TableManager {
   // server could open it (it is then FAILED_OPEN, opened again when a server joins).
   absl::Status AssignRegion(std::string_view region);
 
-  // kRegionServer: opens region `info` of `spec` here (replaying what a log split left in its
-  // recovered.edits/) and serves it. AlreadyExists when it is open here; the open's error
-  // otherwise (nothing is served then). FailedPrecondition in another role.
-  absl::Status OpenRegion(const TableSpec& spec, const RegionInfo& info);
-  // kRegionServer: stops serving the region (calls on it are refused as not served here, and the
-  // client locates it again) and closes it, flushing. NotFound when it is not open here. A close
-  // whose flush failed still closes: what was not flushed stays in this server's log.
-  absl::Status CloseRegion(std::string_view encoded_name);
-  // kRegionServer: the open region with this encoded name (NotFound).
-  absl::StatusOr<std::shared_ptr<Region>> HostedRegionNamed(std::string_view encoded_name) const;
-  // kRegionServer: every region open here, with its table.
-  std::vector<std::pair<TableSpec, RegionInfo>> HostedRegions() const;
-
-  // Closes every open region (each flushes). Later calls get Unavailable.
-  // Returns the first error.
-  absl::Status CloseAll();
+  // Closes every open region (each flushes; a master's regions stay open on their servers).
+  // Later calls get Unavailable. Returns the first error.
+  absl::Status CloseAll() override;
 
  private:
   explicit TableManager(const Options& options);
@@ -363,19 +310,9 @@ class TableManager {
                              const Table* table = nullptr);
   // Where `table` serves region `r` (HostedRegion::server), or this server's name.
   std::string ServerOf(const Table* table, const RegionInfo& r) const;
-  // The Table of a region server: the open regions of `spec` (sorted), with placeholders over the
-  // rows of the others.
-  static std::shared_ptr<Table> HostTable(const TableSpec& spec, std::vector<HostedRegion> open);
-  // kRegionServer: serves the `open` regions of `spec` from now on (none: the table is no longer
-  // here); the caller holds admin_mu_.
-  void InstallHosted(const TableSpec& spec, std::vector<HostedRegion> open);
-  // kRegionServer: the table holding the open region with this encoded name (NotFound).
-  absl::StatusOr<std::shared_ptr<Table>> TableHolding(std::string_view encoded_name) const;
   // The server a split's or merge's commit records its children on: this one's, or in a master
   // none (they are placed after the commit, then recorded).
   std::string CommitServer() const;
-  // Refuses an operation that the catalogue's owner does, on a region server.
-  absl::Status NotOnRegionServer(std::string_view what) const;
   // Refuses an operation that places regions (move, unassign, assign of a region) on anything but
   // a master.
   absl::Status OnlyOnMaster(std::string_view what) const;
@@ -410,9 +347,9 @@ class TableManager {
   // Declared before every region's holder: regions close before the log they write to goes.
   std::unique_ptr<ServerLog> log_;
   std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
-  std::shared_ptr<Table> acl_;   // basalt:acl, likewise (not on a region server)
+  std::shared_ptr<Table> acl_;   // basalt:acl, likewise
   std::shared_ptr<Table> quota_;  // basalt:quota, likewise
-  // A system table by name; null for any other name (or on a region server).
+  // A system table by name; null for any other name.
   std::shared_ptr<Table> SystemTable(std::string_view name) const;
   std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes

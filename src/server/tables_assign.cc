@@ -74,10 +74,7 @@ absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionN
 absl::Status TableManager::OnlyOnMaster(std::string_view what) const {
   if (options_.role == Role::kMaster) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      AV(what), ": ",
-      options_.role == Role::kStandalone ? "a standalone server holds every region itself"
-                                         : "a region server opens the regions the master places on it",
-      "; placing regions is a cluster master's (basalt-master)"));
+      AV(what), ": a standalone server holds every region itself; placing regions is a cluster master's (basalt-master)"));
 }
 
 absl::Status TableManager::Move(std::string_view region, std::string_view destination) {

@@ -78,9 +78,7 @@ void TableManager::RetryLogSplit(const TableSpec& spec, const std::vector<Region
   log_->RetrySplit(dirs, TableNamesLocked()).IgnoreError();
 }
 
-std::string TableManager::TableOfRegion(std::string_view region) {
-  return std::string(region.substr(0, region.find(',')));
-}
+std::string TableManager::TableOfRegion(std::string_view region) { return TableOfRegionName(region); }
 
 uint64_t TableManager::NewRegionId() {
   const uint64_t now = static_cast<uint64_t>(
@@ -93,10 +91,7 @@ uint64_t TableManager::NewRegionId() {
   return id;
 }
 
-std::string TableManager::RegionDir(const RegionInfo& info) const {
-  if (info.id == 0) return TableDir(info.table);  // a table from before regions
-  return absl::StrCat(TableDir(info.table), "/", info.EncodedName());
-}
+std::string TableManager::RegionDir(const RegionInfo& info) const { return RegionDirIn(options_.data_dir, info); }
 
 absl::Status TableManager::WriteMeta(const std::vector<RowMutation>& rows) {
   if (rows.empty()) return absl::OkStatus();

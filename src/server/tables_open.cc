@@ -80,18 +80,11 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   if (options.role == Role::kMaster && !options.placement) {
     return absl::InvalidArgumentError("a master's table manager needs a placement for its regions");
   }
-  if (options.auto_split && (options.role != Role::kRegionServer || options.request_split)) {
+  if (options.auto_split) {
     tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
       absl::MutexLock l(&t->housekeeping_mu_);
       t->split_checks_.insert(region);
     };
-  }
-  if (options.role == Role::kRegionServer) {
-    // No catalogue, no meta: the master opens regions here. The log is this run's own.
-    BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
-    BASALT_RETURN_IF_ERROR(tm->OpenServerLog());
-    tm->housekeeping_ = std::thread([t = tm.get()] { t->HousekeepingLoop(); });
-    return tm;
   }
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
