@@ -423,7 +423,7 @@ std::map<std::string, std::vector<std::string>> Master::RegionsByServer() const 
   for (const std::string& node : LiveServers()) held[node];
   if (tables_ == nullptr) return held;
   for (const server::HostedRegion& h : tables_->OpenRegions()) {
-    const auto* remote = dynamic_cast<const RemoteRegion*>(h.region.get());
+    const auto* remote = dynamic_cast<const RemoteRegionHandle*>(h.handle.get());
     if (remote == nullptr) continue;
     if (auto it = held.find(remote->node()); it != held.end()) it->second.push_back(h.encoded_name);
   }
@@ -595,7 +595,7 @@ absl::Status Master::RecoverServer(const std::string& node, const server::Server
   BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
   if (tables_ != nullptr) {
     BASALT_ASSIGN_OR_RETURN(size_t placed, tables_->RecoverServer(reg.wal_dir, [&](const server::HostedRegion& h) {
-      const auto* remote = dynamic_cast<const RemoteRegion*>(h.region.get());
+      const auto* remote = dynamic_cast<const RemoteRegionHandle*>(h.handle.get());
       return remote != nullptr && remote->node() == node;
     }));
     Log(absl::StrCat("server ", node, " recovered in ", absl::ToInt64Milliseconds(absl::Now() - start),

@@ -155,7 +155,7 @@ class Master final : public server::ClusterAdmin {
     std::map<std::string, server::ServerRegistration> dead;
   };
   absl::StatusOr<Servers> ListServers(bool watch);
-  // Counts a region out of `node`'s load: what a RemoteRegion runs when it goes.
+  // Counts a region out of `node`'s load: what a RemoteRegionHandle runs when it goes.
   std::function<void()> Release(const std::string& node);
   // HOST:PORT of a server node ("<host:port>,<start code>").
   static std::string AddressOf(const std::string& node);

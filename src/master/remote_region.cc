@@ -54,21 +54,16 @@ absl::Status CallServer(RegionServers* servers, const std::string& server,
 }
 }  // namespace
 
-RemoteRegion::RemoteRegion(RegionServers* servers, std::string server, std::string node, RegionDescriptor desc,
-                           std::string encoded_name, std::function<void()> on_release)
-    : servers_(servers), server_(std::move(server)), node_(std::move(node)), desc_(std::move(desc)),
-      encoded_(std::move(encoded_name)), on_release_(std::move(on_release)) {}
+RemoteRegionHandle::RemoteRegionHandle(RegionServers* servers, std::string server, std::string node,
+                                       std::string encoded_name, std::function<void()> on_release)
+    : servers_(servers), server_(std::move(server)), node_(std::move(node)), encoded_(std::move(encoded_name)),
+      on_release_(std::move(on_release)) {}
 
-RemoteRegion::~RemoteRegion() {
+RemoteRegionHandle::~RemoteRegionHandle() {
   if (on_release_) on_release_();
 }
 
-absl::Status RemoteRegion::NotServed() const {
-  return NotServingRegionError(encoded_, absl::StrCat("region ", desc_.name, " is served by ", server_,
-                                                      ", not by the master; locate it in ", server::kMetaTableName));
-}
-
-absl::StatusOr<rpc::RegionOpResponse> RemoteRegion::Op(rpc::RegionOp op) const {
+absl::StatusOr<rpc::RegionOpResponse> RemoteRegionHandle::Op(rpc::RegionOp op) const {
   rpc::RegionOpRequest req;
   req.set_region(encoded_);
   req.set_op(op);
@@ -80,21 +75,16 @@ absl::StatusOr<rpc::RegionOpResponse> RemoteRegion::Op(rpc::RegionOp op) const {
   return resp;
 }
 
-absl::Status RemoteRegion::Flush() { return Op(rpc::REGION_FLUSH).status(); }
+absl::Status RemoteRegionHandle::Flush() { return Op(rpc::REGION_FLUSH).status(); }
 
-absl::Status RemoteRegion::CompactMinor() {
-  // The server compacts on its own after its flushes; the master never asks for a minor one.
-  return absl::UnimplementedError("a minor compaction is the region server's own");
-}
+absl::Status RemoteRegionHandle::MajorCompact() { return Op(rpc::REGION_MAJOR_COMPACT).status(); }
 
-absl::Status RemoteRegion::MajorCompact() { return Op(rpc::REGION_MAJOR_COMPACT).status(); }
-
-absl::StatusOr<std::string> RemoteRegion::SplitPoint() const {
+absl::StatusOr<std::string> RemoteRegionHandle::SplitPoint() const {
   BASALT_ASSIGN_OR_RETURN(rpc::RegionOpResponse resp, Op(rpc::REGION_SPLIT_POINT));
   return resp.split_point();
 }
 
-absl::Status RemoteRegion::Close() {
+absl::Status RemoteRegionHandle::Close() {
   rpc::CloseRegionRequest req;
   req.set_region(encoded_);
   req.set_start_code(StartCodeOf(node_));
@@ -108,7 +98,7 @@ absl::Status RemoteRegion::Close() {
   return s;
 }
 
-RegionStats RemoteRegion::GetStats() const {
+RegionStats RemoteRegionHandle::GetStats() const {
   absl::StatusOr<rpc::RegionOpResponse> resp = Op(rpc::REGION_LOAD);
   if (resp.ok()) return server::RegionStatsFromProto(resp->load());
   RegionStats st;
@@ -117,17 +107,17 @@ RegionStats RemoteRegion::GetStats() const {
   return st;
 }
 
-int64_t RemoteRegion::Now() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, const std::string& node,
                            const server::TableSpec& spec, const server::RegionInfo& info,
                            std::function<void()> on_release) {
-  return server::PlacedRegion{std::make_shared<RemoteRegion>(servers, server, node, server::DescriptorOf(spec, info),
-                                                             info.EncodedName(), std::move(on_release)),
-                              server};
+  // Data calls on its rows reach the master only from a client whose meta is out of date.
+  RegionDescriptor desc = server::DescriptorOf(spec, info);
+  absl::Status not_served =
+      NotServingRegionError(info.EncodedName(), absl::StrCat("region ", desc.name, " is served by ", server,
+                                                             ", not by the master; locate it in ", server::kMetaTableName));
+  return server::PlacedRegion{
+      server::NewRefusingRegion(std::move(desc), std::move(not_served), ""),
+      std::make_shared<RemoteRegionHandle>(servers, server, node, info.EncodedName(), std::move(on_release)), server};
 }
 
 absl::StatusOr<server::PlacedRegion> OpenOn(RegionServers* servers, const std::string& server, const std::string& node,

@@ -1,10 +1,11 @@
 // The master's side of the regions it placed on region servers (docs/DESIGN.md §6): a channel
-// per region server (RegionServers), and a Region that stands for a region open on one of them
-// (RemoteRegion), so that the table manager's create, disable, enable, drop, assign, split and
-// merge (src/server/tables.h, Role::kMaster) work unchanged: closing the handle closes the region
-// on its server, flushing it; a flush, a major compaction, the split point and the figures are
-// asked of the server. The master serves no region's rows: a data call on the handle is refused
-// as not served here, and the client locates the region in meta.
+// per region server (RegionServers), and a handle on a region open on one of them
+// (RemoteRegionHandle, src/server/region_handle.h), through which the catalogue's create,
+// disable, enable, drop, assign, split and merge (src/server/tables.h) work as on a standalone
+// server: closing the handle closes the region on its server, flushing it; a flush, a major
+// compaction, the split point and the figures are asked of the server. The master serves no
+// region's rows: the region a placed region's data calls reach refuses them as not served here
+// (NotServingRegionError), and the client locates the region in meta.
 //
 // Thread-safety: every method may be called from any number of threads.
 #pragma once
@@ -58,50 +59,33 @@ class RegionServers {
   std::map<std::string, std::unique_ptr<rpc::Admin::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
-class RemoteRegion final : public Region {
+class RemoteRegionHandle final : public server::RegionHandle {
  public:
   // `node`: the server's node name in ZooKeeper ("host:port,start code"), which tells this run
   // of the server from a later one at the same address.
-  RemoteRegion(RegionServers* servers, std::string server, std::string node, RegionDescriptor desc,
-               std::string encoded_name, std::function<void()> on_release = {});
-  ~RemoteRegion() override;
+  RemoteRegionHandle(RegionServers* servers, std::string server, std::string node, std::string encoded_name,
+                     std::function<void()> on_release = {});
+  ~RemoteRegionHandle() override;
 
   const std::string& server() const { return server_; }
   const std::string& node() const { return node_; }
 
-  absl::Status Mutate(const std::vector<RowMutation>&, Durability, Nonce) override { return NotServed(); }
-  absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
-                   Durability) override {
-    return NotServed();
-  }
-  absl::Status MutateRowWith(std::string_view, const ReadSpec&, const RowUpdateFn&, Durability, Nonce) override {
-    return NotServed();
-  }
-  absl::StatusOr<std::vector<Cell>> Get(std::string_view, const ReadSpec&) override { return NotServed(); }
-  absl::Status Get(std::string_view, const ReadSpec&, RowResult*) override { return NotServed(); }
-  absl::StatusOr<std::unique_ptr<RegionScanner>> Scan(const ScanSpec&) override { return NotServed(); }
   absl::Status Flush() override;
-  absl::Status CompactMinor() override;
   absl::Status MajorCompact() override;
   absl::StatusOr<std::string> SplitPoint() const override;
   // Closes it on its server (flushing). A server that no longer answers: Unavailable (its
   // regions are reopened once it is fenced).
   absl::Status Close() override;
   // Asked of the server. When it does not answer, the figures are unknown: `failed` says so and
-  // reference_files is 1, so that nothing (the janitor) takes the region for one that no longer
-  // reads its parents' files.
+  // reference_files is 1.
   RegionStats GetStats() const override;
-  const RegionDescriptor& descriptor() const override { return desc_; }
-  int64_t Now() const override;
 
  private:
-  absl::Status NotServed() const;
   absl::StatusOr<rpc::RegionOpResponse> Op(rpc::RegionOp op) const;
 
   RegionServers* const servers_;
   const std::string server_;
   const std::string node_;
-  const RegionDescriptor desc_;
   const std::string encoded_;
   const std::function<void()> on_release_;  // when the handle goes (the master counts regions per server)
 };

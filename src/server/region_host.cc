@@ -141,14 +141,14 @@ size_t RegionHost::size() const {
 
 absl::Status RegionHost::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](Region* r) { return r->Flush(); });
+  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->Flush(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }
 
 absl::Status RegionHost::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](Region* r) { return r->MajorCompact(); });
+  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }

@@ -169,7 +169,7 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
     old = entries_.find(spec.name)->second.table;
   }
   if (old == nullptr) return Disabled(spec.name);
-  BASALT_ASSIGN_OR_RETURN(Region * region, OpenRegionOf(*old, parent, "split"));
+  BASALT_ASSIGN_OR_RETURN(RegionHandle * region, OpenRegionOf(*old, parent, "split"));
   std::string at(split_row);
   if (at.empty()) {
     BASALT_RETURN_IF_ERROR(region->Flush());
@@ -186,7 +186,7 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
   return ReplaceRegionsLocked(spec, {parent}, {a, b}, MetaSplit(parent, a, b, "OPEN", CommitServer()), "split");
 }
 
-absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
+absl::StatusOr<RegionHandle*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
   if (info.id == 0) {
     // Its files are the table directory's own: references to them and a janitor removing them
     // would both take the table directory for a region's.
@@ -203,12 +203,12 @@ absl::StatusOr<Region*> TableManager::OpenRegionOf(const Table& t, const RegionI
     return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " is FAILED_OPEN (assign it first): ",
                                                       hosted->open_error.message()));
   }
-  if (const uint64_t refs = hosted->region->GetStats().reference_files; refs > 0) {
+  if (const uint64_t refs = hosted->handle->GetStats().reference_files; refs > 0) {
     return absl::FailedPreconditionError(absl::StrCat("region ", info.Name(), " still reads ", refs,
                                                       " file(s) of the region(s) it was made from; it can ", AV(what),
                                                       " once a compaction has rewritten them (major_compact)"));
   }
-  return hosted->region.get();
+  return hosted->handle.get();
 }
 
 absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
@@ -226,13 +226,13 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
     regions = e.regions;
   }
   if (old == nullptr) return Disabled(spec.name);
-  std::vector<Region*> closing;
+  std::vector<RegionHandle*> closing;
   std::vector<std::weak_ptr<Region>> closing_held;
   for (const RegionInfo& p : parents) {
-    BASALT_ASSIGN_OR_RETURN(Region * r, OpenRegionOf(*old, p, what));
+    BASALT_ASSIGN_OR_RETURN(RegionHandle * r, OpenRegionOf(*old, p, what));
     closing.push_back(r);
     for (const HostedRegion& h : old->regions()) {
-      if (h.region.get() == r) closing_held.push_back(h.region);
+      if (h.handle.get() == r) closing_held.push_back(h.region);
     }
   }
   const std::string staging = SplitsDir(spec.name);
@@ -242,7 +242,7 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
   // From here the parents refuse writes: calls that meet them retry on the table installed next.
   old->superseded_.store(true, std::memory_order_release);
   absl::Status s;
-  for (Region* r : closing) {
+  for (RegionHandle* r : closing) {
     absl::Status closed = r->Close();
     if (s.ok()) s = closed;
   }
@@ -362,7 +362,7 @@ void TableManager::MaybeSplit(const std::string& region) {
     if (RegionName(spec, h.info) == region && h.open_error.ok()) hosted = &h;
   }
   if (hosted == nullptr || hosted->info.id == 0) return;  // gone meanwhile, or from before regions
-  const RegionStats st = hosted->region->GetStats();
+  const RegionStats st = hosted->handle->GetStats();
   // A daughter still reading its parent's files is looked at again once its compaction ends.
   if (st.reference_files > 0) return;
   const uint64_t limit = SplitSize(spec, regions, options_.region_max_size, options_.region.memstore_flush_size);
@@ -401,7 +401,7 @@ absl::Status TableManager::CleanSplitParentsLocked(std::string_view table) {
   // before that compaction reads them until it ends.
   if (t == nullptr || t->has_failed_regions()) return absl::OkStatus();
   for (const HostedRegion& h : t->regions()) {
-    const RegionStats st = h.region->GetStats();
+    const RegionStats st = h.handle->GetStats();
     if (st.reference_files > 0 || st.references_still_read > 0) return absl::OkStatus();
   }
   for (const RegionInfo& p : retired) {

@@ -73,7 +73,10 @@ absl::Status InRegion(const RegionInfo& info, size_t regions, const absl::Status
 
 Table::Table(TableSpec spec, std::vector<HostedRegion> regions, bool system)
     : spec_(std::move(spec)), regions_(std::move(regions)), system_(system) {
-  for (HostedRegion& h : regions_) h.encoded_name = h.info.EncodedName();
+  for (HostedRegion& h : regions_) {
+    h.encoded_name = h.info.EncodedName();
+    if (h.handle == nullptr) h.handle = std::make_shared<LocalRegionHandle>(h.region);
+  }
 }
 
 Table::~Table() = default;
@@ -177,10 +180,10 @@ absl::Status Table::Mutate(const std::vector<RowMutation>& batch, Durability dur
   return absl::OkStatus();
 }
 
-absl::Status Table::ForEachRegion(const std::function<absl::Status(Region*)>& op) const {
+absl::Status Table::ForEachRegion(const std::function<absl::Status(RegionHandle*)>& op) const {
   for (const HostedRegion& h : regions_) {
     if (h.placeholder) continue;
-    if (absl::Status s = op(h.region.get()); !s.ok()) return InRegion(h.info, regions_.size(), s);
+    if (absl::Status s = op(h.handle.get()); !s.ok()) return InRegion(h.info, regions_.size(), s);
   }
   return absl::OkStatus();
 }
@@ -189,7 +192,7 @@ absl::Status Table::CloseRegions() {
   absl::Status first;
   for (const HostedRegion& h : regions_) {
     if (h.placeholder) continue;
-    absl::Status s = h.region->Close();
+    absl::Status s = h.handle->Close();
     if (first.ok()) first = InRegion(h.info, regions_.size(), s);
   }
   return first;
@@ -199,7 +202,7 @@ RegionStats Table::Stats() const {
   RegionStats sum;
   for (const HostedRegion& h : regions_) {
     if (h.placeholder) continue;
-    RegionStats st = h.region->GetStats();
+    RegionStats st = h.handle->GetStats();
     sum.last_seq = std::max(sum.last_seq, st.last_seq);
     sum.flushed_seq = std::max(sum.flushed_seq, st.flushed_seq);
     sum.memstore_bytes += st.memstore_bytes;

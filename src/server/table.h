@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "src/server/catalog.h"
 #include "src/server/region_info.h"
+#include "src/server/region_handle.h"
 #include "storage/region.h"
 
 namespace basalt::server {
@@ -42,6 +43,10 @@ struct HostedRegion {
   // A master's region an operator closed (TableManager::Unassign): served nowhere, meta records
   // it CLOSED, and `region` refuses every call as not served, until Assign.
   bool unassigned = false;
+  // How it is closed, flushed and asked for its figures (region_handle.h): the region itself
+  // when it is this process's (Table fills that in when none is given), or, on a master, the
+  // handle on the region server that serves it (`region` then refuses every data call).
+  std::shared_ptr<RegionHandle> handle = {};
 };
 
 // One enabled table and its regions, which cover every row once, sorted by start key. The set
@@ -97,8 +102,8 @@ class Table {
   void RunCloseHooks();
   // Closes every region; the first error, naming its region.
   absl::Status CloseRegions();
-  // Runs op on every region; the first error, naming its region.
-  absl::Status ForEachRegion(const std::function<absl::Status(Region*)>& op) const;
+  // Runs op on every region's handle; the first error, naming its region.
+  absl::Status ForEachRegion(const std::function<absl::Status(RegionHandle*)>& op) const;
 
   TableSpec spec_;
   std::vector<HostedRegion> regions_;

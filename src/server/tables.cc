@@ -269,14 +269,14 @@ absl::Status TableManager::Drop(std::string_view name) {
 
 absl::Status TableManager::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](Region* r) { return r->Flush(); });
+  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->Flush(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }
 
 absl::Status TableManager::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](Region* r) { return r->MajorCompact(); });
+  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   // The daughters of a split no longer read their parents' files: the parents can go.
   if (s.ok() && !t->system()) {
@@ -471,7 +471,7 @@ absl::StatusOr<std::vector<RegionStatus>> TableManager::Regions(std::string_view
   for (RegionStatus& r : out) r.server = here;
   if (table != nullptr) {
     for (size_t i = 0; i < out.size() && i < table->regions().size(); ++i) {
-      out[i].stats = table->regions()[i].region->GetStats();
+      out[i].stats = table->regions()[i].handle->GetStats();
       if (!table->regions()[i].server.empty()) out[i].server = table->regions()[i].server;
       if (!table->regions()[i].open_error.ok()) out[i].state = "FAILED_OPEN";
       if (table->regions()[i].unassigned) {

@@ -60,9 +60,11 @@ enum class Role {
   kMaster,
 };
 
-// A region opened by a placement (Role::kMaster): the handle, and where it serves.
+// A region opened by a placement (Role::kMaster): what data calls reach (on a master, a region
+// that refuses them as served elsewhere), its handle, and where it serves.
 struct PlacedRegion {
   std::shared_ptr<Region> region;
+  std::shared_ptr<RegionHandle> handle;
   std::string server;  // host:port
 };
 
@@ -279,7 +281,7 @@ class TableManager final : public TableSource {
   absl::Status SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent, std::string_view split_row);
   // The open region `info` of `t`, which must hold no references (FailedPrecondition saying it
   // cannot `what` yet).
-  absl::StatusOr<Region*> OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what);
+  absl::StatusOr<RegionHandle*> OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what);
   // The transaction of a split or a merge (`what`): the parents close, the children are written
   // as references to their files, `commit` (one meta batch) records it, and the children open
   // in the parents' place (region_split.cc has the steps). The caller holds admin_mu_.

@@ -96,7 +96,7 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
     from = h.server;
     // Calls on it are refused from now on; its server flushes it, so that what it acknowledged
     // is in its files when the next server opens them.
-    if (absl::Status closed = h.region->Close(); !closed.ok()) {
+    if (absl::Status closed = h.handle->Close(); !closed.ok()) {
       return absl::Status(closed.code(), absl::StrCat("move: closing region ", info.Name(), " on ", h.server,
                                                       " failed, so it stays there: ", closed.message()));
     }
@@ -142,7 +142,7 @@ absl::Status TableManager::Unassign(std::string_view region) {
   for (const HostedRegion& h : e.table->regions()) {
     if (h.info != info || !h.open_error.ok()) continue;  // a FAILED_OPEN one is closed already
     from = h.server;
-    if (absl::Status closed = h.region->Close(); !closed.ok()) {
+    if (absl::Status closed = h.handle->Close(); !closed.ok()) {
       return absl::Status(closed.code(), absl::StrCat("unassign: closing region ", info.Name(), " on ", h.server,
                                                       " failed, so it stays open: ", closed.message()));
     }

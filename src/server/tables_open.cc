@@ -314,11 +314,13 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     RegionDescriptor desc = DescriptorOf(spec, info);
     if (spec.queue) desc.compaction_filter = options_.queue_compaction_filter;
     std::string server;  // placed on a region server (a master's); else this one
+    std::shared_ptr<RegionHandle> handle;
     absl::StatusOr<std::shared_ptr<Region>> region;
     if (options_.role == Role::kMaster) {
       absl::StatusOr<PlacedRegion> placed = options_.placement(spec, info, fresh ? destination : std::string_view());
       if (placed.ok()) {
         server = placed->server;
+        handle = std::move(placed->handle);
         region = std::move(placed->region);
       } else {
         region = placed.status();
@@ -336,6 +338,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     }
     if (region.ok()) {
       hosted.push_back(HostedRegion{info, *std::move(region), {}, {}, server});
+      hosted.back().handle = std::move(handle);
       continue;
     }
     if (first_error.ok()) first_error = InRegion(info, regions.size(), region.status());
@@ -348,7 +351,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
   const bool any_open = std::any_of(hosted.begin(), hosted.end(), [](const HostedRegion& h) { return h.open_error.ok(); });
   // (An unassigned region counts as open here: the table is as the operator left it.)
   if (!any_open) {
-    for (HostedRegion& h : hosted) h.region->Close().IgnoreError();
+    for (HostedRegion& h : hosted) (h.handle != nullptr ? h.handle->Close() : h.region->Close()).IgnoreError();
     return first_error;
   }
   return std::make_shared<Table>(spec, std::move(hosted));
