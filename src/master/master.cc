@@ -17,7 +17,9 @@
 namespace basalt::master {
 
 Master::Master(Options options)
-    : options_(std::move(options)), servers_(options_.server_timeout, options_.client) {}
+    : options_(std::move(options)),
+      servers_(options_.server_timeout, options_.client),
+      assignment_(&servers_, [this](std::string_view line) { Log(line); }) {}
 
 Master::~Master() {
   {
@@ -136,10 +138,7 @@ bool Master::expired_backup() const {
   return expired_ && !active_;
 }
 
-std::vector<std::string> Master::LiveServers() const {
-  absl::MutexLock l(&mu_);
-  return live_;
-}
+std::vector<std::string> Master::LiveServers() const { return assignment_.Live(); }
 
 std::string Master::address() const {
   absl::MutexLock l(&mu_);
@@ -225,12 +224,13 @@ absl::StatusOr<Master::Servers> Master::ListServers(bool watch) {
   std::map<std::string, int64_t> newest;  // address -> start code
   for (const std::string& node : registered) {
     if (std::find(live.begin(), live.end(), node) == live.end()) continue;
-    int64_t& code = newest[AddressOf(node)];
+    int64_t& code = newest[AssignmentManager::AddressOf(node)];
     code = std::max(code, StartCodeOf(node));
   }
   Servers out;
   for (const std::string& node : registered) {
-    if (std::find(live.begin(), live.end(), node) != live.end() && StartCodeOf(node) >= newest[AddressOf(node)]) {
+    if (std::find(live.begin(), live.end(), node) != live.end() &&
+        StartCodeOf(node) >= newest[AssignmentManager::AddressOf(node)]) {
       out.live.push_back(node);
       continue;
     }
@@ -259,7 +259,7 @@ absl::Status Master::Serve() {
   }
   std::vector<std::string> answering;
   for (const std::string& node : live) {
-    const std::string server = AddressOf(node);
+    const std::string server = AssignmentManager::AddressOf(node);
     absl::StatusOr<std::vector<server::RegionInfo>> held = HostedOn(&servers_, server, node, kTakeOverAskTimeout);
     for (int again = 1; !held.ok() && again < kTakeOverAsks; ++again) {
       absl::SleepFor(absl::Milliseconds(200));
@@ -273,18 +273,12 @@ absl::Status Master::Serve() {
       continue;
     }
     answering.push_back(node);
-    absl::MutexLock l(&mu_);
-    for (const server::RegionInfo& r : *held) adopt_[r.EncodedName()] = {server, node};
+    assignment_.Found(server, node, *held);
   }
-  {
-    absl::MutexLock l(&mu_);
-    live_ = answering;
-  }
-  topts.role = server::Role::kMaster;
+  assignment_.SetLive(answering);
   topts.env = options_.rados;
   topts.data_dir = options_.data_dir;
-  topts.placement = [this](const server::TableSpec& spec, const server::RegionInfo& info,
-                           std::string_view destination) { return Place(spec, info, destination); };
+  topts.placement = &assignment_;
   topts.log = [this](std::string_view line) { Log(line); };
   topts.auto_split = false;
   const absl::Time start = absl::Now();
@@ -293,12 +287,7 @@ absl::Status Master::Serve() {
     absl::Status gone = zk_->Delete(p.servers() + "/" + node);
     if (!gone.ok() && !absl::IsNotFound(gone)) Log(absl::StrCat("dropping the registration of ", node, ": ", gone.message()));
   }
-  size_t left;
-  {
-    absl::MutexLock l(&mu_);
-    left = adopt_.size();
-    adopt_.clear();
-  }
+  const size_t left = assignment_.ForgetUnclaimed();
   if (left > 0) Log(absl::StrCat(left, " region(s) open on live servers are not in ", server::kMetaTableName, "; left as they are"));
 
   server::ServerConfig config;
@@ -368,129 +357,23 @@ absl::Status Master::Serve() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<server::PlacedRegion> Master::Place(const server::TableSpec& spec, const server::RegionInfo& info,
-                                                   std::string_view destination) {
-  const std::string encoded = info.EncodedName();
-  std::vector<std::pair<int, std::string>> candidates;  // (load, node)
-  {
-    absl::MutexLock l(&mu_);
-    if (auto it = adopt_.find(encoded); it != adopt_.end()) {
-      const auto [server, node] = it->second;
-      adopt_.erase(it);
-      ++load_[node];
-      return Adopt(&servers_, server, node, spec, info, Release(node));
-    }
-    for (const std::string& node : live_) candidates.emplace_back(load_[node], node);
-  }
-  if (candidates.empty()) {
-    return absl::UnavailableError(absl::StrCat("no region server is live to open region ", info.Name(), " on"));
-  }
-  std::sort(candidates.begin(), candidates.end());
-  // A move's destination first; should it fail to open the region, the others follow as usual.
-  auto wanted = std::find_if(candidates.begin(), candidates.end(),
-                             [&](const auto& c) { return !destination.empty() && AddressOf(c.second) == destination; });
-  if (wanted != candidates.end()) std::rotate(candidates.begin(), wanted, wanted + 1);
-  absl::Status last;
-  for (const auto& [load, node] : candidates) {
-    {
-      absl::MutexLock l(&mu_);
-      ++load_[node];
-    }
-    std::function<void()> release = Release(node);
-    absl::StatusOr<server::PlacedRegion> placed = OpenOn(&servers_, AddressOf(node), node, spec, info, release);
-    if (placed.ok()) return placed;
-    release();
-    last = placed.status();
-    Log(absl::StrCat("opening region ", info.Name(), " on ", node, ": ", last.message()));
-    // A server that failed to open it (its files) would fail again elsewhere; one that did not
-    // answer may be dying: the next one is tried.
-    if (!absl::IsUnavailable(last) && !absl::IsDeadlineExceeded(last)) return last;
-  }
-  return last;
-}
-
-std::function<void()> Master::Release(const std::string& node) {
-  return [this, node] {
-    absl::MutexLock l(&mu_);
-    if (auto it = load_.find(node); it != load_.end()) --it->second;
-  };
-}
-
-std::string Master::AddressOf(const std::string& node) { return node.substr(0, node.rfind(',')); }
-
-std::map<std::string, std::vector<std::string>> Master::RegionsByServer() const {
-  std::map<std::string, std::vector<std::string>> held;
-  for (const std::string& node : LiveServers()) held[node];
-  if (tables_ == nullptr) return held;
-  for (const server::HostedRegion& h : tables_->OpenRegions()) {
-    const auto* remote = dynamic_cast<const RemoteRegionHandle*>(h.handle.get());
-    if (remote == nullptr) continue;
-    if (auto it = held.find(remote->node()); it != held.end()) it->second.push_back(h.encoded_name);
-  }
-  return held;
-}
-
 absl::Status Master::Move(std::string_view region, std::string_view server) {
   if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
-  std::string address;
-  const std::vector<std::string> live = LiveServers();
-  if (!server.empty()) {
-    for (const std::string& node : live) {
-      if (node == server || AddressOf(node) == server) address = AddressOf(node);
-    }
-    if (address.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("move: no live region server '", AV(server), "' (live: ",
-                                                     live.empty() ? "none" : absl::StrJoin(live, " "), ")"));
-    }
-  }
-  return tables_->Move(region, address);
+  return assignment_.Move(tables_.get(), region, server);
 }
 
 absl::Status Master::Balance(rpc::BalanceResponse* resp) {
   if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
-  absl::MutexLock bl(&balance_mu_);
-  std::map<std::string, std::vector<std::string>> held = RegionsByServer();
-  if (held.size() < 2) {
-    resp->set_reason(absl::StrCat(held.size(), " live region server(s): nothing to balance"));
-    return absl::OkStatus();
-  }
-  // The plan, one region at a time from the fullest server to the emptiest.
-  std::vector<std::pair<std::string, std::string>> plan;  // (encoded name, node)
-  for (;;) {
-    auto [lo, hi] = std::minmax_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
-      return a.second.size() < b.second.size();
-    });
-    if (hi->second.size() <= lo->second.size() + 1) break;
-    plan.emplace_back(hi->second.back(), lo->first);
-    lo->second.push_back(hi->second.back());
-    hi->second.pop_back();
-  }
-  if (plan.empty()) {
-    resp->set_reason("balanced: no two live region servers differ by more than one region");
-    return absl::OkStatus();
-  }
-  const absl::Time start = absl::Now();
-  uint32_t moved = 0;
-  absl::Status first;
-  for (const auto& [region, node] : plan) {
-    absl::Status s = tables_->Move(region, AddressOf(node));
-    if (s.ok()) {
-      ++moved;
-    } else {
-      if (first.ok()) first = s;
-      Log(absl::StrCat("balancer: moving region ", region, " to ", node, ": ", s.ToString()));
-    }
-  }
-  Log(absl::StrCat("balancer: moved ", moved, " of ", plan.size(), " region(s) in ",
-                   absl::ToInt64Milliseconds(absl::Now() - start), " ms"));
-  resp->set_moves(moved);
-  if (moved == 0) return first;
-  if (!first.ok()) resp->set_reason(absl::StrCat("some moves failed, the first: ", first.ToString()));
-  return absl::OkStatus();
+  return assignment_.Balance(tables_.get(), resp);
 }
 
 void Master::FillStatus(rpc::StatusResponse* resp) {
-  std::map<std::string, std::vector<std::string>> held = RegionsByServer();
+  std::map<std::string, std::vector<std::string>> held;
+  if (tables_ != nullptr) {
+    held = assignment_.RegionsByServer(*tables_);
+  } else {
+    for (const std::string& node : LiveServers()) held[node];
+  }
   std::map<std::string, std::string> names;  // encoded → region name
   if (tables_ != nullptr) {
     for (const server::HostedRegion& h : tables_->OpenRegions()) names[h.encoded_name] = h.info.Name();
@@ -498,11 +381,11 @@ void Master::FillStatus(rpc::StatusResponse* resp) {
   for (const auto& [node, regions] : held) {
     rpc::ServerLoad* sl = resp->add_servers();
     sl->set_name(node);
-    sl->set_address(AddressOf(node));
+    sl->set_address(AssignmentManager::AddressOf(node));
     sl->set_regions(static_cast<uint32_t>(regions.size()));
     for (const std::string& r : regions) sl->add_region_names(names.count(r) > 0 ? names[r] : r);
     rpc::StatusResponse theirs;
-    if (absl::Status s = ServerStatus(&servers_, AddressOf(node), &theirs); !s.ok()) {
+    if (absl::Status s = ServerStatus(&servers_, AssignmentManager::AddressOf(node), &theirs); !s.ok()) {
       sl->set_error(std::string(s.message()));
       continue;
     }
@@ -567,14 +450,8 @@ void Master::Reconcile() {
       it = std::find(servers->live.begin(), servers->live.end(), *it) == servers->live.end() ? fenced_live_.erase(it)
                                                                                             : std::next(it);
     }
-    for (const std::string& node : live) {
-      if (std::find(live_.begin(), live_.end(), node) == live_.end()) joined = true;
-    }
-    live_ = live;
-    for (auto it = load_.begin(); it != load_.end();) {
-      it = std::find(live_.begin(), live_.end(), it->first) == live_.end() ? load_.erase(it) : std::next(it);
-    }
   }
+  joined = assignment_.SetLive(live);
   for (const auto& [node, reg] : servers->dead) {
     if (absl::Status s = RecoverServer(node, reg); !s.ok()) {
       Log(absl::StrCat("server ", node, " is gone but could not be recovered: ", s.message(),
@@ -594,10 +471,10 @@ absl::Status Master::RecoverServer(const std::string& node, const server::Server
   const absl::Time start = absl::Now();
   BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
   if (tables_ != nullptr) {
-    BASALT_ASSIGN_OR_RETURN(size_t placed, tables_->RecoverServer(reg.wal_dir, [&](const server::HostedRegion& h) {
-      const auto* remote = dynamic_cast<const RemoteRegionHandle*>(h.handle.get());
-      return remote != nullptr && remote->node() == node;
-    }));
+    BASALT_ASSIGN_OR_RETURN(size_t placed,
+                            tables_->RecoverServer(reg.wal_dir, [&](const server::HostedRegion& h) {
+                              return AssignmentManager::ServedOn(h, node);
+                            }));
     Log(absl::StrCat("server ", node, " recovered in ", absl::ToInt64Milliseconds(absl::Now() - start),
                      " ms: its log split, ", placed, " region(s) serving elsewhere"));
   }

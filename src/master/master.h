@@ -16,10 +16,13 @@
 //    balancer_period, as HBase's master does every 5 minutes): a region closes on its server,
 //    flushing, and opens on the other, whose clients find it through meta;
 //  - shows the region servers with their regions and load (status 'detailed').
-// Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
-//
 //  - unassigns a region (closed, recorded so, left closed by the balancer and a take-over) and
 //    assigns it again.
+// Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
+// The parts: the catalogue (src/server/tables.h: tables, meta, the regions' states), where the
+// regions serve (assignment_manager.h: servers, placement, moves, the balancer's plan), the
+// handles on regions servers hold (remote_region.h), and here the election, fencing and
+// recovery of dead servers, and serving.
 // Not built yet, and refused rather than imitated: procedures for a split or merge a master
 // failover cuts short.
 #pragma once
@@ -37,6 +40,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/rados_env.h"
 #include "common/zookeeper.h"
+#include "src/master/assignment_manager.h"
 #include "src/master/remote_region.h"
 #include "src/server/access_control.h"
 #include "src/server/auth.h"
@@ -111,8 +115,7 @@ class Master final : public server::ClusterAdmin {
 
   // server::ClusterAdmin (the Admin service's move, balancer and status on the active master).
   absl::Status Move(std::string_view region, std::string_view server) override;
-  // Moves regions, one at a time, from the server holding the most to the one holding the
-  // fewest until no two live servers differ by more than one (HBase's balancer by count).
+  // AssignmentManager::Move and Balance, once serving.
   absl::Status Balance(rpc::BalanceResponse* resp) override;
   void FillStatus(rpc::StatusResponse* resp) override;
   // The status page's figures (src/server/status_page.h): the Admin service's status and every
@@ -142,11 +145,6 @@ class Master final : public server::ClusterAdmin {
   // Fences a dead server, splits its log and places its regions elsewhere, then drops its
   // registration.
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
-  // Options::placement of the table manager: a live region server for the region.
-  absl::StatusOr<server::PlacedRegion> Place(const server::TableSpec& spec, const server::RegionInfo& info,
-                                             std::string_view destination);
-  // The live servers' open regions: node → encoded names (every live server listed).
-  std::map<std::string, std::vector<std::string>> RegionsByServer() const;
   // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
   // there: a server registers after its live node is made, and only a registered one can be
   // fenced), and the registrations of the dead ones. `watch`: Reconcile runs when either changes.
@@ -155,27 +153,20 @@ class Master final : public server::ClusterAdmin {
     std::map<std::string, server::ServerRegistration> dead;
   };
   absl::StatusOr<Servers> ListServers(bool watch);
-  // Counts a region out of `node`'s load: what a RemoteRegionHandle runs when it goes.
-  std::function<void()> Release(const std::string& node);
-  // HOST:PORT of a server node ("<host:port>,<start code>").
-  static std::string AddressOf(const std::string& node);
   void Log(std::string_view line) const;
 
   Options options_;
   RegionServers servers_;
+  // Where regions serve (the catalogue's placement): before tables_, whose handles it counts.
+  AssignmentManager assignment_;
   SessionLease lease_;  // of zk_'s session (before it: ZooKeeper keeps it)
   std::unique_ptr<ZooKeeper> zk_;
   std::unique_ptr<LeaderElection> election_;
   mutable absl::Mutex mu_;
   bool active_ ABSL_GUARDED_BY(mu_) = false;
   bool expired_ ABSL_GUARDED_BY(mu_) = false;  // as a backup: see expired_backup()
-  std::vector<std::string> live_ ABSL_GUARDED_BY(mu_);
   std::string address_ ABSL_GUARDED_BY(mu_);
   absl::Status fatal_ ABSL_GUARDED_BY(mu_);
-  // Regions per live server node (their handles count themselves out when they go).
-  std::map<std::string, int> load_ ABSL_GUARDED_BY(mu_);
-  // Regions found open on live servers at take-over, by encoded name: (server, node).
-  std::map<std::string, std::pair<std::string, std::string>> adopt_ ABSL_GUARDED_BY(mu_);
   // Servers fenced while their live node still exists (FenceUnanswering).
   std::set<std::string> fenced_live_ ABSL_GUARDED_BY(mu_);
 
@@ -195,7 +186,6 @@ class Master final : public server::ClusterAdmin {
       ABSL_GUARDED_BY(mu_);
   std::unique_ptr<server::GrpcServer> grpc_;
 
-  absl::Mutex balance_mu_;  // one balancer run at a time
   absl::Mutex work_mu_;
   std::deque<std::function<void()>> work_ ABSL_GUARDED_BY(work_mu_);
   bool stop_ ABSL_GUARDED_BY(work_mu_) = false;

@@ -106,7 +106,7 @@ std::string TableManager::RouteRecord(std::string_view region, std::string_view 
 
 std::string TableManager::CommitServer() const {
   // A master places the children once the commit is durable, then records where.
-  return options_.role == Role::kMaster ? std::string() : ServerName();
+  return placement_->PlacesChildrenAfterCommit() ? std::string() : ServerName();
 }
 
 absl::Status TableManager::Split(std::string_view name, std::string_view split_row) {
@@ -303,7 +303,7 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
   Log(absl::StrCat(what == "split" ? "split region " : "merged regions ", from, " into ", into, " in ", ms.count(),
                    " ms"));
   if (!t.ok()) return t.status();
-  if (options_.role == Role::kMaster) {
+  if (placement_->PlacesChildrenAfterCommit()) {
     if (absl::Status r = RecordRegions(children, "OPEN", t->get()); !r.ok()) {
       Log(absl::StrCat("recording where the children of ", from, " serve failed: ", r.ToString()));
     }

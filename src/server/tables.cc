@@ -23,7 +23,8 @@ constexpr size_t kMaxRegionsAtCreate = 1000;
 
 }  // namespace
 
-TableManager::TableManager(const Options& options) : options_(options) {
+TableManager::TableManager(const Options& options)
+    : options_(options), placement_(options.placement != nullptr ? options.placement : &local_placement_) {
   if (options_.env == nullptr) options_.env = Env::Default();
   options_.region.env = options_.env;
 }
@@ -434,7 +435,7 @@ absl::Status TableManager::CloseAll() {
   for (auto& t : open) {
     t->state_.store(Table::State::kStopping, std::memory_order_release);
     // A master stopping leaves its regions open on their servers: the next master finds them there.
-    if (options_.role == Role::kMaster) continue;
+    if (!placement_->ClosesRegionsAtStop()) continue;
     absl::Status s = t->CloseRegions();
     if (!s.ok() && first.ok()) {
       first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));

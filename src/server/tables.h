@@ -39,50 +39,27 @@
 #include "absl/synchronization/mutex.h"
 #include "src/server/catalog.h"
 #include "src/server/region_info.h"
+#include "src/server/region_placement.h"
 #include "src/server/table.h"
 #include "src/server/table_source.h"
 #include "storage/region.h"
 #include "storage/server_log.h"
 
-namespace basalt {
-class SessionLease;  // common/zookeeper.h
-}  // namespace basalt
-
 namespace basalt::server {
-
-// What a TableManager is in a deployment (docs/DESIGN.md §2, §6).
-enum class Role {
-  // Keeps the catalogue and basalt:meta and opens every region itself: a standalone server.
-  kStandalone,
-  // A cluster's active master: keeps the catalogue and basalt:meta (serving meta to clients);
-  // every user region is opened on a region server through Options::placement, and the Region
-  // it holds for it is that server's handle (closing it closes the region there).
-  kMaster,
-};
-
-// A region opened by a placement (Role::kMaster): what data calls reach (on a master, a region
-// that refuses them as served elsewhere), its handle, and where it serves.
-struct PlacedRegion {
-  std::shared_ptr<Region> region;
-  std::shared_ptr<RegionHandle> handle;
-  std::string server;  // host:port
-};
 
 class TableManager final : public TableSource {
  public:
   struct Options {
-    Role role = Role::kStandalone;
     // A queue table's regions drop consumed entries at major compaction through this (the
     // process's transaction service says which consumed marks are settled; src/server/
     // queue_eviction.h). Empty: queues keep every entry.
     std::function<std::unique_ptr<CompactionFilter>()> queue_compaction_filter;
-    // kMaster: opens a region of `spec` on some region server (its files are on the shared
-    // storage, at the directory the manager keeps for it), on `destination` (host:port) first when
-    // one is given (a move). Required for kMaster.
-    std::function<absl::StatusOr<PlacedRegion>(const TableSpec& spec, const RegionInfo& info,
-                                               std::string_view destination)>
-        placement;
-    // kMaster: the logs of dead (fenced) region servers, split into their regions'
+    // Where the user tables' regions open (region_placement.h): a cluster's master places them
+    // on region servers (its files on the shared storage, at the directory the catalogue keeps
+    // for each). Null: in this process (LocalPlacement), a standalone server. The system
+    // tables always open here. Outlives the catalogue.
+    RegionPlacement* placement = nullptr;
+    // A master's: the logs of dead (fenced) region servers, split into their regions'
     // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
     std::vector<std::string> dead_server_logs;
     // The server log's directory; empty: data_dir/wal.
@@ -177,12 +154,11 @@ class TableManager final : public TableSource {
   size_t size() const override;
   LogStats ServerLogStats() const override { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
 
-  Role role() const { return options_.role; }
   // basalt:acl's region (access_control.h writes it).
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
   // basalt:quota's region (quotas.h writes it).
   Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
-  // kMaster, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
+  // A master's, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
   // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
   // table for which `was_there` holds, and records where in meta. Returns how many regions were
   // placed again; a region that cannot be placed now is FAILED_OPEN (TablesToAssign), and a log
@@ -192,25 +168,25 @@ class TableManager final : public TableSource {
   // The enabled tables that are FAILED_OPEN or have FAILED_OPEN regions: what Assign reopens
   // (a master assigns them when a region server joins).
   std::vector<std::string> TablesToAssign() const;
-  // kMaster: moves a region (its name or encoded name) to `destination` (a region server's
+  // Moves a region (its name or encoded name) to `destination` (a region server's
   // host:port; empty: wherever the placement puts it) as HBase's move does: it closes on its
   // server (flushing; from then its calls are refused there and clients wait for meta), opens
   // through the placement, and meta records where. OK at once when it is on `destination`
   // already. A close that fails (the server does not answer, or its flush failed) leaves the
   // region where it was and is the error; an open that fails leaves it FAILED_OPEN (assigned
   // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
-  // disabled or FAILED_OPEN table and in another role.
+  // disabled or FAILED_OPEN table. (Only a cluster's master is asked: AdminService.)
   absl::Status Move(std::string_view region, std::string_view destination);
   // Every open region of every enabled user table (not an unassigned region).
   std::vector<HostedRegion> OpenRegions() const;
-  // kMaster: HBase 2's unassign of one region (its name or encoded name): it closes on its server
+  // HBase 2's unassign of one region (its name or encoded name): it closes on its server
   // (flushing) and meta records it CLOSED, with no server; it stays closed (calls on its rows are
   // refused as not served and clients retry until their deadline), also across a master
   // take-over, and neither the balancer nor a joining server opens it, until Assign or
   // enable_table. OK when it is unassigned already. A close that fails leaves it open and is the
-  // error. NotFound, FailedPrecondition for a disabled or FAILED_OPEN table and in another role.
+  // error. NotFound, FailedPrecondition for a disabled or FAILED_OPEN table.
   absl::Status Unassign(std::string_view region);
-  // kMaster: HBase 2's assign of one region: an unassigned or FAILED_OPEN region opens through
+  // HBase 2's assign of one region: an unassigned or FAILED_OPEN region opens through
   // the placement and meta records where; OK at once when it is open. The open's error when no
   // server could open it (it is then FAILED_OPEN, opened again when a server joins).
   absl::Status AssignRegion(std::string_view region);
@@ -267,7 +243,7 @@ class TableManager final : public TableSource {
                                                    const Table* reuse = nullptr,
                                                    const std::vector<RegionInfo>* reopen = nullptr,
                                                    std::string_view destination = {});
-  // kMaster: opens `again` (regions of the open table `e`, closed or on a dead server) anew
+  // Opens `again` (regions of the open table `e`, closed or on a dead server) anew
   // through the placement (on `destination` first, when given), installs the table and records
   // where they serve in meta. How many of them opened. The caller holds admin_mu_. `what`
   // names the operation's fault point "<what>:opened", between the open and meta's record.
@@ -312,12 +288,9 @@ class TableManager final : public TableSource {
                              const Table* table = nullptr);
   // Where `table` serves region `r` (HostedRegion::server), or this server's name.
   std::string ServerOf(const Table* table, const RegionInfo& r) const;
-  // The server a split's or merge's commit records its children on: this one's, or in a master
-  // none (they are placed after the commit, then recorded).
+  // The server a split's or merge's commit records its children on: this one's, or none when
+  // the placement places them after the commit (then they are recorded where they opened).
   std::string CommitServer() const;
-  // Refuses an operation that places regions (move, unassign, assign of a region) on anything but
-  // a master.
-  absl::Status OnlyOnMaster(std::string_view what) const;
   // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
   // region directories, or one region over the table directory (a table from before regions),
   // or, with no directory at all, one new region.
@@ -346,6 +319,8 @@ class TableManager final : public TableSource {
   static std::string TableOfRegion(std::string_view region);
 
   Options options_;
+  LocalPlacement local_placement_{&options_.region};
+  RegionPlacement* const placement_;  // options_.placement, or local_placement_
   // Declared before every region's holder: regions close before the log they write to goes.
   std::unique_ptr<ServerLog> log_;
   std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life

@@ -1,5 +1,5 @@
-// TableManager on a cluster's master: placing regions on region servers (move, unassign,
-// assign of one region) and recovering a dead server's.
+// TableManager's region moves: placing a region again (move, unassign, assign of one region)
+// and recovering a dead server's, through the placement (a cluster's master's AssignmentManager).
 #include "src/server/tables.h"
 
 #include <algorithm>
@@ -71,14 +71,7 @@ absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionN
   return absl::NotFoundError(absl::StrCat("no region ", AV(name)));
 }
 
-absl::Status TableManager::OnlyOnMaster(std::string_view what) const {
-  if (options_.role == Role::kMaster) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      AV(what), ": a standalone server holds every region itself; placing regions is a cluster master's (basalt-master)"));
-}
-
 absl::Status TableManager::Move(std::string_view region, std::string_view destination) {
-  BASALT_RETURN_IF_ERROR(OnlyOnMaster("move"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -130,7 +123,6 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
 }
 
 absl::Status TableManager::Unassign(std::string_view region) {
-  BASALT_RETURN_IF_ERROR(OnlyOnMaster("unassign"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -166,7 +158,6 @@ absl::Status TableManager::Unassign(std::string_view region) {
 }
 
 absl::Status TableManager::AssignRegion(std::string_view region) {
-  BASALT_RETURN_IF_ERROR(OnlyOnMaster("assign"));
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;

@@ -77,9 +77,6 @@ absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const st
 absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& options) {
   std::unique_ptr<TableManager> tm(new TableManager(options));
   Env* env = tm->options_.env;
-  if (options.role == Role::kMaster && !options.placement) {
-    return absl::InvalidArgumentError("a master's table manager needs a placement for its regions");
-  }
   if (options.auto_split) {
     tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
       absl::MutexLock l(&t->housekeeping_mu_);
@@ -158,7 +155,7 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
       // A master's enabled table keeps the regions an operator unassigned closed (Enable records
       // every region OPEN before the catalogue says enabled, so no other CLOSED row is left in
       // an enabled table).
-      if (options.role == Role::kMaster && s.enabled) {
+      if (tm->placement_->KeepsUnassignedRegions() && s.enabled) {
         for (const RegionInfo& r : e.regions) {
           if (closed.count(r.EncodedName())) e.unassigned.insert(r.EncodedName());
         }
@@ -313,20 +310,17 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& 
     }
     RegionDescriptor desc = DescriptorOf(spec, info);
     if (spec.queue) desc.compaction_filter = options_.queue_compaction_filter;
-    std::string server;  // placed on a region server (a master's); else this one
+    std::string server;  // placed on a region server (a master's); empty: this one
     std::shared_ptr<RegionHandle> handle;
     absl::StatusOr<std::shared_ptr<Region>> region;
-    if (options_.role == Role::kMaster) {
-      absl::StatusOr<PlacedRegion> placed = options_.placement(spec, info, fresh ? destination : std::string_view());
-      if (placed.ok()) {
-        server = placed->server;
-        handle = std::move(placed->handle);
-        region = std::move(placed->region);
-      } else {
-        region = placed.status();
-      }
+    absl::StatusOr<PlacedRegion> placed =
+        placement_->Open(spec, info, desc, RegionDir(info), fresh ? destination : std::string_view());
+    if (placed.ok()) {
+      server = placed->server;
+      handle = std::move(placed->handle);
+      region = std::move(placed->region);
     } else {
-      region = Region::Open(options_.region, desc, RegionDir(info));
+      region = placed.status();
     }
     if (region.ok() && info.id != 0) {
       // Every region directory says what it is (meta can be rebuilt from it), also one made at
