@@ -1,9 +1,11 @@
 // The state behind storage/region.h's Region: its stores, log, sequence ids, locks and
-// background work. Only storage/region.cc uses it.
+// background work. Only the region's own files use it: storage/region.cc (open, recovery,
+// writes), region_maintenance.cc (flushes, compactions, close) and region_read.cc (Get, Scan).
 //
 // Thread-safety: as Region's.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/region.h"
+#include "storage/internal/visibility.h"
 #include "storage/internal/wal.h"
 
 namespace basalt {
@@ -37,6 +40,24 @@ struct ColumnTarget {
 };
 // Most reads touch one or two families: kept inline, no allocation per Get.
 using ColumnTargets = absl::InlinedVector<ColumnTarget, 2>;
+
+// A region directory's manifest, and where what its recovery cannot place is moved.
+inline constexpr char kManifestName[] = "MANIFEST";
+inline constexpr char kLostFoundDir[] = "lost+found";
+
+// Whether a qualifier filter (sorted; null: all) selects `q`.
+inline bool Selected(const std::vector<std::string>* quals, std::string_view q) {
+  return quals == nullptr || std::binary_search(quals->begin(), quals->end(), q);
+}
+
+// The version rules of a read.
+inline ReadRules RulesOf(const ReadSpec& spec) {
+  ReadRules r;
+  r.min_ts = spec.min_ts;
+  r.max_ts = spec.max_ts;
+  r.max_versions = spec.max_versions;
+  return r;
+}
 }  // namespace internal
 
 class RegionImpl final : public Region {
@@ -106,7 +127,7 @@ class RegionImpl final : public Region {
   void RememberNonce(Nonce nonce, int64_t ms, const std::vector<WalEdit>* edits = nullptr);
   // Fills m->nonces and m->answers.
   void LiveNonces(Manifest* m);
-  uint64_t ReadPoint() const;
+  uint64_t ReadPoint() const { return read_point_.load(std::memory_order_acquire); }
   absl::Status GetInto(std::string_view row, const ReadSpec& spec, RowResult* result);
   absl::Status CheckOpen() const;
   absl::Status Fail(absl::Status s);
