@@ -19,6 +19,7 @@ PKGS=(
   zookeeper libzookeeper-mt-dev                 # cluster coordination (server for tests, C client)
   libcpp-httplib-dev                            # tests: the HTTP(S) client of the daemons' HTTP port
   python3-prometheus-client                     # tests: Prometheus' own parser reads /metrics
+  python3                                       # tests: the DESIGN.md request walks checked against the code
   chromium fonts-dejavu-core                    # tests: headless Chromium loads the status page
   debootstrap                                   # tests: the .deb packages go into a fresh Debian 12
   nftables iproute2                             # tests: partitions between network namespaces (ip netns, nft)
