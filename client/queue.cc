@@ -21,7 +21,7 @@ constexpr const char* kDone = kQueueConsumedQualifier;
 const std::string kConfigRow = "\xff" "config";  // after every salt bucket (0..254)
 constexpr char kGroupPrefix[] = "g.";            // e:g.<name> = "<id>,<size>,<partitioning>"
 constexpr size_t kRowKeySize = 1 + 2 + 2 + 8 + 4;
-// Write pointers are milliseconds x 10^6 (src/server/transactions.h).
+// Write pointers are milliseconds x 10^6 (src/transactions/transactions.h).
 constexpr int64_t kPointersPerMs = 1000000;
 
 void PutBE(std::string* out, uint64_t v, int bytes) {

@@ -1,5 +1,5 @@
 // The hook a read evaluates a filter through (HBase's Filter contract, reduced to what the
-// engine needs): the region server builds one from a request's filter (src/server/filters.h),
+// engine needs): the region server builds one from a request's filter (src/services/filters.h),
 // and a transaction's visibility filter is one too. The engine calls it per row and per cell:
 //
 //   1. FilterAllRemaining: true ends the scan (asked before each row).

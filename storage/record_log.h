@@ -1,5 +1,5 @@
 // A durable log of opaque records, for state outside the regions (the transaction service's,
-// src/server/transactions.h): the write-ahead log's segments, framing, checksums, group commit
+// src/transactions/transactions.h): the write-ahead log's segments, framing, checksums, group commit
 // and recovery (storage/internal/wal.h), under one name and without regions. A checkpoint
 // starts a new segment with a record holding the whole state and deletes the segments before
 // it, so the log stays as small as that state plus what followed.

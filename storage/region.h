@@ -35,7 +35,7 @@ struct CellView;
 
 // Asked at a major compaction, row by row of each store, with the cells the compaction keeps
 // (after versions, delete markers and TTL): true drops them all. The region server's (a
-// queue's consumed entries, src/server/queue_eviction.h); one per compaction, not thread-safe.
+// queue's consumed entries, src/transactions/queue_eviction.h); one per compaction, not thread-safe.
 class CompactionFilter {
  public:
   virtual ~CompactionFilter() = default;

@@ -5,7 +5,7 @@
 // catalogue opens its user regions through), resolving a move's destination, and the
 // balancer's plan. It reaches region servers only through remote_region.h: a region's
 // RemoteRegionHandle, and OpenRegion for a new one. What a region is and where meta says it is
-// stay the catalogue's (src/server/tables.h), which it asks to move a region.
+// stay the catalogue's (src/catalog/tables.h), which it asks to move a region.
 //
 // Lock order: the catalogue's admin lock (held while it opens regions) before this one's `mu_`;
 // nothing here calls the catalogue while holding `mu_`.
@@ -24,8 +24,8 @@
 #include "absl/synchronization/mutex.h"
 #include "proto/basalt.pb.h"
 #include "src/master/remote_region.h"
-#include "src/server/region_placement.h"
-#include "src/server/tables.h"
+#include "src/regions/region_placement.h"
+#include "src/catalog/tables.h"
 
 namespace basalt::master {
 

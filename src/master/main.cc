@@ -24,12 +24,12 @@
 #include "common/metrics.h"
 #include "common/status.h"
 #include "src/master/master.h"
-#include "src/server/auth.h"
-#include "src/server/config.h"
-#include "src/server/http_front.h"
-#include "src/server/notify.h"
-#include "src/server/server_metrics.h"
-#include "src/server/status_page.h"
+#include "src/security/auth.h"
+#include "src/base/config.h"
+#include "src/base/http_front.h"
+#include "src/base/notify.h"
+#include "src/services/server_metrics.h"
+#include "src/front/status_page.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::master {

@@ -8,11 +8,11 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
-#include "src/server/config.h"
-#include "src/server/grpc_server.h"
-#include "src/server/meta.h"
-#include "src/server/service.h"
-#include "src/server/tables.h"
+#include "src/base/config.h"
+#include "src/front/grpc_server.h"
+#include "src/schema/meta.h"
+#include "src/services/service.h"
+#include "src/catalog/tables.h"
 
 namespace basalt::master {
 

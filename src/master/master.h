@@ -19,7 +19,7 @@
 //  - unassigns a region (closed, recorded so, left closed by the balancer and a take-over) and
 //    assigns it again.
 // Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
-// The parts: the catalogue (src/server/tables.h: tables, meta, the regions' states), where the
+// The parts: the catalogue (src/catalog/tables.h: tables, meta, the regions' states), where the
 // regions serve (assignment_manager.h: servers, placement, moves, the balancer's plan), the
 // handles on regions servers hold (remote_region.h), and here the election, fencing and
 // recovery of dead servers, and serving.
@@ -42,12 +42,12 @@
 #include "common/zookeeper.h"
 #include "src/master/assignment_manager.h"
 #include "src/master/remote_region.h"
-#include "src/server/access_control.h"
-#include "src/server/auth.h"
-#include "src/server/cluster_member.h"
-#include "src/server/grpc_server.h"
-#include "src/server/service.h"
-#include "src/server/status_page.h"
+#include "src/security/access_control.h"
+#include "src/security/auth.h"
+#include "src/cluster/cluster_member.h"
+#include "src/front/grpc_server.h"
+#include "src/services/service.h"
+#include "src/front/status_page.h"
 
 namespace basalt::server {
 class GrpcServer;
@@ -118,7 +118,7 @@ class Master final : public server::ClusterAdmin {
   // AssignmentManager::Move and Balance, once serving.
   absl::Status Balance(rpc::BalanceResponse* resp) override;
   void FillStatus(rpc::StatusResponse* resp) override;
-  // The status page's figures (src/server/status_page.h): the Admin service's status and every
+  // The status page's figures (src/front/status_page.h): the Admin service's status and every
   // table's regions once active; a backup's mode says so and names the active master.
   void FillPage(server::StatusPageData* page) const;
 

@@ -5,9 +5,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "src/server/meta.h"
-#include "src/server/service.h"
-#include "src/server/table_errors.h"
+#include "src/schema/meta.h"
+#include "src/services/service.h"
+#include "src/schema/table_errors.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::master {

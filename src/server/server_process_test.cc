@@ -700,7 +700,7 @@ TEST(ServerProcess, VerbsOffByConfig) {
 }
 
 // Started by systemd as Type=notify: READY=1 once it serves, STOPPING=1 at SIGTERM, as
-// datagrams to $NOTIFY_SOCKET (src/server/notify.h).
+// datagrams to $NOTIFY_SOCKET (src/base/notify.h).
 TEST(ServerProcess, TellsSystemdWhenItIsReadyAndWhenItStops) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/notify";

@@ -1060,7 +1060,7 @@ TEST_F(Cluster, AnUnassignedRegionStaysClosedAcrossTheBalancerAndATakeOverUntilA
 }
 
 // A split or merge the active master was killed in (at a fault point of the transaction,
-// src/server/region_split.cc): meta's one batch is the commit, and the backup master that takes
+// src/catalog/region_split.cc): meta's one batch is the commit, and the backup master that takes
 // over finishes what the commit decided: before it, the parents serve again (their half-written
 // children removed); after it, the children serve. A move killed after its close: the region
 // opens where the placement puts it; after its open, before meta's record: it is adopted where

@@ -8,6 +8,11 @@
 #   common     <- transport <- client, src
 #   proto (generated gRPC code) <- transport, client, src
 #
+# Inside src/, the folders are floors (src/CMakeLists.txt): a folder may include its own floor
+# and the ones below, and its tests (*_test.cc) any of src/:
+#   1 base schema transactions  <  2 regions  <  3 catalog security  <  4 cluster  <  5 services
+#   <  6 front  <  7 server master (the programs)  <  8 tools
+#
 # A module's tests (*_test.cc beside its code) may also include the shared test helpers under
 # tests/util/. Suites under tests/ may include any library; only the white-box suites of the
 # storage formats (tests/corruption, tests/fuzz) may include storage/internal/.
@@ -31,6 +36,21 @@ allowed() {
   esac
 }
 project_dirs=" common storage transport client proto src tests basalt "
+
+# The floor of a folder of src/ (empty: not a known folder).
+src_floor() {
+  case "$1" in
+    base | schema | transactions) echo 1 ;;
+    regions) echo 2 ;;
+    catalog | security) echo 3 ;;
+    cluster) echo 4 ;;
+    services) echo 5 ;;
+    front) echo 6 ;;
+    server | master) echo 7 ;;
+    tools) echo 8 ;;
+    *) echo "" ;;
+  esac
+}
 
 violations=0
 report() {
@@ -65,6 +85,22 @@ for f in $files; do
     if [[ "$allow" != *" $top "* ]]; then
       if [ "$top" = tests ] && [[ "$f" == *_test.cc ]] && [[ "$inc" == tests/util/* ]]; then continue; fi
       report "$f:$line: #include \"$inc\" ($who may not include $top/)"
+      continue
+    fi
+    if [ "$module" = src ] && [ "$top" = src ]; then
+      from="${f#src/}"
+      from="${from%%/*}"
+      to="${inc#src/}"
+      to="${to%%/*}"
+      from_floor=$(src_floor "$from")
+      to_floor=$(src_floor "$to")
+      if [ -z "$from_floor" ]; then
+        report "$f:$line: src/$from/ is not a floor of src/ (add it to src_floor and src/CMakeLists.txt)"
+      elif [ -z "$to_floor" ]; then
+        report "$f:$line: #include \"$inc\" (src/$to/ is not a floor of src/)"
+      elif [ "$to_floor" -gt "$from_floor" ] && [[ "$f" != *_test.cc ]]; then
+        report "$f:$line: #include \"$inc\" (src/$from/, floor $from_floor, may not include src/$to/, floor $to_floor)"
+      fi
       continue
     fi
     if [[ "$inc" == */internal/* ]] && [ "$top" != "$module" ]; then

@@ -1,7 +1,7 @@
 // Security (issue 16, must-show 1) against a real basalt-server with TLS and auth on, and real
 // certificates the test makes with openssl (make_certs.sh): who can connect, who is refused, and
 // what each user may do, as HBase's AccessController decides it. The rules one by one are
-// src/server/access_control_test.cc's; here they go through TLS, the authenticator, the
+// src/security/access_control_test.cc's; here they go through TLS, the authenticator, the
 // gRPC front end, the client library and the shell.
 #include <sys/wait.h>
 

@@ -1,4 +1,4 @@
-// Where a table's region lives on disk (src/server/region_info.h): for tests that damage or
+// Where a table's region lives on disk (src/schema/region_info.h): for tests that damage or
 // inspect a region's files.
 #pragma once
 

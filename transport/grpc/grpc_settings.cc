@@ -84,7 +84,7 @@ absl::StatusOr<ChannelSecurity> MakeChannelSecurity(const ClientSecurity& securi
   }
   out.credentials = grpc::SslCredentials(opts);
   if (!security.token.empty()) {
-    // "authorization: Bearer TOKEN" on every call (src/server/auth.h).
+    // "authorization: Bearer TOKEN" on every call (src/security/auth.h).
     out.credentials =
         grpc::CompositeChannelCredentials(out.credentials, grpc::AccessTokenCredentials(security.token));
   }

@@ -27,8 +27,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "src/server/service.h"
-#include "src/server/verbs_front.h"
+#include "src/services/service.h"
+#include "src/front/verbs_front.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::server {

@@ -1,0 +1,738 @@
+#include "src/base/config.h"
+
+#include <cctype>
+#include <climits>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status.h"
+
+namespace basalt::server {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+absl::Status BadValue(std::string_view key, std::string_view value, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("bad value '", AV(value), "' for ", AV(key), ": ", why));
+}
+
+// A byte size: a plain number, or a number with a suffix K/KiB, M/MiB, G/GiB (powers of 1024).
+absl::StatusOr<uint64_t> ParseBytes(std::string_view key, std::string_view v) {
+  std::string_view num = v;
+  uint64_t mult = 1;
+  std::string lower = absl::AsciiStrToLower(AV(v));
+  struct Suffix {
+    const char* s;
+    uint64_t m;
+  };
+  static constexpr Suffix kSuffixes[] = {{"kib", 1ull << 10}, {"mib", 1ull << 20}, {"gib", 1ull << 30},
+                                         {"kb", 1ull << 10},  {"mb", 1ull << 20},  {"gb", 1ull << 30},
+                                         {"k", 1ull << 10},   {"m", 1ull << 20},   {"g", 1ull << 30},
+                                         {"b", 1}};
+  for (const Suffix& s : kSuffixes) {
+    std::string_view suf(s.s);
+    if (lower.size() > suf.size() && std::string_view(lower).substr(lower.size() - suf.size()) == suf) {
+      num = Trim(v.substr(0, v.size() - suf.size()));
+      mult = s.m;
+      break;
+    }
+  }
+  uint64_t n = 0;
+  if (num.empty() || !std::isdigit(static_cast<unsigned char>(num[0])) || !absl::SimpleAtoi(AV(num), &n)) {
+    return BadValue(key, v, "expected a byte count such as 1048576, 64KiB or 128MiB");
+  }
+  if (n > UINT64_MAX / mult) return BadValue(key, v, "too large");
+  return n * mult;
+}
+
+absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view v, int64_t min, int64_t max) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(AV(v), &n)) return BadValue(key, v, "expected an integer");
+  if (n < min || n > max) return BadValue(key, v, absl::StrCat("must be in [", min, ", ", max, "]"));
+  return n;
+}
+
+// Comma-separated users and @groups (superusers, metrics_users) into *out.
+absl::Status ParsePrincipals(std::string_view key, std::string_view v, std::vector<std::string>* out) {
+  out->clear();
+  for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
+    std::string name(absl::StripAsciiWhitespace(part));
+    if (name == "@" || name.find(' ') != std::string::npos) return BadValue(key, v, "expected USER or @GROUP names");
+    out->push_back(std::move(name));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view v) {
+  std::string l = absl::AsciiStrToLower(AV(v));
+  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+  return BadValue(key, v, "expected true or false");
+}
+
+// One of a fixed set of spellings (case-insensitive), each naming a value.
+template <typename T>
+absl::StatusOr<T> ParseChoice(std::string_view key, std::string_view v,
+                              std::initializer_list<std::pair<std::string_view, T>> choices, std::string_view expected) {
+  const std::string l = absl::AsciiStrToLower(AV(v));
+  for (const auto& [name, value] : choices) {
+    if (l == name) return value;
+  }
+  return BadValue(key, v, AV(expected));
+}
+
+struct Setting {
+  const char* key;
+  const char* default_text;
+  const char* help;
+  std::function<absl::Status(std::string_view key, std::string_view value, ServerConfig*)> set;
+};
+
+const std::vector<Setting>& Settings() {
+  static const auto* kSettings = new std::vector<Setting>{
+      {"data_dir", "./basalt-data", "directory holding the catalogue and every table's region",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->data_dir = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_pool", "", "a Ceph pool: keep data_dir there (shared storage) instead of on local disk",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->rados_pool = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"ceph_conf", "/etc/ceph/ceph.conf", "the Ceph cluster's configuration file (monitor addresses), with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->ceph_conf = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_namespace", "basalt", "the RADOS namespace holding this installation's files, with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty()) return BadValue(k, v, "must not be empty");
+         c->rados_namespace = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_client", "client.admin", "the Ceph user this server connects as (TYPE.ID), with rados_pool",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.find('.') == std::string_view::npos) return BadValue(k, v, "expected TYPE.ID, e.g. client.basalt");
+         c->rados_client = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rados_object_size", "32MiB", "size of each RADOS object a file is cut into (64KiB to 128MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (64 << 10) || n > (128ull << 20)) return BadValue(k, v, "must be in [64KiB, 128MiB]");
+         c->rados_object_size = n;
+         return absl::OkStatus();
+       }},
+      {"rados_op_timeout_s", "30", "seconds before a RADOS operation nobody answers fails (instead of waiting forever)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 3600));
+         c->rados_op_timeout_s = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...]: the cluster this region server joins, with cluster=true",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->zookeeper_quorum = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_session_timeout_ms", "4000",
+       "a server not heard from by ZooKeeper for this long is taken for dead, fenced, and its regions reopened elsewhere",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 200, 600000));
+         c->zookeeper_session_timeout_ms = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_auth_file", "",
+       "file holding the cluster daemons' ZooKeeper identity, one line user:password (digest): the nodes they make "
+       "may then be changed only by it (required with auth=true on a master)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->zookeeper_auth_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"zookeeper_znode_parent", "/basalt", "the cluster's node in ZooKeeper (as HBase's zookeeper.znode.parent)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.size() < 2 || v.front() != '/' || v.back() == '/') return BadValue(k, v, "expected an absolute path such as /basalt");
+         c->zookeeper_znode_parent = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"listen", "127.0.0.1:16020", "HOST:PORT to serve gRPC on; port 0 picks a free port",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         std::string host;
+         int port;
+         absl::Status s = SplitHostPort(v, &host, &port);
+         if (!s.ok()) return BadValue(k, v, s.message());
+         c->listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"latency_graph_interval_ms", "10000",
+       "the status page's latency graph: one p50/p99 point per this many milliseconds, the last 30 shown",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->latency_graph_interval_ms, ParseInt(k, v, 100, 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"tls_cert", "", "PEM file of this server's certificate (chain): with tls_key, every gRPC port serves TLS",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_cert = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"tls_key", "", "PEM file of the private key of tls_cert",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_key = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"tls_ca", "", "PEM file of the CA whose client certificates are asked for and verified (mutual TLS: the "
+                     "certificate's common name is the user); needs tls_cert",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->tls_ca = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"auth", "false", "every call must be authenticated (client certificate or token; needs tls_cert) and is "
+                        "authorised against the grants in basalt:acl (HBase's AccessController)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->auth, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"auth_users_file", "", "the users: lines 'USER TOKEN-SHA256 [GROUP,...]' (the hex SHA-256 of the user's bearer "
+                              "token, or - for a user who only presents a certificate); read at start",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->auth_users_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"superusers", "", "users and @groups (comma-separated) allowed everything, as HBase's hbase.superuser",
+       [](std::string_view k, std::string_view v, ServerConfig* c) { return ParsePrincipals(k, v, &c->superusers); }},
+      {"metrics_users", "",
+       "with auth: users and @groups (comma-separated) who may read the HTTP port's /metrics, as a Prometheus "
+       "scraper; every other page needs global A",
+       [](std::string_view k, std::string_view v, ServerConfig* c) { return ParsePrincipals(k, v, &c->metrics_users); }},
+      {"log_level", "info", "lines below this level are dropped: debug, info, warning or error",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (absl::Status s = log::ParseLevel(v, &c->log_level); !s.ok()) return BadValue(k, v, s.message());
+         return absl::OkStatus();
+       }},
+      {"log_dir", "", "write the log to basalt-server.log in this directory, rolled past log_max_file_size (empty: "
+                      "stderr, for systemd's journal)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->log_dir = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"log_max_file_size", "64MiB", "the log file is rolled past this size (log_dir only; 5 old files kept)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 4096) return BadValue(k, v, "must be at least 4KiB");
+         c->log_max_file_size = n;
+         return absl::OkStatus();
+       }},
+      {"http_listen", "127.0.0.1:16030",
+       "HOST:PORT of the HTTP port (/metrics in the Prometheus text format); port 0 picks a free one; off: none. "
+       "The default is skipped with a warning when taken; a value given must bind",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->http_listen_set = true;
+         if (v == "off" || v.empty()) {
+           c->http_listen.clear();
+           return absl::OkStatus();
+         }
+         std::string host;
+         int port;
+         absl::Status s = SplitHostPort(v, &host, &port);
+         if (!s.ok()) return BadValue(k, v, s.message());
+         c->http_listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"port_file", "", "once listening, write the bound port and a newline here (atomically)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->port_file = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"cluster", "false",
+       "a region server of a cluster: serves the regions the active basalt-master assigns (needs zookeeper_quorum "
+       "and rados_pool); false: standalone, its own catalogue and meta",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->cluster, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"cq_threads", "0", "completion queues, each polled by one thread running reads inline (0: one per core)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1024));
+         c->cq_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"handler_threads", "16", "threads running writes and admin calls (writers share an fdatasync); 0: inline on the CQ threads",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1024));
+         c->handler_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"memstore_flush_size", "128MiB", "a region flushes its memstores past this many bytes",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (64u << 10)) return BadValue(k, v, "must be at least 64KiB");
+         c->memstore_flush_size = n;
+         return absl::OkStatus();
+       }},
+      {"block_cache_size", "128MiB", "bytes of the block cache shared by all tables (0: none)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->block_cache_size, ParseBytes(k, v));
+         return absl::OkStatus();
+       }},
+      {"durability", "sync", "default for DURABILITY_DEFAULT requests: sync, async or skip",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->durability, ParseChoice<Durability>(k, v,
+                                                                        {{"sync", Durability::kSyncWal},
+                                                                         {"sync_wal", Durability::kSyncWal},
+                                                                         {"async", Durability::kAsyncWal},
+                                                                         {"async_wal", Durability::kAsyncWal},
+                                                                         {"skip", Durability::kSkipWal},
+                                                                         {"skip_wal", Durability::kSkipWal}},
+                                                                        "expected sync, async or skip"));
+         return absl::OkStatus();
+       }},
+      {"wal_recovery", "strict",
+       "log damage found at start-up or when a region opens: strict (the region stays FAILED_OPEN, naming what is lost), "
+       "point_in_time (replay up to the first damage) or skip_corrupted (replay every intact record)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->wal_recovery,
+                                 ParseChoice<WalRecoveryMode>(k, v,
+                                                              {{"strict", WalRecoveryMode::kStrict},
+                                                               {"point_in_time", WalRecoveryMode::kPointInTime},
+                                                               {"skip_corrupted", WalRecoveryMode::kSkipCorrupted}},
+                                                              "expected strict, point_in_time or skip_corrupted"));
+         return absl::OkStatus();
+       }},
+      {"wal_roll_size", "64MiB", "the server log starts a new segment past this size (at least 1MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->wal_roll_size = n;
+         return absl::OkStatus();
+       }},
+      {"wal_max_logs", "32",
+       "past this many live server log segments, the regions holding the oldest flush (HBase's maxlogs)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 2, 100000));
+         c->wal_max_logs = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"region_max_size", "10GiB",
+       "a region whose largest store passes this splits at its middle (HBase's hbase.hregion.max.filesize; a "
+       "table's only region splits past twice memstore_flush_size, as HBase's stepping policy)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->region_max_size = n;
+         return absl::OkStatus();
+       }},
+      {"auto_split", "true", "regions split on their own past the size above (false: only the split command)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->auto_split, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"enable_echo", "false",
+       "serve the Echo service (the benchmarks' bare-gRPC floor); off, it answers FAILED_PRECONDITION",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->enable_echo, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"echo_max_reply_bytes", "1MiB", "the largest reply Echo sends (at most 16MiB)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n > (16u << 20)) return BadValue(k, v, "must be at most 16MiB");
+         c->echo_max_reply_bytes = n;
+         return absl::OkStatus();
+       }},
+      {"max_reply_bytes_in_flight", "256MiB",
+       "reply bytes waiting for their clients to read them, server-wide; past it calls get RESOURCE_EXHAUSTED",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->max_reply_bytes_in_flight = n;
+         return absl::OkStatus();
+       }},
+      {"stalled_reply_timeout_ms", "30000",
+       "a reply its client has not taken for this long is cancelled, freeing its call slot (scans: scanner_lease_ms)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->stalled_reply_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"scanner_lease_ms", "60000",
+       "a scan whose next message its client has not taken for this long is closed (HBase's scanner lease, "
+       "hbase.client.scanner.timeout.period)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->scanner_lease_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"max_scanners_per_user", "100",
+       "scans one user may hold open at once (auth on); past it a new one gets RESOURCE_EXHAUSTED; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->max_scanners_per_user, ParseInt(k, v, 0, 1000000));
+         return absl::OkStatus();
+       }},
+      {"transaction_timeout_ms", "30000",
+       "a transaction neither committed nor aborted this long after it started becomes invalid (its writes are "
+       "never seen); a client may ask for another timeout per transaction",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->transaction_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
+         return absl::OkStatus();
+       }},
+      {"max_transactions_per_user", "1000",
+       "transactions one user may have in progress at once (auth on; each costs every snapshot); 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->max_transactions_per_user, ParseInt(k, v, 0, 1000000));
+         return absl::OkStatus();
+       }},
+      {"rebuild_catalog", "false",
+       "when CATALOG is missing beside table directories, rebuild it from each table's TABLEINFO instead of "
+       "refusing to start",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->rebuild_catalog, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"reserved_fds", "64",
+       "descriptors kept for files: a connection that would leave fewer free is refused (0: connections may "
+       "use every descriptor)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1 << 20));
+         c->reserved_fds = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"max_concurrent_calls", "1000", "calls in flight beyond this get RESOURCE_EXHAUSTED",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));
+         c->max_concurrent_calls = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"max_request_bytes", "64MiB", "largest request message gRPC accepts",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1024 || n > static_cast<uint64_t>(INT_MAX)) return BadValue(k, v, "must be in [1KiB, 2GiB)");
+         c->max_request_bytes = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"scan_rows_per_message", "100", "rows per ScanResponse when the request leaves it 0",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 24));
+         c->scan_rows_per_message = static_cast<uint32_t>(n);
+         return absl::OkStatus();
+       }},
+      {"scan_bytes_per_message", "1MiB", "a ScanResponse is sent once its rows reach this many bytes",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1 || n > (1ull << 30)) return BadValue(k, v, "must be in [1, 1GiB]");
+         c->scan_bytes_per_message = n;
+         return absl::OkStatus();
+       }},
+      {"rdma", "auto", "verbs transport for Get/Put: auto (when an RDMA device is there), on (fail without one), off",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         using R = TransportChoice;
+         BASALT_ASSIGN_OR_RETURN(c->rdma, ParseChoice<R>(k, v,
+                                                         {{"auto", R::kAuto},
+                                                          {"on", R::kVerbs},
+                                                          {"true", R::kVerbs},
+                                                          {"1", R::kVerbs},
+                                                          {"off", R::kGrpc},
+                                                          {"false", R::kGrpc},
+                                                          {"0", R::kGrpc}},
+                                                         "expected auto, on or off"));
+         return absl::OkStatus();
+       }},
+      {"rdma_listen", "", "IP:PORT of the RDMA interface for rdma_cm (the IP picks the device; port 0: a free one); "
+                          "empty: the listen host on a free port",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (!v.empty()) {
+           std::string host;
+           int port;
+           absl::Status s = SplitHostPort(v, &host, &port);
+           if (!s.ok()) return BadValue(k, v, s.message());
+         }
+         c->rdma_listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rdma_device", "", "require rdma_listen's address to be on this RDMA device (ibv_devinfo names it); empty: any",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->rdma_device = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"rdma_device_port", "0", "require the address to be on this port of the device (0: any)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 255));
+         c->rdma_device_port = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_gid_index", "-1", "require this GID index to hold the address's RoCE v2 GID (-1: not checked)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, -1, 255));
+         c->rdma_gid_index = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_helper_threads", "0", "threads polling the verbs completion queues, Gets inline on them (0: one per core)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 64));
+         c->rdma_helper_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_max_endpoints_per_user", "64",
+       "verbs endpoints one user may hold open at once (auth on); past it the user's client uses the endpoints it "
+       "has; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
+         c->rdma_max_endpoints_per_user = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_max_sessions_per_user", "1024",
+       "unexpired verbs sessions one user may hold (auth on); past it OpenVerbsSession is RESOURCE_EXHAUSTED and "
+       "the client stays on gRPC; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 100000));
+         c->rdma_max_sessions_per_user = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_max_endpoints", "128", "verbs endpoints across all clients",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 65536));
+         c->rdma_max_endpoints = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_credits", "8", "verbs requests one endpoint may have in flight at once (1..255)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 255));
+         c->rdma_credits = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_srq_depth", "0",
+       "receive buffers (rdma_message_bytes each) per verbs helper, shared by its endpoints; fewer than "
+       "their requests in flight hold requests back when all are in use (0: the endpoints' credits, "
+       "at most max(256, rdma_max_endpoints) in all, split across the helpers)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
+         c->rdma_srq_depth = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_message_bytes", "72KiB", "largest verbs message each way; larger calls go over gRPC",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < 1024 || n > (16u << 20)) return BadValue(k, v, "must be in [1KiB, 16MiB]");
+         c->rdma_message_bytes = n;
+         return absl::OkStatus();
+       }},
+      {"rdma_rendezvous_budget", "256MiB",
+       "registered memory for large verbs calls at once (rendezvous; 0: none, they go over gRPC)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n > (uint64_t{64} << 30)) return BadValue(k, v, "must be in [0, 64GiB]");
+         c->rdma_rendezvous_budget = n;
+         return absl::OkStatus();
+       }},
+      {"rdma_spin_us", "50", "microseconds a verbs helper busy-polls before sleeping on its completion channel",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 1000000));
+         c->rdma_spin_us = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"rdma_session_ttl_s", "600", "seconds a verbs session token stays valid for new endpoints",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 86400 * 365));
+         c->rdma_session_ttl_s = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+  };
+  return *kSettings;
+}
+
+}  // namespace
+
+absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port) {
+  size_t colon;
+  if (!listen.empty() && listen.front() == '[') {
+    size_t close = listen.find(']');
+    if (close == std::string_view::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
+      return absl::InvalidArgumentError("expected [IPV6]:PORT");
+    }
+    *host = std::string(listen.substr(0, close + 1));
+    colon = close + 1;
+  } else {
+    colon = listen.rfind(':');
+    if (colon == std::string_view::npos) return absl::InvalidArgumentError("expected HOST:PORT");
+    *host = std::string(listen.substr(0, colon));
+    if (host->find(':') != std::string::npos) return absl::InvalidArgumentError("IPv6 hosts go in brackets: [::1]:PORT");
+  }
+  if (host->empty()) return absl::InvalidArgumentError("expected HOST:PORT (host is empty)");
+  std::string_view p = listen.substr(colon + 1);
+  int n = 0;
+  if (p.empty() || p.size() > 5 || !absl::SimpleAtoi(AV(p), &n) || n < 0 || n > 65535 ||
+      !std::isdigit(static_cast<unsigned char>(p[0]))) {
+    return absl::InvalidArgumentError(absl::StrCat("port '", AV(p), "' is not in [0, 65535]"));
+  }
+  *port = n;
+  return absl::OkStatus();
+}
+
+absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config) {
+  for (const Setting& s : Settings()) {
+    if (key != s.key) continue;
+    BASALT_RETURN_IF_ERROR(s.set(key, value, config));
+    config->given[std::string(key)] = std::string(value);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown setting '", AV(key), "' (see --help)"));
+}
+
+absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config) {
+  return ForEachConfigLine(text, path, [config](std::string_view key, std::string_view value) {
+    return SetConfigValue(key, value, config);
+  });
+}
+
+absl::Status ForEachConfigLine(std::string_view text, const std::string& path,
+                               const std::function<absl::Status(std::string_view key, std::string_view value)>& set) {
+  int line_no = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = Trim(line);
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected 'key = value', got '", AV(line), "'"));
+    }
+    absl::Status s = set(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)));
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateConfig(const ServerConfig& config) {
+  if (config.cluster && (config.zookeeper_quorum.empty() || config.rados_pool.empty())) {
+    return absl::InvalidArgumentError(
+        "cluster=true needs zookeeper_quorum (to find the master) and rados_pool (the shared storage every server opens "
+        "regions from)");
+  }
+  if (!config.cluster && !config.zookeeper_quorum.empty()) {
+    return absl::InvalidArgumentError(
+        "zookeeper_quorum is for a region server of a cluster (--cluster); a standalone server keeps its own meta");
+  }
+  std::string host;
+  int port;
+  BASALT_RETURN_IF_ERROR(SplitHostPort(config.listen, &host, &port));
+  return ValidateSecurity(config);
+}
+
+absl::Status ValidateSecurity(const ServerConfig& config) {
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return absl::InvalidArgumentError("tls_cert and tls_key go together: give both, or neither (plain text)");
+  }
+  if (!config.tls_ca.empty() && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError("tls_ca (client certificates) needs the server's own tls_cert and tls_key");
+  }
+  if (config.auth && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "auth=true needs TLS (tls_cert, tls_key): certificates and tokens are never taken over plain text");
+  }
+  if (config.auth && config.tls_ca.empty() && config.auth_users_file.empty()) {
+    return absl::InvalidArgumentError(
+        "auth=true needs a way to authenticate: tls_ca (client certificates) or auth_users_file (tokens), or both");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args) {
+  ParsedArgs out;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string config_file;
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h" || a == "-help") {
+      out.help = true;
+      continue;
+    }
+    if (a.size() < 3 || a.compare(0, 2, "--") != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a, "' (flags are --key=value; see --help)"));
+    }
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    std::string key(body.substr(0, eq));
+    if (eq == std::string_view::npos) {
+      // A bare boolean flag means true (--cluster); any other key needs a value.
+      if (key != "cluster") {
+        return absl::InvalidArgumentError(absl::StrCat("flag --", key, " needs a value: --", key, "=VALUE"));
+      }
+      flags.emplace_back(key, "true");
+      continue;
+    }
+    std::string value(body.substr(eq + 1));
+    if (key == "config") {
+      if (value.empty()) return absl::InvalidArgumentError("--config needs a file name");
+      config_file = value;
+    } else {
+      flags.emplace_back(key, value);
+    }
+  }
+  if (out.help) return out;
+  if (!config_file.empty()) {
+    std::ifstream in(config_file, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", config_file));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    BASALT_RETURN_IF_ERROR(ParseConfigText(ss.str(), config_file, &out.config));
+  }
+  for (const auto& [k, v] : flags) {
+    absl::Status s = SetConfigValue(k, v, &out.config);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", k, ": ", s.message()));
+  }
+  BASALT_RETURN_IF_ERROR(ValidateConfig(out.config));
+  return out;
+}
+
+bool IsSecretSetting(std::string_view key) {
+  const std::string k = absl::AsciiStrToLower(AV(key));
+  for (std::string_view word : {"password", "secret", "token", "keyring", "credential", "private"}) {
+    if (absl::StrContains(k, AV(word))) return true;
+  }
+  return absl::EndsWith(k, "_key") || k == "key";
+}
+
+std::vector<SettingInForce> SettingsInForce(const ServerConfig& config) {
+  std::vector<SettingInForce> out;
+  for (const Setting& st : Settings()) {
+    SettingInForce e;
+    e.key = st.key;
+    auto it = config.given.find(st.key);
+    e.given = it != config.given.end();
+    e.value = e.given ? it->second : st.default_text;
+    if (IsSecretSetting(e.key) && !e.value.empty()) e.value = "******";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string HelpText() {
+  std::string s =
+      "usage: basalt-server [--config=FILE] [--key=value ...]\n"
+      "\n"
+      "Basalt region server (standalone: also the master). Settings come from FILE\n"
+      "(lines 'key = value', '#' comments) and flags; flags override the file.\n"
+      "Sizes take K/KiB, M/MiB, G/GiB suffixes. Exit code 2 on a bad setting.\n"
+      "\n"
+      "  --config=FILE\n      read settings from FILE\n"
+      "  --help\n      this text\n";
+  for (const Setting& st : Settings()) {
+    absl::StrAppend(&s, "  --", st.key, "=VALUE\n      ", st.help, " (default: ",
+                    *st.default_text ? st.default_text : "unset", ")\n");
+  }
+  return s;
+}
+
+}  // namespace basalt::server

@@ -1,0 +1,348 @@
+// The catalogue a standalone server or a cluster's master keeps (a cluster's region server has
+// none: region_host.h), and the tables it serves: the catalogue (catalog_file.h: which tables
+// exist, their families, enabled or not), basalt:meta (meta.h: which regions each table has) and the open
+// Regions of every enabled table, each in data_dir/tables/<table>/<encoded region name>/. Each
+// table directory also holds TABLEINFO, the table's own record (a one-table catalogue), from
+// which a lost CATALOG can be rebuilt (HBase's .tableinfo), and each region directory its
+// REGIONINFO, from which meta rows can be rebuilt.
+//
+// Order of durable writes, so that a crash between any two leaves something start-up can
+// finish or undo: create writes the region directories, then the regions' meta rows (one log
+// record), then the catalogue, which commits it; drop removes the table from the catalogue
+// (the commit), then its meta rows, then its directory. At start-up, meta rows of a table the
+// catalogue does not list are removed, and a catalogued table without meta rows gets them from
+// its REGIONINFO files (or, for a table made before regions, one region: the table directory).
+//
+// Nothing is deleted that the catalogue does not say is gone: a table directory the catalogue
+// does not list is moved to data_dir/lost+found/, never removed. A table whose region cannot
+// open is FAILED_OPEN (its reason kept and reported) while every other table serves; Assign
+// reopens it once the operator has repaired its files.
+//
+// Thread-safety: every method may be called from any number of threads. Admin operations
+// (Create, Disable, Enable, Drop, and the catalogue writes they make) are serialised by one
+// mutex; data calls only take a short reader lock to pick up a shared_ptr<Table>, which they
+// hold for the whole call, so a table disabled or dropped meanwhile stays alive (closed) until
+// the call lets go of it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "src/schema/catalog_file.h"
+#include "src/schema/region_info.h"
+#include "src/regions/region_placement.h"
+#include "src/regions/table.h"
+#include "src/regions/table_source.h"
+#include "storage/region.h"
+#include "storage/server_log.h"
+
+namespace basalt::server {
+
+class TableManager final : public TableSource {
+ public:
+  struct Options {
+    // A queue table's regions drop consumed entries at major compaction through this (the
+    // process's transaction service says which consumed marks are settled; src/server/
+    // queue_eviction.h). Empty: queues keep every entry.
+    std::function<std::unique_ptr<CompactionFilter>()> queue_compaction_filter;
+    // Where the user tables' regions open (region_placement.h): a cluster's master places them
+    // on region servers (its files on the shared storage, at the directory the catalogue keeps
+    // for each). Null: in this process (LocalPlacement), a standalone server. The system
+    // tables always open here. Outlives the catalogue.
+    RegionPlacement* placement = nullptr;
+    // A master's: the logs of dead (fenced) region servers, split into their regions'
+    // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
+    std::vector<std::string> dead_server_logs;
+    // The server log's directory; empty: data_dir/wal.
+    std::string log_dir;
+    Env* env = nullptr;  // nullptr: Env::Default()
+    std::string data_dir;
+    RegionOptions region;  // shared by every table (block cache, flush size)
+    // CATALOG is missing but table directories exist: rebuild it from their TABLEINFO files
+    // (every table comes back enabled) instead of refusing to start.
+    bool rebuild_catalog = false;
+    // Where the manager reports what it did on its own (a directory moved aside, a table that
+    // failed to open, a rebuilt catalogue). Empty: standard error.
+    std::function<void(std::string_view)> log;
+    // The server log every user table's regions share (storage/server_log.h), in data_dir/wal.
+    uint64_t wal_roll_size = 64ull << 20;
+    int wal_max_logs = 32;
+    // How often split and merged parents are looked at for removal (CleanSplitParents; HBase's
+    // CatalogJanitor runs every 5 minutes). 0: only after splits, merges and major compactions.
+    int janitor_interval_ms = 10000;
+    // Automatic splits (HBase's SteppingSplitPolicy): after a flush or compaction, a region
+    // whose largest store passes 2 × the memstore flush size while its table has one region, or
+    // region_max_size once it has more, splits at its middle.
+    bool auto_split = true;
+    uint64_t region_max_size = 10ull << 30;
+  };
+
+  // Creates data_dir if needed and loads the catalogue. A missing CATALOG beside table
+  // directories is FailedPrecondition naming it (or, with rebuild_catalog, is rebuilt); a
+  // damaged one is DataLoss. Moves table directories the catalogue does not list (a create or
+  // drop cut short by a crash) to lost+found/, and opens every enabled table: one that cannot
+  // open is FAILED_OPEN, the others serve.
+  static absl::StatusOr<std::unique_ptr<TableManager>> Open(const Options& options);
+  // Closes every table (CloseAll), ignoring errors.
+  ~TableManager() override;
+
+  // TableSource (table_source.h). Find: `region` is not looked at (every region is this
+  // process's, or placed by it).
+  absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name, std::string_view region = {}) const override;
+
+  // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
+  // region) and records the table, enabled. InvalidArgument, AlreadyExists.
+  absl::Status Create(const TableSpec& spec, const std::vector<std::string>& split_keys = {});
+  // Records the table as disabled, then closes its region (flushing). FailedPrecondition when
+  // already disabled.
+  absl::Status Disable(std::string_view name);
+  // Reopens the regions (as meta records them now, see Assign) and records the table as enabled.
+  // FailedPrecondition when enabled.
+  absl::Status Enable(std::string_view name);
+  // The table must be disabled (else FailedPrecondition). Removes it from the catalogue
+  // durably, then removes its directory.
+  absl::Status Drop(std::string_view name);
+  absl::Status Flush(std::string_view name) override;
+  // Then removes the split parents no region reads any more (CleanSplitParents).
+  absl::Status MajorCompact(std::string_view name) override;
+  // Opens a FAILED_OPEN table's regions again, or the FAILED_OPEN regions of an open table (its
+  // other regions serve on), as basalt:meta records them now (or, without rows there, as its
+  // region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the new reason,
+  // which is returned. FailedPrecondition when the table is wholly open or disabled.
+  absl::Status Assign(std::string_view name);
+  // Splits regions without copying data (HBase's split): `name` is a table (every region that
+  // can split, or with `split_row` the region holding it) or a region (its name or encoded
+  // name). Without `split_row` a region splits at its SplitPoint. The parent closes (flushing),
+  // its daughters are written as references to its files, and one meta batch (the commit)
+  // records the parent SPLIT and the daughters; they open in its place. Writes the closed parent
+  // refuses meanwhile are retried by the server (Table::superseded). A crash before the commit
+  // leaves the parent, after it the daughters. InvalidArgument for a split row that is a
+  // region's start or outside the table; FailedPrecondition for a disabled table or a region
+  // that cannot split yet (no data, or references to its own parent not yet compacted).
+  absl::Status Split(std::string_view name, std::string_view split_row = {});
+  // Merges two adjacent regions of a table (each by its name or encoded name) into one, without
+  // copying data (HBase's merge_region): the same transaction as a split, the other way round.
+  // InvalidArgument for regions that are not adjacent or of different tables; FailedPrecondition
+  // for one that still reads another's files.
+  absl::Status Merge(std::string_view first, std::string_view second);
+  // Removes the split and merged parents of `table` once no region reads their files (HBase's
+  // CatalogJanitor): each one's directory, and its meta row once the server log holds none of
+  // its records. Runs after splits, merges and major compactions, at start-up and on the
+  // housekeeping thread.
+  absl::Status CleanSplitParents(std::string_view table);
+
+  absl::StatusOr<TableSpec> Describe(std::string_view name) const override;
+  std::vector<TableSpec> List() const override;
+  absl::Status OpenError(std::string_view name) const override;
+  std::vector<TableInfo> Stats() const override;
+  // A table's regions as meta records them, with each one's statistics when it is open.
+  absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const override;
+  // Also rewrites every meta row's info:server.
+  absl::Status SetServerName(std::string_view name) override;
+  std::string ServerName() const override;
+  // How many regions meta records for the table (1 for basalt:meta, 0 for an unknown table).
+  size_t RegionCount(std::string_view name) const override;
+  size_t size() const override;
+  LogStats ServerLogStats() const override { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
+
+  // basalt:acl's region (access_control.h writes it).
+  Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
+  // basalt:quota's region (quotas.h writes it).
+  Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
+  // A master's, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
+  // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
+  // table for which `was_there` holds, and records where in meta. Returns how many regions were
+  // placed again; a region that cannot be placed now is FAILED_OPEN (TablesToAssign), and a log
+  // that cannot be split is the error (nothing is reopened; the caller retries).
+  absl::StatusOr<size_t> RecoverServer(const std::string& log_dir,
+                                       const std::function<bool(const HostedRegion&)>& was_there);
+  // The enabled tables that are FAILED_OPEN or have FAILED_OPEN regions: what Assign reopens
+  // (a master assigns them when a region server joins).
+  std::vector<std::string> TablesToAssign() const;
+  // Moves a region (its name or encoded name) to `destination` (a region server's
+  // host:port; empty: wherever the placement puts it) as HBase's move does: it closes on its
+  // server (flushing; from then its calls are refused there and clients wait for meta), opens
+  // through the placement, and meta records where. OK at once when it is on `destination`
+  // already. A close that fails (the server does not answer, or its flush failed) leaves the
+  // region where it was and is the error; an open that fails leaves it FAILED_OPEN (assigned
+  // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
+  // disabled or FAILED_OPEN table. (Only a cluster's master is asked: AdminService.)
+  absl::Status Move(std::string_view region, std::string_view destination);
+  // Every open region of every enabled user table (not an unassigned region).
+  std::vector<HostedRegion> OpenRegions() const;
+  // HBase 2's unassign of one region (its name or encoded name): it closes on its server
+  // (flushing) and meta records it CLOSED, with no server; it stays closed (calls on its rows are
+  // refused as not served and clients retry until their deadline), also across a master
+  // take-over, and neither the balancer nor a joining server opens it, until Assign or
+  // enable_table. OK when it is unassigned already. A close that fails leaves it open and is the
+  // error. NotFound, FailedPrecondition for a disabled or FAILED_OPEN table.
+  absl::Status Unassign(std::string_view region);
+  // HBase 2's assign of one region: an unassigned or FAILED_OPEN region opens through
+  // the placement and meta records where; OK at once when it is open. The open's error when no
+  // server could open it (it is then FAILED_OPEN, opened again when a server joins).
+  absl::Status AssignRegion(std::string_view region);
+
+  // Closes every open region (each flushes; a master's regions stay open on their servers).
+  // Later calls get Unavailable. Returns the first error.
+  absl::Status CloseAll() override;
+
+ private:
+  explicit TableManager(const Options& options);
+  struct Entry {
+    TableSpec spec;
+    std::vector<RegionInfo> regions;  // as meta records them, by start key
+    std::shared_ptr<Table> table;  // null when disabled or FAILED_OPEN
+    std::weak_ptr<Table> closing;  // the table last disabled, while calls still hold it
+    // Tables a split or merge replaced, while calls begun on them (a scan) still hold them: a
+    // disable closes them too, and waits for them as for `closing`.
+    std::vector<std::weak_ptr<Table>> superseded;
+    absl::Status open_error;       // enabled but FAILED_OPEN: why
+    std::vector<RegionInfo> retired;  // split and merged parents meta still records
+    // The parents' regions while a call begun before the split or merge (a scan) still holds
+    // them: their files stay until every one has expired.
+    std::vector<std::weak_ptr<Region>> retired_open;
+    std::set<std::string> unassigned;  // encoded names of regions Unassign closed (a master's)
+  };
+  // The meta state of region `r` of `e` (CLOSED for a disabled table or an unassigned region,
+  // FAILED_OPEN, OPEN).
+  static const char* MetaStateOf(const Entry& e, const RegionInfo& r);
+  std::string TableDir(std::string_view name) const;
+  // A server log's options for `dir`, with every region and table entries_ knows (for a split).
+  ServerLog::Options LogOptions(std::string dir) const;
+  // Opens the server log (options_.log_dir), splitting what a previous run left there by the
+  // regions entries_ knows.
+  absl::Status OpenServerLog();
+  // Splits a dead region server's log by the regions entries_ knows (the caller holds admin_mu_).
+  absl::Status SplitDeadServerLogLocked(const std::string& dir);
+  void Log(std::string_view line) const;
+  // The catalogue when CATALOG is missing: empty for a new data directory, rebuilt from the
+  // table directories' TABLEINFO files with rebuild_catalog, else FailedPrecondition.
+  absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs);
+  // Moves data_dir/tables/<from> to data_dir/lost+found/<as>.<ms> (durably) and logs why.
+  absl::Status MoveAside(std::string_view from, std::string_view as, std::string_view why);
+  // Moves data_dir/tables/<name> to data_dir/lost+found/ (durably) and logs why.
+  absl::Status MoveTableAside(std::string_view name, std::string_view why);
+  // Writes data_dir/tables/<name>/TABLEINFO durably.
+  absl::Status WriteTableInfo(const TableSpec& spec);
+  std::string RegionDir(const RegionInfo& info) const;
+  // Opens every region of a table (FailedPrecondition unless they cover every row once), writing
+  // a region's REGIONINFO when it has none. A region that cannot open is FAILED_OPEN alone while
+  // the others serve; when none opens, the table is (the error is returned, and what opened is
+  // closed). Regions open in `reuse` are shared, not opened again.
+  // A master places the regions it opens on `destination` first, when one is given.
+  absl::StatusOr<std::shared_ptr<Table>> OpenTable(const TableSpec& spec, const std::vector<RegionInfo>& regions,
+                                                   const Table* reuse = nullptr,
+                                                   const std::vector<RegionInfo>* reopen = nullptr,
+                                                   std::string_view destination = {});
+  // Opens `again` (regions of the open table `e`, closed or on a dead server) anew
+  // through the placement (on `destination` first, when given), installs the table and records
+  // where they serve in meta. How many of them opened. The caller holds admin_mu_. `what`
+  // names the operation's fault point "<what>:opened", between the open and meta's record.
+  size_t ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination,
+                      std::string_view what);
+  // The region with this name or encoded name, and its table's entry (a copy; the caller holds
+  // admin_mu_). NotFound.
+  absl::StatusOr<std::pair<Entry, RegionInfo>> RegionNamedLocked(std::string_view name) const;
+  // Splits one region of an open table at `split_row` (empty: its split point); the caller
+  // holds admin_mu_.
+  absl::Status SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent, std::string_view split_row);
+  // The open region `info` of `t`, which must hold no references (FailedPrecondition saying it
+  // cannot `what` yet).
+  absl::StatusOr<RegionHandle*> OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what);
+  // The transaction of a split or a merge (`what`): the parents close, the children are written
+  // as references to their files, `commit` (one meta batch) records it, and the children open
+  // in the parents' place (region_split.cc has the steps). The caller holds admin_mu_.
+  absl::Status ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
+                                    const std::vector<RegionInfo>& children, const std::vector<RowMutation>& commit,
+                                    std::string_view what);
+  // The table a split or merge leaves in service, or, when it could not open, why not (the
+  // caller holds mu_).
+  static void Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t);
+  // Where a split writes its daughters before its commit: data_dir/tables/<table>/.splits/.
+  std::string SplitsDir(std::string_view table) const;
+  // At start-up, before the table's regions open: daughters a crash left in the staging
+  // directory after the commit move into place; what an uncommitted split left is removed.
+  // `committed_now`: a split finishing its own steps (nothing to report), not a restart's.
+  absl::Status FinishSplits(std::string_view table, const std::vector<RegionInfo>& regions, bool committed_now = false);
+  absl::Status CleanSplitParentsLocked(std::string_view table);
+  // The region of a split parent's table that now holds `row` (the server log's route).
+  std::string RouteRecord(std::string_view region, std::string_view row) const;
+  // Writes meta rows: one batch, one log record.
+  absl::Status WriteMeta(const std::vector<RowMutation>& rows);
+  // The table's regions as meta's rows say now or, without rows there, as RegionsWithoutMeta
+  // finds them (then recorded in meta): what Enable and Assign open.
+  absl::StatusOr<std::vector<RegionInfo>> CurrentRegions(const TableSpec& spec);
+  // The table's regions as meta's rows say now (none: empty).
+  absl::StatusOr<std::vector<RegionInfo>> MetaRegionsOf(std::string_view table);
+  // Records the regions with `state`, each with the server `table` holds it on (else this one's).
+  absl::Status RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state,
+                             const Table* table = nullptr);
+  // Where `table` serves region `r` (HostedRegion::server), or this server's name.
+  std::string ServerOf(const Table* table, const RegionInfo& r) const;
+  // The server a split's or merge's commit records its children on: this one's, or none when
+  // the placement places them after the commit (then they are recorded where they opened).
+  std::string CommitServer() const;
+  // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
+  // region directories, or one region over the table directory (a table from before regions),
+  // or, with no directory at all, one new region.
+  absl::StatusOr<std::vector<RegionInfo>> RegionsWithoutMeta(const TableSpec& spec);
+  // Region directories of the table that meta does not name go to lost+found/.
+  absl::Status MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions);
+  // A region id above every one handed out so far (the clock in ms, as HBase's).
+  uint64_t NewRegionId();
+  // The catalogue as entries_ says; the caller holds admin_mu_.
+  std::vector<TableSpec> CatalogLocked() const;
+  absl::Status SaveLocked(const std::vector<TableSpec>& tables);
+  // Waits (bounded) until calls that still hold a disabled table have let go of it.
+  absl::Status WaitForClosing(const Entry& e) const;
+  // A copy of a disabled table's entry (the caller holds admin_mu_, under which entries_
+  // changes): NotFound, or FailedPrecondition with `if_enabled` when the table is enabled.
+  absl::StatusOr<Entry> DisabledEntry(std::string_view name, std::string_view if_enabled) const;
+
+  // Every region of every table (known to meta) with its directory, for the server log's split.
+  std::map<std::string, std::string> RegionDirsLocked() const;
+  std::set<std::string> TableNamesLocked() const;
+  // The previous run's server log, split again if start-up could not (the operator repaired
+  // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
+  // do before opening them.
+  void RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions);
+  // The table of a region named in a log record ("table,start,id", or a table's name).
+  static std::string TableOfRegion(std::string_view region);
+
+  Options options_;
+  LocalPlacement local_placement_{&options_.region};
+  RegionPlacement* const placement_;  // options_.placement, or local_placement_
+  // Declared before every region's holder: regions close before the log they write to goes.
+  std::unique_ptr<ServerLog> log_;
+  std::shared_ptr<Table> meta_;  // basalt:meta, open for the manager's life
+  std::shared_ptr<Table> acl_;   // basalt:acl, likewise
+  std::shared_ptr<Table> quota_;  // basalt:quota, likewise
+  // A system table by name; null for any other name.
+  std::shared_ptr<Table> SystemTable(std::string_view name) const;
+  std::atomic<uint64_t> last_region_id_{0};
+  absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served
+  // The housekeeping thread: automatic splits of the regions whose files changed, and the
+  // janitor every janitor_interval_ms. Stopped by CloseAll.
+  void HousekeepingLoop();
+  // Splits the region (by its log name) if the split policy says so.
+  void MaybeSplit(const std::string& region);
+  absl::Mutex housekeeping_mu_;
+  bool housekeeping_stop_ ABSL_GUARDED_BY(housekeeping_mu_) = false;
+  std::set<std::string> split_checks_ ABSL_GUARDED_BY(housekeeping_mu_);  // regions whose files changed
+  std::thread housekeeping_;
+  std::string server_name_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace basalt::server

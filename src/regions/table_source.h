@@ -1,0 +1,74 @@
+// The tables a process serves, as its services see them (DataService, AdminService, the
+// metrics): a standalone server's or a master's catalogue (TableManager, tables.h), or a
+// cluster's region server's hosted regions (RegionHost, region_host.h). Each process has one,
+// made where the process is assembled (src/server/main.cc, src/master/master.cc); the services
+// ask it, never which kind of process they are in.
+//
+// Thread-safety: every method may be called from any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "src/schema/catalog_file.h"
+#include "src/schema/region_info.h"
+#include "src/regions/table.h"
+#include "storage/region.h"
+#include "storage/server_log.h"
+
+namespace basalt::server {
+
+// A table with its figures (Stats).
+struct TableInfo {
+  TableSpec spec;
+  absl::Status open_error;  // not ok: FAILED_OPEN, and why
+  RegionStats stats;        // zero when disabled or FAILED_OPEN
+  size_t regions = 0;       // as meta records them (a region server: the ones open here)
+};
+
+// A region of a table as meta records it (a region server: one open here), with its figures
+// when it is open.
+struct RegionStatus {
+  RegionInfo info;
+  std::string state;  // OPEN, CLOSED, FAILED_OPEN
+  RegionStats stats;
+  std::string server = {};  // where it serves (host:port)
+};
+
+class TableSource {
+ public:
+  virtual ~TableSource() = default;
+
+  // The open table a call on `name` reaches. `region`: the encoded name the call named, if any
+  // (a region server refuses a table with no region here as not serving it). NotFound "table
+  // 'x' does not exist"; FailedPrecondition when disabled or FAILED_OPEN (with the reason);
+  // Unavailable while the process stops. The system tables are found too (Table::system()).
+  virtual absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name, std::string_view region = {}) const = 0;
+  virtual absl::StatusOr<TableSpec> Describe(std::string_view name) const = 0;
+  virtual std::vector<TableSpec> List() const = 0;  // by name
+  // Why an enabled table is FAILED_OPEN (ok: it is not).
+  virtual absl::Status OpenError(std::string_view name) const = 0;
+  virtual std::vector<TableInfo> Stats() const = 0;
+  virtual absl::StatusOr<std::vector<RegionStatus>> Regions(std::string_view name) const = 0;
+  // How many regions the table has (1 for a system table, 0 for an unknown table).
+  virtual size_t RegionCount(std::string_view name) const = 0;
+  virtual size_t size() const = 0;  // tables
+  // Flushes or major-compacts every region of the table open here.
+  virtual absl::Status Flush(std::string_view name) = 0;
+  virtual absl::Status MajorCompact(std::string_view name) = 0;
+  // host:port of this process, as meta records it (info:server).
+  virtual std::string ServerName() const = 0;
+  virtual absl::Status SetServerName(std::string_view name) = 0;
+  // What the process's server log did (records, bytes, syncs); zero before it opens.
+  virtual LogStats ServerLogStats() const = 0;
+  // Closes what this process serves (each region flushes, where it is this process's to
+  // close). Later calls get Unavailable. Returns the first error.
+  virtual absl::Status CloseAll() = 0;
+};
+
+}  // namespace basalt::server

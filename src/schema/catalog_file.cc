@@ -1,0 +1,245 @@
+#include "src/schema/catalog_file.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/coding.h"
+#include "common/format_stamp.h"
+#include "common/crc.h"
+#include "common/env.h"
+#include "common/status.h"
+
+namespace basalt::server {
+namespace {
+
+constexpr std::string_view kMagic = "BSLTCATG";
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 4;
+constexpr uint8_t kFlagCacheBlocks = 1, kFlagCacheEncoded = 2, kFlagVerifyChecksums = 4;
+constexpr uint8_t kTableTransactional = 1, kTableQueue = 2;  // version 3's table flags
+
+bool FamilyEq(const FamilyOptions& a, const FamilyOptions& b) {
+  return a.name == b.name && a.max_versions == b.max_versions && a.min_versions == b.min_versions &&
+         a.ttl_ms == b.ttl_ms && a.block_size == b.block_size && a.encoding == b.encoding &&
+         a.compression == b.compression && a.bloom == b.bloom && a.checksum == b.checksum &&
+         a.bytes_per_checksum == b.bytes_per_checksum && a.cache_blocks == b.cache_blocks &&
+         a.cache_encoded == b.cache_encoded && a.verify_checksums == b.verify_checksums;
+}
+
+bool GetByte(std::string_view* in, uint8_t* v) {
+  if (in->empty()) return false;
+  *v = static_cast<uint8_t>((*in)[0]);
+  in->remove_prefix(1);
+  return true;
+}
+
+}  // namespace
+
+bool TableSpec::operator==(const TableSpec& o) const {
+  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional || queue != o.queue ||
+      families.size() != o.families.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < families.size(); ++i) {
+    if (!FamilyEq(families[i], o.families[i])) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateTableName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("table name is empty");
+  if (name.size() > 255) {
+    return absl::InvalidArgumentError(absl::StrCat("table name of ", name.size(), " bytes is longer than 255"));
+  }
+  if (name[0] == '.' || name[0] == '-') {
+    return absl::InvalidArgumentError(absl::StrCat("table name '", AV(name), "' must not start with '.' or '-'"));
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-';
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("table name '", AV(name), "' has an illegal character (allowed: A-Z a-z 0-9 _ . -)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFamilyName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("column family name is empty");
+  if (name[0] == '.') {
+    return absl::InvalidArgumentError(absl::StrCat("column family name '", AV(name), "' must not start with '.'"));
+  }
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == ':' || c == '\\' || c == '/' || u < 0x20 || u == 0x7f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("column family name '", AV(name), "' has an illegal character (':', '\\', '/' or a control character)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateTableSpec(const TableSpec& spec) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
+  if (spec.families.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "' needs at least one column family"));
+  }
+  std::set<std::string> seen;
+  for (const FamilyOptions& f : spec.families) {
+    BASALT_RETURN_IF_ERROR(ValidateFamilyName(f.name));
+    BASALT_RETURN_IF_ERROR(ValidateFamily(f));
+    if (!seen.insert(f.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name, "' given twice"));
+    }
+  }
+  if (spec.queue && !spec.transactional) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': a queue's table is transactional"));
+  }
+  if (spec.transactional) {
+    for (const FamilyOptions& f : spec.families) {
+      // Its cells' timestamps are write pointers (docs/DESIGN.md §7), not milliseconds.
+      if (f.ttl_ms != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': column family '", f.name,
+                                                       "' has a TTL, which a transactional table does not take yet"));
+      }
+    }
+  }
+  if (spec.max_file_size != 0 && spec.max_file_size < kMinMaxFileSize) {
+    return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': MAX_FILESIZE of ", spec.max_file_size,
+                                                   " bytes is below the least, ", kMinMaxFileSize));
+  }
+  return absl::OkStatus();
+}
+
+std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
+  // The oldest version that says everything (an older build can read what it understands).
+  const bool v3 = std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.transactional; });
+  const bool v2 = v3 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
+  const uint32_t version = v3 ? 3 : v2 ? 2 : 1;
+  std::string payload;
+  PutVarint64(&payload, tables.size());
+  for (const TableSpec& t : tables) {
+    PutLengthPrefixed(&payload, t.name);
+    payload.push_back(t.enabled ? 0 : 1);
+    PutVarint64(&payload, t.families.size());
+    for (const FamilyOptions& f : t.families) {
+      PutLengthPrefixed(&payload, f.name);
+      PutVarint64(&payload, static_cast<uint64_t>(f.max_versions));
+      PutVarint64(&payload, static_cast<uint64_t>(f.min_versions));
+      PutVarint64(&payload, static_cast<uint64_t>(f.ttl_ms));
+      PutVarint64(&payload, f.block_size);
+      payload.push_back(static_cast<char>(f.encoding));
+      payload.push_back(static_cast<char>(f.compression));
+      payload.push_back(static_cast<char>(f.bloom));
+      payload.push_back(static_cast<char>(f.checksum));
+      PutVarint64(&payload, f.bytes_per_checksum);
+      uint8_t flags = (f.cache_blocks ? kFlagCacheBlocks : 0) | (f.cache_encoded ? kFlagCacheEncoded : 0) |
+                      (f.verify_checksums ? kFlagVerifyChecksums : 0);
+      payload.push_back(static_cast<char>(flags));
+    }
+    if (v2) PutVarint64(&payload, t.max_file_size);
+    if (v3) {
+      payload.push_back(static_cast<char>((t.transactional ? kTableTransactional : 0) | (t.queue ? kTableQueue : 0)));
+    }
+  }
+  std::string out;
+  AppendFormatStamp(&out, kMagic, version, /*min_reader_version=*/version);
+  PutFixed32(&out, static_cast<uint32_t>(payload.size()));
+  out += payload;
+  PutFixed32(&out, MaskCrc(Crc32c(out)));
+  return out;
+}
+
+absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path) {
+  auto corrupt = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("catalogue ", path, " is corrupt: ", what));
+  };
+  if (bytes.size() < kHeaderSize + 4) return corrupt(absl::StrCat("only ", bytes.size(), " bytes"));
+  if (bytes.substr(0, kMagic.size()) != kMagic) return corrupt("bad magic");
+  const uint32_t stored = DecodeFixed32(bytes.data() + bytes.size() - 4);
+  const uint32_t computed = MaskCrc(Crc32c(bytes.substr(0, bytes.size() - 4)));
+  if (stored != computed) {
+    return corrupt(absl::StrCat("checksum mismatch (stored 0x", absl::Hex(stored), ", computed 0x",
+                                absl::Hex(computed), ")"));
+  }
+  BASALT_ASSIGN_OR_RETURN(FormatStamp stamp,
+                          ReadFormatStamp(bytes, kMagic, kCatalogVersion, absl::StrCat("catalogue ", path)));
+  const uint32_t payload_len = DecodeFixed32(bytes.data() + kFormatStampSize);
+  if (payload_len != bytes.size() - kHeaderSize - 4) {
+    return corrupt(absl::StrCat("payload length ", payload_len, " does not match file size ", bytes.size()));
+  }
+  std::string_view in = bytes.substr(kHeaderSize, payload_len);
+  uint64_t ntables;
+  if (!GetVarint64(&in, &ntables) || ntables > in.size()) return corrupt("bad table count");
+  std::vector<TableSpec> tables;
+  std::set<std::string> names;
+  for (uint64_t i = 0; i < ntables; ++i) {
+    TableSpec t;
+    std::string_view name;
+    uint8_t state;
+    uint64_t nfam;
+    if (!GetLengthPrefixed(&in, &name) || !GetByte(&in, &state) || state > 1 || !GetVarint64(&in, &nfam) ||
+        nfam > in.size()) {
+      return corrupt(absl::StrCat("table ", i, " is truncated or malformed"));
+    }
+    t.name = std::string(name);
+    t.enabled = state == 0;
+    for (uint64_t j = 0; j < nfam; ++j) {
+      FamilyOptions f;
+      std::string_view fname;
+      uint64_t maxv, minv, ttl, bs, bpc;
+      uint8_t enc, comp, bloom, cks, flags;
+      if (!GetLengthPrefixed(&in, &fname) || !GetVarint64(&in, &maxv) || !GetVarint64(&in, &minv) ||
+          !GetVarint64(&in, &ttl) || !GetVarint64(&in, &bs) || !GetByte(&in, &enc) || !GetByte(&in, &comp) ||
+          !GetByte(&in, &bloom) || !GetByte(&in, &cks) || !GetVarint64(&in, &bpc) || !GetByte(&in, &flags) ||
+          maxv > INT32_MAX || minv > INT32_MAX || ttl > INT64_MAX || bs > UINT32_MAX || bpc > UINT32_MAX) {
+        return corrupt(absl::StrCat("family ", j, " of table '", t.name, "' is truncated or malformed"));
+      }
+      f.name = std::string(fname);
+      f.max_versions = static_cast<int>(maxv);
+      f.min_versions = static_cast<int>(minv);
+      f.ttl_ms = static_cast<int64_t>(ttl);
+      f.block_size = static_cast<uint32_t>(bs);
+      f.encoding = static_cast<DataBlockEncoding>(enc);
+      f.compression = static_cast<Compression>(comp);
+      f.bloom = static_cast<BloomType>(bloom);
+      f.checksum = static_cast<ChecksumType>(cks);
+      f.bytes_per_checksum = static_cast<uint32_t>(bpc);
+      f.cache_blocks = (flags & kFlagCacheBlocks) != 0;
+      f.cache_encoded = (flags & kFlagCacheEncoded) != 0;
+      f.verify_checksums = (flags & kFlagVerifyChecksums) != 0;
+      t.families.push_back(std::move(f));
+    }
+    if (stamp.version >= 2 && !GetVarint64(&in, &t.max_file_size)) {
+      return corrupt(absl::StrCat("table '", t.name, "' is truncated after its families"));
+    }
+    if (stamp.version >= 3) {
+      uint8_t tflags;
+      if (!GetByte(&in, &tflags) || (tflags & ~(kTableTransactional | kTableQueue)) != 0) {
+        return corrupt(absl::StrCat("table '", t.name, "' has bad table flags"));
+      }
+      t.transactional = (tflags & kTableTransactional) != 0;
+      t.queue = (tflags & kTableQueue) != 0;
+    }
+    if (absl::Status s = ValidateTableSpec(t); !s.ok()) return corrupt(s.message());
+    if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));
+    tables.push_back(std::move(t));
+  }
+  if (!in.empty()) return corrupt(absl::StrCat(in.size(), " trailing bytes after the last table"));
+  return tables;
+}
+
+absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir) {
+  const std::string path = data_dir + "/" + kCatalogFileName;
+  if (!env->FileExists(path)) return std::vector<TableSpec>{};
+  BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(path));
+  return DecodeCatalog(bytes, path);
+}
+
+absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables) {
+  // WriteFileDurably: CATALOG.tmp written and synced, renamed over CATALOG, directory synced.
+  return env->WriteFileDurably(data_dir + "/" + kCatalogFileName, EncodeCatalog(tables));
+}
+
+}  // namespace basalt::server

@@ -1,0 +1,299 @@
+// AdminService (service.h): tables, regions and the server's status, and a cluster's region
+// server calls from its master.
+#include "src/services/service.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "src/schema/meta.h"
+#include "src/base/process_stats.h"
+#include "storage/block_cache.h"
+#include "transport/grpc/grpc_settings.h"
+
+namespace basalt::server {
+
+namespace {
+
+constexpr char kVersion[] = "basalt 0.1";
+
+// Block files of every family.
+uint64_t StoreFiles(const RegionStats& st) {
+  uint64_t files = 0;
+  for (const auto& [f, n] : st.files_per_family) files += n;
+  return files;
+}
+
+}  // namespace
+
+AdminService::AdminService(TableManager* catalog, const ServerCounters* counters, ClusterAdmin* cluster)
+    : tables_(catalog),
+      catalog_(catalog),
+      counters_(counters),
+      cluster_(cluster),
+      mode_(cluster != nullptr ? "master" : "standalone"),
+      not_master_("standalone and holds every region itself") {}
+
+AdminService::AdminService(RegionHost* host, const ServerCounters* counters)
+    : tables_(host),
+      catalog_(nullptr),
+      counters_(counters),
+      cluster_(nullptr),
+      region_server_(std::make_unique<RegionServerAdmin>(host)),
+      mode_("region server"),
+      not_master_("a region server (connect through ZooKeeper)") {}
+
+AdminService::~AdminService() = default;
+
+absl::StatusOr<TableManager*> AdminService::Catalog(std::string_view what) const {
+  if (catalog_ != nullptr) return catalog_;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "this is a region server of a cluster: ", AV(what), " is the master's (connect through ZooKeeper)"));
+}
+
+absl::StatusOr<RegionServerAdmin*> AdminService::RegionServer(std::string_view what) const {
+  if (region_server_ != nullptr) return region_server_.get();
+  return absl::FailedPreconditionError(
+      absl::StrCat(AV(what), " is for a cluster's region server; this server is ", mode_));
+}
+
+absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("create"));
+  return catalog->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
+}
+
+namespace {
+rpc::TableState StateOf(const TableSpec& spec, const absl::Status& open_error) {
+  if (!spec.enabled) return rpc::TABLE_DISABLED;
+  return open_error.ok() ? rpc::TABLE_ENABLED : rpc::TABLE_FAILED_OPEN;
+}
+
+void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size_t regions,
+                     rpc::DescribeTableResponse* out) {
+  out->set_regions(static_cast<uint32_t>(regions));
+  *out->mutable_table() = TableToProto(spec);
+  out->set_state(StateOf(spec, open_error));
+  if (!open_error.ok()) out->set_error(open_error.ToString());
+}
+}  // namespace
+
+absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
+  DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp);
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
+  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp->add_tables());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("disable"));
+  return catalog->Disable(req.table());
+}
+
+absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("enable"));
+  return catalog->Enable(req.table());
+}
+
+absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("drop"));
+  return catalog->Drop(req.table());
+}
+
+absl::Status AdminService::Flush(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->Flush(req.table());
+}
+
+absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return tables_->MajorCompact(req.table());
+}
+
+absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("assign"));
+  return catalog->Assign(req.table());
+}
+
+absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminResponse*) {
+  if (req.name().empty()) return absl::InvalidArgumentError("split names no table or region");
+  if (req.name().find(',') == std::string::npos) BASALT_RETURN_IF_ERROR(ValidateTableRef(req.name()));
+  if (req.split_row().size() > kMaxRowLength) {
+    return absl::InvalidArgumentError(absl::StrCat("split row longer than ", kMaxRowLength, " bytes"));
+  }
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("split"));
+  return catalog->Split(req.name(), req.split_row());
+}
+
+absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminResponse*) {
+  if (req.first().empty() || req.second().empty()) return absl::InvalidArgumentError("merge needs two regions");
+  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("merge_region"));
+  return catalog->Merge(req.first(), req.second());
+}
+
+absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
+  resp->set_version(kVersion);
+  resp->set_mode(mode_);
+  resp->set_uptime_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - counters_->start).count());
+  resp->set_requests(counters_->requests.load(std::memory_order_relaxed));
+  if (counters_->block_cache != nullptr) {
+    BlockCacheUsage u = GetBlockCacheUsage(*counters_->block_cache);
+    resp->set_block_cache_bytes(u.usage_bytes);
+    resp->set_block_cache_capacity(u.capacity_bytes);
+    resp->set_block_cache_hits(u.hits);
+    resp->set_block_cache_misses(u.misses);
+    resp->set_block_cache_evictions(u.evictions);
+  }
+  resp->set_resident_bytes(ResidentBytes());
+  resp->set_http_address(counters_->http_address);
+  resp->set_connections_accepted(counters_->connections_accepted.load(std::memory_order_relaxed));
+  resp->set_connections_refused(counters_->connections_refused.load(std::memory_order_relaxed));
+  resp->set_open_descriptors(OpenDescriptors());
+  if (rlimit r{}; ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY) {
+    resp->set_descriptor_limit(r.rlim_cur);
+  }
+  if (const VerbsControl* v = counters_->verbs.load(); v != nullptr) {
+    resp->set_verbs(v->state);
+    if (v->fill_status) v->fill_status(resp);
+  } else {
+    resp->set_verbs("off");
+  }
+  for (const TableInfo& info : tables_->Stats()) {
+    rpc::TableStatus* ts = resp->add_tables();
+    ts->set_name(info.spec.name);
+    ts->set_state(StateOf(info.spec, info.open_error));
+    if (!info.open_error.ok()) ts->set_error(info.open_error.ToString());
+    if (!info.stats.failed.empty()) ts->set_error(info.stats.failed);
+    ts->set_log_truncated_bytes(info.stats.replay_truncated_bytes);
+    ts->set_log_skipped_records(info.stats.replay_skipped_records);
+    ts->set_log_skipped_bytes(info.stats.replay_skipped_bytes);
+    ts->set_memstore_bytes(info.stats.memstore_bytes);
+    ts->set_store_files(StoreFiles(info.stats));
+    ts->set_flushes(info.stats.flushes);
+    ts->set_compactions(info.stats.minor_compactions + info.stats.major_compactions);
+    ts->set_regions(static_cast<uint32_t>(info.regions));
+    ts->set_compactions_running(info.stats.compactions_running);
+    ts->set_compactions_queued(info.stats.compactions_queued);
+    ts->set_store_file_bytes(info.stats.store_file_bytes);
+    ts->set_read_requests(info.stats.read_requests);
+    ts->set_write_requests(info.stats.write_requests);
+  }
+  const LogStats log = tables_->ServerLogStats();
+  rpc::WalStatus* wal = resp->mutable_wal();
+  wal->set_records(log.records);
+  wal->set_bytes(log.bytes);
+  wal->set_syncs(log.syncs);
+  wal->set_synced_records(log.synced_records);
+  wal->set_live_segments(log.live_segments);
+  wal->set_sync_micros(log.sync_micros);
+  resp->set_calls_in_flight(counters_->calls_in_flight.load(std::memory_order_relaxed));
+  if (cluster_ != nullptr) cluster_->FillStatus(resp);
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionStatus> regions, tables_->Regions(req.table()));
+  for (const RegionStatus& r : regions) {
+    rpc::RegionStatus* out = resp->add_regions();
+    out->set_name(r.info.Name());
+    out->set_encoded_name(r.info.EncodedName());
+    out->set_start_key(r.info.start_key);
+    out->set_end_key(r.info.end_key);
+    out->set_id(r.info.id);
+    out->set_state(r.state);
+    out->set_server(r.server);
+    out->set_store_file_bytes(r.stats.store_file_bytes);
+    out->set_store_files(StoreFiles(r.stats));
+    out->set_memstore_bytes(r.stats.memstore_bytes);
+    out->set_read_requests(r.stats.read_requests);
+    out->set_write_requests(r.stats.write_requests);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
+                                            rpc::VerbsSessionResponse* resp) {
+  (void)req;  // the frame version is checked by the client against the response's
+  const VerbsControl* v = counters_->verbs.load();
+  if (v == nullptr || !v->open_session) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
+  }
+  BASALT_ASSIGN_OR_RETURN(*resp, v->open_session(std::make_shared<const Identity>(caller)));
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp) {
+  (void)resp;
+  const VerbsControl* v = counters_->verbs.load();
+  if (v == nullptr || !v->set_enabled) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
+  }
+  v->set_enabled(req.enabled());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::NeedsMaster(std::string_view what) const {
+  if (cluster_ != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      AV(what), " is a cluster master's (basalt-master); this server is ", not_master_));
+}
+
+absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("move"));
+  if (req.region().empty()) return absl::InvalidArgumentError("move: name a region (its encoded name or region name)");
+  return cluster_->Move(req.region(), req.server());
+}
+
+absl::Status AdminService::Unassign(const rpc::RegionRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("unassign"));
+  if (req.region().empty()) return absl::InvalidArgumentError("unassign: name a region (its encoded name or region name)");
+  return catalog_->Unassign(req.region());
+}
+
+absl::Status AdminService::AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("assign"));
+  if (req.region().empty()) return absl::InvalidArgumentError("assign: name a region (its encoded name or region name)");
+  return catalog_->AssignRegion(req.region());
+}
+
+absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceResponse* resp) {
+  BASALT_RETURN_IF_ERROR(NeedsMaster("balancer"));
+  return cluster_->Balance(resp);
+}
+
+absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("OpenRegion"));
+  return rs->OpenRegion(req, resp);
+}
+
+absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("CloseRegion"));
+  return rs->CloseRegion(req, resp);
+}
+
+absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("RegionOperation"));
+  return rs->RegionOperation(req, resp);
+}
+
+absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("HostedRegions"));
+  return rs->HostedRegions(req, resp);
+}
+
+}  // namespace basalt::server

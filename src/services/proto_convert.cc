@@ -1,0 +1,163 @@
+#include "src/services/proto_convert.h"
+
+#include "absl/strings/escaping.h"
+#include "basalt/family_values.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace basalt::server {
+
+absl::StatusOr<FamilyOptions> FamilyFromProto(const rpc::FamilyDescriptor& fd) {
+  FamilyOptions f;
+  f.name = fd.name();
+  auto bad = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("column family '", absl::CHexEscape(f.name), "': ", AV(what)));
+  };
+  f.max_versions = fd.max_versions() == 0 ? 1 : fd.max_versions();
+  f.min_versions = fd.min_versions();
+  if (fd.ttl_seconds() < 0) return bad(absl::StrCat("TTL ", fd.ttl_seconds(), " is negative"));
+  if (fd.ttl_seconds() > INT64_MAX / 1000) return bad(absl::StrCat("TTL ", fd.ttl_seconds(), " s is too large"));
+  f.ttl_ms = fd.ttl_seconds() * 1000;
+  if (fd.block_size() != 0) f.block_size = fd.block_size();
+  // Wire number -> the engine's, through basalt/family_values.h.
+  auto disk = [&](FamilySetting setting, int wire) -> absl::StatusOr<uint8_t> {
+    const FamilyValue* v = FindFamilyValueByWire(setting, wire);
+    if (v == nullptr) return bad(absl::StrCat("unknown ", AV(FamilySettingName(setting)), " ", wire));
+    return v->disk;
+  };
+  BASALT_ASSIGN_OR_RETURN(uint8_t enc, disk(FamilySetting::kEncoding, fd.encoding()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t comp, disk(FamilySetting::kCompression, fd.compression()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t bloom, disk(FamilySetting::kBloom, fd.bloom()));
+  BASALT_ASSIGN_OR_RETURN(uint8_t checksum, disk(FamilySetting::kChecksum, fd.checksum()));
+  f.encoding = static_cast<DataBlockEncoding>(enc);
+  f.compression = static_cast<Compression>(comp);
+  f.bloom = static_cast<BloomType>(bloom);
+  f.checksum = static_cast<ChecksumType>(checksum);
+  if (fd.bytes_per_checksum() != 0) f.bytes_per_checksum = fd.bytes_per_checksum();
+  f.cache_blocks = fd.has_block_cache() ? fd.block_cache() : true;
+  f.cache_encoded = fd.cache_encoded();
+  BASALT_RETURN_IF_ERROR(ValidateFamilyName(f.name));
+  BASALT_RETURN_IF_ERROR(ValidateFamily(f));
+  return f;
+}
+
+rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f) {
+  rpc::FamilyDescriptor fd;
+  fd.set_name(f.name);
+  fd.set_max_versions(f.max_versions);
+  fd.set_min_versions(f.min_versions);
+  fd.set_ttl_seconds(f.ttl_ms / 1000);
+  fd.set_block_size(f.block_size);
+  // The engine's number -> wire, through basalt/family_values.h (a family that opened has
+  // values the table knows).
+  auto wire = [](FamilySetting setting, auto value) {
+    const FamilyValue* v = FindFamilyValueByDisk(setting, static_cast<uint8_t>(value));
+    return v == nullptr ? 0 : v->wire;
+  };
+  fd.set_encoding(static_cast<rpc::DataBlockEncoding>(wire(FamilySetting::kEncoding, f.encoding)));
+  fd.set_compression(static_cast<rpc::Compression>(wire(FamilySetting::kCompression, f.compression)));
+  fd.set_bloom(static_cast<rpc::BloomType>(wire(FamilySetting::kBloom, f.bloom)));
+  fd.set_checksum(static_cast<rpc::ChecksumType>(wire(FamilySetting::kChecksum, f.checksum)));
+  fd.set_bytes_per_checksum(f.bytes_per_checksum);
+  fd.set_block_cache(f.cache_blocks);
+  fd.set_cache_encoded(f.cache_encoded);
+  return fd;
+}
+
+absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
+  TableSpec spec;
+  spec.name = td.name();
+  spec.max_file_size = td.max_file_size();
+  spec.transactional = td.transactional();
+  spec.queue = td.queue();
+  BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
+  for (const rpc::FamilyDescriptor& fd : td.families()) {
+    absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
+    if (!f.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': ", f.status().message()));
+    }
+    spec.families.push_back(*std::move(f));
+  }
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  return spec;
+}
+
+rpc::TableDescriptor TableToProto(const TableSpec& spec) {
+  rpc::TableDescriptor td;
+  td.set_name(spec.name);
+  td.set_max_file_size(spec.max_file_size);
+  td.set_transactional(spec.transactional);
+  td.set_queue(spec.queue);
+  for (const FamilyOptions& f : spec.families) *td.add_families() = FamilyToProto(f);
+  return td;
+}
+
+rpc::RegionLoad RegionLoadToProto(const RegionStats& st) {
+  rpc::RegionLoad l;
+  l.set_last_seq(st.last_seq);
+  l.set_flushed_seq(st.flushed_seq);
+  l.set_memstore_bytes(st.memstore_bytes);
+  l.set_flushes(st.flushes);
+  l.set_minor_compactions(st.minor_compactions);
+  l.set_major_compactions(st.major_compactions);
+  l.set_replayed_records(st.replayed_records);
+  l.set_replay_truncated_bytes(st.replay_truncated_bytes);
+  l.set_replay_skipped_records(st.replay_skipped_records);
+  l.set_replay_skipped_bytes(st.replay_skipped_bytes);
+  l.set_failed(st.failed);
+  l.set_blocked_writes(st.blocked_writes);
+  for (const auto& [f, n] : st.files_per_family) (*l.mutable_files_per_family())[f] = n;
+  l.set_store_file_bytes(st.store_file_bytes);
+  l.set_largest_store_bytes(st.largest_store_bytes);
+  l.set_reference_files(st.reference_files);
+  l.set_references_still_read(st.references_still_read);
+  l.set_read_requests(st.read_requests);
+  l.set_write_requests(st.write_requests);
+  l.set_checksum_failures(st.checksum_failures);
+  return l;
+}
+
+RegionStats RegionStatsFromProto(const rpc::RegionLoad& l) {
+  RegionStats st;
+  st.last_seq = l.last_seq();
+  st.flushed_seq = l.flushed_seq();
+  st.memstore_bytes = l.memstore_bytes();
+  st.flushes = l.flushes();
+  st.minor_compactions = l.minor_compactions();
+  st.major_compactions = l.major_compactions();
+  st.replayed_records = l.replayed_records();
+  st.replay_truncated_bytes = l.replay_truncated_bytes();
+  st.replay_skipped_records = l.replay_skipped_records();
+  st.replay_skipped_bytes = l.replay_skipped_bytes();
+  st.failed = l.failed();
+  st.blocked_writes = l.blocked_writes();
+  for (const auto& [f, n] : l.files_per_family()) st.files_per_family[f] = n;
+  st.store_file_bytes = l.store_file_bytes();
+  st.largest_store_bytes = l.largest_store_bytes();
+  st.reference_files = l.reference_files();
+  st.references_still_read = l.references_still_read();
+  st.read_requests = l.read_requests();
+  st.write_requests = l.write_requests();
+  st.checksum_failures = l.checksum_failures();
+  return st;
+}
+
+rpc::RegionSpec RegionSpecToProto(const RegionInfo& info) {
+  rpc::RegionSpec r;
+  r.set_table(info.table);
+  r.set_start_key(info.start_key);
+  r.set_end_key(info.end_key);
+  r.set_id(info.id);
+  return r;
+}
+
+absl::StatusOr<RegionInfo> RegionFromProto(const rpc::RegionSpec& r) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(r.table()));
+  if (r.id() == 0) return absl::InvalidArgumentError(absl::StrCat("region of table ", r.table(), " has no id"));
+  if (!r.end_key().empty() && r.end_key() <= r.start_key()) {
+    return absl::InvalidArgumentError(absl::StrCat("region of table ", r.table(), " ends before it starts"));
+  }
+  return RegionInfo{r.table(), r.start_key(), r.end_key(), r.id()};
+}
+
+}  // namespace basalt::server
