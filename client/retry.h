@@ -12,11 +12,12 @@
 
 namespace basalt::client_internal {
 
+// Defaults: ConnectionOptions' (client.h), the one place they are set.
 struct RetryPolicy {
-  int max_attempts = 5;  // attempts in all; 1: no retry
-  absl::Duration initial_backoff = absl::Milliseconds(20);
-  absl::Duration max_backoff = absl::Seconds(2);
-  absl::Duration timeout = absl::Seconds(30);
+  int max_attempts = ConnectionOptions{}.max_attempts;  // attempts in all; 1: no retry
+  absl::Duration initial_backoff = ConnectionOptions{}.initial_backoff;
+  absl::Duration max_backoff = ConnectionOptions{}.max_backoff;
+  absl::Duration timeout = ConnectionOptions{}.timeout;
 
   static RetryPolicy From(const ConnectionOptions& o);
 };
