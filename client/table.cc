@@ -133,28 +133,14 @@ class TableImpl final : public Table {
   }
 
   absl::StatusOr<Result> Increment(const basalt::Increment& inc) override {
-    const std::string what = What("Increment", name_, inc.row);
-    if (inc.row.empty()) return WithContext(EmptyRow(), what);
-    if (inc.columns.empty()) return WithContext(absl::InvalidArgumentError("no columns to increment"), what);
-    rpc::IncrementRequest req;
-    req.set_table(name_);
-    req.set_row(inc.row);
-    req.set_durability(ToProto(inc.durability));
-    for (const basalt::Increment::Column& c : inc.columns) {
-      rpc::ColumnAmount* ca = req.add_columns();
-      ca->set_family(c.family);
-      ca->set_qualifier(c.qualifier);
-      ca->set_amount(c.amount);
-    }
-    rpc::IncrementResponse resp;
-    core_->SetNonce(req.mutable_nonce());
-    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, inc.row, req.mutable_region(),
-                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
-                                      resp.Clear();
-                                      return path->data_stub()->Increment(ctx, req, &resp);
-                                    });
-    if (!s.ok()) return WithContext(s, what);
-    return RowOf(std::move(*resp.mutable_row()), inc.row);
+    return ReadModifyWrite<rpc::IncrementRequest, rpc::IncrementResponse>(
+        "Increment", inc, "no columns to increment", &rpc::Basalt::Stub::Increment,
+        [](const basalt::Increment::Column& c, rpc::IncrementRequest* req) {
+          rpc::ColumnAmount* ca = req->add_columns();
+          ca->set_family(c.family);
+          ca->set_qualifier(c.qualifier);
+          ca->set_amount(c.amount);
+        });
   }
 
   absl::StatusOr<int64_t> IncrementColumnValue(std::string row, std::string family, std::string qualifier,
@@ -169,28 +155,14 @@ class TableImpl final : public Table {
   }
 
   absl::StatusOr<Result> Append(const basalt::Append& app) override {
-    const std::string what = What("Append", name_, app.row);
-    if (app.row.empty()) return WithContext(EmptyRow(), what);
-    if (app.columns.empty()) return WithContext(absl::InvalidArgumentError("no columns to append"), what);
-    rpc::AppendRequest req;
-    req.set_table(name_);
-    req.set_row(app.row);
-    req.set_durability(ToProto(app.durability));
-    for (const basalt::Append::Column& c : app.columns) {
-      rpc::ColumnValue* cv = req.add_columns();
-      cv->set_family(c.family);
-      cv->set_qualifier(c.qualifier);
-      cv->set_value(c.value);
-    }
-    rpc::AppendResponse resp;
-    core_->SetNonce(req.mutable_nonce());
-    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, app.row, req.mutable_region(),
-                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
-                                      resp.Clear();
-                                      return path->data_stub()->Append(ctx, req, &resp);
-                                    });
-    if (!s.ok()) return WithContext(s, what);
-    return RowOf(std::move(*resp.mutable_row()), app.row);
+    return ReadModifyWrite<rpc::AppendRequest, rpc::AppendResponse>(
+        "Append", app, "no columns to append", &rpc::Basalt::Stub::Append,
+        [](const basalt::Append::Column& c, rpc::AppendRequest* req) {
+          rpc::ColumnValue* cv = req->add_columns();
+          cv->set_family(c.family);
+          cv->set_qualifier(c.qualifier);
+          cv->set_value(c.value);
+        });
   }
 
   absl::StatusOr<bool> CheckAndMutate(const basalt::CheckAndMutate& cam) override {
@@ -262,6 +234,32 @@ class TableImpl final : public Table {
   }
 
  private:
+  // Increment and Append: one row's read-modify-write, carrying a nonce so that a retry applies
+  // it once, answered with the cells it wrote. `fill` adds one of `op`'s columns to the request.
+  template <class Req, class Resp, class Op, class Fill>
+  absl::StatusOr<Result> ReadModifyWrite(const char* verb, const Op& op, const char* no_columns,
+                                         grpc::Status (rpc::Basalt::Stub::*call)(grpc::ClientContext*, const Req&,
+                                                                                Resp*),
+                                         const Fill& fill) {
+    const std::string what = What(verb, name_, op.row);
+    if (op.row.empty()) return WithContext(EmptyRow(), what);
+    if (op.columns.empty()) return WithContext(absl::InvalidArgumentError(no_columns), what);
+    Req req;
+    req.set_table(name_);
+    req.set_row(op.row);
+    req.set_durability(ToProto(op.durability));
+    for (const auto& c : op.columns) fill(c, &req);
+    Resp resp;
+    core_->SetNonce(req.mutable_nonce());
+    absl::Status s = core_->CallRow(core_->RetryNonIdempotent(), name_, op.row, req.mutable_region(),
+                                    [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                      resp.Clear();
+                                      return (path->data_stub()->*call)(ctx, req, &resp);
+                                    });
+    if (!s.ok()) return WithContext(s, what);
+    return RowOf(std::move(*resp.mutable_row()), op.row);
+  }
+
   void BuildGet(const basalt::Get& get, rpc::GetRequest* req) const {
     req->set_table(name_);
     req->set_row(get.row);
