@@ -332,7 +332,7 @@ TEST_F(RadosEnvTest, TwoClientsShareOneNamespace) {
 }
 
 // A file's object size is the file's own, not the reader's setting: a master reading a dead
-// server's log with a different rados_object_size read only the first object of it (issue 13's
+// server's log with a different rados_object_size read only the first object of it (docs/DESIGN.md §6:
 // chaos test lost every write past it).
 TEST_F(RadosEnvTest, ClientsWithDifferentObjectSizesReadEachOthersFilesWhole) {
   RadosEnvOptions small = TestRadosOptions(root_);

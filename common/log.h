@@ -1,4 +1,4 @@
-// The programs' log (issue 15): one place every line of a server goes through. A line goes to
+// The programs' log (docs/DESIGN.md §11): one place every line of a server goes through. A line goes to
 // stderr as "PROGRAM: text" (systemd's journal stamps and keeps it), or, with a log directory,
 // to PROGRAM.log there with a timestamp and level, rolled past a size (errors to stderr too);
 // and the last lines stay in memory for the HTTP port's /logs and status page. Lines below the

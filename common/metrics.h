@@ -1,4 +1,4 @@
-// Metrics for the Prometheus text format (issue 15): counters and histograms that many threads
+// Metrics for the Prometheus text format (docs/DESIGN.md §11): counters and histograms that many threads
 // add to without sharing a cache line, gauges and counters read by a callback at scrape time,
 // and a registry that renders them all as Prometheus text (exposition format 0.0.4).
 //

@@ -46,7 +46,7 @@ namespace basalt {
 // operation): another server owns its files now, so nothing it does can be acknowledged any
 // more. A daemon ends itself there (`what`: the refused operation), before the refusal reaches
 // its caller: its clients see the connection go and send the call elsewhere, as after a crash,
-// instead of an error for a call nothing of which was applied (issue 35). Unset (tools, tests):
+// instead of an error for a call nothing of which was applied (docs/DESIGN.md §6). Unset (tools, tests):
 // the operation fails with Aborted "fenced". Process-wide; set once at start-up.
 void SetFencedHandler(void (*handler)(std::string_view what));
 

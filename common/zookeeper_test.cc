@@ -81,7 +81,7 @@ TEST_F(ZooKeeperTest, NodesAndTheirErrors) {
   EXPECT_EQ(zk->Delete(root_ + "/a/nothing").code(), absl::StatusCode::kNotFound);
 }
 
-// Issue 35: the nodes a session with an identity makes are closed to every other session, but
+// docs/DESIGN.md §6: the nodes a session with an identity makes are closed to every other session, but
 // for reading where asked; and a node open to anyone is told apart.
 TEST_F(ZooKeeperTest, NodesMadeUnderAnIdentityAreClosedToEveryoneElse) {
   auto cluster = Connect(absl::Seconds(4), nullptr, nullptr, "basalt:s3cret");
@@ -202,7 +202,7 @@ TEST_F(ZooKeeperTest, ASessionPausedPastItsTimeoutExpiresAndItsOwnerIsTold) {
   std::printf("session of 600 ms: its ephemeral node went %s after the pause\n", absl::FormatDuration(gone_after).c_str());
 }
 
-// A session's lease (issue 35): bounded by the session timeout from the moment it connects, and
+// A session's lease (docs/DESIGN.md §6): bounded by the session timeout from the moment it connects, and
 // kept while the server answers; it never runs ahead of what the server can promise.
 TEST_F(ZooKeeperTest, ASessionLeaseIsKeptWhileTheServerAnswersAndNeverRunsAheadOfIt) {
   SessionLease lease;

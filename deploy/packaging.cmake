@@ -1,4 +1,4 @@
-# Debian packages (issue 15): `cpack -G DEB` in a build configured with
+# Debian packages (docs/DESIGN.md §11): `cpack -G DEB` in a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr (tests/packages/package_test.sh does it) makes
 #   basalt-server        the daemons (basalt-server, basalt-master), the shell (basalt),
 #                        basalt-bench, the systemd units, /etc/basalt/*.conf (every setting,

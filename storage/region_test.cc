@@ -787,7 +787,7 @@ class RegionNonceTest : public RegionLogDamageTest {
   }
 };
 
-// Issue 35's history checker found two Increments answered with one value: a retry of an
+// The history checker found two Increments answered with one value: a retry of an
 // increment applied before was answered with the counter as it was then, after another
 // client's increment. A retry is answered with what its first attempt wrote, in the same run,
 // after a crash (from the log record), and after a flush and a reopen (from the manifest: the
@@ -810,7 +810,7 @@ TEST_F(RegionNonceTest, ARetryIsAnsweredWithWhatItsFirstAttemptWrote) {
 }
 
 // A Put's retry (its first attempt applied, its answer lost) is not applied again: applied
-// twice around another client's write, it would bury that write (issue 35's history check).
+// twice around another client's write, it would bury that write (docs/DESIGN.md §6: the history check).
 TEST_F(RegionNonceTest, APutsRetryIsNotAppliedAgainAfterAnotherWrite) {
   auto put = [](Region* r, const std::string& v, Nonce nonce) {
     std::vector<RowMutation> batch(1);

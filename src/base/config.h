@@ -37,7 +37,7 @@ struct ServerConfig {
   std::string zookeeper_auth_file;
   std::string listen = "127.0.0.1:16020";  // HOST:PORT; port 0 picks a free port
   std::string port_file;                   // when set: the bound port, written atomically
-  // The HTTP port (/metrics; issue 15): HOST:PORT (port 0: a free one); empty: none. The
+  // The HTTP port (/metrics; docs/DESIGN.md §11): HOST:PORT (port 0: a free one); empty: none. The
   // default, HBase's region server UI port, is left off with a warning when another process
   // holds it; one given explicitly (http_listen_set) must bind, or the server does not start.
   std::string http_listen = "127.0.0.1:16030";

@@ -1,4 +1,4 @@
-// The daemons' embedded HTTP port (issue 15; closed to strangers in issue 36): `/metrics` in the
+// The daemons' embedded HTTP port (docs/DESIGN.md §11; closed to strangers, §12): `/metrics` in the
 // Prometheus text format, the status pages (src/front/status_page.h) and a liveness path, on
 // `http_listen` (default 127.0.0.1:16030, HBase's region server UI port; the master's 16010).
 //

@@ -102,7 +102,7 @@ std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const st
 // "user:password" (the setting zookeeper_auth_file; a file, so that the password is in no
 // command line). InvalidArgument naming the file when it is not that.
 absl::StatusOr<std::string> ReadZooKeeperIdentity(const std::string& path);
-// A secure cluster's check of its ZooKeeper (issue 35): FailedPrecondition when the session has
+// A secure cluster's check of its ZooKeeper (docs/DESIGN.md §6): FailedPrecondition when the session has
 // no identity, or when the parent or a node of the cluster's under it is open to anyone (made
 // before the identity was set: anyone could delete a live server's node, pre-create a fenced
 // one or rewrite meta-server).

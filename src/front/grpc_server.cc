@@ -594,7 +594,7 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(bs, d, Append, rpc::AppendRequest, rpc::AppendResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(bs, d, CheckAndMutate, rpc::CheckAndMutateRequest, rpc::CheckAndMutateResponse, true,
                 BASALT_BY_REQUEST_);
-  // Transactions (issue 36): starting one needs W somewhere (Tephra has no permissions of its
+  // Transactions (docs/DESIGN.md §12): starting one needs W somewhere (Tephra has no permissions of its
   // own); it belongs to its caller, and only that user, or one with global A, commits, aborts or
   // invalidates it (TxCaller). What it reads and writes is authorised table by table.
 #define BASALT_TX_(Method, Req, Resp, authz)                                                             \

@@ -1,4 +1,4 @@
-// The HTTP port's pages (issue 15), beside /metrics: `/` a status page in the spirit of HBase's
+// The HTTP port's pages (docs/DESIGN.md §11), beside /metrics: `/` a status page in the spirit of HBase's
 // rs-status and master-status, `/status.json` the same figures for scripts, `/conf` the settings
 // in force (secrets masked), `/logs` the last lines of the log. The figures are the ones the
 // shell's `status` shows (AdminService::Status and ListRegions), so the page, the JSON and the

@@ -54,7 +54,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Start(Options options) {
     std::_Exit(3);
   };
   BASALT_ASSIGN_OR_RETURN(raw->zk_, ZooKeeper::Connect(zo));
-  // A secure cluster runs only under nodes its own identity alone may change (issue 35).
+  // A secure cluster runs only under nodes its own identity alone may change (docs/DESIGN.md §6).
   if (raw->options_.auth) BASALT_RETURN_IF_ERROR(server::CheckZooKeeperClosed(raw->zk_.get(), raw->options_.paths));
   raw->election_ = std::make_unique<LeaderElection>(raw->zk_.get(), raw->options_.paths.masters(), raw->options_.name,
                                                     [raw] { raw->Post([raw] { raw->BecomeActive(); }); });

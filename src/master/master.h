@@ -74,7 +74,7 @@ class Master final : public server::ClusterAdmin {
     absl::Duration balancer_period = absl::Minutes(5);
     std::function<void(std::string_view)> log;
     metrics::Registry* metrics = nullptr;  // the gRPC calls are counted here once active (none: not counted)
-    // Security (issue 16; docs/DESIGN.md §12), as basalt-server's settings say it: TLS on the
+    // Security (docs/DESIGN.md §12), as basalt-server's settings say it: TLS on the
     // master's port (null: plain text); with `auth`, every call authenticated (users_file: the
     // tokens) and authorised against basalt:acl, which the master keeps; `client`: how its
     // channels to the region servers are secured (its certificate as the client's).

@@ -1,4 +1,4 @@
-// Who may do what (issue 16; docs/DESIGN.md §12), as HBase's AccessController: permissions R
+// Who may do what (docs/DESIGN.md §12), as HBase's AccessController: permissions R
 // (read), W (write), X (exec, unused for now), C (create, alter, drop) and A (admin), granted to
 // users and @groups on the global scope, a namespace, a table, a family of it or one column, and
 // kept in the system table basalt:acl (meta.h), whose rows are HBase's hbase:acl's:
@@ -123,7 +123,7 @@ class AccessController {
   static void Audit(std::string_view text);
   // An audit line for a refused caller (unauthenticated, or denied): at most 20 per 10 s, then
   // one line saying how many more were refused, so a client hammering the port cannot flood the
-  // log (issue 36). Grants and revokes are always written (Audit).
+  // log (docs/DESIGN.md §12). Grants and revokes are always written (Audit).
   static void AuditRefusal(std::string_view text);
 
  private:

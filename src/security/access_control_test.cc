@@ -237,7 +237,7 @@ TEST(AccessControl, DisabledEveryCheckPassesAndNoGrantIsWritten) {
   EXPECT_TRUE((*ac)->CheckGlobal(Identity{}, "SetVerbs", kPermAdmin).ok());
   rpc::ReadOptions r;
   EXPECT_TRUE((*ac)->AuthorizeRead(Identity{}, "Get", "t1", &r).ok());
-  // But no grant is written (issue 36): one planted now would be honoured once auth is on.
+  // But no grant is written (docs/DESIGN.md §12): one planted now would be honoured once auth is on.
   absl::Status planted = (*ac)->Grant(Identity{}, PermGrant{"mallory", PermScope{}, kPermAdmin});
   EXPECT_EQ(planted.code(), absl::StatusCode::kFailedPrecondition) << planted;
   EXPECT_NE(planted.message().find("refused while auth=false"), std::string::npos) << planted;

@@ -1,4 +1,4 @@
-// Who a gRPC call comes from (issue 16; docs/DESIGN.md §12), and the server's TLS credentials.
+// Who a gRPC call comes from (docs/DESIGN.md §12), and the server's TLS credentials.
 //
 // Two ways to authenticate, both over TLS only (a certificate or token is never taken over plain
 // text), checked by Authenticate for every call before anything else runs:

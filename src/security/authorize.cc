@@ -72,7 +72,7 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Batc
 }
 
 // Increment and Append answer with the columns' new values, so they need R as well as W on
-// each (issue 36: with W alone, an Increment by 0 or an Append of nothing read any column).
+// each (docs/DESIGN.md §12: with W alone, an Increment by 0 or an Append of nothing read any column).
 template <typename Columns>
 absl::Status AuthorizeReadModifyWrite(const AccessController& ac, const Identity& id, std::string_view call,
                                       const std::string& table, const Columns& columns) {

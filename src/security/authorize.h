@@ -1,4 +1,4 @@
-// The permissions each call needs (issue 16; docs/DESIGN.md §12), as HBase's AccessController
+// The permissions each call needs (docs/DESIGN.md §12), as HBase's AccessController
 // asks them, checked by the gRPC front end once the caller is authenticated and before the call
 // runs:
 //   reads (Get, Scan)                       R on what they read (narrowed to what may be read)

@@ -232,7 +232,7 @@ int Run(int argc, char** argv) {
 
   ServerCounters counters;
   counters.block_cache = cache.get();
-  // Metrics (issue 15): counted by the transports, read at scrape from the tables, served on the
+  // Metrics (docs/DESIGN.md §11): counted by the transports, read at scrape from the tables, served on the
   // HTTP port. The registry outlives the HTTP port (declared first, gone last).
   metrics::Registry registry;
   RegisterScrapedMetrics(&registry, tables, &counters);
@@ -275,7 +275,7 @@ int Run(int argc, char** argv) {
   gopts.reserved_fds = config.reserved_fds;
   gopts.log = [](std::string_view line) { log::Warning(line); };
   gopts.metrics = &registry;
-  // Security (issue 16): who may do what (kept in basalt:acl), who is calling, and TLS.
+  // Security (docs/DESIGN.md §12): who may do what (kept in basalt:acl), who is calling, and TLS.
   AccessController::Options acopts;
   acopts.enabled = config.auth;
   acopts.superusers = config.superusers;
@@ -321,7 +321,7 @@ int Run(int argc, char** argv) {
     HttpFront::Options hopts;
     hopts.listen = config.http_listen;
     hopts.routes = StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); });
-    // The gRPC port's certificate and callers (issue 36): TLS whenever it has TLS; with auth,
+    // The gRPC port's certificate and callers (docs/DESIGN.md §12): TLS whenever it has TLS; with auth,
     // global A for the pages.
     hopts.tls_cert = config.tls_cert;
     hopts.tls_key = config.tls_key;

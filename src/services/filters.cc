@@ -14,7 +14,7 @@ namespace {
 
 using CellAction = ReadFilter::CellAction;
 constexpr int kMaxDepth = 32;
-// Bounds on what one request may make the server build (issue 36): a regex compiles to up to
+// Bounds on what one request may make the server build (docs/DESIGN.md §12): a regex compiles to up to
 // kRegexMemory (RE2's max_mem: its program and its DFA cache), so these cap a request at about
 // kMaxRegexes MiB, whatever it carries.
 constexpr int kMaxFilters = 1024;

@@ -1,4 +1,4 @@
-// What basalt-server and basalt-master count for /metrics (issue 15, common/metrics.h): per
+// What basalt-server and basalt-master count for /metrics (docs/DESIGN.md §11, common/metrics.h): per
 // operation and transport, requests, errors, latency (data operations) and bytes, counted where
 // the transport hands a call to its handler; and, read at each scrape, the tables (regions,
 // memstores, store files), the server log, the block cache and the process.

@@ -30,7 +30,7 @@
 // one of these as a value; storage/record_log.h). Varints are LevelDB's, signed ones zigzagged:
 //
 //   'S' start:      svarint write pointer | svarint expiry (ms) | svarint floor | svarint oldest
-//                   [| varint n | n bytes owner]  (issue 36; absent: no owner, or written before)
+//                   [| varint n | n bytes owner]  (absent: no owner, or written by a version before owners)
 //   'C' commit:     svarint write pointer | svarint commit pointer | varint n | n × u64 change
 //   'A' abort:      svarint write pointer
 //   'I' invalidate: svarint write pointer
@@ -40,7 +40,7 @@
 //                   varint n | n × svarint write pointer  (invalid) |
 //                   varint n | n × (svarint commit pointer | varint m | m × u64 change)
 //
-//   'K' checkpoint: as 'L' without the owners (written before issue 36; still read)
+//   'K' checkpoint: as 'L' without the owners (written by a version before owners; still read)
 //
 // Replay applies them in order; each is idempotent (a checkpoint taken while a record was on
 // its way is followed by that record). A timeout is not logged: replay finds the expiry.
@@ -96,7 +96,7 @@ class TransactionManager {
     int64_t default_timeout_ms = 30000;  // Tephra's data.tx.timeout
     int64_t max_timeout_ms = 24 * 3600 * 1000;
     uint64_t checkpoint_bytes = 4 << 20;
-    // Transactions one owner may have in progress at once (issue 36: each costs every snapshot a
+    // Transactions one owner may have in progress at once (docs/DESIGN.md §12: each costs every snapshot a
     // pointer); 0: no cap. Transactions without an owner (authentication off) are not capped.
     int max_in_progress_per_owner = 1000;
     std::function<int64_t()> now_ms;  // the wall clock in milliseconds; empty: the system's

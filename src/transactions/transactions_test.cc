@@ -57,7 +57,7 @@ TEST_F(TxManagerTest, SnapshotsExcludeWhatWasInProgress) {
   EXPECT_FALSE(outside.Visible(b.write_pointer));
 }
 
-// A transaction belongs to the user who started it (issue 36): another user's commit, abort or
+// A transaction belongs to the user who started it (docs/DESIGN.md §12): another user's commit, abort or
 // invalidate is refused (an abort by another used to take it out of the in-progress list
 // without invalidating it, showing its half-written cells), a user with global A may end it,
 // and the owner survives a reopen and a checkpoint.
@@ -116,7 +116,7 @@ TEST_F(TxManagerTest, OnlyTheOwnerWritesInATransactionInProgressAndNobodyInOneOv
   EXPECT_TRUE(m->CheckWriter(c, alice).ok());
 }
 
-// One user cannot fill the in-progress list that every snapshot copies (issue 36).
+// One user cannot fill the in-progress list that every snapshot copies (docs/DESIGN.md §12).
 TEST_F(TxManagerTest, AUserMayHaveAtMostItsCapInProgress) {
   auto m = Open(4 << 20, /*per_owner=*/3);
   std::vector<int64_t> mine;

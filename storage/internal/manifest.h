@@ -16,7 +16,7 @@
 // merged region, until its compactions rewrite them), version 4 only by one that remembers
 // nonces (the recent non-idempotent operations its flushed files hold: a retry of one of them
 // must find it after the log records are gone), version 5 only by one that also keeps the
-// answers of some (the cells an Increment or Append wrote: its retry's answer, issue 35); every
+// answers of some (the cells an Increment or Append wrote: its retry's answer, docs/DESIGN.md §6); every
 // other manifest stays version 2, so an
 // older reader refuses exactly the manifests it could not read right.
 //

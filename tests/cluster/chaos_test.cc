@@ -1,4 +1,4 @@
-// Issue 13, must-show 2: the chaos test. 16 writers and 4 readers go through one client to a
+// The chaos test (docs/DESIGN.md §6). 16 writers and 4 readers go through one client to a
 // table of twelve regions on three region servers, while a region server is killed with SIGKILL
 // every ~20 s (and started again once its regions serve elsewhere) and, half way, the active
 // master is killed too (a backup takes over). After: every acknowledged write is there, nothing

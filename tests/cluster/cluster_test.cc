@@ -2,9 +2,9 @@
 // basalt-server --cluster processes, every file on RADOS, clients that know only ZooKeeper.
 //  - Three region servers share a table's regions evenly; writes, reads and scans go to each
 //    region's server; one server killed with SIGKILL: the master fences it, splits its log and
-//    reopens its regions on the others, and every acknowledged write is there (issue 13,
-//    must-show 1 and 2 in small).
-//  - The zombie test (must-show 4): a server holding regions is stopped (SIGSTOP) past its
+//    reopens its regions on the others, and every acknowledged write is there (docs/DESIGN.md §6;
+//    the chaos test in small).
+//  - The zombie test: a server holding regions is stopped (SIGSTOP) past its
 //    session timeout; its regions serve elsewhere; once it runs again (SIGCONT) it acknowledges
 //    no write and exits.
 //  - A server the master fences while it still runs (its live node gone, as in a partition from
@@ -14,11 +14,11 @@
 //  - Reversed scans, a page filter and a row prefix across regions on several servers.
 //  - The shell, through ZooKeeper.
 //  - Regions moved one by one onto one server and spread again by the balancer, under writes
-//    and reads that see no error (must-show 1); the master's own balancer for a server that joins.
+//    and reads that see no error; the master's own balancer for a server that joins.
 //  - A take-over while a server killed with the old master is still live in ZooKeeper: fenced,
 //    its log split, before its regions open elsewhere.
 //  - An Increment applied by a server killed before it answered counts once when the client's
-//    retry reaches the server the region failed over to (nonces, must-show 3).
+//    retry reaches the server the region failed over to (nonces).
 //  - A region server whose close cannot flush aborts; its regions open elsewhere with every write.
 //  - unassign and assign of one region (HBase 2's): closed, it stays closed across the balancer
 //    and a master take-over, until assigned; nothing it held is lost.
@@ -242,7 +242,7 @@ TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
 
   ASSERT_TRUE(zk_->Delete(parent_ + "/rs/" + node).ok());
   ASSERT_TRUE(Eventually([&] { return Children("/fenced") == std::vector<std::string>{node}; }));
-  // Its log write is refused: it ends there, before answering (issue 35), so the caller sees the
+  // Its log write is refused: it ends there, before answering (docs/DESIGN.md §6), so the caller sees the
   // connection go (and a client would send the call elsewhere), never an error for a call
   // nothing of which was applied.
   grpc::Status s = RawPut(a->address(), "p", regions->front().encoded_name, "after");
@@ -259,7 +259,7 @@ TEST_F(Cluster, AServerFencedWhileRunningAcknowledgesNoWrite) {
   EXPECT_TRUE(table->Get(Get("after")).value().empty()) << "a fenced server's write reached storage";
 }
 
-// Issue 35: a region server paused (SIGSTOP: a long GC-like pause, a hung disk) for 30 s under
+// A region server paused (SIGSTOP: a long GC-like pause, a hung disk) for 30 s under
 // writers. Each writer's call in flight to it ends at the client's attempt timeout and goes again
 // once meta names the server the region reopened on, so every writer acknowledges again within
 // 10 s of the stop, on the default session timeout (4 s); and when the paused server wakes up
@@ -332,7 +332,7 @@ TEST_F(Cluster, APausedServersWritersAcknowledgeAgainWithinTenSecondsAndSeeNoErr
   }
 }
 
-// Issue 35: a region server killed and started again at once on its port (systemd's RestartSec
+// A region server killed and started again at once on its port (systemd's RestartSec
 // is shorter than a ZooKeeper session) is a new run at the old address while the old run's live
 // node lasts. A move then must not take the new run's "not open here" for the old run's close:
 // the old run's log holds acknowledged writes, and is split before the region opens anywhere.
@@ -400,7 +400,7 @@ TEST_F(Cluster, AServerRestartedAtOnceOnItsPortLosesNoAcknowledgedWriteToAMove) 
   EXPECT_EQ(open, 1);
 }
 
-// TLS and auth across a cluster (issue 16): the master and the region servers serve TLS, each
+// TLS and auth across a cluster (docs/DESIGN.md §12): the master and the region servers serve TLS, each
 // one's certificate (CN basalt-server) is its identity to the others and a superuser; the grants
 // live in the master's basalt:acl and reach the region servers when the master announces them.
 TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
@@ -411,7 +411,7 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   std::vector<std::string> secure = {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key",
                                      "--tls_ca=" + certs + "/ca.pem", "--auth=true",
                                      "--superusers=basalt-server,admin"};
-  // A secure cluster needs a ZooKeeper identity (issue 35): without one the master refuses to
+  // A secure cluster needs a ZooKeeper identity (docs/DESIGN.md §6): without one the master refuses to
   // start, since anyone reaching ZooKeeper could rewrite the cluster's nodes.
   {
     auto refused = StartMaster("m0", 0, 1000, "", secure);
@@ -508,7 +508,7 @@ TEST_F(Cluster, TlsAndAuthAcrossTheMasterAndItsRegionServers) {
   }
 }
 
-// ZooKeeper access (issue 35): a cluster with an identity makes every node of its own so that
+// ZooKeeper access (docs/DESIGN.md §6): a cluster with an identity makes every node of its own so that
 // only that identity may change it. An anonymous ZooKeeper client can create, delete or change
 // no node under the cluster's parent (it could otherwise delete a live server's node, fake a
 // dead one, pre-create a fenced one or rewrite meta-server), and reads only meta-server, which
@@ -690,7 +690,7 @@ TEST_F(Cluster, ATakeOverFencesALiveServerThatDoesNotAnswerBeforeOpeningItsRegio
               absl::FormatDuration(serving).c_str());
 }
 
-// Issue 13, must-show 1: move and balancer under load surface no error to the client, and the
+// Move and balancer under load surface no error to the client, and the
 // balancer spreads the regions evenly; the master's own balancer does so for a server that
 // joins later.
 TEST_F(Cluster, MovesAndTheBalancerUnderLoadSurfaceNoErrorAndSpreadRegionsEvenly) {
@@ -854,7 +854,7 @@ TEST_F(Cluster, ARegionServerWhoseCloseCannotFlushAbortsAndItsRegionsOpenElsewhe
   EXPECT_EQ(RegionsPerServer(conn.get(), "c"), (std::map<std::string, int>{{b->address(), 2}}));
 }
 
-// Issue 13, must-show 3: the region server applies an Increment and is killed before it answers;
+// The region server applies an Increment and is killed before it answers;
 // the client's retry, with the same nonce, reaches the server the region fails over to, which
 // found the nonce in the dead server's log records (split into the region's recovered.edits):
 // the counter counts once.

@@ -1,4 +1,4 @@
-// The history checker's run (issue 35, must-show 2): concurrent clients doing Gets, Puts,
+// The history checker's run (docs/DESIGN.md §6): concurrent clients doing Gets, Puts,
 // CheckAndMutates and Increments on a few keys of a cluster whose masters and region servers run
 // in network namespaces of their own (tests/cluster/partition_fixture.h), while faults are
 // injected one after another: kill -9 of a region server, a SIGSTOP of one, a fast restart of

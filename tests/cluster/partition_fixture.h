@@ -1,4 +1,4 @@
-// The partition suites' fixture (issue 35): masters and region servers in network namespaces
+// The partition suites' fixture (docs/DESIGN.md §6): masters and region servers in network namespaces
 // of their own on this machine (tests/util/net_lab.h), with ZooKeeper, Ceph and the clients on
 // the host's side of a bridge; a cut drops a node's packets with nftables, so its connections
 // hang as on a real network. Needs root: without it each test skips, saying why (CI runs as

@@ -1,4 +1,4 @@
-// Partitions (issue 35): a region server cut off from ZooKeeper and the master, and a master
+// Partitions (docs/DESIGN.md §6): a region server cut off from ZooKeeper and the master, and a master
 // cut off from ZooKeeper (tests/cluster/partition_fixture.h).
 #include "tests/cluster/partition_fixture.h"
 

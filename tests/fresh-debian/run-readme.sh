@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's two commands, run as a new user runs them, in a freshly bootstrapped Debian 12
 # (debootstrap --variant=minbase bookworm, nothing installed by hand), for a git clone and for a
-# `git archive` tree of the committed HEAD (issue 34). A machine the suite usually runs on has
+# `git archive` tree of the committed HEAD (docs/DESIGN.md §8). A machine the suite usually runs on has
 # packages that a fresh Debian lacks, and a git checkout gives answers a release tarball may not:
 # this run is how a missing install step or a git-only assumption shows before a user finds it.
 #

@@ -1,4 +1,4 @@
-// The history checker on small histories whose verdict is known (issue 35, must-show 2: it must
+// The history checker on small histories whose verdict is known (docs/DESIGN.md §6: it must
 // fail a history that is not linearizable). Times are in seconds here.
 #include "tests/history/history.h"
 

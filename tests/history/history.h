@@ -1,4 +1,4 @@
-// A history of concurrent clients' calls and a check that it is linearizable (issue 35), per key,
+// A history of concurrent clients' calls and a check that it is linearizable (docs/DESIGN.md §6), per key,
 // for the two objects the cluster's workload uses: a register (Get, Put, CheckAndMutate on a
 // cell) and a counter (Increment, and Get of its value).
 //

@@ -1,4 +1,4 @@
-// The HTTP port of a real basalt-server against hostile clients (issue 36; src/base/http_front.h):
+// The HTTP port of a real basalt-server against hostile clients (docs/DESIGN.md §12; src/base/http_front.h):
 // a gzip bomb POSTed to it is refused before any body is read (resident memory checked from
 // /proc), slow clients dawdling over their headers do not hold up a scrape, and oversized or
 // malformed requests are refused with the status HTTP gives them.

@@ -1,4 +1,4 @@
-// /metrics on a real basalt-server (issue 15, must-show 1): scraped before and after a small
+// /metrics on a real basalt-server (docs/DESIGN.md §11): scraped before and after a small
 // load through the client, read by Prometheus' own parser (tests/util/prometheus_text.h); the
 // counters moved as the load says (Gets and Puts counted and timed, bytes in and out, log
 // appends and syncs, the table's memstore). And the HTTP port's settings: one given must bind,

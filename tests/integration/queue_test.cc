@@ -1,4 +1,4 @@
-// Queues (docs/DESIGN.md §7; issue 14, must-show 2): exactly-once delivery to every consumer
+// Queues (docs/DESIGN.md §7): exactly-once delivery to every consumer
 // group, with 3 producer processes and 2 groups (2 and 3 consumers) killed with SIGKILL at
 // random points and restarted, and each group resized while they run. After, every event of a
 // committed producer transaction was processed exactly once by each group, and no event of an

@@ -111,7 +111,7 @@ TEST_P(ServerCrash, KilledServerLosesNoAcknowledgedWrite) {
 INSTANTIATE_TEST_SUITE_P(Storage, ServerCrash, ::testing::Values("local", "rados"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
-// Issue 13, must-show 3, on one server: the server applies an Increment (an Append, a
+// On one server (docs/DESIGN.md §6): the server applies an Increment (an Append, a
 // CheckAndMutate) and is killed before it answers; the client's retry, carrying the same nonce,
 // reaches the restarted server, which finds the nonce in the log it replayed and answers from
 // what is stored: the counter counts once.

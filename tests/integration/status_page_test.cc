@@ -1,4 +1,4 @@
-// The status page of a real basalt-server, as a person sees it (issue 15, must-show 2): headless
+// The status page of a real basalt-server, as a person sees it (docs/DESIGN.md §11): headless
 // Chromium (Debian's chromium) loads http://HOST:PORT/ of a server with tables, regions and a
 // little load, and the test reads the DOM the browser built (--dump-dom): the tables and regions
 // listed with their numbers, the latency graph drawn. A screenshot is kept beside the test

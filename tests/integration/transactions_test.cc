@@ -1,4 +1,4 @@
-// Transactions (docs/DESIGN.md §7; issue 14, must-show 1) against a real basalt-server on
+// Transactions (docs/DESIGN.md §7) against a real basalt-server on
 // loopback: snapshot isolation (no dirty, non-repeatable or phantom reads), write-write
 // conflicts, abort, timeout to invalid, and the transaction service's state surviving a SIGKILL
 // of the server.

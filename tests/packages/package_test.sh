@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian packages, installed as a user installs them (issue 15, must-show 3):
+# The Debian packages, installed as a user installs them (docs/DESIGN.md §11):
 #   1. cpack makes basalt-server_*.deb and libbasalt-client-dev_*.deb from BUILD_DIR (configured
 #      with -DCMAKE_INSTALL_PREFIX=/usr, as tests/run-tests.sh configures it);
 #   2. a fresh Debian 12 (debootstrap --variant=minbase bookworm) installs them with

@@ -1131,7 +1131,7 @@ TEST_F(FilterProperty, BadFiltersAreRefusedWithInvalidArgument) {
   }
 }
 
-// A regex filter bomb (issue 36): each regex comparator compiles to megabytes, so one request
+// A regex filter bomb (docs/DESIGN.md §12): each regex comparator compiles to megabytes, so one request
 // carrying many, or one huge one, could take the server's memory. Refused before anything is
 // compiled or read; a request within the bounds still works.
 TEST_F(FilterProperty, RegexFilterBombsAreRefused) {

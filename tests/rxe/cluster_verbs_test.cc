@@ -1,4 +1,4 @@
-// Verbs in a cluster (issue 13): one client's Gets and Puts go over RDMA verbs to two region
+// Verbs in a cluster (docs/DESIGN.md §6): one client's Gets and Puts go over RDMA verbs to two region
 // servers, each with its own verbs listener on rxe0 and its own pool of the client's endpoints,
 // and follow a region that moved from one server's pool to the other's. Real processes: a
 // basalt-master and two basalt-server --cluster in the soft-RoCE guest, on a ZooKeeper and a Ceph

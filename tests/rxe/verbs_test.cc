@@ -170,7 +170,7 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
   r = table_->Get(Get("r1"));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->size(), 1u);
-  // A filter travels with a Get over verbs and the server applies it (issue 14).
+  // A filter travels with a Get over verbs and the server applies it (docs/DESIGN.md §7).
   ASSERT_TRUE(table_->Put(Put("r2").Add("cf", "a", "apple").Add("cf", "b", "berry")).ok());
   r = table_->Get(Get("r2").SetFilter(Filter::Value(FilterOp::kEqual, Comparator::Regex("^b"))));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -190,7 +190,7 @@ TEST_F(Verbs, GetAndPutTakeVerbs) {
 }
 
 // A transaction's Gets and Puts go over verbs too, each carrying its snapshot or write pointer
-// (kFlagTransaction), and the server applies its visibility filter (issue 14).
+// (kFlagTransaction), and the server applies its visibility filter (docs/DESIGN.md §7).
 TEST_F(Verbs, TransactionsReadAndWriteOverVerbs) {
   ASSERT_NO_FATAL_FAILURE(StartVerbsServer());
   TableInfo t;
@@ -225,7 +225,7 @@ TEST_F(Verbs, TransactionsReadAndWriteOverVerbs) {
 }
 
 // Gets and Puts over verbs are counted on the server's /metrics under transport "verbs", apart
-// from gRPC's (issue 15).
+// from gRPC's (docs/DESIGN.md §11).
 TEST_F(Verbs, GetsAndPutsOverVerbsAreCountedInMetricsAsVerbs) {
   ASSERT_NO_FATAL_FAILURE(StartVerbsServer({"--http_listen=127.0.0.1:0"}));
   constexpr int kRows = 20;
@@ -944,7 +944,7 @@ TEST_F(Verbs, AServerAtItsEndpointLimitKeepsClientsOnVerbs) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Verbs under TLS and auth (issue 16, must-show 2). The certificates are made on the host
+// Verbs under TLS and auth (docs/DESIGN.md §12). The certificates are made on the host
 // (tests/security/make_certs.sh: the guest has no openssl) and copied to /basalt/certs.
 
 constexpr char kCerts[] = "/basalt/certs/";
@@ -1111,7 +1111,7 @@ TEST_F(SecureVerbs, GetsAndPutsOverVerbsObeyTheCallersPermissions) {
   EXPECT_TRUE(bt->Get(Get("r2")).ok());
 }
 
-// Issue 36: one user holds at most rdma_max_endpoints_per_user endpoints (2 here) and
+// One user holds at most rdma_max_endpoints_per_user endpoints (2 here) and
 // rdma_max_sessions_per_user sessions (4), so one user cannot take every endpoint from the others.
 TEST_F(SecureVerbs, OneUserHoldsAtMostItsCapOfEndpointsAndSessionsAndOthersStillConnect) {
   // The same data (alice's and bob's grants), sessions valid long enough for this emulated guest.

@@ -1,4 +1,4 @@
-// Security (issue 16, must-show 1) against a real basalt-server with TLS and auth on, and real
+// Security (docs/DESIGN.md §12) against a real basalt-server with TLS and auth on, and real
 // certificates the test makes with openssl (make_certs.sh): who can connect, who is refused, and
 // what each user may do, as HBase's AccessController decides it. The rules one by one are
 // src/security/access_control_test.cc's; here they go through TLS, the authenticator, the
@@ -203,7 +203,7 @@ TEST_F(Security, ACertificateNamingAGroupIsRefused) {
   EXPECT_NE(s.message().find("may not start with '@'"), std::string::npos) << s;
 }
 
-// The HTTP port under auth=true (issue 36): TLS with the gRPC port's certificate, callers
+// The HTTP port under auth=true (docs/DESIGN.md §12): TLS with the gRPC port's certificate, callers
 // authenticated as on gRPC (a client certificate or a bearer token); every page needs global A,
 // /metrics global A or a scrape identity (metrics_users=carol), /healthz nothing.
 TEST_F(Security, TheHttpPortAuthenticatesAsGrpcAndShowsItsPagesToAdminsOnly) {
@@ -244,7 +244,7 @@ TEST_F(Security, TheHttpPortAuthenticatesAsGrpcAndShowsItsPagesToAdminsOnly) {
   EXPECT_FALSE(r && r->status == 200) << "the port answered plain HTTP";
 }
 
-// Transactions belong to the user who started them (issue 36): starting one needs W somewhere;
+// Transactions belong to the user who started them (docs/DESIGN.md §12): starting one needs W somewhere;
 // another user's commit, abort or invalidate is refused; a user with global A may end any.
 TEST_F(Security, AnotherUsersTransactionCannotBeCommittedAbortedOrInvalidated) {
   auto alice = Open(As("alice"));

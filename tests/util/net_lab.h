@@ -1,4 +1,4 @@
-// A private network on this machine for partition tests (issue 35): a bridge holding the host's
+// A private network on this machine for partition tests (docs/DESIGN.md §6): a bridge holding the host's
 // address 198.18.K.1/24 (RFC 2544's benchmarking range, never routed anywhere; K from the test's
 // pid) and one network namespace per node, joined to the bridge by a veth pair and given
 // 198.18.K.<10+i>. A daemon started under Exec(node) lives in that namespace; the test process,

@@ -308,7 +308,7 @@ TEST(VerbsFrameTest, TransactionsTravelUnderTheirFlagOnGetAndMutate) {
   EXPECT_EQ(EncodeMutateRequest(6, m, absl::MakeSpan(out)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-// A Mutate's nonce (issue 35: a Put applied once however often it is sent) travels after the
+// A Mutate's nonce (docs/DESIGN.md §6: a Put applied once however often it is sent) travels after the
 // transaction's fields, flagged; a nonce of 0 in a frame is not canonical.
 TEST(Frame, AMutatesNonceTravelsFlaggedAndZeroIsRefused) {
   rpc::MutateRequest m = FullMutate();

@@ -1,4 +1,4 @@
-// The cost of counting on the data path (issue 15: metrics must not slow it): the sharded
+// The cost of counting on the data path (docs/DESIGN.md §11: metrics must not slow it): the sharded
 // Counter and the Histogram of common/metrics.h beside one shared atomic (what a naive counter
 // is), from 1 and 2 threads. Google Benchmark.
 //

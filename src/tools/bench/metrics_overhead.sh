@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the data path's counting costs (issue 15: within 3 % of Get latency): basalt-bench's
+# What the data path's counting costs (docs/DESIGN.md §11: within 3 % of Get latency): basalt-bench's
 # Get/Put latency against a server built with the counting (BUILD_ON) and one built without it
 # (BUILD_OFF: cmake -DBASALT_METRICS=OFF), both running at once on this machine, benchmarked in
 # alternating rounds so that the machine's drift hits both alike.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What TLS and auth cost a Get (issue 16: at most 10 % more at p50 over gRPC): basalt-bench's
+# What TLS and auth cost a Get (docs/DESIGN.md §12: at most 10 % more at p50 over gRPC): basalt-bench's
 # Get/Put latency against three servers of one build running at once on this machine: plain
 # (the loopback default), TLS only, and TLS with client certificates and auth=true (the client a
 # user with RW on the table, not a superuser, so every call is authenticated and authorised), in
