@@ -13,8 +13,8 @@
 #include "common/env.h"
 #include "src/schema/meta.h"
 #include "src/schema/region_info.h"
-#include "src/catalog/tables.h"
-#include "src/catalog/test_tables.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/test_catalog.h"
 #include "tests/util/region_dir.h"
 #include "tests/util/temp_dir.h"
 
@@ -208,7 +208,7 @@ TEST(Catalog, NameRules) {
   EXPECT_EQ(ValidateTableSpec(badv).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(TableManager, LifecycleAndRestart) {
+TEST(Catalog, LifecycleAndRestart) {
   testing::TempDir dir;
   {
     auto tm = OpenManager(dir.path());
@@ -274,7 +274,7 @@ TEST(TableManager, LifecycleAndRestart) {
   }
 }
 
-TEST(TableManager, CorruptCatalogRefusesToStart) {
+TEST(Catalog, CorruptCatalogRefusesToStart) {
   testing::TempDir dir;
   {
     auto tm = OpenManager(dir.path());
@@ -283,9 +283,9 @@ TEST(TableManager, CorruptCatalogRefusesToStart) {
   std::string bytes = ReadAll(dir.path() + "/CATALOG");
   bytes[bytes.size() / 2] ^= 1;
   WriteAll(dir.path() + "/CATALOG", bytes);
-  TableManager::Options o;
+  Catalog::Options o;
   o.data_dir = dir.path();
-  auto tm = TableManager::Open(o);
+  auto tm = Catalog::Open(o);
   EXPECT_EQ(tm.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/tables/t1"));  // nothing removed
 }
@@ -301,7 +301,7 @@ void MakeTwoTables(const std::string& dir) {
   ASSERT_TRUE((*tm->Find("t2"))->RegionFor("r2")->Put("r2", "f", "q", "v2").ok());
 }
 
-std::string ValueOf(TableManager* tm, const std::string& table, const std::string& row) {
+std::string ValueOf(Catalog* tm, const std::string& table, const std::string& row) {
   auto t = tm->Find(table);
   if (!t.ok()) return t.status().ToString();
   auto cells = (*t)->RegionFor(row)->Get(row);
@@ -310,11 +310,11 @@ std::string ValueOf(TableManager* tm, const std::string& table, const std::strin
 }
 
 // Opens a manager on `dir` whose log lines go to *log.
-absl::StatusOr<std::unique_ptr<TableManager>> OpenLogged(const std::string& dir, std::vector<std::string>* log) {
-  TableManager::Options o;
+absl::StatusOr<std::unique_ptr<Catalog>> OpenLogged(const std::string& dir, std::vector<std::string>* log) {
+  Catalog::Options o;
   o.data_dir = dir;
   o.log = [log](std::string_view line) { log->emplace_back(line); };
-  return TableManager::Open(o);
+  return Catalog::Open(o);
 }
 
 size_t CountFiles(const std::string& dir) {
@@ -323,15 +323,15 @@ size_t CountFiles(const std::string& dir) {
   return n;
 }
 
-TEST(TableManager, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTableBack) {
+TEST(Catalog, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTableBack) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
   const size_t files = CountFiles(dir.path() + "/tables");
   std::filesystem::remove(dir.path() + "/CATALOG");
 
-  TableManager::Options o;
+  Catalog::Options o;
   o.data_dir = dir.path();
-  auto tm = TableManager::Open(o);
+  auto tm = Catalog::Open(o);
   ASSERT_EQ(tm.status().code(), absl::StatusCode::kFailedPrecondition) << tm.status();
   EXPECT_NE(tm.status().message().find("the catalogue " + dir.path() + "/CATALOG is missing"), std::string::npos)
       << tm.status();
@@ -343,7 +343,7 @@ TEST(TableManager, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTable
   std::vector<std::string> log;
   o.rebuild_catalog = true;
   o.log = [&](std::string_view line) { log.emplace_back(line); };
-  tm = TableManager::Open(o);
+  tm = Catalog::Open(o);
   ASSERT_TRUE(tm.ok()) << tm.status();
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("rebuilt the catalogue"), std::string::npos) << log[0];
@@ -355,15 +355,15 @@ TEST(TableManager, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTable
   EXPECT_NE(OpenManager(dir.path()), nullptr);
 }
 
-TEST(TableManager, RebuildCatalogRefusesATableWithoutTableInfo) {
+TEST(Catalog, RebuildCatalogRefusesATableWithoutTableInfo) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
   std::filesystem::remove(dir.path() + "/CATALOG");
   std::filesystem::remove(dir.path() + "/tables/t2/TABLEINFO");
-  TableManager::Options o;
+  Catalog::Options o;
   o.data_dir = dir.path();
   o.rebuild_catalog = true;
-  auto tm = TableManager::Open(o);
+  auto tm = Catalog::Open(o);
   EXPECT_EQ(tm.status().code(), absl::StatusCode::kFailedPrecondition) << tm.status();
   EXPECT_NE(tm.status().message().find(dir.path() + "/tables/t2/TABLEINFO is missing"), std::string::npos)
       << tm.status();
@@ -371,7 +371,7 @@ TEST(TableManager, RebuildCatalogRefusesATableWithoutTableInfo) {
   EXPECT_TRUE(std::filesystem::exists(testing::OnlyRegionDir(dir.path(), "t1") + "/MANIFEST"));
 }
 
-TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRestored) {
+TEST(Catalog, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRestored) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
   const std::string region_dir = testing::OnlyRegionDir(dir.path(), "t1");
@@ -383,7 +383,7 @@ TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRest
   std::vector<std::string> log;
   auto opened = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(opened.ok()) << opened.status();
-  TableManager* tm = opened->get();
+  Catalog* tm = opened->get();
   // t1 is out of service with its reason; t2 serves.
   auto t1 = tm->Find("t1");
   ASSERT_EQ(t1.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -413,7 +413,7 @@ TEST(TableManager, AMissingManifestFailsThatTableAloneAndAssignReopensItOnceRest
   EXPECT_TRUE(tm->OpenError("t1").ok());
 }
 
-TEST(TableManager, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
+TEST(Catalog, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
   testing::TempDir dir;
   MakeTwoTables(dir.path());
   std::string blk;
@@ -438,7 +438,7 @@ TEST(TableManager, ADamagedBlockFileFailsItsTableWhileTheOtherServes) {
   EXPECT_EQ(ValueOf(tm.get(), "t2", "r2"), "v2");
 }
 
-TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
+TEST(Catalog, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
   testing::TempDir dir;
   // The layout before regions: the table's one region directly in tables/<name>/, its log
   // records tagged with the table name, one flushed row and one only in the log.
@@ -476,7 +476,7 @@ TEST(TableManager, ATableFromBeforeRegionsOpensInPlaceAsOneRegion) {
   EXPECT_EQ(ValueOf(tm->get(), "old", "b"), "logged");
 }
 
-TEST(TableManager, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegionInfo) {
+TEST(Catalog, MetaRowsOfAnUncommittedCreateGoAndALostMetaIsRebuiltFromRegionInfo) {
   testing::TempDir dir;
   const std::string catalog = dir.path() + "/CATALOG";
   {
@@ -546,7 +546,7 @@ std::pair<std::string, std::string> LoseMetaAndARegionInfo(const std::string& di
   return {info_path, saved};
 }
 
-TEST(TableManager, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepair) {
+TEST(Catalog, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepair) {
   testing::TempDir dir;
   // The table must not come back with an empty region in the unlabelled one's place.
   auto [info_path, saved] = LoseMetaAndARegionInfo(dir.path());
@@ -564,7 +564,7 @@ TEST(TableManager, ARegionWithoutItsRegionInfoIsNotHiddenAndEnableRereadsTheRepa
   EXPECT_EQ(ValueOf(tm.get(), "r", "p"), "2");
 }
 
-TEST(TableManager, AssignOpensATableOnceItsFilesAreRepaired) {
+TEST(Catalog, AssignOpensATableOnceItsFilesAreRepaired) {
   testing::TempDir dir;
   auto [info_path, saved] = LoseMetaAndARegionInfo(dir.path());
   auto tm = OpenManager(dir.path());
@@ -579,7 +579,7 @@ TEST(TableManager, AssignOpensATableOnceItsFilesAreRepaired) {
   EXPECT_EQ(regions->size(), 2u);
 }
 
-TEST(TableManager, ARegionThatCannotOpenFailsAloneAndAssignReopensItWhileTheOthersServe) {
+TEST(Catalog, ARegionThatCannotOpenFailsAloneAndAssignReopensItWhileTheOthersServe) {
   testing::TempDir dir;
   std::string manifest;
   {
@@ -598,7 +598,7 @@ TEST(TableManager, ARegionThatCannotOpenFailsAloneAndAssignReopensItWhileTheOthe
   std::vector<std::string> log;
   auto opened = OpenLogged(dir.path(), &log);
   ASSERT_TRUE(opened.ok()) << opened.status();
-  TableManager* tm = opened->get();
+  Catalog* tm = opened->get();
   // The table serves its healthy region; the damaged one refuses, saying what to do.
   EXPECT_TRUE(tm->OpenError("p").ok());
   EXPECT_EQ(ValueOf(tm, "p", "a"), "1");
@@ -634,7 +634,7 @@ TEST(TableManager, ARegionThatCannotOpenFailsAloneAndAssignReopensItWhileTheOthe
   EXPECT_EQ(tm->Assign("p").code(), absl::StatusCode::kFailedPrecondition);  // nothing left to reopen
 }
 
-TEST(TableManager, MetaRowsAnEarlierTableLeftDoNotSpoilANewTableOfTheSameName) {
+TEST(Catalog, MetaRowsAnEarlierTableLeftDoNotSpoilANewTableOfTheSameName) {
   testing::TempDir dir;
   {
     auto tm = OpenManager(dir.path());
@@ -661,7 +661,7 @@ TEST(TableManager, MetaRowsAnEarlierTableLeftDoNotSpoilANewTableOfTheSameName) {
 }
 
 // Creates table `name` with rows r000..r199 in flushed files; the directory of its one region.
-std::string LoadOneRegion(TableManager* tm, const std::string& data_dir, const std::string& name) {
+std::string LoadOneRegion(Catalog* tm, const std::string& data_dir, const std::string& name) {
   EXPECT_TRUE(tm->Create(SampleTable(name)).ok());
   auto t = tm->Find(name);
   EXPECT_TRUE(t.ok()) << t.status();
@@ -697,16 +697,16 @@ int RowsLeft(RegionScanner* scanner) {
 // parent (the table from before the split) or on a daughter before the compaction that rewrote
 // its references; they go at the janitor's next look once it has ended. On a shared store a
 // removed file is gone for its readers too, so the scan would fail.
-TEST(TableManager, ASplitParentsFilesStayUntilTheLastScanReadingThemEnds) {
+TEST(Catalog, ASplitParentsFilesStayUntilTheLastScanReadingThemEnds) {
   testing::TempDir dir;
-  TableManager::Options o;
+  Catalog::Options o;
   o.data_dir = dir.path();
   // The daughters' references are rewritten when the test says (MajorCompact), not at once in
   // the background, before a scan of a daughter could begin on them.
   o.region.background_compaction = false;
-  auto opened = TableManager::Open(o);
+  auto opened = Catalog::Open(o);
   ASSERT_TRUE(opened.ok()) << opened.status();
-  std::unique_ptr<TableManager> tm = *std::move(opened);
+  std::unique_ptr<Catalog> tm = *std::move(opened);
 
   // A scan begun on the parent.
   const std::string parent = LoadOneRegion(tm.get(), dir.path(), "t");

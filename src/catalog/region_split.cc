@@ -1,4 +1,4 @@
-// TableManager's splits (tables.h): HBase's split transaction on one server, and the janitor
+// Catalog's splits (catalog.h): HBase's split transaction on one server, and the janitor
 // that removes split parents once no daughter reads their files.
 //
 // A split (one parent, two daughters) and a merge (two adjacent parents, one region) are one
@@ -23,7 +23,7 @@
 #include "src/schema/meta.h"
 #include "src/regions/split_policy.h"
 #include "src/schema/table_errors.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 namespace basalt::server {
 
@@ -48,7 +48,7 @@ absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
 
 }  // namespace
 
-void TableManager::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
+void Catalog::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
   std::erase_if(e->superseded, [](const std::weak_ptr<Table>& x) { return x.expired(); });
   if (e->table != nullptr && (!t.ok() || *t != e->table)) e->superseded.push_back(e->table);
   if (t.ok()) {
@@ -59,11 +59,11 @@ void TableManager::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
   }
 }
 
-std::string TableManager::SplitsDir(std::string_view table) const {
+std::string Catalog::SplitsDir(std::string_view table) const {
   return absl::StrCat(TableDir(table), "/", kSplitsDirName);
 }
 
-absl::Status TableManager::FinishSplits(std::string_view table, const std::vector<RegionInfo>& regions,
+absl::Status Catalog::FinishSplits(std::string_view table, const std::vector<RegionInfo>& regions,
                                         bool committed_now) {
   Env* env = options_.env;
   const std::string staging = SplitsDir(table);
@@ -89,7 +89,7 @@ absl::Status TableManager::FinishSplits(std::string_view table, const std::vecto
   return env->SyncDir(TableDir(table));
 }
 
-std::string TableManager::RouteRecord(std::string_view region, std::string_view row) const {
+std::string Catalog::RouteRecord(std::string_view region, std::string_view row) const {
   const std::string table = TableOfRegion(region);
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(table);
@@ -104,12 +104,12 @@ std::string TableManager::RouteRecord(std::string_view region, std::string_view 
   return "";
 }
 
-std::string TableManager::CommitServer() const {
+std::string Catalog::CommitServer() const {
   // A master places the children once the commit is durable, then records where.
   return placement_->PlacesChildrenAfterCommit() ? std::string() : ServerName();
 }
 
-absl::Status TableManager::Split(std::string_view name, std::string_view split_row) {
+absl::Status Catalog::Split(std::string_view name, std::string_view split_row) {
   absl::MutexLock al(&admin_mu_);
   const std::string table(name.substr(0, name.find(',')));
   const bool by_region = name.find(',') != std::string_view::npos;
@@ -161,7 +161,7 @@ absl::Status TableManager::Split(std::string_view name, std::string_view split_r
   return absl::OkStatus();
 }
 
-absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent,
+absl::Status Catalog::SplitRegionLocked(const TableSpec& spec, const RegionInfo& parent,
                                              std::string_view split_row) {
   std::shared_ptr<Table> old;
   {
@@ -186,7 +186,7 @@ absl::Status TableManager::SplitRegionLocked(const TableSpec& spec, const Region
   return ReplaceRegionsLocked(spec, {parent}, {a, b}, MetaSplit(parent, a, b, "OPEN", CommitServer()), "split");
 }
 
-absl::StatusOr<RegionHandle*> TableManager::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
+absl::StatusOr<RegionHandle*> Catalog::OpenRegionOf(const Table& t, const RegionInfo& info, std::string_view what) {
   if (info.id == 0) {
     // Its files are the table directory's own: references to them and a janitor removing them
     // would both take the table directory for a region's.
@@ -211,7 +211,7 @@ absl::StatusOr<RegionHandle*> TableManager::OpenRegionOf(const Table& t, const R
   return hosted->handle.get();
 }
 
-absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
+absl::Status Catalog::ReplaceRegionsLocked(const TableSpec& spec, const std::vector<RegionInfo>& parents,
                                                 const std::vector<RegionInfo>& children,
                                                 const std::vector<RowMutation>& commit, std::string_view what) {
   const auto started = std::chrono::steady_clock::now();
@@ -311,7 +311,7 @@ absl::Status TableManager::ReplaceRegionsLocked(const TableSpec& spec, const std
   return CleanSplitParentsLocked(spec.name);
 }
 
-absl::Status TableManager::Merge(std::string_view first, std::string_view second) {
+absl::Status Catalog::Merge(std::string_view first, std::string_view second) {
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo found[2];
@@ -341,7 +341,7 @@ absl::Status TableManager::Merge(std::string_view first, std::string_view second
                               "merge");
 }
 
-void TableManager::MaybeSplit(const std::string& region) {
+void Catalog::MaybeSplit(const std::string& region) {
   const std::string table = TableOfRegion(region);
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
@@ -374,12 +374,12 @@ void TableManager::MaybeSplit(const std::string& region) {
   }
 }
 
-absl::Status TableManager::CleanSplitParents(std::string_view table) {
+absl::Status Catalog::CleanSplitParents(std::string_view table) {
   absl::MutexLock al(&admin_mu_);
   return CleanSplitParentsLocked(table);
 }
 
-absl::Status TableManager::CleanSplitParentsLocked(std::string_view table) {
+absl::Status Catalog::CleanSplitParentsLocked(std::string_view table) {
   std::shared_ptr<Table> t;
   std::vector<RegionInfo> retired;
   {

@@ -36,9 +36,9 @@ void Select(rpc::GetRequest* req, std::string family, std::vector<std::string> q
 class VerbsFrontTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TableManager::Options o;
+    Catalog::Options o;
     o.data_dir = dir_.path() + "/data";
-    auto tm = TableManager::Open(o);
+    auto tm = Catalog::Open(o);
     ASSERT_TRUE(tm.ok()) << tm.status();
     tables_ = *std::move(tm);
     TransactionManager::Options xo;
@@ -116,7 +116,7 @@ class VerbsFrontTest : public ::testing::Test {
 
   testing::TempDir dir_;
   ServerCounters counters_;
-  std::unique_ptr<TableManager> tables_;
+  std::unique_ptr<Catalog> tables_;
   std::unique_ptr<TransactionManager> transactions_;
   std::unique_ptr<DataService> data_;
   std::unique_ptr<AdminService> admin_;

@@ -97,7 +97,7 @@ std::function<void()> AssignmentManager::Release(const std::string& node) {
 std::string AssignmentManager::AddressOf(const std::string& node) { return node.substr(0, node.rfind(',')); }
 
 std::map<std::string, std::vector<std::string>> AssignmentManager::RegionsByServer(
-    const server::TableManager& catalog) const {
+    const server::Catalog& catalog) const {
   std::map<std::string, std::vector<std::string>> held;
   for (const std::string& node : Live()) held[node];
   for (const server::HostedRegion& h : catalog.OpenRegions()) {
@@ -108,7 +108,7 @@ std::map<std::string, std::vector<std::string>> AssignmentManager::RegionsByServ
   return held;
 }
 
-absl::Status AssignmentManager::Move(server::TableManager* catalog, std::string_view region, std::string_view server) {
+absl::Status AssignmentManager::Move(server::Catalog* catalog, std::string_view region, std::string_view server) {
   std::string address;
   const std::vector<std::string> live = Live();
   if (!server.empty()) {
@@ -123,7 +123,7 @@ absl::Status AssignmentManager::Move(server::TableManager* catalog, std::string_
   return catalog->Move(region, address);
 }
 
-absl::Status AssignmentManager::Balance(server::TableManager* catalog, rpc::BalanceResponse* resp) {
+absl::Status AssignmentManager::Balance(server::Catalog* catalog, rpc::BalanceResponse* resp) {
   absl::MutexLock bl(&balance_mu_);
   std::map<std::string, std::vector<std::string>> held = RegionsByServer(*catalog);
   if (held.size() < 2) {

@@ -5,7 +5,7 @@
 // catalogue opens its user regions through), resolving a move's destination, and the
 // balancer's plan. It reaches region servers only through remote_region.h: a region's
 // RemoteRegionHandle, and OpenRegion for a new one. What a region is and where meta says it is
-// stay the catalogue's (src/catalog/tables.h), which it asks to move a region.
+// stay the catalogue's (src/catalog/catalog.h), which it asks to move a region.
 //
 // Lock order: the catalogue's admin lock (held while it opens regions) before this one's `mu_`;
 // nothing here calls the catalogue while holding `mu_`.
@@ -25,7 +25,7 @@
 #include "proto/basalt.pb.h"
 #include "src/master/remote_region.h"
 #include "src/regions/region_placement.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 namespace basalt::master {
 
@@ -56,13 +56,13 @@ class AssignmentManager final : public server::RegionPlacement {
   size_t ForgetUnclaimed();
 
   // The live servers' open regions: node → encoded names (every live server listed).
-  std::map<std::string, std::vector<std::string>> RegionsByServer(const server::TableManager& catalog) const;
+  std::map<std::string, std::vector<std::string>> RegionsByServer(const server::Catalog& catalog) const;
   // Moves a region to `server` (a live server's host:port or node name; empty: wherever it is
   // placed). InvalidArgument naming the live servers for one that is not live.
-  absl::Status Move(server::TableManager* catalog, std::string_view region, std::string_view server);
+  absl::Status Move(server::Catalog* catalog, std::string_view region, std::string_view server);
   // Moves regions, one at a time, from the server holding the most to the one holding the
   // fewest until no two live servers differ by more than one (HBase's balancer by count).
-  absl::Status Balance(server::TableManager* catalog, rpc::BalanceResponse* resp);
+  absl::Status Balance(server::Catalog* catalog, rpc::BalanceResponse* resp);
 
   // Whether region `h` of the catalogue is served on `node` (a dead server's, to recover).
   static bool ServedOn(const server::HostedRegion& h, const std::string& node);

@@ -12,7 +12,7 @@
 #include "src/front/grpc_server.h"
 #include "src/schema/meta.h"
 #include "src/services/service.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 namespace basalt::master {
 
@@ -29,7 +29,7 @@ Master::~Master() {
   if (worker_.joinable()) worker_.join();
   zk_.reset();  // ends the session: no callback runs after this, and a backup takes over at once
   if (grpc_ != nullptr) grpc_->Shutdown(std::chrono::milliseconds(0));
-  // The regions stay open on their servers (TableManager::CloseAll in a master closes none).
+  // The regions stay open on their servers (Catalog::CloseAll in a master closes none).
   tables_.reset();
 }
 
@@ -252,7 +252,7 @@ absl::Status Master::Serve() {
   BASALT_ASSIGN_OR_RETURN(Servers servers, ListServers(/*watch=*/false));
   const std::vector<std::string>& live = servers.live;
   const std::map<std::string, server::ServerRegistration>& dead = servers.dead;
-  server::TableManager::Options topts;
+  server::Catalog::Options topts;
   for (const auto& [node, reg] : dead) {
     BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
     if (!reg.wal_dir.empty()) topts.dead_server_logs.push_back(reg.wal_dir);
@@ -282,7 +282,7 @@ absl::Status Master::Serve() {
   topts.log = [this](std::string_view line) { Log(line); };
   topts.auto_split = false;
   const absl::Time start = absl::Now();
-  BASALT_ASSIGN_OR_RETURN(tables_, server::TableManager::Open(topts));
+  BASALT_ASSIGN_OR_RETURN(tables_, server::Catalog::Open(topts));
   for (const auto& [node, reg] : dead) {
     absl::Status gone = zk_->Delete(p.servers() + "/" + node);
     if (!gone.ok() && !absl::IsNotFound(gone)) Log(absl::StrCat("dropping the registration of ", node, ": ", gone.message()));

@@ -19,7 +19,7 @@
 //  - unassigns a region (closed, recorded so, left closed by the balancer and a take-over) and
 //    assigns it again.
 // Work runs on one thread of the master's own, in order (ZooKeeper's callbacks only post it).
-// The parts: the catalogue (src/catalog/tables.h: tables, meta, the regions' states), where the
+// The parts: the catalogue (src/catalog/catalog.h: tables, meta, the regions' states), where the
 // regions serve (assignment_manager.h: servers, placement, moves, the balancer's plan), the
 // handles on regions servers hold (remote_region.h), and here the election, fencing and
 // recovery of dead servers, and serving.
@@ -54,7 +54,7 @@ class GrpcServer;
 class DataService;
 class AdminService;
 struct ServerCounters;
-class TableManager;
+class Catalog;
 }  // namespace basalt::server
 
 namespace basalt::master {
@@ -171,7 +171,7 @@ class Master final : public server::ClusterAdmin {
   std::set<std::string> fenced_live_ ABSL_GUARDED_BY(mu_);
 
   // Serving (once active); the table manager before the services that use it.
-  std::unique_ptr<server::TableManager> tables_;
+  std::unique_ptr<server::Catalog> tables_;
   std::unique_ptr<server::ServerCounters> counters_;
   // The cluster's transaction service (docs/DESIGN.md §7): its log on RADOS beside the data, so a
   // master that takes over (having fenced the previous one) carries on with its state.

@@ -1,7 +1,7 @@
 // The master's side of the regions it placed on region servers (docs/DESIGN.md §6): a channel
 // per region server (RegionServers), and a handle on a region open on one of them
 // (RemoteRegionHandle, src/regions/region_handle.h), through which the catalogue's create,
-// disable, enable, drop, assign, split and merge (src/catalog/tables.h) work as on a standalone
+// disable, enable, drop, assign, split and merge (src/catalog/catalog.h) work as on a standalone
 // server: closing the handle closes the region on its server, flushing it; a flush, a major
 // compaction, the split point and the figures are asked of the server. The master serves no
 // region's rows: the region a placed region's data calls reach refuses them as not served here
@@ -23,7 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/basalt.grpc.pb.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 #include "storage/region.h"
 
 namespace basalt::master {

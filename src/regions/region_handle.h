@@ -1,5 +1,5 @@
 // A region as whoever placed it administers it: closed, flushed, compacted, its split point and
-// figures asked. The catalogue (tables.h) holds one for every region it has open: a handle on a
+// figures asked. The catalogue (catalog.h) holds one for every region it has open: a handle on a
 // region of this process (LocalRegionHandle), or, on a cluster's master, on a region open on a
 // region server (src/master/remote_region.h), where each call is a call to that server. Data
 // calls (Get, Mutate, Scan) are not a handle's: they go to the storage::Region a Table routes to.

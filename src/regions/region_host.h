@@ -51,7 +51,7 @@ class RegionHost final : public TableSource {
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
     // Asks the master to split a region (by its encoded name) whose largest store passed the
-    // split size (HBase's SteppingSplitPolicy, as TableManager::Options::auto_split says).
+    // split size (HBase's SteppingSplitPolicy, as Catalog::Options::auto_split says).
     // Empty, or auto_split off: no split is asked.
     bool auto_split = true;
     uint64_t region_max_size = 10ull << 30;

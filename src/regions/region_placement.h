@@ -1,4 +1,4 @@
-// Where the catalogue's regions open (tables.h): in this process, for a standalone server
+// Where the catalogue's regions open (catalog.h): in this process, for a standalone server
 // (LocalPlacement), or on a cluster's region servers, for the active master (its
 // AssignmentManager, src/master/assignment_manager.h). The process chooses one where it is
 // assembled; the catalogue asks it, never which kind of process it is in.

@@ -1,5 +1,5 @@
 // When a region splits on its own (HBase's SteppingSplitPolicy), for a standalone server's
-// TableManager and a region server's RegionHost alike.
+// Catalog and a region server's RegionHost alike.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // A table as the server serves it: its regions, each with what it is (HostedRegion), sorted by
 // start key and covering every row once, and the calls that span them (a scan in row order, a
-// batch grouped by region). Built by TableManager (tables.h), read by the services.
+// batch grouped by region). Built by Catalog (catalog.h), read by the services.
 #pragma once
 
 #include <atomic>
@@ -40,7 +40,7 @@ struct HostedRegion {
   // the others are covered by placeholders that refuse every call as not served here
   // (UNAVAILABLE), so routing by row stays as it is. Statistics, flushes and closes skip them.
   bool placeholder = false;
-  // A master's region an operator closed (TableManager::Unassign): served nowhere, meta records
+  // A master's region an operator closed (Catalog::Unassign): served nowhere, meta records
   // it CLOSED, and `region` refuses every call as not served, until Assign.
   bool unassigned = false;
   // How it is closed, flushed and asked for its figures (region_handle.h): the region itself
@@ -97,7 +97,7 @@ class Table {
   void RemoveCloseHook(uint64_t id);
 
  private:
-  friend class TableManager;
+  friend class Catalog;
   friend class RegionHost;
   void RunCloseHooks();
   // Closes every region; the first error, naming its region.

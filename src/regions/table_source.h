@@ -1,5 +1,5 @@
 // The tables a process serves, as its services see them (DataService, AdminService, the
-// metrics): a standalone server's or a master's catalogue (TableManager, tables.h), or a
+// metrics): a standalone server's or a master's catalogue (Catalog, catalog.h), or a
 // cluster's region server's hosted regions (RegionHost, region_host.h). Each process has one,
 // made where the process is assembled (src/server/main.cc, src/master/master.cc); the services
 // ask it, never which kind of process they are in.

@@ -22,7 +22,7 @@
 //   when a table is transactional (an older build must not read such a table as a plain one).
 //   (enum bytes are storage/options.h's values, which never change meaning.)
 //
-// Each table directory's TABLEINFO (tables.cc) is a one-table catalogue in this same format.
+// Each table directory's TABLEINFO (catalog.cc) is a one-table catalogue in this same format.
 //
 // A reader refuses a file whose min_read_ver is above what it knows (FailedPrecondition) and
 // any damage (DataLoss naming the path). Thread-compatible: plain functions on values.

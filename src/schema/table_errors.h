@@ -1,4 +1,4 @@
-// What TableManager's parts (tables.cc, region_split.cc) say alike: the errors for a table that
+// What Catalog's parts (catalog.cc, region_split.cc) say alike: the errors for a table that
 // is missing, disabled or FAILED_OPEN, the name a region's log records carry, and its
 // descriptor.
 #pragma once

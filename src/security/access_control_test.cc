@@ -8,14 +8,14 @@
 #include "gtest/gtest.h"
 #include "src/security/authorize.h"
 #include "src/schema/meta.h"
-#include "src/catalog/tables.h"
-#include "src/catalog/test_tables.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/test_catalog.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::server {
 namespace {
 
-std::unique_ptr<AccessController> OpenAc(TableManager* tm, std::vector<std::string> superusers = {"root"}) {
+std::unique_ptr<AccessController> OpenAc(Catalog* tm, std::vector<std::string> superusers = {"root"}) {
   AccessController::Options o;
   o.enabled = true;
   o.superusers = std::move(superusers);

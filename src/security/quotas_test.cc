@@ -9,14 +9,14 @@
 
 #include "gtest/gtest.h"
 #include "src/schema/meta.h"
-#include "src/catalog/tables.h"
-#include "src/catalog/test_tables.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/test_catalog.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::server {
 namespace {
 
-std::unique_ptr<Quotas> OpenQuotas(TableManager* tm) {
+std::unique_ptr<Quotas> OpenQuotas(Catalog* tm) {
   auto q = Quotas::Open(tm->quota_region());
   EXPECT_TRUE(q.ok()) << q.status();
   return q.ok() ? *std::move(q) : nullptr;

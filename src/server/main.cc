@@ -37,7 +37,7 @@
 #include "src/services/server_metrics.h"
 #include "src/services/service.h"
 #include "src/front/status_page.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 #include "src/front/verbs_front.h"
 #include "storage/block_cache.h"
 #include "transport/grpc/grpc_settings.h"
@@ -161,9 +161,9 @@ int Run(int argc, char** argv) {
   // The transaction service (transactions.h): a standalone server's, its state log beside the
   // data (on RADOS when the data is). Before the tables: their queues' compactions ask it.
   std::unique_ptr<TransactionManager> transactions;
-  // What this process serves: a standalone server's catalogue and regions (TableManager), or a
+  // What this process serves: a standalone server's catalogue and regions (Catalog), or a
   // cluster's region server's regions, which the master opens here (RegionHost).
-  std::unique_ptr<TableManager> catalog;
+  std::unique_ptr<Catalog> catalog;
   std::unique_ptr<RegionHost> region_host;
   TableSource* tables = nullptr;
   // A region server's log is this run's own (its ZooKeeper registration names it for the master).
@@ -200,7 +200,7 @@ int Run(int argc, char** argv) {
     region_host = *std::move(opened);
     tables = region_host.get();
   } else {
-    TableManager::Options topts;
+    Catalog::Options topts;
     topts.data_dir = config.data_dir;
     topts.env = env;
     topts.region = region_options;
@@ -221,7 +221,7 @@ int Run(int argc, char** argv) {
     }
     transactions = *std::move(opened);
     topts.queue_compaction_filter = QueueEvictionFilter(transactions.get());
-    absl::StatusOr<std::unique_ptr<TableManager>> catalog_opened = TableManager::Open(topts);
+    absl::StatusOr<std::unique_ptr<Catalog>> catalog_opened = Catalog::Open(topts);
     if (!catalog_opened.ok()) {
       log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", catalog_opened.status().ToString()));
       return 1;

@@ -28,7 +28,7 @@ uint64_t StoreFiles(const RegionStats& st) {
 
 }  // namespace
 
-AdminService::AdminService(TableManager* catalog, const ServerCounters* counters, ClusterAdmin* cluster)
+AdminService::AdminService(Catalog* catalog, const ServerCounters* counters, ClusterAdmin* cluster)
     : tables_(catalog),
       catalog_(catalog),
       counters_(counters),
@@ -47,7 +47,7 @@ AdminService::AdminService(RegionHost* host, const ServerCounters* counters)
 
 AdminService::~AdminService() = default;
 
-absl::StatusOr<TableManager*> AdminService::Catalog(std::string_view what) const {
+absl::StatusOr<Catalog*> AdminService::CatalogFor(std::string_view what) const {
   if (catalog_ != nullptr) return catalog_;
   return absl::FailedPreconditionError(absl::StrCat(
       "this is a region server of a cluster: ", AV(what), " is the master's (connect through ZooKeeper)"));
@@ -61,7 +61,7 @@ absl::StatusOr<RegionServerAdmin*> AdminService::RegionServer(std::string_view w
 
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("create"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("create"));
   return catalog->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
@@ -94,19 +94,19 @@ absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTa
 
 absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("disable"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("disable"));
   return catalog->Disable(req.table());
 }
 
 absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("enable"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("enable"));
   return catalog->Enable(req.table());
 }
 
 absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("drop"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("drop"));
   return catalog->Drop(req.table());
 }
 
@@ -122,7 +122,7 @@ absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::Admin
 
 absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("assign"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("assign"));
   return catalog->Assign(req.table());
 }
 
@@ -132,13 +132,13 @@ absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminRespons
   if (req.split_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("split row longer than ", kMaxRowLength, " bytes"));
   }
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("split"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("split"));
   return catalog->Split(req.name(), req.split_row());
 }
 
 absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminResponse*) {
   if (req.first().empty() || req.second().empty()) return absl::InvalidArgumentError("merge needs two regions");
-  BASALT_ASSIGN_OR_RETURN(TableManager * catalog, Catalog("merge_region"));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("merge_region"));
   return catalog->Merge(req.first(), req.second());
 }
 

@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "src/base/process_stats.h"
 #include "src/services/service.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 #include "storage/block_cache.h"
 
 namespace basalt::server {

@@ -23,7 +23,7 @@
 #include "src/regions/region_host.h"
 #include "src/services/region_server_admin.h"
 #include "src/regions/table_source.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 #include "src/transactions/transactions.h"
 #include "transport/verbs/frame.h"
 
@@ -184,7 +184,7 @@ class AdminService {
  public:
   // A standalone server, or with `cluster` a cluster's active master: `catalog` is both what it
   // keeps and what it serves.
-  AdminService(TableManager* catalog, const ServerCounters* counters, ClusterAdmin* cluster = nullptr);
+  AdminService(Catalog* catalog, const ServerCounters* counters, ClusterAdmin* cluster = nullptr);
   // A cluster's region server: no catalogue (table changes are refused as the master's).
   AdminService(RegionHost* host, const ServerCounters* counters);
   ~AdminService();
@@ -221,12 +221,12 @@ class AdminService {
   // FailedPrecondition for `what` when this is not a cluster's active master.
   absl::Status NeedsMaster(std::string_view what) const;
   // The catalogue, for a table change `what`; FailedPrecondition on a region server.
-  absl::StatusOr<TableManager*> Catalog(std::string_view what) const;
+  absl::StatusOr<Catalog*> CatalogFor(std::string_view what) const;
   // The region server's part, for `what`; FailedPrecondition elsewhere.
   absl::StatusOr<RegionServerAdmin*> RegionServer(std::string_view what) const;
 
   TableSource* const tables_;
-  TableManager* const catalog_;  // null on a region server
+  Catalog* const catalog_;  // null on a region server
   const ServerCounters* counters_;
   ClusterAdmin* const cluster_;                        // a master's; else null
   std::unique_ptr<RegionServerAdmin> region_server_;  // a region server's; else null

@@ -20,9 +20,9 @@ std::string BigEndian(int64_t v) {
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    TableManager::Options o;
+    Catalog::Options o;
     o.data_dir = dir_.path();
-    auto tm = TableManager::Open(o);
+    auto tm = Catalog::Open(o);
     ASSERT_TRUE(tm.ok()) << tm.status();
     tables_ = *std::move(tm);
     data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{});
@@ -51,7 +51,7 @@ class ServiceTest : public ::testing::Test {
 
   testing::TempDir dir_;
   ServerCounters counters_;
-  std::unique_ptr<TableManager> tables_;
+  std::unique_ptr<Catalog> tables_;
   std::unique_ptr<DataService> data_;
   std::unique_ptr<AdminService> admin_;
 };

@@ -23,7 +23,7 @@ class QueueEviction : public CompactionFilter {
   const TransactionManager::Horizon horizon_;
 };
 
-// For TableManager::Options::queue_compaction_filter: each compaction takes the horizon of
+// For Catalog::Options::queue_compaction_filter: each compaction takes the horizon of
 // when it starts. `transactions` must outlive the tables.
 std::function<std::unique_ptr<CompactionFilter>()> QueueEvictionFilter(TransactionManager* transactions);
 

@@ -1,7 +1,7 @@
 // Property test of the storage engine: random sequences of writes, deletes, reads, flushes,
 // compactions, reopens and clock moves run against a real Region (real files in a temporary
 // directory), or, for some seeds, against a table of 2 or 4 regions as the region server hosts
-// it (src/catalog/tables.h: rows routed to their region, batches grouped, scans across regions) and against a small in-memory model of HBase semantics written from docs/DESIGN.md, §1
+// it (src/catalog/catalog.h: rows routed to their region, batches grouped, scans across regions) and against a small in-memory model of HBase semantics written from docs/DESIGN.md, §1
 // alone (it shares no code with storage/internal/visibility.*). Every read must agree.
 //
 // Runs for every data block encoding × compression; per seed it also draws bloom type, block
@@ -40,7 +40,7 @@
 #include "storage/cell.h"
 #include "storage/block_cache.h"
 #include "storage/options.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 #include "storage/region.h"
 #include "tests/util/temp_dir.h"
 

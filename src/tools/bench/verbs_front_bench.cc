@@ -43,9 +43,9 @@ class Rig {
   Rig() {
     char tmpl[] = "/tmp/verbs-front-bench-XXXXXX";
     dir_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
-    TableManager::Options o;
+    Catalog::Options o;
     o.data_dir = dir_ + "/data";
-    auto tm = TableManager::Open(o);
+    auto tm = Catalog::Open(o);
     if (!tm.ok()) {
       error_ = tm.status().ToString();
       return;
@@ -88,7 +88,7 @@ class Rig {
  private:
   std::string dir_, error_;
   ServerCounters counters_;
-  std::unique_ptr<TableManager> tables_;
+  std::unique_ptr<Catalog> tables_;
   std::unique_ptr<DataService> data_;
   verbs::VerbsHandlers handlers_;
 };

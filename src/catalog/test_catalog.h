@@ -1,4 +1,4 @@
-// For the server's unit tests: a TableManager (standalone) over `dir`, or null after a test
+// For the server's unit tests: a Catalog (standalone) over `dir`, or null after a test
 // failure saying why.
 #pragma once
 
@@ -6,14 +6,14 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 namespace basalt::server {
 
-inline std::unique_ptr<TableManager> OpenManager(const std::string& dir) {
-  TableManager::Options o;
+inline std::unique_ptr<Catalog> OpenManager(const std::string& dir) {
+  Catalog::Options o;
   o.data_dir = dir;
-  auto tm = TableManager::Open(o);
+  auto tm = Catalog::Open(o);
   EXPECT_TRUE(tm.ok()) << tm.status();
   return tm.ok() ? *std::move(tm) : nullptr;
 }

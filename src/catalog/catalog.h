@@ -1,7 +1,8 @@
 // The catalogue a standalone server or a cluster's master keeps (a cluster's region server has
 // none: region_host.h), and the tables it serves: the catalogue (catalog_file.h: which tables
-// exist, their families, enabled or not), basalt:meta (meta.h: which regions each table has) and the open
-// Regions of every enabled table, each in data_dir/tables/<table>/<encoded region name>/. Each
+// exist, their families, enabled or not), basalt:meta (meta.h: which regions each table has)
+// and the open Regions of every enabled table, each in data_dir/tables/<table>/<encoded region
+// name>/. Each
 // table directory also holds TABLEINFO, the table's own record (a one-table catalogue), from
 // which a lost CATALOG can be rebuilt (HBase's .tableinfo), and each region directory its
 // REGIONINFO, from which meta rows can be rebuilt.
@@ -47,7 +48,7 @@
 
 namespace basalt::server {
 
-class TableManager final : public TableSource {
+class Catalog final : public TableSource {
  public:
   struct Options {
     // A queue table's regions drop consumed entries at major compaction through this (the
@@ -91,9 +92,9 @@ class TableManager final : public TableSource {
   // damaged one is DataLoss. Moves table directories the catalogue does not list (a create or
   // drop cut short by a crash) to lost+found/, and opens every enabled table: one that cannot
   // open is FAILED_OPEN, the others serve.
-  static absl::StatusOr<std::unique_ptr<TableManager>> Open(const Options& options);
+  static absl::StatusOr<std::unique_ptr<Catalog>> Open(const Options& options);
   // Closes every table (CloseAll), ignoring errors.
-  ~TableManager() override;
+  ~Catalog() override;
 
   // TableSource (table_source.h). Find: `region` is not looked at (every region is this
   // process's, or placed by it).
@@ -196,7 +197,7 @@ class TableManager final : public TableSource {
   absl::Status CloseAll() override;
 
  private:
-  explicit TableManager(const Options& options);
+  explicit Catalog(const Options& options);
   struct Entry {
     TableSpec spec;
     std::vector<RegionInfo> regions;  // as meta records them, by start key

@@ -1,6 +1,6 @@
-// TableManager at start-up: loading (or rebuilding) the catalogue, repairing what a crash left
+// Catalog at start-up: loading (or rebuilding) the catalogue, repairing what a crash left
 // (lost+found, meta rows, TABLEINFO), and opening a table's regions.
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,13 +15,13 @@
 
 namespace basalt::server {
 
-absl::Status TableManager::WriteTableInfo(const TableSpec& spec) {
+absl::Status Catalog::WriteTableInfo(const TableSpec& spec) {
   TableSpec info = spec;
   info.enabled = true;  // the catalogue keeps the state; TABLEINFO only what the table is
   return options_.env->WriteFileDurably(absl::StrCat(TableDir(spec.name), "/", kTableInfoName), EncodeCatalog({info}));
 }
 
-absl::Status TableManager::MoveAside(std::string_view from, std::string_view as, std::string_view why) {
+absl::Status Catalog::MoveAside(std::string_view from, std::string_view as, std::string_view why) {
   Env* env = options_.env;
   const std::string aside = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
   BASALT_RETURN_IF_ERROR(env->CreateDirs(aside));
@@ -36,11 +36,11 @@ absl::Status TableManager::MoveAside(std::string_view from, std::string_view as,
   return absl::OkStatus();
 }
 
-absl::Status TableManager::MoveTableAside(std::string_view name, std::string_view why) {
+absl::Status Catalog::MoveTableAside(std::string_view name, std::string_view why) {
   return MoveAside(name, name, why);
 }
 
-absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const std::vector<std::string>& dirs) {
+absl::StatusOr<std::vector<TableSpec>> Catalog::CatalogWhenMissing(const std::vector<std::string>& dirs) {
   const std::string path = absl::StrCat(options_.data_dir, "/", kCatalogFileName);
   if (dirs.empty()) return std::vector<TableSpec>{};  // a new data directory
   std::string names;
@@ -74,8 +74,8 @@ absl::StatusOr<std::vector<TableSpec>> TableManager::CatalogWhenMissing(const st
   return specs;
 }
 
-absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& options) {
-  std::unique_ptr<TableManager> tm(new TableManager(options));
+absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
+  std::unique_ptr<Catalog> tm(new Catalog(options));
   Env* env = tm->options_.env;
   if (options.auto_split) {
     tm->options_.region.on_files_changed = [t = tm.get()](const std::string& region) {
@@ -219,7 +219,7 @@ absl::StatusOr<std::unique_ptr<TableManager>> TableManager::Open(const Options& 
   return tm;
 }
 
-absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const TableSpec& spec) {
+absl::StatusOr<std::vector<RegionInfo>> Catalog::RegionsWithoutMeta(const TableSpec& spec) {
   Env* env = options_.env;
   const std::string dir = TableDir(spec.name);
   if (env->FileExists(dir + "/MANIFEST") || env->FileExists(dir + "/wal")) {
@@ -260,7 +260,7 @@ absl::StatusOr<std::vector<RegionInfo>> TableManager::RegionsWithoutMeta(const T
   return found;
 }
 
-absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions) {
+absl::Status Catalog::MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions) {
   Env* env = options_.env;
   const std::string dir = TableDir(table);
   if (!env->FileExists(dir)) return absl::OkStatus();
@@ -275,7 +275,7 @@ absl::Status TableManager::MoveUnknownRegionsAside(std::string_view table, const
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Table>> TableManager::OpenTable(const TableSpec& spec,
+absl::StatusOr<std::shared_ptr<Table>> Catalog::OpenTable(const TableSpec& spec,
                                                                const std::vector<RegionInfo>& regions,
                                                                const Table* reuse,
                                                                const std::vector<RegionInfo>* reopen,

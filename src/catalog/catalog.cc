@@ -1,8 +1,8 @@
-// TableManager: the catalogue's admin operations (create, disable, enable, drop, assign), what
-// it reports, and closing. Start-up and repair: tables_open.cc; the server log and meta rows:
-// tables_meta.cc; a master's placement: tables_assign.cc; splits and merges: region_split.cc. A
+// Catalog: the catalogue's admin operations (create, disable, enable, drop, assign), what
+// it reports, and closing. Start-up and repair: catalog_open.cc; the server log and meta rows:
+// catalog_meta.cc; a master's placement: catalog_assign.cc; splits and merges: region_split.cc. A
 // cluster's region server has no catalogue: its regions are a RegionHost's (region_host.h).
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,17 +23,17 @@ constexpr size_t kMaxRegionsAtCreate = 1000;
 
 }  // namespace
 
-TableManager::TableManager(const Options& options)
+Catalog::Catalog(const Options& options)
     : options_(options), placement_(options.placement != nullptr ? options.placement : &local_placement_) {
   if (options_.env == nullptr) options_.env = Env::Default();
   options_.region.env = options_.env;
 }
 
-TableManager::~TableManager() { CloseAll().IgnoreError(); }
+Catalog::~Catalog() { CloseAll().IgnoreError(); }
 
-std::string TableManager::TableDir(std::string_view name) const { return TableDirIn(options_.data_dir, name); }
+std::string Catalog::TableDir(std::string_view name) const { return TableDirIn(options_.data_dir, name); }
 
-void TableManager::Log(std::string_view line) const {
+void Catalog::Log(std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
@@ -41,18 +41,18 @@ void TableManager::Log(std::string_view line) const {
   }
 }
 
-std::vector<TableSpec> TableManager::CatalogLocked() const {
+std::vector<TableSpec> Catalog::CatalogLocked() const {
   std::vector<TableSpec> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [n, e] : entries_) out.push_back(e.spec);
   return out;
 }
 
-absl::Status TableManager::SaveLocked(const std::vector<TableSpec>& tables) {
+absl::Status Catalog::SaveLocked(const std::vector<TableSpec>& tables) {
   return SaveCatalog(options_.env, options_.data_dir, tables);
 }
 
-absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name, std::string_view) const {
+absl::StatusOr<std::shared_ptr<Table>> Catalog::Find(std::string_view name, std::string_view) const {
   absl::ReaderMutexLock l(&mu_);
   if (stopping_) return absl::UnavailableError("server is shutting down");
   if (std::shared_ptr<Table> t = SystemTable(name); t != nullptr) return t;
@@ -63,7 +63,7 @@ absl::StatusOr<std::shared_ptr<Table>> TableManager::Find(std::string_view name,
   return it->second.table;
 }
 
-absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<std::string>& split_keys) {
+absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::string>& split_keys) {
   TableSpec spec = spec_in;
   spec.enabled = true;
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
@@ -90,7 +90,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
     BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));
   }
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));  // writes each REGIONINFO
-  // The meta rows, then the catalogue: the commit (see the top of tables.h). Rows an earlier
+  // The meta rows, then the catalogue: the commit (see the top of catalog.h). Rows an earlier
   // table of this name left (a drop whose meta write failed) go in the same batch.
   std::vector<RowMutation> rows;
   absl::StatusOr<std::vector<RegionInfo>> stale = MetaRegionsOf(spec.name);
@@ -123,7 +123,7 @@ absl::Status TableManager::Create(const TableSpec& spec_in, const std::vector<st
   return absl::OkStatus();
 }
 
-absl::Status TableManager::Disable(std::string_view name) {
+absl::Status Catalog::Disable(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   std::vector<TableSpec> cat = CatalogLocked();
   auto it = std::find_if(cat.begin(), cat.end(), [&](const TableSpec& s) { return s.name == name; });
@@ -173,7 +173,7 @@ absl::Status TableManager::Disable(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status TableManager::WaitForClosing(const Entry& e) const {
+absl::Status Catalog::WaitForClosing(const Entry& e) const {
   // Bounded: a scan notices a disabled table at its next message.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto held = [&e] {
@@ -190,7 +190,7 @@ absl::Status TableManager::WaitForClosing(const Entry& e) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view name,
+absl::StatusOr<Catalog::Entry> Catalog::DisabledEntry(std::string_view name,
                                                                 std::string_view if_enabled) const {
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
@@ -201,7 +201,7 @@ absl::StatusOr<TableManager::Entry> TableManager::DisabledEntry(std::string_view
   return it->second;
 }
 
-absl::Status TableManager::Enable(std::string_view name) {
+absl::Status Catalog::Enable(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is already enabled"));
   BASALT_RETURN_IF_ERROR(WaitForClosing(e));
@@ -236,7 +236,7 @@ absl::Status TableManager::Enable(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status TableManager::Drop(std::string_view name) {
+absl::Status Catalog::Drop(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(Entry e, DisabledEntry(name, "is enabled; disable it before dropping it"));
   std::vector<TableSpec> cat = CatalogLocked();
@@ -268,14 +268,14 @@ absl::Status TableManager::Drop(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status TableManager::Flush(std::string_view name) {
+absl::Status Catalog::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
   absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->Flush(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
   return s;
 }
 
-absl::Status TableManager::MajorCompact(std::string_view name) {
+absl::Status Catalog::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
   absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
   if (!s.ok() && t->closed()) return t->ClosedError();
@@ -286,13 +286,13 @@ absl::Status TableManager::MajorCompact(std::string_view name) {
   return s;
 }
 
-void TableManager::HousekeepingLoop() {
+void Catalog::HousekeepingLoop() {
   const absl::Duration every = options_.janitor_interval_ms > 0 ? absl::Milliseconds(options_.janitor_interval_ms)
                                                                 : absl::InfiniteDuration();
   absl::Time next_clean = absl::Now() + every;
   absl::MutexLock l(&housekeeping_mu_);
   while (!housekeeping_stop_) {
-    housekeeping_mu_.AwaitWithDeadline(absl::Condition(+[](TableManager* t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    housekeeping_mu_.AwaitWithDeadline(absl::Condition(+[](Catalog* t) ABSL_NO_THREAD_SAFETY_ANALYSIS {
                                          return t->housekeeping_stop_ || !t->split_checks_.empty();
                                        }, this),
                                        next_clean);
@@ -319,7 +319,7 @@ void TableManager::HousekeepingLoop() {
   }
 }
 
-absl::Status TableManager::Assign(std::string_view name) {
+absl::Status Catalog::Assign(std::string_view name) {
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   std::vector<RegionInfo> regions;
@@ -370,20 +370,20 @@ absl::Status TableManager::Assign(std::string_view name) {
   return absl::OkStatus();
 }
 
-absl::Status TableManager::OpenError(std::string_view name) const {
+absl::Status Catalog::OpenError(std::string_view name) const {
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? absl::OkStatus() : it->second.open_error;
 }
 
-std::shared_ptr<Table> TableManager::SystemTable(std::string_view name) const {
+std::shared_ptr<Table> Catalog::SystemTable(std::string_view name) const {
   if (name == kMetaTableName) return meta_;
   if (name == kAclTableName) return acl_;
   if (name == kQuotaTableName) return quota_;
   return nullptr;
 }
 
-absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
+absl::StatusOr<TableSpec> Catalog::Describe(std::string_view name) const {
   if (std::shared_ptr<Table> t = SystemTable(name); t != nullptr) return t->spec();
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
@@ -391,14 +391,14 @@ absl::StatusOr<TableSpec> TableManager::Describe(std::string_view name) const {
   return it->second.spec;
 }
 
-std::vector<TableSpec> TableManager::List() const {
+std::vector<TableSpec> Catalog::List() const {
   std::vector<TableSpec> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [n, e] : entries_) out.push_back(e.spec);
   return out;
 }
 
-std::vector<TableInfo> TableManager::Stats() const {
+std::vector<TableInfo> Catalog::Stats() const {
   std::vector<std::pair<TableInfo, std::shared_ptr<Table>>> tables;
   {
     absl::ReaderMutexLock l(&mu_);
@@ -412,12 +412,12 @@ std::vector<TableInfo> TableManager::Stats() const {
   return out;
 }
 
-size_t TableManager::size() const {
+size_t Catalog::size() const {
   absl::ReaderMutexLock l(&mu_);
   return entries_.size();
 }
 
-absl::Status TableManager::CloseAll() {
+absl::Status Catalog::CloseAll() {
   {
     absl::MutexLock l(&housekeeping_mu_);
     housekeeping_stop_ = true;
@@ -451,7 +451,7 @@ absl::Status TableManager::CloseAll() {
   return first;
 }
 
-absl::StatusOr<std::vector<RegionStatus>> TableManager::Regions(std::string_view name) const {
+absl::StatusOr<std::vector<RegionStatus>> Catalog::Regions(std::string_view name) const {
   std::shared_ptr<Table> table;
   std::vector<RegionStatus> out;
   std::string state;
@@ -484,19 +484,19 @@ absl::StatusOr<std::vector<RegionStatus>> TableManager::Regions(std::string_view
   return out;
 }
 
-std::string TableManager::ServerName() const {
+std::string Catalog::ServerName() const {
   absl::ReaderMutexLock l(&mu_);
   return server_name_;
 }
 
-size_t TableManager::RegionCount(std::string_view name) const {
+size_t Catalog::RegionCount(std::string_view name) const {
   if (IsSystemTable(name)) return 1;
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? 0 : it->second.regions.size();
 }
 
-absl::Status TableManager::SetServerName(std::string_view name) {
+absl::Status Catalog::SetServerName(std::string_view name) {
   absl::MutexLock al(&admin_mu_);  // no create or drop changes the rows meanwhile
   std::vector<RowMutation> rows;
   std::vector<Entry> tables;
@@ -512,7 +512,7 @@ absl::Status TableManager::SetServerName(std::string_view name) {
   return WriteMeta(rows);
 }
 
-const char* TableManager::MetaStateOf(const Entry& e, const RegionInfo& r) {
+const char* Catalog::MetaStateOf(const Entry& e, const RegionInfo& r) {
   if (!e.spec.enabled || e.unassigned.count(r.EncodedName())) return kClosedState;
   return e.open_error.ok() ? "OPEN" : "FAILED_OPEN";
 }

@@ -1,6 +1,6 @@
-// TableManager's region moves: placing a region again (move, unassign, assign of one region)
+// Catalog's region moves: placing a region again (move, unassign, assign of one region)
 // and recovering a dead server's, through the placement (a cluster's master's AssignmentManager).
-#include "src/catalog/tables.h"
+#include "src/catalog/catalog.h"
 
 #include <algorithm>
 
@@ -12,7 +12,7 @@
 
 namespace basalt::server {
 
-absl::StatusOr<size_t> TableManager::RecoverServer(const std::string& log_dir,
+absl::StatusOr<size_t> Catalog::RecoverServer(const std::string& log_dir,
                                                    const std::function<bool(const HostedRegion&)>& was_there) {
   absl::MutexLock al(&admin_mu_);
   if (!log_dir.empty()) BASALT_RETURN_IF_ERROR(SplitDeadServerLogLocked(log_dir));
@@ -35,7 +35,7 @@ absl::StatusOr<size_t> TableManager::RecoverServer(const std::string& log_dir,
   return placed;
 }
 
-size_t TableManager::ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination,
+size_t Catalog::ReopenLocked(const Entry& e, const std::vector<RegionInfo>& again, std::string_view destination,
                                   std::string_view what) {
   absl::StatusOr<std::shared_ptr<Table>> t = OpenTable(e.spec, e.regions, e.table.get(), &again, destination);
   FaultPoint(absl::StrCat(AV(what), ":opened"));
@@ -61,7 +61,7 @@ size_t TableManager::ReopenLocked(const Entry& e, const std::vector<RegionInfo>&
   return placed;
 }
 
-absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionNamedLocked(std::string_view name) const {
+absl::StatusOr<std::pair<Catalog::Entry, RegionInfo>> Catalog::RegionNamedLocked(std::string_view name) const {
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [t, e] : entries_) {
     for (const RegionInfo& r : e.regions) {
@@ -71,7 +71,7 @@ absl::StatusOr<std::pair<TableManager::Entry, RegionInfo>> TableManager::RegionN
   return absl::NotFoundError(absl::StrCat("no region ", AV(name)));
 }
 
-absl::Status TableManager::Move(std::string_view region, std::string_view destination) {
+absl::Status Catalog::Move(std::string_view region, std::string_view destination) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -122,7 +122,7 @@ absl::Status TableManager::Move(std::string_view region, std::string_view destin
                                                "FAILED_OPEN until a server can open it): ", why.message()));
 }
 
-absl::Status TableManager::Unassign(std::string_view region) {
+absl::Status Catalog::Unassign(std::string_view region) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -157,7 +157,7 @@ absl::Status TableManager::Unassign(std::string_view region) {
   return t.status();
 }
 
-absl::Status TableManager::AssignRegion(std::string_view region) {
+absl::Status Catalog::AssignRegion(std::string_view region) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));
   const auto& [e, info] = found;
@@ -187,7 +187,7 @@ absl::Status TableManager::AssignRegion(std::string_view region) {
                                              " did not open (FAILED_OPEN until a server can open it; see the log)"));
 }
 
-std::vector<HostedRegion> TableManager::OpenRegions() const {
+std::vector<HostedRegion> Catalog::OpenRegions() const {
   std::vector<HostedRegion> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) {
@@ -199,7 +199,7 @@ std::vector<HostedRegion> TableManager::OpenRegions() const {
   return out;
 }
 
-std::vector<std::string> TableManager::TablesToAssign() const {
+std::vector<std::string> Catalog::TablesToAssign() const {
   std::vector<std::string> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) {

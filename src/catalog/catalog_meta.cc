@@ -1,5 +1,5 @@
-// TableManager's server log (opening it, splitting a dead server's) and its basalt:meta rows.
-#include "src/catalog/tables.h"
+// Catalog's server log (opening it, splitting a dead server's) and its basalt:meta rows.
+#include "src/catalog/catalog.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 
 namespace basalt::server {
 
-ServerLog::Options TableManager::LogOptions(std::string dir) const {
+ServerLog::Options Catalog::LogOptions(std::string dir) const {
   ServerLog::Options lo;
   lo.env = options_.env;
   lo.dir = std::move(dir);
@@ -20,14 +20,14 @@ ServerLog::Options TableManager::LogOptions(std::string dir) const {
   lo.recovery = options_.region.wal_recovery;
   lo.regions = RegionDirsLocked();
   lo.tables = TableNamesLocked();
-  lo.table_of = &TableManager::TableOfRegion;
+  lo.table_of = &Catalog::TableOfRegion;
   lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
   lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
   lo.log = [this](std::string_view line) { Log(line); };
   return lo;
 }
 
-absl::Status TableManager::OpenServerLog() {
+absl::Status Catalog::OpenServerLog() {
   ServerLog::Options lo = LogOptions(options_.log_dir.empty() ? options_.data_dir + "/wal" : options_.log_dir);
   absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
   if (!log.ok()) {
@@ -39,7 +39,7 @@ absl::Status TableManager::OpenServerLog() {
   return absl::OkStatus();
 }
 
-absl::Status TableManager::SplitDeadServerLogLocked(const std::string& dir) {
+absl::Status Catalog::SplitDeadServerLogLocked(const std::string& dir) {
   ServerLog::Options lo = LogOptions(dir);
   lo.drop_unknown_regions = true;
   const auto started = std::chrono::steady_clock::now();
@@ -54,7 +54,7 @@ absl::Status TableManager::SplitDeadServerLogLocked(const std::string& dir) {
   return absl::OkStatus();
 }
 
-std::map<std::string, std::string> TableManager::RegionDirsLocked() const {
+std::map<std::string, std::string> Catalog::RegionDirsLocked() const {
   std::map<std::string, std::string> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) {
@@ -63,14 +63,14 @@ std::map<std::string, std::string> TableManager::RegionDirsLocked() const {
   return out;
 }
 
-std::set<std::string> TableManager::TableNamesLocked() const {
+std::set<std::string> Catalog::TableNamesLocked() const {
   std::set<std::string> out;
   absl::ReaderMutexLock l(&mu_);
   for (const auto& [name, e] : entries_) out.insert(name);
   return out;
 }
 
-void TableManager::RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions) {
+void Catalog::RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions) {
   if (log_->split_error().ok()) return;  // nothing left to split
   std::map<std::string, std::string> dirs = RegionDirsLocked();
   for (const RegionInfo& r : regions) dirs[RegionName(spec, r)] = RegionDir(r);
@@ -78,9 +78,9 @@ void TableManager::RetryLogSplit(const TableSpec& spec, const std::vector<Region
   log_->RetrySplit(dirs, TableNamesLocked()).IgnoreError();
 }
 
-std::string TableManager::TableOfRegion(std::string_view region) { return TableOfRegionName(region); }
+std::string Catalog::TableOfRegion(std::string_view region) { return TableOfRegionName(region); }
 
-uint64_t TableManager::NewRegionId() {
+uint64_t Catalog::NewRegionId() {
   const uint64_t now = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
   uint64_t last = last_region_id_.load();
@@ -91,16 +91,16 @@ uint64_t TableManager::NewRegionId() {
   return id;
 }
 
-std::string TableManager::RegionDir(const RegionInfo& info) const { return RegionDirIn(options_.data_dir, info); }
+std::string Catalog::RegionDir(const RegionInfo& info) const { return RegionDirIn(options_.data_dir, info); }
 
-absl::Status TableManager::WriteMeta(const std::vector<RowMutation>& rows) {
+absl::Status Catalog::WriteMeta(const std::vector<RowMutation>& rows) {
   if (rows.empty()) return absl::OkStatus();
   absl::Status s = meta_->regions()[0].region->Mutate(rows, Durability::kSyncWal);
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("writing ", kMetaTableName, ": ", s.message()));
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<RegionInfo>> TableManager::CurrentRegions(const TableSpec& spec) {
+absl::StatusOr<std::vector<RegionInfo>> Catalog::CurrentRegions(const TableSpec& spec) {
   BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, MetaRegionsOf(spec.name));
   if (!regions.empty()) return regions;
   BASALT_ASSIGN_OR_RETURN(regions, RegionsWithoutMeta(spec));
@@ -108,20 +108,20 @@ absl::StatusOr<std::vector<RegionInfo>> TableManager::CurrentRegions(const Table
   return regions;
 }
 
-absl::StatusOr<std::vector<RegionInfo>> TableManager::MetaRegionsOf(std::string_view table) {
+absl::StatusOr<std::vector<RegionInfo>> Catalog::MetaRegionsOf(std::string_view table) {
   BASALT_ASSIGN_OR_RETURN(auto all, LoadMeta(meta_->regions()[0].region.get()));
   auto it = all.find(std::string(table));
   return it == all.end() ? std::vector<RegionInfo>{} : it->second;
 }
 
-absl::Status TableManager::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state,
+absl::Status Catalog::RecordRegions(const std::vector<RegionInfo>& regions, std::string_view state,
                                          const Table* table) {
   std::vector<RowMutation> rows;
   for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, state, ServerOf(table, r)));
   return WriteMeta(rows);
 }
 
-std::string TableManager::ServerOf(const Table* table, const RegionInfo& r) const {
+std::string Catalog::ServerOf(const Table* table, const RegionInfo& r) const {
   if (table != nullptr) {
     for (const HostedRegion& h : table->regions()) {
       if (h.info == r && !h.placeholder && h.open_error.ok() && !h.server.empty()) return h.server;
