@@ -270,15 +270,12 @@ absl::Status Catalog::Drop(std::string_view name) {
 
 absl::Status Catalog::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->Flush(); });
-  if (!s.ok() && t->closed()) return t->ClosedError();
-  return s;
+  return t->Flush();
 }
 
 absl::Status Catalog::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
-  if (!s.ok() && t->closed()) return t->ClosedError();
+  absl::Status s = t->MajorCompact();
   // The daughters of a split no longer read their parents' files: the parents can go.
   if (s.ok() && !t->system()) {
     if (absl::Status c = CleanSplitParents(name); !c.ok()) Log(c.ToString());
@@ -433,20 +430,15 @@ absl::Status Catalog::CloseAll() {
   }
   absl::Status first;
   for (auto& t : open) {
-    t->state_.store(Table::State::kStopping, std::memory_order_release);
     // A master stopping leaves its regions open on their servers: the next master finds them there.
-    if (!placement_->ClosesRegionsAtStop()) continue;
-    absl::Status s = t->CloseRegions();
-    if (!s.ok() && first.ok()) {
-      first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
-    }
+    absl::Status s = t->Stop(placement_->ClosesRegionsAtStop());
+    if (first.ok()) first = s;
   }
   // The system tables last: the tables' closes may still have written to meta.
   for (const std::shared_ptr<Table>& system : {quota_, acl_, meta_}) {
     if (system == nullptr) continue;
-    system->state_.store(Table::State::kStopping, std::memory_order_release);
-    absl::Status s = system->CloseRegions();
-    if (!s.ok() && first.ok()) first = absl::Status(s.code(), absl::StrCat("closing ", system->name(), ": ", s.message()));
+    absl::Status s = system->Stop(/*close_regions=*/true);
+    if (first.ok()) first = s;
   }
   return first;
 }

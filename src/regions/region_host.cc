@@ -141,16 +141,12 @@ size_t RegionHost::size() const {
 
 absl::Status RegionHost::Flush(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->Flush(); });
-  if (!s.ok() && t->closed()) return t->ClosedError();
-  return s;
+  return t->Flush();
 }
 
 absl::Status RegionHost::MajorCompact(std::string_view name) {
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> t, Find(name));
-  absl::Status s = t->ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
-  if (!s.ok() && t->closed()) return t->ClosedError();
-  return s;
+  return t->MajorCompact();
 }
 
 std::string RegionHost::ServerName() const {
@@ -178,11 +174,8 @@ absl::Status RegionHost::CloseAll() {
   }
   absl::Status first;
   for (auto& t : open) {
-    t->state_.store(Table::State::kStopping, std::memory_order_release);
-    absl::Status s = t->CloseRegions();
-    if (!s.ok() && first.ok()) {
-      first = absl::Status(s.code(), absl::StrCat("closing table ", t->name(), ": ", s.message()));
-    }
+    absl::Status s = t->Stop(/*close_regions=*/true);
+    if (first.ok()) first = s;
   }
   return first;
 }

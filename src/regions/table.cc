@@ -188,6 +188,24 @@ absl::Status Table::ForEachRegion(const std::function<absl::Status(RegionHandle*
   return absl::OkStatus();
 }
 
+absl::Status Table::Flush() const {
+  absl::Status s = ForEachRegion([](RegionHandle* r) { return r->Flush(); });
+  return !s.ok() && closed() ? ClosedError() : s;
+}
+
+absl::Status Table::MajorCompact() const {
+  absl::Status s = ForEachRegion([](RegionHandle* r) { return r->MajorCompact(); });
+  return !s.ok() && closed() ? ClosedError() : s;
+}
+
+absl::Status Table::Stop(bool close_regions) {
+  state_.store(State::kStopping, std::memory_order_release);
+  if (!close_regions) return absl::OkStatus();
+  absl::Status s = CloseRegions();
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("closing ", system_ ? "" : "table ", name(), ": ", s.message()));
+}
+
 absl::Status Table::CloseRegions() {
   absl::Status first;
   for (const HostedRegion& h : regions_) {

@@ -87,6 +87,10 @@ class Table {
   absl::Status ClosedError() const;
   // The regions' statistics added up (failed: the first failed region's reason, named).
   RegionStats Stats() const;
+  // Flushes, or major-compacts, every region through its handle: the first error, naming its
+  // region (or ClosedError once the table was closed meanwhile).
+  absl::Status Flush() const;
+  absl::Status MajorCompact() const;
 
   // Runs `hook` when the table is disabled, so that a call waiting outside the engine (a scan
   // stream blocked on a client that stopped reading) lets go of the table instead of holding
@@ -100,6 +104,9 @@ class Table {
   friend class Catalog;
   friend class RegionHost;
   void RunCloseHooks();
+  // The process stops: calls are refused from now on (ClosedError: Unavailable), and with
+  // `close_regions` every region closes (flushing). The first close error, naming the table.
+  absl::Status Stop(bool close_regions);
   // Closes every region; the first error, naming its region.
   absl::Status CloseRegions();
   // Runs op on every region's handle; the first error, naming its region.
