@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a shell command inside a throwaway qemu (TCG) guest that has a soft-RoCE device, rxe0, on
-# its only NIC (docs/DESIGN.md, §8, "Soft-RoCE"). The host's kernel has no RDMA driver, so this is how
+# its only NIC (tests/rxe/README.md). The host's kernel has no RDMA driver, so this is how
 # the verbs transport is tested for real.
 #
 #   tests/rxe/guest.sh --cache DIR [--bin PATH]... [--file SRC:DEST]... [--timeout SECONDS]
