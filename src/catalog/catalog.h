@@ -63,8 +63,6 @@ class Catalog final : public TableSource {
     // A master's: the logs of dead (fenced) region servers, split into their regions'
     // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
     std::vector<std::string> dead_server_logs;
-    // The server log's directory; empty: data_dir/wal.
-    std::string log_dir;
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string data_dir;
     RegionOptions region;  // shared by every table (block cache, flush size)
@@ -219,7 +217,7 @@ class Catalog final : public TableSource {
   std::string TableDir(std::string_view name) const;
   // A server log's options for `dir`, with every region and table entries_ knows (for a split).
   ServerLog::Options LogOptions(std::string dir) const;
-  // Opens the server log (options_.log_dir), splitting what a previous run left there by the
+  // Opens the server log (data_dir/wal), splitting what a previous run left there by the
   // regions entries_ knows.
   absl::Status OpenServerLog();
   // Splits a dead region server's log by the regions entries_ knows (the caller holds admin_mu_).
@@ -316,8 +314,6 @@ class Catalog final : public TableSource {
   // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
   // do before opening them.
   void RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>& regions);
-  // The table of a region named in a log record ("table,start,id", or a table's name).
-  static std::string TableOfRegion(std::string_view region);
 
   Options options_;
   LocalPlacement local_placement_{&options_.region};

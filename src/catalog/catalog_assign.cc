@@ -28,7 +28,7 @@ absl::StatusOr<size_t> Catalog::RecoverServer(const std::string& log_dir,
   for (const Entry& e : open) {
     std::vector<RegionInfo> again;
     for (const HostedRegion& h : e.table->regions()) {
-      if (!h.placeholder && was_there(h)) again.push_back(h.info);
+      if (was_there(h)) again.push_back(h.info);
     }
     if (!again.empty()) placed += ReopenLocked(e, again, /*destination=*/{}, "recover");
   }
@@ -193,7 +193,7 @@ std::vector<HostedRegion> Catalog::OpenRegions() const {
   for (const auto& [name, e] : entries_) {
     if (e.table == nullptr) continue;
     for (const HostedRegion& h : e.table->regions()) {
-      if (!h.placeholder && !h.unassigned && h.open_error.ok()) out.push_back(h);
+      if (!h.unassigned && h.open_error.ok()) out.push_back(h);
     }
   }
   return out;

@@ -20,7 +20,7 @@ ServerLog::Options Catalog::LogOptions(std::string dir) const {
   lo.recovery = options_.region.wal_recovery;
   lo.regions = RegionDirsLocked();
   lo.tables = TableNamesLocked();
-  lo.table_of = &Catalog::TableOfRegion;
+  lo.table_of = &TableOfRegionName;
   lo.route = [this](std::string_view region, std::string_view row) { return RouteRecord(region, row); };
   lo.lost_found = absl::StrCat(options_.data_dir, "/", kLostFoundDir);
   lo.log = [this](std::string_view line) { Log(line); };
@@ -28,7 +28,7 @@ ServerLog::Options Catalog::LogOptions(std::string dir) const {
 }
 
 absl::Status Catalog::OpenServerLog() {
-  ServerLog::Options lo = LogOptions(options_.log_dir.empty() ? options_.data_dir + "/wal" : options_.log_dir);
+  ServerLog::Options lo = LogOptions(options_.data_dir + "/wal");
   absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
   if (!log.ok()) {
     return absl::Status(log.status().code(),
@@ -78,8 +78,6 @@ void Catalog::RetryLogSplit(const TableSpec& spec, const std::vector<RegionInfo>
   log_->RetrySplit(dirs, TableNamesLocked()).IgnoreError();
 }
 
-std::string Catalog::TableOfRegion(std::string_view region) { return TableOfRegionName(region); }
-
 uint64_t Catalog::NewRegionId() {
   const uint64_t now = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -124,7 +122,7 @@ absl::Status Catalog::RecordRegions(const std::vector<RegionInfo>& regions, std:
 std::string Catalog::ServerOf(const Table* table, const RegionInfo& r) const {
   if (table != nullptr) {
     for (const HostedRegion& h : table->regions()) {
-      if (h.info == r && !h.placeholder && h.open_error.ok() && !h.server.empty()) return h.server;
+      if (h.info == r && h.open_error.ok() && !h.server.empty()) return h.server;
     }
   }
   return CommitServer();  // a master's region that is not open serves nowhere

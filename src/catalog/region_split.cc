@@ -90,7 +90,7 @@ absl::Status Catalog::FinishSplits(std::string_view table, const std::vector<Reg
 }
 
 std::string Catalog::RouteRecord(std::string_view region, std::string_view row) const {
-  const std::string table = TableOfRegion(region);
+  const std::string table = TableOfRegionName(region);
   absl::ReaderMutexLock l(&mu_);
   auto it = entries_.find(table);
   if (it == entries_.end()) return "";
@@ -342,7 +342,7 @@ absl::Status Catalog::Merge(std::string_view first, std::string_view second) {
 }
 
 void Catalog::MaybeSplit(const std::string& region) {
-  const std::string table = TableOfRegion(region);
+  const std::string table = TableOfRegionName(region);
   absl::MutexLock al(&admin_mu_);
   TableSpec spec;
   RegionInfo info;

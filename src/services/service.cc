@@ -14,7 +14,6 @@
 #include "common/fault_point.h"
 #include "common/status.h"
 #include "common/string_binary.h"
-#include "common/zookeeper.h"
 #include "src/schema/meta.h"
 #include "src/transactions/tx_filter.h"
 #include "transport/grpc/grpc_settings.h"
