@@ -1,5 +1,5 @@
 // Transactional queues (basalt/queue.h): CDAP's HBase queue, on TransactionContext; like it,
-// built on the Connection and Table interfaces alone (basalt_client_vocab).
+// built on the Connection and Table interfaces alone (basalt_client_base).
 #include "basalt/queue.h"
 
 #include <algorithm>

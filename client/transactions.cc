@@ -1,5 +1,5 @@
 // TransactionContext (basalt/transaction.h): the client half of docs/DESIGN.md §7. Built on the
-// Connection and Table interfaces alone (basalt_client_vocab), so the shell uses it too.
+// Connection and Table interfaces alone (basalt_client_base), so the shell uses it too.
 #include <algorithm>
 #include <tuple>
 

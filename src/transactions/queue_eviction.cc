@@ -1,6 +1,6 @@
 #include "src/transactions/queue_eviction.h"
 
-#include "basalt/queue.h"
+#include "basalt/queue_layout.h"
 
 namespace basalt::server {
 

@@ -2,11 +2,15 @@
 # The layering check (docs/STYLE.md "Layout"): every project include of every source file
 # must point down or sideways, never up, and never into another module's internal/.
 #
-#   basalt/ (client/include/basalt: the public API and the dependency-free vocabulary every
-#            layer shares; it includes nothing of the project but itself)
-#   common     <- storage <- src
-#   common     <- transport <- client, src
+#   vocab      (vocab/include/basalt/: the dependency-free vocabulary every layer shares; it
+#               includes nothing of the project)
+#   vocab <- common <- storage <- src
+#   vocab <- common <- transport <- client (which only src/tools/ and tests include), src
 #   proto (generated gRPC code) <- transport, client, src
+#
+# An include "basalt/x.h" names the vocabulary when vocab/include/basalt/x.h exists, and the
+# client's public API (client/include/basalt/) otherwise. The client's public headers may include
+# only basalt/ headers; below the tools, no part of the server includes the client.
 #
 # Inside src/, the folders are floors (src/CMakeLists.txt): a folder may include its own floor
 # and the ones below, and its tests (*_test.cc) any of src/:
@@ -26,16 +30,17 @@ cd "$root"
 # The project directories an include may name, per module (the first path component).
 allowed() {
   case "$1" in
-    common) echo "basalt common" ;;
-    storage) echo "basalt common storage" ;;
-    transport) echo "basalt common proto transport" ;;
-    client) echo "common proto transport client basalt" ;;
-    src) echo "common proto transport client basalt storage src" ;;
-    tests) echo "common proto transport client basalt storage src tests" ;;
+    vocab) echo "vocab" ;;
+    common) echo "vocab common" ;;
+    storage) echo "vocab common storage" ;;
+    transport) echo "vocab common proto transport" ;;
+    client) echo "vocab common proto transport client" ;;
+    src) echo "vocab common proto transport storage src" ;;
+    tests) echo "vocab common proto transport client storage src tests" ;;
     *) echo "" ;;
   esac
 }
-project_dirs=" common storage transport client proto src tests basalt "
+project_dirs=" vocab common storage transport client proto src tests basalt "
 
 # The floor of a folder of src/ (empty: not a known folder).
 src_floor() {
@@ -63,15 +68,19 @@ report() {
 # missing there). Only the module directories are searched: build trees (build*/, or wherever
 # cmake -B put one) hold generated code that is not the project's to check. A new module is added
 # here and to allowed() above.
-files=$(find common storage transport client src tests -type f \( -name '*.h' -o -name '*.cc' \) | LC_ALL=C sort)
+files=$(find vocab common storage transport client src tests -type f \( -name '*.h' -o -name '*.cc' \) | LC_ALL=C sort)
 [ -n "$files" ] || { echo "layering: no source files under $(pwd)"; exit 1; }
 for f in $files; do
   module="${f%%/*}"
   allow=" $(allowed "$module") "
   who="$module"
   if [[ "$f" == client/include/* ]]; then
-    allow=" basalt "
+    allow=" vocab client "
     who="a public header"
+  elif [[ "$f" == vocab/* ]]; then
+    who="the vocabulary"
+  elif [[ "$f" == src/tools/* ]]; then
+    allow="$allow client "
   fi
   while IFS= read -r hit; do
     [ -z "$hit" ] && continue
@@ -82,6 +91,9 @@ for f in $files; do
     top="${inc%%/*}"
     # Only project headers count (absl/, grpcpp/, gtest/ ... are dependencies).
     [[ "$project_dirs" == *" $top "* ]] || continue
+    if [ "$top" = basalt ]; then
+      if [ -f "vocab/include/$inc" ]; then top=vocab; else top=client; fi
+    fi
     if [[ "$allow" != *" $top "* ]]; then
       if [ "$top" = tests ] && [[ "$f" == *_test.cc ]] && [[ "$inc" == tests/util/* ]]; then continue; fi
       report "$f:$line: #include \"$inc\" ($who may not include $top/)"

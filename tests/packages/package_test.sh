@@ -67,7 +67,7 @@ in_root sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get inst
   /tmp/$(basename "$server_deb") /tmp/$(basename "$client_deb") cmake g++ make systemd" > "$work/apt.log" 2>&1 ||
   { tail -20 "$work/apt.log"; fail "apt-get install of the packages"; }
 for f in /usr/bin/basalt-server /usr/bin/basalt-master /usr/bin/basalt /usr/bin/basalt-bench \
-  /lib/systemd/system/basalt-server.service /etc/basalt/basalt.conf /usr/include/basalt/client.h \
+  /lib/systemd/system/basalt-server.service /etc/basalt/basalt.conf /usr/include/basalt/client.h /usr/include/basalt/types.h \
   "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/cmake/Basalt/BasaltConfig.cmake"; do
   [ -e "$root$f" ] || fail "$f is not installed"
 done

@@ -49,14 +49,10 @@
 
 #include "absl/status/statusor.h"
 #include "basalt/client.h"
+#include "basalt/queue_layout.h"
 #include "basalt/transaction.h"
 
 namespace basalt {
-
-// The queue table's layout, which the server's eviction reads too: one family, an entry's
-// payload, key, and consumed mark ("1", written by the consuming transaction).
-inline constexpr char kQueueFamily[] = "e";
-inline constexpr char kQueueConsumedQualifier[] = "d";
 
 enum class Partitioning : uint8_t {
   kRoundRobin,  // each producer spreads its events over the partitions in turn
