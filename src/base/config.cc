@@ -1,85 +1,15 @@
 #include "src/base/config.h"
 
-#include <cctype>
+#include <algorithm>
 #include <climits>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/status.h"
 
 namespace basalt::server {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-absl::Status BadValue(std::string_view key, std::string_view value, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat("bad value '", AV(value), "' for ", AV(key), ": ", why));
-}
-
-// A byte size: a plain number, or a number with a suffix K/KiB, M/MiB, G/GiB (powers of 1024).
-absl::StatusOr<uint64_t> ParseBytes(std::string_view key, std::string_view v) {
-  std::string_view num = v;
-  uint64_t mult = 1;
-  std::string lower = absl::AsciiStrToLower(AV(v));
-  struct Suffix {
-    const char* s;
-    uint64_t m;
-  };
-  static constexpr Suffix kSuffixes[] = {{"kib", 1ull << 10}, {"mib", 1ull << 20}, {"gib", 1ull << 30},
-                                         {"kb", 1ull << 10},  {"mb", 1ull << 20},  {"gb", 1ull << 30},
-                                         {"k", 1ull << 10},   {"m", 1ull << 20},   {"g", 1ull << 30},
-                                         {"b", 1}};
-  for (const Suffix& s : kSuffixes) {
-    std::string_view suf(s.s);
-    if (lower.size() > suf.size() && std::string_view(lower).substr(lower.size() - suf.size()) == suf) {
-      num = Trim(v.substr(0, v.size() - suf.size()));
-      mult = s.m;
-      break;
-    }
-  }
-  uint64_t n = 0;
-  if (num.empty() || !std::isdigit(static_cast<unsigned char>(num[0])) || !absl::SimpleAtoi(AV(num), &n)) {
-    return BadValue(key, v, "expected a byte count such as 1048576, 64KiB or 128MiB");
-  }
-  if (n > UINT64_MAX / mult) return BadValue(key, v, "too large");
-  return n * mult;
-}
-
-absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view v, int64_t min, int64_t max) {
-  int64_t n = 0;
-  if (!absl::SimpleAtoi(AV(v), &n)) return BadValue(key, v, "expected an integer");
-  if (n < min || n > max) return BadValue(key, v, absl::StrCat("must be in [", min, ", ", max, "]"));
-  return n;
-}
-
-// Comma-separated users and @groups (superusers, metrics_users) into *out.
-absl::Status ParsePrincipals(std::string_view key, std::string_view v, std::vector<std::string>* out) {
-  out->clear();
-  for (absl::string_view part : absl::StrSplit(AV(v), ',', absl::SkipWhitespace())) {
-    std::string name(absl::StripAsciiWhitespace(part));
-    if (name == "@" || name.find(' ') != std::string::npos) return BadValue(key, v, "expected USER or @GROUP names");
-    out->push_back(std::move(name));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view v) {
-  std::string l = absl::AsciiStrToLower(AV(v));
-  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
-  if (l == "false" || l == "0" || l == "no" || l == "off") return false;
-  return BadValue(key, v, "expected true or false");
-}
 
 // One of a fixed set of spellings (case-insensitive), each naming a value.
 template <typename T>
@@ -552,67 +482,34 @@ const std::vector<Setting>& Settings() {
 
 }  // namespace
 
-absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port) {
-  size_t colon;
-  if (!listen.empty() && listen.front() == '[') {
-    size_t close = listen.find(']');
-    if (close == std::string_view::npos || close + 1 >= listen.size() || listen[close + 1] != ':') {
-      return absl::InvalidArgumentError("expected [IPV6]:PORT");
-    }
-    *host = std::string(listen.substr(0, close + 1));
-    colon = close + 1;
-  } else {
-    colon = listen.rfind(':');
-    if (colon == std::string_view::npos) return absl::InvalidArgumentError("expected HOST:PORT");
-    *host = std::string(listen.substr(0, colon));
-    if (host->find(':') != std::string::npos) return absl::InvalidArgumentError("IPv6 hosts go in brackets: [::1]:PORT");
+void AddServerFlags(ServerConfig* config, FlagSet* flags, const std::vector<std::string_view>& keys) {
+  for (const Setting& st : Settings()) {
+    if (!keys.empty() && std::find(keys.begin(), keys.end(), std::string_view(st.key)) == keys.end()) continue;
+    Flag f;
+    f.key = st.key;
+    f.default_text = st.default_text;
+    f.help = st.help;
+    f.set = [&st, config](std::string_view value) {
+      BASALT_RETURN_IF_ERROR(st.set(st.key, value, config));
+      config->given[st.key] = std::string(value);
+      return absl::OkStatus();
+    };
+    // A bare --cluster means true.
+    if (std::string_view(st.key) == "cluster") f.bare_value = "true";
+    flags->Add(std::move(f));
   }
-  if (host->empty()) return absl::InvalidArgumentError("expected HOST:PORT (host is empty)");
-  std::string_view p = listen.substr(colon + 1);
-  int n = 0;
-  if (p.empty() || p.size() > 5 || !absl::SimpleAtoi(AV(p), &n) || n < 0 || n > 65535 ||
-      !std::isdigit(static_cast<unsigned char>(p[0]))) {
-    return absl::InvalidArgumentError(absl::StrCat("port '", AV(p), "' is not in [0, 65535]"));
-  }
-  *port = n;
-  return absl::OkStatus();
 }
 
 absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config) {
-  for (const Setting& s : Settings()) {
-    if (key != s.key) continue;
-    BASALT_RETURN_IF_ERROR(s.set(key, value, config));
-    config->given[std::string(key)] = std::string(value);
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown setting '", AV(key), "' (see --help)"));
+  FlagSet flags("basalt-server", {});
+  AddServerFlags(config, &flags, {key});
+  return flags.Set(key, value);
 }
 
 absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config) {
-  return ForEachConfigLine(text, path, [config](std::string_view key, std::string_view value) {
-    return SetConfigValue(key, value, config);
-  });
-}
-
-absl::Status ForEachConfigLine(std::string_view text, const std::string& path,
-                               const std::function<absl::Status(std::string_view key, std::string_view value)>& set) {
-  int line_no = 0;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++line_no;
-    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = Trim(line);
-    if (line.empty()) continue;
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected 'key = value', got '", AV(line), "'"));
-    }
-    absl::Status s = set(Trim(line.substr(0, eq)), Trim(line.substr(eq + 1)));
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
-  }
-  return absl::OkStatus();
+  FlagSet flags("basalt-server", {});
+  AddServerFlags(config, &flags);
+  return flags.ApplyConfigText(text, path);
 }
 
 absl::Status ValidateConfig(const ServerConfig& config) {
@@ -651,88 +548,35 @@ absl::Status ValidateSecurity(const ServerConfig& config) {
 
 absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args) {
   ParsedArgs out;
-  std::vector<std::pair<std::string, std::string>> flags;
-  std::string config_file;
-  for (const std::string& a : args) {
-    if (a == "--help" || a == "-h" || a == "-help") {
-      out.help = true;
-      continue;
-    }
-    if (a.size() < 3 || a.compare(0, 2, "--") != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a, "' (flags are --key=value; see --help)"));
-    }
-    std::string_view body = std::string_view(a).substr(2);
-    size_t eq = body.find('=');
-    std::string key(body.substr(0, eq));
-    if (eq == std::string_view::npos) {
-      // A bare boolean flag means true (--cluster); any other key needs a value.
-      if (key != "cluster") {
-        return absl::InvalidArgumentError(absl::StrCat("flag --", key, " needs a value: --", key, "=VALUE"));
-      }
-      flags.emplace_back(key, "true");
-      continue;
-    }
-    std::string value(body.substr(eq + 1));
-    if (key == "config") {
-      if (value.empty()) return absl::InvalidArgumentError("--config needs a file name");
-      config_file = value;
-    } else {
-      flags.emplace_back(key, value);
-    }
-  }
+  FlagSet flags("basalt-server", {});
+  AddServerFlags(&out.config, &flags);
+  BASALT_RETURN_IF_ERROR(flags.Parse(args));
+  out.help = flags.help();
   if (out.help) return out;
-  if (!config_file.empty()) {
-    std::ifstream in(config_file, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat("cannot read config file ", config_file));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    BASALT_RETURN_IF_ERROR(ParseConfigText(ss.str(), config_file, &out.config));
-  }
-  for (const auto& [k, v] : flags) {
-    absl::Status s = SetConfigValue(k, v, &out.config);
-    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("--", k, ": ", s.message()));
-  }
   BASALT_RETURN_IF_ERROR(ValidateConfig(out.config));
   return out;
 }
 
-bool IsSecretSetting(std::string_view key) {
-  const std::string k = absl::AsciiStrToLower(AV(key));
-  for (std::string_view word : {"password", "secret", "token", "keyring", "credential", "private"}) {
-    if (absl::StrContains(k, AV(word))) return true;
-  }
-  return absl::EndsWith(k, "_key") || k == "key";
-}
-
 std::vector<SettingInForce> SettingsInForce(const ServerConfig& config) {
-  std::vector<SettingInForce> out;
-  for (const Setting& st : Settings()) {
-    SettingInForce e;
-    e.key = st.key;
-    auto it = config.given.find(st.key);
-    e.given = it != config.given.end();
-    e.value = e.given ? it->second : st.default_text;
-    if (IsSecretSetting(e.key) && !e.value.empty()) e.value = "******";
-    out.push_back(std::move(e));
-  }
-  return out;
+  // The texts as given, set again on a scratch copy: the table says which keys there are.
+  ServerConfig scratch;
+  FlagSet flags("basalt-server", {});
+  AddServerFlags(&scratch, &flags);
+  for (const auto& [key, value] : config.given) flags.Set(key, value).IgnoreError();
+  return flags.InForce();
 }
 
 std::string HelpText() {
-  std::string s =
+  ServerConfig scratch;
+  FlagSet flags("basalt-server", {});
+  AddServerFlags(&scratch, &flags);
+  return flags.Help(
       "usage: basalt-server [--config=FILE] [--key=value ...]\n"
       "\n"
       "Basalt region server (standalone: also the master). Settings come from FILE\n"
       "(lines 'key = value', '#' comments) and flags; flags override the file.\n"
       "Sizes take K/KiB, M/MiB, G/GiB suffixes. Exit code 2 on a bad setting.\n"
-      "\n"
-      "  --config=FILE\n      read settings from FILE\n"
-      "  --help\n      this text\n";
-  for (const Setting& st : Settings()) {
-    absl::StrAppend(&s, "  --", st.key, "=VALUE\n      ", st.help, " (default: ",
-                    *st.default_text ? st.default_text : "unset", ")\n");
-  }
-  return s;
+      "\n");
 }
 
 }  // namespace basalt::server

@@ -1,6 +1,6 @@
 // basalt-server's settings: a config file of `key = value` lines (`#` starts a comment) and a
-// `--key=value` flag for every key; flags override the file. Parsing is pure (no I/O besides
-// reading the config file) so it is unit-tested without a server.
+// `--key=value` flag for every key; flags override the file (the one parser of flags.h). Parsing
+// is pure (no I/O besides reading the config file) so it is unit-tested without a server.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 #include "basalt/transport_choice.h"
 #include "basalt/types.h"
 #include "common/log.h"
+#include "src/base/flags.h"
 #include "storage/options.h"
 
 namespace basalt::server {
@@ -118,16 +119,12 @@ struct ServerConfig {
   std::map<std::string, std::string> given;
 };
 
-// A setting in force, for /conf: its text as given, or its default's; a secret's value masked.
-struct SettingInForce {
-  std::string key;
-  std::string value;
-  bool given = false;  // set by the file or a flag (else: the default)
-};
+// The settings in force, for /conf (flags.h): each key's text as given, or its default's.
 std::vector<SettingInForce> SettingsInForce(const ServerConfig& config);
-// A key whose value is not shown (password, secret, token, keyring, ..._key), as HBase's /conf
-// masks its password properties.
-bool IsSecretSetting(std::string_view key);
+
+// Adds the server's settings (only `keys`, when given) to *flags, each writing into *config and
+// recording its text in config->given. basalt-master takes the ones it shares from here.
+void AddServerFlags(ServerConfig* config, FlagSet* flags, const std::vector<std::string_view>& keys = {});
 
 struct ParsedArgs {
   ServerConfig config;
@@ -142,12 +139,6 @@ absl::StatusOr<ParsedArgs> ParseCommandLine(const std::vector<std::string>& args
 
 // Parses config file text (`path` only names it in errors), applying it over *config.
 absl::Status ParseConfigText(std::string_view text, const std::string& path, ServerConfig* config);
-// The lines of a config file ('key = value', '#' comments, blank lines), each handed to `set`
-// (basalt-master's file too). InvalidArgument naming the file and line for a malformed line or
-// the error `set` returns.
-absl::Status ForEachConfigLine(std::string_view text, const std::string& path,
-                               const std::function<absl::Status(std::string_view key, std::string_view value)>& set);
-
 // Sets one key from its text value. InvalidArgument for an unknown key or a bad value.
 absl::Status SetConfigValue(std::string_view key, std::string_view value, ServerConfig* config);
 
@@ -156,8 +147,6 @@ absl::Status ValidateConfig(const ServerConfig& config);
 // The security settings' part of it (basalt-master checks its own with it too).
 absl::Status ValidateSecurity(const ServerConfig& config);
 
-// Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.
-absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port);
 // Whether only this host can reach `host` (a listen address's host part): localhost, ::1, 127/8.
 inline bool IsLoopbackHost(std::string_view host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
