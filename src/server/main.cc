@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,6 @@
 #include "common/rados_env.h"
 #include "common/status.h"
 #include "common/zookeeper.h"
-#include "src/base/acceptor.h"
 #include "src/security/access_control.h"
 #include "src/security/auth.h"
 #include "src/cluster/cluster_member.h"
@@ -31,7 +31,6 @@
 #include "src/front/grpc_server.h"
 #include "src/base/http_front.h"
 #include "src/schema/meta.h"
-#include "src/base/notify.h"
 #include "src/security/quotas.h"
 #include "src/transactions/queue_eviction.h"
 #include "src/services/server_metrics.h"
@@ -39,6 +38,7 @@
 #include "src/front/status_page.h"
 #include "src/catalog/catalog.h"
 #include "src/front/verbs_front.h"
+#include "src/daemon/daemon.h"
 #include "storage/block_cache.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -49,77 +49,26 @@ namespace {
 constexpr std::chrono::seconds kShutdownGrace{10};
 
 int Run(int argc, char** argv) {
-  DisableMutexDeadlockDetection();
-  std::vector<std::string> args(argv + 1, argv + argc);
-  absl::StatusOr<ParsedArgs> parsed = ParseCommandLine(args);
-  if (!parsed.ok()) {
-    std::cerr << "basalt-server: " << parsed.status().message() << "\n";
-    return 2;
-  }
-  if (parsed->help) {
-    std::cout << HelpText();
-    return 0;
-  }
+  Daemon daemon("basalt-server");
+  absl::StatusOr<ParsedArgs> parsed = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (std::optional<int> exit = daemon.Settle(parsed.status(), parsed.ok() && parsed->help, HelpText)) return *exit;
   const ServerConfig& config = parsed->config;
-  {
-    log::Options lo;
-    lo.program = "basalt-server";
-    lo.level = config.log_level;
-    lo.dir = config.log_dir;
-    lo.max_file_bytes = config.log_max_file_size;
-    if (absl::Status s = log::Configure(lo); !s.ok()) {
-      std::cerr << "basalt-server: " << s.message() << "\n";
-      return 1;
-    }
-  }
-
-  // Signals are taken synchronously by this thread (sigwait); every thread started from here
-  // on inherits the blocked mask, so no handler runs inside gRPC or the engine.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // Every connection and data file takes a descriptor; the usual soft limit (1024) is far
-  // below what a server needs, and the hard limit is the operator's (LimitNOFILE=, ulimit -Hn).
-  uint64_t fd_limit_before = 0;
-  if (absl::StatusOr<uint64_t> raised = RaiseDescriptorLimit(&fd_limit_before); !raised.ok()) {
-    log::Warning(absl::StrCat(raised.status().message(), " (keeping ", fd_limit_before, ")"));
-  } else if (*raised != fd_limit_before) {
-    std::cout << "basalt-server: descriptor limit raised from " << fd_limit_before << " to " << *raised << std::endl;
-  }
+  if (!daemon.Start(config).ok()) return Daemon::kFailed;
 
   std::shared_ptr<BlockCache> cache;
   if (config.block_cache_size > 0) cache = NewBlockCache(config.block_cache_size);
-  // Shared storage: the data directory lives in a Ceph pool instead of on local disk.
-  std::unique_ptr<RadosEnv> rados;
-  if (!config.rados_pool.empty()) {
-    RadosEnvOptions ro;
-    ro.ceph_conf = config.ceph_conf;
-    ro.pool = config.rados_pool;
-    ro.root = config.rados_namespace;
-    ro.client_name = config.rados_client;
-    ro.chunk_bytes = config.rados_object_size;
-    ro.write_bytes = std::min<uint64_t>(ro.write_bytes, ro.chunk_bytes);
-    ro.op_timeout = absl::Seconds(config.rados_op_timeout_s);
-    absl::StatusOr<std::unique_ptr<RadosEnv>> env = RadosEnv::Connect(ro);
-    if (!env.ok()) {
-      log::Error(std::string(env.status().message()));
-      return 1;
-    }
-    rados = *std::move(env);
-    if (config.cluster) {
-      // Fenced by a master (blocklisted): it ends before any caller sees the refusal, so the
-      // callers go elsewhere (common/rados_env.h).
-      SetFencedHandler(+[](std::string_view what) {
-        log::Error(absl::StrCat("fenced by the master (", AV(what), "): its regions are served elsewhere; stopping now"));
-        std::_Exit(3);
-      });
-    }
-    std::cout << "basalt-server: data in RADOS pool " << ro.pool << ", namespace " << ro.root << " (client "
-              << rados->ClientAddress() << ")" << std::endl;
+  // Shared storage: the data directory lives in a Ceph pool instead of on local disk. A cluster's
+  // region server fenced by a master (blocklisted) stops at once.
+  absl::StatusOr<std::unique_ptr<RadosEnv>> connected =
+      daemon.ConnectRados(config, config.cluster ? "by the master: its regions are served elsewhere" : nullptr);
+  if (!connected.ok()) {
+    log::Error(std::string(connected.status().message()));
+    return Daemon::kFailed;
+  }
+  std::unique_ptr<RadosEnv> rados = *std::move(connected);
+  if (rados != nullptr) {
+    std::cout << "basalt-server: data in RADOS pool " << config.rados_pool << ", namespace " << config.rados_namespace
+              << " (client " << rados->ClientAddress() << ")" << std::endl;
   }
   std::string host;
   int unused_port;
@@ -139,18 +88,14 @@ int Run(int argc, char** argv) {
   absl::StatusOr<ChannelSecurity> own_security = OwnChannelSecurity(config);
   if (!own_security.ok()) {
     log::Error(std::string(own_security.status().message()));
-    return 1;
+    return Daemon::kFailed;
   }
   const ChannelSecurity to_master = *std::move(own_security);
-  // Its ZooKeeper identity (zookeeper_auth_file), read before anything starts.
-  std::string zk_identity;
-  if (!config.zookeeper_auth_file.empty()) {
-    absl::StatusOr<std::string> identity = ReadZooKeeperIdentity(config.zookeeper_auth_file);
-    if (!identity.ok()) {
-      log::Error(std::string(identity.status().message()));
-      return 2;
-    }
-    zk_identity = *std::move(identity);
+  // Its ZooKeeper session's settings, the identity (zookeeper_auth_file) read before anything starts.
+  absl::StatusOr<ZooKeeper::Options> zo = daemon.ZooKeeperSession(config);
+  if (!zo.ok()) {
+    log::Error(std::string(zo.status().message()));
+    return Daemon::kBadSettings;
   }
   Env* env = rados != nullptr ? static_cast<Env*>(rados.get()) : nullptr;
   RegionOptions region_options;
@@ -195,7 +140,7 @@ int Run(int argc, char** argv) {
     absl::StatusOr<std::unique_ptr<RegionHost>> opened = RegionHost::Open(ho);
     if (!opened.ok()) {
       log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", opened.status().ToString()));
-      return 1;
+      return Daemon::kFailed;
     }
     region_host = *std::move(opened);
     tables = region_host.get();
@@ -217,14 +162,14 @@ int Run(int argc, char** argv) {
     absl::StatusOr<std::unique_ptr<TransactionManager>> opened = TransactionManager::Open(xo);
     if (!opened.ok()) {
       log::Error(absl::StrCat("opening the transaction log: ", opened.status().ToString()));
-      return 1;
+      return Daemon::kFailed;
     }
     transactions = *std::move(opened);
     topts.queue_compaction_filter = QueueEvictionFilter(transactions.get());
     absl::StatusOr<std::unique_ptr<Catalog>> catalog_opened = Catalog::Open(topts);
     if (!catalog_opened.ok()) {
       log::Error(absl::StrCat("opening data dir ", config.data_dir, ": ", catalog_opened.status().ToString()));
-      return 1;
+      return Daemon::kFailed;
     }
     catalog = *std::move(catalog_opened);
     tables = catalog.get();
@@ -305,57 +250,34 @@ int Run(int argc, char** argv) {
   if (!security.ok()) {
     log::Error(std::string(security.message()));
     tables->CloseAll().IgnoreError();
-    return 1;
+    return Daemon::kFailed;
   }
   gopts.access = access->get();
   gopts.authn = authn.get();
   if (!quotas.ok()) {
     log::Error(absl::StrCat("loading ", kQuotaTableName, ": ", quotas.status().message()));
     tables->CloseAll().IgnoreError();
-    return 1;
+    return Daemon::kFailed;
   }
   gopts.quotas = quotas->get();
-  std::unique_ptr<HttpFront> http;
-  std::string http_off = "http_listen=off";  // why there is no HTTP port, said once serving
-  if (!config.http_listen.empty()) {
-    HttpFront::Options hopts;
-    hopts.listen = config.http_listen;
-    hopts.routes = StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); });
-    // The gRPC port's certificate and callers (docs/DESIGN.md §12): TLS whenever it has TLS; with auth,
-    // global A for the pages.
-    hopts.tls_cert = config.tls_cert;
-    hopts.tls_key = config.tls_key;
-    hopts.tls_ca = config.tls_ca;
-    hopts.authorize = HttpAuthorizer(authn.get(), access->get(), config.metrics_users);
-    hopts.log = [](std::string_view line) { log::Warning(line); };
-    absl::StatusOr<std::unique_ptr<HttpFront>> started = HttpFront::Start(std::move(hopts));
-    if (started.ok()) {
-      http = *std::move(started);
-      counters.http_address = http->address();
-    } else if (config.http_listen_set) {
-      log::Error(std::string(started.status().message()));
-      tables->CloseAll().IgnoreError();
-      return 1;
-    } else {
-      http_off = std::string(started.status().message());
-    }
+  // The HTTP port; with auth, global A for the pages.
+  std::string http_off;  // why there is no HTTP port, said once serving
+  absl::StatusOr<std::unique_ptr<HttpFront>> http_started =
+      daemon.StartHttp(config, StatusRoutes(&registry, page_data, [&config] { return SettingsInForce(config); }),
+                       HttpAuthorizer(authn.get(), access->get(), config.metrics_users), &http_off);
+  if (!http_started.ok()) {
+    log::Error(std::string(http_started.status().message()));
+    tables->CloseAll().IgnoreError();
+    return Daemon::kFailed;
   }
-  if (!IsLoopbackHost(host)) {
-    if (config.tls_cert.empty()) {
-      log::Warning(absl::StrCat("serving without TLS on ", config.listen,
-                                ", which is not a loopback address: calls cross the network in plain text (set "
-                                "tls_cert and tls_key)"));
-    }
-    if (!config.auth) {
-      log::Warning(absl::StrCat("serving without authentication on ", config.listen,
-                                ": anyone who reaches it may read, write, create and drop every table (set auth=true)"));
-    }
-  }
+  std::unique_ptr<HttpFront> http = *std::move(http_started);
+  if (http != nullptr) counters.http_address = http->address();
+  daemon.WarnIfExposed(config, "read, write, create and drop every table");
   GrpcServer server(gopts, &data, &admin, &counters);
   if (absl::Status s = server.Start(); !s.ok()) {
     log::Error(std::string(s.message()));
     tables->CloseAll().IgnoreError();
-    return 1;
+    return Daemon::kFailed;
   }
   VerbsControl verbs_control;
   absl::StatusOr<std::unique_ptr<verbs::VerbsServer>> verbs_server =
@@ -364,7 +286,7 @@ int Run(int argc, char** argv) {
     log::Error(std::string(verbs_server.status().message()));
     server.Shutdown(std::chrono::milliseconds(0));
     tables->CloseAll().IgnoreError();
-    return 1;
+    return Daemon::kFailed;
   }
   counters.verbs.store(&verbs_control);
   // From here every exit stops the HTTP port first: its pages read the verbs server and the
@@ -406,27 +328,23 @@ int Run(int argc, char** argv) {
   // fences this server (its RADOS client can no longer write) and its regions go elsewhere, so
   // it stops at once, as an HBase region server aborts on YouAreDeadException.
   if (!config.zookeeper_quorum.empty()) {
-    ZooKeeper::Options zo;
-    zo.quorum = config.zookeeper_quorum;
-    zo.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
-    zo.digest = zk_identity;
-    if (config.cluster) zo.lease = &lease;
-    zo.on_expired = [](std::string_view why) {
+    if (config.cluster) zo->lease = &lease;
+    zo->on_expired = [](std::string_view why) {
       log::Error(absl::StrCat(AV(why), ": this server is being fenced and its regions reopened elsewhere; stopping now"));
-      std::_Exit(3);
+      std::_Exit(Daemon::kFenced);
     };
     ServerRegistration me;
     me.name = absl::StrCat(host, ":", server.port());
     me.start_code = start_code;
     if (rados != nullptr) me.rados_client = rados->ClientAddress();
     me.wal_dir = own_wal_dir;
-    absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(zo, paths, me);
+    absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(*zo, paths, me);
     if (!joined.ok()) {
       log::Error(absl::StrCat("joining the cluster at ", config.zookeeper_quorum, ": ", joined.status().message()));
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       tables->CloseAll().IgnoreError();
-      return 1;
+      return Daemon::kFailed;
     }
     zk = *std::move(joined);
     joined_zk.store(zk.get());
@@ -460,18 +378,13 @@ int Run(int argc, char** argv) {
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       tables->CloseAll().IgnoreError();
-      return 1;
+      return Daemon::kFailed;
     }
   }
 
   // Serving (and registered, in a cluster): systemd's Type=notify unit is started.
-  if (absl::Status s = NotifySystemd(absl::StrCat("READY=1\nSTATUS=serving on ", host, ":", server.port())); !s.ok()) {
-    log::Warning(std::string(s.message()));
-  }
-  int sig = 0;
-  while (sigwait(&sigs, &sig) != 0) {
-  }
-  NotifySystemd("STOPPING=1").IgnoreError();
+  daemon.Ready(absl::StrCat("serving on ", host, ":", server.port()));
+  const int sig = daemon.WaitForStop();
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
   http.reset();  // no page reads what the shutdown takes down
   if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool
@@ -479,10 +392,10 @@ int Run(int argc, char** argv) {
   absl::Status closed = tables->CloseAll();
   if (!closed.ok()) {
     log::Error(closed.ToString());
-    return 1;
+    return Daemon::kFailed;
   }
   std::cout << "basalt-server: stopped" << std::endl;
-  return 0;
+  return Daemon::kStopped;
 }
 
 }  // namespace
