@@ -1,6 +1,7 @@
 // basalt: the Basalt shell.
 //
 //   basalt [--server=HOST:PORT] [--format=human|json] [-e 'cmd; cmd'] [script-file | -]
+//   (shell_flags.h)
 //
 // Reads commands from -e, a script file, or stdin: a terminal gets HBase's interactive prompt
 // with line editing and history (libedit, ~/.basalt_history); anything else is read as a
@@ -19,151 +20,31 @@
 
 #include <editline/readline.h>
 
-#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "basalt/client.h"
 #include "src/tools/shell/commands.h"
 #include "src/tools/shell/session.h"
+#include "src/tools/shell/shell_flags.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::shell {
 namespace {
 
-constexpr char kUsage[] =
-    "Usage: basalt [options] [script-file | -]\n"
-    "  --server=HOST:PORT    server to talk to (default: $BASALT_SERVER, else 127.0.0.1:16020)\n"
-    "  --zookeeper=HOST:PORT[,HOST:PORT...]\n"
-    "                        a cluster instead: its ZooKeeper names the server (as hbase.zookeeper.quorum)\n"
-    "  --znode-parent=PATH   the cluster's node in ZooKeeper (default /basalt)\n"
-    "  --format=human|json   output as HBase's shell prints it (default), or one JSON object per command\n"
-    "  -e, --execute=CMDS    run these commands ('cmd; cmd'; may repeat) and exit\n"
-    "  --timeout=SECONDS     deadline of each call, retries included (default 30)\n"
-    "  --transport=MODE      auto (Get/Put over RDMA verbs when offered, the default), grpc, verbs\n"
-    "  --no-timing           leave out the 'Took N seconds' lines\n"
-    "  --tls-ca=FILE         talk TLS, checking the server's certificate against this CA (PEM)\n"
-    "  --tls-cert=FILE, --tls-key=FILE\n"
-    "                        a client certificate and its key (PEM): mutual TLS, its common name the user\n"
-    "  --token-file=FILE     authenticate with the token in this file (default: $BASALT_TOKEN); needs --tls-ca\n"
-    "  --tls-server-name=NAME  the name the server's certificate carries, when not the --server host\n"
-    "  -h, --help            this help\n"
-    "With no -e and no file, commands come from stdin: interactively with a prompt when it is a\n"
-    "terminal, else as a script. A script stops at its first error and the shell exits 1.\n";
-
-struct Flags {
-  std::string server;
-  std::string zookeeper;
-  std::string znode_parent = "/basalt";
-  OutputFormat format = OutputFormat::kHuman;
-  std::vector<std::string> execute;
-  std::string script;  // a file, or "-" for stdin
-  double timeout_seconds = 30;
-  bool timing = true;
-  TransportChoice transport = TransportChoice::kAuto;
-  ClientSecurity security;
-  std::string token_file;
-};
-
-// Parses argv; returns false (after printing why) for a bad command line.
-bool ParseFlags(int argc, char** argv, Flags* flags, bool* help) {
-  auto value_of = [&](int* i, std::string_view arg, std::string_view name, std::string* out) -> int {
-    // 1: matched and *out set; 0: not this flag; -1: missing value.
-    if (arg == name) {
-      if (*i + 1 >= argc) return -1;
-      *out = argv[++*i];
-      return 1;
-    }
-    if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=') {
-      *out = std::string(arg.substr(name.size() + 1));
-      return 1;
-    }
-    return 0;
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string v;
-    int m;
-    if (arg == "-h" || arg == "--help") {
-      *help = true;
-      return true;
-    } else if (arg == "--no-timing") {
-      flags->timing = false;
-    } else if ((m = value_of(&i, arg, "--server", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --server needs HOST:PORT\n", false;
-      flags->server = v;
-    } else if ((m = value_of(&i, arg, "--zookeeper", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --zookeeper needs HOST:PORT[,HOST:PORT...]\n", false;
-      flags->zookeeper = v;
-    } else if ((m = value_of(&i, arg, "--znode-parent", &v)) != 0) {
-      if (m < 0 || v.empty() || v[0] != '/') return std::cerr << "basalt: --znode-parent needs a path such as /basalt\n", false;
-      flags->znode_parent = v;
-    } else if ((m = value_of(&i, arg, "--format", &v)) != 0) {
-      if (m > 0 && v == "human") {
-        flags->format = OutputFormat::kHuman;
-      } else if (m > 0 && v == "json") {
-        flags->format = OutputFormat::kJson;
-      } else {
-        return std::cerr << "basalt: --format must be human or json\n", false;
-      }
-    } else if ((m = value_of(&i, arg, "-e", &v)) != 0 || (m = value_of(&i, arg, "--execute", &v)) != 0) {
-      if (m < 0) return std::cerr << "basalt: -e needs commands\n", false;
-      flags->execute.push_back(v);
-    } else if ((m = value_of(&i, arg, "--timeout", &v)) != 0) {
-      if (m < 0 || !absl::SimpleAtod(v, &flags->timeout_seconds) || flags->timeout_seconds <= 0) {
-        return std::cerr << "basalt: --timeout needs a number of seconds\n", false;
-      }
-    } else if ((m = value_of(&i, arg, "--transport", &v)) != 0) {
-      if (m > 0 && v == "auto") {
-        flags->transport = TransportChoice::kAuto;
-      } else if (m > 0 && v == "grpc") {
-        flags->transport = TransportChoice::kGrpc;
-      } else if (m > 0 && v == "verbs") {
-        flags->transport = TransportChoice::kVerbs;
-      } else {
-        return std::cerr << "basalt: --transport must be auto, grpc or verbs\n", false;
-      }
-    } else if ((m = value_of(&i, arg, "--tls-ca", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-ca needs a value\n", false;
-      flags->security.tls_ca = v;
-    } else if ((m = value_of(&i, arg, "--tls-cert", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-cert needs a value\n", false;
-      flags->security.tls_cert = v;
-    } else if ((m = value_of(&i, arg, "--tls-key", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-key needs a value\n", false;
-      flags->security.tls_key = v;
-    } else if ((m = value_of(&i, arg, "--tls-server-name", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --tls-server-name needs a value\n", false;
-      flags->security.tls_server_name = v;
-    } else if ((m = value_of(&i, arg, "--token-file", &v)) != 0) {
-      if (m < 0 || v.empty()) return std::cerr << "basalt: --token-file needs a value\n", false;
-      flags->token_file = v;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return std::cerr << "basalt: unknown option " << arg << "\n" << kUsage, false;
-    } else if (flags->script.empty()) {
-      flags->script = std::string(arg);
-    } else {
-      return std::cerr << "basalt: only one script file may be given\n", false;
-    }
-  }
-  if (!flags->execute.empty() && !flags->script.empty()) {
-    std::cerr << "basalt: give -e or a script file, not both\n";
-    return false;
-  }
-  if (!flags->server.empty() && !flags->zookeeper.empty()) {
-    std::cerr << "basalt: give --server or --zookeeper, not both\n";
-    return false;
-  }
+// The settings main() fills in beyond the command line: the server from $BASALT_SERVER, and the
+// token from --token-file (never on the command line, where ps shows it) or $BASALT_TOKEN.
+absl::Status FromEnvironment(ShellFlags* flags) {
   if (flags->server.empty() && flags->zookeeper.empty()) {
     const char* env = std::getenv("BASALT_SERVER");
     flags->server = env != nullptr && *env != '\0' ? env : "127.0.0.1:16020";
   }
-  // The token: from a file (never on the command line, where ps shows it), else the environment.
   if (!flags->token_file.empty()) {
     absl::StatusOr<std::string> token = ReadTokenFile(flags->token_file);
-    if (!token.ok()) return std::cerr << "basalt: --token-file " << flags->token_file << " cannot be read\n", false;
+    if (!token.ok()) return absl::InvalidArgumentError(absl::StrCat("--token-file ", flags->token_file, " cannot be read"));
     flags->security.token = *std::move(token);
   } else if (const char* env = std::getenv("BASALT_TOKEN"); env != nullptr && *env != '\0') {
     flags->security.token = env;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 // ---- interactive mode (libedit's readline interface)
@@ -230,13 +111,17 @@ int RunStdinScript(Session* session) {
 }
 
 int Main(int argc, char** argv) {
-  Flags flags;
-  bool help = false;
-  if (!ParseFlags(argc, argv, &flags, &help)) return 2;
-  if (help) {
-    std::cout << kUsage;
+  absl::StatusOr<ParsedShellArgs> parsed = ParseShellCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  if (parsed.ok() && parsed->help) {
+    std::cout << ShellHelpText();
     return 0;
   }
+  absl::Status ready = parsed.ok() ? FromEnvironment(&parsed->flags) : parsed.status();
+  if (!ready.ok()) {
+    std::cerr << "basalt: " << ready.message() << "\n";
+    return 2;
+  }
+  ShellFlags& flags = parsed->flags;
 
   ConnectionOptions options;
   options.address = flags.server;
