@@ -114,31 +114,52 @@ struct ScanSpec : ReadSpec {
   bool start_exclusive = false;  // start_row itself is not scanned (a resumed scan)
 };
 
+// A region's counters, in one list: the struct below, a table's sum of its regions
+// (src/regions/table.cc) and the RegionLoad message a region server reports them in
+// (proto/basalt.proto, whose fields carry the same names; src/services/proto_convert.cc, and
+// proto_convert_test checks the message against this list both ways) are made from it. A new
+// counter is a line here, a field there, and the engine's code that counts it.
+// X(name, how a table adds up its regions' values: kSum, kMax, or kProcess for a process-wide
+// figure every region reports alike)
+#define BASALT_REGION_COUNTERS(X)                                                                    \
+  X(last_seq, kMax)                                                                                  \
+  X(flushed_seq, kMax)                                                                               \
+  X(memstore_bytes, kSum)                                                                            \
+  X(flushes, kSum)                                                                                   \
+  X(minor_compactions, kSum)                                                                         \
+  X(major_compactions, kSum)                                                                         \
+  X(compactions_running, kSum)    /* store compactions under way now */                              \
+  X(compactions_queued, kSum)     /* compactions waiting for the one under way */                    \
+  X(bloom_skips, kProcess)        /* files a read skipped on their bloom filter */                   \
+  X(compacted_bytes, kSum)        /* input bytes of the compactions finished */                      \
+  X(replayed_records, kSum)                                                                          \
+  X(replay_truncated_bytes, kSum)                                                                    \
+  /* log records and bytes not replayed at open (WalRecoveryMode other than strict) */               \
+  X(replay_skipped_records, kSum)                                                                    \
+  X(replay_skipped_bytes, kSum)                                                                      \
+  /* of the region's own log; zero on the server log (ServerLog::GetStats has its figures) */        \
+  X(wal_records, kSum)                                                                               \
+  X(wal_syncs, kSum)                                                                                 \
+  X(wal_synced_records, kSum)                                                                        \
+  X(checksum_failures, kProcess)  /* blocks refused for a bad checksum */                            \
+  X(blocked_writes, kSum)         /* writes that waited for a flush (memstore over its limit) */     \
+  X(store_file_bytes, kSum)       /* block files, all families */                                    \
+  X(largest_store_bytes, kMax)    /* of the family with the most */                                  \
+  X(reference_files, kSum)        /* files of another region it still reads (a split or merge) */    \
+  /* references a compaction has rewritten that a scan begun before it still reads: their files */   \
+  /* (another region's) are still in use too */                                                      \
+  X(references_still_read, kSum)                                                                     \
+  X(read_requests, kSum)          /* Gets and scans */                                               \
+  X(write_requests, kSum)         /* row mutations */
+
 struct RegionStats {
-  uint64_t last_seq = 0, flushed_seq = 0;
-  uint64_t memstore_bytes = 0;
-  uint64_t flushes = 0, minor_compactions = 0, major_compactions = 0;
-  uint64_t compactions_running = 0;  // store compactions under way now
-  uint64_t compactions_queued = 0;   // compactions waiting for the one under way
-  uint64_t bloom_skips = 0;          // process-wide: files a read skipped on their bloom filter
-  uint64_t compacted_bytes = 0;      // input bytes of the compactions finished
-  uint64_t replayed_records = 0, replay_truncated_bytes = 0;
-  // Log records and bytes not replayed at open (WalRecoveryMode other than strict).
-  uint64_t replay_skipped_records = 0, replay_skipped_bytes = 0;
+#define BASALT_REGION_COUNTER_FIELD(name, how) uint64_t name = 0;
+  BASALT_REGION_COUNTERS(BASALT_REGION_COUNTER_FIELD)
+#undef BASALT_REGION_COUNTER_FIELD
   std::string failed;  // why the region failed (writes refused until it heals or reopens)
-  // Of the region's own log; zero on the server log (ServerLog::GetStats has its figures).
-  uint64_t wal_records = 0, wal_syncs = 0, wal_synced_records = 0;
-  uint64_t checksum_failures = 0;  // process-wide: blocks refused for a bad checksum
-  uint64_t blocked_writes = 0;     // writes that waited for a flush (memstore over its limit)
   std::map<std::string, size_t> files_per_family;
-  uint64_t store_file_bytes = 0;                    // block files, all families
-  uint64_t largest_store_bytes = 0;                 // of the family with the most
-  uint64_t reference_files = 0;  // files of another region it still reads (after a split or merge)
-  // References a compaction has rewritten that a scan begun before it still reads: their files
-  // (another region's) are still in use too.
-  uint64_t references_still_read = 0;
-  uint64_t read_requests = 0, write_requests = 0;  // Gets and scans; row mutations
 };
+
 
 // A cell of a RowResult: views into bytes the result owns (all of them, the family included).
 struct CellView {

@@ -221,34 +221,19 @@ RegionStats Table::Stats() const {
   for (const HostedRegion& h : regions_) {
     if (h.placeholder) continue;
     RegionStats st = h.handle->GetStats();
-    sum.last_seq = std::max(sum.last_seq, st.last_seq);
-    sum.flushed_seq = std::max(sum.flushed_seq, st.flushed_seq);
-    sum.memstore_bytes += st.memstore_bytes;
-    sum.flushes += st.flushes;
-    sum.minor_compactions += st.minor_compactions;
-    sum.major_compactions += st.major_compactions;
-    sum.compactions_running += st.compactions_running;
-    sum.compactions_queued += st.compactions_queued;
-    sum.bloom_skips = std::max(sum.bloom_skips, st.bloom_skips);  // process-wide
-    sum.compacted_bytes += st.compacted_bytes;
-    sum.replayed_records += st.replayed_records;
-    sum.replay_truncated_bytes += st.replay_truncated_bytes;
-    sum.replay_skipped_records += st.replay_skipped_records;
-    sum.replay_skipped_bytes += st.replay_skipped_bytes;
+    enum How { kSum, kMax, kProcess };
+#define BASALT_ADD_UP(name, how)                                                            \
+  if constexpr (how == kSum) {                                                             \
+    sum.name += st.name;                                                                   \
+  } else {                                                                                 \
+    sum.name = std::max(sum.name, st.name); /* the highest; a process-wide one is alike */ \
+  }
+    BASALT_REGION_COUNTERS(BASALT_ADD_UP)
+#undef BASALT_ADD_UP
     if (sum.failed.empty() && !st.failed.empty()) {
       sum.failed = regions_.size() == 1 ? st.failed : absl::StrCat("region ", h.info.Name(), ": ", st.failed);
     }
-    sum.wal_records += st.wal_records;
-    sum.wal_syncs += st.wal_syncs;
-    sum.wal_synced_records += st.wal_synced_records;
-    sum.checksum_failures = std::max(sum.checksum_failures, st.checksum_failures);  // process-wide
-    sum.blocked_writes += st.blocked_writes;
     for (const auto& [f, n] : st.files_per_family) sum.files_per_family[f] += n;
-    sum.store_file_bytes += st.store_file_bytes;
-    sum.largest_store_bytes = std::max(sum.largest_store_bytes, st.largest_store_bytes);
-    sum.reference_files += st.reference_files;
-    sum.read_requests += st.read_requests;
-    sum.write_requests += st.write_requests;
   }
   return sum;
 }

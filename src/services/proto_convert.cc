@@ -92,53 +92,24 @@ rpc::TableDescriptor TableToProto(const TableSpec& spec) {
   return td;
 }
 
+// RegionLoad's fields carry the names of storage/region.h's BASALT_REGION_COUNTERS.
 rpc::RegionLoad RegionLoadToProto(const RegionStats& st) {
   rpc::RegionLoad l;
-  l.set_last_seq(st.last_seq);
-  l.set_flushed_seq(st.flushed_seq);
-  l.set_memstore_bytes(st.memstore_bytes);
-  l.set_flushes(st.flushes);
-  l.set_minor_compactions(st.minor_compactions);
-  l.set_major_compactions(st.major_compactions);
-  l.set_replayed_records(st.replayed_records);
-  l.set_replay_truncated_bytes(st.replay_truncated_bytes);
-  l.set_replay_skipped_records(st.replay_skipped_records);
-  l.set_replay_skipped_bytes(st.replay_skipped_bytes);
+#define BASALT_TO_PROTO(name, how) l.set_##name(st.name);
+  BASALT_REGION_COUNTERS(BASALT_TO_PROTO)
+#undef BASALT_TO_PROTO
   l.set_failed(st.failed);
-  l.set_blocked_writes(st.blocked_writes);
   for (const auto& [f, n] : st.files_per_family) (*l.mutable_files_per_family())[f] = n;
-  l.set_store_file_bytes(st.store_file_bytes);
-  l.set_largest_store_bytes(st.largest_store_bytes);
-  l.set_reference_files(st.reference_files);
-  l.set_references_still_read(st.references_still_read);
-  l.set_read_requests(st.read_requests);
-  l.set_write_requests(st.write_requests);
-  l.set_checksum_failures(st.checksum_failures);
   return l;
 }
 
 RegionStats RegionStatsFromProto(const rpc::RegionLoad& l) {
   RegionStats st;
-  st.last_seq = l.last_seq();
-  st.flushed_seq = l.flushed_seq();
-  st.memstore_bytes = l.memstore_bytes();
-  st.flushes = l.flushes();
-  st.minor_compactions = l.minor_compactions();
-  st.major_compactions = l.major_compactions();
-  st.replayed_records = l.replayed_records();
-  st.replay_truncated_bytes = l.replay_truncated_bytes();
-  st.replay_skipped_records = l.replay_skipped_records();
-  st.replay_skipped_bytes = l.replay_skipped_bytes();
+#define BASALT_FROM_PROTO(name, how) st.name = l.name();
+  BASALT_REGION_COUNTERS(BASALT_FROM_PROTO)
+#undef BASALT_FROM_PROTO
   st.failed = l.failed();
-  st.blocked_writes = l.blocked_writes();
   for (const auto& [f, n] : l.files_per_family()) st.files_per_family[f] = n;
-  st.store_file_bytes = l.store_file_bytes();
-  st.largest_store_bytes = l.largest_store_bytes();
-  st.reference_files = l.reference_files();
-  st.references_still_read = l.references_still_read();
-  st.read_requests = l.read_requests();
-  st.write_requests = l.write_requests();
-  st.checksum_failures = l.checksum_failures();
   return st;
 }
 
