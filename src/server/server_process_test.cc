@@ -19,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/basalt.grpc.pb.h"
+#include "tests/util/child_process.h"
 #include "tests/util/server_process.h"
 #include "tests/util/temp_dir.h"
 #include "transport/grpc/grpc_settings.h"
@@ -52,20 +53,13 @@ std::unique_ptr<testing::ServerProcess> StartServer(const std::string& dir, std:
 // out_path, or stderr to err_path when that is given.
 int RunToExit(std::vector<std::string> args, const std::string& out_path, const std::string& err_path = "") {
   args.insert(args.begin(), BASALT_SERVER_BINARY);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err_path.empty() ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::ChildProcess::Output output;
+  output.stdout_path = out_path;
+  output.stderr_path = err_path;
+  output.truncate = true;
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> p = testing::ChildProcess::Spawn(std::move(args), output);
+  if (!p.ok()) return -1;
+  return (*p)->Wait();
 }
 
 struct Client {

@@ -295,13 +295,11 @@ class ClusterFixture : public ::testing::Test {
 
   // Runs the shell through ZooKeeper with `commands` (-e); its exit code, and its output in `out`.
   int Shell(const std::string& commands, std::string* out) {
-    const std::string cmd = absl::StrCat(BASALT_SHELL_BINARY, " --zookeeper=", quorum_,
-                                         " --znode-parent=", parent_, " --no-timing -e \"", commands, "\" 2>&1");
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) return -1;
-    char buf[512];
-    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out->append(buf, n);
-    return ::pclose(p);
+    absl::StatusOr<ChildProcess::Finished> run = ChildProcess::Run(
+        {BASALT_SHELL_BINARY, "--zookeeper=" + quorum_, "--znode-parent=" + parent_, "--no-timing", "-e", commands});
+    if (!run.ok()) return -1;
+    out->append(run->output);
+    return run->exit_code;
   }
 
   TempDir dir_;

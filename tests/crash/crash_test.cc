@@ -13,8 +13,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,9 +30,8 @@
 #include "storage/block_cache.h"
 #include "storage/region.h"
 #include "tests/crash/workload.h"
+#include "tests/util/child_process.h"
 #include "tests/util/temp_dir.h"
-
-extern char** environ;
 
 namespace basalt::crash {
 namespace {
@@ -162,34 +159,24 @@ Report ParseReport(const std::string& out) {
 struct RunResult {
   std::string output;
   bool killed_by_us = false;
-  int status = 0;
+  int exit_code = 0;  // -signal if one ended it
 };
 
 // Starts crash_writer, lets it run for kill_after_ms, SIGKILLs it, collects its report.
 RunResult RunWriter(const std::string& dir, int run, uint64_t seed, bool maintenance, uint64_t flush_size,
                     int kill_after_ms) {
   RunResult res;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2: " << errno;
+  testing::ChildProcess::Output output;
+  output.pipe = true;
+  output.keep_stderr = true;
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> spawned = testing::ChildProcess::Spawn(
+      {CRASH_WRITER, dir, std::to_string(run), std::to_string(seed), maintenance ? "1" : "0", std::to_string(flush_size)},
+      output);
+  if (!spawned.ok()) {
+    ADD_FAILURE() << spawned.status();
     return res;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  std::string run_s = std::to_string(run), seed_s = std::to_string(seed), maint_s = maintenance ? "1" : "0";
-  std::string flush_s = std::to_string(flush_size);
-  std::string exe = CRASH_WRITER;
-  char* argv[] = {exe.data(), const_cast<char*>(dir.c_str()), run_s.data(), seed_s.data(), maint_s.data(), flush_s.data(), nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    ADD_FAILURE() << "posix_spawn " << exe << ": " << rc;
-    return res;
-  }
+  testing::ChildProcess& writer = **spawned;
   // Drain the pipe while the writer runs (it blocks when the pipe is full), then kill it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
   char buf[65536];
@@ -200,17 +187,17 @@ RunResult RunWriter(const std::string& dir, int run, uint64_t seed, bool mainten
     if (!killed) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        ::kill(pid, SIGKILL);
+        writer.Signal(SIGKILL);
         killed = true;
       } else {
         timeout = static_cast<int>(left.count());
       }
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{writer.read_fd(), POLLIN, 0};
     int pr = ::poll(&p, 1, timeout);
     if (pr < 0 && errno != EINTR) break;
     if (pr <= 0) continue;
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    ssize_t n = ::read(writer.read_fd(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       eof = true;
@@ -218,13 +205,9 @@ RunResult RunWriter(const std::string& dir, int run, uint64_t seed, bool mainten
       res.output.append(buf, static_cast<size_t>(n));
     }
   }
-  ::close(fds[0]);
-  if (!killed) ::kill(pid, SIGKILL);  // exited early (EOF before the deadline); reap below
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  res.status = status;
-  res.killed_by_us = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  if (!killed) writer.Signal(SIGKILL);  // exited early (EOF before the deadline); reaped below
+  res.exit_code = writer.Wait();
+  res.killed_by_us = res.exit_code == -SIGKILL;
   return res;
 }
 
@@ -258,7 +241,7 @@ class CrashTest : public ::testing::Test {
     const uint64_t flush_size = std::uniform_int_distribution<int>(0, 2)(rng_) == 0 ? 24 << 10 : 320 << 10;
     RunResult res = RunWriter(dir, run, seed_ + static_cast<uint64_t>(run), maintenance, flush_size, delay);
     Report rep = ParseReport(res.output);
-    ASSERT_TRUE(res.killed_by_us) << "writer run " << run << " ended by itself (status " << res.status
+    ASSERT_TRUE(res.killed_by_us) << "writer run " << run << " ended by itself (exit code " << res.exit_code
                                   << "): " << rep.error;
     ASSERT_TRUE(rep.error.empty()) << rep.error;
     ++cycles_;

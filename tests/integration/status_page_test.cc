@@ -17,23 +17,22 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/child_process.h"
 #include "tests/util/http_get.h"
 
 namespace basalt::testing {
 namespace {
 
-// Runs a command, returning what it printed on stdout (stderr dropped: Chromium's chatter).
-absl::StatusOr<std::string> RunCommand(const std::string& command) {
-  FILE* p = ::popen((command + " 2>/dev/null").c_str(), "r");
-  if (p == nullptr) return absl::InternalError(absl::StrCat("cannot run: ", command));
-  std::string out;
-  char buf[65536];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  const int rc = ::pclose(p);
-  if (rc != 0) return absl::InternalError(absl::StrCat("exit status ", rc, " from: ", command));
-  return out;
+// Runs a program, returning what it printed on stdout (stderr dropped: Chromium's chatter).
+absl::StatusOr<std::string> RunCommand(std::vector<std::string> argv) {
+  const std::string what = absl::StrJoin(argv, " ");
+  absl::StatusOr<ChildProcess::Finished> run = ChildProcess::Run(std::move(argv), /*with_stderr=*/false);
+  if (!run.ok()) return run.status();
+  if (run->exit_code != 0) return absl::InternalError(absl::StrCat("exit code ", run->exit_code, " from: ", what));
+  return run->output;
 }
 
 std::string ChromiumBinary() {
@@ -92,9 +91,13 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
 
   TempDir profile;
   const std::string url = absl::StrCat("http://", http, "/");
-  const std::string flags = absl::StrCat("--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run ",
-                                         "--user-data-dir=", profile.path(), " ");
-  absl::StatusOr<std::string> dom = RunCommand(absl::StrCat(chromium, " ", flags, "--dump-dom ", url));
+  auto with_flags = [&](std::vector<std::string> more) {
+    std::vector<std::string> argv = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                     "--no-first-run", "--user-data-dir=" + profile.path()};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  };
+  absl::StatusOr<std::string> dom = RunCommand(with_flags({"--dump-dom", url}));
   ASSERT_TRUE(dom.ok()) << dom.status();
   ASSERT_NE(dom->find("<title>basalt-server"), std::string::npos) << *dom;
 
@@ -147,7 +150,7 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
   // A screenshot, kept for a person to look at.
   const std::string png = "status_page.png";
   std::remove(png.c_str());
-  ASSERT_TRUE(RunCommand(absl::StrCat(chromium, " ", flags, "--window-size=1280,1800 --screenshot=", png, " ", url)).ok());
+  ASSERT_TRUE(RunCommand(with_flags({"--window-size=1280,1800", "--screenshot=" + png, url})).ok());
   std::ifstream in(png, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 10000u) << "no screenshot";
@@ -169,11 +172,12 @@ TEST_F(StatusPage, TheJsonConfAndLogsSayWhatThePageShows) {
   // Read by Python's json module, as a script would.
   TempDir dir;
   std::ofstream(dir.path() + "/s.json") << json->body;
-  absl::StatusOr<std::string> read = RunCommand(absl::StrCat(
-      "/usr/bin/python3 -c \"import json,sys; d=json.load(open(sys.argv[1])); "
-      "print(d['status']['mode'], len(d['regions']), d['regions'][0]['server'], d['conf']['block_cache_size'], "
-      "[t['name'] for t in d['status']['tables']], sorted(d['latency']['series']))\" ",
-      dir.path(), "/s.json"));
+  absl::StatusOr<std::string> read = RunCommand(
+      {"/usr/bin/python3", "-c",
+       "import json,sys; d=json.load(open(sys.argv[1])); "
+       "print(d['status']['mode'], len(d['regions']), d['regions'][0]['server'], d['conf']['block_cache_size'], "
+       "[t['name'] for t in d['status']['tables']], sorted(d['latency']['series']))",
+       dir.path() + "/s.json"});
   ASSERT_TRUE(read.ok()) << read.status() << "\n" << json->body;
   EXPECT_EQ(*read, absl::StrCat("standalone 2 ", server_->address(), " 64MiB ['t'] ['get', 'mutate', 'scan']\n"));
 

@@ -1,18 +1,17 @@
 // A real basalt-server child process for integration tests: started on a port picked at run
 // time (--listen=127.0.0.1:0 --port_file), stopped with SIGTERM (clean) or SIGKILL (crash),
-// restarted on the same data directory. Not thread-safe; one test thread owns it.
+// restarted on the same data directory. Not thread-safe; one test thread owns it. It is started
+// as every test's program is (ChildProcess, child_process.h).
 #pragma once
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,8 +19,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tests/util/child_process.h"
-
-extern char** environ;
 
 namespace basalt::testing {
 
@@ -43,31 +40,23 @@ class ServerProcess {
   // Starts the server and waits (up to 30 s) until it listens. The first start picks a free
   // port; restarts reuse it so clients reconnect to the same address.
   absl::Status Start() {
-    if (pid_ > 0) return absl::FailedPreconditionError("server already running");
+    if (running()) return absl::FailedPreconditionError("server already running");
     const std::string port_file = data_dir_ + ".port";
     ::unlink(port_file.c_str());
     std::vector<std::string> args = launcher_;
-    std::vector<std::string> server_args = {binary_, "--data_dir=" + data_dir_,
-                                     absl::StrCat("--listen=", host_, ":", port_), "--port_file=" + port_file};
-    server_args.insert(server_args.end(), extra_args_.begin(), extra_args_.end());
-    args.insert(args.end(), server_args.begin(), server_args.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
+    args.insert(args.end(), {binary_, "--data_dir=" + data_dir_, absl::StrCat("--listen=", host_, ":", port_),
+                             "--port_file=" + port_file});
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    ChildProcess::Output output;
     if (!log_dir_.empty()) {
-      ::posix_spawn_file_actions_addopen(&actions, 1, (log_dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::posix_spawn_file_actions_addopen(&actions, 2, (log_dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      output.stdout_path = log_dir_ + "/stdout";
+      output.stderr_path = log_dir_ + "/stderr";
     }
-    // A launcher is looked up in PATH; it must exec the server (so pid_ stays the server's).
-    const int rc = launcher_.empty() ? ::posix_spawn(&pid_, binary_.c_str(), &actions, nullptr, argv.data(), environ)
-                                     : ::posix_spawnp(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-    ::posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      pid_ = -1;
-      return absl::InternalError(absl::StrCat("spawn ", binary_, ": error ", rc));
-    }
+    // A launcher is looked up in PATH; it must exec the server (so the pid stays the server's).
+    output.search_path = !launcher_.empty();
+    absl::StatusOr<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(std::move(args), output);
+    if (!spawned.ok()) return spawned.status();
+    process_ = *std::move(spawned);
     for (int i = 0; i < 3000; ++i) {
       std::ifstream f(port_file);
       int port = 0;
@@ -75,10 +64,9 @@ class ServerProcess {
         port_ = port;
         return absl::OkStatus();
       }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return absl::InternalError(absl::StrCat("basalt-server exited during start-up, status ", status));
+      if (std::optional<int> code = process_->WaitForExit(absl::ZeroDuration())) {
+        process_.reset();
+        return absl::InternalError(absl::StrCat("basalt-server exited during start-up, exit code ", *code));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -90,24 +78,24 @@ class ServerProcess {
   int Terminate() { return Stop(SIGTERM); }
   // SIGKILL and wait: a crash.
   void Kill() {
-    if (pid_ > 0) Stop(SIGKILL);
+    if (running()) Stop(SIGKILL);
   }
-  bool running() const { return pid_ > 0; }
+  bool running() const { return process_ != nullptr && process_->running(); }
   // A command the server is started through, e.g. {"prlimit", "--nofile=256:256", "--"}.
   void set_launcher(std::vector<std::string> launcher) { launcher_ = std::move(launcher); }
   int port() const { return port_; }
   std::string address() const { return absl::StrCat(host_, ":", port_); }
   // The address it listens on (before the first Start; default 127.0.0.1).
   void set_host(std::string host) { host_ = std::move(host); }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_ != nullptr ? process_->pid() : -1; }
 
   // Sends `sig` without waiting (SIGSTOP, SIGCONT).
   // SIGSTOP returns once every thread of the server has stopped (up to 5 s): kill() returns
   // before a thread running on another core is stopped, and such a thread could still answer
   // a call the test sends next (ClientOps.CallsToAStoppedServerEndAtTheirDeadline saw it).
   void Signal(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
+    if (!running()) return;
+    process_->Signal(sig);
     if (sig != SIGSTOP) return;
     for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
          !AllThreadsStopped() && std::chrono::steady_clock::now() < end;) {
@@ -117,7 +105,7 @@ class ServerProcess {
   // Every thread in /proc/<pid>/task is in state T (stopped) or t (traced).
   bool AllThreadsStopped() const {
     std::error_code ec;
-    for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+    for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid()) + "/task", ec)) {
       std::ifstream in(t.path() / "stat");
       std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       const size_t paren = stat.rfind(')');  // "pid (comm) S ...": comm may hold spaces
@@ -130,20 +118,12 @@ class ServerProcess {
   // Waits up to `limit` for the server to exit by itself; returns its exit code (-signal if a
   // signal ended it), or -1000 if it still runs.
   int WaitForExit(std::chrono::milliseconds limit) {
-    for (auto end = std::chrono::steady_clock::now() + limit; pid_ > 0;) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-      }
-      if (std::chrono::steady_clock::now() > end) return -1000;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
+    if (!running()) return -1;
+    return process_->WaitForExit(absl::FromChrono(limit)).value_or(-1000);
   }
 
   // Sends `sig` and waits; returns the exit code (-signal if killed by one; -1 if not running).
-  int Stop(int sig) { return SignalAndReap(&pid_, sig); }
+  int Stop(int sig) { return running() ? process_->Stop(sig) : -1; }
 
  private:
 
@@ -153,7 +133,7 @@ class ServerProcess {
   std::string log_dir_;
   std::vector<std::string> launcher_;
   std::string host_ = "127.0.0.1";
-  pid_t pid_ = -1;
+  std::unique_ptr<ChildProcess> process_;
   int port_ = 0;
 };
 
