@@ -11,17 +11,6 @@
 namespace basalt::server {
 namespace {
 
-// One of a fixed set of spellings (case-insensitive), each naming a value.
-template <typename T>
-absl::StatusOr<T> ParseChoice(std::string_view key, std::string_view v,
-                              std::initializer_list<std::pair<std::string_view, T>> choices, std::string_view expected) {
-  const std::string l = absl::AsciiStrToLower(AV(v));
-  for (const auto& [name, value] : choices) {
-    if (l == name) return value;
-  }
-  return BadValue(key, v, AV(expected));
-}
-
 struct Setting {
   const char* key;
   const char* default_text;

@@ -17,9 +17,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -114,6 +116,19 @@ absl::StatusOr<double> ParseDouble(std::string_view key, std::string_view value,
 absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view value);
 // Comma-separated users and @groups (superusers, metrics_users).
 absl::Status ParsePrincipals(std::string_view key, std::string_view value, std::vector<std::string>* out);
+// One of a fixed set of spellings (case-insensitive), each naming a value; else BadValue saying
+// what was `expected`.
+template <typename T>
+absl::StatusOr<T> ParseChoice(std::string_view key, std::string_view value,
+                              std::initializer_list<std::pair<std::string_view, T>> choices, std::string_view expected) {
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const auto& [name, v] : choices) {
+    if (lower == name) return v;
+  }
+  return BadValue(key, value, absl::string_view(expected.data(), expected.size()));
+}
+
 // Splits "HOST:PORT" ("[::1]:PORT" for IPv6). InvalidArgument when malformed.
 absl::Status SplitHostPort(std::string_view listen, std::string* host, int* port);
 

@@ -39,14 +39,10 @@ void AddShellFlags(ShellFlags* f, FlagSet* flags) {
     return absl::OkStatus();
   });
   flags->Add("format", "human", "human (as HBase's shell prints) or json (one JSON object per command)",
-             [f](std::string_view v) {
-               if (v == "human") {
-                 f->format = OutputFormat::kHuman;
-               } else if (v == "json") {
-                 f->format = OutputFormat::kJson;
-               } else {
-                 return BadValue("format", v, "expected human or json");
-               }
+             [f](std::string_view v) -> absl::Status {
+               BASALT_ASSIGN_OR_RETURN(f->format, server::ParseChoice<OutputFormat>(
+                                                      "format", v, {{"human", OutputFormat::kHuman}, {"json", OutputFormat::kJson}},
+                                                      "expected human or json"));
                return absl::OkStatus();
              });
   flags->Add(
@@ -62,18 +58,16 @@ void AddShellFlags(ShellFlags* f, FlagSet* flags) {
     f->timeout_seconds = *s;
     return absl::OkStatus();
   });
-  flags->Add("transport", "auto", "auto (Get/Put over RDMA verbs when offered), grpc, verbs", [f](std::string_view v) {
-    if (v == "auto") {
-      f->transport = TransportChoice::kAuto;
-    } else if (v == "grpc") {
-      f->transport = TransportChoice::kGrpc;
-    } else if (v == "verbs") {
-      f->transport = TransportChoice::kVerbs;
-    } else {
-      return BadValue("transport", v, "expected auto, grpc or verbs");
-    }
-    return absl::OkStatus();
-  });
+  flags->Add("transport", "auto", "auto (Get/Put over RDMA verbs when offered), grpc, verbs",
+             [f](std::string_view v) -> absl::Status {
+               BASALT_ASSIGN_OR_RETURN(f->transport, server::ParseChoice<TransportChoice>(
+                                                         "transport", v,
+                                                         {{"auto", TransportChoice::kAuto},
+                                                          {"grpc", TransportChoice::kGrpc},
+                                                          {"verbs", TransportChoice::kVerbs}},
+                                                         "expected auto, grpc or verbs"));
+               return absl::OkStatus();
+             });
   flags->Add(
       "no-timing", "false", "leave out the 'Took N seconds' lines",
       [f](std::string_view v) {
