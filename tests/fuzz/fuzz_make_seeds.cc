@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "storage/internal/compression.h"
 #include "storage/internal/manifest.h"
 #include "storage/internal/wal.h"
+#include "src/front/hbase/cell_block.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "transport/verbs/frame.h"
 
@@ -223,6 +226,27 @@ void VerbsFrameSeeds(const std::string& out) {
         verbs::EncodeMutateReply(9, absl::FailedPreconditionError("table disabled"), absl::MakeSpan(buf)));
 }
 
+// fuzz_hbase_rpc: the bytes the real HBase 2.6.0 client sent (tests/hbase/testdata), arriving in
+// pieces of 1, 7 and 256 bytes, and a cell block of every cell type.
+void HBaseRpcSeeds(const std::string& out) {
+  const std::string dir = out + "/fuzz_hbase_rpc";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(std::string(BASALT_SOURCE_DIR) + "/tests/hbase/testdata/client-2.6.0-getclusterid.bin",
+                   std::ios::binary);
+  const std::string client((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int piece : {0, 6, 255}) {
+    Write(dir, absl::StrCat("seed-client-", piece + 1), std::string(1, static_cast<char>(piece)) + client);
+  }
+  std::string block;
+  int64_t ts = 1;
+  for (hbase::KeyValueType t : {hbase::KeyValueType::kPut, hbase::KeyValueType::kDelete,
+                                hbase::KeyValueType::kDeleteColumn, hbase::KeyValueType::kDeleteFamily,
+                                hbase::KeyValueType::kDeleteFamilyVersion}) {
+    hbase::AppendCell({"row", "cf", "q", ts++, t, t == hbase::KeyValueType::kPut ? "value" : ""}, &block).IgnoreError();
+  }
+  Write(dir, "seed-cell-block", std::string(1, '\0') + block);
+}
+
 }  // namespace
 }  // namespace basalt::fuzz
 
@@ -237,6 +261,7 @@ int main(int argc, char** argv) {
   basalt::fuzz::WalSeeds(out);
   basalt::fuzz::ManifestSeeds(out);
   basalt::fuzz::VerbsFrameSeeds(out);
+  basalt::fuzz::HBaseRpcSeeds(out);
   std::printf("fuzz_make_seeds: seed corpora written under %s\n", out.c_str());
   return 0;
 }
