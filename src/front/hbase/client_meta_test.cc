@@ -3,7 +3,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "common/coding.h"
 #include "gtest/gtest.h"
 #include "proto/hbase/hbase_registry.pb.h"
 #include "src/front/hbase/zk_records.h"
@@ -22,18 +21,10 @@ ClusterFacts Facts() {
 
 // An answer frame's header and message bytes.
 std::pair<ResponseHeader, std::string> Read(std::string_view frame) {
-  std::string_view body = frame.substr(4);
-  uint32_t n = 0;
-  EXPECT_TRUE(GetVarint32(&body, &n));
-  ResponseHeader h;
-  EXPECT_TRUE(h.ParseFromArray(body.data(), static_cast<int>(n)));
-  body.remove_prefix(n);
-  std::string message;
-  if (!h.has_exception()) {
-    EXPECT_TRUE(GetVarint32(&body, &n));
-    message = std::string(body.substr(0, n));
-  }
-  return {h, message};
+  absl::StatusOr<Answer> a = DecodeAnswer(frame.substr(4));
+  EXPECT_TRUE(a.ok()) << a.status();
+  if (!a.ok()) return {};
+  return {a->header, a->message};
 }
 
 Call CallOf(uint32_t id, const std::string& method, const std::string& param = "") {

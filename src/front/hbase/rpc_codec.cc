@@ -158,4 +158,50 @@ std::string ConnectionError(const absl::Status& why) {
                          std::string(why.message()), /*do_not_retry=*/true);
 }
 
+std::string EncodeHello(const ConnectionHeader& header) {
+  std::string out(kPreambleMagic, 4);
+  out.push_back(static_cast<char>(kRpcVersion));
+  out.push_back(static_cast<char>(kAuthSimple));
+  PutFixed32BE(&out, static_cast<uint32_t>(header.ByteSizeLong()));
+  header.AppendToString(&out);
+  return out;
+}
+
+std::string EncodeCall(const RequestHeader& header, std::string_view param, std::string_view cell_block) {
+  std::string body;
+  AppendDelimited(&body, header);
+  if (header.request_param()) {
+    PutVarint32(&body, static_cast<uint32_t>(param.size()));
+    body.append(param);
+  }
+  body.append(cell_block);
+  std::string out;
+  PutFixed32BE(&out, static_cast<uint32_t>(body.size()));
+  return out + body;
+}
+
+absl::StatusOr<Answer> DecodeAnswer(std::string_view body) {
+  Answer a;
+  absl::StatusOr<std::string_view> header = Delimited(&body, "response header");
+  if (!header.ok()) return header.status();
+  if (!a.header.ParsePartialFromArray(header->data(), static_cast<int>(header->size())) ||
+      !a.header.IsInitialized()) {
+    return absl::InvalidArgumentError("malformed answer: its response header does not parse");
+  }
+  if (!a.header.has_exception()) {
+    absl::StatusOr<std::string_view> message = Delimited(&body, "response");
+    if (!message.ok()) return message.status();
+    a.message = std::string(*message);
+  }
+  a.cell_block = std::string(body);
+  return a;
+}
+
+std::optional<size_t> WholeFrame(std::string_view bytes) {
+  if (bytes.size() < 4) return std::nullopt;
+  const size_t n = 4 + static_cast<size_t>(DecodeFixed32BE(bytes.data()));
+  if (bytes.size() < n) return std::nullopt;
+  return n;
+}
+
 }  // namespace basalt::hbase

@@ -89,4 +89,23 @@ std::string EncodeException(uint32_t call_id, std::string_view exception_class, 
 // the reader's message, call id -1.
 std::string ConnectionError(const absl::Status& why);
 
+// The client's side of the same framing, for the tests and tools that speak to the port as an
+// HBase client does.
+//
+// The preamble and the ConnectionHeader a client opens a connection with.
+std::string EncodeHello(const ConnectionHeader& header);
+// A call's frame: the RequestHeader, the request's bytes (when header.request_param()), then
+// the cell block (the header's cell_block_meta must give its length).
+std::string EncodeCall(const RequestHeader& header, std::string_view param, std::string_view cell_block = {});
+// One answer as the client reads it from a frame's body (after the 4-byte length).
+struct Answer {
+  ResponseHeader header;
+  std::string message;     // empty when header.has_exception()
+  std::string cell_block;
+};
+absl::StatusOr<Answer> DecodeAnswer(std::string_view body);
+// The length of the frame that starts `bytes` (4-byte length + body) once it is whole in them;
+// nullopt while it is not.
+std::optional<size_t> WholeFrame(std::string_view bytes);
+
 }  // namespace basalt::hbase

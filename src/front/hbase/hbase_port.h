@@ -1,0 +1,111 @@
+// The HBase port's I/O: a TCP listener and event loops that read HBase's RPC framing
+// (rpc_codec.h) off each connection and hand each whole call to a handler, which answers it
+// through the call's Responder, on any thread and in any order.
+//
+// Event-driven, not a thread per connection: loop_threads threads each wait in epoll on their
+// share of the connections (level-triggered, non-blocking sockets). An answer is written at
+// once by the thread that gives it when nothing is queued before it on its connection; what
+// the socket does not take is queued, and the connection's loop writes it when the socket is
+// writable again.
+//
+// Bounds (as the gRPC front end's, grpc_server.h):
+//   - connections: past max_connections a new one gets HBase's FatalConnectionException
+//     saying why and is closed; the Acceptor (src/base/acceptor.h) keeps reserved_fds
+//     descriptors free and survives EMFILE;
+//   - calls in flight, server-wide: past max_calls_in_flight a call is answered at once with
+//     CallQueueTooBigException, which the HBase client retries after a pause;
+//   - a frame (a call with its cell block) longer than max_request_bytes ends its connection;
+//   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
+//     read until its client takes them, so a client that stops reading stops itself only.
+//
+// Thread-safety: Start and Shutdown from one thread; the handler is called on the loop
+// threads; Responder::Send from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "src/front/hbase/rpc_codec.h"
+
+namespace basalt::hbase {
+
+class Connection;  // hbase_port.cc
+
+// Counters of the port, read by /metrics and the tests.
+struct PortCounters {
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_refused{0};  // past max_connections or by the Acceptor
+  std::atomic<uint64_t> connections_open{0};
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> calls_refused_busy{0};   // answered CallQueueTooBigException
+  std::atomic<uint64_t> calls_in_flight{0};
+  std::atomic<uint64_t> reads_paused{0};         // times a connection's reading was paused
+};
+
+// The way back for one call. Send exactly once; a Responder dropped without sending answers
+// the call with an IOException saying so (a call is never left unanswered).
+class Responder {
+ public:
+  Responder(std::shared_ptr<Connection> connection, uint32_t call_id, std::shared_ptr<PortCounters> counters);
+  ~Responder();
+  Responder(const Responder&) = delete;
+  Responder& operator=(const Responder&) = delete;
+
+  uint32_t call_id() const { return call_id_; }
+  // The connection's header (its service, its user, its cell block codec).
+  const ConnectionHeader& connection_header() const;
+  // A short name of the peer, "host:port", for logs.
+  const std::string& peer() const;
+  // Queues the answer's frame (EncodeResponse or EncodeException for this call id). A
+  // connection closed meanwhile drops it.
+  void Send(std::string frame);
+
+ private:
+  std::shared_ptr<Connection> connection_;
+  const uint32_t call_id_;
+  std::shared_ptr<PortCounters> counters_;
+  bool sent_ = false;
+};
+
+class HBasePort {
+ public:
+  struct Options {
+    std::string listen = "127.0.0.1:0";
+    int loop_threads = 1;
+    int max_connections = 1000;
+    int max_calls_in_flight = 1000;
+    uint32_t max_request_bytes = 64 << 20;
+    int64_t max_queued_reply_bytes = 64 << 20;
+    int reserved_fds = 64;
+    std::function<void(std::string_view)> log;  // refusals and connection errors; empty: stderr
+  };
+  // A whole call of a connection whose header has been read. Called on a loop thread: it may
+  // answer inline or hand the Responder to another thread.
+  using Handler = std::function<void(Call call, std::unique_ptr<Responder> responder)>;
+
+  // Binds and starts the loops. Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HBasePort>> Start(const Options& options, Handler handler);
+  ~HBasePort();  // Shutdown()s
+  HBasePort(const HBasePort&) = delete;
+  HBasePort& operator=(const HBasePort&) = delete;
+
+  int port() const;
+  const PortCounters& counters() const;
+
+  // Stops accepting, closes every connection (answers not yet written are dropped; HBase
+  // clients retry them elsewhere) and joins the loops. Idempotent.
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit HBasePort(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace basalt::hbase
