@@ -25,6 +25,7 @@ PKGS=(
   nftables iproute2                             # tests: partitions between network namespaces (ip netns, nft)
   file                                          # tests: cpack's DEB generator runs dpkg-shlibdeps on the ELF files it finds with file
   libssl-dev openssl                            # security: token hashes, the HTTP port's TLS; tests make certs
+  default-jdk-headless maven                    # tests: the unmodified HBase client (Maven Central) drives the HBase port
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
