@@ -43,6 +43,10 @@ struct ServerConfig {
   // holds it; one given explicitly (http_listen_set) must bind, or the server does not start.
   std::string http_listen = "127.0.0.1:16030";
   bool http_listen_set = false;
+  // The HBase port (docs/DESIGN.md §15): HBase 2.x clients speak HBase's RPC here; HOST:PORT
+  // (port 0: a free one); empty: off. hbase_port_file: once listening, its port is written there.
+  std::string hbase_listen;
+  std::string hbase_port_file;
   // A region server of a cluster (docs/DESIGN.md §6): it opens only the regions the active
   // basalt-master assigns it, its log in data_dir/wals/; needs zookeeper_quorum and rados_pool.
   // false: standalone (its own catalogue and meta; with zookeeper_quorum it also registers).

@@ -29,6 +29,7 @@
 #include "src/cluster/cluster_member.h"
 #include "src/base/config.h"
 #include "src/front/grpc_server.h"
+#include "src/front/hbase/hbase_front.h"
 #include "src/base/http_front.h"
 #include "src/schema/meta.h"
 #include "src/security/quotas.h"
@@ -289,6 +290,35 @@ int Run(int argc, char** argv) {
     return Daemon::kFailed;
   }
   counters.verbs.store(&verbs_control);
+  // The HBase port (docs/DESIGN.md §15), its writes on the gRPC pool as the verbs transport's.
+  std::unique_ptr<hbase::HBaseFront> hbase_front;
+  if (!config.hbase_listen.empty()) {
+    hbase::HBaseFront::Options ho;
+    ho.port.listen = config.hbase_listen;
+    ho.port.log = [](std::string_view line) { log::Warning(absl::StrCat("hbase port: ", AV(line))); };
+    ho.advertised_host = host;
+    ho.start_code = start_code;
+    ho.cluster_id = absl::StrCat("basalt-", host, ":", server.port());
+    ho.schedule = server.Scheduler();
+    ho.scanner_lease_ms = config.scanner_lease_ms;
+    hbase_front = std::make_unique<hbase::HBaseFront>(ho, &data, &admin);
+    absl::Status s = hbase_front->Start();
+    if (s.ok() && !config.hbase_port_file.empty()) {
+      s = Env::Default()->WriteFileDurably(config.hbase_port_file, absl::StrCat(hbase_front->port(), "\n"));
+    }
+    if (!s.ok()) {
+      log::Error(absl::StrCat("the HBase port (", config.hbase_listen, "): ", s.message()));
+      if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
+      server.Shutdown(std::chrono::milliseconds(0));
+      tables->CloseAll().IgnoreError();
+      return Daemon::kFailed;
+    }
+    std::cout << "basalt-server: HBase clients on " << host << ":" << hbase_front->port() << std::endl;
+  }
+  // Stopped before the gRPC pool its writes run on.
+  absl::Cleanup stop_hbase = [&hbase_front] {
+    if (hbase_front != nullptr) hbase_front->Shutdown();
+  };
   // From here every exit stops the HTTP port first: its pages read the verbs server and the
   // gRPC server's counters, which go before it would.
   absl::Cleanup stop_http = [&http] { http.reset(); };
@@ -341,6 +371,7 @@ int Run(int argc, char** argv) {
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(*zo, paths, me);
     if (!joined.ok()) {
       log::Error(absl::StrCat("joining the cluster at ", config.zookeeper_quorum, ": ", joined.status().message()));
+      if (hbase_front != nullptr) hbase_front->Shutdown();
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       tables->CloseAll().IgnoreError();
@@ -375,6 +406,7 @@ int Run(int argc, char** argv) {
     absl::Status s = Env::Default()->WriteFileDurably(config.port_file, absl::StrCat(server.port(), "\n"));
     if (!s.ok()) {
       log::Error(absl::StrCat("writing port file: ", s.message()));
+      if (hbase_front != nullptr) hbase_front->Shutdown();
       if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
       server.Shutdown(std::chrono::milliseconds(0));
       tables->CloseAll().IgnoreError();
@@ -387,7 +419,8 @@ int Run(int argc, char** argv) {
   const int sig = daemon.WaitForStop();
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
   http.reset();  // no page reads what the shutdown takes down
-  if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // its writes run on the gRPC pool
+  if (hbase_front != nullptr) hbase_front->Shutdown();        // its writes run on the gRPC pool
+  if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // as these do
   server.Shutdown(kShutdownGrace);
   absl::Status closed = tables->CloseAll();
   if (!closed.ok()) {

@@ -1,0 +1,1205 @@
+#include "src/front/hbase/hbase_front.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/status.h"
+#include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/client_meta.h"
+#include "src/front/hbase/data_convert.h"
+#include "src/front/hbase/filter_convert.h"
+#include "src/front/hbase/region_names.h"
+#include "src/front/hbase/zk_records.h"
+#include "src/schema/region_info.h"
+
+namespace basalt::hbase {
+namespace {
+
+constexpr char kMasterService[] = "MasterService";
+constexpr char kClientService[] = "ClientService";
+constexpr char kAdminService[] = "AdminService";
+constexpr char kPbufMagic[] = "PBUF";
+constexpr uint32_t kMaxRowsPerCall = 10000;
+
+std::string ExceptionFrame(uint32_t call_id, const absl::Status& s) {
+  const Exception e = ExceptionOf(s);
+  return EncodeException(call_id, e.class_name, e.message, e.do_not_retry, e.server_overloaded);
+}
+
+template <typename M>
+absl::Status Parse(const Call& call, M* m) {
+  if (m->ParsePartialFromString(call.param) && m->IsInitialized()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("the request of ", call.header.method_name(), " does not parse"));
+}
+
+std::string BigEndian64(int64_t v) {
+  std::string out;
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> shift) & 0xff));
+  return out;
+}
+
+void AddCell(Result* r, const std::string& row, std::string_view family, std::string_view qualifier, int64_t ts,
+             std::string value) {
+  Cell* c = r->add_cell();
+  c->set_row(row);
+  c->set_family(std::string(family));
+  c->set_qualifier(std::string(qualifier));
+  c->set_timestamp(static_cast<uint64_t>(ts));
+  c->set_cell_type(PUT);
+  c->set_value(std::move(value));
+}
+
+// The Basalt region an HBase region name names (its encoded name), and its table.
+struct NamedRegion {
+  std::string table;   // Basalt's
+  std::string region;  // Basalt's encoded name
+  bool meta = false;   // hbase:meta
+};
+
+absl::StatusOr<NamedRegion> RegionOf(const RegionSpecifier& spec) {
+  NamedRegion n;
+  if (spec.value() == kMetaRegionName || spec.value() == kMetaEncodedName) {
+    n.meta = true;
+    return n;
+  }
+  if (spec.type() != RegionSpecifier::REGION_NAME) {
+    return absl::InvalidArgumentError("a region named by its encoded name alone is not served by Basalt's HBase port");
+  }
+  BASALT_ASSIGN_OR_RETURN(RegionRef ref, ParseRegionName(spec.value()));
+  TableName tn;
+  const size_t colon = ref.table.find(':');
+  if (colon != std::string::npos) {
+    tn.set_namespace_(ref.table.substr(0, colon));
+    tn.set_qualifier(ref.table.substr(colon + 1));
+  } else {
+    tn.set_qualifier(ref.table);
+  }
+  BASALT_ASSIGN_OR_RETURN(n.table, BasaltTableOf(tn));
+  server::RegionInfo info;
+  info.table = n.table;
+  info.start_key = ref.start_key;
+  info.id = ref.id;
+  n.region = ref.id == 0 ? "" : info.EncodedName();
+  return n;
+}
+
+// A scanner a client holds open between calls.
+struct Scanner {
+  std::unique_ptr<server::ScanCursor> cursor;
+  std::deque<rpc::Row> pending;  // read and not yet sent
+  bool exhausted = false;        // the cursor has no more rows
+  uint64_t next_call_seq = 0;
+  int64_t last_used_ms = 0;
+  bool in_use = false;
+  // A reversed scan with an inclusive lower bound: Basalt's bound is exclusive, so the rows
+  // below it are cut here.
+  std::string inclusive_floor;
+  bool has_floor = false;
+};
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+}  // namespace
+
+struct HBaseFront::Impl {
+  Options options;
+  server::DataService* data;
+  server::AdminService* admin;
+  std::unique_ptr<HBasePort> port;
+
+  absl::Mutex mu;
+  std::map<uint64_t, std::shared_ptr<Scanner>> scanners ABSL_GUARDED_BY(mu);
+  uint64_t next_scanner_id ABSL_GUARDED_BY(mu) = 1;
+  // Procedures: Basalt's admin calls finish before they answer, so a procedure is done when its
+  // id is given; kept so the client's poll finds it. The newest kMaxProcedures are kept.
+  std::map<uint64_t, std::string> procedures ABSL_GUARDED_BY(mu);  // id → what it did
+  uint64_t next_procedure ABSL_GUARDED_BY(mu) = 1;
+  // (nonce group, nonce) of admin calls already done → their procedure, so a retry gets the
+  // first answer.
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> admin_nonces ABSL_GUARDED_BY(mu);
+  static constexpr size_t kMaxProcedures = 10000;
+
+  ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
+  std::string SelfAddress() const { return absl::StrCat(options.advertised_host, ":", port->port()); }
+
+  void Run(std::function<void()> task) {
+    if (options.schedule) {
+      options.schedule(std::move(task));
+    } else {
+      task();
+    }
+  }
+
+  void Handle(Call call, std::unique_ptr<Responder> r) {
+    const std::string& service = r->connection_header().service_name();
+    if (service == kClientMetaService) {
+      ClusterFacts facts;
+      facts.cluster_id = options.cluster_id;
+      facts.active_master = Self();
+      facts.meta_server = Self();
+      facts.bootstrap = {Self()};
+      r->Send(AnswerClientMeta(call, facts));
+      return;
+    }
+    if (service == kClientService) {
+      const std::string& m = call.header.method_name();
+      if (m == "Get" || m == "Scan") {
+        Client(call, r.get());
+        return;
+      }
+      auto shared = std::make_shared<std::pair<Call, std::unique_ptr<Responder>>>(std::move(call), std::move(r));
+      Run([this, shared] { Client(shared->first, shared->second.get()); });
+      return;
+    }
+    if (service == kMasterService) {
+      if (call.header.method_name() == "IsMasterRunning") {
+        IsMasterRunningResponse resp;
+        resp.set_is_master_running(true);
+        r->Send(EncodeResponse(call.header.call_id(), resp));
+        return;
+      }
+      auto shared = std::make_shared<std::pair<Call, std::unique_ptr<Responder>>>(std::move(call), std::move(r));
+      Run([this, shared] { Master(shared->first, shared->second.get()); });
+      return;
+    }
+    if (service == kAdminService) {
+      auto shared = std::make_shared<std::pair<Call, std::unique_ptr<Responder>>>(std::move(call), std::move(r));
+      Run([this, shared] { RegionServerAdmin(shared->first, shared->second.get()); });
+      return;
+    }
+    r->Send(AnswerNotServed(call, service));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // MasterService
+
+  void Master(const Call& call, Responder* r) {
+    std::string answer;
+    absl::Status s = MasterCall(call, &answer);
+    r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
+  }
+
+  uint64_t Procedure(const std::string& what, uint64_t nonce_group, uint64_t nonce) {
+    absl::MutexLock l(&mu);
+    const uint64_t id = next_procedure++;
+    procedures.emplace(id, what);
+    if (procedures.size() > kMaxProcedures) procedures.erase(procedures.begin());
+    if (nonce != 0) admin_nonces[{nonce_group, nonce}] = id;
+    if (admin_nonces.size() > kMaxProcedures) admin_nonces.erase(admin_nonces.begin());
+    return id;
+  }
+  std::optional<uint64_t> DoneBefore(uint64_t nonce_group, uint64_t nonce) {
+    if (nonce == 0) return std::nullopt;
+    absl::MutexLock l(&mu);
+    auto it = admin_nonces.find({nonce_group, nonce});
+    if (it == admin_nonces.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table) {
+    rpc::ListTablesResponse all;
+    BASALT_RETURN_IF_ERROR(admin->ListTables(rpc::ListTablesRequest(), &all));
+    for (rpc::DescribeTableResponse& t : *all.mutable_tables()) {
+      if (t.table().name() == table) return std::move(t);
+    }
+    return TableNotFound(table);
+  }
+
+  // A procedure's answer: done at once (Basalt's admin calls are synchronous), or the answer
+  // the first call with the same nonce got.
+  template <typename Response>
+  absl::Status ProcedureCall(const Call& call, std::string* answer, uint64_t nonce_group, uint64_t nonce,
+                             const std::string& what, const std::function<absl::Status()>& run) {
+    Response resp;
+    if (std::optional<uint64_t> before = DoneBefore(nonce_group, nonce)) {
+      resp.set_proc_id(*before);
+    } else {
+      BASALT_RETURN_IF_ERROR(run());
+      resp.set_proc_id(Procedure(what, nonce_group, nonce));
+    }
+    *answer = EncodeResponse(call.header.call_id(), resp);
+    return absl::OkStatus();
+  }
+
+  absl::Status MasterCall(const Call& call, std::string* answer) {
+    const std::string& m = call.header.method_name();
+    const uint32_t id = call.header.call_id();
+    if (m == "GetTableNames" || m == "GetTableDescriptors") {
+      std::string ns;
+      bool names_only = m == "GetTableNames";
+      GetTableNamesRequest names_req;
+      GetTableDescriptorsRequest desc_req;
+      std::vector<std::string> wanted;
+      if (names_only) {
+        BASALT_RETURN_IF_ERROR(Parse(call, &names_req));
+        ns = names_req.namespace_();
+      } else {
+        BASALT_RETURN_IF_ERROR(Parse(call, &desc_req));
+        ns = desc_req.namespace_();
+        for (const TableName& t : desc_req.table_names()) {
+          absl::StatusOr<std::string> name = BasaltTableOf(t);
+          if (name.ok()) wanted.push_back(*name);
+        }
+      }
+      rpc::ListTablesResponse all;
+      BASALT_RETURN_IF_ERROR(admin->ListTables(rpc::ListTablesRequest(), &all));
+      GetTableNamesResponse names;
+      GetTableDescriptorsResponse descs;
+      const bool any_ns = ns.empty() || ns == kDefaultNamespace;
+      for (const rpc::DescribeTableResponse& t : all.tables()) {
+        const std::string& name = t.table().name();
+        if (!any_ns || absl::StartsWith(name, "basalt:")) continue;
+        if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
+        if (names_only) {
+          *names.add_table_names() = TableNameOfBasalt(name);
+        } else {
+          *descs.add_table_schema() = SchemaOf(t.table());
+        }
+      }
+      if (!names_only && !desc_req.table_names().empty() && descs.table_schema().empty()) {
+        return TableNotFound(TableNameOf(desc_req.table_names(0).namespace_(), desc_req.table_names(0).qualifier()));
+      }
+      *answer = names_only ? EncodeResponse(id, names) : EncodeResponse(id, descs);
+      return absl::OkStatus();
+    }
+    if (m == "CreateTable") {
+      CreateTableRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(rpc::TableDescriptor desc, DescriptorOf(req.table_schema()));
+      return ProcedureCall<CreateTableResponse>(call, answer, req.nonce_group(), req.nonce(), "create", [&] {
+        rpc::CreateTableRequest c;
+        *c.mutable_table() = desc;
+        for (const std::string& k : req.split_keys()) c.add_split_keys(k);
+        rpc::CreateTableResponse ignored;
+        absl::Status s = admin->CreateTable(c, &ignored);
+        if (s.code() == absl::StatusCode::kAlreadyExists) return absl::AlreadyExistsError(desc.name());
+        return s;
+      });
+    }
+    if (m == "DisableTable" || m == "EnableTable" || m == "DeleteTable") {
+      TableName tn;
+      uint64_t group = 0;
+      uint64_t nonce = 0;
+      if (m == "DisableTable") {
+        DisableTableRequest req;
+        BASALT_RETURN_IF_ERROR(Parse(call, &req));
+        tn = req.table_name(), group = req.nonce_group(), nonce = req.nonce();
+      } else if (m == "EnableTable") {
+        EnableTableRequest req;
+        BASALT_RETURN_IF_ERROR(Parse(call, &req));
+        tn = req.table_name(), group = req.nonce_group(), nonce = req.nonce();
+      } else {
+        DeleteTableRequest req;
+        BASALT_RETURN_IF_ERROR(Parse(call, &req));
+        tn = req.table_name(), group = req.nonce_group(), nonce = req.nonce();
+      }
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(tn));
+      auto run = [&]() -> absl::Status {
+        BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+        rpc::TableRequest t;
+        t.set_table(table);
+        rpc::AdminResponse ignored;
+        const bool disabled = d.state() == rpc::TABLE_DISABLED;
+        if (m == "DisableTable") {
+          if (disabled) return AsException(absl::FailedPreconditionError(table), kTableNotEnabled);
+          return admin->DisableTable(t, &ignored);
+        }
+        if (m == "EnableTable") {
+          if (!disabled) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+          return admin->EnableTable(t, &ignored);
+        }
+        if (!disabled) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+        return admin->DropTable(t, &ignored);
+      };
+      if (m == "DisableTable") return ProcedureCall<DisableTableResponse>(call, answer, group, nonce, m, run);
+      if (m == "EnableTable") return ProcedureCall<EnableTableResponse>(call, answer, group, nonce, m, run);
+      return ProcedureCall<DeleteTableResponse>(call, answer, group, nonce, m, run);
+    }
+    if (m == "truncateTable") {
+      TruncateTableRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.tablename()));
+      return ProcedureCall<TruncateTableResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&]() -> absl::Status {
+        BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+        if (d.state() != rpc::TABLE_DISABLED) {
+          return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+        }
+        rpc::CreateTableRequest c;
+        *c.mutable_table() = d.table();
+        if (req.preservesplits()) {
+          rpc::TableRequest t;
+          t.set_table(table);
+          rpc::ListRegionsResponse regions;
+          BASALT_RETURN_IF_ERROR(admin->ListRegions(t, &regions));
+          for (const rpc::RegionStatus& r : regions.regions()) {
+            if (!r.start_key().empty()) c.add_split_keys(r.start_key());
+          }
+        }
+        rpc::TableRequest t;
+        t.set_table(table);
+        rpc::AdminResponse ignored;
+        BASALT_RETURN_IF_ERROR(admin->DropTable(t, &ignored));
+        rpc::CreateTableResponse created;
+        return admin->CreateTable(c, &created);
+      });
+    }
+    if (m == "getProcedureResult") {
+      GetProcedureResultRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      GetProcedureResultResponse resp;
+      {
+        absl::MutexLock l(&mu);
+        resp.set_state(procedures.count(req.proc_id()) != 0 ? GetProcedureResultResponse::FINISHED
+                                                              : GetProcedureResultResponse::NOT_FOUND);
+      }
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "GetTableState") {
+      GetTableStateRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+      BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+      GetTableStateResponse resp;
+      resp.mutable_table_state()->set_state(d.state() == rpc::TABLE_DISABLED ? TableState::DISABLED
+                                                                             : TableState::ENABLED);
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "ListNamespaceDescriptors" || m == "ListNamespaces" || m == "GetNamespaceDescriptor") {
+      const std::vector<std::string> all = {kDefaultNamespace, kSystemNamespace};
+      if (m == "ListNamespaces") {
+        ListNamespacesResponse resp;
+        for (const std::string& n : all) resp.add_namespacename(n);
+        *answer = EncodeResponse(id, resp);
+      } else if (m == "ListNamespaceDescriptors") {
+        ListNamespaceDescriptorsResponse resp;
+        for (const std::string& n : all) resp.add_namespacedescriptor()->set_name(n);
+        *answer = EncodeResponse(id, resp);
+      } else {
+        GetNamespaceDescriptorRequest req;
+        BASALT_RETURN_IF_ERROR(Parse(call, &req));
+        if (std::find(all.begin(), all.end(), req.namespacename()) == all.end()) {
+          return NamespaceNotFound(req.namespacename());
+        }
+        GetNamespaceDescriptorResponse resp;
+        resp.mutable_namespacedescriptor()->set_name(req.namespacename());
+        *answer = EncodeResponse(id, resp);
+      }
+      return absl::OkStatus();
+    }
+    if (m == "FlushTable") {
+      FlushTableRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+      return ProcedureCall<FlushTableResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&] {
+        return TableOp(table, &server::AdminService::Flush);
+      });
+    }
+    if (m == "SplitRegion") {
+      SplitTableRegionRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.region_info().table_name()));
+      return ProcedureCall<SplitTableRegionResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&] {
+        server::RegionInfo info;
+        info.table = table;
+        info.start_key = req.region_info().start_key();
+        info.id = req.region_info().region_id();
+        rpc::SplitRequest split;
+        split.set_name(info.EncodedName());
+        split.set_split_row(req.split_row());
+        rpc::AdminResponse ignored;
+        return admin->Split(split, &ignored);
+      });
+    }
+    if (m == "GetClusterStatus") {
+      GetClusterStatusRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      GetClusterStatusResponse resp;
+      ClusterStatus* cs = resp.mutable_cluster_status();
+      cs->mutable_cluster_id()->set_cluster_id(options.cluster_id);
+      *cs->mutable_master() = Self();
+      LiveServerInfo* live = cs->add_live_servers();
+      *live->mutable_server() = Self();
+      ServerLoad* load = live->mutable_server_load();
+      rpc::StatusResponse status;
+      if (admin->Status(rpc::StatusRequest(), &status).ok()) {
+        uint64_t requests = 0;
+        for (const rpc::TableStatus& t : status.tables()) requests += t.read_requests() + t.write_requests();
+        load->set_total_number_of_requests(requests);
+      }
+      *cs->add_servers_name() = Self();
+      cs->set_balancer_on(false);
+      if (options.info_port != 0) cs->set_master_info_port(options.info_port);
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "IsBalancerEnabled") {
+      IsBalancerEnabledResponse resp;
+      resp.set_enabled(false);
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    *answer = AnswerNotServed(call, kMasterService);
+    return absl::OkStatus();
+  }
+
+  // A table-wide admin call of Basalt's (Flush, MajorCompact).
+  absl::Status TableOp(const std::string& table,
+                       absl::Status (server::AdminService::*op)(const rpc::TableRequest&, rpc::AdminResponse*)) {
+    rpc::TableRequest t;
+    t.set_table(table);
+    rpc::AdminResponse ignored;
+    return (admin->*op)(t, &ignored);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // The region server's AdminService: what the shell's flush, compact and major_compact of a
+  // region, and the client's region queries, ask of a region server.
+
+  void RegionServerAdmin(const Call& call, Responder* r) {
+    std::string answer;
+    absl::Status s = RegionServerCall(call, &answer);
+    r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
+  }
+
+  // The HBase RegionInfo of the Basalt region an HBase region name names.
+  absl::StatusOr<RegionInfo> RegionInfoOf(const RegionSpecifier& spec) {
+    BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(spec));
+    if (region.meta) return MetaRegionInfo();
+    BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(region.table));
+    for (const MetaRow& row : rows) {
+      if (row.row != spec.value()) continue;
+      for (const Cell& c : row.result.cell()) {
+        if (c.qualifier() != "regioninfo") continue;
+        RegionInfo info;
+        if (info.ParseFromString(c.value().substr(4))) return info;
+      }
+    }
+    return AsException(absl::UnavailableError(absl::StrCat("region ", absl::CHexEscape(spec.value()),
+                                                           " is not served here (it split, merged or moved)")),
+                       kNotServingRegion);
+  }
+
+  absl::Status RegionServerCall(const Call& call, std::string* answer) {
+    const std::string& m = call.header.method_name();
+    const uint32_t id = call.header.call_id();
+    if (m == "GetRegionInfo") {
+      GetRegionInfoRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      GetRegionInfoResponse resp;
+      BASALT_ASSIGN_OR_RETURN(*resp.mutable_region_info(), RegionInfoOf(req.region()));
+      if (req.compaction_state()) resp.set_compaction_state(GetRegionInfoResponse::NONE);
+      resp.set_splittable(true);
+      resp.set_mergeable(true);
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "GetOnlineRegion") {
+      GetOnlineRegionResponse resp;
+      BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(""));
+      for (const MetaRow& row : rows) {
+        for (const Cell& c : row.result.cell()) {
+          if (c.qualifier() == "regioninfo") resp.add_region_info()->ParseFromString(c.value().substr(4));
+        }
+      }
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "GetServerInfo") {
+      GetServerInfoResponse resp;
+      *resp.mutable_server_info()->mutable_server_name() = Self();
+      if (options.info_port != 0) resp.mutable_server_info()->set_webui_port(static_cast<uint32_t>(options.info_port));
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "FlushRegion" || m == "CompactRegion") {
+      // Basalt flushes and compacts a table's regions together: a region's flush or compaction
+      // is its table's (the same data on disk after; a minor compaction is a major one).
+      RegionSpecifier spec;
+      FlushRegionRequest flush;
+      CompactRegionRequest compact;
+      if (m == "FlushRegion") {
+        BASALT_RETURN_IF_ERROR(Parse(call, &flush));
+        spec = flush.region();
+      } else {
+        BASALT_RETURN_IF_ERROR(Parse(call, &compact));
+        spec = compact.region();
+      }
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(spec));
+      if (region.meta) return absl::InvalidArgumentError("hbase:meta is Basalt's basalt:meta: flush and compact it there");
+      if (m == "FlushRegion") {
+        BASALT_RETURN_IF_ERROR(TableOp(region.table, &server::AdminService::Flush));
+        FlushRegionResponse resp;
+        resp.set_last_flush_time(static_cast<uint64_t>(NowMs()));
+        resp.set_flushed(true);
+        *answer = EncodeResponse(id, resp);
+      } else {
+        BASALT_RETURN_IF_ERROR(TableOp(region.table, &server::AdminService::MajorCompact));
+        *answer = EncodeResponse(id, CompactRegionResponse());
+      }
+      return absl::OkStatus();
+    }
+    *answer = AnswerNotServed(call, kAdminService);
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // hbase:meta, made from basalt:meta's regions on each read
+
+  struct MetaRow {
+    std::string row;
+    Result result;
+  };
+
+  // The rows of hbase:meta for `only_table` (Basalt's name; empty: every table), in meta's order.
+  absl::StatusOr<std::vector<MetaRow>> MetaRows(const std::string& only_table) {
+    rpc::ListTablesResponse all;
+    BASALT_RETURN_IF_ERROR(admin->ListTables(rpc::ListTablesRequest(), &all));
+    std::vector<MetaRow> rows;
+    const std::string server = SelfAddress();
+    const std::string sn = absl::StrCat(options.advertised_host, ",", port->port(), ",", options.start_code);
+    for (const rpc::DescribeTableResponse& t : all.tables()) {
+      const std::string& name = t.table().name();
+      if (absl::StartsWith(name, "basalt:")) continue;
+      if (!only_table.empty() && name != only_table) continue;
+      const TableName tn = TableNameOfBasalt(name);
+      const std::string hbase_name = TableNameOf(tn.namespace_(), tn.qualifier());
+      const bool disabled = t.state() == rpc::TABLE_DISABLED;
+      {
+        MetaRow state;
+        state.row = hbase_name;
+        TableState ts;
+        ts.set_state(disabled ? TableState::DISABLED : TableState::ENABLED);
+        // No PBUF magic here: the client parses table:state as the bare message.
+        AddCell(&state.result, state.row, "table", "state", 1, ts.SerializeAsString());
+        rows.push_back(std::move(state));
+      }
+      rpc::TableRequest req;
+      req.set_table(name);
+      rpc::ListRegionsResponse regions;
+      BASALT_RETURN_IF_ERROR(admin->ListRegions(req, &regions));
+      for (const rpc::RegionStatus& r : regions.regions()) {
+        MetaRow row;
+        row.row = RegionNameOf(hbase_name, r.start_key(), r.id());
+        RegionInfo info;
+        info.set_region_id(r.id());
+        *info.mutable_table_name() = tn;
+        info.set_start_key(r.start_key());
+        info.set_end_key(r.end_key());
+        info.set_offline(false);
+        info.set_split(false);
+        info.set_replica_id(0);
+        const int64_t ts = static_cast<int64_t>(r.id());
+        AddCell(&row.result, row.row, "info", "regioninfo", ts, kPbufMagic + info.SerializeAsString());
+        AddCell(&row.result, row.row, "info", "seqnumDuringOpen", ts, BigEndian64(1));
+        AddCell(&row.result, row.row, "info", "server", ts, server);
+        AddCell(&row.result, row.row, "info", "serverstartcode", ts, BigEndian64(options.start_code));
+        AddCell(&row.result, row.row, "info", "sn", ts, sn);
+        AddCell(&row.result, row.row, "info", "state", ts, disabled ? "CLOSED" : "OPEN");
+        rows.push_back(std::move(row));
+      }
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const MetaRow& a, const MetaRow& b) { return CompareMetaRows(a.row, b.row) < 0; });
+    return rows;
+  }
+
+  // The Basalt table a meta key is about: its text up to the first ',' (a region row), or all
+  // of it (a table's state row).
+  static std::string MetaTableOf(std::string_view key) {
+    std::string_view t = key.substr(0, key.find(','));
+    if (t.substr(0, 8) == "default:") t.remove_prefix(8);
+    return std::string(t);
+  }
+
+  static Result Project(const Result& r, const google::protobuf::RepeatedPtrField<Column>& columns) {
+    if (columns.empty()) return r;
+    Result out;
+    for (const Cell& c : r.cell()) {
+      for (const Column& col : columns) {
+        if (col.family() != c.family()) continue;
+        if (!col.qualifier().empty() &&
+            std::find(col.qualifier().begin(), col.qualifier().end(), c.qualifier()) == col.qualifier().end()) {
+          continue;
+        }
+        *out.add_cell() = c;
+        break;
+      }
+    }
+    return out;
+  }
+
+  absl::Status MetaGet(const Get& get, GetResponse* resp) {
+    BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(MetaTableOf(get.row())));
+    for (const MetaRow& r : rows) {
+      if (r.row != get.row()) continue;
+      Result projected = Project(r.result, get.column());
+      if (get.existence_only()) {
+        resp->mutable_result()->set_exists(projected.cell_size() > 0);
+      } else {
+        *resp->mutable_result() = std::move(projected);
+      }
+      return absl::OkStatus();
+    }
+    if (get.existence_only()) resp->mutable_result()->set_exists(false);
+    else resp->mutable_result();
+    return absl::OkStatus();
+  }
+
+  // A scan of hbase:meta, answered whole in one call (the client's lookups read a few rows).
+  absl::Status MetaScan(const ScanRequest& req, ScanResponse* resp) {
+    if (!req.has_scan()) {  // a next or close of a meta scan: the first call answered it all
+      resp->set_more_results(false);
+      return absl::OkStatus();
+    }
+    const Scan& scan = req.scan();
+    std::string only;
+    if (!scan.start_row().empty() && !scan.stop_row().empty() &&
+        MetaTableOf(scan.start_row()) == MetaTableOf(scan.stop_row())) {
+      only = MetaTableOf(scan.start_row());
+    }
+    BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(only));
+    if (scan.reversed()) std::reverse(rows.begin(), rows.end());
+    const int dir = scan.reversed() ? -1 : 1;
+    const uint32_t limit = scan.has_caching() && scan.caching() > 0 ? scan.caching() : kMaxRowsPerCall;
+    uint32_t want = req.limit_of_rows() > 0 ? req.limit_of_rows() : kMaxRowsPerCall;
+    want = std::min(want, std::max(limit, req.number_of_rows()));
+    for (const MetaRow& r : rows) {
+      if (!scan.start_row().empty()) {
+        const int c = CompareMetaRows(r.row, scan.start_row()) * dir;
+        if (c < 0 || (c == 0 && !scan.include_start_row())) continue;
+      }
+      if (!scan.stop_row().empty()) {
+        const int c = CompareMetaRows(r.row, scan.stop_row()) * dir;
+        if (c > 0 || (c == 0 && !scan.include_stop_row())) break;
+      }
+      Result projected = Project(r.result, scan.column());
+      if (projected.cell_size() == 0) continue;
+      *resp->add_results() = std::move(projected);
+      if (static_cast<uint32_t>(resp->results_size()) >= want) break;
+    }
+    resp->set_more_results(false);
+    resp->set_more_results_in_region(false);
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // ClientService
+
+  void Client(const Call& call, Responder* r) {
+    std::string answer;
+    absl::Status s = ClientCall(call, &answer);
+    r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
+  }
+
+  absl::Status ClientCall(const Call& call, std::string* answer) {
+    const std::string& m = call.header.method_name();
+    const uint32_t id = call.header.call_id();
+    if (m == "Get") {
+      GetRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+      GetResponse resp;
+      if (region.meta) {
+        BASALT_RETURN_IF_ERROR(MetaGet(req.get(), &resp));
+      } else {
+        BASALT_ASSIGN_OR_RETURN(Result result, DoGet(region, req.get()));
+        *resp.mutable_result() = std::move(result);
+      }
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "Mutate") {
+      MutateRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+      if (region.meta) return absl::PermissionDeniedError("hbase:meta is read-only (Basalt keeps basalt:meta)");
+      BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(call));
+      MutateResponse resp;
+      BASALT_RETURN_IF_ERROR(DoMutate(region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
+                                      req.nonce_group(), &cells, &resp));
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "Multi") {
+      MultiRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(call));
+      MultiResponse resp;
+      for (const RegionAction& action : req.regionaction()) {
+        DoRegionAction(action, req.noncegroup(), &cells, resp.add_regionactionresult());
+      }
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "Scan") {
+      ScanRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      ScanResponse resp;
+      if (req.has_region()) {
+        BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+        if (region.meta) {
+          BASALT_RETURN_IF_ERROR(MetaScan(req, &resp));
+          *answer = EncodeResponse(id, resp);
+          return absl::OkStatus();
+        }
+        if (req.has_scan()) {
+          BASALT_RETURN_IF_ERROR(OpenScanner(region, req, &resp));
+          *answer = EncodeResponse(id, resp);
+          return absl::OkStatus();
+        }
+      }
+      BASALT_RETURN_IF_ERROR(NextScanner(req, &resp));
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    *answer = AnswerNotServed(call, kClientService);
+    return absl::OkStatus();
+  }
+
+  static absl::StatusOr<CellCursor> CellsOf(const Call& call) {
+    if (call.cell_block.empty()) return CellCursor();
+    BASALT_ASSIGN_OR_RETURN(std::vector<BlockCell> cells, DecodeCellBlock(call.cell_block));
+    return CellCursor(std::move(cells));
+  }
+
+  absl::StatusOr<rpc::ReadOptions> ReadOf(const google::protobuf::RepeatedPtrField<Column>& columns,
+                                          const TimeRange* range, uint32_t max_versions, bool cache_blocks,
+                                          const Filter* filter) {
+    BASALT_ASSIGN_OR_RETURN(rpc::ReadOptions read, ReadOptionsOf(columns, range, max_versions, cache_blocks));
+    if (filter != nullptr) {
+      BASALT_ASSIGN_OR_RETURN(*read.mutable_filter(), FilterOf(*filter));
+    }
+    return read;
+  }
+
+  absl::StatusOr<Result> DoGet(const NamedRegion& region, const Get& get) {
+    if (get.closest_row_before()) {
+      return absl::InvalidArgumentError("Get.closestRowBefore is not supported by Basalt's HBase port");
+    }
+    rpc::GetRequest g;
+    g.set_table(region.table);
+    g.set_row(get.row());
+    g.set_region(region.region);
+    BASALT_ASSIGN_OR_RETURN(*g.mutable_read(), ReadOf(get.column(), get.has_time_range() ? &get.time_range() : nullptr,
+                                                      get.max_versions(), get.cache_blocks(),
+                                                      get.has_filter() ? &get.filter() : nullptr));
+    rpc::GetResponse resp;
+    BASALT_RETURN_IF_ERROR(data->Get(g, &resp));
+    Result result;
+    if (get.existence_only()) {
+      result.set_exists(resp.row().cells_size() > 0);
+    } else {
+      AppendResult(resp.row(), &result);
+    }
+    return result;
+  }
+
+  absl::StatusOr<rpc::Condition> ConditionOf(const Condition& c) {
+    if (c.has_filter()) {
+      return absl::InvalidArgumentError("checkAndMutate with a filter is not supported by Basalt's HBase port yet");
+    }
+    const bool all_time = !c.has_time_range() || (c.time_range().from() == 0 &&
+                                                   (!c.time_range().has_to() || c.time_range().to() == kLatestTimestamp));
+    if (!all_time) {
+      return absl::InvalidArgumentError("checkAndMutate with a time range is not supported by Basalt's HBase port");
+    }
+    rpc::Condition out;
+    out.set_family(c.family());
+    out.set_qualifier(c.qualifier());
+    if (c.comparator().name() == "org.apache.hadoop.hbase.filter.NullComparator") {
+      if (c.compare_type() != EQUAL) {
+        return absl::InvalidArgumentError("checkAndMutate: a NullComparator condition other than EQUAL (ifNotExists)");
+      }
+      // HBase's ifNotExists holds for a missing column and for an empty value: Basalt's EQUAL
+      // with an empty given value is exactly that (ConditionHolds).
+      out.set_op(rpc::EQUAL);
+      out.set_value("");
+      return out;
+    }
+    BASALT_ASSIGN_OR_RETURN(rpc::Comparator cmp, ComparatorOf(c.comparator()));
+    if (cmp.kind() != rpc::Comparator::BINARY) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkAndMutate compares with ", c.comparator().name(), ", which Basalt's HBase port does not support"));
+    }
+    BASALT_ASSIGN_OR_RETURN(rpc::CompareOp op, CheckOpOf(c.compare_type()));
+    out.set_op(op);
+    out.set_value(cmp.value());
+    return out;
+  }
+
+  absl::Status DoMutate(const NamedRegion& region, const MutationProto& m, const Condition* condition,
+                        uint64_t nonce_group, CellCursor* cells, MutateResponse* resp) {
+    rpc::Nonce nonce;
+    if (m.has_nonce()) {
+      nonce.set_group(nonce_group);
+      nonce.set_nonce(m.nonce());
+    }
+    switch (m.mutate_type()) {
+      case MutationProto::INCREMENT: {
+        rpc::IncrementRequest req;
+        req.set_table(region.table);
+        req.set_region(region.region);
+        *req.mutable_nonce() = nonce;
+        BASALT_RETURN_IF_ERROR(IncrementOf(m, cells, &req));
+        rpc::IncrementResponse out;
+        BASALT_RETURN_IF_ERROR(data->Increment(req, &out));
+        AppendResult(out.row(), resp->mutable_result());
+        return absl::OkStatus();
+      }
+      case MutationProto::APPEND: {
+        rpc::AppendRequest req;
+        req.set_table(region.table);
+        req.set_region(region.region);
+        *req.mutable_nonce() = nonce;
+        BASALT_RETURN_IF_ERROR(AppendOf(m, cells, &req));
+        rpc::AppendResponse out;
+        BASALT_RETURN_IF_ERROR(data->Append(req, &out));
+        AppendResult(out.row(), resp->mutable_result());
+        return absl::OkStatus();
+      }
+      default:
+        break;
+    }
+    rpc::RowMutations mutations;
+    BASALT_RETURN_IF_ERROR(RowMutationsOf(m, cells, &mutations));
+    if (condition != nullptr) {
+      rpc::CheckAndMutateRequest req;
+      req.set_table(region.table);
+      req.set_region(region.region);
+      req.set_row(condition->row());
+      BASALT_ASSIGN_OR_RETURN(*req.mutable_condition(), ConditionOf(*condition));
+      *req.mutable_mutation() = std::move(mutations);
+      req.set_durability(DurabilityOf(m.durability()));
+      *req.mutable_nonce() = nonce;
+      rpc::CheckAndMutateResponse out;
+      BASALT_RETURN_IF_ERROR(data->CheckAndMutate(req, &out));
+      resp->set_processed(out.processed());
+      return absl::OkStatus();
+    }
+    rpc::MutateRequest req;
+    req.set_table(region.table);
+    req.set_region(region.region);
+    *req.mutable_mutation() = std::move(mutations);
+    req.set_durability(DurabilityOf(m.durability()));
+    *req.mutable_nonce() = nonce;
+    rpc::MutateResponse out;
+    BASALT_RETURN_IF_ERROR(data->Mutate(req, &out));
+    resp->set_processed(true);
+    return absl::OkStatus();
+  }
+
+  static void SetException(const absl::Status& s, NameBytesPair* out) {
+    const Exception e = ExceptionOf(s);
+    out->set_name(e.class_name);
+    out->set_value(e.message);
+  }
+
+  void DoRegionAction(const RegionAction& action, uint64_t nonce_group, CellCursor* cells, RegionActionResult* out) {
+    absl::StatusOr<NamedRegion> region = RegionOf(action.region());
+    if (region.ok() && region->meta) region = absl::PermissionDeniedError("hbase:meta is read-only");
+    if (!region.ok()) {
+      SetException(region.status(), out->mutable_exception());
+      return;
+    }
+    if (action.atomic() || action.has_condition()) {
+      // One row's mutations, all or none (mutateRow, checkAndMutate of RowMutations).
+      absl::Status s = AtomicActions(*region, action, nonce_group, cells, out);
+      if (!s.ok()) {
+        out->clear_resultorexception();
+        SetException(s, out->mutable_exception());
+      }
+      return;
+    }
+    // Puts and Deletes go to the region in one batch (one log sync); the rest one by one.
+    rpc::BatchMutateRequest batch;
+    batch.set_table(region->table);
+    std::vector<std::pair<uint32_t, int>> batched;  // action index, its result's place
+    for (const Action& a : action.action()) {
+      ResultOrException* r = out->add_resultorexception();
+      r->set_index(a.index());
+      absl::Status s;
+      if (a.has_get()) {
+        absl::StatusOr<Result> got = DoGet(*region, a.get());
+        if (got.ok()) *r->mutable_result() = *std::move(got);
+        s = got.status();
+      } else if (a.has_mutation() && (a.mutation().mutate_type() == MutationProto::PUT ||
+                                      a.mutation().mutate_type() == MutationProto::DELETE)) {
+        s = RowMutationsOf(a.mutation(), cells, batch.add_rows());
+        if (s.ok()) {
+          batched.emplace_back(a.index(), out->resultorexception_size() - 1);
+        } else {
+          batch.mutable_rows()->RemoveLast();
+        }
+        r->mutable_result();
+      } else if (a.has_mutation()) {
+        MutateResponse resp;
+        s = DoMutate(*region, a.mutation(), nullptr, nonce_group, cells, &resp);
+        if (s.ok()) *r->mutable_result() = resp.result();
+      } else {
+        s = absl::InvalidArgumentError("a coprocessor call is not supported by Basalt's HBase port");
+      }
+      if (!s.ok()) {
+        r->clear_result();
+        SetException(s, r->mutable_exception());
+      }
+    }
+    if (batch.rows().empty()) return;
+    if (!region->region.empty()) {
+      rpc::RegionRun* run = batch.add_regions();
+      run->set_region(region->region);
+      run->set_rows(static_cast<uint32_t>(batch.rows_size()));
+    }
+    rpc::BatchMutateResponse resp;
+    absl::Status s = data->BatchMutate(batch, &resp);
+    for (size_t i = 0; i < batched.size(); ++i) {
+      ResultOrException* r = out->mutable_resultorexception(batched[i].second);
+      absl::Status row = s;
+      if (s.ok() && static_cast<int>(i) < resp.results_size() && resp.results(static_cast<int>(i)).code() != 0) {
+        const rpc::RowStatus& rs = resp.results(static_cast<int>(i));
+        row = absl::Status(static_cast<absl::StatusCode>(rs.code()), rs.message());
+        if (!rs.not_serving_region().empty()) {
+          row = absl::Status(absl::StatusCode::kUnavailable, rs.message());
+          SetException(row, r->mutable_exception());
+          r->mutable_exception()->set_name(kNotServingRegion);
+          r->clear_result();
+          continue;
+        }
+      }
+      if (!row.ok()) {
+        r->clear_result();
+        SetException(row, r->mutable_exception());
+      }
+    }
+  }
+
+  absl::Status AtomicActions(const NamedRegion& region, const RegionAction& action, uint64_t nonce_group,
+                             CellCursor* cells, RegionActionResult* out) {
+    rpc::RowMutations all;
+    for (const Action& a : action.action()) {
+      if (!a.has_mutation() || (a.mutation().mutate_type() != MutationProto::PUT &&
+                                a.mutation().mutate_type() != MutationProto::DELETE)) {
+        return absl::InvalidArgumentError("an atomic row mutation of other than Puts and Deletes is not supported");
+      }
+      rpc::RowMutations one;
+      BASALT_RETURN_IF_ERROR(RowMutationsOf(a.mutation(), cells, &one));
+      if (!all.row().empty() && all.row() != one.row()) {
+        return absl::InvalidArgumentError("an atomic row mutation spans more than one row");
+      }
+      all.set_row(one.row());
+      for (rpc::Mutation& m : *one.mutable_mutations()) *all.add_mutations() = std::move(m);
+      // As HBase answers an atomic action: one entry per action, by its place in the action,
+      // with no result (the client reads RegionActionResult.processed).
+      out->add_resultorexception()->set_index(static_cast<uint32_t>(out->resultorexception_size() - 1));
+    }
+    if (action.has_condition()) {
+      rpc::CheckAndMutateRequest req;
+      req.set_table(region.table);
+      req.set_region(region.region);
+      req.set_row(action.condition().row());
+      BASALT_ASSIGN_OR_RETURN(*req.mutable_condition(), ConditionOf(action.condition()));
+      *req.mutable_mutation() = std::move(all);
+      rpc::CheckAndMutateResponse resp;
+      BASALT_RETURN_IF_ERROR(data->CheckAndMutate(req, &resp));
+      out->set_processed(resp.processed());
+      return absl::OkStatus();
+    }
+    (void)nonce_group;
+    rpc::MutateRequest req;
+    req.set_table(region.table);
+    req.set_region(region.region);
+    *req.mutable_mutation() = std::move(all);
+    rpc::MutateResponse resp;
+    BASALT_RETURN_IF_ERROR(data->Mutate(req, &resp));
+    out->set_processed(true);
+    return absl::OkStatus();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Scanners
+
+  void ExpireScanners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const int64_t now = NowMs();
+    for (auto it = scanners.begin(); it != scanners.end();) {
+      if (!it->second->in_use && now - it->second->last_used_ms > options.scanner_lease_ms) {
+        it = scanners.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  absl::Status OpenScanner(const NamedRegion& region, const ScanRequest& req, ScanResponse* resp) {
+    const Scan& scan = req.scan();
+    if (scan.has_batch_size() && scan.batch_size() > 0) {
+      return absl::InvalidArgumentError("Scan.setBatch (part rows) is not supported by Basalt's HBase port");
+    }
+    rpc::ScanRequest s;
+    s.set_table(region.table);
+    s.set_region(region.region);
+    s.set_start_row(scan.start_row());
+    s.set_start_exclusive(!scan.include_start_row() && !scan.start_row().empty());
+    s.set_reversed(scan.reversed());
+    auto scanner = std::make_shared<Scanner>();
+    if (scan.include_stop_row() && !scan.stop_row().empty()) {
+      if (scan.reversed()) {
+        scanner->has_floor = true;
+        scanner->inclusive_floor = scan.stop_row();
+      } else {
+        s.set_stop_row(scan.stop_row() + std::string(1, '\0'));
+      }
+    } else {
+      s.set_stop_row(scan.stop_row());
+    }
+    if (req.limit_of_rows() > 0) s.set_limit(req.limit_of_rows());
+    s.set_rows_per_message(std::clamp<uint32_t>(req.number_of_rows(), 1, 1000));
+    BASALT_ASSIGN_OR_RETURN(*s.mutable_read(), ReadOf(scan.column(), scan.has_time_range() ? &scan.time_range() : nullptr,
+                                                      scan.max_versions(), scan.cache_blocks(),
+                                                      scan.has_filter() ? &scan.filter() : nullptr));
+    BASALT_ASSIGN_OR_RETURN(scanner->cursor, data->OpenScan(s));
+    scanner->last_used_ms = NowMs();
+    scanner->in_use = true;
+    uint64_t id;
+    {
+      absl::MutexLock l(&mu);
+      ExpireScanners();
+      if (scanners.size() >= static_cast<size_t>(options.max_scanners)) {
+        return absl::ResourceExhaustedError(absl::StrCat("server busy: ", scanners.size(), " scanners open"));
+      }
+      id = next_scanner_id++;
+      scanners.emplace(id, scanner);
+    }
+    resp->set_scanner_id(id);
+    return Fill(id, scanner, req.number_of_rows(), scan.max_result_size(), req.close_scanner(), /*counted=*/false, resp);
+  }
+
+  absl::Status NextScanner(const ScanRequest& req, ScanResponse* resp) {
+    std::shared_ptr<Scanner> scanner;
+    {
+      absl::MutexLock l(&mu);
+      auto it = scanners.find(req.scanner_id());
+      if (it == scanners.end()) {
+        if (req.close_scanner()) {  // closing one already gone is fine
+          resp->set_more_results(false);
+          return absl::OkStatus();
+        }
+        return AsException(absl::NotFoundError(absl::StrCat("Unknown scanner '", req.scanner_id(),
+                                                "'. This can happen due to any of the following reasons: a) Scanner id "
+                                                "given is wrong, b) Scanner lease expired because of long wait between "
+                                                "consecutive client checkins")),
+                           kUnknownScanner);
+      }
+      scanner = it->second;
+      if (scanner->in_use) return absl::FailedPreconditionError("the scanner is in use by another call");
+      if (req.close_scanner() && !req.has_number_of_rows()) {
+        scanners.erase(it);
+        resp->set_more_results(false);
+        return absl::OkStatus();
+      }
+      if (req.has_next_call_seq() && req.next_call_seq() != scanner->next_call_seq) {
+        scanners.erase(it);  // as HBase: the scanner is closed, the client opens a new one
+        return AsException(absl::OutOfRangeError(absl::StrCat("Expected nextCallSeq: ", scanner->next_call_seq,
+                                                              " But the nextCallSeq got from client: ",
+                                                              req.next_call_seq(), "; request=scanner ",
+                                                              req.scanner_id())),
+                           kOutOfOrderScannerNext);
+      }
+      scanner->in_use = true;
+      scanner->last_used_ms = NowMs();
+    }
+    if (req.renew()) {
+      absl::MutexLock l(&mu);
+      scanner->in_use = false;
+      resp->set_scanner_id(req.scanner_id());
+      resp->set_more_results(true);
+      resp->set_more_results_in_region(true);
+      return absl::OkStatus();
+    }
+    resp->set_scanner_id(req.scanner_id());
+    return Fill(req.scanner_id(), scanner, req.number_of_rows(), 0, req.close_scanner(), req.has_next_call_seq(), resp);
+  }
+
+  // Up to `rows` rows (or about max_bytes) into *resp; the scanner is closed once done.
+  // `counted`: the call carried next_call_seq (the calls after the opening one), which the next
+  // call must carry plus one.
+  absl::Status Fill(uint64_t id, const std::shared_ptr<Scanner>& scanner, uint32_t rows, uint64_t max_bytes,
+                    bool close, bool counted, ScanResponse* resp) {
+    if (rows == 0) rows = kMaxRowsPerCall;
+    rows = std::min(rows, kMaxRowsPerCall);
+    if (max_bytes == 0) max_bytes = 2 << 20;  // HBase's hbase.client.scanner.max.result.size
+    uint64_t bytes = 0;
+    absl::Status status;
+    while (static_cast<uint32_t>(resp->results_size()) < rows && bytes < max_bytes) {
+      if (scanner->pending.empty()) {
+        if (scanner->exhausted) break;
+        rpc::ScanResponse batch;
+        bool done = false;
+        status = scanner->cursor->Next(&batch, &done);
+        if (!status.ok()) break;
+        for (rpc::Row& r : *batch.mutable_rows()) scanner->pending.push_back(std::move(r));
+        if (done) scanner->exhausted = true;
+        continue;
+      }
+      rpc::Row& r = scanner->pending.front();
+      if (scanner->has_floor && r.row() < scanner->inclusive_floor) {
+        scanner->pending.clear();
+        scanner->exhausted = true;
+        break;
+      }
+      Result* result = resp->add_results();
+      AppendResult(r, result);
+      bytes += static_cast<uint64_t>(result->ByteSizeLong());
+      scanner->pending.pop_front();
+    }
+    const bool finished = scanner->exhausted && scanner->pending.empty();
+    absl::MutexLock l(&mu);
+    scanner->in_use = false;
+    scanner->last_used_ms = NowMs();
+    if (counted) ++scanner->next_call_seq;
+    if (!status.ok() || finished || close) scanners.erase(id);
+    if (!status.ok()) return status;
+    // more_results false ends the client's whole scan; the end of this region's rows is
+    // more_results_in_region false, and the client goes on in the next region.
+    resp->set_more_results(!close);
+    resp->set_more_results_in_region(!finished && !close);
+    resp->set_ttl(static_cast<uint32_t>(options.scanner_lease_ms));
+    return absl::OkStatus();
+  }
+};
+
+HBaseFront::HBaseFront(const Options& options, server::DataService* data, server::AdminService* admin)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->data = data;
+  impl_->admin = admin;
+}
+
+HBaseFront::~HBaseFront() { Shutdown(); }
+
+absl::Status HBaseFront::Start() {
+  Impl* impl = impl_.get();
+  absl::StatusOr<std::unique_ptr<HBasePort>> port = HBasePort::Start(
+      impl->options.port, [impl](Call call, std::unique_ptr<Responder> r) { impl->Handle(std::move(call), std::move(r)); });
+  if (!port.ok()) return port.status();
+  impl->port = *std::move(port);
+  return absl::OkStatus();
+}
+
+int HBaseFront::port() const { return impl_->port->port(); }
+const PortCounters& HBaseFront::counters() const { return impl_->port->counters(); }
+
+void HBaseFront::Shutdown() {
+  if (impl_->port != nullptr) impl_->port->Shutdown();
+  absl::MutexLock l(&impl_->mu);
+  impl_->scanners.clear();
+}
+
+}  // namespace basalt::hbase

@@ -1,0 +1,71 @@
+// The HBase front end of basalt-server: HBase 2.x clients (the Java client, its shell, its
+// tools) speak HBase's RPC to it on a port of its own (hbase_listen), and it answers from
+// Basalt's services, as the gRPC front end does (grpc_server.h). Its place and its protocol:
+// docs/DESIGN.md §15.
+//
+// Services, by the ConnectionHeader's service name:
+//   ClientMetaService   the RPC registry: cluster id, active master (this server), meta's
+//                       location (this server), bootstrap nodes (client_meta.h)
+//   MasterService       IsMasterRunning, table admin (create with splits, describe, list,
+//                       enable, disable, delete, truncate, table state), namespaces (default,
+//                       hbase), the procedure poll; others refused with DoNotRetryIOException
+//   ClientService       Get, Mutate, Multi, Scan on Basalt's tables, and on hbase:meta, which
+//                       is made on each read from basalt:meta's regions (never a second copy)
+//
+// Threads: reads (Get, Scan, hbase:meta) run on the port's loop thread that read the call, as
+// the gRPC front end's do; writes and admin calls run on `schedule` (the gRPC front end's
+// pool), so concurrent writers share a log sync and a write waiting for its fdatasync never
+// holds up the loop.
+//
+// Regions: an HBase region is a Basalt region (the same table, start key and id, so the same
+// names); a call naming a region that split or moved gets NotServingRegionException and the
+// client looks it up in hbase:meta again.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "src/front/hbase/hbase_port.h"
+#include "src/services/service.h"
+
+namespace basalt::hbase {
+
+class HBaseFront {
+ public:
+  struct Options {
+    HBasePort::Options port;
+    // The host name clients dial this server by (in hbase:meta and the registry's answers).
+    std::string advertised_host = "127.0.0.1";
+    int64_t start_code = 0;     // this run of the server (ServerName's start code)
+    std::string cluster_id;     // what GetClusterId answers
+    int info_port = 0;          // the HTTP port, 0: none
+    // Where writes and admin calls run; empty: inline on the loop thread.
+    std::function<void(std::function<void()>)> schedule;
+    // A scanner its client has not called for this long is closed (HBase's scanner lease).
+    int64_t scanner_lease_ms = 60000;
+    int max_scanners = 10000;
+  };
+
+  // The services must outlive the front end.
+  HBaseFront(const Options& options, server::DataService* data, server::AdminService* admin);
+  ~HBaseFront();
+  HBaseFront(const HBaseFront&) = delete;
+  HBaseFront& operator=(const HBaseFront&) = delete;
+
+  // Binds and serves. Unavailable when the address cannot be bound.
+  absl::Status Start();
+  int port() const;
+  const PortCounters& counters() const;
+  // Stops serving: connections close, open scanners are dropped.
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace basalt::hbase

@@ -1,0 +1,287 @@
+// The unmodified HBase 2.6 client against Basalt's HBase port: the Admin and Table calls an HBase
+// application makes, each checked against what it must read back. Run by
+// tests/hbase/hbase_client_test.cc, which starts the server, then reads the table this leaves
+// behind with Basalt's own C++ client and compares it with the dump written here.
+//
+// Usage: java ClientSuite HOST:PORT DUMP_FILE
+//   HOST:PORT  the HBase port (hbase.client.bootstrap.servers: the RPC registry)
+//   DUMP_FILE  where the kept table's cells are written, one per line:
+//              <row hex> <family>:<qualifier hex> <timestamp> <value hex>
+// Exit status 0 when every check passed; 1 with the failed check on stderr.
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.TableNotEnabledException;
+import org.apache.hadoop.hbase.TableNotFoundException;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Append;
+import org.apache.hadoop.hbase.client.BufferedMutator;
+import org.apache.hadoop.hbase.client.CheckAndMutate;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptor;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Increment;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException;
+import org.apache.hadoop.hbase.client.RowMutations;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+
+public final class ClientSuite {
+  static final byte[] F = Bytes.toBytes("f");
+  static final byte[] G = Bytes.toBytes("g");
+
+  static int checks = 0;
+
+  static void check(boolean ok, String what) {
+    checks++;
+    if (!ok) throw new AssertionError(what);
+  }
+
+  static void checkEquals(Object want, Object got, String what) {
+    check(java.util.Objects.equals(want, got), what + ": want " + want + ", got " + got);
+  }
+
+  static String str(byte[] b) { return b == null ? null : Bytes.toString(b); }
+
+  static String hex(byte[] b) {
+    StringBuilder s = new StringBuilder();
+    for (byte x : b) s.append(String.format("%02x", x & 0xff));
+    return s.length() == 0 ? "-" : s.toString();
+  }
+
+  static byte[] row(int i) { return Bytes.toBytes(String.format("row%03d", i)); }
+
+  static List<String> rowsOf(ResultScanner scanner) {
+    List<String> out = new ArrayList<>();
+    for (Result r : scanner) out.add(Bytes.toString(r.getRow()));
+    scanner.close();
+    return out;
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length != 2) {
+      System.err.println("usage: ClientSuite HOST:PORT DUMP_FILE");
+      System.exit(2);
+    }
+    Configuration conf = HBaseConfiguration.create();
+    conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
+    conf.set("hbase.client.bootstrap.servers", args[0]);
+    conf.setInt("hbase.client.retries.number", 5);
+    conf.setInt("hbase.client.pause", 50);
+    conf.setInt("hbase.rpc.timeout", 10000);
+    conf.setInt("hbase.client.operation.timeout", 30000);
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      run(conn, admin, args[1]);
+    } catch (Throwable e) {
+      System.err.println("FAILED after " + checks + " checks: " + e);
+      e.printStackTrace();
+      System.exit(1);
+    }
+    System.out.println("ClientSuite: " + checks + " checks passed");
+    System.exit(0);
+  }
+
+  static void run(Connection conn, Admin admin, String dumpFile) throws Exception {
+    TableName t = TableName.valueOf("hb_suite");
+    TableName keep = TableName.valueOf("hb_keep");
+
+    // --- Admin: create with splits and family attributes, list, describe, regions.
+    check(!admin.tableExists(t), "a fresh server has no hb_suite");
+    ColumnFamilyDescriptor f = ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3)
+        .setTimeToLive(86400).setBlocksize(32768).build();
+    ColumnFamilyDescriptor g = ColumnFamilyDescriptorBuilder.newBuilder(G).build();
+    admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(f).setColumnFamily(g).build(),
+        new byte[][] {Bytes.toBytes("row030"), Bytes.toBytes("row060")});
+    check(admin.tableExists(t), "tableExists after createTable");
+    check(admin.isTableEnabled(t), "a new table is enabled");
+    check(Arrays.asList(admin.listTableNames()).contains(t), "listTableNames names hb_suite");
+    TableDescriptor d = admin.getDescriptor(t);
+    checkEquals(2, d.getColumnFamilyCount(), "families of hb_suite");
+    checkEquals(3, d.getColumnFamily(F).getMaxVersions(), "VERSIONS of f");
+    checkEquals(86400, d.getColumnFamily(F).getTimeToLive(), "TTL of f");
+    checkEquals(32768, d.getColumnFamily(F).getBlocksize(), "BLOCKSIZE of f");
+    List<RegionInfo> regions = admin.getRegions(t);
+    checkEquals(3, regions.size(), "regions after a create with 2 split keys");
+    try (RegionLocator locator = conn.getRegionLocator(t)) {
+      HRegionLocation loc = locator.getRegionLocation(Bytes.toBytes("row045"));
+      checkEquals("row030", str(loc.getRegion().getStartKey()), "the region of row045 starts at");
+      checkEquals("row060", str(loc.getRegion().getEndKey()), "the region of row045 ends at");
+    }
+    try {
+      admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(f).build());
+      check(false, "creating hb_suite twice must fail");
+    } catch (org.apache.hadoop.hbase.TableExistsException expected) {
+      checks++;
+    }
+
+    try (Table table = conn.getTable(t)) {
+      // --- Puts: one by one, a list (Multi), and a BufferedMutator (Multi with cell blocks).
+      table.put(new Put(row(0)).addColumn(F, Bytes.toBytes("a"), Bytes.toBytes("v0")));
+      List<Put> puts = new ArrayList<>();
+      for (int i = 1; i < 50; i++) puts.add(new Put(row(i)).addColumn(F, Bytes.toBytes("a"), Bytes.toBytes("v" + i)));
+      table.put(puts);
+      try (BufferedMutator m = conn.getBufferedMutator(t)) {
+        for (int i = 50; i < 100; i++) {
+          m.mutate(new Put(row(i)).addColumn(F, Bytes.toBytes("a"), Bytes.toBytes("v" + i))
+              .addColumn(G, Bytes.toBytes("b"), Bytes.toBytes("w" + i)));
+        }
+      }
+      // --- Get: a value, a missing row, versions, exists, a list of Gets.
+      checkEquals("v7", str(table.get(new Get(row(7))).getValue(F, Bytes.toBytes("a"))), "get row007 f:a");
+      check(table.get(new Get(Bytes.toBytes("nope"))).isEmpty(), "a missing row reads empty");
+      check(table.exists(new Get(row(70))), "exists row070");
+      check(!table.exists(new Get(Bytes.toBytes("nope"))), "not exists nope");
+      // (f's TTL is a day: older cells would be expired, as in HBase.)
+      final long t1 = System.currentTimeMillis() - 20000;
+      final long t2 = t1 + 10000;
+      table.put(new Put(row(5)).addColumn(F, Bytes.toBytes("a"), t1, Bytes.toBytes("old")));
+      table.put(new Put(row(5)).addColumn(F, Bytes.toBytes("a"), t2, Bytes.toBytes("older-than-now")));
+      Result versions = table.get(new Get(row(5)).readVersions(3).addColumn(F, Bytes.toBytes("a")));
+      checkEquals(3, versions.getColumnCells(F, Bytes.toBytes("a")).size(), "versions of row005 f:a");
+      Result ranged = table.get(new Get(row(5)).readAllVersions().setTimeRange(t1, t2 + 1));
+      checkEquals(2, ranged.size(), "cells of row005 in [t1, t2 + 1)");
+      Result[] many = table.get(Arrays.asList(new Get(row(1)), new Get(row(55)), new Get(row(99))));
+      checkEquals("v1", str(many[0].getValue(F, Bytes.toBytes("a"))), "batch get row001");
+      checkEquals("w55", str(many[1].getValue(G, Bytes.toBytes("b"))), "batch get row055 g:b");
+      checkEquals("v99", str(many[2].getValue(F, Bytes.toBytes("a"))), "batch get row099");
+
+      // --- Scans: whole table across the three regions, bounds, reversed, limit, a family.
+      List<String> all = rowsOf(table.getScanner(new Scan()));
+      checkEquals(100, all.size(), "rows scanned");
+      checkEquals("row000", all.get(0), "first row");
+      checkEquals("row099", all.get(99), "last row");
+      List<String> some = rowsOf(table.getScanner(new Scan().withStartRow(row(25)).withStopRow(row(65))));
+      checkEquals(40, some.size(), "rows in [row025, row065)");
+      List<String> inclusive = rowsOf(table.getScanner(new Scan().withStartRow(row(25), false).withStopRow(row(65), true)));
+      checkEquals(40, inclusive.size(), "rows in (row025, row065]");
+      checkEquals("row026", inclusive.get(0), "first row of (row025, row065]");
+      List<String> reversed = rowsOf(table.getScanner(new Scan().setReversed(true).withStartRow(row(64)).withStopRow(row(24))));
+      checkEquals(40, reversed.size(), "rows reversed from row064 down to row024 (exclusive)");
+      checkEquals("row064", reversed.get(0), "first row reversed");
+      List<String> limited = rowsOf(table.getScanner(new Scan().setLimit(7)));
+      checkEquals(7, limited.size(), "rows with limit 7");
+      List<String> small = rowsOf(table.getScanner(new Scan().setCaching(3).withStartRow(row(10)).withStopRow(row(40))));
+      checkEquals(30, small.size(), "rows in [row010, row040) three at a time");
+      List<String> gOnly = rowsOf(table.getScanner(new Scan().addFamily(G)));
+      checkEquals(50, gOnly.size(), "rows with family g");
+
+      // --- Deletes: a column's newest version, every version, a family, a row.
+      table.delete(new Delete(row(5)).addColumn(F, Bytes.toBytes("a")));
+      checkEquals("older-than-now", str(table.get(new Get(row(5))).getValue(F, Bytes.toBytes("a"))),
+          "row005 f:a after deleting its newest version");
+      table.delete(new Delete(row(6)).addColumns(F, Bytes.toBytes("a")));
+      check(table.get(new Get(row(6))).isEmpty(), "row006 after deleting every version of f:a");
+      table.delete(new Delete(row(60)).addFamily(G));
+      Result r60 = table.get(new Get(row(60)));
+      check(r60.getValue(G, Bytes.toBytes("b")) == null && r60.getValue(F, Bytes.toBytes("a")) != null,
+          "row060 after deleting family g");
+      table.delete(new Delete(row(61)));
+      check(table.get(new Get(row(61))).isEmpty(), "row061 after deleting the row");
+      table.delete(new ArrayList<>(Arrays.asList(new Delete(row(62)), new Delete(row(63)))));  // it removes what it applied
+      check(!table.exists(new Get(row(62))) && !table.exists(new Get(row(63))), "row062, row063 deleted in a batch");
+
+      // --- Increment, Append, checkAndMutate, mutateRow.
+      checkEquals(5L, table.incrementColumnValue(Bytes.toBytes("ctr"), F, Bytes.toBytes("n"), 5), "increment to 5");
+      Result inc = table.increment(new Increment(Bytes.toBytes("ctr")).addColumn(F, Bytes.toBytes("n"), 10));
+      checkEquals(15L, Bytes.toLong(inc.getValue(F, Bytes.toBytes("n"))), "increment to 15");
+      Result app = table.append(new Append(Bytes.toBytes("app")).addColumn(F, Bytes.toBytes("s"), Bytes.toBytes("ab")));
+      checkEquals("ab", str(app.getValue(F, Bytes.toBytes("s"))), "append to nothing");
+      app = table.append(new Append(Bytes.toBytes("app")).addColumn(F, Bytes.toBytes("s"), Bytes.toBytes("cd")));
+      checkEquals("abcd", str(app.getValue(F, Bytes.toBytes("s"))), "append ab + cd");
+      byte[] cam = Bytes.toBytes("cam");
+      check(table.checkAndMutate(CheckAndMutate.newBuilder(cam).ifNotExists(F, Bytes.toBytes("q"))
+          .build(new Put(cam).addColumn(F, Bytes.toBytes("q"), Bytes.toBytes("1")))).isSuccess(), "checkAndPut ifNotExists");
+      check(!table.checkAndMutate(CheckAndMutate.newBuilder(cam).ifNotExists(F, Bytes.toBytes("q"))
+          .build(new Put(cam).addColumn(F, Bytes.toBytes("q"), Bytes.toBytes("2")))).isSuccess(), "checkAndPut ifNotExists again");
+      check(table.checkAndMutate(CheckAndMutate.newBuilder(cam).ifEquals(F, Bytes.toBytes("q"), Bytes.toBytes("1"))
+          .build(new Put(cam).addColumn(F, Bytes.toBytes("q"), Bytes.toBytes("3")))).isSuccess(), "checkAndPut ifEquals 1");
+      checkEquals("3", str(table.get(new Get(cam)).getValue(F, Bytes.toBytes("q"))), "cam f:q after checkAndPut");
+      check(table.checkAndMutate(CheckAndMutate.newBuilder(cam).ifEquals(F, Bytes.toBytes("q"), Bytes.toBytes("3"))
+          .build(new Delete(cam))).isSuccess(), "checkAndDelete ifEquals 3");
+      check(table.get(new Get(cam)).isEmpty(), "cam after checkAndDelete");
+      RowMutations rm = new RowMutations(Bytes.toBytes("rm"));
+      rm.add(new Put(Bytes.toBytes("rm")).addColumn(F, Bytes.toBytes("x"), Bytes.toBytes("1")));
+      rm.add(new Put(Bytes.toBytes("rm")).addColumn(G, Bytes.toBytes("y"), Bytes.toBytes("2")));
+      table.mutateRow(rm);
+      checkEquals(2, table.get(new Get(Bytes.toBytes("rm"))).size(), "cells of rm after mutateRow");
+    }
+
+    // --- Disable, a write refused, enable, truncate (splits kept), delete.
+    admin.disableTable(t);
+    check(admin.isTableDisabled(t), "isTableDisabled after disableTable");
+    try (Table table = conn.getTable(t)) {
+      table.put(new Put(row(1)).addColumn(F, Bytes.toBytes("a"), Bytes.toBytes("x")));
+      check(false, "a put to a disabled table must fail");
+    } catch (TableNotEnabledException expected) {
+      checks++;
+    } catch (RetriesExhaustedWithDetailsException expected) {
+      check(expected.getCause(0) instanceof TableNotEnabledException
+          || String.valueOf(expected.getMessage()).contains("disabled"), "a put to a disabled table: " + expected);
+    }
+    admin.enableTable(t);
+    check(admin.isTableEnabled(t), "isTableEnabled after enableTable");
+    admin.disableTable(t);
+    admin.truncateTable(t, true);
+    check(admin.isTableEnabled(t), "a truncated table is enabled");
+    checkEquals(3, admin.getRegions(t).size(), "regions after truncate with preserveSplits");
+    try (Table table = conn.getTable(t)) {
+      checkEquals(0, rowsOf(table.getScanner(new Scan())).size(), "rows after truncate");
+    }
+    admin.disableTable(t);
+    admin.deleteTable(t);
+    check(!admin.tableExists(t), "tableExists after deleteTable");
+    try {
+      admin.getDescriptor(t);
+      check(false, "describing a deleted table must fail");
+    } catch (TableNotFoundException expected) {
+      checks++;
+    }
+
+    // --- The table left for Basalt's own client to read (hbase_client_test.cc).
+    if (admin.tableExists(keep)) {
+      admin.disableTable(keep);
+      admin.deleteTable(keep);
+    }
+    admin.createTable(TableDescriptorBuilder.newBuilder(keep)
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(2).build()).build(),
+        new byte[][] {Bytes.toBytes("m")});
+    try (Table table = conn.getTable(keep)) {
+      for (int i = 0; i < 40; i++) {
+        byte[] r = Bytes.toBytes(String.format("%c%02d", (char) ('a' + i % 26), i));
+        table.put(new Put(r).addColumn(F, Bytes.toBytes("q" + (i % 3)), 1000L + i, Bytes.toBytes("value-" + i))
+            .addColumn(F, new byte[] {0, (byte) 0xff}, 5L, new byte[] {(byte) i, 0, (byte) 0x80}));
+      }
+      table.put(new Put(Bytes.toBytes("a00")).addColumn(F, Bytes.toBytes("q0"), 2000L, Bytes.toBytes("newer")));
+      try (PrintWriter out = new PrintWriter(dumpFile, StandardCharsets.UTF_8);
+           ResultScanner scanner = table.getScanner(new Scan().readVersions(2))) {
+        for (Result r : scanner) {
+          for (Cell c : r.rawCells()) {
+            out.println(hex(CellUtil.cloneRow(c)) + " " + Bytes.toString(CellUtil.cloneFamily(c)) + ":"
+                + hex(CellUtil.cloneQualifier(c)) + " " + c.getTimestamp() + " " + hex(CellUtil.cloneValue(c)));
+          }
+        }
+      }
+    }
+  }
+}
