@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fetches the unmodified HBase 2.6.0 client from Maven Central (through Maven's local cache,
 # ~/.m2, so a second run is offline) and compiles tests/hbase/java/ against it.
-# Usage: fetch-client.sh OUT_DIR   — writes OUT_DIR/classpath.txt and OUT_DIR/classes/.
+# Usage: fetch-client.sh OUT_DIR   — writes OUT_DIR/classpath.txt (the client), OUT_DIR/classes/
+# (tests/hbase/java/ compiled) and OUT_DIR/pe-classpath.txt (HBase's PerformanceEvaluation,
+# pe-pom.xml).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -9,14 +11,18 @@ mkdir -p "$out/classes"
 for tool in mvn javac java; do
   command -v "$tool" >/dev/null || { echo "fetch-client: $tool is missing (deploy/install-deps.sh installs default-jdk-headless and maven)" >&2; exit 1; }
 done
-log="$out/maven.log"
-# -o first: offline when the cache has it all; otherwise from Maven Central.
-if ! mvn -B -q -o -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$out/classpath.txt" >"$log" 2>&1; then
-  if ! mvn -B -q -f "$here/pom.xml" dependency:build-classpath -Dmdep.outputFile="$out/classpath.txt" >"$log" 2>&1; then
-    echo "fetch-client: Maven could not resolve hbase-shaded-client 2.6.0 (log: $log):" >&2
-    tail -n 20 "$log" >&2
-    exit 1
+# Each pom's classpath: -o first (offline, when Maven's cache has it all), else from Maven Central.
+resolve() {  # POM OUT_FILE WHAT
+  local log="$out/maven-$(basename "$1" .xml).log"
+  if ! mvn -B -q -o -f "$1" dependency:build-classpath -Dmdep.outputFile="$2" >"$log" 2>&1; then
+    if ! mvn -B -q -f "$1" dependency:build-classpath -Dmdep.outputFile="$2" >"$log" 2>&1; then
+      echo "fetch-client: Maven could not resolve $3 (log: $log):" >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
   fi
-fi
+}
+resolve "$here/pom.xml" "$out/classpath.txt" "hbase-shaded-client 2.6.0"
+resolve "$here/pe-pom.xml" "$out/pe-classpath.txt" "PerformanceEvaluation (hbase-mapreduce 2.6.0 tests)"
 javac -nowarn -d "$out/classes" -cp "$(cat "$out/classpath.txt")" "$here"/java/*.java
 echo "fetch-client: HBase client ready in $out ($(tr ':' '\n' < "$out/classpath.txt" | wc -l) jars)"
