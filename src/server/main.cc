@@ -301,6 +301,7 @@ int Run(int argc, char** argv) {
     ho.cluster_id = absl::StrCat("basalt-", host, ":", server.port());
     ho.schedule = server.Scheduler();
     ho.scanner_lease_ms = config.scanner_lease_ms;
+    ho.quotas = quotas->get();
     hbase_front = std::make_unique<hbase::HBaseFront>(ho, &data, &admin);
     absl::Status s = hbase_front->Start();
     if (s.ok() && !config.hbase_port_file.empty()) {

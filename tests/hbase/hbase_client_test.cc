@@ -88,6 +88,15 @@ TEST_F(HBaseClientTest, TheJavaClientsCallsAnswerAsHBaseAndBothViewsAgree) {
   const std::string theirs = ReadFile(dump);
   EXPECT_EQ(std::count(theirs.begin(), theirs.end(), '\n'), 81);  // 40 rows of 2 cells, and a second version
   EXPECT_EQ(ours, theirs);
+
+  // The port is no way around the quotas: a table's read quota refuses the Java client's Gets
+  // past it with HBase's RpcThrottlingException, as the gRPC front end refuses Basalt's client.
+  ASSERT_TRUE(conn_->GetAdmin()->SetQuota(Quota{"", "", "hb_keep", "READ", "3req/min"}).ok());
+  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {address, "hb_keep", "10"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_NE(probe->output.find("REFUSED at 3:"), std::string::npos) << probe->output;
+  EXPECT_NE(probe->output.find("org.apache.hadoop.hbase.quotas.RpcThrottlingException"), std::string::npos)
+      << probe->output;
 }
 
 // HBase's own PerformanceEvaluation (hbase-mapreduce 2.6.0's tests jar, tests/hbase/pe-pom.xml)

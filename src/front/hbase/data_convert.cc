@@ -127,7 +127,8 @@ Exception ExceptionOf(const absl::Status& s) {
   e.message = std::string(s.message());
   if (auto c = s.GetPayload(kClassPayload)) {
     e.class_name = std::string(*c);
-    e.do_not_retry = e.class_name != kNotServingRegion;
+    // Retried: a region that moved, a quota that refills; the rest are for good.
+    e.do_not_retry = e.class_name != kNotServingRegion && e.class_name != kRpcThrottling;
     return e;
   }
   if (IsNotServingRegion(s) || WrongServerOf(s).has_value()) {

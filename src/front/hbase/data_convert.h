@@ -46,6 +46,7 @@ inline constexpr char kUnknownScanner[] = "org.apache.hadoop.hbase.UnknownScanne
 inline constexpr char kOutOfOrderScannerNext[] = "org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException";
 inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnabledException";
 inline constexpr char kTableNotDisabled[] = "org.apache.hadoop.hbase.TableNotDisabledException";
+inline constexpr char kRpcThrottling[] = "org.apache.hadoop.hbase.quotas.RpcThrottlingException";
 inline constexpr char kAccessDenied[] = "org.apache.hadoop.hbase.security.AccessDeniedException";
 
 // `s` answered as `class_name` (one of the above), whatever its code says.

@@ -92,6 +92,7 @@ absl::StatusOr<NamedRegion> RegionOf(const RegionSpecifier& spec) {
 
 // A scanner a client holds open between calls.
 struct Scanner {
+  std::string table;  // Basalt's, for the quotas
   std::unique_ptr<server::ScanCursor> cursor;
   std::deque<rpc::Row> pending;  // read and not yet sent
   bool exhausted = false;        // the cursor has no more rows
@@ -700,7 +701,37 @@ struct HBaseFront::Impl {
     r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
   }
 
+  // The quotas a data call passes (src/security/quotas.h), as the gRPC front end's calls do. The
+  // port does not authenticate, so the table's and its namespace's apply, no user's.
+  struct Admission {
+    server::Quotas::Ticket ticket;
+    bool read = false;  // its reply's bytes are settled after
+  };
+  absl::Status Admit(const std::string& table, bool write, int64_t count, int64_t bytes, Admission* a) {
+    server::Quotas* q = options.quotas;
+    if (q == nullptr || q->empty()) return absl::OkStatus();
+    server::QuotaCall call;
+    call.table = table;
+    call.write = write;
+    call.count = count;
+    call.bytes = bytes;
+    absl::Status s = q->Admit(call, &a->ticket);
+    if (!s.ok()) return AsException(std::move(s), kRpcThrottling);
+    a->read = !write;
+    return absl::OkStatus();
+  }
+  void Settle(const Admission& a, size_t reply_bytes) {
+    if (a.read) options.quotas->Settle(a.ticket, static_cast<int64_t>(reply_bytes));
+  }
+
   absl::Status ClientCall(const Call& call, std::string* answer) {
+    Admission admission;
+    absl::Status s = ClientCall(call, &admission, answer);
+    if (s.ok()) Settle(admission, answer->size());
+    return s;
+  }
+
+  absl::Status ClientCall(const Call& call, Admission* admission, std::string* answer) {
     const std::string& m = call.header.method_name();
     const uint32_t id = call.header.call_id();
     if (m == "Get") {
@@ -711,6 +742,7 @@ struct HBaseFront::Impl {
       if (region.meta) {
         BASALT_RETURN_IF_ERROR(MetaGet(req.get(), &resp));
       } else {
+        BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
         BASALT_ASSIGN_OR_RETURN(Result result, DoGet(region, req.get()));
         *resp.mutable_result() = std::move(result);
       }
@@ -722,6 +754,8 @@ struct HBaseFront::Impl {
       BASALT_RETURN_IF_ERROR(Parse(call, &req));
       BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
       if (region.meta) return absl::PermissionDeniedError("hbase:meta is read-only (Basalt keeps basalt:meta)");
+      BASALT_RETURN_IF_ERROR(Admit(region.table, true, 1, static_cast<int64_t>(call.param.size() + call.cell_block.size()),
+                                   admission));
       BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(call));
       MutateResponse resp;
       BASALT_RETURN_IF_ERROR(DoMutate(region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
@@ -752,12 +786,13 @@ struct HBaseFront::Impl {
           return absl::OkStatus();
         }
         if (req.has_scan()) {
+          BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
           BASALT_RETURN_IF_ERROR(OpenScanner(region, req, &resp));
           *answer = EncodeResponse(id, resp);
           return absl::OkStatus();
         }
       }
-      BASALT_RETURN_IF_ERROR(NextScanner(req, &resp));
+      BASALT_RETURN_IF_ERROR(NextScanner(req, admission, &resp));
       *answer = EncodeResponse(id, resp);
       return absl::OkStatus();
     }
@@ -909,6 +944,17 @@ struct HBaseFront::Impl {
     if (!region.ok()) {
       SetException(region.status(), out->mutable_exception());
       return;
+    }
+    {
+      bool writes = false;
+      for (const Action& a : action.action()) writes |= a.has_mutation();
+      Admission admission;
+      absl::Status admitted = Admit(region->table, writes, std::max(1, action.action_size()),
+                                    writes ? static_cast<int64_t>(action.ByteSizeLong()) : 0, &admission);
+      if (!admitted.ok()) {
+        SetException(admitted, out->mutable_exception());
+        return;
+      }
     }
     if (action.atomic() || action.has_condition()) {
       // One row's mutations, all or none (mutateRow, checkAndMutate of RowMutations).
@@ -1065,6 +1111,7 @@ struct HBaseFront::Impl {
                                                       scan.max_versions(), scan.cache_blocks(),
                                                       scan.has_filter() ? &scan.filter() : nullptr));
     BASALT_ASSIGN_OR_RETURN(scanner->cursor, data->OpenScan(s));
+    scanner->table = region.table;
     scanner->last_used_ms = NowMs();
     scanner->in_use = true;
     uint64_t id;
@@ -1081,7 +1128,7 @@ struct HBaseFront::Impl {
     return Fill(id, scanner, req.number_of_rows(), scan.max_result_size(), req.close_scanner(), /*counted=*/false, resp);
   }
 
-  absl::Status NextScanner(const ScanRequest& req, ScanResponse* resp) {
+  absl::Status NextScanner(const ScanRequest& req, Admission* admission, ScanResponse* resp) {
     std::shared_ptr<Scanner> scanner;
     {
       absl::MutexLock l(&mu);
@@ -1114,6 +1161,14 @@ struct HBaseFront::Impl {
       }
       scanner->in_use = true;
       scanner->last_used_ms = NowMs();
+    }
+    if (!req.renew() && !req.close_scanner()) {
+      absl::Status admitted = Admit(scanner->table, false, 1, 0, admission);
+      if (!admitted.ok()) {
+        absl::MutexLock l(&mu);
+        scanner->in_use = false;  // the client waits and asks again with the same call sequence
+        return admitted;
+      }
     }
     if (req.renew()) {
       absl::MutexLock l(&mu);

@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "src/front/hbase/hbase_port.h"
+#include "src/security/quotas.h"
 #include "src/services/service.h"
 
 namespace basalt::hbase {
@@ -47,6 +48,9 @@ class HBaseFront {
     // A scanner its client has not called for this long is closed (HBase's scanner lease).
     int64_t scanner_lease_ms = 60000;
     int max_scanners = 10000;
+    // The quotas data calls pass (the table's and namespace's: the port does not authenticate);
+    // null: none.
+    server::Quotas* quotas = nullptr;
   };
 
   // The services must outlive the front end.
