@@ -91,6 +91,10 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--handler_threads=-1"}, "handler_threads");
   expect_invalid({"--handler_threads=x"}, "expected an integer");
   expect_invalid({"--durability=fast"}, "expected sync, async or skip");
+  expect_invalid({"--hbase_listen=nohost"}, "hbase_listen");
+  // The HBase port does not authenticate: with auth on it would be a way around it.
+  expect_invalid({"--auth=true", "--tls_cert=c", "--tls_key=k", "--tls_ca=ca", "--hbase_listen=127.0.0.1:16000"},
+                 "hbase_listen with auth=true");
   expect_invalid({"--wal_recovery=lenient"}, "expected strict, point_in_time or skip_corrupted");
   expect_invalid({"--rebuild_catalog"}, "needs a value");
   expect_invalid({"--listen=localhost"}, "HOST:PORT");

@@ -186,6 +186,20 @@ public final class ClientSuite {
       List<String> gOnly = rowsOf(table.getScanner(new Scan().addFamily(G)));
       checkEquals(50, gOnly.size(), "rows with family g");
 
+      // --- Flush, major compaction and a split, as the shell's flush, major_compact and split.
+      admin.flush(t);
+      admin.majorCompact(t);
+      checkEquals("v7", str(table.get(new Get(row(7))).getValue(F, Bytes.toBytes("a"))), "row007 after flush and compaction");
+      admin.split(t, row(80));
+      for (int i = 0; i < 300 && admin.getRegions(t).size() != 4; i++) Thread.sleep(100);
+      checkEquals(4, admin.getRegions(t).size(), "regions after splitting at row080");
+      try (RegionLocator locator = conn.getRegionLocator(t)) {
+        checkEquals("row080", str(locator.getRegionLocation(row(85), true).getRegion().getStartKey()),
+            "the region of row085 after the split starts at");
+      }
+      checkEquals(100, rowsOf(table.getScanner(new Scan())).size(), "rows scanned after the split");
+      checkEquals("v90", str(table.get(new Get(row(90))).getValue(F, Bytes.toBytes("a"))), "row090 after the split");
+
       // --- Deletes: a column's newest version, every version, a family, a row.
       table.delete(new Delete(row(5)).addColumn(F, Bytes.toBytes("a")));
       checkEquals("older-than-now", str(table.get(new Get(row(5))).getValue(F, Bytes.toBytes("a"))),
@@ -244,7 +258,7 @@ public final class ClientSuite {
     admin.disableTable(t);
     admin.truncateTable(t, true);
     check(admin.isTableEnabled(t), "a truncated table is enabled");
-    checkEquals(3, admin.getRegions(t).size(), "regions after truncate with preserveSplits");
+    checkEquals(4, admin.getRegions(t).size(), "regions after truncate with preserveSplits");
     try (Table table = conn.getTable(t)) {
       checkEquals(0, rowsOf(table.getScanner(new Scan())).size(), "rows after truncate");
     }
