@@ -1,18 +1,22 @@
-// libFuzzer target: what an HBase client sends (src/front/hbase/rpc_codec.h, cell_block.h).
+// libFuzzer target: what an HBase client sends (src/front/hbase/rpc_codec.h, cell_block.h,
+// filter_convert.h).
 //
 // Input: a connection's bytes. The first byte picks the size of the pieces they arrive in (1 to
 // 256), so that a frame cut anywhere is read; the rest goes to a ConnectionReader, whose calls
-// are drained until it waits or refuses, and to DecodeCellBlock whole.
+// are drained until it waits or refuses, to DecodeCellBlock whole, and, as a serialized Filter
+// (a Scan's or a Get's), to FilterOf, which maps it onto Basalt's filter or refuses it.
 //
 // Checks beyond "no crash": the reader never yields more bytes than it was given, and once it
 // refuses it refuses for good. The cell block encoding is canonical, so a block that decodes
-// re-encodes cell by cell to exactly the same bytes.
+// re-encodes cell by cell to exactly the same bytes. A filter is either mapped or refused with
+// InvalidArgument, never another error.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "src/front/hbase/cell_block.h"
+#include "src/front/hbase/filter_convert.h"
 #include "src/front/hbase/rpc_codec.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -51,6 +55,14 @@ void DecodeCells(std::string_view bytes) {
              bytes.size());
 }
 
+void ConvertFilter(std::string_view bytes) {
+  hbase::Filter filter;
+  if (!filter.ParsePartialFromArray(bytes.data(), static_cast<int>(bytes.size())) || !filter.IsInitialized()) return;
+  absl::StatusOr<rpc::Filter> mapped = hbase::FilterOf(filter);
+  FUZZ_CHECK(mapped.ok() || mapped.status().code() == absl::StatusCode::kInvalidArgument,
+             "a filter was refused with %s", mapped.status().ToString().c_str());
+}
+
 }  // namespace
 }  // namespace basalt::fuzz
 
@@ -59,5 +71,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   basalt::fuzz::ReadConnection(bytes, static_cast<size_t>(data[0]) + 1);
   basalt::fuzz::DecodeCells(bytes);
+  basalt::fuzz::ConvertFilter(bytes);
   return 0;
 }

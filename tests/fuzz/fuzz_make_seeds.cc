@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
 #include "common/env.h"
@@ -245,6 +246,15 @@ void HBaseRpcSeeds(const std::string& out) {
     hbase::AppendCell({"row", "cf", "q", ts++, t, t == hbase::KeyValueType::kPut ? "value" : ""}, &block).IgnoreError();
   }
   Write(dir, "seed-cell-block", std::string(1, '\0') + block);
+  // The filters the real 2.6.0 client serialized (tests/hbase/testdata/filters-2.6.0.txt: a name,
+  // a space, the hex of the Filter message).
+  std::ifstream filters(std::string(BASALT_SOURCE_DIR) + "/tests/hbase/testdata/filters-2.6.0.txt");
+  std::string line;
+  while (std::getline(filters, line)) {
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || line.empty() || line[0] == '#') continue;
+    Write(dir, "seed-filter-" + line.substr(0, space), std::string(1, '\0') + absl::HexStringToBytes(line.substr(space + 1)));
+  }
 }
 
 }  // namespace
