@@ -60,7 +60,11 @@ constexpr char kUsage[] =
     "               --salt_buckets=4 --partitioning=round_robin|hash|fifo --keep --no_baseline]  (--server only)\n"
     "              transactional queue: events/s produced and consumed per group, conflicts, and the\n"
     "              end-to-end latency from enqueue to the commit of its dequeue (p50, p99); then the\n"
-    "              same producers' events as plain batched Puts, and the ratio\n";
+    "              same producers' events as plain batched Puts, and the ratio\n"
+    "  hbase_get   --hbase=HOST:PORT --server_pid=PID [--table=bench_hbase_get --records=10000 --gets=20000\n"
+    "               --rounds=6 --value_size=100]  (--server only)\n"
+    "              the server's CPU per Get (from /proc/PID/stat) through its HBase port against its gRPC\n"
+    "              front end: the same keys, alternating rounds, one synchronous client each; and the ratio\n";
 
 }  // namespace
 
@@ -100,6 +104,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerQueue(*flags, &report);
     } else if (sub == "locate") {
       rc = basalt::bench::RunServerLocate(*flags, &report);
+    } else if (sub == "hbase_get") {
+      rc = basalt::bench::RunServerHBaseGet(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

@@ -171,5 +171,7 @@ int RunServerScan(const Flags& flags, Report* report);
 int RunServerQueue(const Flags& flags, Report* report);
 int RunServerSplit(const Flags& flags, Report* report);
 int RunServerLocate(const Flags& flags, Report* report);
+// hbase_front_bench.cc
+int RunServerHBaseGet(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench

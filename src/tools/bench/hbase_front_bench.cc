@@ -1,0 +1,222 @@
+// basalt-bench server hbase_get: the server's CPU per Get through its HBase port against its
+// gRPC front end, on the same rows, in alternating rounds of the same random keys (one
+// synchronous client each, so each Get is a whole round trip on an idle server).
+//
+// The HBase side speaks HBase's RPC as the Java client does (a ConnectionHeader naming
+// ClientService, then GetRequests naming the table's region by its HBase name), with our own
+// codec (src/front/hbase/rpc_codec.h): what is measured is the server's work, read from
+// /proc/<server_pid>/stat (user + system time) around each round.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "proto/hbase/hbase_client.pb.h"
+#include "src/front/hbase/region_names.h"
+#include "src/front/hbase/rpc_codec.h"
+#include "src/tools/bench/histogram.h"
+#include "src/tools/bench/server_bench_common.h"
+
+namespace basalt::bench {
+namespace {
+
+// CPU time (user + system) the process has used, in microseconds.
+absl::StatusOr<double> ProcessCpuMicros(int64_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (stat.empty() || close == std::string::npos) {
+    return absl::NotFoundError(absl::StrCat("no process ", pid, " (--server_pid: the basalt-server's pid)"));
+  }
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {  // fields 14 and 15: utime, stime (clock ticks)
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+constexpr char kQualifier = 'q';
+
+// One HBase RPC connection speaking ClientService, synchronously.
+class HBaseGetter {
+ public:
+  static absl::StatusOr<std::unique_ptr<HBaseGetter>> Connect(const std::string& address) {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return absl::InvalidArgumentError("--hbase must be HOST:PORT");
+    auto g = std::unique_ptr<HBaseGetter>(new HBaseGetter());
+    g->fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+    if (inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr) != 1 ||
+        ::connect(g->fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      return absl::UnavailableError(absl::StrCat("cannot connect to the HBase port ", address));
+    }
+    int one = 1;
+    setsockopt(g->fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    hbase::ConnectionHeader h;
+    h.set_service_name("ClientService");
+    h.mutable_user_info()->set_effective_user("bench");
+    if (!g->Write(hbase::EncodeHello(h))) return absl::UnavailableError("the HBase port closed the connection");
+    return g;
+  }
+  ~HBaseGetter() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // One Get of `row`'s family f, qualifier q; its value's size.
+  absl::StatusOr<size_t> Get(const std::string& region_name, const std::string& row) {
+    hbase::GetRequest req;
+    req.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+    req.mutable_region()->set_value(region_name);
+    req.mutable_get()->set_row(row);
+    hbase::Column* c = req.mutable_get()->add_column();
+    c->set_family("f");
+    c->mutable_qualifier()->Add(std::string(1, kQualifier));  // (add_qualifier("q") trips GCC 12 -Wrestrict)
+    hbase::RequestHeader rh;
+    rh.set_call_id(++call_id_);
+    rh.set_method_name("Get");
+    rh.set_request_param(true);
+    if (!Write(hbase::EncodeCall(rh, req.SerializeAsString()))) return absl::UnavailableError("write failed");
+    for (;;) {
+      if (std::optional<size_t> n = hbase::WholeFrame(buffer_)) {
+        absl::StatusOr<hbase::Answer> a = hbase::DecodeAnswer(std::string_view(buffer_).substr(4, *n - 4));
+        buffer_.erase(0, *n);
+        if (!a.ok()) return a.status();
+        if (a->header.has_exception()) return absl::InternalError(a->header.exception().stack_trace());
+        hbase::GetResponse resp;
+        if (!resp.ParseFromString(a->message)) return absl::InternalError("a GetResponse that does not parse");
+        if (resp.result().cell_size() != 1) return absl::NotFoundError(absl::StrCat("row ", row, " not found"));
+        return resp.result().cell(0).value().size();
+      }
+      char buf[1 << 16];
+      const ssize_t got = ::recv(fd_, buf, sizeof(buf), 0);
+      if (got <= 0) return absl::UnavailableError("the HBase port closed the connection");
+      buffer_.append(buf, static_cast<size_t>(got));
+    }
+  }
+
+ private:
+  HBaseGetter() = default;
+  bool Write(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  int fd_ = -1;
+  uint32_t call_id_ = 0;
+  std::string buffer_;
+};
+
+std::string RowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
+
+}  // namespace
+
+int RunServerHBaseGet(const Flags& flags, Report* report) {
+  auto server = ParseServerOptions(flags, "bench_hbase_get");
+  if (!server.ok()) return Fail(server.status());
+  const std::string hbase_address = flags.Str("hbase", "");
+  const int64_t pid = flags.Int("server_pid", 0);
+  const int64_t records = flags.Int("records", 10000);
+  const int64_t gets = flags.Int("gets", 20000);
+  const int64_t rounds = flags.Int("rounds", 6);
+  const int64_t value_size = flags.Int("value_size", 100);
+  flags.RefuseUnused();
+  if (hbase_address.empty() || pid <= 0) {
+    return Fail(absl::InvalidArgumentError("--hbase=HOST:PORT (the server's HBase port) and --server_pid are required"));
+  }
+  if (records <= 0 || gets <= 0 || rounds <= 0 || value_size <= 0) {
+    return Fail(absl::InvalidArgumentError("--records, --gets, --rounds and --value_size must be positive"));
+  }
+  auto conn = Connection::Open(server->conn);
+  if (!conn.ok()) return Fail(conn.status());
+  auto admin = (*conn)->GetAdmin();
+  if (auto s = EnsureTable(admin.get(), server->table); !s.ok()) return Fail(s);
+  auto table = (*conn)->GetTable(server->table);
+  {
+    const std::string value(static_cast<size_t>(value_size), 'v');
+    std::vector<RowMutationsBase> puts;
+    for (int64_t i = 0; i < records; ++i) {
+      puts.push_back(Put(RowKey(i)).Add("f", "q", value));
+      if (puts.size() == 1000 || i + 1 == records) {
+        auto done = table->Batch(puts);
+        if (!done.ok()) return Fail(done.status());
+        for (const absl::Status& s : *done) {
+          if (!s.ok()) return Fail(s);
+        }
+        puts.clear();
+      }
+    }
+  }
+  if (auto s = admin->Flush(server->table); !s.ok()) return Fail(s);
+  auto regions = admin->ListRegions(server->table);
+  if (!regions.ok()) return Fail(regions.status());
+  if (regions->size() != 1) return Fail(absl::FailedPreconditionError("hbase_get reads a table of one region"));
+  const std::string region_name = hbase::RegionNameOf(server->table, "", (*regions)[0].id);
+  auto hbase = HBaseGetter::Connect(hbase_address);
+  if (!hbase.ok()) return Fail(hbase.status());
+
+  // Each round reads the same keys through one front end; they alternate, gRPC first.
+  std::vector<std::string> keys;
+  std::mt19937_64 rng(7);
+  for (int64_t i = 0; i < gets; ++i) keys.push_back(RowKey(static_cast<int64_t>(rng() % static_cast<uint64_t>(records))));
+  struct Totals {
+    double cpu_us = 0;
+    double seconds = 0;
+    LatencyHistogram latency;
+  };
+  Totals grpc, hb;
+  for (const std::string& k : keys) {  // warm both: the block cache and the connections
+    if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
+    if (auto r = (*hbase)->Get(region_name, k); !r.ok()) return Fail(r.status());
+  }
+  for (int64_t round = 0; round < 2 * rounds; ++round) {
+    const bool via_hbase = round % 2 == 1;
+    Totals& t = via_hbase ? hb : grpc;
+    auto cpu0 = ProcessCpuMicros(pid);
+    if (!cpu0.ok()) return Fail(cpu0.status());
+    const auto t0 = Clock::now();
+    for (const std::string& k : keys) {
+      const auto s0 = Clock::now();
+      if (via_hbase) {
+        if (auto r = (*hbase)->Get(region_name, k); !r.ok()) return Fail(r.status());
+      } else {
+        if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
+      }
+      t.latency.Record(ElapsedNanos(s0, Clock::now()));
+    }
+    t.seconds += Seconds(t0, Clock::now());
+    auto cpu1 = ProcessCpuMicros(pid);
+    if (!cpu1.ok()) return Fail(cpu1.status());
+    t.cpu_us += *cpu1 - *cpu0;
+  }
+  const double n = static_cast<double>(gets * rounds);
+  for (auto [name, t] : {std::pair<const char*, Totals*>{"gRPC", &grpc}, {"HBase port", &hb}}) {
+    report->records.push_back({Text("front_end", name), Num("gets", n), Num("server_cpu_us_per_get", t->cpu_us / n, 2),
+                               Num("ops_per_s", n / t->seconds), Num("p50_us", t->latency.PercentileMicros(0.5), 1),
+                               Num("p99_us", t->latency.PercentileMicros(0.99), 1)});
+  }
+  report->summary.push_back(Num("cpu_per_get_hbase_over_grpc", hb.cpu_us / grpc.cpu_us, 3));
+  report->title = absl::StrFormat(
+      "server hbase_get: the server's CPU per Get, HBase port %s vs gRPC %s (%lld records of %lld B, %lld Gets x %lld "
+      "rounds each, alternating; one synchronous client each)",
+      hbase_address, server->address, static_cast<long long>(records), static_cast<long long>(value_size),
+      static_cast<long long>(gets), static_cast<long long>(rounds));
+  return 0;
+}
+
+}  // namespace basalt::bench
