@@ -26,6 +26,7 @@ PKGS=(
   file                                          # tests: cpack's DEB generator runs dpkg-shlibdeps on the ELF files it finds with file
   libssl-dev openssl                            # security: token hashes, the HTTP port's TLS; tests make certs
   default-jdk-headless maven                    # tests: the unmodified HBase client (Maven Central) drives the HBase port
+  python3-kazoo python3-protobuf python3-pip    # tests: Python's hbase-driver (PyPI), a second HBase client
 )
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

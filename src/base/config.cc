@@ -183,6 +183,20 @@ const std::vector<Setting>& Settings() {
          c->hbase_listen = std::string(v);
          return absl::OkStatus();
        }},
+      {"hbase_zookeeper_quorum", "",
+       "HOST:PORT[,...] of a ZooKeeper where the HBase port is published for HBase clients that look there "
+       "(hbase.zookeeper.quorum); empty: not published (clients use hbase.client.bootstrap.servers)",
+       [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
+         c->hbase_zookeeper_quorum = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"hbase_znode_parent", "/hbase",
+       "the znode under which the HBase port's records go (HBase's zookeeper.znode.parent); not Basalt's own parent",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (v.empty() || v[0] != '/' || (v.size() > 1 && v.back() == '/')) return BadValue(k, v, "a znode path such as /hbase");
+         c->hbase_znode_parent = std::string(v);
+         return absl::OkStatus();
+       }},
       {"hbase_port_file", "", "once the HBase port listens, write its port and a newline here (atomically)",
        [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
          c->hbase_port_file = std::string(v);
@@ -528,6 +542,18 @@ absl::Status ValidateConfig(const ServerConfig& config) {
   if (!config.cluster && !config.zookeeper_quorum.empty()) {
     return absl::InvalidArgumentError(
         "zookeeper_quorum is for a region server of a cluster (--cluster); a standalone server keeps its own meta");
+  }
+  if (config.cluster && !config.hbase_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "hbase_listen on a cluster's region server: the HBase port of a cluster is not built yet (a standalone server "
+        "serves HBase clients)");
+  }
+  if (!config.hbase_zookeeper_quorum.empty() && config.hbase_listen.empty()) {
+    return absl::InvalidArgumentError("hbase_zookeeper_quorum publishes the HBase port: it needs hbase_listen");
+  }
+  if (!config.hbase_zookeeper_quorum.empty() && !config.zookeeper_auth_file.empty()) {
+    return absl::InvalidArgumentError(
+        "hbase_zookeeper_quorum with zookeeper_auth_file: HBase clients read the records without an identity");
   }
   std::string host;
   int port;

@@ -47,6 +47,10 @@ struct ServerConfig {
   // (port 0: a free one); empty: off. hbase_port_file: once listening, its port is written there.
   std::string hbase_listen;
   std::string hbase_port_file;
+  // Where the HBase port's records go for HBase clients that look in ZooKeeper (hbase_zk.h):
+  // HOST:PORT[,...]; empty: none (clients use the RPC registry). Its own parent, HBase's /hbase.
+  std::string hbase_zookeeper_quorum;
+  std::string hbase_znode_parent = "/hbase";
   // A region server of a cluster (docs/DESIGN.md §6): it opens only the regions the active
   // basalt-master assigns it, its log in data_dir/wals/; needs zookeeper_quorum and rados_pool.
   // false: standalone (its own catalogue and meta; with zookeeper_quorum it also registers).

@@ -30,6 +30,8 @@
 #include "src/base/config.h"
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/hbase_front.h"
+#include "src/front/hbase/hbase_zk.h"
+#include "src/front/hbase/zk_records.h"
 #include "src/base/http_front.h"
 #include "src/schema/meta.h"
 #include "src/security/quotas.h"
@@ -292,6 +294,7 @@ int Run(int argc, char** argv) {
   counters.verbs.store(&verbs_control);
   // The HBase port (docs/DESIGN.md §15), its writes on the gRPC pool as the verbs transport's.
   std::unique_ptr<hbase::HBaseFront> hbase_front;
+  std::unique_ptr<hbase::ZkPublisher> hbase_zk;  // its records in ZooKeeper, when published
   if (!config.hbase_listen.empty()) {
     hbase::HBaseFront::Options ho;
     ho.port.listen = config.hbase_listen;
@@ -315,9 +318,32 @@ int Run(int argc, char** argv) {
       return Daemon::kFailed;
     }
     std::cout << "basalt-server: HBase clients on " << host << ":" << hbase_front->port() << std::endl;
+    if (!config.hbase_zookeeper_quorum.empty()) {
+      hbase::ZkPublisher::Options zp;
+      zp.session.quorum = config.hbase_zookeeper_quorum;
+      zp.session.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
+      zp.parent = config.hbase_znode_parent;
+      zp.self = hbase::ServerNameOf(host, hbase_front->port(), static_cast<uint64_t>(start_code));
+      zp.cluster_id = ho.cluster_id;
+      zp.log = [](std::string_view line) { log::Warning(line); };
+      absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
+      if (!published.ok()) {
+        log::Error(absl::StrCat("publishing the HBase port in ZooKeeper ", config.hbase_zookeeper_quorum, ": ",
+                                published.status().message()));
+        hbase_front->Shutdown();
+        if (*verbs_server != nullptr) (*verbs_server)->Shutdown();
+        server.Shutdown(std::chrono::milliseconds(0));
+        tables->CloseAll().IgnoreError();
+        return Daemon::kFailed;
+      }
+      hbase_zk = *std::move(published);
+      std::cout << "basalt-server: HBase port published in ZooKeeper " << config.hbase_zookeeper_quorum << " under "
+                << config.hbase_znode_parent << std::endl;
+    }
   }
   // Stopped before the gRPC pool its writes run on.
-  absl::Cleanup stop_hbase = [&hbase_front] {
+  absl::Cleanup stop_hbase = [&hbase_front, &hbase_zk] {
+    hbase_zk.reset();  // unpublished first: no client is sent to a port that is closing
     if (hbase_front != nullptr) hbase_front->Shutdown();
   };
   // From here every exit stops the HTTP port first: its pages read the verbs server and the
@@ -420,6 +446,7 @@ int Run(int argc, char** argv) {
   const int sig = daemon.WaitForStop();
   std::cout << "basalt-server: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down" << std::endl;
   http.reset();  // no page reads what the shutdown takes down
+  hbase_zk.reset();                                           // unpublished before it stops
   if (hbase_front != nullptr) hbase_front->Shutdown();        // its writes run on the gRPC pool
   if (*verbs_server != nullptr) (*verbs_server)->Shutdown();  // as these do
   server.Shutdown(kShutdownGrace);

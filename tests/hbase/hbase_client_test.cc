@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "tests/integration/integration_util.h"
 #include "common/status.h"
+#include "common/test_services.h"
 #include "tests/util/child_process.h"
 
 #ifndef HBASE_CLIENT_DIR
@@ -30,10 +31,11 @@ std::string Hex(std::string_view b) { return b.empty() ? "-" : absl::BytesToHexS
 
 class HBaseClientTest : public ServerTest {
  protected:
-  // Starts the server with its HBase port; returns "127.0.0.1:PORT".
-  std::string StartWithHBasePort() {
+  // Starts the server with its HBase port (and `extra` settings); returns "127.0.0.1:PORT".
+  std::string StartWithHBasePort(std::vector<std::string> extra = {}) {
     const std::string port_file = dir_.path() + "/hbase.port";
-    StartServer({"--hbase_listen=127.0.0.1:0", "--hbase_port_file=" + port_file});
+    extra.insert(extra.begin(), {"--hbase_listen=127.0.0.1:0", "--hbase_port_file=" + port_file});
+    StartServer(extra);
     std::string port;
     for (int i = 0; i < 200 && port.empty(); ++i) {
       port = ReadFile(port_file);
@@ -42,6 +44,10 @@ class HBaseClientTest : public ServerTest {
     while (!port.empty() && port.back() == '\n') port.pop_back();
     return "127.0.0.1:" + port;
   }
+
+  // ClientSuite.java through `registry` (the HBase port's address, or zk:QUORUM@PARENT), then
+  // the table it left read with Basalt's own client, then a table quota met by ReadProbe.java.
+  void RunClientSuite(const std::string& registry, const std::string& address);
 
   // Runs a Java program of tests/hbase/java/ with the HBase client on its classpath, or with
   // `classpath_file`'s (fetch-client.sh's outputs).
@@ -61,8 +67,24 @@ class HBaseClientTest : public ServerTest {
 TEST_F(HBaseClientTest, TheJavaClientsCallsAnswerAsHBaseAndBothViewsAgree) {
   const std::string address = StartWithHBasePort();
   ASSERT_NE(address, "127.0.0.1:");
+  RunClientSuite(address, address);
+}
+
+// HBase's default discovery: the client knows only ZooKeeper, where the server published its
+// HBase port (hbase_zookeeper_quorum) under a parent of its own.
+TEST_F(HBaseClientTest, TheJavaClientFindsTheServerInZooKeeper) {
+  const std::string quorum = TestZkQuorum();
+  ASSERT_FALSE(quorum.empty()) << kTestServicesHelp;
+  const std::string parent = "/hbase-" + std::to_string(::getpid());
+  const std::string address =
+      StartWithHBasePort({"--hbase_zookeeper_quorum=" + quorum, "--hbase_znode_parent=" + parent});
+  ASSERT_NE(address, "127.0.0.1:");
+  RunClientSuite("zk:" + quorum + "@" + parent, address);
+}
+
+void HBaseClientTest::RunClientSuite(const std::string& registry, const std::string& address) {
   const std::string dump = dir_.path() + "/hb_keep.dump";
-  absl::StatusOr<ChildProcess::Finished> java = RunJava("ClientSuite", {address, dump});
+  absl::StatusOr<ChildProcess::Finished> java = RunJava("ClientSuite", {registry, dump});
   ASSERT_TRUE(java.ok()) << java.status();
   const std::string& log = java->output;
   ASSERT_EQ(java->exit_code, 0) << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);

@@ -3,8 +3,9 @@
 // tests/hbase/hbase_client_test.cc, which starts the server, then reads the table this leaves
 // behind with Basalt's own C++ client and compares it with the dump written here.
 //
-// Usage: java ClientSuite HOST:PORT DUMP_FILE
-//   HOST:PORT  the HBase port (hbase.client.bootstrap.servers: the RPC registry)
+// Usage: java ClientSuite (HOST:PORT | zk:QUORUM@PARENT) DUMP_FILE
+//   HOST:PORT          the HBase port (hbase.client.bootstrap.servers: the RPC registry)
+//   zk:QUORUM@PARENT   HBase's default registry: hbase.zookeeper.quorum, zookeeper.znode.parent
 //   DUMP_FILE  where the kept table's cells are written, one per line:
 //              <row hex> <family>:<qualifier hex> <timestamp> <value hex>
 // Exit status 0 when every check passed; 1 with the failed check on stderr.
@@ -85,8 +86,15 @@ public final class ClientSuite {
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-    conf.set("hbase.client.bootstrap.servers", args[0]);
+    if (args[0].startsWith("zk:")) {
+      // HBase's default registry: the records the server published in ZooKeeper.
+      String[] zk = args[0].substring(3).split("@", 2);
+      conf.set("hbase.zookeeper.quorum", zk[0]);
+      conf.set("zookeeper.znode.parent", zk[1]);
+    } else {
+      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
+      conf.set("hbase.client.bootstrap.servers", args[0]);
+    }
     conf.setInt("hbase.client.retries.number", 5);
     conf.setInt("hbase.client.pause", 50);
     conf.setInt("hbase.rpc.timeout", 10000);

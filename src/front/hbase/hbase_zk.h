@@ -1,0 +1,50 @@
+// The HBase port's records in ZooKeeper, where HBase 2.x clients look by default
+// (ZKConnectionRegistry: hbase.zookeeper.quorum and zookeeper.znode.parent), and where clients
+// that know only ZooKeeper (gohbase, Python's hbase-driver) must find them:
+//
+//   <parent>/hbaseid              persistent  the cluster id (ClusterId)
+//   <parent>/master               ephemeral   the active master: this server's HBase port
+//   <parent>/meta-region-server   ephemeral   hbase:meta's server: the same
+//
+// each in zk_records.h's form (0xff, the writer's id, PBUF, the message). The parent is the
+// HBase port's own (default /hbase), never Basalt's cluster parent: Basalt's <parent>/master is
+// its masters' election directory. The ephemeral records go with this server's session, so a
+// stopped server is not advertised. A session that expires is logged, not made again: clients
+// that found the server keep it, new ones find it after its next start.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/zookeeper.h"
+#include "proto/hbase/hbase_cluster.pb.h"
+
+namespace basalt::hbase {
+
+class ZkPublisher {
+ public:
+  struct Options {
+    ZooKeeper::Options session;  // quorum, timeouts (its own session; on_expired is its own)
+    std::string parent = "/hbase";
+    ServerName self;             // the HBase port, as clients dial it
+    std::string cluster_id;
+    int info_port = 0;
+    std::function<void(std::string_view)> log;
+  };
+  // Connects and writes the records. Unavailable when ZooKeeper does not answer; an error from
+  // ZooKeeper (a parent it may not write) as it came.
+  static absl::StatusOr<std::unique_ptr<ZkPublisher>> Start(Options options);
+  ~ZkPublisher();  // closes the session: the ephemeral records go at once
+
+  // The records as written (for tests).
+  static absl::Status Publish(ZooKeeper* zk, const Options& options);
+
+ private:
+  explicit ZkPublisher(Options options) : options_(std::move(options)) {}
+  absl::Status Connect();
+  Options options_;
+  std::unique_ptr<ZooKeeper> zk_;
+};
+
+}  // namespace basalt::hbase
