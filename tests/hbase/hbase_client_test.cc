@@ -11,7 +11,11 @@
 #include "tests/integration/integration_util.h"
 #include "common/status.h"
 #include "common/test_services.h"
+#include "proto/hbase/hbase_client.pb.h"
+#include "src/front/hbase/cell_block.h"
+#include "src/front/hbase/region_names.h"
 #include "tests/util/child_process.h"
+#include "tests/util/hbase_wire_client.h"
 
 #ifndef HBASE_CLIENT_DIR
 #error "HBASE_CLIENT_DIR must name tests/hbase/fetch-client.sh's output"
@@ -119,6 +123,89 @@ void HBaseClientTest::RunClientSuite(const std::string& registry, const std::str
   EXPECT_NE(probe->output.find("REFUSED at 3:"), std::string::npos) << probe->output;
   EXPECT_NE(probe->output.find("org.apache.hadoop.hbase.quotas.RpcThrottlingException"), std::string::npos)
       << probe->output;
+}
+
+// What no well-behaved client sends, sent on the wire (tests/util/hbase_wire_client.h): each
+// bad call gets the exception whose class tells the Java client what to do, and the connection
+// goes on serving the next call.
+TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  CreateTable("wire", {"f"});
+  ASSERT_TRUE(conn_->GetTable("wire")->Put(Put("r1").Add("f", "q", "v1")).ok());
+  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("wire");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1) << regions.status();
+  const std::string region = hbase::RegionNameOf("wire", "", (*regions)[0].id);
+  hbase::testing::WireClient c(std::stoi(address.substr(address.rfind(':') + 1)), "ClientService");
+  ASSERT_TRUE(c.connected());
+  uint32_t id = 0;
+  auto call = [&](std::string_view method, const google::protobuf::MessageLite& req, std::string_view cells = {}) {
+    EXPECT_TRUE(c.Call(++id, method, req, cells));
+    absl::StatusOr<hbase::Answer> a = c.Read();
+    EXPECT_TRUE(a.ok()) << a.status();
+    if (!a.ok()) return hbase::Answer{};
+    EXPECT_EQ(a->header.call_id(), id);
+    return *a;
+  };
+  auto exception_of = [](const hbase::Answer& a) { return a.header.exception().exception_class_name(); };
+
+  hbase::GetRequest get;
+  get.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  get.mutable_region()->set_value("not a region name");
+  get.mutable_get()->set_row("r1");
+  EXPECT_EQ(exception_of(call("Get", get)), "org.apache.hadoop.hbase.DoNotRetryIOException");
+  get.mutable_region()->set_value(hbase::RegionNameOf("nosuch", "", 1));
+  EXPECT_EQ(exception_of(call("Get", get)), "org.apache.hadoop.hbase.TableNotFoundException");
+  get.mutable_region()->set_value(region);
+  hbase::Answer ok = call("Get", get);
+  hbase::GetResponse got;
+  ASSERT_TRUE(got.ParseFromString(ok.message)) << exception_of(ok);
+  ASSERT_EQ(got.result().cell_size(), 1);
+  EXPECT_EQ(got.result().cell(0).value(), "v1");
+  // A region that is no longer there (a stale id): the client must look it up again.
+  get.mutable_region()->set_value(hbase::RegionNameOf("wire", "", (*regions)[0].id + 1));
+  EXPECT_EQ(exception_of(call("Get", get)), "org.apache.hadoop.hbase.NotServingRegionException");
+
+  // hbase:meta is read-only.
+  hbase::MutateRequest put;
+  put.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  put.mutable_region()->set_value(hbase::kMetaRegionName);
+  put.mutable_mutation()->set_row("x");
+  put.mutable_mutation()->set_mutate_type(hbase::MutationProto::PUT);
+  EXPECT_EQ(exception_of(call("Mutate", put)), "org.apache.hadoop.hbase.security.AccessDeniedException");
+  // A mutation that claims more cells than its cell block holds.
+  put.mutable_region()->set_value(region);
+  put.mutable_mutation()->set_associated_cell_count(3);
+  std::string block;
+  ASSERT_TRUE(hbase::AppendCell({"x", "f", "q", 5, hbase::KeyValueType::kPut, "v"}, &block).ok());
+  EXPECT_EQ(exception_of(call("Mutate", put, block)), "org.apache.hadoop.hbase.DoNotRetryIOException");
+  // A cell block that is not one.
+  EXPECT_EQ(exception_of(call("Mutate", put, std::string("\x00\x00\x00\x02zz", 6))),
+            "org.apache.hadoop.hbase.DoNotRetryIOException");
+
+  // Scanners: an unknown one, and a call out of sequence (the scanner is then closed).
+  hbase::ScanRequest next;
+  next.set_scanner_id(424242);
+  next.set_number_of_rows(10);
+  EXPECT_EQ(exception_of(call("Scan", next)), "org.apache.hadoop.hbase.UnknownScannerException");
+  hbase::ScanRequest open;
+  *open.mutable_region() = get.region();
+  open.mutable_region()->set_value(region);
+  open.mutable_scan();
+  open.set_number_of_rows(0);  // open only
+  hbase::Answer opened = call("Scan", open);
+  hbase::ScanResponse scan;
+  ASSERT_TRUE(scan.ParseFromString(opened.message)) << exception_of(opened);
+  next.set_scanner_id(scan.scanner_id());
+  next.set_next_call_seq(5);
+  EXPECT_EQ(exception_of(call("Scan", next)), "org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException");
+  next.set_next_call_seq(0);
+  EXPECT_EQ(exception_of(call("Scan", next)), "org.apache.hadoop.hbase.UnknownScannerException");
+
+  // A method that does not exist, and the connection still serves.
+  EXPECT_EQ(exception_of(call("Frobnicate", get)), "org.apache.hadoop.hbase.DoNotRetryIOException");
+  get.mutable_region()->set_value(region);
+  EXPECT_FALSE(call("Get", get).header.has_exception());
 }
 
 // HBase's own PerformanceEvaluation (hbase-mapreduce 2.6.0's tests jar, tests/hbase/pe-pom.xml)

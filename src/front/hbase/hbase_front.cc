@@ -1187,7 +1187,7 @@ struct HBaseFront::Impl {
   // call must carry plus one.
   absl::Status Fill(uint64_t id, const std::shared_ptr<Scanner>& scanner, uint32_t rows, uint64_t max_bytes,
                     bool close, bool counted, ScanResponse* resp) {
-    if (rows == 0) rows = kMaxRowsPerCall;
+    // 0 rows: the call only opens (or keeps) the scanner, as HBase's.
     rows = std::min(rows, kMaxRowsPerCall);
     if (max_bytes == 0) max_bytes = 2 << 20;  // HBase's hbase.client.scanner.max.result.size
     uint64_t bytes = 0;
@@ -1214,7 +1214,7 @@ struct HBaseFront::Impl {
       bytes += static_cast<uint64_t>(result->ByteSizeLong());
       scanner->pending.pop_front();
     }
-    const bool finished = scanner->exhausted && scanner->pending.empty();
+    const bool finished = rows > 0 && scanner->exhausted && scanner->pending.empty();
     absl::MutexLock l(&mu);
     scanner->in_use = false;
     scanner->last_used_ms = NowMs();
