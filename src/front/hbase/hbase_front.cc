@@ -103,6 +103,12 @@ struct Scanner {
   // below it are cut here.
   std::string inclusive_floor;
   bool has_floor = false;
+  // How a row may be cut: at most `batch` cells per result (Scan.setBatch; 0: no limit), and,
+  // when the client stitches partial results, where a reply reaches max_result_size.
+  uint32_t batch = 0;
+  bool partials = false;
+  uint64_t max_result_size = 0;
+  int sent_cells = 0;  // of pending.front(), already sent as partial results
 };
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
@@ -1085,9 +1091,6 @@ struct HBaseFront::Impl {
 
   absl::Status OpenScanner(const NamedRegion& region, const ScanRequest& req, ScanResponse* resp) {
     const Scan& scan = req.scan();
-    if (scan.has_batch_size() && scan.batch_size() > 0) {
-      return absl::InvalidArgumentError("Scan.setBatch (part rows) is not supported by Basalt's HBase port");
-    }
     rpc::ScanRequest s;
     s.set_table(region.table);
     s.set_region(region.region);
@@ -1112,6 +1115,9 @@ struct HBaseFront::Impl {
                                                       scan.has_filter() ? &scan.filter() : nullptr));
     BASALT_ASSIGN_OR_RETURN(scanner->cursor, data->OpenScan(s));
     scanner->table = region.table;
+    scanner->batch = scan.batch_size();
+    scanner->partials = req.client_handles_partials();
+    scanner->max_result_size = scan.max_result_size();
     scanner->last_used_ms = NowMs();
     scanner->in_use = true;
     uint64_t id;
@@ -1125,7 +1131,7 @@ struct HBaseFront::Impl {
       scanners.emplace(id, scanner);
     }
     resp->set_scanner_id(id);
-    return Fill(id, scanner, req.number_of_rows(), scan.max_result_size(), req.close_scanner(), /*counted=*/false, resp);
+    return Fill(id, scanner, req.number_of_rows(), req.close_scanner(), /*counted=*/false, resp);
   }
 
   absl::Status NextScanner(const ScanRequest& req, Admission* admission, ScanResponse* resp) {
@@ -1179,17 +1185,23 @@ struct HBaseFront::Impl {
       return absl::OkStatus();
     }
     resp->set_scanner_id(req.scanner_id());
-    return Fill(req.scanner_id(), scanner, req.number_of_rows(), 0, req.close_scanner(), req.has_next_call_seq(), resp);
+    if (req.has_client_handles_partials()) scanner->partials = req.client_handles_partials();
+    return Fill(req.scanner_id(), scanner, req.number_of_rows(), req.close_scanner(), req.has_next_call_seq(), resp);
   }
 
   // Up to `rows` rows (or about max_bytes) into *resp; the scanner is closed once done.
   // `counted`: the call carried next_call_seq (the calls after the opening one), which the next
   // call must carry plus one.
-  absl::Status Fill(uint64_t id, const std::shared_ptr<Scanner>& scanner, uint32_t rows, uint64_t max_bytes,
-                    bool close, bool counted, ScanResponse* resp) {
+  //
+  // A row is cut into partial results (Result.partial: more of the row follows) at `batch`
+  // cells, and, when the client stitches partials, where the reply reaches max_result_size, so
+  // no reply holds more than about that much however wide a row is; else a row goes whole.
+  absl::Status Fill(uint64_t id, const std::shared_ptr<Scanner>& scanner, uint32_t rows, bool close, bool counted,
+                    ScanResponse* resp) {
     // 0 rows: the call only opens (or keeps) the scanner, as HBase's.
     rows = std::min(rows, kMaxRowsPerCall);
-    if (max_bytes == 0) max_bytes = 2 << 20;  // HBase's hbase.client.scanner.max.result.size
+    // HBase's hbase.client.scanner.max.result.size, when the scan does not say.
+    const uint64_t max_bytes = scanner->max_result_size != 0 ? scanner->max_result_size : 2 << 20;
     uint64_t bytes = 0;
     absl::Status status;
     while (static_cast<uint32_t>(resp->results_size()) < rows && bytes < max_bytes) {
@@ -1210,9 +1222,22 @@ struct HBaseFront::Impl {
         break;
       }
       Result* result = resp->add_results();
-      AppendResult(r, result);
-      bytes += static_cast<uint64_t>(result->ByteSizeLong());
-      scanner->pending.pop_front();
+      const int first = scanner->sent_cells;
+      int end = r.cells_size();
+      if (scanner->batch > 0) end = std::min(end, first + static_cast<int>(scanner->batch));
+      for (int i = first; i < end; ++i) {
+        const rpc::Cell& c = r.cells(i);
+        AddCell(result, r.row(), c.family(), c.qualifier(), c.timestamp(), c.value());
+        bytes += r.row().size() + c.family().size() + c.qualifier().size() + c.value().size() + 24;
+        if (scanner->partials && bytes >= max_bytes && i + 1 < end) end = i + 1;
+      }
+      if (end < r.cells_size()) {
+        result->set_partial(true);
+        scanner->sent_cells = end;
+      } else {
+        scanner->sent_cells = 0;
+        scanner->pending.pop_front();
+      }
     }
     const bool finished = rows > 0 && scanner->exhausted && scanner->pending.empty();
     absl::MutexLock l(&mu);

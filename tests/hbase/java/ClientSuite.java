@@ -208,6 +208,37 @@ public final class ClientSuite {
       checkEquals(100, rowsOf(table.getScanner(new Scan())).size(), "rows scanned after the split");
       checkEquals("v90", str(table.get(new Get(row(90))).getValue(F, Bytes.toBytes("a"))), "row090 after the split");
 
+      // --- A wide row (200 cells of 20 KiB): whole by default (the client stitches the partial
+      // results the server cuts it into), in batches with setBatch, in parts with
+      // setAllowPartialResults.
+      byte[] wide = Bytes.toBytes("wide");
+      Put widePut = new Put(wide);
+      for (int i = 0; i < 200; i++) widePut.addColumn(G, Bytes.toBytes(String.format("c%03d", i)), new byte[20480]);
+      table.put(widePut);
+      List<Result> whole = new ArrayList<>();
+      try (ResultScanner s = table.getScanner(new Scan().withStartRow(wide).withStopRow(wide, true))) {
+        for (Result r : s) whole.add(r);
+      }
+      checkEquals(1, whole.size(), "results of the wide row, whole");
+      checkEquals(200, whole.get(0).size(), "cells of the wide row, whole");
+      List<Integer> batches = new ArrayList<>();
+      try (ResultScanner s = table.getScanner(new Scan().withStartRow(wide).withStopRow(wide, true).setBatch(64))) {
+        for (Result r : s) batches.add(r.size());
+      }
+      checkEquals(Arrays.asList(64, 64, 64, 8), batches, "the wide row in batches of 64");
+      int parts = 0;
+      int partCells = 0;
+      try (ResultScanner s = table.getScanner(new Scan().withStartRow(wide).withStopRow(wide, true)
+          .setAllowPartialResults(true).setMaxResultSize(100 * 1024))) {
+        for (Result r : s) {
+          parts++;
+          partCells += r.size();
+        }
+      }
+      check(parts > 1, "the wide row in partial results: " + parts + " parts");
+      checkEquals(200, partCells, "cells of the wide row in partial results");
+      table.delete(new Delete(wide));
+
       // --- Deletes: a column's newest version, every version, a family, a row.
       table.delete(new Delete(row(5)).addColumn(F, Bytes.toBytes("a")));
       checkEquals("older-than-now", str(table.get(new Get(row(5))).getValue(F, Bytes.toBytes("a"))),
