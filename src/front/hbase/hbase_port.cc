@@ -23,6 +23,7 @@ namespace basalt::hbase {
 
 inline constexpr char kCallQueueTooBig[] = "org.apache.hadoop.hbase.CallQueueTooBigException";
 inline constexpr char kIOException[] = "java.io.IOException";
+inline constexpr char kDoNotRetryIOException[] = "org.apache.hadoop.hbase.DoNotRetryIOException";
 
 // One client's connection. The loop that owns it reads it and closes it; any thread queues
 // answers on it (under mu_, which also orders the epoll interest changes).
@@ -289,6 +290,11 @@ struct HBasePort::Impl {
   void Dispatch(const std::shared_ptr<Connection>& c, Call call) {
     counters->calls.fetch_add(1, std::memory_order_relaxed);
     const uint32_t id = call.header.call_id();
+    if (!call.malformed.ok()) {
+      c->Queue(EncodeException(id, kDoNotRetryIOException, std::string(call.malformed.message()), /*do_not_retry=*/true),
+               counters.get());
+      return;
+    }
     if (counters->calls_in_flight.fetch_add(1, std::memory_order_relaxed) >=
         static_cast<uint64_t>(options.max_calls_in_flight)) {
       counters->calls_in_flight.fetch_sub(1, std::memory_order_relaxed);

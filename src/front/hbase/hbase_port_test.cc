@@ -179,6 +179,26 @@ TEST_F(PortTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {
   EXPECT_EQ(answered, kCalls);
 }
 
+TEST_F(PortTest, AMalformedCallInAWholeFrameIsAnsweredAndTheConnectionGoesOn) {
+  StartPort({});
+  WireClient c(port_->port(), "ClientService");
+  RequestHeader h;
+  h.set_call_id(4);
+  h.set_method_name("Echo");
+  h.set_request_param(true);
+  h.mutable_cell_block_meta()->set_length(10);  // but 3 bytes follow
+  ASSERT_TRUE(c.Write(EncodeCall(h, Text("x").SerializeAsString(), "abc")));
+  ASSERT_TRUE(c.Call(5, "Echo", Text("y")));
+  absl::StatusOr<Answer> a = c.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->header.call_id(), 4u);
+  EXPECT_EQ(a->header.exception().exception_class_name(), "org.apache.hadoop.hbase.DoNotRetryIOException");
+  a = c.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->header.call_id(), 5u);
+  EXPECT_EQ(ClusterIdOf(*a), "Echo:y:ClientService");
+}
+
 TEST_F(PortTest, ACallDroppedUnansweredGetsAnIOException) {
   StartPort({});
   WireClient c(port_->port(), "ClientService");

@@ -119,18 +119,25 @@ absl::StatusOr<std::optional<Call>> ConnectionReader::Next() {
       !call.header.IsInitialized()) {
     return fail(absl::InvalidArgumentError("malformed call: its request header does not parse"));
   }
+  // From here the frame is whole and the call known: what is wrong inside it is this call's
+  // (answered with an exception, as HBase does), and the connection goes on with the next frame.
+  Compact();
   if (call.header.request_param()) {
     absl::StatusOr<std::string_view> param = Delimited(&body, "request");
-    if (!param.ok()) return fail(param.status());
+    if (!param.ok()) {
+      call.malformed = param.status();
+      return call;
+    }
     call.param = std::string(*param);
   }
   const uint32_t cells = call.header.has_cell_block_meta() ? call.header.cell_block_meta().length() : 0;
   if (body.size() != cells) {
-    return fail(absl::InvalidArgumentError(absl::StrCat("malformed call ", call.header.call_id(), ": ", body.size(),
-                                                        " bytes follow its request where its cell block has ", cells)));
+    call.malformed = absl::InvalidArgumentError(absl::StrCat("malformed call ", call.header.call_id(), ": ", body.size(),
+                                                             " bytes follow its request where its cell block has ", cells));
+    call.param.clear();
+    return call;
   }
   call.cell_block = std::string(body);
-  Compact();
   return call;
 }
 

@@ -39,6 +39,9 @@ struct Call {
   RequestHeader header;
   std::string param;
   std::string cell_block;
+  // Not OK when the call's frame was whole but its request or cell block were not (a length
+  // that runs past the frame): the call is answered with this error, and the connection goes on.
+  absl::Status malformed;
 };
 
 // Reads a connection's bytes as they arrive, in any pieces. Not thread-safe: one per connection.

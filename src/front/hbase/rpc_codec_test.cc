@@ -137,9 +137,30 @@ TEST(HBaseRpc, MalformedAndOversizedFramesAreRefused) {
     PutFixed32(&lying_param, __builtin_bswap32(static_cast<uint32_t>(body.size())));
     lying_param += body;
   }
-  const Case cases[] = {
+  // Inside a whole frame whose call is known, a bad request or cell block is that call's: it
+  // comes out marked malformed (answered with an exception) and the next frame is read.
+  const Case calls[] = {
       {EncodeCall(rh, "param", "abc"), "malformed call 7: 3 bytes follow its request where its cell block has 5"},
       {lying_param, "malformed call: the request's length runs past its frame"},
+  };
+  RequestHeader good = rh;
+  good.clear_cell_block_meta();
+  good.set_call_id(8);
+  for (const Case& c : calls) {
+    ConnectionReader reader(1 << 20);
+    reader.Feed(start + c.frame + EncodeCall(good, "ok"));
+    absl::StatusOr<std::optional<Call>> next = reader.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+    EXPECT_EQ((*next)->header.call_id(), 7u);
+    EXPECT_EQ((*next)->malformed.message(), c.message);
+    next = reader.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << next.status();
+    EXPECT_EQ((*next)->header.call_id(), 8u);
+    EXPECT_TRUE((*next)->malformed.ok());
+    EXPECT_EQ((*next)->param, "ok");
+  }
+  // Without a call to blame, or past the size limit, the connection is refused.
+  const Case cases[] = {
       {std::string("\x00\x00\x00\x02\x05\xff", 6), "malformed call: the request header's length runs past its frame"},
       {std::string("\x00\x10\x00\x01", 4), "a frame of 1048577 bytes is over this server's limit of 1048576"},
   };
