@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/data_convert.h"
 #include "src/front/hbase/filter_convert.h"
@@ -25,6 +26,7 @@ namespace {
 constexpr char kMasterService[] = "MasterService";
 constexpr char kClientService[] = "ClientService";
 constexpr char kAdminService[] = "AdminService";
+constexpr char kKeyValueCodec[] = "org.apache.hadoop.hbase.codec.KeyValueCodec";
 constexpr char kPbufMagic[] = "PBUF";
 constexpr uint32_t kMaxRowsPerCall = 10000;
 
@@ -703,8 +705,53 @@ struct HBaseFront::Impl {
 
   void Client(const Call& call, Responder* r) {
     std::string answer;
-    absl::Status s = ClientCall(call, &answer);
+    // Read replies carry their cells in a cell block when the client declared HBase's
+    // KeyValueCodec (the Java client does) and no compression: HBase's own reply form, which the
+    // client reads without decoding a protobuf message per cell.
+    const ConnectionHeader& h = r->connection_header();
+    const bool cell_blocks = h.cell_block_codec_class() == kKeyValueCodec && !h.has_cell_block_compressor_class();
+    absl::Status s = ClientCall(call, cell_blocks, &answer);
     r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
+  }
+
+  // Moves a result's cells to the end of `block`; false (nothing moved) when one cannot go in
+  // a KeyValue (the reply then carries them inline).
+  static bool MoveToBlock(Result* r, std::string* block) {
+    const size_t before = block->size();
+    for (const Cell& c : r->cell()) {
+      const BlockCell cell{c.row(), c.family(), c.qualifier(), static_cast<int64_t>(c.timestamp()), KeyValueType::kPut,
+                           c.value()};
+      if (!AppendCell(cell, block).ok()) {
+        block->resize(before);
+        return false;
+      }
+    }
+    r->set_associated_cell_count(r->cell_size());
+    r->clear_cell();
+    return true;
+  }
+
+  static std::string GetAnswer(uint32_t id, GetResponse* resp, bool cell_blocks) {
+    std::string block;
+    if (cell_blocks && resp->has_result() && resp->result().cell_size() > 0) {
+      MoveToBlock(resp->mutable_result(), &block);
+    }
+    return EncodeResponse(id, *resp, block);
+  }
+
+  // A scan's rows as HBase sends them with a cell block: each result's cell count and partial
+  // flag, its cells in the block, no Result messages.
+  static std::string ScanAnswer(uint32_t id, ScanResponse* resp, bool cell_blocks) {
+    if (!cell_blocks || resp->results().empty()) return EncodeResponse(id, *resp);
+    ScanResponse out = *resp;
+    out.clear_results();
+    std::string block;
+    for (Result& r : *resp->mutable_results()) {
+      out.add_cells_per_result(static_cast<uint32_t>(r.cell_size()));
+      out.add_partial_flag_per_result(r.partial());
+      if (!MoveToBlock(&r, &block)) return EncodeResponse(id, *resp);  // inline, the whole reply
+    }
+    return EncodeResponse(id, out, block);
   }
 
   // The quotas a data call passes (src/security/quotas.h), as the gRPC front end's calls do. The
@@ -730,14 +777,14 @@ struct HBaseFront::Impl {
     if (a.read) options.quotas->Settle(a.ticket, static_cast<int64_t>(reply_bytes));
   }
 
-  absl::Status ClientCall(const Call& call, std::string* answer) {
+  absl::Status ClientCall(const Call& call, bool cell_blocks, std::string* answer) {
     Admission admission;
-    absl::Status s = ClientCall(call, &admission, answer);
+    absl::Status s = ClientCall(call, cell_blocks, &admission, answer);
     if (s.ok()) Settle(admission, answer->size());
     return s;
   }
 
-  absl::Status ClientCall(const Call& call, Admission* admission, std::string* answer) {
+  absl::Status ClientCall(const Call& call, bool cell_blocks, Admission* admission, std::string* answer) {
     const std::string& m = call.header.method_name();
     const uint32_t id = call.header.call_id();
     if (m == "Get") {
@@ -752,7 +799,7 @@ struct HBaseFront::Impl {
         BASALT_ASSIGN_OR_RETURN(Result result, DoGet(region, req.get()));
         *resp.mutable_result() = std::move(result);
       }
-      *answer = EncodeResponse(id, resp);
+      *answer = GetAnswer(id, &resp, cell_blocks);
       return absl::OkStatus();
     }
     if (m == "Mutate") {
@@ -788,18 +835,18 @@ struct HBaseFront::Impl {
         BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
         if (region.meta) {
           BASALT_RETURN_IF_ERROR(MetaScan(req, &resp));
-          *answer = EncodeResponse(id, resp);
+          *answer = ScanAnswer(id, &resp, cell_blocks);
           return absl::OkStatus();
         }
         if (req.has_scan()) {
           BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
           BASALT_RETURN_IF_ERROR(OpenScanner(region, req, &resp));
-          *answer = EncodeResponse(id, resp);
+          *answer = ScanAnswer(id, &resp, cell_blocks);
           return absl::OkStatus();
         }
       }
       BASALT_RETURN_IF_ERROR(NextScanner(req, admission, &resp));
-      *answer = EncodeResponse(id, resp);
+      *answer = ScanAnswer(id, &resp, cell_blocks);
       return absl::OkStatus();
     }
     *answer = AnswerNotServed(call, kClientService);
