@@ -89,10 +89,7 @@ const std::vector<Setting>& Settings() {
        }},
       {"listen", "127.0.0.1:16020", "HOST:PORT to serve gRPC on; port 0 picks a free port",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         std::string host;
-         int port;
-         absl::Status s = SplitHostPort(v, &host, &port);
-         if (!s.ok()) return BadValue(k, v, s.message());
+         BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
          c->listen = std::string(v);
          return absl::OkStatus();
        }},
@@ -163,10 +160,7 @@ const std::vector<Setting>& Settings() {
            c->http_listen.clear();
            return absl::OkStatus();
          }
-         std::string host;
-         int port;
-         absl::Status s = SplitHostPort(v, &host, &port);
-         if (!s.ok()) return BadValue(k, v, s.message());
+         BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
          c->http_listen = std::string(v);
          return absl::OkStatus();
        }},
@@ -174,12 +168,7 @@ const std::vector<Setting>& Settings() {
        "HOST:PORT of the HBase port, for unmodified HBase 2.x clients (hbase.client.bootstrap.servers); port 0 "
        "picks a free one; empty: off",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         if (!v.empty()) {
-           std::string host;
-           int port;
-           absl::Status s = SplitHostPort(v, &host, &port);
-           if (!s.ok()) return BadValue(k, v, s.message());
-         }
+         if (!v.empty()) BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
          c->hbase_listen = std::string(v);
          return absl::OkStatus();
        }},
@@ -401,12 +390,7 @@ const std::vector<Setting>& Settings() {
       {"rdma_listen", "", "IP:PORT of the RDMA interface for rdma_cm (the IP picks the device; port 0: a free one); "
                           "empty: the listen host on a free port",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
-         if (!v.empty()) {
-           std::string host;
-           int port;
-           absl::Status s = SplitHostPort(v, &host, &port);
-           if (!s.ok()) return BadValue(k, v, s.message());
-         }
+         if (!v.empty()) BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
          c->rdma_listen = std::string(v);
          return absl::OkStatus();
        }},

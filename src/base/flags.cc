@@ -39,6 +39,13 @@ absl::Status BadValue(std::string_view key, std::string_view value, absl::string
   return absl::InvalidArgumentError(absl::StrCat("bad value '", AV(value), "' for ", AV(key), ": ", why));
 }
 
+absl::Status CheckHostPort(std::string_view key, std::string_view value) {
+  std::string host;
+  int port;
+  absl::Status s = SplitHostPort(value, &host, &port);
+  return s.ok() ? s : BadValue(key, value, s.message());
+}
+
 absl::StatusOr<uint64_t> ParseBytes(std::string_view key, std::string_view v) {
   std::string_view num = v;
   uint64_t mult = 1;

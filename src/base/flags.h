@@ -109,6 +109,8 @@ bool IsSecretSetting(std::string_view key);
 
 // The value parsers the programs' tables share. Each error is BadValue's.
 absl::Status BadValue(std::string_view key, std::string_view value, absl::string_view why);
+// OK when `value` is HOST:PORT (SplitHostPort); else BadValue naming the key.
+absl::Status CheckHostPort(std::string_view key, std::string_view value);
 // A byte size: a plain number, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024).
 absl::StatusOr<uint64_t> ParseBytes(std::string_view key, std::string_view value);
 absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view value, int64_t min, int64_t max);

@@ -15,7 +15,7 @@
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/region_names.h"
 #include "tests/util/child_process.h"
-#include "tests/util/hbase_wire_client.h"
+#include "src/front/hbase/wire_client.h"
 
 #ifndef HBASE_CLIENT_DIR
 #error "HBASE_CLIENT_DIR must name tests/hbase/fetch-client.sh's output"
@@ -136,7 +136,7 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("wire");
   ASSERT_TRUE(regions.ok() && regions->size() == 1) << regions.status();
   const std::string region = hbase::RegionNameOf("wire", "", (*regions)[0].id);
-  hbase::testing::WireClient c(std::stoi(address.substr(address.rfind(':') + 1)), "ClientService");
+  hbase::WireClient c(std::stoi(address.substr(address.rfind(':') + 1)), "ClientService");
   ASSERT_TRUE(c.connected());
   uint32_t id = 0;
   auto call = [&](std::string_view method, const google::protobuf::MessageLite& req, std::string_view cells = {}) {

@@ -6,12 +6,11 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "proto/hbase/hbase_registry.pb.h"
-#include "tests/util/hbase_wire_client.h"
+#include "src/front/hbase/wire_client.h"
 
 namespace basalt::hbase {
 namespace {
 
-using testing::WireClient;
 
 // A port whose handler answers "Echo" at once (the request's cluster id back), keeps "Hold"
 // calls for the test to answer, answers "Big" with a large reply, and drops "Drop".

@@ -4,12 +4,8 @@
 //
 // The HBase side speaks HBase's RPC as the Java client does (a ConnectionHeader naming
 // ClientService, then GetRequests naming the table's region by its HBase name), with our own
-// codec (src/front/hbase/rpc_codec.h): what is measured is the server's work, read from
+// codec and blocking client (src/front/hbase/wire_client.h): what is measured is the server's work, read from
 // /proc/<server_pid>/stat (user + system time) around each round.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +18,7 @@
 #include "proto/hbase/hbase_client.pb.h"
 #include "src/front/hbase/region_names.h"
 #include "src/front/hbase/rpc_codec.h"
+#include "src/front/hbase/wire_client.h"
 #include "src/tools/bench/histogram.h"
 #include "src/tools/bench/server_bench_common.h"
 
@@ -46,81 +43,25 @@ absl::StatusOr<double> ProcessCpuMicros(int64_t pid) {
   return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-constexpr char kQualifier = 'q';
-
-// One HBase RPC connection speaking ClientService, synchronously.
-class HBaseGetter {
- public:
-  static absl::StatusOr<std::unique_ptr<HBaseGetter>> Connect(const std::string& address) {
-    const size_t colon = address.rfind(':');
-    if (colon == std::string::npos) return absl::InvalidArgumentError("--hbase must be HOST:PORT");
-    auto g = std::unique_ptr<HBaseGetter>(new HBaseGetter());
-    g->fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-    if (inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr) != 1 ||
-        ::connect(g->fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      return absl::UnavailableError(absl::StrCat("cannot connect to the HBase port ", address));
-    }
-    int one = 1;
-    setsockopt(g->fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    hbase::ConnectionHeader h;
-    h.set_service_name("ClientService");
-    h.mutable_user_info()->set_effective_user("bench");
-    if (!g->Write(hbase::EncodeHello(h))) return absl::UnavailableError("the HBase port closed the connection");
-    return g;
-  }
-  ~HBaseGetter() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  // One Get of `row`'s family f, qualifier q; its value's size.
-  absl::StatusOr<size_t> Get(const std::string& region_name, const std::string& row) {
-    hbase::GetRequest req;
-    req.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
-    req.mutable_region()->set_value(region_name);
-    req.mutable_get()->set_row(row);
-    hbase::Column* c = req.mutable_get()->add_column();
-    c->set_family("f");
-    c->mutable_qualifier()->Add(std::string(1, kQualifier));  // (add_qualifier("q") trips GCC 12 -Wrestrict)
-    hbase::RequestHeader rh;
-    rh.set_call_id(++call_id_);
-    rh.set_method_name("Get");
-    rh.set_request_param(true);
-    if (!Write(hbase::EncodeCall(rh, req.SerializeAsString()))) return absl::UnavailableError("write failed");
-    for (;;) {
-      if (std::optional<size_t> n = hbase::WholeFrame(buffer_)) {
-        absl::StatusOr<hbase::Answer> a = hbase::DecodeAnswer(std::string_view(buffer_).substr(4, *n - 4));
-        buffer_.erase(0, *n);
-        if (!a.ok()) return a.status();
-        if (a->header.has_exception()) return absl::InternalError(a->header.exception().stack_trace());
-        hbase::GetResponse resp;
-        if (!resp.ParseFromString(a->message)) return absl::InternalError("a GetResponse that does not parse");
-        if (resp.result().cell_size() != 1) return absl::NotFoundError(absl::StrCat("row ", row, " not found"));
-        return resp.result().cell(0).value().size();
-      }
-      char buf[1 << 16];
-      const ssize_t got = ::recv(fd_, buf, sizeof(buf), 0);
-      if (got <= 0) return absl::UnavailableError("the HBase port closed the connection");
-      buffer_.append(buf, static_cast<size_t>(got));
-    }
-  }
-
- private:
-  HBaseGetter() = default;
-  bool Write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-  int fd_ = -1;
-  uint32_t call_id_ = 0;
-  std::string buffer_;
-};
+// A Get of `row`'s column f:q through the HBase port; its value's size.
+absl::StatusOr<size_t> HBaseGet(hbase::WireClient* c, uint32_t call_id, const std::string& region_name,
+                                const std::string& row) {
+  hbase::GetRequest req;
+  req.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  req.mutable_region()->set_value(region_name);
+  req.mutable_get()->set_row(row);
+  hbase::Column* col = req.mutable_get()->add_column();
+  col->set_family("f");
+  col->mutable_qualifier()->Add(std::string(1, 'q'));  // (add_qualifier("q") trips GCC 12 -Wrestrict)
+  if (!c->Call(call_id, "Get", req)) return absl::UnavailableError("the HBase port closed the connection");
+  absl::StatusOr<hbase::Answer> a = c->Read();
+  if (!a.ok()) return a.status();
+  if (a->header.has_exception()) return absl::InternalError(a->header.exception().stack_trace());
+  hbase::GetResponse resp;
+  if (!resp.ParseFromString(a->message)) return absl::InternalError("a GetResponse that does not parse");
+  if (resp.result().cell_size() != 1) return absl::NotFoundError(absl::StrCat("row ", row, " not found"));
+  return resp.result().cell(0).value().size();
+}
 
 std::string RowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
 
@@ -167,8 +108,13 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
   if (!regions.ok()) return Fail(regions.status());
   if (regions->size() != 1) return Fail(absl::FailedPreconditionError("hbase_get reads a table of one region"));
   const std::string region_name = hbase::RegionNameOf(server->table, "", (*regions)[0].id);
-  auto hbase = HBaseGetter::Connect(hbase_address);
-  if (!hbase.ok()) return Fail(hbase.status());
+  const size_t colon = hbase_address.rfind(':');
+  const int hbase_port = colon == std::string::npos ? 0 : std::atoi(hbase_address.c_str() + colon + 1);
+  hbase::WireClient hbase(hbase_address.substr(0, colon), hbase_port, "ClientService");
+  if (!hbase.connected()) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot connect to the HBase port ", hbase_address)));
+  }
+  uint32_t call_id = 0;
 
   // Each round reads the same keys through one front end; they alternate, gRPC first.
   std::vector<std::string> keys;
@@ -182,7 +128,7 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
   Totals grpc, hb;
   for (const std::string& k : keys) {  // warm both: the block cache and the connections
     if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
-    if (auto r = (*hbase)->Get(region_name, k); !r.ok()) return Fail(r.status());
+    if (auto r = HBaseGet(&hbase, ++call_id, region_name, k); !r.ok()) return Fail(r.status());
   }
   for (int64_t round = 0; round < 2 * rounds; ++round) {
     const bool via_hbase = round % 2 == 1;
@@ -193,7 +139,7 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
     for (const std::string& k : keys) {
       const auto s0 = Clock::now();
       if (via_hbase) {
-        if (auto r = (*hbase)->Get(region_name, k); !r.ok()) return Fail(r.status());
+        if (auto r = HBaseGet(&hbase, ++call_id, region_name, k); !r.ok()) return Fail(r.status());
       } else {
         if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
       }

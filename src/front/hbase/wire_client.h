@@ -1,11 +1,13 @@
-// A minimal HBase RPC client for C++ tests of the HBase port: a blocking TCP connection that
-// sends the preamble and ConnectionHeader, then calls, and reads answers (rpc_codec.h's
-// client side). The HBase jar is the real client (tests/hbase/); this one lets a test send what
-// the jar would not (pipelined calls held unanswered, bad bytes, too many connections).
+// A minimal blocking HBase RPC client (rpc_codec.h's client side on a TCP connection): the
+// preamble and ConnectionHeader, then calls, and their answers. For the HBase port's tests,
+// which send what the Java client would not (pipelined calls held unanswered, bad bytes, too many
+// connections), and for basalt-bench, which measures the port without a JVM. The HBase jar is
+// the real client (tests/hbase/).
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,23 +20,27 @@
 #include "absl/strings/str_cat.h"
 #include "src/front/hbase/rpc_codec.h"
 
-namespace basalt::hbase::testing {
+namespace basalt::hbase {
 
 class WireClient {
  public:
   // Connects to 127.0.0.1:port; with `service`, sends the preamble and a ConnectionHeader
   // naming it (empty: nothing is sent, for tests of the preamble itself).
-  WireClient(int port, std::string_view service) {
+  WireClient(int port, std::string_view service) : WireClient("127.0.0.1", port, service) {}
+  // The same to an IPv4 address.
+  WireClient(const std::string& ipv4, int port, std::string_view service) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (inet_pton(AF_INET, ipv4.c_str(), &addr.sin_addr) != 1 ||
+        ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
       ::close(fd_);
       fd_ = -1;
       return;
     }
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (!service.empty()) {
       ConnectionHeader h;
       h.set_service_name(std::string(service));
@@ -106,4 +112,4 @@ class WireClient {
   std::string buffer_;
 };
 
-}  // namespace basalt::hbase::testing
+}  // namespace basalt::hbase
