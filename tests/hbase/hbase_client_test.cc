@@ -208,6 +208,38 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   EXPECT_FALSE(call("Get", get).header.has_exception());
 }
 
+// A scanner its client abandoned is closed once its lease lapses (scanner_lease_ms), with no
+// call needed to notice it, as HBase's lease thread does; the client is then told it is unknown.
+TEST_F(HBaseClientTest, AnAbandonedScannerIsClosedWhenItsLeaseLapses) {
+  const std::string address = StartWithHBasePort({"--scanner_lease_ms=300"});
+  ASSERT_NE(address, "127.0.0.1:");
+  CreateTable("lease", {"f"});
+  ASSERT_TRUE(conn_->GetTable("lease")->Put(Put("r1").Add("f", "q", "v1")).ok());
+  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("lease");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1) << regions.status();
+  hbase::WireClient c(std::stoi(address.substr(address.rfind(':') + 1)), "ClientService");
+  hbase::ScanRequest open;
+  open.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  open.mutable_region()->set_value(hbase::RegionNameOf("lease", "", (*regions)[0].id));
+  open.mutable_scan();
+  open.set_number_of_rows(0);  // open only
+  ASSERT_TRUE(c.Call(1, "Scan", open));
+  absl::StatusOr<hbase::Answer> a = c.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  hbase::ScanResponse opened;
+  ASSERT_TRUE(opened.ParseFromString(a->message)) << a->header.exception().stack_trace();
+  EXPECT_EQ(opened.ttl(), 300u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  hbase::ScanRequest next;
+  next.set_scanner_id(opened.scanner_id());
+  next.set_number_of_rows(10);
+  next.set_next_call_seq(0);
+  ASSERT_TRUE(c.Call(2, "Scan", next));
+  a = c.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->header.exception().exception_class_name(), "org.apache.hadoop.hbase.UnknownScannerException");
+}
+
 // HBase's own PerformanceEvaluation (hbase-mapreduce 2.6.0's tests jar, tests/hbase/pe-pom.xml)
 // in --nomapred mode, at a small size: its five commands must finish without an error (PE stops
 // at its first), and its rows are then all there for Basalt's own client.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
@@ -134,6 +135,19 @@ struct HBaseFront::Impl {
   // first answer.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> admin_nonces ABSL_GUARDED_BY(mu);
   static constexpr size_t kMaxProcedures = 10000;
+  // Closes the scanners whose lease lapsed, as HBase's lease thread does, even when no call
+  // comes to notice them: an abandoned scanner holds its region's files.
+  std::thread reaper;
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+
+  void Reap() {
+    const absl::Duration period = absl::Milliseconds(std::clamp<int64_t>(options.scanner_lease_ms / 4, 100, 10000));
+    absl::MutexLock l(&mu);
+    while (!stopping) {
+      mu.AwaitWithTimeout(absl::Condition(&stopping), period);
+      ExpireScanners();
+    }
+  }
 
   ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
   std::string SelfAddress() const { return absl::StrCat(options.advertised_host, ":", port->port()); }
@@ -1317,6 +1331,7 @@ absl::Status HBaseFront::Start() {
       impl->options.port, [impl](Call call, std::unique_ptr<Responder> r) { impl->Handle(std::move(call), std::move(r)); });
   if (!port.ok()) return port.status();
   impl->port = *std::move(port);
+  impl->reaper = std::thread([impl] { impl->Reap(); });
   return absl::OkStatus();
 }
 
@@ -1325,8 +1340,12 @@ const PortCounters& HBaseFront::counters() const { return impl_->port->counters(
 
 void HBaseFront::Shutdown() {
   if (impl_->port != nullptr) impl_->port->Shutdown();
-  absl::MutexLock l(&impl_->mu);
-  impl_->scanners.clear();
+  {
+    absl::MutexLock l(&impl_->mu);
+    impl_->stopping = true;
+    impl_->scanners.clear();
+  }
+  if (impl_->reaper.joinable()) impl_->reaper.join();
 }
 
 }  // namespace basalt::hbase
