@@ -317,6 +317,7 @@ int Run(int argc, char** argv) {
       tables->CloseAll().IgnoreError();
       return Daemon::kFailed;
     }
+    hbase_front->RegisterMetrics(&registry);
     std::cout << "basalt-server: HBase clients on " << host << ":" << hbase_front->port() << std::endl;
     if (!config.hbase_zookeeper_quorum.empty()) {
       hbase::ZkPublisher::Options zp;

@@ -63,6 +63,8 @@ class HBaseFront {
   absl::Status Start();
   int port() const;
   const PortCounters& counters() const;
+  // The port's counters on /metrics (HBasePort::RegisterMetrics); after Start.
+  void RegisterMetrics(metrics::Registry* registry) const;
   // Stops serving: connections close, open scanners are dropped.
   void Shutdown();
 

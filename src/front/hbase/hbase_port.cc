@@ -384,6 +384,40 @@ HBasePort::~HBasePort() { Shutdown(); }
 int HBasePort::port() const { return impl_->acceptor->port(); }
 const PortCounters& HBasePort::counters() const { return *impl_->counters; }
 
+void HBasePort::RegisterMetrics(metrics::Registry* r) const {
+  const PortCounters* c = impl_->counters.get();
+  auto read = [](const std::atomic<uint64_t>& v) {
+    return [&v] { return static_cast<double>(v.load(std::memory_order_relaxed)); };
+  };
+  struct Entry {
+    const char* name;
+    const char* help;
+    const std::atomic<uint64_t>* value;
+    bool counter;
+  };
+  const Entry entries[] = {
+      {"basalt_hbase_connections", "Connections open on the HBase port.", &c->connections_open, false},
+      {"basalt_hbase_connections_accepted_total", "Connections the HBase port accepted.", &c->connections_accepted,
+       true},
+      {"basalt_hbase_connections_refused_total",
+       "Connections the HBase port refused (past max_connections or out of descriptors).", &c->connections_refused,
+       true},
+      {"basalt_hbase_calls_total", "Calls read on the HBase port.", &c->calls, true},
+      {"basalt_hbase_calls_in_flight", "Calls of the HBase port taken and not yet answered.", &c->calls_in_flight,
+       false},
+      {"basalt_hbase_calls_refused_busy_total",
+       "Calls of the HBase port answered CallQueueTooBigException (past max_calls_in_flight).",
+       &c->calls_refused_busy, true},
+      {"basalt_hbase_reads_paused_total",
+       "Times a connection of the HBase port was not read until its client took its answers.", &c->reads_paused, true},
+  };
+  for (const Entry& e : entries) {
+    absl::Status s = e.counter ? r->AddCounterFunction(e.name, e.help, {}, read(*e.value))
+                               : r->AddGauge(e.name, e.help, {}, read(*e.value));
+    if (!s.ok()) impl_->Log(absl::StrCat("metric ", e.name, ": ", s.message()));
+  }
+}
+
 void HBasePort::Shutdown() {
   if (impl_ == nullptr || impl_->shut_down) return;
   impl_->shut_down = true;

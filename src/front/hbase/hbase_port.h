@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "common/metrics.h"
 #include "src/front/hbase/rpc_codec.h"
 
 namespace basalt::hbase {
@@ -96,6 +97,9 @@ class HBasePort {
 
   int port() const;
   const PortCounters& counters() const;
+  // The counters on /metrics (basalt_hbase_*), read at each scrape; the registry must not be
+  // scraped after the port is destroyed.
+  void RegisterMetrics(metrics::Registry* registry) const;
 
   // Stops accepting, closes every connection (answers not yet written are dropped; HBase
   // clients retry them elsewhere) and joins the loops. Idempotent.

@@ -198,6 +198,19 @@ TEST_F(PortTest, AMalformedCallInAWholeFrameIsAnsweredAndTheConnectionGoesOn) {
   EXPECT_EQ(ClusterIdOf(*a), "Echo:y:ClientService");
 }
 
+TEST_F(PortTest, ItsCountersAreOnMetrics) {
+  StartPort({});
+  metrics::Registry registry;
+  port_->RegisterMetrics(&registry);
+  WireClient c(port_->port(), "ClientService");
+  ASSERT_TRUE(c.Call(1, "Echo", Text("a")));
+  ASSERT_TRUE(c.Read().ok());
+  const std::string text = registry.Render();
+  EXPECT_NE(text.find("basalt_hbase_connections 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("basalt_hbase_calls_total 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("basalt_hbase_calls_in_flight 0"), std::string::npos) << text;
+}
+
 TEST_F(PortTest, ACallDroppedUnansweredGetsAnIOException) {
   StartPort({});
   WireClient c(port_->port(), "ClientService");
