@@ -118,7 +118,10 @@ public final class ClientSuite {
     check(!admin.tableExists(t), "a fresh server has no hb_suite");
     ColumnFamilyDescriptor f = ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3)
         .setTimeToLive(86400).setBlocksize(32768).build();
-    ColumnFamilyDescriptor g = ColumnFamilyDescriptorBuilder.newBuilder(G).build();
+    ColumnFamilyDescriptor g = ColumnFamilyDescriptorBuilder.newBuilder(G).setMinVersions(1).setMaxVersions(2)
+        .setCompressionType(org.apache.hadoop.hbase.io.compress.Compression.Algorithm.SNAPPY)
+        .setDataBlockEncoding(org.apache.hadoop.hbase.io.encoding.DataBlockEncoding.FAST_DIFF)
+        .setBloomFilterType(org.apache.hadoop.hbase.regionserver.BloomType.ROWCOL).build();
     admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(f).setColumnFamily(g).build(),
         new byte[][] {Bytes.toBytes("row030"), Bytes.toBytes("row060")});
     check(admin.tableExists(t), "tableExists after createTable");
@@ -129,6 +132,17 @@ public final class ClientSuite {
     checkEquals(3, d.getColumnFamily(F).getMaxVersions(), "VERSIONS of f");
     checkEquals(86400, d.getColumnFamily(F).getTimeToLive(), "TTL of f");
     checkEquals(32768, d.getColumnFamily(F).getBlocksize(), "BLOCKSIZE of f");
+    checkEquals(1, d.getColumnFamily(G).getMinVersions(), "MIN_VERSIONS of g");
+    checkEquals("SNAPPY", d.getColumnFamily(G).getCompressionType().name(), "COMPRESSION of g");
+    checkEquals("FAST_DIFF", d.getColumnFamily(G).getDataBlockEncoding().name(), "DATA_BLOCK_ENCODING of g");
+    checkEquals("ROWCOL", d.getColumnFamily(G).getBloomFilterType().name(), "BLOOMFILTER of g");
+    // The cluster as the Admin sees it: one live server (this one), the master, the namespaces.
+    org.apache.hadoop.hbase.ClusterMetrics cluster = admin.getClusterMetrics();
+    checkEquals(1, cluster.getLiveServerMetrics().size(), "live servers in the cluster metrics");
+    check(cluster.getMasterName() != null, "the cluster metrics name a master");
+    List<String> namespaces = new ArrayList<>();
+    for (org.apache.hadoop.hbase.NamespaceDescriptor n : admin.listNamespaceDescriptors()) namespaces.add(n.getName());
+    check(namespaces.contains("default") && namespaces.contains("hbase"), "namespaces: " + namespaces);
     List<RegionInfo> regions = admin.getRegions(t);
     checkEquals(3, regions.size(), "regions after a create with 2 split keys");
     try (RegionLocator locator = conn.getRegionLocator(t)) {
