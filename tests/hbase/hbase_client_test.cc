@@ -208,6 +208,33 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   next.set_next_call_seq(0);
   EXPECT_EQ(exception_of(call("Scan", next)), "org.apache.hadoop.hbase.UnknownScannerException");
 
+  // A retried Increment (the same nonce group and nonce, as the client sends it again after a
+  // lost answer) applies once, and its retry answers with the value the first one wrote.
+  hbase::MutateRequest inc;
+  inc.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  inc.mutable_region()->set_value(region);
+  inc.set_nonce_group(77);
+  hbase::MutationProto* m = inc.mutable_mutation();
+  m->set_row("ctr");
+  m->set_mutate_type(hbase::MutationProto::INCREMENT);
+  m->set_nonce(4242);
+  hbase::MutationProto::ColumnValue* cv = m->add_column_value();
+  cv->set_family("f");
+  hbase::MutationProto::ColumnValue::QualifierValue* qv = cv->add_qualifier_value();
+  qv->set_qualifier("n");
+  qv->set_value(std::string("\0\0\0\0\0\0\0\x05", 8));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    hbase::Answer a = call("Mutate", inc);
+    hbase::MutateResponse r;
+    ASSERT_TRUE(r.ParseFromString(a.message)) << exception_of(a);
+    ASSERT_EQ(r.result().cell_size(), 1);
+    EXPECT_EQ(r.result().cell(0).value(), std::string("\0\0\0\0\0\0\0\x05", 8)) << "attempt " << attempt;
+  }
+  m->set_nonce(4243);  // another increment
+  hbase::MutateResponse third;
+  ASSERT_TRUE(third.ParseFromString(call("Mutate", inc).message));
+  EXPECT_EQ(third.result().cell(0).value(), std::string("\0\0\0\0\0\0\0\x0a", 8));
+
   // A method that does not exist, and the connection still serves.
   EXPECT_EQ(exception_of(call("Frobnicate", get)), "org.apache.hadoop.hbase.DoNotRetryIOException");
   get.mutable_region()->set_value(region);
