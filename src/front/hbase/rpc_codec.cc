@@ -121,23 +121,23 @@ absl::StatusOr<std::optional<Call>> ConnectionReader::Next() {
   }
   // From here the frame is whole and the call known: what is wrong inside it is this call's
   // (answered with an exception, as HBase does), and the connection goes on with the next frame.
-  Compact();
+  // `body` points into buffer_: the buffer is compacted only once the call holds its own copies.
   if (call.header.request_param()) {
     absl::StatusOr<std::string_view> param = Delimited(&body, "request");
-    if (!param.ok()) {
+    if (param.ok()) {
+      call.param = std::string(*param);
+    } else {
       call.malformed = param.status();
-      return call;
     }
-    call.param = std::string(*param);
   }
   const uint32_t cells = call.header.has_cell_block_meta() ? call.header.cell_block_meta().length() : 0;
-  if (body.size() != cells) {
+  if (call.malformed.ok() && body.size() != cells) {
     call.malformed = absl::InvalidArgumentError(absl::StrCat("malformed call ", call.header.call_id(), ": ", body.size(),
                                                              " bytes follow its request where its cell block has ", cells));
     call.param.clear();
-    return call;
   }
-  call.cell_block = std::string(body);
+  if (call.malformed.ok()) call.cell_block = std::string(body);
+  Compact();
   return call;
 }
 

@@ -112,6 +112,42 @@ TEST(HBaseRpc, CallsWithCellBlocksPipelined) {
   EXPECT_FALSE(reader.Next()->has_value());
 }
 
+// Calls of the same size pipelined in one read: each keeps its own bytes when the reader
+// compacts its buffer between them (it once compacted before copying a call's request out, so
+// a call read from the start of its buffer took the next call's bytes).
+TEST(HBaseRpc, EqualSizedPipelinedCallsKeepTheirOwnBytes) {
+  ConnectionHeader h;
+  h.set_service_name("ClientService");
+  auto call = [](uint32_t id) {
+    RequestHeader rh;
+    rh.set_call_id(id);
+    rh.set_method_name("Get");
+    rh.set_request_param(true);
+    rh.mutable_cell_block_meta()->set_length(4);
+    return EncodeCall(rh, std::string(8, static_cast<char>('a' + id)), std::string(4, static_cast<char>('A' + id)));
+  };
+  ConnectionReader reader(1 << 20);
+  reader.Feed(EncodeHello(h) + call(1));
+  uint32_t want = 1;
+  auto drain = [&] {
+    for (;;) {
+      absl::StatusOr<std::optional<Call>> next = reader.Next();
+      ASSERT_TRUE(next.ok()) << next.status();
+      if (!next->has_value()) return;
+      EXPECT_EQ((*next)->header.call_id(), want);
+      EXPECT_EQ((*next)->param, std::string(8, static_cast<char>('a' + want)));
+      EXPECT_EQ((*next)->cell_block, std::string(4, static_cast<char>('A' + want)));
+      ++want;
+    }
+  };
+  drain();  // the buffer is now empty: the next read starts at its front
+  reader.Feed(call(2) + call(3));
+  drain();
+  reader.Feed(call(4) + call(5) + call(6));
+  drain();
+  EXPECT_EQ(want, 7u);
+}
+
 TEST(HBaseRpc, MalformedAndOversizedFramesAreRefused) {
   ConnectionHeader h;
   h.set_service_name("ClientService");
