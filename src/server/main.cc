@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
@@ -298,6 +299,10 @@ int Run(int argc, char** argv) {
   if (!config.hbase_listen.empty()) {
     hbase::HBaseFront::Options ho;
     ho.port.listen = config.hbase_listen;
+    // Its reads run on its loops, as the gRPC front end's on its completion queues: as many.
+    ho.port.loop_threads = config.cq_threads > 0 ? config.cq_threads : static_cast<int>(std::thread::hardware_concurrency());
+    ho.port.max_calls_in_flight = config.max_concurrent_calls;
+    ho.port.max_request_bytes = static_cast<uint32_t>(config.max_request_bytes);
     ho.port.log = [](std::string_view line) { log::Warning(absl::StrCat("hbase port: ", AV(line))); };
     ho.advertised_host = host;
     ho.start_code = start_code;

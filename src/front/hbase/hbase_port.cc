@@ -152,8 +152,10 @@ class Connection {
  private:
   size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
   uint32_t Interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    uint32_t events = EPOLLRDHUP;
-    if (!paused_ && !close_after_flush_) events |= EPOLLIN;
+    // Not read (paused, or closing once written): no EPOLLIN nor EPOLLRDHUP either, which epoll
+    // would report on every wait of a half-closed connection and spin the loop.
+    uint32_t events = 0;
+    if (!paused_ && !close_after_flush_) events |= EPOLLIN | EPOLLRDHUP;
     if (Pending() > 0) events |= EPOLLOUT;
     return events;
   }
@@ -182,7 +184,7 @@ class Connection {
   bool broken_ ABSL_GUARDED_BY(mu_) = false;             // a write failed
   bool paused_ ABSL_GUARDED_BY(mu_) = false;             // too much queued: not read
   bool close_after_flush_ ABSL_GUARDED_BY(mu_) = false;  // refused: closes once written
-  uint32_t registered_ ABSL_GUARDED_BY(mu_) = EPOLLIN | EPOLLRDHUP;
+  uint32_t registered_ ABSL_GUARDED_BY(mu_) = EPOLLIN | EPOLLRDHUP;  // as Register sets it
 };
 
 Responder::Responder(std::shared_ptr<Connection> connection, uint32_t call_id, std::shared_ptr<PortCounters> counters)
@@ -330,6 +332,11 @@ struct HBasePort::Impl {
         }
         bool keep = true;
         const uint32_t ev = events[i].events;
+        // Reset or closed both ways: nothing more can be read or delivered.
+        if (ev & (EPOLLERR | EPOLLHUP)) {
+          Drop(loop, c);
+          continue;
+        }
         if (ev & EPOLLOUT) keep = c->OnWritable();
         // After a write, too: a connection paused with whole calls read may go on with them.
         if (keep && (ev & (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {

@@ -17,7 +17,8 @@ absl::Status Put(ZooKeeper* zk, const std::string& path, const std::string& data
   if (made.ok()) return absl::OkStatus();
   if (made.status().code() != absl::StatusCode::kAlreadyExists) return made.status();
   if (mode == ZooKeeper::Mode::kPersistent) return zk->Set(path, data);
-  BASALT_RETURN_IF_ERROR(zk->Delete(path));
+  // (Gone meanwhile, with the session that made it: fine.)
+  if (absl::Status gone = zk->Delete(path); !gone.ok() && gone.code() != absl::StatusCode::kNotFound) return gone;
   return zk->Create(path, data, mode, ZooKeeper::Readers::kAnyone).status();
 }
 
