@@ -235,6 +235,55 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   ASSERT_TRUE(third.ParseFromString(call("Mutate", inc).message));
   EXPECT_EQ(third.result().cell(0).value(), std::string("\0\0\0\0\0\0\0\x0a", 8));
 
+  // A Multi whose first region is refused leaves the next region its own cells (each region's
+  // actions take theirs from the one cell block, in order).
+  {
+    hbase::MultiRequest multi;
+    std::string cells;
+    for (const std::string& name : {hbase::RegionNameOf("ns1:t", "", 1), region}) {
+      hbase::RegionAction* ra = multi.add_regionaction();
+      ra->mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+      ra->mutable_region()->set_value(name);
+      hbase::Action* a = ra->add_action();
+      a->set_index(0);
+      a->mutable_mutation()->set_mutate_type(hbase::MutationProto::PUT);
+      a->mutable_mutation()->set_associated_cell_count(1);
+      const std::string value = name == region ? "mine" : "not mine";
+      ASSERT_TRUE(hbase::AppendCell({"m1", "f", "q", 9, hbase::KeyValueType::kPut, value}, &cells).ok());
+    }
+    hbase::MultiResponse r;
+    hbase::Answer a = call("Multi", multi, cells);
+    ASSERT_TRUE(r.ParseFromString(a.message)) << exception_of(a);
+    ASSERT_EQ(r.regionactionresult_size(), 2);
+    EXPECT_EQ(r.regionactionresult(0).exception().name(), "org.apache.hadoop.hbase.NamespaceNotFoundException");
+    ASSERT_EQ(r.regionactionresult(1).resultorexception_size(), 1);
+    EXPECT_FALSE(r.regionactionresult(1).resultorexception(0).has_exception());
+    absl::StatusOr<Result> m1 = conn_->GetTable("wire")->Get(Get("m1"));
+    ASSERT_TRUE(m1.ok()) << m1.status();
+    EXPECT_EQ(m1->Value("f", "q").value_or("(none)"), "mine");
+  }
+
+  // A renewed lease counts as a call of the scanner's sequence, as the client counts it.
+  {
+    hbase::ScanRequest reopen = open;
+    hbase::ScanResponse s2;
+    ASSERT_TRUE(s2.ParseFromString(call("Scan", reopen).message));
+    hbase::ScanRequest renew;
+    renew.set_scanner_id(s2.scanner_id());
+    renew.set_renew(true);
+    renew.set_next_call_seq(0);
+    renew.set_number_of_rows(0);
+    EXPECT_FALSE(call("Scan", renew).header.has_exception());
+    hbase::ScanRequest after;
+    after.set_scanner_id(s2.scanner_id());
+    after.set_number_of_rows(10);
+    after.set_next_call_seq(1);
+    hbase::Answer rows = call("Scan", after);
+    hbase::ScanResponse got_rows;
+    ASSERT_TRUE(got_rows.ParseFromString(rows.message)) << exception_of(rows);
+    EXPECT_GE(got_rows.results_size(), 1);
+  }
+
   // A method that does not exist, and the connection still serves.
   EXPECT_EQ(exception_of(call("Frobnicate", get)), "org.apache.hadoop.hbase.DoNotRetryIOException");
   get.mutable_region()->set_value(region);

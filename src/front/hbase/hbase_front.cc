@@ -268,7 +268,10 @@ struct HBaseFront::Impl {
         ns = desc_req.namespace_();
         for (const TableName& t : desc_req.table_names()) {
           absl::StatusOr<std::string> name = BasaltTableOf(t);
-          if (name.ok()) wanted.push_back(*name);
+          // A name of another namespace (hbase:meta's too) is not a Basalt table: not found,
+          // never "every table".
+          if (!name.ok()) return TableNotFound(TableNameOf(t.namespace_(), t.qualifier()));
+          wanted.push_back(*name);
         }
       }
       rpc::ListTablesResponse all;
@@ -692,9 +695,9 @@ struct HBaseFront::Impl {
     BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(only));
     if (scan.reversed()) std::reverse(rows.begin(), rows.end());
     const int dir = scan.reversed() ? -1 : 1;
-    const uint32_t limit = scan.has_caching() && scan.caching() > 0 ? scan.caching() : kMaxRowsPerCall;
-    uint32_t want = req.limit_of_rows() > 0 ? req.limit_of_rows() : kMaxRowsPerCall;
-    want = std::min(want, std::max(limit, req.number_of_rows()));
+    // The answer is whole (more_results false below): only the scan's own limit cuts it, not its
+    // caching, or a listing of a table's regions would stop at the client's caching.
+    const uint32_t want = req.limit_of_rows() > 0 ? req.limit_of_rows() : kMaxRowsPerCall;
     for (const MetaRow& r : rows) {
       if (!scan.start_row().empty()) {
         const int c = CompareMetaRows(r.row, scan.start_row()) * dir;
@@ -757,15 +760,20 @@ struct HBaseFront::Impl {
   // flag, its cells in the block, no Result messages.
   static std::string ScanAnswer(uint32_t id, ScanResponse* resp, bool cell_blocks) {
     if (!cell_blocks || resp->results().empty()) return EncodeResponse(id, *resp);
-    ScanResponse out = *resp;
-    out.clear_results();
     std::string block;
-    for (Result& r : *resp->mutable_results()) {
-      out.add_cells_per_result(static_cast<uint32_t>(r.cell_size()));
-      out.add_partial_flag_per_result(r.partial());
-      if (!MoveToBlock(&r, &block)) return EncodeResponse(id, *resp);  // inline, the whole reply
+    for (const Result& r : resp->results()) {
+      for (const Cell& c : r.cell()) {
+        const BlockCell cell{c.row(), c.family(), c.qualifier(), static_cast<int64_t>(c.timestamp()),
+                             KeyValueType::kPut, c.value()};
+        if (!AppendCell(cell, &block).ok()) return EncodeResponse(id, *resp);  // inline, the whole reply
+      }
     }
-    return EncodeResponse(id, out, block);
+    for (const Result& r : resp->results()) {
+      resp->add_cells_per_result(static_cast<uint32_t>(r.cell_size()));
+      resp->add_partial_flag_per_result(r.partial());
+    }
+    resp->clear_results();
+    return EncodeResponse(id, *resp, block);
   }
 
   // The quotas a data call passes (src/security/quotas.h), as the gRPC front end's calls do. The
@@ -836,7 +844,21 @@ struct HBaseFront::Impl {
       BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(call));
       MultiResponse resp;
       for (const RegionAction& action : req.regionaction()) {
-        DoRegionAction(action, req.noncegroup(), &cells, resp.add_regionactionresult());
+        // Each region's actions take their own cells first, so that one that stops early (a
+        // refused region, a throttled one, an atomic action that fails) leaves the next region
+        // its own cells.
+        int n = 0;
+        for (const Action& a : action.action()) {
+          if (a.has_mutation()) n += std::max(0, a.mutation().associated_cell_count());
+        }
+        RegionActionResult* out = resp.add_regionactionresult();
+        absl::StatusOr<std::vector<BlockCell>> own = cells.Take(n);
+        if (!own.ok()) {
+          SetException(own.status(), out->mutable_exception());
+          continue;
+        }
+        CellCursor own_cells(*std::move(own));
+        DoRegionAction(action, req.noncegroup(), &own_cells, out);
       }
       *answer = EncodeResponse(id, resp);
       return absl::OkStatus();
@@ -1212,7 +1234,11 @@ struct HBaseFront::Impl {
                            kUnknownScanner);
       }
       scanner = it->second;
-      if (scanner->in_use) return absl::FailedPreconditionError("the scanner is in use by another call");
+      if (scanner->in_use) {  // the client reopens the scanner where it was
+        return AsException(absl::FailedPreconditionError(absl::StrCat("scanner ", req.scanner_id(),
+                                                                      " is in use by another call")),
+                           kOutOfOrderScannerNext);
+      }
       if (req.close_scanner() && !req.has_number_of_rows()) {
         scanners.erase(it);
         resp->set_more_results(false);
@@ -1240,6 +1266,7 @@ struct HBaseFront::Impl {
     if (req.renew()) {
       absl::MutexLock l(&mu);
       scanner->in_use = false;
+      if (req.has_next_call_seq()) ++scanner->next_call_seq;  // the client counts a renewal too
       resp->set_scanner_id(req.scanner_id());
       resp->set_more_results(true);
       resp->set_more_results_in_region(true);
