@@ -288,6 +288,22 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   EXPECT_EQ(exception_of(call("Frobnicate", get)), "org.apache.hadoop.hbase.DoNotRetryIOException");
   get.mutable_region()->set_value(region);
   EXPECT_FALSE(call("Get", get).header.has_exception());
+
+  // A scanner left open does not hold its table: disabled and dropped, the table's scanners go
+  // with it (as HBase closes a region's scanners), not after their 60 s lease.
+  hbase::ScanRequest left_open = open;
+  hbase::ScanResponse held;
+  ASSERT_TRUE(held.ParseFromString(call("Scan", left_open).message));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(conn_->GetAdmin()->DisableTable("wire").ok());
+  absl::Status dropped = conn_->GetAdmin()->DropTable("wire");
+  EXPECT_TRUE(dropped.ok()) << dropped;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
+  hbase::ScanRequest after_drop;
+  after_drop.set_scanner_id(held.scanner_id());
+  after_drop.set_number_of_rows(10);
+  after_drop.set_next_call_seq(0);
+  EXPECT_EQ(exception_of(call("Scan", after_drop)), "org.apache.hadoop.hbase.UnknownScannerException");
 }
 
 // A scanner its client abandoned is closed once its lease lapses (scanner_lease_ms), with no

@@ -137,16 +137,42 @@ struct HBaseFront::Impl {
   static constexpr size_t kMaxProcedures = 10000;
   // Closes the scanners whose lease lapsed, as HBase's lease thread does, even when no call
   // comes to notice them: an abandoned scanner holds its region's files.
+  //
+  // A scanner's cursor is never destroyed under `mu`: its destructor takes the table's hook
+  // lock, under which a closing table calls the hook below, which takes `mu`. Scanners taken
+  // out of the map under `mu` are destroyed after it is released (by whoever holds the last
+  // reference, or by the reaper, which buries what it and the hooks take out).
   std::thread reaper;
   bool stopping ABSL_GUARDED_BY(mu) = false;
+  bool wake ABSL_GUARDED_BY(mu) = false;  // a table closed under some scanners, or stopping
+  std::vector<std::shared_ptr<Scanner>> graveyard ABSL_GUARDED_BY(mu);
 
   void Reap() {
     const absl::Duration period = absl::Milliseconds(std::clamp<int64_t>(options.scanner_lease_ms / 4, 100, 10000));
+    for (;;) {
+      std::vector<std::shared_ptr<Scanner>> gone;
+      {
+        absl::MutexLock l(&mu);
+        mu.AwaitWithTimeout(absl::Condition(&wake), period);
+        wake = false;
+        if (stopping) return;
+        ExpireScanners(&gone);
+        for (auto& g : graveyard) gone.push_back(std::move(g));
+        graveyard.clear();
+      }
+    }  // `gone` destroyed here, outside mu
+  }
+
+  // Called by a scanner's table when it closes (disabled, dropped): the scanner goes at once,
+  // so the table need not wait for the scanner's lease (HBase closes a region's scanners with
+  // the region). One in use goes when its call ends (its cursor says the table closed).
+  void OnTableClosed(uint64_t id) {
     absl::MutexLock l(&mu);
-    while (!stopping) {
-      mu.AwaitWithTimeout(absl::Condition(&stopping), period);
-      ExpireScanners();
-    }
+    auto it = scanners.find(id);
+    if (it == scanners.end() || it->second->in_use) return;
+    graveyard.push_back(std::move(it->second));
+    scanners.erase(it);
+    wake = true;
   }
 
   ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
@@ -1161,10 +1187,13 @@ struct HBaseFront::Impl {
   // ---------------------------------------------------------------------------------------
   // Scanners
 
-  void ExpireScanners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  // Takes the scanners whose lease lapsed out of the map, into *gone (destroyed by the caller
+  // once it releases mu).
+  void ExpireScanners(std::vector<std::shared_ptr<Scanner>>* gone) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const int64_t now = NowMs();
     for (auto it = scanners.begin(); it != scanners.end();) {
       if (!it->second->in_use && now - it->second->last_used_ms > options.scanner_lease_ms) {
+        gone->push_back(std::move(it->second));
         it = scanners.erase(it);
       } else {
         ++it;
@@ -1204,15 +1233,17 @@ struct HBaseFront::Impl {
     scanner->last_used_ms = NowMs();
     scanner->in_use = true;
     uint64_t id;
+    std::vector<std::shared_ptr<Scanner>> expired;  // destroyed after mu is released
     {
       absl::MutexLock l(&mu);
-      ExpireScanners();
+      ExpireScanners(&expired);
       if (scanners.size() >= static_cast<size_t>(options.max_scanners)) {
         return absl::ResourceExhaustedError(absl::StrCat("server busy: ", scanners.size(), " scanners open"));
       }
       id = next_scanner_id++;
       scanners.emplace(id, scanner);
     }
+    scanner->cursor->CancelOnClose([this, id] { OnTableClosed(id); });  // (not under mu)
     resp->set_scanner_id(id);
     return Fill(id, scanner, req.number_of_rows(), req.close_scanner(), /*counted=*/false, resp);
   }
@@ -1368,12 +1399,20 @@ void HBaseFront::RegisterMetrics(metrics::Registry* registry) const { impl_->por
 
 void HBaseFront::Shutdown() {
   if (impl_->port != nullptr) impl_->port->Shutdown();
+  std::map<uint64_t, std::shared_ptr<Scanner>> open;  // destroyed after mu is released
   {
     absl::MutexLock l(&impl_->mu);
     impl_->stopping = true;
-    impl_->scanners.clear();
+    impl_->wake = true;
+    open.swap(impl_->scanners);
   }
   if (impl_->reaper.joinable()) impl_->reaper.join();
+  open.clear();
+  std::vector<std::shared_ptr<Scanner>> buried;  // what table hooks buried since the reaper's last round
+  {
+    absl::MutexLock l(&impl_->mu);
+    buried.swap(impl_->graveyard);
+  }
 }
 
 }  // namespace basalt::hbase
