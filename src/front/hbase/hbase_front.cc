@@ -883,8 +883,10 @@ struct HBaseFront::Impl {
           SetException(own.status(), out->mutable_exception());
           continue;
         }
+        int64_t cell_bytes = 0;  // what the quotas' write size counts, beside the actions
+        for (const BlockCell& c : *own) cell_bytes += static_cast<int64_t>(c.row.size() + c.family.size() + c.qualifier.size() + c.value.size());
         CellCursor own_cells(*std::move(own));
-        DoRegionAction(action, req.noncegroup(), &own_cells, out);
+        DoRegionAction(action, req.noncegroup(), cell_bytes, &own_cells, out);
       }
       *answer = EncodeResponse(id, resp);
       return absl::OkStatus();
@@ -1053,7 +1055,8 @@ struct HBaseFront::Impl {
     out->set_value(e.message);
   }
 
-  void DoRegionAction(const RegionAction& action, uint64_t nonce_group, CellCursor* cells, RegionActionResult* out) {
+  void DoRegionAction(const RegionAction& action, uint64_t nonce_group, int64_t cell_bytes, CellCursor* cells,
+                      RegionActionResult* out) {
     absl::StatusOr<NamedRegion> region = RegionOf(action.region());
     if (region.ok() && region->meta) region = absl::PermissionDeniedError("hbase:meta is read-only");
     if (!region.ok()) {
@@ -1065,7 +1068,7 @@ struct HBaseFront::Impl {
       for (const Action& a : action.action()) writes |= a.has_mutation();
       Admission admission;
       absl::Status admitted = Admit(region->table, writes, std::max(1, action.action_size()),
-                                    writes ? static_cast<int64_t>(action.ByteSizeLong()) : 0, &admission);
+                                    writes ? static_cast<int64_t>(action.ByteSizeLong()) + cell_bytes : 0, &admission);
       if (!admitted.ok()) {
         SetException(admitted, out->mutable_exception());
         return;
