@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "common/test_services.h"
 #include "proto/hbase/hbase_client.pb.h"
+#include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/region_names.h"
 #include "tests/util/child_process.h"
@@ -304,6 +305,41 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   after_drop.set_number_of_rows(10);
   after_drop.set_next_call_seq(0);
   EXPECT_EQ(exception_of(call("Scan", after_drop)), "org.apache.hadoop.hbase.UnknownScannerException");
+}
+
+// An admin call retried while its first attempt still runs (the client timed out and sent it
+// again with the same nonce) gets the first attempt's procedure, not TableExistsException: as
+// HBase's master, the retry waits for the first.
+TEST_F(HBaseClientTest, AnAdminRetryWithTheSameNonceWaitsForTheFirstAttempt) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  for (int round = 0; round < 5; ++round) {
+    hbase::CreateTableRequest create;
+    hbase::TableSchema* schema = create.mutable_table_schema();
+    schema->mutable_table_name()->set_namespace_("default");
+    schema->mutable_table_name()->set_qualifier("retried" + std::to_string(round));
+    schema->add_column_families()->set_name("f");
+    for (int k = 1; k < 8; ++k) create.add_split_keys(std::string(1, static_cast<char>('a' + 3 * k)));
+    create.set_nonce_group(11);
+    create.set_nonce(100 + round);
+    // Both attempts in flight at once, on two connections.
+    hbase::WireClient first(port, "MasterService");
+    hbase::WireClient retry(port, "MasterService");
+    ASSERT_TRUE(first.Call(1, "CreateTable", create));
+    ASSERT_TRUE(retry.Call(1, "CreateTable", create));
+    std::vector<uint64_t> procs;
+    for (hbase::WireClient* c : {&first, &retry}) {
+      absl::StatusOr<hbase::Answer> a = c->Read();
+      ASSERT_TRUE(a.ok()) << a.status();
+      ASSERT_FALSE(a->header.has_exception()) << "round " << round << ": " << a->header.exception().exception_class_name()
+                                              << ": " << a->header.exception().stack_trace();
+      hbase::CreateTableResponse r;
+      ASSERT_TRUE(r.ParseFromString(a->message));
+      procs.push_back(r.proc_id());
+    }
+    EXPECT_EQ(procs[0], procs[1]) << "round " << round;
+  }
 }
 
 // A scanner its client abandoned is closed once its lease lapses (scanner_lease_ms), with no

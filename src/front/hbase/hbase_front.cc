@@ -131,9 +131,11 @@ struct HBaseFront::Impl {
   // id is given; kept so the client's poll finds it. The newest kMaxProcedures are kept.
   std::map<uint64_t, std::string> procedures ABSL_GUARDED_BY(mu);  // id → what it did
   uint64_t next_procedure ABSL_GUARDED_BY(mu) = 1;
-  // (nonce group, nonce) of admin calls already done → their procedure, so a retry gets the
-  // first answer.
+  // (nonce group, nonce) of admin calls done or running → their procedure, so a retry gets the
+  // first answer; kRunning while the first is under way.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> admin_nonces ABSL_GUARDED_BY(mu);
+  bool nonce_settled ABSL_GUARDED_BY(mu) = false;  // a running admin call finished: waiters look again
+  static constexpr uint64_t kRunning = 0;           // (procedure ids start at 1)
   static constexpr size_t kMaxProcedures = 10000;
   // Closes the scanners whose lease lapsed, as HBase's lease thread does, even when no call
   // comes to notice them: an abandoned scanner holds its region's files.
@@ -235,21 +237,11 @@ struct HBaseFront::Impl {
     r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
   }
 
-  uint64_t Procedure(const std::string& what, uint64_t nonce_group, uint64_t nonce) {
-    absl::MutexLock l(&mu);
+  uint64_t Procedure(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const uint64_t id = next_procedure++;
     procedures.emplace(id, what);
     if (procedures.size() > kMaxProcedures) procedures.erase(procedures.begin());
-    if (nonce != 0) admin_nonces[{nonce_group, nonce}] = id;
-    if (admin_nonces.size() > kMaxProcedures) admin_nonces.erase(admin_nonces.begin());
     return id;
-  }
-  std::optional<uint64_t> DoneBefore(uint64_t nonce_group, uint64_t nonce) {
-    if (nonce == 0) return std::nullopt;
-    absl::MutexLock l(&mu);
-    auto it = admin_nonces.find({nonce_group, nonce});
-    if (it == admin_nonces.end()) return std::nullopt;
-    return it->second;
   }
 
   absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table) {
@@ -261,18 +253,56 @@ struct HBaseFront::Impl {
     return TableNotFound(table);
   }
 
-  // A procedure's answer: done at once (Basalt's admin calls are synchronous), or the answer
-  // the first call with the same nonce got.
+  // A procedure's answer: done at once (Basalt's admin calls are synchronous), or, for a call
+  // with the nonce of one already done, that one's procedure. A retry that arrives while the
+  // first attempt still runs waits for it (as HBase's master): run twice, a create would answer
+  // the retry TableExistsException for a table the first attempt made. A first attempt that
+  // failed leaves the nonce free, and the retry runs.
   template <typename Response>
   absl::Status ProcedureCall(const Call& call, std::string* answer, uint64_t nonce_group, uint64_t nonce,
                              const std::string& what, const std::function<absl::Status()>& run) {
     Response resp;
-    if (std::optional<uint64_t> before = DoneBefore(nonce_group, nonce)) {
-      resp.set_proc_id(*before);
-    } else {
-      BASALT_RETURN_IF_ERROR(run());
-      resp.set_proc_id(Procedure(what, nonce_group, nonce));
+    const std::pair<uint64_t, uint64_t> key{nonce_group, nonce};
+    std::optional<uint64_t> done;
+    if (nonce != 0) {
+      absl::MutexLock l(&mu);
+      for (;;) {
+        auto it = admin_nonces.find(key);
+        if (it == admin_nonces.end()) {
+          admin_nonces.emplace(key, kRunning);  // ours to run
+          break;
+        }
+        if (it->second != kRunning) {
+          done = it->second;
+          break;
+        }
+        mu.AwaitWithTimeout(absl::Condition(&nonce_settled), absl::Milliseconds(50));
+        nonce_settled = false;
+      }
     }
+    if (!done.has_value()) {
+      absl::Status s = run();
+      absl::MutexLock l(&mu);
+      if (s.ok()) done = Procedure(what);
+      if (nonce != 0) {
+        if (s.ok()) {
+          admin_nonces[key] = *done;
+        } else {
+          admin_nonces.erase(key);
+        }
+        nonce_settled = true;
+        if (admin_nonces.size() > kMaxProcedures) {
+          for (auto it = admin_nonces.begin(); it != admin_nonces.end(); ++it) {
+            if (it->second != kRunning) {
+              admin_nonces.erase(it);
+              break;
+            }
+          }
+        }
+      }
+      BASALT_RETURN_IF_ERROR(s);
+    }
+    resp.set_proc_id(*done);
     *answer = EncodeResponse(call.header.call_id(), resp);
     return absl::OkStatus();
   }
