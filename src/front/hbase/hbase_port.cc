@@ -200,8 +200,10 @@ const std::string& Responder::peer() const { return connection_->peer(); }
 void Responder::Send(std::string frame) {
   if (sent_) return;
   sent_ = true;
-  connection_->Queue(frame, counters_.get());
+  // Counted out before the answer can reach its client: one that reads it and then asks the
+  // counters never finds its own call still in flight.
   counters_->calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  connection_->Queue(frame, counters_.get());
 }
 
 namespace {
