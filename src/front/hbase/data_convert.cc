@@ -288,16 +288,19 @@ absl::StatusOr<rpc::ReadOptions> ReadOptionsOf(const google::protobuf::RepeatedP
   return r;
 }
 
+void AddCell(Result* r, std::string_view row, std::string_view family, std::string_view qualifier, int64_t ts,
+             std::string value) {
+  Cell* c = r->add_cell();
+  c->set_row(std::string(row));
+  c->set_family(std::string(family));
+  c->set_qualifier(std::string(qualifier));
+  c->set_timestamp(static_cast<uint64_t>(ts));
+  c->set_cell_type(PUT);
+  c->set_value(std::move(value));
+}
+
 void AppendResult(const rpc::Row& row, Result* result) {
-  for (const rpc::Cell& c : row.cells()) {
-    Cell* out = result->add_cell();
-    out->set_row(row.row());
-    out->set_family(c.family());
-    out->set_qualifier(c.qualifier());
-    out->set_timestamp(static_cast<uint64_t>(c.timestamp()));
-    out->set_cell_type(PUT);
-    out->set_value(c.value());
-  }
+  for (const rpc::Cell& c : row.cells()) AddCell(result, row.row(), c.family(), c.qualifier(), c.timestamp(), c.value());
 }
 
 absl::StatusOr<std::vector<BlockCell>> CellCursor::Take(int n) {

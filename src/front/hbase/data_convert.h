@@ -82,6 +82,9 @@ absl::StatusOr<rpc::ReadOptions> ReadOptionsOf(const google::protobuf::RepeatedP
                                                const TimeRange* time_range, uint32_t max_versions,
                                                bool cache_blocks);
 
+// One cell (a Put's) added to a Result, inline.
+void AddCell(Result* r, std::string_view row, std::string_view family, std::string_view qualifier, int64_t ts,
+             std::string value);
 // A row's cells as HBase's Result (cells inline).
 void AppendResult(const rpc::Row& row, Result* result);
 

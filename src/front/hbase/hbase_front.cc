@@ -48,16 +48,6 @@ std::string BigEndian64(int64_t v) {
   return out;
 }
 
-void AddCell(Result* r, const std::string& row, std::string_view family, std::string_view qualifier, int64_t ts,
-             std::string value) {
-  Cell* c = r->add_cell();
-  c->set_row(row);
-  c->set_family(std::string(family));
-  c->set_qualifier(std::string(qualifier));
-  c->set_timestamp(static_cast<uint64_t>(ts));
-  c->set_cell_type(PUT);
-  c->set_value(std::move(value));
-}
 
 // The Basalt region an HBase region name names (its encoded name), and its table.
 struct NamedRegion {
@@ -787,11 +777,11 @@ struct HBaseFront::Impl {
     r->Send(s.ok() ? std::move(answer) : ExceptionFrame(call.header.call_id(), s));
   }
 
-  // Moves a result's cells to the end of `block`; false (nothing moved) when one cannot go in
-  // a KeyValue (the reply then carries them inline).
-  static bool MoveToBlock(Result* r, std::string* block) {
+  // Appends a result's cells to `block`; false (the block as it was) when one cannot go in a
+  // KeyValue (the reply then carries them inline).
+  static bool AppendToBlock(const Result& r, std::string* block) {
     const size_t before = block->size();
-    for (const Cell& c : r->cell()) {
+    for (const Cell& c : r.cell()) {
       const BlockCell cell{c.row(), c.family(), c.qualifier(), static_cast<int64_t>(c.timestamp()), KeyValueType::kPut,
                            c.value()};
       if (!AppendCell(cell, block).ok()) {
@@ -799,6 +789,12 @@ struct HBaseFront::Impl {
         return false;
       }
     }
+    return true;
+  }
+
+  // Moves a result's cells to `block`, the Result keeping their count (nothing moved on false).
+  static bool MoveToBlock(Result* r, std::string* block) {
+    if (!AppendToBlock(*r, block)) return false;
     r->set_associated_cell_count(r->cell_size());
     r->clear_cell();
     return true;
@@ -818,11 +814,7 @@ struct HBaseFront::Impl {
     if (!cell_blocks || resp->results().empty()) return EncodeResponse(id, *resp);
     std::string block;
     for (const Result& r : resp->results()) {
-      for (const Cell& c : r.cell()) {
-        const BlockCell cell{c.row(), c.family(), c.qualifier(), static_cast<int64_t>(c.timestamp()),
-                             KeyValueType::kPut, c.value()};
-        if (!AppendCell(cell, &block).ok()) return EncodeResponse(id, *resp);  // inline, the whole reply
-      }
+      if (!AppendToBlock(r, &block)) return EncodeResponse(id, *resp);  // inline, the whole reply
     }
     for (const Result& r : resp->results()) {
       resp->add_cells_per_result(static_cast<uint32_t>(r.cell_size()));
