@@ -73,6 +73,15 @@ std::string AnswerClientMeta(const Call& call, const ClusterFacts& facts) {
     for (const ServerName& s : facts.bootstrap) *resp.add_server_name() = s;
     return EncodeResponse(id, resp);
   }
+  if (method == "GetMasters") {
+    GetMastersRequest req;
+    if (!ParseRequest(call, &req, &answer)) return answer;
+    GetMastersResponse resp;
+    GetMastersResponseEntry* active = resp.add_master_servers();
+    *active->mutable_server_name() = facts.active_master;
+    active->set_is_active(true);
+    return EncodeResponse(id, resp);
+  }
   return AnswerNotServed(call, kClientMetaService);
 }
 

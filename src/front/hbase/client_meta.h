@@ -24,7 +24,7 @@ inline constexpr char kClientMetaService[] = "ClientMetaService";
 inline constexpr char kDoNotRetry[] = "org.apache.hadoop.hbase.DoNotRetryIOException";
 
 // The answer to one call of ClientMetaService: GetClusterId, GetActiveMaster,
-// GetMetaRegionLocations, GetBootstrapNodes. Another method, or a request that does not parse,
+// GetMetaRegionLocations, GetBootstrapNodes, GetMasters (the active master only). Another method, or a request that does not parse,
 // is answered with DoNotRetryIOException saying which (HBase's answer to an unknown method).
 std::string AnswerClientMeta(const Call& call, const ClusterFacts& facts);
 
