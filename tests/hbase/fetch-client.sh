@@ -2,8 +2,8 @@
 # Fetches the unmodified HBase 2.6.0 client from Maven Central (through Maven's local cache,
 # ~/.m2, so a second run is offline) and compiles tests/hbase/java/ against it.
 # Usage: fetch-client.sh OUT_DIR   — writes OUT_DIR/classpath.txt (the client), OUT_DIR/classes/
-# (tests/hbase/java/ compiled) and OUT_DIR/pe-classpath.txt (HBase's PerformanceEvaluation,
-# pe-pom.xml).
+# (tests/hbase/java/ compiled), OUT_DIR/pe-classpath.txt (HBase's PerformanceEvaluation,
+# pe-pom.xml) and OUT_DIR/shell-classpath.txt (the HBase shell, shell-pom.xml).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -24,5 +24,6 @@ resolve() {  # POM OUT_FILE WHAT
 }
 resolve "$here/pom.xml" "$out/classpath.txt" "hbase-shaded-client 2.6.0"
 resolve "$here/pe-pom.xml" "$out/pe-classpath.txt" "PerformanceEvaluation (hbase-mapreduce 2.6.0 tests)"
+resolve "$here/shell-pom.xml" "$out/shell-classpath.txt" "the HBase shell (hbase-shell 2.4.17)"
 javac -nowarn -d "$out/classes" -cp "$(cat "$out/classpath.txt")" "$here"/java/*.java
 echo "fetch-client: HBase client ready in $out ($(tr ':' '\n' < "$out/classpath.txt" | wc -l) jars)"

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -67,8 +68,12 @@ class HBaseClientTest : public ServerTest {
     std::string classpath = ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/", classpath_file));
     while (!classpath.empty() && classpath.back() == '\n') classpath.pop_back();
     classpath = absl::StrCat(HBASE_CLIENT_DIR, "/classes:", classpath);
-    // (--add-opens: HBase probes java.nio.Bits, and Java 17 says so with a stack trace otherwise.)
-    std::vector<std::string> argv = {"/usr/bin/java", "-Xmx512m", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+    // (--add-opens: HBase probes java.nio.Bits, and Java 17 says so with a stack trace otherwise;
+    // the shell's JRuby wants sun.nio.ch and java.io for its IO.)
+    std::vector<std::string> argv = {"/usr/bin/java", "-Xmx512m",
+                                     "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                                     "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                                     "--add-opens", "java.base/java.io=ALL-UNNAMED",
                                      "-cp", classpath, main_class};
     argv.insert(argv.end(), args.begin(), args.end());
     return ChildProcess::Run(std::move(argv));
@@ -500,6 +505,77 @@ TEST_F(HBaseClientTest, PerformanceEvaluationRunsItsCommandsWithoutAnError) {
     ++rows;
   }
   EXPECT_EQ(rows, 2000);
+}
+
+// The HBase shell (hbase-shell 2.4.17 and JRuby, tests/hbase/shell-pom.xml) runs
+// tests/hbase/shell_session.rb, reaching the server as HBase 2.4's MasterRegistry does
+// (hbase.masters). Each command's answer is checked in the order the shell printed them; then
+// Basalt's own client reads the regions and cells the shell left.
+TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  absl::StatusOr<ChildProcess::Finished> shell =
+      RunJava("org.jruby.JarBootstrapMain",
+              {"-Dhbase.client.registry.impl=org.apache.hadoop.hbase.client.MasterRegistry",
+               "-Dhbase.masters=" + address, "-n", std::string(HBASE_TESTS_DIR) + "/shell_session.rb"},
+              "shell-classpath.txt");
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  const std::string& log = shell->output;
+  ASSERT_EQ(shell->exit_code, 0) << log.substr(log.size() > 8000 ? log.size() - 8000 : 0);
+  EXPECT_EQ(log.find("ERROR"), std::string::npos) << log;
+  // What each command printed, in order (the shell echoes each command before its answer).
+  const std::vector<std::string> expected = {
+      "create 'sh_keep'", "Created table sh_keep",
+      "list", "=> [\"sh_keep\"]",
+      "describe 'sh_keep'", "Table sh_keep is ENABLED", "{NAME => 'f'", "VERSIONS => '3'",
+      "get 'sh_keep', 'kiwi'", "value=brown", "value=green", "1 row(s)",
+      "scan 'sh_keep', {STARTROW", " kiwi ", "value=brown", " plum ", "2 row(s)",
+      "count 'sh_keep'", "=> 4",
+      "incr 'sh_keep', 'ctr', 'f:n', 5", "COUNTER VALUE = 5",
+      "incr 'sh_keep', 'ctr', 'f:n', 2", "COUNTER VALUE = 7",
+      "get_counter", "COUNTER VALUE = 7",
+      "scan 'sh_keep'\n", " apple ", "value=red", " ctr ", "\\x07", " kiwi ", "value=brown", "3 row(s)",
+      "create 'sh_drop'", "Created table sh_drop",
+      "count 'sh_drop'", "=> 2",
+      "is_disabled 'sh_drop'", "=> true",
+      "truncate 'sh_drop'", "Truncating table...",
+      "count 'sh_drop'", "=> 0",
+      "exists 'sh_drop'", "Table sh_drop does not exist", "=> false",
+      "list", "=> [\"sh_keep\"]",
+  };
+  size_t at = 0;
+  for (const std::string& e : expected) {
+    const size_t found = log.find(e, at);
+    ASSERT_NE(found, std::string::npos) << "\"" << e << "\" not found after byte " << at << " of:\n" << log;
+    at = found + e.size();
+  }
+
+  // Basalt's own view: the shell's SPLITS, and its cells (both versions of kiwi, the counter).
+  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("sh_keep");
+  ASSERT_TRUE(regions.ok()) << regions.status();
+  std::vector<std::string> starts;
+  for (const RegionStatus& r : *regions) starts.push_back(r.start_key);
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<std::string>{"", "g", "p"}));
+  Scan scan;
+  scan.SetMaxVersions(3);
+  absl::StatusOr<std::unique_ptr<ResultScanner>> scanner = conn_->GetTable("sh_keep")->GetScanner(scan);
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  std::string ours;
+  Result row;
+  for (;;) {
+    absl::StatusOr<bool> more = (*scanner)->Next(&row);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    for (const KeyValue& kv : row.cells()) absl::StrAppend(&ours, row.row(), " ", kv.family, ":", kv.qualifier, "=", Hex(kv.value), "\n");
+  }
+  // (An increment writes a new version, as HBase's does: the family keeps 3, so 5 is still there.)
+  EXPECT_EQ(ours,
+            "apple f:q=726564\nctr f:n=0000000000000007\nctr f:n=0000000000000005\n"
+            "kiwi f:q=62726f776e\nkiwi f:q=677265656e\n");
+  absl::StatusOr<std::vector<TableInfo>> tables = conn_->GetAdmin()->ListTables();
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  for (const TableInfo& t : *tables) EXPECT_NE(t.name, "sh_drop");
 }
 
 }  // namespace

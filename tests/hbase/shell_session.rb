@@ -1,0 +1,35 @@
+# The HBase shell's commands against Basalt (hbase_client_test.cc runs this file with
+# `-n`, so the shell stops at its first error and exits non-zero). `sh_keep` is left for
+# Basalt's own client to read; `sh_drop` goes through disable, enable, truncate and drop.
+create 'sh_keep', {NAME => 'f', VERSIONS => 3}, SPLITS => ['g', 'p']
+list
+describe 'sh_keep'
+put 'sh_keep', 'apple', 'f:q', 'red'
+put 'sh_keep', 'kiwi', 'f:q', 'green'
+put 'sh_keep', 'kiwi', 'f:q', 'brown'
+put 'sh_keep', 'plum', 'f:q', 'purple'
+put 'sh_keep', 'zz', 'f:gone', 'x'
+put 'sh_keep', 'zz', 'f:too', 'y'
+get 'sh_keep', 'kiwi', {COLUMN => 'f:q', VERSIONS => 2}
+scan 'sh_keep', {STARTROW => 'b', STOPROW => 'q'}
+count 'sh_keep'
+incr 'sh_keep', 'ctr', 'f:n', 5
+incr 'sh_keep', 'ctr', 'f:n', 2
+get_counter 'sh_keep', 'ctr', 'f:n'
+delete 'sh_keep', 'plum', 'f:q'
+deleteall 'sh_keep', 'zz'
+scan 'sh_keep'
+create 'sh_drop', 'f'
+put 'sh_drop', 'r1', 'f:q', 'v'
+put 'sh_drop', 'r2', 'f:q', 'v'
+count 'sh_drop'
+disable 'sh_drop'
+is_disabled 'sh_drop'
+enable 'sh_drop'
+truncate 'sh_drop'
+count 'sh_drop'
+disable 'sh_drop'
+drop 'sh_drop'
+exists 'sh_drop'
+list
+exit
