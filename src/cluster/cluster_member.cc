@@ -27,7 +27,7 @@ std::string ServerRegistration::NodeName() const { return absl::StrCat(name, ","
 
 std::string ServerRegistration::Encode() const {
   return absl::StrCat("name=", name, "\nstart_code=", start_code, "\nrados_client=", rados_client, "\nwal_dir=", wal_dir,
-                      "\n");
+                      "\n", hbase.empty() ? "" : absl::StrCat("hbase=", hbase, "\n"));
 }
 
 absl::StatusOr<ServerRegistration> ServerRegistration::Decode(std::string_view text) {
@@ -48,6 +48,8 @@ absl::StatusOr<ServerRegistration> ServerRegistration::Decode(std::string_view t
       r.rados_client = std::string(value);
     } else if (key == "wal_dir") {
       r.wal_dir = std::string(value);
+    } else if (key == "hbase") {
+      r.hbase = std::string(value);
     }  // other keys: from a newer server, ignored
   }
   if (!has_name || !has_code) return absl::DataLossError("server registration: no name or start_code");
@@ -70,6 +72,19 @@ absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk_opt
     return absl::Status(made.status().code(), absl::StrCat("registering ", node, ": ", made.status().message()));
   }
   return zk;
+}
+
+absl::StatusOr<std::vector<ServerRegistration>> LiveRegistrations(ZooKeeper* zk, const ClusterPaths& paths) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> nodes, zk->Children(paths.live()));
+  std::vector<ServerRegistration> out;
+  for (const std::string& node : nodes) {
+    BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> got, zk->Get(paths.live() + "/" + node));
+    if (!got.has_value()) continue;  // gone since
+    absl::StatusOr<ServerRegistration> reg = ServerRegistration::Decode(got->data);
+    if (!reg.ok()) return absl::DataLossError(absl::StrCat(paths.live(), "/", node, ": ", reg.status().message()));
+    out.push_back(*std::move(reg));
+  }
+  return out;
 }
 
 absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server) {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/zookeeper.h"
@@ -41,6 +42,9 @@ struct ServerRegistration {
   // A cluster's region server: its log's directory (in the data directory), which the master
   // splits by region once it has fenced the server. Empty: a standalone server's.
   std::string wal_dir;
+  // HOST:PORT of its HBase port (hbase_listen), which the master's hbase:meta names as the
+  // server of its regions (docs/DESIGN.md §15). Empty: it has none.
+  std::string hbase;
 
   std::string NodeName() const;  // "<name>,<start code>"
   std::string Encode() const;
@@ -66,6 +70,10 @@ struct ClusterPaths {
 // ZooKeeper has ended it (a master is fencing the server).
 absl::StatusOr<std::unique_ptr<ZooKeeper>> JoinCluster(ZooKeeper::Options zk, const ClusterPaths& paths,
                                                        const ServerRegistration& me);
+
+// The live servers' registrations (their live nodes hold them too), in no order. A node that
+// went while they were read is left out; one that does not decode is an error naming it.
+absl::StatusOr<std::vector<ServerRegistration>> LiveRegistrations(ZooKeeper* zk, const ClusterPaths& paths);
 
 // Names `server` as the one holding basalt:meta, for clients to find.
 absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server);
