@@ -4,13 +4,16 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/cell_block.h"
@@ -167,6 +170,74 @@ struct HBaseFront::Impl {
     wake = true;
   }
 
+  // ---------------------------------------------------------------------------------------
+  // The part this port plays in a cluster (Options::role)
+
+  // The region `spec` names, if this port serves it: a master serves hbase:meta only, a region
+  // server the regions open here (DataService says which) but not hbase:meta.
+  absl::StatusOr<NamedRegion> Served(const RegionSpecifier& spec) const {
+    BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(spec));
+    if (options.role == Options::Role::kMaster && !region.meta) {
+      return AsException(absl::UnavailableError(absl::StrCat("region ", absl::CHexEscape(spec.value()),
+                                                             " is served by a region server, not by the master")),
+                         kNotServingRegion);
+    }
+    if (options.role == Options::Role::kRegionServer && region.meta) {
+      return AsException(absl::UnavailableError("hbase:meta is served by the active master, not by a region server"),
+                         kNotServingRegion);
+    }
+    return region;
+  }
+
+  // Region servers by their gRPC name, from Options::region_servers, and when they were read.
+  absl::Mutex directory_mu;
+  std::map<std::string, server::ServerRegistration> directory ABSL_GUARDED_BY(directory_mu);
+  absl::Time directory_read ABSL_GUARDED_BY(directory_mu) = absl::InfinitePast();
+
+  // The HBase ServerName of the region server Basalt names `server` (gRPC HOST:PORT); nullopt
+  // when it is not live or has no HBase port. A standalone server and a region server name
+  // themselves.
+  std::optional<ServerName> HBaseServerOf(const std::string& server) {
+    if (options.role != Options::Role::kMaster) return Self();
+    absl::MutexLock l(&directory_mu);
+    const absl::Time now = absl::Now();
+    auto it = directory.find(server);
+    if (now - directory_read > absl::Seconds(1) || (it == directory.end() && now - directory_read > absl::Milliseconds(100))) {
+      ReadDirectory(now);
+      it = directory.find(server);
+    }
+    if (it == directory.end() || it->second.hbase.empty()) return std::nullopt;
+    return ServerNameOfRegistration(it->second);
+  }
+  // Every live region server that has an HBase port.
+  std::vector<ServerName> RegionServers() {
+    if (options.role != Options::Role::kMaster) return {Self()};
+    absl::MutexLock l(&directory_mu);
+    if (absl::Now() - directory_read > absl::Seconds(1)) ReadDirectory(absl::Now());
+    std::vector<ServerName> out;
+    for (const auto& [name, reg] : directory) {
+      if (std::optional<ServerName> sn = ServerNameOfRegistration(reg)) out.push_back(*sn);
+    }
+    return out;
+  }
+  void ReadDirectory(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(directory_mu) {
+    directory_read = now;
+    if (!options.region_servers) return;
+    absl::StatusOr<std::vector<server::ServerRegistration>> regs = options.region_servers();
+    if (!regs.ok()) {
+      if (options.port.log) options.port.log(absl::StrCat("listing the region servers: ", regs.status().message()));
+      return;  // the copy it has stays
+    }
+    directory.clear();
+    for (server::ServerRegistration& r : *regs) directory[r.name] = std::move(r);
+  }
+  static std::optional<ServerName> ServerNameOfRegistration(const server::ServerRegistration& r) {
+    const size_t colon = r.hbase.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos || !absl::SimpleAtoi(r.hbase.substr(colon + 1), &port)) return std::nullopt;
+    return ServerNameOf(r.hbase.substr(0, colon), port, static_cast<uint64_t>(r.start_code));
+  }
+
   ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
   std::string SelfAddress() const { return absl::StrCat(options.advertised_host, ":", port->port()); }
 
@@ -180,6 +251,21 @@ struct HBaseFront::Impl {
 
   void Handle(Call call, std::unique_ptr<Responder> r) {
     const std::string& service = r->connection_header().service_name();
+    if (options.admit) {
+      if (absl::Status s = options.admit(); !s.ok()) {
+        // A deposed master: hbase:meta is looked up again, the master found again (both retried).
+        r->Send(ExceptionFrame(call.header.call_id(),
+                               service == kClientService ? AsException(std::move(s), kNotServingRegion) : s));
+        return;
+      }
+    }
+    if (options.role == Options::Role::kRegionServer && (service == kClientMetaService || service == kMasterService)) {
+      r->Send(EncodeException(call.header.call_id(), kDoNotRetry,
+                              absl::StrCat(service, " is the active master's: this is a region server (",
+                                           SelfAddress(), ")"),
+                              /*do_not_retry=*/true));
+      return;
+    }
     if (service == kClientMetaService) {
       ClusterFacts facts;
       facts.cluster_id = options.cluster_id;
@@ -498,16 +584,19 @@ struct HBaseFront::Impl {
       ClusterStatus* cs = resp.mutable_cluster_status();
       cs->mutable_cluster_id()->set_cluster_id(options.cluster_id);
       *cs->mutable_master() = Self();
-      LiveServerInfo* live = cs->add_live_servers();
-      *live->mutable_server() = Self();
-      ServerLoad* load = live->mutable_server_load();
       rpc::StatusResponse status;
+      uint64_t requests = 0;
       if (admin->Status(rpc::StatusRequest(), &status).ok()) {
-        uint64_t requests = 0;
         for (const rpc::TableStatus& t : status.tables()) requests += t.read_requests() + t.write_requests();
-        load->set_total_number_of_requests(requests);
       }
-      *cs->add_servers_name() = Self();
+      for (const ServerName& rs : RegionServers()) {
+        LiveServerInfo* live = cs->add_live_servers();
+        *live->mutable_server() = rs;
+        // (A cluster's requests are counted per table, not per server: a standalone server's own.)
+        if (options.role == Options::Role::kStandalone) live->mutable_server_load()->set_total_number_of_requests(requests);
+        else live->mutable_server_load();
+        *cs->add_servers_name() = rs;
+      }
       cs->set_balancer_on(false);
       if (options.info_port != 0) cs->set_master_info_port(options.info_port);
       *answer = EncodeResponse(id, resp);
@@ -544,7 +633,7 @@ struct HBaseFront::Impl {
 
   // The HBase RegionInfo of the Basalt region an HBase region name names.
   absl::StatusOr<RegionInfo> RegionInfoOf(const RegionSpecifier& spec) {
-    BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(spec));
+    BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(spec));
     if (region.meta) return MetaRegionInfo();
     BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(region.table));
     for (const MetaRow& row : rows) {
@@ -605,7 +694,7 @@ struct HBaseFront::Impl {
         BASALT_RETURN_IF_ERROR(Parse(call, &compact));
         spec = compact.region();
       }
-      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(spec));
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(spec));
       if (region.meta) return absl::InvalidArgumentError("hbase:meta is Basalt's basalt:meta: flush and compact it there");
       if (m == "FlushRegion") {
         BASALT_RETURN_IF_ERROR(TableOp(region.table, &server::AdminService::Flush));
@@ -636,8 +725,6 @@ struct HBaseFront::Impl {
     rpc::ListTablesResponse all;
     BASALT_RETURN_IF_ERROR(admin->ListTables(rpc::ListTablesRequest(), &all));
     std::vector<MetaRow> rows;
-    const std::string server = SelfAddress();
-    const std::string sn = absl::StrCat(options.advertised_host, ",", port->port(), ",", options.start_code);
     for (const rpc::DescribeTableResponse& t : all.tables()) {
       const std::string& name = t.table().name();
       if (absl::StartsWith(name, "basalt:")) continue;
@@ -672,9 +759,16 @@ struct HBaseFront::Impl {
         const int64_t ts = static_cast<int64_t>(r.id());
         AddCell(&row.result, row.row, "info", "regioninfo", ts, kPbufMagic + info.SerializeAsString());
         AddCell(&row.result, row.row, "info", "seqnumDuringOpen", ts, BigEndian64(1));
-        AddCell(&row.result, row.row, "info", "server", ts, server);
-        AddCell(&row.result, row.row, "info", "serverstartcode", ts, BigEndian64(options.start_code));
-        AddCell(&row.result, row.row, "info", "sn", ts, sn);
+        // Where it serves: a region not open on a server with an HBase port has no server
+        // cells, as HBase's meta has none for a region in transition (the client waits).
+        // (A disabled table's regions keep the server they had, as in HBase's meta.)
+        const std::optional<ServerName> at =
+            disabled || r.state() == "OPEN" ? HBaseServerOf(r.server()) : std::nullopt;
+        if (at.has_value()) {
+          AddCell(&row.result, row.row, "info", "server", ts, absl::StrCat(at->host_name(), ":", at->port()));
+          AddCell(&row.result, row.row, "info", "serverstartcode", ts, BigEndian64(static_cast<int64_t>(at->start_code())));
+          AddCell(&row.result, row.row, "info", "sn", ts, absl::StrCat(at->host_name(), ",", at->port(), ",", at->start_code()));
+        }
         AddCell(&row.result, row.row, "info", "state", ts, disabled ? "CLOSED" : "OPEN");
         rows.push_back(std::move(row));
       }
@@ -860,7 +954,7 @@ struct HBaseFront::Impl {
     if (m == "Get") {
       GetRequest req;
       BASALT_RETURN_IF_ERROR(Parse(call, &req));
-      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(req.region()));
       GetResponse resp;
       if (region.meta) {
         BASALT_RETURN_IF_ERROR(MetaGet(req.get(), &resp));
@@ -875,7 +969,7 @@ struct HBaseFront::Impl {
     if (m == "Mutate") {
       MutateRequest req;
       BASALT_RETURN_IF_ERROR(Parse(call, &req));
-      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(req.region()));
       if (region.meta) return absl::PermissionDeniedError("hbase:meta is read-only (Basalt keeps basalt:meta)");
       BASALT_RETURN_IF_ERROR(Admit(region.table, true, 1, static_cast<int64_t>(call.param.size() + call.cell_block.size()),
                                    admission));
@@ -918,7 +1012,7 @@ struct HBaseFront::Impl {
       BASALT_RETURN_IF_ERROR(Parse(call, &req));
       ScanResponse resp;
       if (req.has_region()) {
-        BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionOf(req.region()));
+        BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(req.region()));
         if (region.meta) {
           BASALT_RETURN_IF_ERROR(MetaScan(req, &resp));
           *answer = ScanAnswer(id, &resp, cell_blocks);
@@ -1079,7 +1173,7 @@ struct HBaseFront::Impl {
 
   void DoRegionAction(const RegionAction& action, uint64_t nonce_group, int64_t cell_bytes, CellCursor* cells,
                       RegionActionResult* out) {
-    absl::StatusOr<NamedRegion> region = RegionOf(action.region());
+    absl::StatusOr<NamedRegion> region = Served(action.region());
     if (region.ok() && region->meta) region = absl::PermissionDeniedError("hbase:meta is read-only");
     if (!region.ok()) {
       SetException(region.status(), out->mutable_exception());

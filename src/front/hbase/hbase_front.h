@@ -3,7 +3,8 @@
 // Basalt's services, as the gRPC front end does (grpc_server.h). Its place and its protocol:
 // docs/DESIGN.md §15.
 //
-// Services, by the ConnectionHeader's service name:
+// Services, by the ConnectionHeader's service name (a standalone server's; a cluster divides them
+// between the master and the region servers: Options::role):
 //   ClientMetaService   the RPC registry: cluster id, active master (this server), meta's
 //                       location (this server), bootstrap nodes (client_meta.h)
 //   MasterService       IsMasterRunning, table admin (create with splits, describe, list,
@@ -28,6 +29,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "src/cluster/cluster_member.h"
 #include "src/front/hbase/hbase_port.h"
 #include "src/security/quotas.h"
 #include "src/services/service.h"
@@ -51,6 +54,22 @@ class HBaseFront {
     // The quotas data calls pass (the table's and namespace's: the port does not authenticate);
     // null: none.
     server::Quotas* quotas = nullptr;
+    // Its part in a cluster (docs/DESIGN.md §15):
+    //   kStandalone    everything: the registry, MasterService, hbase:meta and the regions
+    //   kMaster        the active basalt-master's: the registry, MasterService and hbase:meta,
+    //                  whose regions name the region servers' HBase ports; a call naming a
+    //                  table's region gets NotServingRegionException
+    //   kRegionServer  a region server's: ClientService and AdminService for the regions open
+    //                  here; hbase:meta, the registry and MasterService are the master's
+    enum class Role { kStandalone, kMaster, kRegionServer };
+    Role role = Role::kStandalone;
+    // A master's: the live region servers' registrations (HOST:PORT of gRPC, start code, and
+    // HOST:PORT of their HBase port, if any), read again when older than a second or when a
+    // region names a server it does not list.
+    std::function<absl::StatusOr<std::vector<server::ServerRegistration>>()> region_servers;
+    // Each call is admitted by this first (a master that is no longer the active one refuses);
+    // empty: every call.
+    std::function<absl::Status()> admit;
   };
 
   // The services must outlive the front end.
