@@ -527,10 +527,10 @@ absl::Status ValidateConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "zookeeper_quorum is for a region server of a cluster (--cluster); a standalone server keeps its own meta");
   }
-  if (config.cluster && !config.hbase_listen.empty()) {
+  if (config.cluster && !config.hbase_zookeeper_quorum.empty()) {
     return absl::InvalidArgumentError(
-        "hbase_listen on a cluster's region server: the HBase port of a cluster is not built yet (a standalone server "
-        "serves HBase clients)");
+        "hbase_zookeeper_quorum on a cluster's region server: the active basalt-master publishes the cluster's "
+        "HBase records (its hbase_listen); a region server's HBase port is named in hbase:meta");
   }
   if (!config.hbase_zookeeper_quorum.empty() && config.hbase_listen.empty()) {
     return absl::InvalidArgumentError("hbase_zookeeper_quorum publishes the HBase port: it needs hbase_listen");

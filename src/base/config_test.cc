@@ -95,6 +95,10 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   // The HBase port does not authenticate: with auth on it would be a way around it.
   expect_invalid({"--auth=true", "--tls_cert=c", "--tls_key=k", "--tls_ca=ca", "--hbase_listen=127.0.0.1:16000"},
                  "hbase_listen with auth=true");
+  // A cluster's HBase records are the master's to publish.
+  expect_invalid({"--cluster", "--zookeeper_quorum=127.0.0.1:2181", "--rados_pool=p", "--hbase_listen=127.0.0.1:0",
+                  "--hbase_zookeeper_quorum=127.0.0.1:2181"},
+                 "hbase_zookeeper_quorum on a cluster's region server");
   expect_invalid({"--wal_recovery=lenient"}, "expected strict, point_in_time or skip_corrupted");
   expect_invalid({"--rebuild_catalog"}, "needs a value");
   expect_invalid({"--listen=localhost"}, "HOST:PORT");

@@ -69,6 +69,9 @@ int Run(int argc, char** argv) {
   mo.rados = rados.get();
   mo.listen = sc.listen;
   mo.port_file = sc.port_file;
+  mo.hbase_listen = sc.hbase_listen;
+  mo.hbase_port_file = sc.hbase_port_file;
+  mo.hbase_znode_parent = sc.hbase_znode_parent;
   mo.data_dir = sc.data_dir;
   mo.balancer_period = absl::Milliseconds(config.balancer_period_ms);
   // Security: the same settings, and the same checks, as basalt-server's (config.h).

@@ -27,7 +27,9 @@ Master::~Master() {
     stop_ = true;
   }
   if (worker_.joinable()) worker_.join();
+  hbase_zk_.reset();  // HBase's records first: no HBase client is sent here any more
   zk_.reset();  // ends the session: no callback runs after this, and a backup takes over at once
+  if (hbase_ != nullptr) hbase_->Shutdown();  // (its writes run on the gRPC pool)
   if (grpc_ != nullptr) grpc_->Shutdown(std::chrono::milliseconds(0));
   // The regions stay open on their servers (Catalog::CloseAll in a master closes none).
   tables_.reset();
@@ -351,8 +353,47 @@ absl::Status Master::Serve() {
   }
   Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
                    absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));
+  if (!options_.hbase_listen.empty()) BASALT_RETURN_IF_ERROR(ServeHBase(host));
   if (!options_.port_file.empty()) {
     BASALT_RETURN_IF_ERROR(Env::Default()->WriteFileDurably(options_.port_file, absl::StrCat(grpc_->port(), "\n")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Master::ServeHBase(const std::string& host) {
+  hbase::HBaseFront::Options ho;
+  ho.role = hbase::HBaseFront::Options::Role::kMaster;
+  ho.port.listen = options_.hbase_listen;
+  ho.port.log = [this](std::string_view line) { Log(absl::StrCat("hbase port: ", AV(line))); };
+  ho.advertised_host = host;
+  ho.start_code = absl::ToUnixMillis(absl::Now());
+  // One id for the cluster, whichever master is active (HBase's hbase.id).
+  ho.cluster_id = absl::StrCat("basalt", options_.paths.parent);
+  ho.schedule = grpc_->Scheduler();
+  ho.quotas = quotas_.get();
+  ho.admit = [this] { return CheckLeading(); };
+  ho.region_servers = [this] { return server::LiveRegistrations(zk_.get(), options_.paths); };
+  hbase_ = std::make_unique<hbase::HBaseFront>(ho, data_.get(), admin_.get());
+  if (absl::Status s = hbase_->Start(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("the HBase port (", options_.hbase_listen, "): ", s.message()));
+  }
+  if (options_.metrics != nullptr) hbase_->RegisterMetrics(options_.metrics);
+  hbase::ZkPublisher::Options zp;
+  zp.session.quorum = options_.zk.quorum;
+  zp.session.session_timeout = options_.zk.session_timeout;
+  zp.parent = options_.hbase_znode_parent;
+  zp.self = hbase::ServerNameOf(host, hbase_->port(), static_cast<uint64_t>(ho.start_code));
+  zp.cluster_id = ho.cluster_id;
+  zp.log = [this](std::string_view line) { Log(line); };
+  absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
+  if (!published.ok()) {
+    return absl::Status(published.status().code(),
+                        absl::StrCat("publishing the HBase port in ZooKeeper: ", published.status().message()));
+  }
+  hbase_zk_ = *std::move(published);
+  Log(absl::StrCat("HBase clients on ", host, ":", hbase_->port(), ", published under ", zp.parent));
+  if (!options_.hbase_port_file.empty()) {
+    BASALT_RETURN_IF_ERROR(Env::Default()->WriteFileDurably(options_.hbase_port_file, absl::StrCat(hbase_->port(), "\n")));
   }
   return absl::OkStatus();
 }

@@ -46,6 +46,9 @@
 #include "src/security/auth.h"
 #include "src/cluster/cluster_member.h"
 #include "src/front/grpc_server.h"
+#include "src/front/hbase/hbase_front.h"
+#include "src/front/hbase/hbase_zk.h"
+#include "src/front/hbase/zk_records.h"
 #include "src/services/service.h"
 #include "src/front/status_page.h"
 
@@ -85,6 +88,12 @@ class Master final : public server::ClusterAdmin {
     std::vector<std::string> metrics_users;  // with auth: who may read the HTTP port's /metrics
     std::string http_tls_cert, http_tls_key, http_tls_ca;  // the PEM files (main.cc's HTTP port)
     ChannelSecurity client;
+    // The HBase port (docs/DESIGN.md §15), once active: HOST:PORT (empty: none; port 0: any),
+    // its port written to hbase_port_file, the cluster's HBase records published in `zk`'s
+    // quorum under hbase_znode_parent.
+    std::string hbase_listen;
+    std::string hbase_port_file;
+    std::string hbase_znode_parent = "/hbase";
   };
 
   // Connects and enters the election; returns at once (active or a backup).
@@ -132,6 +141,8 @@ class Master final : public server::ClusterAdmin {
   // Opens the catalogue and meta, placing every region (after splitting dead servers' logs),
   // and serves them.
   absl::Status Serve();
+  // The HBase port and its records in ZooKeeper (Serve, with options_.hbase_listen).
+  absl::Status ServeHBase(const std::string& host);
   // Lists the live and the registered servers (watching the live ones); recovers every
   // registered server that is no longer live, and assigns what waits for a server.
   void Reconcile();
@@ -185,6 +196,8 @@ class Master final : public server::ClusterAdmin {
   std::function<absl::Status(const server::HttpCaller&, const server::HttpFront::Route&)> http_authorize_
       ABSL_GUARDED_BY(mu_);
   std::unique_ptr<server::GrpcServer> grpc_;
+  std::unique_ptr<hbase::HBaseFront> hbase_;      // once serving, with options_.hbase_listen
+  std::unique_ptr<hbase::ZkPublisher> hbase_zk_;  // its records (before it stops: unpublished first)
 
   absl::Mutex work_mu_;
   std::deque<std::function<void()>> work_ ABSL_GUARDED_BY(work_mu_);

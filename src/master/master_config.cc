@@ -16,7 +16,7 @@ void AddMasterFlags(MasterConfig* c, server::FlagSet* flags) {
                           "zookeeper_auth_file", "listen", "port_file", "data_dir", "rados_pool", "ceph_conf",
                           "rados_namespace", "rados_client", "http_listen", "tls_cert", "tls_key", "tls_ca", "auth",
                           "auth_users_file", "superusers", "metrics_users", "log_level", "log_dir",
-                          "log_max_file_size"});
+                          "log_max_file_size", "hbase_listen", "hbase_port_file", "hbase_znode_parent"});
   flags->Reword("zookeeper_quorum", "", "ZooKeeper servers HOST:PORT[,HOST:PORT...] (required)");
   flags->Reword("zookeeper_session_timeout_ms", "4000", "a master not heard from this long loses its place to a backup");
   flags->Reword("zookeeper_auth_file", "",
@@ -37,6 +37,13 @@ void AddMasterFlags(MasterConfig* c, server::FlagSet* flags) {
   flags->Reword("tls_ca", "", "PEM file of the CA of the cluster's certificates (clients', region servers')");
   flags->Reword("superusers", "", "users and @groups allowed everything (include the region servers' certificate name)");
   flags->Reword("log_dir", "", "write the log to basalt-master.log in this directory, rolled (empty: stderr)");
+  flags->Reword("hbase_listen", "",
+                "HOST:PORT of the HBase port once active, for unmodified HBase 2.x clients: MasterService, the "
+                "registry and hbase:meta, whose regions name the region servers' HBase ports (their hbase_listen); "
+                "the cluster's records are published in ZooKeeper under hbase_znode_parent; empty: off");
+  flags->Reword("hbase_port_file", "", "once the HBase port listens (active): write its port and a newline here");
+  flags->Reword("hbase_znode_parent", "/hbase",
+                "the znode in zookeeper_quorum under which the HBase records go (HBase's zookeeper.znode.parent)");
   flags->Add("name", "", "how this master is known (default HOST:PID)", [c](std::string_view v) {
     c->name = std::string(v);
     return absl::OkStatus();
@@ -68,6 +75,15 @@ absl::StatusOr<ParsedMasterArgs> ParseMasterCommandLine(const std::vector<std::s
     return absl::InvalidArgumentError(
         "auth=true needs zookeeper_auth_file (the cluster's ZooKeeper identity): without it every node of the cluster "
         "in ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
+  }
+  if (!s.hbase_listen.empty() && !s.zookeeper_auth_file.empty()) {
+    return absl::InvalidArgumentError(
+        "hbase_listen with zookeeper_auth_file: HBase clients read the records without an identity, so they would be "
+        "open to anyone who reaches ZooKeeper; leave hbase_listen empty");
+  }
+  if (!s.hbase_listen.empty() && s.hbase_znode_parent == s.zookeeper_znode_parent) {
+    return absl::InvalidArgumentError(absl::StrCat("hbase_znode_parent ", s.hbase_znode_parent,
+                                                   " is the cluster's own zookeeper_znode_parent: give HBase's another"));
   }
   out.in_force = flags.InForce();
   return out;

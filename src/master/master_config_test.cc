@@ -49,6 +49,12 @@ TEST(MasterConfig, RefusesWhatItCannotRunWith) {
        "auth=true needs zookeeper_auth_file (the cluster's ZooKeeper identity): without it every node of the cluster "
        "in ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper"},
       {{"--zookeeper_quorum=z:1", "stray"}, "unexpected argument 'stray' (flags are --key=value; see --help)"},
+      {{"--zookeeper_quorum=z:1", "--hbase_listen=127.0.0.1:0", "--zookeeper_auth_file=id"},
+       "hbase_listen with zookeeper_auth_file: HBase clients read the records without an identity, so they would be "
+       "open to anyone who reaches ZooKeeper; leave hbase_listen empty"},
+      {{"--zookeeper_quorum=z:1", "--hbase_listen=127.0.0.1:0", "--zookeeper_znode_parent=/hb",
+        "--hbase_znode_parent=/hb"},
+       "hbase_znode_parent /hb is the cluster's own zookeeper_znode_parent: give HBase's another"},
   };
   for (const Case& c : cases) {
     auto p = ParseMasterCommandLine(c.args);

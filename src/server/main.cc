@@ -310,6 +310,8 @@ int Run(int argc, char** argv) {
     ho.schedule = server.Scheduler();
     ho.scanner_lease_ms = config.scanner_lease_ms;
     ho.quotas = quotas->get();
+    // A cluster's region server serves its regions; the master the rest (and the records).
+    if (config.cluster) ho.role = hbase::HBaseFront::Options::Role::kRegionServer;
     hbase_front = std::make_unique<hbase::HBaseFront>(ho, &data, &admin);
     absl::Status s = hbase_front->Start();
     if (s.ok() && !config.hbase_port_file.empty()) {
@@ -401,6 +403,7 @@ int Run(int argc, char** argv) {
     me.start_code = start_code;
     if (rados != nullptr) me.rados_client = rados->ClientAddress();
     me.wal_dir = own_wal_dir;
+    if (hbase_front != nullptr) me.hbase = absl::StrCat(host, ":", hbase_front->port());
     absl::StatusOr<std::unique_ptr<ZooKeeper>> joined = JoinCluster(*zo, paths, me);
     if (!joined.ok()) {
       log::Error(absl::StrCat("joining the cluster at ", config.zookeeper_quorum, ": ", joined.status().message()));
