@@ -24,22 +24,10 @@
 #include "src/front/hbase/region_names.h"
 #include "tests/util/child_process.h"
 #include "src/front/hbase/wire_client.h"
-
-#ifndef HBASE_CLIENT_DIR
-#error "HBASE_CLIENT_DIR must name tests/hbase/fetch-client.sh's output"
-#endif
+#include "tests/hbase/java_programs.h"
 
 namespace basalt::testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Hex(std::string_view b) { return b.empty() ? "-" : absl::BytesToHexString(AV(b)); }
 
 class HBaseClientTest : public ServerTest {
  protected:
@@ -60,24 +48,6 @@ class HBaseClientTest : public ServerTest {
   // ClientSuite.java through `registry` (the HBase port's address, or zk:QUORUM@PARENT), then
   // the table it left read with Basalt's own client, then a table quota met by ReadProbe.java.
   void RunClientSuite(const std::string& registry, const std::string& address);
-
-  // Runs a Java program of tests/hbase/java/ with the HBase client on its classpath, or with
-  // `classpath_file`'s (fetch-client.sh's outputs).
-  absl::StatusOr<ChildProcess::Finished> RunJava(const std::string& main_class, std::vector<std::string> args,
-                                                 const std::string& classpath_file = "classpath.txt") {
-    std::string classpath = ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/", classpath_file));
-    while (!classpath.empty() && classpath.back() == '\n') classpath.pop_back();
-    classpath = absl::StrCat(HBASE_CLIENT_DIR, "/classes:", classpath);
-    // (--add-opens: HBase probes java.nio.Bits, and Java 17 says so with a stack trace otherwise;
-    // the shell's JRuby wants sun.nio.ch and java.io for its IO.)
-    std::vector<std::string> argv = {"/usr/bin/java", "-Xmx512m",
-                                     "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-                                     "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-                                     "--add-opens", "java.base/java.io=ALL-UNNAMED",
-                                     "-cp", classpath, main_class};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return ChildProcess::Run(std::move(argv));
-  }
 };
 
 TEST_F(HBaseClientTest, TheJavaClientsCallsAnswerAsHBaseAndBothViewsAgree) {
@@ -107,25 +77,11 @@ void HBaseClientTest::RunClientSuite(const std::string& registry, const std::str
   EXPECT_NE(log.find("checks passed"), std::string::npos) << log;
 
   // Basalt's own client reads the table the Java client left, every version kept (2).
-  std::unique_ptr<Table> table = conn_->GetTable("hb_keep");
-  Scan scan;
-  scan.SetMaxVersions(2);
-  absl::StatusOr<std::unique_ptr<ResultScanner>> scanner = table->GetScanner(scan);
-  ASSERT_TRUE(scanner.ok()) << scanner.status();
-  std::string ours;
-  Result row;
-  for (;;) {
-    absl::StatusOr<bool> more = (*scanner)->Next(&row);
-    ASSERT_TRUE(more.ok()) << more.status();
-    if (!*more) break;
-    for (const KeyValue& kv : row.cells()) {
-      absl::StrAppend(&ours, Hex(row.row()), " ", kv.family, ":", Hex(kv.qualifier), " ", kv.timestamp, " ",
-                      Hex(kv.value), "\n");
-    }
-  }
+  absl::StatusOr<std::string> ours = DumpTable(conn_.get(), "hb_keep", 2);
+  ASSERT_TRUE(ours.ok()) << ours.status();
   const std::string theirs = ReadFile(dump);
   EXPECT_EQ(std::count(theirs.begin(), theirs.end(), '\n'), 81);  // 40 rows of 2 cells, and a second version
-  EXPECT_EQ(ours, theirs);
+  EXPECT_EQ(*ours, theirs);
 
   // The port is no way around the quotas: a table's read quota refuses the Java client's Gets
   // past it with HBase's RpcThrottlingException, as the gRPC front end refuses Basalt's client.
@@ -406,16 +362,12 @@ TEST_F(HBaseClientTest, EveryAcknowledgedWriteSurvivesASplitAndAKill9) {
   StartServer({absl::StrCat("--hbase_listen=127.0.0.1:", hbase_port)});
   CreateTable("hb_faults", {"f"});
   const std::string acked_file = dir_.path() + "/acked.txt";
-  const std::string classpath =
-      absl::StrCat(HBASE_CLIENT_DIR, "/classes:", ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/classpath.txt")));
   constexpr int kRows = 3000;
   ChildProcess::Output out;
   out.stdout_path = dir_.path() + "/writer.log";
-  absl::StatusOr<std::unique_ptr<ChildProcess>> writer =
-      ChildProcess::Spawn({"/usr/bin/java", "-Xmx256m", "--add-opens", "java.base/java.nio=ALL-UNNAMED", "-cp",
-                           classpath.substr(0, classpath.find_last_not_of('\n') + 1), "Writer",
-                           absl::StrCat("127.0.0.1:", hbase_port), "hb_faults", std::to_string(kRows), acked_file},
-                          out);
+  absl::StatusOr<std::unique_ptr<ChildProcess>> writer = ChildProcess::Spawn(
+      JavaCommand("Writer", {absl::StrCat("127.0.0.1:", hbase_port), "hb_faults", std::to_string(kRows), acked_file}),
+      out);
   ASSERT_TRUE(writer.ok()) << writer.status();
   auto acked = [&] {
     const std::string text = ReadFile(acked_file);
@@ -444,18 +396,8 @@ TEST_F(HBaseClientTest, EveryAcknowledgedWriteSurvivesASplitAndAKill9) {
             << ReadFile(out.stdout_path).substr(0, 2000) << std::endl;
 
   // Every acknowledged row is there with its value (Basalt's own client, a fresh connection).
-  std::unique_ptr<Table> table = conn_->GetTable("hb_faults");
-  std::istringstream lines(ReadFile(acked_file));
-  std::string row;
   int checked = 0;
-  while (std::getline(lines, row)) {
-    absl::StatusOr<Result> r = table->Get(Get(row));
-    ASSERT_TRUE(r.ok()) << r.status();
-    std::optional<std::string_view> v = r->Value("f", "q");
-    ASSERT_TRUE(v.has_value()) << "acknowledged row " << row << " is lost";
-    EXPECT_EQ(*v, "v" + std::to_string(std::stoi(row.substr(1))));
-    ++checked;
-  }
+  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", acked_file, &checked), "");
   EXPECT_EQ(checked, total);
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("hb_faults");
   ASSERT_TRUE(regions.ok()) << regions.status();

@@ -3,11 +3,12 @@
 // tests/hbase/hbase_client_test.cc, which starts the server, then reads the table this leaves
 // behind with Basalt's own C++ client and compares it with the dump written here.
 //
-// Usage: java ClientSuite (HOST:PORT | zk:QUORUM@PARENT) DUMP_FILE
+// Usage: java ClientSuite (HOST:PORT | zk:QUORUM@PARENT) DUMP_FILE [LIVE_SERVERS] (Registry.java)
 //   HOST:PORT          the HBase port (hbase.client.bootstrap.servers: the RPC registry)
 //   zk:QUORUM@PARENT   HBase's default registry: hbase.zookeeper.quorum, zookeeper.znode.parent
 //   DUMP_FILE  where the kept table's cells are written, one per line:
 //              <row hex> <family>:<qualifier hex> <timestamp> <value hex>
+//   LIVE_SERVERS  how many region servers the cluster metrics must list (default 1)
 // Exit status 0 when every check passed; 1 with the failed check on stderr.
 
 import java.io.PrintWriter;
@@ -81,26 +82,18 @@ public final class ClientSuite {
   }
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 2) {
-      System.err.println("usage: ClientSuite HOST:PORT DUMP_FILE");
+    if (args.length != 2 && args.length != 3) {
+      System.err.println("usage: ClientSuite (HOST:PORT | zk:QUORUM@PARENT) DUMP_FILE [LIVE_SERVERS]");
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
-    if (args[0].startsWith("zk:")) {
-      // HBase's default registry: the records the server published in ZooKeeper.
-      String[] zk = args[0].substring(3).split("@", 2);
-      conf.set("hbase.zookeeper.quorum", zk[0]);
-      conf.set("zookeeper.znode.parent", zk[1]);
-    } else {
-      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-      conf.set("hbase.client.bootstrap.servers", args[0]);
-    }
+    Registry.configure(conf, args[0]);
     conf.setInt("hbase.client.retries.number", 5);
     conf.setInt("hbase.client.pause", 50);
     conf.setInt("hbase.rpc.timeout", 10000);
     conf.setInt("hbase.client.operation.timeout", 30000);
     try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
-      run(conn, admin, args[1]);
+      run(conn, admin, args[1], args.length == 3 ? Integer.parseInt(args[2]) : 1);
     } catch (Throwable e) {
       System.err.println("FAILED after " + checks + " checks: " + e);
       e.printStackTrace();
@@ -110,7 +103,7 @@ public final class ClientSuite {
     System.exit(0);
   }
 
-  static void run(Connection conn, Admin admin, String dumpFile) throws Exception {
+  static void run(Connection conn, Admin admin, String dumpFile, int liveServers) throws Exception {
     TableName t = TableName.valueOf("hb_suite");
     TableName keep = TableName.valueOf("hb_keep");
 
@@ -136,9 +129,10 @@ public final class ClientSuite {
     checkEquals("SNAPPY", d.getColumnFamily(G).getCompressionType().name(), "COMPRESSION of g");
     checkEquals("FAST_DIFF", d.getColumnFamily(G).getDataBlockEncoding().name(), "DATA_BLOCK_ENCODING of g");
     checkEquals("ROWCOL", d.getColumnFamily(G).getBloomFilterType().name(), "BLOOMFILTER of g");
-    // The cluster as the Admin sees it: one live server (this one), the master, the namespaces.
+    // The cluster as the Admin sees it: its live servers (a standalone server: itself), the
+    // master, the namespaces.
     org.apache.hadoop.hbase.ClusterMetrics cluster = admin.getClusterMetrics();
-    checkEquals(1, cluster.getLiveServerMetrics().size(), "live servers in the cluster metrics");
+    checkEquals(liveServers, cluster.getLiveServerMetrics().size(), "live servers in the cluster metrics");
     check(cluster.getMasterName() != null, "the cluster metrics name a master");
     List<String> namespaces = new ArrayList<>();
     for (org.apache.hadoop.hbase.NamespaceDescriptor n : admin.listNamespaceDescriptors()) namespaces.add(n.getName());

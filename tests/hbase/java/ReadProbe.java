@@ -1,6 +1,6 @@
 // Reads one row of a table N times with the unmodified HBase client and no retries, and says
 // how the first refusal came (its exception and causes), or that none was refused.
-// Usage: java ReadProbe HOST:PORT TABLE N
+// Usage: java ReadProbe (HOST:PORT | zk:QUORUM@PARENT) TABLE N (Registry.java)
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
@@ -13,8 +13,7 @@ import org.apache.hadoop.hbase.util.Bytes;
 public final class ReadProbe {
   public static void main(String[] args) throws Exception {
     Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-    conf.set("hbase.client.bootstrap.servers", args[0]);
+    Registry.configure(conf, args[0]);
     conf.setInt("hbase.client.retries.number", 0);
     int n = Integer.parseInt(args[2]);
     try (Connection conn = ConnectionFactory.createConnection(conf);

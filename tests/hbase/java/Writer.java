@@ -2,7 +2,7 @@
 // server goes through (a split, a kill -9 and restart), and records each Put the client saw
 // acknowledged. Run by hbase_client_test.cc, which then reads every acknowledged row back.
 //
-// Usage: java Writer HOST:PORT TABLE ROWS ACKED_FILE
+// Usage: java Writer (HOST:PORT | zk:QUORUM@PARENT) TABLE ROWS ACKED_FILE (Registry.java)
 //   rows "w000000".. of family f, qualifier q, value "v" + the row's number; ACKED_FILE gets one
 //   line per acknowledged row, flushed at once. A Put the client gave up on is reported on
 //   stderr and not recorded (it may or may not have been applied). Exit 0 when all were tried.
@@ -21,8 +21,7 @@ import org.apache.hadoop.hbase.util.Bytes;
 public final class Writer {
   public static void main(String[] args) throws Exception {
     Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-    conf.set("hbase.client.bootstrap.servers", args[0]);
+    Registry.configure(conf, args[0]);
     conf.setInt("hbase.client.retries.number", 40);
     conf.setInt("hbase.client.pause", 100);
     conf.setInt("hbase.rpc.timeout", 5000);

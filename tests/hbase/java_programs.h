@@ -1,0 +1,97 @@
+// What the HBase tests share: running the Java programs of tests/hbase/java/ (and HBase's own
+// tools) on the classpaths fetch-client.sh wrote, and a table as Basalt's own client reads it,
+// in the form ClientSuite.java dumps it, so that both views can be compared.
+#pragma once
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "basalt/client.h"
+#include "common/status.h"
+#include "tests/util/child_process.h"
+
+#ifndef HBASE_CLIENT_DIR
+#error "HBASE_CLIENT_DIR must name tests/hbase/fetch-client.sh's output"
+#endif
+
+namespace basalt::testing {
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::string Hex(std::string_view b) { return b.empty() ? "-" : absl::BytesToHexString(AV(b)); }
+
+// java running `main_class` with `args`, on tests/hbase/java/'s classes and the classpath that
+// fetch-client.sh wrote to `classpath_file` (classpath.txt: the HBase 2.6 client).
+inline std::vector<std::string> JavaCommand(const std::string& main_class, const std::vector<std::string>& args,
+                                            const std::string& classpath_file = "classpath.txt") {
+  std::string classpath = ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/", classpath_file));
+  while (!classpath.empty() && classpath.back() == '\n') classpath.pop_back();
+  // (--add-opens: HBase probes java.nio.Bits, and Java 17 says so with a stack trace otherwise;
+  // the shell's JRuby wants sun.nio.ch and java.io for its IO.)
+  std::vector<std::string> argv = {"/usr/bin/java", "-Xmx512m",
+                                   "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                                   "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                                   "--add-opens", "java.base/java.io=ALL-UNNAMED",
+                                   "-cp", absl::StrCat(HBASE_CLIENT_DIR, "/classes:", classpath), main_class};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+inline absl::StatusOr<ChildProcess::Finished> RunJava(const std::string& main_class, const std::vector<std::string>& args,
+                                                      const std::string& classpath_file = "classpath.txt") {
+  return ChildProcess::Run(JavaCommand(main_class, args, classpath_file));
+}
+
+// Every cell of `table` (`versions` of each), one line each as ClientSuite.java dumps them:
+// <row hex> <family>:<qualifier hex> <timestamp> <value hex>.
+inline absl::StatusOr<std::string> DumpTable(Connection* conn, const std::string& table, int versions) {
+  Scan scan;
+  scan.SetMaxVersions(versions);
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ResultScanner> scanner, conn->GetTable(table)->GetScanner(scan));
+  std::string out;
+  Result row;
+  for (;;) {
+    BASALT_ASSIGN_OR_RETURN(bool more, scanner->Next(&row));
+    if (!more) return out;
+    for (const KeyValue& kv : row.cells()) {
+      absl::StrAppend(&out, Hex(row.row()), " ", kv.family, ":", Hex(kv.qualifier), " ", kv.timestamp, " ",
+                      Hex(kv.value), "\n");
+    }
+  }
+}
+
+// The acknowledged rows Writer.java listed in `acked_file` that Basalt's client does not read
+// back with their value ("v" + the row's number), one line each; and how many it checked.
+inline std::string LostWrites(Connection* conn, const std::string& table, const std::string& acked_file, int* checked) {
+  std::unique_ptr<Table> t = conn->GetTable(table);
+  std::istringstream lines(ReadFile(acked_file));
+  std::string row, lost;
+  *checked = 0;
+  while (std::getline(lines, row)) {
+    ++*checked;
+    absl::StatusOr<Result> r = t->Get(Get(row));
+    if (!r.ok()) {
+      absl::StrAppend(&lost, row, ": ", r.status().ToString(), "\n");
+      continue;
+    }
+    const std::optional<std::string_view> v = r->Value("f", "q");
+    const std::string want = "v" + std::to_string(std::stoi(row.substr(1)));
+    if (!v.has_value() || *v != want) absl::StrAppend(&lost, row, ": ", v.has_value() ? AV(*v) : "lost", "\n");
+  }
+  return lost;
+}
+
+}  // namespace basalt::testing
