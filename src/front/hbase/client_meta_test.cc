@@ -80,13 +80,21 @@ TEST(HBaseClientMeta, MasterMetaAndBootstrapNodes) {
     ASSERT_EQ(resp.server_name_size(), 2);
     EXPECT_EQ(resp.server_name(1).host_name(), "rs2");
   }
+  {  // HBase 2.4's MasterRegistry refreshes its list of masters with GetMasters.
+    const auto [header, message] = Read(AnswerClientMeta(CallOf(4, "GetMasters"), Facts()));
+    GetMastersResponse resp;
+    ASSERT_TRUE(resp.ParseFromString(message));
+    ASSERT_EQ(resp.master_servers_size(), 1);
+    EXPECT_EQ(resp.master_servers(0).server_name().host_name(), "m1");
+    EXPECT_TRUE(resp.master_servers(0).is_active());
+  }
 }
 
 TEST(HBaseClientMeta, WhatIsNotServedIsSaidAtOnce) {
-  const auto [unknown, none] = Read(AnswerClientMeta(CallOf(4, "GetMasters"), Facts()));
+  const auto [unknown, none] = Read(AnswerClientMeta(CallOf(4, "GetMastersOfTheUniverse"), Facts()));
   EXPECT_EQ(unknown.call_id(), 4u);
   EXPECT_EQ(unknown.exception().exception_class_name(), "org.apache.hadoop.hbase.DoNotRetryIOException");
-  EXPECT_EQ(unknown.exception().stack_trace(), "method GetMasters of ClientMetaService is not served by Basalt's HBase port");
+  EXPECT_EQ(unknown.exception().stack_trace(), "method GetMastersOfTheUniverse of ClientMetaService is not served by Basalt's HBase port");
   EXPECT_TRUE(unknown.exception().do_not_retry());
   const auto [bad, nothing] = Read(AnswerClientMeta(CallOf(5, "GetClusterId", "\x0a\x05"), Facts()));
   EXPECT_EQ(bad.exception().stack_trace(), "the request of GetClusterId does not parse");
