@@ -13,6 +13,8 @@
 # directory: src/server/basalt-server, src/master/basalt-master), else from PATH. The active
 # master serves the catalogue and basalt:meta (its address is printed once it serves) and places
 # the regions on the region servers (basalt-server --cluster), every file in the RADOS pool.
+# Every daemon has an HBase port too (docs/DESIGN.md §15): an unmodified HBase client needs only
+# hbase.zookeeper.quorum (ZooKeeper's address; zookeeper.znode.parent is HBase's /hbase).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,6 +55,7 @@ status() {
     local role=""; grep -q "active master" "$dir/$what.log" 2>/dev/null && role=" (active)"
     if alive "$p"; then echo "$what$addr pid $p$role"; else echo "$what$addr pid $p DEAD"; rc=1; fi
   done
+  echo "hbase clients: hbase.zookeeper.quorum=$(cat "$dir/zk-quorum") zookeeper.znode.parent=/hbase"
   return $rc
 }
 
@@ -87,7 +90,7 @@ start() {
   local m
   for m in 1 2; do  # one after the other, so that master-1 is the active one
     "$master_bin" --name="master-$m" --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/master-$m.port" \
-      "${common[@]}" \
+      --hbase_listen=127.0.0.1:0 "${common[@]}" \
       > "$dir/master-$m.log" 2>&1 &
     echo $! > "$dir/master-$m.pid"
     for _ in $(seq 300); do
@@ -99,7 +102,8 @@ start() {
   done
   local s
   for s in $(seq 1 "$servers"); do
-    "$server_bin" --cluster --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/server-$s.port" "${common[@]}" \
+    "$server_bin" --cluster --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/server-$s.port" \
+      --hbase_listen=127.0.0.1:0 "${common[@]}" \
       > "$dir/server-$s.log" 2>&1 &
     echo $! > "$dir/server-$s.pid"
   done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/cluster.sh as a developer uses it: start prints ZooKeeper's address first and every
-# process; a shell that knows only ZooKeeper creates, writes and reads; status; stop leaves
-# nothing behind. Memstore and one OSD, to be quick.
+# process; a shell that knows only ZooKeeper creates, writes and reads; so does the unmodified
+# HBase client; status; stop leaves nothing behind. Memstore and one OSD, to be quick.
 # Usage: cluster_sh_test.sh REPO BUILD DIR ZK_PORT CEPH_PORT
 set -euo pipefail
 repo=$1 build=$2 dir=$3 zk=$4 ceph=$5
@@ -21,6 +21,10 @@ echo "$out" | grep -q "^master-1 127.0.0.1:[0-9]* pid [0-9]* (active)$" || fail 
 echo "$out" | grep -q "^master-2 pid [0-9]*$" || fail "no backup master-2"
 echo "$out" | grep -q "^server-1 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server-1"
 echo "$out" | grep -q "^server-2 127.0.0.1:[0-9]* pid [0-9]*$" || fail "no server-2"
+echo "$out" | grep -q "^hbase clients: hbase.zookeeper.quorum=127.0.0.1:$zk zookeeper.znode.parent=/hbase$" ||
+  fail "no line for HBase clients"
+grep -q "HBase clients on 127.0.0.1:[0-9]*, published under /hbase" "$dir/master-1.log" ||
+  fail "the active master did not publish its HBase port"
 
 # The regions go to both servers; the shell knows only ZooKeeper.
 got=$("$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zk" --no-timing \
@@ -34,6 +38,14 @@ for s in 1 2; do
 done
 echo "$got" | grep -q "^1 active master, 1 backup masters, 2 servers, 0 dead, 1.0000 average load$" || fail "status from the master"
 "$cluster" status "$dir" > /dev/null || fail "status says a process is dead"
+
+# The unmodified HBase client, given only hbase.zookeeper.quorum, runs its suite of Admin and
+# Table calls (tests/hbase/java/ClientSuite.java; hbase_cluster_test.cc compares both views).
+hbase_client="$build/tests/hbase/client"
+java -Xmx512m --add-opens java.base/java.nio=ALL-UNNAMED -cp "$hbase_client/classes:$(cat "$hbase_client/classpath.txt")" \
+  ClientSuite "zk:127.0.0.1:$zk@/hbase" "$dir/hb_keep.dump" 2 > "$dir/client-suite.log" 2>&1 ||
+  fail "the HBase client's suite failed: $(grep -v '^SLF4J' "$dir/client-suite.log" | tail -20)"
+grep -q "checks passed" "$dir/client-suite.log" || fail "the HBase client's suite did not finish"
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
 "$cluster" stop "$dir"
