@@ -42,6 +42,7 @@ inline constexpr char kTableNotFound[] = "org.apache.hadoop.hbase.TableNotFoundE
 inline constexpr char kTableExists[] = "org.apache.hadoop.hbase.TableExistsException";
 inline constexpr char kNamespaceNotFound[] = "org.apache.hadoop.hbase.NamespaceNotFoundException";
 inline constexpr char kNotServingRegion[] = "org.apache.hadoop.hbase.NotServingRegionException";
+inline constexpr char kUnknownRegion[] = "org.apache.hadoop.hbase.UnknownRegionException";
 inline constexpr char kUnknownScanner[] = "org.apache.hadoop.hbase.UnknownScannerException";
 inline constexpr char kOutOfOrderScannerNext[] = "org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException";
 inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnabledException";

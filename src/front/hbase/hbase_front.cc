@@ -238,6 +238,38 @@ struct HBaseFront::Impl {
     return ServerNameOf(r.hbase.substr(0, colon), port, static_cast<uint64_t>(r.start_code));
   }
 
+  // The Basalt region server whose HBase port `sn` names (its gRPC HOST:PORT); InvalidArgument
+  // when no live one has that port (HBase's answer to a move to an unknown server).
+  absl::StatusOr<std::string> BasaltServerOf(const ServerName& sn) {
+    const std::string hbase = absl::StrCat(sn.host_name(), ":", sn.port());
+    if (options.role == Options::Role::kMaster) {
+      absl::MutexLock l(&directory_mu);
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        for (const auto& [name, reg] : directory) {
+          if (reg.hbase == hbase) return name;
+        }
+        if (attempt == 0) ReadDirectory(absl::Now());
+      }
+    }
+    return absl::InvalidArgumentError(absl::StrCat("no live region server has the HBase port ", hbase));
+  }
+
+  // The region `spec` names, by its full name or (as Admin.move names it) its encoded name alone,
+  // which is looked up in hbase:meta.
+  absl::StatusOr<NamedRegion> RegionNamedAnyhow(const RegionSpecifier& spec) {
+    if (spec.type() != RegionSpecifier::ENCODED_REGION_NAME || spec.value() == kMetaEncodedName) return RegionOf(spec);
+    BASALT_ASSIGN_OR_RETURN(std::vector<MetaRow> rows, MetaRows(""));
+    for (const MetaRow& row : rows) {
+      if (row.row.find(',') == std::string::npos || EncodedNameOf(row.row) != spec.value()) continue;
+      RegionSpecifier named;
+      named.set_type(RegionSpecifier::REGION_NAME);
+      named.set_value(row.row);
+      return RegionOf(named);
+    }
+    return AsException(absl::NotFoundError(absl::StrCat("no region is named ", absl::CHexEscape(spec.value()))),
+                       kUnknownRegion);
+  }
+
   ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
   std::string SelfAddress() const { return absl::StrCat(options.advertised_host, ":", port->port()); }
 
@@ -560,6 +592,22 @@ struct HBaseFront::Impl {
       return ProcedureCall<FlushTableResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&] {
         return TableOp(table, &server::AdminService::Flush);
       });
+    }
+    if (m == "MoveRegion") {
+      MoveRegionRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      rpc::MoveRequest move;
+      BASALT_ASSIGN_OR_RETURN(NamedRegion region, RegionNamedAnyhow(req.region()));
+      if (region.meta) return absl::InvalidArgumentError("hbase:meta is the master's: it does not move");
+      move.set_region(region.region);
+      if (req.has_dest_server_name()) {
+        BASALT_ASSIGN_OR_RETURN(std::string to, BasaltServerOf(req.dest_server_name()));
+        move.set_server(to);
+      }
+      rpc::AdminResponse ignored;
+      BASALT_RETURN_IF_ERROR(admin->Move(move, &ignored));
+      *answer = EncodeResponse(id, MoveRegionResponse());
+      return absl::OkStatus();
     }
     if (m == "SplitRegion") {
       SplitTableRegionRequest req;

@@ -215,6 +215,22 @@ public final class ClientSuite {
       }
       checkEquals(100, rowsOf(table.getScanner(new Scan())).size(), "rows scanned after the split");
       checkEquals("v90", str(table.get(new Get(row(90))).getValue(F, Bytes.toBytes("a"))), "row090 after the split");
+      if (liveServers > 1) {
+        // --- A move, as the shell's move: the region of row085 to another live server, named
+        // by its encoded name; the client finds it there.
+        try (RegionLocator locator = conn.getRegionLocator(t)) {
+          HRegionLocation at = locator.getRegionLocation(row(85), true);
+          org.apache.hadoop.hbase.ServerName to = null;
+          for (org.apache.hadoop.hbase.ServerName sn : admin.getRegionServers()) {
+            if (!sn.getAddress().equals(at.getServerName().getAddress())) to = sn;
+          }
+          check(to != null, "another live region server to move to");
+          admin.move(at.getRegion().getEncodedNameAsBytes(), to);
+          checkEquals(to.getAddress().toString(), locator.getRegionLocation(row(85), true).getServerName().getAddress().toString(),
+              "the server of row085's region after the move");
+        }
+        checkEquals("v85", str(table.get(new Get(row(85))).getValue(F, Bytes.toBytes("a"))), "row085 after the move");
+      }
 
       // --- A wide row (200 cells of 20 KiB): whole by default (the client stitches the partial
       // results the server cuts it into), in batches with setBatch, in parts with
