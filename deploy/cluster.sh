@@ -60,14 +60,19 @@ status() {
 }
 
 stop() {
-  local f p
+  local f p killed=()
   for f in "$dir"/server-*.pid "$dir"/master-*.pid; do
     [ -e "$f" ] || continue
     p=$(cat "$f")
-    grep -qa basalt- "/proc/$p/cmdline" 2>/dev/null && kill -9 "$p" 2>/dev/null || true
+    if grep -qa basalt- "/proc/$p/cmdline" 2>/dev/null; then kill -9 "$p" 2>/dev/null && killed+=("$p") || true; fi
   done
   "$here/ceph.sh" stop "$dir/ceph"
   "$here/zookeeper.sh" stop "$dir/zookeeper"
+  # A process killed with SIGKILL is gone only once the kernel has torn it down, which takes a
+  # while for a large one (a sanitized build maps terabytes of shadow memory): wait, up to 10 s.
+  for p in "${killed[@]}"; do
+    for _ in $(seq 100); do alive "$p" || break; sleep 0.1; done
+  done
   rm -rf "$dir"
 }
 
