@@ -20,11 +20,16 @@
 #
 # Environment: ROWS (100000) VALUE_SIZE (100) PRESPLIT (4) READ_CLIENTS (4) WARMUP_ROWS (ROWS/10)
 #   HEAP (1g, the HBase server's and each PE JVM's -Xmx) JAVA (java) KEEP=1 keeps the data dirs.
+#   SERVER_CPUS, CLIENT_CPUS (taskset -c lists, e.g. 1 and 0): each server, and each PE, runs on
+#   those CPUs only, so that the client does not take the server's cores (the same for both).
 # Needs: java 17, mvn, python3 (to pick free ports). Logs stay in the mktemp directory printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 
 BASALT=${1:-build/src/server/basalt-server}
+SERVER_ON=(); CLIENT_ON=()
+[[ -z ${SERVER_CPUS:-} ]] || SERVER_ON=(taskset -c "$SERVER_CPUS")
+[[ -z ${CLIENT_CPUS:-} ]] || CLIENT_ON=(taskset -c "$CLIENT_CPUS")
 ROWS=${ROWS:-100000}
 VALUE_SIZE=${VALUE_SIZE:-100}
 PRESPLIT=${PRESPLIT:-4}
@@ -76,7 +81,7 @@ stop_server() {
 
 # --- machine ---------------------------------------------------------------------------------
 {
-  echo "nproc: $(nproc)"
+  echo "nproc: $(nproc); CPUs: servers ${SERVER_CPUS:-any}, PE ${CLIENT_CPUS:-any}"
   echo "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
   echo "memory: $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
   echo "kernel: $(uname -r)"
@@ -104,7 +109,7 @@ NOTES=()
 run_pe() {
   local system=$1 label=$2 report=$3 clients=$4 addr=$5; shift 5
   local out="$WORK/$system-$label.log" t0; t0=$(now)
-  local cmd=("$JAVA" "-Xmx$HEAP" "-Xlog:gc:file=$out.gc" --add-opens java.base/java.nio=ALL-UNNAMED
+  local cmd=("${CLIENT_ON[@]}" "$JAVA" "-Xmx$HEAP" "-Xlog:gc:file=$out.gc" --add-opens java.base/java.nio=ALL-UNNAMED
     -cp "$PE_CP" org.apache.hadoop.hbase.PerformanceEvaluation
     -Dhbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry
     "-Dhbase.client.bootstrap.servers=$addr" --nomapred "$@")
@@ -181,7 +186,7 @@ log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
 EOF
 # The JDK 11+ flags of HBase's bin/hbase.
-HBASE_CMD=("$JAVA" "-Xmx$HEAP" "-Xlog:gc:file=$WORK/hbase-server.gc"
+HBASE_CMD=("${SERVER_ON[@]}" "$JAVA" "-Xmx$HEAP" "-Xlog:gc:file=$WORK/hbase-server.gc"
   -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true --add-modules jdk.unsupported
   --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED
   --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
@@ -217,7 +222,7 @@ while IFS= read -r line; do NOTES+=("    $line"); done < <(
 
 # --- Basalt ----------------------------------------------------------------------------------
 mkdir -p "$WORK/basalt-data"
-BASALT_CMD=("$BASALT" --data_dir="$WORK/basalt-data" --listen=127.0.0.1:0 --http_listen=off
+BASALT_CMD=("${SERVER_ON[@]}" "$BASALT" --data_dir="$WORK/basalt-data" --listen=127.0.0.1:0 --http_listen=off
   --hbase_listen=127.0.0.1:0 --hbase_port_file="$WORK/basalt-hbase.port")
 echo "${BASALT_CMD[*]}" >>"$WORK/commands.txt"
 log "starting basalt-server"
