@@ -24,6 +24,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/cell.h"
 #include "storage/options.h"
@@ -238,7 +239,12 @@ class RegionScanner {
   virtual ~RegionScanner() = default;
   // Fills *row with the next row that has visible cells (families in name order, then cell
   // order). Returns false at the end. DataLoss when a block is corrupt.
+  // Past the deadline (SetDeadline), a Next that is still skipping rows the filter refuses
+  // returns true with *row empty: no row yet, and the scan is not over; the next call resumes
+  // where it stopped (what an HBase region server's scan heartbeat is made of).
   virtual absl::StatusOr<bool> Next(RowResult* row) = 0;
+  // InfiniteFuture (the default): Next never stops early.
+  virtual void SetDeadline(absl::Time deadline) = 0;
   // The same, copying the cells out.
   absl::StatusOr<bool> NextRow(std::vector<Cell>* cells);
 

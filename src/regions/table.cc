@@ -108,6 +108,10 @@ namespace {
 class TableScanner final : public RegionScanner {
  public:
   TableScanner(ScanSpec spec, std::vector<Region*> regions) : spec_(std::move(spec)), regions_(std::move(regions)) {}
+  void SetDeadline(absl::Time deadline) override {
+    deadline_ = deadline;
+    if (current_ != nullptr) current_->SetDeadline(deadline);
+  }
   absl::StatusOr<bool> Next(RowResult* row) override {
     for (;;) {
       if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
@@ -118,11 +122,12 @@ class TableScanner final : public RegionScanner {
         absl::StatusOr<std::unique_ptr<RegionScanner>> sc = regions_[next_++]->Scan(spec);
         if (!sc.ok()) return sc.status();
         current_ = *std::move(sc);
+        current_->SetDeadline(deadline_);
       }
       absl::StatusOr<bool> more = current_->Next(row);
       if (!more.ok()) return more.status();
       if (*more) {
-        ++rows_;
+        if (!row->empty()) ++rows_;  // (empty: the deadline passed, no row yet)
         return true;
       }
       current_.reset();
@@ -134,6 +139,7 @@ class TableScanner final : public RegionScanner {
   const std::vector<Region*> regions_;
   size_t next_ = 0;
   uint64_t rows_ = 0;
+  absl::Time deadline_ = absl::InfiniteFuture();
   std::unique_ptr<RegionScanner> current_;
 };
 }  // namespace

@@ -823,7 +823,14 @@ void ScanCursor::CancelOnClose(std::function<void()> cancel) {
 }
 
 absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
+  bool time_up = false;
+  return Next(out, done, absl::InfiniteFuture(), &time_up);
+}
+
+absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done, absl::Time deadline, bool* time_up) {
   *done = false;
+  *time_up = false;
+  scanner_->SetDeadline(deadline);
   uint64_t bytes = 0;
   for (uint32_t n = 0; n < rows_per_message_ && bytes < bytes_per_message_; ++n) {
     // A disabled table ends its scans at the next message, so Enable need not wait for them.
@@ -833,6 +840,10 @@ absl::Status ScanCursor::Next(rpc::ScanResponse* out, bool* done) {
     if (!more.ok()) return more.status();
     if (!*more) {
       *done = true;
+      break;
+    }
+    if (row_.empty()) {  // the deadline passed while the filter refused rows
+      *time_up = true;
       break;
     }
     RowToProto(row_, out->add_rows());

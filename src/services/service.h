@@ -45,6 +45,11 @@ class ScanCursor {
   // cluster's client names it) whose region is no longer served here ends with
   // NotServingRegion: the client resumes after the last row it got, where the row is now.
   absl::Status Next(rpc::ScanResponse* out, bool* done);
+  // The same, stopping once `deadline` passes while the scan skips rows its filter refuses:
+  // *time_up is then set (*out holds the rows found so far, maybe none) and the next call
+  // resumes there (HBase's scan heartbeat, so a selective scan never outlasts its client's
+  // timeout).
+  absl::Status Next(rpc::ScanResponse* out, bool* done, absl::Time deadline, bool* time_up);
 
  private:
   friend class DataService;

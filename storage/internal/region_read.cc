@@ -242,10 +242,17 @@ class RegionScannerImpl final : public RegionScanner {
     lower_exclusive_ = lower_exclusive;
   }
 
+  void SetDeadline(absl::Time deadline) override { deadline_ = deadline; }
+
   absl::StatusOr<bool> Next(RowResult* out) override {
     ReadFilter* filter = spec_.filter.get();
-    for (;;) {
+    for (uint32_t skipped = 0;; ++skipped) {
       if (spec_.limit != 0 && rows_ >= spec_.limit) return false;
+      // (The clock is read every 32 rows the filter refused.)
+      if (skipped % 32 == 31 && deadline_ != absl::InfiniteFuture() && absl::Now() > deadline_) {
+        out->Reset({});
+        return true;
+      }
       if (filter != nullptr && filter->FilterAllRemaining()) return false;
       std::string_view next;
       BASALT_ASSIGN_OR_RETURN(bool any, spec_.reversed ? PreviousRow(&next) : FollowingRow(&next));
@@ -313,6 +320,7 @@ class RegionScannerImpl final : public RegionScanner {
   const ColumnTargets targets_;
   std::vector<std::unique_ptr<StoreReader>> readers_;
   uint64_t rows_ = 0;
+  absl::Time deadline_ = absl::InfiniteFuture();
   std::string upper_, lower_;
   bool lower_exclusive_ = false;
 };

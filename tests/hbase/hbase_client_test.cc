@@ -335,6 +335,84 @@ TEST_F(HBaseClientTest, AnAbandonedScannerIsClosedWhenItsLeaseLapses) {
   EXPECT_EQ(a->header.exception().exception_class_name(), "org.apache.hadoop.hbase.UnknownScannerException");
 }
 
+// A scan whose filter refuses row after row answers within half its call's timeout, rows or
+// not, with heartbeat_message set (HBase's scan heartbeat), so a selective scan of a large
+// region never outlasts its client's timeout; the calls after it go on from where it stopped,
+// to the one row that passes. A client that does not handle heartbeats gets that row in one call.
+TEST_F(HBaseClientTest, AScanWhoseFilterRefusesRowAfterRowSendsHeartbeats) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  CreateTable("beats", {"f"});
+  {
+    std::unique_ptr<BufferedMutator> m = conn_->GetBufferedMutator("beats");
+    for (int i = 0; i < 60000; ++i) {
+      char row[16];
+      std::snprintf(row, sizeof(row), "r%06d", i);
+      ASSERT_TRUE(m->Mutate(Put(row).Add("f", "q", i == 59999 ? "the needle" : "hay")).ok());
+    }
+    ASSERT_TRUE(m->Close().ok());
+  }
+  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("beats");
+  ASSERT_TRUE(regions.ok() && regions->size() == 1) << regions.status();
+  hbase::SubstringComparator needle;
+  needle.set_substr("needle");
+  hbase::ValueFilter value;
+  value.mutable_compare_filter()->set_compare_op(hbase::EQUAL);
+  value.mutable_compare_filter()->mutable_comparator()->set_name("org.apache.hadoop.hbase.filter.SubstringComparator");
+  value.mutable_compare_filter()->mutable_comparator()->set_serialized_comparator(needle.SerializeAsString());
+  hbase::ScanRequest open;
+  open.mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
+  open.mutable_region()->set_value(hbase::RegionNameOf("beats", "", (*regions)[0].id));
+  open.mutable_scan()->mutable_filter()->set_name("org.apache.hadoop.hbase.filter.ValueFilter");
+  open.mutable_scan()->mutable_filter()->set_serialized_filter(value.SerializeAsString());
+  open.set_number_of_rows(100);
+  hbase::WireClient c(std::stoi(address.substr(address.rfind(':') + 1)), "ClientService");
+  uint32_t id = 0;
+  auto scan = [&](const hbase::ScanRequest& req, uint32_t timeout_ms) {
+    EXPECT_TRUE(c.Call(++id, "Scan", req, {}, timeout_ms));
+    absl::StatusOr<hbase::Answer> a = c.Read();
+    EXPECT_TRUE(a.ok()) << a.status();
+    hbase::ScanResponse resp;
+    if (a.ok()) {
+      EXPECT_TRUE(resp.ParseFromString(a->message)) << a->header.exception().stack_trace();
+    }
+    return resp;
+  };
+
+  // With heartbeats, a 2 ms timeout: answers every millisecond or so until the needle.
+  open.set_client_handles_heartbeats(true);
+  hbase::ScanResponse resp = scan(open, 2);
+  int heartbeats = 0, calls = 1;
+  std::vector<std::string> found;
+  for (;;) {
+    for (const hbase::Result& r : resp.results()) found.push_back(r.cell(0).row());
+    if (resp.heartbeat_message()) {
+      ++heartbeats;
+      EXPECT_TRUE(resp.more_results_in_region());
+    }
+    if (!resp.more_results_in_region()) break;
+    ASSERT_LT(calls, 100000) << "the scan does not end";
+    hbase::ScanRequest next;
+    next.set_scanner_id(resp.scanner_id());
+    next.set_number_of_rows(100);
+    next.set_next_call_seq(static_cast<uint64_t>(calls - 1));
+    next.set_client_handles_heartbeats(true);
+    resp = scan(next, 2);
+    ++calls;
+  }
+  EXPECT_EQ(found, std::vector<std::string>{"r059999"});
+  EXPECT_GT(heartbeats, 0) << "one scan call read 60,000 rows within a millisecond?";
+  EXPECT_EQ(heartbeats, calls - 1);  // each call but the last answered with a heartbeat
+
+  // Without: one call, however long it takes.
+  open.set_client_handles_heartbeats(false);
+  resp = scan(open, 2);
+  EXPECT_FALSE(resp.heartbeat_message());
+  ASSERT_EQ(resp.results_size(), 1);
+  EXPECT_EQ(resp.results(0).cell(0).row(), "r059999");
+  EXPECT_FALSE(resp.more_results_in_region());
+}
+
 // A free TCP port on loopback (bound and released: the server binds it next, again after a
 // restart, so the HBase client finds it at the address it bootstrapped from).
 int FreePort() {

@@ -1068,12 +1068,12 @@ struct HBaseFront::Impl {
         }
         if (req.has_scan()) {
           BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
-          BASALT_RETURN_IF_ERROR(OpenScanner(region, req, &resp));
+          BASALT_RETURN_IF_ERROR(OpenScanner(region, req, ScanDeadline(call, req), &resp));
           *answer = ScanAnswer(id, &resp, cell_blocks);
           return absl::OkStatus();
         }
       }
-      BASALT_RETURN_IF_ERROR(NextScanner(req, admission, &resp));
+      BASALT_RETURN_IF_ERROR(NextScanner(req, ScanDeadline(call, req), admission, &resp));
       *answer = ScanAnswer(id, &resp, cell_blocks);
       return absl::OkStatus();
     }
@@ -1368,7 +1368,18 @@ struct HBaseFront::Impl {
     }
   }
 
-  absl::Status OpenScanner(const NamedRegion& region, const ScanRequest& req, ScanResponse* resp) {
+  // When a scan call must answer, rows or not, so that a scan whose filter refuses row after
+  // row still answers within the client's time (a heartbeat): half the call's timeout or the
+  // scanner's lease, whichever is shorter, as HBase's region server does; never, for a client
+  // that does not handle heartbeats.
+  absl::Time ScanDeadline(const Call& call, const ScanRequest& req) const {
+    if (!req.client_handles_heartbeats()) return absl::InfiniteFuture();
+    int64_t limit_ms = options.scanner_lease_ms;
+    if (call.header.timeout() > 0) limit_ms = std::min<int64_t>(limit_ms, call.header.timeout());
+    return absl::Now() + absl::Milliseconds(limit_ms / 2);
+  }
+
+  absl::Status OpenScanner(const NamedRegion& region, const ScanRequest& req, absl::Time deadline, ScanResponse* resp) {
     const Scan& scan = req.scan();
     rpc::ScanRequest s;
     s.set_table(region.table);
@@ -1412,10 +1423,10 @@ struct HBaseFront::Impl {
     }
     scanner->cursor->CancelOnClose([this, id] { OnTableClosed(id); });  // (not under mu)
     resp->set_scanner_id(id);
-    return Fill(id, scanner, req.number_of_rows(), req.close_scanner(), /*counted=*/false, resp);
+    return Fill(id, scanner, req.number_of_rows(), req.close_scanner(), /*counted=*/false, deadline, resp);
   }
 
-  absl::Status NextScanner(const ScanRequest& req, Admission* admission, ScanResponse* resp) {
+  absl::Status NextScanner(const ScanRequest& req, absl::Time deadline, Admission* admission, ScanResponse* resp) {
     std::shared_ptr<Scanner> scanner;
     {
       absl::MutexLock l(&mu);
@@ -1472,7 +1483,8 @@ struct HBaseFront::Impl {
     }
     resp->set_scanner_id(req.scanner_id());
     if (req.has_client_handles_partials()) scanner->partials = req.client_handles_partials();
-    return Fill(req.scanner_id(), scanner, req.number_of_rows(), req.close_scanner(), req.has_next_call_seq(), resp);
+    return Fill(req.scanner_id(), scanner, req.number_of_rows(), req.close_scanner(), req.has_next_call_seq(), deadline,
+                resp);
   }
 
   // Up to `rows` rows (or about max_bytes) into *resp; the scanner is closed once done.
@@ -1482,20 +1494,23 @@ struct HBaseFront::Impl {
   // A row is cut into partial results (Result.partial: more of the row follows) at `batch`
   // cells, and, when the client stitches partials, where the reply reaches max_result_size, so
   // no reply holds more than about that much however wide a row is; else a row goes whole.
+  //
+  // Past `deadline` it answers with what it has (perhaps nothing) and heartbeat_message set.
   absl::Status Fill(uint64_t id, const std::shared_ptr<Scanner>& scanner, uint32_t rows, bool close, bool counted,
-                    ScanResponse* resp) {
+                    absl::Time deadline, ScanResponse* resp) {
     // 0 rows: the call only opens (or keeps) the scanner, as HBase's.
     rows = std::min(rows, kMaxRowsPerCall);
     // HBase's hbase.client.scanner.max.result.size, when the scan does not say.
     const uint64_t max_bytes = scanner->max_result_size != 0 ? scanner->max_result_size : 2 << 20;
     uint64_t bytes = 0;
     absl::Status status;
+    bool heartbeat = false;
     while (static_cast<uint32_t>(resp->results_size()) < rows && bytes < max_bytes) {
       if (scanner->pending.empty()) {
-        if (scanner->exhausted) break;
+        if (scanner->exhausted || heartbeat) break;
         rpc::ScanResponse batch;
         bool done = false;
-        status = scanner->cursor->Next(&batch, &done);
+        status = scanner->cursor->Next(&batch, &done, deadline, &heartbeat);
         if (!status.ok()) break;
         for (rpc::Row& r : *batch.mutable_rows()) scanner->pending.push_back(std::move(r));
         if (done) scanner->exhausted = true;
@@ -1536,6 +1551,7 @@ struct HBaseFront::Impl {
     // more_results_in_region false, and the client goes on in the next region.
     resp->set_more_results(!close);
     resp->set_more_results_in_region(!finished && !close);
+    if (heartbeat && !finished) resp->set_heartbeat_message(true);
     resp->set_ttl(static_cast<uint32_t>(options.scanner_lease_ms));
     return absl::OkStatus();
   }

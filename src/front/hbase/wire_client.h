@@ -65,11 +65,13 @@ class WireClient {
     return true;
   }
 
-  // Sends one call of `method` with the request's bytes (and a cell block).
+  // Sends one call of `method` with the request's bytes (and a cell block; and the call's
+  // timeout in the header, as the Java client sends its RPC timeout, when not 0).
   bool Call(uint32_t id, std::string_view method, const google::protobuf::MessageLite& request,
-            std::string_view cell_block = {}) {
+            std::string_view cell_block = {}, uint32_t timeout_ms = 0) {
     RequestHeader h;
     h.set_call_id(id);
+    if (timeout_ms != 0) h.set_timeout(timeout_ms);
     h.set_method_name(std::string(method));
     h.set_request_param(true);
     if (!cell_block.empty()) h.mutable_cell_block_meta()->set_length(static_cast<uint32_t>(cell_block.size()));
