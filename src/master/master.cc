@@ -385,6 +385,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
   zp.self = hbase::ServerNameOf(host, hbase_->port(), static_cast<uint64_t>(ho.start_code));
   zp.cluster_id = ho.cluster_id;
   zp.log = [this](std::string_view line) { Log(line); };
+  zp.entitled = [this] { return Leading(); };  // never over a successor's records
   absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
   if (!published.ok()) {
     return absl::Status(published.status().code(),

@@ -18,6 +18,7 @@
 #include "tests/integration/integration_util.h"
 #include "common/status.h"
 #include "common/test_services.h"
+#include "common/zookeeper.h"
 #include "proto/hbase/hbase_client.pb.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/cell_block.h"
@@ -66,6 +67,41 @@ TEST_F(HBaseClientTest, TheJavaClientFindsTheServerInZooKeeper) {
       StartWithHBasePort({"--hbase_zookeeper_quorum=" + quorum, "--hbase_znode_parent=" + parent});
   ASSERT_NE(address, "127.0.0.1:");
   RunClientSuite("zk:" + quorum + "@" + parent, address);
+}
+
+// A server paused for longer than its ZooKeeper session (SIGSTOP, as a long stall would) lost
+// its HBase records with the session; once it runs again it writes them in a new session, so
+// new HBase clients find it again without a restart.
+TEST_F(HBaseClientTest, ItsRecordsInZooKeeperComeBackAfterItsSessionExpired) {
+  const std::string quorum = TestZkQuorum();
+  ASSERT_FALSE(quorum.empty()) << kTestServicesHelp;
+  const std::string parent = "/hbase-expiry-" + std::to_string(::getpid());
+  const std::string address = StartWithHBasePort({"--hbase_zookeeper_quorum=" + quorum, "--hbase_znode_parent=" + parent,
+                                                  "--zookeeper_session_timeout_ms=500"});
+  ASSERT_NE(address, "127.0.0.1:");
+  ZooKeeper::Options o;
+  o.quorum = quorum;
+  absl::StatusOr<std::unique_ptr<ZooKeeper>> zk = ZooKeeper::Connect(o);
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  auto master_record = [&] { return (*zk)->Get(parent + "/master").value_or(std::nullopt); };
+  auto eventually = [](const std::function<bool()>& cond) {
+    for (int i = 0; i < 1000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return cond();
+  };
+  ASSERT_TRUE(eventually([&] { return master_record().has_value(); }));
+  const std::string before = master_record()->data;
+  server_->Signal(SIGSTOP);
+  // The session expires while the server sleeps: its ephemeral records go.
+  const bool gone = eventually([&] { return !master_record().has_value(); });
+  server_->Signal(SIGCONT);
+  ASSERT_TRUE(gone) << "the paused server's records outlived its session";
+  ASSERT_TRUE(eventually([&] { return master_record().has_value(); })) << "the records were not written again";
+  EXPECT_EQ(master_record()->data, before);
+  EXPECT_TRUE((*zk)->Get(parent + "/meta-region-server").value_or(std::nullopt).has_value());
+  // And the Java client finds the server through them.
+  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {"zk:" + quorum + "@" + parent, "nosuch", "1"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_NE(probe->output.find("TableNotFoundException"), std::string::npos) << probe->output;
 }
 
 void HBaseClientTest::RunClientSuite(const std::string& registry, const std::string& address) {

@@ -37,21 +37,59 @@ absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
 absl::StatusOr<std::unique_ptr<ZkPublisher>> ZkPublisher::Start(Options options) {
   std::unique_ptr<ZkPublisher> p(new ZkPublisher(std::move(options)));
   BASALT_RETURN_IF_ERROR(p->Connect());
+  p->thread_ = std::thread([raw = p.get()] { raw->Republish(); });
   return p;
 }
 
 absl::Status ZkPublisher::Connect() {
+  zk_.reset();  // (an expired session's: every call on it fails)
   ZooKeeper::Options s = options_.session;
-  // An expired session took the ephemeral records with it: say so; the server goes on serving
-  // its clients, which already know where it is, and a restart publishes again.
-  s.on_expired = [log = options_.log](std::string_view why) {
-    if (log) log(absl::StrCat("the HBase records' ZooKeeper session ended (", AV(why), "): new HBase clients that look "
-                              "in ZooKeeper will not find this server until it restarts"));
+  // (Runs on the session's thread: it only wakes Republish, which makes the new session.)
+  s.on_expired = [this](std::string_view why) {
+    if (options_.log) {
+      options_.log(absl::StrCat("the HBase records' ZooKeeper session ended (", AV(why),
+                                "): writing them again in a new session"));
+    }
+    absl::MutexLock l(&mu_);
+    expired_ = true;
   };
   BASALT_ASSIGN_OR_RETURN(zk_, ZooKeeper::Connect(s));
   return Publish(zk_.get(), options_);
 }
 
-ZkPublisher::~ZkPublisher() = default;
+void ZkPublisher::Republish() {
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      mu_.Await(absl::Condition(+[](ZkPublisher* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) { return p->expired_ || p->stop_; },
+                                this));
+      if (stop_) return;
+      expired_ = false;
+    }
+    for (;;) {
+      if (options_.entitled && !options_.entitled()) {
+        if (options_.log) options_.log("the HBase records are not written again: this server no longer holds them");
+        return;
+      }
+      absl::Status s = Connect();
+      if (s.ok()) {
+        if (options_.log) options_.log("the HBase records are written again");
+        break;
+      }
+      if (options_.log) options_.log(absl::StrCat("writing the HBase records again: ", s.message(), "; again in 1 s"));
+      absl::MutexLock l(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1))) return;
+    }
+  }
+}
+
+ZkPublisher::~ZkPublisher() {
+  {
+    absl::MutexLock l(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+  zk_.reset();
+}
 
 }  // namespace basalt::hbase

@@ -9,14 +9,19 @@
 // each in zk_records.h's form (0xff, the writer's id, PBUF, the message). The parent is the
 // HBase port's own (default /hbase), never Basalt's cluster parent: Basalt's <parent>/master is
 // its masters' election directory. The ephemeral records go with this server's session, so a
-// stopped server is not advertised. A session that expires is logged, not made again: clients
-// that found the server keep it, new ones find it after its next start.
+// stopped server is not advertised. A session that expires (the server was paused or cut off
+// from ZooKeeper for longer than its timeout) took them with it: a new session writes them again,
+// tried every second until it can, while Options::entitled says so (a master: while it is still
+// the active one, so a deposed master never writes over its successor's records).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/zookeeper.h"
 #include "proto/hbase/hbase_cluster.pb.h"
 
@@ -31,6 +36,8 @@ class ZkPublisher {
     std::string cluster_id;
     int info_port = 0;
     std::function<void(std::string_view)> log;
+    // Whether the records may be written again after an expiry; empty: always.
+    std::function<bool()> entitled;
   };
   // Connects and writes the records. Unavailable when ZooKeeper does not answer; an error from
   // ZooKeeper (a parent it may not write) as it came.
@@ -42,9 +49,16 @@ class ZkPublisher {
 
  private:
   explicit ZkPublisher(Options options) : options_(std::move(options)) {}
+  // A new session (replacing zk_), and the records written in it.
   absl::Status Connect();
+  // The thread that writes the records again after each expiry.
+  void Republish();
   Options options_;
-  std::unique_ptr<ZooKeeper> zk_;
+  std::unique_ptr<ZooKeeper> zk_;  // Connect's, then only Republish's thread's
+  absl::Mutex mu_;
+  bool expired_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
 };
 
 }  // namespace basalt::hbase
