@@ -21,6 +21,18 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   return t;
 }
 
+// A table as CreateTable and ModifyTable send it. InvalidArgument without a name or a family.
+absl::Status Descriptor(const TableInfo& table, rpc::TableDescriptor* out) {
+  if (table.name.empty()) return absl::InvalidArgumentError("empty table name");
+  if (table.families.empty()) return absl::InvalidArgumentError("a table needs a family");
+  out->set_name(table.name);
+  out->set_max_file_size(table.max_file_size);
+  out->set_transactional(table.transactional);
+  out->set_queue(table.queue);
+  for (const FamilySettings& f : table.families) BASALT_RETURN_IF_ERROR(ToProto(f, out->add_families()));
+  return absl::OkStatus();
+}
+
 class AdminImpl final : public Admin {
  public:
   explicit AdminImpl(Core* core) : core_(core) {}
@@ -28,21 +40,25 @@ class AdminImpl final : public Admin {
   using Admin::CreateTable;
   absl::Status CreateTable(const TableInfo& table, const std::vector<std::string>& split_keys) override {
     const std::string what = absl::StrCat("CreateTable ", table.name);
-    if (table.name.empty()) return WithContext(absl::InvalidArgumentError("empty table name"), what);
-    if (table.families.empty()) return WithContext(absl::InvalidArgumentError("a table needs a family"), what);
     rpc::CreateTableRequest req;
-    req.mutable_table()->set_name(table.name);
-    req.mutable_table()->set_max_file_size(table.max_file_size);
-    req.mutable_table()->set_transactional(table.transactional);
-    req.mutable_table()->set_queue(table.queue);
-    for (const FamilySettings& f : table.families) {
-      BASALT_RETURN_IF_ERROR(WithContext(ToProto(f, req.mutable_table()->add_families()), what));
-    }
+    BASALT_RETURN_IF_ERROR(WithContext(Descriptor(table, req.mutable_table()), what));
     for (const std::string& k : split_keys) req.add_split_keys(k);
     rpc::CreateTableResponse resp;
     return WithContext(core_->CallGrpc(true,
                                        [&](GrpcPath* path, grpc::ClientContext* ctx) {
                                          return path->admin_stub()->CreateTable(ctx, req, &resp);
+                                       }),
+                       what);
+  }
+
+  absl::Status ModifyTable(const TableInfo& table) override {
+    const std::string what = absl::StrCat("ModifyTable ", table.name);
+    rpc::ModifyTableRequest req;
+    BASALT_RETURN_IF_ERROR(WithContext(Descriptor(table, req.mutable_table()), what));
+    rpc::AdminResponse resp;
+    return WithContext(core_->CallGrpc(true,
+                                       [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                         return path->admin_stub()->ModifyTable(ctx, req, &resp);
                                        }),
                        what);
   }

@@ -110,6 +110,15 @@ class Catalog final : public TableSource {
   // The table must be disabled (else FailedPrecondition). Removes it from the catalogue
   // durably, then removes its directory.
   absl::Status Drop(std::string_view name);
+  // Changes a table's families and settings (HBase's modifyTable, the shell's alter): `spec`
+  // is the whole table as it must be (families added, changed or left out; its name must be
+  // the table's). The catalogue is written first; then each open region is closed (flushed:
+  // calls on it are refused as not served here, and clients retry) and opened again with the
+  // new families, one after another, where it was. A disabled table takes them when enabled.
+  // A family left out is no longer read (its files stay in the region until a major compaction
+  // of the others; HBase deletes them). NotFound; InvalidArgument for a spec that is not valid
+  // or changes whether the table is transactional or a queue.
+  absl::Status Modify(const TableSpec& spec);
   absl::Status Flush(std::string_view name) override;
   // Then removes the split parents no region reads any more (CleanSplitParents).
   absl::Status MajorCompact(std::string_view name) override;

@@ -157,6 +157,77 @@ absl::Status Catalog::Unassign(std::string_view region) {
   return t.status();
 }
 
+absl::Status Catalog::Modify(const TableSpec& wanted) {
+  absl::MutexLock al(&admin_mu_);
+  Entry e;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    auto it = entries_.find(wanted.name);
+    if (it == entries_.end()) return NotFound(wanted.name);
+    e = it->second;
+  }
+  TableSpec spec = wanted;
+  spec.enabled = e.spec.enabled;
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  if (spec.transactional != e.spec.transactional || spec.queue != e.spec.queue) {
+    return absl::InvalidArgumentError(absl::StrCat("modify: table ", spec.name,
+                                                   " cannot become or stop being transactional or a queue"));
+  }
+  if (spec == e.spec) return absl::OkStatus();
+  // The catalogue first, as a create writes it: a crash after this opens the regions with the
+  // new families at the next start.
+  std::vector<TableSpec> cat = CatalogLocked();
+  for (TableSpec& s : cat) {
+    if (s.name == spec.name) s = spec;
+  }
+  BASALT_RETURN_IF_ERROR(WriteTableInfo(spec));
+  BASALT_RETURN_IF_ERROR(SaveLocked(cat));
+  {
+    absl::MutexLock l(&mu_);
+    entries_.find(spec.name)->second.spec = spec;
+  }
+  if (e.table == nullptr) {
+    Log(absl::StrCat("modified table '", spec.name, "' (not open: its regions take the change when they open)"));
+    return absl::OkStatus();
+  }
+  // Each open region again, where it is, with the new families (as HBase's reopen of a
+  // modified table's regions).
+  size_t reopened = 0, regions = 0;
+  for (const RegionInfo& info : e.regions) {
+    Entry now;
+    {
+      absl::ReaderMutexLock l(&mu_);
+      auto it = entries_.find(spec.name);
+      if (it == entries_.end() || it->second.table == nullptr) break;  // dropped or disabled meanwhile
+      now = it->second;
+    }
+    if (now.unassigned.count(info.EncodedName())) continue;
+    std::string where;
+    bool open = false;
+    for (const HostedRegion& h : now.table->regions()) {
+      if (h.info != info || !h.open_error.ok()) continue;
+      where = h.server;
+      open = true;
+      // Calls its closed region refuses retry on the table installed next (as after a split).
+      now.table->superseded_.store(true, std::memory_order_release);
+      if (absl::Status closed = h.handle->Close(); !closed.ok()) {
+        Log(absl::StrCat("modify: closing region ", info.Name(), " failed (", closed.ToString(),
+                         "); it keeps its old families until it opens again"));
+        open = false;
+      }
+    }
+    if (!open) continue;
+    ++regions;
+    reopened += ReopenLocked(now, {info}, where, "modify");
+  }
+  Log(absl::StrCat("modified table '", spec.name, "': ", reopened, " of ", regions, " region(s) reopened"));
+  if (reopened < regions) {
+    return absl::UnavailableError(absl::StrCat("modify: table ", spec.name, " is modified, but ", regions - reopened,
+                                               " of its regions did not open again (FAILED_OPEN; see the log)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Catalog::AssignRegion(std::string_view region) {
   absl::MutexLock al(&admin_mu_);
   BASALT_ASSIGN_OR_RETURN(auto found, RegionNamedLocked(region));

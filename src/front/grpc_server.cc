@@ -615,6 +615,7 @@ absl::Status GrpcServer::Start() {
   BASALT_UNARY_(bs, d, CheckTransactionWriter, rpc::TransactionWriterRequest, rpc::TransactionResponse, true,
                 BASALT_GLOBAL_ADMIN_(CheckTransactionWriter));
   BASALT_UNARY_(as, a, CreateTable, rpc::CreateTableRequest, rpc::CreateTableResponse, true, BASALT_BY_REQUEST_);
+  BASALT_UNARY_(as, a, ModifyTable, rpc::ModifyTableRequest, rpc::AdminResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(as, a, DescribeTable, rpc::TableRequest, rpc::DescribeTableResponse, true,
                 BASALT_TABLE_ADMIN_(DescribeTable));
   BASALT_UNARY_(as, a, DisableTable, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(DisableTable));

@@ -106,6 +106,11 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Crea
   return ac.CheckNamespace(id, "CreateTable", NamespaceOf(req->table().name()), kCreateOrAdmin);
 }
 
+// (C or A on the table, as HBase's modifyTable.)
+absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::ModifyTableRequest* req) {
+  return ac.CheckTable(id, "ModifyTable", req->table().name(), kCreateOrAdmin);
+}
+
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::SplitRequest* req) {
   const std::string table = req->name().find(',') == std::string::npos ? req->name() : TableOfRegion(req->name());
   return ac.CheckTable(id, "Split", table, kCreateOrAdmin);

@@ -34,6 +34,7 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Incr
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::AppendRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::CheckAndMutateRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::CreateTableRequest* req);
+absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::ModifyTableRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::SplitRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::MergeRequest* req);
 

@@ -98,6 +98,12 @@ absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::Admin
   return catalog->Disable(req.table());
 }
 
+absl::Status AdminService::ModifyTable(const rpc::ModifyTableRequest& req, rpc::AdminResponse*) {
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("alter"));
+  return catalog->Modify(spec);
+}
+
 absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
   BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("enable"));

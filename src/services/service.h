@@ -199,6 +199,7 @@ class AdminService {
   absl::Status ListTables(const rpc::ListTablesRequest& req, rpc::ListTablesResponse* resp);
   absl::Status DisableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status EnableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  absl::Status ModifyTable(const rpc::ModifyTableRequest& req, rpc::AdminResponse* resp);
   absl::Status DropTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);

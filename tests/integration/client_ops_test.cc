@@ -622,5 +622,80 @@ TEST_F(ClientOps, CallsToAStoppedServerEndAtTheirDeadline) {
   EXPECT_TRUE(conn_->GetTable("t1")->Get(Get("r")).ok());
 }
 
+// alter (ModifyTable): a family's settings change, a family is added and one dropped, while a
+// writer keeps writing (the regions reopen one after another; its calls are retried and none
+// fails); a disabled table takes the change when enabled; what cannot change is refused.
+TEST_F(ClientOps, ModifyTableChangesFamiliesWhileAWriterWrites) {
+  CreateTable("alt", {"f", "old"}, {"m"});
+  std::unique_ptr<Admin> admin = conn_->GetAdmin();
+  std::unique_ptr<Table> t = conn_->GetTable("alt");
+  ASSERT_TRUE(t->Put(Put("a").Add("old", "q", "gone soon")).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  absl::Status writer_error;
+  std::thread writer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string row = absl::StrCat(i % 2 == 0 ? "b" : "x", i);
+      absl::Status s = t->Put(Put(row).Add("f", "q", "v"));
+      if (!s.ok()) {
+        writer_error = s;
+        return;
+      }
+      written.fetch_add(1);
+    }
+  });
+  while (written.load() < 50) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  absl::StatusOr<TableInfo> info = admin->DescribeTable("alt");
+  ASSERT_TRUE(info.ok()) << info.status();
+  TableInfo changed = *info;
+  ASSERT_EQ(changed.families.size(), 2u);
+  changed.families[0].max_versions = 3;  // f
+  changed.families.erase(changed.families.begin() + 1);  // old
+  changed.families.push_back(FamilySettings{"g"});
+  ASSERT_TRUE(admin->ModifyTable(changed).ok());
+  const int at_modify = written.load();
+  while (written.load() < at_modify + 50 && writer_error.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop = true;
+  writer.join();
+  EXPECT_TRUE(writer_error.ok()) << "a write failed while the table's regions reopened: " << writer_error;
+
+  info = admin->DescribeTable("alt");
+  ASSERT_TRUE(info.ok()) << info.status();
+  ASSERT_EQ(info->families.size(), 2u);
+  EXPECT_EQ(info->families[0].name, "f");
+  EXPECT_EQ(info->families[0].max_versions, 3);
+  EXPECT_EQ(info->families[1].name, "g");
+  // f keeps 3 versions now, in both regions; g takes writes; old is gone.
+  for (const char* row : {"a", "z"}) {
+    for (int v = 1; v <= 4; ++v) ASSERT_TRUE(t->Put(Put(row).Add("f", "c", absl::StrCat("v", v), v)).ok());
+    absl::StatusOr<Result> r = t->Get(Get(row).AddColumn("f", "c").SetMaxVersions(10));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->size(), 3u) << row;
+  }
+  ASSERT_TRUE(t->Put(Put("a").Add("g", "q", "new")).ok());
+  EXPECT_EQ(t->Get(Get("a"))->Value("g", "q").value_or("<none>"), "new");
+  EXPECT_FALSE(t->Get(Get("a"))->Value("old", "q").has_value());
+  EXPECT_EQ(t->Put(Put("a").Add("old", "q", "v")).code(), StatusCode::kInvalidArgument);
+
+  // Disabled: the change is kept and the regions open with it.
+  ASSERT_TRUE(admin->DisableTable("alt").ok());
+  changed = *info;
+  changed.families[1].max_versions = 2;
+  ASSERT_TRUE(admin->ModifyTable(changed).ok());
+  EXPECT_FALSE(admin->DescribeTable("alt")->enabled);
+  ASSERT_TRUE(admin->EnableTable("alt").ok());
+  EXPECT_EQ(admin->DescribeTable("alt")->families[1].max_versions, 2);
+
+  // Refused: a table that is not there, becoming transactional, no family left.
+  changed.name = "nosuch";
+  EXPECT_EQ(admin->ModifyTable(changed).code(), StatusCode::kNotFound);
+  changed.name = "alt";
+  changed.transactional = true;
+  EXPECT_EQ(admin->ModifyTable(changed).code(), StatusCode::kInvalidArgument);
+  changed.transactional = false;
+  changed.families.clear();
+  EXPECT_EQ(admin->ModifyTable(changed).code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace basalt::testing

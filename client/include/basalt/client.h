@@ -584,6 +584,12 @@ class Admin {
   virtual absl::Status DisableTable(const std::string& name) = 0;
   virtual absl::Status EnableTable(const std::string& name) = 0;
   virtual absl::Status DropTable(const std::string& name) = 0;  // FailedPrecondition if enabled
+  // Changes a table's families and settings (HBase's modifyTable, the shell's alter): `table`
+  // is the whole table as it must be, families added, changed, or left out to be dropped (take
+  // DescribeTable's and change it). Its regions reopen with them one after another, where they
+  // are (calls on a region reopening are retried). Whether it is transactional or a queue
+  // cannot change (InvalidArgument); NotFound.
+  virtual absl::Status ModifyTable(const TableInfo& table) = 0;
   virtual absl::Status Flush(const std::string& name) = 0;
   virtual absl::Status MajorCompact(const std::string& name) = 0;
   // Reopens a FAILED_OPEN table (HBase's assign): FailedPrecondition when it is open or disabled.

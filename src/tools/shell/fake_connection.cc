@@ -261,6 +261,17 @@ class FakeAdmin : public Admin {
     s_->tables.erase(name);
     return absl::OkStatus();
   }
+  absl::Status ModifyTable(const TableInfo& t) override {
+    s_->admin_calls.push_back("modify " + t.name);
+    auto* found = Find(t.name);
+    if (found == nullptr) return absl::NotFoundError("table " + t.name + " does not exist");
+    const bool enabled = found->info.enabled;
+    const uint32_t regions = found->info.regions;
+    found->info = t;
+    found->info.enabled = enabled;
+    found->info.regions = regions;
+    return absl::OkStatus();
+  }
   absl::Status Flush(const std::string& name) override { return Simple("flush", name); }
   absl::Status MajorCompact(const std::string& name) override { return Simple("major_compact", name); }
   absl::Status Split(const std::string& name, const std::string& split_row) override {
