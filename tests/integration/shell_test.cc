@@ -107,10 +107,23 @@ TEST_F(Shell, EveryCommandInScriptMode) {
   EXPECT_HAS(r.out, "ENABLED");
   r = E("list");
   EXPECT_HAS(r.out, "t1");
+  // alter: a setting of cf (the others stay), a family added, one dropped.
+  r = E("alter 't1', NAME => 'cf', VERSIONS => 5; alter 't1', 'cf3', 'delete' => 'cf2'; describe 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "Updating all regions with the new schema...");
+  EXPECT_HAS(r.out, "NAME => 'cf3'");
+  EXPECT_FALSE(absl::StrContains(r.out, "NAME => 'cf2'")) << r.out;
+  EXPECT_HAS(r.out, "VERSIONS => '5'");
+  EXPECT_HAS(r.out, "FAST_DIFF");  // kept
+  r = E("alter 't1', 'delete' => 'nosuch'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "has no family 'nosuch'");
+  r = E("put 't1', 'r3', 'cf3:c', 'in cf3'; get 't1', 'r3'");
+  EXPECT_HAS(r.out, "value=in cf3");
   r = E("flush 't1'; major_compact 't1'; status");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = E("count 't1'");
-  EXPECT_HAS(r.out, "2 row(s)");
+  EXPECT_HAS(r.out, "2 row(s)");  // c, and r3 (r2 held only cf2)
   r = E("exists 't1'");
   EXPECT_HAS(r.out, "does exist");
 

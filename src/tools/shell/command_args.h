@@ -75,6 +75,7 @@ absl::StatusOr<std::string> TableArg(const Ctx& c);
 
 // The commands (the command table, commands.cc, names them).
 absl::StatusOr<Reply> CmdCreate(Ctx& c);
+absl::StatusOr<Reply> CmdAlter(Ctx& c);
 absl::StatusOr<Reply> CmdDescribe(Ctx& c);
 absl::StatusOr<Reply> CmdListRegions(Ctx& c);
 absl::StatusOr<Reply> CmdList(Ctx& c);

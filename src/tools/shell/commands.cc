@@ -142,6 +142,14 @@ const std::vector<Spec>& Specs() {
        "the memstore flush size):\n"
        "  create 't1', 'cf', MAX_FILESIZE => 1073741824"),
        CmdCreate},
+      {"alter", "ddl", 2, kAny,
+       "alter 't1', NAME => 'cf', VERSIONS => 5  |  alter 't1', 'cf2'  |  alter 't1', 'delete' => 'cf'\n"
+       "  |  alter 't1', NAME => 'cf', METHOD => 'delete'  |  alter 't1', MAX_FILESIZE => bytes",
+       "Changes a table's families, as HBase's alter: a family named with settings gets them (its other\n"
+       "settings stay), a new one is added, 'delete' drops one; several changes may follow each other.\n"
+       "The table's regions reopen with the new families one after another (clients retry meanwhile):\n"
+       "  alter 't1', {NAME => 'cf', VERSIONS => 5, TTL => 86400}, {NAME => 'cf2'}",
+       CmdAlter},
       {"describe", "ddl", 1, 1, "describe 't1'",
        "Shows a table's state, its region count and its families' settings.", CmdDescribe},
       {"desc", "ddl", 1, 1, "desc 't1'", "Same as describe.", CmdDescribe},

@@ -20,13 +20,13 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // DDL
 
-absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h) {
+absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h, FamilySettings base = {}) {
   BASALT_RETURN_IF_ERROR(CheckKeys(c, h,
                                    {"NAME", "VERSIONS", "MIN_VERSIONS", "TTL", "BLOCKSIZE", "DATA_BLOCK_ENCODING",
                                     "COMPRESSION", "BLOOMFILTER", "CHECKSUM_TYPE", "BYTES_PER_CHECKSUM",
                                     "BLOCKCACHE", "CACHE_ENCODED", "IN_MEMORY", "KEEP_DELETED_CELLS",
                                     "REPLICATION_SCOPE"}));
-  FamilySettings f;
+  FamilySettings f = std::move(base);
   const Value* name = h.Find("NAME");
   if (name == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": a column family hash needs NAME => 'cf' (got ",
@@ -188,6 +188,77 @@ absl::StatusOr<Reply> CmdCreate(Ctx& c) {
   BASALT_RETURN_IF_ERROR(Wrap(c, info.name, c.conn->GetAdmin()->CreateTable(info, split_keys)));
   Reply r = Done(c, info.name);
   r.messages.push_back(absl::StrCat("Created table ", ToStringBinary(info.name)));
+  return r;
+}
+
+// HBase's alter: each argument changes the table as it is now, in order.
+//   'cf' or {NAME => 'cf', VERSIONS => 5, ...}   adds the family, or changes the settings given of
+//                                               one that exists (the others stay as they are)
+//   {NAME => 'cf', METHOD => 'delete'}, 'delete' => 'cf'   drops the family
+//   MAX_FILESIZE => bytes                       the table's split size
+absl::StatusOr<Reply> CmdAlter(Ctx& c) {
+  const auto& a = c.cmd.args;
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  absl::StatusOr<TableInfo> now = c.conn->GetAdmin()->DescribeTable(table);
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, now.status()));
+  TableInfo info = *std::move(now);
+  auto family = [&info](std::string_view name) {
+    return std::find_if(info.families.begin(), info.families.end(), [&](const FamilySettings& f) { return f.name == name; });
+  };
+  auto drop = [&](const std::string& name) -> absl::Status {
+    auto it = family(name);
+    if (it == info.families.end()) {
+      return absl::NotFoundError(absl::StrCat("alter: table ", ToStringBinary(table), " has no family '",
+                                              ToStringBinary(name), "'"));
+    }
+    info.families.erase(it);
+    return absl::OkStatus();
+  };
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i].is_string()) {
+      if (family(a[i].str) == info.families.end()) info.families.push_back(FamilySettings{a[i].str});
+      continue;
+    }
+    if (!a[i].is_hash()) return ArgError(c, a[i], "a column family ('cf' or {NAME => 'cf', ...}) or a table option");
+    Value h = a[i];
+    if (const Value* del = h.Find("delete"); del != nullptr) {
+      if (h.entries.size() != 1) return ArgError(c, a[i], "'delete' => 'cf' alone");
+      BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, *del, "a family name to delete", false));
+      BASALT_RETURN_IF_ERROR(drop(name));
+      continue;
+    }
+    const Value* name = h.Find("NAME");
+    if (name == nullptr) {
+      std::vector<std::string> no_splits;
+      for (const auto& [k, v] : h.entries) {
+        if (k.str != "MAX_FILESIZE") {
+          return absl::InvalidArgumentError(absl::StrCat("alter: table option ", ToStringBinary(k.str),
+                                                         " cannot change (MAX_FILESIZE can)"));
+        }
+      }
+      BASALT_RETURN_IF_ERROR(TableOptionsFromHash(c, h, &no_splits, &info));
+      continue;
+    }
+    BASALT_ASSIGN_OR_RETURN(std::string fname, Bytes(c, *name, "a family name for NAME", false));
+    if (const Value* method = h.Find("METHOD"); method != nullptr) {
+      if (!method->is_string() || method->str != "delete") return ArgError(c, *method, "METHOD => 'delete'");
+      BASALT_RETURN_IF_ERROR(drop(fname));
+      continue;
+    }
+    auto it = family(fname);
+    BASALT_ASSIGN_OR_RETURN(FamilySettings f,
+                            FamilyFromHash(c, h, it != info.families.end() ? *it : FamilySettings{}));
+    if (it != info.families.end()) {
+      *it = std::move(f);
+    } else {
+      info.families.push_back(std::move(f));
+    }
+  }
+  if (info.families.empty()) return absl::InvalidArgumentError("alter: a table keeps at least one column family");
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, c.conn->GetAdmin()->ModifyTable(info)));
+  Reply r = Done(c, table);
+  r.messages.push_back("Updating all regions with the new schema...");
+  r.messages.push_back("Done.");
   return r;
 }
 
