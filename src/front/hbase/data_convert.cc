@@ -240,6 +240,13 @@ TableSchema SchemaOf(const rpc::TableDescriptor& t) {
   return s;
 }
 
+absl::StatusOr<rpc::FamilyDescriptor> FamilyOf(const ColumnFamilySchema& cf) {
+  rpc::FamilyDescriptor f;
+  f.set_name(cf.name());
+  BASALT_RETURN_IF_ERROR(ApplyFamilyAttributes(cf, &f));
+  return f;
+}
+
 absl::StatusOr<rpc::TableDescriptor> DescriptorOf(const TableSchema& s) {
   rpc::TableDescriptor t;
   BASALT_ASSIGN_OR_RETURN(std::string name, BasaltTableOf(s.table_name()));
@@ -253,9 +260,7 @@ absl::StatusOr<rpc::TableDescriptor> DescriptorOf(const TableSchema& s) {
     t.set_max_file_size(n);
   }
   for (const ColumnFamilySchema& cf : s.column_families()) {
-    rpc::FamilyDescriptor* f = t.add_families();
-    f->set_name(cf.name());
-    BASALT_RETURN_IF_ERROR(ApplyFamilyAttributes(cf, f));
+    BASALT_ASSIGN_OR_RETURN(*t.add_families(), FamilyOf(cf));
   }
   return t;
 }

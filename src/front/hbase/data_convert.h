@@ -43,6 +43,7 @@ inline constexpr char kTableExists[] = "org.apache.hadoop.hbase.TableExistsExcep
 inline constexpr char kNamespaceNotFound[] = "org.apache.hadoop.hbase.NamespaceNotFoundException";
 inline constexpr char kNotServingRegion[] = "org.apache.hadoop.hbase.NotServingRegionException";
 inline constexpr char kUnknownRegion[] = "org.apache.hadoop.hbase.UnknownRegionException";
+inline constexpr char kInvalidFamilyOperation[] = "org.apache.hadoop.hbase.InvalidFamilyOperationException";
 inline constexpr char kUnknownScanner[] = "org.apache.hadoop.hbase.UnknownScannerException";
 inline constexpr char kOutOfOrderScannerNext[] = "org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException";
 inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnabledException";
@@ -76,6 +77,8 @@ absl::StatusOr<RegionRef> ParseRegionName(std::string_view region_name);
 // MAX_FILESIZE; a value Basalt cannot honour is refused naming it; other attributes are ignored.
 TableSchema SchemaOf(const rpc::TableDescriptor& table);
 absl::StatusOr<rpc::TableDescriptor> DescriptorOf(const TableSchema& schema);
+// One family's (AddColumn, ModifyColumn), as DescriptorOf takes each.
+absl::StatusOr<rpc::FamilyDescriptor> FamilyOf(const ColumnFamilySchema& family);
 
 // A read's options from a Get's or a Scan's fields (filters by filter_convert.h, which the
 // caller applies).

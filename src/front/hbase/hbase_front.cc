@@ -361,6 +361,22 @@ struct HBaseFront::Impl {
     return TableNotFound(table);
   }
 
+  // Table `table` as it is (its descriptor, transactional and queue flags kept), changed by
+  // `change`, then modified so (AdminService::ModifyTable: its regions reopen).
+  absl::Status Modify(const std::string& table, const std::function<absl::Status(rpc::TableDescriptor*)>& change) {
+    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse now, Describe(table));
+    rpc::ModifyTableRequest req;
+    *req.mutable_table() = now.table();
+    BASALT_RETURN_IF_ERROR(change(req.mutable_table()));
+    rpc::AdminResponse ignored;
+    return admin->ModifyTable(req, &ignored);
+  }
+  static absl::Status FamilyRefused(std::string_view table, std::string_view family, std::string_view why) {
+    return AsException(absl::InvalidArgumentError(absl::StrCat("column family '", AV(family), "' of table '", AV(table),
+                                                               "' ", AV(why))),
+                       kInvalidFamilyOperation);
+  }
+
   // A procedure's answer: done at once (Basalt's admin calls are synchronous), or, for a call
   // with the nonce of one already done, that one's procedure. A retry that arrives while the
   // first attempt still runs waits for it (as HBase's master): run twice, a create would answer
@@ -471,6 +487,73 @@ struct HBaseFront::Impl {
         absl::Status s = admin->CreateTable(c, &ignored);
         if (s.code() == absl::StatusCode::kAlreadyExists) return absl::AlreadyExistsError(desc.name());
         return s;
+      });
+    }
+    if (m == "ModifyTable") {
+      ModifyTableRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(rpc::TableDescriptor wanted, DescriptorOf(req.table_schema()));
+      return ProcedureCall<ModifyTableResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&] {
+        return Modify(wanted.name(), [&](rpc::TableDescriptor* t) {
+          *t->mutable_families() = wanted.families();
+          t->set_max_file_size(wanted.max_file_size());
+          return absl::OkStatus();
+        });
+      });
+    }
+    if (m == "GetSchemaAlterStatus") {
+      // A modification is done when its call answers: every region has reopened with it.
+      GetSchemaAlterStatusRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+      rpc::TableRequest t;
+      t.set_table(table);
+      rpc::ListRegionsResponse regions;
+      absl::Status listed = admin->ListRegions(t, &regions);
+      if (absl::IsNotFound(listed)) return TableNotFound(table);
+      BASALT_RETURN_IF_ERROR(listed);
+      GetSchemaAlterStatusResponse resp;
+      resp.set_yet_to_update_regions(0);
+      resp.set_total_regions(static_cast<uint32_t>(regions.regions_size()));
+      *answer = EncodeResponse(id, resp);
+      return absl::OkStatus();
+    }
+    if (m == "AddColumn" || m == "ModifyColumn") {
+      AddColumnRequest req;  // (ModifyColumnRequest has the same fields)
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+      BASALT_ASSIGN_OR_RETURN(rpc::FamilyDescriptor family, FamilyOf(req.column_families()));
+      const bool add = m == "AddColumn";
+      auto run = [&] {
+        return Modify(table, [&](rpc::TableDescriptor* t) -> absl::Status {
+          for (rpc::FamilyDescriptor& f : *t->mutable_families()) {
+            if (f.name() != family.name()) continue;
+            if (add) return FamilyRefused(table, family.name(), "already exists");
+            f = family;
+            return absl::OkStatus();
+          }
+          if (!add) return FamilyRefused(table, family.name(), "does not exist");
+          *t->add_families() = family;
+          return absl::OkStatus();
+        });
+      };
+      return add ? ProcedureCall<AddColumnResponse>(call, answer, req.nonce_group(), req.nonce(), m, run)
+                 : ProcedureCall<ModifyColumnResponse>(call, answer, req.nonce_group(), req.nonce(), m, run);
+    }
+    if (m == "DeleteColumn") {
+      DeleteColumnRequest req;
+      BASALT_RETURN_IF_ERROR(Parse(call, &req));
+      BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+      return ProcedureCall<DeleteColumnResponse>(call, answer, req.nonce_group(), req.nonce(), m, [&] {
+        return Modify(table, [&](rpc::TableDescriptor* t) -> absl::Status {
+          auto* families = t->mutable_families();
+          auto it = std::find_if(families->begin(), families->end(),
+                                 [&](const rpc::FamilyDescriptor& f) { return f.name() == req.column_name(); });
+          if (it == families->end()) return FamilyRefused(table, req.column_name(), "does not exist");
+          if (families->size() == 1) return FamilyRefused(table, req.column_name(), "is the table's only family");
+          families->erase(it);
+          return absl::OkStatus();
+        });
       });
     }
     if (m == "DisableTable" || m == "EnableTable" || m == "DeleteTable") {
@@ -647,6 +730,28 @@ struct HBaseFront::Impl {
       }
       cs->set_balancer_on(false);
       if (options.info_port != 0) cs->set_master_info_port(options.info_port);
+      // Each table's regions by state, when asked (the shell's alter waits on it).
+      if (std::find(req.options().begin(), req.options().end(), TABLE_TO_REGIONS_COUNT) != req.options().end()) {
+        rpc::ListTablesResponse all;
+        BASALT_RETURN_IF_ERROR(admin->ListTables(rpc::ListTablesRequest(), &all));
+        for (const rpc::DescribeTableResponse& t : all.tables()) {
+          if (absl::StartsWith(t.table().name(), "basalt:")) continue;
+          rpc::TableRequest tr;
+          tr.set_table(t.table().name());
+          rpc::ListRegionsResponse regions;
+          if (!admin->ListRegions(tr, &regions).ok()) continue;  // (dropped meanwhile)
+          TableRegionStatesCount* count = cs->add_table_region_states_count();
+          *count->mutable_table_name() = TableNameOfBasalt(t.table().name());
+          RegionStatesCount* c = count->mutable_region_states_count();
+          uint32_t open = 0, closed = 0;
+          for (const rpc::RegionStatus& r : regions.regions()) (r.state() == "OPEN" ? open : closed) += 1;
+          c->set_open_regions(open);
+          c->set_split_regions(0);
+          c->set_closed_regions(closed);
+          c->set_regions_in_transition(0);
+          c->set_total_regions(open + closed);
+        }
+      }
       *answer = EncodeResponse(id, resp);
       return absl::OkStatus();
     }

@@ -232,6 +232,31 @@ public final class ClientSuite {
         checkEquals("v85", str(table.get(new Get(row(85))).getValue(F, Bytes.toBytes("a"))), "row085 after the move");
       }
 
+      // --- alter: a family's settings (modifyColumnFamily), a family added and deleted, the
+      // table's MAX_FILESIZE (modifyTable); the rows stay, the regions reopen with them.
+      admin.modifyColumnFamily(t,
+          ColumnFamilyDescriptorBuilder.newBuilder(admin.getDescriptor(t).getColumnFamily(F)).setMaxVersions(5).build());
+      checkEquals(5, admin.getDescriptor(t).getColumnFamily(F).getMaxVersions(), "VERSIONS of f after modifyColumnFamily");
+      checkEquals(86400, admin.getDescriptor(t).getColumnFamily(F).getTimeToLive(), "TTL of f kept by modifyColumnFamily");
+      byte[] h = Bytes.toBytes("h");
+      admin.addColumnFamily(t, ColumnFamilyDescriptorBuilder.of(h));
+      checkEquals(3, admin.getDescriptor(t).getColumnFamilyCount(), "families after addColumnFamily");
+      table.put(new Put(row(1)).addColumn(h, Bytes.toBytes("q"), Bytes.toBytes("in h")));
+      checkEquals("in h", str(table.get(new Get(row(1))).getValue(h, Bytes.toBytes("q"))), "a cell of the added family");
+      admin.deleteColumnFamily(t, h);
+      checkEquals(2, admin.getDescriptor(t).getColumnFamilyCount(), "families after deleteColumnFamily");
+      check(table.get(new Get(row(1))).getValue(h, Bytes.toBytes("q")) == null, "the deleted family's cell is gone");
+      try {
+        admin.deleteColumnFamily(t, h);
+        check(false, "deleting a family that is not there is refused");
+      } catch (org.apache.hadoop.hbase.InvalidFamilyOperationException expected) {
+        checks++;
+      }
+      admin.modifyTable(TableDescriptorBuilder.newBuilder(admin.getDescriptor(t)).setMaxFileSize(1L << 30).build());
+      checkEquals(1L << 30, admin.getDescriptor(t).getMaxFileSize(), "MAX_FILESIZE after modifyTable");
+      checkEquals(5, admin.getDescriptor(t).getColumnFamily(F).getMaxVersions(), "VERSIONS of f kept by modifyTable");
+      checkEquals("v7", str(table.get(new Get(row(7))).getValue(F, Bytes.toBytes("a"))), "row007 after the alters");
+
       // --- A wide row (200 cells of 20 KiB): whole by default (the client stitches the partial
       // results the server cuts it into), in batches with setBatch, in parts with
       // setAllowPartialResults.
