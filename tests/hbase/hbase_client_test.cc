@@ -475,43 +475,28 @@ TEST_F(HBaseClientTest, EveryAcknowledgedWriteSurvivesASplitAndAKill9) {
   ASSERT_GT(hbase_port, 0);
   StartServer({absl::StrCat("--hbase_listen=127.0.0.1:", hbase_port)});
   CreateTable("hb_faults", {"f"});
-  const std::string acked_file = dir_.path() + "/acked.txt";
   constexpr int kRows = 3000;
-  ChildProcess::Output out;
-  out.stdout_path = dir_.path() + "/writer.log";
-  absl::StatusOr<std::unique_ptr<ChildProcess>> writer = ChildProcess::Spawn(
-      JavaCommand("Writer", {absl::StrCat("127.0.0.1:", hbase_port), "hb_faults", std::to_string(kRows), acked_file}),
-      out);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  auto acked = [&] {
-    const std::string text = ReadFile(acked_file);
-    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  };
-  auto wait_for = [&](int n) {
-    for (int i = 0; i < 1200 && acked() < n && (*writer)->running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return acked() >= n;
-  };
-  ASSERT_TRUE(wait_for(500)) << ReadFile(out.stdout_path);
+  BackgroundWriter writer(absl::StrCat("127.0.0.1:", hbase_port), "hb_faults", kRows, dir_.path());
+  ASSERT_TRUE(writer.started().ok()) << writer.started();
+  ASSERT_TRUE(writer.WaitFor(500)) << writer.log();
   ASSERT_TRUE(conn_->GetAdmin()->Split("hb_faults").ok());
-  ASSERT_TRUE(wait_for(1200)) << ReadFile(out.stdout_path);
+  ASSERT_TRUE(writer.WaitFor(1200)) << writer.log();
   server_->Kill();
-  const int at_kill = acked();
+  const int at_kill = writer.acked();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ASSERT_TRUE(server_->Start().ok());
   Connect();
-  std::optional<int> exit = (*writer)->WaitForExit(absl::Seconds(240));
-  ASSERT_TRUE(exit.has_value()) << "the writer did not finish: " << ReadFile(out.stdout_path);
-  EXPECT_EQ(*exit, 0) << ReadFile(out.stdout_path);
-  const int total = acked();
-  EXPECT_GT(total, at_kill) << "no write was acknowledged after the restart: " << ReadFile(out.stdout_path);
+  std::optional<int> exit = writer.WaitForExit(absl::Seconds(240));
+  ASSERT_TRUE(exit.has_value()) << "the writer did not finish: " << writer.log();
+  EXPECT_EQ(*exit, 0) << writer.log();
+  const int total = writer.acked();
+  EXPECT_GT(total, at_kill) << "no write was acknowledged after the restart: " << writer.log();
   std::cout << "acknowledged " << total << " of " << kRows << " (" << at_kill << " before the kill -9); writer: "
-            << ReadFile(out.stdout_path).substr(0, 2000) << std::endl;
+            << writer.log().substr(0, 2000) << std::endl;
 
   // Every acknowledged row is there with its value (Basalt's own client, a fresh connection).
   int checked = 0;
-  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", acked_file, &checked), "");
+  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", writer.acked_file(), &checked), "");
   EXPECT_EQ(checked, total);
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("hb_faults");
   ASSERT_TRUE(regions.ok()) << regions.status();

@@ -58,30 +58,16 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   EXPECT_GE(RegionsPerServer(conn_.get(), "hb_keep").size(), 2u);
 
   ASSERT_TRUE(conn_->GetAdmin()->CreateTable(TableNamed("hb_faults"), {"w001000"}).ok());
-  const std::string acked_file = dir_.path() + "/acked.txt";
   constexpr int kRows = 2400;
-  ChildProcess::Output out;
-  out.stdout_path = dir_.path() + "/writer.log";
-  absl::StatusOr<std::unique_ptr<ChildProcess>> writer =
-      ChildProcess::Spawn(JavaCommand("Writer", {Registry(), "hb_faults", std::to_string(kRows), acked_file}), out);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  auto acked = [&] {
-    const std::string text = ReadFile(acked_file);
-    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  };
-  auto wait_for = [&](int n) {
-    for (int i = 0; i < 1200 && acked() < n && (*writer)->running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return acked() >= n;
-  };
+  BackgroundWriter writer(Registry(), "hb_faults", kRows, dir_.path());
+  ASSERT_TRUE(writer.started().ok()) << writer.started();
   // A split of the region being written (rows w000000..w000999 go to the first one).
-  ASSERT_TRUE(wait_for(300)) << ReadFile(out.stdout_path);
+  ASSERT_TRUE(writer.WaitFor(300)) << writer.log();
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("hb_faults");
   ASSERT_TRUE(regions.ok()) << regions.status();
   ASSERT_TRUE(conn_->GetAdmin()->Split("hb_faults", "w000600").ok());
   // A move of the region that will be written next (w001000..) to another server.
-  ASSERT_TRUE(wait_for(800)) << ReadFile(out.stdout_path);
+  ASSERT_TRUE(writer.WaitFor(800)) << writer.log();
   regions = conn_->GetAdmin()->ListRegions("hb_faults");
   ASSERT_TRUE(regions.ok()) << regions.status();
   const RegionStatus& next = regions->back();
@@ -92,20 +78,20 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   }
   ASSERT_TRUE(MoveWhenLive(conn_.get(), next.encoded_name, to).ok());
   // A kill -9 of the server holding that region now, while it is written.
-  ASSERT_TRUE(wait_for(1300)) << ReadFile(out.stdout_path);
-  const int at_kill = acked();
+  ASSERT_TRUE(writer.WaitFor(1300)) << writer.log();
+  const int at_kill = writer.acked();
   for (auto& s : servers_) {
     if (s->address() == to) s->Kill();
   }
-  std::optional<int> exit = (*writer)->WaitForExit(absl::Seconds(240));
-  ASSERT_TRUE(exit.has_value()) << "the writer did not finish: " << ReadFile(out.stdout_path);
-  EXPECT_EQ(*exit, 0) << ReadFile(out.stdout_path);
-  const int total = acked();
-  EXPECT_GT(total, at_kill + 500) << "few writes were acknowledged after the kill: " << ReadFile(out.stdout_path);
+  std::optional<int> exit = writer.WaitForExit(absl::Seconds(240));
+  ASSERT_TRUE(exit.has_value()) << "the writer did not finish: " << writer.log();
+  EXPECT_EQ(*exit, 0) << writer.log();
+  const int total = writer.acked();
+  EXPECT_GT(total, at_kill + 500) << "few writes were acknowledged after the kill: " << writer.log();
   std::cout << "acknowledged " << total << " of " << kRows << " (" << at_kill << " before the kill -9); writer: "
-            << ReadFile(out.stdout_path).substr(0, 2000) << std::endl;
+            << writer.log().substr(0, 2000) << std::endl;
   int checked = 0;
-  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", acked_file, &checked), "");
+  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", writer.acked_file(), &checked), "");
   EXPECT_EQ(checked, total);
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -72,6 +73,42 @@ inline absl::StatusOr<std::string> DumpTable(Connection* conn, const std::string
     }
   }
 }
+
+// Writer.java writing `rows` rows of `table` in the background, through `registry`
+// (Registry.java's forms), listing each acknowledged one in `dir`/acked.txt.
+class BackgroundWriter {
+ public:
+  BackgroundWriter(const std::string& registry, const std::string& table, int rows, const std::string& dir)
+      : acked_file_(dir + "/acked.txt"), log_(dir + "/writer.log") {
+    ChildProcess::Output out;
+    out.stdout_path = log_;
+    absl::StatusOr<std::unique_ptr<ChildProcess>> p =
+        ChildProcess::Spawn(JavaCommand("Writer", {registry, table, std::to_string(rows), acked_file_}), out);
+    if (p.ok()) process_ = *std::move(p);
+    started_ = p.status();
+  }
+  const absl::Status& started() const { return started_; }
+  // How many rows it has seen acknowledged so far.
+  int acked() const {
+    const std::string text = ReadFile(acked_file_);
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  // Waits (up to 60 s, and while it runs) until `n` rows are acknowledged.
+  bool WaitFor(int n) const {
+    for (int i = 0; i < 1200 && acked() < n && process_->running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return acked() >= n;
+  }
+  std::optional<int> WaitForExit(absl::Duration limit) { return process_->WaitForExit(limit); }
+  std::string log() const { return ReadFile(log_); }
+  const std::string& acked_file() const { return acked_file_; }
+
+ private:
+  std::string acked_file_, log_;
+  std::unique_ptr<ChildProcess> process_;
+  absl::Status started_;
+};
 
 // The acknowledged rows Writer.java listed in `acked_file` that Basalt's client does not read
 // back with their value ("v" + the row's number), one line each; and how many it checked.
