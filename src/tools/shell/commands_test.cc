@@ -637,7 +637,7 @@ TEST_F(ShellTest, UnknownCommandsAndHelp) {
   EXPECT_EQ(Run("frobnicate 't1'"), 1);
   EXPECT_EQ(err(), "ERROR: Unknown command 'frobnicate'. Type 'help' for the list of commands.\n");
   ASSERT_EQ(Run("help"), 0);
-  EXPECT_NE(out().find("Commands: create, describe, desc, list"), std::string::npos) << out();
+  EXPECT_NE(out().find("Commands: create, alter, describe, desc, list"), std::string::npos) << out();
   ASSERT_EQ(Run("help 'get'"), 0);
   EXPECT_TRUE(out().starts_with("Usage: get 't1', 'r1'")) << out();
   ASSERT_EQ(Run("help put"), 0);
