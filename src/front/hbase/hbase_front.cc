@@ -10,12 +10,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"
+#include "src/base/flags.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/data_convert.h"
@@ -232,10 +232,10 @@ struct HBaseFront::Impl {
     for (server::ServerRegistration& r : *regs) directory[r.name] = std::move(r);
   }
   static std::optional<ServerName> ServerNameOfRegistration(const server::ServerRegistration& r) {
-    const size_t colon = r.hbase.rfind(':');
+    std::string host;
     int port = 0;
-    if (colon == std::string::npos || !absl::SimpleAtoi(r.hbase.substr(colon + 1), &port)) return std::nullopt;
-    return ServerNameOf(r.hbase.substr(0, colon), port, static_cast<uint64_t>(r.start_code));
+    if (r.hbase.empty() || !server::SplitHostPort(r.hbase, &host, &port).ok()) return std::nullopt;
+    return ServerNameOf(host, port, static_cast<uint64_t>(r.start_code));
   }
 
   // The Basalt region server whose HBase port `sn` names (its gRPC HOST:PORT); InvalidArgument
