@@ -190,6 +190,15 @@ absl::Status Catalog::Modify(const TableSpec& wanted) {
     Log(absl::StrCat("modified table '", spec.name, "' (not open: its regions take the change when they open)"));
     return absl::OkStatus();
   }
+  TableSpec served = e.spec, wanted_served = spec;
+  served.kept = wanted_served.kept = {};
+  served.kept_by_family.clear();
+  wanted_served.kept_by_family.clear();
+  if (served == wanted_served) {
+    // Only the settings kept for clients changed: the regions serve as they did.
+    Log(absl::StrCat("modified table '", spec.name, "' (kept settings only: no region reopened)"));
+    return absl::OkStatus();
+  }
   // Each open region again, where it is, with the new families (as HBase's reopen of a
   // modified table's regions).
   size_t reopened = 0, regions = 0;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -126,6 +127,80 @@ TEST(Catalog, TransactionalNeedsVersionThreeOnlyWhenATableIs) {
   const uint32_t crc = MaskCrc(Crc32c(std::string_view(bad).substr(0, bad.size() - 4)));
   bad.replace(bad.size() - 4, 4, std::string(reinterpret_cast<const char*>(&crc), 4));
   EXPECT_EQ(DecodeCatalog(bad, "CATALOG").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(Catalog, KeptSettingsNeedVersionFourOnlyWhenATableKeepsOne) {
+  std::vector<TableSpec> tables = {SampleTable("a"), SampleTable("b")};
+  auto stamp = ReadFormatStamp(EncodeCatalog(tables), "BSLTCATG", kCatalogVersion, "catalogue");
+  ASSERT_TRUE(stamp.ok());
+  EXPECT_EQ(stamp->min_reader_version, 1u);
+  tables[1].kept.attributes = {{"OWNER", "ops"}, {std::string("bin\0key", 7), std::string(70000 - 5535, 'v')}};
+  tables[1].kept.configuration = {{"hbase.hstore.blockingStoreFiles", "20"}};
+  tables[1].kept_by_family["g-2"].attributes = {{"IN_MEMORY", "true"}, {"REPLICATION_SCOPE", "1"}};
+  tables[1].kept_by_family["f"].configuration = {{"k", ""}};
+  const std::string v4 = EncodeCatalog(tables);
+  stamp = ReadFormatStamp(v4, "BSLTCATG", kCatalogVersion, "catalogue");
+  ASSERT_TRUE(stamp.ok());
+  EXPECT_EQ(stamp->min_reader_version, 4u);  // an older build would drop what the table keeps
+  auto back = DecodeCatalog(v4, "CATALOG");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE((*back)[0] == tables[0]);
+  EXPECT_TRUE((*back)[1] == tables[1]);
+  EXPECT_EQ((*back)[1].kept_by_family.at("g-2").attributes[0].second, "true");
+  // Order is kept: a list given in another order is another spec.
+  TableSpec swapped = tables[1];
+  std::swap(swapped.kept.attributes[0], swapped.kept.attributes[1]);
+  EXPECT_FALSE(swapped == tables[1]);
+
+  // Bounds and names, checked when a spec is validated (and so when the file is read).
+  TableSpec t = tables[1];
+  t.kept_by_family["nope"].attributes = {{"a", "b"}};
+  EXPECT_NE(ValidateTableSpec(t).message().find("column family 'nope' keeps settings but is not a family"),
+            std::string::npos)
+      << ValidateTableSpec(t);
+  EXPECT_EQ(DecodeCatalog(EncodeCatalog({t}), "CATALOG").status().code(), absl::StatusCode::kDataLoss);
+  t = tables[1];
+  t.kept.attributes.emplace_back("OWNER", "again");
+  EXPECT_NE(ValidateTableSpec(t).message().find("attribute 'OWNER' given twice"), std::string::npos)
+      << ValidateTableSpec(t);
+  t = tables[1];
+  t.kept_by_family["f"].configuration.emplace_back("", "x");
+  EXPECT_EQ(ValidateTableSpec(t).code(), absl::StatusCode::kInvalidArgument);
+  t = tables[1];
+  t.kept.attributes.emplace_back("big", std::string(kMaxKeptValueBytes + 1, 'x'));
+  EXPECT_EQ(ValidateTableSpec(t).code(), absl::StatusCode::kInvalidArgument);
+  t = tables[1];
+  for (size_t i = 0; i < kMaxKeptEntries; ++i) t.kept.configuration.emplace_back(absl::StrCat("k", i), "v");
+  EXPECT_NE(ValidateTableSpec(t).message().find("more than 256"), std::string::npos) << ValidateTableSpec(t);
+  // HBase's attributes whose meaning Basalt would not honour: kept at what Basalt does anyway,
+  // refused otherwise, naming them.
+  t = tables[1];
+  t.kept_by_family["f"].attributes = {{"KEEP_DELETED_CELLS", "FALSE"}, {"NEW_VERSION_BEHAVIOR", "false"}};
+  t.kept.attributes.emplace_back("READONLY", "false");
+  t.kept.attributes.emplace_back("REGION_REPLICATION", "1");
+  EXPECT_TRUE(ValidateTableSpec(t).ok()) << ValidateTableSpec(t);
+  for (auto [family, key, value, want] : std::vector<std::tuple<bool, std::string, std::string, std::string>>{
+           {true, "KEEP_DELETED_CELLS", "TRUE", "column family 'f': KEEP_DELETED_CELLS => 'TRUE' is not supported"},
+           {true, "NEW_VERSION_BEHAVIOR", "true", "NEW_VERSION_BEHAVIOR => 'true'"},
+           {true, "ENCRYPTION", "AES", "does not encrypt"},
+           {false, "READONLY", "true", "table 'b': READONLY => 'true'"},
+           {false, "REGION_REPLICATION", "3", "one replica"},
+           {false, "coprocessor$1", "|org.example.Observer|1073741823|", "no coprocessors"}}) {
+    t = tables[1];
+    (family ? t.kept_by_family["f"] : t.kept).attributes.emplace_back(key, value);
+    const absl::Status st = ValidateTableSpec(t);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st;
+  }
+  // Truncated kept settings are damage.
+  std::string bad = EncodeCatalog({tables[1]});
+  bad.erase(bad.size() - 4 - 3, 3);
+  const uint32_t len = static_cast<uint32_t>(bad.size() - kFormatStampSize - 4 - 4);
+  bad.replace(kFormatStampSize, 4, std::string(reinterpret_cast<const char*>(&len), 4));
+  const uint32_t crc = MaskCrc(Crc32c(std::string_view(bad).substr(0, bad.size() - 4)));
+  bad.replace(bad.size() - 4, 4, std::string(reinterpret_cast<const char*>(&crc), 4));
+  EXPECT_NE(DecodeCatalog(bad, "CATALOG").status().message().find("malformed kept settings"), std::string::npos)
+      << DecodeCatalog(bad, "CATALOG").status();
 }
 
 TEST(Catalog, SaveLoadAndAtomicReplace) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
 #include "common/format_stamp.h"
@@ -33,11 +35,96 @@ bool GetByte(std::string_view* in, uint8_t* v) {
   return true;
 }
 
+using KeptList = std::vector<std::pair<std::string, std::string>>;
+
+// One list of kept settings: `what` ("attribute", "configuration") and `whose` ("table 't'",
+// "table 't': column family 'f'") name it in errors.
+absl::Status ValidateKeptList(const KeptList& list, std::string_view whose, std::string_view what) {
+  if (list.size() > kMaxKeptEntries) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(AV(whose), ": ", list.size(), " ", AV(what), " entries kept, more than ", kMaxKeptEntries));
+  }
+  std::set<std::string_view> keys;
+  for (const auto& [k, v] : list) {
+    if (k.empty() || k.size() > kMaxKeptKeyBytes || v.size() > kMaxKeptValueBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(AV(whose), ": ", AV(what), " '", absl::CHexEscape(k.substr(0, 64)),
+                                                     "' (", k.size(), "-byte key, ", v.size(),
+                                                     "-byte value) is outside 1..", kMaxKeptKeyBytes,
+                                                     " bytes of key and ", kMaxKeptValueBytes, " of value"));
+    }
+    if (!keys.insert(k).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(AV(whose), ": ", AV(what), " '", absl::CHexEscape(k), "' given twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// HBase's attributes whose meaning Basalt would not honour, kept only when they ask for what
+// Basalt does anyway (a family's, or the table's).
+absl::Status CheckHonoured(const KeptList& attributes, std::string_view whose, bool family) {
+  for (const auto& [k, v] : attributes) {
+    std::string_view why;
+    if (family && k == "KEEP_DELETED_CELLS") {
+      if (!absl::EqualsIgnoreCase(v, "false")) why = "deleted cells are not kept for reads back in time: FALSE";
+    } else if (family && k == "NEW_VERSION_BEHAVIOR") {
+      if (!absl::EqualsIgnoreCase(v, "false")) why = "deletes and versions behave as HBase's default: false";
+    } else if (family && (k == "ENCRYPTION" || k == "ENCRYPTION_KEY")) {
+      if (!v.empty()) why = "Basalt does not encrypt its stores";
+    } else if (!family && k == "READONLY") {
+      if (!absl::EqualsIgnoreCase(v, "false")) why = "a table takes writes: false";
+    } else if (!family && k == "REGION_REPLICATION") {
+      if (v != "1") why = "one replica of each region: 1";
+    } else if (!family && absl::StartsWith(k, "coprocessor$")) {
+      why = "Basalt runs no coprocessors";
+    }
+    if (!why.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(AV(whose), ": ", k, " => '", absl::CHexEscape(v.substr(0, 80)),
+                                                     "' is not supported by Basalt (", AV(why), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateKept(const KeptSettings& kept, std::string_view whose, bool family) {
+  BASALT_RETURN_IF_ERROR(ValidateKeptList(kept.attributes, whose, "attribute"));
+  BASALT_RETURN_IF_ERROR(ValidateKeptList(kept.configuration, whose, "configuration"));
+  return CheckHonoured(kept.attributes, whose, family);
+}
+
+void PutKeptList(std::string* out, const KeptList& list) {
+  PutVarint64(out, list.size());
+  for (const auto& [k, v] : list) {
+    PutLengthPrefixed(out, k);
+    PutLengthPrefixed(out, v);
+  }
+}
+
+void PutKept(std::string* out, const KeptSettings& kept) {
+  PutKeptList(out, kept.attributes);
+  PutKeptList(out, kept.configuration);
+}
+
+bool GetKeptList(std::string_view* in, KeptList* list) {
+  uint64_t n;
+  if (!GetVarint64(in, &n) || n > in->size()) return false;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view k, v;
+    if (!GetLengthPrefixed(in, &k) || !GetLengthPrefixed(in, &v)) return false;
+    list->emplace_back(std::string(k), std::string(v));
+  }
+  return true;
+}
+
+bool GetKept(std::string_view* in, KeptSettings* kept) {
+  return GetKeptList(in, &kept->attributes) && GetKeptList(in, &kept->configuration);
+}
+
 }  // namespace
 
 bool TableSpec::operator==(const TableSpec& o) const {
-  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional || queue != o.queue ||
-      families.size() != o.families.size()) {
+  if (name != o.name || enabled != o.enabled || max_file_size != o.max_file_size || transactional != o.transactional ||
+      queue != o.queue || families.size() != o.families.size() || kept != o.kept || kept_by_family != o.kept_by_family) {
     return false;
   }
   for (size_t i = 0; i < families.size(); ++i) {
@@ -109,14 +196,22 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': MAX_FILESIZE of ", spec.max_file_size,
                                                    " bytes is below the least, ", kMinMaxFileSize));
   }
+  BASALT_RETURN_IF_ERROR(ValidateKept(spec.kept, absl::StrCat("table '", spec.name, "'"), /*family=*/false));
+  for (const auto& [family, kept] : spec.kept_by_family) {
+    const std::string whose = absl::StrCat("table '", spec.name, "': column family '", family, "'");
+    if (!seen.contains(family)) return absl::InvalidArgumentError(absl::StrCat(whose, " keeps settings but is not a family of it"));
+    BASALT_RETURN_IF_ERROR(ValidateKept(kept, whose, /*family=*/true));
+  }
   return absl::OkStatus();
 }
 
 std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
   // The oldest version that says everything (an older build can read what it understands).
-  const bool v3 = std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.transactional; });
+  const bool v4 = std::any_of(tables.begin(), tables.end(),
+                              [](const TableSpec& t) { return !t.kept.empty() || !t.kept_by_family.empty(); });
+  const bool v3 = v4 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.transactional; });
   const bool v2 = v3 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
-  const uint32_t version = v3 ? 3 : v2 ? 2 : 1;
+  const uint32_t version = v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
   std::string payload;
   PutVarint64(&payload, tables.size());
   for (const TableSpec& t : tables) {
@@ -141,6 +236,14 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
     if (v2) PutVarint64(&payload, t.max_file_size);
     if (v3) {
       payload.push_back(static_cast<char>((t.transactional ? kTableTransactional : 0) | (t.queue ? kTableQueue : 0)));
+    }
+    if (v4) {
+      PutKept(&payload, t.kept);
+      PutVarint64(&payload, t.kept_by_family.size());
+      for (const auto& [family, kept] : t.kept_by_family) {
+        PutLengthPrefixed(&payload, family);
+        PutKept(&payload, kept);
+      }
     }
   }
   std::string out;
@@ -221,6 +324,20 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
       }
       t.transactional = (tflags & kTableTransactional) != 0;
       t.queue = (tflags & kTableQueue) != 0;
+    }
+    if (stamp.version >= 4) {
+      uint64_t nkept;
+      if (!GetKept(&in, &t.kept) || !GetVarint64(&in, &nkept) || nkept > in.size()) {
+        return corrupt(absl::StrCat("table '", t.name, "' has malformed kept settings"));
+      }
+      for (uint64_t j = 0; j < nkept; ++j) {
+        std::string_view family;
+        KeptSettings kept;
+        if (!GetLengthPrefixed(&in, &family) || !GetKept(&in, &kept) ||
+            !t.kept_by_family.emplace(std::string(family), std::move(kept)).second) {
+          return corrupt(absl::StrCat("table '", t.name, "' has malformed kept settings of family ", j));
+        }
+      }
     }
     if (absl::Status s = ValidateTableSpec(t); !s.ok()) return corrupt(s.message());
     if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));

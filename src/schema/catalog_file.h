@@ -20,6 +20,10 @@
 //   older build reads it.
 //   version 3 adds, after max_file_size: u8 table flags (1 transactional, 2 queue). Written only
 //   when a table is transactional (an older build must not read such a table as a plain one).
+//   version 4 adds, after the table flags, the settings kept for clients (TableSpec::kept):
+//     kept (the table's) | varint count | (lp family name | kept)*
+//   kept: varint n | (lp key | lp value)*n (attributes) | varint m | (lp key | lp value)*m
+//   (configuration). Written only when some table keeps one (an older build would drop them).
 //   (enum bytes are storage/options.h's values, which never change meaning.)
 //
 // Each table directory's TABLEINFO (catalog.cc) is a one-table catalogue in this same format.
@@ -28,7 +32,9 @@
 // any damage (DataLoss naming the path). Thread-compatible: plain functions on values.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -42,7 +48,23 @@ class Env;
 namespace basalt::server {
 
 inline constexpr char kCatalogFileName[] = "CATALOG";
-inline constexpr uint32_t kCatalogVersion = 3;
+inline constexpr uint32_t kCatalogVersion = 4;
+
+// Settings a client gave that Basalt keeps and gives back unchanged but does not act on: an HBase
+// table's or family's attributes Basalt has no use for (IN_MEMORY, REPLICATION_SCOPE, OWNER, an
+// application's own keys) and its configuration. Each list in the order given, keys unique.
+// HBase's attributes whose meaning Basalt would not honour are refused unless they ask for what
+// Basalt does anyway: a family's KEEP_DELETED_CELLS and NEW_VERSION_BEHAVIOR (false),
+// ENCRYPTION and ENCRYPTION_KEY (empty); a table's READONLY (false), REGION_REPLICATION (1) and
+// coprocessors (none).
+struct KeptSettings {
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::vector<std::pair<std::string, std::string>> configuration;
+  bool empty() const { return attributes.empty() && configuration.empty(); }
+  bool operator==(const KeptSettings&) const = default;
+};
+// What one table may keep: entries per list, and a key's and a value's bytes.
+inline constexpr size_t kMaxKeptEntries = 256, kMaxKeptKeyBytes = 1024, kMaxKeptValueBytes = 64 * 1024;
 
 struct TableSpec {
   std::string name;
@@ -56,6 +78,10 @@ struct TableSpec {
   bool transactional = false;
   // A queue's table (basalt/queue.h; transactional too): consumed entries go at major compaction.
   bool queue = false;
+  // Settings kept for clients (above): the table's, and its families' by family name (only
+  // families that keep something; each names a family of the table).
+  KeptSettings kept;
+  std::map<std::string, KeptSettings> kept_by_family;
   bool operator==(const TableSpec&) const;
 };
 
