@@ -49,6 +49,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -439,6 +440,11 @@ struct FamilySettings {
   uint32_t bytes_per_checksum = 16 * 1024;
   bool block_cache = true;
   bool cache_encoded = false;
+  // Settings the server keeps and gives back but does not act on, in the order given: HBase's
+  // METADATA (a family's IN_MEMORY, REPLICATION_SCOPE, an application's own keys) and
+  // CONFIGURATION. Keys are unique and not empty.
+  std::vector<std::pair<std::string, std::string>> metadata = {};
+  std::vector<std::pair<std::string, std::string>> configuration = {};
 };
 
 struct TableInfo {
@@ -455,6 +461,10 @@ struct TableInfo {
   // Written and read in transactions only (basalt/transaction.h); fixed at create.
   bool transactional = false;
   bool queue = false;  // a queue's table (basalt/queue.h: CreateQueue sets it)
+  // The table's kept settings (as FamilySettings'): HBase's table METADATA (OWNER, ...) and
+  // CONFIGURATION.
+  std::vector<std::pair<std::string, std::string>> metadata = {};
+  std::vector<std::pair<std::string, std::string>> configuration = {};
 };
 
 // One region of a table (Admin::ListRegions), as HBase's list_regions shows it.
