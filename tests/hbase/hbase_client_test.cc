@@ -118,6 +118,17 @@ void HBaseClientTest::RunClientSuite(const std::string& registry, const std::str
   const std::string theirs = ReadFile(dump);
   EXPECT_EQ(std::count(theirs.begin(), theirs.end(), '\n'), 81);  // 40 rows of 2 cells, and a second version
   EXPECT_EQ(*ours, theirs);
+  // And the settings it kept for the Java client, as Basalt's client describes them.
+  absl::StatusOr<TableInfo> info = conn_->GetAdmin()->DescribeTable("hb_keep");
+  ASSERT_TRUE(info.ok()) << info.status();
+  using Kept = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(info->metadata, (Kept{{"app.table", "keep"}}));
+  ASSERT_EQ(info->families.size(), 1u);
+  EXPECT_EQ(info->families[0].max_versions, 2);
+  EXPECT_NE(std::find(info->families[0].metadata.begin(), info->families[0].metadata.end(),
+                      std::pair<std::string, std::string>("IN_MEMORY", "true")),
+            info->families[0].metadata.end());
+  EXPECT_EQ(info->families[0].configuration, (Kept{{"hbase.hstore.blockingStoreFiles", "30"}}));
 
   // The port is no way around the quotas: a table's read quota refuses the Java client's Gets
   // past it with HBase's RpcThrottlingException, as the gRPC front end refuses Basalt's client.
@@ -569,7 +580,7 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "create 'sh_keep'", "Created table sh_keep",
       "list", "=> [\"sh_keep\"]",
       "describe 'sh_keep'", "Table sh_keep is ENABLED", "{NAME => 'f'", "VERSIONS => '3'",
-      "alter 'sh_keep', NAME => 'f', VERSIONS => 5", "alter 'sh_keep', 'extra'",
+      "alter 'sh_keep', NAME => 'f', VERSIONS => 5, IN_MEMORY", "alter 'sh_keep', 'extra'",
       "describe 'sh_keep'", "{NAME => 'extra'", "{NAME => 'f'", "VERSIONS => '5'",
       "alter 'sh_keep', 'delete' => 'extra'",
       "get 'sh_keep', 'kiwi'", "value=brown", "value=green", "1 row(s)",
@@ -593,6 +604,16 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
     ASSERT_NE(found, std::string::npos) << "\"" << e << "\" not found after byte " << at << " of:\n" << log;
     at = found + e.size();
   }
+  // The settings Basalt has none for, kept: the shell's second describe shows them back, and
+  // Basalt's client reads them.
+  EXPECT_NE(log.find("IN_MEMORY => 'true'"), std::string::npos) << log;  // (the command says: => true)
+  EXPECT_NE(log.find("'app.key' => 'kept'"), std::string::npos) << log;
+  absl::StatusOr<TableInfo> described = conn_->GetAdmin()->DescribeTable("sh_keep");
+  ASSERT_TRUE(described.ok()) << described.status();
+  ASSERT_EQ(described->families.size(), 1u);
+  const auto& kept = described->families[0].metadata;
+  EXPECT_NE(std::find(kept.begin(), kept.end(), std::pair<std::string, std::string>("IN_MEMORY", "true")), kept.end());
+  EXPECT_NE(std::find(kept.begin(), kept.end(), std::pair<std::string, std::string>("app.key", "kept")), kept.end());
 
   // Basalt's own view: the shell's SPLITS, and its cells (both versions of kiwi, the counter).
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("sh_keep");

@@ -10,7 +10,7 @@ put 'sh_keep', 'kiwi', 'f:q', 'brown'
 put 'sh_keep', 'plum', 'f:q', 'purple'
 put 'sh_keep', 'zz', 'f:gone', 'x'
 put 'sh_keep', 'zz', 'f:too', 'y'
-alter 'sh_keep', NAME => 'f', VERSIONS => 5
+alter 'sh_keep', NAME => 'f', VERSIONS => 5, IN_MEMORY => true, METADATA => {'app.key' => 'kept'}
 alter 'sh_keep', 'extra'
 describe 'sh_keep'
 alter 'sh_keep', 'delete' => 'extra'

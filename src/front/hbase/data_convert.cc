@@ -19,13 +19,6 @@ constexpr char kClassPayload[] = "type.basalt/hbase.exception_class";
 
 int64_t Int64Of(uint64_t ts) { return static_cast<int64_t>(ts); }
 
-std::string Attribute(const google::protobuf::RepeatedPtrField<BytesBytesPair>& attrs, std::string_view key) {
-  for (const BytesBytesPair& p : attrs) {
-    if (p.first() == key) return p.second();
-  }
-  return "";
-}
-
 void SetAttribute(google::protobuf::RepeatedPtrField<BytesBytesPair>* attrs, std::string_view key, std::string value) {
   BytesBytesPair* p = attrs->Add();
   p->set_first(std::string(key));
@@ -43,7 +36,39 @@ absl::Status ParseNumber(std::string_view family, std::string_view key, std::str
   return absl::OkStatus();
 }
 
-// An HBase family's attributes on a Basalt family.
+using KeptProto = google::protobuf::RepeatedPtrField<rpc::KeptSetting>;
+
+void Keep(KeptProto* kept, std::string key, std::string value) {
+  rpc::KeptSetting* k = kept->Add();
+  k->set_key(std::move(key));
+  k->set_value(std::move(value));
+}
+
+// HBase's configuration entries (NameStringPair): kept as given.
+void KeepConfiguration(const google::protobuf::RepeatedPtrField<NameStringPair>& conf, KeptProto* kept) {
+  for (const NameStringPair& p : conf) Keep(kept, p.name(), p.value());
+}
+
+void EchoConfiguration(const KeptProto& kept, google::protobuf::RepeatedPtrField<NameStringPair>* conf) {
+  for (const rpc::KeptSetting& k : kept) {
+    NameStringPair* p = conf->Add();
+    p->set_name(k.key());
+    p->set_value(k.value());
+  }
+}
+
+// Kept attributes after the ones Basalt renders, each key once.
+void EchoAttributes(const KeptProto& kept, google::protobuf::RepeatedPtrField<BytesBytesPair>* attrs) {
+  for (const rpc::KeptSetting& k : kept) {
+    if (std::none_of(attrs->begin(), attrs->end(), [&](const BytesBytesPair& p) { return p.first() == k.key(); })) {
+      SetAttribute(attrs, k.key(), k.value());
+    }
+  }
+}
+
+// An HBase family's attributes on a Basalt family: the ones Basalt has settings for mapped onto
+// them, the rest kept (the catalogue refuses the ones whose meaning Basalt would not honour:
+// ValidateTableSpec).
 absl::Status ApplyFamilyAttributes(const ColumnFamilySchema& cf, rpc::FamilyDescriptor* f) {
   const std::string& name = cf.name();
   for (const BytesBytesPair& p : cf.attributes()) {
@@ -99,9 +124,37 @@ absl::Status ApplyFamilyAttributes(const ColumnFamilySchema& cf, rpc::FamilyDesc
       }
     } else if (key == "BLOCKCACHE") {
       f->set_block_cache(v != "false");
+    } else {
+      Keep(f->mutable_kept_attributes(), key, v);
     }
-    // IN_MEMORY and the rest (REPLICATION_SCOPE, KEEP_DELETED_CELLS, ...): accepted, not kept.
   }
+  KeepConfiguration(cf.configuration(), f->mutable_kept_configuration());
+  return absl::OkStatus();
+}
+
+// An HBase table's attributes on a Basalt table, as ApplyFamilyAttributes: MAX_FILESIZE mapped,
+// IS_META checked (and said back by SchemaOf), the rest kept.
+absl::Status ApplyTableAttributes(const TableSchema& s, rpc::TableDescriptor* t) {
+  for (const BytesBytesPair& p : s.attributes()) {
+    const std::string& key = p.first();
+    const std::string& v = p.second();
+    if (key == "MAX_FILESIZE") {
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(v, &n)) {
+        return absl::InvalidArgumentError(absl::StrCat("table ", t->name(), ": MAX_FILESIZE => '", v, "' is not a number"));
+      }
+      t->set_max_file_size(n);
+    } else if (key == "IS_META") {
+      // HBase's client says it of every table; a table of the client's is never hbase:meta.
+      if (!absl::EqualsIgnoreCase(v, "false")) {
+        return absl::InvalidArgumentError(absl::StrCat("table ", t->name(), ": IS_META => '", v,
+                                                       "' (only hbase:meta is, and it is Basalt's own)"));
+      }
+    } else {
+      Keep(t->mutable_kept_attributes(), key, v);
+    }
+  }
+  KeepConfiguration(s.configuration(), t->mutable_kept_configuration());
   return absl::OkStatus();
 }
 
@@ -215,7 +268,10 @@ absl::StatusOr<RegionRef> ParseRegionName(std::string_view name) {
 TableSchema SchemaOf(const rpc::TableDescriptor& t) {
   TableSchema s;
   *s.mutable_table_name() = TableNameOfBasalt(t.name());
+  SetAttribute(s.mutable_attributes(), "IS_META", "false");
   if (t.max_file_size() != 0) SetAttribute(s.mutable_attributes(), "MAX_FILESIZE", absl::StrCat(t.max_file_size()));
+  EchoAttributes(t.kept_attributes(), s.mutable_attributes());
+  EchoConfiguration(t.kept_configuration(), s.mutable_configuration());
   for (const rpc::FamilyDescriptor& f : t.families()) {
     ColumnFamilySchema* cf = s.add_column_families();
     cf->set_name(f.name());
@@ -235,7 +291,8 @@ TableSchema SchemaOf(const rpc::TableDescriptor& t) {
                                    : f.bloom() == rpc::BLOOM_ROWCOL ? "ROWCOL"
                                                                     : "ROW");
     SetAttribute(a, "BLOCKCACHE", !f.has_block_cache() || f.block_cache() ? "true" : "false");
-    SetAttribute(a, "IN_MEMORY", "false");
+    EchoAttributes(f.kept_attributes(), a);
+    EchoConfiguration(f.kept_configuration(), cf->mutable_configuration());
   }
   return s;
 }
@@ -251,14 +308,7 @@ absl::StatusOr<rpc::TableDescriptor> DescriptorOf(const TableSchema& s) {
   rpc::TableDescriptor t;
   BASALT_ASSIGN_OR_RETURN(std::string name, BasaltTableOf(s.table_name()));
   t.set_name(name);
-  const std::string max_file_size = Attribute(s.attributes(), "MAX_FILESIZE");
-  if (!max_file_size.empty()) {
-    uint64_t n = 0;
-    if (!absl::SimpleAtoi(max_file_size, &n)) {
-      return absl::InvalidArgumentError(absl::StrCat("table ", name, ": MAX_FILESIZE => '", max_file_size, "' is not a number"));
-    }
-    t.set_max_file_size(n);
-  }
+  BASALT_RETURN_IF_ERROR(ApplyTableAttributes(s, &t));
   for (const ColumnFamilySchema& cf : s.column_families()) {
     BASALT_ASSIGN_OR_RETURN(*t.add_families(), FamilyOf(cf));
   }

@@ -71,10 +71,13 @@ struct RegionRef {
 absl::StatusOr<RegionRef> ParseRegionName(std::string_view region_name);
 
 // A table's schema as HBase's client reads it (every family with its attributes in HBase's
-// spelling), and the Basalt descriptor an HBase schema asks for. Known family attributes:
-// VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, DATA_BLOCK_ENCODING, BLOOMFILTER,
-// BLOCKCACHE, IN_MEMORY (accepted; Basalt's cache has no in-memory tier), and the table's
-// MAX_FILESIZE; a value Basalt cannot honour is refused naming it; other attributes are ignored.
+// spelling), and the Basalt descriptor an HBase schema asks for. Family attributes Basalt has
+// settings for: VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, DATA_BLOCK_ENCODING,
+// BLOOMFILTER, BLOCKCACHE, and the table's MAX_FILESIZE; a value Basalt cannot honour is refused
+// naming it. Every other attribute (IN_MEMORY: Basalt's cache has no in-memory tier;
+// REPLICATION_SCOPE; OWNER; an application's own) and every configuration entry is kept
+// (rpc::KeptSetting) and given back as given; the catalogue refuses the ones whose meaning Basalt
+// would not honour unless they ask for the default (src/schema/catalog_file.h).
 TableSchema SchemaOf(const rpc::TableDescriptor& table);
 absl::StatusOr<rpc::TableDescriptor> DescriptorOf(const TableSchema& schema);
 // One family's (AddColumn, ModifyColumn), as DescriptorOf takes each.

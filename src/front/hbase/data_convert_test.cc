@@ -1,5 +1,9 @@
 #include "src/front/hbase/data_convert.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "src/front/hbase/region_names.h"
 #include "transport/grpc/grpc_settings.h"
@@ -66,9 +70,83 @@ TEST(HBaseDataConvert, SchemaBothWays) {
   EXPECT_EQ(attrs["COMPRESSION"], "SNAPPY");
   EXPECT_EQ(attrs["DATA_BLOCK_ENCODING"], "FAST_DIFF");
   EXPECT_EQ(attrs["BLOOMFILTER"], "ROWCOL");
+  // What Basalt has no setting for is kept and given back as given, after Basalt's own.
+  ASSERT_EQ(d->families(0).kept_attributes_size(), 2);
+  EXPECT_EQ(d->families(0).kept_attributes(0).key(), "IN_MEMORY");
+  EXPECT_EQ(attrs["IN_MEMORY"], "true");
+  EXPECT_EQ(attrs["REPLICATION_SCOPE"], "0");
+  EXPECT_EQ(back.column_families(0).attributes(back.column_families(0).attributes_size() - 1).first(),
+            "REPLICATION_SCOPE");
   // What Basalt cannot honour is refused by name.
   f->mutable_attributes(3)->set_second("LZ4");
   EXPECT_NE(DescriptorOf(s).status().message().find("COMPRESSION => 'LZ4'"), std::string::npos) << DescriptorOf(s).status();
+}
+
+TEST(HBaseDataConvert, AttributesAndConfigurationBasaltHasNoSettingForAreKept) {
+  TableSchema s;
+  *s.mutable_table_name() = TableNameOfBasalt("t");
+  auto attr = [](google::protobuf::RepeatedPtrField<BytesBytesPair>* a, std::string k, std::string v) {
+    BytesBytesPair* p = a->Add();
+    p->set_first(std::move(k));
+    p->set_second(std::move(v));
+  };
+  auto conf = [](google::protobuf::RepeatedPtrField<NameStringPair>* c, std::string k, std::string v) {
+    NameStringPair* p = c->Add();
+    p->set_name(std::move(k));
+    p->set_value(std::move(v));
+  };
+  attr(s.mutable_attributes(), "IS_META", "false");  // what HBase's client says of every table
+  attr(s.mutable_attributes(), "OWNER", "ops");
+  attr(s.mutable_attributes(), "MAX_FILESIZE", "1073741824");
+  attr(s.mutable_attributes(), "DURABILITY", "ASYNC_WAL");
+  conf(s.mutable_configuration(), "hbase.hregion.memstore.flush.size", "134217728");
+  ColumnFamilySchema* f = s.add_column_families();
+  f->set_name("f");
+  attr(f->mutable_attributes(), "KEEP_DELETED_CELLS", "FALSE");
+  attr(f->mutable_attributes(), "app.key", std::string("\x00\xff", 2));
+  attr(f->mutable_attributes(), "VERSIONS", "4");
+  conf(f->mutable_configuration(), "hbase.hstore.blockingStoreFiles", "20");
+  absl::StatusOr<rpc::TableDescriptor> d = DescriptorOf(s);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->max_file_size(), 1u << 30);
+  ASSERT_EQ(d->kept_attributes_size(), 2);
+  EXPECT_EQ(d->kept_attributes(1).key(), "DURABILITY");
+  ASSERT_EQ(d->kept_configuration_size(), 1);
+  ASSERT_EQ(d->families(0).kept_attributes_size(), 2);
+  EXPECT_EQ(d->families(0).kept_attributes(1).value(), std::string("\x00\xff", 2));
+  EXPECT_EQ(d->families(0).max_versions(), 4);
+
+  const TableSchema back = SchemaOf(*d);
+  std::vector<std::string> table_keys;
+  for (const BytesBytesPair& p : back.attributes()) table_keys.push_back(p.first());
+  EXPECT_EQ(table_keys, (std::vector<std::string>{"IS_META", "MAX_FILESIZE", "OWNER", "DURABILITY"}));
+  ASSERT_EQ(back.configuration_size(), 1);
+  EXPECT_EQ(back.configuration(0).value(), "134217728");
+  std::map<std::string, std::string> fam;
+  for (const BytesBytesPair& p : back.column_families(0).attributes()) {
+    EXPECT_TRUE(fam.emplace(p.first(), p.second()).second) << p.first() << " given twice";
+  }
+  EXPECT_EQ(fam["app.key"], std::string("\x00\xff", 2));
+  EXPECT_EQ(fam["KEEP_DELETED_CELLS"], "FALSE");
+  EXPECT_EQ(fam["VERSIONS"], "4");
+  EXPECT_EQ(fam.count("IN_MEMORY"), 0u);  // not given, not invented
+  ASSERT_EQ(back.column_families(0).configuration_size(), 1);
+  EXPECT_EQ(back.column_families(0).configuration(0).name(), "hbase.hstore.blockingStoreFiles");
+  // A kept key that names one of Basalt's settings (set through Basalt's own client) does not
+  // hide the setting.
+  rpc::TableDescriptor odd = *d;
+  rpc::KeptSetting* k = odd.mutable_families(0)->add_kept_attributes();
+  k->set_key("VERSIONS");
+  k->set_value("9");
+  fam.clear();
+  const TableSchema odd_schema = SchemaOf(odd);
+  for (const BytesBytesPair& p : odd_schema.column_families(0).attributes()) fam.emplace(p.first(), p.second());
+  EXPECT_EQ(fam["VERSIONS"], "4");
+
+  TableSchema meta = s;
+  attr(meta.mutable_attributes(), "IS_META", "true");
+  EXPECT_EQ(DescriptorOf(meta).status().code(), absl::StatusCode::kInvalidArgument);
+  // (The ones whose meaning Basalt would not honour are the catalogue's to refuse: catalog_test.cc.)
 }
 
 TEST(HBaseDataConvert, PutsAndDeletesInlineAndInTheCellBlock) {

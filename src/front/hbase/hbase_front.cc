@@ -497,6 +497,8 @@ struct HBaseFront::Impl {
         return Modify(wanted.name(), [&](rpc::TableDescriptor* t) {
           *t->mutable_families() = wanted.families();
           t->set_max_file_size(wanted.max_file_size());
+          *t->mutable_kept_attributes() = wanted.kept_attributes();
+          *t->mutable_kept_configuration() = wanted.kept_configuration();
           return absl::OkStatus();
         });
       });

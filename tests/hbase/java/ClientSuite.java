@@ -64,6 +64,16 @@ public final class ClientSuite {
     check(java.util.Objects.equals(want, got), what + ": want " + want + ", got " + got);
   }
 
+  // The settings of hb_suite Basalt has none for, as the client gave them at create.
+  static void checkKept(TableDescriptor d, String when) {
+    ColumnFamilyDescriptor f = d.getColumnFamily(F);
+    checkEquals(true, f.isInMemory(), "IN_MEMORY of f " + when);
+    checkEquals(1, f.getScope(), "REPLICATION_SCOPE of f " + when);
+    checkEquals("v1", Bytes.toString(f.getValue(Bytes.toBytes("app.key"))), "app.key of f " + when);
+    checkEquals("20", f.getConfigurationValue("hbase.hstore.blockingStoreFiles"), "a configuration entry of f " + when);
+    checkEquals("suite", Bytes.toString(d.getValue(Bytes.toBytes("app.table"))), "app.table of hb_suite " + when);
+  }
+
   static String str(byte[] b) { return b == null ? null : Bytes.toString(b); }
 
   static String hex(byte[] b) {
@@ -109,13 +119,17 @@ public final class ClientSuite {
 
     // --- Admin: create with splits and family attributes, list, describe, regions.
     check(!admin.tableExists(t), "a fresh server has no hb_suite");
+    // f also carries settings Basalt has none for: kept and given back as given.
     ColumnFamilyDescriptor f = ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3)
-        .setTimeToLive(86400).setBlocksize(32768).build();
+        .setTimeToLive(86400).setBlocksize(32768).setInMemory(true).setScope(1)
+        .setValue(Bytes.toBytes("app.key"), Bytes.toBytes("v1"))
+        .setConfiguration("hbase.hstore.blockingStoreFiles", "20").build();
     ColumnFamilyDescriptor g = ColumnFamilyDescriptorBuilder.newBuilder(G).setMinVersions(1).setMaxVersions(2)
         .setCompressionType(org.apache.hadoop.hbase.io.compress.Compression.Algorithm.SNAPPY)
         .setDataBlockEncoding(org.apache.hadoop.hbase.io.encoding.DataBlockEncoding.FAST_DIFF)
         .setBloomFilterType(org.apache.hadoop.hbase.regionserver.BloomType.ROWCOL).build();
-    admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(f).setColumnFamily(g).build(),
+    admin.createTable(TableDescriptorBuilder.newBuilder(t).setColumnFamily(f).setColumnFamily(g)
+        .setValue(Bytes.toBytes("app.table"), Bytes.toBytes("suite")).build(),
         new byte[][] {Bytes.toBytes("row030"), Bytes.toBytes("row060")});
     check(admin.tableExists(t), "tableExists after createTable");
     check(admin.isTableEnabled(t), "a new table is enabled");
@@ -129,6 +143,18 @@ public final class ClientSuite {
     checkEquals("SNAPPY", d.getColumnFamily(G).getCompressionType().name(), "COMPRESSION of g");
     checkEquals("FAST_DIFF", d.getColumnFamily(G).getDataBlockEncoding().name(), "DATA_BLOCK_ENCODING of g");
     checkEquals("ROWCOL", d.getColumnFamily(G).getBloomFilterType().name(), "BLOOMFILTER of g");
+    checkKept(d, "after createTable");
+    // What Basalt would not honour is refused, naming it (deleted cells kept for reads back in time).
+    try {
+      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf("hb_refused"))
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F)
+              .setKeepDeletedCells(org.apache.hadoop.hbase.KeepDeletedCells.TRUE).build()).build());
+      check(false, "KEEP_DELETED_CELLS => TRUE is refused");
+    } catch (org.apache.hadoop.hbase.DoNotRetryIOException expected) {
+      check(String.valueOf(expected.getMessage()).contains("KEEP_DELETED_CELLS => 'TRUE' is not supported"),
+          "the refusal names KEEP_DELETED_CELLS: " + expected.getMessage());
+    }
+    check(!admin.tableExists(TableName.valueOf("hb_refused")), "a refused table is not created");
     // The cluster as the Admin sees it: its live servers (a standalone server: itself), the
     // master, the namespaces.
     org.apache.hadoop.hbase.ClusterMetrics cluster = admin.getClusterMetrics();
@@ -238,6 +264,7 @@ public final class ClientSuite {
           ColumnFamilyDescriptorBuilder.newBuilder(admin.getDescriptor(t).getColumnFamily(F)).setMaxVersions(5).build());
       checkEquals(5, admin.getDescriptor(t).getColumnFamily(F).getMaxVersions(), "VERSIONS of f after modifyColumnFamily");
       checkEquals(86400, admin.getDescriptor(t).getColumnFamily(F).getTimeToLive(), "TTL of f kept by modifyColumnFamily");
+      checkKept(admin.getDescriptor(t), "after modifyColumnFamily");
       byte[] h = Bytes.toBytes("h");
       admin.addColumnFamily(t, ColumnFamilyDescriptorBuilder.of(h));
       checkEquals(3, admin.getDescriptor(t).getColumnFamilyCount(), "families after addColumnFamily");
@@ -255,6 +282,7 @@ public final class ClientSuite {
       admin.modifyTable(TableDescriptorBuilder.newBuilder(admin.getDescriptor(t)).setMaxFileSize(1L << 30).build());
       checkEquals(1L << 30, admin.getDescriptor(t).getMaxFileSize(), "MAX_FILESIZE after modifyTable");
       checkEquals(5, admin.getDescriptor(t).getColumnFamily(F).getMaxVersions(), "VERSIONS of f kept by modifyTable");
+      checkKept(admin.getDescriptor(t), "after modifyTable");
       checkEquals("v7", str(table.get(new Get(row(7))).getValue(F, Bytes.toBytes("a"))), "row007 after the alters");
 
       // --- A wide row (200 cells of 20 KiB): whole by default (the client stitches the partial
@@ -365,8 +393,9 @@ public final class ClientSuite {
       admin.disableTable(keep);
       admin.deleteTable(keep);
     }
-    admin.createTable(TableDescriptorBuilder.newBuilder(keep)
-        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(2).build()).build(),
+    admin.createTable(TableDescriptorBuilder.newBuilder(keep).setValue(Bytes.toBytes("app.table"), Bytes.toBytes("keep"))
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(2).setInMemory(true)
+            .setConfiguration("hbase.hstore.blockingStoreFiles", "30").build()).build(),
         new byte[][] {Bytes.toBytes("m")});
     try (Table table = conn.getTable(keep)) {
       for (int i = 0; i < 40; i++) {
