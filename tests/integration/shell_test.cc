@@ -115,6 +115,19 @@ TEST_F(Shell, EveryCommandInScriptMode) {
   EXPECT_FALSE(absl::StrContains(r.out, "NAME => 'cf2'")) << r.out;
   EXPECT_HAS(r.out, "VERSIONS => '5'");
   EXPECT_HAS(r.out, "FAST_DIFF");  // kept
+  // Settings Basalt has none for are kept and shown back, through a restart of the catalogue's
+  // reader (describe reads the server's); the ones it would not honour are refused by the server.
+  r = E("alter 't1', {NAME => 'cf', IN_MEMORY => true, METADATA => {'app.owner' => 'ops'}}, "
+        "METADATA => {'OWNER' => 'data-team'}, CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '20'}; "
+        "describe 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "CACHE_ENCODED => 'false', METADATA => {'IN_MEMORY' => 'true', 'app.owner' => 'ops'}}");
+  EXPECT_HAS(r.out, "{TABLE_ATTRIBUTES => {METADATA => {'OWNER' => 'data-team'}, CONFIGURATION => "
+                    "{'hbase.hstore.blockingStoreFiles' => '20'}}}");
+  EXPECT_HAS(r.out, "VERSIONS => '5'");  // kept by the alter
+  r = E("alter 't1', {NAME => 'cf', KEEP_DELETED_CELLS => true}");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "KEEP_DELETED_CELLS => 'TRUE' is not supported by Basalt");
   r = E("alter 't1', 'delete' => 'nosuch'");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_HAS(r.err, "has no family 'nosuch'");

@@ -140,7 +140,11 @@ const std::vector<Spec>& Specs() {
        "MAX_FILESIZE => bytes sets the size past which the table's regions split on their own (HBase's;\n"
        "the server's region_max_size, 10 GiB, by default; a table's only region splits early, past twice\n"
        "the memstore flush size):\n"
-       "  create 't1', 'cf', MAX_FILESIZE => 1073741824"),
+       "  create 't1', 'cf', MAX_FILESIZE => 1073741824\n"
+       "Settings Basalt has none for are kept and shown back, as HBase's (IN_MEMORY, REPLICATION_SCOPE,\n"
+       "METADATA and CONFIGURATION of a family or of the table); the server refuses the few it would not\n"
+       "honour (KEEP_DELETED_CELLS => true, ...):\n"
+       "  create 't1', {NAME => 'cf', IN_MEMORY => true}, METADATA => {'OWNER' => 'ops'}"),
        CmdCreate},
       {"alter", "ddl", 2, kAny,
        "alter 't1', NAME => 'cf', VERSIONS => 5  |  alter 't1', 'cf2'  |  alter 't1', 'delete' => 'cf'\n"
@@ -148,7 +152,10 @@ const std::vector<Spec>& Specs() {
        "Changes a table's families, as HBase's alter: a family named with settings gets them (its other\n"
        "settings stay), a new one is added, 'delete' drops one; several changes may follow each other.\n"
        "The table's regions reopen with the new families one after another (clients retry meanwhile):\n"
-       "  alter 't1', {NAME => 'cf', VERSIONS => 5, TTL => 86400}, {NAME => 'cf2'}",
+       "  alter 't1', {NAME => 'cf', VERSIONS => 5, TTL => 86400}, {NAME => 'cf2'}\n"
+       "METADATA => {...} and CONFIGURATION => {...} set kept settings (a change of those alone reopens\n"
+       "no region):\n"
+       "  alter 't1', METADATA => {'OWNER' => 'ops'}",
        CmdAlter},
       {"describe", "ddl", 1, 1, "describe 't1'",
        "Shows a table's state, its region count and its families' settings.", CmdDescribe},

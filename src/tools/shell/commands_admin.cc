@@ -20,12 +20,43 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // DDL
 
+using KeptList = std::vector<std::pair<std::string, std::string>>;
+
+// A kept setting's value as HBase's shell writes it: a string's bytes, a number, true or false.
+absl::StatusOr<std::string> KeptValue(const Ctx& c, const Value& v) {
+  if (v.kind == Value::Kind::kBool) return std::string(v.boolean ? "true" : "false");
+  return Bytes(c, v, "a string, a number or true/false");
+}
+
+// Sets `key` in `kept` (replacing its value, or appended).
+void SetKept(KeptList* kept, std::string key, std::string value) {
+  for (auto& [k, v] : *kept) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  kept->emplace_back(std::move(key), std::move(value));
+}
+
+// METADATA => {'key' => 'value', ...} or CONFIGURATION => {...}: settings the server keeps and
+// gives back (HBase's), each set as in `kept`.
+absl::Status KeptFromHash(const Ctx& c, const Value& h, std::string_view what, KeptList* kept) {
+  if (!h.is_hash()) return ArgError(c, h, absl::StrCat("a hash: ", AV(what), " => {'key' => 'value'}"));
+  for (const auto& [k, v] : h.entries) {
+    BASALT_ASSIGN_OR_RETURN(std::string key, Bytes(c, k, absl::StrCat("a ", AV(what), " key"), false));
+    BASALT_ASSIGN_OR_RETURN(std::string value, KeptValue(c, v));
+    SetKept(kept, std::move(key), std::move(value));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h, FamilySettings base = {}) {
   BASALT_RETURN_IF_ERROR(CheckKeys(c, h,
                                    {"NAME", "VERSIONS", "MIN_VERSIONS", "TTL", "BLOCKSIZE", "DATA_BLOCK_ENCODING",
                                     "COMPRESSION", "BLOOMFILTER", "CHECKSUM_TYPE", "BYTES_PER_CHECKSUM",
                                     "BLOCKCACHE", "CACHE_ENCODED", "IN_MEMORY", "KEEP_DELETED_CELLS",
-                                    "REPLICATION_SCOPE"}));
+                                    "REPLICATION_SCOPE", "NEW_VERSION_BEHAVIOR", "METADATA", "CONFIGURATION"}));
   FamilySettings f = std::move(base);
   const Value* name = h.Find("NAME");
   if (name == nullptr) {
@@ -67,39 +98,44 @@ absl::StatusOr<FamilySettings> FamilyFromHash(const Ctx& c, const Value& h, Fami
       BASALT_ASSIGN_OR_RETURN(f.block_cache, Bool(c, v, "true or false for BLOCKCACHE"));
     } else if (key == "CACHE_ENCODED") {
       BASALT_ASSIGN_OR_RETURN(f.cache_encoded, Bool(c, v, "true or false for CACHE_ENCODED"));
+    } else if (key == "METADATA") {
+      BASALT_RETURN_IF_ERROR(KeptFromHash(c, v, "METADATA", &f.metadata));
+    } else if (key == "CONFIGURATION") {
+      BASALT_RETURN_IF_ERROR(KeptFromHash(c, v, "CONFIGURATION", &f.configuration));
     } else {
-      // HBase settings Basalt does not have: accepted at their defaults so HBase scripts run.
-      bool is_default = false;
-      if (key == "REPLICATION_SCOPE") {
-        auto n = Int(c, v, "0");
-        is_default = n.ok() && *n == 0;
-      } else {
-        auto b = Bool(c, v, "false");
-        is_default = b.ok() && !*b;
-      }
-      if (!is_default) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(AV(c.cmd.name), ": ", key, " => ", v.ToString(), " is not supported by Basalt"));
-      }
+      // HBase settings Basalt has none for (IN_MEMORY, REPLICATION_SCOPE, ...): kept as HBase's
+      // shell writes them; the server refuses the ones whose meaning it would not honour.
+      BASALT_ASSIGN_OR_RETURN(std::string value, KeptValue(c, v));
+      if (key == "KEEP_DELETED_CELLS") value = absl::AsciiStrToUpper(value);
+      SetKept(&f.metadata, key, std::move(value));
     }
   }
   return f;
 }
 
 // create's table options (HBase's shell): SPLITS => ['g', 'n'], or NUMREGIONS => 16 with
-// SPLITALGO => 'HexStringSplit' or 'UniformSplit'; MAX_FILESIZE => bytes; TRANSACTIONAL => true.
+// SPLITALGO => 'HexStringSplit' or 'UniformSplit'; MAX_FILESIZE => bytes; TRANSACTIONAL => true;
+// METADATA => {'k' => 'v'} and CONFIGURATION => {...} (kept for the client, not acted on).
 absl::Status TableOptionsFromHash(Ctx& c, const Value& h, std::vector<std::string>* split_keys, TableInfo* info) {
   const Value* splits = h.Find("SPLITS");
   const Value* num = h.Find("NUMREGIONS");
   const Value* algo = h.Find("SPLITALGO");
   for (const auto& [k, v] : h.entries) {
-    if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO" && k.str != "MAX_FILESIZE" &&
-        k.str != "TRANSACTIONAL") {
+    if (k.str == "METADATA") {
+      BASALT_RETURN_IF_ERROR(KeptFromHash(c, v, "METADATA", &info->metadata));
+    } else if (k.str == "CONFIGURATION") {
+      BASALT_RETURN_IF_ERROR(KeptFromHash(c, v, "CONFIGURATION", &info->configuration));
+    } else if (k.str != "SPLITS" && k.str != "NUMREGIONS" && k.str != "SPLITALGO" && k.str != "MAX_FILESIZE" &&
+               k.str != "TRANSACTIONAL") {
       return absl::InvalidArgumentError(
           absl::StrCat("create: table option ", ToStringBinary(k.str),
-                       " is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE and TRANSACTIONAL are); a "
-                       "family is 'cf' or {NAME => 'cf', ...}"));
+                       " is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE, TRANSACTIONAL, METADATA and "
+                       "CONFIGURATION are); a family is 'cf' or {NAME => 'cf', ...}"));
     }
+  }
+  if (splits == nullptr && num == nullptr && algo == nullptr && h.Find("MAX_FILESIZE") == nullptr &&
+      h.Find("TRANSACTIONAL") == nullptr) {
+    return absl::OkStatus();  // METADATA or CONFIGURATION alone
   }
   if (const Value* tx = h.Find("TRANSACTIONAL"); tx != nullptr) {
     // Basalt's: the table is written and read in transactions (docs/DESIGN.md §7).
@@ -196,6 +232,7 @@ absl::StatusOr<Reply> CmdCreate(Ctx& c) {
 //                                               one that exists (the others stay as they are)
 //   {NAME => 'cf', METHOD => 'delete'}, 'delete' => 'cf'   drops the family
 //   MAX_FILESIZE => bytes                       the table's split size
+//   METADATA => {'k' => 'v'}, CONFIGURATION => {...}   the table's kept settings (set or replaced)
 absl::StatusOr<Reply> CmdAlter(Ctx& c) {
   const auto& a = c.cmd.args;
   BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
@@ -231,9 +268,9 @@ absl::StatusOr<Reply> CmdAlter(Ctx& c) {
     if (name == nullptr) {
       std::vector<std::string> no_splits;
       for (const auto& [k, v] : h.entries) {
-        if (k.str != "MAX_FILESIZE") {
+        if (k.str != "MAX_FILESIZE" && k.str != "METADATA" && k.str != "CONFIGURATION") {
           return absl::InvalidArgumentError(absl::StrCat("alter: table option ", ToStringBinary(k.str),
-                                                         " cannot change (MAX_FILESIZE can)"));
+                                                         " cannot change (MAX_FILESIZE, METADATA and CONFIGURATION can)"));
         }
       }
       BASALT_RETURN_IF_ERROR(TableOptionsFromHash(c, h, &no_splits, &info));

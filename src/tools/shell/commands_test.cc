@@ -112,6 +112,39 @@ TEST_F(ShellTest, CreateWithFamilySettings) {
   EXPECT_EQ(server_.tables["t3"].info.families[0].ttl_seconds, 0);
 }
 
+TEST_F(ShellTest, SettingsBasaltHasNoneForAreKeptAndDescribed) {
+  ASSERT_EQ(Run("create 't1', {NAME => 'cf', IN_MEMORY => true, REPLICATION_SCOPE => 1, "
+                "METADATA => {'app' => 'x', 'n' => 7}, CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '20'}}, "
+                "{METADATA => {'OWNER' => 'ops'}}"),
+            0)
+      << err();
+  const TableInfo& info = server_.tables["t1"].info;
+  using Kept = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(info.families[0].metadata, (Kept{{"IN_MEMORY", "true"}, {"REPLICATION_SCOPE", "1"}, {"app", "x"}, {"n", "7"}}));
+  EXPECT_EQ(info.families[0].configuration, (Kept{{"hbase.hstore.blockingStoreFiles", "20"}}));
+  EXPECT_EQ(info.metadata, (Kept{{"OWNER", "ops"}}));
+  ASSERT_EQ(Run("describe 't1'"), 0);
+  EXPECT_NE(out().find("t1, {REGIONS => 1}, {TABLE_ATTRIBUTES => {METADATA => {'OWNER' => 'ops'}}}\n"), std::string::npos)
+      << out();
+  EXPECT_NE(out().find("CACHE_ENCODED => 'false', METADATA => {'IN_MEMORY' => 'true', 'REPLICATION_SCOPE' => '1', "
+                       "'app' => 'x', 'n' => '7'}, CONFIGURATION => {'hbase.hstore.blockingStoreFiles' => '20'}}"),
+            std::string::npos)
+      << out();
+  ASSERT_EQ(Run("describe 't1'", OutputFormat::kJson), 0);
+  EXPECT_NE(out().find("\"METADATA\":{\"OWNER\":\"ops\"}"), std::string::npos) << out();
+  EXPECT_NE(out().find("\"CONFIGURATION\":{\"hbase.hstore.blockingStoreFiles\":\"20\"}"), std::string::npos) << out();
+  // alter sets a key again in place, adds new ones, keeps the rest.
+  ASSERT_EQ(Run("alter 't1', {NAME => 'cf', IN_MEMORY => false, KEEP_DELETED_CELLS => 'false'}, "
+                "METADATA => {'OWNER' => 'team2', 'SLA' => 'gold'}"),
+            0)
+      << err();
+  EXPECT_EQ(info.families[0].metadata, (Kept{{"IN_MEMORY", "false"}, {"REPLICATION_SCOPE", "1"}, {"app", "x"},
+                                             {"n", "7"}, {"KEEP_DELETED_CELLS", "FALSE"}}));
+  EXPECT_EQ(info.metadata, (Kept{{"OWNER", "team2"}, {"SLA", "gold"}}));
+  EXPECT_EQ(Run("create 't2', {NAME => 'cf', METADATA => 'x'}"), 1);
+  EXPECT_TRUE(err().starts_with("ERROR: create: expected a hash: METADATA => {'key' => 'value'}")) << err();
+}
+
 TEST_F(ShellTest, CreatePreSplit) {
   ASSERT_EQ(Run("create 't1', 'cf', SPLITS => ['n', 'g', \"\\x00t\"]"), 0) << err();
   EXPECT_EQ(server_.tables["t1"].split_keys, (std::vector<std::string>{std::string("\0t", 2), "g", "n"}));
@@ -193,16 +226,14 @@ TEST_F(ShellTest, CreateErrors) {
   EXPECT_EQ(Run("create 't1'"), 1);
   EXPECT_EQ(err(), "ERROR: create: a table needs at least one column family: create 't1', 'cf'\n");
   EXPECT_EQ(Run("create 't1', {VERSIONS => 3}"), 1);
-  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE and "
-                   "TRANSACTIONAL are); a family is 'cf' or {NAME => 'cf', ...}\n");
+  EXPECT_EQ(err(), "ERROR: create: table option VERSIONS is not supported (SPLITS, NUMREGIONS, SPLITALGO, MAX_FILESIZE, "
+                   "TRANSACTIONAL, METADATA and CONFIGURATION are); a family is 'cf' or {NAME => 'cf', ...}\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', COMPRESSION => 'LZO'}"), 1);
   EXPECT_EQ(err(), "ERROR: create: COMPRESSION must be one of NONE, SNAPPY, ZLIB, GZ, not 'LZO'\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', VERSIONS => 0}"), 1);
   EXPECT_EQ(err(), "ERROR: create: VERSIONS must be between 1 and 2147483647, not 0\n");
   EXPECT_EQ(Run("create 't1', {NAME => 'cf', FOO => 1}"), 1);
   EXPECT_TRUE(err().starts_with("ERROR: create: unsupported option FOO (supported: NAME, VERSIONS")) << err();
-  EXPECT_EQ(Run("create 't1', {NAME => 'cf', IN_MEMORY => true}"), 1);
-  EXPECT_EQ(err(), "ERROR: create: IN_MEMORY => true is not supported by Basalt\n");
   EXPECT_EQ(Run("create 't1', 'cf', 'cf'"), 1);
   EXPECT_EQ(err(), "ERROR: create: family 'cf' is given twice\n");
   EXPECT_EQ(Run("create 't1', cf"), 1);

@@ -222,6 +222,16 @@ void AppendRowJson(const Result& row, std::string* out) {
   o.Close();
 }
 
+// Kept settings as a JSON object of strings under `key` (nothing when there are none).
+void AppendKeptJson(JsonObject* o, std::string_view key, const std::vector<std::pair<std::string, std::string>>& kept,
+                    std::string* out) {
+  if (kept.empty()) return;
+  o->Key(key);
+  JsonObject k(out);
+  for (const auto& [name, value] : kept) k.Str(name, value);
+  k.Close();
+}
+
 void AppendFamilyJson(const FamilySettings& f, std::string* out) {
   JsonObject o(out);
   o.Str("NAME", f.name);
@@ -236,6 +246,8 @@ void AppendFamilyJson(const FamilySettings& f, std::string* out) {
   o.Uint("BYTES_PER_CHECKSUM", f.bytes_per_checksum);
   o.Bool("BLOCKCACHE", f.block_cache);
   o.Bool("CACHE_ENCODED", f.cache_encoded);
+  AppendKeptJson(&o, "METADATA", f.metadata, out);
+  AppendKeptJson(&o, "CONFIGURATION", f.configuration, out);
   o.Close();
 }
 
@@ -334,6 +346,24 @@ std::string HumanTtl(int64_t seconds) {
   return out + ")";
 }
 
+// Kept settings as HBase's describe shows them: ", METADATA => {'k' => 'v', ...}" (nothing when
+// there are none).
+std::string DescribeKept(std::string_view what, const std::vector<std::pair<std::string, std::string>>& kept) {
+  if (kept.empty()) return "";
+  std::string out = absl::StrCat(", ", AV(what), " => {");
+  for (size_t i = 0; i < kept.size(); ++i) {
+    absl::StrAppend(&out, i ? ", '" : "'", ToStringBinary(kept[i].first), "' => '", ToStringBinary(kept[i].second),
+                    "'");
+  }
+  return out + "}";
+}
+
+// A table's kept settings: ", {TABLE_ATTRIBUTES => {METADATA => {...}, CONFIGURATION => {...}}}".
+std::string DescribeTableKept(const TableInfo& t) {
+  const std::string kept = DescribeKept("METADATA", t.metadata) + DescribeKept("CONFIGURATION", t.configuration);
+  return kept.empty() ? "" : absl::StrCat(", {TABLE_ATTRIBUTES => {", kept.substr(2), "}}");
+}
+
 std::string DescribeFamily(const FamilySettings& f) {
   auto q = [](std::string_view v) { return absl::StrCat("'", AV(ToStringBinary(v)), "'"); };
   return absl::StrCat("{NAME => ", q(f.name), ", VERSIONS => '", f.max_versions, "', MIN_VERSIONS => '",
@@ -342,7 +372,7 @@ std::string DescribeFamily(const FamilySettings& f) {
                       ", BLOOMFILTER => ", q(f.bloom), ", CHECKSUM_TYPE => ", q(f.checksum),
                       ", BYTES_PER_CHECKSUM => '", f.bytes_per_checksum, "', BLOCKCACHE => '",
                       f.block_cache ? "true" : "false", "', CACHE_ENCODED => '", f.cache_encoded ? "true" : "false",
-                      "'}");
+                      "'", DescribeKept("METADATA", f.metadata), DescribeKept("CONFIGURATION", f.configuration), "}");
 }
 
 std::string FormatHuman(const Reply& r) {
@@ -377,7 +407,8 @@ std::string FormatHuman(const Reply& r) {
                       r.info.max_file_size > 0 ? absl::StrCat(", {MAX_FILESIZE => '", r.info.max_file_size, "'}")
                                                : "",
                       r.info.transactional ? ", {TRANSACTIONAL => 'true'}" : "",
-                      r.info.queue ? ", {QUEUE => 'true'}" : "", "\nCOLUMN FAMILIES DESCRIPTION\n");
+                      r.info.queue ? ", {QUEUE => 'true'}" : "",
+                      DescribeTableKept(r.info), "\nCOLUMN FAMILIES DESCRIPTION\n");
       for (const FamilySettings& f : r.info.families) absl::StrAppend(&out, DescribeFamily(f), "\n");
       absl::StrAppend(&out, "\n", RowCount(r.info.families.size()));
       break;
@@ -451,6 +482,8 @@ std::string FormatJson(const Reply& r) {
     case Reply::Kind::kDescribe:
       o.Bool("enabled", r.info.enabled);
       if (!r.info.open_error.empty()) o.Str("open_error", r.info.open_error);
+      AppendKeptJson(&o, "METADATA", r.info.metadata, &out);
+      AppendKeptJson(&o, "CONFIGURATION", r.info.configuration, &out);
       o.Key("families");
       out.push_back('[');
       for (size_t i = 0; i < r.info.families.size(); ++i) {
