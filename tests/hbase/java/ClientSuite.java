@@ -155,6 +155,19 @@ public final class ClientSuite {
           "the refusal names KEEP_DELETED_CELLS: " + expected.getMessage());
     }
     check(!admin.tableExists(TableName.valueOf("hb_refused")), "a refused table is not created");
+    // An application that compares the descriptor it wants with the one it reads (and alters
+    // when they differ) finds them equal.
+    TableDescriptor wanted = TableDescriptorBuilder.newBuilder(TableName.valueOf("hb_same"))
+        .setValue(Bytes.toBytes("app.table"), Bytes.toBytes("same"))
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(4).setInMemory(true)
+            .setConfiguration("hbase.hstore.blockingStoreFiles", "20").build())
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.of(G)).build();
+    admin.createTable(wanted);
+    TableDescriptor same = admin.getDescriptor(wanted.getTableName());
+    check(TableDescriptor.COMPARATOR.compare(wanted, same) == 0,
+        "the descriptor read back equals the one created:\n  wanted " + wanted + "\n  got    " + same);
+    admin.disableTable(wanted.getTableName());
+    admin.deleteTable(wanted.getTableName());
     // The cluster as the Admin sees it: its live servers (a standalone server: itself), the
     // master, the namespaces.
     org.apache.hadoop.hbase.ClusterMetrics cluster = admin.getClusterMetrics();
