@@ -203,6 +203,16 @@ absl::Status RegionImpl::Recover() {
     BASALT_RETURN_IF_ERROR(store->OpenFiles(it->second, m.references));
   }
   for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
+  // Block files of families the descriptor no longer has (a modify of the table dropped them),
+  // by family: set aside once the log has replayed (below).
+  std::map<std::string, std::vector<std::string>> dropped;
+  for (const auto& [name, files] : m.files) {
+    if (stores_.count(name)) continue;
+    for (uint64_t num : files) {
+      if (auto it = block_files.find(num); it != block_files.end()) dropped[name].push_back(it->second);
+    }
+    if (!files.empty()) dropped[name];  // (references only: they leave the manifest all the same)
+  }
   // Block files the manifest does not list. Numbered below its next_file_number, the manifest
   // vouches for them being obsolete: they were numbered before it was written and it left them
   // out, so each is a compacted file whose deletion a crash cut short (a reader still held it)
@@ -266,6 +276,18 @@ absl::Status RegionImpl::Recover() {
     last_seq_ = last;
   }
   read_point_ = last;
+  if (!dropped.empty()) {
+    // As in HBase, a dropped family's cells are gone, and a family added again under its name
+    // starts empty. Only now, once the log replayed (an unflushed edit of such a family refused
+    // the open above, with nothing moved): the files leave the manifest, a durable record that
+    // they are obsolete, then go aside to lost+found/ as HBase archives them, never read again.
+    BASALT_RETURN_IF_ERROR(WriteManifest());
+    for (const auto& [family, files] : dropped) {
+      for (const std::string& f : files) {
+        BASALT_RETURN_IF_ERROR(MoveAside(f, absl::StrCat("its family '", family, "' was dropped from the table")));
+      }
+    }
+  }
   if (shared_log()) {
     log_ = options_.server_log->wal();  // only now: Close (also of a region that failed to open) flushes
     if (replay.from_files > 0 || !rs.damage.empty()) {

@@ -235,6 +235,54 @@ TEST(RegionReplay, LogEditsOfAFamilyTheDescriptorLacksRefuseToOpen) {
   EXPECT_EQ((*got)[0].value, "acked");
 }
 
+// A family dropped from the descriptor (a modify of the table) takes its cells with it: opened
+// without it, its block files go aside to lost+found/; opened with it again, it starts empty
+// (as HBase's). The other family keeps its cells, and a reopen changes nothing more.
+TEST(RegionReplay, AFamilyDroppedFromTheDescriptorIsEmptyWhenAddedAgain) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/r";
+  {
+    auto r = Region::Open(RegionOptions{}, Families({"a", "b"}), path);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE((*r)->Put("row", "a", "q", "kept").ok());
+    ASSERT_TRUE((*r)->Put("row", "b", "q", "dropped").ok());
+    ASSERT_TRUE((*r)->Flush().ok());
+    ASSERT_TRUE((*r)->Put("row2", "b", "q", "dropped too").ok());
+    ASSERT_TRUE((*r)->Close().ok());  // flushes: b has two block files
+  }
+  auto aside = [&] {
+    std::vector<std::string> names;
+    if (!std::filesystem::exists(path + "/lost+found")) return names;
+    for (const auto& e : std::filesystem::directory_iterator(path + "/lost+found")) {
+      names.push_back(e.path().filename().string());
+    }
+    return names;
+  };
+  for (int open = 0; open < 2; ++open) {
+    auto a_only = Region::Open(RegionOptions{}, Families({"a"}), path);
+    ASSERT_TRUE(a_only.ok()) << a_only.status();
+    auto got = (*a_only)->Get("row");
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_EQ((*got)[0].value, "kept");
+    ASSERT_TRUE((*a_only)->Close().ok());
+    EXPECT_EQ(aside().size(), 2u) << "open " << open;  // b's two files, once
+  }
+  auto both = Region::Open(RegionOptions{}, Families({"a", "b"}), path);
+  ASSERT_TRUE(both.ok()) << both.status();
+  for (const char* row : {"row", "row2"}) {
+    ReadSpec spec;
+    spec.columns.push_back({"b", {}});
+    auto got = (*both)->Get(row, spec);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(got->empty()) << row << ": a cell of the dropped family came back";
+  }
+  auto a = (*both)->Get("row");
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->size(), 1u);
+  EXPECT_EQ((*a)[0].value, "kept");
+}
+
 // Read-modify-write under the row lock: concurrent counters never lose an update, and an error
 // from the update function writes nothing.
 TEST_F(RegionRaces, MutateRowWithIsAtomicAgainstConcurrentUpdates) {
