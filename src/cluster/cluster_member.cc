@@ -95,6 +95,29 @@ absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const s
   return made.status();
 }
 
+absl::Status PublishHBaseMaster(ZooKeeper* zk, const ClusterPaths& paths, const std::optional<ServerRegistration>& master) {
+  const std::string path = paths.hbase_master();
+  if (!master.has_value()) {
+    absl::Status s = zk->Delete(path);
+    return absl::IsNotFound(s) ? absl::OkStatus() : s;
+  }
+  absl::StatusOr<std::string> made =
+      zk->Create(path, master->Encode(), ZooKeeper::Mode::kPersistent, ZooKeeper::Readers::kAnyone);
+  if (absl::IsAlreadyExists(made.status())) return zk->Set(path, master->Encode());
+  return made.status();
+}
+
+absl::StatusOr<ServerRegistration> ReadHBaseMaster(ZooKeeper* zk, const ClusterPaths& paths) {
+  BASALT_ASSIGN_OR_RETURN(std::optional<ZkNode> node, zk->Get(paths.hbase_master()));
+  if (!node.has_value()) {
+    return absl::NotFoundError(absl::StrCat("the active master serves no HBase port (", paths.hbase_master(),
+                                            " is missing)"));
+  }
+  absl::StatusOr<ServerRegistration> reg = ServerRegistration::Decode(node->data);
+  if (!reg.ok()) return absl::DataLossError(absl::StrCat(paths.hbase_master(), ": ", reg.status().message()));
+  return reg;
+}
+
 namespace {
 // Calls `method` of the active master's Admin service (meta-server names it), with a 30 s
 // deadline.
@@ -274,7 +297,8 @@ absl::Status CheckZooKeeperClosed(ZooKeeper* zk, const ClusterPaths& paths) {
         "ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
   }
   for (const std::string& path : {paths.parent, paths.live(), paths.servers(), paths.fenced(), paths.masters(),
-                                  paths.meta_server(), paths.active_master(), paths.acl(), paths.quota()}) {
+                                  paths.meta_server(), paths.active_master(), paths.hbase_master(), paths.acl(),
+                                  paths.quota()}) {
     absl::StatusOr<bool> open = zk->OpenToAnyone(path);
     if (absl::IsNotFound(open.status())) continue;
     if (!open.ok()) return open.status();

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct ClusterPaths {
   std::string masters() const { return parent + "/master"; }
   std::string meta_server() const { return parent + "/meta-server"; }
   std::string active_master() const { return parent + "/active-master"; }
+  // The active master's HBase port (docs/DESIGN.md §15), for region servers' registries.
+  std::string hbase_master() const { return parent + "/hbase-master"; }
   std::string acl() const { return parent + "/acl"; }
   std::string quota() const { return parent + "/quota"; }
 };
@@ -77,6 +80,12 @@ absl::StatusOr<std::vector<ServerRegistration>> LiveRegistrations(ZooKeeper* zk,
 
 // Names `server` as the one holding basalt:meta, for clients to find.
 absl::Status PublishMetaServer(ZooKeeper* zk, const ClusterPaths& paths, const std::string& server);
+// The active master's HBase port: `master` (its name, start code and `hbase` address) published
+// by a master once it serves one, for region servers to name to HBase clients; nullopt: the
+// active master has none, and an earlier master's record goes. ReadHBaseMaster: NotFound when
+// no master publishes one.
+absl::Status PublishHBaseMaster(ZooKeeper* zk, const ClusterPaths& paths, const std::optional<ServerRegistration>& master);
+absl::StatusOr<ServerRegistration> ReadHBaseMaster(ZooKeeper* zk, const ClusterPaths& paths);
 // Asks the active master (named in ZooKeeper) to split region `encoded_name`: what a region
 // server does when one of its regions passes the split size (HBase's region server reports the
 // split it wants to the master, which runs it). Returns the master's answer.

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "src/base/config.h"
 #include "src/front/grpc_server.h"
+#include "src/front/hbase/client_meta.h"
 #include "src/schema/meta.h"
 #include "src/services/service.h"
 #include "src/catalog/catalog.h"
@@ -353,7 +354,12 @@ absl::Status Master::Serve() {
   }
   Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
                    absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));
-  if (!options_.hbase_listen.empty()) BASALT_RETURN_IF_ERROR(ServeHBase(host));
+  if (!options_.hbase_listen.empty()) {
+    BASALT_RETURN_IF_ERROR(ServeHBase(host));
+  } else {
+    // An earlier master's HBase port is no longer the cluster's.
+    BASALT_RETURN_IF_ERROR(server::PublishHBaseMaster(zk_.get(), p, std::nullopt));
+  }
   if (!options_.port_file.empty()) {
     BASALT_RETURN_IF_ERROR(Env::Default()->WriteFileDurably(options_.port_file, absl::StrCat(grpc_->port(), "\n")));
   }
@@ -368,7 +374,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
   ho.advertised_host = host;
   ho.start_code = absl::ToUnixMillis(absl::Now());
   // One id for the cluster, whichever master is active (HBase's hbase.id).
-  ho.cluster_id = absl::StrCat("basalt", options_.paths.parent);
+  ho.cluster_id = hbase::ClusterIdForParent(options_.paths.parent);
   ho.schedule = grpc_->Scheduler();
   ho.quotas = quotas_.get();
   ho.admit = [this] { return CheckLeading(); };
@@ -378,6 +384,12 @@ absl::Status Master::ServeHBase(const std::string& host) {
     return absl::Status(s.code(), absl::StrCat("the HBase port (", options_.hbase_listen, "): ", s.message()));
   }
   if (options_.metrics != nullptr) hbase_->RegisterMetrics(options_.metrics);
+  // For the region servers' registries (HBase 2.6 clients may bootstrap from them).
+  server::ServerRegistration me;
+  me.name = options_.name;
+  me.start_code = ho.start_code;
+  me.hbase = absl::StrCat(host, ":", hbase_->port());
+  BASALT_RETURN_IF_ERROR(server::PublishHBaseMaster(zk_.get(), options_.paths, me));
   hbase::ZkPublisher::Options zp;
   zp.session.quorum = options_.zk.quorum;
   zp.session.session_timeout = options_.zk.session_timeout;

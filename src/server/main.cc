@@ -30,6 +30,7 @@
 #include "src/cluster/cluster_member.h"
 #include "src/base/config.h"
 #include "src/front/grpc_server.h"
+#include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/hbase_front.h"
 #include "src/front/hbase/hbase_zk.h"
 #include "src/front/hbase/zk_records.h"
@@ -306,12 +307,20 @@ int Run(int argc, char** argv) {
     ho.port.log = [](std::string_view line) { log::Warning(absl::StrCat("hbase port: ", AV(line))); };
     ho.advertised_host = host;
     ho.start_code = start_code;
-    ho.cluster_id = absl::StrCat("basalt-", host, ":", server.port());
+    ho.cluster_id =
+        config.cluster ? hbase::ClusterIdForParent(paths.parent) : absl::StrCat("basalt-", host, ":", server.port());
     ho.schedule = server.Scheduler();
     ho.scanner_lease_ms = config.scanner_lease_ms;
     ho.quotas = quotas->get();
     // A cluster's region server serves its regions; the master the rest (and the records).
-    if (config.cluster) ho.role = hbase::HBaseFront::Options::Role::kRegionServer;
+    if (config.cluster) {
+      ho.role = hbase::HBaseFront::Options::Role::kRegionServer;
+      ho.active_master = [&joined_zk, &paths]() -> absl::StatusOr<ServerRegistration> {
+        ZooKeeper* z = joined_zk.load();
+        if (z == nullptr) return absl::UnavailableError("it has not joined its cluster yet");
+        return ReadHBaseMaster(z, paths);
+      };
+    }
     hbase_front = std::make_unique<hbase::HBaseFront>(ho, &data, &admin);
     absl::Status s = hbase_front->Start();
     if (s.ok() && !config.hbase_port_file.empty()) {

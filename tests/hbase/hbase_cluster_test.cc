@@ -21,7 +21,8 @@ class HBaseClusterTest : public ClusterFixture {
     master_ = StartMaster("m1", 0, 1000, "", {"--hbase_listen=127.0.0.1:0", "--hbase_znode_parent=" + hbase_parent_});
     ASSERT_TRUE(master_);
     for (int i = 0; i < n; ++i) {
-      servers_.push_back(NewServer(1000, {"--hbase_listen=127.0.0.1:0"}));
+      servers_.push_back(
+          NewServer(1000, {"--hbase_listen=127.0.0.1:0", absl::StrCat("--hbase_port_file=", dir_.path(), "/rs", i, ".hbase")}));
       ASSERT_TRUE(servers_.back()->Start().ok());
     }
     ASSERT_TRUE(Eventually([&] {
@@ -56,6 +57,15 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   EXPECT_EQ(*ours, ReadFile(dump));
   // hb_keep's regions are on more than one server: the suite's scans crossed servers.
   EXPECT_GE(RegionsPerServer(conn_.get(), "hb_keep").size(), 2u);
+
+  // HBase 2.6's RPC registry may name region servers alone (hbase.client.bootstrap.servers):
+  // a region server's registry names the active master, and the client reads through it.
+  std::string rs_port = ReadFile(dir_.path() + "/rs0.hbase");
+  while (!rs_port.empty() && rs_port.back() == '\n') rs_port.pop_back();
+  ASSERT_FALSE(rs_port.empty());
+  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {"127.0.0.1:" + rs_port, "hb_keep", "3"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_NE(probe->output.find("ALL 3 READ"), std::string::npos) << probe->output;
 
   ASSERT_TRUE(conn_->GetAdmin()->CreateTable(TableNamed("hb_faults"), {"w001000"}).ok());
   constexpr int kRows = 2400;

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "proto/hbase/hbase_cluster.pb.h"
 #include "src/front/hbase/rpc_codec.h"
 
@@ -19,6 +22,12 @@ struct ClusterFacts {
   ServerName meta_server;            // where hbase:meta is served
   std::vector<ServerName> bootstrap; // servers a client may ask next time
 };
+
+// A cluster's id (HBase's hbase.id), the same from its master and every region server: from
+// the cluster's ZooKeeper parent (ClusterPaths::parent).
+inline std::string ClusterIdForParent(std::string_view cluster_parent) {
+  return absl::StrCat("basalt", AV(cluster_parent));
+}
 
 inline constexpr char kClientMetaService[] = "ClientMetaService";
 inline constexpr char kDoNotRetry[] = "org.apache.hadoop.hbase.DoNotRetryIOException";

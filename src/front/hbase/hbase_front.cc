@@ -270,6 +270,33 @@ struct HBaseFront::Impl {
                        kUnknownRegion);
   }
 
+  // ClientMetaService on a region server (Options::active_master): this cluster's id, and the
+  // active master as the master and hbase:meta's server; this server and the master as bootstrap
+  // nodes. No master with an HBase port: java.io.IOException, which the client retries.
+  void AnswerRegistryForTheMaster(const Call& call, Responder* r) {
+    absl::StatusOr<server::ServerRegistration> master = options.active_master();
+    std::optional<ServerName> sn;
+    if (master.ok()) {
+      sn = ServerNameOfRegistration(*master);
+      if (!sn.has_value()) {
+        master = absl::DataLossError(absl::StrCat("the active master's HBase address '", master->hbase, "' does not parse"));
+      }
+    }
+    if (!master.ok()) {
+      r->Send(EncodeException(call.header.call_id(), "java.io.IOException",
+                              absl::StrCat("this region server (", SelfAddress(), ") cannot name the active master: ",
+                                           master.status().message()),
+                              /*do_not_retry=*/false));
+      return;
+    }
+    ClusterFacts facts;
+    facts.cluster_id = options.cluster_id;
+    facts.active_master = *sn;
+    facts.meta_server = *sn;
+    facts.bootstrap = {Self(), *sn};
+    r->Send(AnswerClientMeta(call, facts));
+  }
+
   ServerName Self() const { return ServerNameOf(options.advertised_host, port->port(), options.start_code); }
   std::string SelfAddress() const { return absl::StrCat(options.advertised_host, ":", port->port()); }
 
@@ -290,6 +317,13 @@ struct HBaseFront::Impl {
                                service == kClientService ? AsException(std::move(s), kNotServingRegion) : s));
         return;
       }
+    }
+    if (options.role == Options::Role::kRegionServer && service == kClientMetaService && options.active_master) {
+      // The registry of a region server: the facts are the active master's, read from ZooKeeper
+      // (off the loop thread).
+      auto shared = std::make_shared<std::pair<Call, std::unique_ptr<Responder>>>(std::move(call), std::move(r));
+      Run([this, shared] { AnswerRegistryForTheMaster(shared->first, shared->second.get()); });
+      return;
     }
     if (options.role == Options::Role::kRegionServer && (service == kClientMetaService || service == kMasterService)) {
       r->Send(EncodeException(call.header.call_id(), kDoNotRetry,

@@ -60,7 +60,8 @@ class HBaseFront {
     //                  whose regions name the region servers' HBase ports; a call naming a
     //                  table's region gets NotServingRegionException
     //   kRegionServer  a region server's: ClientService and AdminService for the regions open
-    //                  here; hbase:meta, the registry and MasterService are the master's
+    //                  here; hbase:meta and MasterService are the master's, and the registry
+    //                  names the master (active_master)
     enum class Role { kStandalone, kMaster, kRegionServer };
     Role role = Role::kStandalone;
     // A master's: the live region servers' registrations (HOST:PORT of gRPC, start code, and
@@ -70,6 +71,11 @@ class HBaseFront {
     // Each call is admitted by this first (a master that is no longer the active one refuses);
     // empty: every call.
     std::function<absl::Status()> admit;
+    // A region server's: the active master's registration with its HBase port
+    // (server::ReadHBaseMaster), which the registry (ClientMetaService) here names as the master
+    // and hbase:meta's server, as HBase 2.6's region servers answer a client whose
+    // hbase.client.bootstrap.servers names them. Empty: the registry is refused here.
+    std::function<absl::StatusOr<server::ServerRegistration>()> active_master;
   };
 
   // The services must outlive the front end.
