@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
+#include "proto/kept_settings.h"
 #include "common/status.h"
 
 namespace basalt::client_internal {
@@ -17,8 +18,8 @@ TableInfo FromProto(const rpc::DescribeTableResponse& d) {
   t.max_file_size = d.table().max_file_size();
   t.transactional = d.table().transactional();
   t.queue = d.table().queue();
-  t.metadata = client_internal::FromProto(d.table().kept_attributes());
-  t.configuration = client_internal::FromProto(d.table().kept_configuration());
+  t.metadata = rpc::KeptFromProto(d.table().kept_attributes());
+  t.configuration = rpc::KeptFromProto(d.table().kept_configuration());
   for (const rpc::FamilyDescriptor& f : d.table().families()) t.families.push_back(client_internal::FromProto(f));
   return t;
 }
@@ -31,8 +32,8 @@ absl::Status Descriptor(const TableInfo& table, rpc::TableDescriptor* out) {
   out->set_max_file_size(table.max_file_size);
   out->set_transactional(table.transactional);
   out->set_queue(table.queue);
-  ToProto(table.metadata, out->mutable_kept_attributes());
-  ToProto(table.configuration, out->mutable_kept_configuration());
+  rpc::KeptToProto(table.metadata, out->mutable_kept_attributes());
+  rpc::KeptToProto(table.configuration, out->mutable_kept_configuration());
   for (const FamilySettings& f : table.families) BASALT_RETURN_IF_ERROR(ToProto(f, out->add_families()));
   return absl::OkStatus();
 }

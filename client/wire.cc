@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "basalt/family_values.h"
 #include "common/status.h"
+#include "proto/kept_settings.h"
 
 namespace basalt::client_internal {
 
@@ -279,24 +280,9 @@ absl::Status ToProto(const FamilySettings& f, rpc::FamilyDescriptor* out) {
   out->set_bytes_per_checksum(f.bytes_per_checksum);
   out->set_block_cache(f.block_cache);
   out->set_cache_encoded(f.cache_encoded);
-  ToProto(f.metadata, out->mutable_kept_attributes());
-  ToProto(f.configuration, out->mutable_kept_configuration());
+  rpc::KeptToProto(f.metadata, out->mutable_kept_attributes());
+  rpc::KeptToProto(f.configuration, out->mutable_kept_configuration());
   return absl::OkStatus();
-}
-
-void ToProto(const KeptList& kept, google::protobuf::RepeatedPtrField<rpc::KeptSetting>* out) {
-  for (const auto& [k, v] : kept) {
-    rpc::KeptSetting* s = out->Add();
-    s->set_key(k);
-    s->set_value(v);
-  }
-}
-
-KeptList FromProto(const google::protobuf::RepeatedPtrField<rpc::KeptSetting>& kept) {
-  KeptList out;
-  out.reserve(kept.size());
-  for (const rpc::KeptSetting& k : kept) out.emplace_back(k.key(), k.value());
-  return out;
 }
 
 FamilySettings FromProto(const rpc::FamilyDescriptor& f) {
@@ -313,8 +299,8 @@ FamilySettings FromProto(const rpc::FamilyDescriptor& f) {
   s.bytes_per_checksum = f.bytes_per_checksum() == 0 ? 16 * 1024 : f.bytes_per_checksum();
   s.block_cache = f.has_block_cache() ? f.block_cache() : true;
   s.cache_encoded = f.cache_encoded();
-  s.metadata = FromProto(f.kept_attributes());
-  s.configuration = FromProto(f.kept_configuration());
+  s.metadata = rpc::KeptFromProto(f.kept_attributes());
+  s.configuration = rpc::KeptFromProto(f.kept_configuration());
   return s;
 }
 

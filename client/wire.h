@@ -5,8 +5,6 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,10 +41,6 @@ Result FromProto(rpc::Row&& row);
 // the valid values. Printed names are upper case (compression ZLIB, also for "GZ").
 absl::Status ToProto(const FamilySettings& f, rpc::FamilyDescriptor* out);
 FamilySettings FromProto(const rpc::FamilyDescriptor& f);
-// Kept settings (FamilySettings::metadata, configuration) on the wire and back.
-using KeptList = std::vector<std::pair<std::string, std::string>>;
-void ToProto(const KeptList& kept, google::protobuf::RepeatedPtrField<rpc::KeptSetting>* out);
-KeptList FromProto(const google::protobuf::RepeatedPtrField<rpc::KeptSetting>& kept);
 absl::StatusOr<rpc::DataBlockEncoding> ParseEncoding(std::string_view name);
 absl::StatusOr<rpc::Compression> ParseCompression(std::string_view name);
 absl::StatusOr<rpc::BloomType> ParseBloom(std::string_view name);

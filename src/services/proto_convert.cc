@@ -4,6 +4,7 @@
 #include "basalt/family_values.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "proto/kept_settings.h"
 
 namespace basalt::server {
 
@@ -64,42 +65,20 @@ rpc::FamilyDescriptor FamilyToProto(const FamilyOptions& f) {
   return fd;
 }
 
-namespace {
-
-using KeptList = std::vector<std::pair<std::string, std::string>>;
-using KeptProto = google::protobuf::RepeatedPtrField<rpc::KeptSetting>;
-
-KeptList KeptFromProto(const KeptProto& in) {
-  KeptList out;
-  out.reserve(in.size());
-  for (const rpc::KeptSetting& k : in) out.emplace_back(k.key(), k.value());
-  return out;
-}
-
-void KeptToProto(const KeptList& in, KeptProto* out) {
-  for (const auto& [k, v] : in) {
-    rpc::KeptSetting* s = out->Add();
-    s->set_key(k);
-    s->set_value(v);
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<TableSpec> TableFromProto(const rpc::TableDescriptor& td) {
   TableSpec spec;
   spec.name = td.name();
   spec.max_file_size = td.max_file_size();
   spec.transactional = td.transactional();
   spec.queue = td.queue();
-  spec.kept = {KeptFromProto(td.kept_attributes()), KeptFromProto(td.kept_configuration())};
+  spec.kept = {rpc::KeptFromProto(td.kept_attributes()), rpc::KeptFromProto(td.kept_configuration())};
   BASALT_RETURN_IF_ERROR(ValidateTableName(spec.name));
   for (const rpc::FamilyDescriptor& fd : td.families()) {
     absl::StatusOr<FamilyOptions> f = FamilyFromProto(fd);
     if (!f.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("table '", spec.name, "': ", f.status().message()));
     }
-    KeptSettings kept{KeptFromProto(fd.kept_attributes()), KeptFromProto(fd.kept_configuration())};
+    KeptSettings kept{rpc::KeptFromProto(fd.kept_attributes()), rpc::KeptFromProto(fd.kept_configuration())};
     if (!kept.empty()) spec.kept_by_family[f->name] = std::move(kept);
     spec.families.push_back(*std::move(f));
   }
@@ -113,14 +92,14 @@ rpc::TableDescriptor TableToProto(const TableSpec& spec) {
   td.set_max_file_size(spec.max_file_size);
   td.set_transactional(spec.transactional);
   td.set_queue(spec.queue);
-  KeptToProto(spec.kept.attributes, td.mutable_kept_attributes());
-  KeptToProto(spec.kept.configuration, td.mutable_kept_configuration());
+  rpc::KeptToProto(spec.kept.attributes, td.mutable_kept_attributes());
+  rpc::KeptToProto(spec.kept.configuration, td.mutable_kept_configuration());
   for (const FamilyOptions& f : spec.families) {
     rpc::FamilyDescriptor* fd = td.add_families();
     *fd = FamilyToProto(f);
     if (auto it = spec.kept_by_family.find(f.name); it != spec.kept_by_family.end()) {
-      KeptToProto(it->second.attributes, fd->mutable_kept_attributes());
-      KeptToProto(it->second.configuration, fd->mutable_kept_configuration());
+      rpc::KeptToProto(it->second.attributes, fd->mutable_kept_attributes());
+      rpc::KeptToProto(it->second.configuration, fd->mutable_kept_configuration());
     }
   }
   return td;

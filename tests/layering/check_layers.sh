@@ -6,7 +6,8 @@
 #               includes nothing of the project)
 #   vocab <- common <- storage <- src
 #   vocab <- common <- transport <- client (which only src/tools/ and tests include), src
-#   proto (generated gRPC code) <- transport, client, src
+#   proto (generated gRPC code, and small helpers on its messages that include only it)
+#     <- transport, client, src
 #
 # An include "basalt/x.h" names the vocabulary when vocab/include/basalt/x.h exists, and the
 # client's public API (client/include/basalt/) otherwise. The client's public headers may include
@@ -31,6 +32,7 @@ cd "$root"
 allowed() {
   case "$1" in
     vocab) echo "vocab" ;;
+    proto) echo "proto" ;;
     common) echo "vocab common" ;;
     storage) echo "vocab common storage" ;;
     transport) echo "vocab common proto transport" ;;
@@ -68,7 +70,7 @@ report() {
 # missing there). Only the module directories are searched: build trees (build*/, or wherever
 # cmake -B put one) hold generated code that is not the project's to check. A new module is added
 # here and to allowed() above.
-files=$(find vocab common storage transport client src tests -type f \( -name '*.h' -o -name '*.cc' \) | LC_ALL=C sort)
+files=$(find vocab common proto storage transport client src tests -type f \( -name '*.h' -o -name '*.cc' \) | LC_ALL=C sort)
 [ -n "$files" ] || { echo "layering: no source files under $(pwd)"; exit 1; }
 for f in $files; do
   module="${f%%/*}"
