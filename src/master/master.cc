@@ -11,6 +11,7 @@
 #include "src/base/config.h"
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/client_meta.h"
+#include "src/front/hbase/hbase_services.h"
 #include "src/schema/meta.h"
 #include "src/services/service.h"
 #include "src/catalog/catalog.h"
@@ -368,18 +369,22 @@ absl::Status Master::Serve() {
 
 absl::Status Master::ServeHBase(const std::string& host) {
   hbase::HBaseFront::Options ho;
-  ho.role = hbase::HBaseFront::Options::Role::kMaster;
   ho.port.listen = options_.hbase_listen;
   ho.port.log = [this](std::string_view line) { Log(absl::StrCat("hbase port: ", AV(line))); };
   ho.advertised_host = host;
   ho.start_code = absl::ToUnixMillis(absl::Now());
-  // One id for the cluster, whichever master is active (HBase's hbase.id).
-  ho.cluster_id = hbase::ClusterIdForParent(options_.paths.parent);
   ho.schedule = grpc_->Scheduler();
-  ho.quotas = quotas_.get();
   ho.admit = [this] { return CheckLeading(); };
-  ho.region_servers = [this] { return server::LiveRegistrations(zk_.get(), options_.paths); };
-  hbase_ = std::make_unique<hbase::HBaseFront>(ho, data_.get(), admin_.get());
+  ho.process = "the active master";
+  hbase::ServiceParts parts;
+  parts.data = data_.get();
+  parts.admin = admin_.get();
+  parts.quotas = quotas_.get();
+  // One id for the cluster, whichever master is active (HBase's hbase.id).
+  parts.cluster_id = hbase::ClusterIdForParent(options_.paths.parent);
+  parts.log = [this](std::string_view line) { Log(line); };
+  hbase_ = std::make_unique<hbase::HBaseFront>(ho);
+  hbase::ServeAsMaster(hbase_.get(), parts, [this] { return server::LiveRegistrations(zk_.get(), options_.paths); });
   if (absl::Status s = hbase_->Start(); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("the HBase port (", options_.hbase_listen, "): ", s.message()));
   }
@@ -395,7 +400,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
   zp.session.session_timeout = options_.zk.session_timeout;
   zp.parent = options_.hbase_znode_parent;
   zp.self = hbase::ServerNameOf(host, hbase_->port(), static_cast<uint64_t>(ho.start_code));
-  zp.cluster_id = ho.cluster_id;
+  zp.cluster_id = parts.cluster_id;
   zp.log = [this](std::string_view line) { Log(line); };
   zp.entitled = [this] { return Leading(); };  // never over a successor's records
   absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);

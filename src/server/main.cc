@@ -32,6 +32,7 @@
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/hbase_front.h"
+#include "src/front/hbase/hbase_services.h"
 #include "src/front/hbase/hbase_zk.h"
 #include "src/front/hbase/zk_records.h"
 #include "src/base/http_front.h"
@@ -307,21 +308,27 @@ int Run(int argc, char** argv) {
     ho.port.log = [](std::string_view line) { log::Warning(absl::StrCat("hbase port: ", AV(line))); };
     ho.advertised_host = host;
     ho.start_code = start_code;
-    ho.cluster_id =
-        config.cluster ? hbase::ClusterIdForParent(paths.parent) : absl::StrCat("basalt-", host, ":", server.port());
     ho.schedule = server.Scheduler();
-    ho.scanner_lease_ms = config.scanner_lease_ms;
-    ho.quotas = quotas->get();
+    ho.process = config.cluster ? "a region server" : "a standalone server";
+    hbase::ServiceParts parts;
+    parts.data = &data;
+    parts.admin = &admin;
+    parts.quotas = quotas->get();
+    parts.cluster_id =
+        config.cluster ? hbase::ClusterIdForParent(paths.parent) : absl::StrCat("basalt-", host, ":", server.port());
+    parts.scanner_lease_ms = config.scanner_lease_ms;
+    parts.log = [](std::string_view line) { log::Warning(line); };
+    hbase_front = std::make_unique<hbase::HBaseFront>(ho);
     // A cluster's region server serves its regions; the master the rest (and the records).
     if (config.cluster) {
-      ho.role = hbase::HBaseFront::Options::Role::kRegionServer;
-      ho.active_master = [&joined_zk, &paths]() -> absl::StatusOr<ServerRegistration> {
+      hbase::ServeAsRegionServer(hbase_front.get(), parts, [&joined_zk, &paths]() -> absl::StatusOr<ServerRegistration> {
         ZooKeeper* z = joined_zk.load();
         if (z == nullptr) return absl::UnavailableError("it has not joined its cluster yet");
         return ReadHBaseMaster(z, paths);
-      };
+      });
+    } else {
+      hbase::ServeAsStandalone(hbase_front.get(), parts);
     }
-    hbase_front = std::make_unique<hbase::HBaseFront>(ho, &data, &admin);
     absl::Status s = hbase_front->Start();
     if (s.ok() && !config.hbase_port_file.empty()) {
       s = Env::Default()->WriteFileDurably(config.hbase_port_file, absl::StrCat(hbase_front->port(), "\n"));
@@ -341,7 +348,7 @@ int Run(int argc, char** argv) {
       zp.session.session_timeout = absl::Milliseconds(config.zookeeper_session_timeout_ms);
       zp.parent = config.hbase_znode_parent;
       zp.self = hbase::ServerNameOf(host, hbase_front->port(), static_cast<uint64_t>(start_code));
-      zp.cluster_id = ho.cluster_id;
+      zp.cluster_id = parts.cluster_id;
       zp.log = [](std::string_view line) { log::Warning(line); };
       absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
       if (!published.ok()) {

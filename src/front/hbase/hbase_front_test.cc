@@ -5,6 +5,7 @@
 // serve, of a method no service has, of a request that does not parse. The unmodified Java client
 // drives the same port in tests/hbase/ (the `hbase` tier).
 #include "src/front/hbase/hbase_front.h"
+#include "src/front/hbase/hbase_services.h"
 
 #include <memory>
 #include <string>
@@ -70,43 +71,45 @@ class HBaseFrontTest : public ::testing::Test {
     if (front_ != nullptr) front_->Shutdown();
   }
 
-  // Starts the front end as `process` assembles it. Writes and admin calls run on a thread of
-  // their own each, as on the gRPC pool (never on the loop).
+  // Starts the front end as `process` assembles it (hbase_services.h). Writes and admin calls run
+  // on a thread of their own each, as on the gRPC pool (never on the loop).
   void Start(Process process) {
     HBaseFront::Options o;
     o.port.log = [](std::string_view) {};
     o.start_code = 1234;
-    o.cluster_id = "test-cluster";
-    o.info_port = 16030;
     o.schedule = [](std::function<void()> task) { std::thread(std::move(task)).detach(); };
-    o.scanner_lease_ms = scanner_lease_ms_;
-    o.max_scanners = max_scanners_;
+    front_ = std::make_unique<HBaseFront>(o);
+    ServiceParts parts;
+    parts.data = data_.get();
+    parts.admin = admin_.get();
+    parts.cluster_id = "test-cluster";
+    parts.info_port = 16030;
+    parts.scanner_lease_ms = scanner_lease_ms_;
+    parts.max_scanners = max_scanners_;
     switch (process) {
       case Process::kStandalone:
+        ServeAsStandalone(front_.get(), parts);
         break;
       case Process::kMaster:
-        o.role = HBaseFront::Options::Role::kMaster;
-        o.region_servers = [] {
+        ServeAsMaster(front_.get(), parts, [] {
           server::ServerRegistration rs;
           rs.name = "127.0.0.1:16020";
           rs.start_code = 77;
           rs.hbase = "127.0.0.1:16025";
-          return std::vector<server::ServerRegistration>{rs};
-        };
+          return absl::StatusOr<std::vector<server::ServerRegistration>>({rs});
+        });
         break;
       case Process::kRegionServer:
-        o.role = HBaseFront::Options::Role::kRegionServer;
-        o.active_master = [this]() -> absl::StatusOr<server::ServerRegistration> {
+        ServeAsRegionServer(front_.get(), parts, [this]() -> absl::StatusOr<server::ServerRegistration> {
           if (!master_known_) return absl::UnavailableError("no master has published its HBase port");
           server::ServerRegistration m;
           m.name = "master-host:1";
           m.start_code = 99;
           m.hbase = "127.0.0.1:16000";
           return m;
-        };
+        });
         break;
     }
-    front_ = std::make_unique<HBaseFront>(o, data_.get(), admin_.get());
     ASSERT_TRUE(front_->Start().ok());
   }
 
@@ -922,7 +925,11 @@ TEST_F(HBaseFrontTest, ADeposedProcessRefusesEveryCall) {
   HBaseFront::Options o;
   o.port.log = [](std::string_view) {};
   o.admit = [] { return absl::UnavailableError("this master was deposed"); };
-  front_ = std::make_unique<HBaseFront>(o, data_.get(), admin_.get());
+  front_ = std::make_unique<HBaseFront>(o);
+  ServiceParts parts;
+  parts.data = data_.get();
+  parts.admin = admin_.get();
+  ServeAsStandalone(front_.get(), parts);
   ASSERT_TRUE(front_->Start().ok());
   MakeTable("z1");
   const Reply m = Master("GetTableNames", GetTableNamesRequest());

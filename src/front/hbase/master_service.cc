@@ -1,0 +1,490 @@
+#include "src/front/hbase/master_service.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/data_convert.h"
+#include "src/front/hbase/region_names.h"
+#include "src/schema/region_info.h"
+
+namespace basalt::hbase {
+namespace {
+
+absl::Status FamilyRefused(std::string_view table, std::string_view family, std::string_view why) {
+  return AsException(absl::InvalidArgumentError(absl::StrCat("column family '", AV(family), "' of table '", AV(table),
+                                                             "' ", AV(why))),
+                     kInvalidFamilyOperation);
+}
+
+// A table-wide admin call of Basalt's that takes only the table's name.
+absl::Status TableOp(server::AdminService* admin, const std::string& table,
+                     absl::Status (server::AdminService::*op)(const rpc::TableRequest&, rpc::AdminResponse*)) {
+  rpc::TableRequest t;
+  t.set_table(table);
+  rpc::AdminResponse ignored;
+  return (admin->*op)(t, &ignored);
+}
+
+const std::vector<std::string>& Namespaces() {
+  static const std::vector<std::string> all = {kDefaultNamespace, kSystemNamespace};
+  return all;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> Procedures::Run(uint64_t nonce_group, uint64_t nonce, const std::string& what,
+                                         const std::function<absl::Status()>& run) {
+  const std::pair<uint64_t, uint64_t> key{nonce_group, nonce};
+  if (nonce != 0) {
+    absl::MutexLock l(&mu_);
+    for (;;) {
+      auto it = nonces_.find(key);
+      if (it == nonces_.end()) {
+        nonces_.emplace(key, kRunning);  // ours to run
+        break;
+      }
+      if (it->second != kRunning) return it->second;
+      mu_.AwaitWithTimeout(absl::Condition(&settled_), absl::Milliseconds(50));
+      settled_ = false;
+    }
+  }
+  absl::Status s = run();
+  absl::MutexLock l(&mu_);
+  const uint64_t id = s.ok() ? Add(what) : 0;
+  if (nonce != 0) {
+    if (s.ok()) {
+      nonces_[key] = id;
+    } else {
+      nonces_.erase(key);
+    }
+    settled_ = true;
+    if (nonces_.size() > kMax) {
+      for (auto it = nonces_.begin(); it != nonces_.end(); ++it) {
+        if (it->second != kRunning) {
+          nonces_.erase(it);
+          break;
+        }
+      }
+    }
+  }
+  BASALT_RETURN_IF_ERROR(s);
+  return id;
+}
+
+bool Procedures::Known(uint64_t id) const {
+  absl::MutexLock l(&mu_);
+  return done_.count(id) != 0;
+}
+
+uint64_t Procedures::Add(const std::string& what) {
+  const uint64_t id = next_++;
+  done_.emplace(id, what);
+  if (done_.size() > kMax) done_.erase(done_.begin());
+  return id;
+}
+
+MasterService::MasterService(const Options& options) : Service("MasterService"), options_(options) {
+  static constexpr Row<MasterService> kMethods[] = {
+      {"IsMasterRunning", RunOn::kLoop, &MasterService::IsMasterRunning},
+      {"GetTableNames", RunOn::kPool, &MasterService::GetTableNames},
+      {"GetTableDescriptors", RunOn::kPool, &MasterService::GetTableDescriptors},
+      {"CreateTable", RunOn::kPool, &MasterService::CreateTable},
+      {"ModifyTable", RunOn::kPool, &MasterService::ModifyTable},
+      {"GetSchemaAlterStatus", RunOn::kPool, &MasterService::GetSchemaAlterStatus},
+      {"AddColumn", RunOn::kPool, &MasterService::AddColumn},
+      {"ModifyColumn", RunOn::kPool, &MasterService::ModifyColumn},
+      {"DeleteColumn", RunOn::kPool, &MasterService::DeleteColumn},
+      {"DisableTable", RunOn::kPool, &MasterService::DisableTable},
+      {"EnableTable", RunOn::kPool, &MasterService::EnableTable},
+      {"DeleteTable", RunOn::kPool, &MasterService::DeleteTable},
+      {"truncateTable", RunOn::kPool, &MasterService::TruncateTable},
+      {"getProcedureResult", RunOn::kPool, &MasterService::GetProcedureResult},
+      {"GetTableState", RunOn::kPool, &MasterService::GetTableState},
+      {"ListNamespaces", RunOn::kPool, &MasterService::ListNamespaces},
+      {"ListNamespaceDescriptors", RunOn::kPool, &MasterService::ListNamespaceDescriptors},
+      {"GetNamespaceDescriptor", RunOn::kPool, &MasterService::GetNamespaceDescriptor},
+      {"FlushTable", RunOn::kPool, &MasterService::FlushTable},
+      {"MoveRegion", RunOn::kPool, &MasterService::MoveRegion},
+      {"SplitRegion", RunOn::kPool, &MasterService::SplitRegion},
+      {"GetClusterStatus", RunOn::kPool, &MasterService::GetClusterStatus},
+      {"IsBalancerEnabled", RunOn::kPool, &MasterService::IsBalancerEnabled},
+  };
+  Serve(this, kMethods);
+}
+
+template <typename Response>
+absl::StatusOr<std::string> MasterService::Procedure(const Request& r, uint64_t nonce_group, uint64_t nonce,
+                                                     const std::function<absl::Status()>& run) {
+  BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(nonce_group, nonce, r.method(), run));
+  Response resp;
+  resp.set_proc_id(id);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<rpc::DescribeTableResponse> MasterService::Describe(const std::string& table) {
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
+  for (rpc::DescribeTableResponse& t : *all.mutable_tables()) {
+    if (t.table().name() == table) return std::move(t);
+  }
+  return TableNotFound(table);
+}
+
+absl::Status MasterService::Modify(const std::string& table,
+                                   const std::function<absl::Status(rpc::TableDescriptor*)>& change) {
+  BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse now, Describe(table));
+  rpc::ModifyTableRequest req;
+  *req.mutable_table() = now.table();
+  BASALT_RETURN_IF_ERROR(change(req.mutable_table()));
+  rpc::AdminResponse ignored;
+  return options_.admin->ModifyTable(req, &ignored);
+}
+
+absl::StatusOr<std::string> MasterService::IsMasterRunning(const Request& r) {
+  IsMasterRunningResponse resp;
+  resp.set_is_master_running(true);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::GetTableNames(const Request& r) {
+  GetTableNamesRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  GetTableNamesResponse resp;
+  if (!req.namespace_().empty() && req.namespace_() != kDefaultNamespace) return EncodeResponse(r.id(), resp);
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
+  for (const rpc::DescribeTableResponse& t : all.tables()) {
+    if (!absl::StartsWith(t.table().name(), "basalt:")) *resp.add_table_names() = TableNameOfBasalt(t.table().name());
+  }
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::GetTableDescriptors(const Request& r) {
+  GetTableDescriptorsRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  std::vector<std::string> wanted;
+  for (const TableName& t : req.table_names()) {
+    absl::StatusOr<std::string> name = BasaltTableOf(t);
+    // A name of another namespace (hbase:meta's too) is not a Basalt table: not found, never
+    // "every table".
+    if (!name.ok()) return TableNotFound(TableNameOf(t.namespace_(), t.qualifier()));
+    wanted.push_back(*name);
+  }
+  GetTableDescriptorsResponse resp;
+  const bool default_ns = req.namespace_().empty() || req.namespace_() == kDefaultNamespace;
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
+  for (const rpc::DescribeTableResponse& t : all.tables()) {
+    const std::string& name = t.table().name();
+    if (!default_ns || absl::StartsWith(name, "basalt:")) continue;
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
+    *resp.add_table_schema() = SchemaOf(t.table());
+  }
+  if (!req.table_names().empty() && resp.table_schema().empty()) {
+    return TableNotFound(TableNameOf(req.table_names(0).namespace_(), req.table_names(0).qualifier()));
+  }
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::CreateTable(const Request& r) {
+  CreateTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(rpc::TableDescriptor desc, DescriptorOf(req.table_schema()));
+  return Procedure<CreateTableResponse>(r, req.nonce_group(), req.nonce(), [&] {
+    rpc::CreateTableRequest c;
+    *c.mutable_table() = desc;
+    for (const std::string& k : req.split_keys()) c.add_split_keys(k);
+    rpc::CreateTableResponse ignored;
+    absl::Status s = options_.admin->CreateTable(c, &ignored);
+    if (s.code() == absl::StatusCode::kAlreadyExists) return absl::AlreadyExistsError(desc.name());
+    return s;
+  });
+}
+
+absl::StatusOr<std::string> MasterService::ModifyTable(const Request& r) {
+  ModifyTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(rpc::TableDescriptor wanted, DescriptorOf(req.table_schema()));
+  return Procedure<ModifyTableResponse>(r, req.nonce_group(), req.nonce(), [&] {
+    return Modify(wanted.name(), [&](rpc::TableDescriptor* t) {
+      *t->mutable_families() = wanted.families();
+      t->set_max_file_size(wanted.max_file_size());
+      *t->mutable_kept_attributes() = wanted.kept_attributes();
+      *t->mutable_kept_configuration() = wanted.kept_configuration();
+      return absl::OkStatus();
+    });
+  });
+}
+
+// A modification is done when its call answers: every region has reopened with it.
+absl::StatusOr<std::string> MasterService::GetSchemaAlterStatus(const Request& r) {
+  GetSchemaAlterStatusRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  rpc::TableRequest t;
+  t.set_table(table);
+  rpc::ListRegionsResponse regions;
+  absl::Status listed = options_.admin->ListRegions(t, &regions);
+  if (absl::IsNotFound(listed)) return TableNotFound(table);
+  BASALT_RETURN_IF_ERROR(listed);
+  GetSchemaAlterStatusResponse resp;
+  resp.set_yet_to_update_regions(0);
+  resp.set_total_regions(static_cast<uint32_t>(regions.regions_size()));
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::Status MasterService::ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add) {
+  return Modify(table, [&](rpc::TableDescriptor* t) -> absl::Status {
+    for (rpc::FamilyDescriptor& f : *t->mutable_families()) {
+      if (f.name() != family.name()) continue;
+      if (add) return FamilyRefused(table, family.name(), "already exists");
+      f = family;
+      return absl::OkStatus();
+    }
+    if (!add) return FamilyRefused(table, family.name(), "does not exist");
+    *t->add_families() = family;
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::string> MasterService::AddColumn(const Request& r) {
+  AddColumnRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  BASALT_ASSIGN_OR_RETURN(rpc::FamilyDescriptor family, FamilyOf(req.column_families()));
+  return Procedure<AddColumnResponse>(r, req.nonce_group(), req.nonce(),
+                                      [&] { return ChangeFamily(table, family, /*add=*/true); });
+}
+
+absl::StatusOr<std::string> MasterService::ModifyColumn(const Request& r) {
+  ModifyColumnRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  BASALT_ASSIGN_OR_RETURN(rpc::FamilyDescriptor family, FamilyOf(req.column_families()));
+  return Procedure<ModifyColumnResponse>(r, req.nonce_group(), req.nonce(),
+                                         [&] { return ChangeFamily(table, family, /*add=*/false); });
+}
+
+absl::StatusOr<std::string> MasterService::DeleteColumn(const Request& r) {
+  DeleteColumnRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  return Procedure<DeleteColumnResponse>(r, req.nonce_group(), req.nonce(), [&] {
+    return Modify(table, [&](rpc::TableDescriptor* t) -> absl::Status {
+      auto* families = t->mutable_families();
+      auto it = std::find_if(families->begin(), families->end(),
+                             [&](const rpc::FamilyDescriptor& f) { return f.name() == req.column_name(); });
+      if (it == families->end()) return FamilyRefused(table, req.column_name(), "does not exist");
+      if (families->size() == 1) return FamilyRefused(table, req.column_name(), "is the table's only family");
+      families->erase(it);
+      return absl::OkStatus();
+    });
+  });
+}
+
+absl::StatusOr<std::string> MasterService::DisableTable(const Request& r) {
+  DisableTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  return Procedure<DisableTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+    if (d.state() == rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotEnabled);
+    return TableOp(options_.admin, table, &server::AdminService::DisableTable);
+  });
+}
+
+absl::StatusOr<std::string> MasterService::EnableTable(const Request& r) {
+  EnableTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  return Procedure<EnableTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+    if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+    return TableOp(options_.admin, table, &server::AdminService::EnableTable);
+  });
+}
+
+absl::StatusOr<std::string> MasterService::DeleteTable(const Request& r) {
+  DeleteTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  return Procedure<DeleteTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+    if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+    return TableOp(options_.admin, table, &server::AdminService::DropTable);
+  });
+}
+
+absl::StatusOr<std::string> MasterService::TruncateTable(const Request& r) {
+  TruncateTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.tablename()));
+  return Procedure<TruncateTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
+    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+    if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
+    rpc::CreateTableRequest c;
+    *c.mutable_table() = d.table();
+    rpc::TableRequest t;
+    t.set_table(table);
+    if (req.preservesplits()) {
+      rpc::ListRegionsResponse regions;
+      BASALT_RETURN_IF_ERROR(options_.admin->ListRegions(t, &regions));
+      for (const rpc::RegionStatus& region : regions.regions()) {
+        if (!region.start_key().empty()) c.add_split_keys(region.start_key());
+      }
+    }
+    rpc::AdminResponse ignored;
+    BASALT_RETURN_IF_ERROR(options_.admin->DropTable(t, &ignored));
+    rpc::CreateTableResponse created;
+    return options_.admin->CreateTable(c, &created);
+  });
+}
+
+absl::StatusOr<std::string> MasterService::GetProcedureResult(const Request& r) {
+  GetProcedureResultRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  GetProcedureResultResponse resp;
+  resp.set_state(procedures_.Known(req.proc_id()) ? GetProcedureResultResponse::FINISHED
+                                                  : GetProcedureResultResponse::NOT_FOUND);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::GetTableState(const Request& r) {
+  GetTableStateRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
+  GetTableStateResponse resp;
+  resp.mutable_table_state()->set_state(d.state() == rpc::TABLE_DISABLED ? TableState::DISABLED : TableState::ENABLED);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::ListNamespaces(const Request& r) {
+  ListNamespacesResponse resp;
+  for (const std::string& n : Namespaces()) resp.add_namespacename(n);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::ListNamespaceDescriptors(const Request& r) {
+  ListNamespaceDescriptorsResponse resp;
+  for (const std::string& n : Namespaces()) resp.add_namespacedescriptor()->set_name(n);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::GetNamespaceDescriptor(const Request& r) {
+  GetNamespaceDescriptorRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  const std::vector<std::string>& all = Namespaces();
+  if (std::find(all.begin(), all.end(), req.namespacename()) == all.end()) return NamespaceNotFound(req.namespacename());
+  GetNamespaceDescriptorResponse resp;
+  resp.mutable_namespacedescriptor()->set_name(req.namespacename());
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::FlushTable(const Request& r) {
+  FlushTableRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
+  return Procedure<FlushTableResponse>(r, req.nonce_group(), req.nonce(),
+                                       [&] { return TableOp(options_.admin, table, &server::AdminService::Flush); });
+}
+
+absl::StatusOr<std::string> MasterService::MoveRegion(const Request& r) {
+  MoveRegionRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  rpc::MoveRequest move;
+  BASALT_ASSIGN_OR_RETURN(NamedRegion region, options_.meta->NamedAnyhow(req.region()));
+  if (region.meta) return absl::InvalidArgumentError("hbase:meta is the master's: it does not move");
+  move.set_region(region.region);
+  if (req.has_dest_server_name()) {
+    BASALT_ASSIGN_OR_RETURN(std::string to, options_.directory->BasaltServerOf(req.dest_server_name()));
+    move.set_server(to);
+  }
+  rpc::AdminResponse ignored;
+  BASALT_RETURN_IF_ERROR(options_.admin->Move(move, &ignored));
+  return EncodeResponse(r.id(), MoveRegionResponse());
+}
+
+absl::StatusOr<std::string> MasterService::SplitRegion(const Request& r) {
+  SplitTableRegionRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.region_info().table_name()));
+  return Procedure<SplitTableRegionResponse>(r, req.nonce_group(), req.nonce(), [&] {
+    server::RegionInfo info;
+    info.table = table;
+    info.start_key = req.region_info().start_key();
+    info.id = req.region_info().region_id();
+    rpc::SplitRequest split;
+    split.set_name(info.EncodedName());
+    split.set_split_row(req.split_row());
+    rpc::AdminResponse ignored;
+    return options_.admin->Split(split, &ignored);
+  });
+}
+
+absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
+  GetClusterStatusRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  GetClusterStatusResponse resp;
+  ClusterStatus* cs = resp.mutable_cluster_status();
+  cs->mutable_cluster_id()->set_cluster_id(options_.cluster_id);
+  *cs->mutable_master() = options_.self->name();
+  rpc::StatusResponse status;
+  uint64_t requests = 0;
+  if (options_.admin->Status(rpc::StatusRequest(), &status).ok()) {
+    for (const rpc::TableStatus& t : status.tables()) requests += t.read_requests() + t.write_requests();
+  }
+  for (const LiveServer& rs : options_.directory->RegionServers()) {
+    LiveServerInfo* live = cs->add_live_servers();
+    *live->mutable_server() = rs.name;
+    // (A cluster's requests are counted per table, not per server: only this process's own.)
+    if (rs.this_process) {
+      live->mutable_server_load()->set_total_number_of_requests(requests);
+    } else {
+      live->mutable_server_load();
+    }
+    *cs->add_servers_name() = rs.name;
+  }
+  cs->set_balancer_on(false);
+  if (options_.info_port != 0) cs->set_master_info_port(options_.info_port);
+  // Each table's regions by state, when asked (the shell's alter waits on it).
+  if (std::find(req.options().begin(), req.options().end(), TABLE_TO_REGIONS_COUNT) != req.options().end()) {
+    BASALT_RETURN_IF_ERROR(CountRegions(cs));
+  }
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::Status MasterService::CountRegions(ClusterStatus* cs) {
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
+  for (const rpc::DescribeTableResponse& t : all.tables()) {
+    if (absl::StartsWith(t.table().name(), "basalt:")) continue;
+    rpc::TableRequest tr;
+    tr.set_table(t.table().name());
+    rpc::ListRegionsResponse regions;
+    if (!options_.admin->ListRegions(tr, &regions).ok()) continue;  // (dropped meanwhile)
+    TableRegionStatesCount* count = cs->add_table_region_states_count();
+    *count->mutable_table_name() = TableNameOfBasalt(t.table().name());
+    RegionStatesCount* c = count->mutable_region_states_count();
+    uint32_t open = 0, closed = 0;
+    for (const rpc::RegionStatus& region : regions.regions()) (region.state() == "OPEN" ? open : closed) += 1;
+    c->set_open_regions(open);
+    c->set_split_regions(0);
+    c->set_closed_regions(closed);
+    c->set_regions_in_transition(0);
+    c->set_total_regions(open + closed);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> MasterService::IsBalancerEnabled(const Request& r) {
+  IsBalancerEnabledResponse resp;
+  resp.set_enabled(false);
+  return EncodeResponse(r.id(), resp);
+}
+
+}  // namespace basalt::hbase

@@ -1,0 +1,110 @@
+// HBase's MasterService over Basalt's AdminService: table admin (create with splits and family
+// settings, describe, list, modify and the column calls, enable, disable, truncate, delete, flush,
+// split, move), the table state, namespaces (default and hbase), the cluster status, the balancer's
+// switch and the procedure poll. A method not in its table is refused by name
+// (DoNotRetryIOException).
+//
+// Procedures: Basalt's admin calls finish before they answer, so a procedure is done when its id
+// is handed out; getProcedureResult finds it FINISHED. A retry with the nonce of a call already
+// done gets that call's procedure, not a second run (Procedures below).
+//
+// Threads: IsMasterRunning on the loop (it must be answered at once); the rest on the pool.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/hbase_service.h"
+#include "src/front/hbase/meta_table.h"
+#include "src/front/hbase/server_directory.h"
+#include "src/services/service.h"
+
+namespace basalt::hbase {
+
+// The procedures admin calls hand out, and the nonces of the calls that made them.
+class Procedures {
+ public:
+  // Runs `run` once per (nonce group, nonce): a call with the nonce of one already done gets that
+  // one's procedure without running; a retry that arrives while the first attempt still runs
+  // waits for it (as HBase's master: run twice, a create would answer the retry
+  // TableExistsException for a table the first attempt made). A first attempt that failed leaves
+  // the nonce free, and its error is returned. Nonce 0: no nonce, always run.
+  absl::StatusOr<uint64_t> Run(uint64_t nonce_group, uint64_t nonce, const std::string& what,
+                               const std::function<absl::Status()>& run);
+  // Whether procedure `id` was handed out (and is among the newest kept).
+  bool Known(uint64_t id) const;
+
+ private:
+  uint64_t Add(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  static constexpr uint64_t kRunning = 0;  // (procedure ids start at 1)
+  static constexpr size_t kMax = 10000;    // the newest kept, of procedures and of nonces
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, std::string> done_ ABSL_GUARDED_BY(mu_);  // id → what it did
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> nonces_ ABSL_GUARDED_BY(mu_);  // → id, or kRunning
+  bool settled_ ABSL_GUARDED_BY(mu_) = false;  // a running call finished: waiters look again
+};
+
+class MasterService final : public Service {
+ public:
+  struct Options {
+    server::AdminService* admin = nullptr;
+    const MetaTable* meta = nullptr;        // a move's region by its encoded name
+    ServerDirectory* directory = nullptr;   // the live region servers
+    const ThisServer* self = nullptr;       // the active master
+    std::string cluster_id;
+    int info_port = 0;  // the HTTP port, 0: none
+  };
+  // Everything `options` points to must outlive the service.
+  explicit MasterService(const Options& options);
+
+ private:
+  absl::StatusOr<std::string> IsMasterRunning(const Request& r);
+  absl::StatusOr<std::string> GetTableNames(const Request& r);
+  absl::StatusOr<std::string> GetTableDescriptors(const Request& r);
+  absl::StatusOr<std::string> CreateTable(const Request& r);
+  absl::StatusOr<std::string> ModifyTable(const Request& r);
+  absl::StatusOr<std::string> GetSchemaAlterStatus(const Request& r);
+  absl::StatusOr<std::string> AddColumn(const Request& r);
+  absl::StatusOr<std::string> ModifyColumn(const Request& r);
+  absl::StatusOr<std::string> DeleteColumn(const Request& r);
+  absl::StatusOr<std::string> DisableTable(const Request& r);
+  absl::StatusOr<std::string> EnableTable(const Request& r);
+  absl::StatusOr<std::string> DeleteTable(const Request& r);
+  absl::StatusOr<std::string> TruncateTable(const Request& r);
+  absl::StatusOr<std::string> GetProcedureResult(const Request& r);
+  absl::StatusOr<std::string> GetTableState(const Request& r);
+  absl::StatusOr<std::string> ListNamespaces(const Request& r);
+  absl::StatusOr<std::string> ListNamespaceDescriptors(const Request& r);
+  absl::StatusOr<std::string> GetNamespaceDescriptor(const Request& r);
+  absl::StatusOr<std::string> FlushTable(const Request& r);
+  absl::StatusOr<std::string> MoveRegion(const Request& r);
+  absl::StatusOr<std::string> SplitRegion(const Request& r);
+  absl::StatusOr<std::string> GetClusterStatus(const Request& r);
+  absl::StatusOr<std::string> IsBalancerEnabled(const Request& r);
+
+  // A procedure's answer (`Response` with its proc_id) for `run`, once per nonce.
+  template <typename Response>
+  absl::StatusOr<std::string> Procedure(const Request& r, uint64_t nonce_group, uint64_t nonce,
+                                        const std::function<absl::Status()>& run);
+  // Table `table` as it is (its descriptor, transactional and queue flags kept), changed by
+  // `change`, then modified so (AdminService::ModifyTable: its regions reopen).
+  absl::Status Modify(const std::string& table, const std::function<absl::Status(rpc::TableDescriptor*)>& change);
+  // AddColumn (`add`) or ModifyColumn of `family` in `table`.
+  absl::Status ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add);
+  absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table);
+  // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT).
+  absl::Status CountRegions(ClusterStatus* cs);
+
+  const Options options_;
+  Procedures procedures_;
+};
+
+}  // namespace basalt::hbase

@@ -1,0 +1,83 @@
+#include "src/front/hbase/region_admin_service.h"
+
+#include "absl/time/clock.h"
+#include "common/status.h"
+#include "proto/hbase/hbase_master.pb.h"
+
+namespace basalt::hbase {
+
+RegionAdminService::RegionAdminService(const Options& options) : Service("AdminService"), options_(options) {
+  static constexpr Row<RegionAdminService> kMethods[] = {
+      {"GetRegionInfo", RunOn::kPool, &RegionAdminService::GetRegionInfo},
+      {"GetOnlineRegion", RunOn::kPool, &RegionAdminService::GetOnlineRegion},
+      {"GetServerInfo", RunOn::kPool, &RegionAdminService::GetServerInfo},
+      {"FlushRegion", RunOn::kPool, &RegionAdminService::FlushRegion},
+      {"CompactRegion", RunOn::kPool, &RegionAdminService::CompactRegion},
+  };
+  Serve(this, kMethods);
+}
+
+absl::StatusOr<std::string> RegionAdminService::GetRegionInfo(const Request& r) {
+  GetRegionInfoRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(NamedRegion region, options_.client->Served(req.region()));
+  GetRegionInfoResponse resp;
+  BASALT_ASSIGN_OR_RETURN(*resp.mutable_region_info(), options_.regions->RegionInfoOf(region, req.region()));
+  if (req.compaction_state()) resp.set_compaction_state(GetRegionInfoResponse::NONE);
+  resp.set_splittable(true);
+  resp.set_mergeable(true);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> RegionAdminService::GetOnlineRegion(const Request& r) {
+  GetOnlineRegionResponse resp;
+  BASALT_ASSIGN_OR_RETURN(std::vector<MetaTable::Row> rows, options_.regions->Rows(""));
+  for (const MetaTable::Row& row : rows) {
+    for (const Cell& c : row.result.cell()) {
+      if (c.qualifier() == "regioninfo") resp.add_region_info()->ParseFromString(c.value().substr(4));
+    }
+  }
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> RegionAdminService::GetServerInfo(const Request& r) {
+  GetServerInfoResponse resp;
+  *resp.mutable_server_info()->mutable_server_name() = options_.self->name();
+  if (options_.info_port != 0) resp.mutable_server_info()->set_webui_port(static_cast<uint32_t>(options_.info_port));
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> RegionAdminService::TableOfRegion(const RegionSpecifier& spec) const {
+  BASALT_ASSIGN_OR_RETURN(NamedRegion region, options_.client->Served(spec));
+  if (region.meta) return absl::InvalidArgumentError("hbase:meta is Basalt's basalt:meta: flush and compact it there");
+  return region.table;
+}
+
+// Basalt flushes and compacts a table's regions together: a region's flush or compaction is its
+// table's (the same data on disk after; a minor compaction is a major one).
+absl::StatusOr<std::string> RegionAdminService::FlushRegion(const Request& r) {
+  FlushRegionRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfRegion(req.region()));
+  rpc::TableRequest t;
+  t.set_table(table);
+  rpc::AdminResponse ignored;
+  BASALT_RETURN_IF_ERROR(options_.admin->Flush(t, &ignored));
+  FlushRegionResponse resp;
+  resp.set_last_flush_time(static_cast<uint64_t>(absl::ToUnixMillis(absl::Now())));
+  resp.set_flushed(true);
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> RegionAdminService::CompactRegion(const Request& r) {
+  CompactRegionRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfRegion(req.region()));
+  rpc::TableRequest t;
+  t.set_table(table);
+  rpc::AdminResponse ignored;
+  BASALT_RETURN_IF_ERROR(options_.admin->MajorCompact(t, &ignored));
+  return EncodeResponse(r.id(), CompactRegionResponse());
+}
+
+}  // namespace basalt::hbase

@@ -1,0 +1,39 @@
+// HBase's AdminService, a region server's: what the shell's flush, compact and major_compact of a
+// region and the client's region queries ask of the server holding a region (GetRegionInfo,
+// GetOnlineRegion, GetServerInfo, FlushRegion, CompactRegion). It answers for the regions this
+// process's ClientService serves (ClientService::Served), describing them through a MetaTable over
+// the process's own AdminService. Every method runs on the pool.
+#pragma once
+
+#include "src/front/hbase/client_service.h"
+#include "src/front/hbase/hbase_service.h"
+#include "src/front/hbase/meta_table.h"
+#include "src/services/service.h"
+
+namespace basalt::hbase {
+
+class RegionAdminService final : public Service {
+ public:
+  struct Options {
+    server::AdminService* admin = nullptr;
+    const ClientService* client = nullptr;  // which regions are served here
+    const MetaTable* regions = nullptr;     // how they are described
+    const ThisServer* self = nullptr;
+    int info_port = 0;  // the HTTP port (GetServerInfo's web UI port), 0: none
+  };
+  // Everything `options` points to must outlive the service.
+  explicit RegionAdminService(const Options& options);
+
+ private:
+  absl::StatusOr<std::string> GetRegionInfo(const Request& r);
+  absl::StatusOr<std::string> GetOnlineRegion(const Request& r);
+  absl::StatusOr<std::string> GetServerInfo(const Request& r);
+  absl::StatusOr<std::string> FlushRegion(const Request& r);
+  absl::StatusOr<std::string> CompactRegion(const Request& r);
+  // The table of the region `spec` names, which must be served here and not be hbase:meta.
+  absl::StatusOr<std::string> TableOfRegion(const RegionSpecifier& spec) const;
+
+  const Options options_;
+};
+
+}  // namespace basalt::hbase
