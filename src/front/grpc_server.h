@@ -117,7 +117,7 @@ class GrpcServer {
   // completion queues, and joins the handler threads.
   void Shutdown(std::chrono::milliseconds grace);
 
-  // For the call objects (grpc_server.cc).
+  // For the call objects (grpc_calls.h) and the method table (grpc_methods.cc).
   struct Impl;
 
  private:

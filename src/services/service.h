@@ -160,7 +160,7 @@ struct VerbsControl {
 struct ServerCounters {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> requests{0};
-  // gRPC calls admitted or being refused and not yet over (grpc_server.cc: Admit, Release); a
+  // gRPC calls admitted or being refused and not yet over (grpc_calls.h: Admit, Release); a
   // call past max_concurrent_calls is refused while this is at the limit.
   std::atomic<int> calls_in_flight{0};
   std::atomic<uint64_t> connections_accepted{0};
