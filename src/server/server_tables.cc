@@ -1,0 +1,182 @@
+#include "src/server/server_tables.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/status.h"
+#include "src/catalog/catalog.h"
+#include "src/front/hbase/client_meta.h"
+#include "src/regions/region_host.h"
+#include "src/transactions/queue_eviction.h"
+
+namespace basalt::server {
+namespace {
+
+class StandaloneTables final : public ServerTables {
+ public:
+  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context) {
+    const ServerConfig& config = *context.config;
+    auto t = std::unique_ptr<StandaloneTables>(new StandaloneTables(config));
+    // The transaction service (transactions.h), its state log beside the data (on RADOS when the
+    // data is). Before the tables: their queues' compactions ask it.
+    TransactionManager::Options xo;
+    xo.env = context.env;
+    xo.dir = absl::StrCat(config.data_dir, "/transactions");
+    xo.default_timeout_ms = config.transaction_timeout_ms;
+    xo.max_in_progress_per_owner = static_cast<int>(config.max_transactions_per_user);
+    absl::StatusOr<std::unique_ptr<TransactionManager>> transactions = TransactionManager::Open(xo);
+    if (!transactions.ok()) {
+      return absl::Status(transactions.status().code(),
+                          absl::StrCat("opening the transaction log: ", transactions.status().ToString()));
+    }
+    t->transactions_ = *std::move(transactions);
+    Catalog::Options o;
+    o.data_dir = config.data_dir;
+    o.env = context.env;
+    o.region = context.region;
+    o.wal_roll_size = config.wal_roll_size;
+    o.wal_max_logs = config.wal_max_logs;
+    o.region_max_size = config.region_max_size;
+    o.auto_split = config.auto_split;
+    o.rebuild_catalog = config.rebuild_catalog;
+    o.queue_compaction_filter = QueueEvictionFilter(t->transactions_.get());
+    absl::StatusOr<std::unique_ptr<Catalog>> catalog = Catalog::Open(o);
+    if (!catalog.ok()) {
+      return absl::Status(catalog.status().code(),
+                          absl::StrCat("opening data dir ", config.data_dir, ": ", catalog.status().ToString()));
+    }
+    t->catalog_ = *std::move(catalog);
+    return t;
+  }
+
+  TableSource* tables() override { return catalog_.get(); }
+  std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
+    return std::make_unique<AdminService>(catalog_.get(), counters);
+  }
+  std::unique_ptr<DataService> Data() override {
+    return std::make_unique<DataService>(catalog_.get(), config_, transactions_.get());
+  }
+  Region* acl_region() override { return catalog_->acl_region(); }
+  Region* quota_region() override { return catalog_->quota_region(); }
+  std::string log_dir() const override { return ""; }
+  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts, int grpc_port) override {
+    parts.cluster_id = absl::StrCat("basalt-", front->self()->host(), ":", grpc_port);
+    hbase::ServeAsStandalone(front, parts);
+  }
+  const char* what() const override { return "a standalone server"; }
+  bool leased() const override { return false; }
+  void Followed(ZooKeeper*, AccessController*, Quotas*) override {}
+
+ private:
+  explicit StandaloneTables(const ServerConfig& config) : config_(config) {}
+
+  const ServerConfig& config_;
+  std::unique_ptr<TransactionManager> transactions_;  // before the catalogue: its queues ask it
+  std::unique_ptr<Catalog> catalog_;
+};
+
+class RegionServerTables final : public ServerTables {
+ public:
+  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context) {
+    const ServerConfig& config = *context.config;
+    // Its log is this run's own (its registration names it), which the master splits by region
+    // if the server dies.
+    const std::string log_dir =
+        absl::StrCat(config.data_dir, "/wals/", context.host, ",", context.start_code, ",", ::getpid());
+    RegionHost::Options o;
+    o.env = context.env;
+    o.data_dir = config.data_dir;
+    o.region = context.region;
+    o.wal_roll_size = config.wal_roll_size;
+    o.wal_max_logs = config.wal_max_logs;
+    o.region_max_size = config.region_max_size;
+    o.auto_split = config.auto_split;
+    o.start_code = context.start_code;
+    o.lease = context.lease;
+    o.log_dir = log_dir;
+    // A region past the split size is split by the master, which this server asks through the
+    // cluster's ZooKeeper once it has joined.
+    o.request_split = [zk = context.zk, paths = context.paths,
+                       to_master = context.to_master](const std::string& encoded_name) {
+      ZooKeeper* z = zk->load();
+      if (z == nullptr) return absl::UnavailableError("not in the cluster yet");
+      return AskMasterToSplit(z, *paths, encoded_name, *to_master);
+    };
+    o.abort = [](const absl::Status& why) {
+      log::Error(absl::StrCat("aborting: ", why.message()));
+      std::_Exit(4);
+    };
+    absl::StatusOr<std::unique_ptr<RegionHost>> host = RegionHost::Open(o);
+    if (!host.ok()) {
+      return absl::Status(host.status().code(),
+                          absl::StrCat("opening data dir ", config.data_dir, ": ", host.status().ToString()));
+    }
+    return std::unique_ptr<ServerTables>(new RegionServerTables(context, *std::move(host), log_dir));
+  }
+
+  TableSource* tables() override { return host_.get(); }
+  std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
+    return std::make_unique<AdminService>(host_.get(), counters);
+  }
+  std::unique_ptr<DataService> Data() override {
+    auto data = std::make_unique<DataService>(host_.get(), *context_.config, nullptr);
+    // A cluster's transactions are the master's: a transactional write's writer is checked there.
+    data->SetRemoteWriterCheck(MasterWriterCheck(context_.zk, *context_.paths, *context_.to_master));
+    return data;
+  }
+  Region* acl_region() override { return nullptr; }
+  Region* quota_region() override { return nullptr; }
+  std::string log_dir() const override { return log_dir_; }
+  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts, int) override {
+    parts.cluster_id = hbase::ClusterIdForParent(context_.paths->parent);
+    hbase::ServeAsRegionServer(front, parts,
+                               [zk = context_.zk, paths = context_.paths]() -> absl::StatusOr<ServerRegistration> {
+                                 ZooKeeper* z = zk->load();
+                                 if (z == nullptr) return absl::UnavailableError("it has not joined its cluster yet");
+                                 return ReadHBaseMaster(z, *paths);
+                               });
+  }
+  const char* what() const override { return "a region server"; }
+  bool leased() const override { return true; }
+  void Followed(ZooKeeper* zk, AccessController* access, Quotas* quotas) override {
+    if (context_.config->auth) {
+      // The grants are the master's (basalt:acl). Until the first load every call but a
+      // superuser's is refused.
+      absl::Status followed = FollowGrants(zk, *context_.paths, *context_.to_master, access);
+      if (!followed.ok()) {
+        log::Warning(absl::StrCat("the grants are not loaded yet (", followed.message(),
+                                  "); they will be when the master announces them"));
+      }
+    }
+    // The quotas are the master's (basalt:quota); until they are loaded none apply.
+    absl::Status followed = FollowQuotas(zk, *context_.paths, *context_.to_master, quotas);
+    if (!followed.ok()) {
+      log::Warning(absl::StrCat("the quotas are not loaded yet (", followed.message(),
+                                "); they will be when the master announces them"));
+    }
+  }
+
+ private:
+  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir)
+      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)) {}
+
+  const TablesContext context_;
+  std::unique_ptr<RegionHost> host_;
+  const std::string log_dir_;
+};
+
+}  // namespace
+
+const char* ServerTables::FencedWords(const ServerConfig& config) {
+  return config.cluster ? "by the master: its regions are served elsewhere" : nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<ServerTables>> ServerTables::Open(const TablesContext& context) {
+  if (context.config->cluster) return RegionServerTables::Open(context);
+  return StandaloneTables::Open(context);
+}
+
+}  // namespace basalt::server
