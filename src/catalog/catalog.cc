@@ -119,7 +119,7 @@ absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::st
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}, {}};
+  entries_[spec.name] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -209,10 +209,7 @@ absl::Status Catalog::Enable(std::string_view name) {
   spec.enabled = true;
   BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, CurrentRegions(spec));
   RetryLogSplit(spec, regions);
-  {
-    absl::MutexLock l(&mu_);
-    entries_.find(name)->second.unassigned.clear();  // enable_table opens every region (HBase's)
-  }
+  placement_->TableEnabled(name);  // enable_table opens every region (HBase's)
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));
   // Meta first: an enabled table's CLOSED rows are regions an operator unassigned, so none may
   // be left by an enable cut short.
@@ -232,7 +229,7 @@ absl::Status Catalog::Enable(std::string_view name) {
     return s;
   }
   absl::MutexLock l(&mu_);
-  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}, {}};
+  entries_[std::string(name)] = Entry{spec, regions, std::move(table), {}, {}, {}, {}, {}};
   return absl::OkStatus();
 }
 
@@ -430,8 +427,8 @@ absl::Status Catalog::CloseAll() {
   }
   absl::Status first;
   for (auto& t : open) {
-    // A master stopping leaves its regions open on their servers: the next master finds them there.
-    absl::Status s = t->Stop(placement_->ClosesRegionsAtStop());
+    // (A master stopping leaves its regions open on their servers: the next master finds them there.)
+    absl::Status s = placement_->Stop(t.get());
     if (first.ok()) first = s;
   }
   // The system tables last: the tables' closes may still have written to meta.
@@ -504,8 +501,8 @@ absl::Status Catalog::SetServerName(std::string_view name) {
   return WriteMeta(rows);
 }
 
-const char* Catalog::MetaStateOf(const Entry& e, const RegionInfo& r) {
-  if (!e.spec.enabled || e.unassigned.count(r.EncodedName())) return kClosedState;
+const char* Catalog::MetaStateOf(const Entry& e, const RegionInfo& r) const {
+  if (!e.spec.enabled || placement_->IsHeldClosed(r)) return kClosedState;
   return e.open_error.ok() ? "OPEN" : "FAILED_OPEN";
 }
 

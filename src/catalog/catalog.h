@@ -48,7 +48,7 @@
 
 namespace basalt::server {
 
-class Catalog final : public TableSource {
+class Catalog final : public TableSource, public TableChanges {
  public:
   struct Options {
     // A queue table's regions drop consumed entries at major compaction through this (the
@@ -60,9 +60,6 @@ class Catalog final : public TableSource {
     // for each). Null: in this process (LocalPlacement), a standalone server. The system
     // tables always open here. Outlives the catalogue.
     RegionPlacement* placement = nullptr;
-    // A master's: the logs of dead (fenced) region servers, split into their regions'
-    // recovered.edits before any region opens (ServerLog::SplitDeadServerLog), then removed.
-    std::vector<std::string> dead_server_logs;
     Env* env = nullptr;  // nullptr: Env::Default()
     std::string data_dir;
     RegionOptions region;  // shared by every table (block cache, flush size)
@@ -100,16 +97,16 @@ class Catalog final : public TableSource {
 
   // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
   // region) and records the table, enabled. InvalidArgument, AlreadyExists.
-  absl::Status Create(const TableSpec& spec, const std::vector<std::string>& split_keys = {});
+  absl::Status Create(const TableSpec& spec, const std::vector<std::string>& split_keys = {}) override;
   // Records the table as disabled, then closes its region (flushing). FailedPrecondition when
   // already disabled.
-  absl::Status Disable(std::string_view name);
+  absl::Status Disable(std::string_view name) override;
   // Reopens the regions (as meta records them now, see Assign) and records the table as enabled.
   // FailedPrecondition when enabled.
-  absl::Status Enable(std::string_view name);
+  absl::Status Enable(std::string_view name) override;
   // The table must be disabled (else FailedPrecondition). Removes it from the catalogue
   // durably, then removes its directory.
-  absl::Status Drop(std::string_view name);
+  absl::Status Drop(std::string_view name) override;
   // Changes a table's families and settings (HBase's modifyTable, the shell's alter): `spec`
   // is the whole table as it must be (families added, changed or left out; its name must be
   // the table's). The catalogue is written first; then each open region is closed (flushed:
@@ -118,7 +115,7 @@ class Catalog final : public TableSource {
   // A family left out is no longer read (its files stay in the region until a major compaction
   // of the others; HBase deletes them). NotFound; InvalidArgument for a spec that is not valid
   // or changes whether the table is transactional or a queue.
-  absl::Status Modify(const TableSpec& spec);
+  absl::Status Modify(const TableSpec& spec) override;
   absl::Status Flush(std::string_view name) override;
   // Then removes the split parents no region reads any more (CleanSplitParents).
   absl::Status MajorCompact(std::string_view name) override;
@@ -126,7 +123,7 @@ class Catalog final : public TableSource {
   // other regions serve on), as basalt:meta records them now (or, without rows there, as its
   // region directories' REGIONINFO say); on failure it stays FAILED_OPEN with the new reason,
   // which is returned. FailedPrecondition when the table is wholly open or disabled.
-  absl::Status Assign(std::string_view name);
+  absl::Status Assign(std::string_view name) override;
   // Splits regions without copying data (HBase's split): `name` is a table (every region that
   // can split, or with `split_row` the region holding it) or a region (its name or encoded
   // name). Without `split_row` a region splits at its SplitPoint. The parent closes (flushing),
@@ -136,12 +133,12 @@ class Catalog final : public TableSource {
   // leaves the parent, after it the daughters. InvalidArgument for a split row that is a
   // region's start or outside the table; FailedPrecondition for a disabled table or a region
   // that cannot split yet (no data, or references to its own parent not yet compacted).
-  absl::Status Split(std::string_view name, std::string_view split_row = {});
+  absl::Status Split(std::string_view name, std::string_view split_row = {}) override;
   // Merges two adjacent regions of a table (each by its name or encoded name) into one, without
   // copying data (HBase's merge_region): the same transaction as a split, the other way round.
   // InvalidArgument for regions that are not adjacent or of different tables; FailedPrecondition
   // for one that still reads another's files.
-  absl::Status Merge(std::string_view first, std::string_view second);
+  absl::Status Merge(std::string_view first, std::string_view second) override;
   // Removes the split and merged parents of `table` once no region reads their files (HBase's
   // CatalogJanitor): each one's directory, and its meta row once the server log holds none of
   // its records. Runs after splits, merges and major compactions, at start-up and on the
@@ -166,38 +163,52 @@ class Catalog final : public TableSource {
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
   // basalt:quota's region (quotas.h writes it).
   Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
-  // A master's, when a region server died and was fenced: splits its log (`log_dir`, none: "") into
-  // its regions' recovered.edits, then places again, elsewhere, every region of an enabled
-  // table for which `was_there` holds, and records where in meta. Returns how many regions were
-  // placed again; a region that cannot be placed now is FAILED_OPEN (TablesToAssign), and a log
-  // that cannot be split is the error (nothing is reopened; the caller retries).
-  absl::StatusOr<size_t> RecoverServer(const std::string& log_dir,
-                                       const std::function<bool(const HostedRegion&)>& was_there);
-  // The enabled tables that are FAILED_OPEN or have FAILED_OPEN regions: what Assign reopens
-  // (a master assigns them when a region server joins).
-  std::vector<std::string> TablesToAssign() const;
-  // Moves a region (its name or encoded name) to `destination` (a region server's
-  // host:port; empty: wherever the placement puts it) as HBase's move does: it closes on its
-  // server (flushing; from then its calls are refused there and clients wait for meta), opens
-  // through the placement, and meta records where. OK at once when it is on `destination`
-  // already. A close that fails (the server does not answer, or its flush failed) leaves the
-  // region where it was and is the error; an open that fails leaves it FAILED_OPEN (assigned
-  // again when a server joins). NotFound for an unknown region, FailedPrecondition for a
-  // disabled or FAILED_OPEN table. (Only a cluster's master is asked: AdminService.)
-  absl::Status Move(std::string_view region, std::string_view destination);
-  // Every open region of every enabled user table (not an unassigned region).
-  std::vector<HostedRegion> OpenRegions() const;
-  // HBase 2's unassign of one region (its name or encoded name): it closes on its server
-  // (flushing) and meta records it CLOSED, with no server; it stays closed (calls on its rows are
-  // refused as not served and clients retry until their deadline), also across a master
-  // take-over, and neither the balancer nor a joining server opens it, until Assign or
-  // enable_table. OK when it is unassigned already. A close that fails leaves it open and is the
-  // error. NotFound, FailedPrecondition for a disabled or FAILED_OPEN table.
-  absl::Status Unassign(std::string_view region);
-  // HBase 2's assign of one region: an unassigned or FAILED_OPEN region opens through
-  // the placement and meta records where; OK at once when it is open. The open's error when no
-  // server could open it (it is then FAILED_OPEN, opened again when a server joins).
-  absl::Status AssignRegion(std::string_view region);
+  // A region of the catalogue as it is now, for a transition (Transitions::Region).
+  struct RegionNow {
+    TableSpec spec;
+    RegionInfo info;
+    absl::Status open_error;       // its table is FAILED_OPEN as a whole, and why; else OK
+    std::shared_ptr<Table> table;  // the open table holding it; null when disabled or FAILED_OPEN
+    // Where it is in `table` (null when the table is not open).
+    const HostedRegion* hosted() const;
+    // OK when its table is open; else FailedPrecondition saying it is FAILED_OPEN or disabled.
+    absl::Status TableOpen() const;
+  };
+  // What a transition of regions between the catalogue's admin operations may do: a cluster's
+  // moves, unassign and assign of a region and recovery of a dead server (the master's,
+  // src/master/assignment_manager.h). Valid while Transition's function runs.
+  class Transitions {
+   public:
+    // The region with this name or encoded name. NotFound.
+    absl::StatusOr<RegionNow> Region(std::string_view name) const;
+    // Every open table.
+    std::vector<std::shared_ptr<Table>> OpenTables() const;
+    // Splits a log of regions this catalogue knows (a dead server's) into their recovered.edits
+    // (ServerLog::SplitDeadServerLog), then removes it.
+    absl::Status SplitLog(const std::string& dir);
+    // Opens `regions` of the open table `table` again through the placement (closed, or on a
+    // dead server), on `destination` first when given; installs the table and records in meta
+    // where they serve. How many of them opened (the others are FAILED_OPEN). `what` names the
+    // operation's fault point "<what>:opened", between the open and meta's record.
+    size_t Reopen(const std::string& table, const std::vector<RegionInfo>& regions, std::string_view destination,
+                  std::string_view what);
+    // Why region `info` of `table` is not open after a Reopen that did not open it.
+    absl::Status WhyNotOpen(const std::string& table, const RegionInfo& info) const;
+    // Records `info` CLOSED, served nowhere, in meta.
+    absl::Status RecordClosed(const RegionInfo& info);
+    // Installs the open table `table` again with the regions it has, so that one the placement
+    // now holds closed refuses calls as not served. The install's error.
+    absl::Status Reinstall(const std::string& table);
+    void Log(std::string_view line) const;
+
+   private:
+    friend class Catalog;
+    explicit Transitions(Catalog* catalog) : catalog_(catalog) {}
+    Catalog* const catalog_;
+  };
+  // Runs `run` with the catalogue's admin operations (creates, drops, alters, splits, merges,
+  // other transitions) held off for its whole run.
+  absl::Status Transition(const std::function<absl::Status(Transitions&)>& run);
 
   // Closes every open region (each flushes; a master's regions stay open on their servers).
   // Later calls get Unavailable. Returns the first error.
@@ -218,11 +229,10 @@ class Catalog final : public TableSource {
     // The parents' regions while a call begun before the split or merge (a scan) still holds
     // them: their files stay until every one has expired.
     std::vector<std::weak_ptr<Region>> retired_open;
-    std::set<std::string> unassigned;  // encoded names of regions Unassign closed (a master's)
   };
-  // The meta state of region `r` of `e` (CLOSED for a disabled table or an unassigned region,
-  // FAILED_OPEN, OPEN).
-  static const char* MetaStateOf(const Entry& e, const RegionInfo& r);
+  // The meta state of region `r` of `e` (CLOSED for a disabled table or a region the placement
+  // holds closed, FAILED_OPEN, OPEN).
+  const char* MetaStateOf(const Entry& e, const RegionInfo& r) const;
   std::string TableDir(std::string_view name) const;
   // A server log's options for `dir`, with every region and table entries_ knows (for a split).
   ServerLog::Options LogOptions(std::string dir) const;
@@ -296,8 +306,9 @@ class Catalog final : public TableSource {
                              const Table* table = nullptr);
   // Where `table` serves region `r` (HostedRegion::server), or this server's name.
   std::string ServerOf(const Table* table, const RegionInfo& r) const;
-  // The server a split's or merge's commit records its children on: this one's, or none when
-  // the placement places them after the commit (then they are recorded where they opened).
+  // The server a split's or merge's commit records its children on: where the placement says
+  // new regions serve, or none when that is known only once they open (then they are recorded
+  // where they opened).
   std::string CommitServer() const;
   // The regions of a catalogued table meta has no rows for: from the REGIONINFO files of its
   // region directories, or one region over the table directory (a table from before regions),

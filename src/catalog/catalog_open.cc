@@ -152,12 +152,12 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
     if (auto it = recorded.find(s.name); it != recorded.end()) {
       e.regions = it->second;
       regions_ok = CheckCoverage(s.name, e.regions);
-      // A master's enabled table keeps the regions an operator unassigned closed (Enable records
-      // every region OPEN before the catalogue says enabled, so no other CLOSED row is left in
-      // an enabled table).
-      if (tm->placement_->KeepsUnassignedRegions() && s.enabled) {
+      // An enabled table's CLOSED rows are regions an operator unassigned (Enable records every
+      // region OPEN before the catalogue says enabled, so no other CLOSED row is left in an
+      // enabled table): the placement keeps them closed where it unassigns regions (a master's).
+      if (s.enabled) {
         for (const RegionInfo& r : e.regions) {
-          if (closed.count(r.EncodedName())) e.unassigned.insert(r.EncodedName());
+          if (closed.count(r.EncodedName())) tm->placement_->KeepClosed(r);
         }
       }
     } else {
@@ -193,7 +193,7 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
   // The regions' shared log: what the previous run left goes to the regions it belongs to
   // before any of them opens; so do dead region servers' logs, in a master.
   BASALT_RETURN_IF_ERROR(tm->OpenServerLog());
-  for (const std::string& dir : options.dead_server_logs) BASALT_RETURN_IF_ERROR(tm->SplitDeadServerLogLocked(dir));
+  for (const std::string& dir : tm->placement_->LogsToRecover()) BASALT_RETURN_IF_ERROR(tm->SplitDeadServerLogLocked(dir));
   for (const TableSpec& s : specs) {
     Entry e;
     {
@@ -282,16 +282,11 @@ absl::StatusOr<std::shared_ptr<Table>> Catalog::OpenTable(const TableSpec& spec,
                                                                std::string_view destination) {
   // Routing and scans rely on the regions covering every row once.
   BASALT_RETURN_IF_ERROR(CheckCoverage(spec.name, regions));
-  std::set<std::string> unassigned;
-  {
-    absl::ReaderMutexLock l(&mu_);
-    if (auto it = entries_.find(spec.name); it != entries_.end()) unassigned = it->second.unassigned;
-  }
   std::vector<HostedRegion> hosted;
   absl::Status first_error;
   for (const RegionInfo& info : regions) {
     const bool fresh = reopen != nullptr && std::find(reopen->begin(), reopen->end(), info) != reopen->end();
-    if (unassigned.count(info.EncodedName())) {
+    if (placement_->IsHeldClosed(info)) {
       // Served nowhere until assigned: calls on its rows are refused as not served.
       RegionDescriptor desc = DescriptorOf(spec, info);
       absl::Status closed = NotServingRegionError(

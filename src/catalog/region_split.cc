@@ -105,8 +105,8 @@ std::string Catalog::RouteRecord(std::string_view region, std::string_view row) 
 }
 
 std::string Catalog::CommitServer() const {
-  // A master places the children once the commit is durable, then records where.
-  return placement_->PlacesChildrenAfterCommit() ? std::string() : ServerName();
+  // (A master places the children once the commit is durable, then records where.)
+  return placement_->WhereNewRegionsServe(ServerName());
 }
 
 absl::Status Catalog::Split(std::string_view name, std::string_view split_row) {
@@ -303,7 +303,7 @@ absl::Status Catalog::ReplaceRegionsLocked(const TableSpec& spec, const std::vec
   Log(absl::StrCat(what == "split" ? "split region " : "merged regions ", from, " into ", into, " in ", ms.count(),
                    " ms"));
   if (!t.ok()) return t.status();
-  if (placement_->PlacesChildrenAfterCommit()) {
+  if (CommitServer().empty()) {  // their commit could not say where they serve: now it can
     if (absl::Status r = RecordRegions(children, "OPEN", t->get()); !r.ok()) {
       Log(absl::StrCat("recording where the children of ", from, " serve failed: ", r.ToString()));
     }

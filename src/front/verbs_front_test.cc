@@ -47,7 +47,7 @@ class VerbsFrontTest : public ::testing::Test {
     ASSERT_TRUE(xm.ok()) << xm.status();
     transactions_ = *std::move(xm);
     data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{}, transactions_.get());
-    admin_ = std::make_unique<AdminService>(tables_.get(), &counters_);
+    admin_ = AdminService::ForStandalone(tables_.get(), &counters_);
     Create("t", {"f", "g"}, false);
     Create("tx", {"f"}, true);
     handlers_ = VerbsHandlersFor(data_.get(), nullptr);

@@ -256,10 +256,10 @@ absl::Status Master::Serve() {
   BASALT_ASSIGN_OR_RETURN(Servers servers, ListServers(/*watch=*/false));
   const std::vector<std::string>& live = servers.live;
   const std::map<std::string, server::ServerRegistration>& dead = servers.dead;
-  server::Catalog::Options topts;
+  std::vector<std::string> logs_to_recover;  // the dead servers', split before any region opens
   for (const auto& [node, reg] : dead) {
     BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
-    if (!reg.wal_dir.empty()) topts.dead_server_logs.push_back(reg.wal_dir);
+    if (!reg.wal_dir.empty()) logs_to_recover.push_back(reg.wal_dir);
   }
   std::vector<std::string> answering;
   for (const std::string& node : live) {
@@ -273,13 +273,15 @@ absl::Status Master::Serve() {
       // Live in ZooKeeper but not answering: killed a moment ago (its session has not expired
       // yet), or hung. Its regions must not open elsewhere before its log is split, and its log
       // must not be split while it could still append: it is fenced now, as a dead one is.
-      BASALT_RETURN_IF_ERROR(FenceUnanswering(node, held.status(), &topts.dead_server_logs));
+      BASALT_RETURN_IF_ERROR(FenceUnanswering(node, held.status(), &logs_to_recover));
       continue;
     }
     answering.push_back(node);
     assignment_.Found(server, node, *held);
   }
   assignment_.SetLive(answering);
+  assignment_.SetLogsToRecover(std::move(logs_to_recover));
+  server::Catalog::Options topts;
   topts.env = options_.rados;
   topts.data_dir = options_.data_dir;
   topts.placement = &assignment_;
@@ -301,7 +303,7 @@ absl::Status Master::Serve() {
   xo.dir = options_.data_dir + "/transactions";
   BASALT_ASSIGN_OR_RETURN(transactions_, server::TransactionManager::Open(xo));
   data_ = std::make_unique<server::DataService>(tables_.get(), config, transactions_.get());
-  admin_ = std::make_unique<server::AdminService>(tables_.get(), counters_.get(), this);
+  admin_ = server::AdminService::ForMaster(tables_.get(), this, counters_.get());
   // Security: the grants live in this master's basalt:acl; each change is announced to the
   // region servers, which load them again (cluster_member.h FollowGrants).
   server::AccessController::Options acopts;
@@ -421,6 +423,16 @@ absl::Status Master::Move(std::string_view region, std::string_view server) {
   return assignment_.Move(tables_.get(), region, server);
 }
 
+absl::Status Master::Unassign(std::string_view region) {
+  if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
+  return assignment_.Unassign(tables_.get(), region);
+}
+
+absl::Status Master::AssignRegion(std::string_view region) {
+  if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
+  return assignment_.AssignRegion(tables_.get(), region);
+}
+
 absl::Status Master::Balance(rpc::BalanceResponse* resp) {
   if (tables_ == nullptr) return absl::UnavailableError("this master is not serving yet");
   return assignment_.Balance(tables_.get(), resp);
@@ -435,7 +447,7 @@ void Master::FillStatus(rpc::StatusResponse* resp) {
   }
   std::map<std::string, std::string> names;  // encoded → region name
   if (tables_ != nullptr) {
-    for (const server::HostedRegion& h : tables_->OpenRegions()) names[h.encoded_name] = h.info.Name();
+    for (const server::HostedRegion& h : AssignmentManager::OpenRegions(*tables_)) names[h.encoded_name] = h.info.Name();
   }
   for (const auto& [node, regions] : held) {
     rpc::ServerLoad* sl = resp->add_servers();
@@ -518,7 +530,7 @@ void Master::Reconcile() {
     }
   }
   if (tables_ != nullptr && !live.empty()) {
-    for (const std::string& t : tables_->TablesToAssign()) {
+    for (const std::string& t : AssignmentManager::TablesToAssign(*tables_)) {
       absl::Status s = tables_->Assign(t);
       Log(absl::StrCat("assigning table '", t, "' (", joined ? "a server joined" : "a server died",
                        "): ", s.ok() ? "open" : s.ToString()));
@@ -530,10 +542,7 @@ absl::Status Master::RecoverServer(const std::string& node, const server::Server
   const absl::Time start = absl::Now();
   BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
   if (tables_ != nullptr) {
-    BASALT_ASSIGN_OR_RETURN(size_t placed,
-                            tables_->RecoverServer(reg.wal_dir, [&](const server::HostedRegion& h) {
-                              return AssignmentManager::ServedOn(h, node);
-                            }));
+    BASALT_ASSIGN_OR_RETURN(size_t placed, assignment_.Recover(tables_.get(), reg.wal_dir, node));
     Log(absl::StrCat("server ", node, " recovered in ", absl::ToInt64Milliseconds(absl::Now() - start),
                      " ms: its log split, ", placed, " region(s) serving elsewhere"));
   }

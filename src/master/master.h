@@ -126,6 +126,8 @@ class Master final : public server::ClusterAdmin {
   absl::Status Move(std::string_view region, std::string_view server) override;
   // AssignmentManager::Move and Balance, once serving.
   absl::Status Balance(rpc::BalanceResponse* resp) override;
+  absl::Status Unassign(std::string_view region) override;
+  absl::Status AssignRegion(std::string_view region) override;
   void FillStatus(rpc::StatusResponse* resp) override;
   // The status page's figures (src/front/status_page.h): the Admin service's status and every
   // table's regions once active; a backup's mode says so and names the active master.

@@ -99,14 +99,15 @@ class Table {
   // RemoveCloseHook also takes: once RemoveCloseHook returns, the hook is not running.
   uint64_t AddCloseHook(std::function<void()> hook);
   void RemoveCloseHook(uint64_t id);
+  // The process stops: calls are refused from now on (ClosedError: Unavailable), and with
+  // `close_regions` every region closes (flushing), as its placement's Stop says
+  // (region_placement.h). The first close error, naming the table.
+  absl::Status Stop(bool close_regions);
 
  private:
   friend class Catalog;
   friend class RegionHost;
   void RunCloseHooks();
-  // The process stops: calls are refused from now on (ClosedError: Unavailable), and with
-  // `close_regions` every region closes (flushing). The first close error, naming the table.
-  absl::Status Stop(bool close_regions);
   // Closes every region; the first error, naming its region.
   absl::Status CloseRegions();
   // Runs op on every region's handle; the first error, naming its region.

@@ -1,8 +1,9 @@
-// The tables a process serves, as its services see them (DataService, AdminService, the
-// metrics): a standalone server's or a master's catalogue (Catalog, catalog.h), or a
-// cluster's region server's hosted regions (RegionHost, region_host.h). Each process has one,
-// made where the process is assembled (src/server/main.cc, src/master/master.cc); the services
-// ask it, never which kind of process they are in.
+// The tables a process serves, as its services see them (TableSource: DataService, AdminService,
+// the metrics): a standalone server's or a master's catalogue (Catalog, catalog.h), or a cluster's
+// region server's hosted regions (RegionHost, region_host.h); and the changes a catalogue makes to
+// them (TableChanges, at the end). Each process has one, made where the process is assembled
+// (src/server/server_tables.h, src/master/master.cc); the services ask it, never which kind of
+// process they are in.
 //
 // Thread-safety: every method may be called from any number of threads.
 #pragma once
@@ -69,6 +70,22 @@ class TableSource {
   // Closes what this process serves (each region flushes, where it is this process's to
   // close). Later calls get Unavailable. Returns the first error.
   virtual absl::Status CloseAll() = 0;
+};
+
+// The changes a catalogue makes to its tables (Catalog, src/catalog/catalog.h): what the Admin
+// service asks of a process that keeps one (a standalone server, a cluster's master). A
+// cluster's region server keeps none (src/services/admin_parts.h refuses them as the master's).
+class TableChanges {
+ public:
+  virtual ~TableChanges() = default;
+  virtual absl::Status Create(const TableSpec& spec, const std::vector<std::string>& split_keys) = 0;
+  virtual absl::Status Disable(std::string_view name) = 0;
+  virtual absl::Status Enable(std::string_view name) = 0;
+  virtual absl::Status Modify(const TableSpec& spec) = 0;
+  virtual absl::Status Drop(std::string_view name) = 0;
+  virtual absl::Status Assign(std::string_view name) = 0;
+  virtual absl::Status Split(std::string_view name, std::string_view split_row) = 0;
+  virtual absl::Status Merge(std::string_view first, std::string_view second) = 0;
 };
 
 }  // namespace basalt::server

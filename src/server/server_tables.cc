@@ -54,7 +54,7 @@ class StandaloneTables final : public ServerTables {
 
   TableSource* tables() override { return catalog_.get(); }
   std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
-    return std::make_unique<AdminService>(catalog_.get(), counters);
+    return AdminService::ForStandalone(catalog_.get(), counters);
   }
   std::unique_ptr<DataService> Data() override {
     return std::make_unique<DataService>(catalog_.get(), config_, transactions_.get());
@@ -119,7 +119,7 @@ class RegionServerTables final : public ServerTables {
 
   TableSource* tables() override { return host_.get(); }
   std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
-    return std::make_unique<AdminService>(host_.get(), counters);
+    return AdminService::ForRegionServer(host_.get(), counters);
   }
   std::unique_ptr<DataService> Data() override {
     auto data = std::make_unique<DataService>(host_.get(), *context_.config, nullptr);

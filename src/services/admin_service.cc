@@ -28,41 +28,47 @@ uint64_t StoreFiles(const RegionStats& st) {
 
 }  // namespace
 
-AdminService::AdminService(Catalog* catalog, const ServerCounters* counters, ClusterAdmin* cluster)
-    : tables_(catalog),
-      catalog_(catalog),
-      counters_(counters),
-      cluster_(cluster),
-      mode_(cluster != nullptr ? "master" : "standalone"),
-      not_master_("standalone and holds every region itself") {}
+absl::Status NotServedHere::Catalogue(std::string_view what) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(AV(what), " is the cluster master's (connect through ZooKeeper); this server is ", process_));
+}
 
-AdminService::AdminService(RegionHost* host, const ServerCounters* counters)
-    : tables_(host),
-      catalog_(nullptr),
-      counters_(counters),
-      cluster_(nullptr),
-      region_server_(std::make_unique<RegionServerAdmin>(host)),
-      mode_("region server"),
-      not_master_("a region server (connect through ZooKeeper)") {}
+absl::Status NotServedHere::Master(std::string_view what) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(AV(what), " is a cluster master's (basalt-master); this server is ", process_));
+}
+
+absl::Status NotServedHere::RegionServer(std::string_view what) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat(AV(what), " is for a cluster's region server; this server is ", process_));
+}
+
+AdminService::AdminService(Parts parts, const ServerCounters* counters) : parts_(std::move(parts)), counters_(counters) {}
+
+std::unique_ptr<AdminService> AdminService::ForStandalone(Catalog* catalog, const ServerCounters* counters) {
+  auto refused = std::make_shared<NotServedHere>("standalone and holds every region itself");
+  return std::make_unique<AdminService>(Parts{catalog, catalog, refused.get(), refused.get(), "standalone", {refused}},
+                                        counters);
+}
+
+std::unique_ptr<AdminService> AdminService::ForMaster(Catalog* catalog, ClusterAdmin* master,
+                                                      const ServerCounters* counters) {
+  auto refused = std::make_shared<NotServedHere>("the cluster's master");
+  return std::make_unique<AdminService>(Parts{catalog, catalog, master, refused.get(), "master", {refused}}, counters);
+}
+
+std::unique_ptr<AdminService> AdminService::ForRegionServer(RegionHost* host, const ServerCounters* counters) {
+  auto refused = std::make_shared<NotServedHere>("a region server");
+  auto calls = std::make_shared<RegionServerAdmin>(host);
+  return std::make_unique<AdminService>(
+      Parts{host, refused.get(), refused.get(), calls.get(), "region server", {refused, calls}}, counters);
+}
 
 AdminService::~AdminService() = default;
 
-absl::StatusOr<Catalog*> AdminService::CatalogFor(std::string_view what) const {
-  if (catalog_ != nullptr) return catalog_;
-  return absl::FailedPreconditionError(absl::StrCat(
-      "this is a region server of a cluster: ", AV(what), " is the master's (connect through ZooKeeper)"));
-}
-
-absl::StatusOr<RegionServerAdmin*> AdminService::RegionServer(std::string_view what) const {
-  if (region_server_ != nullptr) return region_server_.get();
-  return absl::FailedPreconditionError(
-      absl::StrCat(AV(what), " is for a cluster's region server; this server is ", mode_));
-}
-
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("create"));
-  return catalog->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
+  return parts_.changes->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
 namespace {
@@ -82,54 +88,49 @@ void DescribeToProto(const TableSpec& spec, const absl::Status& open_error, size
 
 absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
-  BASALT_ASSIGN_OR_RETURN(TableSpec spec, tables_->Describe(req.table()));
-  DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp);
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, parts_.tables->Describe(req.table()));
+  DescribeToProto(spec, parts_.tables->OpenError(spec.name), parts_.tables->RegionCount(spec.name), resp);
   return absl::OkStatus();
 }
 
 absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
-  for (const TableSpec& spec : tables_->List()) DescribeToProto(spec, tables_->OpenError(spec.name), tables_->RegionCount(spec.name), resp->add_tables());
+  for (const TableSpec& spec : parts_.tables->List()) DescribeToProto(spec, parts_.tables->OpenError(spec.name), parts_.tables->RegionCount(spec.name), resp->add_tables());
   return absl::OkStatus();
 }
 
 absl::Status AdminService::DisableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("disable"));
-  return catalog->Disable(req.table());
+  return parts_.changes->Disable(req.table());
 }
 
 absl::Status AdminService::ModifyTable(const rpc::ModifyTableRequest& req, rpc::AdminResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("alter"));
-  return catalog->Modify(spec);
+  return parts_.changes->Modify(spec);
 }
 
 absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("enable"));
-  return catalog->Enable(req.table());
+  return parts_.changes->Enable(req.table());
 }
 
 absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("drop"));
-  return catalog->Drop(req.table());
+  return parts_.changes->Drop(req.table());
 }
 
 absl::Status AdminService::Flush(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->Flush(req.table());
+  return parts_.tables->Flush(req.table());
 }
 
 absl::Status AdminService::MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return tables_->MajorCompact(req.table());
+  return parts_.tables->MajorCompact(req.table());
 }
 
 absl::Status AdminService::AssignTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("assign"));
-  return catalog->Assign(req.table());
+  return parts_.changes->Assign(req.table());
 }
 
 absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminResponse*) {
@@ -138,19 +139,17 @@ absl::Status AdminService::Split(const rpc::SplitRequest& req, rpc::AdminRespons
   if (req.split_row().size() > kMaxRowLength) {
     return absl::InvalidArgumentError(absl::StrCat("split row longer than ", kMaxRowLength, " bytes"));
   }
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("split"));
-  return catalog->Split(req.name(), req.split_row());
+  return parts_.changes->Split(req.name(), req.split_row());
 }
 
 absl::Status AdminService::Merge(const rpc::MergeRequest& req, rpc::AdminResponse*) {
   if (req.first().empty() || req.second().empty()) return absl::InvalidArgumentError("merge needs two regions");
-  BASALT_ASSIGN_OR_RETURN(Catalog * catalog, CatalogFor("merge_region"));
-  return catalog->Merge(req.first(), req.second());
+  return parts_.changes->Merge(req.first(), req.second());
 }
 
 absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse* resp) {
   resp->set_version(kVersion);
-  resp->set_mode(mode_);
+  resp->set_mode(parts_.mode);
   resp->set_uptime_seconds(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - counters_->start).count());
   resp->set_requests(counters_->requests.load(std::memory_order_relaxed));
@@ -176,7 +175,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   } else {
     resp->set_verbs("off");
   }
-  for (const TableInfo& info : tables_->Stats()) {
+  for (const TableInfo& info : parts_.tables->Stats()) {
     rpc::TableStatus* ts = resp->add_tables();
     ts->set_name(info.spec.name);
     ts->set_state(StateOf(info.spec, info.open_error));
@@ -196,7 +195,7 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
     ts->set_read_requests(info.stats.read_requests);
     ts->set_write_requests(info.stats.write_requests);
   }
-  const LogStats log = tables_->ServerLogStats();
+  const LogStats log = parts_.tables->ServerLogStats();
   rpc::WalStatus* wal = resp->mutable_wal();
   wal->set_records(log.records);
   wal->set_bytes(log.bytes);
@@ -205,13 +204,13 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   wal->set_live_segments(log.live_segments);
   wal->set_sync_micros(log.sync_micros);
   resp->set_calls_in_flight(counters_->calls_in_flight.load(std::memory_order_relaxed));
-  if (cluster_ != nullptr) cluster_->FillStatus(resp);
+  parts_.cluster->FillStatus(resp);
   return absl::OkStatus();
 }
 
 absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRegionsResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableRef(req.table()));
-  BASALT_ASSIGN_OR_RETURN(std::vector<RegionStatus> regions, tables_->Regions(req.table()));
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionStatus> regions, parts_.tables->Regions(req.table()));
   for (const RegionStatus& r : regions) {
     rpc::RegionStatus* out = resp->add_regions();
     out->set_name(r.info.Name());
@@ -253,53 +252,39 @@ absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminR
   return absl::OkStatus();
 }
 
-absl::Status AdminService::NeedsMaster(std::string_view what) const {
-  if (cluster_ != nullptr) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      AV(what), " is a cluster master's (basalt-master); this server is ", not_master_));
-}
-
 absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(NeedsMaster("move"));
   if (req.region().empty()) return absl::InvalidArgumentError("move: name a region (its encoded name or region name)");
-  return cluster_->Move(req.region(), req.server());
+  return parts_.cluster->Move(req.region(), req.server());
 }
 
 absl::Status AdminService::Unassign(const rpc::RegionRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(NeedsMaster("unassign"));
   if (req.region().empty()) return absl::InvalidArgumentError("unassign: name a region (its encoded name or region name)");
-  return catalog_->Unassign(req.region());
+  return parts_.cluster->Unassign(req.region());
 }
 
 absl::Status AdminService::AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(NeedsMaster("assign"));
   if (req.region().empty()) return absl::InvalidArgumentError("assign: name a region (its encoded name or region name)");
-  return catalog_->AssignRegion(req.region());
+  return parts_.cluster->AssignRegion(req.region());
 }
 
 absl::Status AdminService::Balance(const rpc::BalanceRequest&, rpc::BalanceResponse* resp) {
-  BASALT_RETURN_IF_ERROR(NeedsMaster("balancer"));
-  return cluster_->Balance(resp);
+  return parts_.cluster->Balance(resp);
 }
 
 absl::Status AdminService::OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("OpenRegion"));
-  return rs->OpenRegion(req, resp);
+  return parts_.region_server->OpenRegion(req, resp);
 }
 
 absl::Status AdminService::CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("CloseRegion"));
-  return rs->CloseRegion(req, resp);
+  return parts_.region_server->CloseRegion(req, resp);
 }
 
 absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("RegionOperation"));
-  return rs->RegionOperation(req, resp);
+  return parts_.region_server->RegionOperation(req, resp);
 }
 
 absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) {
-  BASALT_ASSIGN_OR_RETURN(RegionServerAdmin * rs, RegionServer("HostedRegions"));
-  return rs->HostedRegions(req, resp);
+  return parts_.region_server->HostedRegions(req, resp);
 }
 
 }  // namespace basalt::server

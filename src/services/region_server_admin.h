@@ -15,17 +15,18 @@
 #include "absl/status/status.h"
 #include "proto/basalt.pb.h"
 #include "src/regions/region_host.h"
+#include "src/services/admin_parts.h"
 
 namespace basalt::server {
 
-class RegionServerAdmin {
+class RegionServerAdmin final : public RegionServerCalls {
  public:
   explicit RegionServerAdmin(RegionHost* host) : host_(host) {}
 
-  absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
-  absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp);
-  absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp);
-  absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp);
+  absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp) override;
+  absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp) override;
+  absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp) override;
+  absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) override;
 
  private:
   // OK when `start_code` is this run's or 0, and `master_epoch` is 0 or the highest seen yet

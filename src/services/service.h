@@ -21,6 +21,7 @@
 #include "src/services/filters.h"
 #include "src/services/proto_convert.h"
 #include "src/regions/region_host.h"
+#include "src/services/admin_parts.h"
 #include "src/services/region_server_admin.h"
 #include "src/regions/table_source.h"
 #include "src/catalog/catalog.h"
@@ -170,28 +171,31 @@ struct ServerCounters {
   std::string http_address;  // the HTTP port's HOST:PORT (empty: none); set before serving
 };
 
-// What only a cluster's active master does (src/master/master.h): the Admin service hands it
-// move and balancer, and lets it add the region servers to status. A standalone server and a
-// region server have none and refuse those calls.
-class ClusterAdmin {
- public:
-  virtual ~ClusterAdmin() = default;
-  // `server`: a live region server's host:port or node name; empty: wherever the master places it.
-  virtual absl::Status Move(std::string_view region, std::string_view server) = 0;
-  virtual absl::Status Balance(rpc::BalanceResponse* resp) = 0;
-  virtual void FillStatus(rpc::StatusResponse* resp) = 0;
-};
-
-// The Admin service of a process: table changes go to its catalogue, what it reports comes
-// from the tables it serves, and a cluster's calls go to the part that makes them (the master's
-// ClusterAdmin, a region server's RegionServerAdmin). A process without a part refuses its calls.
+// The Admin service of a process: what it reports comes from the tables it serves, and each
+// other call goes to the part that makes it (admin_parts.h): table changes to its catalogue, moves
+// and the balancer to a cluster's master, a master's calls to a region server's RegionHost. A part
+// the process does not have is the NotServedHere refusal; the process chooses its parts where it
+// is assembled (ForStandalone, ForMaster, ForRegionServer), and the service never asks which kind
+// of process it is in.
 class AdminService {
  public:
-  // A standalone server, or with `cluster` a cluster's active master: `catalog` is both what it
-  // keeps and what it serves.
-  AdminService(Catalog* catalog, const ServerCounters* counters, ClusterAdmin* cluster = nullptr);
-  // A cluster's region server: no catalogue (table changes are refused as the master's).
-  AdminService(RegionHost* host, const ServerCounters* counters);
+  struct Parts {
+    TableSource* tables = nullptr;               // what it reports
+    TableChanges* changes = nullptr;             // create, disable, enable, alter, drop, split, ...
+    ClusterAdmin* cluster = nullptr;             // move, balancer, unassign and assign, servers
+    RegionServerCalls* region_server = nullptr;  // open, close, a region's figures, hosted regions
+    std::string mode;                            // what Status says the process is
+    std::vector<std::shared_ptr<void>> kept;     // parts the service keeps alive
+  };
+  // Every part must be given, and outlive the service.
+  AdminService(Parts parts, const ServerCounters* counters);
+  // A standalone server: `catalog` is what it keeps and serves; a cluster's calls are refused.
+  static std::unique_ptr<AdminService> ForStandalone(Catalog* catalog, const ServerCounters* counters);
+  // A cluster's active master: its catalogue, and `master` for the cluster's calls.
+  static std::unique_ptr<AdminService> ForMaster(Catalog* catalog, ClusterAdmin* master,
+                                                 const ServerCounters* counters);
+  // A cluster's region server: its regions; table changes are the master's.
+  static std::unique_ptr<AdminService> ForRegionServer(RegionHost* host, const ServerCounters* counters);
   ~AdminService();
 
   absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);
@@ -212,32 +216,20 @@ class AdminService {
   absl::Status OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
                                 rpc::VerbsSessionResponse* resp);
   absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
-  // A cluster's active master (ClusterAdmin); FailedPrecondition elsewhere.
+  // A cluster's active master's (ClusterAdmin).
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);
   absl::Status Unassign(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignRegion(const rpc::RegionRequest& req, rpc::AdminResponse* resp);
-  // A cluster's region server's (RegionServerAdmin); refused elsewhere.
+  // A cluster's region server's (RegionServerCalls).
   absl::Status OpenRegion(const rpc::OpenRegionRequest& req, rpc::OpenRegionResponse* resp);
   absl::Status CloseRegion(const rpc::CloseRegionRequest& req, rpc::AdminResponse* resp);
   absl::Status RegionOperation(const rpc::RegionOpRequest& req, rpc::RegionOpResponse* resp);
   absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp);
 
  private:
-  // FailedPrecondition for `what` when this is not a cluster's active master.
-  absl::Status NeedsMaster(std::string_view what) const;
-  // The catalogue, for a table change `what`; FailedPrecondition on a region server.
-  absl::StatusOr<Catalog*> CatalogFor(std::string_view what) const;
-  // The region server's part, for `what`; FailedPrecondition elsewhere.
-  absl::StatusOr<RegionServerAdmin*> RegionServer(std::string_view what) const;
-
-  TableSource* const tables_;
-  Catalog* const catalog_;  // null on a region server
+  const Parts parts_;
   const ServerCounters* counters_;
-  ClusterAdmin* const cluster_;                        // a master's; else null
-  std::unique_ptr<RegionServerAdmin> region_server_;  // a region server's; else null
-  const char* const mode_;      // what Status says this process is
-  const char* const not_master_;  // what it is, when a master's call reaches it
 };
 
 }  // namespace basalt::server

@@ -26,7 +26,7 @@ class ServiceTest : public ::testing::Test {
     ASSERT_TRUE(tm.ok()) << tm.status();
     tables_ = *std::move(tm);
     data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{});
-    admin_ = std::make_unique<AdminService>(tables_.get(), &counters_);
+    admin_ = AdminService::ForStandalone(tables_.get(), &counters_);
     rpc::CreateTableRequest req;
     req.mutable_table()->set_name("t");
     req.mutable_table()->add_families()->set_name("f");

@@ -65,7 +65,7 @@ class HBaseFrontTest : public ::testing::Test {
     catalog_ = *std::move(catalog);
     ASSERT_TRUE(catalog_->SetServerName("127.0.0.1:16020").ok());
     data_ = std::make_unique<server::DataService>(catalog_.get(), server::ServerConfig{});
-    admin_ = std::make_unique<server::AdminService>(catalog_.get(), &counters_);
+    admin_ = server::AdminService::ForStandalone(catalog_.get(), &counters_);
   }
   void TearDown() override {
     if (front_ != nullptr) front_->Shutdown();

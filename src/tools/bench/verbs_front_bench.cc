@@ -52,12 +52,12 @@ class Rig {
     }
     tables_ = *std::move(tm);
     data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{});
-    AdminService admin(tables_.get(), &counters_);
+    std::unique_ptr<AdminService> admin = AdminService::ForStandalone(tables_.get(), &counters_);
     rpc::CreateTableRequest create;
     create.mutable_table()->set_name("usertable");
     create.mutable_table()->add_families()->set_name("f");
     rpc::CreateTableResponse created;
-    if (absl::Status s = admin.CreateTable(create, &created); !s.ok()) {
+    if (absl::Status s = admin->CreateTable(create, &created); !s.ok()) {
       error_ = s.ToString();
       return;
     }
