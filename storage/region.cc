@@ -151,26 +151,59 @@ struct RegionImpl::Replay {
   ReplayStats stats;  // of every directory replayed, added up
 };
 
+// Opening a region: its manifest (or the refusal to guess without one), its block files, the
+// log replayed into the memstores, then the log it writes to from now on. Each step below.
 absl::Status RegionImpl::Recover() {
-  Env* env = options_.env;
-  BASALT_RETURN_IF_ERROR(env->CreateDirs(dir_));
-  const std::string mpath = dir_ + "/" + kManifestName;
-  BASALT_ASSIGN_OR_RETURN(auto names, env->ListDir(dir_));
+  BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(dir_));
   std::map<uint64_t, std::string> block_files;  // number -> name
+  BASALT_RETURN_IF_ERROR(ListBlockFiles(&block_files));
+  const bool have_manifest = options_.env->FileExists(dir_ + "/" + kManifestName);
+  Manifest m;
+  BASALT_RETURN_IF_ERROR(ReadManifest(have_manifest, block_files, &m));
+  std::map<std::string, std::vector<std::string>> dropped;  // files of families no longer described
+  BASALT_RETURN_IF_ERROR(OpenBlockFiles(m, block_files, &dropped));
+  if (!have_manifest) {
+    // From now on a missing manifest is damage, never "a new region" (ReadManifest). A region that
+    // has never flushed has nothing in block files, so the whole log is replayed.
+    BASALT_RETURN_IF_ERROR(WriteManifest());
+  }
+  Replay replay;
+  BASALT_RETURN_IF_ERROR(ReplayLogs(m, &replay));
+  if (!dropped.empty()) {
+    // As in HBase, a dropped family's cells are gone, and a family added again under its name
+    // starts empty. Only now, once the log replayed (an unflushed edit of such a family refused
+    // the open above, with nothing moved): the files leave the manifest, a durable record that
+    // they are obsolete, then go aside to lost+found/ as HBase archives them, never read again.
+    BASALT_RETURN_IF_ERROR(WriteManifest());
+    for (const auto& [family, files] : dropped) {
+      for (const std::string& f : files) {
+        BASALT_RETURN_IF_ERROR(MoveAside(f, absl::StrCat("its family '", family, "' was dropped from the table")));
+      }
+    }
+  }
+  return shared_log() ? AttachToServerLog(replay) : OpenOwnLog(replay);
+}
+
+absl::Status RegionImpl::ListBlockFiles(std::map<uint64_t, std::string>* block_files) {
+  BASALT_ASSIGN_OR_RETURN(auto names, options_.env->ListDir(dir_));
   for (const auto& n : names) {
     if (Store::IsTempFileName(n)) {
       // A flush or compaction output a crash cut short: by its name never complete, never named
       // by a manifest, never the only copy of anything.
-      BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+      BASALT_RETURN_IF_ERROR(options_.env->DeleteFile(dir_ + "/" + n));
       continue;
     }
-    if (auto num = Store::ParseFileNumber(n); num.ok()) block_files.emplace(*num, n);
+    if (auto num = Store::ParseFileNumber(n); num.ok()) block_files->emplace(*num, n);
   }
-  Manifest m;
-  const bool have_manifest = env->FileExists(mpath);
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::ReadManifest(bool have_manifest, const std::map<uint64_t, std::string>& block_files,
+                                      Manifest* m) {
+  const std::string mpath = dir_ + "/" + kManifestName;
   if (have_manifest) {
-    BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(mpath));
-    BASALT_ASSIGN_OR_RETURN(m, DecodeManifest(bytes, mpath));
+    BASALT_ASSIGN_OR_RETURN(std::string bytes, options_.env->ReadFileToString(mpath));
+    BASALT_ASSIGN_OR_RETURN(*m, DecodeManifest(bytes, mpath));
   } else if (!block_files.empty()) {
     // Every region writes its manifest when it is created, so block files without one mean the
     // manifest was lost: which files are live, and up to which sequence id the log is already
@@ -187,15 +220,20 @@ absl::Status RegionImpl::Recover() {
         "region ", desc_.name, ": its manifest ", mpath, " is missing but ", dir_, " holds ", block_files.size(),
         " block file(s) (", some, "); nothing was deleted. Restore the MANIFEST from a backup, then reopen"));
   }
-  next_file_number_ = m.next_file_number;
-  flushed_seq_ = m.flushed_seq;
-  for (const auto& [id, ms] : m.nonces) {
+  next_file_number_ = m->next_file_number;
+  flushed_seq_ = m->flushed_seq;
+  for (const auto& [id, ms] : m->nonces) {
     std::vector<WalEdit> answer;
-    if (auto a = m.answers.find(id); a != m.answers.end()) {
+    if (auto a = m->answers.find(id); a != m->answers.end()) {
       for (const Manifest::AnswerCell& c : a->second) answer.push_back(WalEdit{c.family, c.key, c.value});
     }
     RememberNonce(Nonce{id.first, id.second}, ms, answer.empty() ? nullptr : &answer);
   }
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::OpenBlockFiles(const Manifest& m, const std::map<uint64_t, std::string>& block_files,
+                                        std::map<std::string, std::vector<std::string>>* dropped) {
   std::set<uint64_t> live;
   for (auto& [name, store] : stores_) {
     auto it = m.files.find(name);
@@ -204,14 +242,13 @@ absl::Status RegionImpl::Recover() {
   }
   for (auto& [name, files] : m.files) live.insert(files.begin(), files.end());
   // Block files of families the descriptor no longer has (a modify of the table dropped them),
-  // by family: set aside once the log has replayed (below).
-  std::map<std::string, std::vector<std::string>> dropped;
+  // by family: set aside once the log has replayed (Recover).
   for (const auto& [name, files] : m.files) {
     if (stores_.count(name)) continue;
     for (uint64_t num : files) {
-      if (auto it = block_files.find(num); it != block_files.end()) dropped[name].push_back(it->second);
+      if (auto it = block_files.find(num); it != block_files.end()) (*dropped)[name].push_back(it->second);
     }
-    if (!files.empty()) dropped[name];  // (references only: they leave the manifest all the same)
+    if (!files.empty()) (*dropped)[name];  // (references only: they leave the manifest all the same)
   }
   // Block files the manifest does not list. Numbered below its next_file_number, the manifest
   // vouches for them being obsolete: they were numbered before it was written and it left them
@@ -222,7 +259,7 @@ absl::Status RegionImpl::Recover() {
   for (const auto& [num, n] : block_files) {
     if (live.count(num)) continue;
     if (num < m.next_file_number) {
-      BASALT_RETURN_IF_ERROR(env->DeleteFile(dir_ + "/" + n));
+      BASALT_RETURN_IF_ERROR(options_.env->DeleteFile(dir_ + "/" + n));
       ++obsolete;
     } else {
       BASALT_RETURN_IF_ERROR(MoveAside(n, "no manifest names it; nothing was deleted"));
@@ -232,35 +269,32 @@ absl::Status RegionImpl::Recover() {
     Log(absl::StrCat("region ", desc_.name, ": removed ", obsolete,
                      " obsolete block file(s) its manifest no longer lists (compacted away before a crash)"));
   }
-  if (!have_manifest) {
-    // From now on a missing manifest is damage, never "a new region" (see above). A region that
-    // has never flushed has nothing in block files, so the whole log is replayed.
-    BASALT_RETURN_IF_ERROR(WriteManifest());
-  }
-  // Replay the log: edits after the flushed sequence id go back into the memstores.
-  Replay replay;
-  replay.flushed = m.flushed_seq;
-  replay.last = m.flushed_seq;
-  replay.dedupe = shared_log();
+  return absl::OkStatus();
+}
+
+// Replays the log: edits after the flushed sequence id go back into the memstores.
+absl::Status RegionImpl::ReplayLogs(const Manifest& m, Replay* replay) {
+  replay->flushed = m.flushed_seq;
+  replay->last = m.flushed_seq;
+  replay->dedupe = shared_log();
   const std::string wal_dir = dir_ + "/wal";
-  const std::string edits_dir = dir_ + "/" + kRecoveredEditsDir;
   if (shared_log()) {
     BASALT_RETURN_IF_ERROR(options_.server_log->MayOpen(desc_.name));
     // A log of its own from before the server log, and what a split of the server log at
     // start-up gave it.
-    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, &replay));
-    BASALT_RETURN_IF_ERROR(ReplayDir(edits_dir, &replay));
-    replay.from_files = replay.records;
+    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, replay));
+    BASALT_RETURN_IF_ERROR(ReplayDir(dir_ + "/" + kRecoveredEditsDir, replay));
+    replay->from_files = replay->records;
     // A region that closed without flushing (it had failed) and opens again: its edits are
     // still in the server log.
     BASALT_RETURN_IF_ERROR(options_.server_log->wal()->ReplayRegion(
-        desc_.name, m.flushed_seq, [&](const WalRecord& rec) { return ApplyRecord(rec, &replay); }));
+        desc_.name, m.flushed_seq, [&](const WalRecord& rec) { return ApplyRecord(rec, replay); }));
   } else {
-    BASALT_RETURN_IF_ERROR(env->CreateDirs(wal_dir));
-    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, &replay));
+    BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(wal_dir));
+    BASALT_RETURN_IF_ERROR(ReplayDir(wal_dir, replay));
   }
-  const ReplayStats& rs = replay.stats;
-  replayed_records_ = replay.records;
+  const ReplayStats& rs = replay->stats;
+  replayed_records_ = replay->records;
   replay_truncated_bytes_ = rs.truncated_bytes;
   replay_skipped_records_ = rs.skipped_records;
   replay_skipped_bytes_ = rs.skipped_bytes;
@@ -270,51 +304,46 @@ absl::Status RegionImpl::Recover() {
   }
   for (const std::string& d : rs.damage) Log(absl::StrCat("region ", desc_.name, ": skipped log damage: ", d));
   // Sequence ids of records left unapplied are never handed out again.
-  const uint64_t last = std::max(replay.last, rs.max_seq);
+  const uint64_t last = std::max(replay->last, rs.max_seq);
   {
     absl::MutexLock l(&seq_mu_);
     last_seq_ = last;
   }
   read_point_ = last;
-  if (!dropped.empty()) {
-    // As in HBase, a dropped family's cells are gone, and a family added again under its name
-    // starts empty. Only now, once the log replayed (an unflushed edit of such a family refused
-    // the open above, with nothing moved): the files leave the manifest, a durable record that
-    // they are obsolete, then go aside to lost+found/ as HBase archives them, never read again.
-    BASALT_RETURN_IF_ERROR(WriteManifest());
-    for (const auto& [family, files] : dropped) {
-      for (const std::string& f : files) {
-        BASALT_RETURN_IF_ERROR(MoveAside(f, absl::StrCat("its family '", family, "' was dropped from the table")));
-      }
-    }
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::AttachToServerLog(const Replay& replay) {
+  Env* env = options_.env;
+  const ReplayStats& rs = replay.stats;
+  log_ = options_.server_log->wal();  // only now: Close (also of a region that failed to open) flushes
+  if (replay.from_files > 0 || !rs.damage.empty()) {
+    // Into block files, so the replayed logs can go (the manifest's flushed sequence id then
+    // covers them: a crash before they are removed replays nothing of them again).
+    absl::MutexLock fl(&flush_mu_);
+    BASALT_RETURN_IF_ERROR(FlushLocked());
   }
-  if (shared_log()) {
-    log_ = options_.server_log->wal();  // only now: Close (also of a region that failed to open) flushes
-    if (replay.from_files > 0 || !rs.damage.empty()) {
-      // Into block files, so the replayed logs can go (the manifest's flushed sequence id then
-      // covers them: a crash before they are removed replays nothing of them again).
-      absl::MutexLock fl(&flush_mu_);
-      BASALT_RETURN_IF_ERROR(FlushLocked());
-    }
-    for (const char* d : {"wal", kRecoveredEditsDir}) {
-      if (rs.damage.empty() || !env->FileExists(absl::StrCat(dir_, "/", d))) continue;
-      BASALT_RETURN_IF_ERROR(MoveAside(d, "it held log damage that was skipped; what was replayed is flushed"));
-    }
-    BASALT_RETURN_IF_ERROR(DeleteWalDir(env, wal_dir));
-    BASALT_RETURN_IF_ERROR(DeleteWalDir(env, edits_dir));
-    log_->AttachRegion(desc_.name, [this] {
-      absl::MutexLock l(&state_mu_);
-      bg_requested_ = true;
-    });
-    attached_ = true;
-    return absl::OkStatus();
+  for (const char* d : {"wal", kRecoveredEditsDir}) {
+    if (rs.damage.empty() || !env->FileExists(absl::StrCat(dir_, "/", d))) continue;
+    BASALT_RETURN_IF_ERROR(MoveAside(d, "it held log damage that was skipped; what was replayed is flushed"));
   }
+  BASALT_RETURN_IF_ERROR(DeleteWalDir(env, dir_ + "/wal"));
+  BASALT_RETURN_IF_ERROR(DeleteWalDir(env, dir_ + "/" + kRecoveredEditsDir));
+  log_->AttachRegion(desc_.name, [this] {
+    absl::MutexLock l(&state_mu_);
+    bg_requested_ = true;
+  });
+  attached_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status RegionImpl::OpenOwnLog(const Replay& replay) {
   Wal::Options wo;
-  wo.env = env;
-  wo.dir = wal_dir;
+  wo.env = options_.env;
+  wo.dir = dir_ + "/wal";
   BASALT_ASSIGN_OR_RETURN(own_wal_, Wal::Open(wo));
   log_ = own_wal_.get();
-  if (!rs.damage.empty()) {
+  if (!replay.stats.damage.empty()) {
     // The operator chose to go on without what is lost. Make what was replayed durable in block
     // files (the manifest's flushed sequence id then covers every record of the old log, so it
     // is never replayed again) and keep the damaged segments in lost+found/ for inspection.

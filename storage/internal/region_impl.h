@@ -85,9 +85,17 @@ class RegionImpl final : public Region {
  private:
   friend class Region;  // Open
   absl::Status Recover();
+  // Recover's steps, in order (region.cc).
+  struct Replay;
+  absl::Status ListBlockFiles(std::map<uint64_t, std::string>* block_files);
+  absl::Status ReadManifest(bool have_manifest, const std::map<uint64_t, std::string>& block_files, Manifest* m);
+  absl::Status OpenBlockFiles(const Manifest& m, const std::map<uint64_t, std::string>& block_files,
+                              std::map<std::string, std::vector<std::string>>* dropped);
+  absl::Status ReplayLogs(const Manifest& m, Replay* replay);
+  absl::Status AttachToServerLog(const Replay& replay);
+  absl::Status OpenOwnLog(const Replay& replay);
   // Replays log records newer than the manifest's into the memstores, once each (a record a
   // crash made a log split write twice is skipped the second time). Sets last.
-  struct Replay;
   absl::Status ReplayDir(const std::string& dir, Replay* replay);
   absl::Status ApplyRecord(const WalRecord& rec, Replay* replay);
   // Moves dir_/name (a file or directory) into dir_/lost+found/ (durably) and logs it and why.
