@@ -766,42 +766,20 @@ void VerbsClient::FailAsync(Pooled* p, const absl::Status& why) {
   for (auto& c : queued) c->Done(failed, true);
 }
 
+// A credit whose call was finished at its deadline waits this long for the late reply (its
+// buffers may not be reused before it lands); then its endpoint is taken as broken.
+constexpr absl::Duration kLateReplyWait = absl::Seconds(5);
+
+// The async poller: waits for completions (spinning while calls are live), handles each reply,
+// then the deadlines, and starts the calls that were queued for a credit.
 void VerbsClient::PollerLoop() {
   tl_on_poller = true;
-  // A credit whose call was finished at its deadline waits this long for the late reply (its
-  // buffers may not be reused before it lands); then its endpoint is taken as broken.
-  constexpr absl::Duration kLateReplyWait = absl::Seconds(5);
-  ibv_wc wc[32];
+  ibv_wc wc[kPollBatch];
   for (;;) {
-    absl::Time wake = absl::Now() + absl::Milliseconds(100);
-    CompletionQueue* cq = nullptr;
+    absl::Time wake;
     bool live = false;
-    std::deque<std::unique_ptr<AsyncCall>> closing;
-    {
-      absl::MutexLock l(&async_mu_);
-      if (async_stop_) closing.swap(async_queue_);  // no endpoint takes them any more
-      live = !async_queue_.empty();
-      for (const auto& c : async_queue_) wake = std::min(wake, c->deadline);
-      for (Pooled* p : async_by_slot_) {
-        if (p == nullptr) continue;
-        for (const Pooled::Slot& slot : p->slots) {
-          if (slot.call != nullptr) {
-            live = true;
-            wake = std::min(wake, slot.call->deadline);
-          }
-        }
-      }
-      if (async_stop_ && !live && closing.empty()) return;
-      if (async_cq_ == nullptr && closing.empty()) {
-        // No endpoint yet: only deadlines to keep until the first one comes.
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_) {
-          return async_cq_ != nullptr || async_stop_;
-        };
-        async_mu_.AwaitWithDeadline(absl::Condition(&ready), wake);
-      }
-      cq = async_cq_.get();
-    }
-    for (auto& c : closing) c->Done(absl::UnavailableError("verbs: the client is closing"), true);
+    CompletionQueue* cq = nullptr;
+    if (!PollerRound(&wake, &live, &cq)) return;
     FlushPollerPosts();
     int k = 0;
     if (cq != nullptr) {
@@ -813,114 +791,159 @@ void VerbsClient::PollerLoop() {
         k = *got;
       }
     }
-    // Which reply is its endpoint's last in this batch: the calls its credits start go out
-    // then, chained, without waiting for other endpoints' replies.
-    bool last_of_endpoint[32] = {};
-    {
-      uint64_t seen[32];
-      int n_seen = 0;
-      for (int i = k; i-- > 0;) {
-        const uint64_t endpoint = wc[i].wr_id >> 9;  // gen and slot
-        if ((wc[i].wr_id & 1) != 0 || std::find(seen, seen + n_seen, endpoint) != seen + n_seen) continue;
-        seen[n_seen++] = endpoint;
-        last_of_endpoint[i] = true;
-      }
-    }
-    for (int i = 0; i < k; ++i) {
-      const uint64_t w = wc[i].wr_id;
-      const uint32_t gen = static_cast<uint32_t>(w >> 32);
-      const uint32_t slot = static_cast<uint32_t>(w >> 9) & 0x3fffffu;
-      const uint32_t buffer = static_cast<uint32_t>(w >> 1) & 0xffu;
-      const bool send = (w & 1) != 0;
-      Pooled* p = nullptr;
-      {
-        absl::MutexLock l(&async_mu_);
-        if (slot < async_by_slot_.size() && async_by_slot_[slot] != nullptr && async_by_slot_[slot]->gen == gen) {
-          p = async_by_slot_[slot];
-        }
-      }
-      if (p == nullptr) continue;  // an endpoint already dropped
-      if (wc[i].status != IBV_WC_SUCCESS) {
-        FailAsync(p, absl::UnavailableError(absl::StrCat("completion error: ", ibv_wc_status_str(wc[i].status))));
-        continue;
-      }
-      if (send) continue;
-      // The reply names its request, and so its credit.
-      const absl::Span<const uint8_t> reply(p->ep->recv_buf(buffer), std::min<size_t>(wc[i].byte_len, p->ep->half()));
-      absl::StatusOr<FrameHeader> header = ParseHeader(reply);
-      const uint32_t credit = header.ok() ? static_cast<uint32_t>(header->request_id & 0xff) : 0;
-      std::unique_ptr<AsyncCall> call;
-      bool known = false;
-      {
-        absl::MutexLock l(&async_mu_);
-        if (header.ok() && credit < p->slots.size() && p->slots[credit].held &&
-            p->slots[credit].id == header->request_id) {
-          known = true;
-          call = std::move(p->slots[credit].call);  // none when it was finished at its deadline
-          p->slots[credit].expired = false;
-        }
-      }
-      if (!known) {
-        FailAsync(p, absl::UnavailableError(absl::StrCat(
-                         "a reply to no request in flight", header.ok() ? "" : ": ", header.ok() ? "" : header.status().message())));
-        continue;
-      }
-      absl::Status result;
-      if (call != nullptr) result = call->Decode(call->id_, reply);
-      if (absl::Status st = p->ep->PostRecv(buffer, AsyncWrId(*p, false, buffer)); !st.ok()) {
-        FailAsync(p, st);  // the call itself succeeded
-      } else {
-        ReleaseAsync(Credit{p, credit});  // the next queued call goes out before this one's Done runs
-      }
-      if (call != nullptr) call->Done(std::move(result), false);
-      if (last_of_endpoint[i]) FlushPollerPosts(slot, gen);
-    }
-    // Deadlines (queued calls, and calls whose reply has not come), endpoints that broke while
-    // a caller held them, and endpoints whose late reply never came.
-    const absl::Time now = absl::Now();
-    std::vector<std::unique_ptr<AsyncCall>> late;
-    std::vector<Pooled*> stale, broken;
-    {
-      absl::MutexLock l(&async_mu_);
-      for (auto it = async_queue_.begin(); it != async_queue_.end();) {
-        if ((*it)->deadline <= now) {
-          late.push_back(std::move(*it));
-          it = async_queue_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      for (Pooled* p : async_by_slot_) {
-        if (p == nullptr) continue;
-        if (p->broken) {
-          if (p->starting == 0) broken.push_back(p);
-          continue;
-        }
-        bool is_stale = false;
-        for (Pooled::Slot& s : p->slots) {
-          if (s.call != nullptr && s.call->deadline <= now) {
-            late.push_back(std::move(s.call));
-            s.expired = true;
-            s.expired_at = now;
-          } else if (s.held && s.call == nullptr && s.expired && now - s.expired_at > kLateReplyWait) {
-            is_stale = true;
-          }
-        }
-        if (is_stale) stale.push_back(p);
-      }
-    }
-    for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
-    for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
-    for (Pooled* p : stale) FailAsync(p, absl::UnavailableError("a reply past its deadline never came"));
-    // Queued calls whose endpoints went: a free credit, or a new endpoint from the connector.
-    std::vector<Start> starts;
-    {
-      absl::MutexLock l(&async_mu_);
-      PumpLocked(&starts);
-    }
-    for (Start& st : starts) StartAsync(st.c, std::move(st.call));
+    OnCompletions(absl::MakeSpan(wc, static_cast<size_t>(k)));
+    ExpireAndPump();
     FlushPollerPosts();
   }
+}
+
+// A round's start: when to wake at the latest (the nearest deadline), whether calls are live, and
+// the completion queue (none until the first endpoint). Calls queued when the client closes fail.
+// False once the client is closing and nothing is left to finish.
+bool VerbsClient::PollerRound(absl::Time* wake, bool* live, CompletionQueue** cq) {
+  *wake = absl::Now() + absl::Milliseconds(100);
+  *cq = nullptr;
+  *live = false;
+  std::deque<std::unique_ptr<AsyncCall>> closing;
+  {
+    absl::MutexLock l(&async_mu_);
+    if (async_stop_) closing.swap(async_queue_);  // no endpoint takes them any more
+    *live = !async_queue_.empty();
+    for (const auto& c : async_queue_) *wake = std::min(*wake, c->deadline);
+    for (Pooled* p : async_by_slot_) {
+      if (p == nullptr) continue;
+      for (const Pooled::Slot& slot : p->slots) {
+        if (slot.call != nullptr) {
+          *live = true;
+          *wake = std::min(*wake, slot.call->deadline);
+        }
+      }
+    }
+    if (async_stop_ && !*live && closing.empty()) return false;
+    if (async_cq_ == nullptr && closing.empty()) {
+      // No endpoint yet: only deadlines to keep until the first one comes.
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_) {
+        return async_cq_ != nullptr || async_stop_;
+      };
+      async_mu_.AwaitWithDeadline(absl::Condition(&ready), *wake);
+    }
+    *cq = async_cq_.get();
+  }
+  for (auto& c : closing) c->Done(absl::UnavailableError("verbs: the client is closing"), true);
+  return true;
+}
+
+void VerbsClient::OnCompletions(absl::Span<ibv_wc> wc) {
+  // Which reply is its endpoint's last in this batch: the calls its credits start go out
+  // then, chained, without waiting for other endpoints' replies.
+  const int k = static_cast<int>(wc.size());
+  bool last_of_endpoint[kPollBatch] = {};
+  {
+    uint64_t seen[kPollBatch];
+    int n_seen = 0;
+    for (int i = k; i-- > 0;) {
+      const uint64_t endpoint = wc[i].wr_id >> 9;  // gen and slot
+      if ((wc[i].wr_id & 1) != 0 || std::find(seen, seen + n_seen, endpoint) != seen + n_seen) continue;
+      seen[n_seen++] = endpoint;
+      last_of_endpoint[i] = true;
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    const uint64_t w = wc[i].wr_id;
+    const uint32_t gen = static_cast<uint32_t>(w >> 32);
+    const uint32_t slot = static_cast<uint32_t>(w >> 9) & 0x3fffffu;
+    const uint32_t buffer = static_cast<uint32_t>(w >> 1) & 0xffu;
+    const bool send = (w & 1) != 0;
+    Pooled* p = nullptr;
+    {
+      absl::MutexLock l(&async_mu_);
+      if (slot < async_by_slot_.size() && async_by_slot_[slot] != nullptr && async_by_slot_[slot]->gen == gen) {
+        p = async_by_slot_[slot];
+      }
+    }
+    if (p == nullptr) continue;  // an endpoint already dropped
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      FailAsync(p, absl::UnavailableError(absl::StrCat("completion error: ", ibv_wc_status_str(wc[i].status))));
+      continue;
+    }
+    if (send) continue;
+    // The reply names its request, and so its credit.
+    const absl::Span<const uint8_t> reply(p->ep->recv_buf(buffer), std::min<size_t>(wc[i].byte_len, p->ep->half()));
+    absl::StatusOr<FrameHeader> header = ParseHeader(reply);
+    const uint32_t credit = header.ok() ? static_cast<uint32_t>(header->request_id & 0xff) : 0;
+    std::unique_ptr<AsyncCall> call;
+    bool known = false;
+    {
+      absl::MutexLock l(&async_mu_);
+      if (header.ok() && credit < p->slots.size() && p->slots[credit].held &&
+          p->slots[credit].id == header->request_id) {
+        known = true;
+        call = std::move(p->slots[credit].call);  // none when it was finished at its deadline
+        p->slots[credit].expired = false;
+      }
+    }
+    if (!known) {
+      FailAsync(p, absl::UnavailableError(absl::StrCat(
+                       "a reply to no request in flight", header.ok() ? "" : ": ", header.ok() ? "" : header.status().message())));
+      continue;
+    }
+    absl::Status result;
+    if (call != nullptr) result = call->Decode(call->id_, reply);
+    if (absl::Status st = p->ep->PostRecv(buffer, AsyncWrId(*p, false, buffer)); !st.ok()) {
+      FailAsync(p, st);  // the call itself succeeded
+    } else {
+      ReleaseAsync(Credit{p, credit});  // the next queued call goes out before this one's Done runs
+    }
+    if (call != nullptr) call->Done(std::move(result), false);
+    if (last_of_endpoint[i]) FlushPollerPosts(slot, gen);
+  }
+}
+
+void VerbsClient::ExpireAndPump() {
+  // Deadlines (queued calls, and calls whose reply has not come), endpoints that broke while
+  // a caller held them, and endpoints whose late reply never came.
+  const absl::Time now = absl::Now();
+  std::vector<std::unique_ptr<AsyncCall>> late;
+  std::vector<Pooled*> stale, broken;
+  {
+    absl::MutexLock l(&async_mu_);
+    for (auto it = async_queue_.begin(); it != async_queue_.end();) {
+      if ((*it)->deadline <= now) {
+        late.push_back(std::move(*it));
+        it = async_queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (Pooled* p : async_by_slot_) {
+      if (p == nullptr) continue;
+      if (p->broken) {
+        if (p->starting == 0) broken.push_back(p);
+        continue;
+      }
+      bool is_stale = false;
+      for (Pooled::Slot& s : p->slots) {
+        if (s.call != nullptr && s.call->deadline <= now) {
+          late.push_back(std::move(s.call));
+          s.expired = true;
+          s.expired_at = now;
+        } else if (s.held && s.call == nullptr && s.expired && now - s.expired_at > kLateReplyWait) {
+          is_stale = true;
+        }
+      }
+      if (is_stale) stale.push_back(p);
+    }
+  }
+  for (auto& c : late) c->Done(absl::DeadlineExceededError("verbs: no reply before the deadline"), false);
+  for (Pooled* p : broken) FailAsync(p, absl::UnavailableError("post_send failed"));
+  for (Pooled* p : stale) FailAsync(p, absl::UnavailableError("a reply past its deadline never came"));
+  // Queued calls whose endpoints went: a free credit, or a new endpoint from the connector.
+  std::vector<Start> starts;
+  {
+    absl::MutexLock l(&async_mu_);
+    PumpLocked(&starts);
+  }
+  for (Start& st : starts) StartAsync(st.c, std::move(st.call));
 }
 
 void VerbsClient::FlushPollerPosts(uint32_t only_slot, uint32_t only_gen) {

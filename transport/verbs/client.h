@@ -201,6 +201,12 @@ class VerbsClient {
   // (its queue pair goes; CQEs it leaves behind carry an old gen).
   void FailAsync(Pooled* p, const absl::Status& why);
   void PollerLoop();
+  // The poller's steps (client.cc): a round's start, the completions it read, then deadlines and
+  // the calls queued for a credit.
+  static constexpr int kPollBatch = 32;  // completions read at once
+  bool PollerRound(absl::Time* wake, bool* live, CompletionQueue** cq);
+  void OnCompletions(absl::Span<ibv_wc> wc);
+  void ExpireAndPump();
   // Posts the sends the poller's calls made (those on the endpoint of `only_slot` and
   // `only_gen`, when the gen is not 0): each endpoint's in one chain (one doorbell).
   void FlushPollerPosts(uint32_t only_slot = 0, uint32_t only_gen = 0);
