@@ -284,21 +284,15 @@ std::string LatencySvg(const LatencyHistory::Points& points, absl::Duration inte
 
 // ------------------------------------------------------------------ the page
 
-std::string RenderStatusHtml(const StatusPageData& d) {
-  const rpc::StatusResponse& st = d.status;
-  const bool master = st.mode() == "master";
-  const bool backup = st.mode() == "backup master";
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  absl::StrAppend(&h, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-  absl::StrAppend(&h, "<title>", HtmlEscape(d.program), " ", HtmlEscape(d.server_name), "</title><style>", kCss,
-                  "</style></head><body>");
-  absl::StrAppend(&h, "<header><h1>Basalt ", HtmlEscape(st.mode()), "<small>",
-                  HtmlEscape(d.server_name), "</small></h1><nav><a href=\"/\">Status</a><a href=\"/metrics\">Metrics</a>",
-                  "<a href=\"/status.json\">JSON</a><a href=\"/conf\">Configuration</a><a href=\"/logs\">Logs</a>",
-                  "</nav></header><main>");
+namespace {
 
-  // The server.
-  std::vector<std::pair<std::string, std::string>> server = {
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+// The server's figures, its write-ahead log's (when the page shows them), its block cache's and
+// its verbs transport's.
+std::string ServerSections(const StatusPageData& d) {
+  const rpc::StatusResponse& st = d.status;
+  const Rows server = {
       {"Program", HtmlEscape(d.program)},
       {"Version", HtmlEscape(st.version())},
       {"Mode", HtmlEscape(st.mode())},
@@ -310,7 +304,7 @@ std::string RenderStatusHtml(const StatusPageData& d) {
       {"Connections", absl::StrCat(Num(st.connections_accepted()), " accepted, ", st.connections_refused(), " refused")},
   };
   const uint64_t lookups = st.block_cache_hits() + st.block_cache_misses();
-  std::vector<std::pair<std::string, std::string>> cache = {
+  const Rows cache = {
       {"Size", HtmlEscape(HumanBytes(st.block_cache_bytes()))},
       {"Capacity", HtmlEscape(HumanBytes(st.block_cache_capacity()))},
       {"Hits", Num(st.block_cache_hits())},
@@ -320,7 +314,7 @@ std::string RenderStatusHtml(const StatusPageData& d) {
                                 : "–"},
       {"Evictions", Num(st.block_cache_evictions())},
   };
-  std::vector<std::pair<std::string, std::string>> verbs = {{"State", HtmlEscape(st.verbs())}};
+  Rows verbs = {{"State", HtmlEscape(st.verbs())}};
   if (st.verbs_enabled()) {
     verbs.push_back({"Endpoints open", Num(st.verbs_endpoints())});
     verbs.push_back({"Sessions", Num(st.verbs_sessions())});
@@ -328,131 +322,157 @@ std::string RenderStatusHtml(const StatusPageData& d) {
     verbs.push_back({"Connects", absl::StrCat(st.verbs_connects_accepted(), " accepted, ",
                                               st.verbs_connects_rejected(), " rejected")});
   }
-  if (backup) {  // its page: who it is, who is active, its log
-    absl::StrAppend(&h, "<section id=\"backup\"><h2>Backup master</h2><p>This master waits to take over; the "
-                        "active one serves the cluster's status.</p>",
-                    st.backup_masters_size() > 0 ? absl::StrCat("<p>", HtmlEscape(st.backup_masters(0)), "</p>") : "",
-                    "</section>");
-  } else {
-    absl::StrAppend(&h, "<div class=\"grid\"><section id=\"server\"><h2>Server</h2>", KeyValues("server-info", server),
-                    "</section>");
-    if (!master) {
-      const rpc::WalStatus& w = st.wal();
-      std::vector<std::pair<std::string, std::string>> wal = {
-          {"Records appended", Num(w.records())},
-          {"Bytes appended", HtmlEscape(HumanBytes(w.bytes()))},
-          {"Syncs (fdatasync)", Num(w.syncs())},
-          {"Writers per sync", w.syncs() > 0 ? absl::StrFormat("%.2f", static_cast<double>(w.synced_records()) /
-                                                                           static_cast<double>(w.syncs()))
-                                             : "–"},
-          {"Mean sync", w.syncs() > 0 ? Micros(static_cast<double>(w.sync_micros()) / static_cast<double>(w.syncs()))
-                                      : "–"},
-          {"Live segments", Num(w.live_segments())},
-      };
-      absl::StrAppend(&h, "<section id=\"wal\"><h2>Write-ahead log</h2>", KeyValues("wal-info", wal), "</section>");
-    }
-    absl::StrAppend(&h, "<section id=\"block-cache\"><h2>Block cache</h2>", KeyValues("cache-info", cache),
-                    "</section><section id=\"verbs\"><h2>Verbs (RDMA)</h2>", KeyValues("verbs-info", verbs),
-                    "</section></div>");
-
-    // The latency graph, with the last interval's figures (a master times no data operation).
-    if (!d.latency.empty()) {
-      absl::StrAppend(&h, "<section id=\"latency\"><h2>Latency (p50, p99; one point per ",
-                      HtmlEscape(absl::FormatDuration(d.latency_interval)), ")</h2>",
-                      LatencySvg(d.latency, d.latency_interval, d.now),
-                      "<table id=\"latency-now\"><thead><tr><th>Operation</th><th class=\"n\">Operations/s (last ",
-                      HtmlEscape(absl::FormatDuration(d.latency_interval)), ")</th><th class=\"n\">Operations (graph's span)",
-                      "</th><th class=\"n\">p50</th><th class=\"n\">p99</th><th>Of the interval ending</th></tr></thead><tbody>");
-      for (const auto& [name, pts] : d.latency) {
-        uint64_t total = 0;
-        const LatencyHistory::Point* latest = nullptr;  // the last interval with operations
-        for (const LatencyHistory::Point& p : pts) {
-          total += p.count;
-          if (p.count > 0) latest = &p;
-        }
-        const double rate = pts.empty() ? 0 : static_cast<double>(pts.back().count) / absl::ToDoubleSeconds(d.latency_interval);
-        absl::StrAppend(&h, "<tr data-op=\"", HtmlEscape(name), "\"><td>", HtmlEscape(name), "</td><td class=\"n\">",
-                        absl::StrFormat("%.1f", rate), "</td><td class=\"n\">", total, "</td><td class=\"n\">",
-                        latest != nullptr ? Micros(latest->p50_us) : "–", "</td><td class=\"n\">",
-                        latest != nullptr ? Micros(latest->p99_us) : "–", "</td><td>",
-                        latest != nullptr ? HtmlEscape(Iso8601(latest->at)) : "", "</td></tr>");
-      }
-      h += "</tbody></table></section>";
-    }
-
-    // A master: its region servers.
-    if (master) {
-      absl::StrAppend(&h, "<section id=\"servers\"><h2>Region servers (", st.servers_size(), " live, ",
-                      st.dead_servers(), " dead not yet recovered)</h2><table id=\"servers-table\"><thead><tr>",
-                      "<th>Server</th><th class=\"n\">Regions</th><th class=\"n\">Requests</th>",
-                      "<th class=\"n\">Memstore</th><th class=\"n\">Store files</th><th class=\"n\">Memory</th>",
-                      "<th class=\"n\">Uptime</th><th>Error</th></tr></thead><tbody>");
-      for (const rpc::ServerLoad& s : st.servers()) {
-        absl::StrAppend(&h, "<tr data-server=\"", HtmlEscape(s.address()), "\"><td>", HtmlEscape(s.name()),
-                        "</td><td class=\"n\">", s.regions(), "</td><td class=\"n\">", s.requests(),
-                        "</td><td class=\"n\">", HtmlEscape(HumanBytes(s.memstore_bytes())), "</td><td class=\"n\">",
-                        s.store_files(), "</td><td class=\"n\">", HtmlEscape(HumanBytes(s.resident_bytes())),
-                        "</td><td class=\"n\">", HtmlEscape(HumanDuration(s.uptime_seconds())), "</td><td class=\"err\">",
-                        HtmlEscape(s.error()), "</td></tr>");
-      }
-      h += "</tbody></table>";
-      if (st.backup_masters_size() > 0) {
-        absl::StrAppend(&h, "<p>Backup masters: ", HtmlEscape(absl::StrJoin(st.backup_masters(), ", ")), "</p>");
-      }
-      h += "</section>";
-    }
-
-    // Tables.
-    absl::StrAppend(&h, "<section id=\"tables\"><h2>Tables (", st.tables_size(),
-                    ")</h2><table id=\"tables-table\"><thead><tr><th>Table</th><th>State</th>",
-                    "<th class=\"n\">Regions</th><th class=\"n\">Memstore</th><th class=\"n\">Store files</th>",
-                    "<th class=\"n\">Store file bytes</th><th class=\"n\">Reads</th><th class=\"n\">Writes</th>",
-                    "<th class=\"n\">Flushes</th><th class=\"n\">Compactions</th><th class=\"n\">Compacting now</th>",
-                    "</tr></thead><tbody>");
-    for (const rpc::TableStatus& t : st.tables()) {
-      const std::string_view state = TableStateName(t.state());
-      absl::StrAppend(&h, "<tr data-table=\"", HtmlEscape(t.name()), "\"><td>", HtmlEscape(t.name()),
-                      "</td><td class=\"state-", AV(state), "\">", AV(state), "</td><td class=\"n\">", t.regions(),
-                      "</td><td class=\"n\">", HtmlEscape(HumanBytes(t.memstore_bytes())), "</td><td class=\"n\">",
-                      t.store_files(), "</td><td class=\"n\">", HtmlEscape(HumanBytes(t.store_file_bytes())),
-                      "</td><td class=\"n\">", t.read_requests(), "</td><td class=\"n\">", t.write_requests(),
-                      "</td><td class=\"n\">", t.flushes(), "</td><td class=\"n\">", t.compactions(),
-                      "</td><td class=\"n\">", t.compactions_running(),
-                      t.compactions_queued() > 0 ? absl::StrCat(" + ", t.compactions_queued(), " queued") : "",
-                      "</td></tr>");
-      if (!t.error().empty()) {
-        absl::StrAppend(&h, "<tr><td></td><td colspan=\"10\" class=\"err\">", HtmlEscape(t.error()), "</td></tr>");
-      }
-    }
-    h += "</tbody></table></section>";
-
-    // Regions.
-    absl::StrAppend(&h, "<section id=\"regions\"><h2>Regions (", d.regions.size(),
-                    ")</h2><table id=\"regions-table\"><thead><tr><th>Region</th><th>Start key</th><th>End key</th>",
-                    "<th>State</th><th>Server</th><th class=\"n\">Memstore</th><th class=\"n\">Store files</th>",
-                    "<th class=\"n\">Store file bytes</th><th class=\"n\">Reads</th><th class=\"n\">Writes</th>",
-                    "</tr></thead><tbody>");
-    for (const rpc::RegionStatus& r : d.regions) {
-      absl::StrAppend(&h, "<tr data-region=\"", HtmlEscape(r.encoded_name()), "\"><td>", HtmlEscape(r.name()),
-                      "</td><td>", HtmlEscape(ToStringBinary(r.start_key())), "</td><td>",
-                      HtmlEscape(ToStringBinary(r.end_key())), "</td><td class=\"state-", HtmlEscape(r.state()), "\">",
-                      HtmlEscape(r.state()), "</td><td>", HtmlEscape(r.server()), "</td><td class=\"n\">",
-                      HtmlEscape(HumanBytes(r.memstore_bytes())), "</td><td class=\"n\">", r.store_files(),
-                      "</td><td class=\"n\">", HtmlEscape(HumanBytes(r.store_file_bytes())), "</td><td class=\"n\">",
-                      r.read_requests(), "</td><td class=\"n\">", r.write_requests(), "</td></tr>");
-    }
-    h += "</tbody></table></section>";
+  std::string h = absl::StrCat("<div class=\"grid\"><section id=\"server\"><h2>Server</h2>",
+                               KeyValues("server-info", server), "</section>");
+  if (d.wal_section) {
+    const rpc::WalStatus& w = st.wal();
+    const Rows wal = {
+        {"Records appended", Num(w.records())},
+        {"Bytes appended", HtmlEscape(HumanBytes(w.bytes()))},
+        {"Syncs (fdatasync)", Num(w.syncs())},
+        {"Writers per sync", w.syncs() > 0 ? absl::StrFormat("%.2f", static_cast<double>(w.synced_records()) /
+                                                                         static_cast<double>(w.syncs()))
+                                           : "–"},
+        {"Mean sync", w.syncs() > 0 ? Micros(static_cast<double>(w.sync_micros()) / static_cast<double>(w.syncs()))
+                                    : "–"},
+        {"Live segments", Num(w.live_segments())},
+    };
+    absl::StrAppend(&h, "<section id=\"wal\"><h2>Write-ahead log</h2>", KeyValues("wal-info", wal), "</section>");
   }
+  absl::StrAppend(&h, "<section id=\"block-cache\"><h2>Block cache</h2>", KeyValues("cache-info", cache),
+                  "</section><section id=\"verbs\"><h2>Verbs (RDMA)</h2>", KeyValues("verbs-info", verbs),
+                  "</section></div>");
+  return h;
+}
 
-  // The log's last lines.
-  h += "<section id=\"log\"><h2>Recent log (<a href=\"/logs\">all kept</a>)</h2><pre id=\"log-lines\">";
+// The latency graph, with the last interval's figures (none: a process that times no data
+// operation, as a master).
+std::string LatencySection(const StatusPageData& d) {
+  if (d.latency.empty()) return "";
+  std::string h = absl::StrCat(
+      "<section id=\"latency\"><h2>Latency (p50, p99; one point per ", HtmlEscape(absl::FormatDuration(d.latency_interval)),
+      ")</h2>", LatencySvg(d.latency, d.latency_interval, d.now),
+      "<table id=\"latency-now\"><thead><tr><th>Operation</th><th class=\"n\">Operations/s (last ",
+      HtmlEscape(absl::FormatDuration(d.latency_interval)), ")</th><th class=\"n\">Operations (graph's span)",
+      "</th><th class=\"n\">p50</th><th class=\"n\">p99</th><th>Of the interval ending</th></tr></thead><tbody>");
+  for (const auto& [name, pts] : d.latency) {
+    uint64_t total = 0;
+    const LatencyHistory::Point* latest = nullptr;  // the last interval with operations
+    for (const LatencyHistory::Point& p : pts) {
+      total += p.count;
+      if (p.count > 0) latest = &p;
+    }
+    const double rate = pts.empty() ? 0 : static_cast<double>(pts.back().count) / absl::ToDoubleSeconds(d.latency_interval);
+    absl::StrAppend(&h, "<tr data-op=\"", HtmlEscape(name), "\"><td>", HtmlEscape(name), "</td><td class=\"n\">",
+                    absl::StrFormat("%.1f", rate), "</td><td class=\"n\">", total, "</td><td class=\"n\">",
+                    latest != nullptr ? Micros(latest->p50_us) : "–", "</td><td class=\"n\">",
+                    latest != nullptr ? Micros(latest->p99_us) : "–", "</td><td>",
+                    latest != nullptr ? HtmlEscape(Iso8601(latest->at)) : "", "</td></tr>");
+  }
+  return h + "</tbody></table></section>";
+}
+
+// The cluster's region servers (when the page shows them).
+std::string ServersSection(const StatusPageData& d) {
+  if (!d.servers_section) return "";
+  const rpc::StatusResponse& st = d.status;
+  std::string h = absl::StrCat("<section id=\"servers\"><h2>Region servers (", st.servers_size(), " live, ",
+                               st.dead_servers(), " dead not yet recovered)</h2><table id=\"servers-table\"><thead><tr>",
+                               "<th>Server</th><th class=\"n\">Regions</th><th class=\"n\">Requests</th>",
+                               "<th class=\"n\">Memstore</th><th class=\"n\">Store files</th><th class=\"n\">Memory</th>",
+                               "<th class=\"n\">Uptime</th><th>Error</th></tr></thead><tbody>");
+  for (const rpc::ServerLoad& s : st.servers()) {
+    absl::StrAppend(&h, "<tr data-server=\"", HtmlEscape(s.address()), "\"><td>", HtmlEscape(s.name()),
+                    "</td><td class=\"n\">", s.regions(), "</td><td class=\"n\">", s.requests(),
+                    "</td><td class=\"n\">", HtmlEscape(HumanBytes(s.memstore_bytes())), "</td><td class=\"n\">",
+                    s.store_files(), "</td><td class=\"n\">", HtmlEscape(HumanBytes(s.resident_bytes())),
+                    "</td><td class=\"n\">", HtmlEscape(HumanDuration(s.uptime_seconds())), "</td><td class=\"err\">",
+                    HtmlEscape(s.error()), "</td></tr>");
+  }
+  h += "</tbody></table>";
+  if (st.backup_masters_size() > 0) {
+    absl::StrAppend(&h, "<p>Backup masters: ", HtmlEscape(absl::StrJoin(st.backup_masters(), ", ")), "</p>");
+  }
+  return h + "</section>";
+}
+
+std::string TablesSection(const StatusPageData& d) {
+  const rpc::StatusResponse& st = d.status;
+  std::string h = absl::StrCat("<section id=\"tables\"><h2>Tables (", st.tables_size(),
+                               ")</h2><table id=\"tables-table\"><thead><tr><th>Table</th><th>State</th>",
+                               "<th class=\"n\">Regions</th><th class=\"n\">Memstore</th><th class=\"n\">Store files</th>",
+                               "<th class=\"n\">Store file bytes</th><th class=\"n\">Reads</th><th class=\"n\">Writes</th>",
+                               "<th class=\"n\">Flushes</th><th class=\"n\">Compactions</th><th class=\"n\">Compacting now</th>",
+                               "</tr></thead><tbody>");
+  for (const rpc::TableStatus& t : st.tables()) {
+    const std::string_view state = TableStateName(t.state());
+    absl::StrAppend(&h, "<tr data-table=\"", HtmlEscape(t.name()), "\"><td>", HtmlEscape(t.name()),
+                    "</td><td class=\"state-", AV(state), "\">", AV(state), "</td><td class=\"n\">", t.regions(),
+                    "</td><td class=\"n\">", HtmlEscape(HumanBytes(t.memstore_bytes())), "</td><td class=\"n\">",
+                    t.store_files(), "</td><td class=\"n\">", HtmlEscape(HumanBytes(t.store_file_bytes())),
+                    "</td><td class=\"n\">", t.read_requests(), "</td><td class=\"n\">", t.write_requests(),
+                    "</td><td class=\"n\">", t.flushes(), "</td><td class=\"n\">", t.compactions(),
+                    "</td><td class=\"n\">", t.compactions_running(),
+                    t.compactions_queued() > 0 ? absl::StrCat(" + ", t.compactions_queued(), " queued") : "",
+                    "</td></tr>");
+    if (!t.error().empty()) {
+      absl::StrAppend(&h, "<tr><td></td><td colspan=\"10\" class=\"err\">", HtmlEscape(t.error()), "</td></tr>");
+    }
+  }
+  return h + "</tbody></table></section>";
+}
+
+std::string RegionsSection(const StatusPageData& d) {
+  std::string h = absl::StrCat("<section id=\"regions\"><h2>Regions (", d.regions.size(),
+                               ")</h2><table id=\"regions-table\"><thead><tr><th>Region</th><th>Start key</th><th>End key</th>",
+                               "<th>State</th><th>Server</th><th class=\"n\">Memstore</th><th class=\"n\">Store files</th>",
+                               "<th class=\"n\">Store file bytes</th><th class=\"n\">Reads</th><th class=\"n\">Writes</th>",
+                               "</tr></thead><tbody>");
+  for (const rpc::RegionStatus& r : d.regions) {
+    absl::StrAppend(&h, "<tr data-region=\"", HtmlEscape(r.encoded_name()), "\"><td>", HtmlEscape(r.name()),
+                    "</td><td>", HtmlEscape(ToStringBinary(r.start_key())), "</td><td>",
+                    HtmlEscape(ToStringBinary(r.end_key())), "</td><td class=\"state-", HtmlEscape(r.state()), "\">",
+                    HtmlEscape(r.state()), "</td><td>", HtmlEscape(r.server()), "</td><td class=\"n\">",
+                    HtmlEscape(HumanBytes(r.memstore_bytes())), "</td><td class=\"n\">", r.store_files(),
+                    "</td><td class=\"n\">", HtmlEscape(HumanBytes(r.store_file_bytes())), "</td><td class=\"n\">",
+                    r.read_requests(), "</td><td class=\"n\">", r.write_requests(), "</td></tr>");
+  }
+  return h + "</tbody></table></section>";
+}
+
+// The log's last lines.
+std::string LogSection(const StatusPageData& d) {
+  std::string h = "<section id=\"log\"><h2>Recent log (<a href=\"/logs\">all kept</a>)</h2><pre id=\"log-lines\">";
   const size_t first = d.log.size() > 20 ? d.log.size() - 20 : 0;
   for (size_t i = first; i < d.log.size(); ++i) {
     absl::StrAppend(&h, HtmlEscape(Iso8601(d.log[i].time)), " ", AV(log::LevelName(d.log[i].level)), " ",
                     HtmlEscape(d.log[i].text), "\n");
   }
   if (d.log.empty()) h += "(nothing logged since start)";
-  h += "</pre></section></main>";
+  return h + "</pre></section>";
+}
+
+}  // namespace
+
+std::string RenderStatusHtml(const StatusPageData& d) {
+  const rpc::StatusResponse& st = d.status;
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  absl::StrAppend(&h, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+  absl::StrAppend(&h, "<title>", HtmlEscape(d.program), " ", HtmlEscape(d.server_name), "</title><style>", kCss,
+                  "</style></head><body>");
+  absl::StrAppend(&h, "<header><h1>Basalt ", HtmlEscape(st.mode()), "<small>",
+                  HtmlEscape(d.server_name), "</small></h1><nav><a href=\"/\">Status</a><a href=\"/metrics\">Metrics</a>",
+                  "<a href=\"/status.json\">JSON</a><a href=\"/conf\">Configuration</a><a href=\"/logs\">Logs</a>",
+                  "</nav></header><main>");
+  if (!d.waiting_heading.empty()) {
+    absl::StrAppend(&h, "<section id=\"backup\"><h2>", HtmlEscape(d.waiting_heading), "</h2><p>", HtmlEscape(d.waiting),
+                    "</p>",
+                    st.backup_masters_size() > 0 ? absl::StrCat("<p>", HtmlEscape(st.backup_masters(0)), "</p>") : "",
+                    "</section>");
+  } else {
+    absl::StrAppend(&h, ServerSections(d), LatencySection(d), ServersSection(d), TablesSection(d), RegionsSection(d));
+  }
+  absl::StrAppend(&h, LogSection(d), "</main>");
   absl::StrAppend(&h, "<footer>Rendered ", HtmlEscape(Iso8601(d.now)), " by ", HtmlEscape(d.program),
                   ". The same figures: <a href=\"/status.json\">/status.json</a>, the shell's <code>status "
                   "'detailed'</code>.</footer></body></html>\n");

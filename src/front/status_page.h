@@ -80,6 +80,14 @@ struct StatusPageData {
   std::vector<log::Line> log;  // the last lines, oldest first
   LatencyHistory::Points latency;
   absl::Duration latency_interval;
+  // What the page shows besides the server's figures, the tables and the log, as the process that
+  // serves it says (the renderer never asks which kind of process it is):
+  bool wal_section = true;       // the write-ahead log's figures (a server's; a master writes no data)
+  bool servers_section = false;  // the cluster's region servers (the active master's)
+  // A process that serves nothing yet (a backup master): the page shows only this, under its
+  // heading, and the log. Empty heading: the process serves.
+  std::string waiting_heading;
+  std::string waiting;
 };
 
 class AdminService;

@@ -490,6 +490,8 @@ void Master::FillPage(server::StatusPageData* page) const {
   if (address.empty()) {
     // A backup (or an active master still opening): the page names the active one.
     page->status.set_mode("backup master");
+    page->waiting_heading = "Backup master";
+    page->waiting = "This master waits to take over; the active one serves the cluster's status.";
     absl::StatusOr<std::optional<std::string>> leader = LeaderElection::Leader(zk_.get(), options_.paths.masters());
     if (leader.ok() && leader->has_value() && **leader != options_.name) {
       page->status.add_backup_masters(absl::StrCat("active: ", **leader));
@@ -497,6 +499,8 @@ void Master::FillPage(server::StatusPageData* page) const {
     return;
   }
   page->server_name = address;
+  page->wal_section = false;  // (it writes no data: its log holds the catalogue's own tables)
+  page->servers_section = true;
   // admin_ is made before address_ is set and lives as long as the master.
   server::FillFromAdmin(admin_.get(), page);
 }
