@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "proto/kept_settings.h"
+#include "proto/permission_scope.h"
 #include "common/status.h"
 
 namespace basalt::client_internal {
@@ -262,14 +263,14 @@ class AdminImpl final : public Admin {
     rpc::GrantRequest req;
     req.set_principal(p.principal);
     req.set_permissions(p.actions);
-    *req.mutable_scope() = ScopeOf(p);
+    *req.mutable_scope() = rpc::ScopeProtoOf(p);
     return AdminCall(absl::StrCat("Grant ", p.actions, " to ", p.principal), req, &rpc::Admin::Stub::Grant);
   }
 
   absl::Status Revoke(const Permission& p) override {
     rpc::RevokeRequest req;
     req.set_principal(p.principal);
-    *req.mutable_scope() = ScopeOf(p);
+    *req.mutable_scope() = rpc::ScopeProtoOf(p);
     return AdminCall(absl::StrCat("Revoke from ", p.principal), req, &rpc::Admin::Stub::Revoke);
   }
 
@@ -301,7 +302,7 @@ class AdminImpl final : public Admin {
   absl::StatusOr<std::vector<Permission>> UserPermissions(const Permission& scope) override {
     rpc::UserPermissionRequest req;
     req.set_principal(scope.principal);
-    *req.mutable_scope() = ScopeOf(scope);
+    *req.mutable_scope() = rpc::ScopeProtoOf(scope);
     rpc::UserPermissionResponse resp;
     absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
       resp.Clear();
@@ -313,10 +314,7 @@ class AdminImpl final : public Admin {
       Permission p;
       p.principal = u.principal();
       p.actions = u.permissions();
-      p.ns = u.scope().namespace_();
-      p.table = u.scope().table();
-      p.family = u.scope().family();
-      p.qualifier = u.scope().qualifier();
+      rpc::SetScopeFromProto(u.scope(), &p);
       out.push_back(std::move(p));
     }
     return out;
@@ -340,15 +338,6 @@ class AdminImpl final : public Admin {
   }
 
  private:
-  static rpc::PermissionScope ScopeOf(const Permission& p) {
-    rpc::PermissionScope s;
-    s.set_namespace_(p.ns);
-    s.set_table(p.table);
-    s.set_family(p.family);
-    s.set_qualifier(p.qualifier);
-    return s;
-  }
-
   using TableMethod = grpc::Status (rpc::Admin::Stub::*)(grpc::ClientContext*, const rpc::TableRequest&,
                                                          rpc::AdminResponse*);
 

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "proto/permission_scope.h"
 #include "src/schema/meta.h"
 
 namespace basalt::server {
@@ -86,17 +87,12 @@ std::string PermScope::ToString() const {
 }
 
 PermScope ScopeFromProto(const rpc::PermissionScope& p) {
-  return PermScope{p.namespace_(), p.table(), p.family(), p.qualifier()};
+  PermScope s;
+  rpc::SetScopeFromProto(p, &s);
+  return s;
 }
 
-rpc::PermissionScope ScopeToProto(const PermScope& s) {
-  rpc::PermissionScope p;
-  p.set_namespace_(s.ns);
-  p.set_table(s.table);
-  p.set_family(s.family);
-  p.set_qualifier(s.qualifier);
-  return p;
-}
+rpc::PermissionScope ScopeToProto(const PermScope& s) { return rpc::ScopeProtoOf(s); }
 
 std::string NamespaceOf(std::string_view table) {
   const size_t colon = table.find(':');
