@@ -3,6 +3,8 @@
 // threads and target rates, and the benchmarks that use YCSB's records.
 #include "src/tools/bench/server_bench_common.h"
 
+#include "absl/functional/function_ref.h"
+
 namespace basalt::bench {
 
 // ------------------------------------------------------------------ YCSB
@@ -152,6 +154,215 @@ struct YcsbTargets {
   int async_window = 0;
 };
 
+// The phases of a run, which its client threads follow.
+enum YcsbPhase : int { kWarmup, kMeasure, kStop };
+
+// One client thread's figures.
+struct YcsbThreadFigures {
+  LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
+  uint64_t misses = 0;
+};
+
+// The client threads of one run (RunYcsbOnce): what they share, and each one's loop. The
+// threads start in the warm-up phase; SetPhase moves them on.
+class YcsbClients {
+ public:
+  // See RunYcsbOnce for target_ops_per_s.
+  YcsbClients(const YcsbTargets& to, const YcsbWorkload& w, int threads, double target_ops_per_s,
+              Durability durability)
+      : to_(to),
+        w_(w),
+        threads_(threads),
+        durability_(durability),
+        pool_(RandomPool(1 << 16, 29)),
+        interval_(target_ops_per_s > 0 ? static_cast<int64_t>(1e9 * threads / target_ops_per_s) : 0) {
+    echo_req_.set_reply_size(static_cast<uint32_t>(kYcsbFields * kYcsbFieldBytes));
+  }
+
+  void SetPhase(YcsbPhase p) { phase_.store(p, std::memory_order_relaxed); }
+  // Operations done in the warm-up (for the progress line only).
+  const std::atomic<uint64_t>* warmup_ops() const { return &warmup_ops_; }
+  const ErrorSlot& error() const { return error_; }
+
+  // Client thread t in [0, threads): operations until the phase is kStop or any thread failed;
+  // the measured phase's latencies into *mine.
+  void RunThread(int t, YcsbThreadFigures* mine) {
+    ScrambledZipfianGenerator keys(to_.ordinals->Acknowledged(), 0x5eed0000u + t);
+    if (to_.async_window > 0) return AsyncReads(mine, &keys);
+    SkewedLatestGenerator latest(0x1a7e0000u + t);
+    uint64_t rng = 0xa11ce + t;
+    int seen = kWarmup;
+    Clock::time_point next_start = Clock::now() + interval_ * t / threads_;
+    for (;;) {
+      const int p = phase_.load(std::memory_order_relaxed);
+      if (p == kStop || error_.failed()) return;
+      if (p != seen) {  // the schedule starts afresh with the measured phase,
+        seen = p;         // each thread's slots offset so that they do not fire together
+        next_start = Clock::now() + interval_ * t / threads_;
+      }
+      Clock::time_point intended;
+      if (interval_.count() > 0) {
+        intended = next_start;
+        next_start += interval_;
+        if (intended > Clock::now()) {
+          std::this_thread::sleep_until(intended);
+          if (phase_.load(std::memory_order_relaxed) != p) continue;
+        }
+      }
+      const double u = UnitDouble(SplitMix64(&rng));
+      // Zipfian keys come from the records there when the run started (a fixed range keeps
+      // each rank on one row; inserts are still scanned over), latest from every acknowledged
+      // one (asked only then: it takes the inserts' lock).
+      auto choose_row = [&] {
+        return YcsbKey(w_.latest ? latest.Next(to_.ordinals->Acknowledged()) : keys.Next());
+      };
+      const auto t0 = Clock::now();
+      if (interval_.count() == 0) intended = t0;
+      LatencyHistogram* h = OneOperation(u, choose_row, &rng, mine);
+      if (h == nullptr) return;
+      if (p == kMeasure) {
+        h->Record(ElapsedNanos(intended, Clock::now()));
+      } else {
+        warmup_ops_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  // False (and the error recorded) unless s is OK.
+  bool Check(const absl::Status& s) {
+    if (s.ok()) return true;
+    error_.Set(s);
+    return false;
+  }
+
+  // Sets one random field of *put to random bytes, with the run's durability.
+  void RandomField(uint64_t* rng, basalt::Put* put) const {
+    put->Add(kFamily, FieldName(static_cast<int>(SplitMix64(rng) % kYcsbFields)),
+             pool_.substr(SplitMix64(rng) % (pool_.size() - kYcsbFieldBytes), kYcsbFieldBytes));
+    put->SetDurability(durability_);
+  }
+
+  // A whole row (YCSB's readallfields); false on error. A row that is not there is a miss.
+  bool ReadRow(const std::string& row, YcsbThreadFigures* mine) {
+    basalt::Get get(row);
+    get.AddFamily(kFamily);
+    absl::StatusOr<Result> r = to_.table->Get(get);
+    if (!Check(r.status())) return false;
+    if (r->empty()) ++mine->misses;
+    return true;
+  }
+
+  // YCSB's scan: from `row`, at most `length` rows, all fields; false on error (also when more
+  // rows come back).
+  bool ScanRows(const std::string& row, uint64_t length) {
+    basalt::Scan scan;
+    scan.WithStartRow(row).AddFamily(kFamily).SetLimit(length).SetCaching(static_cast<uint32_t>(length));
+    auto scanner = to_.table->GetScanner(scan);
+    if (!Check(scanner.status())) return false;
+    uint64_t rows = 0;
+    for (Result result;;) {
+      absl::StatusOr<bool> more = (*scanner)->Next(&result);
+      if (!Check(more.status())) return false;
+      if (!*more) break;
+      ++rows;
+    }
+    if (rows > length) {
+      return Check(absl::InternalError(absl::StrCat("a scan limited to ", length, " rows returned ", rows)));
+    }
+    return true;
+  }
+
+  // One operation of the workload's mix, its kind chosen by u (uniform in [0, 1)), its row (if
+  // it needs one) by choose_row; the histogram of its kind, or null when it failed.
+  LatencyHistogram* OneOperation(double u, absl::FunctionRef<std::string()> choose_row, uint64_t* rng,
+                                 YcsbThreadFigures* mine) {
+    const YcsbWorkload& w = w_;
+    if (w.echo) {
+      if (!Check(EchoOnce(to_.echo, echo_req_, to_.timeout))) return nullptr;
+      return &mine->echo_h;
+    }
+    if (u < w.read) {
+      if (!ReadRow(choose_row(), mine)) return nullptr;
+      return &mine->read_h;
+    }
+    if (u < w.read + w.update) {
+      basalt::Put put(choose_row());  // YCSB's update writes one random field (writeallfields=false)
+      RandomField(rng, &put);
+      if (!Check(to_.table->Put(put))) return nullptr;
+      return &mine->update_h;
+    }
+    if (u < w.read + w.update + w.insert) {
+      const uint64_t ordinal = to_.ordinals->Take();
+      if (!Check(to_.table->Put(YcsbRecord(ordinal, pool_, rng, durability_)))) return nullptr;
+      to_.ordinals->Ack(ordinal);
+      return &mine->insert_h;
+    }
+    if (u < w.read + w.update + w.insert + w.scan) {
+      // From a chosen key, a uniform 1..maxscanlength rows.
+      const uint64_t length = 1 + SplitMix64(rng) % kYcsbMaxScanLength;
+      if (!ScanRows(choose_row(), length)) return nullptr;
+      return &mine->scan_h;
+    }
+    // Read-modify-write: the whole row, then one field of it, timed together.
+    const std::string row = choose_row();
+    if (!ReadRow(row, mine)) return nullptr;
+    basalt::Put put(row);
+    RandomField(rng, &put);
+    if (!Check(to_.table->Put(put))) return nullptr;
+    return &mine->rmw_h;
+  }
+
+  // Workload C with a window of async Gets per thread: the callbacks record under the window's
+  // lock (they may run on several of the transport's threads at once). Returns once every Get
+  // started has called back.
+  void AsyncReads(YcsbThreadFigures* mine, ScrambledZipfianGenerator* keys) {
+    struct Window {
+      absl::Mutex mu;
+      int in_flight ABSL_GUARDED_BY(mu) = 0;
+    } win;
+    for (;;) {
+      const int p = phase_.load(std::memory_order_relaxed);
+      if (p == kStop || error_.failed()) break;
+      {
+        absl::MutexLock l(&win.mu);
+        auto room = [&win, this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(win.mu) { return win.in_flight < to_.async_window; };
+        if (!win.mu.AwaitWithTimeout(absl::Condition(&room), absl::Milliseconds(100))) continue;
+        ++win.in_flight;
+      }
+      basalt::Get get(YcsbKey(keys->Next()));
+      get.AddFamily(kFamily);
+      const auto t0 = Clock::now();
+      to_.table->GetAsync(std::move(get), [&win, this, mine, p, t0](absl::StatusOr<Result> r) {
+        const auto t1 = Clock::now();
+        if (!r.ok()) error_.Set(r.status());
+        absl::MutexLock l(&win.mu);
+        if (r.ok() && r->empty()) ++mine->misses;
+        if (p == kMeasure) {
+          mine->read_h.Record(ElapsedNanos(t0, t1));
+        } else {
+          warmup_ops_.fetch_add(1, std::memory_order_relaxed);
+        }
+        --win.in_flight;
+      });
+    }
+    absl::MutexLock l(&win.mu);  // the callbacks hold `win`: all of them first
+    win.mu.Await(absl::Condition(
+        +[](Window* w) ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->in_flight == 0; }, &win));
+  }
+
+  const YcsbTargets& to_;
+  const YcsbWorkload& w_;
+  const int threads_;
+  const Durability durability_;
+  const std::string pool_;                   // the values' bytes, at random offsets
+  const std::chrono::nanoseconds interval_;  // between a thread's scheduled starts; 0: unthrottled
+  rpc::EchoRequest echo_req_;                // a record's bytes back
+  std::atomic<int> phase_{kWarmup};
+  std::atomic<uint64_t> warmup_ops_{0};
+  ErrorSlot error_;
+};
+
 // One timed run: `threads` client threads issue the workload's mix for warmup_seconds (not
 // recorded), then `seconds` (recorded). target_ops_per_s > 0: the threads together start that
 // many operations a second on a fixed schedule, and latency runs from each operation's
@@ -160,185 +371,15 @@ struct YcsbTargets {
 absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threads, double target_ops_per_s,
                          double warmup_seconds, double seconds, Durability durability, Monitor* monitor,
                          YcsbRun* out) {
-  enum Phase : int { kWarmup, kMeasure, kStop };
-  std::atomic<int> phase{kWarmup};
-  struct PerThread {
-    LatencyHistogram read_h, update_h, insert_h, scan_h, rmw_h, echo_h;
-    uint64_t misses = 0;
-  };
-  std::vector<std::unique_ptr<PerThread>> per(threads);
-  for (auto& p : per) p = std::make_unique<PerThread>();
-  std::atomic<uint64_t> warmup_ops{0};  // for the progress line only
-  ErrorSlot error;
-  const std::string pool = RandomPool(1 << 16, 29);
-  const std::chrono::nanoseconds interval(
-      target_ops_per_s > 0 ? static_cast<int64_t>(1e9 * threads / target_ops_per_s) : 0);
-  rpc::EchoRequest echo_req;
-  echo_req.set_reply_size(static_cast<uint32_t>(kYcsbFields * kYcsbFieldBytes));
-
-  auto random_field = [&](uint64_t* rng, basalt::Put* put) {
-    put->Add(kFamily, FieldName(static_cast<int>(SplitMix64(rng) % kYcsbFields)),
-             pool.substr(SplitMix64(rng) % (pool.size() - kYcsbFieldBytes), kYcsbFieldBytes));
-    put->SetDurability(durability);
-  };
-  // A whole row (YCSB's readallfields); false on error. A row that is not there is a miss.
-  auto read_row = [&](const std::string& row, PerThread* mine) {
-    basalt::Get get(row);
-    get.AddFamily(kFamily);
-    absl::StatusOr<Result> r = to.table->Get(get);
-    if (!r.ok()) {
-      error.Set(r.status());
-      return false;
-    }
-    if (r->empty()) ++mine->misses;
-    return true;
-  };
-
-  // Workload C with a window of async Gets per thread: the callbacks record under the window's
-  // lock (they may run on several of the transport's threads at once).
-  auto async_reads = [&](PerThread* mine, ScrambledZipfianGenerator* keys) {
-    struct Window {
-      absl::Mutex mu;
-      int in_flight ABSL_GUARDED_BY(mu) = 0;
-    } win;
-    for (;;) {
-      const int p = phase.load(std::memory_order_relaxed);
-      if (p == kStop || error.failed()) break;
-      {
-        absl::MutexLock l(&win.mu);
-        auto room = [&win, &to]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(win.mu) { return win.in_flight < to.async_window; };
-        if (!win.mu.AwaitWithTimeout(absl::Condition(&room), absl::Milliseconds(100))) continue;
-        ++win.in_flight;
-      }
-      basalt::Get get(YcsbKey(keys->Next()));
-      get.AddFamily(kFamily);
-      const auto t0 = Clock::now();
-      to.table->GetAsync(std::move(get), [&win, &error, &warmup_ops, mine, p, t0](absl::StatusOr<Result> r) {
-        const auto t1 = Clock::now();
-        if (!r.ok()) error.Set(r.status());
-        absl::MutexLock l(&win.mu);
-        if (r.ok() && r->empty()) ++mine->misses;
-        if (p == kMeasure) {
-          mine->read_h.Record(ElapsedNanos(t0, t1));
-        } else {
-          warmup_ops.fetch_add(1, std::memory_order_relaxed);
-        }
-        --win.in_flight;
-      });
-    }
-    absl::MutexLock l(&win.mu);  // the callbacks hold `win`: all of them first
-    win.mu.Await(absl::Condition(
-        +[](Window* w) ABSL_NO_THREAD_SAFETY_ANALYSIS { return w->in_flight == 0; }, &win));
-  };
-
+  std::vector<std::unique_ptr<YcsbThreadFigures>> per(threads);
+  for (auto& p : per) p = std::make_unique<YcsbThreadFigures>();
+  YcsbClients clients(to, w, threads, target_ops_per_s, durability);
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
-    ts.emplace_back([&, t] {
-      PerThread* mine = per[t].get();
-      ScrambledZipfianGenerator keys(to.ordinals->Acknowledged(), 0x5eed0000u + t);
-      if (to.async_window > 0) return async_reads(mine, &keys);
-      SkewedLatestGenerator latest(0x1a7e0000u + t);
-      uint64_t rng = 0xa11ce + t;
-      int seen = kWarmup;
-      Clock::time_point next_start = Clock::now() + interval * t / threads;
-      for (;;) {
-        const int p = phase.load(std::memory_order_relaxed);
-        if (p == kStop || error.failed()) return;
-        if (p != seen) {  // the schedule starts afresh with the measured phase,
-          seen = p;         // each thread's slots offset so that they do not fire together
-          next_start = Clock::now() + interval * t / threads;
-        }
-        Clock::time_point intended;
-        if (interval.count() > 0) {
-          intended = next_start;
-          next_start += interval;
-          if (intended > Clock::now()) {
-            std::this_thread::sleep_until(intended);
-            if (phase.load(std::memory_order_relaxed) != p) continue;
-          }
-        }
-        const double u = UnitDouble(SplitMix64(&rng));
-        // Zipfian keys come from the records there when the run started (a fixed range keeps
-        // each rank on one row; inserts are still scanned over), latest from every acknowledged
-        // one (asked only then: it takes the inserts' lock).
-        auto choose_row = [&] {
-          return YcsbKey(w.latest ? latest.Next(to.ordinals->Acknowledged()) : keys.Next());
-        };
-        const auto t0 = Clock::now();
-        if (interval.count() == 0) intended = t0;
-        LatencyHistogram* h = nullptr;
-        if (w.echo) {
-          if (absl::Status s = EchoOnce(to.echo, echo_req, to.timeout); !s.ok()) {
-            error.Set(s);
-            return;
-          }
-          h = &mine->echo_h;
-        } else if (u < w.read) {
-          if (!read_row(choose_row(), mine)) return;
-          h = &mine->read_h;
-        } else if (u < w.read + w.update) {
-          basalt::Put put(choose_row());  // YCSB's update writes one random field (writeallfields=false)
-          random_field(&rng, &put);
-          if (absl::Status s = to.table->Put(put); !s.ok()) {
-            error.Set(s);
-            return;
-          }
-          h = &mine->update_h;
-        } else if (u < w.read + w.update + w.insert) {
-          const uint64_t ordinal = to.ordinals->Take();
-          if (absl::Status s = to.table->Put(YcsbRecord(ordinal, pool, &rng, durability)); !s.ok()) {
-            error.Set(s);
-            return;
-          }
-          to.ordinals->Ack(ordinal);
-          h = &mine->insert_h;
-        } else if (u < w.read + w.update + w.insert + w.scan) {
-          // YCSB's scan: from a chosen key, a uniform 1..maxscanlength rows, all fields.
-          const uint64_t length = 1 + SplitMix64(&rng) % kYcsbMaxScanLength;
-          basalt::Scan scan;
-          scan.WithStartRow(choose_row()).AddFamily(kFamily).SetLimit(length).SetCaching(static_cast<uint32_t>(length));
-          auto scanner = to.table->GetScanner(scan);
-          if (!scanner.ok()) {
-            error.Set(scanner.status());
-            return;
-          }
-          uint64_t rows = 0;
-          for (Result row;;) {
-            absl::StatusOr<bool> more = (*scanner)->Next(&row);
-            if (!more.ok()) {
-              error.Set(more.status());
-              return;
-            }
-            if (!*more) break;
-            ++rows;
-          }
-          if (rows > length) {
-            error.Set(absl::InternalError(absl::StrCat("a scan limited to ", length, " rows returned ", rows)));
-            return;
-          }
-          h = &mine->scan_h;
-        } else {
-          // Read-modify-write: the whole row, then one field of it, timed together.
-          const std::string row = choose_row();
-          if (!read_row(row, mine)) return;
-          basalt::Put put(row);
-          random_field(&rng, &put);
-          if (absl::Status s = to.table->Put(put); !s.ok()) {
-            error.Set(s);
-            return;
-          }
-          h = &mine->rmw_h;
-        }
-        if (p == kMeasure) {
-          h->Record(ElapsedNanos(intended, Clock::now()));
-        } else {
-          warmup_ops.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-    });
+    ts.emplace_back([&clients, &per, t] { clients.RunThread(t, per[t].get()); });
   }
   const std::string label = absl::StrFormat("ycsb %s x%d", WorkloadLabel(w), threads);
-  monitor->Watch(absl::StrCat(label, " warm-up"), {}, &warmup_ops);
+  monitor->Watch(absl::StrCat(label, " warm-up"), {}, clients.warmup_ops());
   absl::SleepFor(absl::Seconds(warmup_seconds));
   std::vector<const LatencyHistogram*> all;
   for (const auto& p : per) {
@@ -349,9 +390,9 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
   monitor->Watch(label, all);
   auto t0 = Clock::now();
   const MachineCpu cpu0 = ReadMachineCpu();
-  phase.store(kMeasure, std::memory_order_relaxed);
+  clients.SetPhase(kMeasure);
   absl::SleepFor(absl::Seconds(seconds));
-  phase.store(kStop, std::memory_order_relaxed);
+  clients.SetPhase(kStop);
   const MachineCpu cpu1 = ReadMachineCpu();
   for (auto& th : ts) th.join();
   out->seconds = Seconds(t0, Clock::now());
@@ -362,7 +403,7 @@ absl::Status RunYcsbOnce(const YcsbTargets& to, const YcsbWorkload& w, int threa
     out->cpu_all_ticks = cpu1.all - cpu0.all;
   }
   monitor->Watch(absl::StrCat(label, " done"), {});
-  if (error.failed()) return error.status();
+  if (clients.error().failed()) return clients.error().status();
   for (const auto& p : per) {
     out->read_h.Merge(p->read_h);
     out->update_h.Merge(p->update_h);
