@@ -15,6 +15,19 @@
 namespace basalt::server {
 namespace {
 
+// What a catalogue's and a region host's options share, from the settings.
+template <typename Options>
+void SetShared(const TablesContext& context, Options* o) {
+  const ServerConfig& config = *context.config;
+  o->env = context.env;
+  o->data_dir = config.data_dir;
+  o->region = context.region;
+  o->wal_roll_size = config.wal_roll_size;
+  o->wal_max_logs = config.wal_max_logs;
+  o->region_max_size = config.region_max_size;
+  o->auto_split = config.auto_split;
+}
+
 class StandaloneTables final : public ServerTables {
  public:
   static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context) {
@@ -34,13 +47,7 @@ class StandaloneTables final : public ServerTables {
     }
     t->transactions_ = *std::move(transactions);
     Catalog::Options o;
-    o.data_dir = config.data_dir;
-    o.env = context.env;
-    o.region = context.region;
-    o.wal_roll_size = config.wal_roll_size;
-    o.wal_max_logs = config.wal_max_logs;
-    o.region_max_size = config.region_max_size;
-    o.auto_split = config.auto_split;
+    SetShared(context, &o);
     o.rebuild_catalog = config.rebuild_catalog;
     o.queue_compaction_filter = QueueEvictionFilter(t->transactions_.get());
     absl::StatusOr<std::unique_ptr<Catalog>> catalog = Catalog::Open(o);
@@ -87,13 +94,7 @@ class RegionServerTables final : public ServerTables {
     const std::string log_dir =
         absl::StrCat(config.data_dir, "/wals/", context.host, ",", context.start_code, ",", ::getpid());
     RegionHost::Options o;
-    o.env = context.env;
-    o.data_dir = config.data_dir;
-    o.region = context.region;
-    o.wal_roll_size = config.wal_roll_size;
-    o.wal_max_logs = config.wal_max_logs;
-    o.region_max_size = config.region_max_size;
-    o.auto_split = config.auto_split;
+    SetShared(context, &o);
     o.start_code = context.start_code;
     o.lease = context.lease;
     o.log_dir = log_dir;

@@ -286,37 +286,36 @@ absl::StatusOr<std::string> MasterService::DeleteColumn(const Request& r) {
   });
 }
 
-absl::StatusOr<std::string> MasterService::DisableTable(const Request& r) {
-  DisableTableRequest req;
+template <typename Req, typename Resp>
+absl::StatusOr<std::string> MasterService::ChangeState(const Request& r, bool from_disabled,
+                                                       absl::Status (server::AdminService::*op)(const rpc::TableRequest&,
+                                                                                                rpc::AdminResponse*)) {
+  Req req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
-  return Procedure<DisableTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
+  return Procedure<Resp>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
-    if (d.state() == rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotEnabled);
-    return TableOp(options_.admin, table, &server::AdminService::DisableTable);
+    if ((d.state() == rpc::TABLE_DISABLED) != from_disabled) {
+      return AsException(absl::FailedPreconditionError(table), from_disabled ? kTableNotDisabled : kTableNotEnabled);
+    }
+    return TableOp(options_.admin, table, op);
   });
+}
+
+absl::StatusOr<std::string> MasterService::DisableTable(const Request& r) {
+  return ChangeState<DisableTableRequest, DisableTableResponse>(r, /*from_disabled=*/false,
+                                                                &server::AdminService::DisableTable);
 }
 
 absl::StatusOr<std::string> MasterService::EnableTable(const Request& r) {
-  EnableTableRequest req;
-  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
-  return Procedure<EnableTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
-    if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
-    return TableOp(options_.admin, table, &server::AdminService::EnableTable);
-  });
+  return ChangeState<EnableTableRequest, EnableTableResponse>(r, /*from_disabled=*/true,
+                                                              &server::AdminService::EnableTable);
 }
 
+// (HBase deletes a disabled table only.)
 absl::StatusOr<std::string> MasterService::DeleteTable(const Request& r) {
-  DeleteTableRequest req;
-  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOf(req.table_name()));
-  return Procedure<DeleteTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
-    BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
-    if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
-    return TableOp(options_.admin, table, &server::AdminService::DropTable);
-  });
+  return ChangeState<DeleteTableRequest, DeleteTableResponse>(r, /*from_disabled=*/true,
+                                                              &server::AdminService::DropTable);
 }
 
 absl::StatusOr<std::string> MasterService::TruncateTable(const Request& r) {

@@ -94,6 +94,12 @@ class MasterService final : public Service {
   template <typename Response>
   absl::StatusOr<std::string> Procedure(const Request& r, uint64_t nonce_group, uint64_t nonce,
                                         const std::function<absl::Status()>& run);
+  // Disable, enable or delete: the table named by `Req`, which must be disabled (`from_disabled`)
+  // or enabled, else TableNotDisabledException or TableNotEnabledException; then `op`.
+  template <typename Req, typename Resp>
+  absl::StatusOr<std::string> ChangeState(const Request& r, bool from_disabled,
+                                          absl::Status (server::AdminService::*op)(const rpc::TableRequest&,
+                                                                                   rpc::AdminResponse*));
   // Table `table` as it is (its descriptor, transactional and queue flags kept), changed by
   // `change`, then modified so (AdminService::ModifyTable: its regions reopen).
   absl::Status Modify(const std::string& table, const std::function<absl::Status(rpc::TableDescriptor*)>& change);
