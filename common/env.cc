@@ -132,7 +132,16 @@ class PosixSequentialFile final : public SequentialFile {
 class PosixEnv final : public Env {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      // A file of that name is replaced by a new one. The name of a linked file is unlinked first,
+      // so that its other names keep their bytes (as on RADOS, where a new file has a new id).
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && st.st_nlink > 1 && ::unlink(path.c_str()) != 0) {
+        return PosixError("unlink", path, errno);
+      }
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (fd < 0) return PosixError("create", path, errno);
     return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd, 0));
   }
@@ -200,6 +209,22 @@ class PosixEnv final : public Env {
     return SyncDirectory(DirOf(to));
   }
   absl::Status SyncDir(const std::string& dir) override { return SyncDirectory(dir); }
+  absl::Status LinkFile(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) {
+      const int err = errno;
+      if (err == EEXIST) return absl::AlreadyExistsError(absl::StrCat("link ", from, " as ", to, ": the new name is taken"));
+      if (err == EPERM || err == EISDIR) {
+        return absl::FailedPreconditionError(absl::StrCat("link ", from, " as ", to, ": not a file"));
+      }
+      return PosixError("link to " + to, from, err);
+    }
+    return SyncDirectory(DirOf(to));
+  }
+  absl::StatusOr<uint64_t> LinkCount(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return PosixError("stat", path, errno);
+    return static_cast<uint64_t>(st.st_nlink);
+  }
   absl::Status RemoveTree(const std::string& path) override {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);

@@ -50,6 +50,8 @@ class Env {
   // The process-wide POSIX environment.
   static Env* Default();
 
+  // A new, empty file at `path`, replacing a file of that name (whose other names, if it was
+  // linked, keep their bytes).
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
   virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
   virtual absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(const std::string& path) = 0;
@@ -69,6 +71,13 @@ class Env {
   virtual absl::Status SyncDir(const std::string& dir) = 0;
   // Removes a file or a directory with everything in it, durably; nothing there is not an error.
   virtual absl::Status RemoveTree(const std::string& path) = 0;
+  // Gives file `from` a second name `to` (a hard link), durably: both name the same bytes, which
+  // stay until the last of its names is deleted (docs/DESIGN.md §16: how snapshots pin block
+  // files). For files nothing writes any more. `to`'s directory must exist. NotFound when `from`
+  // is not a file; AlreadyExists when `to` is taken.
+  virtual absl::Status LinkFile(const std::string& from, const std::string& to) = 0;
+  // How many names the file at `path` has (1 for a file never linked). NotFound.
+  virtual absl::StatusOr<uint64_t> LinkCount(const std::string& path) = 0;
 
   // Helpers built on the above.
   absl::Status WriteFileDurably(const std::string& path, std::string_view contents);
@@ -103,6 +112,10 @@ class EnvWrapper : public Env {
   absl::Status Truncate(const std::string& p, uint64_t size) override { return target_->Truncate(p, size); }
   absl::Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
   absl::Status RemoveTree(const std::string& p) override { return target_->RemoveTree(p); }
+  absl::Status LinkFile(const std::string& from, const std::string& to) override {
+    return target_->LinkFile(from, to);
+  }
+  absl::StatusOr<uint64_t> LinkCount(const std::string& p) override { return target_->LinkCount(p); }
 
  private:
   Env* target_;

@@ -273,6 +273,41 @@ TEST_P(EnvContract, WriteFileDurablyReplacesWholeContents) {
   EXPECT_EQ(List(place_->base), std::vector<std::string>{"CATALOG"});
 }
 
+// A hard link (docs/DESIGN.md §16): a second name for the same bytes, which stay until the last
+// name goes, whatever the names go through (a delete, an overwrite, a rename, a whole tree).
+TEST_P(EnvContract, ALinkedFileKeepsItsBytesUntilItsLastNameGoes) {
+  ASSERT_TRUE(env_->CreateDirs(P("t/r")).ok());
+  ASSERT_TRUE(env_->CreateDirs(P("snap/r")).ok());
+  const std::string data = Pattern(150000, 7);
+  Write(P("t/r/1.blk"), data);
+  EXPECT_EQ(env_->LinkCount(P("t/r/1.blk")).value_or(0), 1u);
+  ASSERT_TRUE(env_->LinkFile(P("t/r/1.blk"), P("snap/r/1.blk")).ok());
+  EXPECT_EQ(env_->LinkCount(P("t/r/1.blk")).value_or(0), 2u);
+  EXPECT_EQ(env_->LinkCount(P("snap/r/1.blk")).value_or(0), 2u);
+  EXPECT_TRUE(Read(P("snap/r/1.blk")) == data);
+  // Refused: a taken name, a missing source, a directory.
+  EXPECT_EQ(env_->LinkFile(P("t/r/1.blk"), P("snap/r/1.blk")).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(env_->LinkFile(P("t/r/none"), P("snap/r/none")).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(env_->LinkFile(P("t/r"), P("snap/dir")).code(), absl::StatusCode::kFailedPrecondition);
+  // The table's name goes (a compaction, a drop): the snapshot's keeps the bytes.
+  ASSERT_TRUE(env_->RemoveTree(P("t")).ok());
+  EXPECT_TRUE(Read(P("snap/r/1.blk")) == data);
+  EXPECT_EQ(env_->LinkCount(P("snap/r/1.blk")).value_or(0), 1u);
+  // Linked again (a clone), the clone's name renamed, then overwritten: the others keep theirs.
+  ASSERT_TRUE(env_->CreateDirs(P("clone/r")).ok());
+  ASSERT_TRUE(env_->LinkFile(P("snap/r/1.blk"), P("clone/r/tmp")).ok());
+  ASSERT_TRUE(env_->ReplaceFile(P("clone/r/tmp"), P("clone/r/1.blk")).ok());
+  ASSERT_TRUE(env_->DeleteFile(P("snap/r/1.blk")).ok());
+  EXPECT_TRUE(Read(P("clone/r/1.blk")) == data);
+  EXPECT_EQ(env_->LinkCount(P("clone/r/1.blk")).value_or(0), 1u);
+  ASSERT_TRUE(env_->LinkFile(P("clone/r/1.blk"), P("clone/r/2.blk")).ok());
+  Write(P("clone/r/2.blk"), "a new file of that name");
+  EXPECT_TRUE(Read(P("clone/r/1.blk")) == data);
+  EXPECT_EQ(Read(P("clone/r/2.blk")), "a new file of that name");
+  ASSERT_TRUE(env_->DeleteFile(P("clone/r/1.blk")).ok());
+  EXPECT_FALSE(env_->FileExists(P("clone/r/1.blk")));
+}
+
 INSTANTIATE_TEST_SUITE_P(Envs, EnvContract, ::testing::Values("posix", "rados"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
@@ -408,6 +443,85 @@ TEST_F(RadosEnvTest, ADeleteACrashCutInHalfLeavesNoObjectsBehind) {
   ASSERT_TRUE(b);
   EXPECT_FALSE(b->FileExists("/t/blk"));
   EXPECT_EQ(FileObjects(b.get()), 0u);
+}
+
+// Every name of a file gone: no object of it is left (its chunks, its names' object).
+TEST_F(RadosEnvTest, ALinkedFilesObjectsGoWithItsLastName) {
+  auto a = Connect();
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(a->CreateDirs("/t").ok());
+  ASSERT_TRUE(a->CreateDirs("/s").ok());
+  ASSERT_TRUE(a->WriteFileDurably("/t/blk", Pattern(200000, 8)).ok());
+  ASSERT_TRUE(a->LinkFile("/t/blk", "/s/blk").ok());
+  ASSERT_TRUE(a->LinkFile("/s/blk", "/s/blk2").ok());
+  EXPECT_EQ(a->LinkCount("/t/blk").value_or(0), 3u);
+  const size_t chunks = FileObjects(a.get());
+  EXPECT_EQ(chunks, 4u);
+  ASSERT_TRUE(a->DeleteFile("/t/blk").ok());
+  ASSERT_TRUE(a->RemoveTree("/s/blk").ok());
+  EXPECT_EQ(FileObjects(a.get()), chunks);
+  EXPECT_EQ(a->LinkCount("/s/blk2").value_or(0), 1u);
+  ASSERT_TRUE(a->RemoveTree("/s").ok());
+  EXPECT_EQ(FileObjects(a.get()), 0u);
+  auto objects = a->ListObjects();
+  ASSERT_TRUE(objects.ok());
+  for (const std::string& o : *objects) EXPECT_FALSE(o.starts_with("l:")) << o;
+}
+
+// A link a crash cut short between its pending name and its entry: the next client finishes it
+// as undone, and the file keeps the one name it had; a delete of that name then frees it all.
+TEST_F(RadosEnvTest, ALinkACrashCutInHalfLeavesTheFileAsItWas) {
+  {
+    auto a = Connect();
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(a->CreateDirs("/t").ok());
+    ASSERT_TRUE(a->CreateDirs("/s").ok());
+    ASSERT_TRUE(a->WriteFileDurably("/t/blk", Pattern(200000, 9)).ok());
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ArmFaultPoint("rados_env.link.between");
+        auto a = RadosEnv::Connect(TestRadosOptions(root_));
+        if (a.ok()) (*a)->LinkFile("/t/blk", "/s/blk").IgnoreError();
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  auto b = Connect();  // finishes the link the child left half done
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->FileExists("/s/blk"));
+  EXPECT_EQ(b->LinkCount("/t/blk").value_or(0), 1u);
+  EXPECT_EQ(b->ReadFileToString("/t/blk").value_or("").size(), 200000u);
+  ASSERT_TRUE(b->DeleteFile("/t/blk").ok());
+  EXPECT_EQ(FileObjects(b.get()), 0u);
+}
+
+// Links and deletes of one file from two clients at once: the file's bytes stay while a name
+// of it is left, and go with the last.
+TEST_F(RadosEnvTest, LinksAndDeletesFromTwoClientsLoseNothingAndLeakNothing) {
+  auto a = Connect();
+  auto b = Connect();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->CreateDirs("/t").ok());
+  const std::string data = Pattern(5000, 10);
+  for (int round = 0; round < 10; ++round) {
+    const std::string src = absl::StrCat("/t/f", round), dst = absl::StrCat("/t/g", round);
+    ASSERT_TRUE(a->WriteFileDurably(src, data).ok());
+    absl::Status linked, deleted;
+    std::thread ta([&] { linked = a->LinkFile(src, dst); });
+    std::thread tb([&] { deleted = b->DeleteFile(src); });
+    ta.join();
+    tb.join();
+    ASSERT_TRUE(deleted.ok()) << deleted;
+    if (linked.ok()) {  // the link came first: the new name holds the bytes
+      EXPECT_TRUE(b->ReadFileToString(dst).value_or("") == data) << "round " << round;
+      ASSERT_TRUE(b->DeleteFile(dst).ok());
+    } else {  // the delete came first: the link found the file gone
+      EXPECT_EQ(linked.code(), absl::StatusCode::kNotFound) << linked;
+      EXPECT_FALSE(b->FileExists(dst));
+    }
+  }
+  EXPECT_EQ(FileObjects(a.get()), 0u);
 }
 
 TEST_F(RadosEnvTest, AFencedClientCanNeverSyncAgain) {

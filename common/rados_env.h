@@ -23,6 +23,14 @@
 //     another, and a delete (the entry, then the file's objects), first record an intent in the
 //     "intents" object; a crash part way leaves the intent, and the next RadosEnv to connect
 //     finishes it, so a file is never lost, never left under two names, and never leaks.
+//   - A file may have several names (LinkFile, a hard link): then an object "l:<id>" lists them,
+//     each "<directory id>/<name>", and a name counts while its directory's entry still names
+//     the file (a directory that moves keeps its id, so the names in it stay right). A delete,
+//     an overwrite or a rename drops or moves its name there, and the file's objects go only
+//     when no name counts. A link records its new name as pending under an "L" intent, checks
+//     that the source still names the file, then makes the entry; a delete that read the names
+//     in between sees the pending one, and one before it removed the source, which the link
+//     then finds and gives up. A file never linked has no such object and costs nothing more.
 //   - Durable: a write operation is acknowledged by RADOS only once every replica has it, so
 //     Sync waits for the writes in flight; SyncDir has nothing to do.
 //   - Fenced: once the cluster has blocklisted this client, each write fails with ESHUTDOWN and
@@ -93,6 +101,8 @@ class RadosEnv final : public Env {
   absl::Status Truncate(const std::string& path, uint64_t size) override;
   absl::Status SyncDir(const std::string& dir) override;
   absl::Status RemoveTree(const std::string& path) override;
+  absl::Status LinkFile(const std::string& from, const std::string& to) override;
+  absl::StatusOr<uint64_t> LinkCount(const std::string& path) override;
 
   // Every object of this Env's namespace, sorted (for tests and checks: it walks the pool).
   absl::StatusOr<std::vector<std::string>> ListObjects();
