@@ -314,6 +314,18 @@ class Region {
   // starts: a put written meanwhile at a timestamp below a delete marker the compaction drops is
   // visible afterwards (it was hidden while the marker lived).
   virtual absl::Status MajorCompact() = 0;
+  // A snapshot of the region (docs/DESIGN.md §16): flushes, then gives every block file it reads a
+  // second name in `dir` (made here; Env::LinkFile: no byte is copied) and writes there a
+  // MANIFEST naming them, so that `dir` opens as a region holding exactly the cells this one held
+  // at the flush: every write acknowledged before the call. No flush or compaction changes the
+  // files meanwhile; writes go on. FailedPrecondition for a region that still reads another's
+  // files (a split's daughter, until a compaction rewrites them: major_compact first); after any
+  // other error `dir` may hold some of the names, and its caller removes it.
+  struct SnapshotFiles {
+    uint64_t files = 0;
+    uint64_t bytes = 0;
+  };
+  virtual absl::StatusOr<SnapshotFiles> Snapshot(const std::string& dir) = 0;
   // Where the region would split (HBase's): the row of the middle key of the largest file of
   // its largest store. FailedPrecondition when it has no flushed data, when that row is its
   // start, or while it still refers to another region's files (a daughter not yet compacted).

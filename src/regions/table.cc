@@ -33,6 +33,7 @@ class RefusingRegion final : public Region {
   absl::Status CompactMinor() override { return error_; }
   absl::Status MajorCompact() override { return error_; }
   absl::StatusOr<std::string> SplitPoint() const override { return error_; }
+  absl::StatusOr<SnapshotFiles> Snapshot(const std::string&) override { return error_; }
   absl::Status Close() override { return absl::OkStatus(); }
   RegionStats GetStats() const override {
     RegionStats st;

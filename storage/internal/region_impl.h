@@ -74,6 +74,7 @@ class RegionImpl final : public Region {
   absl::Status CompactMinor() override;
   absl::Status MajorCompact() override;
   absl::StatusOr<std::string> SplitPoint() const override;
+  absl::StatusOr<SnapshotFiles> Snapshot(const std::string& dir) override;
   absl::Status Close() override;
   RegionStats GetStats() const override;
   const RegionDescriptor& descriptor() const override { return desc_; }

@@ -283,6 +283,42 @@ absl::Status RegionImpl::MajorCompact() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Region::SnapshotFiles> RegionImpl::Snapshot(const std::string& dir) {
+  BASALT_RETURN_IF_ERROR(CheckOpen());
+  // No compaction installs or drops a file, and no flush adds one, until every file is named.
+  // (Nothing takes compaction_mu_ while holding flush_mu_: this order cannot deadlock.)
+  absl::MutexLock cl(&compaction_mu_);
+  BASALT_RETURN_IF_ERROR(CheckOpen());
+  absl::MutexLock fl(&flush_mu_);
+  BASALT_RETURN_IF_ERROR(FlushLocked());
+  Manifest m;
+  m.next_file_number = next_file_number_.load();
+  m.flushed_seq = flushed_seq_.load();
+  for (auto& [name, store] : stores_) {
+    if (!store->References().empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("region ", desc_.name, " still reads another region's files ",
+                                                        "(a split's daughter): major_compact it before a snapshot"));
+    }
+    m.files[name] = store->FileNumbers();
+  }
+  Env* env = options_.env;
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(dir));
+  SnapshotFiles out;
+  for (auto& [name, store] : stores_) {
+    for (uint64_t number : m.files[name]) {
+      const std::string path = store->FilePath(number);
+      const std::string base = path.substr(path.rfind('/') + 1);
+      BASALT_RETURN_IF_ERROR(env->LinkFile(path, absl::StrCat(dir, "/", base)));
+      BASALT_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
+      ++out.files;
+      out.bytes += size;
+    }
+  }
+  // (No nonces: the snapshot's region is another one, whose retries are not this one's.)
+  BASALT_RETURN_IF_ERROR(env->WriteFileDurably(absl::StrCat(dir, "/", kManifestName), EncodeManifest(m)));
+  return out;
+}
+
 absl::Status RegionImpl::Close() {
   {
     absl::MutexLock l(&state_mu_);

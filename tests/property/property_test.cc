@@ -408,6 +408,9 @@ class TableAsRegion final : public Region {
   absl::Status CompactMinor() override { return Each(&Region::CompactMinor); }
   absl::Status MajorCompact() override { return Each(&Region::MajorCompact); }
   absl::StatusOr<std::string> SplitPoint() const override { return t_->regions()[0].region->SplitPoint(); }
+  absl::StatusOr<SnapshotFiles> Snapshot(const std::string&) override {
+    return absl::UnimplementedError("the property suite takes no snapshot of its several regions as one");
+  }
   absl::Status Close() override { return Each(&Region::Close); }
   RegionStats GetStats() const override { return t_->Stats(); }
   const RegionDescriptor& descriptor() const override { return t_->regions()[0].region->descriptor(); }
