@@ -18,6 +18,7 @@
 #include "storage/internal/block_file.h"
 #include "storage/internal/compression.h"
 #include "storage/internal/manifest.h"
+#include "src/schema/snapshot_file.h"
 #include "storage/internal/wal.h"
 #include "src/front/hbase/cell_block.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -142,6 +143,25 @@ void ManifestSeeds(const std::string& out) {
   m.files["cf2"] = {};
   m.files["family-three"] = {200};
   Write(dir, "seed-three-families", EncodeManifest(m));
+}
+
+// Snapshot manifests (src/schema/snapshot_file.h): one region and three.
+void SnapshotSeeds(const std::string& out) {
+  const std::string dir = out + "/fuzz_snapshot_manifest";
+  server::SnapshotInfo s;
+  s.name = "daily-2026.11.29";
+  s.created_ms = 1795337627893;
+  s.table.name = "users";
+  FamilyOptions f;
+  f.name = "info";
+  s.table.families.push_back(f);
+  s.regions.push_back({server::RegionInfo{"users", "", "", 1795337627000}, 2, 4096});
+  Write(dir, "seed-one-region", server::EncodeSnapshot(s));
+  s.ttl_s = 86400;
+  s.regions[0].info.end_key = "g";
+  s.regions.push_back({server::RegionInfo{"users", "g", "n", 1795337627001}, 0, 0});
+  s.regions.push_back({server::RegionInfo{"users", "n", "", 1795337627002}, 5, 1 << 20});
+  Write(dir, "seed-three-regions", server::EncodeSnapshot(s));
 }
 
 // Verbs frames: requests with every field set and unset, and every kind of reply.
@@ -270,6 +290,7 @@ int main(int argc, char** argv) {
   basalt::fuzz::BlockFileSeeds(out);
   basalt::fuzz::WalSeeds(out);
   basalt::fuzz::ManifestSeeds(out);
+  basalt::fuzz::SnapshotSeeds(out);
   basalt::fuzz::VerbsFrameSeeds(out);
   basalt::fuzz::HBaseRpcSeeds(out);
   std::printf("fuzz_make_seeds: seed corpora written under %s\n", out.c_str());

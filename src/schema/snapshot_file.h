@@ -1,0 +1,59 @@
+// A snapshot's manifest (docs/DESIGN.md §16): `snapshots/<name>/SNAPSHOT` in the data directory,
+// beside `snapshots/<name>/<encoded region name>/`, each a region directory whose block files are
+// second names of the table's (Region::Snapshot) and whose MANIFEST names them. SNAPSHOT is
+// written last, durably (Env::WriteFileDurably): a snapshot directory without it is one a crash
+// cut short, removed at start-up.
+//
+// File layout (integers little-endian, varints as LevelDB):
+//
+//   +----------------------------------------+-----------------+---------+------------+
+//   | stamp: "BSLTSNAP", version 1, min 1    | payload_len u32 | payload | crc32c u32 |
+//   +----------------------------------------+-----------------+---------+------------+
+//   crc32c: masked CRC32C of every byte before it.
+//   payload: lp name | varint64 created_ms | varint64 ttl_s (0: kept until deleted) |
+//            lp table (a one-table catalogue, as TABLEINFO: catalog_file.h) |
+//            varint regions | per region: lp REGIONINFO (region_info.h) | varint64 files |
+//            varint64 bytes (of its block files, when the snapshot was taken)
+//
+// A reader refuses a newer format (FailedPrecondition) and any damage (DataLoss naming the path).
+// Thread-compatible: plain functions on values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "src/schema/catalog_file.h"
+#include "src/schema/region_info.h"
+
+namespace basalt::server {
+
+inline constexpr char kSnapshotsDir[] = "snapshots";
+inline constexpr char kSnapshotFileName[] = "SNAPSHOT";
+inline constexpr uint32_t kSnapshotVersion = 1;
+
+struct SnapshotInfo {
+  std::string name;
+  int64_t created_ms = 0;  // when it was taken (ms since the epoch)
+  int64_t ttl_s = 0;       // deleted once this old (s); 0: kept until deleted
+  TableSpec table;         // the table's descriptor then
+  struct Region {
+    RegionInfo info;
+    uint64_t files = 0;
+    uint64_t bytes = 0;
+    bool operator==(const Region&) const = default;
+  };
+  std::vector<Region> regions;  // by start key
+  bool operator==(const SnapshotInfo&) const = default;
+};
+
+// HBase's rule for a snapshot's name: 1 to 128 bytes of letters, digits, '_', '-' and '.', not
+// starting with '.'. InvalidArgument naming what is wrong.
+absl::Status ValidateSnapshotName(std::string_view name);
+
+std::string EncodeSnapshot(const SnapshotInfo& s);
+absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::string& path);
+
+}  // namespace basalt::server
