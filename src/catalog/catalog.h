@@ -40,6 +40,7 @@
 #include "absl/synchronization/mutex.h"
 #include "src/schema/catalog_file.h"
 #include "src/schema/region_info.h"
+#include "src/schema/snapshot_file.h"
 #include "src/regions/region_placement.h"
 #include "src/regions/table.h"
 #include "src/regions/table_source.h"
@@ -163,6 +164,24 @@ class Catalog final : public TableSource, public TableChanges {
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }
   // basalt:quota's region (quotas.h writes it).
   Region* quota_region() const { return quota_ != nullptr ? quota_->regions()[0].region.get() : nullptr; }
+  // Snapshots (docs/DESIGN.md §16): a table's block files named again under
+  // data_dir/snapshots/<name>/, region by region, each region flushed first (Region::Snapshot,
+  // asked of the region's server on a cluster), then the SNAPSHOT manifest written last
+  // (src/schema/snapshot_file.h). No byte is copied. Every write acknowledged before the call is
+  // in it. InvalidArgument for a bad name; AlreadyExists for a name taken; NotFound for no such
+  // table; FailedPrecondition for a disabled or FAILED_OPEN table, or a region still reading a
+  // split parent's files (major_compact first). A failure leaves nothing behind.
+  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s);
+  // Every snapshot, by name, with the bytes only it holds (its files of no other name).
+  struct SnapshotListing {
+    SnapshotInfo info;
+    uint64_t bytes = 0;       // of its files
+    uint64_t only_bytes = 0;  // of its files no table or other snapshot names
+  };
+  absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const;
+  // Deletes a snapshot: its names go, and with them every file nothing else names. NotFound.
+  absl::Status DeleteSnapshot(std::string_view name);
+
   // A region of the catalogue as it is now, for a transition (Transitions::Region).
   struct RegionNow {
     TableSpec spec;
@@ -330,6 +349,11 @@ class Catalog final : public TableSource, public TableChanges {
   // Every region of every table (known to meta) with its directory, for the server log's split.
   std::map<std::string, std::string> RegionDirsLocked() const;
   std::set<std::string> TableNamesLocked() const;
+  // data_dir/snapshots and one snapshot's directory in it.
+  std::string SnapshotsDir() const;
+  std::string SnapshotDir(std::string_view name) const;
+  // At start-up: a snapshot directory without its SNAPSHOT (a crash cut it short) is removed.
+  absl::Status RemoveUnfinishedSnapshots();
   // The previous run's server log, split again if start-up could not (the operator repaired
   // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
   // do before opening them.

@@ -192,6 +192,7 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
   }
   // The regions' shared log: what the previous run left goes to the regions it belongs to
   // before any of them opens; so do dead region servers' logs, in a master.
+  BASALT_RETURN_IF_ERROR(tm->RemoveUnfinishedSnapshots());
   BASALT_RETURN_IF_ERROR(tm->OpenServerLog());
   for (const std::string& dir : tm->placement_->LogsToRecover()) BASALT_RETURN_IF_ERROR(tm->SplitDeadServerLogLocked(dir));
   for (const TableSpec& s : specs) {

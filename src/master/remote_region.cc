@@ -63,10 +63,11 @@ RemoteRegionHandle::~RemoteRegionHandle() {
   if (on_release_) on_release_();
 }
 
-absl::StatusOr<rpc::RegionOpResponse> RemoteRegionHandle::Op(rpc::RegionOp op) const {
+absl::StatusOr<rpc::RegionOpResponse> RemoteRegionHandle::Op(rpc::RegionOp op, const std::string& snapshot_dir) const {
   rpc::RegionOpRequest req;
   req.set_region(encoded_);
   req.set_op(op);
+  req.set_snapshot_dir(snapshot_dir);
   req.set_start_code(StartCodeOf(node_));
   req.set_master_epoch(servers_->epoch());
   rpc::RegionOpResponse resp;
@@ -82,6 +83,11 @@ absl::Status RemoteRegionHandle::MajorCompact() { return Op(rpc::REGION_MAJOR_CO
 absl::StatusOr<std::string> RemoteRegionHandle::SplitPoint() const {
   BASALT_ASSIGN_OR_RETURN(rpc::RegionOpResponse resp, Op(rpc::REGION_SPLIT_POINT));
   return resp.split_point();
+}
+
+absl::StatusOr<Region::SnapshotFiles> RemoteRegionHandle::Snapshot(const std::string& dir) {
+  BASALT_ASSIGN_OR_RETURN(rpc::RegionOpResponse resp, Op(rpc::REGION_SNAPSHOT, dir));
+  return Region::SnapshotFiles{resp.snapshot_files(), resp.snapshot_bytes()};
 }
 
 absl::Status RemoteRegionHandle::Close() {

@@ -79,9 +79,11 @@ class RemoteRegionHandle final : public server::RegionHandle {
   // Asked of the server. When it does not answer, the figures are unknown: `failed` says so and
   // reference_files is 1.
   RegionStats GetStats() const override;
+  // Asked of the server: `dir` is on the shared storage both see.
+  absl::StatusOr<Region::SnapshotFiles> Snapshot(const std::string& dir) override;
 
  private:
-  absl::StatusOr<rpc::RegionOpResponse> Op(rpc::RegionOp op) const;
+  absl::StatusOr<rpc::RegionOpResponse> Op(rpc::RegionOp op, const std::string& snapshot_dir = "") const;
 
   RegionServers* const servers_;
   const std::string server_;

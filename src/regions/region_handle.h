@@ -29,6 +29,8 @@ class RegionHandle {
   // Its figures. When they cannot be had, `failed` says why and reference_files is 1, so that
   // nothing (the janitor) takes the region for one that no longer reads its parents' files.
   virtual RegionStats GetStats() const = 0;
+  // Names its files again in `dir`, after a flush (storage/region.h Region::Snapshot).
+  virtual absl::StatusOr<Region::SnapshotFiles> Snapshot(const std::string& dir) = 0;
 };
 
 // A region open in this process.
@@ -40,6 +42,7 @@ class LocalRegionHandle final : public RegionHandle {
   absl::Status MajorCompact() override { return region_->MajorCompact(); }
   absl::StatusOr<std::string> SplitPoint() const override { return region_->SplitPoint(); }
   RegionStats GetStats() const override { return region_->GetStats(); }
+  absl::StatusOr<Region::SnapshotFiles> Snapshot(const std::string& dir) override { return region_->Snapshot(dir); }
 
  private:
   const std::shared_ptr<Region> region_;

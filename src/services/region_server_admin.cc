@@ -52,6 +52,13 @@ absl::Status RegionServerAdmin::RegionOperation(const rpc::RegionOpRequest& req,
       resp->set_split_point(std::move(at));
       break;
     }
+    case rpc::REGION_SNAPSHOT: {
+      if (req.snapshot_dir().empty()) return absl::InvalidArgumentError("a region's snapshot names no directory");
+      BASALT_ASSIGN_OR_RETURN(Region::SnapshotFiles taken, region->Snapshot(req.snapshot_dir()));
+      resp->set_snapshot_files(taken.files);
+      resp->set_snapshot_bytes(taken.bytes);
+      break;
+    }
     default: return absl::InvalidArgumentError(absl::StrCat("unknown region operation ", static_cast<int>(req.op())));
   }
   *resp->mutable_load() = RegionLoadToProto(region->GetStats());

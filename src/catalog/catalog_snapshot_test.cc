@@ -1,0 +1,163 @@
+// The catalogue's snapshots (docs/DESIGN.md §16): a table's regions named again under
+// data_dir/snapshots/<name>/, read back after the table changed or went, listed with the bytes
+// only each holds, deleted, and cut short by a crash.
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "gtest/gtest.h"
+#include "src/catalog/catalog.h"
+#include "src/catalog/test_catalog.h"
+#include "src/schema/table_errors.h"
+#include "tests/util/temp_dir.h"
+
+namespace basalt::server {
+namespace {
+
+class CatalogSnapshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    catalog_ = OpenManager(dir_.path());
+    ASSERT_NE(catalog_, nullptr);
+    TableSpec t;
+    t.name = "t1";
+    FamilyOptions f;
+    f.name = "f";
+    t.families.push_back(f);
+    ASSERT_TRUE(catalog_->Create(t, {"m"}).ok());
+  }
+  void Put(const std::string& row, const std::string& value) {
+    absl::StatusOr<std::shared_ptr<Table>> t = catalog_->Find("t1");
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_TRUE((*t)->RegionFor(row)->Put(row, "f", "q", value).ok());
+  }
+  // Every row of the snapshot, read from its region directories as regions of their own.
+  std::map<std::string, std::string> SnapshotRows(const SnapshotInfo& s) {
+    std::map<std::string, std::string> rows;
+    for (const SnapshotInfo::Region& r : s.regions) {
+      RegionOptions o;
+      absl::StatusOr<std::unique_ptr<Region>> region = Region::Open(
+          o, DescriptorOf(s.table, r.info), absl::StrCat(dir_.path(), "/snapshots/", s.name, "/", r.info.EncodedName()));
+      EXPECT_TRUE(region.ok()) << region.status();
+      if (!region.ok()) return rows;
+      absl::StatusOr<std::unique_ptr<RegionScanner>> scan = (*region)->Scan(ScanSpec{});
+      EXPECT_TRUE(scan.ok()) << scan.status();
+      RowResult row;
+      while (scan.ok() && (*scan)->Next(&row).value_or(false)) rows[std::string(row.row())] = std::string(row.cells()[0].value);
+      EXPECT_TRUE((*region)->Close().ok());
+    }
+    return rows;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Catalog> catalog_;
+};
+
+TEST_F(CatalogSnapshotTest, ASnapshotKeepsTheRowsWrittenBeforeItThroughATruncateAndADrop) {
+  std::map<std::string, std::string> before;
+  for (int i = 0; i < 50; ++i) {
+    const std::string row = absl::StrCat(i % 2 ? "a" : "x", i);
+    Put(row, "v1");
+    before[row] = "v1";
+  }
+  ASSERT_TRUE(catalog_->Flush("t1").ok());
+  Put("a99", "memstore only");
+  before["a99"] = "memstore only";
+  absl::StatusOr<SnapshotInfo> s = catalog_->Snapshot("t1", "s1", 3600);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->regions.size(), 2u);
+  EXPECT_EQ(s->ttl_s, 3600);
+  // After it: an overwrite, a major compaction, then the table truncated (dropped and made again).
+  Put("a1", "after");
+  ASSERT_TRUE(catalog_->MajorCompact("t1").ok());
+  ASSERT_TRUE(catalog_->Disable("t1").ok());
+  const TableSpec spec = catalog_->Describe("t1").value();
+  ASSERT_TRUE(catalog_->Drop("t1").ok());
+  ASSERT_TRUE(catalog_->Create(spec, {"m"}).ok());
+  EXPECT_EQ(SnapshotRows(*s), before);
+  // Listed, with every byte its own now (the table that shared them is gone).
+  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].info.name, "s1");
+  EXPECT_EQ((*all)[0].info.table.name, "t1");
+  EXPECT_GT((*all)[0].bytes, 0u);
+  EXPECT_EQ((*all)[0].only_bytes, (*all)[0].bytes);
+}
+
+TEST_F(CatalogSnapshotTest, ItsBytesAreSharedWithTheTableUntilTheTableRewritesThem) {
+  Put("a", "1");
+  ASSERT_TRUE(catalog_->Snapshot("t1", "s1", 0).ok());
+  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_GT((*all)[0].bytes, 0u);
+  EXPECT_EQ((*all)[0].only_bytes, 0u);  // the table names every file too
+  Put("b", "2");
+  ASSERT_TRUE(catalog_->MajorCompact("t1").ok());  // the table's files are new ones now
+  all = catalog_->ListSnapshots();
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].only_bytes, (*all)[0].bytes);
+  // Deleted: its files go with it.
+  ASSERT_TRUE(catalog_->DeleteSnapshot("s1").ok());
+  EXPECT_TRUE(catalog_->ListSnapshots().value().empty());
+  EXPECT_FALSE(Env::Default()->FileExists(absl::StrCat(dir_.path(), "/snapshots/s1")));
+  EXPECT_EQ(catalog_->DeleteSnapshot("s1").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(CatalogSnapshotTest, RefusalsLeaveNothingBehind) {
+  EXPECT_EQ(catalog_->Snapshot("t1", ".hidden", 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog_->Snapshot("t1", "s", -1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog_->Snapshot("nope", "s", 0).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(catalog_->Snapshot("t1", "s", 0).ok());
+  EXPECT_EQ(catalog_->Snapshot("t1", "s", 0).status().code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(catalog_->Disable("t1").ok());
+  EXPECT_EQ(catalog_->Snapshot("t1", "s2", 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(catalog_->Enable("t1").ok());
+}
+
+TEST_F(CatalogSnapshotTest, ASplitsDaughterStillReadingItsParentIsRefusedUntilCompacted) {
+  // (Background compactions off: a daughter then keeps its references until asked.)
+  ASSERT_TRUE(catalog_->CloseAll().ok());
+  catalog_.reset();
+  Catalog::Options o;
+  o.data_dir = dir_.path();
+  o.region.background_compaction = false;
+  o.log = [](std::string_view) {};
+  absl::StatusOr<std::unique_ptr<Catalog>> opened = Catalog::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  catalog_ = *std::move(opened);
+  for (int i = 0; i < 20; ++i) Put(absl::StrCat("b", i), "v");
+  ASSERT_TRUE(catalog_->Flush("t1").ok());
+  ASSERT_TRUE(catalog_->Split("t1", "b10").ok());
+  const absl::Status refused = catalog_->Snapshot("t1", "s3", 0).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("major_compact"), std::string::npos) << refused;
+  EXPECT_FALSE(Env::Default()->FileExists(absl::StrCat(dir_.path(), "/snapshots/s3")));
+  ASSERT_TRUE(catalog_->MajorCompact("t1").ok());
+  absl::StatusOr<SnapshotInfo> after_split = catalog_->Snapshot("t1", "s3", 0);
+  ASSERT_TRUE(after_split.ok()) << after_split.status();
+  EXPECT_EQ(after_split->regions.size(), 3u);
+  EXPECT_EQ(SnapshotRows(*after_split).size(), 20u);
+}
+
+TEST_F(CatalogSnapshotTest, ASnapshotACrashCutShortIsRemovedAtStartUp) {
+  Put("a", "1");
+  ASSERT_TRUE(catalog_->Snapshot("t1", "kept", 0).ok());
+  ASSERT_TRUE(catalog_->Snapshot("t1", "cut", 0).ok());
+  // As a crash before its manifest leaves it: the region directories, no SNAPSHOT.
+  ASSERT_TRUE(Env::Default()->DeleteFile(absl::StrCat(dir_.path(), "/snapshots/cut/SNAPSHOT")).ok());
+  ASSERT_TRUE(catalog_->CloseAll().ok());
+  catalog_.reset();
+  catalog_ = OpenManager(dir_.path());
+  ASSERT_NE(catalog_, nullptr);
+  EXPECT_FALSE(Env::Default()->FileExists(absl::StrCat(dir_.path(), "/snapshots/cut")));
+  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].info.name, "kept");
+  EXPECT_EQ(SnapshotRows((*all)[0].info).size(), 1u);
+}
+
+}  // namespace
+}  // namespace basalt::server
