@@ -308,6 +308,7 @@ void Catalog::HousekeepingLoop() {
       for (const std::string& t : tables) {
         if (absl::Status c = CleanSplitParents(t); !c.ok()) Log(c.ToString());
       }
+      if (absl::StatusOr<int> e = ExpireSnapshots(absl::Now()); !e.ok()) Log(e.status().ToString());
     }
     housekeeping_mu_.Lock();
   }

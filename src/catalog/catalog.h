@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/synchronization/mutex.h"
 #include "src/schema/catalog_file.h"
 #include "src/schema/region_info.h"
@@ -74,7 +75,8 @@ class Catalog final : public TableSource, public TableChanges {
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
     // How often split and merged parents are looked at for removal (CleanSplitParents; HBase's
-    // CatalogJanitor runs every 5 minutes). 0: only after splits, merges and major compactions.
+    // CatalogJanitor runs every 5 minutes), and snapshots past their TTL deleted (ExpireSnapshots).
+    // 0: parents only after splits, merges and major compactions; snapshots never expire.
     int janitor_interval_ms = 10000;
     // Automatic splits (HBase's SteppingSplitPolicy): after a flush or compaction, a region
     // whose largest store passes 2 × the memstore flush size while its table has one region, or
@@ -171,16 +173,14 @@ class Catalog final : public TableSource, public TableChanges {
   // in it. InvalidArgument for a bad name; AlreadyExists for a name taken; NotFound for no such
   // table; FailedPrecondition for a disabled or FAILED_OPEN table, or a region still reading a
   // split parent's files (major_compact first). A failure leaves nothing behind.
-  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s);
+  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s) override;
   // Every snapshot, by name, with the bytes only it holds (its files of no other name).
-  struct SnapshotListing {
-    SnapshotInfo info;
-    uint64_t bytes = 0;       // of its files
-    uint64_t only_bytes = 0;  // of its files no table or other snapshot names
-  };
-  absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const;
+  absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const override;
   // Deletes a snapshot: its names go, and with them every file nothing else names. NotFound.
-  absl::Status DeleteSnapshot(std::string_view name);
+  absl::Status DeleteSnapshot(std::string_view name) override;
+  // Deletes the snapshots older than their TTL at `now` (HBase's SnapshotCleanerChore); the
+  // housekeeping thread runs it with the janitor. How many it deleted.
+  absl::StatusOr<int> ExpireSnapshots(absl::Time now);
 
   // A region of the catalogue as it is now, for a transition (Transitions::Region).
   struct RegionNow {
@@ -354,6 +354,9 @@ class Catalog final : public TableSource, public TableChanges {
   std::string SnapshotDir(std::string_view name) const;
   // At start-up: a snapshot directory without its SNAPSHOT (a crash cut it short) is removed.
   absl::Status RemoveUnfinishedSnapshots();
+  // Every finished snapshot's manifest, by name (the caller holds snapshots_mu_).
+  absl::StatusOr<std::vector<SnapshotInfo>> ReadSnapshotsLocked() const ABSL_SHARED_LOCKS_REQUIRED(snapshots_mu_);
+  absl::Status DeleteSnapshotLocked(std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshots_mu_);
   // The previous run's server log, split again if start-up could not (the operator repaired
   // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
   // do before opening them.
@@ -371,6 +374,8 @@ class Catalog final : public TableSource, public TableChanges {
   std::shared_ptr<Table> SystemTable(std::string_view name) const;
   std::atomic<uint64_t> last_region_id_{0};
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
+  // Held while a snapshot's directory is made or removed, or all are read (after admin_mu_).
+  mutable absl::Mutex snapshots_mu_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served

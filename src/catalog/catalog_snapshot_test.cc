@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/env.h"
 #include "gtest/gtest.h"
 #include "src/catalog/catalog.h"
@@ -76,7 +77,7 @@ TEST_F(CatalogSnapshotTest, ASnapshotKeepsTheRowsWrittenBeforeItThroughATruncate
   ASSERT_TRUE(catalog_->Create(spec, {"m"}).ok());
   EXPECT_EQ(SnapshotRows(*s), before);
   // Listed, with every byte its own now (the table that shared them is gone).
-  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  absl::StatusOr<std::vector<SnapshotListing>> all = catalog_->ListSnapshots();
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 1u);
   EXPECT_EQ((*all)[0].info.name, "s1");
@@ -88,7 +89,7 @@ TEST_F(CatalogSnapshotTest, ASnapshotKeepsTheRowsWrittenBeforeItThroughATruncate
 TEST_F(CatalogSnapshotTest, ItsBytesAreSharedWithTheTableUntilTheTableRewritesThem) {
   Put("a", "1");
   ASSERT_TRUE(catalog_->Snapshot("t1", "s1", 0).ok());
-  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  absl::StatusOr<std::vector<SnapshotListing>> all = catalog_->ListSnapshots();
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 1u);
   EXPECT_GT((*all)[0].bytes, 0u);
@@ -152,11 +153,30 @@ TEST_F(CatalogSnapshotTest, ASnapshotACrashCutShortIsRemovedAtStartUp) {
   catalog_ = OpenManager(dir_.path());
   ASSERT_NE(catalog_, nullptr);
   EXPECT_FALSE(Env::Default()->FileExists(absl::StrCat(dir_.path(), "/snapshots/cut")));
-  absl::StatusOr<std::vector<Catalog::SnapshotListing>> all = catalog_->ListSnapshots();
+  absl::StatusOr<std::vector<SnapshotListing>> all = catalog_->ListSnapshots();
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), 1u);
   EXPECT_EQ((*all)[0].info.name, "kept");
   EXPECT_EQ(SnapshotRows((*all)[0].info).size(), 1u);
+}
+
+TEST_F(CatalogSnapshotTest, ASnapshotPastItsTtlIsDeletedAndOneWithoutNever) {
+  Put("a", "1");
+  absl::StatusOr<SnapshotInfo> brief = catalog_->Snapshot("t1", "brief", 60);
+  ASSERT_TRUE(brief.ok()) << brief.status();
+  ASSERT_TRUE(catalog_->Snapshot("t1", "kept", 0).ok());
+  const absl::Time taken = absl::FromUnixMillis(brief->created_ms);
+  // Not yet: a second short of its minute.
+  EXPECT_EQ(catalog_->ExpireSnapshots(taken + absl::Seconds(59)).value_or(-1), 0);
+  EXPECT_EQ(catalog_->ListSnapshots().value().size(), 2u);
+  // Past it: gone, files and all; the one without a TTL stays, even a century on.
+  EXPECT_EQ(catalog_->ExpireSnapshots(taken + absl::Seconds(61)).value_or(-1), 1);
+  EXPECT_FALSE(Env::Default()->FileExists(absl::StrCat(dir_.path(), "/snapshots/brief")));
+  EXPECT_EQ(catalog_->ExpireSnapshots(taken + absl::Hours(24 * 365 * 100)).value_or(-1), 0);
+  absl::StatusOr<std::vector<SnapshotListing>> all = catalog_->ListSnapshots();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].info.name, "kept");
 }
 
 }  // namespace

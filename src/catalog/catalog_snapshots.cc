@@ -29,14 +29,17 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   if (e.table == nullptr) return Disabled(e.spec.name);
   Env* env = options_.env;
   const std::string dir = SnapshotDir(name);
-  if (env->FileExists(dir)) return absl::AlreadyExistsError(absl::StrCat("snapshot '", AV(name), "' exists"));
+  {
+    absl::MutexLock sl(&snapshots_mu_);
+    if (env->FileExists(dir)) return absl::AlreadyExistsError(absl::StrCat("snapshot '", AV(name), "' exists"));
+    BASALT_RETURN_IF_ERROR(env->CreateDirs(dir));
+  }
   SnapshotInfo info;
   info.name = std::string(name);
   info.created_ms = absl::ToUnixMillis(absl::Now());
   info.ttl_s = ttl_s;
   info.table = e.spec;
   auto taken = [&]() -> absl::Status {
-    BASALT_RETURN_IF_ERROR(env->CreateDirs(dir));
     for (const HostedRegion& h : e.table->regions()) {
       if (h.unassigned || !h.open_error.ok()) {
         return absl::FailedPreconditionError(absl::StrCat("snapshot ", AV(name), ": region ", h.info.Name(),
@@ -50,6 +53,7 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
     return env->WriteFileDurably(absl::StrCat(dir, "/", kSnapshotFileName), EncodeSnapshot(info));
   };
   if (absl::Status s = taken(); !s.ok()) {
+    absl::MutexLock sl(&snapshots_mu_);
     env->RemoveTree(dir).IgnoreError();  // its names go; the table's stay
     return absl::Status(s.code(), absl::StrCat("snapshot ", AV(name), " of table ", e.spec.name, ": ", s.message()));
   }
@@ -60,19 +64,31 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   return info;
 }
 
-absl::StatusOr<std::vector<Catalog::SnapshotListing>> Catalog::ListSnapshots() const {
+absl::StatusOr<std::vector<SnapshotInfo>> Catalog::ReadSnapshotsLocked() const {
   Env* env = options_.env;
-  std::vector<SnapshotListing> out;
+  std::vector<SnapshotInfo> out;
   if (!env->FileExists(SnapshotsDir())) return out;
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(SnapshotsDir()));
   for (const std::string& name : names) {
     const std::string manifest = absl::StrCat(SnapshotDir(name), "/", kSnapshotFileName);
     if (!env->FileExists(manifest)) continue;  // being taken, or cut short (removed at start-up)
     BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(manifest));
+    BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, DecodeSnapshot(bytes, manifest));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<SnapshotListing>> Catalog::ListSnapshots() const {
+  Env* env = options_.env;
+  absl::ReaderMutexLock sl(&snapshots_mu_);
+  BASALT_ASSIGN_OR_RETURN(std::vector<SnapshotInfo> infos, ReadSnapshotsLocked());
+  std::vector<SnapshotListing> out;
+  for (SnapshotInfo& info : infos) {
     SnapshotListing l;
-    BASALT_ASSIGN_OR_RETURN(l.info, DecodeSnapshot(bytes, manifest));
+    l.info = std::move(info);
     for (const SnapshotInfo::Region& r : l.info.regions) {
-      const std::string region_dir = absl::StrCat(SnapshotDir(name), "/", r.info.EncodedName());
+      const std::string region_dir = absl::StrCat(SnapshotDir(l.info.name), "/", r.info.EncodedName());
       BASALT_ASSIGN_OR_RETURN(std::vector<std::string> files, env->ListDir(region_dir));
       for (const std::string& f : files) {
         if (!f.ends_with(".blk")) continue;
@@ -90,6 +106,11 @@ absl::StatusOr<std::vector<Catalog::SnapshotListing>> Catalog::ListSnapshots() c
 
 absl::Status Catalog::DeleteSnapshot(std::string_view name) {
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
+  absl::MutexLock sl(&snapshots_mu_);
+  return DeleteSnapshotLocked(name);
+}
+
+absl::Status Catalog::DeleteSnapshotLocked(std::string_view name) {
   Env* env = options_.env;
   const std::string dir = SnapshotDir(name);
   const std::string manifest = absl::StrCat(dir, "/", kSnapshotFileName);
@@ -101,8 +122,22 @@ absl::Status Catalog::DeleteSnapshot(std::string_view name) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> Catalog::ExpireSnapshots(absl::Time now) {
+  absl::MutexLock sl(&snapshots_mu_);
+  BASALT_ASSIGN_OR_RETURN(std::vector<SnapshotInfo> infos, ReadSnapshotsLocked());
+  int deleted = 0;
+  for (const SnapshotInfo& info : infos) {
+    if (info.ttl_s <= 0 || now < absl::FromUnixMillis(info.created_ms) + absl::Seconds(info.ttl_s)) continue;
+    BASALT_RETURN_IF_ERROR(DeleteSnapshotLocked(info.name));
+    Log(absl::StrCat("snapshot ", info.name, " expired: its TTL of ", info.ttl_s, " s has passed"));
+    ++deleted;
+  }
+  return deleted;
+}
+
 absl::Status Catalog::RemoveUnfinishedSnapshots() {
   Env* env = options_.env;
+  absl::MutexLock sl(&snapshots_mu_);
   if (!env->FileExists(SnapshotsDir())) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(SnapshotsDir()));
   for (const std::string& name : names) {
