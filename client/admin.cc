@@ -337,7 +337,47 @@ class AdminImpl final : public Admin {
     return id;
   }
 
+  absl::StatusOr<SnapshotDescription> Snapshot(const std::string& table, const std::string& name,
+                                                int64_t ttl_seconds) override {
+    rpc::SnapshotRequest req;
+    req.set_table(table);
+    req.set_name(name);
+    req.set_ttl_seconds(ttl_seconds);
+    rpc::SnapshotResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->Snapshot(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("Snapshot ", name, " of ", table));
+    return SnapshotOf(resp.snapshot());
+  }
+
+  absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table) override {
+    rpc::ListSnapshotsRequest req;
+    req.set_table(table);
+    rpc::ListSnapshotsResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListSnapshots(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "ListSnapshots");
+    std::vector<SnapshotDescription> out;
+    for (const rpc::SnapshotDescription& d : resp.snapshots()) out.push_back(SnapshotOf(d));
+    return out;
+  }
+
+  absl::Status DeleteSnapshot(const std::string& name) override {
+    rpc::DeleteSnapshotRequest req;
+    req.set_name(name);
+    return AdminCall(absl::StrCat("DeleteSnapshot ", name), req, &rpc::Admin::Stub::DeleteSnapshot);
+  }
+
  private:
+  static SnapshotDescription SnapshotOf(const rpc::SnapshotDescription& d) {
+    return SnapshotDescription{d.name(), d.table(), d.created_ms(), d.ttl_seconds(),
+                               d.regions(), d.files(), d.bytes(), d.only_bytes()};
+  }
+
   using TableMethod = grpc::Status (rpc::Admin::Stub::*)(grpc::ClientContext*, const rpc::TableRequest&,
                                                          rpc::AdminResponse*);
 

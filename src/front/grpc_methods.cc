@@ -144,6 +144,36 @@ void AddAdminMethods(GrpcServer::Impl* impl) {
       nullptr, /*on_pool=*/true, "ListTables");
 }
 
+// Snapshots: taking one needs A on the table (HBase's), listing shows the snapshots of the tables
+// the caller holds something on (as ListTables), deleting one needs global A.
+void AddSnapshotMethods(GrpcServer::Impl* impl) {
+  auto& methods = impl->methods;
+  AdminService* a = impl->admin;
+  AccessController* ac = impl->options.access;
+  auto* as = &impl->admin_service;
+  BASALT_UNARY_(as, a, Snapshot, rpc::SnapshotRequest, rpc::SnapshotResponse, true,
+                [ac](const Identity& id, rpc::SnapshotRequest* req) {
+                  rpc::TableRequest t;
+                  t.set_table(req->table());
+                  return AuthorizeTableAdmin(*ac, id, "Snapshot", t);
+                });
+  BASALT_UNARY_(as, a, DeleteSnapshot, rpc::DeleteSnapshotRequest, rpc::AdminResponse, true,
+                BASALT_GLOBAL_ADMIN_(DeleteSnapshot));
+  AddUnary<rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse>(
+      impl, &methods, BASALT_ARM_(as, ListSnapshots, rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse),
+      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::ListSnapshotsRequest& req,
+              rpc::ListSnapshotsResponse* resp) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(a->ListSnapshots(req, resp));
+        if (ac == nullptr || !ac->enabled()) return absl::OkStatus();
+        auto* all = resp->mutable_snapshots();
+        all->erase(std::remove_if(all->begin(), all->end(),
+                                  [&](const rpc::SnapshotDescription& s) { return !ac->HasAnyOn(id, s.table()); }),
+                   all->end());
+        return absl::OkStatus();
+      },
+      nullptr, /*on_pool=*/true, "ListSnapshots");
+}
+
 void AddSecurityMethods(GrpcServer::Impl* impl) {
   auto& methods = impl->methods;
   AccessController* ac = impl->options.access;

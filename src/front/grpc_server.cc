@@ -75,6 +75,7 @@ absl::Status GrpcServer::Start() {
   // The method table (grpc_methods.cc), pre-armed on every CQ below.
   grpc_internal::AddDataMethods(impl);
   grpc_internal::AddAdminMethods(impl);
+  grpc_internal::AddSnapshotMethods(impl);
   grpc_internal::AddSecurityMethods(impl);
   grpc_internal::AddEchoMethod(impl);
   impl->armers.push_back([impl](grpc::ServerCompletionQueue* cq) { ScanCall::Arm(impl, cq); });

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "src/schema/catalog_file.h"
 #include "src/schema/region_info.h"
+#include "src/schema/snapshot_file.h"
 #include "src/regions/table.h"
 #include "storage/region.h"
 #include "storage/server_log.h"
@@ -75,6 +76,13 @@ class TableSource {
 // The changes a catalogue makes to its tables (Catalog, src/catalog/catalog.h): what the Admin
 // service asks of a process that keeps one (a standalone server, a cluster's master). A
 // cluster's region server keeps none (src/services/admin_parts.h refuses them as the master's).
+// A snapshot as listed: what it is, and what its files hold.
+struct SnapshotListing {
+  SnapshotInfo info;
+  uint64_t bytes = 0;       // of its files
+  uint64_t only_bytes = 0;  // of its files no table or other snapshot names
+};
+
 class TableChanges {
  public:
   virtual ~TableChanges() = default;
@@ -86,6 +94,10 @@ class TableChanges {
   virtual absl::Status Assign(std::string_view name) = 0;
   virtual absl::Status Split(std::string_view name, std::string_view split_row) = 0;
   virtual absl::Status Merge(std::string_view first, std::string_view second) = 0;
+  // Snapshots (docs/DESIGN.md §16; Catalog::Snapshot says what each does).
+  virtual absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s) = 0;
+  virtual absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const = 0;
+  virtual absl::Status DeleteSnapshot(std::string_view name) = 0;
 };
 
 }  // namespace basalt::server

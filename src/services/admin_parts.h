@@ -56,6 +56,11 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
   absl::Status Assign(std::string_view) override { return Catalogue("assign"); }
   absl::Status Split(std::string_view, std::string_view) override { return Catalogue("split"); }
   absl::Status Merge(std::string_view, std::string_view) override { return Catalogue("merge_region"); }
+  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view, std::string_view, int64_t) override {
+    return Catalogue("snapshot");
+  }
+  absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const override { return Catalogue("list_snapshots"); }
+  absl::Status DeleteSnapshot(std::string_view) override { return Catalogue("delete_snapshot"); }
 
   absl::Status Move(std::string_view, std::string_view) override { return Master("move"); }
   absl::Status Balance(rpc::BalanceResponse*) override { return Master("balancer"); }

@@ -252,6 +252,43 @@ absl::Status AdminService::SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminR
   return absl::OkStatus();
 }
 
+namespace {
+void DescribeSnapshot(const SnapshotInfo& info, uint64_t bytes, uint64_t only_bytes, rpc::SnapshotDescription* out) {
+  out->set_name(info.name);
+  out->set_table(info.table.name);
+  out->set_created_ms(info.created_ms);
+  out->set_ttl_seconds(info.ttl_s);
+  out->set_regions(static_cast<uint32_t>(info.regions.size()));
+  uint64_t files = 0;
+  for (const SnapshotInfo::Region& r : info.regions) files += r.files;
+  out->set_files(files);
+  out->set_bytes(bytes);
+  out->set_only_bytes(only_bytes);
+}
+}  // namespace
+
+absl::Status AdminService::Snapshot(const rpc::SnapshotRequest& req, rpc::SnapshotResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), req.ttl_seconds()));
+  uint64_t bytes = 0;
+  for (const SnapshotInfo::Region& r : info.regions) bytes += r.bytes;
+  DescribeSnapshot(info, bytes, 0, resp->mutable_snapshot());  // (every byte the table's too, now)
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListSnapshots(const rpc::ListSnapshotsRequest& req, rpc::ListSnapshotsResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<SnapshotListing> all, parts_.changes->ListSnapshots());
+  for (const SnapshotListing& l : all) {
+    if (!req.table().empty() && l.info.table.name != req.table()) continue;
+    DescribeSnapshot(l.info, l.bytes, l.only_bytes, resp->add_snapshots());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::DeleteSnapshot(const rpc::DeleteSnapshotRequest& req, rpc::AdminResponse*) {
+  return parts_.changes->DeleteSnapshot(req.name());
+}
+
 absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {
   if (req.region().empty()) return absl::InvalidArgumentError("move: name a region (its encoded name or region name)");
   return parts_.cluster->Move(req.region(), req.server());

@@ -216,6 +216,10 @@ class AdminService {
   absl::Status OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
                                 rpc::VerbsSessionResponse* resp);
   absl::Status SetVerbs(const rpc::SetVerbsRequest& req, rpc::AdminResponse* resp);
+  // Snapshots (TableChanges: a catalogue's). ListSnapshots with a table lists its snapshots only.
+  absl::Status Snapshot(const rpc::SnapshotRequest& req, rpc::SnapshotResponse* resp);
+  absl::Status ListSnapshots(const rpc::ListSnapshotsRequest& req, rpc::ListSnapshotsResponse* resp);
+  absl::Status DeleteSnapshot(const rpc::DeleteSnapshotRequest& req, rpc::AdminResponse* resp);
   // A cluster's active master's (ClusterAdmin).
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);

@@ -526,6 +526,32 @@ TEST_F(Security, ANonAdminCannotCreateDropOrSwitchVerbsAndSeesOnlyItsTables) {
   EXPECT_EQ(listed->size(), 2u);  // C on the namespace holds on every table in it
 }
 
+// HBase's AccessController for snapshots: taking one needs A on the table, deleting one global A;
+// a user lists only the snapshots of tables they hold something on.
+TEST_F(Security, ASnapshotNeedsAOnItsTableAndItsDeletionGlobalA) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "RW", "", "t1", "", ""}).ok());
+  auto alice = Open(As("alice"));
+  ExpectDenied(alice->GetAdmin()->Snapshot("t1", "s1").status(), "alice", "Snapshot", "A on table t1");
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "A", "", "t1", "", ""}).ok());
+  absl::StatusOr<SnapshotDescription> taken = alice->GetAdmin()->Snapshot("t1", "s1");
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ(taken->table, "t1");
+  // Another table's snapshot, taken by the admin, is not hers to see.
+  TableInfo t;
+  t.name = "t2";
+  t.families.push_back(FamilySettings{});
+  t.families[0].name = "cf";
+  ASSERT_TRUE(admin_->GetAdmin()->CreateTable(t).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Snapshot("t2", "s2").ok());
+  auto hers = alice->GetAdmin()->ListSnapshots();
+  ASSERT_TRUE(hers.ok()) << hers.status();
+  ASSERT_EQ(hers->size(), 1u);
+  EXPECT_EQ((*hers)[0].name, "s1");
+  EXPECT_EQ(admin_->GetAdmin()->ListSnapshots().value().size(), 2u);
+  ExpectDenied(alice->GetAdmin()->DeleteSnapshot("s1"), "alice", "DeleteSnapshot", "A on global");
+  EXPECT_TRUE(admin_->GetAdmin()->DeleteSnapshot("s1").ok());
+}
+
 TEST_F(Security, GrantsAndRevokesTakeEffectAtOnceAndSurviveARestart) {
   auto carol_security = CaOnly();
   carol_security.token = kCarolToken;

@@ -577,6 +577,18 @@ struct Identity {
   bool auth_enabled = false;   // the server authenticates and authorises every call
 };
 
+// A table's snapshot (docs/DESIGN.md §16): its files named again on the server, no byte copied.
+struct SnapshotDescription {
+  std::string name;
+  std::string table;
+  int64_t created_ms = 0;   // when it was taken (ms since the epoch)
+  int64_t ttl_seconds = 0;  // deleted once this old; 0: kept until deleted
+  uint32_t regions = 0;
+  uint64_t files = 0;
+  uint64_t bytes = 0;       // of its files
+  uint64_t only_bytes = 0;  // of its files nothing else names: what deleting it frees
+};
+
 struct BalanceResult {
   int moves = 0;       // regions moved
   std::string reason;  // why none moved, or what went wrong with some
@@ -650,6 +662,17 @@ class Admin {
   // serves.
   virtual absl::Status SetQuota(const Quota& quota) = 0;
   virtual absl::StatusOr<std::vector<Quota>> ListQuotas() = 0;
+
+  // Snapshots (HBase's snapshot, list_snapshots, delete_snapshot): a table's files named again on
+  // the server, in a time that grows with its files, not their bytes; every write acknowledged
+  // before the call is in it. Taking one needs A on the table, deleting one global A.
+  // InvalidArgument for a name HBase would refuse; AlreadyExists for a name taken; NotFound;
+  // FailedPrecondition for a disabled table or a region still reading its split parent's files
+  // (major_compact it first). Listed by name, only `table`'s when given.
+  virtual absl::StatusOr<SnapshotDescription> Snapshot(const std::string& table, const std::string& name,
+                                                        int64_t ttl_seconds = 0) = 0;
+  virtual absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table = "") = 0;
+  virtual absl::Status DeleteSnapshot(const std::string& name) = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
