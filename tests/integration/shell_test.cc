@@ -187,6 +187,34 @@ TEST_F(Shell, PreSplitTablesListRegionsAndScanMeta) {
   EXPECT_HAS(r.err, "written by the server only");
 }
 
+// A snapshot outlives a truncate and a drop of its table, and its bytes are then its own.
+TEST_F(Shell, SnapshotsAreListedOutliveTheirTableAndAreDeleted) {
+  ShellRun r = E("create 't1', 'cf', SPLITS => ['m']; put 't1', 'a', 'cf:q', 'v1'; put 't1', 'x', 'cf:q', 'v2'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("snapshot 't1', 'before'; snapshot 't1', 'brief', {TTL => 3600}");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("list_snapshots");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"( before +t1 \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000\) FOREVER, )"
+                                                  R"(REGIONS => 2, FILES => 2, SIZE => \d+(\.\d)? [KMG]?i?B, ONLY => 0 B)")))
+      << r.out;
+  EXPECT_HAS(r.out, ") 3600, REGIONS => 2");
+  EXPECT_HAS(r.out, "2 row(s)");
+  // The table goes, and 'brief' with its names; 'before' stays, and now alone names its files.
+  r = E("disable 't1'; drop 't1'; delete_snapshot 'brief'; list_table_snapshots 't1', 'bef.*'", "--format=json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch only;
+  ASSERT_TRUE(std::regex_search(r.out, only, std::regex(R"("name":"before".*"only_bytes":(\d+))"))) << r.out;
+  EXPECT_GT(std::stoull(only[1]), 0u) << r.out;
+  r = E("delete_snapshot 'before'; list_snapshots");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "0 row(s)");
+  EXPECT_FALSE(std::ifstream(dir_.path() + "/data/snapshots/before/SNAPSHOT").good());
+  r = E("snapshot 'gone', 's'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "NOT_FOUND");
+}
+
 TEST_F(Shell, JsonOutputScriptFileAndStdin) {
   ASSERT_EQ(E("create 'j', 'cf'; put 'j', 'r1', 'cf:q', 'v'").exit_code, 0);
   ShellRun r = E("get 'j', 'r1'", "--format=json");

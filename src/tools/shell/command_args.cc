@@ -164,6 +164,28 @@ absl::Status CheckKeys(const Ctx& c, const Value& hash, std::initializer_list<st
   return absl::OkStatus();
 }
 
+absl::StatusOr<NamePattern> NamePattern::Arg(const Ctx& c, size_t i) {
+  NamePattern p;
+  if (i >= c.cmd.args.size()) return p;
+  BASALT_ASSIGN_OR_RETURN(std::string re, Bytes(c, c.cmd.args[i], "a regular expression", false));
+  // std::regex reports a bad pattern by throwing; check it here, where it is our input.
+  try {
+    p.re_.emplace(re, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": invalid regular expression '", re, "': ", e.what()));
+  }
+  return p;
+}
+
+absl::StatusOr<bool> NamePattern::Matches(const Ctx& c, const std::string& name) const {
+  if (!re_.has_value()) return true;
+  try {  // matching may throw on a pathological pattern (error_complexity, error_stack)
+    return std::regex_match(name, *re_);
+  } catch (const std::regex_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat(AV(c.cmd.name), ": cannot match the regular expression: ", e.what()));
+  }
+}
+
 // FILTER => "..." in HBase's filter language (ParseFilterString).
 absl::StatusOr<Filter> FilterOption(const Ctx& c, const Value& v) {
   BASALT_ASSIGN_OR_RETURN(std::string text, Bytes(c, v, "a filter string for FILTER", false));

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <ostream>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,16 @@ absl::StatusOr<Filter> FilterOption(const Ctx& c, const Value& v);
 // TIMERANGE => [min, max): HBase's half-open time range.
 absl::Status TimeRange(const Ctx& c, const Value& v, int64_t* min, int64_t* max);
 absl::Status Timestamp(const Ctx& c, const Value& v, int64_t* ts);
+// A name pattern (list's, list_snapshots'), a regular expression the whole name must match.
+class NamePattern {
+ public:
+  // The pattern in argument `i`, or one matching every name when there are fewer arguments.
+  static absl::StatusOr<NamePattern> Arg(const Ctx& c, size_t i);
+  absl::StatusOr<bool> Matches(const Ctx& c, const std::string& name) const;
+
+ private:
+  std::optional<std::regex> re_;
+};
 // Errors from the server, in the shell's words (the code is kept).
 absl::Status Wrap(const Ctx& c, std::string_view table, const absl::Status& s);
 // The reply of a command on `table` that shows nothing but its time.
@@ -95,6 +106,9 @@ absl::StatusOr<Reply> CmdListQuotas(Ctx& c);
 absl::StatusOr<Reply> CmdWhoAmI(Ctx& c);
 absl::StatusOr<Reply> CmdStatus(Ctx& c);
 absl::StatusOr<Reply> CmdVerbsSwitch(Ctx& c);
+absl::StatusOr<Reply> CmdSnapshot(Ctx& c);
+absl::StatusOr<Reply> CmdListSnapshots(Ctx& c);
+absl::StatusOr<Reply> CmdDeleteSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdPut(Ctx& c);
 absl::StatusOr<Reply> CmdDelete(Ctx& c);
 absl::StatusOr<Reply> CmdGet(Ctx& c);

@@ -306,6 +306,27 @@ const std::vector<Spec>& Specs() {
        "most to those holding the fewest until no two differ by more than one. Prints true when it moved\n"
        "regions. The master also runs it on its own (basalt-master --balancer_period_ms, 5 minutes).",
        CmdBalancer},
+      {"snapshot", "snapshots", 2, 3, "snapshot 't1', 'snapshot1' [, {TTL => seconds}]",
+       "Takes a snapshot of a table (HBase's): each region's memstore is flushed and its block files are\n"
+       "named again under the snapshot, no byte copied, so it takes a time that grows with the table's\n"
+       "files, not their size, and holds every write acknowledged before it. Writes go on meanwhile.\n"
+       "It outlives the table's compactions, truncate and drop. TTL deletes it once that old (-1 or 0:\n"
+       "kept until deleted); SKIP_FLUSH is accepted and changes nothing. Needs A on the table.\n"
+       "  snapshot 't1', 't1-before-migration'\n"
+       "  snapshot 't1', 'nightly', {TTL => 604800}",
+       CmdSnapshot},
+      {"list_snapshots", "snapshots", 0, 1, "list_snapshots ['regex']",
+       "Lists the snapshots, or those whose whole name matches the regex (HBase's): each one's table,\n"
+       "creation time and TTL, its regions, files and their SIZE, and ONLY, the bytes no table or other\n"
+       "snapshot shares with it (what deleting it frees).\n"
+       "  list_snapshots 'nightly.*'",
+       CmdListSnapshots},
+      {"list_table_snapshots", "snapshots", 1, 2, "list_table_snapshots 'table regex' [, 'snapshot regex']",
+       "Lists the snapshots of the tables whose whole name matches the first regex (HBase's).\n"
+       "  list_table_snapshots 't1'",
+       CmdListSnapshots},
+      {"delete_snapshot", "snapshots", 1, 1, "delete_snapshot 'snapshot1'",
+       "Deletes a snapshot; the bytes only it held are freed. Needs global A.", CmdDeleteSnapshot},
       {"grant", "security", 2, 5, "grant 'user' | '@group', 'RWXCA' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",
        "Grants permissions (as HBase's AccessController): R read, W write, X exec, C create/alter/drop,\n"
        "A admin; on everything (no scope), a namespace ('@default' holds every user table), a table, a\n"
@@ -401,7 +422,7 @@ absl::StatusOr<std::string> HelpText(std::string_view command) {
       "Basalt shell: HBase shell commands over Basalt.\n"
       "Type 'help \"COMMAND\"' for a command's usage, e.g. help 'get'.\n\n"
       "COMMAND GROUPS:\n";
-  for (const char* group : {"general", "ddl", "dml", "queues", "tools", "security"}) {
+  for (const char* group : {"general", "ddl", "dml", "queues", "snapshots", "tools", "security", "quotas"}) {
     std::vector<std::string> names;
     for (const Spec& s : Specs()) {
       if (std::string_view(s.group) == group) names.push_back(s.name);

@@ -2,7 +2,6 @@
 #include "src/tools/shell/command_args.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -321,30 +320,14 @@ absl::StatusOr<Reply> CmdListRegions(Ctx& c) {
 }
 
 absl::StatusOr<Reply> CmdList(Ctx& c) {
-  std::optional<std::regex> pattern;
-  if (!c.cmd.args.empty()) {
-    BASALT_ASSIGN_OR_RETURN(std::string re, Bytes(c, c.cmd.args[0], "a regular expression", false));
-    // std::regex reports a bad pattern by throwing; check it here, where it is our input.
-    try {
-      pattern.emplace(re, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return absl::InvalidArgumentError(absl::StrCat("list: invalid regular expression '", re, "': ", e.what()));
-    }
-  }
+  BASALT_ASSIGN_OR_RETURN(NamePattern pattern, NamePattern::Arg(c, 0));
   auto tables = c.conn->GetAdmin()->ListTables();
   BASALT_RETURN_IF_ERROR(Wrap(c, "", tables.status()));
   Reply r = Done(c, "");
   r.kind = Reply::Kind::kList;
   for (const TableInfo& t : *tables) {
-    if (pattern.has_value()) {
-      bool match = false;
-      try {  // matching may throw on a pathological pattern (error_complexity, error_stack)
-        match = std::regex_match(t.name, *pattern);
-      } catch (const std::regex_error& e) {
-        return absl::InvalidArgumentError(absl::StrCat("list: cannot match the regular expression: ", e.what()));
-      }
-      if (!match) continue;
-    }
+    BASALT_ASSIGN_OR_RETURN(bool match, pattern.Matches(c, t.name));
+    if (!match) continue;
     r.tables.push_back(t.name);
     if (!t.open_error.empty()) r.failed_open.insert(t.name);
   }

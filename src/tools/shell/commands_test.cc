@@ -772,5 +772,51 @@ TEST_F(ShellTest, SetQuotaAndListQuotasAsHBasesShell) {
   EXPECT_NE(err().find("unknown key USR"), std::string::npos) << err();
 }
 
+TEST_F(ShellTest, SnapshotsAsHBasesShell) {
+  ASSERT_EQ(Run("create 't1', 'cf'; create 't2', 'cf'; put 't1', 'r1', 'cf:q', 'v'"), 0) << err();
+  ASSERT_EQ(Run("snapshot 't1', 's1'; snapshot 't1', 'nightly-1', {TTL => 86400, SKIP_FLUSH => true}; "
+                "snapshot 't2', 's2', {TTL => -1}"),
+            0)
+      << err();
+  EXPECT_EQ(server_.admin_calls.back(), "snapshot t2 s2 0");
+  EXPECT_EQ(server_.admin_calls[server_.admin_calls.size() - 2], "snapshot t1 nightly-1 86400");
+  ASSERT_EQ(Run("list_snapshots"), 0) << err();
+  EXPECT_TRUE(out().starts_with("SNAPSHOT                        TABLE + CREATION TIME + TTL(Sec)\n")) << out();
+  EXPECT_NE(out().find(" nightly-1" + std::string(22, ' ') + "t1 (2023-11-14 22:13:20 +0000) 86400, REGIONS => 1, "
+                       "FILES => 1, SIZE => 100 B, ONLY => 0 B\n"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find(" s2" + std::string(29, ' ') + "t2 ("), std::string::npos) << out();
+  EXPECT_NE(out().find(") FOREVER, "), std::string::npos) << out();
+  EXPECT_TRUE(out().ends_with("3 row(s)\n")) << out();
+  // By name, and by table then name, each a whole-name regex.
+  ASSERT_EQ(Run("list_snapshots 's.*'"), 0) << err();
+  EXPECT_TRUE(out().ends_with("2 row(s)\n")) << out();
+  ASSERT_EQ(Run("list_table_snapshots 't1'"), 0) << err();
+  EXPECT_TRUE(out().ends_with("2 row(s)\n")) << out();
+  ASSERT_EQ(Run("list_table_snapshots 't.*', 'n.*'"), 0) << err();
+  EXPECT_TRUE(out().ends_with("1 row(s)\n")) << out();
+  ASSERT_EQ(Run("list_snapshots 's1'", OutputFormat::kJson), 0) << err();
+  EXPECT_EQ(out(),
+            "{\"command\":\"list_snapshots\",\"snapshots\":[{\"name\":\"s1\",\"table\":\"t1\","
+            "\"created_ms\":1700000000001,\"ttl_seconds\":0,\"regions\":1,\"files\":1,\"bytes\":100,"
+            "\"only_bytes\":0}]}\n");
+  ASSERT_EQ(Run("delete_snapshot 's1'; list_snapshots"), 0) << err();
+  EXPECT_TRUE(out().ends_with("2 row(s)\n")) << out();
+  // Refusals: the server's words for a name taken or missing; the shell's for malformed calls.
+  EXPECT_NE(Run("snapshot 't1', 's2'"), 0);
+  EXPECT_NE(err().find("ALREADY_EXISTS: snapshot 's2' exists"), std::string::npos) << err();
+  EXPECT_NE(Run("delete_snapshot 's1'"), 0);
+  EXPECT_NE(err().find("NOT_FOUND: no snapshot 's1'"), std::string::npos) << err();
+  EXPECT_NE(Run("snapshot 't1', 's3', {MAX_FILESIZE => 10}"), 0);
+  EXPECT_NE(err().find("unsupported option MAX_FILESIZE"), std::string::npos) << err();
+  EXPECT_NE(Run("snapshot 't1', 's3', {TTL => 'soon'}"), 0);
+  EXPECT_NE(err().find("TTL"), std::string::npos) << err();
+  EXPECT_NE(Run("list_snapshots '('"), 0);
+  EXPECT_NE(err().find("list_snapshots: invalid regular expression"), std::string::npos) << err();
+  EXPECT_NE(Run("snapshot 't1'"), 0);
+  EXPECT_NE(err().find("wrong number of arguments"), std::string::npos) << err();
+}
+
 }  // namespace
 }  // namespace basalt::shell

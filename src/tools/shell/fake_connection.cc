@@ -384,6 +384,29 @@ class FakeAdmin : public Admin {
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<Quota>> ListQuotas() override { return s_->quotas; }
+  absl::StatusOr<SnapshotDescription> Snapshot(const std::string& table, const std::string& name,
+                                               int64_t ttl_seconds) override {
+    s_->admin_calls.push_back("snapshot " + table + " " + name + " " + std::to_string(ttl_seconds));
+    auto* t = Find(table);
+    if (t == nullptr) return absl::NotFoundError("table " + table + " does not exist");
+    if (s_->snapshots.count(name)) return absl::AlreadyExistsError("snapshot '" + name + "' exists");
+    SnapshotDescription d{name, table, s_->clock++, ttl_seconds, static_cast<uint32_t>(t->split_keys.size() + 1),
+                          t->rows.size(), 100 * t->rows.size(), 0};
+    s_->snapshots[name] = d;
+    return d;
+  }
+  absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table) override {
+    std::vector<SnapshotDescription> out;
+    for (const auto& [name, d] : s_->snapshots) {
+      if (table.empty() || d.table == table) out.push_back(d);
+    }
+    return out;
+  }
+  absl::Status DeleteSnapshot(const std::string& name) override {
+    s_->admin_calls.push_back("delete_snapshot " + name);
+    if (s_->snapshots.erase(name) == 0) return absl::NotFoundError("no snapshot '" + name + "'");
+    return absl::OkStatus();
+  }
 
  private:
   FakeServer::TableData* Find(const std::string& name) {

@@ -35,6 +35,7 @@ struct FakeServer {
   std::optional<RowMutationsBase> last_mutation;
   std::vector<std::string> admin_calls;  // "create t1", "disable t1", "set_verbs off", ...
   std::vector<Quota> quotas;  // set_quota's, in order
+  std::map<std::string, SnapshotDescription> snapshots;  // by name
 };
 
 std::unique_ptr<Connection> NewFakeConnection(FakeServer* server, std::string address = "fake:1");

@@ -137,6 +137,22 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
 }
 
 // list_regions, in the layout of HBase's: one right-aligned column per field, '|' between.
+// HBase's list_snapshots layout, SNAPSHOT and TABLE + CREATION TIME + TTL(Sec), and Basalt's
+// files and bytes after it (ONLY: what deleting the snapshot would free).
+void FormatSnapshotsHuman(const std::vector<SnapshotDescription>& snapshots, std::string* out) {
+  AppendTwoColumns("SNAPSHOT", "TABLE + CREATION TIME + TTL(Sec)", out);
+  for (const SnapshotDescription& d : snapshots) {
+    AppendTwoColumns(
+        absl::StrCat(" ", ToStringBinary(d.name)),
+        absl::StrCat(ToStringBinary(d.table), " (",
+                     absl::FormatTime("%Y-%m-%d %H:%M:%S %z", absl::FromUnixMillis(d.created_ms), absl::UTCTimeZone()),
+                     ") ", d.ttl_seconds > 0 ? absl::StrCat(d.ttl_seconds) : "FOREVER", ", REGIONS => ", d.regions,
+                     ", FILES => ", d.files, ", SIZE => ", Bytes(d.bytes), ", ONLY => ", Bytes(d.only_bytes)),
+        out);
+  }
+  out->append(RowCount(snapshots.size()));
+}
+
 void FormatRegionsHuman(const std::vector<RegionStatus>& regions, std::string* out) {
   const std::vector<std::string> head = {"SERVER_NAME", "REGION_NAME", "START_KEY", "END_KEY",
                                          "SIZE",        "REQ",         "STOREFILES", "STATE"};
@@ -435,6 +451,9 @@ std::string FormatHuman(const Reply& r) {
     case Reply::Kind::kRegions:
       FormatRegionsHuman(r.regions, &out);
       break;
+    case Reply::Kind::kSnapshots:
+      FormatSnapshotsHuman(r.snapshots, &out);
+      break;
   }
   return out;
 }
@@ -537,6 +556,25 @@ std::string FormatJson(const Reply& r) {
         ro.Uint("read_requests", g.read_requests);
         ro.Uint("write_requests", g.write_requests);
         ro.Close();
+      }
+      out.push_back(']');
+      break;
+    case Reply::Kind::kSnapshots:
+      o.Key("snapshots");
+      out.push_back('[');
+      for (size_t i = 0; i < r.snapshots.size(); ++i) {
+        const SnapshotDescription& d = r.snapshots[i];
+        if (i) out.push_back(',');
+        JsonObject so(&out);
+        so.Str("name", d.name);
+        so.Str("table", d.table);
+        so.Int("created_ms", d.created_ms);
+        so.Int("ttl_seconds", d.ttl_seconds);
+        so.Uint("regions", d.regions);
+        so.Uint("files", d.files);
+        so.Uint("bytes", d.bytes);
+        so.Uint("only_bytes", d.only_bytes);
+        so.Close();
       }
       out.push_back(']');
       break;

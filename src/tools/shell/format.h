@@ -31,7 +31,7 @@ namespace basalt::shell {
 enum class OutputFormat { kHuman, kJson };
 
 struct Reply {
-  enum class Kind { kDone, kRows, kCounter, kAppend, kCount, kDescribe, kList, kExists, kEnabled, kStatus, kText, kRegions };
+  enum class Kind { kDone, kRows, kCounter, kAppend, kCount, kDescribe, kList, kExists, kEnabled, kStatus, kText, kRegions, kSnapshots };
 
   std::string command;
   std::string table;  // empty for commands without one
@@ -56,6 +56,7 @@ struct Reply {
   bool detailed = false;             // kStatus: per-table lines
   std::string text;                  // kText
   std::vector<RegionStatus> regions;  // kRegions
+  std::vector<SnapshotDescription> snapshots;  // kSnapshots
 };
 
 // The human rendering, each line ending in '\n', without the "Took" line.

@@ -1,0 +1,55 @@
+// The snapshot commands (HBase shell's "snapshots" group): snapshot, list_snapshots,
+// list_table_snapshots, delete_snapshot. docs/DESIGN.md §16 says what a snapshot is.
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "src/tools/shell/command_args.h"
+
+namespace basalt::shell::internal {
+
+// snapshot 't1', 's1' [, {TTL => seconds, SKIP_FLUSH => bool}]
+absl::StatusOr<Reply> CmdSnapshot(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[1], "a snapshot name", false));
+  int64_t ttl_seconds = 0;
+  if (c.cmd.args.size() > 2) {
+    const Value& h = c.cmd.args[2];
+    if (!h.is_hash()) return ArgError(c, h, "options such as {TTL => 86400}");
+    BASALT_RETURN_IF_ERROR(CheckKeys(c, h, {"TTL", "SKIP_FLUSH"}));
+    if (const Value* ttl = h.Find("TTL")) {
+      // HBase's shell takes -1 (and 0) for "kept until deleted", as its snapshot TTL default.
+      BASALT_ASSIGN_OR_RETURN(ttl_seconds, IntInRange(c, *ttl, "a TTL in seconds", -1, int64_t{1} << 40));
+      if (ttl_seconds < 0) ttl_seconds = 0;
+    }
+    // SKIP_FLUSH is accepted and changes nothing: each region's memstore is always flushed into
+    // the snapshot, so it holds every write acknowledged before it.
+    if (const Value* skip = h.Find("SKIP_FLUSH")) BASALT_RETURN_IF_ERROR(Bool(c, *skip, "SKIP_FLUSH").status());
+  }
+  // The server's words, not "Unknown table" or "Table already exists": the name may be the snapshot's.
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->Snapshot(table, name, ttl_seconds).status()));
+  return Done(c, table);
+}
+
+// list_snapshots ['snapshot regex']  |  list_table_snapshots 'table regex' [, 'snapshot regex']
+absl::StatusOr<Reply> CmdListSnapshots(Ctx& c) {
+  const bool by_table = c.cmd.name == "list_table_snapshots";
+  BASALT_ASSIGN_OR_RETURN(NamePattern tables, by_table ? NamePattern::Arg(c, 0) : NamePattern());
+  BASALT_ASSIGN_OR_RETURN(NamePattern names, NamePattern::Arg(c, by_table ? 1 : 0));
+  auto all = c.conn->GetAdmin()->ListSnapshots();
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", all.status()));
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kSnapshots;
+  for (SnapshotDescription& d : *all) {
+    BASALT_ASSIGN_OR_RETURN(bool table_matches, tables.Matches(c, d.table));
+    BASALT_ASSIGN_OR_RETURN(bool name_matches, names.Matches(c, d.name));
+    if (table_matches && name_matches) r.snapshots.push_back(std::move(d));
+  }
+  return r;
+}
+
+absl::StatusOr<Reply> CmdDeleteSnapshot(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[0], "a snapshot name", false));
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->DeleteSnapshot(name)));
+  return Done(c, "");
+}
+
+}  // namespace basalt::shell::internal
