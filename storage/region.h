@@ -267,6 +267,19 @@ struct RegionSource {
 // rewrite the references into files of its own.
 absl::Status WriteReferenceRegion(Env* env, const std::vector<RegionSource>& sources, const std::string& dir);
 
+// A closed region directory `from` (a snapshot's region, Region::Snapshot) named again in `to`
+// (made here): every block file its MANIFEST lists gets a second name there (Env::LinkFile; no
+// byte is copied) and `to` gets a MANIFEST of its own naming them, without `from`'s nonces. `to`
+// then opens as a region holding exactly `from`'s cells, and its flushes and compactions never
+// touch `from`'s names. DataLoss for a damaged MANIFEST or a file it lists that is missing;
+// FailedPrecondition when `from` still refers to another region's files. After an error `to`
+// may hold some of the names, and its caller removes it.
+struct LinkedFiles {
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+};
+absl::StatusOr<LinkedFiles> LinkRegion(Env* env, const std::string& from, const std::string& to);
+
 // The contract; the state lives behind it (storage/internal/region_impl.h).
 class Region {
  public:
@@ -321,10 +334,7 @@ class Region {
   // files meanwhile; writes go on. FailedPrecondition for a region that still reads another's
   // files (a split's daughter, until a compaction rewrites them: major_compact first); after any
   // other error `dir` may hold some of the names, and its caller removes it.
-  struct SnapshotFiles {
-    uint64_t files = 0;
-    uint64_t bytes = 0;
-  };
+  using SnapshotFiles = LinkedFiles;
   virtual absl::StatusOr<SnapshotFiles> Snapshot(const std::string& dir) = 0;
   // Where the region would split (HBase's): the row of the middle key of the largest file of
   // its largest store. FailedPrecondition when it has no flushed data, when that row is its

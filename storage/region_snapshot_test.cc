@@ -121,5 +121,47 @@ TEST_F(RegionSnapshotTest, WritesGoOnWhileASnapshotIsTaken) {
   for (int i = 0; i < before; ++i) ASSERT_EQ(Value(snap.get(), absl::StrCat("w", i)), "v") << i;
 }
 
+// A clone (LinkRegion): the snapshot's files named again in a region of their own, which writes,
+// compacts and is removed without touching the snapshot; refused loudly when the snapshot's
+// manifest is damaged or a file it lists is gone.
+TEST_F(RegionSnapshotTest, ALinkedRegionIsTheSnapshotsCopyAndChangesNothingOfIt) {
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(region_->Put(absl::StrCat("r", i), "cf", "q", "before").ok());
+  ASSERT_TRUE(region_->Snapshot(Dir("snap")).ok());
+  absl::StatusOr<LinkedFiles> linked = LinkRegion(Env::Default(), Dir("snap"), Dir("clone"));
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_EQ(linked->files, 1u);
+  {
+    std::unique_ptr<Region> clone = Open(Dir("clone"));
+    ASSERT_NE(clone, nullptr);
+    EXPECT_EQ(Rows(clone.get()), 50u);
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(clone->Put(absl::StrCat("r", i), "cf", "q", "clone").ok());
+    ASSERT_TRUE(clone->MajorCompact().ok());
+    EXPECT_EQ(Value(clone.get(), "r7"), "clone");
+    ASSERT_TRUE(clone->Close().ok());
+  }
+  ASSERT_TRUE(Env::Default()->RemoveTree(Dir("clone")).ok());
+  std::unique_ptr<Region> snap = Open(Dir("snap"));
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ(Value(snap.get(), "r7"), "before");
+  EXPECT_EQ(Rows(snap.get()), 50u);
+  ASSERT_TRUE(snap->Close().ok());
+  snap.reset();
+
+  // A file the manifest lists, gone: DataLoss naming the directory.
+  absl::StatusOr<std::vector<std::string>> names = Env::Default()->ListDir(Dir("snap"));
+  ASSERT_TRUE(names.ok());
+  for (const std::string& n : *names) {
+    if (n.ends_with(".blk")) {
+      ASSERT_TRUE(Env::Default()->DeleteFile(Dir("snap/" + n)).ok());
+    }
+  }
+  absl::StatusOr<LinkedFiles> missing = LinkRegion(Env::Default(), Dir("snap"), Dir("clone2"));
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kDataLoss) << missing.status();
+  EXPECT_NE(missing.status().message().find(Dir("snap")), std::string::npos) << missing.status();
+  // A damaged manifest: DataLoss too.
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(Dir("snap/MANIFEST"), "not a manifest").ok());
+  EXPECT_EQ(LinkRegion(Env::Default(), Dir("snap"), Dir("clone3")).status().code(), absl::StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace basalt

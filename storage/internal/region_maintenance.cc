@@ -29,7 +29,48 @@ bool HasReferences(const FileList& files) {
   }
   return false;
 }
+
+// Names every block file `m` lists in `from` again in `to` (made here), and writes there `m`
+// without nonces (their retries are the source region's, not the copy's).
+absl::StatusOr<LinkedFiles> LinkListedFiles(Env* env, Manifest m, const std::string& from, const std::string& to) {
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(to));
+  LinkedFiles out;
+  for (const auto& [family, numbers] : m.files) {
+    for (uint64_t number : numbers) {
+      const std::string base = Store::FileName(number);
+      const std::string path = absl::StrCat(from, "/", base);
+      BASALT_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
+      BASALT_RETURN_IF_ERROR(env->LinkFile(path, absl::StrCat(to, "/", base)));
+      ++out.files;
+      out.bytes += size;
+    }
+  }
+  m.nonces.clear();
+  m.answers.clear();
+  BASALT_RETURN_IF_ERROR(env->WriteFileDurably(absl::StrCat(to, "/", kManifestName), EncodeManifest(m)));
+  return out;
+}
 }  // namespace
+
+absl::StatusOr<LinkedFiles> LinkRegion(Env* env, const std::string& from, const std::string& to) {
+  const std::string mpath = absl::StrCat(from, "/", kManifestName);
+  absl::StatusOr<std::string> bytes = env->ReadFileToString(mpath);
+  if (!bytes.ok()) {
+    return absl::DataLossError(absl::StrCat("region directory ", from, " has no readable ", kManifestName, ": ",
+                                            bytes.status().message()));
+  }
+  BASALT_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(*bytes, mpath));
+  if (!m.references.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("region directory ", from, " still refers to ",
+                                                      m.references.size(), " file(s) of another region"));
+  }
+  absl::StatusOr<LinkedFiles> linked = LinkListedFiles(env, std::move(m), from, to);
+  if (linked.status().code() == absl::StatusCode::kNotFound) {
+    return absl::DataLossError(absl::StrCat("region directory ", from, ": a file its ", kManifestName,
+                                            " lists is missing: ", linked.status().message()));
+  }
+  return linked;
+}
 
 uint64_t RegionImpl::MemstoreBytes() const {
   uint64_t bytes = 0;
@@ -301,22 +342,7 @@ absl::StatusOr<Region::SnapshotFiles> RegionImpl::Snapshot(const std::string& di
     }
     m.files[name] = store->FileNumbers();
   }
-  Env* env = options_.env;
-  BASALT_RETURN_IF_ERROR(env->CreateDirs(dir));
-  SnapshotFiles out;
-  for (auto& [name, store] : stores_) {
-    for (uint64_t number : m.files[name]) {
-      const std::string path = store->FilePath(number);
-      const std::string base = path.substr(path.rfind('/') + 1);
-      BASALT_RETURN_IF_ERROR(env->LinkFile(path, absl::StrCat(dir, "/", base)));
-      BASALT_ASSIGN_OR_RETURN(uint64_t size, env->GetFileSize(path));
-      ++out.files;
-      out.bytes += size;
-    }
-  }
-  // (No nonces: the snapshot's region is another one, whose retries are not this one's.)
-  BASALT_RETURN_IF_ERROR(env->WriteFileDurably(absl::StrCat(dir, "/", kManifestName), EncodeManifest(m)));
-  return out;
+  return LinkListedFiles(options_.env, std::move(m), dir_, dir);
 }
 
 absl::Status RegionImpl::Close() {

@@ -22,7 +22,9 @@ Store::Store(FamilyOptions family, const RegionOptions& options, Env* env, std::
   files_ = std::make_shared<const FileList>();
 }
 
-std::string Store::FilePath(uint64_t number) const { return absl::StrFormat("%s/%020d.blk", dir_, number); }
+std::string Store::FileName(uint64_t number) { return absl::StrFormat("%020d.blk", number); }
+
+std::string Store::FilePath(uint64_t number) const { return absl::StrCat(dir_, "/", FileName(number)); }
 
 std::string Store::TempFilePath(const std::string& path) { return std::string(path).append(kTempSuffix); }
 

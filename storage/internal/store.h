@@ -72,6 +72,8 @@ class Store {
 
   std::vector<uint64_t> FileNumbers() const;
   std::shared_ptr<const FileList> Files() const;
+  // A block file's name in its region directory, and its path.
+  static std::string FileName(uint64_t number);
   std::string FilePath(uint64_t number) const;
   static absl::StatusOr<uint64_t> ParseFileNumber(const std::string& path);
   // A block file being written is "<number>.blk.tmp" until it is complete and synced; region
