@@ -372,10 +372,23 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("DeleteSnapshot ", name), req, &rpc::Admin::Stub::DeleteSnapshot);
   }
 
+  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) override {
+    rpc::CloneSnapshotRequest req;
+    req.set_snapshot(snapshot);
+    req.set_table(table);
+    return AdminCall(absl::StrCat("CloneSnapshot ", snapshot, " as ", table), req, &rpc::Admin::Stub::CloneSnapshot);
+  }
+
+  absl::Status RestoreSnapshot(const std::string& snapshot) override {
+    rpc::RestoreSnapshotRequest req;
+    req.set_snapshot(snapshot);
+    return AdminCall(absl::StrCat("RestoreSnapshot ", snapshot), req, &rpc::Admin::Stub::RestoreSnapshot);
+  }
+
  private:
   static SnapshotDescription SnapshotOf(const rpc::SnapshotDescription& d) {
     return SnapshotDescription{d.name(), d.table(), d.created_ms(), d.ttl_seconds(),
-                               d.regions(), d.files(), d.bytes(), d.only_bytes()};
+                               d.regions(), d.files(), d.bytes(), d.only_bytes(), d.owner()};
   }
 
   using TableMethod = grpc::Status (rpc::Admin::Stub::*)(grpc::ClientContext*, const rpc::TableRequest&,

@@ -78,16 +78,27 @@ absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::st
     }
   }
   absl::MutexLock al(&admin_mu_);
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, RegionsFromSplitKeys(spec.name, split_keys, NewRegionId()));
+  return CreateLocked(spec, regions, nullptr);
+}
+
+absl::Status Catalog::CreateLocked(const TableSpec& spec, const std::vector<RegionInfo>& regions,
+                                   const std::function<absl::Status()>& fill) {
   {
     absl::ReaderMutexLock l(&mu_);
     if (entries_.count(spec.name)) {
       return absl::AlreadyExistsError(absl::StrCat("table '", spec.name, "' already exists"));
     }
   }
-  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, RegionsFromSplitKeys(spec.name, split_keys, NewRegionId()));
   // A directory without a catalogue entry is a leftover: kept aside, and the table starts clean.
   if (options_.env->FileExists(TableDir(spec.name))) {
     BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));
+  }
+  if (fill != nullptr) {
+    if (absl::Status filled = fill(); !filled.ok()) {
+      options_.env->RemoveTree(TableDir(spec.name)).IgnoreError();  // else moved aside at the next start
+      return filled;
+    }
   }
   BASALT_ASSIGN_OR_RETURN(std::shared_ptr<Table> table, OpenTable(spec, regions));  // writes each REGIONINFO
   // The meta rows, then the catalogue: the commit (see the top of catalog.h). Rows an earlier

@@ -173,11 +173,22 @@ class Catalog final : public TableSource, public TableChanges {
   // in it. InvalidArgument for a bad name; AlreadyExists for a name taken; NotFound for no such
   // table; FailedPrecondition for a disabled or FAILED_OPEN table, or a region still reading a
   // split parent's files (major_compact first). A failure leaves nothing behind.
-  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s) override;
+  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name,
+                                        const SnapshotOptions& options) override;
   // Every snapshot, by name, with the bytes only it holds (its files of no other name).
   absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const override;
   // Deletes a snapshot: its names go, and with them every file nothing else names. NotFound.
   absl::Status DeleteSnapshot(std::string_view name) override;
+  absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view name) const override;
+  // A new table `table` holding exactly the snapshot's rows (HBase's clone_snapshot): its regions
+  // the snapshot's, each a new region whose files are the snapshot's named again (no byte copied;
+  // its compactions rewrite them into its own). NotFound; AlreadyExists for a table of that name.
+  absl::Status CloneSnapshot(std::string_view snapshot, std::string_view table) override;
+  // The snapshot's table back as the snapshot holds it (HBase's restore_snapshot): the table must
+  // be disabled (FailedPrecondition), and stays so; its regions and descriptor become the
+  // snapshot's, in one meta batch (the commit), and its old regions' files go. A table dropped
+  // since is cloned under its own name, enabled.
+  absl::Status RestoreSnapshot(std::string_view snapshot) override;
   // Deletes the snapshots older than their TTL at `now` (HBase's SnapshotCleanerChore); the
   // housekeeping thread runs it with the janitor. How many it deleted.
   absl::StatusOr<int> ExpireSnapshots(absl::Time now);
@@ -266,8 +277,22 @@ class Catalog final : public TableSource, public TableChanges {
   absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs);
   // Moves data_dir/tables/<from> to data_dir/lost+found/<as>.<ms> (durably) and logs why.
   absl::Status MoveAside(std::string_view from, std::string_view as, std::string_view why);
+  // At start-up, a table directory the catalogue does not list: removed when it is a clone a
+  // crash cut short (kCloningMarker), else moved aside.
+  absl::Status SetAsideUnlistedTable(std::string_view name);
   // Moves data_dir/tables/<name> to data_dir/lost+found/ (durably) and logs why.
   absl::Status MoveTableAside(std::string_view name, std::string_view why);
+  // Creates table `spec` with `regions` (the caller holds admin_mu_): AlreadyExists, or its
+  // directory made (a leftover of the name moved aside), `fill` run to write the regions'
+  // directories (a clone's files; null: empty regions), the regions opened, and the meta rows
+  // and the catalogue written, the commit. A failure removes what it made.
+  absl::Status CreateLocked(const TableSpec& spec, const std::vector<RegionInfo>& regions,
+                            const std::function<absl::Status()>& fill);
+  // Removes a directory holding files and empty directories (a region's that no one needs:
+  // references and REGIONINFO of an uncommitted split, a split parent's files, a table's regions
+  // a restore replaced). Anything else (a non-empty subdirectory, such as a lost+found/ with
+  // something kept in it) fails the removal, which the caller reports.
+  static absl::Status RemoveRegionDir(Env* env, const std::string& dir);
   // Writes data_dir/tables/<name>/TABLEINFO durably.
   absl::Status WriteTableInfo(const TableSpec& spec);
   std::string RegionDir(const RegionInfo& info) const;
@@ -335,6 +360,16 @@ class Catalog final : public TableSource, public TableChanges {
   absl::StatusOr<std::vector<RegionInfo>> RegionsWithoutMeta(const TableSpec& spec);
   // Region directories of the table that meta does not name go to lost+found/.
   absl::Status MoveUnknownRegionsAside(std::string_view table, const std::vector<RegionInfo>& regions);
+  // A clone or restore a crash cut short (docs/DESIGN.md §16), at start-up. A table directory
+  // holding kCloningMarker is a clone the catalogue never listed: removed, with its names of
+  // the snapshot's files. A table holding kRestoringMarker was being restored: the old regions
+  // it lists are removed when meta names `regions` in their place (the restore committed).
+  static constexpr char kCloningMarker[] = "CLONING";
+  static constexpr char kRestoringMarker[] = "RESTORING";
+  absl::Status FinishRestore(std::string_view table, const std::vector<RegionInfo>& regions);
+  // Removes a region directory a restore replaced, moving it aside instead when its lost+found
+  // holds something.
+  absl::Status RemoveReplacedRegion(std::string_view table, std::string_view encoded);
   // A region id above every one handed out so far (the clock in ms, as HBase's).
   uint64_t NewRegionId();
   // The catalogue as entries_ says; the caller holds admin_mu_.
@@ -357,6 +392,15 @@ class Catalog final : public TableSource, public TableChanges {
   // Every finished snapshot's manifest, by name (the caller holds snapshots_mu_).
   absl::StatusOr<std::vector<SnapshotInfo>> ReadSnapshotsLocked() const ABSL_SHARED_LOCKS_REQUIRED(snapshots_mu_);
   absl::Status DeleteSnapshotLocked(std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshots_mu_);
+  // One snapshot's manifest, its regions in row order: NotFound, DataLoss.
+  absl::StatusOr<SnapshotInfo> ReadSnapshotLocked(std::string_view name) const ABSL_SHARED_LOCKS_REQUIRED(snapshots_mu_);
+  // New regions of `table` with the snapshot's boundaries, in the same order.
+  absl::StatusOr<std::vector<RegionInfo>> SnapshotRegionsAs(const SnapshotInfo& info, std::string_view table);
+  // Each snapshot region named again as `regions`' (same order) under `under`, with REGIONINFO.
+  absl::Status LinkSnapshotRegions(const SnapshotInfo& info, const std::vector<RegionInfo>& regions,
+                                   const std::string& under) ABSL_SHARED_LOCKS_REQUIRED(snapshots_mu_);
+  // CloneSnapshot with the snapshot read (the caller holds admin_mu_ and snapshots_mu_).
+  absl::Status CloneLocked(const SnapshotInfo& info, std::string_view table) ABSL_SHARED_LOCKS_REQUIRED(snapshots_mu_);
   // The previous run's server log, split again if start-up could not (the operator repaired
   // what stopped it since), with `regions` of `spec` among the known: what Enable and Assign
   // do before opening them.

@@ -36,6 +36,18 @@ absl::Status Catalog::MoveAside(std::string_view from, std::string_view as, std:
   return absl::OkStatus();
 }
 
+absl::Status Catalog::SetAsideUnlistedTable(std::string_view name) {
+  if (options_.env->FileExists(absl::StrCat(TableDir(name), "/", kCloningMarker))) {
+    // Its files are a snapshot's second names and nothing else: nothing of anyone's is lost.
+    BASALT_RETURN_IF_ERROR(options_.env->RemoveTree(TableDir(name)));
+    Log(absl::StrCat("removed table directory ", AV(name), ", a clone of a snapshot a crash cut short"));
+    return absl::OkStatus();
+  }
+  // Left by a create or drop that a crash cut short (or a catalogue restored from an older
+  // backup): the catalogue does not say it is obsolete, so it is kept.
+  return MoveTableAside(name, "the catalogue does not list it");
+}
+
 absl::Status Catalog::MoveTableAside(std::string_view name, std::string_view why) {
   return MoveAside(name, name, why);
 }
@@ -134,10 +146,7 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
     BASALT_RETURN_IF_ERROR(tm->WriteMeta(stale));
   }
   for (const std::string& d : dirs) {
-    if (known.count(d)) continue;
-    // Left by a create or drop that a crash cut short (or a catalogue restored from an older
-    // backup): the catalogue does not say it is obsolete, so it is kept.
-    BASALT_RETURN_IF_ERROR(tm->MoveTableAside(d, "the catalogue does not list it"));
+    if (!known.count(d)) BASALT_RETURN_IF_ERROR(tm->SetAsideUnlistedTable(d));
   }
   absl::MutexLock al(&tm->admin_mu_);
   for (const TableSpec& s : specs) {
@@ -178,6 +187,7 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
       for (const RegionInfo& r : *list) tm->last_region_id_.store(std::max(tm->last_region_id_.load(), r.id));
     }
     if (regions_ok.ok()) regions_ok = tm->FinishSplits(s.name, e.regions);
+    if (regions_ok.ok()) regions_ok = tm->FinishRestore(s.name, e.regions);
     if (regions_ok.ok()) {
       std::vector<RegionInfo> named = e.regions;
       named.insert(named.end(), e.retired.begin(), e.retired.end());

@@ -1,10 +1,17 @@
 // Catalog's snapshots (docs/DESIGN.md §16): taken region by region into data_dir/snapshots/<name>/,
 // listed with the bytes only each holds, deleted; and at start-up, those a crash cut short removed.
+#include <algorithm>
+#include <set>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/env.h"
+#include "common/fault_point.h"
 #include "common/status.h"
 #include "src/catalog/catalog.h"
+#include "src/schema/meta.h"
+#include "storage/region.h"
 #include "src/schema/table_errors.h"
 
 namespace basalt::server {
@@ -13,7 +20,9 @@ std::string Catalog::SnapshotsDir() const { return absl::StrCat(options_.data_di
 
 std::string Catalog::SnapshotDir(std::string_view name) const { return absl::StrCat(SnapshotsDir(), "/", AV(name)); }
 
-absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::string_view name, int64_t ttl_s) {
+absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::string_view name,
+                                               const SnapshotOptions& options) {
+  const int64_t ttl_s = options.ttl_s;
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
   if (ttl_s < 0) return absl::InvalidArgumentError(absl::StrCat("snapshot ", AV(name), ": a TTL of ", ttl_s, " s"));
   // Held against a split, a merge, a drop or a move of the table's regions meanwhile.
@@ -38,6 +47,7 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   info.name = std::string(name);
   info.created_ms = absl::ToUnixMillis(absl::Now());
   info.ttl_s = ttl_s;
+  info.owner = options.owner;
   info.table = e.spec;
   auto taken = [&]() -> absl::Status {
     for (const HostedRegion& h : e.table->regions()) {
@@ -50,6 +60,7 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
                               h.handle->Snapshot(absl::StrCat(dir, "/", h.info.EncodedName())));
       info.regions.push_back({h.info, files.files, files.bytes});
     }
+    FaultPoint("snapshot:regions-linked");
     return env->WriteFileDurably(absl::StrCat(dir, "/", kSnapshotFileName), EncodeSnapshot(info));
   };
   if (absl::Status s = taken(); !s.ok()) {
@@ -77,6 +88,193 @@ absl::StatusOr<std::vector<SnapshotInfo>> Catalog::ReadSnapshotsLocked() const {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+absl::StatusOr<SnapshotInfo> Catalog::ReadSnapshotLocked(std::string_view name) const {
+  BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
+  const std::string manifest = absl::StrCat(SnapshotDir(name), "/", kSnapshotFileName);
+  if (!options_.env->FileExists(manifest)) return absl::NotFoundError(absl::StrCat("no snapshot '", AV(name), "'"));
+  BASALT_ASSIGN_OR_RETURN(std::string bytes, options_.env->ReadFileToString(manifest));
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, DecodeSnapshot(bytes, manifest));
+  std::sort(info.regions.begin(), info.regions.end(),
+            [](const SnapshotInfo::Region& a, const SnapshotInfo::Region& b) { return a.info.start_key < b.info.start_key; });
+  return info;
+}
+
+absl::StatusOr<SnapshotInfo> Catalog::ReadSnapshot(std::string_view name) const {
+  absl::ReaderMutexLock sl(&snapshots_mu_);
+  return ReadSnapshotLocked(name);
+}
+
+absl::StatusOr<std::vector<RegionInfo>> Catalog::SnapshotRegionsAs(const SnapshotInfo& info, std::string_view table) {
+  std::vector<std::string> split_keys;
+  for (size_t i = 1; i < info.regions.size(); ++i) split_keys.push_back(info.regions[i].info.start_key);
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, RegionsFromSplitKeys(table, split_keys, NewRegionId()));
+  if (regions.size() != info.regions.size() || !info.regions.back().info.end_key.empty()) {
+    return absl::DataLossError(absl::StrCat("snapshot ", info.name, ": its ", info.regions.size(),
+                                            " regions do not cover every row once"));
+  }
+  return regions;
+}
+
+absl::Status Catalog::LinkSnapshotRegions(const SnapshotInfo& info, const std::vector<RegionInfo>& regions,
+                                          const std::string& under) {
+  Env* env = options_.env;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    const std::string from = absl::StrCat(SnapshotDir(info.name), "/", info.regions[i].info.EncodedName());
+    const std::string to = absl::StrCat(under, "/", regions[i].EncodedName());
+    BASALT_RETURN_IF_ERROR(LinkRegion(env, from, to).status());
+    BASALT_RETURN_IF_ERROR(
+        env->WriteFileDurably(absl::StrCat(to, "/", kRegionInfoFileName), EncodeRegionInfo(regions[i])));
+  }
+  return env->SyncDir(under);
+}
+
+absl::Status Catalog::CloneSnapshot(std::string_view snapshot, std::string_view table) {
+  absl::MutexLock al(&admin_mu_);
+  absl::ReaderMutexLock sl(&snapshots_mu_);  // not deleted while its files are named again
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, ReadSnapshotLocked(snapshot));
+  return CloneLocked(info, table);
+}
+
+absl::Status Catalog::CloneLocked(const SnapshotInfo& info, std::string_view table) {
+  TableSpec spec = info.table;
+  spec.name = std::string(table);
+  spec.enabled = true;
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, SnapshotRegionsAs(info, table));
+  // The marker first: a crash before the commit leaves a directory start-up removes, not one
+  // it keeps aside (which would hold the snapshot's files for good).
+  const std::string marker = absl::StrCat(TableDir(table), "/", kCloningMarker);
+  absl::Status s = CreateLocked(spec, regions, [&]() -> absl::Status {
+    BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(TableDir(table)));
+    BASALT_RETURN_IF_ERROR(options_.env->WriteFileDurably(marker, info.name));
+    BASALT_RETURN_IF_ERROR(LinkSnapshotRegions(info, regions, TableDir(table)));
+    FaultPoint("clone:linked");
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("clone of snapshot ", info.name, " as table ", AV(table), ": ", s.message()));
+  if (absl::Status m = options_.env->DeleteFile(marker); !m.ok()) Log(absl::StrCat("cloned table '", AV(table), "': ", m.ToString()));
+  Log(absl::StrCat("cloned snapshot ", info.name, " as table '", AV(table), "': ", regions.size(), " region(s), no byte copied"));
+  return absl::OkStatus();
+}
+
+absl::Status Catalog::RestoreSnapshot(std::string_view snapshot) {
+  absl::MutexLock al(&admin_mu_);
+  absl::ReaderMutexLock sl(&snapshots_mu_);
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, ReadSnapshotLocked(snapshot));
+  const std::string& table = info.table.name;
+  absl::StatusOr<Entry> found = DisabledEntry(table, "is enabled: disable it before restoring a snapshot into it");
+  // A table dropped since: restored as a clone under its own name (HBase's restoreSnapshot).
+  if (found.status().code() == absl::StatusCode::kNotFound) return CloneLocked(info, table);
+  BASALT_RETURN_IF_ERROR(found.status());
+  Entry e = *std::move(found);
+  BASALT_RETURN_IF_ERROR(WaitForClosing(e));
+  TableSpec spec = info.table;
+  spec.enabled = false;
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
+  BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, SnapshotRegionsAs(info, table));
+  Env* env = options_.env;
+  // Staged beside the table's regions as a split's daughters are: a crash before the commit
+  // leaves them for start-up to remove, one after it for start-up to move into place; and the
+  // old regions named in the marker, for start-up to remove once meta names the new ones.
+  const std::string staging = SplitsDir(table);
+  const std::string marker = absl::StrCat(TableDir(table), "/", kRestoringMarker);
+  std::string old_names;
+  for (const auto* list : {&e.regions, &e.retired}) {
+    for (const RegionInfo& r : *list) absl::StrAppend(&old_names, r.EncodedName(), "\n");
+  }
+  absl::Status linked = env->CreateDirs(TableDir(table));
+  if (linked.ok()) linked = env->WriteFileDurably(marker, old_names);
+  if (linked.ok()) linked = LinkSnapshotRegions(info, regions, staging);
+  // Undone before the commit: the staged regions and the marker go; the table is as it was.
+  auto undo = [&] {
+    for (const RegionInfo& r : regions) RemoveRegionDir(env, absl::StrCat(staging, "/", r.EncodedName())).IgnoreError();
+    env->DeleteFile(marker).IgnoreError();
+  };
+  if (!linked.ok()) {
+    undo();
+    return absl::Status(linked.code(), absl::StrCat("restore of snapshot ", info.name, ": ", linked.message()));
+  }
+  // The commit: one meta batch, the old regions (and split parents) out, the snapshot's in.
+  std::vector<RowMutation> rows;
+  for (const auto* list : {&e.regions, &e.retired}) {
+    for (const RegionInfo& r : *list) rows.push_back(MetaDelete(r));
+  }
+  for (const RegionInfo& r : regions) rows.push_back(MetaPut(r, "CLOSED", ""));
+  FaultPoint("restore:staged");
+  if (absl::Status s = WriteMeta(rows); !s.ok()) {
+    undo();
+    return s;
+  }
+  FaultPoint("restore:meta-committed");
+  // The descriptor the snapshot had (a crash before this leaves the restored regions with the
+  // table's descriptor until a retry: families it lacks are set aside when they open, never lost).
+  if (!(spec == e.spec)) {
+    std::vector<TableSpec> cat = CatalogLocked();
+    for (TableSpec& t : cat) {
+      if (t.name == table) t = spec;
+    }
+    BASALT_RETURN_IF_ERROR(WriteTableInfo(spec));
+    BASALT_RETURN_IF_ERROR(SaveLocked(cat));
+  }
+  {
+    absl::MutexLock l(&mu_);
+    Entry& stored = entries_.find(table)->second;
+    stored.spec = spec;
+    stored.regions = regions;
+    stored.retired.clear();
+    stored.retired_open.clear();
+  }
+  BASALT_RETURN_IF_ERROR(FinishSplits(table, regions, /*committed_now=*/true));
+  size_t removed = 0;
+  for (const auto* list : {&e.regions, &e.retired}) {
+    for (const RegionInfo& r : *list) {
+      log_->ForgetRegion(RegionName(e.spec, r)).IgnoreError();  // a disabled region's log is flushed
+      if (absl::Status s = RemoveReplacedRegion(table, r.EncodedName()); !s.ok()) {
+        Log(absl::StrCat("restored table '", table, "'; its old region ", r.Name(), " stays: ", s.ToString()));
+      } else {
+        ++removed;
+      }
+    }
+  }
+  BASALT_RETURN_IF_ERROR(env->DeleteFile(marker));
+  Log(absl::StrCat("restored table '", table, "' to snapshot ", info.name, ": ", regions.size(), " region(s) in place of ",
+                   e.regions.size(), " (", removed, " removed); no byte copied"));
+  return absl::OkStatus();
+}
+
+absl::Status Catalog::RemoveReplacedRegion(std::string_view table, std::string_view encoded) {
+  Env* env = options_.env;
+  const std::string dir = absl::StrCat(TableDir(table), "/", AV(encoded));
+  if (!env->FileExists(dir)) return absl::OkStatus();
+  // What its recovery set aside was never the table's to drop: kept, with the region around it.
+  const std::string aside = absl::StrCat(dir, "/", kLostFoundDir);
+  if (env->FileExists(aside) && !env->ListDir(aside).value_or(std::vector<std::string>{"?"}).empty()) {
+    return MoveAside(absl::StrCat(AV(table), "/", AV(encoded)), absl::StrCat(AV(table), ".", AV(encoded)),
+                     "a region a restore replaced, holding files its recovery set aside");
+  }
+  return env->RemoveTree(dir);  // its block files, log edits (recovered.edits) and REGIONINFO
+}
+
+absl::Status Catalog::FinishRestore(std::string_view table, const std::vector<RegionInfo>& regions) {
+  Env* env = options_.env;
+  const std::string marker = absl::StrCat(TableDir(table), "/", kRestoringMarker);
+  if (!env->FileExists(marker)) return absl::OkStatus();
+  BASALT_ASSIGN_OR_RETURN(std::string listed, env->ReadFileToString(marker));
+  std::set<std::string> current;
+  for (const RegionInfo& r : regions) current.insert(r.EncodedName());
+  std::vector<std::string> old = absl::StrSplit(listed, '\n', absl::SkipEmpty());
+  const bool committed = std::none_of(old.begin(), old.end(), [&](const std::string& n) { return current.count(n) > 0; });
+  if (committed) {
+    for (const std::string& n : old) {
+      if (n.find('/') != std::string::npos || n.starts_with(".")) continue;  // only region names of this table
+      BASALT_RETURN_IF_ERROR(RemoveReplacedRegion(table, n));
+    }
+  }
+  Log(absl::StrCat("table '", AV(table), "': a restore a crash cut short ",
+                   committed ? "had committed: its old regions are removed" : "had not committed: the table is as it was"));
+  return env->DeleteFile(marker);
 }
 
 absl::StatusOr<std::vector<SnapshotListing>> Catalog::ListSnapshots() const {

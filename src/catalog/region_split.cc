@@ -31,11 +31,9 @@ namespace {
 
 constexpr char kSplitsDirName[] = ".splits";
 
-// Removes a directory holding files and empty directories (a region's that no one needs:
-// references and REGIONINFO of an uncommitted split, or a split parent's files). Anything else
-// (a non-empty subdirectory, such as a lost+found/ with something kept in it) fails the
-// removal, which the caller reports.
-absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
+}  // namespace
+
+absl::Status Catalog::RemoveRegionDir(Env* env, const std::string& dir) {
   if (!env->FileExists(dir)) return absl::OkStatus();
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
   for (const std::string& n : names) {
@@ -45,8 +43,6 @@ absl::Status RemoveRegionDir(Env* env, const std::string& dir) {
   }
   return env->DeleteDir(dir);
 }
-
-}  // namespace
 
 void Catalog::Install(Entry* e, absl::StatusOr<std::shared_ptr<Table>> t) {
   std::erase_if(e->superseded, [](const std::weak_ptr<Table>& x) { return x.expired(); });

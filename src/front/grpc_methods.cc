@@ -151,23 +151,38 @@ void AddSnapshotMethods(GrpcServer::Impl* impl) {
   AdminService* a = impl->admin;
   AccessController* ac = impl->options.access;
   auto* as = &impl->admin_service;
+  // Taken as the caller: its owner is whoever the server authenticated, whatever the request says.
   BASALT_UNARY_(as, a, Snapshot, rpc::SnapshotRequest, rpc::SnapshotResponse, true,
                 [ac](const Identity& id, rpc::SnapshotRequest* req) {
-                  rpc::TableRequest t;
-                  t.set_table(req->table());
-                  return AuthorizeTableAdmin(*ac, id, "Snapshot", t);
+                  req->set_owner(id.user);
+                  return ac->CheckTable(id, "Snapshot", req->table(), kPermAdmin);
                 });
+  // The owner's rights need the snapshot's owner and table (none known: global A is asked).
+  auto use = [a, ac](const Identity& id, SnapshotUse u, const std::string& name, std::string_view target = {}) {
+    absl::StatusOr<SnapshotInfo> s = a->ReadSnapshot(name);
+    return AuthorizeSnapshotUse(*ac, id, u, s.ok() ? s->owner : "", s.ok() ? s->table.name : "", target);
+  };
   BASALT_UNARY_(as, a, DeleteSnapshot, rpc::DeleteSnapshotRequest, rpc::AdminResponse, true,
-                BASALT_GLOBAL_ADMIN_(DeleteSnapshot));
+                [use](const Identity& id, rpc::DeleteSnapshotRequest* req) {
+                  return use(id, SnapshotUse::kDelete, req->name());
+                });
+  BASALT_UNARY_(as, a, CloneSnapshot, rpc::CloneSnapshotRequest, rpc::AdminResponse, true,
+                [use](const Identity& id, rpc::CloneSnapshotRequest* req) {
+                  return use(id, SnapshotUse::kClone, req->snapshot(), req->table());
+                });
+  BASALT_UNARY_(as, a, RestoreSnapshot, rpc::RestoreSnapshotRequest, rpc::AdminResponse, true,
+                [use](const Identity& id, rpc::RestoreSnapshotRequest* req) {
+                  return use(id, SnapshotUse::kRestore, req->snapshot());
+                });
   AddUnary<rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse>(
       impl, &methods, BASALT_ARM_(as, ListSnapshots, rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse),
       [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::ListSnapshotsRequest& req,
               rpc::ListSnapshotsResponse* resp) -> absl::Status {
         BASALT_RETURN_IF_ERROR(a->ListSnapshots(req, resp));
-        if (ac == nullptr || !ac->enabled()) return absl::OkStatus();
+        if (ac == nullptr || !ac->enabled() || ac->Holds(id, kPermAdmin, PermScope{})) return absl::OkStatus();
         auto* all = resp->mutable_snapshots();
         all->erase(std::remove_if(all->begin(), all->end(),
-                                  [&](const rpc::SnapshotDescription& s) { return !ac->HasAnyOn(id, s.table()); }),
+                                  [&](const rpc::SnapshotDescription& s) { return s.owner() != id.user; }),
                    all->end());
         return absl::OkStatus();
       },

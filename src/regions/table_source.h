@@ -76,6 +76,11 @@ class TableSource {
 // The changes a catalogue makes to its tables (Catalog, src/catalog/catalog.h): what the Admin
 // service asks of a process that keeps one (a standalone server, a cluster's master). A
 // cluster's region server keeps none (src/services/admin_parts.h refuses them as the master's).
+// What a snapshot is taken with.
+struct SnapshotOptions {
+  int64_t ttl_s = 0;  // deleted once this old (s); 0: kept until deleted
+  std::string owner;  // the user taking it (the server's word for who called); empty: none
+};
 // A snapshot as listed: what it is, and what its files hold.
 struct SnapshotListing {
   SnapshotInfo info;
@@ -95,9 +100,14 @@ class TableChanges {
   virtual absl::Status Split(std::string_view name, std::string_view split_row) = 0;
   virtual absl::Status Merge(std::string_view first, std::string_view second) = 0;
   // Snapshots (docs/DESIGN.md §16; Catalog::Snapshot says what each does).
-  virtual absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name, int64_t ttl_s) = 0;
+  virtual absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name,
+                                                 const SnapshotOptions& options) = 0;
   virtual absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const = 0;
   virtual absl::Status DeleteSnapshot(std::string_view name) = 0;
+  // One snapshot's manifest: NotFound, DataLoss.
+  virtual absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view name) const = 0;
+  virtual absl::Status CloneSnapshot(std::string_view snapshot, std::string_view table) = 0;
+  virtual absl::Status RestoreSnapshot(std::string_view snapshot) = 0;
 };
 
 }  // namespace basalt::server

@@ -35,6 +35,7 @@ std::string EncodeSnapshot(const SnapshotInfo& s) {
   PutLengthPrefixed(&payload, s.name);
   PutVarint64(&payload, static_cast<uint64_t>(s.created_ms));
   PutVarint64(&payload, static_cast<uint64_t>(s.ttl_s));
+  PutLengthPrefixed(&payload, s.owner);
   PutLengthPrefixed(&payload, EncodeCatalog({s.table}));
   PutVarint64(&payload, s.regions.size());
   for (const SnapshotInfo::Region& r : s.regions) {
@@ -69,15 +70,16 @@ absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::s
   }
   std::string_view in = bytes.substr(kHeaderSize, payload_len);
   SnapshotInfo s;
-  std::string_view name, table;
+  std::string_view name, owner, table;
   uint64_t created = 0, ttl = 0, regions = 0;
   if (!GetLengthPrefixed(&in, &name) || !GetVarint64(&in, &created) || !GetVarint64(&in, &ttl) ||
-      !GetLengthPrefixed(&in, &table) || !GetVarint64(&in, &regions) || regions > in.size()) {
+      !GetLengthPrefixed(&in, &owner) || !GetLengthPrefixed(&in, &table) || !GetVarint64(&in, &regions) || regions > in.size()) {
     return corrupt("its header is truncated");
   }
   s.name = std::string(name);
   s.created_ms = static_cast<int64_t>(created);
   s.ttl_s = static_cast<int64_t>(ttl);
+  s.owner = std::string(owner);
   BASALT_ASSIGN_OR_RETURN(std::vector<TableSpec> tables, DecodeCatalog(table, absl::StrCat(path, " (its table)")));
   if (tables.size() != 1) return corrupt(absl::StrCat("it describes ", tables.size(), " tables, not one"));
   s.table = std::move(tables[0]);

@@ -11,6 +11,7 @@
 //   +----------------------------------------+-----------------+---------+------------+
 //   crc32c: masked CRC32C of every byte before it.
 //   payload: lp name | varint64 created_ms | varint64 ttl_s (0: kept until deleted) |
+//            lp owner (the user who took it; empty without authentication) |
 //            lp table (a one-table catalogue, as TABLEINFO: catalog_file.h) |
 //            varint regions | per region: lp REGIONINFO (region_info.h) | varint64 files |
 //            varint64 bytes (of its block files, when the snapshot was taken)
@@ -38,6 +39,7 @@ struct SnapshotInfo {
   std::string name;
   int64_t created_ms = 0;  // when it was taken (ms since the epoch)
   int64_t ttl_s = 0;       // deleted once this old (s); 0: kept until deleted
+  std::string owner;       // who took it (HBase's snapshot owner); empty without authentication
   TableSpec table;         // the table's descriptor then
   struct Region {
     RegionInfo info;

@@ -10,6 +10,7 @@ SnapshotInfo Sample() {
   s.name = "nightly-1.0_x";
   s.created_ms = 1795337627893;
   s.ttl_s = 86400;
+  s.owner = "alice";
   s.table.name = "users";
   FamilyOptions f;
   f.name = "info";

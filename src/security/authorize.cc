@@ -131,4 +131,24 @@ absl::Status AuthorizeTableAdmin(const AccessController& ac, const Identity& id,
   return ac.CheckTable(id, call, req.table(), kCreateOrAdmin);
 }
 
+absl::Status AuthorizeSnapshotUse(const AccessController& ac, const Identity& id, SnapshotUse use,
+                                  std::string_view owner, std::string_view table, std::string_view target) {
+  const char* call = use == SnapshotUse::kDelete  ? "DeleteSnapshot"
+                     : use == SnapshotUse::kClone ? "CloneSnapshot"
+                                                  : "RestoreSnapshot";
+  if (!ac.enabled()) return absl::OkStatus();
+  if (!owner.empty() && owner == id.user && !ac.Holds(id, kPermAdmin, PermScope{})) {
+    switch (use) {
+      case SnapshotUse::kDelete:
+        return absl::OkStatus();
+      case SnapshotUse::kRestore:
+        return ac.CheckTable(id, call, table, kPermAdmin);
+      case SnapshotUse::kClone:
+        if (target == table) return absl::OkStatus();
+        break;
+    }
+  }
+  return ac.CheckGlobal(id, call, kPermAdmin);
+}
+
 }  // namespace basalt::server

@@ -12,6 +12,12 @@
 //   Status, SetVerbs, Move, Balance, the
 //     region server calls                   A, global
 //   Grant, Revoke, UserPermissions          A on the scope (AccessController)
+//   Snapshot                                A on the table (the caller becomes its owner)
+//   DeleteSnapshot, CloneSnapshot,
+//     RestoreSnapshot                       A, global; or, for the snapshot's owner, nothing more
+//                                           (delete), A on its table (restore), a clone under its
+//                                           table's own name (clone), as HBase's
+//   ListSnapshots                           everything to global A; to others, their own
 // Each returns PermissionDenied naming the user, the call and the scope.
 #pragma once
 
@@ -52,6 +58,13 @@ inline absl::Status AuthorizeStartTransaction(const AccessController* ac, const 
   return absl::PermissionDeniedError(absl::StrCat("user '", id.user,
                                                   "' may not StartTransaction: it holds W on nothing"));
 }
+
+// A call on a snapshot (the rules above): `owner` and `table` are the snapshot's (empty when
+// there is no such snapshot: then global A is asked, and the call says NotFound), `target` the
+// table a clone makes.
+enum class SnapshotUse { kDelete, kClone, kRestore };
+absl::Status AuthorizeSnapshotUse(const AccessController& ac, const Identity& id, SnapshotUse use,
+                                  std::string_view owner, std::string_view table, std::string_view target = {});
 
 inline absl::Status AuthorizeGlobalAdmin(const AccessController& ac, const Identity& id, std::string_view call) {
   return ac.CheckGlobal(id, call, kPermAdmin);

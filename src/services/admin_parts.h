@@ -56,11 +56,14 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
   absl::Status Assign(std::string_view) override { return Catalogue("assign"); }
   absl::Status Split(std::string_view, std::string_view) override { return Catalogue("split"); }
   absl::Status Merge(std::string_view, std::string_view) override { return Catalogue("merge_region"); }
-  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view, std::string_view, int64_t) override {
+  absl::StatusOr<SnapshotInfo> Snapshot(std::string_view, std::string_view, const SnapshotOptions&) override {
     return Catalogue("snapshot");
   }
   absl::StatusOr<std::vector<SnapshotListing>> ListSnapshots() const override { return Catalogue("list_snapshots"); }
   absl::Status DeleteSnapshot(std::string_view) override { return Catalogue("delete_snapshot"); }
+  absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view) const override { return Catalogue("snapshot"); }
+  absl::Status CloneSnapshot(std::string_view, std::string_view) override { return Catalogue("clone_snapshot"); }
+  absl::Status RestoreSnapshot(std::string_view) override { return Catalogue("restore_snapshot"); }
 
   absl::Status Move(std::string_view, std::string_view) override { return Master("move"); }
   absl::Status Balance(rpc::BalanceResponse*) override { return Master("balancer"); }

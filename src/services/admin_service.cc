@@ -264,12 +264,13 @@ void DescribeSnapshot(const SnapshotInfo& info, uint64_t bytes, uint64_t only_by
   out->set_files(files);
   out->set_bytes(bytes);
   out->set_only_bytes(only_bytes);
+  out->set_owner(info.owner);
 }
 }  // namespace
 
 absl::Status AdminService::Snapshot(const rpc::SnapshotRequest& req, rpc::SnapshotResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), req.ttl_seconds()));
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), SnapshotOptions{req.ttl_seconds(), req.owner()}));
   uint64_t bytes = 0;
   for (const SnapshotInfo::Region& r : info.regions) bytes += r.bytes;
   DescribeSnapshot(info, bytes, 0, resp->mutable_snapshot());  // (every byte the table's too, now)
@@ -287,6 +288,15 @@ absl::Status AdminService::ListSnapshots(const rpc::ListSnapshotsRequest& req, r
 
 absl::Status AdminService::DeleteSnapshot(const rpc::DeleteSnapshotRequest& req, rpc::AdminResponse*) {
   return parts_.changes->DeleteSnapshot(req.name());
+}
+
+absl::Status AdminService::CloneSnapshot(const rpc::CloneSnapshotRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  return parts_.changes->CloneSnapshot(req.snapshot(), req.table());
+}
+
+absl::Status AdminService::RestoreSnapshot(const rpc::RestoreSnapshotRequest& req, rpc::AdminResponse*) {
+  return parts_.changes->RestoreSnapshot(req.snapshot());
 }
 
 absl::Status AdminService::Move(const rpc::MoveRequest& req, rpc::AdminResponse*) {

@@ -220,6 +220,10 @@ class AdminService {
   absl::Status Snapshot(const rpc::SnapshotRequest& req, rpc::SnapshotResponse* resp);
   absl::Status ListSnapshots(const rpc::ListSnapshotsRequest& req, rpc::ListSnapshotsResponse* resp);
   absl::Status DeleteSnapshot(const rpc::DeleteSnapshotRequest& req, rpc::AdminResponse* resp);
+  absl::Status CloneSnapshot(const rpc::CloneSnapshotRequest& req, rpc::AdminResponse* resp);
+  absl::Status RestoreSnapshot(const rpc::RestoreSnapshotRequest& req, rpc::AdminResponse* resp);
+  // The snapshot's owner and table, for the access checks (authorize.h): NotFound.
+  absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view name) const { return parts_.changes->ReadSnapshot(name); }
   // A cluster's active master's (ClusterAdmin).
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);

@@ -158,6 +158,7 @@ void SnapshotSeeds(const std::string& out) {
   s.regions.push_back({server::RegionInfo{"users", "", "", 1795337627000}, 2, 4096});
   Write(dir, "seed-one-region", server::EncodeSnapshot(s));
   s.ttl_s = 86400;
+  s.owner = "alice";
   s.regions[0].info.end_key = "g";
   s.regions.push_back({server::RegionInfo{"users", "g", "n", 1795337627001}, 0, 0});
   s.regions.push_back({server::RegionInfo{"users", "n", "", 1795337627002}, 5, 1 << 20});

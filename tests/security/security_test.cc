@@ -548,8 +548,22 @@ TEST_F(Security, ASnapshotNeedsAOnItsTableAndItsDeletionGlobalA) {
   ASSERT_EQ(hers->size(), 1u);
   EXPECT_EQ((*hers)[0].name, "s1");
   EXPECT_EQ(admin_->GetAdmin()->ListSnapshots().value().size(), 2u);
-  ExpectDenied(alice->GetAdmin()->DeleteSnapshot("s1"), "alice", "DeleteSnapshot", "A on global");
-  EXPECT_TRUE(admin_->GetAdmin()->DeleteSnapshot("s1").ok());
+  EXPECT_EQ((*hers)[0].owner, "alice");
+  // HBase's owner rules: her own snapshot she may delete, clone under its table's name only,
+  // and restore while she holds A on the table; another's, none of these.
+  ExpectDenied(alice->GetAdmin()->DeleteSnapshot("s2"), "alice", "DeleteSnapshot", "A on global");
+  ExpectDenied(alice->GetAdmin()->CloneSnapshot("s2", "t3"), "alice", "CloneSnapshot", "A on global");
+  ExpectDenied(alice->GetAdmin()->CloneSnapshot("s1", "t3"), "alice", "CloneSnapshot", "A on global");
+  ExpectDenied(alice->GetAdmin()->RestoreSnapshot("s2"), "alice", "RestoreSnapshot", "A on global");
+  ASSERT_TRUE(alice->GetAdmin()->DisableTable("t1").ok());
+  EXPECT_TRUE(alice->GetAdmin()->RestoreSnapshot("s1").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Revoke(Permission{"alice", "", "", "t1", "", ""}).ok());
+  ExpectDenied(alice->GetAdmin()->RestoreSnapshot("s1"), "alice", "RestoreSnapshot", "A on table t1");
+  // Not even knowing a name helps: a missing snapshot is refused as another's would be.
+  ExpectDenied(alice->GetAdmin()->DeleteSnapshot("nope"), "alice", "DeleteSnapshot", "A on global");
+  EXPECT_EQ(admin_->GetAdmin()->DeleteSnapshot("nope").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(alice->GetAdmin()->DeleteSnapshot("s1").ok());
+  EXPECT_TRUE(admin_->GetAdmin()->CloneSnapshot("s2", "t3").ok());
 }
 
 TEST_F(Security, GrantsAndRevokesTakeEffectAtOnceAndSurviveARestart) {

@@ -587,6 +587,7 @@ struct SnapshotDescription {
   uint64_t files = 0;
   uint64_t bytes = 0;       // of its files
   uint64_t only_bytes = 0;  // of its files nothing else names: what deleting it frees
+  std::string owner;        // who took it; empty on a server without authentication
 };
 
 struct BalanceResult {
@@ -673,6 +674,14 @@ class Admin {
                                                         int64_t ttl_seconds = 0) = 0;
   virtual absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table = "") = 0;
   virtual absl::Status DeleteSnapshot(const std::string& name) = 0;
+  // A new table holding exactly the snapshot's rows (HBase's clone_snapshot), in a time that
+  // grows with its files, not their bytes: AlreadyExists for a table of that name.
+  virtual absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) = 0;
+  // The snapshot's table back as the snapshot holds it, descriptor and all (HBase's
+  // restore_snapshot): FailedPrecondition unless the table is disabled; it stays disabled.
+  // A table dropped since comes back enabled, as a clone. Global A, or the snapshot's owner
+  // with A on the table.
+  virtual absl::Status RestoreSnapshot(const std::string& snapshot) = 0;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -391,8 +391,9 @@ class FakeAdmin : public Admin {
     if (t == nullptr) return absl::NotFoundError("table " + table + " does not exist");
     if (s_->snapshots.count(name)) return absl::AlreadyExistsError("snapshot '" + name + "' exists");
     SnapshotDescription d{name, table, s_->clock++, ttl_seconds, static_cast<uint32_t>(t->split_keys.size() + 1),
-                          t->rows.size(), 100 * t->rows.size(), 0};
+                          t->rows.size(), 100 * t->rows.size(), 0, ""};
     s_->snapshots[name] = d;
+    s_->snapshot_data[name] = *t;
     return d;
   }
   absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table) override {
@@ -405,6 +406,30 @@ class FakeAdmin : public Admin {
   absl::Status DeleteSnapshot(const std::string& name) override {
     s_->admin_calls.push_back("delete_snapshot " + name);
     if (s_->snapshots.erase(name) == 0) return absl::NotFoundError("no snapshot '" + name + "'");
+    s_->snapshot_data.erase(name);
+    return absl::OkStatus();
+  }
+  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) override {
+    s_->admin_calls.push_back("clone_snapshot " + snapshot + " " + table);
+    auto it = s_->snapshot_data.find(snapshot);
+    if (it == s_->snapshot_data.end()) return absl::NotFoundError("no snapshot '" + snapshot + "'");
+    if (Find(table) != nullptr) return absl::AlreadyExistsError("table '" + table + "' already exists");
+    FakeServer::TableData copy = it->second;
+    copy.info.name = table;
+    copy.info.enabled = true;
+    s_->tables[table] = std::move(copy);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreSnapshot(const std::string& snapshot) override {
+    s_->admin_calls.push_back("restore_snapshot " + snapshot);
+    auto it = s_->snapshot_data.find(snapshot);
+    if (it == s_->snapshot_data.end()) return absl::NotFoundError("no snapshot '" + snapshot + "'");
+    const std::string table = it->second.info.name;
+    auto* t = Find(table);
+    if (t == nullptr) return CloneSnapshot(snapshot, table);
+    if (t->info.enabled) return absl::FailedPreconditionError("table " + table + " is enabled: disable it first");
+    *t = it->second;
+    t->info.enabled = false;
     return absl::OkStatus();
   }
 
