@@ -215,6 +215,30 @@ TEST_F(Shell, SnapshotsAreListedOutliveTheirTableAndAreDeleted) {
   EXPECT_HAS(r.err, "NOT_FOUND");
 }
 
+// A bad batch job undone: restore_snapshot puts the rows back; clone_snapshot makes a copy to
+// compare against, which writes never reach the snapshot from.
+TEST_F(Shell, RestoreUndoesABadBatchJobAndACloneIsACopy) {
+  ShellRun r = E("create 't1', 'cf'; put 't1', 'a', 'cf:q', 'good'; put 't1', 'b', 'cf:q', 'good'; "
+                 "snapshot 't1', 'before_job'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("put 't1', 'a', 'cf:q', 'bad'; deleteall 't1', 'b'; put 't1', 'c', 'cf:q', 'bad'; "
+        "clone_snapshot 'before_job', 'copy'; put 'copy', 'z', 'cf:q', 'copy only'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("restore_snapshot 'before_job'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "disable it before restoring");
+  r = E("disable 't1'; restore_snapshot 'before_job'; enable 't1'; scan 't1'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, " a" + std::string(30, ' ') + "column=cf:q");
+  EXPECT_HAS(r.out, " b" + std::string(30, ' ') + "column=cf:q");
+  EXPECT_FALSE(absl::StrContains(r.out, "value=bad")) << r.out;
+  EXPECT_HAS(r.out, "2 row(s)");
+  r = E("scan 'copy'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "value=copy only");
+  EXPECT_HAS(r.out, "3 row(s)");
+}
+
 TEST_F(Shell, JsonOutputScriptFileAndStdin) {
   ASSERT_EQ(E("create 'j', 'cf'; put 'j', 'r1', 'cf:q', 'v'").exit_code, 0);
   ShellRun r = E("get 'j', 'r1'", "--format=json");

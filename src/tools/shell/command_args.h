@@ -109,6 +109,8 @@ absl::StatusOr<Reply> CmdVerbsSwitch(Ctx& c);
 absl::StatusOr<Reply> CmdSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdListSnapshots(Ctx& c);
 absl::StatusOr<Reply> CmdDeleteSnapshot(Ctx& c);
+absl::StatusOr<Reply> CmdCloneSnapshot(Ctx& c);
+absl::StatusOr<Reply> CmdRestoreSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdPut(Ctx& c);
 absl::StatusOr<Reply> CmdDelete(Ctx& c);
 absl::StatusOr<Reply> CmdGet(Ctx& c);

@@ -325,6 +325,19 @@ const std::vector<Spec>& Specs() {
        "Lists the snapshots of the tables whose whole name matches the first regex (HBase's).\n"
        "  list_table_snapshots 't1'",
        CmdListSnapshots},
+      {"clone_snapshot", "snapshots", 2, 3, "clone_snapshot 'snapshot1', 'new_table'",
+       "Makes a new table holding exactly the snapshot's rows, with its families and region boundaries\n"
+       "(HBase's). No byte is copied: its regions' files are the snapshot's, named again, until its\n"
+       "compactions rewrite them. Writes to it never change the snapshot. Needs global A (or be the\n"
+       "snapshot's owner and clone it under its table's own name).\n"
+       "  clone_snapshot 't1-before-migration', 't1_copy'",
+       CmdCloneSnapshot},
+      {"restore_snapshot", "snapshots", 1, 2, "restore_snapshot 'snapshot1'",
+       "Puts the snapshot's table back as the snapshot holds it, families and regions too (HBase's): the\n"
+       "table must be disabled, and stays so until enable. What it held since is gone. A table dropped\n"
+       "since comes back enabled. Needs global A (or be the snapshot's owner with A on the table).\n"
+       "  disable 't1'; restore_snapshot 't1-before-migration'; enable 't1'",
+       CmdRestoreSnapshot},
       {"delete_snapshot", "snapshots", 1, 1, "delete_snapshot 'snapshot1'",
        "Deletes a snapshot; the bytes only it held are freed. Needs global A.", CmdDeleteSnapshot},
       {"grant", "security", 2, 5, "grant 'user' | '@group', 'RWXCA' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",

@@ -818,5 +818,24 @@ TEST_F(ShellTest, SnapshotsAsHBasesShell) {
   EXPECT_NE(err().find("wrong number of arguments"), std::string::npos) << err();
 }
 
+TEST_F(ShellTest, CloneAndRestoreSnapshotsAsHBasesShell) {
+  ASSERT_EQ(Run("create 't1', 'cf'; put 't1', 'r1', 'cf:q', 'v'; snapshot 't1', 's1'; put 't1', 'r2', 'cf:q', 'w'"), 0)
+      << err();
+  ASSERT_EQ(Run("clone_snapshot 's1', 't2'; clone_snapshot 's1', 't3', {RESTORE_ACL => false}"), 0) << err();
+  EXPECT_EQ(server_.admin_calls.back(), "clone_snapshot s1 t3");
+  ASSERT_EQ(Run("count 't2'"), 0) << err();
+  EXPECT_NE(out().find("1 row(s)"), std::string::npos) << out();
+  // HBase's rule: restore needs the table disabled.
+  EXPECT_NE(Run("restore_snapshot 's1'"), 0);
+  EXPECT_NE(err().find("FAILED_PRECONDITION"), std::string::npos) << err();
+  ASSERT_EQ(Run("disable 't1'; restore_snapshot 's1'; enable 't1'; count 't1'"), 0) << err();
+  EXPECT_NE(out().find("1 row(s)"), std::string::npos) << out();
+  EXPECT_NE(Run("clone_snapshot 's1', 't2'"), 0);
+  EXPECT_NE(err().find("ALREADY_EXISTS"), std::string::npos) << err();
+  EXPECT_NE(Run("clone_snapshot 's1', 't4', {RESTORE_ACL => true}"), 0);
+  EXPECT_NE(err().find("RESTORE_ACL => true is not supported yet"), std::string::npos) << err();
+  EXPECT_EQ(server_.admin_calls.back(), "clone_snapshot s1 t2");  // t4's was refused before any call
+}
+
 }  // namespace
 }  // namespace basalt::shell
