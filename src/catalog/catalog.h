@@ -171,8 +171,9 @@ class Catalog final : public TableSource, public TableChanges {
   // asked of the region's server on a cluster), then the SNAPSHOT manifest written last
   // (src/schema/snapshot_file.h). No byte is copied. Every write acknowledged before the call is
   // in it. InvalidArgument for a bad name; AlreadyExists for a name taken; NotFound for no such
-  // table; FailedPrecondition for a disabled or FAILED_OPEN table, or a region still reading a
-  // split parent's files (major_compact first). A failure leaves nothing behind.
+  // table; FailedPrecondition for a FAILED_OPEN table, or a region still reading a split parent's
+  // files (major_compact first). A disabled table's closed regions are named as they are (HBase's
+  // offline snapshot). A failure leaves nothing behind.
   absl::StatusOr<SnapshotInfo> Snapshot(std::string_view table, std::string_view name,
                                         const SnapshotOptions& options) override;
   // Every snapshot, by name, with the bytes only it holds (its files of no other name).

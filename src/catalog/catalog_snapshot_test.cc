@@ -138,9 +138,19 @@ TEST_F(CatalogSnapshotTest, RefusalsLeaveNothingBehind) {
   EXPECT_EQ(catalog_->Snapshot("nope", "s", {}).status().code(), absl::StatusCode::kNotFound);
   ASSERT_TRUE(catalog_->Snapshot("t1", "s", {}).ok());
   EXPECT_EQ(catalog_->Snapshot("t1", "s", {}).status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+// HBase's offline snapshot: a disabled table's closed regions, every write in them flushed.
+TEST_F(CatalogSnapshotTest, ADisabledTablesSnapshotHoldsEveryWriteBeforeItWasDisabled) {
+  for (int i = 0; i < 20; ++i) Put(absl::StrCat(i % 2 ? "a" : "x", i), "v");  // in memstores only
+  const std::map<std::string, std::string> before = TableRows("t1");
   ASSERT_TRUE(catalog_->Disable("t1").ok());
-  EXPECT_EQ(catalog_->Snapshot("t1", "s2", {}).status().code(), absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(catalog_->Enable("t1").ok());
+  absl::StatusOr<SnapshotInfo> s = catalog_->Snapshot("t1", "offline", {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->regions.size(), 2u);
+  EXPECT_EQ(SnapshotRows(*s), before);
+  ASSERT_TRUE(catalog_->CloneSnapshot("offline", "t2").ok());
+  EXPECT_EQ(TableRows("t2"), before);
 }
 
 TEST_F(CatalogSnapshotTest, ASplitsDaughterStillReadingItsParentIsRefusedUntilCompacted) {

@@ -35,7 +35,10 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
     e = it->second;
   }
   if (!e.open_error.ok()) return FailedOpen(e.spec.name, e.open_error);
-  if (e.table == nullptr) return Disabled(e.spec.name);
+  // A disabled table's regions are closed, every write flushed: their directories are named as
+  // they are (HBase's offline snapshot).
+  const bool offline = e.table == nullptr;
+  if (offline) BASALT_RETURN_IF_ERROR(WaitForClosing(e));
   Env* env = options_.env;
   const std::string dir = SnapshotDir(name);
   {
@@ -50,7 +53,11 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   info.owner = options.owner;
   info.table = e.spec;
   auto taken = [&]() -> absl::Status {
-    for (const HostedRegion& h : e.table->regions()) {
+    for (const RegionInfo& r : offline ? e.regions : std::vector<RegionInfo>{}) {
+      BASALT_ASSIGN_OR_RETURN(LinkedFiles files, LinkRegion(env, RegionDir(r), absl::StrCat(dir, "/", r.EncodedName())));
+      info.regions.push_back({r, files.files, files.bytes});
+    }
+    for (const HostedRegion& h : offline ? std::vector<HostedRegion>{} : e.table->regions()) {
       if (h.unassigned || !h.open_error.ok()) {
         return absl::FailedPreconditionError(absl::StrCat("snapshot ", AV(name), ": region ", h.info.Name(),
                                                           " is not open (", h.unassigned ? "unassigned" : "FAILED_OPEN",

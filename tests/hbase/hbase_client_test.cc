@@ -58,6 +58,22 @@ TEST_F(HBaseClientTest, TheJavaClientsCallsAnswerAsHBaseAndBothViewsAgree) {
   RunClientSuite(address, address);
 }
 
+// HBase's snapshot calls with the unmodified Java client (SnapshotSuite.java): snapshot, list,
+// clone, restore, delete and their exceptions; then Basalt's own client finds what it left.
+TEST_F(HBaseClientTest, TheJavaClientsSnapshotCallsAnswerAsHBase) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  absl::StatusOr<ChildProcess::Finished> java = RunJava("SnapshotSuite", {address});
+  ASSERT_TRUE(java.ok()) << java.status();
+  const std::string& log = java->output;
+  ASSERT_EQ(java->exit_code, 0) << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
+  EXPECT_NE(log.find("checks passed"), std::string::npos) << log;
+  absl::StatusOr<std::vector<SnapshotDescription>> left = conn_->GetAdmin()->ListSnapshots();
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_TRUE(left->empty());
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("hb_snap").status().code(), absl::StatusCode::kNotFound);
+}
+
 // HBase's default discovery: the client knows only ZooKeeper, where the server published its
 // HBase port (hbase_zookeeper_quorum) under a parent of its own.
 TEST_F(HBaseClientTest, TheJavaClientFindsTheServerInZooKeeper) {
@@ -612,6 +628,14 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "truncate 'sh_drop'", "Truncating table...",
       "count 'sh_drop'", "=> 0",
       "exists 'sh_drop'", "Table sh_drop does not exist", "=> false",
+      "snapshot 'sh_snap', 'sh_snap_1'",
+      "list_snapshots", " sh_snap_1 ", "sh_snap (", "1 row(s)",
+      "clone_snapshot 'sh_snap_1', 'sh_snap_clone'",
+      "get 'sh_snap_clone', 'r1'", "value=before", "1 row(s)",
+      "restore_snapshot 'sh_snap_1'",
+      "get 'sh_snap', 'r1'", "value=before", "1 row(s)",
+      "delete_snapshot 'sh_snap_1'",
+      "list_snapshots", "0 row(s)",
       "list", "=> [\"sh_keep\"]",
   };
   size_t at = 0;

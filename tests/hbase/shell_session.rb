@@ -1,6 +1,7 @@
 # The HBase shell's commands against Basalt (hbase_client_test.cc runs this file with
 # `-n`, so the shell stops at its first error and exits non-zero). `sh_keep` is left for
-# Basalt's own client to read; `sh_drop` goes through disable, enable, truncate and drop.
+# Basalt's own client to read; `sh_drop` goes through disable, enable, truncate and drop;
+# `sh_snap` through a snapshot, a clone and a restore.
 create 'sh_keep', {NAME => 'f', VERSIONS => 3}, SPLITS => ['g', 'p']
 list
 describe 'sh_keep'
@@ -35,5 +36,22 @@ count 'sh_drop'
 disable 'sh_drop'
 drop 'sh_drop'
 exists 'sh_drop'
+create 'sh_snap', 'f'
+put 'sh_snap', 'r1', 'f:q', 'before'
+snapshot 'sh_snap', 'sh_snap_1'
+put 'sh_snap', 'r1', 'f:q', 'after'
+list_snapshots
+clone_snapshot 'sh_snap_1', 'sh_snap_clone'
+get 'sh_snap_clone', 'r1'
+disable 'sh_snap'
+restore_snapshot 'sh_snap_1'
+enable 'sh_snap'
+get 'sh_snap', 'r1'
+delete_snapshot 'sh_snap_1'
+list_snapshots
+disable 'sh_snap'
+drop 'sh_snap'
+disable 'sh_snap_clone'
+drop 'sh_snap_clone'
 list
 exit

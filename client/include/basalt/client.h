@@ -666,10 +666,11 @@ class Admin {
 
   // Snapshots (HBase's snapshot, list_snapshots, delete_snapshot): a table's files named again on
   // the server, in a time that grows with its files, not their bytes; every write acknowledged
-  // before the call is in it. Taking one needs A on the table, deleting one global A.
-  // InvalidArgument for a name HBase would refuse; AlreadyExists for a name taken; NotFound;
-  // FailedPrecondition for a disabled table or a region still reading its split parent's files
-  // (major_compact it first). Listed by name, only `table`'s when given.
+  // before the call is in it (a disabled table's: every write before it was disabled). Taking one
+  // needs A on the table; deleting one global A, or being its owner. InvalidArgument for a name
+  // HBase would refuse; AlreadyExists for a name taken; NotFound; FailedPrecondition for a region
+  // still reading its split parent's files (major_compact it first). Listed by name, only
+  // `table`'s when given; a caller without global A sees only their own.
   virtual absl::StatusOr<SnapshotDescription> Snapshot(const std::string& table, const std::string& name,
                                                         int64_t ttl_seconds = 0) = 0;
   virtual absl::StatusOr<std::vector<SnapshotDescription>> ListSnapshots(const std::string& table = "") = 0;

@@ -50,6 +50,10 @@ inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnab
 inline constexpr char kTableNotDisabled[] = "org.apache.hadoop.hbase.TableNotDisabledException";
 inline constexpr char kRpcThrottling[] = "org.apache.hadoop.hbase.quotas.RpcThrottlingException";
 inline constexpr char kAccessDenied[] = "org.apache.hadoop.hbase.security.AccessDeniedException";
+inline constexpr char kSnapshotExists[] = "org.apache.hadoop.hbase.snapshot.SnapshotExistsException";
+inline constexpr char kSnapshotDoesNotExist[] = "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException";
+inline constexpr char kSnapshotCreation[] = "org.apache.hadoop.hbase.snapshot.SnapshotCreationException";
+inline constexpr char kRestoreSnapshot[] = "org.apache.hadoop.hbase.snapshot.RestoreSnapshotException";
 
 // `s` answered as `class_name` (one of the above), whatever its code says.
 absl::Status AsException(absl::Status s, std::string_view class_name);

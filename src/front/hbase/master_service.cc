@@ -112,6 +112,11 @@ MasterService::MasterService(const Options& options) : Service("MasterService"),
       {"SplitRegion", RunOn::kPool, &MasterService::SplitRegion},
       {"GetClusterStatus", RunOn::kPool, &MasterService::GetClusterStatus},
       {"IsBalancerEnabled", RunOn::kPool, &MasterService::IsBalancerEnabled},
+      {"Snapshot", RunOn::kPool, &MasterService::Snapshot},
+      {"IsSnapshotDone", RunOn::kPool, &MasterService::IsSnapshotDone},
+      {"GetCompletedSnapshots", RunOn::kPool, &MasterService::GetCompletedSnapshots},
+      {"DeleteSnapshot", RunOn::kPool, &MasterService::DeleteSnapshot},
+      {"RestoreSnapshot", RunOn::kPool, &MasterService::RestoreSnapshot},
   };
   Serve(this, kMethods);
 }

@@ -1,7 +1,7 @@
 // HBase's MasterService over Basalt's AdminService: table admin (create with splits and family
 // settings, describe, list, modify and the column calls, enable, disable, truncate, delete, flush,
 // split, move), the table state, namespaces (default and hbase), the cluster status, the balancer's
-// switch and the procedure poll. A method not in its table is refused by name
+// switch, snapshots (take, list, delete, restore, clone) and the procedure poll. A method not in its table is refused by name
 // (DoNotRetryIOException).
 //
 // Procedures: Basalt's admin calls finish before they answer, so a procedure is done when its id
@@ -89,6 +89,12 @@ class MasterService final : public Service {
   absl::StatusOr<std::string> SplitRegion(const Request& r);
   absl::StatusOr<std::string> GetClusterStatus(const Request& r);
   absl::StatusOr<std::string> IsBalancerEnabled(const Request& r);
+  // Snapshots (master_snapshots.cc): taken, listed, deleted, restored and cloned.
+  absl::StatusOr<std::string> Snapshot(const Request& r);
+  absl::StatusOr<std::string> IsSnapshotDone(const Request& r);
+  absl::StatusOr<std::string> GetCompletedSnapshots(const Request& r);
+  absl::StatusOr<std::string> DeleteSnapshot(const Request& r);
+  absl::StatusOr<std::string> RestoreSnapshot(const Request& r);
 
   // A procedure's answer (`Response` with its proc_id) for `run`, once per nonce.
   template <typename Response>

@@ -1,0 +1,157 @@
+// MasterService's snapshot calls (master_service.h) over Basalt's snapshots (docs/DESIGN.md §16):
+// Snapshot, IsSnapshotDone, GetCompletedSnapshots, DeleteSnapshot, and RestoreSnapshot, which
+// HBase's client sends for both a restore and a clone (snapshot.table names the table it makes
+// or restores; the client has already checked which it is).
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/data_convert.h"
+#include "src/front/hbase/master_service.h"
+
+namespace basalt::hbase {
+namespace {
+
+// How long a client without proc_id would poll IsSnapshotDone (ms); a Basalt snapshot is done
+// when the call answers.
+constexpr int64_t kExpectedTimeoutMs = 300000;
+
+// Basalt's table of a snapshot description's table name, "t" or "ns:t".
+absl::StatusOr<std::string> TableOfName(const std::string& name) {
+  TableName t;
+  const size_t colon = name.find(':');
+  if (colon == std::string::npos) {
+    t.set_qualifier(name);
+  } else {
+    t.set_namespace_(name.substr(0, colon));
+    t.set_qualifier(name.substr(colon + 1));
+  }
+  return BasaltTableOf(t);
+}
+
+// Basalt's errors in the classes HBase's client knows for snapshots.
+absl::Status SnapshotException(absl::Status s, std::string_view table = {}) {
+  const bool of_snapshot = s.message().find("snapshot '") != std::string_view::npos;
+  switch (s.code()) {
+    case absl::StatusCode::kAlreadyExists:
+      return AsException(std::move(s), of_snapshot ? kSnapshotExists : kTableExists);
+    case absl::StatusCode::kNotFound:
+      if (!table.empty() && !of_snapshot) return TableNotFound(table);
+      return AsException(std::move(s), kSnapshotDoesNotExist);
+    case absl::StatusCode::kFailedPrecondition:
+      return AsException(std::move(s), kSnapshotCreation);
+    default:
+      return s;
+  }
+}
+
+void DescribeSnapshot(const rpc::SnapshotDescription& d, SnapshotDescription* out) {
+  out->set_name(d.name());
+  out->set_table(d.table());
+  out->set_creation_time(d.created_ms());
+  out->set_type(SnapshotDescription::FLUSH);
+  out->set_version(2);  // HBase's SnapshotManifestV2 (the layout a client may ask about)
+  if (!d.owner().empty()) out->set_owner(d.owner());
+  out->set_ttl(d.ttl_seconds());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> MasterService::Snapshot(const Request& r) {
+  SnapshotRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  const SnapshotDescription& s = req.snapshot();
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfName(s.table()));
+  // Any type is taken as FLUSH: SKIPFLUSH's snapshot would hold less, never more, than Basalt's,
+  // which always flushes every region into it.
+  BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(req.nonce_group(), req.nonce(), r.method(), [&]() -> absl::Status {
+    rpc::SnapshotRequest take;
+    take.set_table(table);
+    take.set_name(s.name());
+    take.set_ttl_seconds(s.ttl() > 0 ? s.ttl() : 0);
+    rpc::SnapshotResponse taken;
+    return SnapshotException(options_.admin->Snapshot(take, &taken), table);
+  }));
+  SnapshotResponse resp;
+  resp.set_expected_timeout(kExpectedTimeoutMs);
+  resp.set_proc_id(static_cast<int64_t>(id));
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::IsSnapshotDone(const Request& r) {
+  IsSnapshotDoneRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  rpc::ListSnapshotsResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
+  for (const rpc::SnapshotDescription& d : all.snapshots()) {
+    if (d.name() != req.snapshot().name()) continue;
+    IsSnapshotDoneResponse resp;
+    resp.set_done(true);
+    DescribeSnapshot(d, resp.mutable_snapshot());
+    return EncodeResponse(r.id(), resp);
+  }
+  // (HBase's answer for a snapshot it has no record of: taken and failed, or never asked for.)
+  return AsException(absl::NotFoundError(absl::StrCat("snapshot '", req.snapshot().name(), "' does not exist")),
+                     kSnapshotDoesNotExist);
+}
+
+absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& r) {
+  GetCompletedSnapshotsRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  rpc::ListSnapshotsResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
+  GetCompletedSnapshotsResponse resp;
+  for (const rpc::SnapshotDescription& d : all.snapshots()) DescribeSnapshot(d, resp.add_snapshots());
+  return EncodeResponse(r.id(), resp);
+}
+
+absl::StatusOr<std::string> MasterService::DeleteSnapshot(const Request& r) {
+  DeleteSnapshotRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  rpc::DeleteSnapshotRequest del;
+  del.set_name(req.snapshot().name());
+  rpc::AdminResponse ignored;
+  BASALT_RETURN_IF_ERROR(SnapshotException(options_.admin->DeleteSnapshot(del, &ignored)));
+  return EncodeResponse(r.id(), DeleteSnapshotResponse());
+}
+
+absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
+  RestoreSnapshotRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  if (req.restoreacl()) {
+    return AsException(absl::UnimplementedError("restoreACL: a Basalt snapshot keeps no grants; grant on the table "
+                                                "afterwards"),
+                       kRestoreSnapshot);
+  }
+  const std::string& name = req.snapshot().name();
+  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfName(req.snapshot().table()));
+  rpc::ListSnapshotsResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
+  const rpc::SnapshotDescription* found = nullptr;
+  for (const rpc::SnapshotDescription& d : all.snapshots()) {
+    if (d.name() == name) found = &d;
+  }
+  if (found == nullptr) {
+    return AsException(absl::NotFoundError(absl::StrCat("snapshot '", name, "' does not exist")), kSnapshotDoesNotExist);
+  }
+  // Onto its own table: a restore (which clones a dropped table back). Onto another: a clone.
+  const bool restore = table == found->table();
+  BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(req.nonce_group(), req.nonce(), r.method(), [&]() -> absl::Status {
+    rpc::AdminResponse ignored;
+    if (restore) {
+      rpc::RestoreSnapshotRequest back;
+      back.set_snapshot(name);
+      absl::Status s = options_.admin->RestoreSnapshot(back, &ignored);
+      if (s.code() == absl::StatusCode::kFailedPrecondition) return AsException(std::move(s), kTableNotDisabled);
+      return SnapshotException(std::move(s), table);
+    }
+    rpc::CloneSnapshotRequest clone;
+    clone.set_snapshot(name);
+    clone.set_table(table);
+    return SnapshotException(options_.admin->CloneSnapshot(clone, &ignored));
+  }));
+  RestoreSnapshotResponse resp;
+  resp.set_proc_id(id);
+  return EncodeResponse(r.id(), resp);
+}
+
+}  // namespace basalt::hbase
