@@ -45,6 +45,7 @@ absl::StatusOr<LinkedFiles> LinkListedFiles(Env* env, Manifest m, const std::str
       out.bytes += size;
     }
   }
+  FaultPoint("region:files-linked");  // (crash tests: a region server killed in a snapshot)
   m.nonces.clear();
   m.answers.clear();
   BASALT_RETURN_IF_ERROR(env->WriteFileDurably(absl::StrCat(to, "/", kManifestName), EncodeManifest(m)));

@@ -46,6 +46,12 @@ java -Xmx512m --add-opens java.base/java.nio=ALL-UNNAMED -cp "$hbase_client/clas
   ClientSuite "zk:127.0.0.1:$zk@/hbase" "$dir/hb_keep.dump" 2 > "$dir/client-suite.log" 2>&1 ||
   fail "the HBase client's suite failed: $(grep -v '^SLF4J' "$dir/client-suite.log" | tail -20)"
 grep -q "checks passed" "$dir/client-suite.log" || fail "the HBase client's suite did not finish"
+# And its snapshot calls (tests/hbase/java/SnapshotSuite.java): taken by the regions' servers on
+# RADOS, cloned, restored and deleted.
+java -Xmx512m --add-opens java.base/java.nio=ALL-UNNAMED -cp "$hbase_client/classes:$(cat "$hbase_client/classpath.txt")" \
+  SnapshotSuite "zk:127.0.0.1:$zk@/hbase" > "$dir/snapshot-suite.log" 2>&1 ||
+  fail "the HBase client's snapshot suite failed: $(grep -v '^SLF4J' "$dir/snapshot-suite.log" | tail -20)"
+grep -q "checks passed" "$dir/snapshot-suite.log" || fail "the HBase client's snapshot suite did not finish"
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
 "$cluster" stop "$dir"
