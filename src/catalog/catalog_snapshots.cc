@@ -156,6 +156,7 @@ absl::Status Catalog::CloneLocked(const SnapshotInfo& info, std::string_view tab
   absl::Status s = CreateLocked(spec, regions, [&]() -> absl::Status {
     BASALT_RETURN_IF_ERROR(options_.env->CreateDirs(TableDir(table)));
     BASALT_RETURN_IF_ERROR(options_.env->WriteFileDurably(marker, info.name));
+    snapshots_mu_.AssertReaderHeld();  // the analysis does not follow the lock into a lambda
     BASALT_RETURN_IF_ERROR(LinkSnapshotRegions(info, regions, TableDir(table)));
     FaultPoint("clone:linked");
     return absl::OkStatus();
