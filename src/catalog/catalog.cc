@@ -273,6 +273,7 @@ absl::Status Catalog::Drop(std::string_view name) {
   if (absl::Status s = options_.env->RemoveTree(TableDir(name)); !s.ok()) {
     Log(absl::StrCat("dropped table ", AV(name), " but ", s.message(), "; it is moved to lost+found at the next start"));
   }
+  CountSnapshots();  // (files the table shared with snapshots are now theirs alone)
   return absl::OkStatus();
 }
 
@@ -320,6 +321,7 @@ void Catalog::HousekeepingLoop() {
         if (absl::Status c = CleanSplitParents(t); !c.ok()) Log(c.ToString());
       }
       if (absl::StatusOr<int> e = ExpireSnapshots(absl::Now()); !e.ok()) Log(e.status().ToString());
+      CountSnapshots();  // (tables compacted since share fewer bytes with them)
     }
     housekeeping_mu_.Lock();
   }

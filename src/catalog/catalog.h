@@ -193,6 +193,10 @@ class Catalog final : public TableSource, public TableChanges {
   // Deletes the snapshots older than their TTL at `now` (HBase's SnapshotCleanerChore); the
   // housekeeping thread runs it with the janitor. How many it deleted.
   absl::StatusOr<int> ExpireSnapshots(absl::Time now);
+  // As the housekeeping thread (and each snapshot taken or deleted) last counted them.
+  SnapshotTotals Snapshots() const override;
+  // Counts the snapshots' files and bytes again (ListSnapshots).
+  void CountSnapshots();
 
   // A region of the catalogue as it is now, for a transition (Transitions::Region).
   struct RegionNow {
@@ -421,6 +425,8 @@ class Catalog final : public TableSource, public TableChanges {
   absl::Mutex admin_mu_;  // serialises admin operations and catalogue writes
   // Held while a snapshot's directory is made or removed, or all are read (after admin_mu_).
   mutable absl::Mutex snapshots_mu_;
+  mutable absl::Mutex totals_mu_;
+  SnapshotTotals snapshot_totals_ ABSL_GUARDED_BY(totals_mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served

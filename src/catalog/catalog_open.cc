@@ -226,6 +226,7 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
   for (const TableSpec& s : specs) {
     if (absl::Status c = tm->CleanSplitParentsLocked(s.name); !c.ok()) tm->Log(c.ToString());
   }
+  tm->CountSnapshots();
   tm->housekeeping_ = std::thread([t = tm.get()] { t->HousekeepingLoop(); });
   return tm;
 }

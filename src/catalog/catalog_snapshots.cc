@@ -79,6 +79,7 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   for (const SnapshotInfo::Region& r : info.regions) files += r.files, bytes += r.bytes;
   Log(absl::StrCat("snapshot ", AV(name), " of table '", e.spec.name, "': ", info.regions.size(), " region(s), ", files,
                    " file(s), ", bytes, " bytes named (none copied)"));
+  CountSnapshots();
   return info;
 }
 
@@ -312,8 +313,33 @@ absl::StatusOr<std::vector<SnapshotListing>> Catalog::ListSnapshots() const {
 
 absl::Status Catalog::DeleteSnapshot(std::string_view name) {
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
-  absl::MutexLock sl(&snapshots_mu_);
-  return DeleteSnapshotLocked(name);
+  {
+    absl::MutexLock sl(&snapshots_mu_);
+    BASALT_RETURN_IF_ERROR(DeleteSnapshotLocked(name));
+  }
+  CountSnapshots();
+  return absl::OkStatus();
+}
+
+SnapshotTotals Catalog::Snapshots() const {
+  absl::MutexLock l(&totals_mu_);
+  return snapshot_totals_;
+}
+
+void Catalog::CountSnapshots() {
+  absl::StatusOr<std::vector<SnapshotListing>> all = ListSnapshots();
+  if (!all.ok()) {
+    Log(absl::StrCat("counting the snapshots' bytes: ", all.status().ToString()));
+    return;
+  }
+  SnapshotTotals t;
+  for (const SnapshotListing& l : *all) {
+    ++t.snapshots;
+    t.bytes += l.bytes;
+    t.only_bytes += l.only_bytes;
+  }
+  absl::MutexLock l(&totals_mu_);
+  snapshot_totals_ = t;
 }
 
 absl::Status Catalog::DeleteSnapshotLocked(std::string_view name) {

@@ -90,6 +90,11 @@ void FillFromAdmin(AdminService* admin, StatusPageData* page) {
     if (!admin->ListRegions(req, &regions).ok()) continue;
     for (rpc::RegionStatus& r : *regions.mutable_regions()) page->regions.push_back(std::move(r));
   }
+  rpc::ListSnapshotsResponse snapshots;  // (refused where no catalogue is kept: no section)
+  if (admin->ListSnapshots(rpc::ListSnapshotsRequest(), &snapshots).ok()) {
+    page->snapshots_section = true;
+    page->snapshots.assign(snapshots.snapshots().begin(), snapshots.snapshots().end());
+  }
 }
 
 std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, std::function<StatusPageData()> page,
@@ -422,6 +427,26 @@ std::string TablesSection(const StatusPageData& d) {
   return h + "</tbody></table></section>";
 }
 
+// HBase's master page lists them too (its "Snapshots" tab): here with what each alone keeps.
+std::string SnapshotsSection(const StatusPageData& d) {
+  if (!d.snapshots_section) return "";
+  std::string h = absl::StrCat("<section id=\"snapshots\"><h2>Snapshots (", d.snapshots.size(),
+                               ")</h2><table id=\"snapshots-table\"><thead><tr><th>Snapshot</th><th>Table</th>",
+                               "<th>Taken</th><th>Expires</th><th>Owner</th><th class=\"n\">Regions</th>",
+                               "<th class=\"n\">Files</th><th class=\"n\">Size</th><th class=\"n\">Its own</th>",
+                               "</tr></thead><tbody>");
+  for (const rpc::SnapshotDescription& s : d.snapshots) {
+    const absl::Time taken = absl::FromUnixMillis(s.created_ms());
+    const std::string expires = s.ttl_seconds() > 0 ? Iso8601(taken + absl::Seconds(s.ttl_seconds())) : "never";
+    absl::StrAppend(&h, "<tr data-snapshot=\"", HtmlEscape(s.name()), "\"><td>", HtmlEscape(s.name()), "</td><td>",
+                    HtmlEscape(s.table()), "</td><td>", Iso8601(taken), "</td><td>", expires, "</td><td>",
+                    HtmlEscape(s.owner()), "</td><td class=\"n\">", s.regions(), "</td><td class=\"n\">", s.files(),
+                    "</td><td class=\"n\">", HtmlEscape(HumanBytes(s.bytes())), "</td><td class=\"n\">",
+                    HtmlEscape(HumanBytes(s.only_bytes())), "</td></tr>");
+  }
+  return h + "</tbody></table></section>";
+}
+
 std::string RegionsSection(const StatusPageData& d) {
   std::string h = absl::StrCat("<section id=\"regions\"><h2>Regions (", d.regions.size(),
                                ")</h2><table id=\"regions-table\"><thead><tr><th>Region</th><th>Start key</th><th>End key</th>",
@@ -470,7 +495,8 @@ std::string RenderStatusHtml(const StatusPageData& d) {
                     st.backup_masters_size() > 0 ? absl::StrCat("<p>", HtmlEscape(st.backup_masters(0)), "</p>") : "",
                     "</section>");
   } else {
-    absl::StrAppend(&h, ServerSections(d), LatencySection(d), ServersSection(d), TablesSection(d), RegionsSection(d));
+    absl::StrAppend(&h, ServerSections(d), LatencySection(d), ServersSection(d), TablesSection(d), SnapshotsSection(d),
+                    RegionsSection(d));
   }
   absl::StrAppend(&h, LogSection(d), "</main>");
   absl::StrAppend(&h, "<footer>Rendered ", HtmlEscape(Iso8601(d.now)), " by ", HtmlEscape(d.program),
@@ -503,7 +529,13 @@ std::string RenderStatusJson(const StatusPageData& d) {
   for (size_t i = 0; i < d.regions.size(); ++i) {
     absl::StrAppend(&j, i ? "," : "", ProtoJson(d.regions[i]));
   }
-  absl::StrAppend(&j, "],\"latency\":{\"interval_seconds\":", absl::ToDoubleSeconds(d.latency_interval),
+  j += "]";
+  if (d.snapshots_section) {
+    j += ",\"snapshots\":[";
+    for (size_t i = 0; i < d.snapshots.size(); ++i) absl::StrAppend(&j, i ? "," : "", ProtoJson(d.snapshots[i]));
+    j += "]";
+  }
+  absl::StrAppend(&j, ",\"latency\":{\"interval_seconds\":", absl::ToDoubleSeconds(d.latency_interval),
                   ",\"series\":{");
   for (size_t s = 0; s < d.latency.size(); ++s) {
     absl::StrAppend(&j, s ? "," : "", JsonString(d.latency[s].first), ":[");

@@ -84,6 +84,8 @@ struct StatusPageData {
   // serves it says (the renderer never asks which kind of process it is):
   bool wal_section = true;       // the write-ahead log's figures (a server's; a master writes no data)
   bool servers_section = false;  // the cluster's region servers (the active master's)
+  bool snapshots_section = false;  // the snapshots (where a catalogue is kept: FillFromAdmin sets it)
+  std::vector<rpc::SnapshotDescription> snapshots;  // by name
   // A process that serves nothing yet (a backup master): the page shows only this, under its
   // heading, and the log. Empty heading: the process serves.
   std::string waiting_heading;
@@ -92,8 +94,8 @@ struct StatusPageData {
 
 class AdminService;
 
-// The page's server figures as the shell's `status` has them: `admin`'s Status and every one of
-// its tables' regions (ListRegions).
+// The page's server figures as the shell's `status` has them: `admin`'s Status, every one of
+// its tables' regions (ListRegions), and its snapshots where it keeps them (ListSnapshots).
 void FillFromAdmin(AdminService* admin, StatusPageData* page);
 
 // The HTTP port's routes, a server's and a master's alike: /healthz (open to anyone: "ok", a
@@ -104,7 +106,8 @@ std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, st
 
 std::string RenderStatusHtml(const StatusPageData& d);
 // One JSON object: {"program", "server", "time", "status" (StatusResponse as protobuf's JSON
-// mapping writes it, field names as in the .proto), "regions", "latency", "conf", "log"}.
+// mapping writes it, field names as in the .proto), "regions", "snapshots" (where the page has
+// the section), "latency", "conf", "log"}.
 std::string RenderStatusJson(const StatusPageData& d);
 // "key = value" lines, the defaults marked; as a config file would say them.
 std::string RenderConfText(const std::vector<SettingInForce>& conf);

@@ -87,6 +87,33 @@ TEST(StatusPageHtml, AMasterListsItsRegionServers) {
   EXPECT_EQ(html.find("<section id=\"wal\">"), std::string::npos) << "the master's page shows no data log";
 }
 
+TEST(StatusPageHtml, SnapshotsAreListedWhereTheProcessKeepsThem) {
+  StatusPageData d = Sample();
+  EXPECT_EQ(RenderStatusHtml(d).find("<section id=\"snapshots\">"), std::string::npos) << "no catalogue, no section";
+  d.snapshots_section = true;
+  EXPECT_NE(RenderStatusHtml(d).find("<h2>Snapshots (0)</h2>"), std::string::npos);
+  rpc::SnapshotDescription s;
+  s.set_name("nightly<1>");
+  s.set_table("t");
+  s.set_created_ms(int64_t{1795000000} * 1000);
+  s.set_ttl_seconds(3600);
+  s.set_regions(2);
+  s.set_files(5);
+  s.set_bytes(1536);
+  s.set_only_bytes(1024);
+  s.set_owner("bob");
+  d.snapshots.push_back(s);
+  const std::string html = RenderStatusHtml(d);
+  EXPECT_NE(html.find("<tr data-snapshot=\"nightly&lt;1&gt;\"><td>nightly&lt;1&gt;</td><td>t</td>"
+                      "<td>2026-11-18T11:06:40.000Z</td><td>2026-11-18T12:06:40.000Z</td><td>bob</td>"
+                      "<td class=\"n\">2</td><td class=\"n\">5</td><td class=\"n\">1.5 KiB</td>"
+                      "<td class=\"n\">1.0 KiB</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(RenderStatusJson(d).find("\"snapshots\":[{\"name\":\"nightly\\u003c1\\u003e\""), std::string::npos)
+      << RenderStatusJson(d);
+}
+
 TEST(StatusPageSvg, DrawsEachRunOfIntervalsWithOperationsAndSkipsTheEmptyOnes) {
   StatusPageData d = Sample();
   const std::string svg = LatencySvg(d.latency, d.latency_interval, d.now);

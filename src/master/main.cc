@@ -109,6 +109,11 @@ int Run(int argc, char** argv) {
     absl::MutexLock l(&current.mu);
     current.master = master->get();
   }
+  // The snapshots' gauges: the active master's catalogue's.
+  server::RegisterSnapshotMetrics(&registry, [&current] {
+    absl::ReaderMutexLock l(&current.mu);
+    return current.master->Snapshots();
+  });
   // The HTTP port: up as soon as the master is (a backup's page names the active master).
   auto page = [&current] {
     server::StatusPageData d;

@@ -479,6 +479,14 @@ void Master::FillStatus(rpc::StatusResponse* resp) {
   }
 }
 
+server::SnapshotTotals Master::Snapshots() const {
+  {
+    absl::MutexLock l(&mu_);
+    if (address_.empty()) return {};  // (not serving yet: tables_ may still be opening)
+  }
+  return tables_->Snapshots();
+}
+
 void Master::FillPage(server::StatusPageData* page) const {
   page->program = "basalt-master";
   page->server_name = options_.name;

@@ -132,6 +132,8 @@ class Master final : public server::ClusterAdmin {
   // The status page's figures (src/front/status_page.h): the Admin service's status and every
   // table's regions once active; a backup's mode says so and names the active master.
   void FillPage(server::StatusPageData* page) const;
+  // The snapshots the catalogue keeps, once active (none before).
+  server::SnapshotTotals Snapshots() const;
 
  private:
   explicit Master(Options options);

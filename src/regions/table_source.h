@@ -42,6 +42,13 @@ struct RegionStatus {
   std::string server = {};  // where it serves (host:port)
 };
 
+// The snapshots a catalogue keeps, in sum (as its housekeeping last counted them).
+struct SnapshotTotals {
+  uint64_t snapshots = 0;
+  uint64_t bytes = 0;       // of their files
+  uint64_t only_bytes = 0;  // of their files no table names: what the snapshots alone keep on disk
+};
+
 class TableSource {
  public:
   virtual ~TableSource() = default;
@@ -71,11 +78,10 @@ class TableSource {
   // Closes what this process serves (each region flushes, where it is this process's to
   // close). Later calls get Unavailable. Returns the first error.
   virtual absl::Status CloseAll() = 0;
+  // The snapshots this process keeps (a catalogue's; none where there is none).
+  virtual SnapshotTotals Snapshots() const { return {}; }
 };
 
-// The changes a catalogue makes to its tables (Catalog, src/catalog/catalog.h): what the Admin
-// service asks of a process that keeps one (a standalone server, a cluster's master). A
-// cluster's region server keeps none (src/services/admin_parts.h refuses them as the master's).
 // What a snapshot is taken with.
 struct SnapshotOptions {
   int64_t ttl_s = 0;  // deleted once this old (s); 0: kept until deleted
@@ -88,6 +94,9 @@ struct SnapshotListing {
   uint64_t only_bytes = 0;  // of its files no table or other snapshot names
 };
 
+// The changes a catalogue makes to its tables (Catalog, src/catalog/catalog.h): what the Admin
+// service asks of a process that keeps one (a standalone server, a cluster's master). A
+// cluster's region server keeps none (src/services/admin_parts.h refuses them as the master's).
 class TableChanges {
  public:
   virtual ~TableChanges() = default;

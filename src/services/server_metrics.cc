@@ -64,6 +64,17 @@ OpMetrics MakeOpMetrics(metrics::Registry* r, std::string_view op, std::string_v
   return m;
 }
 
+void RegisterSnapshotMetrics(metrics::Registry* r, std::function<SnapshotTotals()> read) {
+  auto gauge = [read](uint64_t SnapshotTotals::*v) { return [read, v] { return static_cast<double>(read().*v); }; };
+  Must(r->AddGauge("basalt_snapshots", "Snapshots kept.", {}, gauge(&SnapshotTotals::snapshots)));
+  Must(r->AddGauge("basalt_snapshot_bytes", "Bytes of the block files the snapshots name.", {},
+                   gauge(&SnapshotTotals::bytes)));
+  Must(r->AddGauge("basalt_snapshot_pinned_bytes",
+                   "Bytes of block files one snapshot alone names (no table, no other snapshot): what deleting each would free, summed.",
+                   {},
+                   gauge(&SnapshotTotals::only_bytes)));
+}
+
 void RegisterScrapedMetrics(metrics::Registry* r, const TableSource* tables, const ServerCounters* counters) {
   // Per table: one read of the tables' statistics per family.
   auto per_table = [tables](auto value) {
@@ -132,6 +143,7 @@ void RegisterScrapedMetrics(metrics::Registry* r, const TableSource* tables, con
                              {}, log([](const LogStats& s) { return s.sync_micros / 1e6; })));
   Must(r->AddGauge("basalt_wal_live_segments", "Server log segments not deleted yet.", {},
                    log([](const LogStats& s) { return s.live_segments; })));
+  RegisterSnapshotMetrics(r, [tables] { return tables->Snapshots(); });
   // The block cache.
   if (counters->block_cache != nullptr) {
     const BlockCache* cache = counters->block_cache;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@ namespace basalt::server {
 
 class TableSource;
 struct ServerCounters;
+struct SnapshotTotals;
 
 // Whether the data path counts calls: off only in a build made to measure what counting costs
 // (cmake -DBASALT_METRICS=OFF), where the transports make no OpMetrics at all.
@@ -58,6 +60,9 @@ std::string SnakeCase(std::string_view camel);
 // cache, and the process (resident bytes, threads, open files, uptime). `tables` and `counters`
 // must outlive the registry's scrapes.
 void RegisterScrapedMetrics(metrics::Registry* registry, const TableSource* tables, const ServerCounters* counters);
+// The snapshots a catalogue keeps (basalt_snapshots, basalt_snapshot_bytes,
+// basalt_snapshot_pinned_bytes), as `read` gives them at each scrape.
+void RegisterSnapshotMetrics(metrics::Registry* registry, std::function<SnapshotTotals()> read);
 // The process's figures alone (resident bytes, threads, open files, uptime since `start`): a
 // master's /metrics, and part of the above.
 void RegisterProcessMetrics(metrics::Registry* registry, std::chrono::steady_clock::time_point start);

@@ -95,6 +95,40 @@ TEST_F(MetricsScrape, CountersMoveAsTheLoadSaysAndTheTextParses) {
   EXPECT_GT(after.at("basalt_process_threads{}"), 1);
 }
 
+// The snapshot gauges: a snapshot's bytes are shared with its table until the table lets them
+// go (a drop), then pinned by the snapshot alone; deleting it frees them.
+TEST_F(MetricsScrape, TheSnapshotGaugesFollowWhatTheSnapshotsAloneKeep) {
+  StartServer({"--http_listen=127.0.0.1:0"});
+  CreateTable("t");
+  const std::string http = HttpAddress();
+  ASSERT_FALSE(http.empty()) << "the server reports no HTTP port";
+  std::map<std::string, double> m = Scrape(http);
+  EXPECT_EQ(m["basalt_snapshots{}"], 0);
+  EXPECT_EQ(m["basalt_snapshot_bytes{}"], 0);
+
+  auto table = conn_->GetTable("t");
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(table->Put(Put(absl::StrCat("row", i)).Add("cf", "q", std::string(1024, 'v'))).ok());
+  }
+  ASSERT_TRUE(conn_->GetAdmin()->Snapshot("t", "s1").ok());
+  m = Scrape(http);
+  EXPECT_EQ(m["basalt_snapshots{}"], 1);
+  EXPECT_GE(m["basalt_snapshot_bytes{}"], 20 * 1024) << "the memstore was flushed into the snapshot's files";
+  EXPECT_EQ(m["basalt_snapshot_pinned_bytes{}"], 0) << "the table still names every file";
+
+  ASSERT_TRUE(conn_->GetAdmin()->DisableTable("t").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->DropTable("t").ok());
+  m = Scrape(http);
+  EXPECT_EQ(m["basalt_snapshots{}"], 1);
+  EXPECT_EQ(m["basalt_snapshot_pinned_bytes{}"], m["basalt_snapshot_bytes{}"]) << "the drop left them to the snapshot";
+
+  ASSERT_TRUE(conn_->GetAdmin()->DeleteSnapshot("s1").ok());
+  m = Scrape(http);
+  EXPECT_EQ(m["basalt_snapshots{}"], 0);
+  EXPECT_EQ(m["basalt_snapshot_bytes{}"], 0);
+  EXPECT_EQ(m["basalt_snapshot_pinned_bytes{}"], 0);
+}
+
 TEST_F(MetricsScrape, AnHttpPortGivenMustBindAndOffMeansNone) {
   StartServer({"--http_listen=127.0.0.1:0"});
   const std::string taken = HttpAddress();

@@ -87,6 +87,7 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
     ASSERT_TRUE(got.ok()) << got.status();
   }
   ASSERT_TRUE(conn_->GetTable("users")->Put(Put("alice").Add("info", "city", "Lisbon")).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Snapshot("events", "events-monday", /*ttl_seconds=*/7 * 24 * 3600).ok());
   absl::SleepFor(absl::Milliseconds(900));  // past two of the graph's intervals
 
   TempDir profile;
@@ -129,6 +130,15 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
     }
   }
   EXPECT_EQ(events_regions, 3u);
+  // The snapshot: its table, its regions, a size, an expiry (its TTL), and nothing its own yet
+  // (events still names every file).
+  std::vector<std::string> snap = RowCells(*dom, "data-snapshot=\"events-monday\"");
+  ASSERT_EQ(snap.size(), 9u) << *dom;
+  EXPECT_EQ(snap[1], "events");
+  EXPECT_NE(snap[3], "never");
+  EXPECT_EQ(snap[5], "3");
+  EXPECT_NE(snap[7], "0 B");
+  EXPECT_EQ(snap[8], "0 B");
   // The log: the server's own lines, the write-ahead log's figures.
   EXPECT_NE(dom->find("listening on " + server_->address()), std::string::npos);
   const size_t records = dom->find("Records appended</th><td><span class=\"num\">");
@@ -161,6 +171,7 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
 TEST_F(StatusPage, TheJsonConfAndLogsSayWhatThePageShows) {
   StartServer({"--http_listen=127.0.0.1:0", "--block_cache_size=64MiB"});
   CreateTable("t", {"cf"}, {"m"});
+  ASSERT_TRUE(conn_->GetAdmin()->Snapshot("t", "t-1").ok());
   auto status = conn_->GetAdmin()->Status();
   ASSERT_TRUE(status.ok());
   const std::string http = status->http_address;
@@ -176,10 +187,11 @@ TEST_F(StatusPage, TheJsonConfAndLogsSayWhatThePageShows) {
       {"/usr/bin/python3", "-c",
        "import json,sys; d=json.load(open(sys.argv[1])); "
        "print(d['status']['mode'], len(d['regions']), d['regions'][0]['server'], d['conf']['block_cache_size'], "
-       "[t['name'] for t in d['status']['tables']], sorted(d['latency']['series']))",
+       "[t['name'] for t in d['status']['tables']], sorted(d['latency']['series']), "
+       "[(x['name'], x['table'], x['regions']) for x in d['snapshots']])",
        dir.path() + "/s.json"});
   ASSERT_TRUE(read.ok()) << read.status() << "\n" << json->body;
-  EXPECT_EQ(*read, absl::StrCat("standalone 2 ", server_->address(), " 64MiB ['t'] ['get', 'mutate', 'scan']\n"));
+  EXPECT_EQ(*read, absl::StrCat("standalone 2 ", server_->address(), " 64MiB ['t'] ['get', 'mutate', 'scan'] [('t-1', 't', 2)]\n"));
 
   absl::StatusOr<HttpReply> conf = HttpGet(http, "/conf");
   ASSERT_TRUE(conf.ok());
