@@ -280,6 +280,40 @@ struct LinkedFiles {
 };
 absl::StatusOr<LinkedFiles> LinkRegion(Env* env, const std::string& from, const std::string& to);
 
+// A closed region directory `from` in `from_env` (a snapshot's region) copied into `to` in
+// `to_env`: another store, another cluster's, a backup directory (the snapshot export,
+// src/catalog/snapshot_export.h). Each block file its MANIFEST lists is read once and every
+// block's header and checksums are verified as it is read (CopyBlockFile), or, when `to_env`
+// holds the same file already (`find_copy`), named again there instead; then the MANIFEST,
+// verbatim. A file already whole under its own name in `to` (a copy cut short and run again) is
+// kept. DataLoss for damage in `from` (naming the file, the block and the offset), and whatever
+// `to_env` refuses (a full disk): `to` may then hold some files, each whole, and its caller
+// removes it or runs the copy again.
+struct RegionCopyOptions {
+  // Called as each block is written, with its bytes: progress and pacing. An error stops the copy.
+  std::function<absl::Status(uint64_t bytes)> on_bytes;
+  // The path in `to_env` of a file with the same contents as block file `name` of this region
+  // (`size` bytes ending in `tail`, its trailer), to name again instead of copying; "" if none.
+  std::function<std::string(std::string_view name, uint64_t size, std::string_view tail)> find_copy;
+  size_t read_bytes = 4 << 20;  // each read of `from` (one RADOS round trip)
+};
+struct CopiedFiles {
+  uint64_t files = 0, bytes = 0;                // the region's block files
+  uint64_t copied_files = 0, copied_bytes = 0;  // read, verified and written
+  uint64_t linked_files = 0, linked_bytes = 0;  // held by the target already (named again, or kept)
+};
+absl::StatusOr<CopiedFiles> CopyRegion(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
+                                       const RegionCopyOptions& options);
+// One block file: its trailer decoded first, then every block from the first to the trailer read
+// in `read_bytes` pieces, its header and checksums verified (VerifyRawBlock) and appended to
+// "`to`.tmp", which is synced and renamed `to` once whole; a temporary is removed after an error.
+// The blocks must tile the file exactly and end where the trailer's index, bloom and file info say.
+absl::Status CopyBlockFile(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
+                           const std::function<absl::Status(uint64_t bytes)>& on_bytes, size_t read_bytes = 4 << 20);
+// A block file's last bytes (its trailer, kTrailerSize or fewer): what CopyRegion compares, with
+// the size, before it takes a file the target holds for the same one.
+absl::StatusOr<std::string> ReadBlockFileTail(Env* env, const std::string& path, uint64_t* size);
+
 // The contract; the state lives behind it (storage/internal/region_impl.h).
 class Region {
  public:

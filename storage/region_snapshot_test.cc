@@ -163,5 +163,102 @@ TEST_F(RegionSnapshotTest, ALinkedRegionIsTheSnapshotsCopyAndChangesNothingOfIt)
   EXPECT_EQ(LinkRegion(Env::Default(), Dir("snap"), Dir("clone3")).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// A copy (CopyRegion, the snapshot export): the snapshot's region read once, verified block by
+// block, written to another directory that opens as a region with the same cells; a file the
+// target holds already is named again, not copied; a damaged block, a truncated file and a
+// target that refuses a write are each refused naming what, leaving no file half-written.
+TEST_F(RegionSnapshotTest, ACopyIsVerifiedAsItIsReadAndSkipsWhatTheTargetHolds) {
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(region_->Put(absl::StrCat("r", i), "cf", "q", std::string(100, 'v')).ok());
+  ASSERT_TRUE(region_->Flush().ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(region_->Put(absl::StrCat("s", i), "cf", "q", "later").ok());
+  ASSERT_TRUE(region_->Snapshot(Dir("snap")).ok());
+  Env* env = Env::Default();
+  uint64_t written = 0;
+  RegionCopyOptions how;
+  how.read_bytes = 64 << 10;  // several pieces per file
+  how.on_bytes = [&](uint64_t n) {
+    written += n;
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CopiedFiles> copied = CopyRegion(env, Dir("snap"), env, Dir("backup/r"), how);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ(copied->files, 2u);
+  EXPECT_EQ(copied->copied_files, 2u);
+  EXPECT_EQ(copied->copied_bytes, copied->bytes);
+  EXPECT_EQ(written, copied->bytes) << "every byte went through on_bytes";
+  for (const std::string& n : env->ListDir(Dir("backup/r")).value_or(std::vector<std::string>{})) {
+    if (n.ends_with(".blk")) {
+      EXPECT_EQ(env->LinkCount(Dir("backup/r/" + n)).value_or(0), 1u) << "a copy, not a link";
+    }
+    EXPECT_FALSE(n.ends_with(".tmp")) << n;
+  }
+  {
+    std::unique_ptr<Region> r = Open(Dir("backup/r"));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(Rows(r.get()), 2010u);
+    EXPECT_EQ(Value(r.get(), "s3"), "later");
+    ASSERT_TRUE(r->Close().ok());
+  }
+  // Again, into a second directory, with the first copy to find: every file named again.
+  how.find_copy = [&](std::string_view name, uint64_t, std::string_view) { return Dir(absl::StrCat("backup/r/", AV(name))); };
+  written = 0;
+  copied = CopyRegion(env, Dir("snap"), env, Dir("backup/r2"), how);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ(copied->linked_files, 2u);
+  EXPECT_EQ(copied->copied_bytes, 0u);
+  EXPECT_EQ(written, 0u);
+  // Run again over itself (a copy cut short, resumed): what is whole there is kept.
+  how.find_copy = nullptr;
+  copied = CopyRegion(env, Dir("snap"), env, Dir("backup/r2"), how);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ(copied->linked_files, 2u);
+
+  // One byte of the largest file's first data block flipped: DataLoss naming the file and the
+  // offset; nothing is left in the target under the file's name or a temporary one.
+  std::string largest;
+  uint64_t largest_size = 0;
+  for (const std::string& n : env->ListDir(Dir("snap")).value_or(std::vector<std::string>{})) {
+    if (!n.ends_with(".blk")) continue;
+    const uint64_t size = env->GetFileSize(Dir("snap/" + n)).value_or(0);
+    if (size > largest_size) largest = n, largest_size = size;
+  }
+  ASSERT_FALSE(largest.empty());
+  ASSERT_TRUE(region_->Close().ok());
+  region_.reset();
+  ASSERT_TRUE(env->RemoveTree(Dir("region")).ok());  // the snapshot's names are the files' last ones now
+  const std::string path = Dir("snap/" + largest);
+  std::string bytes = env->ReadFileToString(path).value();
+  const std::string good = bytes;
+  bytes[100] ^= 0x20;
+  ASSERT_TRUE(env->WriteFileDurably(path, bytes).ok());
+  absl::StatusOr<CopiedFiles> bad = CopyRegion(env, Dir("snap"), env, Dir("backup/r3"), how);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
+  EXPECT_NE(bad.status().message().find(largest), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("offset 0"), std::string::npos) << bad.status();
+  EXPECT_FALSE(env->FileExists(Dir("backup/r3/" + largest)));
+  EXPECT_FALSE(env->FileExists(Dir("backup/r3/" + largest + ".tmp")));
+  // Cut short by 1000 bytes (the trailer gone): refused.
+  ASSERT_TRUE(env->WriteFileDurably(path, good.substr(0, good.size() - 1000)).ok());
+  bad = CopyRegion(env, Dir("snap"), env, Dir("backup/r4"), how);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();  // not a block file any more
+  EXPECT_FALSE(env->FileExists(Dir("backup/r4/" + largest)));
+  // A target that refuses a write part way (on_bytes stands for the full disk here): its error,
+  // and no file half-written under its name.
+  ASSERT_TRUE(env->WriteFileDurably(path, good).ok());
+  how.on_bytes = [&](uint64_t n) {
+    written += n;
+    return written > 100000 ? absl::ResourceExhaustedError("no space") : absl::OkStatus();
+  };
+  written = 0;
+  bad = CopyRegion(env, Dir("snap"), env, Dir("backup/r5"), how);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted) << bad.status();
+  for (const std::string& n : env->ListDir(Dir("backup/r5")).value_or(std::vector<std::string>{})) {
+    EXPECT_FALSE(n.ends_with(".tmp")) << n;
+    if (n.ends_with(".blk")) {
+      EXPECT_NE(n, largest);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace basalt
