@@ -1,6 +1,7 @@
 # Debian packages (docs/DESIGN.md §11): `cpack -G DEB` in a build configured with
 # -DCMAKE_INSTALL_PREFIX=/usr (tests/packages/package_test.sh does it) makes
 #   basalt-server        the daemons (basalt-server, basalt-master), the shell (basalt),
+#                        basalt-export-snapshot,
 #                        basalt-bench, the systemd units, /etc/basalt/*.conf (every setting,
 #                        commented), the `basalt` system user and /var/lib/basalt;
 #   libbasalt-client-dev libbasalt-client.so, the headers, a pkg-config file (basalt-client) and a

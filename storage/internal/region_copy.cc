@@ -118,13 +118,13 @@ absl::Status CopyBlockFile(Env* from_env, const std::string& from, Env* to_env, 
   BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, to_env->NewWritableFile(tmp));
   absl::Status s = CopyBlocks(*src, out.get(), on_bytes, std::max<size_t>(read_bytes, 64 << 10));
   if (s.ok()) s = out->Sync();
-  FaultPoint("copy:file-written");  // (tests: the tool killed with a file whole but not yet named)
   if (absl::Status c = out->Close(); s.ok()) s = c;
   if (s.ok()) s = to_env->ReplaceFile(tmp, to);
   if (!s.ok()) {
     to_env->DeleteFile(tmp).IgnoreError();
     return absl::Status(s.code(), absl::StrCat("copying ", from, " to ", to, ": ", s.message()));
   }
+  FaultPoint("copy:file-written");  // (tests: the export killed with one file whole)
   return absl::OkStatus();
 }
 

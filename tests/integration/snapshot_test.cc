@@ -8,10 +8,16 @@
 //   operation is done or undone, a retry works, and no name of a block file is left that no
 //   table or listed snapshot owns (on local disk every file's link count is the number of names
 //   found for it, and none is under an unlisted snapshot, a table not in the catalogue, or
-//   lost+found).
+//   lost+found);
+// - export and import (basalt-export-snapshot): to a backup directory and from it into a second
+//   server, cloned there with the same digest; a second export copies only the new files; the
+//   tool killed part way and run again; a damaged block refused with nothing left behind.
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -19,10 +25,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/env.h"
 #include "common/status.h"
 #include "absl/synchronization/mutex.h"
 #include "common/test_services.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/child_process.h"
 
 namespace basalt::testing {
 namespace {
@@ -36,9 +44,44 @@ class Snapshots : public ServerTest, public ::testing::WithParamInterface<std::s
     if (local()) return {};
     const std::string conf = TestCephConf();
     EXPECT_FALSE(conf.empty()) << kTestServicesHelp;
-    return {"--rados_pool=basalt", absl::StrCat("--ceph_conf=", conf),
-            absl::StrCat("--rados_namespace=snapshots-", ::getpid(), "-", ::testing::UnitTest::GetInstance()->random_seed()),
+    return {"--rados_pool=basalt", absl::StrCat("--ceph_conf=", conf), absl::StrCat("--rados_namespace=", Namespace()),
             "--rados_object_size=64KiB"};
+  }
+  static std::string Namespace() {
+    return absl::StrCat("snapshots-", ::getpid(), "-", ::testing::UnitTest::GetInstance()->random_seed());
+  }
+  // The server's store as basalt-export-snapshot names it.
+  std::string Store() const {
+    return local() ? dir_.path() + "/data" : absl::StrCat("rados:basalt/", Namespace(), ":", dir_.path(), "/data");
+  }
+  // Runs basalt-export-snapshot with `args` (and --from_ceph_conf / --to_ceph_conf), under
+  // `env` ("NAME=value" entries); its exit code, and what it printed on stdout and stderr.
+  static ChildProcess::Finished Export(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.push_back(BASALT_EXPORT_BINARY);
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (!TestCephConf().empty()) {
+      argv.push_back("--from_ceph_conf=" + TestCephConf());
+      argv.push_back("--to_ceph_conf=" + TestCephConf());
+    }
+    absl::StatusOr<ChildProcess::Finished> run = ChildProcess::Run(argv);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.value_or(ChildProcess::Finished{});
+  }
+  // "copied N file(s), B bytes; M file(s), L bytes, held by the target already" from its summary.
+  static std::array<uint64_t, 4> Copied(const std::string& output) {
+    std::array<uint64_t, 4> v{};
+    const size_t at = output.find("; copied ");
+    EXPECT_NE(at, std::string::npos) << output;
+    if (at == std::string::npos) return v;
+    unsigned long long a = 0, b = 0, c = 0, d = 0;
+    EXPECT_EQ(std::sscanf(output.c_str() + at, "; copied %llu file(s), %llu bytes; %llu file(s), %llu bytes", &a, &b,
+                          &c, &d),
+              4)
+        << output;
+    v = {a, b, c, d};
+    return v;
   }
   // (Re)starts the server on the same data, killing itself at `fault_point` when one is given.
   void Restart(const std::string& fault_point = "") {
@@ -284,6 +327,104 @@ TEST_P(Snapshots, AKillAtEachStepLeavesItDoneOrUndoneAndARetryWorks) {
   ASSERT_TRUE(conn_->GetAdmin()->DeleteSnapshot("base").ok());
   ExpectNoOrphanPins();
   EXPECT_EQ(Scan("c"), base);
+}
+
+TEST_P(Snapshots, AnExportAndImportClonesTheSameRowsAndASecondExportCopiesOnlyWhatIsNew) {
+  Restart();
+  CreateTable("t", {"cf"}, {"r01000", "r02000"});
+  Load("t", 0, 3000, std::string(200, 'a'));
+  ASSERT_TRUE(conn_->GetAdmin()->Snapshot("t", "s1").ok());
+  const Rows at_s1 = Scan("t");
+  const std::string backup = dir_.path() + "/backup";
+
+  // Out to a directory: every file copied, progress on stderr.
+  ChildProcess::Finished out = Export({"--snapshot=s1", "--from=" + Store(), "--to=" + backup});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("export: "), std::string::npos) << "no progress line: " << out.output;
+  const std::array<uint64_t, 4> first = Copied(out.output);
+  EXPECT_EQ(first[0], 3u) << "one file a region (each flushed by the snapshot)";
+  EXPECT_EQ(first[2], 0u);
+  // More writes, to the last region only, and a second snapshot: its export copies that region's
+  // new file only and names the rest again.
+  Load("t", 2500, 3500, std::string(200, 'b'));
+  ASSERT_TRUE(conn_->GetAdmin()->Snapshot("t", "s2").ok());
+  const Rows at_s2 = Scan("t");
+  out = Export({"--snapshot=s2", "--from=" + Store(), "--to=" + backup});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const std::array<uint64_t, 4> second = Copied(out.output);
+  EXPECT_EQ(second[2], 3u) << "s1's three files are held by the backup: " << out.output;
+  EXPECT_EQ(second[0], 1u) << "only the region written to flushed a new file: " << out.output;
+  EXPECT_LT(second[1], first[1]);
+  std::printf("export: s1 copied %llu bytes; s2 copied %llu bytes, found %llu bytes in the backup\n",
+              static_cast<unsigned long long>(first[1]), static_cast<unsigned long long>(second[1]),
+              static_cast<unsigned long long>(second[3]));
+  // No such snapshot, and a malformed store: each said, exit 1 and 2.
+  out = Export({"--snapshot=nope", "--from=" + Store(), "--to=" + backup});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("no snapshot 'nope'"), std::string::npos) << out.output;
+  out = Export({"--snapshot=s1", "--from=rados:basalt", "--to=" + backup});
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("rados:POOL/NAMESPACE:DATA_DIR"), std::string::npos) << out.output;
+  // The same name again: refused, the backup unchanged.
+  out = Export({"--snapshot=s2", "--from=" + Store(), "--to=" + backup});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("already"), std::string::npos) << out.output;
+
+  // In, to a second server on its own local disk, while it runs: listed at once, cloned, the same
+  // rows. The first import is killed after its first file is whole, then run again: it keeps that
+  // file and ends with the rest (and a bandwidth limit that is held).
+  ServerProcess other(BASALT_SERVER_BINARY, dir_.path() + "/data2", {});
+  ASSERT_TRUE(other.Start().ok());
+  const std::string second_store = dir_.path() + "/data2";
+  out = Export({"--snapshot=s2", "--from=" + backup, "--to=" + second_store}, {"BASALT_FAULT_POINT=copy:file-written"});
+  EXPECT_EQ(out.exit_code, -SIGKILL) << out.output;
+  out = Export({"--snapshot=s2", "--from=" + backup, "--to=" + second_store, "--bandwidth=2MiB"});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  const std::array<uint64_t, 4> resumed = Copied(out.output);
+  EXPECT_EQ(resumed[0] + resumed[2], 4u) << out.output;
+  EXPECT_GE(resumed[2], 1u) << "the file whole before the kill was kept: " << out.output;
+  double seconds = 0;
+  ASSERT_EQ(std::sscanf(out.output.c_str() + out.output.find(" bytes, held by the target already; "),
+                        " bytes, held by the target already; %lf s", &seconds),
+            1)
+      << out.output;
+  EXPECT_GE(seconds, 0.9 * resumed[1] / (2 << 20)) << "faster than the 2 MiB/s limit: " << out.output;
+  out = Export({"--snapshot=s1", "--from=" + backup, "--to=" + second_store});
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_EQ(Copied(out.output)[0], 0u) << "every file of s1 is in s2's import: " << out.output;
+  {
+    ConnectionOptions o;
+    o.address = other.address();
+    auto c = Connection::Open(o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    std::swap(conn_, *c);
+    auto listed = conn_->GetAdmin()->ListSnapshots();
+    ASSERT_TRUE(listed.ok()) << listed.status();
+    ASSERT_EQ(listed->size(), 2u);
+    ASSERT_TRUE(conn_->GetAdmin()->CloneSnapshot("s2", "t2").ok());
+    ASSERT_TRUE(conn_->GetAdmin()->CloneSnapshot("s1", "t1").ok());
+    EXPECT_EQ(Digest(Scan("t2")), Digest(at_s2));
+    EXPECT_EQ(Digest(Scan("t1")), Digest(at_s1));
+    EXPECT_EQ(Scan("t1").size(), 3000u);
+    std::swap(conn_, *c);
+  }
+
+  // A block of the backup damaged: the import refused naming the file, nothing left behind.
+  std::string victim;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(backup + "/snapshots/s1")) {
+    if (e.path().extension() == ".blk") victim = e.path().string();
+  }
+  ASSERT_FALSE(victim.empty());
+  std::string bytes = Env::Default()->ReadFileToString(victim).value();
+  bytes[28 + 10] ^= 1;  // in the first block's payload (after its 28-byte header)
+  ASSERT_TRUE(Env::Default()->WriteFileDurably(victim, bytes).ok());
+  const std::string third = dir_.path() + "/data3";  // (second_store holds the files: it would not read them)
+  out = Export({"--snapshot=s1", "--from=" + backup, "--to=" + third});
+  EXPECT_EQ(out.exit_code, 1) << out.output;
+  EXPECT_NE(out.output.find("DATA_LOSS"), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find(std::filesystem::path(victim).filename().string()), std::string::npos) << out.output;
+  EXPECT_FALSE(std::filesystem::exists(third + "/snapshots/s1"));
+  other.Kill();
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, Snapshots, ::testing::Values("local", "rados"),

@@ -66,7 +66,7 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HO
 in_root sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
   /tmp/$(basename "$server_deb") /tmp/$(basename "$client_deb") cmake g++ make systemd" > "$work/apt.log" 2>&1 ||
   { tail -20 "$work/apt.log"; fail "apt-get install of the packages"; }
-for f in /usr/bin/basalt-server /usr/bin/basalt-master /usr/bin/basalt /usr/bin/basalt-bench \
+for f in /usr/bin/basalt-server /usr/bin/basalt-master /usr/bin/basalt /usr/bin/basalt-bench /usr/bin/basalt-export-snapshot \
   /lib/systemd/system/basalt-server.service /etc/basalt/basalt.conf /usr/include/basalt/client.h /usr/include/basalt/types.h \
   "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/cmake/Basalt/BasaltConfig.cmake"; do
   [ -e "$root$f" ] || fail "$f is not installed"
