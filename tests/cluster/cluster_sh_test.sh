@@ -53,6 +53,20 @@ java -Xmx512m --add-opens java.base/java.nio=ALL-UNNAMED -cp "$hbase_client/clas
   fail "the HBase client's snapshot suite failed: $(grep -v '^SLF4J' "$dir/snapshot-suite.log" | tail -20)"
 grep -q "checks passed" "$dir/snapshot-suite.log" || fail "the HBase client's snapshot suite did not finish"
 
+# A backup: a snapshot exported out of the cluster's RADOS pool to a directory, brought back in
+# under another name (basalt-export-snapshot), and cloned: the rows as they were.
+shell() { "$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zk" --no-timing -e "$1"; }
+shell "snapshot 't', 'bk'" > /dev/null || fail "snapshot of t"
+store="rados:basalt/basalt:/data"
+export_tool=("$build/src/tools/export/basalt-export-snapshot" --from_ceph_conf="$dir/ceph/ceph.conf" --to_ceph_conf="$dir/ceph/ceph.conf")
+"${export_tool[@]}" --snapshot=bk --from="$store" --to="$dir/backup" || fail "export of bk to a directory"
+"${export_tool[@]}" --snapshot=bk --from="$dir/backup" --to="$store" --target=bk-back | tee "$dir/import.out" ||
+  fail "import of bk from the directory"
+grep -q "copied 0 file(s), 0 bytes" "$dir/import.out" || fail "the import copied files the cluster holds"
+got=$(shell "clone_snapshot 'bk-back', 't_back'; get 't_back', 'a1'; get 't_back', 'z1'")
+echo "$got" | grep -q "value=through zookeeper" && echo "$got" | grep -q "value=and the other server" ||
+  fail "the clone of the imported snapshot lacks t's rows: $got"
+
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
 "$cluster" stop "$dir"
 trap - EXIT

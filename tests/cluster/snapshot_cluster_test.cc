@@ -10,10 +10,12 @@
 // file under the data directory (walked through RadosEnv) has exactly one name and sits in a
 // catalogued table. (A clone's files are second names of its source's until it compacts, so it
 // goes first.)
+// And an export (basalt-export-snapshot) to a second cluster and to a directory, cloned there.
 #include <csignal>
 #include <functional>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/rados_env.h"
 #include "tests/cluster/cluster_fixture.h"
@@ -183,6 +185,70 @@ TEST_F(SnapshotCluster, ARegionServerKilledWhileItNamesItsFilesFailsTheSnapshotA
   ASSERT_TRUE(admin->CloneSnapshot("s", "c").ok());
   ASSERT_NO_FATAL_FAILURE(ExpectLetters(conn->GetTable("c").get(), "acked"));
   ASSERT_NO_FATAL_FAILURE(ExpectNothingLeftOver(conn.get(), "c"));
+}
+
+// Export to another cluster (its own RADOS namespace and ZooKeeper parent, on the same Ceph and
+// ZooKeeper) and to a directory; cloned on the second cluster, the same rows; a second export
+// after more writes copies only the new files.
+TEST_F(SnapshotCluster, AnExportToAnotherClusterClonesThereWithTheSameRows) {
+  auto master = StartMaster("m1");
+  ASSERT_TRUE(master);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
+  auto conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
+  auto table = conn->GetTable("t");
+  auto load = [&](int from, int to, const std::string& value) {
+    for (int i = from; i < to; ++i) {
+      ASSERT_TRUE(table->Put(Put(absl::StrFormat("%c%04d", "am"[i % 2], i)).Add("f", "q", value)).ok()) << i;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(load(0, 400, std::string(500, 'x')));
+  ASSERT_TRUE(conn->GetAdmin()->Snapshot("t", "s1").ok());
+  std::map<std::string, std::string> at_s1, at_s2;
+  ASSERT_NO_FATAL_FAILURE(ScanValues(table.get(), &at_s1));
+  const std::string from = absl::StrCat("rados:basalt/", storage_[2].substr(std::string("--rados_namespace=").size()), ":",
+                                        data_dir());
+  const std::string other_ns = absl::StrCat(storage_[2].substr(std::string("--rados_namespace=").size()), "-dr");
+  const std::string to = absl::StrCat("rados:basalt/", other_ns, ":", data_dir());
+  auto run = [&](const std::string& snapshot, const std::string& target) {
+    absl::StatusOr<ChildProcess::Finished> r =
+        ChildProcess::Run({BASALT_EXPORT_BINARY, "--snapshot=" + snapshot, "--from=" + from, "--to=" + target,
+                           "--from_ceph_conf=" + ceph_conf_, "--to_ceph_conf=" + ceph_conf_});
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r.value_or(ChildProcess::Finished{}).exit_code, 0) << r.value_or(ChildProcess::Finished{}).output;
+    std::printf("%s", r.value_or(ChildProcess::Finished{}).output.c_str());
+    return r.value_or(ChildProcess::Finished{}).output;
+  };
+  run("s1", to);
+  run("s1", dir_.path() + "/backup");
+  ASSERT_NO_FATAL_FAILURE(load(400, 500, std::string(500, 'y')));
+  ASSERT_TRUE(conn->GetAdmin()->Snapshot("t", "s2").ok());
+  ASSERT_NO_FATAL_FAILURE(ScanValues(table.get(), &at_s2));
+  const std::string second = run("s2", to);
+  EXPECT_NE(second.find(absl::StrCat("; 2 file(s), ")), std::string::npos) << "s1's two files, found: " << second;
+
+  // The second cluster: a master and a server on the other namespace and ZooKeeper parent.
+  parent_ += "-dr";
+  storage_[2] = "--rados_namespace=" + other_ns;
+  auto dr_master = StartMaster("dr-m1");
+  ASSERT_TRUE(dr_master);
+  std::vector<std::unique_ptr<ServerProcess>> dr_servers;
+  ASSERT_NO_FATAL_FAILURE(StartServers(1, &dr_servers));
+  auto dr = Connect();
+  ASSERT_TRUE(dr);
+  auto listed = dr->GetAdmin()->ListSnapshots();
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 2u);
+  ASSERT_TRUE(dr->GetAdmin()->CloneSnapshot("s1", "t1").ok());
+  ASSERT_TRUE(dr->GetAdmin()->CloneSnapshot("s2", "t2").ok());
+  std::map<std::string, std::string> c1, c2;
+  ASSERT_NO_FATAL_FAILURE(ScanValues(dr->GetTable("t1").get(), &c1));
+  ASSERT_NO_FATAL_FAILURE(ScanValues(dr->GetTable("t2").get(), &c2));
+  EXPECT_EQ(c1, at_s1);
+  EXPECT_EQ(c2, at_s2);
+  EXPECT_EQ(c2.size(), 500u);
 }
 
 }  // namespace
