@@ -4,6 +4,8 @@
 // scan, ...) and commands_queue.cc; commands.cc holds the command table and the Executor.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -29,6 +31,8 @@ struct Ctx {
   const Command& cmd;
   OutputFormat format;
   std::ostream* out;  // for progress lines (count) in human mode; nullptr: none
+  // Asks the user a yes/no question (delete_all_snapshot's); nullptr: there is no one to ask.
+  const std::function<bool(const std::string& question)>* confirm = nullptr;
 };
 
 // Where an argument is written: "column C", with " of line L" past the command's first line.
@@ -109,6 +113,7 @@ absl::StatusOr<Reply> CmdVerbsSwitch(Ctx& c);
 absl::StatusOr<Reply> CmdSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdListSnapshots(Ctx& c);
 absl::StatusOr<Reply> CmdDeleteSnapshot(Ctx& c);
+absl::StatusOr<Reply> CmdDeleteSnapshots(Ctx& c);
 absl::StatusOr<Reply> CmdCloneSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdRestoreSnapshot(Ctx& c);
 absl::StatusOr<Reply> CmdPut(Ctx& c);

@@ -340,6 +340,18 @@ const std::vector<Spec>& Specs() {
        CmdRestoreSnapshot},
       {"delete_snapshot", "snapshots", 1, 1, "delete_snapshot 'snapshot1'",
        "Deletes a snapshot; the bytes only it held are freed. Needs global A.", CmdDeleteSnapshot},
+      {"delete_all_snapshot", "snapshots", 1, 1, "delete_all_snapshot 'regex'",
+       "Deletes every snapshot whose whole name matches the regex, after listing them and asking (HBase's):\n"
+       "the answer is read from the terminal, or from stdin in a script (`echo y | basalt -e ...`; in a\n"
+       "script read from stdin, its next line). Each deletion is reported; one that fails does not stop\n"
+       "the others, and the command then fails.\n"
+       "  delete_all_snapshot 'nightly-2026-0[1-6].*'",
+       CmdDeleteSnapshots},
+      {"delete_table_snapshots", "snapshots", 1, 2, "delete_table_snapshots 'table regex' [, 'snapshot regex']",
+       "Deletes the snapshots of the tables whose whole name matches the first regex (and whose own name\n"
+       "matches the second), after listing them and asking, as delete_all_snapshot (HBase's).\n"
+       "  delete_table_snapshots 't1', 'nightly.*'",
+       CmdDeleteSnapshots},
       {"grant", "security", 2, 5, "grant 'user' | '@group', 'RWXCA' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",
        "Grants permissions (as HBase's AccessController): R read, W write, X exec, C create/alter/drop,\n"
        "A admin; on everything (no scope), a namespace ('@default' holds every user table), a table, a\n"
@@ -466,7 +478,7 @@ absl::StatusOr<Reply> Executor::Run(const Command& cmd) {
                                                    cmd.args.size(), ", expected ", ArityText(*spec),
                                                    ")\nUsage: ", spec->usage));
   }
-  Ctx ctx{conn_, cmd, format_, out_};
+  Ctx ctx{conn_, cmd, format_, out_, confirm_ ? &confirm_ : nullptr};
   return spec->run(ctx);
 }
 

@@ -2,6 +2,8 @@
 // help. An Executor belongs to one thread (the shell's).
 #pragma once
 
+#include <functional>
+
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -29,11 +31,16 @@ class Executor {
   // The command's outcome without printing it (for tests and embedding).
   absl::StatusOr<Reply> Run(const Command& cmd);
 
+  // How a command asks the user before it deletes many things (delete_all_snapshot); unset,
+  // such a command refuses.
+  void set_confirm(std::function<bool(const std::string& question)> confirm) { confirm_ = std::move(confirm); }
+
  private:
   Connection* conn_;
   OutputFormat format_;
   std::ostream* out_;
   bool show_timing_;
+  std::function<bool(const std::string&)> confirm_;
 };
 
 // Whether `name` is a shell command (exit and quit included).

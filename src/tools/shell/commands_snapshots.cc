@@ -1,5 +1,7 @@
 // The snapshot commands (HBase shell's "snapshots" group): snapshot, list_snapshots,
-// list_table_snapshots, delete_snapshot. docs/DESIGN.md §16 says what a snapshot is.
+// list_table_snapshots, delete_snapshot, delete_all_snapshot, delete_table_snapshots,
+// clone_snapshot, restore_snapshot. docs/DESIGN.md §16 says what a snapshot is.
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "src/tools/shell/command_args.h"
@@ -49,19 +51,73 @@ absl::StatusOr<Reply> CmdSnapshot(Ctx& c) {
   return Done(c, table);
 }
 
-// list_snapshots ['snapshot regex']  |  list_table_snapshots 'table regex' [, 'snapshot regex']
-absl::StatusOr<Reply> CmdListSnapshots(Ctx& c) {
-  const bool by_table = c.cmd.name == "list_table_snapshots";
+namespace {
+
+// The snapshots the command's regexes match: 'table regex' [, 'snapshot regex'] for the
+// *_table_snapshots commands, ['snapshot regex'] for the others.
+absl::StatusOr<std::vector<SnapshotDescription>> Matching(Ctx& c) {
+  const bool by_table = absl::StrContains(c.cmd.name, "table_snapshots");
   BASALT_ASSIGN_OR_RETURN(NamePattern tables, by_table ? NamePattern::Arg(c, 0) : NamePattern());
   BASALT_ASSIGN_OR_RETURN(NamePattern names, NamePattern::Arg(c, by_table ? 1 : 0));
   auto all = c.conn->GetAdmin()->ListSnapshots();
   BASALT_RETURN_IF_ERROR(Wrap(c, "", all.status()));
-  Reply r = Done(c, "");
-  r.kind = Reply::Kind::kSnapshots;
+  std::vector<SnapshotDescription> out;
   for (SnapshotDescription& d : *all) {
     BASALT_ASSIGN_OR_RETURN(bool table_matches, tables.Matches(c, d.table));
     BASALT_ASSIGN_OR_RETURN(bool name_matches, names.Matches(c, d.name));
-    if (table_matches && name_matches) r.snapshots.push_back(std::move(d));
+    if (table_matches && name_matches) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+// list_snapshots ['snapshot regex']  |  list_table_snapshots 'table regex' [, 'snapshot regex']
+absl::StatusOr<Reply> CmdListSnapshots(Ctx& c) {
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kSnapshots;
+  BASALT_ASSIGN_OR_RETURN(r.snapshots, Matching(c));
+  return r;
+}
+
+// delete_all_snapshot 'regex'  |  delete_table_snapshots 'table regex' [, 'snapshot regex']:
+// HBase's, which lists what matches, asks, then deletes each and says how each went.
+absl::StatusOr<Reply> CmdDeleteSnapshots(Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<SnapshotDescription> matched, Matching(c));
+  Reply r = Done(c, "");
+  r.kind = Reply::Kind::kText;
+  if (matched.empty()) {
+    r.text = "No snapshots matched.\n";
+    return r;
+  }
+  if (c.confirm == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(AV(c.cmd.name), " asks before it deletes ", matched.size(),
+                                                      " snapshot(s), and this shell has no one to ask"));
+  }
+  Reply listing = r;
+  listing.kind = Reply::Kind::kSnapshots;
+  listing.snapshots = matched;
+  if (c.out != nullptr) *c.out << FormatHuman(listing);
+  if (!(*c.confirm)(absl::StrCat("Delete the above ", matched.size(), " snapshots (y/n)?"))) {
+    r.text = "No snapshot deleted.\n";
+    return r;
+  }
+  absl::Status first_failure;
+  size_t deleted = 0;
+  for (const SnapshotDescription& d : matched) {
+    absl::Status s = c.conn->GetAdmin()->DeleteSnapshot(d.name);
+    if (s.ok()) {
+      ++deleted;
+      absl::StrAppend(&r.text, "Successfully deleted snapshot: ", d.name, "\n");
+    } else {
+      absl::StrAppend(&r.text, "Failed to delete snapshot: ", d.name, ", due to: ", s.message(), "\n");
+      if (first_failure.ok()) first_failure = s;
+    }
+  }
+  absl::StrAppend(&r.text, deleted, " snapshots successfully deleted.\n");
+  if (!first_failure.ok()) {
+    return absl::Status(first_failure.code(), absl::StrCat(matched.size() - deleted, " of ", matched.size(),
+                                                           " snapshots could not be deleted:\n", r.text));
   }
   return r;
 }

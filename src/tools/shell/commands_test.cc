@@ -21,6 +21,7 @@ class ShellTest : public ::testing::Test {
     SessionOptions o;
     o.format = format;
     o.show_timing = false;
+    o.confirm = confirm_;
     Session s(conn_.get(), o, &out_, &err_);
     s.RunScript(script);
     return s.exit_code();
@@ -31,6 +32,7 @@ class ShellTest : public ::testing::Test {
   FakeServer server_;
   std::unique_ptr<Connection> conn_ = NewFakeConnection(&server_, "127.0.0.1:16020");
   std::ostringstream out_, err_;
+  std::function<bool(const std::string&)> confirm_;  // the user's answers; unset: nobody to ask
 };
 
 TEST_F(ShellTest, CreatePutGetScanHuman) {
@@ -816,6 +818,43 @@ TEST_F(ShellTest, SnapshotsAsHBasesShell) {
   EXPECT_NE(err().find("list_snapshots: invalid regular expression"), std::string::npos) << err();
   EXPECT_NE(Run("snapshot 't1'"), 0);
   EXPECT_NE(err().find("wrong number of arguments"), std::string::npos) << err();
+}
+
+// delete_all_snapshot and delete_table_snapshots: what matches is listed, the user is asked,
+// and each deletion reported; "n" deletes nothing, and with nobody to ask they refuse.
+TEST_F(ShellTest, ManySnapshotsAreDeletedOnlyWhenTheUserSaysSo) {
+  ASSERT_EQ(Run("create 't1', 'cf'; create 't2', 'cf'; snapshot 't1', 'a1'; snapshot 't1', 'a2'; "
+                "snapshot 't2', 'a3'; snapshot 't2', 'b1'"),
+            0)
+      << err();
+  EXPECT_NE(Run("delete_all_snapshot 'a.*'"), 0);
+  EXPECT_NE(err().find("asks before it deletes 3 snapshot(s)"), std::string::npos) << err();
+  std::vector<std::string> questions;
+  bool answer = false;
+  confirm_ = [&](const std::string& q) {
+    questions.push_back(q);
+    return answer;
+  };
+  ASSERT_EQ(Run("delete_all_snapshot 'a.*'"), 0) << err();
+  EXPECT_EQ(questions, std::vector<std::string>{"Delete the above 3 snapshots (y/n)?"});
+  EXPECT_NE(out().find(" a3 "), std::string::npos) << "the listing first: " << out();
+  EXPECT_NE(out().find("No snapshot deleted."), std::string::npos) << out();
+  answer = true;
+  ASSERT_EQ(Run("delete_table_snapshots 't1'"), 0) << err();
+  EXPECT_NE(out().find("Successfully deleted snapshot: a1\nSuccessfully deleted snapshot: a2\n"
+                       "2 snapshots successfully deleted.\n"),
+            std::string::npos)
+      << out();
+  ASSERT_EQ(Run("delete_table_snapshots 't.*', 'b.*'"), 0) << err();
+  EXPECT_NE(out().find("Successfully deleted snapshot: b1\n1 snapshots successfully deleted."), std::string::npos)
+      << out();
+  ASSERT_EQ(Run("list_snapshots"), 0) << err();
+  EXPECT_NE(out().find(" a3 "), std::string::npos) << out();
+  EXPECT_TRUE(out().ends_with("1 row(s)\n")) << out();
+  questions.clear();
+  ASSERT_EQ(Run("delete_all_snapshot 'zz.*'"), 0) << err();
+  EXPECT_NE(out().find("No snapshots matched."), std::string::npos) << out();
+  EXPECT_TRUE(questions.empty()) << "asked about nothing";
 }
 
 TEST_F(ShellTest, CloneAndRestoreSnapshotsAsHBasesShell) {

@@ -142,6 +142,21 @@ int Main(int argc, char** argv) {
   session_options.format = flags.format;
   session_options.stop_on_error = script_input;
   session_options.show_timing = flags.timing;
+  // HBase's shell asks on stdin before deleting many snapshots: here too, the terminal's line
+  // interactively, else the next line of stdin (none: no).
+  session_options.confirm = [script_input](const std::string& question) {
+    std::string answer;
+    if (!script_input) {
+      char* line = readline((question + " ").c_str());
+      if (line == nullptr) return false;
+      answer = line;
+      std::free(line);
+    } else {
+      std::cout << question << std::endl;
+      if (!std::getline(std::cin, answer)) return false;
+    }
+    return !answer.empty() && (answer[0] == 'y' || answer[0] == 'Y');
+  };
   Session session(conn->get(), session_options, &std::cout, &std::cerr);
 
   if (!flags.execute.empty()) {

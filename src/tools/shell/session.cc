@@ -6,7 +6,9 @@
 namespace basalt::shell {
 
 Session::Session(Connection* conn, const SessionOptions& options, std::ostream* out, std::ostream* err)
-    : executor_(conn, options.format, out, options.show_timing), options_(options), err_(err) {}
+    : executor_(conn, options.format, out, options.show_timing), options_(options), err_(err) {
+  if (options.confirm) executor_.set_confirm(options.confirm);
+}
 
 std::string Session::Prompt() const {
   return absl::StrFormat("basalt:%03d:%d%s ", line_number_, pending() ? 1 : 0, pending() ? "*" : ">");

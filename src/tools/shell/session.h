@@ -4,6 +4,7 @@
 // on. `exit` / `quit` end the session (`exit 3`: exit code 3). One thread.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@ struct SessionOptions {
   OutputFormat format = OutputFormat::kHuman;
   bool stop_on_error = true;  // false: interactive
   bool show_timing = true;    // "Took 0.0012 seconds" after human output
+  // Asks the user yes or no (Executor::set_confirm); unset: commands that ask refuse.
+  std::function<bool(const std::string& question)> confirm;
 };
 
 class Session {
