@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/env.h"
 #include "gtest/gtest.h"
 #include "storage/region.h"
 #include "storage/server_log.h"
@@ -233,6 +234,37 @@ TEST_F(DiskFullTest, AFailedFlushLeavesNoPartialFileAndHeals) {
   Open(256 << 10);
   SCOPED_TRACE(absl::StrCat("reopened, ", acked, " rows acknowledged before ", refused.ToString()));
   ExpectRows(acked);
+}
+
+// A snapshot's region copied (the export, CopyRegion) into a target that fills up part way: the
+// disk's error, named; no temporary and no file cut short left under the target's name.
+TEST_F(DiskFullTest, ACopyIntoAFullDiskFailsLeavingNoPartialFile) {
+  RegionOptions o;
+  o.background_compaction = false;
+  family_.name = "cf";
+  const std::string source = dir_.path() + "/source";  // on the real disk
+  auto r = Region::Open(o, RegionDescriptor{"t1,,1", {family_}, "", ""}, source);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string value(2048, 'v');
+  for (int i = 0; i < 3000; ++i) {  // about 6 MiB: more than the 4 MiB tmpfs holds
+    ASSERT_TRUE((*r)->Put(Row(i), "cf", "q", value).ok());
+    if (i % 1000 == 999) {
+      ASSERT_TRUE((*r)->Flush().ok());  // three files of about 2 MiB
+    }
+  }
+  ASSERT_TRUE((*r)->Snapshot(dir_.path() + "/snap").ok());
+  ASSERT_TRUE((*r)->Close().ok());
+  absl::StatusOr<CopiedFiles> copied = CopyRegion(Env::Default(), dir_.path() + "/snap", Env::Default(),
+                                                  mnt_ + "/backup", RegionCopyOptions{});
+  ASSERT_FALSE(copied.ok()) << "6 MiB fit in a 4 MiB tmpfs";
+  EXPECT_EQ(copied.status().code(), absl::StatusCode::kResourceExhausted) << copied.status();
+  EXPECT_NE(copied.status().message().find(mnt_ + "/backup/"), std::string::npos) << copied.status();
+  EXPECT_FALSE(HasTempFiles());
+  // What is there under a final name is whole: each file the same size as its source.
+  for (const auto& e : fs::directory_iterator(mnt_ + "/backup")) {
+    EXPECT_EQ(fs::file_size(e.path()), fs::file_size(dir_.path() + "/snap/" + e.path().filename().string()))
+        << e.path();
+  }
 }
 
 }  // namespace

@@ -55,6 +55,11 @@ constexpr char kUsage[] =
     "              --auto_split=false, so that the load does not split it first)\n"
     "  locate      [--table=usertable --records=100000 --regions=1 --clients=200 --skip_load]\n"
     "              Get latency of new clients: the first Get (reads basalt:meta) and the second (cached)\n"
+    "  snapshot    [--table=usertable --records=100000 --regions=1 --skip_load --flush_after_load --rounds=3\n"
+    "               --threads=4 --seconds=10 --target=0 --snapshot_every_ms=1000 --data_dir=DIR]\n"
+    "              snapshot and clone times of the loaded table; with --data_dir (the server's, local disk)\n"
+    "              the export's MiB/s against a plain copy of the same files; YCSB A's p99 with snapshots\n"
+    "              taken every --snapshot_every_ms against without, alternating runs\n"
     "  queue       [--queue=bench_queue --producers=3 --consumers=10 --groups=1 --payload=1024 --batch=500\n"
     "               --dequeue_batch=BATCH --batches_per_tx=1 --seconds=10 --partitions=2*group size\n"
     "               --salt_buckets=4 --partitioning=round_robin|hash|fifo --keep --no_baseline]  (--server only)\n"
@@ -104,6 +109,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerQueue(*flags, &report);
     } else if (sub == "locate") {
       rc = basalt::bench::RunServerLocate(*flags, &report);
+    } else if (sub == "snapshot") {
+      rc = basalt::bench::RunServerSnapshot(*flags, &report);
     } else if (sub == "hbase_get") {
       rc = basalt::bench::RunServerHBaseGet(*flags, &report);
     } else {

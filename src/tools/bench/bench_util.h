@@ -171,6 +171,7 @@ int RunServerScan(const Flags& flags, Report* report);
 int RunServerQueue(const Flags& flags, Report* report);
 int RunServerSplit(const Flags& flags, Report* report);
 int RunServerLocate(const Flags& flags, Report* report);
+int RunServerSnapshot(const Flags& flags, Report* report);
 // hbase_front_bench.cc
 int RunServerHBaseGet(const Flags& flags, Report* report);
 
