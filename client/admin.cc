@@ -372,16 +372,18 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("DeleteSnapshot ", name), req, &rpc::Admin::Stub::DeleteSnapshot);
   }
 
-  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) override {
+  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table, bool restore_acl) override {
     rpc::CloneSnapshotRequest req;
     req.set_snapshot(snapshot);
     req.set_table(table);
+    req.set_restore_acl(restore_acl);
     return AdminCall(absl::StrCat("CloneSnapshot ", snapshot, " as ", table), req, &rpc::Admin::Stub::CloneSnapshot);
   }
 
-  absl::Status RestoreSnapshot(const std::string& snapshot) override {
+  absl::Status RestoreSnapshot(const std::string& snapshot, bool restore_acl) override {
     rpc::RestoreSnapshotRequest req;
     req.set_snapshot(snapshot);
+    req.set_restore_acl(restore_acl);
     return AdminCall(absl::StrCat("RestoreSnapshot ", snapshot), req, &rpc::Admin::Stub::RestoreSnapshot);
   }
 

@@ -90,7 +90,7 @@ TEST_F(CatalogSnapshotTest, ASnapshotKeepsTheRowsWrittenBeforeItThroughATruncate
   ASSERT_TRUE(catalog_->Flush("t1").ok());
   Put("a99", "memstore only");
   before["a99"] = "memstore only";
-  absl::StatusOr<SnapshotInfo> s = catalog_->Snapshot("t1", "s1", {.ttl_s = 3600, .owner = ""});
+  absl::StatusOr<SnapshotInfo> s = catalog_->Snapshot("t1", "s1", {.ttl_s = 3600, .owner = "", .grants = {}});
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->regions.size(), 2u);
   EXPECT_EQ(s->ttl_s, 3600);
@@ -134,7 +134,7 @@ TEST_F(CatalogSnapshotTest, ItsBytesAreSharedWithTheTableUntilTheTableRewritesTh
 
 TEST_F(CatalogSnapshotTest, RefusalsLeaveNothingBehind) {
   EXPECT_EQ(catalog_->Snapshot("t1", ".hidden", {}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(catalog_->Snapshot("t1", "s", {.ttl_s = -1, .owner = ""}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog_->Snapshot("t1", "s", {.ttl_s = -1, .owner = "", .grants = {}}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(catalog_->Snapshot("nope", "s", {}).status().code(), absl::StatusCode::kNotFound);
   ASSERT_TRUE(catalog_->Snapshot("t1", "s", {}).ok());
   EXPECT_EQ(catalog_->Snapshot("t1", "s", {}).status().code(), absl::StatusCode::kAlreadyExists);
@@ -198,7 +198,7 @@ TEST_F(CatalogSnapshotTest, ASnapshotACrashCutShortIsRemovedAtStartUp) {
 
 TEST_F(CatalogSnapshotTest, ASnapshotPastItsTtlIsDeletedAndOneWithoutNever) {
   Put("a", "1");
-  absl::StatusOr<SnapshotInfo> brief = catalog_->Snapshot("t1", "brief", {.ttl_s = 60, .owner = ""});
+  absl::StatusOr<SnapshotInfo> brief = catalog_->Snapshot("t1", "brief", {.ttl_s = 60, .owner = "", .grants = {}});
   ASSERT_TRUE(brief.ok()) << brief.status();
   ASSERT_TRUE(catalog_->Snapshot("t1", "kept", {}).ok());
   const absl::Time taken = absl::FromUnixMillis(brief->created_ms);

@@ -51,6 +51,7 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
   info.created_ms = absl::ToUnixMillis(absl::Now());
   info.ttl_s = ttl_s;
   info.owner = options.owner;
+  info.grants = options.grants;
   info.table = e.spec;
   auto taken = [&]() -> absl::Status {
     for (const RegionInfo& r : offline ? e.regions : std::vector<RegionInfo>{}) {

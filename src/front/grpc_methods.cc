@@ -144,6 +144,46 @@ void AddAdminMethods(GrpcServer::Impl* impl) {
       nullptr, /*on_pool=*/true, "ListTables");
 }
 
+namespace {
+
+// The table's grants (on it, its families and its columns) put in a Snapshot request, as the
+// snapshot keeps them for RESTORE_ACL (HBase's users_and_permissions).
+absl::Status AttachTableGrants(const AccessController* ac, rpc::SnapshotRequest* req) {
+  req->clear_grants();
+  if (ac == nullptr) return absl::OkStatus();
+  Identity server;
+  server.superuser = true;
+  BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, ac->List(server, PermScope{"", req->table(), "", ""}, ""));
+  for (const PermGrant& g : grants) {
+    rpc::GrantRequest* out = req->add_grants();
+    out->set_principal(g.principal);
+    out->set_permissions(PermString(g.perms));
+    *out->mutable_scope() = ScopeToProto(g.scope);
+  }
+  return absl::OkStatus();
+}
+
+// RESTORE_ACL: the grants snapshot `name` kept, given on `table` (the clone, or the restored
+// table) with the server's authority, as HBase's master does; the audit log names `by`.
+absl::Status GiveSnapshotGrants(AdminService* a, AccessController* ac, const Identity& by, const std::string& name,
+                                std::string table) {
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, a->ReadSnapshot(name));
+  if (table.empty()) table = info.table.name;
+  if (info.grants.empty()) return absl::OkStatus();
+  if (ac == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("snapshot ", name, " keeps ", info.grants.size(),
+                                                      " grant(s), but this server keeps no permissions"));
+  }
+  Identity server = by;
+  server.superuser = true;
+  for (const SnapshotGrant& g : info.grants) {
+    BASALT_RETURN_IF_ERROR(ac->Grant(server, PermGrant{g.principal, PermScope{"", table, g.family, g.qualifier}, g.perms}));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // Snapshots: taking one needs A on the table (HBase's), listing shows the snapshots of the tables
 // the caller holds something on (as ListTables), deleting one needs global A.
 void AddSnapshotMethods(GrpcServer::Impl* impl) {
@@ -155,7 +195,8 @@ void AddSnapshotMethods(GrpcServer::Impl* impl) {
   BASALT_UNARY_(as, a, Snapshot, rpc::SnapshotRequest, rpc::SnapshotResponse, true,
                 [ac](const Identity& id, rpc::SnapshotRequest* req) {
                   req->set_owner(id.user);
-                  return ac->CheckTable(id, "Snapshot", req->table(), kPermAdmin);
+                  BASALT_RETURN_IF_ERROR(ac->CheckTable(id, "Snapshot", req->table(), kPermAdmin));
+                  return AttachTableGrants(ac, req);
                 });
   // The owner's rights need the snapshot's owner and table (none known: global A is asked).
   auto use = [a, ac](const Identity& id, SnapshotUse u, const std::string& name, std::string_view target = {}) {
@@ -166,14 +207,27 @@ void AddSnapshotMethods(GrpcServer::Impl* impl) {
                 [use](const Identity& id, rpc::DeleteSnapshotRequest* req) {
                   return use(id, SnapshotUse::kDelete, req->name());
                 });
-  BASALT_UNARY_(as, a, CloneSnapshot, rpc::CloneSnapshotRequest, rpc::AdminResponse, true,
-                [use](const Identity& id, rpc::CloneSnapshotRequest* req) {
-                  return use(id, SnapshotUse::kClone, req->snapshot(), req->table());
-                });
-  BASALT_UNARY_(as, a, RestoreSnapshot, rpc::RestoreSnapshotRequest, rpc::AdminResponse, true,
-                [use](const Identity& id, rpc::RestoreSnapshotRequest* req) {
-                  return use(id, SnapshotUse::kRestore, req->snapshot());
-                });
+  // With restore_acl, the grants the snapshot kept are given once the table is there.
+  AddUnary<rpc::CloneSnapshotRequest, rpc::AdminResponse>(
+      impl, &methods, BASALT_ARM_(as, CloneSnapshot, rpc::CloneSnapshotRequest, rpc::AdminResponse),
+      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::CloneSnapshotRequest& req,
+              rpc::AdminResponse* resp) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(a->CloneSnapshot(req, resp));
+        return req.restore_acl() ? GiveSnapshotGrants(a, ac, id, req.snapshot(), req.table()) : absl::OkStatus();
+      },
+      [use](const Identity& id, rpc::CloneSnapshotRequest* req) {
+        return use(id, SnapshotUse::kClone, req->snapshot(), req->table());
+      },
+      /*on_pool=*/true, "CloneSnapshot");
+  AddUnary<rpc::RestoreSnapshotRequest, rpc::AdminResponse>(
+      impl, &methods, BASALT_ARM_(as, RestoreSnapshot, rpc::RestoreSnapshotRequest, rpc::AdminResponse),
+      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::RestoreSnapshotRequest& req,
+              rpc::AdminResponse* resp) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(a->RestoreSnapshot(req, resp));
+        return req.restore_acl() ? GiveSnapshotGrants(a, ac, id, req.snapshot(), "") : absl::OkStatus();
+      },
+      [use](const Identity& id, rpc::RestoreSnapshotRequest* req) { return use(id, SnapshotUse::kRestore, req->snapshot()); },
+      /*on_pool=*/true, "RestoreSnapshot");
   AddUnary<rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse>(
       impl, &methods, BASALT_ARM_(as, ListSnapshots, rpc::ListSnapshotsRequest, rpc::ListSnapshotsResponse),
       [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::ListSnapshotsRequest& req,

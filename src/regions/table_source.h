@@ -86,6 +86,7 @@ class TableSource {
 struct SnapshotOptions {
   int64_t ttl_s = 0;  // deleted once this old (s); 0: kept until deleted
   std::string owner;  // the user taking it (the server's word for who called); empty: none
+  std::vector<SnapshotGrant> grants;  // the table's grants then (the server's), for RESTORE_ACL
 };
 // A snapshot as listed: what it is, and what its files hold.
 struct SnapshotListing {

@@ -43,8 +43,18 @@ std::string EncodeSnapshot(const SnapshotInfo& s) {
     PutVarint64(&payload, r.files);
     PutVarint64(&payload, r.bytes);
   }
+  const uint32_t version = s.grants.empty() ? 1 : 2;
+  if (version >= 2) {
+    PutVarint64(&payload, s.grants.size());
+    for (const SnapshotGrant& g : s.grants) {
+      PutLengthPrefixed(&payload, g.principal);
+      PutLengthPrefixed(&payload, g.family);
+      PutLengthPrefixed(&payload, g.qualifier);
+      payload.push_back(static_cast<char>(g.perms));
+    }
+  }
   std::string out;
-  AppendFormatStamp(&out, kMagic, kSnapshotVersion, kSnapshotVersion);
+  AppendFormatStamp(&out, kMagic, version, version);
   PutFixed32(&out, static_cast<uint32_t>(payload.size()));
   out += payload;
   PutFixed32(&out, MaskCrc(Crc32c(out)));
@@ -62,8 +72,8 @@ absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::s
   if (stored != computed) {
     return corrupt(absl::StrCat("checksum mismatch (stored 0x", absl::Hex(stored), ", computed 0x", absl::Hex(computed), ")"));
   }
-  BASALT_RETURN_IF_ERROR(
-      ReadFormatStamp(bytes, kMagic, kSnapshotVersion, absl::StrCat("snapshot manifest ", path)).status());
+  BASALT_ASSIGN_OR_RETURN(FormatStamp stamp,
+                          ReadFormatStamp(bytes, kMagic, kSnapshotVersion, absl::StrCat("snapshot manifest ", path)));
   const uint32_t payload_len = DecodeFixed32(bytes.data() + kFormatStampSize);
   if (payload_len != bytes.size() - kHeaderSize - 4) {
     return corrupt(absl::StrCat("payload length ", payload_len, " does not match file size ", bytes.size()));
@@ -95,7 +105,24 @@ absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::s
     }
     s.regions.push_back(std::move(r));
   }
-  if (!in.empty()) return corrupt(absl::StrCat(in.size(), " bytes after its last region"));
+  if (stamp.version >= 2) {
+    uint64_t grants = 0;
+    if (!GetVarint64(&in, &grants) || grants > in.size()) return corrupt("its grants are truncated");
+    for (uint64_t i = 0; i < grants; ++i) {
+      std::string_view principal, family, qualifier;
+      if (!GetLengthPrefixed(&in, &principal) || !GetLengthPrefixed(&in, &family) ||
+          !GetLengthPrefixed(&in, &qualifier) || in.empty()) {
+        return corrupt(absl::StrCat("grant ", i, " is truncated"));
+      }
+      const uint8_t perms = static_cast<uint8_t>(in[0]);
+      in.remove_prefix(1);
+      if (principal.empty() || perms == 0 || perms > 31 || (family.empty() && !qualifier.empty())) {
+        return corrupt(absl::StrCat("grant ", i, " is malformed"));
+      }
+      s.grants.push_back(SnapshotGrant{std::string(principal), std::string(family), std::string(qualifier), perms});
+    }
+  }
+  if (!in.empty()) return corrupt(absl::StrCat(in.size(), " bytes after its last ", stamp.version >= 2 ? "grant" : "region"));
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(s.name));
   return s;
 }

@@ -14,7 +14,12 @@
 //            lp owner (the user who took it; empty without authentication) |
 //            lp table (a one-table catalogue, as TABLEINFO: catalog_file.h) |
 //            varint regions | per region: lp REGIONINFO (region_info.h) | varint64 files |
-//            varint64 bytes (of its block files, when the snapshot was taken)
+//            varint64 bytes (of its block files, when the snapshot was taken) |
+//            [version 2: varint grants | per grant: lp principal | lp family | lp qualifier |
+//             u8 perms (access_control.h Perm bits)]
+// Version 2 (min reader 2) is written only for a snapshot that keeps its table's grants (HBase's
+// users_and_permissions, for RESTORE_ACL); one without is written as version 1, which older
+// servers read.
 //
 // A reader refuses a newer format (FailedPrecondition) and any damage (DataLoss naming the path).
 // Thread-compatible: plain functions on values.
@@ -33,7 +38,17 @@ namespace basalt::server {
 
 inline constexpr char kSnapshotsDir[] = "snapshots";
 inline constexpr char kSnapshotFileName[] = "SNAPSHOT";
-inline constexpr uint32_t kSnapshotVersion = 1;
+inline constexpr uint32_t kSnapshotVersion = 2;
+
+// A grant on the snapshot's table, kept for RESTORE_ACL: to a principal (a user, or @group) on the
+// table (family and qualifier empty), one family, or one column.
+struct SnapshotGrant {
+  std::string principal;
+  std::string family;
+  std::string qualifier;
+  uint8_t perms = 0;
+  bool operator==(const SnapshotGrant&) const = default;
+};
 
 struct SnapshotInfo {
   std::string name;
@@ -48,6 +63,7 @@ struct SnapshotInfo {
     bool operator==(const Region&) const = default;
   };
   std::vector<Region> regions;  // by start key
+  std::vector<SnapshotGrant> grants;  // the table's when it was taken (empty: none kept)
   bool operator==(const SnapshotInfo&) const = default;
 };
 

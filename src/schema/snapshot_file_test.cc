@@ -1,5 +1,6 @@
 #include "src/schema/snapshot_file.h"
 
+#include "common/format_stamp.h"
 #include "gtest/gtest.h"
 
 namespace basalt::server {
@@ -29,8 +30,24 @@ TEST(SnapshotFile, RoundTrips) {
   EXPECT_EQ(*back, s);
 }
 
+// With the table's grants kept (RESTORE_ACL): version 2, which a version-1 reader refuses;
+// without, still version 1.
+TEST(SnapshotFile, GrantsAreKeptInVersion2AndOnlyThen) {
+  SnapshotInfo s = Sample();
+  EXPECT_EQ(ReadFormatStamp(EncodeSnapshot(s), "BSLTSNAP", 2, "x")->version, 1u);
+  s.grants = {{"bob", "", "", 1 | 2}, {"@ops", "cf", "", 16}, {"carol", "cf", "q", 1}};
+  const std::string bytes = EncodeSnapshot(s);
+  EXPECT_EQ(ReadFormatStamp(bytes, "BSLTSNAP", 2, "x")->version, 2u);
+  EXPECT_EQ(ReadFormatStamp(bytes, "BSLTSNAP", 1, "x").status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<SnapshotInfo> back = DecodeSnapshot(bytes, "SNAPSHOT");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, s);
+}
+
 TEST(SnapshotFile, EveryDamageIsRefusedLoudly) {
-  const std::string bytes = EncodeSnapshot(Sample());
+  SnapshotInfo with_grants = Sample();
+  with_grants.grants = {{"bob", "cf", "q", 3}};
+  for (const std::string& bytes : {EncodeSnapshot(Sample()), EncodeSnapshot(with_grants)}) {
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::string bad = bytes;
     bad[i] = static_cast<char>(bad[i] ^ 0x40);
@@ -43,6 +60,7 @@ TEST(SnapshotFile, EveryDamageIsRefusedLoudly) {
   }
   for (size_t n : {0ul, 10ul, bytes.size() / 2, bytes.size() - 1}) {
     EXPECT_EQ(DecodeSnapshot(bytes.substr(0, n), "SNAPSHOT").status().code(), absl::StatusCode::kDataLoss) << n;
+  }
   }
 }
 

@@ -270,7 +270,12 @@ void DescribeSnapshot(const SnapshotInfo& info, uint64_t bytes, uint64_t only_by
 
 absl::Status AdminService::Snapshot(const rpc::SnapshotRequest& req, rpc::SnapshotResponse* resp) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), SnapshotOptions{req.ttl_seconds(), req.owner()}));
+  SnapshotOptions options{req.ttl_seconds(), req.owner(), {}};
+  for (const rpc::GrantRequest& g : req.grants()) {
+    BASALT_ASSIGN_OR_RETURN(uint8_t perms, ParsePerms(g.permissions()));
+    options.grants.push_back(SnapshotGrant{g.principal(), g.scope().family(), g.scope().qualifier(), perms});
+  }
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), options));
   uint64_t bytes = 0;
   for (const SnapshotInfo::Region& r : info.regions) bytes += r.bytes;
   DescribeSnapshot(info, bytes, 0, resp->mutable_snapshot());  // (every byte the table's too, now)

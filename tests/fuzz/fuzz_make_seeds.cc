@@ -163,6 +163,8 @@ void SnapshotSeeds(const std::string& out) {
   s.regions.push_back({server::RegionInfo{"users", "g", "n", 1795337627001}, 0, 0});
   s.regions.push_back({server::RegionInfo{"users", "n", "", 1795337627002}, 5, 1 << 20});
   Write(dir, "seed-three-regions", server::EncodeSnapshot(s));
+  s.grants = {{"alice", "", "", 1}, {"@ops", "info", "", 3}, {"bob", "info", "email", 16}};
+  Write(dir, "seed-grants", server::EncodeSnapshot(s));  // version 2
 }
 
 // Verbs frames: requests with every field set and unset, and every kind of reply.

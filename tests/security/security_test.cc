@@ -566,6 +566,35 @@ TEST_F(Security, ASnapshotNeedsAOnItsTableAndItsDeletionGlobalA) {
   EXPECT_TRUE(admin_->GetAdmin()->CloneSnapshot("s2", "t3").ok());
 }
 
+// RESTORE_ACL (HBase's): a snapshot keeps its table's grants (on it, a family, a column); a clone
+// or a restore asked to gives them on the table, one not asked gives none.
+TEST_F(Security, ASnapshotKeepsItsTablesGrantsAndGivesThemOnlyWhenAsked) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"@ops", "W", "", "t1", "cf1", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Snapshot("t1", "with-acl").ok());
+  auto alice = Open(As("alice"));
+  ASSERT_TRUE(admin_->GetAdmin()->CloneSnapshot("with-acl", "plain").ok());
+  ExpectDenied(alice->GetTable("plain")->Get(Get("r1")).status(), "alice", "Get", "R on table plain");
+  ASSERT_TRUE(admin_->GetAdmin()->CloneSnapshot("with-acl", "granted", /*restore_acl=*/true).ok());
+  EXPECT_TRUE(alice->GetTable("granted")->Get(Get("r1")).ok());
+  auto listed = admin_->GetAdmin()->UserPermissions(Permission{"", "", "", "granted", "", ""});
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->size(), 2u) << "alice's R on the table and @ops' W on its family cf1";
+  // A restore asked to gives back what was revoked since.
+  ASSERT_TRUE(admin_->GetAdmin()->Revoke(Permission{"alice", "", "", "t1", "", ""}).ok());
+  ExpectDenied(alice->GetTable("t1")->Get(Get("r1")).status(), "alice", "Get", "R on table t1");
+  ASSERT_TRUE(admin_->GetAdmin()->DisableTable("t1").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->RestoreSnapshot("with-acl").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->EnableTable("t1").ok());
+  ExpectDenied(alice->GetTable("t1")->Get(Get("r1")).status(), "alice", "Get", "R on table t1");
+  ASSERT_TRUE(admin_->GetAdmin()->DisableTable("t1").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->RestoreSnapshot("with-acl", /*restore_acl=*/true).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->EnableTable("t1").ok());
+  alice = Open(As("alice"));  // (the restored regions are new: a client of one attempt must look them up)
+  absl::Status got = alice->GetTable("t1")->Get(Get("r1")).status();
+  EXPECT_TRUE(got.ok()) << got;
+}
+
 TEST_F(Security, GrantsAndRevokesTakeEffectAtOnceAndSurviveARestart) {
   auto carol_security = CaOnly();
   carol_security.token = kCarolToken;

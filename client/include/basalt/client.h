@@ -677,12 +677,19 @@ class Admin {
   virtual absl::Status DeleteSnapshot(const std::string& name) = 0;
   // A new table holding exactly the snapshot's rows (HBase's clone_snapshot), in a time that
   // grows with its files, not their bytes: AlreadyExists for a table of that name.
-  virtual absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) = 0;
+  // `restore_acl` (HBase's RESTORE_ACL): the grants the snapshot's table had when it was taken
+  // are given on the new table too.
+  virtual absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table, bool restore_acl) = 0;
+  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) {
+    return CloneSnapshot(snapshot, table, false);
+  }
   // The snapshot's table back as the snapshot holds it, descriptor and all (HBase's
   // restore_snapshot): FailedPrecondition unless the table is disabled; it stays disabled.
   // A table dropped since comes back enabled, as a clone. Global A, or the snapshot's owner
-  // with A on the table.
-  virtual absl::Status RestoreSnapshot(const std::string& snapshot) = 0;
+  // with A on the table. `restore_acl`: the grants the table had then are given again (on top of
+  // what it holds now, as HBase's).
+  virtual absl::Status RestoreSnapshot(const std::string& snapshot, bool restore_acl) = 0;
+  absl::Status RestoreSnapshot(const std::string& snapshot) { return RestoreSnapshot(snapshot, false); }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -118,8 +118,8 @@ absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
   RestoreSnapshotRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   if (req.restoreacl()) {
-    return AsException(absl::UnimplementedError("restoreACL: a Basalt snapshot keeps no grants; grant on the table "
-                                                "afterwards"),
+    return AsException(absl::UnimplementedError("restoreACL: not served on the HBase port, which authenticates no "
+                                                "one yet; Basalt's shell takes {RESTORE_ACL => true}"),
                        kRestoreSnapshot);
   }
   const std::string& name = req.snapshot().name();

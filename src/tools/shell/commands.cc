@@ -325,17 +325,19 @@ const std::vector<Spec>& Specs() {
        "Lists the snapshots of the tables whose whole name matches the first regex (HBase's).\n"
        "  list_table_snapshots 't1'",
        CmdListSnapshots},
-      {"clone_snapshot", "snapshots", 2, 3, "clone_snapshot 'snapshot1', 'new_table'",
+      {"clone_snapshot", "snapshots", 2, 3, "clone_snapshot 'snapshot1', 'new_table' [, {RESTORE_ACL => true}]",
        "Makes a new table holding exactly the snapshot's rows, with its families and region boundaries\n"
        "(HBase's). No byte is copied: its regions' files are the snapshot's, named again, until its\n"
        "compactions rewrite them. Writes to it never change the snapshot. Needs global A (or be the\n"
-       "snapshot's owner and clone it under its table's own name).\n"
+       "snapshot's owner and clone it under its table's own name). RESTORE_ACL => true gives the new table\n"
+       "the grants the snapshot's table had when it was taken.\n"
        "  clone_snapshot 't1-before-migration', 't1_copy'",
        CmdCloneSnapshot},
-      {"restore_snapshot", "snapshots", 1, 2, "restore_snapshot 'snapshot1'",
+      {"restore_snapshot", "snapshots", 1, 2, "restore_snapshot 'snapshot1' [, {RESTORE_ACL => true}]",
        "Puts the snapshot's table back as the snapshot holds it, families and regions too (HBase's): the\n"
        "table must be disabled, and stays so until enable. What it held since is gone. A table dropped\n"
        "since comes back enabled. Needs global A (or be the snapshot's owner with A on the table).\n"
+       "RESTORE_ACL => true gives again the grants the table had when the snapshot was taken.\n"
        "  disable 't1'; restore_snapshot 't1-before-migration'; enable 't1'",
        CmdRestoreSnapshot},
       {"delete_snapshot", "snapshots", 1, 1, "delete_snapshot 'snapshot1'",

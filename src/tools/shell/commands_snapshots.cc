@@ -9,21 +9,15 @@
 namespace basalt::shell::internal {
 namespace {
 
-// {RESTORE_ACL => bool} in argument `i`: a snapshot keeps no grants yet, so true is refused.
-absl::Status RestoreAclOption(const Ctx& c, size_t i) {
-  if (i >= c.cmd.args.size()) return absl::OkStatus();
+// {RESTORE_ACL => bool} in argument `i` (HBase's): whether the grants the snapshot kept are given
+// on the table too. False when absent.
+absl::StatusOr<bool> RestoreAclOption(const Ctx& c, size_t i) {
+  if (i >= c.cmd.args.size()) return false;
   const Value& h = c.cmd.args[i];
-  if (!h.is_hash()) return ArgError(c, h, "options such as {RESTORE_ACL => false}");
+  if (!h.is_hash()) return ArgError(c, h, "options such as {RESTORE_ACL => true}");
   BASALT_RETURN_IF_ERROR(CheckKeys(c, h, {"RESTORE_ACL"}));
-  if (const Value* v = h.Find("RESTORE_ACL")) {
-    BASALT_ASSIGN_OR_RETURN(bool restore_acl, Bool(c, *v, "RESTORE_ACL"));
-    if (restore_acl) {
-      return absl::UnimplementedError(absl::StrCat(
-          AV(c.cmd.name), ": RESTORE_ACL => true is not supported yet: a Basalt snapshot keeps no grants; grant on the "
-                          "table afterwards"));
-    }
-  }
-  return absl::OkStatus();
+  const Value* v = h.Find("RESTORE_ACL");
+  return v == nullptr ? false : Bool(c, *v, "RESTORE_ACL");
 }
 
 }  // namespace
@@ -128,20 +122,20 @@ absl::StatusOr<Reply> CmdDeleteSnapshot(Ctx& c) {
   return Done(c, "");
 }
 
-// clone_snapshot 's1', 'new_table' [, {RESTORE_ACL => false}]
+// clone_snapshot 's1', 'new_table' [, {RESTORE_ACL => true}]
 absl::StatusOr<Reply> CmdCloneSnapshot(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[0], "a snapshot name", false));
   BASALT_ASSIGN_OR_RETURN(std::string table, Bytes(c, c.cmd.args[1], "a table name", false));
-  BASALT_RETURN_IF_ERROR(RestoreAclOption(c, 2));
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->CloneSnapshot(name, table)));
+  BASALT_ASSIGN_OR_RETURN(bool restore_acl, RestoreAclOption(c, 2));
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->CloneSnapshot(name, table, restore_acl)));
   return Done(c, table);
 }
 
-// restore_snapshot 's1' [, {RESTORE_ACL => false}]
+// restore_snapshot 's1' [, {RESTORE_ACL => true}]
 absl::StatusOr<Reply> CmdRestoreSnapshot(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string name, Bytes(c, c.cmd.args[0], "a snapshot name", false));
-  BASALT_RETURN_IF_ERROR(RestoreAclOption(c, 1));
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->RestoreSnapshot(name)));
+  BASALT_ASSIGN_OR_RETURN(bool restore_acl, RestoreAclOption(c, 1));
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->RestoreSnapshot(name, restore_acl)));
   return Done(c, "");
 }
 

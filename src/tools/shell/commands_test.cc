@@ -871,9 +871,11 @@ TEST_F(ShellTest, CloneAndRestoreSnapshotsAsHBasesShell) {
   EXPECT_NE(out().find("1 row(s)"), std::string::npos) << out();
   EXPECT_NE(Run("clone_snapshot 's1', 't2'"), 0);
   EXPECT_NE(err().find("ALREADY_EXISTS"), std::string::npos) << err();
-  EXPECT_NE(Run("clone_snapshot 's1', 't4', {RESTORE_ACL => true}"), 0);
-  EXPECT_NE(err().find("RESTORE_ACL => true is not supported yet"), std::string::npos) << err();
-  EXPECT_EQ(server_.admin_calls.back(), "clone_snapshot s1 t2");  // t4's was refused before any call
+  ASSERT_EQ(Run("clone_snapshot 's1', 't4', {RESTORE_ACL => true}"), 0) << err();
+  EXPECT_EQ(server_.admin_calls.back(), "clone_snapshot s1 t4 restore_acl");
+  EXPECT_NE(Run("clone_snapshot 's1', 't5', {RESTORE_ACL => 'maybe'}"), 0);
+  EXPECT_NE(err().find("RESTORE_ACL"), std::string::npos) << err();
+  EXPECT_EQ(server_.admin_calls.back(), "clone_snapshot s1 t4 restore_acl") << "t5's was refused before any call";
 }
 
 }  // namespace

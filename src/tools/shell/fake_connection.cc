@@ -409,8 +409,8 @@ class FakeAdmin : public Admin {
     s_->snapshot_data.erase(name);
     return absl::OkStatus();
   }
-  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table) override {
-    s_->admin_calls.push_back("clone_snapshot " + snapshot + " " + table);
+  absl::Status CloneSnapshot(const std::string& snapshot, const std::string& table, bool restore_acl) override {
+    s_->admin_calls.push_back("clone_snapshot " + snapshot + " " + table + (restore_acl ? " restore_acl" : ""));
     auto it = s_->snapshot_data.find(snapshot);
     if (it == s_->snapshot_data.end()) return absl::NotFoundError("no snapshot '" + snapshot + "'");
     if (Find(table) != nullptr) return absl::AlreadyExistsError("table '" + table + "' already exists");
@@ -420,13 +420,13 @@ class FakeAdmin : public Admin {
     s_->tables[table] = std::move(copy);
     return absl::OkStatus();
   }
-  absl::Status RestoreSnapshot(const std::string& snapshot) override {
-    s_->admin_calls.push_back("restore_snapshot " + snapshot);
+  absl::Status RestoreSnapshot(const std::string& snapshot, bool restore_acl) override {
+    s_->admin_calls.push_back("restore_snapshot " + snapshot + (restore_acl ? " restore_acl" : ""));
     auto it = s_->snapshot_data.find(snapshot);
     if (it == s_->snapshot_data.end()) return absl::NotFoundError("no snapshot '" + snapshot + "'");
     const std::string table = it->second.info.name;
     auto* t = Find(table);
-    if (t == nullptr) return CloneSnapshot(snapshot, table);
+    if (t == nullptr) return CloneSnapshot(snapshot, table, restore_acl);
     if (t->info.enabled) return absl::FailedPreconditionError("table " + table + " is enabled: disable it first");
     *t = it->second;
     t->info.enabled = false;
