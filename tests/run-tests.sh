@@ -57,7 +57,7 @@ if [ "${BASALT_SKIP_RELEASE:-0}" != 1 ]; then
   stage "build (Release, -Werror: the programs and libraries)"
   cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DBASALT_WERROR=ON >/dev/null
   cmake --build build-release -j"$jobs" --target basalt-server basalt-master basalt basalt-bench verbs-datapath-bench \
-    metrics-bench basalt_client_shared
+    metrics-bench basalt_client_shared basalt-export-snapshot
 fi
 
 if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then
