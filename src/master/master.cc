@@ -12,6 +12,7 @@
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/hbase_services.h"
+#include "src/schema/cluster_id.h"
 #include "src/schema/meta.h"
 #include "src/services/service.h"
 #include "src/catalog/catalog.h"
@@ -382,8 +383,10 @@ absl::Status Master::ServeHBase(const std::string& host) {
   parts.data = data_.get();
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
-  // One id for the cluster, whichever master is active (HBase's hbase.id).
-  parts.cluster_id = hbase::ClusterIdForParent(options_.paths.parent);
+  // One id for the cluster, whichever master is active (HBase's hbase.id): on the shared storage.
+  BASALT_ASSIGN_OR_RETURN(parts.cluster_id, server::LoadOrCreateClusterId(
+                                                  options_.rados != nullptr ? static_cast<Env*>(options_.rados) : Env::Default(),
+                                                  options_.data_dir));
   parts.log = [this](std::string_view line) { Log(line); };
   hbase_ = std::make_unique<hbase::HBaseFront>(ho);
   hbase::ServeAsMaster(hbase_.get(), parts, [this] { return server::LiveRegistrations(zk_.get(), options_.paths); });

@@ -207,7 +207,7 @@ absl::Status RegionServer::StartHBase() {
   parts.scanner_lease_ms = config_.scanner_lease_ms;
   parts.log = [](std::string_view line) { log::Warning(line); };
   hbase_ = std::make_unique<hbase::HBaseFront>(o);
-  tables_->ServeHBase(hbase_.get(), parts, grpc_->port());
+  tables_->ServeHBase(hbase_.get(), parts);
   absl::Status s = hbase_->Start();
   if (s.ok() && !config_.hbase_port_file.empty()) {
     s = Env::Default()->WriteFileDurably(config_.hbase_port_file, absl::StrCat(hbase_->port(), "\n"));

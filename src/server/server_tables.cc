@@ -10,6 +10,7 @@
 #include "src/catalog/catalog.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/regions/region_host.h"
+#include "src/schema/cluster_id.h"
 #include "src/transactions/queue_eviction.h"
 
 namespace basalt::server {
@@ -56,6 +57,8 @@ class StandaloneTables final : public ServerTables {
                           absl::StrCat("opening data dir ", config.data_dir, ": ", catalog.status().ToString()));
     }
     t->catalog_ = *std::move(catalog);
+    BASALT_ASSIGN_OR_RETURN(t->cluster_id_, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
+                                                                   config.data_dir));
     return t;
   }
 
@@ -69,8 +72,8 @@ class StandaloneTables final : public ServerTables {
   Region* acl_region() override { return catalog_->acl_region(); }
   Region* quota_region() override { return catalog_->quota_region(); }
   std::string log_dir() const override { return ""; }
-  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts, int grpc_port) override {
-    parts.cluster_id = absl::StrCat("basalt-", front->self()->host(), ":", grpc_port);
+  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts) override {
+    parts.cluster_id = cluster_id_;
     hbase::ServeAsStandalone(front, parts);
   }
   const char* what() const override { return "a standalone server"; }
@@ -83,6 +86,7 @@ class StandaloneTables final : public ServerTables {
   const ServerConfig& config_;
   std::unique_ptr<TransactionManager> transactions_;  // before the catalogue: its queues ask it
   std::unique_ptr<Catalog> catalog_;
+  std::string cluster_id_;  // (cluster_id.h)
 };
 
 class RegionServerTables final : public ServerTables {
@@ -115,7 +119,10 @@ class RegionServerTables final : public ServerTables {
       return absl::Status(host.status().code(),
                           absl::StrCat("opening data dir ", config.data_dir, ": ", host.status().ToString()));
     }
-    return std::unique_ptr<ServerTables>(new RegionServerTables(context, *std::move(host), log_dir));
+    // The cluster's id, on the shared storage: made by whichever process starts first.
+    BASALT_ASSIGN_OR_RETURN(std::string cluster_id, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(), config.data_dir));
+    return std::unique_ptr<ServerTables>(
+        new RegionServerTables(context, *std::move(host), log_dir, std::move(cluster_id)));
   }
 
   TableSource* tables() override { return host_.get(); }
@@ -131,8 +138,8 @@ class RegionServerTables final : public ServerTables {
   Region* acl_region() override { return nullptr; }
   Region* quota_region() override { return nullptr; }
   std::string log_dir() const override { return log_dir_; }
-  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts, int) override {
-    parts.cluster_id = hbase::ClusterIdForParent(context_.paths->parent);
+  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts) override {
+    parts.cluster_id = cluster_id_;
     hbase::ServeAsRegionServer(front, parts,
                                [zk = context_.zk, paths = context_.paths]() -> absl::StatusOr<ServerRegistration> {
                                  ZooKeeper* z = zk->load();
@@ -161,12 +168,14 @@ class RegionServerTables final : public ServerTables {
   }
 
  private:
-  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir)
-      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)) {}
+  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir,
+                     std::string cluster_id)
+      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)), cluster_id_(std::move(cluster_id)) {}
 
   const TablesContext context_;
   std::unique_ptr<RegionHost> host_;
   const std::string log_dir_;
+  const std::string cluster_id_;  // (cluster_id.h)
 };
 
 }  // namespace

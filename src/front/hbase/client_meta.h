@@ -23,12 +23,6 @@ struct ClusterFacts {
   std::vector<ServerName> bootstrap; // servers a client may ask next time
 };
 
-// A cluster's id (HBase's hbase.id), the same from its master and every region server: from
-// the cluster's ZooKeeper parent (ClusterPaths::parent).
-inline std::string ClusterIdForParent(std::string_view cluster_parent) {
-  return absl::StrCat("basalt", AV(cluster_parent));
-}
-
 inline constexpr char kClientMetaService[] = "ClientMetaService";
 inline constexpr char kDoNotRetry[] = "org.apache.hadoop.hbase.DoNotRetryIOException";
 
