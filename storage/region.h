@@ -310,9 +310,10 @@ absl::StatusOr<CopiedFiles> CopyRegion(Env* from_env, const std::string& from, E
 // The blocks must tile the file exactly and end where the trailer's index, bloom and file info say.
 absl::Status CopyBlockFile(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
                            const std::function<absl::Status(uint64_t bytes)>& on_bytes, size_t read_bytes = 4 << 20);
-// A block file's last bytes (its trailer, kTrailerSize or fewer): what CopyRegion compares, with
-// the size, before it takes a file the target holds for the same one.
-absl::StatusOr<std::string> ReadBlockFileTail(Env* env, const std::string& path, uint64_t* size);
+// Whether `path` in `env` is the block file of `size` bytes ending in `tail` (its trailer's
+// bytes, which hold the index's and file info's places and sizes and a CRC of them): how
+// CopyRegion, and an export's search of its target, take a file there for the same one.
+bool HoldsBlockFile(Env* env, const std::string& path, uint64_t size, std::string_view tail);
 
 // The contract; the state lives behind it (storage/internal/region_impl.h).
 class Region {

@@ -8,7 +8,6 @@
 #include "common/fault_point.h"
 #include "common/status.h"
 #include "storage/internal/block_format.h"
-#include "storage/internal/manifest.h"
 #include "storage/internal/region_impl.h"
 #include "storage/internal/store.h"
 #include "storage/region.h"
@@ -58,15 +57,20 @@ BlockType TypeAt(const Trailer& t, uint64_t offset, const BlockHandle** handle) 
   return BlockType::kData;
 }
 
-// The verified blocks of `from` and its trailer, appended to `out`.
-absl::Status CopyBlocks(const RandomAccessFile& src, WritableFile* out,
+// The file's last bytes: its trailer (kTrailerSize, or fewer in a shorter file).
+absl::StatusOr<std::string> ReadTail(const RandomAccessFile& f) {
+  std::string buf(std::min<uint64_t>(f.Size(), kTrailerSize), '\0');
+  BASALT_ASSIGN_OR_RETURN(std::string_view got, f.Read(f.Size() - buf.size(), buf.size(), buf.data()));
+  if (got.data() != buf.data()) buf.assign(got);
+  return buf;
+}
+
+// The verified blocks of `src` (whose last bytes are `tail`) and its trailer, appended to `out`.
+absl::Status CopyBlocks(const RandomAccessFile& src, std::string_view tail, WritableFile* out,
                         const std::function<absl::Status(uint64_t)>& on_bytes, size_t read_bytes) {
   const std::string& name = src.name();
   const uint64_t size = src.Size();
-  std::string tail_buf(std::min<uint64_t>(size, kTrailerSize), '\0');
-  BASALT_ASSIGN_OR_RETURN(std::string_view tail, src.Read(size - tail_buf.size(), tail_buf.size(), tail_buf.data()));
-  const std::string tail_copy(tail);
-  BASALT_ASSIGN_OR_RETURN(Trailer t, DecodeTrailer(tail_copy, name));
+  BASALT_ASSIGN_OR_RETURN(Trailer t, DecodeTrailer(tail, name));
   const uint64_t body_end = size - t.size;
   const BlockReadContext ctx{&src, t.checksum, t.bytes_per_checksum, t.encoding, /*verify_checksums=*/true};
   PieceReader reader(&src, body_end, read_bytes);
@@ -96,72 +100,64 @@ absl::Status CopyBlocks(const RandomAccessFile& src, WritableFile* out,
     return absl::DataLossError(absl::StrCat(name, ": ", metas, " of the trailer's ", want_metas,
                                             " index, bloom and file-info blocks start where a block starts"));
   }
-  BASALT_RETURN_IF_ERROR(out->Append(std::string_view(tail_copy).substr(tail_copy.size() - t.size)));
+  BASALT_RETURN_IF_ERROR(out->Append(tail.substr(tail.size() - t.size)));
   if (on_bytes) BASALT_RETURN_IF_ERROR(on_bytes(t.size));
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> ReadBlockFileTail(Env* env, const std::string& path, uint64_t* size) {
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> f, env->NewRandomAccessFile(path));
-  *size = f->Size();
-  std::string buf(std::min<uint64_t>(*size, kTrailerSize), '\0');
-  BASALT_ASSIGN_OR_RETURN(std::string_view got, f->Read(*size - buf.size(), buf.size(), buf.data()));
-  return std::string(got);
-}
-
-absl::Status CopyBlockFile(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
-                           const std::function<absl::Status(uint64_t)>& on_bytes, size_t read_bytes) {
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> src, from_env->NewRandomAccessFile(from));
+// CopyBlockFile, from a source already open (its last bytes read: `tail`).
+absl::Status CopyOpenBlockFile(const RandomAccessFile& src, std::string_view tail, Env* to_env, const std::string& to,
+                               const std::function<absl::Status(uint64_t)>& on_bytes, size_t read_bytes) {
   const std::string tmp = Store::TempFilePath(to);
   BASALT_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, to_env->NewWritableFile(tmp));
-  absl::Status s = CopyBlocks(*src, out.get(), on_bytes, std::max<size_t>(read_bytes, 64 << 10));
+  absl::Status s = CopyBlocks(src, tail, out.get(), on_bytes, std::max<size_t>(read_bytes, 64 << 10));
   if (s.ok()) s = out->Sync();
   if (absl::Status c = out->Close(); s.ok()) s = c;
   if (s.ok()) s = to_env->ReplaceFile(tmp, to);
   if (!s.ok()) {
     to_env->DeleteFile(tmp).IgnoreError();
-    return absl::Status(s.code(), absl::StrCat("copying ", from, " to ", to, ": ", s.message()));
+    return absl::Status(s.code(), absl::StrCat("copying ", src.name(), " to ", to, ": ", s.message()));
   }
   FaultPoint("copy:file-written");  // (tests: the export killed with one file whole)
   return absl::OkStatus();
 }
 
+}  // namespace
+
+bool HoldsBlockFile(Env* env, const std::string& path, uint64_t size, std::string_view tail) {
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> f = env->NewRandomAccessFile(path);
+  if (!f.ok() || (*f)->Size() != size) return false;
+  absl::StatusOr<std::string> there = ReadTail(**f);
+  return there.ok() && *there == tail;
+}
+
+absl::Status CopyBlockFile(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
+                           const std::function<absl::Status(uint64_t)>& on_bytes, size_t read_bytes) {
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> src, from_env->NewRandomAccessFile(from));
+  BASALT_ASSIGN_OR_RETURN(std::string tail, ReadTail(*src));
+  return CopyOpenBlockFile(*src, tail, to_env, to, on_bytes, read_bytes);
+}
+
 absl::StatusOr<CopiedFiles> CopyRegion(Env* from_env, const std::string& from, Env* to_env, const std::string& to,
                                        const RegionCopyOptions& options) {
-  const std::string mpath = absl::StrCat(from, "/", kManifestName);
-  absl::StatusOr<std::string> mbytes = from_env->ReadFileToString(mpath);
-  if (!mbytes.ok()) {
-    return absl::DataLossError(absl::StrCat("region directory ", from, " has no readable ", kManifestName, ": ",
-                                            mbytes.status().message()));
-  }
-  BASALT_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(*mbytes, mpath));
-  if (!m.references.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("region directory ", from, " still refers to ",
-                                                      m.references.size(), " file(s) of another region"));
-  }
+  BASALT_ASSIGN_OR_RETURN(internal::ClosedRegionManifest read, internal::ReadClosedRegionManifest(from_env, from));
   BASALT_RETURN_IF_ERROR(to_env->CreateDirs(to));
   CopiedFiles out;
-  for (const auto& [family, numbers] : m.files) {
+  for (const auto& [family, numbers] : read.manifest.files) {
     for (uint64_t number : numbers) {
       const std::string base = Store::FileName(number);
-      const std::string src = absl::StrCat(from, "/", base), dst = absl::StrCat(to, "/", base);
-      uint64_t size = 0;
-      absl::StatusOr<std::string> tail = ReadBlockFileTail(from_env, src, &size);
+      const std::string src_path = absl::StrCat(from, "/", base), dst = absl::StrCat(to, "/", base);
+      absl::StatusOr<std::unique_ptr<RandomAccessFile>> src = from_env->NewRandomAccessFile(src_path);
+      absl::StatusOr<std::string> tail = src.ok() ? ReadTail(**src) : src.status();
       if (!tail.ok()) {
         return absl::DataLossError(absl::StrCat("region directory ", from, ": a file its ", kManifestName,
                                                 " lists cannot be read: ", tail.status().message()));
       }
+      const uint64_t size = (*src)->Size();
       ++out.files;
       out.bytes += size;
       // Whole already (files are only ever named when whole), or the same file held elsewhere.
-      bool held = false;
-      if (to_env->FileExists(dst)) {
-        uint64_t there_size = 0;
-        absl::StatusOr<std::string> there = ReadBlockFileTail(to_env, dst, &there_size);
-        held = there.ok() && there_size == size && *there == *tail;
-      }
+      bool held = HoldsBlockFile(to_env, dst, size, *tail);
       if (!held && options.find_copy) {
         if (const std::string copy = options.find_copy(base, size, *tail); !copy.empty()) {
           if (to_env->FileExists(dst)) BASALT_RETURN_IF_ERROR(to_env->DeleteFile(dst));
@@ -173,12 +169,12 @@ absl::StatusOr<CopiedFiles> CopyRegion(Env* from_env, const std::string& from, E
         out.linked_bytes += size;
         continue;
       }
-      BASALT_RETURN_IF_ERROR(CopyBlockFile(from_env, src, to_env, dst, options.on_bytes, options.read_bytes));
+      BASALT_RETURN_IF_ERROR(CopyOpenBlockFile(**src, *tail, to_env, dst, options.on_bytes, options.read_bytes));
       ++out.copied_files;
       out.copied_bytes += size;
     }
   }
-  BASALT_RETURN_IF_ERROR(to_env->WriteFileDurably(absl::StrCat(to, "/", kManifestName), *mbytes));
+  BASALT_RETURN_IF_ERROR(to_env->WriteFileDurably(absl::StrCat(to, "/", kManifestName), read.bytes));
   BASALT_RETURN_IF_ERROR(to_env->SyncDir(to));
   return out;
 }

@@ -20,6 +20,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/region.h"
+#include "storage/internal/manifest.h"
 #include "storage/internal/visibility.h"
 #include "storage/internal/wal.h"
 
@@ -58,6 +59,14 @@ inline ReadRules RulesOf(const ReadSpec& spec) {
   r.max_versions = spec.max_versions;
   return r;
 }
+// A closed region directory's MANIFEST, as a snapshot's copy (LinkRegion, CopyRegion) reads it:
+// its bytes and what they say. DataLoss when it is missing or damaged; FailedPrecondition when it
+// still refers to another region's files (a split's daughter not yet compacted).
+struct ClosedRegionManifest {
+  std::string bytes;
+  Manifest manifest;
+};
+absl::StatusOr<ClosedRegionManifest> ReadClosedRegionManifest(Env* env, const std::string& dir);
 }  // namespace internal
 
 class RegionImpl final : public Region {

@@ -53,19 +53,26 @@ absl::StatusOr<LinkedFiles> LinkListedFiles(Env* env, Manifest m, const std::str
 }
 }  // namespace
 
-absl::StatusOr<LinkedFiles> LinkRegion(Env* env, const std::string& from, const std::string& to) {
-  const std::string mpath = absl::StrCat(from, "/", kManifestName);
+namespace internal {
+absl::StatusOr<ClosedRegionManifest> ReadClosedRegionManifest(Env* env, const std::string& dir) {
+  const std::string mpath = absl::StrCat(dir, "/", kManifestName);
   absl::StatusOr<std::string> bytes = env->ReadFileToString(mpath);
   if (!bytes.ok()) {
-    return absl::DataLossError(absl::StrCat("region directory ", from, " has no readable ", kManifestName, ": ",
+    return absl::DataLossError(absl::StrCat("region directory ", dir, " has no readable ", kManifestName, ": ",
                                             bytes.status().message()));
   }
   BASALT_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(*bytes, mpath));
   if (!m.references.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("region directory ", from, " still refers to ",
+    return absl::FailedPreconditionError(absl::StrCat("region directory ", dir, " still refers to ",
                                                       m.references.size(), " file(s) of another region"));
   }
-  absl::StatusOr<LinkedFiles> linked = LinkListedFiles(env, std::move(m), from, to);
+  return ClosedRegionManifest{*std::move(bytes), std::move(m)};
+}
+}  // namespace internal
+
+absl::StatusOr<LinkedFiles> LinkRegion(Env* env, const std::string& from, const std::string& to) {
+  BASALT_ASSIGN_OR_RETURN(internal::ClosedRegionManifest read, internal::ReadClosedRegionManifest(env, from));
+  absl::StatusOr<LinkedFiles> linked = LinkListedFiles(env, std::move(read.manifest), from, to);
   if (linked.status().code() == absl::StatusCode::kNotFound) {
     return absl::DataLossError(absl::StrCat("region directory ", from, ": a file its ", kManifestName,
                                             " lists is missing: ", linked.status().message()));
