@@ -13,7 +13,7 @@
 namespace basalt::server {
 namespace {
 
-std::string SnapshotsIn(const SnapshotStore& s) { return absl::StrCat(s.data_dir, "/", kSnapshotsDir); }
+std::string SnapshotsIn(const SnapshotStore& s) { return SnapshotsDirIn(s.data_dir); }
 
 // Every block file under the store's snapshots (whole ones: files are named only when whole), by
 // "<encoded region name>/<file name>": what an export may name again instead of copying. A block
@@ -81,12 +81,9 @@ absl::Status CopyRegions(const SnapshotStore& from, const SnapshotInfo& info, co
     };
     how.find_copy = [&](std::string_view name, uint64_t size, std::string_view tail) -> std::string {
       auto it = held.find(absl::StrCat(encoded, "/", AV(name)));
-      if (it == held.end()) return "";
-      uint64_t there = 0;
-      absl::StatusOr<std::string> there_tail = ReadBlockFileTail(to.env, it->second, &there);
-      return there_tail.ok() && there == size && *there_tail == tail ? it->second : "";
+      return it != held.end() && HoldsBlockFile(to.env, it->second, size, tail) ? it->second : "";
     };
-    BASALT_ASSIGN_OR_RETURN(CopiedFiles c, CopyRegion(from.env, absl::StrCat(SnapshotsIn(from), "/", info.name, "/", encoded),
+    BASALT_ASSIGN_OR_RETURN(CopiedFiles c, CopyRegion(from.env, absl::StrCat(SnapshotDirIn(from.data_dir, info.name), "/", encoded),
                                                       to.env, absl::StrCat(target_dir, "/", encoded), how));
     progress->files_done += c.files;
     progress->copied_files += c.copied_files;
@@ -127,26 +124,21 @@ absl::StatusOr<ExportProgress> ExportSnapshot(const SnapshotStore& from, std::st
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
   const std::string target = options.target_name.empty() ? std::string(name) : options.target_name;
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(target));
-  const std::string manifest = absl::StrCat(SnapshotsIn(from), "/", AV(name), "/", kSnapshotFileName);
-  if (!from.env->FileExists(manifest)) {
-    return absl::NotFoundError(absl::StrCat("no snapshot '", AV(name), "' in ", SnapshotsIn(from)));
-  }
-  BASALT_ASSIGN_OR_RETURN(std::string bytes, from.env->ReadFileToString(manifest));
-  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, DecodeSnapshot(bytes, manifest));
-  const std::string target_dir = absl::StrCat(SnapshotsIn(to), "/", target);
+  absl::StatusOr<SnapshotInfo> read = ReadSnapshotIn(from.env, from.data_dir, name);
+  if (!read.ok()) return absl::Status(read.status().code(), absl::StrCat(read.status().message(), " in ", SnapshotsIn(from)));
+  SnapshotInfo info = *std::move(read);
+  const std::string target_dir = SnapshotDirIn(to.data_dir, target);
   if (to.env->FileExists(absl::StrCat(target_dir, "/", kSnapshotFileName))) {
     return absl::AlreadyExistsError(
         absl::StrCat("the target holds a snapshot '", target, "' already (", target_dir, "): delete it, or export under another name"));
   }
   ExportProgress progress;
-  for (const SnapshotInfo::Region& r : info.regions) progress.files += r.files, progress.bytes += r.bytes;
+  progress.files = info.files();
+  progress.bytes = info.bytes();
   absl::Status s = CopyRegions(from, info, to, target_dir, options, &progress);
   if (s.ok()) s = CheckWhole(info, to, target_dir);
-  if (s.ok() && target != info.name) {
-    info.name = target;
-    bytes = EncodeSnapshot(info);
-  }
-  if (s.ok()) s = to.env->WriteFileDurably(absl::StrCat(target_dir, "/", kSnapshotFileName), bytes);
+  info.name = target;
+  if (s.ok()) s = to.env->WriteFileDurably(absl::StrCat(target_dir, "/", kSnapshotFileName), EncodeSnapshot(info));
   if (s.ok()) s = to.env->SyncDir(SnapshotsIn(to));
   if (!s.ok()) {
     // Nothing half-made left behind (whole files of a run killed part way are kept for the next).

@@ -127,4 +127,29 @@ absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::s
   return s;
 }
 
+uint64_t SnapshotInfo::files() const {
+  uint64_t n = 0;
+  for (const Region& r : regions) n += r.files;
+  return n;
+}
+
+uint64_t SnapshotInfo::bytes() const {
+  uint64_t n = 0;
+  for (const Region& r : regions) n += r.bytes;
+  return n;
+}
+
+std::string SnapshotsDirIn(std::string_view data_dir) { return absl::StrCat(AV(data_dir), "/", kSnapshotsDir); }
+
+std::string SnapshotDirIn(std::string_view data_dir, std::string_view name) {
+  return absl::StrCat(SnapshotsDirIn(data_dir), "/", AV(name));
+}
+
+absl::StatusOr<SnapshotInfo> ReadSnapshotIn(Env* env, std::string_view data_dir, std::string_view name) {
+  const std::string manifest = absl::StrCat(SnapshotDirIn(data_dir, name), "/", kSnapshotFileName);
+  if (!env->FileExists(manifest)) return absl::NotFoundError(absl::StrCat("no snapshot '", AV(name), "'"));
+  BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(manifest));
+  return DecodeSnapshot(bytes, manifest);
+}
+
 }  // namespace basalt::server

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "src/schema/catalog_file.h"
 #include "src/schema/region_info.h"
 
@@ -64,6 +65,9 @@ struct SnapshotInfo {
   };
   std::vector<Region> regions;  // by start key
   std::vector<SnapshotGrant> grants;  // the table's when it was taken (empty: none kept)
+  // Its regions' files and their bytes, in sum.
+  uint64_t files() const;
+  uint64_t bytes() const;
   bool operator==(const SnapshotInfo&) const = default;
 };
 
@@ -73,5 +77,12 @@ absl::Status ValidateSnapshotName(std::string_view name);
 
 std::string EncodeSnapshot(const SnapshotInfo& s);
 absl::StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view bytes, const std::string& path);
+
+// `<data_dir>/snapshots`, and snapshot `name`'s directory in it.
+std::string SnapshotsDirIn(std::string_view data_dir);
+std::string SnapshotDirIn(std::string_view data_dir, std::string_view name);
+// Snapshot `name`'s SNAPSHOT under `data_dir`, read and decoded. NotFound ("no snapshot 'NAME'")
+// when it is not there (a directory without it is a snapshot being taken, or cut short).
+absl::StatusOr<SnapshotInfo> ReadSnapshotIn(Env* env, std::string_view data_dir, std::string_view name);
 
 }  // namespace basalt::server

@@ -259,9 +259,7 @@ void DescribeSnapshot(const SnapshotInfo& info, uint64_t bytes, uint64_t only_by
   out->set_created_ms(info.created_ms);
   out->set_ttl_seconds(info.ttl_s);
   out->set_regions(static_cast<uint32_t>(info.regions.size()));
-  uint64_t files = 0;
-  for (const SnapshotInfo::Region& r : info.regions) files += r.files;
-  out->set_files(files);
+  out->set_files(info.files());
   out->set_bytes(bytes);
   out->set_only_bytes(only_bytes);
   out->set_owner(info.owner);
@@ -276,9 +274,7 @@ absl::Status AdminService::Snapshot(const rpc::SnapshotRequest& req, rpc::Snapsh
     options.grants.push_back(SnapshotGrant{g.principal(), g.scope().family(), g.scope().qualifier(), perms});
   }
   BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, parts_.changes->Snapshot(req.table(), req.name(), options));
-  uint64_t bytes = 0;
-  for (const SnapshotInfo::Region& r : info.regions) bytes += r.bytes;
-  DescribeSnapshot(info, bytes, 0, resp->mutable_snapshot());  // (every byte the table's too, now)
+  DescribeSnapshot(info, info.bytes(), 0, resp->mutable_snapshot());  // (every byte the table's too, now)
   return absl::OkStatus();
 }
 

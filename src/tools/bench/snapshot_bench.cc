@@ -9,6 +9,7 @@
 
 #include "common/env.h"
 #include "src/catalog/snapshot_export.h"
+#include "src/schema/snapshot_file.h"
 #include "src/tools/bench/server_bench_common.h"
 
 namespace basalt::bench {
@@ -89,7 +90,7 @@ absl::Status TimeExport(const std::string& data_dir, const std::string& snapshot
         BASALT_RETURN_IF_ERROR(e.status());
         export_s = Seconds(t0, Clock::now());
       } else {
-        BASALT_ASSIGN_OR_RETURN(plain_bytes, PlainCopy(absl::StrCat(data_dir, "/snapshots/", snapshot), scratch + "/plain"));
+        BASALT_ASSIGN_OR_RETURN(plain_bytes, PlainCopy(server::SnapshotDirIn(data_dir, snapshot), scratch + "/plain"));
         plain_s = Seconds(t0, Clock::now());
       }
     }
