@@ -16,9 +16,9 @@
 
 namespace basalt::server {
 
-std::string Catalog::SnapshotsDir() const { return absl::StrCat(options_.data_dir, "/", kSnapshotsDir); }
+std::string Catalog::SnapshotsDir() const { return SnapshotsDirIn(options_.data_dir); }
 
-std::string Catalog::SnapshotDir(std::string_view name) const { return absl::StrCat(SnapshotsDir(), "/", AV(name)); }
+std::string Catalog::SnapshotDir(std::string_view name) const { return SnapshotDirIn(options_.data_dir, name); }
 
 absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::string_view name,
                                                const SnapshotOptions& options) {
@@ -76,11 +76,15 @@ absl::StatusOr<SnapshotInfo> Catalog::Snapshot(std::string_view table, std::stri
     env->RemoveTree(dir).IgnoreError();  // its names go; the table's stay
     return absl::Status(s.code(), absl::StrCat("snapshot ", AV(name), " of table ", e.spec.name, ": ", s.message()));
   }
-  uint64_t files = 0, bytes = 0;
-  for (const SnapshotInfo::Region& r : info.regions) files += r.files, bytes += r.bytes;
-  Log(absl::StrCat("snapshot ", AV(name), " of table '", e.spec.name, "': ", info.regions.size(), " region(s), ", files,
-                   " file(s), ", bytes, " bytes named (none copied)"));
-  CountSnapshots();
+  Log(absl::StrCat("snapshot ", AV(name), " of table '", e.spec.name, "': ", info.regions.size(), " region(s), ",
+                   info.files(), " file(s), ", info.bytes(), " bytes named (none copied)"));
+  {
+    // Counted as it is, not by listing every snapshot again: its files are all the table's
+    // too, so it holds no byte of its own, and no other snapshot's share changes.
+    absl::MutexLock l(&totals_mu_);
+    ++snapshot_totals_.snapshots;
+    snapshot_totals_.bytes += info.bytes();
+  }
   return info;
 }
 
@@ -90,21 +94,17 @@ absl::StatusOr<std::vector<SnapshotInfo>> Catalog::ReadSnapshotsLocked() const {
   if (!env->FileExists(SnapshotsDir())) return out;
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(SnapshotsDir()));
   for (const std::string& name : names) {
-    const std::string manifest = absl::StrCat(SnapshotDir(name), "/", kSnapshotFileName);
-    if (!env->FileExists(manifest)) continue;  // being taken, or cut short (removed at start-up)
-    BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(manifest));
-    BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, DecodeSnapshot(bytes, manifest));
-    out.push_back(std::move(info));
+    absl::StatusOr<SnapshotInfo> info = ReadSnapshotIn(env, options_.data_dir, name);
+    if (info.status().code() == absl::StatusCode::kNotFound) continue;  // being taken, or cut short (removed at start-up)
+    BASALT_RETURN_IF_ERROR(info.status());
+    out.push_back(*std::move(info));
   }
   return out;
 }
 
 absl::StatusOr<SnapshotInfo> Catalog::ReadSnapshotLocked(std::string_view name) const {
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(name));
-  const std::string manifest = absl::StrCat(SnapshotDir(name), "/", kSnapshotFileName);
-  if (!options_.env->FileExists(manifest)) return absl::NotFoundError(absl::StrCat("no snapshot '", AV(name), "'"));
-  BASALT_ASSIGN_OR_RETURN(std::string bytes, options_.env->ReadFileToString(manifest));
-  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, DecodeSnapshot(bytes, manifest));
+  BASALT_ASSIGN_OR_RETURN(SnapshotInfo info, ReadSnapshotIn(options_.env, options_.data_dir, name));
   std::sort(info.regions.begin(), info.regions.end(),
             [](const SnapshotInfo::Region& a, const SnapshotInfo::Region& b) { return a.info.start_key < b.info.start_key; });
   return info;
