@@ -241,6 +241,14 @@ absl::StatusOr<std::string> BasaltTableOf(const TableName& name) {
   return name.qualifier();
 }
 
+absl::StatusOr<std::string> BasaltTableOfText(std::string_view name) {
+  TableName t;
+  const size_t colon = name.find(':');
+  t.set_namespace_(colon == std::string_view::npos ? "" : std::string(name.substr(0, colon)));
+  t.set_qualifier(std::string(colon == std::string_view::npos ? name : name.substr(colon + 1)));
+  return BasaltTableOf(t);
+}
+
 TableName TableNameOfBasalt(std::string_view basalt_table) {
   TableName t;
   t.set_namespace_(kDefaultNamespace);

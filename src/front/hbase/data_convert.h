@@ -63,6 +63,8 @@ absl::Status NamespaceNotFound(std::string_view ns);
 
 // Basalt's name of an HBase table ("default" namespace only); NotFound (the namespace) else.
 absl::StatusOr<std::string> BasaltTableOf(const TableName& name);
+// The same for a table name as HBase writes it in text: "t" or "ns:t".
+absl::StatusOr<std::string> BasaltTableOfText(std::string_view name);
 TableName TableNameOfBasalt(std::string_view basalt_table);
 
 // A region as an HBase region name names it: "<table>,<start key>,<id>.<md5>." (or the old

@@ -38,15 +38,7 @@ absl::StatusOr<NamedRegion> RegionOf(const RegionSpecifier& spec) {
     return absl::InvalidArgumentError("a region named by its encoded name alone is not served by Basalt's HBase port");
   }
   BASALT_ASSIGN_OR_RETURN(RegionRef ref, ParseRegionName(spec.value()));
-  TableName tn;
-  const size_t colon = ref.table.find(':');
-  if (colon != std::string::npos) {
-    tn.set_namespace_(ref.table.substr(0, colon));
-    tn.set_qualifier(ref.table.substr(colon + 1));
-  } else {
-    tn.set_qualifier(ref.table);
-  }
-  BASALT_ASSIGN_OR_RETURN(n.table, BasaltTableOf(tn));
+  BASALT_ASSIGN_OR_RETURN(n.table, BasaltTableOfText(ref.table));
   server::RegionInfo info;
   info.table = n.table;
   info.start_key = ref.start_key;

@@ -15,19 +15,6 @@ namespace {
 // when the call answers.
 constexpr int64_t kExpectedTimeoutMs = 300000;
 
-// Basalt's table of a snapshot description's table name, "t" or "ns:t".
-absl::StatusOr<std::string> TableOfName(const std::string& name) {
-  TableName t;
-  const size_t colon = name.find(':');
-  if (colon == std::string::npos) {
-    t.set_qualifier(name);
-  } else {
-    t.set_namespace_(name.substr(0, colon));
-    t.set_qualifier(name.substr(colon + 1));
-  }
-  return BasaltTableOf(t);
-}
-
 // Basalt's errors in the classes HBase's client knows for snapshots.
 absl::Status SnapshotException(absl::Status s, std::string_view table = {}) {
   const bool of_snapshot = s.message().find("snapshot '") != std::string_view::npos;
@@ -44,14 +31,26 @@ absl::Status SnapshotException(absl::Status s, std::string_view table = {}) {
   }
 }
 
-void DescribeSnapshot(const rpc::SnapshotDescription& d, SnapshotDescription* out) {
-  out->set_name(d.name());
-  out->set_table(d.table());
-  out->set_creation_time(d.created_ms());
+void DescribeSnapshot(const std::string& name, const std::string& table, int64_t created_ms, const std::string& owner,
+                      int64_t ttl_s, SnapshotDescription* out) {
+  out->set_name(name);
+  out->set_table(table);
+  out->set_creation_time(created_ms);
   out->set_type(SnapshotDescription::FLUSH);
   out->set_version(2);  // HBase's SnapshotManifestV2 (the layout a client may ask about)
-  if (!d.owner().empty()) out->set_owner(d.owner());
-  out->set_ttl(d.ttl_seconds());
+  if (!owner.empty()) out->set_owner(owner);
+  out->set_ttl(ttl_s);
+}
+
+// One snapshot by name (its manifest alone, not a listing of every snapshot's files); HBase's
+// SnapshotDoesNotExistException when there is none.
+absl::StatusOr<server::SnapshotInfo> FindSnapshot(const server::AdminService& admin, const std::string& name) {
+  absl::StatusOr<server::SnapshotInfo> s = admin.ReadSnapshot(name);
+  // (A name no snapshot may have names none either.)
+  if (s.status().code() == absl::StatusCode::kNotFound || s.status().code() == absl::StatusCode::kInvalidArgument) {
+    return AsException(absl::NotFoundError(absl::StrCat("snapshot '", name, "' does not exist")), kSnapshotDoesNotExist);
+  }
+  return s;
 }
 
 }  // namespace
@@ -60,7 +59,7 @@ absl::StatusOr<std::string> MasterService::Snapshot(const Request& r) {
   SnapshotRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   const SnapshotDescription& s = req.snapshot();
-  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfName(s.table()));
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOfText(s.table()));
   // Any type is taken as FLUSH: SKIPFLUSH's snapshot would hold less, never more, than Basalt's,
   // which always flushes every region into it.
   BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(req.nonce_group(), req.nonce(), r.method(), [&]() -> absl::Status {
@@ -80,18 +79,12 @@ absl::StatusOr<std::string> MasterService::Snapshot(const Request& r) {
 absl::StatusOr<std::string> MasterService::IsSnapshotDone(const Request& r) {
   IsSnapshotDoneRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  rpc::ListSnapshotsResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
-  for (const rpc::SnapshotDescription& d : all.snapshots()) {
-    if (d.name() != req.snapshot().name()) continue;
-    IsSnapshotDoneResponse resp;
-    resp.set_done(true);
-    DescribeSnapshot(d, resp.mutable_snapshot());
-    return EncodeResponse(r.id(), resp);
-  }
-  // (HBase's answer for a snapshot it has no record of: taken and failed, or never asked for.)
-  return AsException(absl::NotFoundError(absl::StrCat("snapshot '", req.snapshot().name(), "' does not exist")),
-                     kSnapshotDoesNotExist);
+  // (None: HBase's answer for a snapshot it has no record of, taken and failed or never asked for.)
+  BASALT_ASSIGN_OR_RETURN(server::SnapshotInfo s, FindSnapshot(*options_.admin, req.snapshot().name()));
+  IsSnapshotDoneResponse resp;
+  resp.set_done(true);
+  DescribeSnapshot(s.name, s.table.name, s.created_ms, s.owner, s.ttl_s, resp.mutable_snapshot());
+  return EncodeResponse(r.id(), resp);
 }
 
 absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& r) {
@@ -100,7 +93,9 @@ absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& 
   rpc::ListSnapshotsResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
   GetCompletedSnapshotsResponse resp;
-  for (const rpc::SnapshotDescription& d : all.snapshots()) DescribeSnapshot(d, resp.add_snapshots());
+  for (const rpc::SnapshotDescription& d : all.snapshots()) {
+    DescribeSnapshot(d.name(), d.table(), d.created_ms(), d.owner(), d.ttl_seconds(), resp.add_snapshots());
+  }
   return EncodeResponse(r.id(), resp);
 }
 
@@ -123,18 +118,10 @@ absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
                        kRestoreSnapshot);
   }
   const std::string& name = req.snapshot().name();
-  BASALT_ASSIGN_OR_RETURN(std::string table, TableOfName(req.snapshot().table()));
-  rpc::ListSnapshotsResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
-  const rpc::SnapshotDescription* found = nullptr;
-  for (const rpc::SnapshotDescription& d : all.snapshots()) {
-    if (d.name() == name) found = &d;
-  }
-  if (found == nullptr) {
-    return AsException(absl::NotFoundError(absl::StrCat("snapshot '", name, "' does not exist")), kSnapshotDoesNotExist);
-  }
+  BASALT_ASSIGN_OR_RETURN(std::string table, BasaltTableOfText(req.snapshot().table()));
+  BASALT_ASSIGN_OR_RETURN(server::SnapshotInfo found, FindSnapshot(*options_.admin, name));
   // Onto its own table: a restore (which clones a dropped table back). Onto another: a clone.
-  const bool restore = table == found->table();
+  const bool restore = table == found.table.name;
   BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(req.nonce_group(), req.nonce(), r.method(), [&]() -> absl::Status {
     rpc::AdminResponse ignored;
     if (restore) {
