@@ -31,6 +31,7 @@
 #include "common/test_services.h"
 #include "tests/integration/integration_util.h"
 #include "tests/util/child_process.h"
+#include "tests/util/scan_rows.h"
 
 namespace basalt::testing {
 namespace {
@@ -92,20 +93,7 @@ class Snapshots : public ServerTest, public ::testing::WithParamInterface<std::s
     ASSERT_TRUE(s.ok()) << s;
     Connect(fault_point.empty() ? absl::Seconds(20) : absl::Seconds(3));
   }
-  Rows Scan(const std::string& table) {
-    Rows rows;
-    auto sc = conn_->GetTable(table)->GetScanner(basalt::Scan());
-    EXPECT_TRUE(sc.ok()) << sc.status();
-    if (!sc.ok()) return rows;
-    Result r;
-    for (;;) {
-      auto more = (*sc)->Next(&r);
-      EXPECT_TRUE(more.ok()) << more.status();
-      if (!more.ok() || !*more) break;
-      rows[r.row()] = std::string(r.Value("cf", "q").value_or(""));
-    }
-    return rows;
-  }
+  Rows Scan(const std::string& table) { return ScanCellValues(conn_->GetTable(table).get(), "cf", "q"); }
   // FNV-1a over the ordered scan: the figure the note quotes for "the same rows".
   static uint64_t Digest(const Rows& rows) {
     uint64_t h = 1469598103934665603ull;
