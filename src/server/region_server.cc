@@ -205,6 +205,7 @@ absl::Status RegionServer::StartHBase() {
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
   parts.scanner_lease_ms = config_.scanner_lease_ms;
+  parts.cluster_id = tables_->cluster_id();
   parts.log = [](std::string_view line) { log::Warning(line); };
   hbase_ = std::make_unique<hbase::HBaseFront>(o);
   tables_->ServeHBase(hbase_.get(), parts);
@@ -222,6 +223,7 @@ absl::Status RegionServer::StartHBase() {
   zp.parent = config_.hbase_znode_parent;
   zp.self = hbase_->self()->name();
   zp.cluster_id = parts.cluster_id;
+  zp.sinks = {zp.self};  // (a standalone server: a cluster's region servers do not publish)
   zp.log = [](std::string_view line) { log::Warning(line); };
   absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
   if (!published.ok()) {

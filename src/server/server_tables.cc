@@ -72,8 +72,8 @@ class StandaloneTables final : public ServerTables {
   Region* acl_region() override { return catalog_->acl_region(); }
   Region* quota_region() override { return catalog_->quota_region(); }
   std::string log_dir() const override { return ""; }
-  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts) override {
-    parts.cluster_id = cluster_id_;
+  const std::string& cluster_id() const override { return cluster_id_; }
+  void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) override {
     hbase::ServeAsStandalone(front, parts);
   }
   const char* what() const override { return "a standalone server"; }
@@ -138,8 +138,8 @@ class RegionServerTables final : public ServerTables {
   Region* acl_region() override { return nullptr; }
   Region* quota_region() override { return nullptr; }
   std::string log_dir() const override { return log_dir_; }
-  void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts) override {
-    parts.cluster_id = cluster_id_;
+  const std::string& cluster_id() const override { return cluster_id_; }
+  void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) override {
     hbase::ServeAsRegionServer(front, parts,
                                [zk = context_.zk, paths = context_.paths]() -> absl::StatusOr<ServerRegistration> {
                                  ZooKeeper* z = zk->load();

@@ -64,9 +64,11 @@ class ServerTables {
   virtual Region* quota_region() = 0;
   // This run's own log directory, for its registration (empty: the server log in data_dir/wal).
   virtual std::string log_dir() const = 0;
-  // What the HBase port serves here (hbase_services.h), under the cluster's id
-  // (src/schema/cluster_id.h, read or made when the tables opened).
-  virtual void ServeHBase(hbase::HBaseFront* front, hbase::ServiceParts parts) = 0;
+  // The cluster's id (src/schema/cluster_id.h, read or made when the tables opened): HBase's
+  // hbase.id, which its replication sources read as a UUID from ZooKeeper.
+  virtual const std::string& cluster_id() const = 0;
+  // What the HBase port serves here (hbase_services.h); parts.cluster_id is cluster_id().
+  virtual void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) = 0;
   // What this process is, in the HBase port's refusals.
   virtual const char* what() const = 0;
   // Whether the registration in ZooKeeper holds its session's lease (regions are served only

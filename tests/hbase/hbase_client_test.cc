@@ -15,7 +15,9 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tests/integration/integration_util.h"
 #include "common/status.h"
 #include "common/test_services.h"
@@ -23,6 +25,7 @@
 #include "proto/hbase/hbase_client.pb.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/cell_block.h"
+#include "src/front/hbase/zk_records.h"
 #include "src/front/hbase/region_names.h"
 #include "tests/util/child_process.h"
 #include "src/front/hbase/wire_client.h"
@@ -84,6 +87,24 @@ TEST_F(HBaseClientTest, TheJavaClientFindsTheServerInZooKeeper) {
       StartWithHBasePort({"--hbase_zookeeper_quorum=" + quorum, "--hbase_znode_parent=" + parent});
   ASSERT_NE(address, "127.0.0.1:");
   RunClientSuite("zk:" + quorum + "@" + parent, address);
+
+  // What an HBase replication source reads of a peer: the cluster id, as a UUID (the one kept
+  // in the data directory), and the region servers under rs/, by HBase's "host,port,startcode".
+  ZooKeeper::Options o;
+  o.quorum = quorum;
+  absl::StatusOr<std::unique_ptr<ZooKeeper>> zk = ZooKeeper::Connect(o);
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  absl::StatusOr<std::optional<ZkNode>> id_record = (*zk)->Get(parent + "/hbaseid");
+  ASSERT_TRUE(id_record.ok() && id_record->has_value()) << id_record.status();
+  hbase::ClusterId id;
+  ASSERT_TRUE(hbase::ParseZkRecord((*id_record)->data, &id).ok());
+  EXPECT_EQ(id.cluster_id(), absl::StripAsciiWhitespace(ReadFile(dir_.path() + "/data/CLUSTER_ID")));
+  EXPECT_TRUE(std::regex_match(id.cluster_id(), std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+      << id.cluster_id();
+  absl::StatusOr<std::vector<std::string>> sinks = (*zk)->Children(parent + "/rs");
+  ASSERT_TRUE(sinks.ok()) << sinks.status();
+  ASSERT_EQ(sinks->size(), 1u);
+  EXPECT_TRUE(absl::StartsWith((*sinks)[0], absl::StrReplaceAll(address, {{":", ","}}) + ",")) << (*sinks)[0];
 }
 
 // A server paused for longer than its ZooKeeper session (SIGSTOP, as a long stall would) lost

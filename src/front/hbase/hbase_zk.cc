@@ -30,8 +30,15 @@ absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
                              ZooKeeper::Mode::kPersistent));
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kMasterNode),
                              ZkRecord(kWriter, MasterRecordOf(o.self, o.info_port)), ZooKeeper::Mode::kEphemeral));
-  return Put(zk, absl::StrCat(o.parent, "/", kMetaRegionServerNode), ZkRecord(kWriter, MetaRecordOf(o.self)),
-             ZooKeeper::Mode::kEphemeral);
+  BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kMetaRegionServerNode), ZkRecord(kWriter, MetaRecordOf(o.self)),
+                             ZooKeeper::Mode::kEphemeral));
+  if (o.sinks.empty()) return absl::OkStatus();
+  const std::string rs = absl::StrCat(o.parent, "/", kRegionServersNode);
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(rs));
+  for (const ServerName& sink : o.sinks) {
+    BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(rs, "/", ServerNodeName(sink)), "", ZooKeeper::Mode::kEphemeral));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<ZkPublisher>> ZkPublisher::Start(Options options) {

@@ -5,6 +5,8 @@
 //   <parent>/hbaseid              persistent  the cluster id (ClusterId)
 //   <parent>/master               ephemeral   the active master: this server's HBase port
 //   <parent>/meta-region-server   ephemeral   hbase:meta's server: the same
+//   <parent>/rs/<host,port,code>  ephemeral   each server that takes replicated edits (an HBase
+//                                             replication source's sinks): here, this server
 //
 // each in zk_records.h's form (0xff, the writer's id, PBUF, the message). The parent is the
 // HBase port's own (default /hbase), never Basalt's cluster parent: Basalt's <parent>/master is
@@ -19,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -34,6 +37,9 @@ class ZkPublisher {
     std::string parent = "/hbase";
     ServerName self;             // the HBase port, as clients dial it
     std::string cluster_id;
+    // The HBase ports listed under rs/, where an HBase cluster that replicates into this one
+    // sends its edits (AdminService.ReplicateWALEntry).
+    std::vector<ServerName> sinks;
     int info_port = 0;
     std::function<void(std::string_view)> log;
     // Whether the records may be written again after an expiry; empty: always.

@@ -68,4 +68,8 @@ ClusterId ClusterIdOf(std::string_view id) {
   return c;
 }
 
+std::string ServerNodeName(const ServerName& server) {
+  return absl::StrCat(server.host_name(), ",", server.port(), ",", server.start_code());
+}
+
 }  // namespace basalt::hbase

@@ -22,6 +22,10 @@ namespace basalt::hbase {
 inline constexpr char kClusterIdNode[] = "hbaseid";
 inline constexpr char kMasterNode[] = "master";
 inline constexpr char kMetaRegionServerNode[] = "meta-region-server";
+inline constexpr char kRegionServersNode[] = "rs";
+
+// A server's name as HBase writes it in node names (rs/): "host,port,startcode".
+std::string ServerNodeName(const ServerName& server);
 
 // A record of `message`, naming `writer` (a process, e.g. "basalt-master:<pid>") in its prefix.
 std::string ZkRecord(std::string_view writer, const google::protobuf::MessageLite& message);
