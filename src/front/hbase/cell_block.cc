@@ -31,8 +31,11 @@ absl::StatusOr<std::vector<BlockCell>> DecodeCellBlock(std::string_view block) {
     if (block.size() - at < 12) return bad("shorter than its three lengths");
     const char* p = block.data() + at;
     const uint32_t length = U32(p), key_length = U32(p + 4), value_length = U32(p + 8);
-    if (uint64_t{key_length} + value_length + 8 != length) return bad("its lengths disagree");
+    const uint64_t kv_length = uint64_t{key_length} + value_length + 8;
+    // (Longer than its KeyValue: its tags follow the value, KeyValueCodecWithTags.)
+    if (length != kv_length && length < kv_length + 2) return bad("its lengths disagree");
     if (length > block.size() - at - 4) return bad("it runs past the block");
+    if (length != kv_length && kv_length + 2 + U16(p + 4 + kv_length) != length) return bad("its lengths disagree");
     if (key_length < kKeyFixedBytes) return bad("its key is too short");
     const char* key = p + 12;
     const uint16_t row_length = U16(key);

@@ -7,6 +7,11 @@
 //
 // The qualifier's length is what the key leaves for it. A Multi's mutations send their cells
 // here (MutationProto.associated_cell_count says how many are each one's), in order.
+//
+// KeyValueCodecWithTags (a replication source's codec, hbase.replication.rpc.codec) writes a cell
+// with tags as the same KeyValue followed by | u16 tags length | tags |, counted in its length;
+// a cell without tags is written as above. Both are read here; the tags (HBase's per-cell TTL,
+// ACL and visibility labels) are passed over, as Basalt keeps none.
 #pragma once
 
 #include <cstdint>

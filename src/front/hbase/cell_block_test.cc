@@ -46,6 +46,27 @@ TEST(CellBlock, RoundTripOfEveryType) {
             "a family of 128 bytes (HBase's limit is 127)");
 }
 
+// KeyValueCodecWithTags (a replication source's): a cell with tags carries them after its value,
+// counted in its length; one without is the plain KeyValue. Both read, the tags passed over.
+TEST(CellBlock, CellsWithTagsAreRead) {
+  std::string plain;
+  ASSERT_TRUE(AppendCell({"r1", "cf", "q", 7, KeyValueType::kPut, "v"}, &plain).ok());
+  std::string tagged = plain;
+  tagged[3] = static_cast<char>(tagged[3] + 2 + 3);  // length 26 + u16 tags length + 3 bytes
+  tagged += std::string("\x00\x03" "abc", 5);
+  const std::string block = tagged + plain;
+  absl::StatusOr<std::vector<BlockCell>> cells = DecodeCellBlock(block);
+  ASSERT_TRUE(cells.ok()) << cells.status();
+  ASSERT_EQ(cells->size(), 2u);
+  EXPECT_EQ((*cells)[0].row, "r1");
+  EXPECT_EQ((*cells)[0].value, "v");
+  EXPECT_EQ((*cells)[1].value, "v");
+  // A tags length that disagrees with the cell's.
+  std::string bad = tagged;
+  bad[31] = 4;
+  EXPECT_EQ(DecodeCellBlock(bad).status().message(), "malformed cell block: cell 0 at byte 0: its lengths disagree");
+}
+
 TEST(CellBlock, DamageIsRefusedSayingWhere) {
   std::string good;
   ASSERT_TRUE(AppendCell({"r1", "cf", "q", 7, KeyValueType::kPut, "v"}, &good).ok());
