@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "proto/hbase/hbase_registry.pb.h"
+#include "proto/hbase/hbase_replication.pb.h"
 #include "src/catalog/catalog.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/client_meta.h"
@@ -151,9 +152,9 @@ class HBaseFrontTest : public ::testing::Test {
     if (client_ == nullptr) client_ = Connect("ClientService");
     return Ask(client_.get(), method, req, cell_block);
   }
-  Reply Admin(std::string_view method, const google::protobuf::MessageLite& req) {
+  Reply Admin(std::string_view method, const google::protobuf::MessageLite& req, std::string_view cell_block = {}) {
     if (admin_client_ == nullptr) admin_client_ = Connect("AdminService");
-    return Ask(admin_client_.get(), method, req);
+    return Ask(admin_client_.get(), method, req, cell_block);
   }
 
   // Made through Basalt's own admin service (not the port), so a test of one call leans on no other.
@@ -817,6 +818,56 @@ TEST_F(HBaseFrontTest, RegionServerAdminCalls) {
   const Reply other = Admin("StopServer", GetServerInfoRequest());
   EXPECT_EQ(other.exception, kDoNotRetryClass);
   EXPECT_NE(other.text.find("StopServer"), std::string::npos) << other.text;
+}
+
+// An HBase cluster replicating into this one (ReplicateWALEntry, replication_sink.h): every cell
+// applied with its own timestamp and kind, durably before the answer; the same batch again (the
+// source resends after a lost answer) changes nothing; a table Basalt lacks is HBase's
+// TableNotFoundException, which the source retries; a damaged block is refused whole.
+TEST_F(HBaseFrontTest, ReplicatedEditsKeepTheirTimestampsAndTwiceChangeNothing) {
+  Start(Process::kStandalone);
+  MakeTable("rp");
+  auto request = [](const std::string& table, const std::vector<BlockCell>& cells, std::string* block) {
+    ReplicateWALEntryRequest req;
+    WALEntry* e = req.add_entry();
+    e->mutable_key()->set_encoded_region_name("0123456789abcdef0123456789abcdef");
+    e->mutable_key()->set_table_name(table);
+    e->mutable_key()->set_log_sequence_number(1);
+    e->mutable_key()->set_write_time(1);
+    e->set_associated_cell_count(static_cast<int>(cells.size()));
+    for (const BlockCell& c : cells) EXPECT_TRUE(AppendCell(c, block).ok());
+    return req;
+  };
+  std::string block;
+  const ReplicateWALEntryRequest req = request("rp",
+                                               {{"r1", "f", "a", 100, KeyValueType::kPut, "old"},
+                                                {"r1", "f", "a", 200, KeyValueType::kPut, "new"},
+                                                {"r2", "f", "a", 100, KeyValueType::kPut, "gone"},
+                                                {"r2", "f", "a", 150, KeyValueType::kDeleteColumn, ""},
+                                                {"r3", "f", "b", 300, KeyValueType::kPut, "kept"}},
+                                               &block);
+  for (int i = 0; i < 2; ++i) {
+    const Reply r = Admin("ReplicateWALEntry", req, block);
+    ASSERT_TRUE(r.ok()) << r;
+    GetRequest get;
+    *get.mutable_region() = Region(RegionName("rp", "r1"));
+    get.mutable_get()->set_row("r1");
+    get.mutable_get()->set_max_versions(5);
+    const GetResponse newest = Parsed<GetResponse>(Client("Get", get));  // (the family keeps one version)
+    ASSERT_EQ(newest.result().cell_size(), 1) << "round " << i;
+    EXPECT_EQ(newest.result().cell(0).timestamp(), 200u);
+    EXPECT_EQ(newest.result().cell(0).value(), "new");
+    EXPECT_EQ(ValueOf("rp", "r2", "a"), "");
+    EXPECT_EQ(ValueOf("rp", "r3", "b"), "kept");
+  }
+  std::string other_block;
+  const ReplicateWALEntryRequest other = request("nope", {{"r", "f", "a", 1, KeyValueType::kPut, "v"}}, &other_block);
+  const Reply missing = Admin("ReplicateWALEntry", other, other_block);
+  EXPECT_EQ(missing.exception, kTableNotFound) << missing;
+  const Reply damaged = Admin("ReplicateWALEntry", req, block.substr(0, block.size() - 3));
+  EXPECT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.text.find("malformed cell block"), std::string::npos) << damaged;
+  EXPECT_EQ(ValueOf("rp", "r3", "b"), "kept");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const Servi
   o.regions = regions;
   o.self = front->self();
   o.info_port = parts.info_port;
+  o.data = parts.data;
+  o.cluster_id = parts.cluster_id;
   return std::make_unique<RegionAdminService>(o);
 }
 

@@ -3,6 +3,8 @@
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"
+#include "proto/hbase/hbase_replication.pb.h"
+#include "src/front/hbase/replication_sink.h"
 
 namespace basalt::hbase {
 
@@ -13,6 +15,7 @@ RegionAdminService::RegionAdminService(const Options& options) : Service("AdminS
       {"GetServerInfo", RunOn::kPool, &RegionAdminService::GetServerInfo},
       {"FlushRegion", RunOn::kPool, &RegionAdminService::FlushRegion},
       {"CompactRegion", RunOn::kPool, &RegionAdminService::CompactRegion},
+      {"ReplicateWALEntry", RunOn::kPool, &RegionAdminService::ReplicateWALEntry},
   };
   Serve(this, kMethods);
 }
@@ -78,6 +81,29 @@ absl::StatusOr<std::string> RegionAdminService::CompactRegion(const Request& r) 
   rpc::AdminResponse ignored;
   BASALT_RETURN_IF_ERROR(options_.admin->MajorCompact(t, &ignored));
   return EncodeResponse(r.id(), CompactRegionResponse());
+}
+
+// Every table's rows in one batch, synced to the log before the answer (the sink's contract), as
+// the source's log had them; any row refused fails the call, and the source sends the batch again
+// (applying it twice changes nothing: every cell carries its timestamp).
+absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request& r) {
+  ReplicateWALEntryRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  if (options_.data == nullptr) return absl::UnimplementedError("this process takes no replicated edits");
+  BASALT_ASSIGN_OR_RETURN(SinkEdits edits, SinkEditsOf(req, r.call.cell_block, options_.cluster_id));
+  for (rpc::BatchMutateRequest& batch : edits.batches) {
+    batch.set_durability(rpc::DURABILITY_SYNC_WAL);
+    rpc::BatchMutateResponse resp;
+    BASALT_RETURN_IF_ERROR(options_.data->BatchMutate(batch, &resp));
+    for (int i = 0; i < resp.results_size(); ++i) {
+      const rpc::RowStatus& row = resp.results(i);
+      if (row.code() == 0) continue;
+      return absl::Status(static_cast<absl::StatusCode>(row.code()),
+                          absl::StrCat("a replicated row of table ", batch.table(), ": ", row.message()));
+    }
+  }
+  replicated_cells_.fetch_add(edits.cells, std::memory_order_relaxed);
+  return EncodeResponse(r.id(), ReplicateWALEntryResponse());
 }
 
 }  // namespace basalt::hbase

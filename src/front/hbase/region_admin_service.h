@@ -2,8 +2,12 @@
 // region and the client's region queries ask of the server holding a region (GetRegionInfo,
 // GetOnlineRegion, GetServerInfo, FlushRegion, CompactRegion). It answers for the regions this
 // process's ClientService serves (ClientService::Served), describing them through a MetaTable over
-// the process's own AdminService. Every method runs on the pool.
+// the process's own AdminService. And what an HBase cluster replicating into this one sends its
+// sinks (ReplicateWALEntry, replication_sink.h), applied through the data service. Every method
+// runs on the pool.
 #pragma once
+
+#include <atomic>
 
 #include "src/front/hbase/client_service.h"
 #include "src/front/hbase/hbase_service.h"
@@ -20,6 +24,8 @@ class RegionAdminService final : public Service {
     const MetaTable* regions = nullptr;     // how they are described
     const ThisServer* self = nullptr;
     int info_port = 0;  // the HTTP port (GetServerInfo's web UI port), 0: none
+    server::DataService* data = nullptr;  // where replicated edits are written
+    std::string cluster_id;               // this cluster's: edits that name it are not applied again
   };
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
@@ -30,10 +36,12 @@ class RegionAdminService final : public Service {
   absl::StatusOr<std::string> GetServerInfo(const Request& r);
   absl::StatusOr<std::string> FlushRegion(const Request& r);
   absl::StatusOr<std::string> CompactRegion(const Request& r);
+  absl::StatusOr<std::string> ReplicateWALEntry(const Request& r);
   // The table of the region `spec` names, which must be served here and not be hbase:meta.
   absl::StatusOr<std::string> TableOfRegion(const RegionSpecifier& spec) const;
 
   const Options options_;
+  std::atomic<uint64_t> replicated_cells_{0};
 };
 
 }  // namespace basalt::hbase

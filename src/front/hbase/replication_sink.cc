@@ -1,0 +1,122 @@
+#include "src/front/hbase/replication_sink.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status.h"
+#include "src/front/hbase/cell_block.h"
+#include "src/front/hbase/data_convert.h"
+
+namespace basalt::hbase {
+namespace {
+
+// The family of the log's own markers, and the qualifier of a bulk load's (HBase's WALEdit).
+constexpr std::string_view kMetaFamily = "METAFAMILY";
+constexpr std::string_view kBulkLoad = "HBASE::BULK_LOAD";
+
+bool NamesCluster(const WALKey& key, std::string_view self) {
+  if (self.empty()) return false;
+  for (const UUID& id : key.cluster_ids()) {
+    if (UuidText(id) == self) return true;
+  }
+  // (HBase 0.94's single id, which newer sources no longer write.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return key.has_cluster_id() && UuidText(key.cluster_id()) == self;
+#pragma GCC diagnostic pop
+}
+
+// One cell as a mutation of its row.
+absl::Status AddMutation(const BlockCell& c, std::string_view table, rpc::RowMutations* row) {
+  rpc::Mutation* m = row->add_mutations();
+  m->set_family(std::string(c.family));
+  m->set_qualifier(std::string(c.qualifier));
+  m->set_timestamp(c.timestamp);
+  switch (c.type) {
+    case KeyValueType::kPut:
+      m->set_kind(rpc::Mutation::PUT);
+      m->set_value(std::string(c.value));
+      return absl::OkStatus();
+    case KeyValueType::kDelete:
+      m->set_kind(rpc::Mutation::DELETE);
+      return absl::OkStatus();
+    case KeyValueType::kDeleteColumn:
+      m->set_kind(rpc::Mutation::DELETE_COLUMN);
+      return absl::OkStatus();
+    case KeyValueType::kDeleteFamily:
+      m->set_kind(rpc::Mutation::DELETE_FAMILY);
+      m->clear_qualifier();
+      return absl::OkStatus();
+    case KeyValueType::kDeleteFamilyVersion:
+      return absl::FailedPreconditionError(
+          absl::StrCat("a replicated DeleteFamilyVersion of table ", AV(table), " (family ", AV(c.family),
+                       "): Basalt has no such delete, so the batch is not applied"));
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("a replicated cell of type ", static_cast<int>(c.type),
+                                                     " in table ", AV(table), ": not a Put or a Delete"));
+  }
+}
+
+}  // namespace
+
+std::string UuidText(const UUID& id) {
+  const uint64_t hi = id.most_sig_bits(), lo = id.least_sig_bits();
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
+                         lo & 0xffffffffffffULL);
+}
+
+absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
+                                      std::string_view self) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<BlockCell> all, DecodeCellBlock(cell_block));
+  CellCursor cursor(std::move(all));
+  SinkEdits edits;
+  absl::flat_hash_map<std::string, size_t> batch_of;  // table → its batch in edits.batches
+  for (int e = 0; e < req.entry_size(); ++e) {
+    const WALEntry& entry = req.entry(e);
+    if (entry.key_value_bytes_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("log entry ", e, " carries its cells inline (key_value_bytes), as no HBase 2 source does: "
+                       "send them in the cell block"));
+    }
+    absl::StatusOr<std::vector<BlockCell>> cells = cursor.Take(entry.associated_cell_count());
+    if (!cells.ok()) return absl::InvalidArgumentError(absl::StrCat("log entry ", e, ": ", cells.status().message()));
+    if (NamesCluster(entry.key(), self)) {
+      ++edits.skipped_entries;
+      continue;
+    }
+    absl::StatusOr<std::string> table = BasaltTableOfText(entry.key().table_name());
+    if (!table.ok()) {
+      return absl::Status(table.status().code(),
+                          absl::StrCat("log entry ", e, " of table ", AV(entry.key().table_name()), ": ",
+                                       table.status().message()));
+    }
+    rpc::RowMutations* row = nullptr;
+    for (const BlockCell& c : *cells) {
+      if (c.family == kMetaFamily) {
+        if (c.qualifier == kBulkLoad) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("a bulk load into table ", *table,
+                           " was replicated: Basalt cannot read the source's HFiles, so bulk-loaded files are not "
+                           "replicated into it (set hbase.replication.bulkload.enabled=false on the source, and "
+                           "copy the files' rows another way)"));
+        }
+        continue;  // a flush's, a compaction's or a region event's marker: not data
+      }
+      auto [at, added] = batch_of.try_emplace(*table, edits.batches.size());
+      if (added) {
+        edits.batches.emplace_back().set_table(*table);
+        row = nullptr;
+      }
+      rpc::BatchMutateRequest& batch = edits.batches[at->second];
+      if (row == nullptr || batch.rows().empty() || &batch.rows(batch.rows_size() - 1) != row || row->row() != c.row) {
+        row = batch.add_rows();
+        row->set_row(std::string(c.row));
+      }
+      BASALT_RETURN_IF_ERROR(AddMutation(c, *table, row));
+      ++edits.cells;
+    }
+  }
+  return edits;
+}
+
+}  // namespace basalt::hbase

@@ -1,0 +1,54 @@
+// Basalt as an HBase replication sink: what an unmodified HBase 2.x cluster that replicates into
+// this one sends (AdminService.ReplicateWALEntry, proto/hbase/hbase_replication.proto), made into
+// Basalt's writes (docs/DESIGN.md §15, "Replication into Basalt").
+//
+// An HBase source finds its sinks in the peer's ZooKeeper (hbase_zk.h: the cluster id, read as a
+// UUID, and the servers under rs/), then sends each sink batches of its log's entries: each entry
+// a WALKey (table, region, the clusters the edit has been through) and its cells in the call's cell
+// block (KeyValueCodecWithTags, cell_block.h), every cell with its timestamp and its type as the
+// source's log has them. The sink's contract (HBase's ReplicationSink): the call returns only once
+// every edit is durable here; on an error the source sends the same batch again, later.
+//
+// How the edits become writes (SinkEditsOf, pure):
+//   - consecutive cells of one row in one entry are one row's mutations, applied atomically;
+//   - a Put keeps its timestamp; a Delete (one version), DeleteColumn and DeleteFamily keep theirs,
+//     so applying a batch again changes nothing a reader can see (idempotent, as HBase's);
+//     DeleteFamilyVersion, which Basalt lacks, is refused by name (never applied in part);
+//   - an entry whose cluster ids name this cluster came from here (a cycle of peers): skipped;
+//   - the log's own markers (family METAFAMILY: flushes, compactions, region events) are not
+//     data and are skipped; a bulk load's marker (HBASE::BULK_LOAD) is refused: Basalt cannot read
+//     the source's HFiles, so bulk-loaded files are not replicated (the source keeps retrying the
+//     batch until replication of bulk loads is turned off there, hbase.replication.bulkload.enabled);
+//   - cell tags (per-cell TTL, ACLs, visibility labels) are dropped: Basalt keeps none.
+// Each table's rows then go in one batch (one log sync per region), durably whatever the
+// source asked: a sink answers only for what is on disk.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/basalt.pb.h"
+#include "proto/hbase/hbase_replication.pb.h"
+
+namespace basalt::hbase {
+
+// A cluster id as text (8-4-4-4-12 lower-case hex), from HBase's two halves.
+std::string UuidText(const UUID& id);
+
+// The writes a ReplicateWALEntry call asks for, a batch per table in the order the tables first
+// appear, each table's rows in log order.
+struct SinkEdits {
+  std::vector<rpc::BatchMutateRequest> batches;
+  uint64_t cells = 0;           // the cells applied (skipped ones not counted)
+  uint64_t skipped_entries = 0;  // entries that had been through this cluster already
+};
+// `cell_block` is the call's; `self` this cluster's id (a cell of an entry that names it is
+// skipped). InvalidArgument for an entry whose cells are not in the block, a table name Basalt
+// does not take; FailedPrecondition for a bulk load's marker and DeleteFamilyVersion.
+absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
+                                      std::string_view self);
+
+}  // namespace basalt::hbase
