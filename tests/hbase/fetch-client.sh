@@ -3,7 +3,8 @@
 # ~/.m2, so a second run is offline) and compiles tests/hbase/java/ against it.
 # Usage: fetch-client.sh OUT_DIR   — writes OUT_DIR/classpath.txt (the client), OUT_DIR/classes/
 # (tests/hbase/java/ compiled), OUT_DIR/pe-classpath.txt (HBase's PerformanceEvaluation,
-# pe-pom.xml) and OUT_DIR/shell-classpath.txt (the HBase shell, shell-pom.xml).
+# pe-pom.xml), OUT_DIR/shell-classpath.txt (the HBase shell, shell-pom.xml) and
+# OUT_DIR/server-classpath.txt (a real HBase 2.6.0 server, server-pom.xml).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -25,5 +26,6 @@ resolve() {  # POM OUT_FILE WHAT
 resolve "$here/pom.xml" "$out/classpath.txt" "hbase-shaded-client 2.6.0"
 resolve "$here/pe-pom.xml" "$out/pe-classpath.txt" "PerformanceEvaluation (hbase-mapreduce 2.6.0 tests)"
 resolve "$here/shell-pom.xml" "$out/shell-classpath.txt" "the HBase shell (hbase-shell 2.4.17)"
+resolve "$here/server-pom.xml" "$out/server-classpath.txt" "the HBase server (hbase-server 2.6.0)"
 javac -nowarn -d "$out/classes" -cp "$(cat "$out/classpath.txt")" "$here"/java/*.java
 echo "fetch-client: HBase client ready in $out ($(tr ':' '\n' < "$out/classpath.txt" | wc -l) jars)"

@@ -498,23 +498,6 @@ TEST_F(HBaseClientTest, AScanWhoseFilterRefusesRowAfterRowSendsHeartbeats) {
   EXPECT_FALSE(resp.more_results_in_region());
 }
 
-// A free TCP port on loopback (bound and released: the server binds it next, again after a
-// restart, so the HBase client finds it at the address it bootstrapped from).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 // Every write the Java client saw acknowledged survives what the server goes through while the
 // client writes: a split of the region it writes to, then a kill -9 and a restart on the same
 // ports. The client rides through both (NotServingRegionException, then connection refused,

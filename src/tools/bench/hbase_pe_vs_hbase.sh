@@ -5,7 +5,7 @@
 #
 #   src/tools/bench/hbase_pe_vs_hbase.sh [BASALT_SERVER]      (default: build/src/server/basalt-server)
 #
-# HBase: src/tools/bench/hbase-peer-pom.xml's jars (Maven Central), `HMaster start` in local mode (master,
+# HBase: tests/hbase/server-pom.xml's jars (Maven Central), `HMaster start` in local mode (master,
 # region server and ZooKeeper in one JVM, hbase.rootdir a local directory). Basalt: the binary
 # given, on a fresh data directory, durable by default. For each, in order:
 #   sequentialWrite, 1 client, --rows=ROWS --presplit=PRESPLIT --valueSize=VALUE_SIZE (buffered:
@@ -94,7 +94,7 @@ stop_server() {
 # --- classpaths (Maven Central; ~/.m2 afterwards) --------------------------------------------
 t0=$(now)
 mvn -q -B -f tests/hbase/pe-pom.xml dependency:build-classpath -Dmdep.outputFile="$WORK/pe-cp.txt" >&2
-mvn -q -B -f src/tools/bench/hbase-peer-pom.xml dependency:build-classpath -Dmdep.outputFile="$WORK/hbase-cp.txt" >&2
+mvn -q -B -f tests/hbase/server-pom.xml dependency:build-classpath -Dmdep.outputFile="$WORK/hbase-cp.txt" >&2
 PE_CP=$(cat "$WORK/pe-cp.txt")
 HBASE_CP=$(cat "$WORK/hbase-cp.txt")
 hb_jars=$(tr ':' '\n' <"$WORK/hbase-cp.txt" | grep -c .)
@@ -249,7 +249,7 @@ echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/machine.
   echo
   cat "$WORK/machine.txt"
   echo "PE: --nomapred, rows=$ROWS valueSize=$VALUE_SIZE presplit=$PRESPLIT, randomRead warm-up of $WARMUP_ROWS rows first;"
-  echo "    HBase server and PE JVMs -Xmx$HEAP; HBase server classpath $hb_jars jars, $((hb_bytes / 1048576)) MiB (src/tools/bench/hbase-peer-pom.xml)"
+  echo "    HBase server and PE JVMs -Xmx$HEAP; HBase server classpath $hb_jars jars, $((hb_bytes / 1048576)) MiB (tests/hbase/server-pom.xml)"
   echo
   printf '%-7s %-16s %7s %9s %9s %10s %8s\n' system command clients "p50 us" "p99 us" "ops/s" "RSS MiB"
   for r in "${RESULTS[@]}"; do

@@ -1,0 +1,127 @@
+// HBase replicating into Basalt, driven with the unmodified HBase client: run by
+// hbase_replication_test.cc against a real HBase 2.6.0 (the source) and a Basalt server (the
+// sink), each reached by Registry.java's forms.
+//
+// Usage:
+//   java Replication setup SOURCE SINK PEER_KEY TABLE
+//       TABLE on both (family f, 3 versions; REPLICATION_SCOPE 1 on the source), then the source
+//       adds the sink as its peer 'basalt' with CLUSTER_KEY PEER_KEY (HBase's add_peer).
+//   java Replication write SOURCE TABLE ROWS
+//       rows r000000.. one Put each (f:q and f:w), and along the way overwrites, DeleteColumn of
+//       f:w, Delete of one version, and whole-row deletes, so that every kind of cell is shipped.
+//   java Replication digest REGISTRY TABLE
+//       one line: "rows R cells C sha256 H" over an ordered scan of every version (row, family,
+//       qualifier, timestamp, value of each cell), so that two clusters compare in one line.
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.Cell;
+import org.apache.hadoop.hbase.CellUtil;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Row;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
+import org.apache.hadoop.hbase.util.Bytes;
+
+public final class Replication {
+  private static final byte[] F = Bytes.toBytes("f");
+  private static final byte[] Q = Bytes.toBytes("q");
+  private static final byte[] W = Bytes.toBytes("w");
+
+  private static Connection connect(String where) throws Exception {
+    Configuration conf = HBaseConfiguration.create();
+    Registry.configure(conf, where);
+    conf.setInt("hbase.client.retries.number", 60);
+    conf.setInt("hbase.client.pause", 200);
+    conf.setInt("hbase.client.operation.timeout", 120000);
+    return ConnectionFactory.createConnection(conf);
+  }
+
+  private static void create(Connection conn, String table, int scope) throws Exception {
+    try (Admin admin = conn.getAdmin()) {
+      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(table))
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).setScope(scope).build())
+          .build());
+    }
+  }
+
+  private static void setup(String source, String sink, String peerKey, String table) throws Exception {
+    try (Connection s = connect(sink)) {
+      create(s, table, 0);
+    }
+    try (Connection s = connect(source); Admin admin = s.getAdmin()) {
+      create(s, table, 1);
+      admin.addReplicationPeer("basalt", ReplicationPeerConfig.newBuilder().setClusterKey(peerKey).build());
+      System.out.println("Replication: peer " + admin.getReplicationPeerConfig("basalt").getClusterKey());
+    }
+  }
+
+  private static void write(String source, String table, int rows) throws Exception {
+    try (Connection s = connect(source); Table t = s.getTable(TableName.valueOf(table))) {
+      for (int i = 0; i < rows; i++) {
+        List<Row> batch = new ArrayList<>();
+        byte[] row = Bytes.toBytes(String.format("r%06d", i));
+        batch.add(new Put(row).addColumn(F, Q, Bytes.toBytes("v" + i)).addColumn(F, W, Bytes.toBytes("w" + i)));
+        if (i % 13 == 0) batch.add(new Put(Bytes.toBytes(String.format("r%06d", i / 2))).addColumn(F, Q, Bytes.toBytes("again" + i)));
+        if (i % 7 == 3) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i - 3))).addColumns(F, W));
+        if (i % 11 == 5) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i - 5))));
+        if (i % 17 == 8) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i / 2))).addColumn(F, Q));
+        t.batch(batch, new Object[batch.size()]);
+      }
+    }
+    System.out.println("Replication: wrote " + rows + " rows");
+  }
+
+  private static void digest(String where, String table) throws Exception {
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    long rows = 0;
+    long cells = 0;
+    try (Connection c = connect(where); Table t = c.getTable(TableName.valueOf(table));
+         ResultScanner scanner = t.getScanner(new Scan().readAllVersions())) {
+      for (Result r : scanner) {
+        rows++;
+        for (Cell cell : r.rawCells()) {
+          cells++;
+          for (byte[] part : new byte[][] {CellUtil.cloneRow(cell), CellUtil.cloneFamily(cell),
+                                           CellUtil.cloneQualifier(cell), Bytes.toBytes(cell.getTimestamp()),
+                                           CellUtil.cloneValue(cell)}) {
+            sha.update(Bytes.toBytes(part.length));
+            sha.update(part);
+          }
+        }
+      }
+    }
+    System.out.println("rows " + rows + " cells " + cells + " sha256 " + HexFormat.of().formatHex(sha.digest()));
+  }
+
+  public static void main(String[] args) throws Exception {
+    switch (args[0]) {
+      case "setup":
+        setup(args[1], args[2], args[3], args[4]);
+        break;
+      case "write":
+        write(args[1], args[2], Integer.parseInt(args[3]));
+        break;
+      case "digest":
+        digest(args[1], args[2]);
+        break;
+      default:
+        throw new IllegalArgumentException("unknown command " + args[0]);
+    }
+    System.exit(0);
+  }
+}
