@@ -1,15 +1,19 @@
-// libFuzzer target: what an HBase client sends (src/front/hbase/rpc_codec.h, cell_block.h,
-// filter_convert.h).
+// libFuzzer target: what an HBase client or replication source sends (src/front/hbase/rpc_codec.h,
+// cell_block.h, filter_convert.h, replication_sink.h).
 //
 // Input: a connection's bytes. The first byte picks the size of the pieces they arrive in (1 to
 // 256), so that a frame cut anywhere is read; the rest goes to a ConnectionReader, whose calls
-// are drained until it waits or refuses, to DecodeCellBlock whole, and, as a serialized Filter
-// (a Scan's or a Get's), to FilterOf, which maps it onto Basalt's filter or refuses it.
+// are drained until it waits or refuses, to DecodeCellBlock whole, as a serialized Filter (a
+// Scan's or a Get's) to FilterOf, which maps it onto Basalt's filter or refuses it, and as a
+// ReplicateWALEntry call (a u16 big-endian length, that many bytes of the request, the rest its
+// cell block) to SinkEditsOf.
 //
 // Checks beyond "no crash": the reader never yields more bytes than it was given, and once it
-// refuses it refuses for good. The cell block encoding is canonical, so a block that decodes
-// re-encodes cell by cell to exactly the same bytes. A filter is either mapped or refused with
-// InvalidArgument, never another error.
+// refuses it refuses for good. The cell block encoding is canonical but for tags, so a block that
+// decodes re-encodes cell by cell to exactly the same bytes, or (its tags dropped) to fewer bytes
+// that decode to the same cells. A filter is either mapped or refused with InvalidArgument, never
+// another error. Replicated edits are made or refused as InvalidArgument, FailedPrecondition or
+// NotFound, and never hold more cells than the block.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +21,7 @@
 
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/filter_convert.h"
+#include "src/front/hbase/replication_sink.h"
 #include "src/front/hbase/rpc_codec.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -51,8 +56,42 @@ void DecodeCells(std::string_view bytes) {
     absl::Status s = hbase::AppendCell(c, &again);
     FUZZ_CHECK(s.ok(), "a decoded cell does not encode: %s", std::string(s.message()).c_str());
   }
-  FUZZ_CHECK(again == bytes, "a decoded block re-encodes differently (%zu bytes, input %zu)", again.size(),
-             bytes.size());
+  if (again == bytes) return;
+  FUZZ_CHECK(again.size() < bytes.size(), "a decoded block re-encodes differently (%zu bytes, input %zu)",
+             again.size(), bytes.size());
+  absl::StatusOr<std::vector<hbase::BlockCell>> back = hbase::DecodeCellBlock(again);
+  FUZZ_CHECK(back.ok() && back->size() == cells->size(), "a block without its tags does not decode alike");
+  for (size_t i = 0; i < cells->size(); ++i) {
+    const hbase::BlockCell &a = (*cells)[i], &b = (*back)[i];
+    FUZZ_CHECK(a.row == b.row && a.family == b.family && a.qualifier == b.qualifier && a.timestamp == b.timestamp &&
+                   a.type == b.type && a.value == b.value,
+               "cell %zu differs once its tags are dropped", i);
+  }
+}
+
+void Replicate(std::string_view bytes) {
+  if (bytes.size() < 2) return;
+  const size_t n = (static_cast<uint8_t>(bytes[0]) << 8) | static_cast<uint8_t>(bytes[1]);
+  if (bytes.size() - 2 < n) return;
+  hbase::ReplicateWALEntryRequest req;
+  if (!req.ParsePartialFromArray(bytes.data() + 2, static_cast<int>(n)) || !req.IsInitialized()) return;
+  const std::string_view block = bytes.substr(2 + n);
+  absl::StatusOr<hbase::SinkEdits> edits = hbase::SinkEditsOf(req, block, "7660d7e1-37b9-4f8e-9f3b-8119a02540d0");
+  if (!edits.ok()) {
+    const absl::StatusCode c = edits.status().code();
+    FUZZ_CHECK(c == absl::StatusCode::kInvalidArgument || c == absl::StatusCode::kFailedPrecondition ||
+                   c == absl::StatusCode::kNotFound,
+               "replicated edits were refused with %s", edits.status().ToString().c_str());
+    return;
+  }
+  uint64_t mutations = 0;
+  for (const rpc::BatchMutateRequest& b : edits->batches) {
+    for (const rpc::RowMutations& r : b.rows()) mutations += static_cast<uint64_t>(r.mutations_size());
+  }
+  absl::StatusOr<std::vector<hbase::BlockCell>> cells = hbase::DecodeCellBlock(block);
+  FUZZ_CHECK(cells.ok() && mutations == edits->cells && edits->cells <= cells->size(),
+             "%llu mutations, %llu cells counted, of a block of %zu", static_cast<unsigned long long>(mutations),
+             static_cast<unsigned long long>(edits->cells), cells.ok() ? cells->size() : 0);
 }
 
 void ConvertFilter(std::string_view bytes) {
@@ -72,5 +111,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   basalt::fuzz::ReadConnection(bytes, static_cast<size_t>(data[0]) + 1);
   basalt::fuzz::DecodeCells(bytes);
   basalt::fuzz::ConvertFilter(bytes);
+  basalt::fuzz::Replicate(bytes);
   return 0;
 }

@@ -20,6 +20,7 @@
 #include "storage/internal/manifest.h"
 #include "src/schema/snapshot_file.h"
 #include "storage/internal/wal.h"
+#include "proto/hbase/hbase_replication.pb.h"
 #include "src/front/hbase/cell_block.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "transport/verbs/frame.h"
@@ -269,6 +270,32 @@ void HBaseRpcSeeds(const std::string& out) {
     hbase::AppendCell({"row", "cf", "q", ts++, t, t == hbase::KeyValueType::kPut ? "value" : ""}, &block).IgnoreError();
   }
   Write(dir, "seed-cell-block", std::string(1, '\0') + block);
+  // A ReplicateWALEntry as an HBase source sends it: two entries of two tables, their cells (one
+  // with tags, as KeyValueCodecWithTags writes it) in the block.
+  hbase::ReplicateWALEntryRequest replicate;
+  for (const char* table : {"t", "default:u"}) {
+    hbase::WALEntry* e = replicate.add_entry();
+    e->mutable_key()->set_encoded_region_name("0123456789abcdef0123456789abcdef");
+    e->mutable_key()->set_table_name(table);
+    e->mutable_key()->set_log_sequence_number(7);
+    e->mutable_key()->set_write_time(1795954258030);
+    hbase::UUID* source = e->mutable_key()->add_cluster_ids();
+    source->set_most_sig_bits(0xbaa877d977fa4e68ULL);
+    source->set_least_sig_bits(0xb925968afa50efb0ULL);
+    e->set_associated_cell_count(2);
+  }
+  std::string cells;
+  hbase::AppendCell({"r1", "f", "q", 5, hbase::KeyValueType::kPut, "v"}, &cells).IgnoreError();
+  std::string tagged;
+  hbase::AppendCell({"r1", "f", "w", 6, hbase::KeyValueType::kDeleteColumn, ""}, &tagged).IgnoreError();
+  tagged[3] = static_cast<char>(tagged[3] + 2 + 3);
+  tagged += std::string("\x00\x03" "tag", 5);
+  cells += tagged;
+  hbase::AppendCell({"r2", "f", "", 7, hbase::KeyValueType::kDeleteFamily, ""}, &cells).IgnoreError();
+  hbase::AppendCell({"r2", "f", "q", 8, hbase::KeyValueType::kDelete, ""}, &cells).IgnoreError();
+  const std::string param = replicate.SerializeAsString();
+  Write(dir, "seed-replicate",
+        std::string(1, '\0') + static_cast<char>(param.size() >> 8) + static_cast<char>(param.size() & 0xff) + param + cells);
   // The filters the real 2.6.0 client serialized (tests/hbase/testdata/filters-2.6.0.txt: a name,
   // a space, the hex of the Filter message).
   std::ifstream filters(std::string(BASALT_SOURCE_DIR) + "/tests/hbase/testdata/filters-2.6.0.txt");
