@@ -77,7 +77,10 @@ absl::Status HBaseFront::Start() {
 
 int HBaseFront::port() const { return impl_->port->port(); }
 const PortCounters& HBaseFront::counters() const { return impl_->port->counters(); }
-void HBaseFront::RegisterMetrics(metrics::Registry* registry) const { impl_->port->RegisterMetrics(registry); }
+void HBaseFront::RegisterMetrics(metrics::Registry* registry) const {
+  impl_->port->RegisterMetrics(registry);
+  for (const auto& [name, service] : impl_->services) service->RegisterMetrics(registry);
+}
 
 void HBaseFront::Shutdown() {
   if (impl_->port != nullptr) impl_->port->Shutdown();

@@ -57,7 +57,7 @@ class HBaseFront {
   absl::Status Start();
   int port() const;
   const PortCounters& counters() const;
-  // The port's counters on /metrics (HBasePort::RegisterMetrics); after Start.
+  // The port's counters on /metrics (HBasePort::RegisterMetrics) and its services' own; after Start.
   void RegisterMetrics(metrics::Registry* registry) const;
   // Stops serving: connections close, the services stop (open scanners are dropped). Idempotent.
   void Shutdown();

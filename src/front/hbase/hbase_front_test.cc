@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics.h"
 #include "gtest/gtest.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "proto/hbase/hbase_registry.pb.h"
@@ -868,6 +869,14 @@ TEST_F(HBaseFrontTest, ReplicatedEditsKeepTheirTimestampsAndTwiceChangeNothing) 
   EXPECT_FALSE(damaged.ok());
   EXPECT_NE(damaged.text.find("malformed cell block"), std::string::npos) << damaged;
   EXPECT_EQ(ValueOf("rp", "r3", "b"), "kept");
+  // On /metrics: the cells of the two whole batches, and the two refused.
+  metrics::Registry registry;
+  front_->RegisterMetrics(&registry);
+  const std::string text = registry.Render();
+  EXPECT_NE(text.find("basalt_replication_sink_cells_total 10\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("basalt_replication_sink_batches_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("basalt_replication_sink_failed_batches_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("basalt_replication_sink_age_ms "), std::string::npos) << text;
 }
 
 // ---------------------------------------------------------------------------------------------

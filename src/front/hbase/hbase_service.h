@@ -26,6 +26,10 @@
 #include "proto/hbase/hbase_client.pb.h"
 #include "src/front/hbase/rpc_codec.h"
 
+namespace basalt::metrics {
+class Registry;
+}  // namespace basalt::metrics
+
 namespace basalt::hbase {
 
 // Where a method runs: on the port's loop thread that read the call (reads and quick answers, as
@@ -63,6 +67,8 @@ class Service {
   virtual absl::Status NotAdmitted(absl::Status why) const { return why; }
   // Stops what the service runs on its own; called once the port has stopped.
   virtual void Shutdown() {}
+  // The service's own figures on /metrics, if it keeps any.
+  virtual void RegisterMetrics(metrics::Registry*) const {}
 
  protected:
   explicit Service(std::string name) : name_(std::move(name)) {}

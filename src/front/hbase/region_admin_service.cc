@@ -1,6 +1,9 @@
 #include "src/front/hbase/region_admin_service.h"
 
+#include <algorithm>
+
 #include "absl/time/clock.h"
+#include "common/metrics.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"
 #include "proto/hbase/hbase_replication.pb.h"
@@ -90,7 +93,17 @@ absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request&
   ReplicateWALEntryRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   if (options_.data == nullptr) return absl::UnimplementedError("this process takes no replicated edits");
-  BASALT_ASSIGN_OR_RETURN(SinkEdits edits, SinkEditsOf(req, r.call.cell_block, options_.cluster_id));
+  absl::Status s = ApplyReplicated(req, r.call.cell_block);
+  (s.ok() ? sink_batches_ : sink_failed_batches_).fetch_add(1, std::memory_order_relaxed);
+  if (!s.ok()) return s;
+  uint64_t newest = 0;
+  for (const WALEntry& e : req.entry()) newest = std::max(newest, e.key().write_time());
+  if (newest > 0) sink_age_ms_.store(absl::ToUnixMillis(absl::Now()) - static_cast<int64_t>(newest), std::memory_order_relaxed);
+  return EncodeResponse(r.id(), ReplicateWALEntryResponse());
+}
+
+absl::Status RegionAdminService::ApplyReplicated(const ReplicateWALEntryRequest& req, std::string_view cell_block) {
+  BASALT_ASSIGN_OR_RETURN(SinkEdits edits, SinkEditsOf(req, cell_block, options_.cluster_id));
   for (rpc::BatchMutateRequest& batch : edits.batches) {
     batch.set_durability(rpc::DURABILITY_SYNC_WAL);
     rpc::BatchMutateResponse resp;
@@ -102,8 +115,23 @@ absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request&
                           absl::StrCat("a replicated row of table ", batch.table(), ": ", row.message()));
     }
   }
-  replicated_cells_.fetch_add(edits.cells, std::memory_order_relaxed);
-  return EncodeResponse(r.id(), ReplicateWALEntryResponse());
+  sink_cells_.fetch_add(edits.cells, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+void RegionAdminService::RegisterMetrics(metrics::Registry* r) const {
+  auto read = [](const auto& v) { return [&v] { return static_cast<double>(v.load(std::memory_order_relaxed)); }; };
+  absl::Status s = r->AddCounterFunction("basalt_replication_sink_cells_total",
+                                         "Cells an HBase replication source sent here, applied.", {}, read(sink_cells_));
+  s.Update(r->AddCounterFunction("basalt_replication_sink_batches_total",
+                                 "ReplicateWALEntry calls applied whole.", {}, read(sink_batches_)));
+  s.Update(r->AddCounterFunction("basalt_replication_sink_failed_batches_total",
+                                 "ReplicateWALEntry calls refused (the source sends them again).", {},
+                                 read(sink_failed_batches_)));
+  s.Update(r->AddGauge("basalt_replication_sink_age_ms",
+                       "Age, at its application, of the newest edit of the last batch applied (by the source's clock).",
+                       {}, read(sink_age_ms_)));
+  s.IgnoreError();  // (a second front end in one process: the first one's figures stand)
 }
 
 }  // namespace basalt::hbase

@@ -9,6 +9,7 @@
 
 #include <atomic>
 
+#include "proto/hbase/hbase_replication.pb.h"
 #include "src/front/hbase/client_service.h"
 #include "src/front/hbase/hbase_service.h"
 #include "src/front/hbase/meta_table.h"
@@ -29,6 +30,10 @@ class RegionAdminService final : public Service {
   };
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
+  // The sink's figures: basalt_replication_sink_{cells,batches,failed_batches}_total, and
+  // basalt_replication_sink_age_ms (HBase's ageOfLastAppliedOp: how old, by its source's clock,
+  // the newest edit of the last batch applied was when it was applied).
+  void RegisterMetrics(metrics::Registry* registry) const override;
 
  private:
   absl::StatusOr<std::string> GetRegionInfo(const Request& r);
@@ -37,11 +42,13 @@ class RegionAdminService final : public Service {
   absl::StatusOr<std::string> FlushRegion(const Request& r);
   absl::StatusOr<std::string> CompactRegion(const Request& r);
   absl::StatusOr<std::string> ReplicateWALEntry(const Request& r);
+  absl::Status ApplyReplicated(const ReplicateWALEntryRequest& req, std::string_view cell_block);
   // The table of the region `spec` names, which must be served here and not be hbase:meta.
   absl::StatusOr<std::string> TableOfRegion(const RegionSpecifier& spec) const;
 
   const Options options_;
-  std::atomic<uint64_t> replicated_cells_{0};
+  std::atomic<uint64_t> sink_cells_{0}, sink_batches_{0}, sink_failed_batches_{0};
+  std::atomic<int64_t> sink_age_ms_{0};
 };
 
 }  // namespace basalt::hbase
