@@ -4,8 +4,9 @@
 //
 // Usage:
 //   java Replication setup SOURCE SINK PEER_KEY TABLE
-//       TABLE on both (family f, 3 versions; REPLICATION_SCOPE 1 on the source), then the source
-//       adds the sink as its peer 'basalt' with CLUSTER_KEY PEER_KEY (HBase's add_peer).
+//       TABLE on the source (family f, 3 versions), then the source adds the sink as its peer
+//       'basalt' with CLUSTER_KEY PEER_KEY (HBase's add_peer) and enables the table's replication
+//       (enable_table_replication: it makes the table on the peer).
 //   java Replication write SOURCE TABLE ROWS
 //       rows r000000.. one Put each (f:q and f:w), and along the way overwrites, DeleteColumn of
 //       f:w, Delete of one version, and whole-row deletes, so that every kind of cell is shipped.
@@ -59,14 +60,17 @@ public final class Replication {
     }
   }
 
+  // The table is made on the source only; HBase's enable_table_replication makes it on the peer
+  // (as the source describes it) and sets the families' REPLICATION_SCOPE to 1.
   private static void setup(String source, String sink, String peerKey, String table) throws Exception {
-    try (Connection s = connect(sink)) {
-      create(s, table, 0);
-    }
     try (Connection s = connect(source); Admin admin = s.getAdmin()) {
-      create(s, table, 1);
+      create(s, table, 0);
       admin.addReplicationPeer("basalt", ReplicationPeerConfig.newBuilder().setClusterKey(peerKey).build());
       System.out.println("Replication: peer " + admin.getReplicationPeerConfig("basalt").getClusterKey());
+      admin.enableTableReplication(TableName.valueOf(table));
+    }
+    try (Connection s = connect(sink); Admin admin = s.getAdmin()) {
+      System.out.println("Replication: on the peer " + admin.getDescriptor(TableName.valueOf(table)));
     }
   }
 
