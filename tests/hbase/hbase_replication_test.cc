@@ -2,7 +2,8 @@
 // Central's jars, server-pom.xml) replicating into a real basalt-server, which publishes its HBase
 // port in HBase's own ZooKeeper under a parent of its own, as a peer cluster would. HBase is
 // unmodified: it adds the peer with its CLUSTER_KEY, finds the sink under <parent>/rs and sends it
-// AdminService.ReplicateWALEntry (src/front/hbase/replication_sink.h).
+// AdminService.ReplicateWALEntry (src/front/hbase/replication_sink.h); its CopyTable copies what
+// existed before.
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,8 @@ class HBaseStandalone {
     property("hbase.unsafe.stream.capability.enforce", "false");
     property("replication.source.sleepforretries", "500");
     property("replication.source.maxretriesmultiplier", "10");
+    property("mapreduce.framework.name", "local");
+    property("hadoop.tmp.dir", dir_ + "/hadoop");
     site << "</configuration>\n";
     site.close();
     std::ofstream(dir_ + "/log4j.properties") << "log4j.rootLogger=INFO,console\n"
@@ -78,6 +81,7 @@ class HBaseStandalone {
     return absl::OkStatus();
   }
   std::string log() const { return dir_ + "/hbase.log"; }
+  // (Its hbase-site.xml also runs HBase's MapReduce tools in Hadoop's local mode.)
   // The source's client address (Registry.java) and its ZooKeeper.
   std::string registry() const { return absl::StrCat("zk:127.0.0.1:", zk_port_, "@/hbase"); }
   std::string zookeeper() const { return absl::StrCat("127.0.0.1:", zk_port_); }
@@ -100,11 +104,15 @@ std::string Digest(const std::string& registry, const std::string& table) {
 
 class HBaseReplicationTest : public ServerTest {};
 
-// HBase under a running writer replicates into Basalt, and Basalt is killed (-9) and restarted on
-// the same ports mid-stream: the source keeps the edits it could not ship and sends them again,
-// and once the writer has stopped both clusters read the same cells, version for version, with the
-// source's timestamps (every kind of delete included).
-TEST_F(HBaseReplicationTest, HBaseReplicatesIntoBasaltThroughAKillOfTheSink) {
+// The zero-downtime move from HBase (README "Moving from HBase"), with the sink killed on the way:
+// HBase holds a table and takes writes throughout; Basalt is added as a disabled peer (HBase keeps
+// the edits for it from then on, and enable_table_replication makes the table on Basalt); HBase's
+// CopyTable copies what exists; the peer is enabled and the kept edits flow; mid-stream Basalt is
+// killed (-9) and restarted on its ports, and HBase sends again what it could not ship. No write
+// fails, and once the writer stops both read the same cells, version for version, with the
+// source's timestamps (every kind of delete included), Basalt read through its own ZooKeeper
+// records: switching a client is changing where it looks.
+TEST_F(HBaseReplicationTest, AMoveFromALiveHBaseLosesNoWriteThroughAKillOfTheSink) {
   const std::string hbase_dir = dir_.path() + "/hbase";
   ASSERT_EQ(::mkdir(hbase_dir.c_str(), 0755), 0);
   HBaseStandalone hbase(hbase_dir);
@@ -123,26 +131,41 @@ TEST_F(HBaseReplicationTest, HBaseReplicatesIntoBasaltThroughAKillOfTheSink) {
   ASSERT_TRUE(started.ok()) << started << "\n" << ReadFile(hbase.log()).substr(0, 4000);
   const std::string sink = absl::StrCat("127.0.0.1:", hbase_port);
   const std::string peer_key = hbase.zookeeper() + ":/basalt";
+  auto java = [](const std::vector<std::string>& args) {
+    absl::StatusOr<ChildProcess::Finished> f = RunJava("Replication", args);
+    return f.ok() ? absl::StrCat("exit ", f->exit_code, "\n", f->output) : f.status().ToString();
+  };
 
-  absl::StatusOr<ChildProcess::Finished> setup = RunJava("Replication", {"setup", hbase.registry(), sink, peer_key, "rt"});
-  ASSERT_TRUE(setup.ok()) << setup.status();
-  ASSERT_EQ(setup->exit_code, 0) << setup->output;
-
-  ChildProcess::Output out;
-  out.stdout_path = dir_.path() + "/writer.log";
+  // HBase alone, with data.
+  std::string out = java({"create", hbase.registry(), "rt"});
+  ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
+  out = java({"write", hbase.registry(), "rt", "0", "1000"});
+  ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
+  // Writes go on throughout the move.
+  ChildProcess::Output log;
+  log.stdout_path = dir_.path() + "/writer.log";
   absl::StatusOr<std::unique_ptr<ChildProcess>> writer =
-      ChildProcess::Spawn(JavaCommand("Replication", {"write", hbase.registry(), "rt", "3000"}), out);
+      ChildProcess::Spawn(JavaCommand("Replication", {"write", hbase.registry(), "rt", "1000", "4000", "3"}), log);
   ASSERT_TRUE(writer.ok()) << writer.status();
-  // Mid-stream: once the first edits have arrived, the sink dies and comes back on its ports.
+  out = java({"peer", hbase.registry(), sink, peer_key, "rt"});
+  ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
+  // What exists, copied by HBase's CopyTable (Hadoop's local mode), every version.
+  std::string classpath = ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/server-classpath.txt"));
+  absl::StripTrailingAsciiWhitespace(&classpath);
+  absl::StatusOr<ChildProcess::Finished> copy = ChildProcess::Run(
+      {"/usr/bin/java", "-Xmx512m", "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens",
+       "java.base/java.lang=ALL-UNNAMED", "-cp", hbase_dir + ":" + classpath,
+       "org.apache.hadoop.hbase.mapreduce.CopyTable", "--peer.adr=" + peer_key, "--versions=2147483647", "rt"});
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  ASSERT_EQ(copy->exit_code, 0) << copy->output;
   Connect();
-  for (int i = 0; i < 600; ++i) {
-    absl::StatusOr<std::string> some = DumpTable(conn_.get(), "rt", 1);
-    if (some.ok() && some->size() > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  const absl::StatusOr<std::string> at_kill = DumpTable(conn_.get(), "rt", 3);
-  ASSERT_TRUE(at_kill.ok()) << at_kill.status();
+  absl::StatusOr<std::string> copied = DumpTable(conn_.get(), "rt", 3);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  out = java({"enable", hbase.registry()});
+  ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
+  // Mid-stream, the sink dies and comes back on its ports.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_TRUE((*writer)->running()) << "the writer ended before the kill: make it write longer";
   server_->Kill();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ASSERT_TRUE(server_->Start().ok());
@@ -152,20 +175,19 @@ TEST_F(HBaseReplicationTest, HBaseReplicatesIntoBasaltThroughAKillOfTheSink) {
   const std::string want = Digest(hbase.registry(), "rt");
   ASSERT_TRUE(absl::StartsWith(want, "rows ")) << want;
   // (Each digest is a JVM's run of a few seconds: 90 s is a dozen tries.)
+  const std::string switched = absl::StrCat("zk:", hbase.zookeeper(), "@/basalt");
   std::string got;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(90); got != want && absl::Now() < deadline;) {
-    got = Digest(sink, "rt");
+    got = Digest(switched, "rt");
     if (got != want) std::this_thread::sleep_for(std::chrono::seconds(2));
   }
   EXPECT_EQ(got, want) << "HBase's log: " << hbase.log();
-  std::cout << "source " << want << "\nsink   " << got << std::endl;
-  // The kill was mid-stream: edits had arrived before it, and more after.
-  const size_t cells_at_kill = static_cast<size_t>(std::count(at_kill->begin(), at_kill->end(), '\n'));
-  std::cout << "cells on the sink when it was killed: " << cells_at_kill << std::endl;
-  EXPECT_GT(cells_at_kill, 0u);
+  const size_t cells_copied = static_cast<size_t>(std::count(copied->begin(), copied->end(), '\n'));
+  std::cout << "source " << want << "\nsink   " << got << "\ncells copied by CopyTable: " << cells_copied << std::endl;
   std::smatch cells;
   ASSERT_TRUE(std::regex_search(want, cells, std::regex("cells ([0-9]+)")));
-  EXPECT_LT(cells_at_kill, std::stoul(cells[1].str()));
+  EXPECT_GT(cells_copied, 0u);
+  EXPECT_LT(cells_copied, std::stoul(cells[1].str()));  // the rest came by replication
 }
 
 }  // namespace

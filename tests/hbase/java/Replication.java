@@ -3,13 +3,20 @@
 // sink), each reached by Registry.java's forms.
 //
 // Usage:
-//   java Replication setup SOURCE SINK PEER_KEY TABLE
-//       TABLE on the source (family f, 3 versions), then the source adds the sink as its peer
-//       'basalt' with CLUSTER_KEY PEER_KEY (HBase's add_peer) and enables the table's replication
-//       (enable_table_replication: it makes the table on the peer).
-//   java Replication write SOURCE TABLE ROWS
-//       rows r000000.. one Put each (f:q and f:w), and along the way overwrites, DeleteColumn of
-//       f:w, Delete of one version, and whole-row deletes, so that every kind of cell is shipped.
+//   java Replication create SOURCE TABLE
+//       TABLE on the source: family f, 3 versions, not replicated.
+//   java Replication peer SOURCE SINK PEER_KEY TABLE
+//       the source adds the sink as its peer 'basalt' with CLUSTER_KEY PEER_KEY, DISABLED (HBase's
+//       add_peer ... STATE => "DISABLED": the source keeps the edits for it from now on), and
+//       enables the table's replication (enable_table_replication: it makes the table on the
+//       peer, as the source describes it).
+//   java Replication enable SOURCE
+//       the peer starts taking the edits kept for it (enable_peer).
+//   java Replication write SOURCE TABLE FROM TO [PAUSE_MS]
+//       rows r<FROM>.. one batch each (a Put of f:q and f:w), and along the way overwrites,
+//       DeleteColumn of f:w, Delete of one version, and whole-row deletes, so that every kind of
+//       cell is shipped; PAUSE_MS between batches. A batch the client gave up on is counted and
+//       reported (exit 3), never hidden.
 //   java Replication digest REGISTRY TABLE
 //       one line: "rows R cells C sha256 H" over an ordered scan of every version (row, family,
 //       qualifier, timestamp, value of each cell), so that two clusters compare in one line.
@@ -60,13 +67,10 @@ public final class Replication {
     }
   }
 
-  // The table is made on the source only; HBase's enable_table_replication makes it on the peer
-  // (as the source describes it) and sets the families' REPLICATION_SCOPE to 1.
-  private static void setup(String source, String sink, String peerKey, String table) throws Exception {
+  private static void peer(String source, String sink, String peerKey, String table) throws Exception {
     try (Connection s = connect(source); Admin admin = s.getAdmin()) {
-      create(s, table, 0);
-      admin.addReplicationPeer("basalt", ReplicationPeerConfig.newBuilder().setClusterKey(peerKey).build());
-      System.out.println("Replication: peer " + admin.getReplicationPeerConfig("basalt").getClusterKey());
+      admin.addReplicationPeer("basalt", ReplicationPeerConfig.newBuilder().setClusterKey(peerKey).build(), false);
+      System.out.println("Replication: peer " + admin.getReplicationPeerConfig("basalt").getClusterKey() + ", disabled");
       admin.enableTableReplication(TableName.valueOf(table));
     }
     try (Connection s = connect(sink); Admin admin = s.getAdmin()) {
@@ -74,9 +78,10 @@ public final class Replication {
     }
   }
 
-  private static void write(String source, String table, int rows) throws Exception {
+  private static int write(String source, String table, int from, int to, int pauseMs) throws Exception {
+    int failed = 0;
     try (Connection s = connect(source); Table t = s.getTable(TableName.valueOf(table))) {
-      for (int i = 0; i < rows; i++) {
+      for (int i = from; i < to; i++) {
         List<Row> batch = new ArrayList<>();
         byte[] row = Bytes.toBytes(String.format("r%06d", i));
         batch.add(new Put(row).addColumn(F, Q, Bytes.toBytes("v" + i)).addColumn(F, W, Bytes.toBytes("w" + i)));
@@ -84,10 +89,17 @@ public final class Replication {
         if (i % 7 == 3) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i - 3))).addColumns(F, W));
         if (i % 11 == 5) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i - 5))));
         if (i % 17 == 8) batch.add(new Delete(Bytes.toBytes(String.format("r%06d", i / 2))).addColumn(F, Q));
-        t.batch(batch, new Object[batch.size()]);
+        try {
+          t.batch(batch, new Object[batch.size()]);
+        } catch (Exception e) {
+          failed++;
+          System.err.println("Replication: batch " + i + " failed: " + e);
+        }
+        if (pauseMs > 0) Thread.sleep(pauseMs);
       }
     }
-    System.out.println("Replication: wrote " + rows + " rows");
+    System.out.println("Replication: wrote rows " + from + " to " + to + ", " + failed + " batches failed");
+    return failed;
   }
 
   private static void digest(String where, String table) throws Exception {
@@ -114,11 +126,24 @@ public final class Replication {
 
   public static void main(String[] args) throws Exception {
     switch (args[0]) {
-      case "setup":
-        setup(args[1], args[2], args[3], args[4]);
+      case "create":
+        try (Connection s = connect(args[1])) {
+          create(s, args[2], 0);
+        }
+        break;
+      case "peer":
+        peer(args[1], args[2], args[3], args[4]);
+        break;
+      case "enable":
+        try (Connection s = connect(args[1]); Admin admin = s.getAdmin()) {
+          admin.enableReplicationPeer("basalt");
+        }
         break;
       case "write":
-        write(args[1], args[2], Integer.parseInt(args[3]));
+        if (write(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                  args.length > 5 ? Integer.parseInt(args[5]) : 0) > 0) {
+          System.exit(3);
+        }
         break;
       case "digest":
         digest(args[1], args[2]);
