@@ -11,7 +11,8 @@
 
 namespace basalt::hbase {
 
-RegionAdminService::RegionAdminService(const Options& options) : Service("AdminService"), options_(options) {
+RegionAdminService::RegionAdminService(const Options& options)
+    : Service("AdminService"), options_(options), sink_budget_(options.max_sink_bytes) {
   static constexpr Row<RegionAdminService> kMethods[] = {
       {"GetRegionInfo", RunOn::kPool, &RegionAdminService::GetRegionInfo},
       {"GetOnlineRegion", RunOn::kPool, &RegionAdminService::GetOnlineRegion},
@@ -93,7 +94,12 @@ absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request&
   ReplicateWALEntryRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   if (options_.data == nullptr) return absl::UnimplementedError("this process takes no replicated edits");
-  absl::Status s = ApplyReplicated(req, r.call.cell_block);
+  const uint64_t bytes = r.call.param.size() + r.call.cell_block.size();
+  absl::Status s = sink_budget_.Take(bytes);
+  if (s.ok()) {
+    s = ApplyReplicated(req, r.call.cell_block);
+    sink_budget_.Give(bytes);
+  }
   (s.ok() ? sink_batches_ : sink_failed_batches_).fetch_add(1, std::memory_order_relaxed);
   if (!s.ok()) return s;
   uint64_t newest = 0;

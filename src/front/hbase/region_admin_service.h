@@ -13,6 +13,7 @@
 #include "src/front/hbase/client_service.h"
 #include "src/front/hbase/hbase_service.h"
 #include "src/front/hbase/meta_table.h"
+#include "src/front/hbase/replication_sink.h"
 #include "src/services/service.h"
 
 namespace basalt::hbase {
@@ -27,6 +28,7 @@ class RegionAdminService final : public Service {
     int info_port = 0;  // the HTTP port (GetServerInfo's web UI port), 0: none
     server::DataService* data = nullptr;  // where replicated edits are written
     std::string cluster_id;               // this cluster's: edits that name it are not applied again
+    uint64_t max_sink_bytes = 256ull << 20;  // replicated batches applied at once (SinkBudget)
   };
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
@@ -47,6 +49,7 @@ class RegionAdminService final : public Service {
   absl::StatusOr<std::string> TableOfRegion(const RegionSpecifier& spec) const;
 
   const Options options_;
+  SinkBudget sink_budget_;
   std::atomic<uint64_t> sink_cells_{0}, sink_batches_{0}, sink_failed_batches_{0};
   std::atomic<int64_t> sink_age_ms_{0};
 };

@@ -119,4 +119,16 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
   return edits;
 }
 
+absl::Status SinkBudget::Take(uint64_t bytes) {
+  uint64_t used = in_use_.load(std::memory_order_acquire);
+  do {
+    if (used > 0 && used + bytes > max_bytes_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("this server is applying ", used, " bytes of replicated batches (its limit is ", max_bytes_,
+                       "): send this one of ", bytes, " bytes again later"));
+    }
+  } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_acq_rel));
+  return absl::OkStatus();
+}
+
 }  // namespace basalt::hbase

@@ -24,6 +24,7 @@
 // source asked: a sink answers only for what is on disk.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,5 +51,22 @@ struct SinkEdits {
 // does not take; FailedPrecondition for a bulk load's marker and DeleteFamilyVersion.
 absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
                                       std::string_view self);
+
+// The bytes of replicated batches being applied at once, bounded: a sink takes a batch only while
+// the others it is applying leave room for it (one batch always fits, however large: the port's
+// frame limit bounds each). A batch refused waits at its source, which sends it again later
+// (RegionTooBusyException). Thread-safe.
+class SinkBudget {
+ public:
+  explicit SinkBudget(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+  // Takes `bytes`; ResourceExhausted, saying how much is in use, when they do not fit.
+  absl::Status Take(uint64_t bytes);
+  void Give(uint64_t bytes) { in_use_.fetch_sub(bytes, std::memory_order_acq_rel); }
+  uint64_t in_use() const { return in_use_.load(std::memory_order_acquire); }
+
+ private:
+  const uint64_t max_bytes_;
+  std::atomic<uint64_t> in_use_{0};
+};
 
 }  // namespace basalt::hbase

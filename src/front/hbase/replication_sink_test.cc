@@ -132,5 +132,21 @@ TEST(ReplicationSink, WhatBasaltCannotApplyIsRefusedByName) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// At most the budget's bytes are applied at once, but one batch always fits.
+TEST(ReplicationSink, TheBudgetTakesBatchesWhileTheyFitAndAlwaysOne) {
+  SinkBudget budget(1000);
+  EXPECT_TRUE(budget.Take(5000).ok());  // alone: taken, however large
+  absl::Status s = budget.Take(1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("applying 5000 bytes of replicated batches (its limit is 1000)"), std::string::npos) << s;
+  budget.Give(5000);
+  EXPECT_TRUE(budget.Take(600).ok());
+  EXPECT_TRUE(budget.Take(400).ok());
+  EXPECT_FALSE(budget.Take(1).ok());
+  budget.Give(400);
+  EXPECT_TRUE(budget.Take(300).ok());
+  EXPECT_EQ(budget.in_use(), 900u);
+}
+
 }  // namespace
 }  // namespace basalt::hbase
