@@ -141,11 +141,12 @@ TEST_F(HBaseReplicationTest, AMoveFromALiveHBaseLosesNoWriteThroughAKillOfTheSin
   ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
   out = java({"write", hbase.registry(), "rt", "0", "1000"});
   ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
-  // Writes go on throughout the move.
+  // Writes go on throughout the move, until the test says stop (at most 30,000 batches).
   ChildProcess::Output log;
   log.stdout_path = dir_.path() + "/writer.log";
-  absl::StatusOr<std::unique_ptr<ChildProcess>> writer =
-      ChildProcess::Spawn(JavaCommand("Replication", {"write", hbase.registry(), "rt", "1000", "4000", "3"}), log);
+  const std::string stop_file = dir_.path() + "/stop-writing";
+  absl::StatusOr<std::unique_ptr<ChildProcess>> writer = ChildProcess::Spawn(
+      JavaCommand("Replication", {"write", hbase.registry(), "rt", "1000", "31000", "3", stop_file}), log);
   ASSERT_TRUE(writer.ok()) << writer.status();
   out = java({"peer", hbase.registry(), sink, peer_key, "rt"});
   ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
@@ -165,10 +166,12 @@ TEST_F(HBaseReplicationTest, AMoveFromALiveHBaseLosesNoWriteThroughAKillOfTheSin
   ASSERT_TRUE(absl::StartsWith(out, "exit 0")) << out;
   // Mid-stream, the sink dies and comes back on its ports.
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  ASSERT_TRUE((*writer)->running()) << "the writer ended before the kill: make it write longer";
+  ASSERT_TRUE((*writer)->running()) << ReadFile(dir_.path() + "/writer.log");
   server_->Kill();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ASSERT_TRUE(server_->Start().ok());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::ofstream(stop_file) << "stop\n";
   const std::optional<int> wrote = (*writer)->WaitForExit(absl::Minutes(5));
   ASSERT_EQ(wrote, std::optional<int>(0)) << ReadFile(dir_.path() + "/writer.log");
 
@@ -183,7 +186,8 @@ TEST_F(HBaseReplicationTest, AMoveFromALiveHBaseLosesNoWriteThroughAKillOfTheSin
   }
   EXPECT_EQ(got, want) << "HBase's log: " << hbase.log();
   const size_t cells_copied = static_cast<size_t>(std::count(copied->begin(), copied->end(), '\n'));
-  std::cout << "source " << want << "\nsink   " << got << "\ncells copied by CopyTable: " << cells_copied << std::endl;
+  std::cout << "source " << want << "\nsink   " << got << "\ncells copied by CopyTable: " << cells_copied << "\n"
+            << ReadFile(dir_.path() + "/writer.log") << std::endl;
   std::smatch cells;
   ASSERT_TRUE(std::regex_search(want, cells, std::regex("cells ([0-9]+)")));
   EXPECT_GT(cells_copied, 0u);

@@ -12,11 +12,12 @@
 //       peer, as the source describes it).
 //   java Replication enable SOURCE
 //       the peer starts taking the edits kept for it (enable_peer).
-//   java Replication write SOURCE TABLE FROM TO [PAUSE_MS]
+//   java Replication write SOURCE TABLE FROM TO [PAUSE_MS [STOP_FILE]]
 //       rows r<FROM>.. one batch each (a Put of f:q and f:w), and along the way overwrites,
 //       DeleteColumn of f:w, Delete of one version, and whole-row deletes, so that every kind of
-//       cell is shipped; PAUSE_MS between batches. A batch the client gave up on is counted and
-//       reported (exit 3), never hidden.
+//       cell is shipped; PAUSE_MS between batches; up to row TO, or with STOP_FILE until that file
+//       exists (TO then a cap). A batch the client gave up on is counted and reported (exit 3),
+//       never hidden.
 //   java Replication digest REGISTRY TABLE
 //       one line: "rows R cells C sha256 H" over an ordered scan of every version (row, family,
 //       qualifier, timestamp, value of each cell), so that two clusters compare in one line.
@@ -78,10 +79,12 @@ public final class Replication {
     }
   }
 
-  private static int write(String source, String table, int from, int to, int pauseMs) throws Exception {
+  private static int write(String source, String table, int from, int to, int pauseMs, String stopFile)
+      throws Exception {
     int failed = 0;
+    int i = from;
     try (Connection s = connect(source); Table t = s.getTable(TableName.valueOf(table))) {
-      for (int i = from; i < to; i++) {
+      for (; i < to && (stopFile == null || !new java.io.File(stopFile).exists()); i++) {
         List<Row> batch = new ArrayList<>();
         byte[] row = Bytes.toBytes(String.format("r%06d", i));
         batch.add(new Put(row).addColumn(F, Q, Bytes.toBytes("v" + i)).addColumn(F, W, Bytes.toBytes("w" + i)));
@@ -98,7 +101,7 @@ public final class Replication {
         if (pauseMs > 0) Thread.sleep(pauseMs);
       }
     }
-    System.out.println("Replication: wrote rows " + from + " to " + to + ", " + failed + " batches failed");
+    System.out.println("Replication: wrote rows " + from + " to " + i + ", " + failed + " batches failed");
     return failed;
   }
 
@@ -141,7 +144,7 @@ public final class Replication {
         break;
       case "write":
         if (write(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-                  args.length > 5 ? Integer.parseInt(args[5]) : 0) > 0) {
+                  args.length > 5 ? Integer.parseInt(args[5]) : 0, args.length > 6 ? args[6] : null) > 0) {
           System.exit(3);
         }
         break;
