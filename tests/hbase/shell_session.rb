@@ -54,4 +54,5 @@ drop 'sh_snap'
 disable 'sh_snap_clone'
 drop 'sh_snap_clone'
 list
+status 'replication'
 exit

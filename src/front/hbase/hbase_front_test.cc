@@ -888,6 +888,14 @@ TEST_F(HBaseFrontTest, ReplicatedEditsKeepTheirTimestampsAndTwiceChangeNothing) 
   EXPECT_NE(text.find("basalt_replication_sink_batches_total 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("basalt_replication_sink_failed_batches_total 4\n"), std::string::npos) << text;
   EXPECT_NE(text.find("basalt_replication_sink_age_ms "), std::string::npos) << text;
+  // And in the cluster status, as HBase's shell reads it for status 'replication'.
+  const GetClusterStatusResponse status = Parsed<GetClusterStatusResponse>(Master("GetClusterStatus", GetClusterStatusRequest()));
+  ASSERT_EQ(status.cluster_status().live_servers_size(), 1);
+  const ReplicationLoadSink& sink = status.cluster_status().live_servers(0).server_load().replloadsink();
+  EXPECT_EQ(sink.totalopsprocessed(), 10u);
+  EXPECT_EQ(sink.timestampsoflastappliedop(), 1u);  // the entries' write_time
+  EXPECT_GT(sink.ageoflastappliedop(), 0u);
+  EXPECT_GT(sink.timestampstarted(), 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

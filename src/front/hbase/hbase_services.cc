@@ -23,7 +23,7 @@ ClientService::Options ClientOptions(const ServiceParts& parts) {
 }
 
 std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& parts, const MetaTable* meta,
-                                        ServerDirectory* directory) {
+                                        ServerDirectory* directory, const SinkFigures* sink = nullptr) {
   MasterService::Options o;
   o.admin = parts.admin;
   o.meta = meta;
@@ -31,11 +31,13 @@ std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& p
   o.self = front->self();
   o.cluster_id = parts.cluster_id;
   o.info_port = parts.info_port;
+  o.sink = sink;
   return std::make_unique<MasterService>(o);
 }
 
 std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const ServiceParts& parts,
-                                                  const ClientService* client, const MetaTable* regions) {
+                                                  const ClientService* client, const MetaTable* regions,
+                                                  SinkFigures* sink = nullptr) {
   RegionAdminService::Options o;
   o.admin = parts.admin;
   o.client = client;
@@ -44,6 +46,7 @@ std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const Servi
   o.info_port = parts.info_port;
   o.data = parts.data;
   o.cluster_id = parts.cluster_id;
+  o.figures = sink;
   return std::make_unique<RegionAdminService>(o);
 }
 
@@ -56,12 +59,15 @@ void ServeAsStandalone(HBaseFront* front, const ServiceParts& parts) {
   co.data = parts.data;
   co.meta = meta.get();
   auto client = std::make_unique<ClientService>(co);
+  // (Its sink's figures are in its own cluster status: it is its own master.)
+  auto sink = std::make_shared<SinkFigures>();
   front->Serve(std::make_unique<RegistryService>(SelfFacts(parts.cluster_id, front->self()), RunOn::kLoop));
-  front->Serve(MasterOf(front, parts, meta.get(), directory.get()));
-  front->Serve(RegionAdminOf(front, parts, client.get(), meta.get()));
+  front->Serve(MasterOf(front, parts, meta.get(), directory.get(), sink.get()));
+  front->Serve(RegionAdminOf(front, parts, client.get(), meta.get(), sink.get()));
   front->Serve(std::move(client));
   front->Keep(std::move(meta));
   front->Keep(std::move(directory));
+  front->Keep(std::move(sink));
 }
 
 void ServeAsMaster(HBaseFront* front, const ServiceParts& parts, LiveRegionServers region_servers) {

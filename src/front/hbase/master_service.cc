@@ -430,6 +430,18 @@ absl::StatusOr<std::string> MasterService::SplitRegion(const Request& r) {
   });
 }
 
+namespace {
+
+// HBase's ReplicationLoadSink of what a sink applied (the shell's status 'replication').
+void SinkLoad(const SinkFigures& f, ReplicationLoadSink* load) {
+  load->set_ageoflastappliedop(static_cast<uint64_t>(std::max<int64_t>(0, f.age_ms.load(std::memory_order_relaxed))));
+  load->set_timestampsoflastappliedop(static_cast<uint64_t>(f.last_write_time_ms.load(std::memory_order_relaxed)));
+  load->set_timestampstarted(static_cast<uint64_t>(f.started_ms));
+  load->set_totalopsprocessed(f.cells.load(std::memory_order_relaxed));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
   GetClusterStatusRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -448,6 +460,7 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
     // (A cluster's requests are counted per table, not per server: only this process's own.)
     if (rs.this_process) {
       live->mutable_server_load()->set_total_number_of_requests(requests);
+      if (options_.sink != nullptr) SinkLoad(*options_.sink, live->mutable_server_load()->mutable_replloadsink());
     } else {
       live->mutable_server_load();
     }

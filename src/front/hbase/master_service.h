@@ -22,6 +22,7 @@
 #include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/hbase_service.h"
 #include "src/front/hbase/meta_table.h"
+#include "src/front/hbase/replication_sink.h"
 #include "src/front/hbase/server_directory.h"
 #include "src/services/service.h"
 
@@ -61,6 +62,8 @@ class MasterService final : public Service {
     const ThisServer* self = nullptr;       // the active master
     std::string cluster_id;
     int info_port = 0;  // the HTTP port, 0: none
+    // What this process's replication sink applied (its ServerLoad's replLoadSink); null: none.
+    const SinkFigures* sink = nullptr;
   };
   // Everything `options` points to must outlive the service.
   explicit MasterService(const Options& options);

@@ -29,6 +29,7 @@ class RegionAdminService final : public Service {
     server::DataService* data = nullptr;  // where replicated edits are written
     std::string cluster_id;               // this cluster's: edits that name it are not applied again
     uint64_t max_sink_bytes = 256ull << 20;  // replicated batches applied at once (SinkBudget)
+    SinkFigures* figures = nullptr;          // what the sink applied; null: kept by the service alone
   };
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
@@ -50,8 +51,8 @@ class RegionAdminService final : public Service {
 
   const Options options_;
   SinkBudget sink_budget_;
-  std::atomic<uint64_t> sink_cells_{0}, sink_batches_{0}, sink_failed_batches_{0};
-  std::atomic<int64_t> sink_age_ms_{0};
+  SinkFigures own_figures_;
+  SinkFigures* const figures_;  // options_.figures, or own_figures_
 };
 
 }  // namespace basalt::hbase

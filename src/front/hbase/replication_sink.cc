@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "common/status.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/data_convert.h"
@@ -118,6 +119,8 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
   }
   return edits;
 }
+
+SinkFigures::SinkFigures() : started_ms(absl::ToUnixMillis(absl::Now())) {}
 
 absl::Status SinkBudget::Take(uint64_t bytes) {
   uint64_t used = in_use_.load(std::memory_order_acquire);

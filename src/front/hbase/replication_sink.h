@@ -52,6 +52,18 @@ struct SinkEdits {
 absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
                                       std::string_view self);
 
+// What a sink has applied: /metrics' figures, and HBase's ReplicationLoadSink in the cluster status
+// (the shell's status 'replication'). Written by the AdminService that applies, read by anyone.
+struct SinkFigures {
+  std::atomic<uint64_t> cells{0};
+  std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> failed_batches{0};
+  std::atomic<int64_t> age_ms{0};              // of the newest edit of the last batch, when applied
+  std::atomic<int64_t> last_write_time_ms{0};  // that edit's time, by the source's clock
+  const int64_t started_ms;                    // when this sink started
+  SinkFigures();
+};
+
 // The bytes of replicated batches being applied at once, bounded: a sink takes a batch only while
 // the others it is applying leave room for it (one batch always fits, however large: the port's
 // frame limit bounds each). A batch refused waits at its source, which sends it again later
