@@ -11,35 +11,35 @@
 
 namespace basalt::testing {
 
-inline std::vector<std::string> ScanRowKeys(Table* table, const Scan& scan = Scan()) {
-  std::vector<std::string> rows;
+// Calls `each` with every row `scan` returns, to the end.
+template <typename Each>
+void ForEachScannedRow(Table* table, const Scan& scan, Each each) {
   auto sc = table->GetScanner(scan);
   EXPECT_TRUE(sc.ok()) << sc.status();
-  if (!sc.ok()) return rows;
+  if (!sc.ok()) return;
   Result r;
   for (;;) {
     auto more = (*sc)->Next(&r);
     EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) return rows;
-    rows.push_back(r.row());
+    if (!more.ok() || !*more) return;
+    each(r);
   }
 }
 
-// Each row's value of `family`:`qualifier` ("" where the row has none), by row key, read to the
-// end the same way.
+inline std::vector<std::string> ScanRowKeys(Table* table, const Scan& scan = Scan()) {
+  std::vector<std::string> rows;
+  ForEachScannedRow(table, scan, [&](const Result& r) { rows.push_back(r.row()); });
+  return rows;
+}
+
+// Each row's value of `family`:`qualifier` ("" where the row has none), by row key.
 inline std::map<std::string, std::string> ScanCellValues(Table* table, const std::string& family,
                                                          const std::string& qualifier) {
   std::map<std::string, std::string> rows;
-  auto sc = table->GetScanner(Scan());
-  EXPECT_TRUE(sc.ok()) << sc.status();
-  if (!sc.ok()) return rows;
-  Result r;
-  for (;;) {
-    auto more = (*sc)->Next(&r);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) return rows;
+  ForEachScannedRow(table, Scan(), [&](const Result& r) {
     rows[r.row()] = std::string(r.Value(family, qualifier).value_or(""));
-  }
+  });
+  return rows;
 }
 
 }  // namespace basalt::testing
