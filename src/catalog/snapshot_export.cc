@@ -13,8 +13,6 @@
 namespace basalt::server {
 namespace {
 
-std::string SnapshotsIn(const SnapshotStore& s) { return SnapshotsDirIn(s.data_dir); }
-
 // Every block file under the store's snapshots (whole ones: files are named only when whole), by
 // "<encoded region name>/<file name>": what an export may name again instead of copying. A block
 // file's name is unique within its region, and a region's encoded name within a cluster (a
@@ -22,7 +20,7 @@ std::string SnapshotsIn(const SnapshotStore& s) { return SnapshotsDirIn(s.data_d
 using HeldMap = std::map<std::string, std::string>;
 absl::StatusOr<HeldMap> HeldFiles(const SnapshotStore& s) {
   HeldMap held;
-  const std::string root = SnapshotsIn(s);
+  const std::string root = SnapshotsDirIn(s.data_dir);
   if (!s.env->FileExists(root)) return held;
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> snapshots, s.env->ListDir(root));
   for (const std::string& snap : snapshots) {
@@ -125,7 +123,7 @@ absl::StatusOr<ExportProgress> ExportSnapshot(const SnapshotStore& from, std::st
   const std::string target = options.target_name.empty() ? std::string(name) : options.target_name;
   BASALT_RETURN_IF_ERROR(ValidateSnapshotName(target));
   absl::StatusOr<SnapshotInfo> read = ReadSnapshotIn(from.env, from.data_dir, name);
-  if (!read.ok()) return absl::Status(read.status().code(), absl::StrCat(read.status().message(), " in ", SnapshotsIn(from)));
+  if (!read.ok()) return absl::Status(read.status().code(), absl::StrCat(read.status().message(), " in ", SnapshotsDirIn(from.data_dir)));
   SnapshotInfo info = *std::move(read);
   const std::string target_dir = SnapshotDirIn(to.data_dir, target);
   if (to.env->FileExists(absl::StrCat(target_dir, "/", kSnapshotFileName))) {
@@ -139,7 +137,7 @@ absl::StatusOr<ExportProgress> ExportSnapshot(const SnapshotStore& from, std::st
   if (s.ok()) s = CheckWhole(info, to, target_dir);
   info.name = target;
   if (s.ok()) s = to.env->WriteFileDurably(absl::StrCat(target_dir, "/", kSnapshotFileName), EncodeSnapshot(info));
-  if (s.ok()) s = to.env->SyncDir(SnapshotsIn(to));
+  if (s.ok()) s = to.env->SyncDir(SnapshotsDirIn(to.data_dir));
   if (!s.ok()) {
     // Nothing half-made left behind (whole files of a run killed part way are kept for the next).
     to.env->RemoveTree(target_dir).IgnoreError();
