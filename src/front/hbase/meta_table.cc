@@ -10,6 +10,7 @@
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/data_convert.h"
 #include "src/front/hbase/region_names.h"
+#include "src/front/hbase/zk_records.h"
 
 namespace basalt::hbase {
 namespace {
@@ -96,7 +97,7 @@ absl::StatusOr<std::vector<MetaTable::Row>> MetaTable::Rows(const std::string& o
       if (at.has_value()) {
         AddCell(&row.result, row.key, "info", "server", ts, absl::StrCat(at->host_name(), ":", at->port()));
         AddCell(&row.result, row.key, "info", "serverstartcode", ts, BigEndian64(static_cast<int64_t>(at->start_code())));
-        AddCell(&row.result, row.key, "info", "sn", ts, absl::StrCat(at->host_name(), ",", at->port(), ",", at->start_code()));
+        AddCell(&row.result, row.key, "info", "sn", ts, ServerNodeName(*at));
       }
       AddCell(&row.result, row.key, "info", "state", ts, disabled ? "CLOSED" : "OPEN");
       rows.push_back(std::move(row));

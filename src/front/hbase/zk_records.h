@@ -24,7 +24,8 @@ inline constexpr char kMasterNode[] = "master";
 inline constexpr char kMetaRegionServerNode[] = "meta-region-server";
 inline constexpr char kRegionServersNode[] = "rs";
 
-// A server's name as HBase writes it in node names (rs/): "host,port,startcode".
+// A server's name as HBase writes it in text (hbase:meta's info:sn, the rs/ nodes):
+// "host,port,startcode".
 std::string ServerNodeName(const ServerName& server);
 
 // A record of `message`, naming `writer` (a process, e.g. "basalt-master:<pid>") in its prefix.
