@@ -7,9 +7,22 @@
 #include "common/env.h"
 #include "common/format_stamp.h"
 #include "common/status.h"
+#include "common/uuid.h"
 
 namespace basalt {
 namespace {
+
+// Java's UUID.toString form, both ways; anything else is not one.
+TEST(Uuid, TextBothWaysAsJavaWritesIt) {
+  const Uuid u{0xbaa877d977fa4e68ULL, 0xb925968afa50efb0ULL};
+  EXPECT_EQ(UuidText(u), "baa877d9-77fa-4e68-b925-968afa50efb0");
+  EXPECT_EQ(ParseUuid("baa877d9-77fa-4e68-b925-968afa50efb0"), std::optional<Uuid>(u));
+  EXPECT_EQ(UuidText(Uuid{0, 1}), "00000000-0000-0000-0000-000000000001");
+  for (const char* bad : {"", "baa877d9-77fa-4e68-b925-968afa50efb", "BAA877D9-77FA-4E68-B925-968AFA50EFB0",
+                          "baa877d9x77fa-4e68-b925-968afa50efb0", "gaa877d9-77fa-4e68-b925-968afa50efb0"}) {
+    EXPECT_FALSE(ParseUuid(bad).has_value()) << bad;
+  }
+}
 
 TEST(Crc, StandardCheckValues) {
   EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);

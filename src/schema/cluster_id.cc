@@ -3,27 +3,19 @@
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/status.h"
+#include "common/uuid.h"
 
 namespace basalt::server {
 
-bool IsUuid(std::string_view s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !(absl::ascii_isdigit(s[i]) || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-  }
-  return true;
-}
+bool IsUuid(std::string_view s) { return ParseUuid(s).has_value(); }
 
 std::string NewUuid() {
   absl::BitGen gen;
-  uint64_t hi = absl::Uniform<uint64_t>(gen), lo = absl::Uniform<uint64_t>(gen);
-  hi = (hi & ~0xf000ull) | 0x4000ull;                          // version 4
-  lo = (lo & ~(0xc000ull << 48)) | (0x8000ull << 48);          // the RFC 4122 variant
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
-                         lo & 0xffffffffffffull);
+  Uuid u{absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen)};
+  u.hi = (u.hi & ~0xf000ull) | 0x4000ull;                      // version 4
+  u.lo = (u.lo & ~(0xc000ull << 48)) | (0x8000ull << 48);      // the RFC 4122 variant
+  return UuidText(u);
 }
 
 absl::StatusOr<std::string> LoadOrCreateClusterId(Env* env, const std::string& data_dir) {

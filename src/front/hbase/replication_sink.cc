@@ -2,9 +2,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
+#include "common/uuid.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/data_convert.h"
 
@@ -15,15 +15,17 @@ namespace {
 constexpr std::string_view kMetaFamily = "METAFAMILY";
 constexpr std::string_view kBulkLoad = "HBASE::BULK_LOAD";
 
-bool NamesCluster(const WALKey& key, std::string_view self) {
-  if (self.empty()) return false;
+Uuid UuidOf(const UUID& id) { return Uuid{id.most_sig_bits(), id.least_sig_bits()}; }
+
+bool NamesCluster(const WALKey& key, const std::optional<Uuid>& self) {
+  if (!self.has_value()) return false;
   for (const UUID& id : key.cluster_ids()) {
-    if (UuidText(id) == self) return true;
+    if (UuidOf(id) == *self) return true;
   }
   // (HBase 0.94's single id, which newer sources no longer write.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  return key.has_cluster_id() && UuidText(key.cluster_id()) == self;
+  return key.has_cluster_id() && UuidOf(key.cluster_id()) == *self;
 #pragma GCC diagnostic pop
 }
 
@@ -60,16 +62,13 @@ absl::Status AddMutation(const BlockCell& c, std::string_view table, rpc::RowMut
 
 }  // namespace
 
-std::string UuidText(const UUID& id) {
-  const uint64_t hi = id.most_sig_bits(), lo = id.least_sig_bits();
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
-                         lo & 0xffffffffffffULL);
-}
+std::string UuidText(const UUID& id) { return basalt::UuidText(UuidOf(id)); }
 
 absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
                                       std::string_view self) {
   BASALT_ASSIGN_OR_RETURN(std::vector<BlockCell> all, DecodeCellBlock(cell_block));
   CellCursor cursor(std::move(all));
+  const std::optional<Uuid> self_id = ParseUuid(self);
   SinkEdits edits;
   absl::flat_hash_map<std::string, size_t> batch_of;  // table → its batch in edits.batches
   for (int e = 0; e < req.entry_size(); ++e) {
@@ -81,7 +80,7 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
     }
     absl::StatusOr<std::vector<BlockCell>> cells = cursor.Take(entry.associated_cell_count());
     if (!cells.ok()) return absl::InvalidArgumentError(absl::StrCat("log entry ", e, ": ", cells.status().message()));
-    if (NamesCluster(entry.key(), self)) {
+    if (NamesCluster(entry.key(), self_id)) {
       ++edits.skipped_entries;
       continue;
     }
