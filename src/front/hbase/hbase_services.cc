@@ -36,8 +36,7 @@ std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& p
 }
 
 std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const ServiceParts& parts,
-                                                  const ClientService* client, const MetaTable* regions,
-                                                  SinkFigures* sink = nullptr) {
+                                                  const ClientService* client, const MetaTable* regions) {
   RegionAdminService::Options o;
   o.admin = parts.admin;
   o.client = client;
@@ -46,7 +45,6 @@ std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const Servi
   o.info_port = parts.info_port;
   o.data = parts.data;
   o.cluster_id = parts.cluster_id;
-  o.figures = sink;
   return std::make_unique<RegionAdminService>(o);
 }
 
@@ -59,15 +57,14 @@ void ServeAsStandalone(HBaseFront* front, const ServiceParts& parts) {
   co.data = parts.data;
   co.meta = meta.get();
   auto client = std::make_unique<ClientService>(co);
-  // (Its sink's figures are in its own cluster status: it is its own master.)
-  auto sink = std::make_shared<SinkFigures>();
+  std::unique_ptr<RegionAdminService> region_admin = RegionAdminOf(front, parts, client.get(), meta.get());
   front->Serve(std::make_unique<RegistryService>(SelfFacts(parts.cluster_id, front->self()), RunOn::kLoop));
-  front->Serve(MasterOf(front, parts, meta.get(), directory.get(), sink.get()));
-  front->Serve(RegionAdminOf(front, parts, client.get(), meta.get(), sink.get()));
+  // (Its sink's figures are in its own cluster status: it is its own master.)
+  front->Serve(MasterOf(front, parts, meta.get(), directory.get(), &region_admin->sink_figures()));
+  front->Serve(std::move(region_admin));
   front->Serve(std::move(client));
   front->Keep(std::move(meta));
   front->Keep(std::move(directory));
-  front->Keep(std::move(sink));
 }
 
 void ServeAsMaster(HBaseFront* front, const ServiceParts& parts, LiveRegionServers region_servers) {

@@ -12,10 +12,7 @@
 namespace basalt::hbase {
 
 RegionAdminService::RegionAdminService(const Options& options)
-    : Service("AdminService"),
-      options_(options),
-      sink_budget_(options.max_sink_bytes),
-      figures_(options.figures != nullptr ? options.figures : &own_figures_) {
+    : Service("AdminService"), options_(options), sink_budget_(options.max_sink_bytes) {
   static constexpr Row<RegionAdminService> kMethods[] = {
       {"GetRegionInfo", RunOn::kPool, &RegionAdminService::GetRegionInfo},
       {"GetOnlineRegion", RunOn::kPool, &RegionAdminService::GetOnlineRegion},
@@ -103,13 +100,13 @@ absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request&
     s = ApplyReplicated(req, r.call.cell_block);
     sink_budget_.Give(bytes);
   }
-  (s.ok() ? figures_->batches : figures_->failed_batches).fetch_add(1, std::memory_order_relaxed);
+  (s.ok() ? figures_.batches : figures_.failed_batches).fetch_add(1, std::memory_order_relaxed);
   if (!s.ok()) return s;
   uint64_t newest = 0;
   for (const WALEntry& e : req.entry()) newest = std::max(newest, e.key().write_time());
   if (newest > 0) {
-    figures_->last_write_time_ms.store(static_cast<int64_t>(newest), std::memory_order_relaxed);
-    figures_->age_ms.store(absl::ToUnixMillis(absl::Now()) - static_cast<int64_t>(newest), std::memory_order_relaxed);
+    figures_.last_write_time_ms.store(static_cast<int64_t>(newest), std::memory_order_relaxed);
+    figures_.age_ms.store(absl::ToUnixMillis(absl::Now()) - static_cast<int64_t>(newest), std::memory_order_relaxed);
   }
   return EncodeResponse(r.id(), ReplicateWALEntryResponse());
 }
@@ -127,22 +124,22 @@ absl::Status RegionAdminService::ApplyReplicated(const ReplicateWALEntryRequest&
                           absl::StrCat("a replicated row of table ", batch.table(), ": ", row.message()));
     }
   }
-  figures_->cells.fetch_add(edits.cells, std::memory_order_relaxed);
+  figures_.cells.fetch_add(edits.cells, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
 void RegionAdminService::RegisterMetrics(metrics::Registry* r) const {
   auto read = [](const auto& v) { return [&v] { return static_cast<double>(v.load(std::memory_order_relaxed)); }; };
   absl::Status s = r->AddCounterFunction("basalt_replication_sink_cells_total",
-                                         "Cells an HBase replication source sent here, applied.", {}, read(figures_->cells));
+                                         "Cells an HBase replication source sent here, applied.", {}, read(figures_.cells));
   s.Update(r->AddCounterFunction("basalt_replication_sink_batches_total",
-                                 "ReplicateWALEntry calls applied whole.", {}, read(figures_->batches)));
+                                 "ReplicateWALEntry calls applied whole.", {}, read(figures_.batches)));
   s.Update(r->AddCounterFunction("basalt_replication_sink_failed_batches_total",
                                  "ReplicateWALEntry calls refused (the source sends them again).", {},
-                                 read(figures_->failed_batches)));
+                                 read(figures_.failed_batches)));
   s.Update(r->AddGauge("basalt_replication_sink_age_ms",
                        "Age, at its application, of the newest edit of the last batch applied (by the source's clock).",
-                       {}, read(figures_->age_ms)));
+                       {}, read(figures_.age_ms)));
   s.IgnoreError();  // (a second front end in one process: the first one's figures stand)
 }
 

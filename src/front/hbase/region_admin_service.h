@@ -7,7 +7,6 @@
 // runs on the pool.
 #pragma once
 
-#include <atomic>
 
 #include "proto/hbase/hbase_replication.pb.h"
 #include "src/front/hbase/client_service.h"
@@ -29,7 +28,6 @@ class RegionAdminService final : public Service {
     server::DataService* data = nullptr;  // where replicated edits are written
     std::string cluster_id;               // this cluster's: edits that name it are not applied again
     uint64_t max_sink_bytes = 256ull << 20;  // replicated batches applied at once (SinkBudget)
-    SinkFigures* figures = nullptr;          // what the sink applied; null: kept by the service alone
   };
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
@@ -37,6 +35,8 @@ class RegionAdminService final : public Service {
   // basalt_replication_sink_age_ms (HBase's ageOfLastAppliedOp: how old, by its source's clock,
   // the newest edit of the last batch applied was when it was applied).
   void RegisterMetrics(metrics::Registry* registry) const override;
+  // What the sink applied (a standalone server's MasterService reports it in the cluster status).
+  const SinkFigures& sink_figures() const { return figures_; }
 
  private:
   absl::StatusOr<std::string> GetRegionInfo(const Request& r);
@@ -51,8 +51,7 @@ class RegionAdminService final : public Service {
 
   const Options options_;
   SinkBudget sink_budget_;
-  SinkFigures own_figures_;
-  SinkFigures* const figures_;  // options_.figures, or own_figures_
+  SinkFigures figures_;
 };
 
 }  // namespace basalt::hbase
