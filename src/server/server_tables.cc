@@ -57,8 +57,6 @@ class StandaloneTables final : public ServerTables {
                           absl::StrCat("opening data dir ", config.data_dir, ": ", catalog.status().ToString()));
     }
     t->catalog_ = *std::move(catalog);
-    BASALT_ASSIGN_OR_RETURN(t->cluster_id_, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
-                                                                   config.data_dir));
     return t;
   }
 
@@ -72,7 +70,6 @@ class StandaloneTables final : public ServerTables {
   Region* acl_region() override { return catalog_->acl_region(); }
   Region* quota_region() override { return catalog_->quota_region(); }
   std::string log_dir() const override { return ""; }
-  const std::string& cluster_id() const override { return cluster_id_; }
   void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) override {
     hbase::ServeAsStandalone(front, parts);
   }
@@ -86,7 +83,6 @@ class StandaloneTables final : public ServerTables {
   const ServerConfig& config_;
   std::unique_ptr<TransactionManager> transactions_;  // before the catalogue: its queues ask it
   std::unique_ptr<Catalog> catalog_;
-  std::string cluster_id_;  // (cluster_id.h)
 };
 
 class RegionServerTables final : public ServerTables {
@@ -119,10 +115,7 @@ class RegionServerTables final : public ServerTables {
       return absl::Status(host.status().code(),
                           absl::StrCat("opening data dir ", config.data_dir, ": ", host.status().ToString()));
     }
-    // The cluster's id, on the shared storage: made by whichever process starts first.
-    BASALT_ASSIGN_OR_RETURN(std::string cluster_id, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(), config.data_dir));
-    return std::unique_ptr<ServerTables>(
-        new RegionServerTables(context, *std::move(host), log_dir, std::move(cluster_id)));
+    return std::unique_ptr<ServerTables>(new RegionServerTables(context, *std::move(host), log_dir));
   }
 
   TableSource* tables() override { return host_.get(); }
@@ -138,7 +131,6 @@ class RegionServerTables final : public ServerTables {
   Region* acl_region() override { return nullptr; }
   Region* quota_region() override { return nullptr; }
   std::string log_dir() const override { return log_dir_; }
-  const std::string& cluster_id() const override { return cluster_id_; }
   void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) override {
     hbase::ServeAsRegionServer(front, parts,
                                [zk = context_.zk, paths = context_.paths]() -> absl::StatusOr<ServerRegistration> {
@@ -168,14 +160,12 @@ class RegionServerTables final : public ServerTables {
   }
 
  private:
-  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir,
-                     std::string cluster_id)
-      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)), cluster_id_(std::move(cluster_id)) {}
+  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir)
+      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)) {}
 
   const TablesContext context_;
   std::unique_ptr<RegionHost> host_;
   const std::string log_dir_;
-  const std::string cluster_id_;  // (cluster_id.h)
 };
 
 }  // namespace
@@ -185,8 +175,14 @@ const char* ServerTables::FencedWords(const ServerConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<ServerTables>> ServerTables::Open(const TablesContext& context) {
-  if (context.config->cluster) return RegionServerTables::Open(context);
-  return StandaloneTables::Open(context);
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ServerTables> tables, context.config->cluster
+                                                                    ? RegionServerTables::Open(context)
+                                                                    : StandaloneTables::Open(context));
+  // The cluster's id, kept in the data directory (on the shared storage for a cluster, made by
+  // whichever process starts first).
+  BASALT_ASSIGN_OR_RETURN(tables->cluster_id_, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
+                                                                     context.config->data_dir));
+  return tables;
 }
 
 }  // namespace basalt::server

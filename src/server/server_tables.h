@@ -66,7 +66,7 @@ class ServerTables {
   virtual std::string log_dir() const = 0;
   // The cluster's id (src/schema/cluster_id.h, read or made when the tables opened): HBase's
   // hbase.id, which its replication sources read as a UUID from ZooKeeper.
-  virtual const std::string& cluster_id() const = 0;
+  const std::string& cluster_id() const { return cluster_id_; }
   // What the HBase port serves here (hbase_services.h); parts.cluster_id is cluster_id().
   virtual void ServeHBase(hbase::HBaseFront* front, const hbase::ServiceParts& parts) = 0;
   // What this process is, in the HBase port's refusals.
@@ -78,6 +78,9 @@ class ServerTables {
   // auth, the quotas), each loaded now and again whenever the master says it changed. A failure
   // is logged: they are loaded when the master next announces them.
   virtual void Followed(ZooKeeper* zk, AccessController* access, Quotas* quotas) = 0;
+
+ private:
+  std::string cluster_id_;  // Open's
 };
 
 }  // namespace basalt::server
