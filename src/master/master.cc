@@ -12,6 +12,7 @@
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/hbase_services.h"
+#include "src/front/hbase/server_directory.h"
 #include "src/schema/cluster_id.h"
 #include "src/schema/meta.h"
 #include "src/services/service.h"
@@ -538,6 +539,7 @@ void Master::Reconcile() {
     }
   }
   joined = assignment_.SetLive(live);
+  ListReplicationSinks(live);
   for (const auto& [node, reg] : servers->dead) {
     if (absl::Status s = RecoverServer(node, reg); !s.ok()) {
       Log(absl::StrCat("server ", node, " is gone but could not be recovered: ", s.message(),
@@ -551,6 +553,23 @@ void Master::Reconcile() {
                        "): ", s.ok() ? "open" : s.ToString()));
     }
   }
+}
+
+// HBase's rs/ (hbase_zk.h): the live region servers' HBase ports, where an HBase cluster that
+// replicates into this one sends its edits (each server routes the rows it does not hold).
+void Master::ListReplicationSinks(const std::vector<std::string>& live) {
+  if (hbase_zk_ == nullptr) return;
+  absl::StatusOr<std::vector<server::ServerRegistration>> regs = server::LiveRegistrations(zk_.get(), options_.paths);
+  if (!regs.ok()) {
+    Log(absl::StrCat("listing the replication sinks: ", regs.status().message(), " (again when the servers change)"));
+    return;
+  }
+  std::vector<hbase::ServerName> sinks;
+  for (const server::ServerRegistration& r : *regs) {
+    if (std::find(live.begin(), live.end(), r.NodeName()) == live.end()) continue;
+    if (std::optional<hbase::ServerName> sn = hbase::HBaseNameOf(r); sn.has_value()) sinks.push_back(*std::move(sn));
+  }
+  hbase_zk_->SetSinks(std::move(sinks));
 }
 
 absl::Status Master::RecoverServer(const std::string& node, const server::ServerRegistration& reg) {

@@ -150,6 +150,8 @@ class Master final : public server::ClusterAdmin {
   // Lists the live and the registered servers (watching the live ones); recovers every
   // registered server that is no longer live, and assigns what waits for a server.
   void Reconcile();
+  // Lists the `live` region servers' HBase ports as the replication sinks (HBase's rs/).
+  void ListReplicationSinks(const std::vector<std::string>& live);
   absl::Status FenceServer(const std::string& node, const server::ServerRegistration& reg);
   // At take-over, a server live in ZooKeeper that does not answer (`why`): fenced, its log added
   // to `logs` (split before any region opens), and given no region while its live node lasts.

@@ -1,5 +1,8 @@
 #include "src/front/hbase/hbase_zk.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "src/front/hbase/zk_records.h"
@@ -32,13 +35,30 @@ absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
                              ZkRecord(kWriter, MasterRecordOf(o.self, o.info_port)), ZooKeeper::Mode::kEphemeral));
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kMetaRegionServerNode), ZkRecord(kWriter, MetaRecordOf(o.self)),
                              ZooKeeper::Mode::kEphemeral));
-  if (o.sinks.empty()) return absl::OkStatus();
-  const std::string rs = absl::StrCat(o.parent, "/", kRegionServersNode);
+  return SyncSinks(zk, o.parent, o.sinks);
+}
+
+absl::Status ZkPublisher::SyncSinks(ZooKeeper* zk, const std::string& parent, const std::vector<ServerName>& sinks) {
+  const std::string rs = absl::StrCat(parent, "/", kRegionServersNode);
   BASALT_RETURN_IF_ERROR(zk->CreatePath(rs));
-  for (const ServerName& sink : o.sinks) {
-    BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(rs, "/", ServerNodeName(sink)), "", ZooKeeper::Mode::kEphemeral));
+  std::vector<std::string> wanted;
+  for (const ServerName& sink : sinks) wanted.push_back(ServerNodeName(sink));
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> listed, zk->Children(rs));
+  for (const std::string& node : listed) {
+    if (std::find(wanted.begin(), wanted.end(), node) != wanted.end()) continue;
+    if (absl::Status s = zk->Delete(absl::StrCat(rs, "/", node)); !s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  for (const std::string& node : wanted) {
+    // (One listed already is this session's or a gone one's: Put replaces it either way.)
+    BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(rs, "/", node), "", ZooKeeper::Mode::kEphemeral));
   }
   return absl::OkStatus();
+}
+
+void ZkPublisher::SetSinks(std::vector<ServerName> sinks) {
+  absl::MutexLock l(&mu_);
+  sinks_ = std::move(sinks);
+  sinks_changed_ = true;
 }
 
 absl::StatusOr<std::unique_ptr<ZkPublisher>> ZkPublisher::Start(Options options) {
@@ -61,17 +81,40 @@ absl::Status ZkPublisher::Connect() {
     expired_ = true;
   };
   BASALT_ASSIGN_OR_RETURN(zk_, ZooKeeper::Connect(s));
-  return Publish(zk_.get(), options_);
+  Options now = options_;
+  {
+    absl::MutexLock l(&mu_);
+    now.sinks = sinks_;
+    sinks_changed_ = false;
+  }
+  return Publish(zk_.get(), now);
 }
 
 void ZkPublisher::Republish() {
   for (;;) {
+    std::optional<std::vector<ServerName>> sinks;
     {
       absl::MutexLock l(&mu_);
-      mu_.Await(absl::Condition(+[](ZkPublisher* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) { return p->expired_ || p->stop_; },
-                                this));
+      mu_.Await(absl::Condition(
+          +[](ZkPublisher* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) { return p->expired_ || p->stop_ || p->sinks_changed_; },
+          this));
       if (stop_) return;
+      if (!expired_) {
+        sinks = sinks_;
+        sinks_changed_ = false;
+      }
       expired_ = false;
+    }
+    if (sinks.has_value()) {
+      if (options_.entitled && !options_.entitled()) continue;  // (a successor lists its own)
+      // (An expiry meanwhile: the new session writes the list.)
+      absl::Status s = SyncSinks(zk_.get(), options_.parent, *sinks);
+      if (s.ok()) continue;
+      if (options_.log) options_.log(absl::StrCat("listing the replication sinks under rs/: ", s.message(), "; again in 1 s"));
+      absl::MutexLock l(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1))) return;
+      sinks_changed_ = true;
+      continue;
     }
     for (;;) {
       if (options_.entitled && !options_.entitled()) {

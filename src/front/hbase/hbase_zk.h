@@ -6,7 +6,9 @@
 //   <parent>/master               ephemeral   the active master: this server's HBase port
 //   <parent>/meta-region-server   ephemeral   hbase:meta's server: the same
 //   <parent>/rs/<host,port,code>  ephemeral   each server that takes replicated edits (an HBase
-//                                             replication source's sinks): here, this server
+//                                             replication source's sinks): a standalone server
+//                                             itself; a cluster's active master, its live region
+//                                             servers' HBase ports (SetSinks, as they come and go)
 //
 // each in zk_records.h's form (0xff, the writer's id, PBUF, the message). The parent is the
 // HBase port's own (default /hbase), never Basalt's cluster parent: Basalt's <parent>/master is
@@ -38,7 +40,7 @@ class ZkPublisher {
     ServerName self;             // the HBase port, as clients dial it
     std::string cluster_id;
     // The HBase ports listed under rs/, where an HBase cluster that replicates into this one
-    // sends its edits (AdminService.ReplicateWALEntry).
+    // sends its edits (AdminService.ReplicateWALEntry): the first list (SetSinks changes it).
     std::vector<ServerName> sinks;
     int info_port = 0;
     std::function<void(std::string_view)> log;
@@ -52,16 +54,23 @@ class ZkPublisher {
 
   // The records as written (for tests).
   static absl::Status Publish(ZooKeeper* zk, const Options& options);
+  // Makes rs/ list `sinks` alone (others' nodes under it removed), soon, on the publisher's own
+  // thread; tried again each second until it can, and written again in each new session.
+  void SetSinks(std::vector<ServerName> sinks);
+  // Makes rs/ list `sinks` alone in `zk` (for tests).
+  static absl::Status SyncSinks(ZooKeeper* zk, const std::string& parent, const std::vector<ServerName>& sinks);
 
  private:
-  explicit ZkPublisher(Options options) : options_(std::move(options)) {}
+  explicit ZkPublisher(Options options) : options_(std::move(options)), sinks_(options_.sinks) {}
   // A new session (replacing zk_), and the records written in it.
   absl::Status Connect();
-  // The thread that writes the records again after each expiry.
+  // The thread that writes the records again after each expiry, and rs/ after each SetSinks.
   void Republish();
-  Options options_;
+  const Options options_;
   std::unique_ptr<ZooKeeper> zk_;  // Connect's, then only Republish's thread's
   absl::Mutex mu_;
+  std::vector<ServerName> sinks_ ABSL_GUARDED_BY(mu_);
+  bool sinks_changed_ ABSL_GUARDED_BY(mu_) = false;
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
