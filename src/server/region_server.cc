@@ -207,6 +207,19 @@ absl::Status RegionServer::StartHBase() {
   parts.scanner_lease_ms = config_.scanner_lease_ms;
   parts.cluster_id = tables_->cluster_id();
   parts.log = [](std::string_view line) { log::Warning(line); };
+  if (!config_.zookeeper_quorum.empty()) {
+    // An HBase source sends a batch to one region server, whatever regions its rows are in.
+    BatchRouter::Options ro;
+    ro.zk = &joined_zk_;
+    ro.paths = paths_;
+    ro.security = to_master_;
+    ro.self = address();
+    ro.local = [data = data_.get()](const rpc::BatchMutateRequest& req, rpc::BatchMutateResponse* resp) {
+      return data->BatchMutate(req, resp);
+    };
+    router_ = std::make_unique<BatchRouter>(std::move(ro));
+    parts.apply_replicated = [router = router_.get()](const rpc::BatchMutateRequest& batch) { return router->Apply(batch); };
+  }
   hbase_ = std::make_unique<hbase::HBaseFront>(o);
   tables_->ServeHBase(hbase_.get(), parts);
   absl::Status s = hbase_->Start();
@@ -223,7 +236,7 @@ absl::Status RegionServer::StartHBase() {
   zp.parent = config_.hbase_znode_parent;
   zp.self = hbase_->self()->name();
   zp.cluster_id = parts.cluster_id;
-  zp.sinks = {zp.self};  // (a standalone server: a cluster's region servers do not publish)
+  zp.sinks = {zp.self};  // (a standalone server: a cluster's active master lists its region servers)
   zp.log = [](std::string_view line) { log::Warning(line); };
   absl::StatusOr<std::unique_ptr<hbase::ZkPublisher>> published = hbase::ZkPublisher::Start(zp);
   if (!published.ok()) {

@@ -31,6 +31,7 @@
 #include "common/zookeeper.h"
 #include "src/base/config.h"
 #include "src/base/http_front.h"
+#include "src/cluster/batch_router.h"
 #include "src/daemon/daemon.h"
 #include "src/front/grpc_server.h"
 #include "src/front/hbase/hbase_front.h"
@@ -113,6 +114,8 @@ class RegionServer {
   std::unique_ptr<GrpcServer> grpc_;
   VerbsControl verbs_control_;
   std::unique_ptr<verbs::VerbsServer> verbs_;
+  // A cluster's region server: where its HBase port's replicated rows go (before hbase_: after it).
+  std::unique_ptr<BatchRouter> router_;
   std::unique_ptr<hbase::HBaseFront> hbase_;
   std::unique_ptr<hbase::ZkPublisher> hbase_zk_;  // its records in ZooKeeper, when published
   std::unique_ptr<HttpFront> http_;  // its pages read the others: it goes first

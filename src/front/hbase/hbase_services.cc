@@ -44,6 +44,7 @@ std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const Servi
   o.self = front->self();
   o.info_port = parts.info_port;
   o.data = parts.data;
+  o.apply = parts.apply_replicated;
   o.cluster_id = parts.cluster_id;
   return std::make_unique<RegionAdminService>(o);
 }

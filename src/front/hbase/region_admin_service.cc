@@ -115,6 +115,10 @@ absl::Status RegionAdminService::ApplyReplicated(const ReplicateWALEntryRequest&
   BASALT_ASSIGN_OR_RETURN(SinkEdits edits, SinkEditsOf(req, cell_block, options_.cluster_id));
   for (rpc::BatchMutateRequest& batch : edits.batches) {
     batch.set_durability(rpc::DURABILITY_SYNC_WAL);
+    if (options_.apply) {
+      BASALT_RETURN_IF_ERROR(options_.apply(batch));
+      continue;
+    }
     rpc::BatchMutateResponse resp;
     BASALT_RETURN_IF_ERROR(options_.data->BatchMutate(batch, &resp));
     for (int i = 0; i < resp.results_size(); ++i) {

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,11 @@ struct SinkEdits {
 // does not take; FailedPrecondition for a bulk load's marker and DeleteFamilyVersion.
 absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::string_view cell_block,
                                       std::string_view self);
+
+// Where a sink's batches go: each applied, with its durability, wherever its rows' regions are;
+// OK only once every row is. Empty: the sink's own data service (a standalone server); a
+// cluster's region server routes the rows other servers hold (src/cluster/batch_router.h).
+using ApplyBatch = std::function<absl::Status(const rpc::BatchMutateRequest&)>;
 
 // What a sink has applied: /metrics' figures, and HBase's ReplicationLoadSink in the cluster status
 // (the shell's status 'replication'). Written by the AdminService that applies, read by anyone.
