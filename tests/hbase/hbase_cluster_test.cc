@@ -3,10 +3,14 @@
 // cluster_fixture.h, what deploy/cluster.sh starts), each with its HBase port. The client knows
 // only ZooKeeper, where the active master published HBase's records: it finds the master there,
 // hbase:meta on the master, and each region on the region server meta names.
+#include <sys/stat.h>
+
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/cluster/cluster_fixture.h"
+#include "tests/hbase/hbase_standalone.h"
 #include "tests/hbase/java_programs.h"
 
 namespace basalt::testing {
@@ -103,6 +107,87 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   int checked = 0;
   EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", writer.acked_file(), &checked), "");
   EXPECT_EQ(checked, total);
+}
+
+// The zero-downtime move (hbase_standalone.h) into a cluster: HBase 2.6 replicates into two
+// region servers, which its source finds under rs/ as the active master lists them. On Basalt the
+// table is split on its own (at keys HBase's one region does not have) and its regions spread
+// over both servers, so each batch HBase ships holds rows of both: the server that takes it
+// routes the rows the other holds (src/cluster/batch_router.h); edits must be arriving before
+// anything is killed. Mid-stream the server holding the region being written is killed (-9) and
+// started again (on new ports: the master lists it anew): its regions are reopened on the other,
+// and the batches refused meanwhile come again. Every version is on both sides at the end.
+TEST_F(HBaseClusterTest, AMoveFromALiveHBaseIntoAClusterLosesNoWriteThroughAKillOfARegionServer) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster(2));
+  auto sinks = [&] { return zk_->Children(hbase_parent_ + "/rs").value_or(std::vector<std::string>()); };
+  ASSERT_TRUE(Eventually([&] { return sinks().size() == 2; }))
+      << "the master did not list both region servers under " << hbase_parent_ << "/rs";
+  const std::string hbase_dir = dir_.path() + "/hbase";
+  ASSERT_EQ(::mkdir(hbase_dir.c_str(), 0755), 0);
+  HBaseStandalone hbase(hbase_dir);
+  ASSERT_TRUE(hbase.Start().ok());
+  LiveMove move(&hbase, dir_.path(), hbase_dir, quorum_ + ":" + hbase_parent_, Registry());
+  // Rows r000000.. (the writer's i and i/2, for i from 1000) over three regions on two servers:
+  // [, r001000) and [r002500, ) on one, [r001000, r002500) on the other.
+  std::string middle_server;
+  auto split_and_spread = [&] {
+    auto regions_of_rt = [&] {
+      return conn_->GetAdmin()->ListRegions("rt").value_or(std::vector<RegionStatus>()).size();
+    };
+    ASSERT_TRUE(conn_->GetAdmin()->Split("rt", "r001000").ok());
+    ASSERT_TRUE(Eventually([&] { return regions_of_rt() == 2; }));
+    ASSERT_TRUE(conn_->GetAdmin()->Split("rt", "r002500").ok());
+    ASSERT_TRUE(Eventually([&] { return regions_of_rt() == 3; }));
+    absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("rt");
+    ASSERT_TRUE(regions.ok()) << regions.status();
+    const std::string outer = (*regions)[0].server;
+    std::string other;
+    for (const auto& s : servers_) {
+      if (s->address() != outer) other = s->address();
+    }
+    if ((*regions)[2].server != outer) {
+      ASSERT_TRUE(MoveWhenLive(conn_.get(), (*regions)[2].encoded_name, outer).ok());
+    }
+    if ((*regions)[1].server != other) {
+      ASSERT_TRUE(MoveWhenLive(conn_.get(), (*regions)[1].encoded_name, other).ok());
+    }
+    middle_server = other;
+  };
+  ASSERT_NO_FATAL_FAILURE(move.Begin("rt", "", split_and_spread));
+  EXPECT_EQ(RegionsPerServer(conn_.get(), "rt").size(), 2u);
+  // Edits arrive while the regions are spread: HBase's batches are being routed. A source ships
+  // its log in order, resending a batch until the sink takes all of it, so a row written now
+  // arrives only once every batch before it (each with rows of both servers) was applied whole.
+  absl::StatusOr<ChildProcess::Finished> marker =
+      RunJava("Replication", {"write", hbase.registry(), "rt", "40000", "40001"});
+  ASSERT_TRUE(marker.ok() && marker->exit_code == 0) << (marker.ok() ? marker->output : marker.status().ToString());
+  auto arrived = [&] {
+    absl::StatusOr<Result> r = conn_->GetTable("rt")->Get(Get("r040000"));
+    return r.ok() && r->Value("f", "q").has_value();
+  };
+  ASSERT_TRUE(Eventually(arrived, absl::Seconds(60)))
+      << "a row written after the peer was enabled did not arrive while the table's regions were on both servers";
+  ASSERT_TRUE(move.writing()) << move.writer_log();
+  // The server of the region being written (r001000..r002499) dies mid-stream, and comes back.
+  ServerProcess* killed = nullptr;
+  std::string port_file;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    if (servers_[i]->address() != middle_server) continue;
+    killed = servers_[i].get();
+    port_file = absl::StrCat(dir_.path(), "/rs", i, ".hbase");
+  }
+  ASSERT_NE(killed, nullptr) << middle_server;
+  killed->Kill();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(killed->Start().ok());
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_NO_FATAL_FAILURE(move.Finish());
+  // The sinks listed are the two live servers, the killed one by its new run.
+  std::vector<std::string> listed = sinks();
+  ASSERT_EQ(listed.size(), 2u);
+  std::string port = ReadFile(port_file);
+  while (!port.empty() && port.back() == '\n') port.pop_back();
+  EXPECT_TRUE(absl::StrContains(listed[0] + " " + listed[1], absl::StrCat(",", port, ","))) << listed[0] << " " << listed[1];
 }
 
 }  // namespace

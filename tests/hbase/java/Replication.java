@@ -3,8 +3,9 @@
 // sink), each reached by Registry.java's forms.
 //
 // Usage:
-//   java Replication create SOURCE TABLE
-//       TABLE on the source: family f, 3 versions, not replicated.
+//   java Replication create SOURCE TABLE [SPLITS]
+//       TABLE on the source: family f, 3 versions, not replicated; SPLITS, comma-separated, its
+//       regions' start keys after the first (enable_table_replication makes the same on the peer).
 //   java Replication peer SOURCE SINK PEER_KEY TABLE
 //       the source adds the sink as its peer 'basalt' with CLUSTER_KEY PEER_KEY, DISABLED (HBase's
 //       add_peer ... STATE => "DISABLED": the source keeps the edits for it from now on), and
@@ -42,6 +43,7 @@ import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Row;
 import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.replication.ReplicationPeerConfig;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -60,11 +62,22 @@ public final class Replication {
     return ConnectionFactory.createConnection(conf);
   }
 
-  private static void create(Connection conn, String table, int scope) throws Exception {
+  private static void create(Connection conn, String table, int scope, String splits) throws Exception {
+    byte[][] keys = new byte[0][];
+    if (splits != null && !splits.isEmpty()) {
+      String[] parts = splits.split(",");
+      keys = new byte[parts.length][];
+      for (int i = 0; i < parts.length; i++) keys[i] = Bytes.toBytes(parts[i]);
+    }
+    TableDescriptor desc = TableDescriptorBuilder.newBuilder(TableName.valueOf(table))
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).setScope(scope).build())
+        .build();
     try (Admin admin = conn.getAdmin()) {
-      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(table))
-          .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(F).setMaxVersions(3).setScope(scope).build())
-          .build());
+      if (keys.length > 0) {
+        admin.createTable(desc, keys);
+      } else {
+        admin.createTable(desc);
+      }
     }
   }
 
@@ -131,7 +144,7 @@ public final class Replication {
     switch (args[0]) {
       case "create":
         try (Connection s = connect(args[1])) {
-          create(s, args[2], 0);
+          create(s, args[2], 0, args.length > 3 ? args[3] : null);
         }
         break;
       case "peer":
