@@ -40,6 +40,8 @@ absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& option
   wo.dir = o.dir;
   wo.roll_size = o.roll_size;
   wo.max_logs = o.max_logs;
+  wo.max_held_segments = o.max_held_segments;
+  wo.on_hold_dropped = o.on_hold_dropped;
   BASALT_ASSIGN_OR_RETURN(log->wal_, Wal::Open(wo));
   log->first_own_ = log->wal_->current_segment();
   if (old) log->Finish(split);
@@ -230,5 +232,11 @@ bool ServerLog::HoldsRecordsOf(const std::string& region) const {
 }
 
 LogStats ServerLog::GetStats() const { return wal_->GetStats(); }
+
+void ServerLog::Hold(const std::string& name, uint64_t from) { wal_->Hold(name, from); }
+
+void ServerLog::Release(const std::string& name) { wal_->Release(name); }
+
+WalPosition ServerLog::DurableEnd() const { return wal_->DurableEnd(); }
 
 }  // namespace basalt

@@ -30,6 +30,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "storage/log_record.h"
 #include "storage/options.h"
 
 namespace basalt {
@@ -77,6 +78,10 @@ class ServerLog {
     // segments: for a dead server's log split by a master, where every region the server had
     // open is listed and any other region's records were flushed when it closed there.
     bool drop_unknown_regions = false;
+    // Readers' holds (Hold) keep at most this many segments beyond the regions' need; past it
+    // the oldest hold is dropped and on_hold_dropped names it (never a full disk). 0: no bound.
+    uint64_t max_held_segments = 0;
+    std::function<void(const std::string&)> on_hold_dropped;
     // What the split did, one line per call. Empty: standard error.
     std::function<void(std::string_view)> log;
   };
@@ -116,6 +121,14 @@ class ServerLog {
   // (a split parent's), so that a start-up split knows where its records go.
   bool HoldsRecordsOf(const std::string& region) const;
   LogStats GetStats() const;
+
+  // --- Readers that follow the log (storage/log_tail.h: a replication source), by name.
+  // Keeps segment `from` and every later one until the reader moves on (Hold again) or Releases.
+  void Hold(const std::string& name, uint64_t from);
+  void Release(const std::string& name);
+  // Where the durable records end (ReadLogFrom reads up to it).
+  WalPosition DurableEnd() const;
+  const std::string& dir() const { return options_.dir; }
   // For the engine (storage/region.cc).
   Wal* wal() const { return wal_.get(); }
 

@@ -233,9 +233,6 @@ bool ParseWalSegmentName(std::string_view name, uint64_t* number) {
   return true;
 }
 
-namespace {
-
-// Segment numbers in dir, ascending.
 absl::StatusOr<std::vector<uint64_t>> ListSegments(Env* env, const std::string& dir) {
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(dir));
   std::vector<uint64_t> numbers;
@@ -246,8 +243,6 @@ absl::StatusOr<std::vector<uint64_t>> ListSegments(Env* env, const std::string& 
   std::sort(numbers.begin(), numbers.end());
   return numbers;
 }
-
-}  // namespace
 
 absl::StatusOr<bool> HasWalSegments(Env* env, const std::string& dir) {
   if (!env->FileExists(dir)) return false;
@@ -559,101 +554,6 @@ Wal::Stats Wal::GetStats() const {
   Stats st = stats_;
   st.live_segments = segment_regions_.size();
   return st;
-}
-
-uint64_t Wal::FirstNeededSegment() const {
-  for (const auto& [number, held] : segment_regions_) {
-    if (number >= segment_) return segment_;
-    for (const auto& [region, seq] : held) {
-      auto f = flushed_.find(region);
-      if (f == flushed_.end() || f->second < seq) return number;
-    }
-  }
-  return segment_;
-}
-
-std::vector<std::string> Wal::RegionsToFlush() const {
-  std::vector<std::string> out;
-  // Rolled segments, as HBase counts them (the current one is not).
-  const size_t rolled = static_cast<size_t>(
-      std::distance(segment_regions_.begin(), segment_regions_.lower_bound(segment_)));
-  if (options_.max_logs <= 0 || rolled <= static_cast<size_t>(options_.max_logs)) return out;
-  const uint64_t oldest = FirstNeededSegment();
-  auto it = segment_regions_.find(oldest);
-  if (it == segment_regions_.end()) return out;
-  for (const auto& [region, seq] : it->second) {
-    auto f = flushed_.find(region);
-    if (f == flushed_.end() || f->second < seq) out.push_back(region);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-void Wal::RequestFlushes(const std::vector<std::string>& regions) {
-  uint64_t asked = 0;
-  {
-    absl::MutexLock l(&attach_mu_);
-    for (const std::string& r : regions) {
-      auto it = attached_.find(r);
-      if (it == attached_.end()) continue;
-      it->second();
-      ++asked;
-    }
-  }
-  absl::MutexLock l(&mu_);
-  stats_.forced_flushes += asked;
-}
-
-absl::Status Wal::DeleteCovered() {
-  uint64_t n;
-  {
-    absl::MutexLock l(&mu_);
-    n = FirstNeededSegment();
-    if (segment_regions_.empty() || n <= segment_regions_.begin()->first) return absl::OkStatus();
-  }
-  {
-    // Segments from before Open (not yet split) keep every later one: the live range is a prefix.
-    absl::MutexLock l(&index_mu_);
-    if (index_first_ < own_first_) return absl::OkStatus();
-  }
-  return DeleteSegmentsBefore(n);
-}
-
-absl::Status Wal::MarkFlushed(const std::string& region, uint64_t seq) {
-  {
-    absl::MutexLock l(&mu_);
-    uint64_t& f = flushed_[region];
-    f = std::max(f, seq);
-  }
-  return DeleteCovered();
-}
-
-absl::Status Wal::Retire() {
-  BASALT_RETURN_IF_ERROR(Roll().status());
-  return DeleteCovered();
-}
-
-absl::Status Wal::ForgetRegion(const std::string& region) {
-  return MarkFlushed(region, UINT64_MAX);
-}
-
-bool Wal::HoldsRecordsOf(const std::string& region) const {
-  absl::MutexLock l(&mu_);
-  if (pending_regions_.count(region)) return true;
-  for (const auto& [segment, regions] : segment_regions_) {
-    if (regions.count(region)) return true;
-  }
-  return false;
-}
-
-void Wal::AttachRegion(const std::string& region, std::function<void()> request_flush) {
-  absl::MutexLock l(&attach_mu_);
-  attached_[region] = std::move(request_flush);
-}
-
-void Wal::DetachRegion(const std::string& region) {
-  absl::MutexLock l(&attach_mu_);
-  attached_.erase(region);
 }
 
 void Wal::BackgroundSyncer() {

@@ -68,6 +68,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/env.h"
+#include "storage/log_record.h"
 #include "storage/options.h"
 #include "storage/server_log.h"
 
@@ -81,23 +82,6 @@ inline constexpr size_t kWalSegmentPreambleSize = 20;  // format stamp + its crc
 // Where a segment's frames start: after the preamble when `segment` begins with one, else 0
 // (a version 1 segment).
 size_t WalFramesStart(std::string_view segment);
-
-struct WalEdit {
-  std::string family;
-  std::string key;  // flat key (storage/cell.h)
-  std::string value;
-  bool operator==(const WalEdit&) const = default;
-};
-
-struct WalRecord {
-  std::string region;
-  uint64_t seq = 0;
-  std::vector<WalEdit> edits;
-  // The client's nonce of the operation that wrote it (0: none; storage/region.h Nonce).
-  uint64_t nonce_group = 0;
-  uint64_t nonce = 0;
-  bool operator==(const WalRecord&) const = default;
-};
 
 // The payload bytes of rec (no header).
 std::string EncodeWalPayload(const WalRecord& rec);
@@ -120,6 +104,8 @@ inline constexpr char kWalIndexName[] = "SEGMENTS";
 std::string WalSegmentPath(const std::string& dir, uint64_t number);
 // Parses a segment file name (not path); false for anything else.
 bool ParseWalSegmentName(std::string_view name, uint64_t* number);
+// The segment numbers in dir, ascending.
+absl::StatusOr<std::vector<uint64_t>> ListSegments(Env* env, const std::string& dir);
 // Whether dir holds log segments.
 absl::StatusOr<bool> HasWalSegments(Env* env, const std::string& dir);
 // Removes a log directory whose records are all flushed: SEGMENTS first, then the segments
@@ -139,6 +125,12 @@ class Wal {
     // of the oldest one are asked to flush (AttachRegion). 0: never. Needs the background syncer,
     // which delivers the requests.
     int max_logs = 0;
+    // Holds (Hold) keep at most this many segments beyond what the regions need; past it the
+    // oldest hold is dropped (on_hold_dropped says whose) and its segments go: a reader that fell
+    // this far behind never makes the server run out of disk. 0: no bound.
+    uint64_t max_held_segments = 0;
+    // Called (without the log's locks, on the thread that rolled) with the name of a hold dropped.
+    std::function<void(const std::string&)> on_hold_dropped;
   };
   using Stats = LogStats;
 
@@ -195,6 +187,16 @@ class Wal {
   // DetachRegion waits for a call in progress.
   void AttachRegion(const std::string& region, std::function<void()> request_flush);
   void DetachRegion(const std::string& region);
+  // --- Readers that follow the log (a replication source: wal_tailer.h).
+  // Keeps segment `from` and every later one until Release(name) or a later Hold(name, ...)
+  // (segments below every hold and every region's need go as before). Bounded by
+  // max_held_segments. A hold below the oldest live segment holds from that one.
+  void Hold(const std::string& name, uint64_t from);
+  void Release(const std::string& name);
+  // Where the durable records end: every record before byte `offset` of segment `segment`, and
+  // every record of the segments before it, is synced and whole (offset: a size of that file).
+  WalPosition DurableEnd() const;
+
   // Calls fn, in log order, for every record of `region` with a sequence id above `after` in the
   // segments this log wrote (a region that closed without flushing and opens again finds its
   // edits here). Rolls first, so those segments are whole. DataLoss on damage.
@@ -226,6 +228,10 @@ class Wal {
   // The first segment MarkFlushed may not delete: the oldest one this log wrote that still
   // holds a record some region has not flushed (or the current one).
   uint64_t FirstNeededSegment() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first segment DeleteCovered may not delete: FirstNeededSegment, or a hold's if lower.
+  uint64_t FirstKeptSegment() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the holds that keep more than max_held_segments beyond the regions' need; their names.
+  std::vector<std::string> DropHoldsPastBound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Regions holding records of the oldest live segment that they have not flushed, when more
   // than max_logs segments are live (empty otherwise).
   std::vector<std::string> RegionsToFlush() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -246,6 +252,7 @@ class Wal {
   // Segments this log wrote (rolled and current) and whose records each holds.
   std::map<uint64_t, RegionSeqs> segment_regions_ ABSL_GUARDED_BY(mu_);
   RegionSeqs flushed_ ABSL_GUARDED_BY(mu_);  // MarkFlushed
+  std::map<std::string, uint64_t> holds_ ABSL_GUARDED_BY(mu_);  // Hold: name -> first segment kept
   std::vector<std::string> flush_requests_ ABSL_GUARDED_BY(mu_);  // for the background thread
   uint64_t own_first_ = 0;  // the first segment this log wrote (set by Open)
   uint64_t queued_ ABSL_GUARDED_BY(mu_) = 0;   // records queued so far (tickets)
