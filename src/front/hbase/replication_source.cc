@@ -1,0 +1,56 @@
+#include "src/front/hbase/replication_source.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "common/uuid.h"
+#include "src/front/hbase/cell_block.h"
+#include "src/front/hbase/data_convert.h"
+#include "src/front/hbase/region_names.h"
+#include "storage/cell.h"
+
+namespace basalt::hbase {
+
+absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, const SourceOptions& o,
+                              SourceBatch* batch) {
+  auto where = [&] { return absl::StrCat("log record ", rec.seq, " of region ", rec.region); };
+  const std::optional<Uuid> self = ParseUuid(o.cluster_id);
+  if (!self.has_value()) return absl::InvalidArgumentError(absl::StrCat(where(), ": cluster id '", o.cluster_id, "' is not a UUID"));
+  std::string block;
+  uint64_t cells = 0;
+  int64_t newest = 0;
+  for (const WalEdit& e : rec.edits) {
+    if (!o.replicated(table, e.family)) continue;
+    KeyView k;
+    if (!ParseFlatKey(e.key, &k)) return absl::InvalidArgumentError(absl::StrCat(where(), ": an edit's key does not parse"));
+    BlockCell c;
+    c.row = k.row;
+    c.family = e.family;
+    c.qualifier = k.qualifier;
+    c.timestamp = k.timestamp;
+    c.type = static_cast<KeyValueType>(static_cast<uint8_t>(k.type));
+    if (k.type == basalt::CellType::kPut) c.value = e.value;
+    if (absl::Status s = AppendCell(c, &block); !s.ok()) return absl::Status(s.code(), absl::StrCat(where(), ": ", s.message()));
+    newest = std::max(newest, k.timestamp);
+    ++cells;
+  }
+  if (cells == 0) return absl::OkStatus();
+  WALEntry* entry = batch->request.add_entry();
+  WALKey* key = entry->mutable_key();
+  key->set_encoded_region_name(rec.region);
+  const TableName name = TableNameOfBasalt(table);
+  key->set_table_name(TableNameOf(name.namespace_(), name.qualifier()));
+  key->set_log_sequence_number(rec.seq);
+  key->set_write_time(static_cast<uint64_t>(std::clamp<int64_t>(newest, 0, o.now_ms)));
+  UUID* id = key->add_cluster_ids();
+  id->set_most_sig_bits(self->hi);
+  id->set_least_sig_bits(self->lo);
+  entry->set_associated_cell_count(static_cast<int32_t>(cells));
+  batch->cell_block += block;
+  batch->cells += cells;
+  return absl::OkStatus();
+}
+
+}  // namespace basalt::hbase
