@@ -14,9 +14,15 @@ namespace {
 
 constexpr uint64_t kChunk = 1 << 20;  // bytes read from a segment at a time (more for a larger record)
 
-// The segment after `segment` that exists, no later than `last`; NotFound when none does.
+// The segment after `segment` that exists (in the log or among the held ones), no later than
+// `last`; NotFound when none does.
 absl::StatusOr<uint64_t> NextSegment(Env* env, const std::string& dir, uint64_t segment, uint64_t last) {
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
+  if (env->FileExists(HeldLogDir(dir))) {
+    BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> held, ListSegments(env, HeldLogDir(dir)));
+    segments.insert(segments.end(), held.begin(), held.end());
+    std::sort(segments.begin(), segments.end());
+  }
   auto it = std::upper_bound(segments.begin(), segments.end(), segment);
   if (it == segments.end() || *it > last) {
     return absl::NotFoundError(absl::StrCat("log ", dir, ": no segment after ", segment, " up to ", last,
@@ -39,7 +45,10 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
     at = WalPosition{first, 0};
   }
   while (at < end && read < max_bytes) {
-    const std::string path = WalSegmentPath(dir, at.segment);
+    std::string path = WalSegmentPath(dir, at.segment);
+    if (!env->FileExists(path) && env->FileExists(WalSegmentPath(HeldLogDir(dir), at.segment))) {
+      path = WalSegmentPath(HeldLogDir(dir), at.segment);  // the previous run's, kept for readers
+    }
     absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = env->NewRandomAccessFile(path);
     if (absl::IsNotFound(file.status())) {
       return absl::NotFoundError(absl::StrCat("log segment ", path, " is gone (deleted before it was read: the ",

@@ -15,7 +15,11 @@
 
 namespace basalt {
 
-// Reads the log in `dir` from `from` (WalPosition{}: its oldest segment) up to `end` (exclusive: a DurableEnd), calling fn for each
+// Where a server log in `dir` keeps, over a restart, the previous run's segments that readers
+// still need (ServerLog::Options::holds): beside it, never split again.
+inline std::string HeldLogDir(const std::string& dir) { return dir + ".held"; }
+
+// Reads the log in `dir` (and HeldLogDir(dir)) from `from` (WalPosition{}: its oldest segment) up to `end` (exclusive: a DurableEnd), calling fn for each
 // region's record (a segment's header is not one) with the place after it; stops early once
 // about `max_bytes` of records were read (at least one record is). `*reached` is where the
 // next read starts (every record before it was passed to fn). A segment missing between the

@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "storage/cell.h"
 #include "storage/internal/wal.h"
+#include "storage/log_tail.h"
 
 namespace basalt {
 
@@ -41,10 +42,24 @@ absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& option
   wo.roll_size = o.roll_size;
   wo.max_logs = o.max_logs;
   wo.max_held_segments = o.max_held_segments;
-  wo.on_hold_dropped = o.on_hold_dropped;
+  ServerLog* raw = log.get();
+  wo.on_hold_dropped = [raw](const std::string& name) {
+    {
+      absl::MutexLock hl(&raw->holds_mu_);
+      raw->holds_.erase(name);
+    }
+    raw->PruneHeld();
+    if (raw->options_.on_hold_dropped) raw->options_.on_hold_dropped(name);
+  };
   BASALT_ASSIGN_OR_RETURN(log->wal_, Wal::Open(wo));
   log->first_own_ = log->wal_->current_segment();
+  {
+    absl::MutexLock hl(&log->holds_mu_);
+    log->holds_ = o.holds;
+  }
   if (old) log->Finish(split);
+  for (const auto& [name, from] : o.holds) log->wal_->Hold(name, from);
+  log->PruneHeld();
   return log;
 }
 
@@ -89,7 +104,14 @@ void ServerLog::Finish(absl::Status split) {
                         std::chrono::system_clock::now().time_since_epoch()).count();
     aside = absl::StrCat(options_.lost_found.empty() ? options_.dir + "/lost+found" : options_.lost_found, "/wal.", ms);
   }
-  if (absl::Status s = wal_->DeleteSegmentsBefore(first_own_, aside); !s.ok()) {
+  // Readers' holds keep the old segments they still need, moved to where only readers look.
+  uint64_t keep = first_own_;
+  if (aside.empty()) {
+    for (const auto& [name, from] : options_.holds) keep = std::min(keep, from);
+  }
+  absl::Status s = wal_->DeleteSegmentsBefore(keep, aside);
+  if (s.ok() && keep < first_own_) s = wal_->DeleteSegmentsBefore(first_own_, HeldLogDir(options_.dir));
+  if (!s.ok()) {
     // Split whole, so regions may open; the next start splits the segments again (a region
     // skips records it already has).
     Say(absl::StrCat("split the server log but could not remove its old segments: ", s.ToString()));
@@ -233,9 +255,40 @@ bool ServerLog::HoldsRecordsOf(const std::string& region) const {
 
 LogStats ServerLog::GetStats() const { return wal_->GetStats(); }
 
-void ServerLog::Hold(const std::string& name, uint64_t from) { wal_->Hold(name, from); }
+void ServerLog::Hold(const std::string& name, uint64_t from) {
+  wal_->Hold(name, from);
+  {
+    absl::MutexLock l(&holds_mu_);
+    holds_[name] = from;
+  }
+  PruneHeld();
+}
 
-void ServerLog::Release(const std::string& name) { wal_->Release(name); }
+void ServerLog::Release(const std::string& name) {
+  wal_->Release(name);
+  {
+    absl::MutexLock l(&holds_mu_);
+    holds_.erase(name);
+  }
+  PruneHeld();
+}
+
+void ServerLog::PruneHeld() {
+  uint64_t keep = UINT64_MAX;
+  {
+    absl::MutexLock l(&holds_mu_);
+    for (const auto& [name, from] : holds_) keep = std::min(keep, from);
+  }
+  const std::string held = HeldLogDir(options_.dir);
+  if (!options_.env->FileExists(held)) return;
+  absl::StatusOr<std::vector<uint64_t>> segments = ListSegments(options_.env, held);
+  absl::Status s = segments.status();
+  for (uint64_t n : segments.value_or(std::vector<uint64_t>())) {
+    if (n >= keep || !s.ok()) break;
+    s = options_.env->DeleteFile(WalSegmentPath(held, n));
+  }
+  if (!s.ok()) Say(absl::StrCat("removing the held log segments readers no longer need: ", s.ToString()));
+}
 
 WalPosition ServerLog::DurableEnd() const { return wal_->DurableEnd(); }
 

@@ -82,6 +82,11 @@ class ServerLog {
     // the oldest hold is dropped and on_hold_dropped names it (never a full disk). 0: no bound.
     uint64_t max_held_segments = 0;
     std::function<void(const std::string&)> on_hold_dropped;
+    // Readers' holds carried over a restart: name -> the first segment each still needs (from
+    // its persisted place). Once split, the previous run's segments at or above the lowest are
+    // moved to HeldLogDir(dir), where only readers look (ReadLogFrom), never a split; those below
+    // it go as before. They go from there as the holds move past them.
+    std::map<std::string, uint64_t> holds;
     // What the split did, one line per call. Empty: standard error.
     std::function<void(std::string_view)> log;
   };
@@ -123,7 +128,8 @@ class ServerLog {
   LogStats GetStats() const;
 
   // --- Readers that follow the log (storage/log_tail.h: a replication source), by name.
-  // Keeps segment `from` and every later one until the reader moves on (Hold again) or Releases.
+  // Keeps segment `from` and every later one (in the log, and in HeldLogDir) until the reader
+  // moves on (Hold again) or Releases.
   void Hold(const std::string& name, uint64_t from);
   void Release(const std::string& name);
   // Where the durable records end (ReadLogFrom reads up to it).
@@ -139,8 +145,12 @@ class ServerLog {
   // After a split: removes the old segments (or records why not, blocking regions).
   void Finish(absl::Status split) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Say(std::string_view line) const;
+  // Removes the held segments (HeldLogDir) below every hold (all of them when there is none).
+  void PruneHeld();
 
   Options options_;
+  absl::Mutex holds_mu_;  // never held while calling into wal_ (its callbacks take it)
+  std::map<std::string, uint64_t> holds_ ABSL_GUARDED_BY(holds_mu_);
   std::unique_ptr<Wal> wal_;
   uint64_t first_own_ = 0;  // the first segment of this run's log
   mutable absl::Mutex mu_;  // the split state

@@ -12,6 +12,7 @@
 #include "common/env.h"
 #include "gtest/gtest.h"
 #include "storage/internal/wal.h"
+#include "storage/log_tail.h"
 #include "storage/region.h"
 #include "tests/util/temp_dir.h"
 
@@ -206,6 +207,46 @@ TEST_F(ServerLogTest, OpenSplitsTheOldLogIntoEachRegionsRecoveredEditsAndDropsGo
   // Writes go on, numbered after what was replayed.
   ASSERT_TRUE((*r1)->Put("a9999", "f", "q", "new").ok());
   EXPECT_GT((*r1)->GetStats().last_seq, 200u);
+}
+
+// A reader of the log (a replication source) that had not read everything when the server
+// died: its hold, carried over the restart, keeps the old segments it still needs, moved aside
+// where the split never reads them again, and it reads on from its place into the new run's log.
+TEST_F(ServerLogTest, AReadersHoldKeepsTheOldSegmentsItNeedsOverARestartAndTheyGoAsItMovesOn) {
+  WriteAndCrash(100);
+  const std::vector<uint64_t> old = Segments(image_ + "/wal");
+  ASSERT_FALSE(old.empty());
+  ServerLog::Options o = LogOptions(image_);
+  o.holds = {{"peer", old.front()}};
+  auto log = ServerLog::Open(o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_TRUE((*log)->split_error().ok()) << (*log)->split_error();
+  EXPECT_EQ((*log)->split_stats().records, 200u);  // the regions get their edits as ever
+  for (uint64_t n : old) {
+    EXPECT_FALSE(fs::exists(WalSegmentPath(image_ + "/wal", n))) << n;
+    EXPECT_TRUE(fs::exists(WalSegmentPath(HeldLogDir(image_ + "/wal"), n))) << n;
+  }
+  auto r1 = OpenRegion(log->get(), image_, "t,,1", "", "m", "r1");
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_TRUE((*r1)->Put("a9999", "f", "q", "new").ok());
+  // From its place: every old record (the gone table's too: the reader filters), then the new one.
+  uint64_t records = 0;
+  std::string last_row;
+  WalPosition reached;
+  absl::Status read = ReadLogFrom(
+      Env::Default(), image_ + "/wal", WalPosition{old.front(), 0}, (*log)->DurableEnd(), UINT64_MAX,
+      [&](const WalRecord& r, const WalPosition&) {
+        ++records;
+        last_row = std::string(ParseFlatKeyUnchecked(r.edits.at(0).key).row);
+        return absl::OkStatus();
+      },
+      &reached);
+  ASSERT_TRUE(read.ok()) << read;
+  EXPECT_EQ(records, 201u + 1u);
+  EXPECT_EQ(last_row, "a9999");
+  // Moved past them: the held segments go (a restart without holds keeps none: the test above).
+  (*log)->Hold("peer", reached.segment);
+  for (uint64_t n : old) EXPECT_FALSE(fs::exists(WalSegmentPath(HeldLogDir(image_ + "/wal"), n))) << n;
 }
 
 TEST_F(ServerLogTest, ASplitCutShortByACrashIsRunAgainAndNothingIsAppliedTwice) {

@@ -41,9 +41,13 @@ std::vector<std::string> Wal::DropHoldsPastBound() {
 }
 
 void Wal::Hold(const std::string& name, uint64_t from) {
+  uint64_t oldest;  // the oldest live segment, this log's or an earlier run's
+  {
+    absl::MutexLock l(&index_mu_);
+    oldest = index_first_;
+  }
   {
     absl::MutexLock l(&mu_);
-    const uint64_t oldest = segment_regions_.empty() ? segment_ : segment_regions_.begin()->first;
     holds_[name] = std::max(from, oldest);
   }
   // (A hold moved up frees what only it kept; a failure is tried again at the next flush.)
@@ -98,21 +102,18 @@ void Wal::RequestFlushes(const std::vector<std::string>& regions) {
 absl::Status Wal::DeleteCovered() {
   uint64_t n;
   std::vector<std::string> dropped;
-  bool nothing;
   {
     absl::MutexLock l(&mu_);
     dropped = DropHoldsPastBound();
     n = FirstKeptSegment();
-    nothing = segment_regions_.empty() || n <= segment_regions_.begin()->first;
   }
   if (options_.on_hold_dropped) {
     for (const std::string& name : dropped) options_.on_hold_dropped(name);
   }
-  if (nothing) return absl::OkStatus();
   {
     // Segments from before Open (not yet split) keep every later one: the live range is a prefix.
     absl::MutexLock l(&index_mu_);
-    if (index_first_ < own_first_) return absl::OkStatus();
+    if (index_first_ < own_first_ || n <= index_first_) return absl::OkStatus();
   }
   return DeleteSegmentsBefore(n);
 }
