@@ -1,18 +1,24 @@
 // A minimal blocking HBase RPC client (rpc_codec.h's client side on a TCP connection): the
-// preamble and ConnectionHeader, then calls, and their answers. For the HBase port's tests,
-// which send what the Java client would not (pipelined calls held unanswered, bad bytes, too many
-// connections), and for basalt-bench, which measures the port without a JVM. The HBase jar is
-// the real client (tests/hbase/).
+// preamble and ConnectionHeader, then calls, and their answers. For a replication source's calls
+// to its sinks (Dial: src/replication/), for the HBase port's tests, which send what the Java
+// client would not (pipelined calls held unanswered, bad bytes, too many connections), and for
+// basalt-bench, which measures the port without a JVM. The HBase jar is the real client
+// (tests/hbase/).
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -47,6 +53,56 @@ class WireClient {
       h.mutable_user_info()->set_effective_user("tester");
       Write(EncodeHello(h));
     }
+  }
+  // Connects to host:port (a name or an address, IPv4 or IPv6) within `timeout`, and opens the
+  // connection for `service` as `user`: for a replication source's calls to its sinks. Sends and
+  // reads then fail after `timeout` without progress. Unavailable, naming the address, when no
+  // address of the host answers.
+  static absl::StatusOr<std::unique_ptr<WireClient>> Dial(const std::string& host, int port, std::string_view service,
+                                                         std::string_view user, std::chrono::milliseconds timeout) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const std::string port_text = std::to_string(port);
+    if (const int rc = ::getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
+      return absl::UnavailableError(absl::StrCat("resolving ", host, ": ", gai_strerror(rc)));
+    }
+    std::unique_ptr<WireClient> c(new WireClient());
+    std::string why = "no address";
+    for (addrinfo* a = found; a != nullptr && c->fd_ < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+      if (rc != 0 && errno == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        int err = ETIMEDOUT;
+        socklen_t len = sizeof(err);
+        if (::poll(&p, 1, static_cast<int>(timeout.count())) == 1) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = err == 0 ? 0 : -1;
+        errno = err;
+      }
+      if (rc != 0) {
+        why = std::strerror(errno);
+        ::close(fd);
+        continue;
+      }
+      c->fd_ = fd;
+    }
+    ::freeaddrinfo(found);
+    if (c->fd_ < 0) return absl::UnavailableError(absl::StrCat("connecting to ", host, ":", port, ": ", why));
+    // Blocking from here on, each send and receive bounded by the timeout.
+    ::fcntl(c->fd_, F_SETFL, ::fcntl(c->fd_, F_GETFL) & ~O_NONBLOCK);
+    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    ::setsockopt(c->fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    int one = 1;
+    ::setsockopt(c->fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ConnectionHeader h;
+    h.set_service_name(std::string(service));
+    h.mutable_user_info()->set_effective_user(std::string(user));
+    h.set_cell_block_codec_class("org.apache.hadoop.hbase.codec.KeyValueCodec");
+    if (!c->Write(EncodeHello(h))) return absl::UnavailableError(absl::StrCat("writing to ", host, ":", port, ": ", std::strerror(errno)));
+    return c;
   }
   ~WireClient() {
     if (fd_ >= 0) ::close(fd_);
@@ -110,6 +166,7 @@ class WireClient {
   }
 
  private:
+  WireClient() = default;
   int fd_ = -1;
   std::string buffer_;
 };
