@@ -74,6 +74,12 @@ class Catalog final : public TableSource, public TableChanges {
     // The server log every user table's regions share (storage/server_log.h), in data_dir/wal.
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
+    // Readers of that log carried over a restart (replication shippers: name -> the first
+    // segment each still needs, from its kept place), the bound on what they keep, and who is
+    // told when the log drops one (ServerLog::Options' holds, max_held_segments, on_hold_dropped).
+    std::map<std::string, uint64_t> wal_holds;
+    uint64_t wal_max_held_segments = 0;
+    std::function<void(const std::string&)> on_wal_hold_dropped;
     // How often split and merged parents are looked at for removal (CleanSplitParents; HBase's
     // CatalogJanitor runs every 5 minutes), and snapshots past their TTL deleted (ExpireSnapshots).
     // 0: parents only after splits, merges and major compactions; snapshots never expire.
@@ -161,6 +167,8 @@ class Catalog final : public TableSource, public TableChanges {
   size_t RegionCount(std::string_view name) const override;
   size_t size() const override;
   LogStats ServerLogStats() const override { return log_ != nullptr ? log_->GetStats() : LogStats{}; }
+  // The user tables' log (null for a master's catalogue): what a replication source follows.
+  ServerLog* server_log() const { return log_.get(); }
 
   // basalt:acl's region (access_control.h writes it).
   Region* acl_region() const { return acl_ != nullptr ? acl_->regions()[0].region.get() : nullptr; }

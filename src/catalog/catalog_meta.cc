@@ -29,6 +29,9 @@ ServerLog::Options Catalog::LogOptions(std::string dir) const {
 
 absl::Status Catalog::OpenServerLog() {
   ServerLog::Options lo = LogOptions(options_.data_dir + "/wal");
+  lo.holds = options_.wal_holds;  // (this server's own log only: never a dead server's)
+  lo.max_held_segments = options_.wal_max_held_segments;
+  lo.on_hold_dropped = options_.on_wal_hold_dropped;
   absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
   if (!log.ok()) {
     return absl::Status(log.status().code(),
