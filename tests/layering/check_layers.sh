@@ -16,7 +16,7 @@
 # Inside src/, the folders are floors (src/CMakeLists.txt): a folder may include its own floor
 # and the ones below, and its tests (*_test.cc) any of src/:
 #   1 base schema transactions  <  2 regions  <  3 catalog security  <  4 cluster  <  5 services
-#   <  6 front daemon  <  7 server master (the programs)  <  8 tools
+#   <  6 front daemon replication  <  7 server master (the programs)  <  8 tools
 #
 # A module's tests (*_test.cc beside its code) may also include the shared test helpers under
 # tests/util/. Suites under tests/ may include any library; only the white-box suites of the
@@ -52,7 +52,7 @@ src_floor() {
     catalog | security) echo 3 ;;
     cluster) echo 4 ;;
     services) echo 5 ;;
-    front | daemon) echo 6 ;;
+    front | daemon | replication) echo 6 ;;
     server | master) echo 7 ;;
     tools) echo 8 ;;
     *) echo "" ;;

@@ -1,0 +1,261 @@
+#include "src/replication/log_shipper.h"
+
+#include <algorithm>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/log.h"
+#include "common/status.h"
+#include "proto/hbase/hbase_replication.pb.h"
+#include "src/base/flags.h"
+#include "src/front/hbase/replication_source.h"
+#include "src/front/hbase/wire_client.h"
+#include "src/schema/region_info.h"
+#include "storage/log_tail.h"
+
+namespace basalt::replication {
+namespace {
+
+constexpr char kSuffix[] = ".position";
+
+std::string PositionPath(const std::string& dir, std::string_view peer) { return absl::StrCat(dir, "/", AV(peer), kSuffix); }
+
+bool ValidPeerId(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+absl::StatusOr<WalPosition> ParsePosition(std::string_view text, const std::string& path) {
+  std::vector<absl::string_view> parts = absl::StrSplit(absl::StripAsciiWhitespace(AV(text)), ' ');
+  WalPosition p;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &p.segment) || !absl::SimpleAtoi(parts[1], &p.offset)) {
+    return absl::DataLossError(absl::StrCat("replication position ", path, ": '", absl::CEscape(AV(text)),
+                                            "' is not \"<segment> <offset>\""));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string HoldName(std::string_view peer) { return absl::StrCat("replication:", AV(peer)); }
+
+absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const std::string& state_dir) {
+  std::map<std::string, WalPosition> out;
+  if (!env->FileExists(state_dir)) return out;
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(state_dir));
+  for (const std::string& name : names) {
+    absl::string_view peer = name;
+    if (!absl::ConsumeSuffix(&peer, kSuffix) || !ValidPeerId(std::string_view(peer.data(), peer.size()))) continue;
+    const std::string id(peer);
+    const std::string path = PositionPath(state_dir, id);
+    BASALT_ASSIGN_OR_RETURN(std::string text, env->ReadFileToString(path));
+    BASALT_ASSIGN_OR_RETURN(out[id], ParsePosition(text, path));
+  }
+  return out;
+}
+
+const char* LogShipper::StateName(State s) {
+  switch (s) {
+    case State::kShipping:
+      return "SHIPPING";
+    case State::kRetrying:
+      return "RETRYING";
+    case State::kBroken:
+      return "BROKEN";
+  }
+  return "?";
+}
+
+LogShipper::LogShipper(Options options) : options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
+  if (o.env == nullptr) o.env = Env::Default();
+  if (o.log == nullptr) return absl::InvalidArgumentError("a replication shipper needs the server's log");
+  if (!ValidPeerId(o.peer)) {
+    return absl::InvalidArgumentError(absl::StrCat("replication peer id '", o.peer, "': 1 to 64 of [A-Za-z0-9_-]"));
+  }
+  std::string host;
+  int port = 0;
+  BASALT_RETURN_IF_ERROR(server::SplitHostPort(o.sink, &host, &port));
+  BASALT_RETURN_IF_ERROR(o.env->CreateDirs(o.state_dir));
+  const std::string path = PositionPath(o.state_dir, o.peer);
+  WalPosition at;
+  if (o.env->FileExists(path)) {
+    BASALT_ASSIGN_OR_RETURN(std::string text, o.env->ReadFileToString(path));
+    BASALT_ASSIGN_OR_RETURN(at, ParsePosition(text, path));
+  } else {
+    at = o.log->DurableEnd();
+  }
+  std::unique_ptr<LogShipper> s(new LogShipper(std::move(o)));
+  s->options_.log->Hold(HoldName(s->options_.peer), at.segment);
+  BASALT_RETURN_IF_ERROR(s->SavePosition(at));
+  {
+    absl::MutexLock l(&s->mu_);
+    s->figures_.position = at;
+  }
+  s->thread_ = std::thread([raw = s.get()] { raw->Run(); });
+  return s;
+}
+
+LogShipper::~LogShipper() {
+  {
+    absl::MutexLock l(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+LogShipper::Figures LogShipper::figures() const {
+  absl::MutexLock l(&mu_);
+  return figures_;
+}
+
+void LogShipper::HoldDropped() {
+  absl::MutexLock l(&mu_);
+  broken_ = true;
+}
+
+void LogShipper::Say(std::string_view line) const {
+  const std::string text = absl::StrCat("replication to peer ", options_.peer, ": ", AV(line));
+  if (options_.say) {
+    options_.say(text);
+  } else {
+    log::Warning(text);
+  }
+}
+
+bool LogShipper::Pause(absl::Duration d) {
+  absl::MutexLock l(&mu_);
+  return !mu_.AwaitWithTimeout(absl::Condition(&stop_), d);
+}
+
+absl::Status LogShipper::SavePosition(WalPosition at) {
+  return options_.env->WriteFileDurably(PositionPath(options_.state_dir, options_.peer),
+                                        absl::StrCat(at.segment, " ", at.offset, "\n"));
+}
+
+absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end) {
+  hbase::SourceOptions so;
+  so.cluster_id = options_.cluster_id;
+  so.replicated = options_.replicated;
+  so.now_ms = absl::ToUnixMillis(absl::Now());
+  hbase::SourceBatch batch;
+  uint64_t records = 0;
+  WalPosition reached;
+  BASALT_RETURN_IF_ERROR(ReadLogFrom(
+      options_.env, options_.log->dir(), at, end, options_.max_batch_bytes,
+      [&](const WalRecord& rec, const WalPosition&) {
+        ++records;
+        return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), so, &batch);
+      },
+      &reached));
+  if (batch.request.entry_size() > 0) {
+    const auto timeout = absl::ToChronoMilliseconds(options_.call_timeout);
+    if (sink_ == nullptr) {
+      std::string host;
+      int port = 0;
+      BASALT_RETURN_IF_ERROR(server::SplitHostPort(options_.sink, &host, &port));
+      BASALT_ASSIGN_OR_RETURN(sink_, hbase::WireClient::Dial(host, port, "AdminService", "basalt", timeout));
+    }
+    const uint32_t id = next_call_++;
+    absl::StatusOr<hbase::Answer> answer = absl::UnavailableError("the call could not be sent");
+    if (sink_->Call(id, "ReplicateWALEntry", batch.request, batch.cell_block,
+                    static_cast<uint32_t>(timeout.count()))) {
+      answer = sink_->Read(timeout);
+    }
+    if (answer.ok() && answer->header.call_id() != id) {
+      answer = absl::InternalError(absl::StrCat("the sink answered call ", answer->header.call_id(), " for call ", id));
+    }
+    if (!answer.ok()) {
+      sink_.reset();  // (a late answer must not be taken for the next call's)
+      return absl::Status(answer.status().code(), absl::StrCat("sink ", options_.sink, ": ", answer.status().message()));
+    }
+    if (answer->header.has_exception()) {
+      const hbase::ExceptionResponse& e = answer->header.exception();
+      return absl::UnavailableError(absl::StrCat("sink ", options_.sink, " refused the batch: ", e.exception_class_name(),
+                                                 ": ", e.stack_trace().substr(0, 500)));
+    }
+    uint64_t newest = 0;
+    for (const hbase::WALEntry& e : batch.request.entry()) newest = std::max(newest, e.key().write_time());
+    absl::MutexLock l(&mu_);
+    figures_.entries += static_cast<uint64_t>(batch.request.entry_size());
+    figures_.cells += batch.cells;
+    ++figures_.batches;
+    figures_.age_ms = std::max<int64_t>(0, absl::ToUnixMillis(absl::Now()) - static_cast<int64_t>(newest));
+  }
+  return reached;
+}
+
+void LogShipper::Run() {
+  WalPosition at;
+  {
+    absl::MutexLock l(&mu_);
+    at = figures_.position;
+  }
+  WalPosition saved = at;
+  absl::Time saved_when = absl::Now();
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (;;) {
+    {
+      absl::MutexLock l(&mu_);
+      if (stop_) break;
+      if (broken_ && figures_.state != State::kBroken) {
+        figures_.state = State::kBroken;
+        figures_.last_error = "its log was dropped: the server kept no more of it for this peer (max_held_segments)";
+        Say(absl::StrCat("BROKEN: ", figures_.last_error, "; copy the tables to the peer anew and add it again"));
+      }
+      if (figures_.state == State::kBroken) {
+        mu_.Await(absl::Condition(&stop_));
+        break;
+      }
+    }
+    const WalPosition end = options_.log->DurableEnd();
+    if (!(at < end)) {
+      if (!Pause(options_.idle_poll)) break;
+      continue;
+    }
+    absl::StatusOr<WalPosition> reached = ShipOnce(at, end);
+    if (!reached.ok()) {
+      const bool lost = absl::IsNotFound(reached.status());
+      {
+        absl::MutexLock l(&mu_);
+        ++figures_.failed_calls;
+        figures_.last_error = reached.status().ToString();
+        figures_.state = lost ? State::kBroken : State::kRetrying;
+        if (lost) broken_ = true;
+      }
+      Say(absl::StrCat(reached.status().ToString(), lost ? "" : absl::StrCat("; again in ", absl::FormatDuration(backoff))));
+      if (!Pause(backoff)) break;
+      backoff = std::min(backoff * 2, absl::Seconds(10));
+      continue;
+    }
+    backoff = absl::Milliseconds(100);
+    at = *reached;
+    {
+      absl::MutexLock l(&mu_);
+      figures_.position = at;
+      figures_.state = State::kShipping;
+    }
+    if (at.segment != saved.segment || absl::Now() - saved_when > absl::Seconds(1)) {
+      if (absl::Status s = SavePosition(at); !s.ok()) {
+        Say(absl::StrCat("keeping its place: ", s.ToString()));
+      } else {
+        // The log may let go of what is behind the kept place.
+        if (at.segment != saved.segment) options_.log->Hold(HoldName(options_.peer), at.segment);
+        saved = at;
+        saved_when = absl::Now();
+      }
+    }
+  }
+  if (!(saved == at)) {
+    if (absl::Status s = SavePosition(at); !s.ok()) Say(absl::StrCat("keeping its place: ", s.ToString()));
+  }
+  sink_.reset();
+}
+
+}  // namespace basalt::replication

@@ -1,0 +1,110 @@
+// Basalt as a replication source (docs/DESIGN.md §15, "Replication from Basalt"): one shipper
+// per peer follows its server's log and sends the edits of the replicated families to the peer's
+// sink, an HBase port (a Basalt server's or an HBase region server's) that takes
+// AdminService.ReplicateWALEntry (src/front/hbase/replication_source.h makes the calls).
+//
+// The shipper's place in the log (segment, offset) is what it has shipped: it reads from there
+// up to the log's durable end (storage/log_tail.h), in batches of at most max_batch_bytes of
+// log, sends each batch and waits for the sink's answer (a sink answers once the edits are
+// durable there), then moves on. A batch the sink refused, or that got no answer, is sent again
+// after a pause that grows from 100 ms to 10 s: the peer down for an hour costs nothing but the
+// log kept for it. Shipping a batch twice is harmless (each cell keeps its timestamp), so the
+// place is kept on disk lazily (`<state_dir>/<peer>.position`, written durably at most once a
+// second and when the shipper stops); after a crash the shipper resumes from there, sending again
+// what it shipped after it. The log keeps the segments from that place on (ServerLog::Hold,
+// carried over a restart by ServerLog::Options::holds, from ReadPositions); past the log's bound
+// of held segments the hold is dropped and the peer is BROKEN (its state, a metric and the log
+// say so), never the server's disk full: the peer must then be copied anew.
+//
+// In each batch the edits keep the log's order, so a row's edits reach the peer in the order
+// they were made. Thread-safety: the figures may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/env.h"
+#include "storage/log_record.h"
+#include "storage/server_log.h"
+
+namespace basalt::hbase {
+class WireClient;
+}
+
+namespace basalt::replication {
+
+// The places the shippers of `state_dir` had reached (peer id -> place), for the holds a server
+// log is opened with. A file that does not parse is DataLoss naming it.
+absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const std::string& state_dir);
+// The name of a peer's hold on the log.
+std::string HoldName(std::string_view peer);
+
+class LogShipper {
+ public:
+  struct Options {
+    Env* env = nullptr;            // nullptr: Env::Default()
+    ServerLog* log = nullptr;      // the server's log, which must outlive the shipper
+    std::string state_dir;         // where its place is kept
+    std::string peer;              // the peer's id ([A-Za-z0-9_-]+)
+    std::string sink;              // host:port of the peer's HBase port
+    std::string cluster_id;        // this cluster's (a UUID)
+    // Whether family `family` of table `table` is replicated (its REPLICATION_SCOPE).
+    std::function<bool(std::string_view table, std::string_view family)> replicated;
+    uint64_t max_batch_bytes = 8ull << 20;  // of log read per batch
+    absl::Duration idle_poll = absl::Milliseconds(50);
+    absl::Duration call_timeout = absl::Seconds(60);  // HBase's source waits as long
+    std::function<void(std::string_view)> say;          // its log lines; empty: the server log
+  };
+  enum class State { kShipping, kRetrying, kBroken };
+
+  // Starts shipping from the place kept in state_dir, or, for a new peer, from the log's durable
+  // end (a peer added now gets the edits made from now on; what existed is copied another way).
+  static absl::StatusOr<std::unique_ptr<LogShipper>> Start(Options options);
+  // Stops (a call in flight is waited for, up to call_timeout) and keeps the place.
+  ~LogShipper();
+
+  struct Figures {
+    State state = State::kShipping;
+    std::string last_error;
+    WalPosition position;     // shipped up to here
+    uint64_t entries = 0;     // log records shipped
+    uint64_t cells = 0;
+    uint64_t batches = 0;
+    uint64_t failed_calls = 0;
+    int64_t age_ms = 0;       // of the newest edit shipped, when it was acknowledged
+  };
+  Figures figures() const;
+  static const char* StateName(State s);
+  // The hold on the log was dropped (the log's callback): the peer is BROKEN.
+  void HoldDropped();
+
+ private:
+  explicit LogShipper(Options options);
+  void Run();
+  // Reads and ships one batch from `at`; how far it got. Unavailable/Internal etc. leave `at`.
+  absl::StatusOr<WalPosition> ShipOnce(WalPosition at, WalPosition end);
+  absl::Status SavePosition(WalPosition at);
+  void Say(std::string_view line) const;
+  // Waits up to `d` unless stopping; false once stopping.
+  bool Pause(absl::Duration d);
+
+  const Options options_;
+  std::unique_ptr<hbase::WireClient> sink_;  // the connection, Run's own
+  uint32_t next_call_ = 1;                   // Run's own
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  Figures figures_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace basalt::replication
