@@ -70,12 +70,8 @@ if [ "${BASALT_SKIP_ASAN:-0}" != 1 ]; then
   # With clang, so one build both checks the thread-safety annotations (ABSL_GUARDED_BY ...) that
   # GCC ignores and runs every suite under the sanitizers.
   stage "build (ASan+UBSan, clang, -Wthread-safety -Werror)"
-  # Line tables are all the sanitizers' reports need (file:line in each frame); full debug info
-  # made the cold build of this tree the run's longest stage.
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBASALT_SANITIZE=ON \
-    -DBASALT_BENCH=OFF -DBASALT_WERROR=ON -DCMAKE_CXX_FLAGS="-Wthread-safety" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" >/dev/null
+    -DBASALT_BENCH=OFF -DBASALT_WERROR=ON -DCMAKE_CXX_FLAGS="-Wthread-safety" >/dev/null
   cmake --build build-asan -j"$jobs"
   stage "tests under ASan+UBSan"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
