@@ -69,7 +69,12 @@ constexpr char kUsage[] =
     "  hbase_get   --hbase=HOST:PORT --server_pid=PID [--table=bench_hbase_get --records=10000 --gets=20000\n"
     "               --rounds=6 --value_size=100]  (--server only)\n"
     "              the server's CPU per Get (from /proc/PID/stat) through its HBase port against its gRPC\n"
-    "              front end: the same keys, alternating rounds, one synchronous client each; and the ratio\n";
+    "              front end: the same keys, alternating rounds, one synchronous client each; and the ratio\n"
+    "  replicate   --hbase=HOST:PORT --server_pid=PID [--table=bench_replicate --batches=100 --rows=500\n"
+    "               --rounds=4 --value_size=100]  (--server only)\n"
+    "              a sink's apply rate: batches of rows as a replication source's ReplicateWALEntry calls\n"
+    "              on the HBase port against the same rows as gRPC BatchMutates (SYNC_WAL), alternating\n"
+    "              rounds, one call at a time; cells/s, the server's CPU per cell, and the ratios\n";
 
 }  // namespace
 
@@ -113,6 +118,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerSnapshot(*flags, &report);
     } else if (sub == "hbase_get") {
       rc = basalt::bench::RunServerHBaseGet(*flags, &report);
+    } else if (sub == "replicate") {
+      rc = basalt::bench::RunServerReplicate(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

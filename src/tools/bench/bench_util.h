@@ -174,5 +174,6 @@ int RunServerLocate(const Flags& flags, Report* report);
 int RunServerSnapshot(const Flags& flags, Report* report);
 // hbase_front_bench.cc
 int RunServerHBaseGet(const Flags& flags, Report* report);
+int RunServerReplicate(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench
