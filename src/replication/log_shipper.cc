@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/uuid.h"
 #include "proto/hbase/hbase_replication.pb.h"
 #include "src/base/flags.h"
 #include "src/front/hbase/replication_source.h"
@@ -78,6 +79,11 @@ absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
   if (o.log == nullptr) return absl::InvalidArgumentError("a replication shipper needs the server's log");
   if (!ValidPeerId(o.peer)) {
     return absl::InvalidArgumentError(absl::StrCat("replication peer id '", o.peer, "': 1 to 64 of [A-Za-z0-9_-]"));
+  }
+  if (!ParseUuid(o.cluster_id).has_value()) {
+    // (Every batch would be refused by the converter: refused here, once, instead.)
+    return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": this cluster's id '",
+                                                   o.cluster_id, "' is not a UUID"));
   }
   std::string host;
   int port = 0;

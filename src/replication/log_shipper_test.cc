@@ -225,7 +225,13 @@ TEST_F(LogShipperTest, ABadPeerIdOrSinkIsRefused) {
   EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
   o.peer = "b";
   o.sink = "no-port";
+  o.cluster_id = kSourceId;
   EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.sink = "127.0.0.1:1";
+  o.cluster_id = "basalt-127.0.0.1:16020";  // (Basalt's id before it was a UUID)
+  absl::Status s = LogShipper::Start(o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is not a UUID"), std::string::npos) << s;
 }
 
 }  // namespace
