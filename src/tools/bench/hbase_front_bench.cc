@@ -25,24 +25,6 @@
 namespace basalt::bench {
 namespace {
 
-// CPU time (user + system) the process has used, in microseconds.
-absl::StatusOr<double> ProcessCpuMicros(int64_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (stat.empty() || close == std::string::npos) {
-    return absl::NotFoundError(absl::StrCat("no process ", pid, " (--server_pid: the basalt-server's pid)"));
-  }
-  std::istringstream fields(stat.substr(close + 2));
-  std::string f;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {  // fields 14 and 15: utime, stime (clock ticks)
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) stime = std::stoull(f);
-  }
-  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // A Get of `row`'s column f:q through the HBase port; its value's size.
 absl::StatusOr<size_t> HBaseGet(hbase::WireClient* c, uint32_t call_id, const std::string& region_name,
                                 const std::string& row) {

@@ -8,11 +8,6 @@
 // call at a time, waiting for each answer: a source's shipper does the same), or sent as one
 // BatchMutate through gRPC (SYNC_WAL, as the sink applies it). Rounds alternate, gRPC first, over
 // the same rows, so both write the same cells; the server's CPU is read from /proc/<pid>/stat.
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -26,21 +21,6 @@ namespace basalt::bench {
 namespace {
 
 constexpr char kSourceCluster[] = "5e5e5e5e-0000-4000-8000-000000000001";
-
-absl::StatusOr<double> CpuMicros(int64_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (stat.empty() || close == std::string::npos) return absl::NotFoundError(absl::StrCat("no process ", pid));
-  std::istringstream fields(stat.substr(close + 2));
-  std::string f;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) stime = std::stoull(f);
-  }
-  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 std::string RowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
 
@@ -119,7 +99,7 @@ int RunServerReplicate(const Flags& flags, Report* report) {
   for (int64_t round = 0; round < 2 * rounds; ++round) {
     const bool via_sink = round % 2 == 1;
     Totals& t = via_sink ? repl : grpc;
-    auto cpu0 = CpuMicros(pid);
+    auto cpu0 = ProcessCpuMicros(pid);
     if (!cpu0.ok()) return Fail(cpu0.status());
     const auto t0 = Clock::now();
     for (int64_t b = 0; b < batches; ++b) {
@@ -129,7 +109,7 @@ int RunServerReplicate(const Flags& flags, Report* report) {
       t.latency.Record(ElapsedNanos(s0, Clock::now()));
     }
     t.seconds += Seconds(t0, Clock::now());
-    auto cpu1 = CpuMicros(pid);
+    auto cpu1 = ProcessCpuMicros(pid);
     if (!cpu1.ok()) return Fail(cpu1.status());
     t.cpu_us += *cpu1 - *cpu0;
   }

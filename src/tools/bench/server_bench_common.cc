@@ -1,5 +1,13 @@
 #include "src/tools/bench/server_bench_common.h"
 
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
 namespace basalt::bench {
 
 int Fail(const absl::Status& s) {
@@ -92,6 +100,23 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std:
   }
   if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", name, " is empty"));
   return out;
+}
+
+absl::StatusOr<double> ProcessCpuMicros(int64_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (stat.empty() || close == std::string::npos) {
+    return absl::NotFoundError(absl::StrCat("no process ", pid, " (--server_pid: the basalt-server's pid)"));
+  }
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {  // fields 14 and 15: utime, stime (clock ticks)
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 absl::Status EnsureTable(Admin* admin, const std::string& name, const std::vector<std::string>& split_keys) {

@@ -51,6 +51,9 @@ int Fail(const absl::Status& s);
 
 uint64_t ElapsedNanos(Clock::time_point t0, Clock::time_point t1);
 double Seconds(Clock::time_point t0, Clock::time_point t1);
+// CPU time (user + system) process `pid` has used, in microseconds (/proc/<pid>/stat); NotFound
+// naming the pid when there is no such process.
+absl::StatusOr<double> ProcessCpuMicros(int64_t pid);
 
 struct ServerOptions {
   std::string address;
