@@ -80,14 +80,14 @@ absl::Status BatchRouter::Apply(const rpc::BatchMutateRequest& batch) {
       std::this_thread::sleep_for(absl::ToChronoMilliseconds(pause));
       pause = std::min(pause * 2, absl::Seconds(1));
     }
-    absl::StatusOr<std::vector<rpc::RegionStatus>> regions = Regions(batch.table(), fresh);
+    absl::StatusOr<RegionList> regions = Regions(batch.table(), fresh);
     if (!regions.ok()) {
       if (!Retryable(regions.status())) return regions.status();
       last = regions.status();
       continue;
     }
     std::vector<int> again;
-    for (const RoutedPart& part : RouteRows(batch, pending, *regions, &again)) {
+    for (const RoutedPart& part : RouteRows(batch, pending, **regions, &again)) {
       rpc::BatchMutateResponse resp;
       absl::Status s = Send(part, &resp);
       if (s.ok() && resp.results_size() != part.request.rows_size()) {
@@ -117,7 +117,7 @@ absl::Status BatchRouter::Apply(const rpc::BatchMutateRequest& batch) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<rpc::RegionStatus>> BatchRouter::Regions(const std::string& table, bool fresh) {
+absl::StatusOr<BatchRouter::RegionList> BatchRouter::Regions(const std::string& table, bool fresh) {
   {
     absl::MutexLock l(&mu_);
     if (!fresh) {
@@ -144,13 +144,13 @@ absl::StatusOr<std::vector<rpc::RegionStatus>> BatchRouter::Regions(const std::s
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   absl::Status s = FromGrpcStatus(stub->ListRegions(&ctx, req, &resp));
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("locating table ", table, "'s regions: ", s.message()));
-  std::vector<rpc::RegionStatus> regions(resp.regions().begin(), resp.regions().end());
-  std::sort(regions.begin(), regions.end(),
+  auto regions = std::make_shared<std::vector<rpc::RegionStatus>>(resp.regions().begin(), resp.regions().end());
+  std::sort(regions->begin(), regions->end(),
             [](const rpc::RegionStatus& a, const rpc::RegionStatus& b) { return a.start_key() < b.start_key(); });
   absl::MutexLock l(&mu_);
   if (regions_.size() >= kMaxTablesKept) regions_.clear();
   regions_[table] = regions;
-  return regions;
+  return RegionList(std::move(regions));
 }
 
 absl::Status BatchRouter::Send(const RoutedPart& part, rpc::BatchMutateResponse* resp) {

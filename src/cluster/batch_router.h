@@ -66,14 +66,15 @@ class BatchRouter {
 
  private:
   // The table's regions, from the master when `fresh` or not known yet.
-  absl::StatusOr<std::vector<rpc::RegionStatus>> Regions(const std::string& table, bool fresh);
+  using RegionList = std::shared_ptr<const std::vector<rpc::RegionStatus>>;
+  absl::StatusOr<RegionList> Regions(const std::string& table, bool fresh);
   // Sends `part` to its server; `resp` has a status per row.
   absl::Status Send(const RoutedPart& part, rpc::BatchMutateResponse* resp);
   std::shared_ptr<rpc::Basalt::Stub> StubFor(const std::string& server);
 
   const Options options_;
   absl::Mutex mu_;
-  std::map<std::string, std::vector<rpc::RegionStatus>> regions_ ABSL_GUARDED_BY(mu_);  // by table
+  std::map<std::string, RegionList> regions_ ABSL_GUARDED_BY(mu_);  // by table (shared: no copy per batch)
   std::map<std::string, std::shared_ptr<rpc::Basalt::Stub>> stubs_ ABSL_GUARDED_BY(mu_);  // by server
   std::string master_ ABSL_GUARDED_BY(mu_);  // whose stub master_stub_ is
   std::shared_ptr<rpc::Admin::Stub> master_stub_ ABSL_GUARDED_BY(mu_);
