@@ -44,21 +44,14 @@ absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& option
   wo.max_held_segments = o.max_held_segments;
   ServerLog* raw = log.get();
   wo.on_hold_dropped = [raw](const std::string& name) {
-    {
-      absl::MutexLock hl(&raw->holds_mu_);
-      raw->holds_.erase(name);
-    }
     raw->PruneHeld();
     if (raw->options_.on_hold_dropped) raw->options_.on_hold_dropped(name);
   };
   BASALT_ASSIGN_OR_RETURN(log->wal_, Wal::Open(wo));
   log->first_own_ = log->wal_->current_segment();
-  {
-    absl::MutexLock hl(&log->holds_mu_);
-    log->holds_ = o.holds;
-  }
-  if (old) log->Finish(split);
+  // (The old segments are not deleted meanwhile: a log keeps them all until Finish.)
   for (const auto& [name, from] : o.holds) log->wal_->Hold(name, from);
+  if (old) log->Finish(split);
   log->PruneHeld();
   return log;
 }
@@ -105,10 +98,7 @@ void ServerLog::Finish(absl::Status split) {
     aside = absl::StrCat(options_.lost_found.empty() ? options_.dir + "/lost+found" : options_.lost_found, "/wal.", ms);
   }
   // Readers' holds keep the old segments they still need, moved to where only readers look.
-  uint64_t keep = first_own_;
-  if (aside.empty()) {
-    for (const auto& [name, from] : options_.holds) keep = std::min(keep, from);
-  }
+  const uint64_t keep = aside.empty() ? std::min(first_own_, wal_->FirstHeldSegment()) : first_own_;
   absl::Status s = wal_->DeleteSegmentsBefore(keep, aside);
   if (s.ok() && keep < first_own_) s = wal_->DeleteSegmentsBefore(first_own_, HeldLogDir(options_.dir));
   if (!s.ok()) {
@@ -257,28 +247,16 @@ LogStats ServerLog::GetStats() const { return wal_->GetStats(); }
 
 void ServerLog::Hold(const std::string& name, uint64_t from) {
   wal_->Hold(name, from);
-  {
-    absl::MutexLock l(&holds_mu_);
-    holds_[name] = from;
-  }
   PruneHeld();
 }
 
 void ServerLog::Release(const std::string& name) {
   wal_->Release(name);
-  {
-    absl::MutexLock l(&holds_mu_);
-    holds_.erase(name);
-  }
   PruneHeld();
 }
 
 void ServerLog::PruneHeld() {
-  uint64_t keep = UINT64_MAX;
-  {
-    absl::MutexLock l(&holds_mu_);
-    for (const auto& [name, from] : holds_) keep = std::min(keep, from);
-  }
+  const uint64_t keep = wal_->FirstHeldSegment();
   const std::string held = HeldLogDir(options_.dir);
   if (!options_.env->FileExists(held)) return;
   absl::StatusOr<std::vector<uint64_t>> segments = ListSegments(options_.env, held);

@@ -149,8 +149,6 @@ class ServerLog {
   void PruneHeld();
 
   Options options_;
-  absl::Mutex holds_mu_;  // never held while calling into wal_ (its callbacks take it)
-  std::map<std::string, uint64_t> holds_ ABSL_GUARDED_BY(holds_mu_);
   std::unique_ptr<Wal> wal_;
   uint64_t first_own_ = 0;  // the first segment of this run's log
   mutable absl::Mutex mu_;  // the split state

@@ -187,12 +187,14 @@ class Wal {
   // DetachRegion waits for a call in progress.
   void AttachRegion(const std::string& region, std::function<void()> request_flush);
   void DetachRegion(const std::string& region);
-  // --- Readers that follow the log (a replication source: wal_tailer.h).
+  // --- Readers that follow the log (a replication source: storage/log_tail.h).
   // Keeps segment `from` and every later one until Release(name) or a later Hold(name, ...)
   // (segments below every hold and every region's need go as before). Bounded by
-  // max_held_segments. A hold below the oldest live segment holds from that one.
+  // max_held_segments, counted from `from` (an earlier run's segments a reader holds count too).
   void Hold(const std::string& name, uint64_t from);
   void Release(const std::string& name);
+  // The lowest segment a hold keeps; UINT64_MAX when there is no hold.
+  uint64_t FirstHeldSegment() const;
   // Where the durable records end: every record before byte `offset` of segment `segment`, and
   // every record of the segments before it, is synced and whole (offset: a size of that file).
   WalPosition DurableEnd() const;

@@ -41,14 +41,9 @@ std::vector<std::string> Wal::DropHoldsPastBound() {
 }
 
 void Wal::Hold(const std::string& name, uint64_t from) {
-  uint64_t oldest;  // the oldest live segment, this log's or an earlier run's
-  {
-    absl::MutexLock l(&index_mu_);
-    oldest = index_first_;
-  }
   {
     absl::MutexLock l(&mu_);
-    holds_[name] = std::max(from, oldest);
+    holds_[name] = from;
   }
   // (A hold moved up frees what only it kept; a failure is tried again at the next flush.)
   DeleteCovered().IgnoreError();
@@ -60,6 +55,13 @@ void Wal::Release(const std::string& name) {
     holds_.erase(name);
   }
   DeleteCovered().IgnoreError();
+}
+
+uint64_t Wal::FirstHeldSegment() const {
+  absl::MutexLock l(&mu_);
+  uint64_t first = UINT64_MAX;
+  for (const auto& [name, from] : holds_) first = std::min(first, from);
+  return first;
 }
 
 WalPosition Wal::DurableEnd() const {
