@@ -18,13 +18,21 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
   auto where = [&] { return absl::StrCat("log record ", rec.seq, " of region ", rec.region); };
   const std::optional<Uuid> self = ParseUuid(o.cluster_id);
   if (!self.has_value()) return absl::InvalidArgumentError(absl::StrCat(where(), ": cluster id '", o.cluster_id, "' is not a UUID"));
-  std::string block;
+  // The cells go straight into the batch's block; a record refused part way is cut back out.
+  std::string& block = batch->cell_block;
+  const size_t before = block.size();
+  auto refuse = [&](absl::Status s) {
+    block.resize(before);
+    return s;
+  };
   uint64_t cells = 0;
   int64_t newest = 0;
   for (const WalEdit& e : rec.edits) {
     if (!o.replicated(table, e.family)) continue;
     KeyView k;
-    if (!ParseFlatKey(e.key, &k)) return absl::InvalidArgumentError(absl::StrCat(where(), ": an edit's key does not parse"));
+    if (!ParseFlatKey(e.key, &k)) {
+      return refuse(absl::InvalidArgumentError(absl::StrCat(where(), ": an edit's key does not parse")));
+    }
     BlockCell c;
     c.row = k.row;
     c.family = e.family;
@@ -32,7 +40,9 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
     c.timestamp = k.timestamp;
     c.type = static_cast<KeyValueType>(static_cast<uint8_t>(k.type));
     if (k.type == basalt::CellType::kPut) c.value = e.value;
-    if (absl::Status s = AppendCell(c, &block); !s.ok()) return absl::Status(s.code(), absl::StrCat(where(), ": ", s.message()));
+    if (absl::Status s = AppendCell(c, &block); !s.ok()) {
+      return refuse(absl::Status(s.code(), absl::StrCat(where(), ": ", s.message())));
+    }
     newest = std::max(newest, k.timestamp);
     ++cells;
   }
@@ -48,7 +58,6 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
   id->set_most_sig_bits(self->hi);
   id->set_least_sig_bits(self->lo);
   entry->set_associated_cell_count(static_cast<int32_t>(cells));
-  batch->cell_block += block;
   batch->cells += cells;
   return absl::OkStatus();
 }
