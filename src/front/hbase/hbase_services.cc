@@ -35,6 +35,21 @@ std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& p
   return std::make_unique<MasterService>(o);
 }
 
+// A sink's batches applied by this process's data service, every row of which must be here (a
+// standalone server's); any row refused fails the batch (the source sends it again).
+ApplyBatch AppliedHere(server::DataService* data) {
+  return [data](const rpc::BatchMutateRequest& batch) -> absl::Status {
+    rpc::BatchMutateResponse resp;
+    BASALT_RETURN_IF_ERROR(data->BatchMutate(batch, &resp));
+    for (const rpc::RowStatus& row : resp.results()) {
+      if (row.code() == 0) continue;
+      return absl::Status(static_cast<absl::StatusCode>(row.code()),
+                          absl::StrCat("a replicated row of table ", batch.table(), ": ", row.message()));
+    }
+    return absl::OkStatus();
+  };
+}
+
 std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const ServiceParts& parts,
                                                   const ClientService* client, const MetaTable* regions) {
   RegionAdminService::Options o;
@@ -43,8 +58,8 @@ std::unique_ptr<RegionAdminService> RegionAdminOf(HBaseFront* front, const Servi
   o.regions = regions;
   o.self = front->self();
   o.info_port = parts.info_port;
-  o.data = parts.data;
   o.apply = parts.apply_replicated;
+  if (!o.apply && parts.data != nullptr) o.apply = AppliedHere(parts.data);
   o.cluster_id = parts.cluster_id;
   return std::make_unique<RegionAdminService>(o);
 }

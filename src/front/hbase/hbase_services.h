@@ -28,7 +28,7 @@ struct ServiceParts {
   server::AdminService* admin = nullptr;
   server::Quotas* quotas = nullptr;  // the quotas data calls pass; null: none
   std::string cluster_id;            // what the registry and the cluster status say
-  ApplyBatch apply_replicated;       // where an HBase source's edits go (empty: `data`)
+  ApplyBatch apply_replicated;       // where an HBase source's edits go (empty: `data`, every row here)
   int info_port = 0;                 // the HTTP port, 0: none
   int64_t scanner_lease_ms = 60000;  // HBase's scanner lease
   int max_scanners = 10000;

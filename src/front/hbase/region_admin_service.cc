@@ -93,7 +93,7 @@ absl::StatusOr<std::string> RegionAdminService::CompactRegion(const Request& r) 
 absl::StatusOr<std::string> RegionAdminService::ReplicateWALEntry(const Request& r) {
   ReplicateWALEntryRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  if (options_.data == nullptr) return absl::UnimplementedError("this process takes no replicated edits");
+  if (!options_.apply) return absl::UnimplementedError("this process takes no replicated edits");
   const uint64_t bytes = r.call.param.size() + r.call.cell_block.size();
   absl::Status s = sink_budget_.Take(bytes);
   if (s.ok()) {
@@ -115,18 +115,7 @@ absl::Status RegionAdminService::ApplyReplicated(const ReplicateWALEntryRequest&
   BASALT_ASSIGN_OR_RETURN(SinkEdits edits, SinkEditsOf(req, cell_block, options_.cluster_id));
   for (rpc::BatchMutateRequest& batch : edits.batches) {
     batch.set_durability(rpc::DURABILITY_SYNC_WAL);
-    if (options_.apply) {
-      BASALT_RETURN_IF_ERROR(options_.apply(batch));
-      continue;
-    }
-    rpc::BatchMutateResponse resp;
-    BASALT_RETURN_IF_ERROR(options_.data->BatchMutate(batch, &resp));
-    for (int i = 0; i < resp.results_size(); ++i) {
-      const rpc::RowStatus& row = resp.results(i);
-      if (row.code() == 0) continue;
-      return absl::Status(static_cast<absl::StatusCode>(row.code()),
-                          absl::StrCat("a replicated row of table ", batch.table(), ": ", row.message()));
-    }
+    BASALT_RETURN_IF_ERROR(options_.apply(batch));
   }
   figures_.cells.fetch_add(edits.cells, std::memory_order_relaxed);
   return absl::OkStatus();

@@ -25,8 +25,7 @@ class RegionAdminService final : public Service {
     const MetaTable* regions = nullptr;     // how they are described
     const ThisServer* self = nullptr;
     int info_port = 0;  // the HTTP port (GetServerInfo's web UI port), 0: none
-    server::DataService* data = nullptr;  // where replicated edits are written
-    ApplyBatch apply;                     // how, when not by `data` alone
+    ApplyBatch apply;                     // where replicated edits are written; empty: nowhere
     std::string cluster_id;               // this cluster's: edits that name it are not applied again
     uint64_t max_sink_bytes = 256ull << 20;  // replicated batches applied at once (SinkBudget)
   };

@@ -54,8 +54,8 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
                                       std::string_view self);
 
 // Where a sink's batches go: each applied, with its durability, wherever its rows' regions are;
-// OK only once every row is. Empty: the sink's own data service (a standalone server); a
-// cluster's region server routes the rows other servers hold (src/cluster/batch_router.h).
+// OK only once every row is. A standalone server's data service (every row is there), or a
+// cluster's region server's router of the rows other servers hold (src/cluster/batch_router.h).
 using ApplyBatch = std::function<absl::Status(const rpc::BatchMutateRequest&)>;
 
 // What a sink has applied: /metrics' figures, and HBase's ReplicationLoadSink in the cluster status
