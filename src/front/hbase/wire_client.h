@@ -45,14 +45,8 @@ class WireClient {
       fd_ = -1;
       return;
     }
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (!service.empty()) {
-      ConnectionHeader h;
-      h.set_service_name(std::string(service));
-      h.mutable_user_info()->set_effective_user("tester");
-      Write(EncodeHello(h));
-    }
+    NoDelay();
+    if (!service.empty()) Hello(service, "tester");
   }
   // Connects to host:port (a name or an address, IPv4 or IPv6) within `timeout`, and opens the
   // connection for `service` as `user`: for a replication source's calls to its sinks. Sends and
@@ -95,13 +89,10 @@ class WireClient {
     ::fcntl(c->fd_, F_SETFL, ::fcntl(c->fd_, F_GETFL) & ~O_NONBLOCK);
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
     ::setsockopt(c->fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    int one = 1;
-    ::setsockopt(c->fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    ConnectionHeader h;
-    h.set_service_name(std::string(service));
-    h.mutable_user_info()->set_effective_user(std::string(user));
-    h.set_cell_block_codec_class("org.apache.hadoop.hbase.codec.KeyValueCodec");
-    if (!c->Write(EncodeHello(h))) return absl::UnavailableError(absl::StrCat("writing to ", host, ":", port, ": ", std::strerror(errno)));
+    c->NoDelay();
+    if (!c->Hello(service, user, "org.apache.hadoop.hbase.codec.KeyValueCodec")) {
+      return absl::UnavailableError(absl::StrCat("writing to ", host, ":", port, ": ", std::strerror(errno)));
+    }
     return c;
   }
   ~WireClient() {
@@ -167,6 +158,19 @@ class WireClient {
 
  private:
   WireClient() = default;
+  void NoDelay() {
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  // The preamble and a ConnectionHeader for `service` as `user` (with `codec` as its cell block
+  // codec, when given).
+  bool Hello(std::string_view service, std::string_view user, std::string_view codec = {}) {
+    ConnectionHeader h;
+    h.set_service_name(std::string(service));
+    h.mutable_user_info()->set_effective_user(std::string(user));
+    if (!codec.empty()) h.set_cell_block_codec_class(std::string(codec));
+    return Write(EncodeHello(h));
+  }
   int fd_ = -1;
   std::string buffer_;
 };
