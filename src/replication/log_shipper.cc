@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,7 @@ std::string PositionPath(const std::string& dir, std::string_view peer) { return
 
 bool ValidPeerId(std::string_view id) {
   return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
   });
 }
 
@@ -72,7 +73,10 @@ const char* LogShipper::StateName(State s) {
   return "?";
 }
 
-LogShipper::LogShipper(Options options) : options_(std::move(options)) {}
+LogShipper::LogShipper(Options options) : options_(std::move(options)) {
+  source_.cluster_id = options_.cluster_id;
+  source_.replicated = options_.replicated;
+}
 
 absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
   if (o.env == nullptr) o.env = Env::Default();
@@ -146,10 +150,7 @@ absl::Status LogShipper::SavePosition(WalPosition at) {
 }
 
 absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end) {
-  hbase::SourceOptions so;
-  so.cluster_id = options_.cluster_id;
-  so.replicated = options_.replicated;
-  so.now_ms = absl::ToUnixMillis(absl::Now());
+  source_.now_ms = absl::ToUnixMillis(absl::Now());
   hbase::SourceBatch batch;
   uint64_t records = 0;
   WalPosition reached;
@@ -157,7 +158,7 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
       options_.env, options_.log->dir(), at, end, options_.max_batch_bytes,
       [&](const WalRecord& rec, const WalPosition&) {
         ++records;
-        return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), so, &batch);
+        return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), source_, &batch);
       },
       &reached));
   if (batch.request.entry_size() > 0) {

@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/env.h"
+#include "src/front/hbase/replication_source.h"
 #include "storage/log_record.h"
 #include "storage/server_log.h"
 
@@ -98,6 +99,7 @@ class LogShipper {
   bool Pause(absl::Duration d);
 
   const Options options_;
+  hbase::SourceOptions source_;  // made once; Run's own (its clock set per batch)
   std::unique_ptr<hbase::WireClient> sink_;  // the connection, Run's own
   uint32_t next_call_ = 1;                   // Run's own
   mutable absl::Mutex mu_;
