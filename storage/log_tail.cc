@@ -112,4 +112,24 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
   return absl::OkStatus();
 }
 
+uint64_t LogBytesBetween(Env* env, const std::string& dir, WalPosition from, WalPosition end) {
+  if (!(from < end)) return 0;
+  if (from.segment == end.segment) return end.offset - from.offset;
+  absl::StatusOr<std::vector<uint64_t>> segments = ListSegments(env, dir);
+  if (!segments.ok()) return 0;
+  if (env->FileExists(HeldLogDir(dir))) {
+    absl::StatusOr<std::vector<uint64_t>> held = ListSegments(env, HeldLogDir(dir));
+    if (held.ok()) segments->insert(segments->end(), held->begin(), held->end());
+  }
+  uint64_t bytes = end.offset;
+  for (uint64_t segment : *segments) {
+    if (segment < from.segment || segment >= end.segment) continue;
+    absl::StatusOr<uint64_t> size = env->GetFileSize(WalSegmentPath(dir, segment));
+    if (!size.ok()) size = env->GetFileSize(WalSegmentPath(HeldLogDir(dir), segment));
+    if (!size.ok()) continue;
+    bytes += segment == from.segment ? *size - std::min(*size, from.offset) : *size;
+  }
+  return bytes;
+}
+
 }  // namespace basalt

@@ -30,4 +30,8 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
                          const std::function<absl::Status(const WalRecord&, const WalPosition& after)>& fn,
                          WalPosition* reached);
 
+// About how many bytes of log lie from `from` to `end` (a reader's lag): the segments between,
+// where they still are, as their files' sizes say. 0 when `from` is not before `end`.
+uint64_t LogBytesBetween(Env* env, const std::string& dir, WalPosition from, WalPosition end);
+
 }  // namespace basalt

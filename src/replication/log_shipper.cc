@@ -26,12 +26,6 @@ constexpr char kSuffix[] = ".position";
 
 std::string PositionPath(const std::string& dir, std::string_view peer) { return absl::StrCat(dir, "/", AV(peer), kSuffix); }
 
-bool ValidPeerId(std::string_view id) {
-  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-}
-
 absl::StatusOr<WalPosition> ParsePosition(std::string_view text, const std::string& path) {
   std::vector<absl::string_view> parts = absl::StrSplit(absl::StripAsciiWhitespace(AV(text)), ' ');
   WalPosition p;
@@ -42,9 +36,30 @@ absl::StatusOr<WalPosition> ParsePosition(std::string_view text, const std::stri
   return p;
 }
 
+constexpr char kHoldPrefix[] = "replication:";
+
 }  // namespace
 
-std::string HoldName(std::string_view peer) { return absl::StrCat("replication:", AV(peer)); }
+bool LogShipper::ValidPeerId(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+absl::StatusOr<WalPosition> ReadPosition(Env* env, const std::string& state_dir, std::string_view peer) {
+  const std::string path = PositionPath(state_dir, peer);
+  if (!env->FileExists(path)) return absl::NotFoundError(absl::StrCat("no replication position ", path));
+  BASALT_ASSIGN_OR_RETURN(std::string text, env->ReadFileToString(path));
+  return ParsePosition(text, path);
+}
+
+std::string HoldName(std::string_view peer) { return absl::StrCat(kHoldPrefix, AV(peer)); }
+
+std::optional<std::string> PeerOfHold(std::string_view hold) {
+  absl::string_view id = AV(hold);
+  if (!absl::ConsumePrefix(&id, kHoldPrefix)) return std::nullopt;
+  return std::string(id);
+}
 
 absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const std::string& state_dir) {
   std::map<std::string, WalPosition> out;
@@ -52,11 +67,8 @@ absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(state_dir));
   for (const std::string& name : names) {
     absl::string_view peer = name;
-    if (!absl::ConsumeSuffix(&peer, kSuffix) || !ValidPeerId(std::string_view(peer.data(), peer.size()))) continue;
-    const std::string id(peer);
-    const std::string path = PositionPath(state_dir, id);
-    BASALT_ASSIGN_OR_RETURN(std::string text, env->ReadFileToString(path));
-    BASALT_ASSIGN_OR_RETURN(out[id], ParsePosition(text, path));
+    if (!absl::ConsumeSuffix(&peer, kSuffix) || !LogShipper::ValidPeerId(std::string_view(peer.data(), peer.size()))) continue;
+    BASALT_ASSIGN_OR_RETURN(out[std::string(peer)], ReadPosition(env, state_dir, std::string_view(peer.data(), peer.size())));
   }
   return out;
 }
@@ -73,9 +85,29 @@ const char* LogShipper::StateName(State s) {
   return "?";
 }
 
-LogShipper::LogShipper(Options options) : options_(std::move(options)) {
-  source_.cluster_id = options_.cluster_id;
-  source_.replicated = options_.replicated;
+LogShipper::LogShipper(Options options) : options_(std::move(options)) { source_.cluster_id = options_.cluster_id; }
+
+absl::StatusOr<WalPosition> LogShipper::Place(Env* env, ServerLog* log, const std::string& state_dir,
+                                              std::string_view peer) {
+  if (env == nullptr) env = Env::Default();
+  if (!ValidPeerId(peer)) {
+    return absl::InvalidArgumentError(absl::StrCat("replication peer id '", AV(peer), "': 1 to 64 of [A-Za-z0-9_-]"));
+  }
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(state_dir));
+  absl::StatusOr<WalPosition> kept = ReadPosition(env, state_dir, peer);
+  if (!kept.ok() && !absl::IsNotFound(kept.status())) return kept.status();
+  const WalPosition at = kept.ok() ? *kept : log->DurableEnd();
+  log->Hold(HoldName(peer), at.segment);
+  BASALT_RETURN_IF_ERROR(env->WriteFileDurably(PositionPath(state_dir, peer), absl::StrCat(at.segment, " ", at.offset, "\n")));
+  return at;
+}
+
+absl::Status LogShipper::Forget(Env* env, ServerLog* log, const std::string& state_dir, std::string_view peer) {
+  if (env == nullptr) env = Env::Default();
+  const std::string path = PositionPath(state_dir, peer);
+  if (env->FileExists(path)) BASALT_RETURN_IF_ERROR(env->DeleteFile(path));
+  log->Release(HoldName(peer));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
@@ -89,21 +121,11 @@ absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
     return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": this cluster's id '",
                                                    o.cluster_id, "' is not a UUID"));
   }
-  std::string host;
-  int port = 0;
-  BASALT_RETURN_IF_ERROR(server::SplitHostPort(o.sink, &host, &port));
-  BASALT_RETURN_IF_ERROR(o.env->CreateDirs(o.state_dir));
-  const std::string path = PositionPath(o.state_dir, o.peer);
-  WalPosition at;
-  if (o.env->FileExists(path)) {
-    BASALT_ASSIGN_OR_RETURN(std::string text, o.env->ReadFileToString(path));
-    BASALT_ASSIGN_OR_RETURN(at, ParsePosition(text, path));
-  } else {
-    at = o.log->DurableEnd();
+  if (!o.find_sink || !o.scope) {
+    return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": no sink or no scope given"));
   }
+  BASALT_ASSIGN_OR_RETURN(const WalPosition at, Place(o.env, o.log, o.state_dir, o.peer));
   std::unique_ptr<LogShipper> s(new LogShipper(std::move(o)));
-  s->options_.log->Hold(HoldName(s->options_.peer), at.segment);
-  BASALT_RETURN_IF_ERROR(s->SavePosition(at));
   {
     absl::MutexLock l(&s->mu_);
     s->figures_.position = at;
@@ -121,8 +143,13 @@ LogShipper::~LogShipper() {
 }
 
 LogShipper::Figures LogShipper::figures() const {
-  absl::MutexLock l(&mu_);
-  return figures_;
+  Figures f;
+  {
+    absl::MutexLock l(&mu_);
+    f = figures_;
+  }
+  f.lag_bytes = LogBytesBetween(options_.env, options_.log->dir(), f.position, options_.log->DurableEnd());
+  return f;
 }
 
 void LogShipper::HoldDropped() {
@@ -151,6 +178,7 @@ absl::Status LogShipper::SavePosition(WalPosition at) {
 
 absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end) {
   source_.now_ms = absl::ToUnixMillis(absl::Now());
+  source_.replicated = options_.scope();
   hbase::SourceBatch batch;
   uint64_t records = 0;
   WalPosition reached;
@@ -164,10 +192,16 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
   if (batch.request.entry_size() > 0) {
     const auto timeout = absl::ToChronoMilliseconds(options_.call_timeout);
     if (sink_ == nullptr) {
+      BASALT_ASSIGN_OR_RETURN(sink_address_, options_.find_sink());
       std::string host;
       int port = 0;
-      BASALT_RETURN_IF_ERROR(server::SplitHostPort(options_.sink, &host, &port));
-      BASALT_ASSIGN_OR_RETURN(sink_, hbase::WireClient::Dial(host, port, "AdminService", "basalt", timeout));
+      BASALT_RETURN_IF_ERROR(server::SplitHostPort(sink_address_, &host, &port));
+      absl::StatusOr<std::unique_ptr<hbase::WireClient>> dialed =
+          hbase::WireClient::Dial(host, port, "AdminService", "basalt", timeout);
+      if (!dialed.ok()) {
+        return absl::Status(dialed.status().code(), absl::StrCat("sink ", sink_address_, ": ", dialed.status().message()));
+      }
+      sink_ = *std::move(dialed);
     }
     const uint32_t id = next_call_++;
     absl::StatusOr<hbase::Answer> answer = absl::UnavailableError("the call could not be sent");
@@ -180,11 +214,12 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
     }
     if (!answer.ok()) {
       sink_.reset();  // (a late answer must not be taken for the next call's)
-      return absl::Status(answer.status().code(), absl::StrCat("sink ", options_.sink, ": ", answer.status().message()));
+      return absl::Status(answer.status().code(), absl::StrCat("sink ", sink_address_, ": ", answer.status().message()));
     }
     if (answer->header.has_exception()) {
       const hbase::ExceptionResponse& e = answer->header.exception();
-      return absl::UnavailableError(absl::StrCat("sink ", options_.sink, " refused the batch: ", e.exception_class_name(),
+      sink_.reset();  // (the next try asks for a sink again: this one may be the wrong cluster's)
+      return absl::UnavailableError(absl::StrCat("sink ", sink_address_, " refused the batch: ", e.exception_class_name(),
                                                  ": ", e.stack_trace().substr(0, 500)));
     }
     uint64_t newest = 0;

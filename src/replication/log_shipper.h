@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,20 +47,29 @@ namespace basalt::replication {
 // The places the shippers of `state_dir` had reached (peer id -> place), for the holds a server
 // log is opened with. A file that does not parse is DataLoss naming it.
 absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const std::string& state_dir);
-// The name of a peer's hold on the log.
+// The place kept for `peer` in `state_dir`: NotFound when none is.
+absl::StatusOr<WalPosition> ReadPosition(Env* env, const std::string& state_dir, std::string_view peer);
+// The name of a peer's hold on the log, and the peer a hold's name is of (none: not a peer's).
 std::string HoldName(std::string_view peer);
+std::optional<std::string> PeerOfHold(std::string_view hold);
 
 class LogShipper {
  public:
+  // Whether family `family` of table `table` is replicated to this peer.
+  using Scope = std::function<bool(std::string_view table, std::string_view family)>;
   struct Options {
     Env* env = nullptr;            // nullptr: Env::Default()
     ServerLog* log = nullptr;      // the server's log, which must outlive the shipper
     std::string state_dir;         // where its place is kept
     std::string peer;              // the peer's id ([A-Za-z0-9_-]+)
-    std::string sink;              // host:port of the peer's HBase port
+    // The host:port of a sink of the peer (an HBase port), asked each time the shipper connects
+    // (again after a failed call: the peer's servers change).
+    std::function<absl::StatusOr<std::string>()> find_sink;
     std::string cluster_id;        // this cluster's (a UUID)
-    // Whether family `family` of table `table` is replicated (its REPLICATION_SCOPE).
-    std::function<bool(std::string_view table, std::string_view family)> replicated;
+    // What is replicated, as the tables are now (their REPLICATION_SCOPE): asked once per batch,
+    // after the log's end was read, so that each edit is judged by its table's settings as they
+    // were when it was written or later, never earlier.
+    std::function<Scope()> scope;
     uint64_t max_batch_bytes = 8ull << 20;  // of log read per batch
     absl::Duration idle_poll = absl::Milliseconds(50);
     absl::Duration call_timeout = absl::Seconds(60);  // HBase's source waits as long
@@ -70,6 +80,14 @@ class LogShipper {
   // Starts shipping from the place kept in state_dir, or, for a new peer, from the log's durable
   // end (a peer added now gets the edits made from now on; what existed is copied another way).
   static absl::StatusOr<std::unique_ptr<LogShipper>> Start(Options options);
+  // A peer's place without shipping (a peer added disabled): kept from the log's durable end
+  // unless it has one already, and held. Returns the place.
+  static absl::StatusOr<WalPosition> Place(Env* env, ServerLog* log, const std::string& state_dir,
+                                           std::string_view peer);
+  // A removed peer's place forgotten and its hold released.
+  static absl::Status Forget(Env* env, ServerLog* log, const std::string& state_dir, std::string_view peer);
+  // Whether `id` is a peer id this shipper takes: 1 to 64 of [A-Za-z0-9_-].
+  static bool ValidPeerId(std::string_view id);
   // Stops (a call in flight is waited for, up to call_timeout) and keeps the place.
   ~LogShipper();
 
@@ -82,6 +100,7 @@ class LogShipper {
     uint64_t batches = 0;
     uint64_t failed_calls = 0;
     int64_t age_ms = 0;       // of the newest edit shipped, when it was acknowledged
+    uint64_t lag_bytes = 0;   // of durable log not shipped yet
   };
   Figures figures() const;
   static const char* StateName(State s);
@@ -101,6 +120,7 @@ class LogShipper {
   const Options options_;
   hbase::SourceOptions source_;  // made once; Run's own (its clock set per batch)
   std::unique_ptr<hbase::WireClient> sink_;  // the connection, Run's own
+  std::string sink_address_;                 // its host:port, Run's own
   uint32_t next_call_ = 1;                   // Run's own
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

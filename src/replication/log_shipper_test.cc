@@ -14,74 +14,16 @@
 #include "src/front/hbase/hbase_front.h"
 #include "src/front/hbase/hbase_services.h"
 #include "src/services/admin_parts.h"
+#include "src/replication/test_nodes.h"
 #include "src/services/service.h"
 #include "tests/util/temp_dir.h"
 
 namespace basalt::replication {
 namespace {
 
-constexpr char kSourceId[] = "0f0f0f0f-1111-4222-8333-444444444444";
-constexpr char kSinkId[] = "a0a0a0a0-5555-4666-8777-888888888888";
-
-// A standalone server's parts: a catalogue in `dir` with table t (family f), and its services.
-struct Node {
-  // `holds`: the log's readers carried over a restart (the server reads them from the kept places).
-  explicit Node(const std::string& dir, std::map<std::string, uint64_t> holds = {}) {
-    server::Catalog::Options o;
-    o.data_dir = dir;
-    o.log = [](std::string_view) {};
-    o.wal_holds = std::move(holds);
-    absl::StatusOr<std::unique_ptr<server::Catalog>> c = server::Catalog::Open(o);
-    EXPECT_TRUE(c.ok()) << c.status();
-    catalog = *std::move(c);
-    EXPECT_TRUE(catalog->SetServerName("127.0.0.1:16020").ok());
-    data = std::make_unique<server::DataService>(catalog.get(), server::ServerConfig{});
-    admin = server::AdminService::ForStandalone(catalog.get(), &counters);
-    rpc::CreateTableRequest req;
-    req.mutable_table()->set_name("t");
-    req.mutable_table()->add_families()->set_name("f");
-    req.mutable_table()->add_families()->set_name("local");
-    rpc::CreateTableResponse resp;
-    absl::Status made = admin->CreateTable(req, &resp);
-    EXPECT_TRUE(made.ok() || absl::IsAlreadyExists(made)) << made;
-  }
-  void Put(int from, int to) {
-    for (int i = from; i < to; ++i) {
-      rpc::BatchMutateRequest b;
-      b.set_table("t");
-      rpc::RowMutations* row = b.add_rows();
-      row->set_row(absl::StrCat("r", 10000 + i));
-      for (const char* family : {"f", "local"}) {
-        rpc::Mutation* m = row->add_mutations();
-        m->set_family(family);
-        m->set_qualifier("q");
-        m->set_value(absl::StrCat("v", i));
-      }
-      rpc::BatchMutateResponse resp;
-      ASSERT_TRUE(data->BatchMutate(b, &resp).ok());
-      ASSERT_EQ(resp.results(0).code(), 0) << resp.results(0).message();
-    }
-  }
-  // How many of rows from..to hold f:q = v<i> (and nothing of family local: not replicated).
-  int Have(int from, int to) {
-    int n = 0;
-    for (int i = from; i < to; ++i) {
-      rpc::GetRequest g;
-      g.set_table("t");
-      g.set_row(absl::StrCat("r", 10000 + i));
-      rpc::GetResponse r;
-      if (!data->Get(g, &r).ok()) continue;
-      n += r.row().cells_size() == 1 && r.row().cells(0).value() == absl::StrCat("v", i) &&
-           r.row().cells(0).family() == "f";
-    }
-    return n;
-  }
-
-  server::ServerCounters counters;
-  std::unique_ptr<server::Catalog> catalog;
-  std::unique_ptr<server::DataService> data;
-  std::unique_ptr<server::AdminService> admin;
-};
+using testing::Eventually;
+using testing::kSourceId;
+using testing::Node;
 
 class LogShipperTest : public ::testing::Test {
  protected:
@@ -96,18 +38,7 @@ class LogShipperTest : public ::testing::Test {
   }
   // The sink's HBase port, as a standalone server serves it (its writes on threads of their own).
   void StartSinkPort(int port) {
-    hbase::HBaseFront::Options o;
-    o.port.listen = absl::StrCat("127.0.0.1:", port);
-    o.port.log = [](std::string_view) {};
-    o.start_code = 1;
-    o.schedule = [](std::function<void()> task) { std::thread(std::move(task)).detach(); };
-    front_ = std::make_unique<hbase::HBaseFront>(o);
-    hbase::ServiceParts parts;
-    parts.data = sink_->data.get();
-    parts.admin = sink_->admin.get();
-    parts.cluster_id = kSinkId;
-    hbase::ServeAsStandalone(front_.get(), parts);
-    ASSERT_TRUE(front_->Start().ok());
+    front_ = testing::StartSinkPort(sink_.get(), port);
     port_ = front_->port();
   }
   void StartShipper() {
@@ -115,20 +46,17 @@ class LogShipperTest : public ::testing::Test {
     o.log = source_->catalog->server_log();
     o.state_dir = dir_.path() + "/a/replication";
     o.peer = "b";
-    o.sink = absl::StrCat("127.0.0.1:", port_);
+    o.find_sink = [this]() -> absl::StatusOr<std::string> { return absl::StrCat("127.0.0.1:", port_); };
     o.cluster_id = kSourceId;
-    o.replicated = [](std::string_view table, std::string_view family) { return table == "t" && family == "f"; };
+    o.scope = [] {
+      return [](std::string_view table, std::string_view family) { return table == "t" && family == "f"; };
+    };
     o.idle_poll = absl::Milliseconds(5);
     o.say = [](std::string_view) {};
     absl::StatusOr<std::unique_ptr<LogShipper>> s = LogShipper::Start(o);
     ASSERT_TRUE(s.ok()) << s.status();
     shipper_ = *std::move(s);
   }
-  bool Eventually(const std::function<bool()>& cond) {
-    for (int i = 0; i < 2000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return cond();
-  }
-
   testing::TempDir dir_;
   std::unique_ptr<Node> source_, sink_;
   std::unique_ptr<hbase::HBaseFront> front_;
@@ -220,14 +148,15 @@ TEST_F(LogShipperTest, ABadPeerIdOrSinkIsRefused) {
   LogShipper::Options o;
   o.log = source_->catalog->server_log();
   o.state_dir = dir_.path() + "/a/replication";
-  o.sink = "127.0.0.1:1";
+  o.find_sink = []() -> absl::StatusOr<std::string> { return "127.0.0.1:1"; };
+  o.scope = [] { return [](std::string_view, std::string_view) { return true; }; };
   o.peer = "../x";
-  EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o.peer = "b";
-  o.sink = "no-port";
   o.cluster_id = kSourceId;
   EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o.sink = "127.0.0.1:1";
+  o.peer = "b";
+  o.find_sink = nullptr;  // nowhere to ship
+  EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.find_sink = []() -> absl::StatusOr<std::string> { return "127.0.0.1:1"; };
   o.cluster_id = "basalt-127.0.0.1:16020";  // (Basalt's id before it was a UUID)
   absl::Status s = LogShipper::Start(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
