@@ -265,6 +265,15 @@ const std::vector<Setting>& Settings() {
          c->wal_max_logs = static_cast<int>(n);
          return absl::OkStatus();
        }},
+      {"replication_max_held_log", "16GiB",
+       "server log kept for replication peers that have not shipped it yet, beyond what the regions need; past "
+       "it the peer furthest behind loses its place (BROKEN: copy its tables anew), never the server its disk",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
+         if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
+         c->replication_max_held_log = n;
+         return absl::OkStatus();
+       }},
       {"region_max_size", "10GiB",
        "a region whose largest store passes this splits at its middle (HBase's hbase.hregion.max.filesize; a "
        "table's only region splits past twice memstore_flush_size, as HBase's stepping policy)",

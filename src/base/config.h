@@ -65,6 +65,9 @@ struct ServerConfig {
   WalRecoveryMode wal_recovery = WalRecoveryMode::kStrict;
   uint64_t wal_roll_size = 64ull << 20;  // the server log's segment size
   int wal_max_logs = 32;                 // live segments before the oldest's regions flush
+  // Log kept for replication peers beyond what the regions need (src/replication/peers.h): past
+  // it the hold of the peer furthest behind is dropped, and that peer is BROKEN (copied anew).
+  uint64_t replication_max_held_log = 16ull << 30;
   uint64_t region_max_size = 10ull << 30;  // a region splits past this (its largest store)
   bool auto_split = true;
   bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO

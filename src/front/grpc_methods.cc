@@ -243,6 +243,19 @@ void AddSnapshotMethods(GrpcServer::Impl* impl) {
       nullptr, /*on_pool=*/true, "ListSnapshots");
 }
 
+// Replication peers: global A (HBase's: its replication admin calls need the global ADMIN).
+void AddPeerMethods(GrpcServer::Impl* impl) {
+  auto& methods = impl->methods;
+  AdminService* a = impl->admin;
+  AccessController* ac = impl->options.access;
+  auto* as = &impl->admin_service;
+  BASALT_UNARY_(as, a, AddPeer, rpc::AddPeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(AddPeer));
+  BASALT_UNARY_(as, a, RemovePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(RemovePeer));
+  BASALT_UNARY_(as, a, EnablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(EnablePeer));
+  BASALT_UNARY_(as, a, DisablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(DisablePeer));
+  BASALT_UNARY_(as, a, ListPeers, rpc::ListPeersRequest, rpc::ListPeersResponse, true, BASALT_GLOBAL_ADMIN_(ListPeers));
+}
+
 void AddSecurityMethods(GrpcServer::Impl* impl) {
   auto& methods = impl->methods;
   AccessController* ac = impl->options.access;

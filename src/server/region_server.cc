@@ -68,7 +68,7 @@ absl::Status RegionServer::Shutdown(std::chrono::milliseconds grace) {
   if (verbs_ != nullptr) verbs_->Shutdown();  // as these do
   if (grpc_ != nullptr) grpc_->Shutdown(grace);
   if (tables_ == nullptr) return absl::OkStatus();
-  return tables_->tables()->CloseAll();
+  return tables_->Close();
 }
 
 absl::Status RegionServer::OpenTables() {

@@ -10,6 +10,7 @@
 #include "src/catalog/catalog.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/regions/region_host.h"
+#include "src/replication/peers.h"
 #include "src/schema/cluster_id.h"
 #include "src/transactions/queue_eviction.h"
 
@@ -31,7 +32,8 @@ void SetShared(const TablesContext& context, Options* o) {
 
 class StandaloneTables final : public ServerTables {
  public:
-  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context) {
+  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context,
+                                                            const std::string& cluster_id) {
     const ServerConfig& config = *context.config;
     auto t = std::unique_ptr<StandaloneTables>(new StandaloneTables(config));
     // The transaction service (transactions.h), its state log beside the data (on RADOS when the
@@ -51,18 +53,50 @@ class StandaloneTables final : public ServerTables {
     SetShared(context, &o);
     o.rebuild_catalog = config.rebuild_catalog;
     o.queue_compaction_filter = QueueEvictionFilter(t->transactions_.get());
+    // The replication peers' places hold the log from before it opens (peers.h), so that a
+    // restart keeps what they have not shipped.
+    Env* env = context.env != nullptr ? context.env : Env::Default();
+    const std::string replication_dir = absl::StrCat(config.data_dir, "/replication");
+    BASALT_ASSIGN_OR_RETURN(auto places, replication::ReadPositions(env, replication_dir));
+    for (const auto& [peer, at] : places) o.wal_holds[replication::HoldName(peer)] = at.segment;
+    o.wal_max_held_segments = std::max<uint64_t>(1, config.replication_max_held_log / config.wal_roll_size);
+    o.on_wal_hold_dropped = [raw = t.get()](const std::string& hold) { raw->HoldDropped(hold); };
     absl::StatusOr<std::unique_ptr<Catalog>> catalog = Catalog::Open(o);
     if (!catalog.ok()) {
       return absl::Status(catalog.status().code(),
                           absl::StrCat("opening data dir ", config.data_dir, ": ", catalog.status().ToString()));
     }
     t->catalog_ = *std::move(catalog);
+    replication::Peers::Options po;
+    po.env = env;
+    po.log = t->catalog_->server_log();
+    po.state_dir = replication_dir;
+    po.cluster_id = cluster_id;
+    po.tables = t->catalog_.get();
+    absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(po);
+    if (!peers.ok()) {
+      return absl::Status(peers.status().code(),
+                          absl::StrCat("opening the replication peers: ", peers.status().ToString()));
+    }
+    {
+      absl::MutexLock l(&t->dropped_mu_);
+      t->peers_ = *std::move(peers);
+      for (const std::string& hold : t->dropped_early_) t->peers_->HoldDropped(hold);
+    }
     return t;
+  }
+
+  absl::Status Close() override {
+    {
+      absl::MutexLock l(&dropped_mu_);
+      if (peers_ != nullptr) peers_->Stop();  // no shipper reads the log it closes
+    }
+    return catalog_->CloseAll();
   }
 
   TableSource* tables() override { return catalog_.get(); }
   std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
-    return AdminService::ForStandalone(catalog_.get(), counters);
+    return AdminService::ForStandalone(catalog_.get(), counters, peers_.get());
   }
   std::unique_ptr<DataService> Data() override {
     return std::make_unique<DataService>(catalog_.get(), config_, transactions_.get());
@@ -80,9 +114,23 @@ class StandaloneTables final : public ServerTables {
  private:
   explicit StandaloneTables(const ServerConfig& config) : config_(config) {}
 
+  // The log dropped a hold (Catalog::Options::on_wal_hold_dropped): the peer's. One dropped while
+  // the catalogue opens, before the peers are, is given them once they are.
+  void HoldDropped(const std::string& hold) {
+    absl::MutexLock l(&dropped_mu_);
+    if (peers_ == nullptr) {
+      dropped_early_.push_back(hold);
+    } else {
+      peers_->HoldDropped(hold);
+    }
+  }
+
   const ServerConfig& config_;
   std::unique_ptr<TransactionManager> transactions_;  // before the catalogue: its queues ask it
   std::unique_ptr<Catalog> catalog_;
+  absl::Mutex dropped_mu_;
+  std::vector<std::string> dropped_early_ ABSL_GUARDED_BY(dropped_mu_);
+  std::unique_ptr<replication::Peers> peers_;  // after the catalogue: its shippers read its log; set once under dropped_mu_
 };
 
 class RegionServerTables final : public ServerTables {
@@ -175,13 +223,15 @@ const char* ServerTables::FencedWords(const ServerConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<ServerTables>> ServerTables::Open(const TablesContext& context) {
-  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ServerTables> tables, context.config->cluster
-                                                                    ? RegionServerTables::Open(context)
-                                                                    : StandaloneTables::Open(context));
   // The cluster's id, kept in the data directory (on the shared storage for a cluster, made by
   // whichever process starts first).
-  BASALT_ASSIGN_OR_RETURN(tables->cluster_id_, LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
-                                                                     context.config->data_dir));
+  BASALT_ASSIGN_OR_RETURN(std::string cluster_id,
+                          LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
+                                                context.config->data_dir));
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ServerTables> tables, context.config->cluster
+                                                                    ? RegionServerTables::Open(context)
+                                                                    : StandaloneTables::Open(context, cluster_id));
+  tables->cluster_id_ = std::move(cluster_id);
   return tables;
 }
 

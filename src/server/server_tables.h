@@ -54,6 +54,8 @@ class ServerTables {
   static const char* FencedWords(const ServerConfig& config);
 
   virtual TableSource* tables() = 0;
+  // Closes the tables (and first whatever reads them), as the server stops.
+  virtual absl::Status Close() { return tables()->CloseAll(); }
   // The Admin service over these tables (its counters: `counters`).
   virtual std::unique_ptr<AdminService> Admin(const ServerCounters* counters) = 0;
   // The data service over these tables, with the check of a transactional write's writer.

@@ -5,6 +5,8 @@
 //   ClusterAdmin                               what only a cluster's active master does (Master)
 //   RegionServerCalls                          what the master asks of a region server
 //                                              (RegionServerAdmin, over its RegionHost)
+//   ReplicationPeers                           the peers this process's log is shipped to
+//                                              (src/replication/peers.h: a standalone server's)
 // A process gives its AdminService every part; one it does not have is a NotServedHere, the one
 // refusal (FailedPrecondition saying whose call it is and what this process is).
 #pragma once
@@ -42,9 +44,20 @@ class RegionServerCalls {
   virtual absl::Status HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) = 0;
 };
 
+class ReplicationPeers {
+ public:
+  virtual ~ReplicationPeers() = default;
+  // AlreadyExists for an id taken; InvalidArgument for a bad id or cluster key.
+  virtual absl::Status AddPeer(const rpc::ReplicationPeer& peer) = 0;
+  // NotFound for an unknown id.
+  virtual absl::Status RemovePeer(std::string_view id) = 0;
+  virtual absl::Status SetPeerEnabled(std::string_view id, bool enabled) = 0;
+  virtual absl::Status ListPeers(rpc::ListPeersResponse* resp) const = 0;
+};
+
 // Every call of a part this process does not have, refused: `process` says what it is ("standalone
 // and holds every region itself", "a region server (connect through ZooKeeper)").
-class NotServedHere final : public TableChanges, public ClusterAdmin, public RegionServerCalls {
+class NotServedHere final : public TableChanges, public ClusterAdmin, public RegionServerCalls, public ReplicationPeers {
  public:
   explicit NotServedHere(std::string process) : process_(std::move(process)) {}
 
@@ -84,10 +97,18 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
     return RegionServer("HostedRegions");
   }
 
+  absl::Status AddPeer(const rpc::ReplicationPeer&) override { return Peers("add_peer"); }
+  absl::Status RemovePeer(std::string_view) override { return Peers("remove_peer"); }
+  absl::Status SetPeerEnabled(std::string_view, bool enabled) override {
+    return Peers(enabled ? "enable_peer" : "disable_peer");
+  }
+  absl::Status ListPeers(rpc::ListPeersResponse*) const override { return Peers("list_peers"); }
+
  private:
   absl::Status Catalogue(std::string_view what) const;
   absl::Status Master(std::string_view what) const;
   absl::Status RegionServer(std::string_view what) const;
+  absl::Status Peers(std::string_view what) const;
 
   const std::string process_;
 };

@@ -43,25 +43,37 @@ absl::Status NotServedHere::RegionServer(std::string_view what) const {
       absl::StrCat(AV(what), " is for a cluster's region server; this server is ", process_));
 }
 
+absl::Status NotServedHere::Peers(std::string_view what) const {
+  // (A cluster's region servers each ship their own log: not built yet, docs/DESIGN.md §15.)
+  return absl::UnimplementedError(absl::StrCat(
+      AV(what), ": replication peers are a standalone server's; a cluster's replication source is not built yet ",
+      "(this server is ", process_, ")"));
+}
+
 AdminService::AdminService(Parts parts, const ServerCounters* counters) : parts_(std::move(parts)), counters_(counters) {}
 
-std::unique_ptr<AdminService> AdminService::ForStandalone(Catalog* catalog, const ServerCounters* counters) {
+std::unique_ptr<AdminService> AdminService::ForStandalone(Catalog* catalog, const ServerCounters* counters,
+                                                          ReplicationPeers* peers) {
   auto refused = std::make_shared<NotServedHere>("standalone and holds every region itself");
-  return std::make_unique<AdminService>(Parts{catalog, catalog, refused.get(), refused.get(), "standalone", {refused}},
-                                        counters);
+  return std::make_unique<AdminService>(
+      Parts{catalog, catalog, refused.get(), refused.get(), peers != nullptr ? peers : refused.get(), "standalone",
+            {refused}},
+      counters);
 }
 
 std::unique_ptr<AdminService> AdminService::ForMaster(Catalog* catalog, ClusterAdmin* master,
                                                       const ServerCounters* counters) {
   auto refused = std::make_shared<NotServedHere>("the cluster's master");
-  return std::make_unique<AdminService>(Parts{catalog, catalog, master, refused.get(), "master", {refused}}, counters);
+  return std::make_unique<AdminService>(
+      Parts{catalog, catalog, master, refused.get(), refused.get(), "master", {refused}}, counters);
 }
 
 std::unique_ptr<AdminService> AdminService::ForRegionServer(RegionHost* host, const ServerCounters* counters) {
   auto refused = std::make_shared<NotServedHere>("a region server");
   auto calls = std::make_shared<RegionServerAdmin>(host);
   return std::make_unique<AdminService>(
-      Parts{host, refused.get(), refused.get(), calls.get(), "region server", {refused, calls}}, counters);
+      Parts{host, refused.get(), refused.get(), calls.get(), refused.get(), "region server", {refused, calls}},
+      counters);
 }
 
 AdminService::~AdminService() = default;
@@ -333,6 +345,26 @@ absl::Status AdminService::RegionOperation(const rpc::RegionOpRequest& req, rpc:
 
 absl::Status AdminService::HostedRegions(const rpc::HostedRegionsRequest& req, rpc::HostedRegionsResponse* resp) {
   return parts_.region_server->HostedRegions(req, resp);
+}
+
+absl::Status AdminService::AddPeer(const rpc::AddPeerRequest& req, rpc::AdminResponse*) {
+  return parts_.peers->AddPeer(req.peer());
+}
+
+absl::Status AdminService::RemovePeer(const rpc::PeerRequest& req, rpc::AdminResponse*) {
+  return parts_.peers->RemovePeer(req.id());
+}
+
+absl::Status AdminService::EnablePeer(const rpc::PeerRequest& req, rpc::AdminResponse*) {
+  return parts_.peers->SetPeerEnabled(req.id(), true);
+}
+
+absl::Status AdminService::DisablePeer(const rpc::PeerRequest& req, rpc::AdminResponse*) {
+  return parts_.peers->SetPeerEnabled(req.id(), false);
+}
+
+absl::Status AdminService::ListPeers(const rpc::ListPeersRequest&, rpc::ListPeersResponse* resp) {
+  return parts_.peers->ListPeers(resp);
 }
 
 }  // namespace basalt::server

@@ -184,13 +184,16 @@ class AdminService {
     TableChanges* changes = nullptr;             // create, disable, enable, alter, drop, split, ...
     ClusterAdmin* cluster = nullptr;             // move, balancer, unassign and assign, servers
     RegionServerCalls* region_server = nullptr;  // open, close, a region's figures, hosted regions
+    ReplicationPeers* peers = nullptr;           // add_peer, remove_peer, enable, disable, list
     std::string mode;                            // what Status says the process is
     std::vector<std::shared_ptr<void>> kept;     // parts the service keeps alive
   };
   // Every part must be given, and outlive the service.
   AdminService(Parts parts, const ServerCounters* counters);
-  // A standalone server: `catalog` is what it keeps and serves; a cluster's calls are refused.
-  static std::unique_ptr<AdminService> ForStandalone(Catalog* catalog, const ServerCounters* counters);
+  // A standalone server: `catalog` is what it keeps and serves, `peers` where its log is shipped
+  // (null: the peers' calls refused); a cluster's calls are refused.
+  static std::unique_ptr<AdminService> ForStandalone(Catalog* catalog, const ServerCounters* counters,
+                                                     ReplicationPeers* peers = nullptr);
   // A cluster's active master: its catalogue, and `master` for the cluster's calls.
   static std::unique_ptr<AdminService> ForMaster(Catalog* catalog, ClusterAdmin* master,
                                                  const ServerCounters* counters);
@@ -224,6 +227,12 @@ class AdminService {
   absl::Status RestoreSnapshot(const rpc::RestoreSnapshotRequest& req, rpc::AdminResponse* resp);
   // The snapshot's owner and table, for the access checks (authorize.h): NotFound.
   absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view name) const { return parts_.changes->ReadSnapshot(name); }
+  // Replication peers (ReplicationPeers).
+  absl::Status AddPeer(const rpc::AddPeerRequest& req, rpc::AdminResponse* resp);
+  absl::Status RemovePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
+  absl::Status EnablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
+  absl::Status DisablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
+  absl::Status ListPeers(const rpc::ListPeersRequest& req, rpc::ListPeersResponse* resp);
   // A cluster's active master's (ClusterAdmin).
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);

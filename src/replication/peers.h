@@ -1,0 +1,114 @@
+// A standalone server's replication peers (docs/DESIGN.md §15, "Replication from Basalt"): the
+// clusters, Basalt's or HBase's, its log's edits are shipped to, as HBase's add_peer,
+// remove_peer, enable_peer, disable_peer and list_peers keep them.
+//
+// A peer is found as HBase finds one: its cluster key is HBase's
+// "<quorum hosts>:<client port>:<znode parent>", and a sink is one of the region servers listed
+// under <parent>/rs there (a Basalt cluster's master lists its servers' HBase ports; a standalone
+// Basalt server with hbase_zookeeper_quorum lists its own). Its cluster id (<parent>/hbaseid)
+// must not be ours: a peer that is this cluster is refused, as HBase's.
+//
+// What is kept, in the server's data directory (`state_dir`, data_dir/replication):
+//   peers                 every peer (rpc::ReplicationPeer), replaced whole and durably on
+//                         each change, before the call answers
+//   <peer>.position       each peer's place in the log (log_shipper.h), from when it was added,
+//                         enabled or not: a peer added disabled gets, once enabled, every edit
+//                         made since it was added (what HBase's zero-downtime move needs)
+// The log keeps the segments from each peer's place on, up to the server's bound
+// (replication_max_held_log): past it the peer furthest behind loses its place and is BROKEN
+// (say so, copy its tables anew, remove and add it again); the server's own service never
+// suffers for a peer that is away.
+//
+// What is shipped: the edits of families whose REPLICATION_SCOPE is not 0, of the peer's tables
+// (every table when it names none). Thread-safety: every call may come from any thread.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/env.h"
+#include "proto/basalt.pb.h"
+#include "src/regions/table_source.h"
+#include "src/replication/log_shipper.h"
+#include "src/services/admin_parts.h"
+#include "storage/server_log.h"
+
+namespace basalt::replication {
+
+// A cluster key's parts: the ZooKeeper quorum as HOST:PORT,... and the parent node.
+struct ClusterKey {
+  std::string quorum;
+  std::string parent;
+};
+// HBase's cluster key "<host>[,<host>...]:<port>:<parent>" (a host may name its own port);
+// InvalidArgument saying what is wrong.
+absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key);
+
+// A sink of the cluster at `key` (its ZooKeeper's <parent>/rs, one at random), after checking that
+// its cluster id is not `own_cluster_id`: FailedPrecondition when it is, Unavailable when it
+// lists no sink or its ZooKeeper does not answer.
+absl::StatusOr<std::string> FindSink(const ClusterKey& key, const std::string& own_cluster_id);
+
+// Whether family `family` is replicated by table `spec`'s settings (REPLICATION_SCOPE not 0).
+bool ReplicatedFamily(const server::TableSpec& spec, std::string_view family);
+
+class Peers final : public server::ReplicationPeers {
+ public:
+  struct Options {
+    Env* env = nullptr;         // nullptr: Env::Default()
+    ServerLog* log = nullptr;   // the server's log (opened with ReadPositions' holds)
+    std::string state_dir;      // data_dir/replication
+    std::string cluster_id;     // this cluster's (a UUID)
+    server::TableSource* tables = nullptr;  // their REPLICATION_SCOPE
+    // A sink of `peer`; empty: FindSink through the peer's ZooKeeper.
+    std::function<absl::StatusOr<std::string>(const rpc::ReplicationPeer& peer)> find_sink;
+    absl::Duration idle_poll = absl::Milliseconds(50);
+    std::function<void(std::string_view)> say;  // the shippers' log lines; empty: the server log
+  };
+  // Reads the peers kept in state_dir and starts shipping to the enabled ones. DataLoss for a
+  // peers file that does not parse.
+  static absl::StatusOr<std::unique_ptr<Peers>> Open(Options options);
+  ~Peers() override;  // Stop
+  // Every shipper stopped, its place kept; later calls that would start one are refused.
+  void Stop();
+
+  absl::Status AddPeer(const rpc::ReplicationPeer& peer) override;
+  absl::Status RemovePeer(std::string_view id) override;
+  absl::Status SetPeerEnabled(std::string_view id, bool enabled) override;
+  absl::Status ListPeers(rpc::ListPeersResponse* resp) const override;
+
+  // The log dropped hold `hold` (Catalog::Options::on_wal_hold_dropped): its peer is BROKEN.
+  void HoldDropped(std::string_view hold);
+
+ private:
+  struct Peer {
+    rpc::ReplicationPeer config;
+    std::unique_ptr<LogShipper> shipper;  // while enabled
+  };
+  explicit Peers(Options options) : options_(std::move(options)) {}
+  absl::Status Save() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartShipper(Peer* peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What `peer` replicates, as the tables are now.
+  LogShipper::Scope ScopeNow(const rpc::ReplicationPeer& peer) const;
+
+  // Sets peer `id`'s shipper where HoldDropped finds it (null: none runs).
+  void SetLive(const std::string& id, LogShipper* shipper) ABSL_LOCKS_EXCLUDED(dropped_mu_);
+
+  const Options options_;
+  mutable absl::Mutex mu_;  // before dropped_mu_
+  std::map<std::string, Peer> peers_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  // What HoldDropped touches, apart from mu_: the log calls it from wherever it drops a hold,
+  // which may be inside a call of ours that holds mu_.
+  mutable absl::Mutex dropped_mu_;
+  std::map<std::string, LogShipper*> live_ ABSL_GUARDED_BY(dropped_mu_);
+  std::set<std::string> dropped_ ABSL_GUARDED_BY(dropped_mu_);  // peers whose hold was dropped
+};
+
+}  // namespace basalt::replication
