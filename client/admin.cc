@@ -387,7 +387,66 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("RestoreSnapshot ", snapshot), req, &rpc::Admin::Stub::RestoreSnapshot);
   }
 
+  absl::Status AddPeer(const ReplicationPeer& peer) override {
+    rpc::AddPeerRequest req;
+    rpc::ReplicationPeer* p = req.mutable_peer();
+    p->set_id(peer.id);
+    p->set_cluster_key(peer.cluster_key);
+    p->set_enabled(peer.enabled);
+    for (const auto& [table, families] : peer.table_cfs) {
+      rpc::PeerTable* t = p->add_tables();
+      t->set_table(table);
+      for (const std::string& f : families) t->add_families(f);
+    }
+    return AdminCall(absl::StrCat("AddPeer ", peer.id), req, &rpc::Admin::Stub::AddPeer);
+  }
+
+  absl::Status RemovePeer(const std::string& id) override { return PeerCall("RemovePeer ", id, &rpc::Admin::Stub::RemovePeer); }
+  absl::Status EnablePeer(const std::string& id) override { return PeerCall("EnablePeer ", id, &rpc::Admin::Stub::EnablePeer); }
+  absl::Status DisablePeer(const std::string& id) override {
+    return PeerCall("DisablePeer ", id, &rpc::Admin::Stub::DisablePeer);
+  }
+
+  absl::StatusOr<std::vector<PeerStatus>> ListPeers() override {
+    rpc::ListPeersRequest req;
+    rpc::ListPeersResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListPeers(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "ListPeers");
+    std::vector<PeerStatus> out;
+    for (const rpc::PeerStatus& st : resp.peers()) {
+      PeerStatus& o = out.emplace_back();
+      o.peer.id = st.peer().id();
+      o.peer.cluster_key = st.peer().cluster_key();
+      o.peer.enabled = st.peer().enabled();
+      for (const rpc::PeerTable& t : st.peer().tables()) {
+        o.peer.table_cfs[t.table()].assign(t.families().begin(), t.families().end());
+      }
+      o.state = st.state();
+      o.last_error = st.last_error();
+      o.segment = st.segment();
+      o.offset = st.offset();
+      o.entries = st.entries();
+      o.cells = st.cells();
+      o.batches = st.batches();
+      o.failed_calls = st.failed_calls();
+      o.age_ms = st.age_ms();
+      o.lag_bytes = st.lag_bytes();
+    }
+    return out;
+  }
+
  private:
+  absl::Status PeerCall(std::string_view op, const std::string& id,
+                        grpc::Status (rpc::Admin::Stub::*method)(grpc::ClientContext*, const rpc::PeerRequest&,
+                                                                 rpc::AdminResponse*)) {
+    rpc::PeerRequest req;
+    req.set_id(id);
+    return AdminCall(absl::StrCat(AV(op), id), req, method);
+  }
+
   static SnapshotDescription SnapshotOf(const rpc::SnapshotDescription& d) {
     return SnapshotDescription{d.name(), d.table(), d.created_ms(), d.ttl_seconds(),
                                d.regions(), d.files(), d.bytes(), d.only_bytes(), d.owner()};

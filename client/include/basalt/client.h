@@ -590,6 +590,32 @@ struct SnapshotDescription {
   std::string owner;        // who took it; empty on a server without authentication
 };
 
+// A replication peer (docs/DESIGN.md §15, HBase's add_peer): a cluster, Basalt's or HBase's, that
+// a standalone server's log's edits are shipped to, found through its ZooKeeper.
+struct ReplicationPeer {
+  std::string id;           // 1 to 64 of [A-Za-z0-9_-]
+  std::string cluster_key;  // HBase's "<quorum hosts>:<client port>:<znode parent>"
+  bool enabled = true;      // disabled: its edits are kept (bounded) and shipped once enabled
+  // HBase's TABLE_CFS: only these tables, and of each only the families listed (none: all of its
+  // replicated ones); empty: every table. Only families with REPLICATION_SCOPE => 1 are shipped.
+  std::map<std::string, std::vector<std::string>> table_cfs;
+};
+
+// A peer and where its shipping stands (HBase's status 'replication').
+struct PeerStatus {
+  ReplicationPeer peer;
+  std::string state;       // SHIPPING, RETRYING, BROKEN or DISABLED
+  std::string last_error;  // of the last failed batch
+  uint64_t segment = 0;    // shipped up to here in the server's log
+  uint64_t offset = 0;
+  uint64_t entries = 0;    // log records shipped since the server started
+  uint64_t cells = 0;
+  uint64_t batches = 0;
+  uint64_t failed_calls = 0;
+  int64_t age_ms = 0;      // of the newest edit shipped, when the peer acknowledged it
+  uint64_t lag_bytes = 0;  // of log not shipped yet
+};
+
 struct BalanceResult {
   int moves = 0;       // regions moved
   std::string reason;  // why none moved, or what went wrong with some
@@ -690,6 +716,17 @@ class Admin {
   // what it holds now, as HBase's).
   virtual absl::Status RestoreSnapshot(const std::string& snapshot, bool restore_acl) = 0;
   absl::Status RestoreSnapshot(const std::string& snapshot) { return RestoreSnapshot(snapshot, false); }
+
+  // Replication peers (HBase's add_peer, remove_peer, enable_peer, disable_peer, list_peers), of a
+  // standalone server (a cluster's: Unimplemented until built); each needs global A. A peer added
+  // gets the edits made from then on, enabled or not: a disabled one's are kept for it and
+  // shipped once it is enabled (copy what existed before with a snapshot). Removing one forgets
+  // its place. AlreadyExists, NotFound, InvalidArgument (the id, the cluster key, a table name).
+  virtual absl::Status AddPeer(const ReplicationPeer& peer) = 0;
+  virtual absl::Status RemovePeer(const std::string& id) = 0;
+  virtual absl::Status EnablePeer(const std::string& id) = 0;
+  virtual absl::Status DisablePeer(const std::string& id) = 0;
+  virtual absl::StatusOr<std::vector<PeerStatus>> ListPeers() = 0;  // by id
 };
 
 // ---------------------------------------------------------------------------------------------

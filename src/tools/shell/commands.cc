@@ -112,9 +112,11 @@ const std::vector<Spec>& Specs() {
   static const std::vector<Spec> specs = {
       {"help", "general", 0, 1, "help ['command']",
        "Lists the commands, or shows one command's usage: help 'get'.", CmdHelp},
-      {"status", "general", 0, 1, "status ['simple' | 'summary' | 'detailed']",
+      {"status", "general", 0, 1, "status ['simple' | 'summary' | 'detailed' | 'replication']",
        "Shows the server's state, its verbs transport included; 'detailed' adds a line per table and,\n"
-       "from a cluster's master, each region server with its load and regions.", CmdStatus},
+       "from a cluster's master, each region server with its load and regions; 'replication' each\n"
+       "replication peer's shipping (state, age of the last edit shipped, log not shipped yet).",
+       CmdStatus},
       {"exit", "general", 0, 1, "exit [code]", "Leaves the shell (a script stops here with the given exit code).",
        nullptr},
       {"quit", "general", 0, 1, "quit [code]", "Same as exit.", nullptr},
@@ -354,6 +356,33 @@ const std::vector<Spec>& Specs() {
        "matches the second), after listing them and asking, as delete_all_snapshot (HBase's).\n"
        "  delete_table_snapshots 't1', 'nightly.*'",
        CmdDeleteSnapshots},
+      {"add_peer", "replication", 2, 2,
+       "add_peer 'id', CLUSTER_KEY => 'zk1,zk2:2181:/hbase' [, STATE => 'DISABLED'] [, TABLE_CFS => {'t1' => [], 't2' => ['cf1']}]",
+       "Adds a replication peer (HBase's): a cluster, Basalt's or HBase's, that this server's log's edits\n"
+       "are shipped to, found through its ZooKeeper (its region servers under <parent>/rs). It gets the\n"
+       "edits made from now on of the families with REPLICATION_SCOPE => 1 (enable_table_replication),\n"
+       "of TABLE_CFS's tables only when given. Added DISABLED, its edits are kept and shipped once it is\n"
+       "enabled: copy what existed first (snapshot and export), then enable_peer. A standalone server's;\n"
+       "needs global A.\n"
+       "  add_peer 'dr', CLUSTER_KEY => 'zk-b1,zk-b2,zk-b3:2181:/hbase'",
+       CmdAddPeer},
+      {"remove_peer", "replication", 1, 1, "remove_peer 'id'",
+       "Removes a replication peer: nothing more is shipped to it, and the log it held is let go.", CmdPeerSwitch},
+      {"enable_peer", "replication", 1, 1, "enable_peer 'id'",
+       "Ships to the peer again, from where it stopped (every edit since it was disabled or added).", CmdPeerSwitch},
+      {"disable_peer", "replication", 1, 1, "disable_peer 'id'",
+       "Stops shipping to the peer; its edits are kept for it (up to replication_max_held_log).", CmdPeerSwitch},
+      {"list_peers", "replication", 0, 0, "list_peers",
+       "Lists the replication peers: id, cluster key, state and TABLE_CFS (status 'replication' shows how\n"
+       "far each has shipped).",
+       CmdListPeers},
+      {"enable_table_replication", "replication", 1, 1, "enable_table_replication 't1'",
+       "Sets REPLICATION_SCOPE => 1 on every family of the table, so its edits are shipped to the peers.\n"
+       "The table must exist on each peer, with the same families (create it there, or clone a snapshot).",
+       CmdTableReplication},
+      {"disable_table_replication", "replication", 1, 1, "disable_table_replication 't1'",
+       "Sets REPLICATION_SCOPE => 0 on every family of the table: its edits are no longer shipped.",
+       CmdTableReplication},
       {"grant", "security", 2, 5, "grant 'user' | '@group', 'RWXCA' [, '@namespace' | 't1' [, 'cf' [, 'q']]]",
        "Grants permissions (as HBase's AccessController): R read, W write, X exec, C create/alter/drop,\n"
        "A admin; on everything (no scope), a namespace ('@default' holds every user table), a table, a\n"
@@ -449,7 +478,7 @@ absl::StatusOr<std::string> HelpText(std::string_view command) {
       "Basalt shell: HBase shell commands over Basalt.\n"
       "Type 'help \"COMMAND\"' for a command's usage, e.g. help 'get'.\n\n"
       "COMMAND GROUPS:\n";
-  for (const char* group : {"general", "ddl", "dml", "queues", "snapshots", "tools", "security", "quotas"}) {
+  for (const char* group : {"general", "ddl", "dml", "queues", "snapshots", "replication", "tools", "security", "quotas"}) {
     std::vector<std::string> names;
     for (const Spec& s : Specs()) {
       if (std::string_view(s.group) == group) names.push_back(s.name);

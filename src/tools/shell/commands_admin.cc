@@ -594,7 +594,8 @@ absl::StatusOr<Reply> CmdStatus(Ctx& c) {
   bool detailed = false;
   if (!c.cmd.args.empty()) {
     BASALT_ASSIGN_OR_RETURN(std::string kind, Enum(c, c.cmd.args[0], "the status format",
-                                                   {"SIMPLE", "SUMMARY", "DETAILED"}));
+                                                   {"SIMPLE", "SUMMARY", "DETAILED", "REPLICATION"}));
+    if (kind == "REPLICATION") return CmdReplicationStatus(c);
     detailed = kind == "DETAILED";
   }
   auto s = c.conn->GetAdmin()->Status();

@@ -561,7 +561,7 @@ TEST_F(ShellTest, FlushCompactStatus) {
   ASSERT_EQ(Run("status 'detailed'"), 0);
   EXPECT_TRUE(out().ends_with("    t1: ENABLED, memstore 0 B, 2 store files, 0 flushes, 0 compactions\n")) << out();
   EXPECT_EQ(Run("status 'verbose'"), 1);
-  EXPECT_EQ(err(), "ERROR: status: the status format must be one of SIMPLE, SUMMARY, DETAILED, not 'VERBOSE'\n");
+  EXPECT_EQ(err(), "ERROR: status: the status format must be one of SIMPLE, SUMMARY, DETAILED, REPLICATION, not 'VERBOSE'\n");
 }
 
 TEST_F(ShellTest, AFailedOpenTableShowsInStatusListAndDescribeAndAssignReopensIt) {
@@ -818,6 +818,50 @@ TEST_F(ShellTest, SnapshotsAsHBasesShell) {
   EXPECT_NE(err().find("list_snapshots: invalid regular expression"), std::string::npos) << err();
   EXPECT_NE(Run("snapshot 't1'"), 0);
   EXPECT_NE(err().find("wrong number of arguments"), std::string::npos) << err();
+}
+
+TEST_F(ShellTest, ReplicationPeersAsHBasesShell) {
+  ASSERT_EQ(Run("add_peer 'dr', CLUSTER_KEY => 'zk1,zk2:2181:/hbase'; "
+                "add_peer 'move', CLUSTER_KEY => \"zk3:2181:/basalt\", STATE => 'DISABLED', "
+                "TABLE_CFS => {'t1' => [], 't2' => ['cf1', 'cf2']}; add_peer 'old', 'zk4:2181:/hbase'"),
+            0)
+      << err();
+  ASSERT_GE(server_.admin_calls.size(), 3u);
+  EXPECT_EQ(server_.admin_calls[server_.admin_calls.size() - 3], "add_peer dr zk1,zk2:2181:/hbase");
+  EXPECT_EQ(server_.admin_calls[server_.admin_calls.size() - 2],
+            "add_peer move zk3:2181:/basalt disabled t1: t2:cf1,cf2,");
+  EXPECT_EQ(server_.admin_calls.back(), "add_peer old zk4:2181:/hbase");
+  ASSERT_EQ(Run("list_peers"), 0) << err();
+  EXPECT_EQ(out(),
+            " PEER_ID CLUSTER_KEY STATE TABLE_CFS\n"
+            " dr zk1,zk2:2181:/hbase ENABLED \n"
+            " move zk3:2181:/basalt DISABLED t1;t2:cf1,cf2\n"
+            " old zk4:2181:/hbase ENABLED \n"
+            "3 row(s)\n");
+  ASSERT_EQ(Run("enable_peer 'move'; disable_peer 'dr'; remove_peer 'old'; status 'replication'"), 0) << err();
+  EXPECT_NE(out().find("2 peer(s)\n    SOURCE: PeerID=dr, State=DISABLED, "), std::string::npos) << out();
+  EXPECT_NE(out().find("    SOURCE: PeerID=move, State=SHIPPING, "), std::string::npos) << out();
+  // enable_table_replication: REPLICATION_SCOPE => 1 on every family; disable: 0.
+  ASSERT_EQ(Run("create 't1', 'a', {NAME => 'b', REPLICATION_SCOPE => 0}; enable_table_replication 't1'"), 0) << err();
+  absl::StatusOr<TableInfo> t1 = conn_->GetAdmin()->DescribeTable("t1");
+  ASSERT_TRUE(t1.ok()) << t1.status();
+  using Kept = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(t1->families[0].metadata, (Kept{{"REPLICATION_SCOPE", "1"}}));
+  EXPECT_EQ(t1->families[1].metadata, (Kept{{"REPLICATION_SCOPE", "1"}}));
+  ASSERT_EQ(Run("disable_table_replication 't1'"), 0) << err();
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("t1")->families[1].metadata, (Kept{{"REPLICATION_SCOPE", "0"}}));
+  // Refusals: the server's for an id taken or missing, the shell's for a malformed call.
+  EXPECT_NE(Run("add_peer 'dr', CLUSTER_KEY => 'zk9:2181:/hbase'"), 0);
+  EXPECT_NE(err().find("ALREADY_EXISTS"), std::string::npos) << err();
+  EXPECT_NE(Run("remove_peer 'old'"), 0);
+  EXPECT_NE(err().find("NOT_FOUND"), std::string::npos) << err();
+  EXPECT_NE(Run("add_peer 'x', STATE => 'DISABLED'"), 0);
+  EXPECT_NE(err().find("CLUSTER_KEY"), std::string::npos) << err();
+  EXPECT_NE(Run("add_peer 'x', CLUSTER_KEY => 'zk:2181:/h', STATE => 'PAUSED'"), 0);
+  EXPECT_NE(err().find("STATE"), std::string::npos) << err();
+  EXPECT_NE(Run("add_peer 'x', CLUSTER_KEY => 'zk:2181:/h', TABLE_CFS => ['t1']"), 0);
+  EXPECT_NE(err().find("TABLE_CFS"), std::string::npos) << err();
+  EXPECT_NE(Run("add_peer 'x'"), 0);
 }
 
 // delete_all_snapshot and delete_table_snapshots: what matches is listed, the user is asked,

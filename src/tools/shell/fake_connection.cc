@@ -432,8 +432,39 @@ class FakeAdmin : public Admin {
     t->info.enabled = false;
     return absl::OkStatus();
   }
+  absl::Status AddPeer(const ReplicationPeer& peer) override {
+    std::string cfs;
+    for (const auto& [t, fs] : peer.table_cfs) {
+      cfs += " " + t + ":";
+      for (const std::string& f : fs) cfs += f + ",";
+    }
+    s_->admin_calls.push_back("add_peer " + peer.id + " " + peer.cluster_key + (peer.enabled ? "" : " disabled") + cfs);
+    if (s_->peers.count(peer.id)) return absl::AlreadyExistsError("replication peer " + peer.id + " exists already");
+    s_->peers[peer.id].peer = peer;
+    s_->peers[peer.id].state = peer.enabled ? "SHIPPING" : "DISABLED";
+    return absl::OkStatus();
+  }
+  absl::Status RemovePeer(const std::string& id) override {
+    s_->admin_calls.push_back("remove_peer " + id);
+    return s_->peers.erase(id) ? absl::OkStatus() : absl::NotFoundError("replication peer " + id + " does not exist");
+  }
+  absl::Status EnablePeer(const std::string& id) override { return SetPeer(id, true); }
+  absl::Status DisablePeer(const std::string& id) override { return SetPeer(id, false); }
+  absl::StatusOr<std::vector<PeerStatus>> ListPeers() override {
+    std::vector<PeerStatus> out;
+    for (const auto& [id, p] : s_->peers) out.push_back(p);
+    return out;
+  }
 
  private:
+  absl::Status SetPeer(const std::string& id, bool enabled) {
+    s_->admin_calls.push_back((enabled ? "enable_peer " : "disable_peer ") + id);
+    auto it = s_->peers.find(id);
+    if (it == s_->peers.end()) return absl::NotFoundError("replication peer " + id + " does not exist");
+    it->second.peer.enabled = enabled;
+    it->second.state = enabled ? "SHIPPING" : "DISABLED";
+    return absl::OkStatus();
+  }
   FakeServer::TableData* Find(const std::string& name) {
     auto it = s_->tables.find(name);
     return it == s_->tables.end() ? nullptr : &it->second;

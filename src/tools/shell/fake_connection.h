@@ -36,6 +36,7 @@ struct FakeServer {
   std::vector<std::string> admin_calls;  // "create t1", "disable t1", "set_verbs off", ...
   std::vector<Quota> quotas;  // set_quota's, in order
   std::map<std::string, SnapshotDescription> snapshots;  // by name
+  std::map<std::string, PeerStatus> peers;               // by id
   std::map<std::string, TableData> snapshot_data;        // by snapshot name: the table then
 };
 
