@@ -251,6 +251,7 @@ void AddPeerMethods(GrpcServer::Impl* impl) {
   auto* as = &impl->admin_service;
   BASALT_UNARY_(as, a, AddPeer, rpc::AddPeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(AddPeer));
   BASALT_UNARY_(as, a, RemovePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(RemovePeer));
+  BASALT_UNARY_(as, a, UpdatePeer, rpc::AddPeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(UpdatePeer));
   BASALT_UNARY_(as, a, EnablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(EnablePeer));
   BASALT_UNARY_(as, a, DisablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(DisablePeer));
   BASALT_UNARY_(as, a, ListPeers, rpc::ListPeersRequest, rpc::ListPeersResponse, true, BASALT_GLOBAL_ADMIN_(ListPeers));

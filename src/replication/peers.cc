@@ -266,6 +266,25 @@ absl::Status Peers::RemovePeer(std::string_view id) {
   return LogShipper::Forget(options_.env, options_.log, options_.state_dir, name);
 }
 
+absl::Status Peers::UpdatePeer(const rpc::ReplicationPeer& config) {
+  BASALT_RETURN_IF_ERROR(ValidatePeer(config));
+  absl::MutexLock l(&mu_);
+  auto it = peers_.find(config.id());
+  if (it == peers_.end()) return NoSuchPeer(config.id());
+  Peer& peer = it->second;
+  const rpc::ReplicationPeer before = peer.config;
+  peer.config = config;
+  peer.config.set_enabled(before.enabled());
+  if (absl::Status s = Save(); !s.ok()) {
+    peer.config = before;
+    return s;
+  }
+  if (peer.shipper == nullptr) return absl::OkStatus();
+  SetLive(it->first, nullptr);
+  peer.shipper.reset();  // (its place kept: the new shipper goes on from there)
+  return StartShipper(&peer);
+}
+
 absl::Status Peers::SetPeerEnabled(std::string_view id, bool enabled) {
   absl::MutexLock l(&mu_);
   auto it = peers_.find(std::string(id));

@@ -80,6 +80,7 @@ class Peers final : public server::ReplicationPeers {
 
   absl::Status AddPeer(const rpc::ReplicationPeer& peer) override;
   absl::Status RemovePeer(std::string_view id) override;
+  absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) override;
   absl::Status SetPeerEnabled(std::string_view id, bool enabled) override;
   absl::Status ListPeers(rpc::ListPeersResponse* resp) const override;
 

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "proto/hbase/hbase_replication.pb.h"
+#include "src/front/hbase/wire_client.h"
 #include "src/replication/test_nodes.h"
 #include "tests/util/temp_dir.h"
 
@@ -156,6 +158,144 @@ TEST_F(PeersTest, OnlyTheReplicatedFamiliesOfThePeersTablesAreShipped) {
   EXPECT_EQ(all.peers(1).peer().id(), "other");
   EXPECT_TRUE(Eventually([&] { return List().peers(1).lag_bytes() == 0; }));
   EXPECT_EQ(List().peers(1).cells(), 0u);
+}
+
+// What HBase's Admin and shell send for peers (MasterService, src/front/hbase/master_peers.cc),
+// on a real HBase port over a standalone server's peers.
+class HBasePeerCallsTest : public PeersTest {
+ protected:
+  void SetUp() override {
+    PeersTest::SetUp();
+    source_->admin = server::AdminService::ForStandalone(source_->catalog.get(), &source_->counters, peers_.get());
+    port_ = testing::StartSinkPort(source_.get(), 0);
+    master_ = std::make_unique<hbase::WireClient>(port_->port(), "MasterService");
+  }
+  void TearDown() override {
+    master_.reset();
+    port_->Shutdown();
+    PeersTest::TearDown();
+  }
+  struct Answer {
+    std::string exception, text, message;
+  };
+  Answer Call(std::string_view method, const google::protobuf::MessageLite& req) {
+    Answer a;
+    const uint32_t id = next_++;
+    if (!master_->Call(id, method, req)) return Answer{"(send failed)", "", ""};
+    absl::StatusOr<hbase::Answer> got = master_->Read();
+    if (!got.ok()) return Answer{"(no answer)", std::string(got.status().message()), ""};
+    if (got->header.has_exception()) {
+      return Answer{got->header.exception().exception_class_name(), got->header.exception().stack_trace(), ""};
+    }
+    a.message = got->message;
+    return a;
+  }
+  static hbase::AddReplicationPeerRequest Add(const std::string& id) {
+    hbase::AddReplicationPeerRequest req;
+    req.set_peer_id(id);
+    req.mutable_peer_config()->set_clusterkey("zk1,zk2:2181:/hbase-b");
+    req.mutable_peer_config()->set_replicate_all(true);
+    req.mutable_peer_state()->set_state(hbase::ReplicationState::ENABLED);
+    return req;
+  }
+  template <typename T>
+  static T Parsed(const Answer& a) {
+    EXPECT_EQ(a.exception, "") << a.text;
+    T t;
+    EXPECT_TRUE(t.ParseFromString(a.message));
+    return t;
+  }
+
+  std::unique_ptr<hbase::HBaseFront> port_;
+  std::unique_ptr<hbase::WireClient> master_;
+  uint32_t next_ = 1;
+};
+
+TEST_F(HBasePeerCallsTest, HBasesPeerCallsKeepBasaltsPeersAndRefuseWhatBasaltCannotHonour) {
+  hbase::AddReplicationPeerRequest dr = Add("dr");
+  dr.mutable_peer_config()->set_replicate_all(false);
+  hbase::TableCF* cf = dr.mutable_peer_config()->add_table_cfs();
+  cf->mutable_table_name()->set_namespace_("default");
+  cf->mutable_table_name()->set_qualifier("t");
+  cf->add_families("f");
+  dr.mutable_peer_state()->set_state(hbase::ReplicationState::DISABLED);
+  EXPECT_GT(Parsed<hbase::AddReplicationPeerResponse>(Call("AddReplicationPeer", dr)).proc_id(), 0u);
+  // Basalt's own view: the same peer.
+  rpc::ListPeersResponse basalt = List();
+  ASSERT_EQ(basalt.peers_size(), 1);
+  EXPECT_EQ(basalt.peers(0).peer().cluster_key(), "zk1,zk2:2181:/hbase-b");
+  EXPECT_FALSE(basalt.peers(0).peer().enabled());
+  ASSERT_EQ(basalt.peers(0).peer().tables_size(), 1);
+  EXPECT_EQ(basalt.peers(0).peer().tables(0).table(), "t");
+  // HBase's view of it.
+  auto listed = Parsed<hbase::ListReplicationPeersResponse>(Call("ListReplicationPeers", hbase::ListReplicationPeersRequest()));
+  ASSERT_EQ(listed.peer_desc_size(), 1);
+  EXPECT_EQ(listed.peer_desc(0).id(), "dr");
+  EXPECT_EQ(listed.peer_desc(0).state().state(), hbase::ReplicationState::DISABLED);
+  EXPECT_FALSE(listed.peer_desc(0).config().replicate_all());
+  ASSERT_EQ(listed.peer_desc(0).config().table_cfs_size(), 1);
+  EXPECT_EQ(listed.peer_desc(0).config().table_cfs(0).table_name().qualifier(), "t");
+  EXPECT_EQ(listed.peer_desc(0).config().table_cfs(0).families(0), "f");
+  hbase::ListReplicationPeersRequest matching;
+  matching.set_regex("x.*");
+  EXPECT_EQ(Parsed<hbase::ListReplicationPeersResponse>(Call("ListReplicationPeers", matching)).peer_desc_size(), 0);
+  matching.set_regex("(");
+  EXPECT_EQ(Call("ListReplicationPeers", matching).exception, "org.apache.hadoop.hbase.DoNotRetryIOException");
+
+  // Enabled, then every table (set_peer_tableCFs / update_peer_config), then removed.
+  hbase::EnableReplicationPeerRequest enable;
+  enable.set_peer_id("dr");
+  Parsed<hbase::EnableReplicationPeerResponse>(Call("EnableReplicationPeer", enable));
+  hbase::GetReplicationPeerStateRequest state;
+  state.set_peer_id("dr");
+  EXPECT_TRUE(Parsed<hbase::GetReplicationPeerStateResponse>(Call("IsReplicationPeerEnabled", state)).is_enabled());
+  hbase::UpdateReplicationPeerConfigRequest update;
+  update.set_peer_id("dr");
+  *update.mutable_peer_config() = Add("dr").peer_config();
+  Parsed<hbase::UpdateReplicationPeerConfigResponse>(Call("UpdateReplicationPeerConfig", update));
+  hbase::GetReplicationPeerConfigRequest get;
+  get.set_peer_id("dr");
+  auto config = Parsed<hbase::GetReplicationPeerConfigResponse>(Call("GetReplicationPeerConfig", get));
+  EXPECT_TRUE(config.peer_config().replicate_all());
+  EXPECT_EQ(config.peer_config().table_cfs_size(), 0);
+  EXPECT_EQ(List().peers(0).state(), "SHIPPING");  // still enabled after the update
+
+  // Refusals, each by HBase's class: an id taken, a peer missing, what Basalt cannot honour.
+  Answer taken = Call("AddReplicationPeer", Add("dr"));
+  EXPECT_EQ(taken.exception, "org.apache.hadoop.hbase.DoNotRetryIOException");
+  EXPECT_NE(taken.text.find("exists already"), std::string::npos) << taken.text;
+  std::vector<std::pair<std::string, std::function<void(hbase::ReplicationPeer*)>>> cannot = {
+      {"SERIAL", [](hbase::ReplicationPeer* p) { p->set_serial(true); }},
+      {"BANDWIDTH", [](hbase::ReplicationPeer* p) { p->set_bandwidth(1 << 20); }},
+      {"plug-in", [](hbase::ReplicationPeer* p) { p->set_replicationendpointimpl("com.example.Endpoint"); }},
+      {"CONFIG", [](hbase::ReplicationPeer* p) {
+         hbase::NameStringPair* c = p->add_configuration();
+         c->set_name("k");
+         c->set_value("v");
+       }},
+      {"EXCLUDE", [](hbase::ReplicationPeer* p) { p->add_exclude_namespaces("app"); }},
+      {"no table", [](hbase::ReplicationPeer* p) { p->set_replicate_all(false); }},
+      {"cluster key", [](hbase::ReplicationPeer* p) { p->set_clusterkey("zk1"); }},
+  };
+  for (const auto& [why, change] : cannot) {
+    hbase::AddReplicationPeerRequest bad = Add("bad");
+    change(bad.mutable_peer_config());
+    Answer a = Call("AddReplicationPeer", bad);
+    EXPECT_EQ(a.exception, "org.apache.hadoop.hbase.DoNotRetryIOException") << why;
+    EXPECT_NE(a.text.find(why), std::string::npos) << why << ": " << a.text;
+  }
+  hbase::AddReplicationPeerRequest other_ns = Add("bad");
+  other_ns.mutable_peer_config()->set_replicate_all(false);
+  other_ns.mutable_peer_config()->add_namespaces("app");
+  EXPECT_EQ(Call("AddReplicationPeer", other_ns).exception, "org.apache.hadoop.hbase.NamespaceNotFoundException");
+  EXPECT_EQ(List().peers_size(), 1);
+
+  hbase::RemoveReplicationPeerRequest remove;
+  remove.set_peer_id("dr");
+  Parsed<hbase::RemoveReplicationPeerResponse>(Call("RemoveReplicationPeer", remove));
+  EXPECT_EQ(Call("RemoveReplicationPeer", remove).exception, "org.apache.hadoop.hbase.ReplicationPeerNotFoundException");
+  EXPECT_EQ(Call("GetReplicationPeerConfig", get).exception, "org.apache.hadoop.hbase.ReplicationPeerNotFoundException");
+  EXPECT_EQ(List().peers_size(), 0);
 }
 
 }  // namespace

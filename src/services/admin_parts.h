@@ -51,6 +51,9 @@ class ReplicationPeers {
   virtual absl::Status AddPeer(const rpc::ReplicationPeer& peer) = 0;
   // NotFound for an unknown id.
   virtual absl::Status RemovePeer(std::string_view id) = 0;
+  // A peer's settings changed (its cluster key and tables; `peer.enabled` is ignored): it goes on
+  // from its place, under the new settings.
+  virtual absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) = 0;
   virtual absl::Status SetPeerEnabled(std::string_view id, bool enabled) = 0;
   virtual absl::Status ListPeers(rpc::ListPeersResponse* resp) const = 0;
 };
@@ -99,6 +102,7 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
 
   absl::Status AddPeer(const rpc::ReplicationPeer&) override { return Peers("add_peer"); }
   absl::Status RemovePeer(std::string_view) override { return Peers("remove_peer"); }
+  absl::Status UpdatePeer(const rpc::ReplicationPeer&) override { return Peers("update_peer_config"); }
   absl::Status SetPeerEnabled(std::string_view, bool enabled) override {
     return Peers(enabled ? "enable_peer" : "disable_peer");
   }

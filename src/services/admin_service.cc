@@ -355,6 +355,10 @@ absl::Status AdminService::RemovePeer(const rpc::PeerRequest& req, rpc::AdminRes
   return parts_.peers->RemovePeer(req.id());
 }
 
+absl::Status AdminService::UpdatePeer(const rpc::AddPeerRequest& req, rpc::AdminResponse*) {
+  return parts_.peers->UpdatePeer(req.peer());
+}
+
 absl::Status AdminService::EnablePeer(const rpc::PeerRequest& req, rpc::AdminResponse*) {
   return parts_.peers->SetPeerEnabled(req.id(), true);
 }

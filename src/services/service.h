@@ -230,6 +230,7 @@ class AdminService {
   // Replication peers (ReplicationPeers).
   absl::Status AddPeer(const rpc::AddPeerRequest& req, rpc::AdminResponse* resp);
   absl::Status RemovePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
+  absl::Status UpdatePeer(const rpc::AddPeerRequest& req, rpc::AdminResponse* resp);
   absl::Status EnablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
   absl::Status DisablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
   absl::Status ListPeers(const rpc::ListPeersRequest& req, rpc::ListPeersResponse* resp);

@@ -641,6 +641,12 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "delete_snapshot 'sh_snap_1'",
       "list_snapshots", "0 row(s)",
       "list", "=> [\"sh_keep\"]",
+      // A replication peer through its commands (Basalt's peers, src/replication/peers.h).
+      "list_peers", " sh_dr zk-b1,zk-b2:2181:/hbase-b  DISABLED false  default.sh_keep:f 0 false", "1 row(s)",
+      "enable_peer 'sh_dr'", "set_peer_tableCFs 'sh_dr'",
+      "show_peer_tableCFs 'sh_dr'", "=> \"default.sh_keep\"",
+      "disable_peer 'sh_dr'", "get_peer_config 'sh_dr'", "Cluster Key          zk-b1,zk-b2:2181:/hbase-b",
+      "remove_peer 'sh_dr'", "list_peers", "0 row(s)",
       // (The server's replication sink, as HBase's shell shows it: nothing applied yet.)
       "status 'replication'", "1 live servers", "SINK: TimeStampStarted=", "AgeOfLastAppliedOp=0",
   };

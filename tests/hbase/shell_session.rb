@@ -1,7 +1,7 @@
 # The HBase shell's commands against Basalt (hbase_client_test.cc runs this file with
 # `-n`, so the shell stops at its first error and exits non-zero). `sh_keep` is left for
 # Basalt's own client to read; `sh_drop` goes through disable, enable, truncate and drop;
-# `sh_snap` through a snapshot, a clone and a restore.
+# `sh_snap` through a snapshot, a clone and a restore; peer `sh_dr` through its commands.
 create 'sh_keep', {NAME => 'f', VERSIONS => 3}, SPLITS => ['g', 'p']
 list
 describe 'sh_keep'
@@ -54,5 +54,14 @@ drop 'sh_snap'
 disable 'sh_snap_clone'
 drop 'sh_snap_clone'
 list
+add_peer 'sh_dr', CLUSTER_KEY => 'zk-b1,zk-b2:2181:/hbase-b', STATE => 'DISABLED', TABLE_CFS => {'sh_keep' => ['f']}
+list_peers
+enable_peer 'sh_dr'
+set_peer_tableCFs 'sh_dr', {'sh_keep' => []}
+show_peer_tableCFs 'sh_dr'
+disable_peer 'sh_dr'
+get_peer_config 'sh_dr'
+remove_peer 'sh_dr'
+list_peers
 status 'replication'
 exit

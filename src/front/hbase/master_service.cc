@@ -117,17 +117,16 @@ MasterService::MasterService(const Options& options) : Service("MasterService"),
       {"GetCompletedSnapshots", RunOn::kPool, &MasterService::GetCompletedSnapshots},
       {"DeleteSnapshot", RunOn::kPool, &MasterService::DeleteSnapshot},
       {"RestoreSnapshot", RunOn::kPool, &MasterService::RestoreSnapshot},
+      {"AddReplicationPeer", RunOn::kPool, &MasterService::AddReplicationPeer},
+      {"RemoveReplicationPeer", RunOn::kPool, &MasterService::RemoveReplicationPeer},
+      {"EnableReplicationPeer", RunOn::kPool, &MasterService::EnableReplicationPeer},
+      {"DisableReplicationPeer", RunOn::kPool, &MasterService::DisableReplicationPeer},
+      {"UpdateReplicationPeerConfig", RunOn::kPool, &MasterService::UpdateReplicationPeerConfig},
+      {"GetReplicationPeerConfig", RunOn::kPool, &MasterService::GetReplicationPeerConfig},
+      {"IsReplicationPeerEnabled", RunOn::kPool, &MasterService::IsReplicationPeerEnabled},
+      {"ListReplicationPeers", RunOn::kPool, &MasterService::ListReplicationPeers},
   };
   Serve(this, kMethods);
-}
-
-template <typename Response>
-absl::StatusOr<std::string> MasterService::Procedure(const Request& r, uint64_t nonce_group, uint64_t nonce,
-                                                     const std::function<absl::Status()>& run) {
-  BASALT_ASSIGN_OR_RETURN(uint64_t id, procedures_.Run(nonce_group, nonce, r.method(), run));
-  Response resp;
-  resp.set_proc_id(id);
-  return EncodeResponse(r.id(), resp);
 }
 
 absl::StatusOr<rpc::DescribeTableResponse> MasterService::Describe(const std::string& table) {

@@ -1,7 +1,7 @@
 // HBase's MasterService over Basalt's AdminService: table admin (create with splits and family
 // settings, describe, list, modify and the column calls, enable, disable, truncate, delete, flush,
 // split, move), the table state, namespaces (default and hbase), the cluster status, the balancer's
-// switch, snapshots (take, list, delete, restore, clone) and the procedure poll. A method not in its table is refused by name
+// switch, snapshots (take, list, delete, restore, clone), replication peers and the procedure poll. A method not in its table is refused by name
 // (DoNotRetryIOException).
 //
 // Procedures: Basalt's admin calls finish before they answer, so a procedure is done when its id
@@ -98,6 +98,19 @@ class MasterService final : public Service {
   absl::StatusOr<std::string> GetCompletedSnapshots(const Request& r);
   absl::StatusOr<std::string> DeleteSnapshot(const Request& r);
   absl::StatusOr<std::string> RestoreSnapshot(const Request& r);
+  // Replication peers (master_peers.cc): added, removed, enabled, disabled, changed and listed.
+  absl::StatusOr<std::string> AddReplicationPeer(const Request& r);
+  absl::StatusOr<std::string> RemoveReplicationPeer(const Request& r);
+  absl::StatusOr<std::string> EnableReplicationPeer(const Request& r);
+  absl::StatusOr<std::string> DisableReplicationPeer(const Request& r);
+  absl::StatusOr<std::string> UpdateReplicationPeerConfig(const Request& r);
+  absl::StatusOr<std::string> GetReplicationPeerConfig(const Request& r);
+  absl::StatusOr<std::string> IsReplicationPeerEnabled(const Request& r);
+  absl::StatusOr<std::string> ListReplicationPeers(const Request& r);
+  template <typename Req, typename Resp>
+  absl::StatusOr<std::string> PeerProcedure(const Request& r,
+                                            absl::Status (server::AdminService::*op)(const rpc::PeerRequest&,
+                                                                                     rpc::AdminResponse*));
 
   // A procedure's answer (`Response` with its proc_id) for `run`, once per nonce.
   template <typename Response>
@@ -121,5 +134,15 @@ class MasterService final : public Service {
   const Options options_;
   Procedures procedures_;
 };
+
+template <typename Response>
+absl::StatusOr<std::string> MasterService::Procedure(const Request& r, uint64_t nonce_group, uint64_t nonce,
+                                                     const std::function<absl::Status()>& run) {
+  absl::StatusOr<uint64_t> id = procedures_.Run(nonce_group, nonce, r.method(), run);
+  if (!id.ok()) return id.status();
+  Response resp;
+  resp.set_proc_id(*id);
+  return EncodeResponse(r.id(), resp);
+}
 
 }  // namespace basalt::hbase

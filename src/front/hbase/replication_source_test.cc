@@ -12,7 +12,7 @@ namespace {
 constexpr char kSource[] = "11111111-2222-4333-8444-555555555555";
 constexpr char kPeer[] = "99999999-8888-4777-8666-555555555555";
 
-WalEdit Edit(const std::string& family, const std::string& row, const std::string& qualifier, int64_t ts, CellType type,
+WalEdit Edit(const std::string& family, const std::string& row, const std::string& qualifier, int64_t ts, basalt::CellType type,
              const std::string& value = "") {
   return WalEdit{family, MakeFlatKey(row, qualifier, ts, type), value};
 }
@@ -26,11 +26,11 @@ SourceOptions Options() {
 }
 
 TEST(ReplicationSource, WhatItShipsTheSinkAppliesAsTheLogHadIt) {
-  WalRecord put{"t,,1", 7, {Edit("f", "r1", "q", 500, CellType::kPut, "v1"), Edit("g", "r1", "q", 500, CellType::kPut, "no"),
-                            Edit("f", "r1", "w", 500, CellType::kPut, "v2")}};
-  WalRecord deletes{"t,m,2", 3, {Edit("f", "r2", "q", 400, CellType::kDelete), Edit("f", "r2", "w", 600, CellType::kDeleteColumn),
-                                 Edit("f", "r3", "", 700, CellType::kDeleteFamily)}};
-  WalRecord other{"u,,1", 9, {Edit("f", "x", "q", 1, CellType::kPut, "v")}};  // not replicated
+  WalRecord put{"t,,1", 7, {Edit("f", "r1", "q", 500, basalt::CellType::kPut, "v1"), Edit("g", "r1", "q", 500, basalt::CellType::kPut, "no"),
+                            Edit("f", "r1", "w", 500, basalt::CellType::kPut, "v2")}};
+  WalRecord deletes{"t,m,2", 3, {Edit("f", "r2", "q", 400, basalt::CellType::kDelete), Edit("f", "r2", "w", 600, basalt::CellType::kDeleteColumn),
+                                 Edit("f", "r3", "", 700, basalt::CellType::kDeleteFamily)}};
+  WalRecord other{"u,,1", 9, {Edit("f", "x", "q", 1, basalt::CellType::kPut, "v")}};  // not replicated
   SourceBatch batch;
   ASSERT_TRUE(AddToSourceBatch(put, "t", Options(), &batch).ok());
   ASSERT_TRUE(AddToSourceBatch(other, "u", Options(), &batch).ok());
@@ -74,7 +74,7 @@ TEST(ReplicationSource, WhatItShipsTheSinkAppliesAsTheLogHadIt) {
 
 TEST(ReplicationSource, AWriteTimeIsNeverLaterThanNowAndBadInputIsNamed) {
   SourceBatch batch;
-  WalRecord future{"t,,1", 1, {Edit("f", "r", "q", 5'000'000, CellType::kPut, "v")}};
+  WalRecord future{"t,,1", 1, {Edit("f", "r", "q", 5'000'000, basalt::CellType::kPut, "v")}};
   ASSERT_TRUE(AddToSourceBatch(future, "t", Options(), &batch).ok());
   EXPECT_EQ(batch.request.entry(0).key().write_time(), 1'000'000u);
   WalRecord bad{"t,,1", 2, {WalEdit{"f", "short", "v"}}};
