@@ -95,6 +95,11 @@ void FillFromAdmin(AdminService* admin, StatusPageData* page) {
     page->snapshots_section = true;
     page->snapshots.assign(snapshots.snapshots().begin(), snapshots.snapshots().end());
   }
+  rpc::ListPeersResponse peers;  // (refused where none are kept: no section)
+  if (admin->ListPeers(rpc::ListPeersRequest(), &peers).ok()) {
+    page->peers_section = true;
+    page->peers.assign(peers.peers().begin(), peers.peers().end());
+  }
 }
 
 std::vector<HttpFront::Route> StatusRoutes(const metrics::Registry* registry, std::function<StatusPageData()> page,
@@ -198,8 +203,8 @@ table.kv td{white-space:normal;overflow-wrap:anywhere}
 thead th{background:#f0f3f7;color:#3d4c5a;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:0 24px}
-.state-OPEN,.state-ENABLED{color:#1a7f37}.state-FAILED_OPEN{color:#cf222e;font-weight:600}
-.state-CLOSED,.state-DISABLED{color:#9a6700}
+.state-OPEN,.state-ENABLED,.state-SHIPPING{color:#1a7f37}.state-FAILED_OPEN,.state-BROKEN{color:#cf222e;font-weight:600}
+.state-CLOSED,.state-DISABLED,.state-RETRYING{color:#9a6700}
 .err{color:#cf222e}
 pre{background:#f6f8fa;padding:8px;overflow:auto;margin:0;font-size:12px;max-height:320px;white-space:pre-wrap}
 #latency-graph{max-width:100%;height:auto}
@@ -447,6 +452,25 @@ std::string SnapshotsSection(const StatusPageData& d) {
   return h + "</tbody></table></section>";
 }
 
+// HBase's region server page shows its replication sources: here each peer, how far behind it is
+// and why, when it is not shipping.
+std::string PeersSection(const StatusPageData& d) {
+  if (!d.peers_section) return "";
+  std::string h = absl::StrCat("<section id=\"replication\"><h2>Replication peers (", d.peers.size(),
+                               ")</h2><table id=\"peers-table\"><thead><tr><th>Peer</th><th>Cluster key</th>",
+                               "<th>State</th><th class=\"n\">Not shipped</th><th class=\"n\">Age of last shipped</th>",
+                               "<th class=\"n\">Entries shipped</th><th class=\"n\">Failed calls</th><th>Last error</th>",
+                               "</tr></thead><tbody>");
+  for (const rpc::PeerStatus& p : d.peers) {
+    absl::StrAppend(&h, "<tr data-peer=\"", HtmlEscape(p.peer().id()), "\"><td>", HtmlEscape(p.peer().id()),
+                    "</td><td>", HtmlEscape(p.peer().cluster_key()), "</td><td class=\"state-", HtmlEscape(p.state()),
+                    "\">", HtmlEscape(p.state()), "</td><td class=\"n\">", HtmlEscape(HumanBytes(p.lag_bytes())),
+                    "</td><td class=\"n\">", p.age_ms(), " ms</td><td class=\"n\">", p.entries(),
+                    "</td><td class=\"n\">", p.failed_calls(), "</td><td>", HtmlEscape(p.last_error()), "</td></tr>");
+  }
+  return h + "</tbody></table></section>";
+}
+
 std::string RegionsSection(const StatusPageData& d) {
   std::string h = absl::StrCat("<section id=\"regions\"><h2>Regions (", d.regions.size(),
                                ")</h2><table id=\"regions-table\"><thead><tr><th>Region</th><th>Start key</th><th>End key</th>",
@@ -496,7 +520,7 @@ std::string RenderStatusHtml(const StatusPageData& d) {
                     "</section>");
   } else {
     absl::StrAppend(&h, ServerSections(d), LatencySection(d), ServersSection(d), TablesSection(d), SnapshotsSection(d),
-                    RegionsSection(d));
+                    PeersSection(d), RegionsSection(d));
   }
   absl::StrAppend(&h, LogSection(d), "</main>");
   absl::StrAppend(&h, "<footer>Rendered ", HtmlEscape(Iso8601(d.now)), " by ", HtmlEscape(d.program),
@@ -533,6 +557,11 @@ std::string RenderStatusJson(const StatusPageData& d) {
   if (d.snapshots_section) {
     j += ",\"snapshots\":[";
     for (size_t i = 0; i < d.snapshots.size(); ++i) absl::StrAppend(&j, i ? "," : "", ProtoJson(d.snapshots[i]));
+    j += "]";
+  }
+  if (d.peers_section) {
+    j += ",\"replication_peers\":[";
+    for (size_t i = 0; i < d.peers.size(); ++i) absl::StrAppend(&j, i ? "," : "", ProtoJson(d.peers[i]));
     j += "]";
   }
   absl::StrAppend(&j, ",\"latency\":{\"interval_seconds\":", absl::ToDoubleSeconds(d.latency_interval),

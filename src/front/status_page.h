@@ -86,6 +86,8 @@ struct StatusPageData {
   bool servers_section = false;  // the cluster's region servers (the active master's)
   bool snapshots_section = false;  // the snapshots (where a catalogue is kept: FillFromAdmin sets it)
   std::vector<rpc::SnapshotDescription> snapshots;  // by name
+  bool peers_section = false;  // the replication peers (where they are kept: FillFromAdmin sets it)
+  std::vector<rpc::PeerStatus> peers;  // by id
   // A process that serves nothing yet (a backup master): the page shows only this, under its
   // heading, and the log. Empty heading: the process serves.
   std::string waiting_heading;
@@ -95,7 +97,8 @@ struct StatusPageData {
 class AdminService;
 
 // The page's server figures as the shell's `status` has them: `admin`'s Status, every one of
-// its tables' regions (ListRegions), and its snapshots where it keeps them (ListSnapshots).
+// its tables' regions (ListRegions), its snapshots where it keeps them (ListSnapshots), and its
+// replication peers where it has them (ListPeers).
 void FillFromAdmin(AdminService* admin, StatusPageData* page);
 
 // The HTTP port's routes, a server's and a master's alike: /healthz (open to anyone: "ok", a

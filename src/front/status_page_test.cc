@@ -114,6 +114,31 @@ TEST(StatusPageHtml, SnapshotsAreListedWhereTheProcessKeepsThem) {
       << RenderStatusJson(d);
 }
 
+TEST(StatusPageHtml, ReplicationPeersAreListedWithHowFarBehindEachIs) {
+  StatusPageData d = Sample();
+  EXPECT_EQ(RenderStatusHtml(d).find("<section id=\"replication\">"), std::string::npos) << "no peers kept, no section";
+  d.peers_section = true;
+  rpc::PeerStatus p;
+  p.mutable_peer()->set_id("dr");
+  p.mutable_peer()->set_cluster_key("zk1:2181:/hbase");
+  p.set_state("RETRYING");
+  p.set_lag_bytes(3 << 20);
+  p.set_age_ms(1200);
+  p.set_entries(42);
+  p.set_failed_calls(3);
+  p.set_last_error("UNAVAILABLE: sink <b>");
+  d.peers.push_back(p);
+  const std::string html = RenderStatusHtml(d);
+  EXPECT_NE(html.find("<h2>Replication peers (1)</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<tr data-peer=\"dr\"><td>dr</td><td>zk1:2181:/hbase</td><td class=\"state-RETRYING\">RETRYING"
+                      "</td><td class=\"n\">3.0 MiB</td><td class=\"n\">1200 ms</td><td class=\"n\">42</td>"
+                      "<td class=\"n\">3</td><td>UNAVAILABLE: sink &lt;b&gt;</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(RenderStatusJson(d).find("\"replication_peers\":[{\"peer\":{\"id\":\"dr\""), std::string::npos)
+      << RenderStatusJson(d);
+}
+
 TEST(StatusPageSvg, DrawsEachRunOfIntervalsWithOperationsAndSkipsTheEmptyOnes) {
   StatusPageData d = Sample();
   const std::string svg = LatencySvg(d.latency, d.latency_interval, d.now);

@@ -101,6 +101,9 @@ absl::Status RegionServer::OpenTables() {
   RegisterScrapedMetrics(&registry_, tables_->tables(), &counters_);
   data_ = tables_->Data();
   admin_ = tables_->Admin(&counters_);
+  RegisterPeerMetrics(&registry_, [admin = admin_.get()](rpc::ListPeersResponse* all) {
+    return admin->ListPeers(rpc::ListPeersRequest(), all);
+  });
   return absl::OkStatus();
 }
 

@@ -75,6 +75,37 @@ void RegisterSnapshotMetrics(metrics::Registry* r, std::function<SnapshotTotals(
                    gauge(&SnapshotTotals::only_bytes)));
 }
 
+void RegisterPeerMetrics(metrics::Registry* r, std::function<absl::Status(rpc::ListPeersResponse*)> read) {
+  auto per_peer = [read](auto value) {
+    return [read, value]() {
+      Samples out;
+      rpc::ListPeersResponse all;
+      if (!read(&all).ok()) return out;
+      for (const rpc::PeerStatus& p : all.peers()) out.push_back({{{"peer", p.peer().id()}}, value(p)});
+      return out;
+    };
+  };
+  using PS = rpc::PeerStatus;
+  Must(r->AddGaugeFamily("basalt_replication_peer_lag_bytes",
+                         "Bytes of this server's log not yet shipped to each replication peer.",
+                         per_peer([](const PS& p) { return static_cast<double>(p.lag_bytes()); })));
+  Must(r->AddGaugeFamily("basalt_replication_peer_age_seconds",
+                         "Age of the newest edit each peer acknowledged, when it did (HBase's ageOfLastShippedOp).",
+                         per_peer([](const PS& p) { return static_cast<double>(p.age_ms()) / 1000.0; })));
+  Must(r->AddGaugeFamily("basalt_replication_peer_up",
+                         "1 while a peer ships or is idle (SHIPPING), 0 while retrying, broken or disabled.",
+                         per_peer([](const PS& p) { return p.state() == "SHIPPING" ? 1.0 : 0.0; })));
+  Must(r->AddCounterFamily("basalt_replication_peer_shipped_entries_total",
+                           "Log records each peer acknowledged since the server started.",
+                           per_peer([](const PS& p) { return static_cast<double>(p.entries()); })));
+  Must(r->AddCounterFamily("basalt_replication_peer_shipped_cells_total",
+                           "Cells each peer acknowledged since the server started.",
+                           per_peer([](const PS& p) { return static_cast<double>(p.cells()); })));
+  Must(r->AddCounterFamily("basalt_replication_peer_failed_calls_total",
+                           "Batches a peer refused or did not answer (each sent again).",
+                           per_peer([](const PS& p) { return static_cast<double>(p.failed_calls()); })));
+}
+
 void RegisterScrapedMetrics(metrics::Registry* r, const TableSource* tables, const ServerCounters* counters) {
   // Per table: one read of the tables' statistics per family.
   auto per_table = [tables](auto value) {

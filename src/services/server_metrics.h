@@ -10,7 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "common/metrics.h"
+#include "proto/basalt.pb.h"
 
 namespace basalt::server {
 
@@ -63,6 +65,9 @@ void RegisterScrapedMetrics(metrics::Registry* registry, const TableSource* tabl
 // The snapshots a catalogue keeps (basalt_snapshots, basalt_snapshot_bytes,
 // basalt_snapshot_pinned_bytes), as `read` gives them at each scrape.
 void RegisterSnapshotMetrics(metrics::Registry* registry, std::function<SnapshotTotals()> read);
+// Each replication peer's shipping (basalt_replication_peer_*{peer}), as `read` lists the peers
+// at each scrape (AdminService::ListPeers; an error: none).
+void RegisterPeerMetrics(metrics::Registry* registry, std::function<absl::Status(rpc::ListPeersResponse*)> read);
 // The process's figures alone (resident bytes, threads, open files, uptime since `start`): a
 // master's /metrics, and part of the above.
 void RegisterProcessMetrics(metrics::Registry* registry, std::chrono::steady_clock::time_point start);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "common/test_services.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/http_get.h"
 #include "tests/util/scan_rows.h"
 
 #ifndef BASALT_SHELL_BINARY
@@ -39,7 +40,7 @@ class BasaltToBasalt : public ::testing::Test {
 
   // A standalone server in `name`; `sink`: its HBase port published under parent_/<name>.
   void Start(Side* side, const std::string& name, bool sink) {
-    std::vector<std::string> args = {"--http_listen="};
+    std::vector<std::string> args = {sink ? "--http_listen=" : "--http_listen=127.0.0.1:0"};
     if (sink) {
       args.insert(args.end(), {"--hbase_listen=127.0.0.1:0", "--hbase_zookeeper_quorum=" + quorum_,
                                absl::StrCat("--hbase_znode_parent=", parent_, "/", name)});
@@ -147,6 +148,18 @@ TEST_F(BasaltToBasalt, WhatTheSourceWritesArrivesThroughAKillOfTheSource) {
   EXPECT_EQ(p->state, "SHIPPING") << p->last_error;
   const std::string status = Shell(a, "status 'replication'");
   EXPECT_NE(status.find("SOURCE: PeerID=b, State=SHIPPING"), std::string::npos) << status;
+  // Its figures on /metrics and the status page.
+  auto st = a.conn->GetAdmin()->Status();
+  ASSERT_TRUE(st.ok()) << st.status();
+  absl::StatusOr<HttpReply> metrics = HttpGet(st->http_address, "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  for (const char* line : {"basalt_replication_peer_lag_bytes{peer=\"b\"} 0\n", "basalt_replication_peer_up{peer=\"b\"} 1\n",
+                           "basalt_replication_peer_shipped_entries_total{peer=\"b\"} "}) {
+    EXPECT_NE(metrics->body.find(line), std::string::npos) << line << " not in\n" << metrics->body;
+  }
+  absl::StatusOr<HttpReply> page = HttpGet(st->http_address, "/");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->body.find("<tr data-peer=\"b\"><td>b</td>"), std::string::npos);
   std::cout << "acked " << acked.load() << " failed " << failed.load() << " rows " << want.size()
             << " shipped since the restart " << p->entries << "\n";
 
