@@ -25,6 +25,9 @@ struct WalEdit {
   bool operator==(const WalEdit&) const = default;
 };
 
+// At most this many cluster ids in a record, each 1 to 64 bytes (a UUID's text is 36).
+inline constexpr size_t kMaxWalClusterIds = 64;
+
 struct WalRecord {
   std::string region;
   uint64_t seq = 0;
@@ -32,6 +35,10 @@ struct WalRecord {
   // The client's nonce of the operation that wrote it (0: none; storage/region.h Nonce).
   uint64_t nonce_group = 0;
   uint64_t nonce = 0;
+  // The clusters its edits came through, the first where they were written (HBase's WALKey
+  // cluster ids, as a replication sink applied them); empty: written here by a client. A
+  // replication source never ships a record to a cluster it names (no loop between peers).
+  std::vector<std::string> cluster_ids = {};
   bool operator==(const WalRecord&) const = default;
 };
 

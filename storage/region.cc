@@ -505,7 +505,8 @@ class StripeLocks {
 };
 }  // namespace
 
-absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce) {
+absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce,
+                                const std::vector<std::string>& cluster_ids) {
   BASALT_RETURN_IF_ERROR(CheckWritable());
   BASALT_RETURN_IF_ERROR(CheckDurability(durability));
   // Validate everything before touching anything.
@@ -516,7 +517,7 @@ absl::Status RegionImpl::Mutate(const std::vector<RowMutation>& batch, Durabilit
   StripeLocks locks(row_locks_.get(), std::move(stripes));
   // A retry of a write applied here (its first attempt holds the same row locks): not again.
   if (nonce.nonce != 0 && NonceApplied(nonce, {}, nullptr)) return absl::OkStatus();
-  return MutateLocked(batch, durability, nonce);
+  return MutateLocked(batch, durability, nonce, /*keep_answer=*/false, cluster_ids);
 }
 
 absl::Status RegionImpl::MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
@@ -590,7 +591,7 @@ void RegionImpl::LiveNonces(Manifest* m) {
 }
 
 absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce,
-                                      bool keep_answer) {
+                                      bool keep_answer, const std::vector<std::string>& cluster_ids) {
   // Back-pressure: past the blocking limit this writer flushes (one flush at a time) instead of
   // letting memstores grow without bound.
   if (MemstoreBytes() >= options_.memstore_flush_size * options_.memstore_block_multiplier) {
@@ -602,6 +603,7 @@ absl::Status RegionImpl::MutateLocked(const std::vector<RowMutation>& batch, Dur
   rec.region = desc_.name;
   rec.nonce_group = nonce.group;
   rec.nonce = nonce.nonce;
+  rec.cluster_ids = cluster_ids;
   for (const auto& rm : batch) {
     for (const auto& m : rm.mutations) {
       int64_t ts = m.timestamp == kLatestTimestamp ? now : m.timestamp;

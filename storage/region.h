@@ -327,9 +327,10 @@ class Region {
   // Applies a batch: each row's mutations atomically. Errors: InvalidArgument (empty or
   // too-long row, unknown family), FailedPrecondition (region closed or failed).
   // With a `nonce` the region applied before (see MutateRowWith), nothing is applied again and
-  // the answer is OK.
+  // the answer is OK. `cluster_ids`: the clusters a replicated batch came through, kept in its
+  // log record (WalRecord::cluster_ids; a replication sink's, none otherwise).
   virtual absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability = Durability::kSyncWal,
-                              Nonce nonce = {}) = 0;
+                              Nonce nonce = {}, const std::vector<std::string>& cluster_ids = {}) = 0;
   virtual absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier,
                            std::string_view value, int64_t ts = kLatestTimestamp,
                            Durability durability = Durability::kSyncWal) = 0;

@@ -148,6 +148,7 @@ absl::Status ServerLog::Split(uint64_t below) {
       part.seq = rec.seq;
       part.nonce_group = rec.nonce_group;
       part.nonce = rec.nonce;
+      part.cluster_ids = rec.cluster_ids;
       part.edits.push_back(e);
     }
     for (const auto& [to, part] : parts) {

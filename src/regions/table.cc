@@ -18,7 +18,9 @@ class RefusingRegion final : public Region {
  public:
   RefusingRegion(RegionDescriptor desc, absl::Status error, std::string failed)
       : desc_(std::move(desc)), error_(std::move(error)), failed_(std::move(failed)) {}
-  absl::Status Mutate(const std::vector<RowMutation>&, Durability, Nonce) override { return error_; }
+  absl::Status Mutate(const std::vector<RowMutation>&, Durability, Nonce, const std::vector<std::string>&) override {
+    return error_;
+  }
   absl::Status Put(std::string_view, std::string_view, std::string_view, std::string_view, int64_t,
                    Durability) override {
     return error_;

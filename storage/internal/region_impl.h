@@ -71,7 +71,8 @@ absl::StatusOr<ClosedRegionManifest> ReadClosedRegionManifest(Env* env, const st
 
 class RegionImpl final : public Region {
  public:
-  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {}) override;
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {},
+                      const std::vector<std::string>& cluster_ids = {}) override;
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
            int64_t ts, Durability durability) override;
   absl::Status MutateRowWith(std::string_view row, const ReadSpec& spec, const RowUpdateFn& fn,
@@ -136,7 +137,7 @@ class RegionImpl final : public Region {
   // `nonce` (none: 0) goes into the log record, and is remembered once the write is applied.
   // `keep_answer`: the nonce is remembered with the cells written (a read-modify-write's answer).
   absl::Status MutateLocked(const std::vector<RowMutation>& batch, Durability durability, Nonce nonce = {},
-                            bool keep_answer = false);
+                            bool keep_answer = false, const std::vector<std::string>& cluster_ids = {});
   // The nonces of operations applied here (RegionOptions::nonce_expiry_ms): whether one is
   // (and then, in *applied, the cells it wrote when they are known: from its write or its log
   // record, not from a manifest), remembering one (at `ms`, its write's time, with the log

@@ -53,8 +53,9 @@ absl::Status PayloadError(std::string_view what, std::string_view payload, std::
 
 }  // namespace
 
-// Opens a record's nonce, after its edits.
+// Open a record's nonce, after its edits, and its cluster ids, after that.
 constexpr char kNonceTag = 'N';
+constexpr char kClustersTag = 'C';
 
 std::string EncodeWalPayload(const WalRecord& rec) {
   std::string out;
@@ -73,6 +74,11 @@ std::string EncodeWalPayload(const WalRecord& rec) {
     out.push_back(kNonceTag);
     PutVarint64(&out, rec.nonce_group);
     PutVarint64(&out, rec.nonce);
+  }
+  if (!rec.cluster_ids.empty()) {
+    out.push_back(kClustersTag);
+    PutVarint32(&out, static_cast<uint32_t>(rec.cluster_ids.size()));
+    for (const std::string& id : rec.cluster_ids) PutLengthPrefixed(&out, id);
   }
   return out;
 }
@@ -121,6 +127,17 @@ absl::StatusOr<WalRecord> DecodeWalPayload(std::string_view payload) {
     in.remove_prefix(1);
     if (!GetVarint64(&in, &rec.nonce_group) || !GetVarint64(&in, &rec.nonce) || rec.nonce == 0) {
       return PayloadError("bad nonce", payload, in);
+    }
+  }
+  if (!in.empty() && in[0] == kClustersTag) {
+    in.remove_prefix(1);
+    uint32_t n;
+    if (!GetVarint32(&in, &n) || n == 0 || n > kMaxWalClusterIds) return PayloadError("bad cluster id count", payload, in);
+    rec.cluster_ids.resize(n);
+    for (std::string& id : rec.cluster_ids) {
+      std::string_view v;
+      if (!GetLengthPrefixed(&in, &v) || v.empty() || v.size() > 64) return PayloadError("bad cluster id", payload, in);
+      id.assign(v);
     }
   }
   if (!in.empty()) return PayloadError("trailing bytes", payload, in);

@@ -17,8 +17,8 @@
 // Every segment begins with a preamble and a header record, written and synced when the
 // segment is created, before any record:
 //
-//   preamble = format stamp (common/format_stamp.h: magic "BSLTWALF", version 3,
-//              min_reader_version 3) | u32 masked crc32c of the stamp          (20 bytes)
+//   preamble = format stamp (common/format_stamp.h: magic "BSLTWALF", version 4,
+//              min_reader_version 4) | u32 masked crc32c of the stamp          (20 bytes)
 //   header   = a record of region "", seq = the segment's number, no edits
 //
 // A segment whose first bytes are not these was not written by this log (or was damaged),
@@ -48,6 +48,9 @@
 //                            the client's id of a non-idempotent operation (Increment, Append,
 //                            CheckAndMutate), kept with its edits so that a retry that reaches
 //                            the region after a crash is recognised (HBase's nonces)
+//             [clusters]     version 4: 'C', varint32 count (1 to kMaxWalClusterIds), each id
+//                            varint32 length + bytes (1 to 64): the clusters a replicated edit
+//                            came through (WalRecord::cluster_ids), so it is never shipped back
 //
 // A record is valid only if its length fits in the file, its checksum matches and its payload
 // decodes exactly (no trailing bytes).
@@ -75,8 +78,9 @@
 namespace basalt {
 
 inline constexpr size_t kWalHeaderSize = 8;  // length u32 + masked crc u32
-// 3: records may carry a nonce (version 2 segments are read as ever).
-inline constexpr uint32_t kWalVersion = 3;
+// 3: records may carry a nonce (version 2 segments are read as ever); 4: and cluster ids (an
+// older reader refuses a version 4 segment rather than take its ids for damage).
+inline constexpr uint32_t kWalVersion = 4;
 inline constexpr size_t kWalSegmentPreambleSize = 20;  // format stamp + its crc
 
 // Where a segment's frames start: after the preamble when `segment` begins with one, else 0

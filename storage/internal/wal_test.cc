@@ -88,6 +88,38 @@ TEST(WalRecordTest, EncodeDecodeRoundTrip) {
   }
 }
 
+// A replicated record carries the clusters it came through (version 4), after its nonce; one
+// without decodes as before, and damage in them is DataLoss.
+TEST(WalRecordTest, ClusterIdsRoundTripAndAreChecked) {
+  WalRecord r = MakeRecord("region-1", 42, 2);
+  const std::string without = EncodeWalPayload(r);
+  r.nonce = 9;
+  r.cluster_ids = {"0f0f0f0f-1111-4222-8333-444444444444", "a0a0a0a0-5555-4666-8777-888888888888"};
+  const std::string with = EncodeWalPayload(r);
+  auto d = DecodeWalPayload(with);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, r);
+  r.nonce = 0;  // (ids without a nonce)
+  d = DecodeWalPayload(EncodeWalPayload(r));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, r);
+  EXPECT_EQ(DecodeWalPayload(without)->cluster_ids.size(), 0u);
+  for (size_t cut = 1; cut < 40; ++cut) {
+    EXPECT_EQ(DecodeWalPayload(with.substr(0, with.size() - cut)).status().code(), absl::StatusCode::kDataLoss) << cut;
+  }
+  std::string none = without + "C";
+  none.push_back('\x00');  // a count of 0
+  EXPECT_EQ(DecodeWalPayload(none).status().code(), absl::StatusCode::kDataLoss);
+  std::string many = without + "C";
+  many.push_back('\x41');  // 65 ids
+  for (int i = 0; i < 65; ++i) many += std::string("\x01x", 2);
+  EXPECT_EQ(DecodeWalPayload(many).status().code(), absl::StatusCode::kDataLoss);
+  std::string empty = without + "C";
+  empty.push_back('\x01');
+  empty.push_back('\x00');  // an empty id
+  EXPECT_EQ(DecodeWalPayload(empty).status().code(), absl::StatusCode::kDataLoss);
+}
+
 // A record may carry the nonce of the operation that wrote it; one without decodes as before
 // (a version 2 payload is exactly a version 3 one without a nonce).
 TEST(WalRecordTest, NoncesRoundTripAndAreChecked) {
@@ -815,7 +847,7 @@ TEST(WalFormatTest, VersionOneSegmentsAndIndexAreStillRead) {
 TEST(WalFormatTest, ASegmentNeedingANewerReaderIsRefusedInEveryMode) {
   std::string dir = NewTestDir("newer");
   std::string segment;
-  AppendFormatStamp(&segment, "BSLTWALF", 5, 4);
+  AppendFormatStamp(&segment, "BSLTWALF", kWalVersion + 2, kWalVersion + 1);
   PutFixed32(&segment, MaskCrc(Crc32c(segment)));
   WalRecord header;
   header.seq = 1;
@@ -830,7 +862,7 @@ TEST(WalFormatTest, ASegmentNeedingANewerReaderIsRefusedInEveryMode) {
       return absl::OkStatus();
     }, nullptr);
     EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
-    EXPECT_NE(st.message().find("needs a reader of version 4"), std::string::npos) << st;
+    EXPECT_NE(st.message().find(absl::StrCat("needs a reader of version ", kWalVersion + 1)), std::string::npos) << st;
     EXPECT_EQ(applied, 0);
   }
   // A damaged stamp (its crc no longer matches) is damage, not a newer format.
@@ -849,7 +881,7 @@ TEST(WalFormatTest, AnIndexNeedingANewerReaderIsRefused) {
     ASSERT_TRUE(wal->Append(MakeRecord("r", 1, 1), Durability::kSyncWal).ok());
   }
   std::string index;
-  AppendFormatStamp(&index, "BSLTSEGS", 4, 4);
+  AppendFormatStamp(&index, "BSLTSEGS", kWalVersion + 1, kWalVersion + 1);
   PutFixed64(&index, 1);
   PutFixed64(&index, 1);
   PutFixed32(&index, MaskCrc(Crc32c(index)));

@@ -385,8 +385,9 @@ class TableAsRegion final : public Region {
  public:
   explicit TableAsRegion(std::shared_ptr<server::Table> t) : t_(std::move(t)) {}
   ~TableAsRegion() override { Close().IgnoreError(); }
-  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability d, Nonce nonce) override {
-    if (nonce.nonce != 0) return absl::UnimplementedError("a table's batch takes no nonce");
+  absl::Status Mutate(const std::vector<RowMutation>& batch, Durability d, Nonce nonce,
+                      const std::vector<std::string>& cluster_ids) override {
+    if (nonce.nonce != 0 || !cluster_ids.empty()) return absl::UnimplementedError("a table's batch takes no nonce");
     return t_->Mutate(batch, d);
   }
   absl::Status Put(std::string_view row, std::string_view family, std::string_view qualifier, std::string_view value,
