@@ -50,6 +50,7 @@ std::vector<RoutedPart> RouteRows(const rpc::BatchMutateRequest& batch, const st
       parts.back().server = region.server();
       parts.back().request.set_table(batch.table());
       parts.back().request.set_durability(batch.durability());
+      *parts.back().request.mutable_cluster_ids() = batch.cluster_ids();
     }
     RoutedPart& part = parts[it->second];
     *part.request.add_rows() = batch.rows(i);

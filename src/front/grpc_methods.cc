@@ -51,7 +51,15 @@ void AddDataMethods(GrpcServer::Impl* impl) {
   }
   BASALT_UNARY_(bs, d, Mutate, rpc::MutateRequest, rpc::MutateResponse, true, BASALT_BY_REQUEST_)->check =
       BASALT_TX_WRITER_(rpc::MutateRequest);
-  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true, BASALT_BY_REQUEST_)
+  // The clusters a batch came through are a replication sink's to say (a region server routing a
+  // sink's rows, with the cluster's identity): anyone else's are dropped, not refused.
+  BASALT_UNARY_(bs, d, BatchMutate, rpc::BatchMutateRequest, rpc::BatchMutateResponse, true,
+                ([ac](const Identity& id, rpc::BatchMutateRequest* req) {
+                  if (req->cluster_ids_size() > 0 && ac->enabled() && !ac->Holds(id, kPermAdmin, PermScope{})) {
+                    req->clear_cluster_ids();
+                  }
+                  return Authorize(*ac, id, req);
+                }))
       ->check = BASALT_TX_WRITER_(rpc::BatchMutateRequest);
 #undef BASALT_TX_WRITER_
   BASALT_UNARY_(bs, d, Increment, rpc::IncrementRequest, rpc::IncrementResponse, true, BASALT_BY_REQUEST_);

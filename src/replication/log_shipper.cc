@@ -180,19 +180,32 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
   source_.now_ms = absl::ToUnixMillis(absl::Now());
   source_.replicated = options_.scope();
   hbase::SourceBatch batch;
-  uint64_t records = 0;
   WalPosition reached;
-  BASALT_RETURN_IF_ERROR(ReadLogFrom(
-      options_.env, options_.log->dir(), at, end, options_.max_batch_bytes,
-      [&](const WalRecord& rec, const WalPosition&) {
-        ++records;
-        return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), source_, &batch);
-      },
-      &reached));
+  auto read = [&] {
+    batch.Clear();
+    return ReadLogFrom(
+        options_.env, options_.log->dir(), at, end, options_.max_batch_bytes,
+        [&](const WalRecord& rec, const WalPosition&) {
+          return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), source_, &batch);
+        },
+        &reached);
+  };
+  BASALT_RETURN_IF_ERROR(read());
   if (batch.request.entry_size() > 0) {
     const auto timeout = absl::ToChronoMilliseconds(options_.call_timeout);
     if (sink_ == nullptr) {
-      BASALT_ASSIGN_OR_RETURN(sink_address_, options_.find_sink());
+      BASALT_ASSIGN_OR_RETURN(const Sink found, options_.find_sink());
+      sink_address_ = found.address;
+      const std::optional<Uuid> peer = ParseUuid(found.cluster_id);
+      if (!peer.has_value()) {
+        return absl::UnavailableError(absl::StrCat("sink ", found.address, ": its cluster id '", found.cluster_id,
+                                                   "' is not a UUID"));
+      }
+      if (source_.peer != peer) {  // (the records that came through it are not its to get)
+        source_.peer = peer;
+        BASALT_RETURN_IF_ERROR(read());
+        if (batch.request.entry_size() == 0) return reached;
+      }
       std::string host;
       int port = 0;
       BASALT_RETURN_IF_ERROR(server::SplitHostPort(sink_address_, &host, &port));

@@ -57,14 +57,20 @@ class LogShipper {
  public:
   // Whether family `family` of table `table` is replicated to this peer.
   using Scope = std::function<bool(std::string_view table, std::string_view family)>;
+  // A sink of the peer: its HBase port, and the peer's cluster id (records that came through the
+  // peer are not shipped back to it).
+  struct Sink {
+    std::string address;  // host:port
+    std::string cluster_id;
+  };
   struct Options {
     Env* env = nullptr;            // nullptr: Env::Default()
     ServerLog* log = nullptr;      // the server's log, which must outlive the shipper
     std::string state_dir;         // where its place is kept
     std::string peer;              // the peer's id ([A-Za-z0-9_-]+)
-    // The host:port of a sink of the peer (an HBase port), asked each time the shipper connects
-    // (again after a failed call: the peer's servers change).
-    std::function<absl::StatusOr<std::string>()> find_sink;
+    // A sink of the peer, asked each time the shipper connects (again after a failed call: the
+    // peer's servers change).
+    std::function<absl::StatusOr<Sink>()> find_sink;
     std::string cluster_id;        // this cluster's (a UUID)
     // What is replicated, as the tables are now (their REPLICATION_SCOPE): asked once per batch,
     // after the log's end was read, so that each edit is judged by its table's settings as they

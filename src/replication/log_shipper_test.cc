@@ -46,7 +46,9 @@ class LogShipperTest : public ::testing::Test {
     o.log = source_->catalog->server_log();
     o.state_dir = dir_.path() + "/a/replication";
     o.peer = "b";
-    o.find_sink = [this]() -> absl::StatusOr<std::string> { return absl::StrCat("127.0.0.1:", port_); };
+    o.find_sink = [this]() -> absl::StatusOr<LogShipper::Sink> {
+      return LogShipper::Sink{absl::StrCat("127.0.0.1:", port_), testing::kSinkId};
+    };
     o.cluster_id = kSourceId;
     o.scope = [] {
       return [](std::string_view table, std::string_view family) { return table == "t" && family == "f"; };
@@ -148,7 +150,7 @@ TEST_F(LogShipperTest, ABadPeerIdOrSinkIsRefused) {
   LogShipper::Options o;
   o.log = source_->catalog->server_log();
   o.state_dir = dir_.path() + "/a/replication";
-  o.find_sink = []() -> absl::StatusOr<std::string> { return "127.0.0.1:1"; };
+  o.find_sink = []() -> absl::StatusOr<LogShipper::Sink> { return LogShipper::Sink{"127.0.0.1:1", testing::kSinkId}; };
   o.scope = [] { return [](std::string_view, std::string_view) { return true; }; };
   o.peer = "../x";
   o.cluster_id = kSourceId;
@@ -156,7 +158,7 @@ TEST_F(LogShipperTest, ABadPeerIdOrSinkIsRefused) {
   o.peer = "b";
   o.find_sink = nullptr;  // nowhere to ship
   EXPECT_EQ(LogShipper::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o.find_sink = []() -> absl::StatusOr<std::string> { return "127.0.0.1:1"; };
+  o.find_sink = []() -> absl::StatusOr<LogShipper::Sink> { return LogShipper::Sink{"127.0.0.1:1", testing::kSinkId}; };
   o.cluster_id = "basalt-127.0.0.1:16020";  // (Basalt's id before it was a UUID)
   absl::Status s = LogShipper::Start(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

@@ -72,7 +72,7 @@ absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key) {
   return out;
 }
 
-absl::StatusOr<std::string> FindSink(const ClusterKey& key, const std::string& own_cluster_id) {
+absl::StatusOr<LogShipper::Sink> FindSink(const ClusterKey& key, const std::string& own_cluster_id) {
   ZooKeeper::Options zo;
   zo.quorum = key.quorum;
   zo.connect_timeout = absl::Seconds(5);
@@ -108,7 +108,7 @@ absl::StatusOr<std::string> FindSink(const ClusterKey& key, const std::string& o
     return absl::UnavailableError(absl::StrCat("the peer lists region server '", name, "' under ", rs_path,
                                                ", which is not host,port,startcode"));
   }
-  return absl::StrCat(parts[0], ":", port);
+  return LogShipper::Sink{absl::StrCat(parts[0], ":", port), id.cluster_id()};
 }
 
 bool ReplicatedFamily(const server::TableSpec& spec, std::string_view family) {

@@ -53,7 +53,7 @@ absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key);
 // A sink of the cluster at `key` (its ZooKeeper's <parent>/rs, one at random), after checking that
 // its cluster id is not `own_cluster_id`: FailedPrecondition when it is, Unavailable when it
 // lists no sink or its ZooKeeper does not answer.
-absl::StatusOr<std::string> FindSink(const ClusterKey& key, const std::string& own_cluster_id);
+absl::StatusOr<LogShipper::Sink> FindSink(const ClusterKey& key, const std::string& own_cluster_id);
 
 // Whether family `family` is replicated by table `spec`'s settings (REPLICATION_SCOPE not 0).
 bool ReplicatedFamily(const server::TableSpec& spec, std::string_view family);
@@ -67,7 +67,7 @@ class Peers final : public server::ReplicationPeers {
     std::string cluster_id;     // this cluster's (a UUID)
     server::TableSource* tables = nullptr;  // their REPLICATION_SCOPE
     // A sink of `peer`; empty: FindSink through the peer's ZooKeeper.
-    std::function<absl::StatusOr<std::string>(const rpc::ReplicationPeer& peer)> find_sink;
+    std::function<absl::StatusOr<LogShipper::Sink>(const rpc::ReplicationPeer& peer)> find_sink;
     absl::Duration idle_poll = absl::Milliseconds(50);
     std::function<void(std::string_view)> say;  // the shippers' log lines; empty: the server log
   };

@@ -51,8 +51,8 @@ class PeersTest : public ::testing::Test {
     o.state_dir = state_dir();
     o.cluster_id = testing::kSourceId;
     o.tables = source_->catalog.get();
-    o.find_sink = [port = front_->port()](const rpc::ReplicationPeer&) -> absl::StatusOr<std::string> {
-      return absl::StrCat("127.0.0.1:", port);
+    o.find_sink = [port = front_->port()](const rpc::ReplicationPeer&) -> absl::StatusOr<LogShipper::Sink> {
+      return LogShipper::Sink{absl::StrCat("127.0.0.1:", port), testing::kSinkId};
     };
     o.idle_poll = absl::Milliseconds(5);
     o.say = [](std::string_view) {};

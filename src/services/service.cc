@@ -16,6 +16,7 @@
 #include "common/string_binary.h"
 #include "src/schema/meta.h"
 #include "src/transactions/tx_filter.h"
+#include "storage/log_record.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::server {
@@ -538,6 +539,14 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
   // refused alone, and the refusals of closed regions go back to the client (no server retry).
   BASALT_ASSIGN_OR_RETURN(std::vector<const std::string*> named, RowRegions(req));
   const bool client_routes = !named.empty();
+  if (req.cluster_ids_size() > static_cast<int>(kMaxWalClusterIds)) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch names ", req.cluster_ids_size(),
+                                                   " clusters it came through; at most ", kMaxWalClusterIds));
+  }
+  for (const std::string& id : req.cluster_ids()) {
+    if (id.empty() || id.size() > 64) return absl::InvalidArgumentError("a cluster id is 1 to 64 bytes");
+  }
+  const std::vector<std::string> clusters(req.cluster_ids().begin(), req.cluster_ids().end());
   std::vector<RowMutation> batch;
   std::vector<int> index;  // batch position -> request position
   std::vector<absl::Status> results(req.rows_size());
@@ -562,12 +571,12 @@ absl::Status DataService::BatchMutate(const rpc::BatchMutateRequest& req, rpc::B
       std::vector<RowMutation> part;
       part.reserve(rows.size());
       for (size_t j : rows) part.push_back(std::move(batch[j]));
-      absl::Status s = h->region->Mutate(part, d);
+      absl::Status s = h->region->Mutate(part, d, Nonce{}, clusters);
       if (!s.ok() && s.code() == absl::StatusCode::kInvalidArgument && part.size() > 1) {
         for (size_t k = 0; k < part.size(); ++k) {
           std::vector<RowMutation> one(1);
           one[0] = std::move(part[k]);
-          results[index[rows[k]]] = Translate(*t, h->region->Mutate(one, d), h);
+          results[index[rows[k]]] = Translate(*t, h->region->Mutate(one, d, Nonce{}, clusters), h);
         }
       } else {
         s = Translate(*t, s, h);

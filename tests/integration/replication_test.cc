@@ -176,5 +176,46 @@ TEST_F(BasaltToBasalt, WhatTheSourceWritesArrivesThroughAKillOfTheSource) {
   Shell(b, "remove_peer 'self'");
 }
 
+// Active-active: each side a peer of the other, each written at its own rows. Both converge, and
+// each ships exactly its own writes: an edit that came from the other side is never shipped back
+// (its log record names the cluster it came through), so nothing goes round.
+TEST_F(BasaltToBasalt, TwoSitesReplicatingToEachOtherConvergeWithNoLoop) {
+  Side a, b;
+  ASSERT_NO_FATAL_FAILURE(Start(&a, "a", /*sink=*/true));
+  ASSERT_NO_FATAL_FAILURE(Start(&b, "b", /*sink=*/true));
+  for (Side* side : {&a, &b}) {
+    ASSERT_NO_FATAL_FAILURE(CreateTable(side->conn.get()));
+    Shell(*side, "enable_table_replication 't'");
+  }
+  Shell(a, absl::StrCat("add_peer 'b', CLUSTER_KEY => '", ClusterKey("b"), "'"));
+  Shell(b, absl::StrCat("add_peer 'a', CLUSTER_KEY => '", ClusterKey("a"), "'"));
+  constexpr int kRows = 200;
+  for (int i = 0; i < kRows; ++i) {
+    for (auto [side, prefix] : {std::pair{&a, "a"}, std::pair{&b, "b"}}) {
+      ASSERT_TRUE(side->conn->GetTable("t")
+                      ->Put(basalt::Put(absl::StrCat(prefix, 1000 + i)).Add("f", "q", absl::StrCat("v", i)))
+                      .ok());
+    }
+  }
+  std::map<std::string, std::string> on_a, on_b;
+  for (int i = 0; i < 3000; ++i) {
+    on_a = ScanCellValues(a.conn->GetTable("t").get(), "f", "q");
+    on_b = ScanCellValues(b.conn->GetTable("t").get(), "f", "q");
+    if (on_a.size() == 2 * kRows && on_a == on_b) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(on_a.size(), 2u * kRows);
+  EXPECT_TRUE(on_a == on_b);
+  // Each side shipped its own writes, once; a second later, still nothing more (no loop).
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  absl::StatusOr<PeerStatus> to_b = Peer(&a, "b"), to_a = Peer(&b, "a");
+  ASSERT_TRUE(to_b.ok() && to_a.ok());
+  EXPECT_EQ(to_b->entries, static_cast<uint64_t>(kRows)) << to_b->last_error;
+  EXPECT_EQ(to_a->entries, static_cast<uint64_t>(kRows)) << to_a->last_error;
+  EXPECT_EQ(to_b->lag_bytes, 0u);
+  EXPECT_EQ(to_a->lag_bytes, 0u);
+  std::cout << "shipped a->b " << to_b->entries << " b->a " << to_a->entries << "\n";
+}
+
 }  // namespace
 }  // namespace basalt::testing

@@ -2,11 +2,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "common/uuid.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/data_convert.h"
+#include "storage/log_record.h"
 
 namespace basalt::hbase {
 namespace {
@@ -27,6 +29,17 @@ bool NamesCluster(const WALKey& key, const std::optional<Uuid>& self) {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   return key.has_cluster_id() && UuidOf(key.cluster_id()) == *self;
 #pragma GCC diagnostic pop
+}
+
+// The clusters an entry's edits have been through, as text, the first where they were written.
+std::vector<std::string> ClustersOf(const WALKey& key) {
+  std::vector<std::string> out;
+  for (const UUID& id : key.cluster_ids()) out.push_back(UuidText(id));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (out.empty() && key.has_cluster_id()) out.push_back(UuidText(key.cluster_id()));
+#pragma GCC diagnostic pop
+  return out;
 }
 
 // One cell as a mutation of its row.
@@ -70,7 +83,8 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
   CellCursor cursor(std::move(all));
   const std::optional<Uuid> self_id = ParseUuid(self);
   SinkEdits edits;
-  absl::flat_hash_map<std::string, size_t> batch_of;  // table → its batch in edits.batches
+  // (table, the clusters its edits came through) → its batch in edits.batches
+  absl::flat_hash_map<std::string, size_t> batch_of;
   for (int e = 0; e < req.entry_size(); ++e) {
     const WALEntry& entry = req.entry(e);
     if (entry.key_value_bytes_size() > 0) {
@@ -90,6 +104,12 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
                           absl::StrCat("log entry ", e, " of table ", AV(entry.key().table_name()), ": ",
                                        table.status().message()));
     }
+    const std::vector<std::string> clusters = ClustersOf(entry.key());
+    if (clusters.size() > kMaxWalClusterIds) {
+      return absl::InvalidArgumentError(absl::StrCat("log entry ", e, " names ", clusters.size(),
+                                                     " clusters it came through; at most ", kMaxWalClusterIds));
+    }
+    const std::string batch_key = absl::StrCat(*table, "/", absl::StrJoin(clusters, ","));
     rpc::RowMutations* row = nullptr;
     for (const BlockCell& c : *cells) {
       if (c.family == kMetaFamily) {
@@ -102,9 +122,11 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
         }
         continue;  // a flush's, a compaction's or a region event's marker: not data
       }
-      auto [at, added] = batch_of.try_emplace(*table, edits.batches.size());
+      auto [at, added] = batch_of.try_emplace(batch_key, edits.batches.size());
       if (added) {
-        edits.batches.emplace_back().set_table(*table);
+        rpc::BatchMutateRequest& b = edits.batches.emplace_back();
+        b.set_table(*table);
+        for (const std::string& id : clusters) b.add_cluster_ids(id);
         row = nullptr;
       }
       rpc::BatchMutateRequest& batch = edits.batches[at->second];

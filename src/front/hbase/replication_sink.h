@@ -21,7 +21,11 @@
 //     batch until replication of bulk loads is turned off there, hbase.replication.bulkload.enabled);
 //   - cell tags (per-cell TTL, ACLs, visibility labels) are dropped: Basalt keeps none.
 // Each table's rows then go in one batch (one log sync per region), durably whatever the
-// source asked: a sink answers only for what is on disk.
+// source asked: a sink answers only for what is on disk; one batch per table and list of the
+// clusters its entries came through (BatchMutateRequest.cluster_ids, kept in this server's log so
+// that its own replication never ships them back to any of them). (Entries of one row with
+// different lists are applied batch by batch: each cell keeps its timestamp, so what a reader
+// sees is the same.)
 #pragma once
 
 #include <atomic>

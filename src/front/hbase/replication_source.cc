@@ -25,6 +25,18 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
     block.resize(before);
     return s;
   };
+  // The clusters it has been through, this one last (HBase's ClusterMarkingEntryFilter); a record
+  // that has been through the peer is not shipped there again.
+  std::vector<Uuid> clusters;
+  for (const std::string& text : rec.cluster_ids) {
+    std::optional<Uuid> id = ParseUuid(text);
+    if (!id.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": the cluster id '", text, "' it came through is not a UUID"));
+    }
+    if (o.peer.has_value() && *id == *o.peer) return absl::OkStatus();
+    if (std::find(clusters.begin(), clusters.end(), *id) == clusters.end()) clusters.push_back(*id);
+  }
+  if (std::find(clusters.begin(), clusters.end(), *self) == clusters.end()) clusters.push_back(*self);
   uint64_t cells = 0;
   int64_t newest = 0;
   for (const WalEdit& e : rec.edits) {
@@ -54,9 +66,11 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
   key->set_table_name(TableNameOf(name.namespace_(), name.qualifier()));
   key->set_log_sequence_number(rec.seq);
   key->set_write_time(static_cast<uint64_t>(std::clamp<int64_t>(newest, 0, o.now_ms)));
-  UUID* id = key->add_cluster_ids();
-  id->set_most_sig_bits(self->hi);
-  id->set_least_sig_bits(self->lo);
+  for (const Uuid& c : clusters) {
+    UUID* id = key->add_cluster_ids();
+    id->set_most_sig_bits(c.hi);
+    id->set_least_sig_bits(c.lo);
+  }
   entry->set_associated_cell_count(static_cast<int32_t>(cells));
   batch->cells += cells;
   return absl::OkStatus();

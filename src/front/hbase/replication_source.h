@@ -6,8 +6,9 @@
 // A log record is one region's edits of one write; it becomes one WALEntry:
 //   key    the table (HBase's text form), the region's name, the record's sequence id, the time
 //          it was written (its newest cell's timestamp, never later than now), and the clusters
-//          the edit has been through: this one first (a sink that is this cluster skips it, and a
-//          peer of a peer never sends it back here);
+//          the edit has been through: those its record names (a replicated edit's, the first
+//          where it was written), then this one (a sink that is one of them skips it, and a
+//          record that names the peer is not shipped there at all: no loop between peers);
 //   cells  its edits of the families the table replicates (REPLICATION_SCOPE), each a KeyValue
 //          in the call's cell block with the timestamp and kind the log has (Put, Delete,
 //          DeleteColumn, DeleteFamily), in log order.
@@ -16,10 +17,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/uuid.h"
 #include "proto/hbase/hbase_replication.pb.h"
 #include "storage/log_record.h"
 
@@ -35,6 +38,8 @@ struct SourceBatch {
 
 struct SourceOptions {
   std::string cluster_id;  // this cluster's (a UUID's text)
+  // The peer's: a record that has been through it (WalRecord::cluster_ids) is not shipped there.
+  std::optional<Uuid> peer;
   // Whether `family` of Basalt table `table` is replicated to this peer.
   std::function<bool(std::string_view table, std::string_view family)> replicated;
   int64_t now_ms = 0;  // the newest a write time may be

@@ -2,6 +2,7 @@
 // by the sink's own reading (replication_sink.h): what one Basalt ships, another applies as it was.
 #include "src/front/hbase/replication_source.h"
 
+#include "common/uuid.h"
 #include "gtest/gtest.h"
 #include "src/front/hbase/replication_sink.h"
 #include "storage/cell.h"
@@ -70,6 +71,38 @@ TEST(ReplicationSource, WhatItShipsTheSinkAppliesAsTheLogHadIt) {
   ASSERT_TRUE(home.ok()) << home.status();
   EXPECT_EQ(home->cells, 0u);
   EXPECT_EQ(home->skipped_entries, 2u);
+}
+
+// Active-active: a record a sink here applied names the clusters it came through; it goes on to
+// a third cluster with this one added, never back to one it names, and the sink that applies it
+// keeps the list (in its batch, so in its own log).
+TEST(ReplicationSource, AReplicatedRecordNeverGoesBackToAClusterItCameThrough) {
+  constexpr char kOrigin[] = "22222222-3333-4444-8555-666666666666";
+  WalRecord relayed{"t,,1", 4, {Edit("f", "r", "q", 10, basalt::CellType::kPut, "v")}};
+  relayed.cluster_ids = {kOrigin};
+  SourceOptions o = Options();
+  o.peer = ParseUuid(kOrigin);
+  SourceBatch batch;
+  ASSERT_TRUE(AddToSourceBatch(relayed, "t", o, &batch).ok());
+  EXPECT_EQ(batch.request.entry_size(), 0) << "shipped back where it came from";
+  o.peer = ParseUuid(kPeer);  // a third cluster
+  ASSERT_TRUE(AddToSourceBatch(relayed, "t", o, &batch).ok());
+  ASSERT_EQ(batch.request.entry_size(), 1);
+  const WALKey& key = batch.request.entry(0).key();
+  ASSERT_EQ(key.cluster_ids_size(), 2);
+  EXPECT_EQ(UuidText(key.cluster_ids(0)), kOrigin);  // the first: where it was written
+  EXPECT_EQ(UuidText(key.cluster_ids(1)), kSource);
+  absl::StatusOr<SinkEdits> applied = SinkEditsOf(batch.request, batch.cell_block, kPeer);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  ASSERT_EQ(applied->batches.size(), 1u);
+  ASSERT_EQ(applied->batches[0].cluster_ids_size(), 2);
+  EXPECT_EQ(applied->batches[0].cluster_ids(0), kOrigin);
+  EXPECT_EQ(applied->batches[0].cluster_ids(1), kSource);
+  // A record's id that is not a UUID is named, not shipped without it.
+  relayed.cluster_ids = {"not-a-uuid"};
+  absl::Status bad = AddToSourceBatch(relayed, "t", o, &batch);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("not-a-uuid"), std::string::npos) << bad;
 }
 
 TEST(ReplicationSource, AWriteTimeIsNeverLaterThanNowAndBadInputIsNamed) {
