@@ -74,7 +74,12 @@ constexpr char kUsage[] =
     "               --rounds=4 --value_size=100]  (--server only)\n"
     "              a sink's apply rate: batches of rows as a replication source's ReplicateWALEntry calls\n"
     "              on the HBase port against the same rows as gRPC BatchMutates (SYNC_WAL), alternating\n"
-    "              rounds, one call at a time; cells/s, the server's CPU per cell, and the ratios\n";
+    "              rounds, one call at a time; cells/s, the server's CPU per cell, and the ratios\n"
+    "  replicate_source --peer=HOST:PORT --peer_key=ZK:PORT:/PARENT [--table=bench_replicate_source --threads=16\n"
+    "               --seconds=10 --rounds=3 --value_size=100 --probe_ms=100]  (--server only)\n"
+    "              the source's Puts/s with one replication peer against none (alternating rounds, each peer\n"
+    "              drained and removed after its round), then the lag from a Put's acknowledgement on the\n"
+    "              source to the row being readable on the peer (p50, p99) at 50 % and 80 % of the capacity\n";
 
 }  // namespace
 
@@ -120,6 +125,8 @@ int main(int argc, char** argv) {
       rc = basalt::bench::RunServerHBaseGet(*flags, &report);
     } else if (sub == "replicate") {
       rc = basalt::bench::RunServerReplicate(*flags, &report);
+    } else if (sub == "replicate_source") {
+      rc = basalt::bench::RunServerReplicateSource(*flags, &report);
     } else {
       std::fprintf(stderr, "unknown subcommand 'server %s'\n%s", sub.c_str(), kUsage);
       return 2;

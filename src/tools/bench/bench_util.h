@@ -175,5 +175,6 @@ int RunServerSnapshot(const Flags& flags, Report* report);
 // hbase_front_bench.cc
 int RunServerHBaseGet(const Flags& flags, Report* report);
 int RunServerReplicate(const Flags& flags, Report* report);
+int RunServerReplicateSource(const Flags& flags, Report* report);
 
 }  // namespace basalt::bench
