@@ -87,10 +87,14 @@ class StandaloneTables final : public ServerTables {
   }
 
   absl::Status Close() override {
+    // No shipper reads the log it closes. (Not under dropped_mu_: a shipper stopping may be in
+    // the log's call of HoldDropped, which takes it.)
+    replication::Peers* peers;
     {
       absl::MutexLock l(&dropped_mu_);
-      if (peers_ != nullptr) peers_->Stop();  // no shipper reads the log it closes
+      peers = peers_.get();
     }
+    if (peers != nullptr) peers->Stop();
     return catalog_->CloseAll();
   }
 
