@@ -42,36 +42,6 @@ absl::Status NoSuchPeer(std::string_view id) {
 
 }  // namespace
 
-absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key) {
-  auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("cluster key '", AV(key), "': ", AV(why),
-                                                   " (HBase's <quorum hosts>:<client port>:<znode parent>, e.g. ",
-                                                   "zk1,zk2,zk3:2181:/hbase)"));
-  };
-  // As HBase's ZKConfig: the parent is the last part, the port the one before; the quorum's hosts
-  // may name their own ports.
-  const size_t parent_at = key.rfind(':');
-  if (parent_at == std::string_view::npos || parent_at == 0) return bad("no client port and znode parent");
-  const size_t port_at = key.rfind(':', parent_at - 1);
-  if (port_at == std::string_view::npos || port_at == 0) return bad("no quorum hosts");
-  ClusterKey out;
-  out.parent = std::string(key.substr(parent_at + 1));
-  int port = 0;
-  if (!absl::SimpleAtoi(AV(key.substr(port_at + 1, parent_at - port_at - 1)), &port) || port < 1 || port > 65535) {
-    return bad("the client port is not a number from 1 to 65535");
-  }
-  if (out.parent.size() < 2 || out.parent[0] != '/' || out.parent.back() == '/') {
-    return bad("the znode parent must be an absolute path, e.g. /hbase");
-  }
-  std::vector<std::string> hosts;
-  for (absl::string_view host : absl::StrSplit(AV(key.substr(0, port_at)), ',')) {
-    if (host.empty() || absl::StrContains(host, ' ')) return bad("a quorum host is empty or holds a space");
-    hosts.push_back(absl::StrContains(host, ':') ? std::string(host) : absl::StrCat(host, ":", port));
-  }
-  out.quorum = absl::StrJoin(hosts, ",");
-  return out;
-}
-
 absl::StatusOr<LogShipper::Sink> FindSink(const ClusterKey& key, const std::string& own_cluster_id) {
   ZooKeeper::Options zo;
   zo.quorum = key.quorum;

@@ -34,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/env.h"
 #include "proto/basalt.pb.h"
+#include "src/front/hbase/zk_records.h"
 #include "src/regions/table_source.h"
 #include "src/replication/log_shipper.h"
 #include "src/services/admin_parts.h"
@@ -41,14 +42,8 @@
 
 namespace basalt::replication {
 
-// A cluster key's parts: the ZooKeeper quorum as HOST:PORT,... and the parent node.
-struct ClusterKey {
-  std::string quorum;
-  std::string parent;
-};
-// HBase's cluster key "<host>[,<host>...]:<port>:<parent>" (a host may name its own port);
-// InvalidArgument saying what is wrong.
-absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key);
+using hbase::ClusterKey;
+using hbase::ParseClusterKey;
 
 // A sink of the cluster at `key` (its ZooKeeper's <parent>/rs, one at random), after checking that
 // its cluster id is not `own_cluster_id`: FailedPrecondition when it is, Unavailable when it

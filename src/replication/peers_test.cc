@@ -25,8 +25,9 @@ TEST(ClusterKeyTest, HBasesFormIsTakenAndAnythingElseRefused) {
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_EQ(k->quorum, "zk1:2182,zk2:2181");
   EXPECT_EQ(k->parent, "/basalt/b");
-  for (const char* bad : {"", "zk1", "zk1:2181", "zk1:x:/hbase", "zk1:0:/hbase", ":2181:/hbase", "zk1:2181:hbase",
-                          "zk1:2181:/", "zk1,,zk2:2181:/hbase", "zk1:2181:/hbase/"}) {
+  for (const char* bad : {"", "zk1", "zk1:2181", "zk1:99999,zk2:2181:/hbase", "a:b:c:2181:/hbase", "zk1:x:/hbase",
+                          "zk1:0:/hbase", ":2181:/hbase", "zk1:2181:hbase", "zk1:2181:/", "zk1,,zk2:2181:/hbase",
+                          "zk1:2181:/hbase/"}) {
     absl::Status s = ParseClusterKey(bad).status();
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find("cluster key"), std::string::npos) << s;

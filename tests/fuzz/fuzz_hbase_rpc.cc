@@ -13,16 +13,20 @@
 // decodes re-encodes cell by cell to exactly the same bytes, or (its tags dropped) to fewer bytes
 // that decode to the same cells. A filter is either mapped or refused with InvalidArgument, never
 // another error. Replicated edits are made or refused as InvalidArgument, FailedPrecondition or
-// NotFound, and never hold more cells than the block.
+// NotFound, and never hold more cells than the block. The bytes as a replication peer's cluster key
+// are taken or refused with InvalidArgument, and one taken reads back alike.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "src/front/hbase/cell_block.h"
 #include "src/front/hbase/filter_convert.h"
 #include "src/front/hbase/replication_sink.h"
 #include "src/front/hbase/rpc_codec.h"
+#include "src/front/hbase/zk_records.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace basalt::fuzz {
@@ -102,6 +106,29 @@ void ConvertFilter(std::string_view bytes) {
              "a filter was refused with %s", mapped.status().ToString().c_str());
 }
 
+// A cluster key (a replication peer's, src/front/hbase/zk_records.h): taken or refused with
+// InvalidArgument; one taken names a quorum of HOST:PORT entries and an absolute parent, and the
+// key written again from them is taken as the same.
+void ParseKey(std::string_view bytes) {
+  absl::StatusOr<hbase::ClusterKey> k = hbase::ParseClusterKey(bytes);
+  if (!k.ok()) {
+    FUZZ_CHECK(k.status().code() == absl::StatusCode::kInvalidArgument, "a cluster key was refused with %s",
+               k.status().ToString().c_str());
+    return;
+  }
+  FUZZ_CHECK(!k->quorum.empty() && k->parent.size() > 1 && k->parent[0] == '/', "a cluster key parsed as '%s' '%s'",
+             k->quorum.c_str(), k->parent.c_str());
+  for (std::string_view host : absl::StrSplit(k->quorum, ',')) {
+    FUZZ_CHECK(!host.empty() && host.find(':') != std::string_view::npos, "quorum '%s' has a host with no port",
+               k->quorum.c_str());
+  }
+  const size_t colon = k->quorum.rfind(':');
+  absl::StatusOr<hbase::ClusterKey> again =
+      hbase::ParseClusterKey(absl::StrCat(k->quorum, ":", k->quorum.substr(colon + 1), ":", k->parent));
+  FUZZ_CHECK(again.ok() && again->quorum == k->quorum && again->parent == k->parent,
+             "cluster key '%s' written again does not parse alike", std::string(bytes).c_str());
+}
+
 }  // namespace
 }  // namespace basalt::fuzz
 
@@ -112,5 +139,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   basalt::fuzz::DecodeCells(bytes);
   basalt::fuzz::ConvertFilter(bytes);
   basalt::fuzz::Replicate(bytes);
+  basalt::fuzz::ParseKey(bytes);
   return 0;
 }

@@ -1,7 +1,14 @@
 #include "src/front/hbase/zk_records.h"
 
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/coding.h"
+#include "common/status.h"
 
 namespace basalt::hbase {
 namespace {
@@ -70,6 +77,41 @@ ClusterId ClusterIdOf(std::string_view id) {
 
 std::string ServerNodeName(const ServerName& server) {
   return absl::StrCat(server.host_name(), ",", server.port(), ",", server.start_code());
+}
+
+absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key) {
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("cluster key '", AV(key), "': ", AV(why),
+                                                   " (HBase's <quorum hosts>:<client port>:<znode parent>, e.g. ",
+                                                   "zk1,zk2,zk3:2181:/hbase)"));
+  };
+  // As HBase's ZKConfig: the parent is the last part, the port the one before; the quorum's hosts
+  // may name their own ports.
+  const size_t parent_at = key.rfind(':');
+  if (parent_at == std::string_view::npos || parent_at == 0) return bad("no client port and znode parent");
+  const size_t port_at = key.rfind(':', parent_at - 1);
+  if (port_at == std::string_view::npos || port_at == 0) return bad("no quorum hosts");
+  ClusterKey out;
+  out.parent = std::string(key.substr(parent_at + 1));
+  int port = 0;
+  if (!absl::SimpleAtoi(AV(key.substr(port_at + 1, parent_at - port_at - 1)), &port) || port < 1 || port > 65535) {
+    return bad("the client port is not a number from 1 to 65535");
+  }
+  if (out.parent.size() < 2 || out.parent[0] != '/' || out.parent.back() == '/') {
+    return bad("the znode parent must be an absolute path, e.g. /hbase");
+  }
+  std::vector<std::string> hosts;
+  for (absl::string_view host : absl::StrSplit(AV(key.substr(0, port_at)), ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(host, ':');
+    int own = port;
+    if (parts.size() > 2 || parts[0].empty() || absl::StrContains(host, ' ') ||
+        (parts.size() == 2 && (!absl::SimpleAtoi(parts[1], &own) || own < 1 || own > 65535))) {
+      return bad(absl::StrCat("quorum host '", host, "' is not HOST or HOST:PORT"));
+    }
+    hosts.push_back(absl::StrCat(parts[0], ":", own));
+  }
+  out.quorum = absl::StrJoin(hosts, ",");
+  return out;
 }
 
 }  // namespace basalt::hbase

@@ -41,4 +41,14 @@ Master MasterRecordOf(const ServerName& master, int info_port);
 MetaRegionServer MetaRecordOf(const ServerName& server);
 ClusterId ClusterIdOf(std::string_view id);
 
+// A cluster key's parts (how one cluster names another, e.g. a replication peer): the ZooKeeper
+// quorum as HOST:PORT,... and the parent node its records are under.
+struct ClusterKey {
+  std::string quorum;
+  std::string parent;
+};
+// HBase's cluster key "<host>[,<host>...]:<port>:<parent>" (as its ZKConfig: a host may name its
+// own port); InvalidArgument saying what is wrong.
+absl::StatusOr<ClusterKey> ParseClusterKey(std::string_view key);
+
 }  // namespace basalt::hbase
