@@ -76,10 +76,11 @@ constexpr char kUsage[] =
     "              on the HBase port against the same rows as gRPC BatchMutates (SYNC_WAL), alternating\n"
     "              rounds, one call at a time; cells/s, the server's CPU per cell, and the ratios\n"
     "  replicate_source --peer=HOST:PORT --peer_key=ZK:PORT:/PARENT [--table=bench_replicate_source --threads=16\n"
-    "               --seconds=10 --rounds=3 --value_size=100 --probe_ms=100]  (--server only)\n"
+    "               --seconds=10 --rounds=3 --value_size=100 --probe_ms=100 --down_seconds=0]  (--server only)\n"
     "              the source's Puts/s with one replication peer against none (alternating rounds, each peer\n"
     "              drained and removed after its round), then the lag from a Put's acknowledgement on the\n"
-    "              source to the row being readable on the peer (p50, p99) at 50 % and 80 % of the capacity\n";
+    "              source to the row being readable on the peer (p50, p99) at 50 % and 80 % of the capacity;\n"
+    "              with --down_seconds, a peer disabled that long under writes at 50 %, then its catch-up rate\n";
 
 }  // namespace
 

@@ -11,6 +11,9 @@
 //      and a probe that writes a marker row on the source every --probe_ms and polls the peer
 //      (a Get every ms) until it is there: the time from the source's acknowledgement to the row
 //      being readable on the peer, what an application failing over would lose.
+//   3. With --down_seconds: the catch-up of a peer that was away. The peer is added disabled (its
+//      edits kept), the writers run at 50 % for that long, then stop and the peer is enabled: the
+//      rows it then gets per second until it has everything.
 #include <atomic>
 #include <thread>
 
@@ -101,6 +104,7 @@ int RunServerReplicateSource(const Flags& flags, Report* report) {
   const int64_t rounds = flags.Int("rounds", 3);
   const int64_t value_size = flags.Int("value_size", 100);
   const int64_t probe_ms = flags.Int("probe_ms", 100);
+  const double down_seconds = flags.Double("down_seconds", 0);
   flags.RefuseUnused();
   if (peer_address.empty() || peer_key.empty()) {
     return Fail(absl::InvalidArgumentError("--peer=HOST:PORT (the peer's gRPC port) and --peer_key=<its cluster key> "
@@ -199,6 +203,26 @@ int RunServerReplicateSource(const Flags& flags, Report* report) {
                                Num("lag_p50_ms", lag.PercentileMicros(0.5) / 1000, 1),
                                Num("lag_p99_ms", lag.PercentileMicros(0.99) / 1000, 1),
                                Num("probes", static_cast<double>(lag.Count())), Num("drain_s", *d, 2)});
+  }
+  // 3. A peer away for down_seconds, then back.
+  if (down_seconds > 0) {
+    ReplicationPeer away = p;
+    away.enabled = false;
+    if (auto s = admin->AddPeer(away); !s.ok()) return Fail(s);
+    auto n = Write(source->get(), server->table, static_cast<int>(threads), down_seconds, 0.5 * capacity, value_size,
+                   &next_row);
+    if (!n.ok()) return Fail(n.status());
+    absl::StatusOr<PeerStatus> before = Peer(admin.get());
+    if (!before.ok()) return Fail(before.status());
+    if (auto s = admin->EnablePeer(kPeer); !s.ok()) return Fail(s);
+    auto d = Drain(admin.get());
+    if (!d.ok()) return Fail(d.status());
+    if (auto s = admin->RemovePeer(kPeer); !s.ok()) return Fail(s);
+    report->records.push_back({Text("run", absl::StrFormat("peer away %.0f s, then back", down_seconds)),
+                               Num("puts_per_s", static_cast<double>(*n) / down_seconds), Num("lag_p50_ms", 0),
+                               Num("lag_p99_ms", 0), Num("probes", 0), Num("drain_s", *d, 2)});
+    report->summary.push_back(Num("catch_up_rows_per_s", static_cast<double>(*n) / *d));
+    report->summary.push_back(Num("catch_up_log_mib", static_cast<double>(before->lag_bytes) / (1 << 20), 1));
   }
   report->title = absl::StrFormat(
       "server replicate_source: the source %s's Puts with one peer (%s) against none, and the lag at 50 %% and 80 %% "
