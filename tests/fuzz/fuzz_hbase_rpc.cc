@@ -118,7 +118,7 @@ void ParseKey(std::string_view bytes) {
   }
   FUZZ_CHECK(!k->quorum.empty() && k->parent.size() > 1 && k->parent[0] == '/', "a cluster key parsed as '%s' '%s'",
              k->quorum.c_str(), k->parent.c_str());
-  for (std::string_view host : absl::StrSplit(k->quorum, ',')) {
+  for (absl::string_view host : absl::StrSplit(k->quorum, ',')) {
     FUZZ_CHECK(!host.empty() && host.find(':') != std::string_view::npos, "quorum '%s' has a host with no port",
                k->quorum.c_str());
   }
