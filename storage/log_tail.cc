@@ -14,15 +14,21 @@ namespace {
 
 constexpr uint64_t kChunk = 1 << 20;  // bytes read from a segment at a time (more for a larger record)
 
-// The segment after `segment` that exists (in the log or among the held ones), no later than
-// `last`; NotFound when none does.
-absl::StatusOr<uint64_t> NextSegment(Env* env, const std::string& dir, uint64_t segment, uint64_t last) {
+// The segments of the log in `dir` and those held for its readers (HeldLogDir), ascending.
+absl::StatusOr<std::vector<uint64_t>> AllSegments(Env* env, const std::string& dir) {
   BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
   if (env->FileExists(HeldLogDir(dir))) {
     BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> held, ListSegments(env, HeldLogDir(dir)));
     segments.insert(segments.end(), held.begin(), held.end());
     std::sort(segments.begin(), segments.end());
   }
+  return segments;
+}
+
+// The segment after `segment` that exists (in the log or among the held ones), no later than
+// `last`; NotFound when none does.
+absl::StatusOr<uint64_t> NextSegment(Env* env, const std::string& dir, uint64_t segment, uint64_t last) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, AllSegments(env, dir));
   auto it = std::upper_bound(segments.begin(), segments.end(), segment);
   if (it == segments.end() || *it > last) {
     return absl::NotFoundError(absl::StrCat("log ", dir, ": no segment after ", segment, " up to ", last,
@@ -115,12 +121,8 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
 uint64_t LogBytesBetween(Env* env, const std::string& dir, WalPosition from, WalPosition end) {
   if (!(from < end)) return 0;
   if (from.segment == end.segment) return end.offset - from.offset;
-  absl::StatusOr<std::vector<uint64_t>> segments = ListSegments(env, dir);
+  absl::StatusOr<std::vector<uint64_t>> segments = AllSegments(env, dir);
   if (!segments.ok()) return 0;
-  if (env->FileExists(HeldLogDir(dir))) {
-    absl::StatusOr<std::vector<uint64_t>> held = ListSegments(env, HeldLogDir(dir));
-    if (held.ok()) segments->insert(segments->end(), held->begin(), held->end());
-  }
   uint64_t bytes = end.offset;
   for (uint64_t segment : *segments) {
     if (segment < from.segment || segment >= end.segment) continue;

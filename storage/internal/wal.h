@@ -236,6 +236,8 @@ class Wal {
   uint64_t FirstNeededSegment() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first segment DeleteCovered may not delete: FirstNeededSegment, or a hold's if lower.
   uint64_t FirstKeptSegment() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lowest segment a hold keeps; UINT64_MAX when there is none.
+  uint64_t LowestHold() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the holds that keep more than max_held_segments beyond the regions' need; their names.
   std::vector<std::string> DropHoldsPastBound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Regions holding records of the oldest live segment that they have not flushed, when more

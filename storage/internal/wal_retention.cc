@@ -19,11 +19,13 @@ uint64_t Wal::FirstNeededSegment() const {
   return segment_;
 }
 
-uint64_t Wal::FirstKeptSegment() const {
-  uint64_t first = FirstNeededSegment();
+uint64_t Wal::LowestHold() const {
+  uint64_t first = UINT64_MAX;
   for (const auto& [name, from] : holds_) first = std::min(first, from);
   return first;
 }
+
+uint64_t Wal::FirstKeptSegment() const { return std::min(FirstNeededSegment(), LowestHold()); }
 
 std::vector<std::string> Wal::DropHoldsPastBound() {
   std::vector<std::string> dropped;
@@ -59,9 +61,7 @@ void Wal::Release(const std::string& name) {
 
 uint64_t Wal::FirstHeldSegment() const {
   absl::MutexLock l(&mu_);
-  uint64_t first = UINT64_MAX;
-  for (const auto& [name, from] : holds_) first = std::min(first, from);
-  return first;
+  return LowestHold();
 }
 
 WalPosition Wal::DurableEnd() const {
