@@ -26,6 +26,10 @@ constexpr char kSuffix[] = ".position";
 
 std::string PositionPath(const std::string& dir, std::string_view peer) { return absl::StrCat(dir, "/", AV(peer), kSuffix); }
 
+absl::Status WritePosition(Env* env, const std::string& dir, std::string_view peer, WalPosition at) {
+  return env->WriteFileDurably(PositionPath(dir, peer), absl::StrCat(at.segment, " ", at.offset, "\n"));
+}
+
 absl::StatusOr<WalPosition> ParsePosition(std::string_view text, const std::string& path) {
   std::vector<absl::string_view> parts = absl::StrSplit(absl::StripAsciiWhitespace(AV(text)), ' ');
   WalPosition p;
@@ -40,10 +44,12 @@ constexpr char kHoldPrefix[] = "replication:";
 
 }  // namespace
 
-bool LogShipper::ValidPeerId(std::string_view id) {
-  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+absl::Status LogShipper::CheckPeerId(std::string_view id) {
+  const bool valid = !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
     return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
   });
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("replication peer id '", AV(id), "': 1 to 64 of [A-Za-z0-9_-]"));
 }
 
 absl::StatusOr<WalPosition> ReadPosition(Env* env, const std::string& state_dir, std::string_view peer) {
@@ -66,9 +72,11 @@ absl::StatusOr<std::map<std::string, WalPosition>> ReadPositions(Env* env, const
   if (!env->FileExists(state_dir)) return out;
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> names, env->ListDir(state_dir));
   for (const std::string& name : names) {
-    absl::string_view peer = name;
-    if (!absl::ConsumeSuffix(&peer, kSuffix) || !LogShipper::ValidPeerId(std::string_view(peer.data(), peer.size()))) continue;
-    BASALT_ASSIGN_OR_RETURN(out[std::string(peer)], ReadPosition(env, state_dir, std::string_view(peer.data(), peer.size())));
+    absl::string_view suffixed = name;
+    if (!absl::ConsumeSuffix(&suffixed, kSuffix)) continue;
+    const std::string peer(suffixed);
+    if (!LogShipper::CheckPeerId(peer).ok()) continue;
+    BASALT_ASSIGN_OR_RETURN(out[peer], ReadPosition(env, state_dir, peer));
   }
   return out;
 }
@@ -90,15 +98,13 @@ LogShipper::LogShipper(Options options) : options_(std::move(options)) { source_
 absl::StatusOr<WalPosition> LogShipper::Place(Env* env, ServerLog* log, const std::string& state_dir,
                                               std::string_view peer) {
   if (env == nullptr) env = Env::Default();
-  if (!ValidPeerId(peer)) {
-    return absl::InvalidArgumentError(absl::StrCat("replication peer id '", AV(peer), "': 1 to 64 of [A-Za-z0-9_-]"));
-  }
+  BASALT_RETURN_IF_ERROR(CheckPeerId(peer));
   BASALT_RETURN_IF_ERROR(env->CreateDirs(state_dir));
   absl::StatusOr<WalPosition> kept = ReadPosition(env, state_dir, peer);
   if (!kept.ok() && !absl::IsNotFound(kept.status())) return kept.status();
   const WalPosition at = kept.ok() ? *kept : log->DurableEnd();
   log->Hold(HoldName(peer), at.segment);
-  BASALT_RETURN_IF_ERROR(env->WriteFileDurably(PositionPath(state_dir, peer), absl::StrCat(at.segment, " ", at.offset, "\n")));
+  BASALT_RETURN_IF_ERROR(WritePosition(env, state_dir, peer, at));
   return at;
 }
 
@@ -113,9 +119,6 @@ absl::Status LogShipper::Forget(Env* env, ServerLog* log, const std::string& sta
 absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
   if (o.env == nullptr) o.env = Env::Default();
   if (o.log == nullptr) return absl::InvalidArgumentError("a replication shipper needs the server's log");
-  if (!ValidPeerId(o.peer)) {
-    return absl::InvalidArgumentError(absl::StrCat("replication peer id '", o.peer, "': 1 to 64 of [A-Za-z0-9_-]"));
-  }
   if (!ParseUuid(o.cluster_id).has_value()) {
     // (Every batch would be refused by the converter: refused here, once, instead.)
     return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": this cluster's id '",
@@ -172,8 +175,7 @@ bool LogShipper::Pause(absl::Duration d) {
 }
 
 absl::Status LogShipper::SavePosition(WalPosition at) {
-  return options_.env->WriteFileDurably(PositionPath(options_.state_dir, options_.peer),
-                                        absl::StrCat(at.segment, " ", at.offset, "\n"));
+  return WritePosition(options_.env, options_.state_dir, options_.peer, at);
 }
 
 absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end) {

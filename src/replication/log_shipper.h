@@ -92,8 +92,8 @@ class LogShipper {
                                            std::string_view peer);
   // A removed peer's place forgotten and its hold released.
   static absl::Status Forget(Env* env, ServerLog* log, const std::string& state_dir, std::string_view peer);
-  // Whether `id` is a peer id this shipper takes: 1 to 64 of [A-Za-z0-9_-].
-  static bool ValidPeerId(std::string_view id);
+  // OK when `id` is a peer id this shipper takes: 1 to 64 of [A-Za-z0-9_-]; else InvalidArgument.
+  static absl::Status CheckPeerId(std::string_view id);
   // Stops (a call in flight is waited for, up to call_timeout) and keeps the place.
   ~LogShipper();
 

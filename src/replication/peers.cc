@@ -25,9 +25,7 @@ constexpr char kScopeAttribute[] = "REPLICATION_SCOPE";
 std::string PeersPath(const std::string& dir) { return absl::StrCat(dir, "/", kPeersFile); }
 
 absl::Status ValidatePeer(const rpc::ReplicationPeer& p) {
-  if (!LogShipper::ValidPeerId(p.id())) {
-    return absl::InvalidArgumentError(absl::StrCat("replication peer id '", p.id(), "': 1 to 64 of [A-Za-z0-9_-]"));
-  }
+  BASALT_RETURN_IF_ERROR(LogShipper::CheckPeerId(p.id()));
   BASALT_RETURN_IF_ERROR(ParseClusterKey(p.cluster_key()).status());
   for (const rpc::PeerTable& t : p.tables()) {
     BASALT_RETURN_IF_ERROR(server::ValidateTableName(t.table()));
