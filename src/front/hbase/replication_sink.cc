@@ -1,8 +1,9 @@
 #include "src/front/hbase/replication_sink.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/status.h"
 #include "common/uuid.h"
@@ -19,25 +20,16 @@ constexpr std::string_view kBulkLoad = "HBASE::BULK_LOAD";
 
 Uuid UuidOf(const UUID& id) { return Uuid{id.most_sig_bits(), id.least_sig_bits()}; }
 
-bool NamesCluster(const WALKey& key, const std::optional<Uuid>& self) {
-  if (!self.has_value()) return false;
-  for (const UUID& id : key.cluster_ids()) {
-    if (UuidOf(id) == *self) return true;
+// The clusters an entry's edits have been through, the first where they were written, and HBase
+// 0.94's single id (which newer sources no longer write) when it is not among them.
+std::vector<Uuid> ClustersOf(const WALKey& key) {
+  std::vector<Uuid> out;
+  for (const UUID& id : key.cluster_ids()) out.push_back(UuidOf(id));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (key.has_cluster_id() && std::find(out.begin(), out.end(), UuidOf(key.cluster_id())) == out.end()) {
+    out.push_back(UuidOf(key.cluster_id()));
   }
-  // (HBase 0.94's single id, which newer sources no longer write.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  return key.has_cluster_id() && UuidOf(key.cluster_id()) == *self;
-#pragma GCC diagnostic pop
-}
-
-// The clusters an entry's edits have been through, as text, the first where they were written.
-std::vector<std::string> ClustersOf(const WALKey& key) {
-  std::vector<std::string> out;
-  for (const UUID& id : key.cluster_ids()) out.push_back(UuidText(id));
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  if (out.empty() && key.has_cluster_id()) out.push_back(UuidText(key.cluster_id()));
 #pragma GCC diagnostic pop
   return out;
 }
@@ -94,8 +86,9 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
     }
     absl::StatusOr<std::vector<BlockCell>> cells = cursor.Take(entry.associated_cell_count());
     if (!cells.ok()) return absl::InvalidArgumentError(absl::StrCat("log entry ", e, ": ", cells.status().message()));
-    if (NamesCluster(entry.key(), self_id)) {
-      ++edits.skipped_entries;
+    const std::vector<Uuid> clusters = ClustersOf(entry.key());
+    if (self_id.has_value() && std::find(clusters.begin(), clusters.end(), *self_id) != clusters.end()) {
+      ++edits.skipped_entries;  // it has been through here already
       continue;
     }
     absl::StatusOr<std::string> table = BasaltTableOfText(entry.key().table_name());
@@ -104,12 +97,15 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
                           absl::StrCat("log entry ", e, " of table ", AV(entry.key().table_name()), ": ",
                                        table.status().message()));
     }
-    const std::vector<std::string> clusters = ClustersOf(entry.key());
     if (clusters.size() > kMaxWalClusterIds) {
       return absl::InvalidArgumentError(absl::StrCat("log entry ", e, " names ", clusters.size(),
                                                      " clusters it came through; at most ", kMaxWalClusterIds));
     }
-    const std::string batch_key = absl::StrCat(*table, "/", absl::StrJoin(clusters, ","));
+    std::string batch_key = *table;  // (and the ids' bytes: a table name holds no NUL)
+    for (const Uuid& id : clusters) {
+      batch_key.push_back('\0');
+      batch_key.append(reinterpret_cast<const char*>(&id), sizeof(id));
+    }
     rpc::RowMutations* row = nullptr;
     for (const BlockCell& c : *cells) {
       if (c.family == kMetaFamily) {
@@ -126,7 +122,7 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
       if (added) {
         rpc::BatchMutateRequest& b = edits.batches.emplace_back();
         b.set_table(*table);
-        for (const std::string& id : clusters) b.add_cluster_ids(id);
+        for (const Uuid& id : clusters) b.add_cluster_ids(basalt::UuidText(id));
         row = nullptr;
       }
       rpc::BatchMutateRequest& batch = edits.batches[at->second];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "common/uuid.h"
@@ -27,7 +28,7 @@ absl::Status AddToSourceBatch(const WalRecord& rec, std::string_view table, cons
   };
   // The clusters it has been through, this one last (HBase's ClusterMarkingEntryFilter); a record
   // that has been through the peer is not shipped there again.
-  std::vector<Uuid> clusters;
+  absl::InlinedVector<Uuid, 4> clusters;  // (most records: this cluster's alone, no allocation)
   for (const std::string& text : rec.cluster_ids) {
     std::optional<Uuid> id = ParseUuid(text);
     if (!id.has_value()) {
