@@ -210,7 +210,7 @@ absl::Status RegionServer::StartHBase() {
   parts.scanner_lease_ms = config_.scanner_lease_ms;
   parts.cluster_id = tables_->cluster_id();
   parts.log = [](std::string_view line) { log::Warning(line); };
-  if (!config_.zookeeper_quorum.empty()) {
+  if (config_.cluster) {
     // An HBase source sends a batch to one region server, whatever regions its rows are in.
     BatchRouter::Options ro;
     ro.zk = &joined_zk_;
