@@ -45,36 +45,31 @@ absl::StatusOr<size_t> HBaseGet(hbase::WireClient* c, uint32_t call_id, const st
   return resp.result().cell(0).value().size();
 }
 
-std::string RowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
-
 }  // namespace
 
 int RunServerHBaseGet(const Flags& flags, Report* report) {
   auto server = ParseServerOptions(flags, "bench_hbase_get");
   if (!server.ok()) return Fail(server.status());
-  const std::string hbase_address = flags.Str("hbase", "");
-  const int64_t pid = flags.Int("server_pid", 0);
+  auto port = ParseHBasePortTarget(flags);
+  if (!port.ok()) return Fail(port.status());
+  const int64_t pid = port->pid;
   const int64_t records = flags.Int("records", 10000);
   const int64_t gets = flags.Int("gets", 20000);
   const int64_t rounds = flags.Int("rounds", 6);
   const int64_t value_size = flags.Int("value_size", 100);
   flags.RefuseUnused();
-  if (hbase_address.empty() || pid <= 0) {
-    return Fail(absl::InvalidArgumentError("--hbase=HOST:PORT (the server's HBase port) and --server_pid are required"));
-  }
   if (records <= 0 || gets <= 0 || rounds <= 0 || value_size <= 0) {
     return Fail(absl::InvalidArgumentError("--records, --gets, --rounds and --value_size must be positive"));
   }
-  auto conn = Connection::Open(server->conn);
+  auto conn = ConnectWithTable(*server);
   if (!conn.ok()) return Fail(conn.status());
   auto admin = (*conn)->GetAdmin();
-  if (auto s = EnsureTable(admin.get(), server->table); !s.ok()) return Fail(s);
   auto table = (*conn)->GetTable(server->table);
   {
     const std::string value(static_cast<size_t>(value_size), 'v');
     std::vector<RowMutationsBase> puts;
     for (int64_t i = 0; i < records; ++i) {
-      puts.push_back(Put(RowKey(i)).Add("f", "q", value));
+      puts.push_back(Put(BenchRowKey(i)).Add("f", "q", value));
       if (puts.size() == 1000 || i + 1 == records) {
         auto done = table->Batch(puts);
         if (!done.ok()) return Fail(done.status());
@@ -90,18 +85,18 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
   if (!regions.ok()) return Fail(regions.status());
   if (regions->size() != 1) return Fail(absl::FailedPreconditionError("hbase_get reads a table of one region"));
   const std::string region_name = hbase::RegionNameOf(server->table, "", (*regions)[0].id);
-  const size_t colon = hbase_address.rfind(':');
-  const int hbase_port = colon == std::string::npos ? 0 : std::atoi(hbase_address.c_str() + colon + 1);
-  hbase::WireClient hbase(hbase_address.substr(0, colon), hbase_port, "ClientService");
+  hbase::WireClient hbase(port->host, port->port, "ClientService");
   if (!hbase.connected()) {
-    return Fail(absl::UnavailableError(absl::StrCat("cannot connect to the HBase port ", hbase_address)));
+    return Fail(absl::UnavailableError(absl::StrCat("cannot connect to the HBase port ", port->address)));
   }
   uint32_t call_id = 0;
 
   // Each round reads the same keys through one front end; they alternate, gRPC first.
   std::vector<std::string> keys;
   std::mt19937_64 rng(7);
-  for (int64_t i = 0; i < gets; ++i) keys.push_back(RowKey(static_cast<int64_t>(rng() % static_cast<uint64_t>(records))));
+  for (int64_t i = 0; i < gets; ++i) {
+    keys.push_back(BenchRowKey(static_cast<int64_t>(rng() % static_cast<uint64_t>(records))));
+  }
   struct Totals {
     double cpu_us = 0;
     double seconds = 0;
@@ -142,7 +137,7 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
   report->title = absl::StrFormat(
       "server hbase_get: the server's CPU per Get, HBase port %s vs gRPC %s (%lld records of %lld B, %lld Gets x %lld "
       "rounds each, alternating; one synchronous client each)",
-      hbase_address, server->address, static_cast<long long>(records), static_cast<long long>(value_size),
+      port->address, server->address, static_cast<long long>(records), static_cast<long long>(value_size),
       static_cast<long long>(gets), static_cast<long long>(rounds));
   return 0;
 }

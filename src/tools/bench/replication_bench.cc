@@ -22,34 +22,26 @@ namespace {
 
 constexpr char kSourceCluster[] = "5e5e5e5e-0000-4000-8000-000000000001";
 
-std::string RowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
-
 }  // namespace
 
 int RunServerReplicate(const Flags& flags, Report* report) {
   auto server = ParseServerOptions(flags, "bench_replicate");
   if (!server.ok()) return Fail(server.status());
-  const std::string hbase_address = flags.Str("hbase", "");
-  const int64_t pid = flags.Int("server_pid", 0);
+  auto port = ParseHBasePortTarget(flags);
+  if (!port.ok()) return Fail(port.status());
+  const int64_t pid = port->pid;
   const int64_t batches = flags.Int("batches", 100);
   const int64_t rows = flags.Int("rows", 500);
   const int64_t rounds = flags.Int("rounds", 4);
   const int64_t value_size = flags.Int("value_size", 100);
   flags.RefuseUnused();
-  if (hbase_address.empty() || pid <= 0) {
-    return Fail(absl::InvalidArgumentError("--hbase=HOST:PORT (the server's HBase port) and --server_pid are required"));
-  }
   if (batches <= 0 || rows <= 0 || rounds <= 0 || value_size <= 0) {
     return Fail(absl::InvalidArgumentError("--batches, --rows, --rounds and --value_size must be positive"));
   }
-  auto conn = Connection::Open(server->conn);
+  auto conn = ConnectWithTable(*server);
   if (!conn.ok()) return Fail(conn.status());
-  auto admin = (*conn)->GetAdmin();
-  if (auto s = EnsureTable(admin.get(), server->table); !s.ok()) return Fail(s);
   auto table = (*conn)->GetTable(server->table);
-  const size_t colon = hbase_address.rfind(':');
-  const int port = colon == std::string::npos ? 0 : std::atoi(hbase_address.c_str() + colon + 1);
-  auto sink = hbase::WireClient::Dial(hbase_address.substr(0, colon), port, "AdminService", "bench", std::chrono::seconds(60));
+  auto sink = hbase::WireClient::Dial(port->host, port->port, "AdminService", "bench", std::chrono::seconds(60));
   if (!sink.ok()) return Fail(sink.status());
 
   // The batches both ways: the source's calls, and the client's Puts.
@@ -63,7 +55,7 @@ int RunServerReplicate(const Flags& flags, Report* report) {
   so.now_ms = ts;
   for (int64_t b = 0; b < batches; ++b) {
     for (int64_t r = 0; r < rows; ++r) {
-      const std::string row = RowKey(b * rows + r);
+      const std::string row = BenchRowKey(b * rows + r);
       WalRecord rec;
       rec.region = absl::StrCat(server->table, ",,1");
       rec.seq = static_cast<uint64_t>(b * rows + r + 1);
@@ -125,7 +117,7 @@ int RunServerReplicate(const Flags& flags, Report* report) {
   report->title = absl::StrFormat(
       "server replicate: a sink's apply rate, ReplicateWALEntry on the HBase port %s vs BatchMutate on gRPC %s "
       "(%lld batches of %lld rows of %lld B x %lld rounds each, alternating; one call at a time)",
-      hbase_address, server->address, static_cast<long long>(batches), static_cast<long long>(rows),
+      port->address, server->address, static_cast<long long>(batches), static_cast<long long>(rows),
       static_cast<long long>(value_size), static_cast<long long>(rounds));
   return 0;
 }

@@ -113,16 +113,13 @@ int RunServerReplicateSource(const Flags& flags, Report* report) {
   if (threads <= 0 || seconds <= 0 || rounds <= 0 || value_size <= 0 || probe_ms <= 0) {
     return Fail(absl::InvalidArgumentError("--threads, --seconds, --rounds, --value_size and --probe_ms must be positive"));
   }
-  auto source = Connection::Open(server->conn);
+  auto source = ConnectWithTable(*server);
   if (!source.ok()) return Fail(source.status());
-  ConnectionOptions po = server->conn;
-  po.address = peer_address;
-  auto peer = Connection::Open(po);
+  ServerOptions on_peer = *server;
+  on_peer.conn.address = peer_address;
+  auto peer = ConnectWithTable(on_peer);
   if (!peer.ok()) return Fail(peer.status());
   auto admin = (*source)->GetAdmin();
-  for (Connection* c : {source->get(), peer->get()}) {
-    if (auto s = EnsureTable(c->GetAdmin().get(), server->table); !s.ok()) return Fail(s);
-  }
   // The source's family replicated.
   absl::StatusOr<TableInfo> info = admin->DescribeTable(server->table);
   if (!info.ok()) return Fail(info.status());

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "src/base/flags.h"
 
 namespace basalt::bench {
 
@@ -218,5 +219,24 @@ std::string SizeLabel(int64_t size) {
   if (size >= 1024 && size % 1024 == 0) return absl::StrCat(size / 1024, " KiB");
   return absl::StrCat(size, " B");
 }
+
+absl::StatusOr<HBasePortTarget> ParseHBasePortTarget(const Flags& flags) {
+  HBasePortTarget t;
+  t.address = flags.Str("hbase", "");
+  t.pid = flags.Int("server_pid", 0);
+  if (t.address.empty() || t.pid <= 0) {
+    return absl::InvalidArgumentError("--hbase=HOST:PORT (the server's HBase port) and --server_pid are required");
+  }
+  BASALT_RETURN_IF_ERROR(server::SplitHostPort(t.address, &t.host, &t.port));
+  return t;
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> ConnectWithTable(const ServerOptions& server) {
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server.conn));
+  BASALT_RETURN_IF_ERROR(EnsureTable(conn->GetAdmin().get(), server.table));
+  return conn;
+}
+
+std::string BenchRowKey(int64_t i) { return absl::StrFormat("row%08d", i); }
 
 }  // namespace basalt::bench

@@ -71,6 +71,20 @@ const char* DurabilityName(Durability d);
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const Flags& flags, const std::string& name, const std::string& def,
                                                   bool allow_zero = false);
 
+// The server's HBase port and its process, as the HBase port's benchmarks take them: --hbase
+// (HOST:PORT) and --server_pid, both required (InvalidArgument, naming them).
+struct HBasePortTarget {
+  std::string address;  // HOST:PORT, as given
+  std::string host;
+  int port = 0;
+  int64_t pid = 0;
+};
+absl::StatusOr<HBasePortTarget> ParseHBasePortTarget(const Flags& flags);
+// A connection to the server with `server.table` made (family f) unless it exists.
+absl::StatusOr<std::unique_ptr<Connection>> ConnectWithTable(const ServerOptions& server);
+// The row keys those benchmarks write: "row%08d".
+std::string BenchRowKey(int64_t i);
+
 // Creates `name` with family f unless it exists; pre-split at `split_keys` (an existing table
 // must have as many regions).
 absl::Status EnsureTable(Admin* admin, const std::string& name, const std::vector<std::string>& split_keys = {});
