@@ -15,8 +15,12 @@ namespace {
 constexpr uint64_t kChunk = 1 << 20;  // bytes read from a segment at a time (more for a larger record)
 
 // The segments of the log in `dir` and those held for its readers (HeldLogDir), ascending.
+// (A dead server's log, split, is only its held segments.)
 absl::StatusOr<std::vector<uint64_t>> AllSegments(Env* env, const std::string& dir) {
-  BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, ListSegments(env, dir));
+  std::vector<uint64_t> segments;
+  if (env->FileExists(dir)) {
+    BASALT_ASSIGN_OR_RETURN(segments, ListSegments(env, dir));
+  }
   if (env->FileExists(HeldLogDir(dir))) {
     BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> held, ListSegments(env, HeldLogDir(dir)));
     segments.insert(segments.end(), held.begin(), held.end());
@@ -116,6 +120,16 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
     *reached = at;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<WalPosition> FinishedLogEnd(Env* env, const std::string& dir) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<uint64_t> segments, AllSegments(env, dir));
+  if (segments.empty()) return WalPosition{};
+  const uint64_t last = segments.back();
+  absl::StatusOr<uint64_t> size = env->GetFileSize(WalSegmentPath(dir, last));
+  if (!size.ok()) size = env->GetFileSize(WalSegmentPath(HeldLogDir(dir), last));
+  BASALT_RETURN_IF_ERROR(size.status());
+  return WalPosition{last, *size};
 }
 
 uint64_t LogBytesBetween(Env* env, const std::string& dir, WalPosition from, WalPosition end) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/env.h"
 #include "storage/log_record.h"
 
@@ -29,6 +30,10 @@ inline std::string HeldLogDir(const std::string& dir) { return dir + ".held"; }
 absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, WalPosition end, uint64_t max_bytes,
                          const std::function<absl::Status(const WalRecord&, const WalPosition& after)>& fn,
                          WalPosition* reached);
+
+// The end of a log nobody writes any more (a dead server's, split: what is left of it is in
+// HeldLogDir(dir)): its last segment's end; WalPosition{} when no segment is left.
+absl::StatusOr<WalPosition> FinishedLogEnd(Env* env, const std::string& dir);
 
 // About how many bytes of log lie from `from` to `end` (a reader's lag): the segments between,
 // where they still are, as their files' sizes say. 0 when `from` is not before `end`.

@@ -80,6 +80,10 @@ class Catalog final : public TableSource, public TableChanges {
     std::map<std::string, uint64_t> wal_holds;
     uint64_t wal_max_held_segments = 0;
     std::function<void(const std::string&)> on_wal_hold_dropped;
+    // A cluster's master: the holds of a dead server's log (its directory), kept through its split
+    // for replication's shippers (the log's segments they still need are moved to HeldLogDir,
+    // where the master ships them from: src/replication/peers.h). Empty: none.
+    std::function<absl::StatusOr<std::map<std::string, uint64_t>>(const std::string& dir)> dead_log_holds;
     // How often split and merged parents are looked at for removal (CleanSplitParents; HBase's
     // CatalogJanitor runs every 5 minutes), and snapshots past their TTL deleted (ExpireSnapshots).
     // 0: parents only after splits, merges and major compactions; snapshots never expire.

@@ -45,6 +45,14 @@ absl::Status Catalog::OpenServerLog() {
 absl::Status Catalog::SplitDeadServerLogLocked(const std::string& dir) {
   ServerLog::Options lo = LogOptions(dir);
   lo.drop_unknown_regions = true;
+  if (options_.dead_log_holds) {
+    absl::StatusOr<std::map<std::string, uint64_t>> holds = options_.dead_log_holds(dir);
+    if (!holds.ok()) {
+      return absl::Status(holds.status().code(), absl::StrCat("the replication places in the log of a dead server in ",
+                                                              dir, ": ", holds.status().message()));
+    }
+    lo.holds = *std::move(holds);
+  }
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<ServerLog::SplitStats> st = ServerLog::SplitDeadServerLog(lo);
   if (!st.ok()) {

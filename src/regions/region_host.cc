@@ -42,6 +42,8 @@ absl::StatusOr<std::unique_ptr<RegionHost>> RegionHost::Open(const Options& opti
   lo.table_of = &TableOfRegionName;
   lo.lost_found = absl::StrCat(options.data_dir, "/", kLostFoundDir);
   lo.log = [h = host.get()](std::string_view line) { h->Log(line); };
+  lo.max_held_segments = options.wal_max_held_segments;
+  lo.on_hold_dropped = options.on_wal_hold_dropped;
   absl::StatusOr<std::unique_ptr<ServerLog>> log = ServerLog::Open(lo);
   if (!log.ok()) {
     return absl::Status(log.status().code(),

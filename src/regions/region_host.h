@@ -50,6 +50,10 @@ class RegionHost final : public TableSource {
     std::string log_dir;
     uint64_t wal_roll_size = 64ull << 20;
     int wal_max_logs = 32;
+    // Replication's readers of the log (ServerLog::Hold) keep at most this many segments beyond
+    // the regions' need; past it the log drops the oldest hold and names it here.
+    uint64_t wal_max_held_segments = 0;
+    std::function<void(const std::string&)> on_wal_hold_dropped;
     // Asks the master to split a region (by its encoded name) whose largest store passed the
     // split size (HBase's SteppingSplitPolicy, as Catalog::Options::auto_split says).
     // Empty, or auto_split off: no split is asked.
@@ -95,6 +99,8 @@ class RegionHost final : public TableSource {
   absl::Status CloseAll() override;
 
   int64_t start_code() const { return options_.start_code; }
+  // This run's log, for its replication shippers (src/replication/log_shipper.h).
+  ServerLog* server_log() const { return log_.get(); }
   // Opens region `info` of `spec` here (replaying what a log split left in its recovered.edits/)
   // and serves it. AlreadyExists when it is open here; FailedPrecondition when it overlaps one
   // open here; the open's error otherwise (nothing is served then).
