@@ -86,7 +86,19 @@ absl::Status Catalog::Modify(const TableSpec& wanted) {
   served.kept = wanted_served.kept = {};
   served.kept_by_family.clear();
   wanted_served.kept_by_family.clear();
-  if (served == wanted_served) {
+  // A family's REPLICATION_SCOPE is the one kept setting a region server reads (its replication
+  // shippers, src/replication/peers.h): a change of it reopens the regions, as any change does
+  // in HBase, so that every edit written after the change is judged by it wherever it is shipped.
+  auto scopes = [](const TableSpec& t) {
+    std::map<std::string, std::string> out;
+    for (const auto& [family, kept] : t.kept_by_family) {
+      for (const auto& [key, value] : kept.attributes) {
+        if (key == "REPLICATION_SCOPE") out[family] = value;
+      }
+    }
+    return out;
+  };
+  if (served == wanted_served && scopes(e.spec) == scopes(spec)) {
     // Only the settings kept for clients changed: the regions serve as they did.
     Log(absl::StrCat("modified table '", spec.name, "' (kept settings only: no region reopened)"));
     return absl::OkStatus();
