@@ -89,6 +89,8 @@ const char* LogShipper::StateName(State s) {
       return "RETRYING";
     case State::kBroken:
       return "BROKEN";
+    case State::kDone:
+      return "DONE";
   }
   return "?";
 }
@@ -99,10 +101,16 @@ absl::StatusOr<WalPosition> LogShipper::Place(Env* env, ServerLog* log, const st
                                               std::string_view peer) {
   if (env == nullptr) env = Env::Default();
   BASALT_RETURN_IF_ERROR(CheckPeerId(peer));
-  BASALT_RETURN_IF_ERROR(env->CreateDirs(state_dir));
   absl::StatusOr<WalPosition> kept = ReadPosition(env, state_dir, peer);
   if (!kept.ok() && !absl::IsNotFound(kept.status())) return kept.status();
-  const WalPosition at = kept.ok() ? *kept : log->DurableEnd();
+  return PlaceAt(env, log, state_dir, peer, kept.ok() ? *kept : log->DurableEnd());
+}
+
+absl::StatusOr<WalPosition> LogShipper::PlaceAt(Env* env, ServerLog* log, const std::string& state_dir,
+                                                std::string_view peer, WalPosition at) {
+  if (env == nullptr) env = Env::Default();
+  BASALT_RETURN_IF_ERROR(CheckPeerId(peer));
+  BASALT_RETURN_IF_ERROR(env->CreateDirs(state_dir));
   log->Hold(HoldName(peer), at.segment);
   BASALT_RETURN_IF_ERROR(WritePosition(env, state_dir, peer, at));
   return at;
@@ -112,13 +120,15 @@ absl::Status LogShipper::Forget(Env* env, ServerLog* log, const std::string& sta
   if (env == nullptr) env = Env::Default();
   const std::string path = PositionPath(state_dir, peer);
   if (env->FileExists(path)) BASALT_RETURN_IF_ERROR(env->DeleteFile(path));
-  log->Release(HoldName(peer));
+  if (log != nullptr) log->Release(HoldName(peer));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
   if (o.env == nullptr) o.env = Env::Default();
-  if (o.log == nullptr) return absl::InvalidArgumentError("a replication shipper needs the server's log");
+  if ((o.log == nullptr) == o.finished_dir.empty()) {
+    return absl::InvalidArgumentError("a replication shipper needs the server's log, or a finished log's directory");
+  }
   if (!ParseUuid(o.cluster_id).has_value()) {
     // (Every batch would be refused by the converter: refused here, once, instead.)
     return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": this cluster's id '",
@@ -127,8 +137,15 @@ absl::StatusOr<std::unique_ptr<LogShipper>> LogShipper::Start(Options o) {
   if (!o.find_sink || !o.scope) {
     return absl::InvalidArgumentError(absl::StrCat("replication to peer ", o.peer, ": no sink or no scope given"));
   }
-  BASALT_ASSIGN_OR_RETURN(const WalPosition at, Place(o.env, o.log, o.state_dir, o.peer));
+  WalPosition at, end;
+  if (o.log != nullptr) {
+    BASALT_ASSIGN_OR_RETURN(at, Place(o.env, o.log, o.state_dir, o.peer));
+  } else {
+    BASALT_ASSIGN_OR_RETURN(at, ReadPosition(o.env, o.state_dir, o.peer));
+    BASALT_ASSIGN_OR_RETURN(end, FinishedLogEnd(o.env, o.finished_dir));
+  }
   std::unique_ptr<LogShipper> s(new LogShipper(std::move(o)));
+  s->finished_end_ = end;
   {
     absl::MutexLock l(&s->mu_);
     s->figures_.position = at;
@@ -151,7 +168,7 @@ LogShipper::Figures LogShipper::figures() const {
     absl::MutexLock l(&mu_);
     f = figures_;
   }
-  f.lag_bytes = LogBytesBetween(options_.env, options_.log->dir(), f.position, options_.log->DurableEnd());
+  f.lag_bytes = LogBytesBetween(options_.env, dir(), f.position, End());
   return f;
 }
 
@@ -186,7 +203,7 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
   auto read = [&] {
     batch.Clear();
     return ReadLogFrom(
-        options_.env, options_.log->dir(), at, end, options_.max_batch_bytes,
+        options_.env, dir(), at, end, options_.max_batch_bytes,
         [&](const WalRecord& rec, const WalPosition&) {
           return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), source_, &batch);
         },
@@ -271,8 +288,23 @@ void LogShipper::Run() {
         break;
       }
     }
-    const WalPosition end = options_.log->DurableEnd();
+    const WalPosition end = End();
     if (!(at < end)) {
+      if (options_.log == nullptr) {  // a finished log, shipped whole
+        if (absl::Status s = SavePosition(at); !s.ok()) {
+          Say(absl::StrCat("keeping its place: ", s.ToString()));
+          if (!Pause(options_.idle_poll)) break;
+          continue;
+        }
+        saved = at;
+        {
+          absl::MutexLock l(&mu_);
+          figures_.position = at;
+          figures_.state = State::kDone;
+        }
+        if (options_.on_done) options_.on_done();
+        break;
+      }
       if (!Pause(options_.idle_poll)) break;
       continue;
     }
@@ -303,7 +335,7 @@ void LogShipper::Run() {
         Say(absl::StrCat("keeping its place: ", s.ToString()));
       } else {
         // The log may let go of what is behind the kept place.
-        if (at.segment != saved.segment) options_.log->Hold(HoldName(options_.peer), at.segment);
+        if (at.segment != saved.segment && options_.log != nullptr) options_.log->Hold(HoldName(options_.peer), at.segment);
         saved = at;
         saved_when = absl::Now();
       }

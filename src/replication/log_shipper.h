@@ -66,6 +66,12 @@ class LogShipper {
   struct Options {
     Env* env = nullptr;            // nullptr: Env::Default()
     ServerLog* log = nullptr;      // the server's log, which must outlive the shipper
+    // Or, with no `log`: a log nobody writes any more (a dead region server's, split: what its
+    // shippers still needed is in HeldLogDir(finished_dir)), shipped from the place kept for the
+    // peer up to its end (FinishedLogEnd); then the shipper is DONE and calls on_done, once,
+    // from its thread.
+    std::string finished_dir;
+    std::function<void()> on_done;
     std::string state_dir;         // where its place is kept
     std::string peer;              // the peer's id ([A-Za-z0-9_-]+)
     // A sink of the peer, asked each time the shipper connects (again after a failed call: the
@@ -81,16 +87,20 @@ class LogShipper {
     absl::Duration call_timeout = absl::Seconds(60);  // HBase's source waits as long
     std::function<void(std::string_view)> say;          // its log lines; empty: the server log
   };
-  enum class State { kShipping, kRetrying, kBroken };
+  enum class State { kShipping, kRetrying, kBroken, kDone };
 
   // Starts shipping from the place kept in state_dir, or, for a new peer, from the log's durable
   // end (a peer added now gets the edits made from now on; what existed is copied another way).
+  // A finished log's shipper starts from its kept place (NotFound when none is kept).
   static absl::StatusOr<std::unique_ptr<LogShipper>> Start(Options options);
   // A peer's place without shipping (a peer added disabled): kept from the log's durable end
   // unless it has one already, and held. Returns the place.
   static absl::StatusOr<WalPosition> Place(Env* env, ServerLog* log, const std::string& state_dir,
                                            std::string_view peer);
-  // A removed peer's place forgotten and its hold released.
+  // The same at a place given (a region server's first peers: its log's beginning, WalPosition{}).
+  static absl::StatusOr<WalPosition> PlaceAt(Env* env, ServerLog* log, const std::string& state_dir,
+                                             std::string_view peer, WalPosition at);
+  // A removed peer's place forgotten and its hold released (`log` null: a finished log's).
   static absl::Status Forget(Env* env, ServerLog* log, const std::string& state_dir, std::string_view peer);
   // OK when `id` is a peer id this shipper takes: 1 to 64 of [A-Za-z0-9_-]; else InvalidArgument.
   static absl::Status CheckPeerId(std::string_view id);
@@ -116,6 +126,8 @@ class LogShipper {
  private:
   explicit LogShipper(Options options);
   void Run();
+  const std::string& dir() const { return options_.log != nullptr ? options_.log->dir() : options_.finished_dir; }
+  WalPosition End() const { return options_.log != nullptr ? options_.log->DurableEnd() : finished_end_; }
   // Reads and ships one batch from `at`; how far it got. Unavailable/Internal etc. leave `at`.
   absl::StatusOr<WalPosition> ShipOnce(WalPosition at, WalPosition end);
   absl::Status SavePosition(WalPosition at);
@@ -127,6 +139,7 @@ class LogShipper {
   hbase::SourceOptions source_;  // made once; Run's own (its clock set per batch)
   std::unique_ptr<hbase::WireClient> sink_;  // the connection, Run's own
   std::string sink_address_;                 // its host:port, Run's own
+  WalPosition finished_end_;                 // a finished log's end (set before Run)
   uint32_t next_call_ = 1;                   // Run's own
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "common/zookeeper.h"
 #include "proto/hbase/hbase_cluster.pb.h"
@@ -91,12 +92,14 @@ bool ReplicatedFamily(const server::TableSpec& spec, std::string_view family) {
 
 absl::StatusOr<std::unique_ptr<Peers>> Peers::Open(Options o) {
   if (o.env == nullptr) o.env = Env::Default();
-  if (o.log == nullptr || o.tables == nullptr) return absl::InvalidArgumentError("replication peers need a log and tables");
+  if (o.tables == nullptr) return absl::InvalidArgumentError("replication peers need the tables");
+  if (o.follower && o.log == nullptr) return absl::InvalidArgumentError("a region server's replication needs its log");
   std::unique_ptr<Peers> p(new Peers(std::move(o)));
   Env* env = p->options_.env;
   const std::string path = PeersPath(p->options_.state_dir);
   rpc::ListPeersResponse kept;  // (its PeerStatus.peer fields: the peers file's form)
-  if (env->FileExists(path)) {
+  if (!p->options_.follower) BASALT_RETURN_IF_ERROR(env->CreateDirs(p->options_.state_dir));
+  if (!p->options_.follower && env->FileExists(path)) {
     BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(path));
     if (!kept.ParseFromString(bytes)) {
       return absl::DataLossError(absl::StrCat("replication peers file ", path, " does not parse"));
@@ -109,6 +112,7 @@ absl::StatusOr<std::unique_ptr<Peers>> Peers::Open(Options o) {
     }
     p->peers_[st.peer().id()].config = st.peer();
   }
+  if (p->options_.log == nullptr) return p;  // (a master: it ships only dead runs' logs, ShipDeadLogs)
   // A place kept for no peer (its removal stopped between the two): forgotten.
   BASALT_ASSIGN_OR_RETURN(auto places, ReadPositions(env, p->options_.state_dir));
   for (const auto& [id, at] : places) {
@@ -133,6 +137,19 @@ void Peers::Stop() {
     SetLive(id, nullptr);
     peer.shipper.reset();
   }
+  dead_.clear();
+}
+
+absl::Status Peers::RefuseChange(std::string_view what) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      AV(what), ": a region server follows the replication peers its cluster's master keeps (ask the master: "
+      "connect through ZooKeeper)"));
+}
+
+absl::Status Peers::Changed() const {
+  BASALT_RETURN_IF_ERROR(Save());
+  if (options_.on_change) options_.on_change();
+  return absl::OkStatus();
 }
 
 absl::Status Peers::Save() const {
@@ -177,6 +194,7 @@ LogShipper::Scope Peers::ScopeNow(const rpc::ReplicationPeer& peer) const {
 
 absl::Status Peers::StartShipper(Peer* peer) {
   if (stopped_) return absl::UnavailableError("the server is stopping: its replication is");
+  if (options_.log == nullptr) return absl::OkStatus();  // (a master: no log of its own)
   LogShipper::Options so;
   so.env = options_.env;
   so.log = options_.log;
@@ -199,6 +217,7 @@ absl::Status Peers::StartShipper(Peer* peer) {
 }
 
 absl::Status Peers::AddPeer(const rpc::ReplicationPeer& config) {
+  if (options_.follower) return RefuseChange("add_peer");
   BASALT_RETURN_IF_ERROR(ValidatePeer(config));
   absl::MutexLock l(&mu_);
   if (peers_.count(config.id()) != 0) {
@@ -209,32 +228,52 @@ absl::Status Peers::AddPeer(const rpc::ReplicationPeer& config) {
     dropped_.erase(config.id());
   }
   // Its place first (from the log's end now): what is written from here on is the peer's.
-  BASALT_RETURN_IF_ERROR(LogShipper::Place(options_.env, options_.log, options_.state_dir, config.id()).status());
+  if (options_.log != nullptr) {
+    BASALT_RETURN_IF_ERROR(LogShipper::Place(options_.env, options_.log, options_.state_dir, config.id()).status());
+  }
   Peer& peer = peers_[config.id()];
   peer.config = config;
   absl::Status s = Save();
   if (s.ok() && config.enabled()) s = StartShipper(&peer);
   if (!s.ok()) {
     peers_.erase(config.id());
-    (void)LogShipper::Forget(options_.env, options_.log, options_.state_dir, config.id());
+    if (options_.log != nullptr) (void)LogShipper::Forget(options_.env, options_.log, options_.state_dir, config.id());
     (void)Save();
+    return s;
   }
+  if (options_.on_change) options_.on_change();
   return s;
 }
 
-absl::Status Peers::RemovePeer(std::string_view id) {
-  absl::MutexLock l(&mu_);
-  auto it = peers_.find(std::string(id));
-  if (it == peers_.end()) return NoSuchPeer(id);
+absl::Status Peers::Drop(std::map<std::string, Peer>::iterator it) {
   SetLive(it->first, nullptr);
   it->second.shipper.reset();
   const std::string name = it->first;
   peers_.erase(it);
-  BASALT_RETURN_IF_ERROR(Save());
+  if (options_.log == nullptr) return absl::OkStatus();
   return LogShipper::Forget(options_.env, options_.log, options_.state_dir, name);
 }
 
+absl::Status Peers::RemovePeer(std::string_view id) {
+  if (options_.follower) return RefuseChange("remove_peer");
+  absl::MutexLock l(&mu_);
+  auto it = peers_.find(std::string(id));
+  if (it == peers_.end()) return NoSuchPeer(id);
+  // Kept first: a crash between the two leaves a place for no peer, which Open forgets.
+  rpc::ReplicationPeer was = it->second.config;
+  SetLive(it->first, nullptr);
+  it->second.shipper.reset();
+  peers_.erase(it);
+  BASALT_RETURN_IF_ERROR(Changed());
+  if (options_.log == nullptr) {
+    ShipDeadLogsLocked();  // (its shippers of dead runs stopped, their places forgotten)
+    return absl::OkStatus();
+  }
+  return LogShipper::Forget(options_.env, options_.log, options_.state_dir, was.id());
+}
+
 absl::Status Peers::UpdatePeer(const rpc::ReplicationPeer& config) {
+  if (options_.follower) return RefuseChange("update_peer_config");
   BASALT_RETURN_IF_ERROR(ValidatePeer(config));
   absl::MutexLock l(&mu_);
   auto it = peers_.find(config.id());
@@ -243,9 +282,13 @@ absl::Status Peers::UpdatePeer(const rpc::ReplicationPeer& config) {
   const rpc::ReplicationPeer before = peer.config;
   peer.config = config;
   peer.config.set_enabled(before.enabled());
-  if (absl::Status s = Save(); !s.ok()) {
+  if (absl::Status s = Changed(); !s.ok()) {
     peer.config = before;
     return s;
+  }
+  if (options_.log == nullptr) {
+    for (auto& [run, shippers] : dead_) shippers.erase(config.id());  // (again with the new settings)
+    ShipDeadLogsLocked();
   }
   if (peer.shipper == nullptr) return absl::OkStatus();
   SetLive(it->first, nullptr);
@@ -254,16 +297,18 @@ absl::Status Peers::UpdatePeer(const rpc::ReplicationPeer& config) {
 }
 
 absl::Status Peers::SetPeerEnabled(std::string_view id, bool enabled) {
+  if (options_.follower) return RefuseChange(enabled ? "enable_peer" : "disable_peer");
   absl::MutexLock l(&mu_);
   auto it = peers_.find(std::string(id));
   if (it == peers_.end()) return NoSuchPeer(id);
   Peer& peer = it->second;
   if (peer.config.enabled() == enabled) return absl::OkStatus();
   peer.config.set_enabled(enabled);
-  if (absl::Status s = Save(); !s.ok()) {
+  if (absl::Status s = Changed(); !s.ok()) {
     peer.config.set_enabled(!enabled);
     return s;
   }
+  if (options_.log == nullptr) ShipDeadLogsLocked();
   if (enabled) return StartShipper(&peer);
   SetLive(it->first, nullptr);
   peer.shipper.reset();  // (its place kept, and held)
@@ -275,6 +320,23 @@ absl::Status Peers::ListPeers(rpc::ListPeersResponse* resp) const {
   for (const auto& [id, peer] : peers_) {
     rpc::PeerStatus* st = resp->add_peers();
     *st->mutable_peer() = peer.config;
+    if (options_.log == nullptr) {
+      // A master: the peer's settings, and what dead servers' logs still hold for it (each
+      // region server has its own figures for its own log).
+      st->set_state(peer.config.enabled() ? "ENABLED" : "DISABLED");
+      for (const auto& [run, shippers] : dead_) {
+        auto it = shippers.find(id);
+        if (it == shippers.end()) continue;
+        const LogShipper::Figures f = it->second->figures();
+        st->set_lag_bytes(st->lag_bytes() + f.lag_bytes);
+        st->set_entries(st->entries() + f.entries);
+        st->set_cells(st->cells() + f.cells);
+        st->set_batches(st->batches() + f.batches);
+        st->set_failed_calls(st->failed_calls() + f.failed_calls);
+        if (!f.last_error.empty()) st->set_last_error(absl::StrCat("dead server ", run, ": ", f.last_error));
+      }
+      continue;
+    }
     if (peer.shipper == nullptr) {
       bool dropped;
       {
@@ -311,6 +373,162 @@ void Peers::HoldDropped(std::string_view hold) {
   absl::MutexLock l(&dropped_mu_);
   dropped_.insert(*id);
   if (auto it = live_.find(*id); it != live_.end()) it->second->HoldDropped();
+}
+
+absl::Status Peers::Replace(const rpc::ListPeersResponse& all) {
+  std::map<std::string, rpc::ReplicationPeer> wanted;
+  for (const rpc::PeerStatus& st : all.peers()) {
+    BASALT_RETURN_IF_ERROR(ValidatePeer(st.peer()));
+    wanted[st.peer().id()] = st.peer();
+  }
+  absl::MutexLock l(&mu_);
+  if (stopped_) return absl::UnavailableError("the server is stopping: its replication is");
+  const bool first = !replaced_;
+  replaced_ = true;
+  absl::Status result;
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    auto next = std::next(it);
+    if (wanted.count(it->first) == 0) {
+      if (absl::Status s = Drop(it); !s.ok() && result.ok()) result = s;
+    }
+    it = next;
+  }
+  for (const auto& [id, config] : wanted) {
+    auto it = peers_.find(id);
+    if (it != peers_.end() && it->second.config.SerializeAsString() == config.SerializeAsString()) continue;
+    if (it == peers_.end()) {
+      {
+        absl::MutexLock d(&dropped_mu_);
+        dropped_.erase(id);
+      }
+      // The first peers from this run's log's beginning: what it wrote before it heard of them
+      // (regions may open here before it does) is theirs. A peer added later, from now on.
+      absl::StatusOr<WalPosition> at =
+          first ? LogShipper::PlaceAt(options_.env, options_.log, options_.state_dir, id, WalPosition{})
+                : LogShipper::Place(options_.env, options_.log, options_.state_dir, id);
+      if (!at.ok()) {
+        if (result.ok()) result = at.status();
+        continue;
+      }
+      it = peers_.emplace(id, Peer{}).first;
+    }
+    Peer& peer = it->second;
+    SetLive(id, nullptr);
+    peer.shipper.reset();  // (its place kept: a new shipper goes on from there)
+    peer.config = config;
+    if (config.enabled()) {
+      if (absl::Status s = StartShipper(&peer); !s.ok() && result.ok()) result = s;
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::map<std::string, uint64_t>> Peers::DeadLogHolds(Env* env, const std::string& runs_dir,
+                                                                   const std::string& dir) {
+  const std::string run = dir.substr(dir.find_last_of('/') + 1);  // (npos + 1: the whole name)
+  BASALT_ASSIGN_OR_RETURN(auto places, ReadPositions(env, absl::StrCat(runs_dir, "/", run)));
+  std::map<std::string, uint64_t> holds;
+  for (const auto& [peer, at] : places) holds[HoldName(peer)] = at.segment;
+  return holds;
+}
+
+void Peers::ShipDeadLogs() {
+  absl::MutexLock l(&mu_);
+  ShipDeadLogsLocked();
+}
+
+void Peers::ShipDeadLogsLocked() {
+  if (options_.runs_dir.empty() || stopped_) return;
+  Env* env = options_.env;
+  auto say = [this](std::string_view line) {
+    const std::string text = absl::StrCat("replication: ", AV(line));
+    if (options_.say) {
+      options_.say(text);
+    } else {
+      log::Warning(text);
+    }
+  };
+  if (!env->FileExists(options_.runs_dir)) return;
+  absl::StatusOr<std::vector<std::string>> runs = env->ListDir(options_.runs_dir);
+  if (!runs.ok()) {
+    say(absl::StrCat("listing the region servers' places in ", options_.runs_dir, ": ", runs.status().message()));
+    return;
+  }
+  std::set<std::string> seen;
+  for (const std::string& run : *runs) {
+    const std::string log_dir = absl::StrCat(options_.logs_dir, "/", run);
+    if (env->FileExists(log_dir)) continue;  // a live server's, or a dead one's not split yet
+    seen.insert(run);
+    const std::string state_dir = absl::StrCat(options_.runs_dir, "/", run);
+    std::map<std::string, std::unique_ptr<LogShipper>>& shippers = dead_[run];
+    absl::StatusOr<std::map<std::string, WalPosition>> places = ReadPositions(env, state_dir);
+    if (!places.ok()) {
+      say(absl::StrCat("the places of dead server ", run, ": ", places.status().message()));
+      continue;
+    }
+    for (const auto& [id, at] : *places) {
+      auto peer = peers_.find(id);
+      auto running = shippers.find(id);
+      if (running != shippers.end() && running->second->figures().state == LogShipper::State::kDone) {
+        running->second.reset();
+        shippers.erase(running);
+        running = shippers.end();
+        // Shipped whole: its place goes (below, the run once it keeps none).
+        if (absl::Status s = LogShipper::Forget(env, nullptr, state_dir, id); !s.ok()) say(s.ToString());
+        continue;
+      }
+      if (peer == peers_.end()) {  // removed: nothing more is owed to it
+        if (running != shippers.end()) shippers.erase(running);
+        if (absl::Status s = LogShipper::Forget(env, nullptr, state_dir, id); !s.ok()) say(s.ToString());
+        continue;
+      }
+      if (!peer->second.config.enabled()) {
+        if (running != shippers.end()) shippers.erase(running);  // (its place kept)
+        continue;
+      }
+      if (running != shippers.end()) continue;
+      LogShipper::Options so;
+      so.env = env;
+      so.finished_dir = log_dir;
+      so.state_dir = state_dir;
+      so.peer = id;
+      so.cluster_id = options_.cluster_id;
+      so.idle_poll = options_.idle_poll;
+      so.say = options_.say;
+      const rpc::ReplicationPeer config = peer->second.config;
+      if (options_.find_sink) {
+        so.find_sink = [find = options_.find_sink, config] { return find(config); };
+      } else {
+        absl::StatusOr<ClusterKey> key = ParseClusterKey(config.cluster_key());
+        if (!key.ok()) continue;  // (validated when added)
+        so.find_sink = [key = *key, own = options_.cluster_id] { return FindSink(key, own); };
+      }
+      so.scope = [this, config] { return ScopeNow(config); };
+      if (options_.post) so.on_done = [this, post = options_.post] { post([this] { ShipDeadLogs(); }); };
+      absl::StatusOr<std::unique_ptr<LogShipper>> started = LogShipper::Start(std::move(so));
+      if (!started.ok()) {
+        say(absl::StrCat("shipping what dead server ", run, " had not shipped to peer ", id, ": ",
+                         started.status().message()));
+        continue;
+      }
+      say(absl::StrCat("shipping what dead server ", run, " had not shipped to peer ", id, " (from ", at.segment, ":",
+                       at.offset, ")"));
+      shippers[id] = *std::move(started);
+    }
+    if (!shippers.empty()) continue;
+    absl::StatusOr<std::map<std::string, WalPosition>> left = ReadPositions(env, state_dir);
+    if (!left.ok() || !left->empty()) continue;  // (a disabled peer's place, kept)
+    // Nothing more is owed from this run: what was kept of its log, and its places, go.
+    absl::Status s = env->FileExists(HeldLogDir(log_dir)) ? env->RemoveTree(HeldLogDir(log_dir)) : absl::OkStatus();
+    if (s.ok()) s = env->RemoveTree(state_dir);
+    if (!s.ok()) {
+      say(absl::StrCat("removing dead server ", run, "'s shipped log: ", s.message()));
+      continue;
+    }
+    dead_.erase(run);
+    say(absl::StrCat("dead server ", run, ": every peer has what it wrote; its log is gone"));
+  }
+  for (auto it = dead_.begin(); it != dead_.end();) it = seen.count(it->first) == 0 ? dead_.erase(it) : std::next(it);
 }
 
 }  // namespace basalt::replication

@@ -21,6 +21,17 @@
 //
 // What is shipped: the edits of families whose REPLICATION_SCOPE is not 0, of the peer's tables
 // (every table when it names none). Thread-safety: every call may come from any thread.
+//
+// In a cluster (docs/DESIGN.md §15, "A cluster as a source") the same class plays two parts:
+// - The active master keeps the peers (`log` null: it writes no log of its own), in the shared
+//   data_dir/replication/peers, and tells the region servers after each change (on_change: the
+//   grants' and quotas' announcement). It also ships what dead region servers had not shipped
+//   (ShipDeadLogs): their places are in data_dir/replication/rs/<run>/ and the segments they
+//   still needed were kept through the log's split, in HeldLogDir(data_dir/wals/<run>).
+// - A region server follows them (`follower`: every change but the master's is refused) and
+//   ships its own log (this run's: data_dir/wals/<run>), its places in data_dir/replication/rs/<run>.
+//   The peers it is given first are placed at its log's beginning: nothing it wrote before it
+//   heard of them is missed.
 #pragma once
 
 #include <functional>
@@ -41,6 +52,11 @@
 #include "storage/server_log.h"
 
 namespace basalt::replication {
+
+// Under a cluster's data_dir: each region server run's log (data_dir/wals/<run>), and where
+// its shippers keep their places (data_dir/replication/rs/<run>).
+inline constexpr char kRunLogsDir[] = "wals";
+inline constexpr char kRunPlacesDir[] = "replication/rs";
 
 using hbase::ClusterKey;
 using hbase::ParseClusterKey;
@@ -65,6 +81,16 @@ class Peers final : public server::ReplicationPeers {
     std::function<absl::StatusOr<LogShipper::Sink>(const rpc::ReplicationPeer& peer)> find_sink;
     absl::Duration idle_poll = absl::Milliseconds(50);
     std::function<void(std::string_view)> say;  // the shippers' log lines; empty: the server log
+    // A cluster's region server: the peers are the master's (Replace), none kept here.
+    bool follower = false;
+    // A cluster's master: told after each change is kept (announces it to the region servers).
+    std::function<void()> on_change;
+    // A cluster's master: where the region servers' runs keep their places (data_dir/replication/rs)
+    // and write their logs (data_dir/wals), and how a task is run on the master's own thread (a
+    // dead log's shipper, done, is put away there: ShipDeadLogs).
+    std::string runs_dir;
+    std::string logs_dir;
+    std::function<void(std::function<void()>)> post;
   };
   // Reads the peers kept in state_dir and starts shipping to the enabled ones. DataLoss for a
   // peers file that does not parse.
@@ -82,12 +108,33 @@ class Peers final : public server::ReplicationPeers {
   // The log dropped hold `hold` (Catalog::Options::on_wal_hold_dropped): its peer is BROKEN.
   void HoldDropped(std::string_view hold);
 
+  // A follower: the peers are now `all` (the master's ListPeers). InvalidArgument for a peer
+  // that does not validate (nothing changed then).
+  absl::Status Replace(const rpc::ListPeersResponse& all);
+  // The master: ships, to each enabled peer, what every dead region server's run (a directory of
+  // runs_dir whose log in logs_dir is gone: split) had not shipped yet, from its kept places; a
+  // run shipped whole (or whose peers are gone) is removed with what was kept of its log. Called
+  // after each log split and when a peer changes; each call may run again.
+  void ShipDeadLogs();
+  // The places and holds a dead run's log `dir` (data_dir/wals/<run>) keeps through its split
+  // (Catalog::Options::dead_log_holds), from `runs_dir`'s places.
+  static absl::StatusOr<std::map<std::string, uint64_t>> DeadLogHolds(Env* env, const std::string& runs_dir,
+                                                                    const std::string& dir);
+
  private:
   struct Peer {
     rpc::ReplicationPeer config;
     std::unique_ptr<LogShipper> shipper;  // while enabled
   };
   explicit Peers(Options options) : options_(std::move(options)) {}
+  absl::Status RefuseChange(std::string_view what) const;
+  // Stops and forgets peer `it` (its place and hold).
+  absl::Status Drop(std::map<std::string, Peer>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the dead runs' shippers that should run, stops those of peers disabled or gone, and
+  // puts away the runs shipped whole.
+  void ShipDeadLogsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Kept and told (on_change).
+  absl::Status Changed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Save() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StartShipper(Peer* peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What `peer` replicates, as the tables are now.
@@ -100,6 +147,10 @@ class Peers final : public server::ReplicationPeers {
   mutable absl::Mutex mu_;  // before dropped_mu_
   std::map<std::string, Peer> peers_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool replaced_ ABSL_GUARDED_BY(mu_) = false;  // a follower was given its peers once
+  // The master's shippers of dead runs' logs: run -> peer -> shipper (DONE ones put away by
+  // ShipDeadLogs).
+  std::map<std::string, std::map<std::string, std::unique_ptr<LogShipper>>> dead_ ABSL_GUARDED_BY(mu_);
   // What HoldDropped touches, apart from mu_: the log calls it from wherever it drops a hold,
   // which may be inside a call of ours that holds mu_.
   mutable absl::Mutex dropped_mu_;
