@@ -221,6 +221,21 @@ absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const Channe
   });
 }
 
+absl::Status AnnouncePeersChanged(ZooKeeper* zk, const ClusterPaths& paths) {
+  return AnnounceChange(zk, paths.replication_peers());
+}
+
+absl::Status FollowPeers(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                         std::function<absl::Status(const rpc::ListPeersResponse&)> apply) {
+  return Follow(zk, paths, paths.replication_peers(), "replication peers",
+                [zk, paths, security, apply = std::move(apply)]() -> absl::Status {
+                  rpc::ListPeersRequest req;
+                  rpc::ListPeersResponse resp;
+                  BASALT_RETURN_IF_ERROR(CallMaster(zk, paths, security, &rpc::Admin::Stub::ListPeers, req, &resp));
+                  return apply(resp);
+                });
+}
+
 std::function<absl::Status(const TxCaller&, int64_t)> MasterWriterCheck(const std::atomic<ZooKeeper*>* zk,
                                                                         const ClusterPaths& paths,
                                                                         const ChannelSecurity& security) {

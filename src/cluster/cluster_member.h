@@ -14,6 +14,8 @@
 //                                         or revoke: region servers watch it and load the
 //                                         grants again (as HBase's /hbase/acl)
 //   <parent>/quota                        likewise after each quota change (src/security/quotas.h)
+//   <parent>/replication-peers            likewise after each replication peer's change
+//                                         (src/replication/peers.h)
 // A registration is text, one "key=value" per line, readable with zkCli.
 #pragma once
 
@@ -29,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/zookeeper.h"
+#include "proto/basalt.pb.h"
 #include "src/transactions/transactions.h"
 
 namespace basalt::server {
@@ -64,6 +67,7 @@ struct ClusterPaths {
   std::string hbase_master() const { return parent + "/hbase-master"; }
   std::string acl() const { return parent + "/acl"; }
   std::string quota() const { return parent + "/quota"; }
+  std::string replication_peers() const { return parent + "/replication-peers"; }
 };
 
 // Registers a server: its ephemeral node, then its persistent registration (in that order, so
@@ -105,6 +109,12 @@ absl::Status FollowGrants(ZooKeeper* zk, const ClusterPaths& paths, const Channe
 // the master's (its ListQuotas) into `quotas` now and again after each bump.
 absl::Status AnnounceQuotasChanged(ZooKeeper* zk, const ClusterPaths& paths);
 absl::Status FollowQuotas(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security, Quotas* quotas);
+
+// The same for replication peers (<parent>/replication-peers): a region server gives `apply` the
+// master's (its ListPeers) now and after each change.
+absl::Status AnnouncePeersChanged(ZooKeeper* zk, const ClusterPaths& paths);
+absl::Status FollowPeers(ZooKeeper* zk, const ClusterPaths& paths, const ChannelSecurity& security,
+                         std::function<absl::Status(const rpc::ListPeersResponse&)> apply);
 
 // A region server's check of a transactional write (DataService::SetRemoteWriterCheck): asks
 // the active master's transaction service (CheckTransactionWriter, as this server's identity),

@@ -19,6 +19,33 @@
 #include "src/catalog/catalog.h"
 
 namespace basalt::master {
+namespace {
+
+// The peers' calls on the master: each change kept (Peers), then waited for until every live
+// region server follows it, as HBase's peer procedures refresh every region server before they
+// finish: once add_peer answers, every edit acknowledged anywhere in the cluster is the peer's.
+// (Outside the peers' lock: the servers load the change from the master's ListPeers.)
+class FollowedPeers final : public server::ReplicationPeers {
+ public:
+  FollowedPeers(replication::Peers* peers, std::function<void()> wait) : peers_(peers), wait_(std::move(wait)) {}
+  absl::Status AddPeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->AddPeer(peer)); }
+  absl::Status RemovePeer(std::string_view id) override { return Waited(peers_->RemovePeer(id)); }
+  absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->UpdatePeer(peer)); }
+  absl::Status SetPeerEnabled(std::string_view id, bool enabled) override {
+    return Waited(peers_->SetPeerEnabled(id, enabled));
+  }
+  absl::Status ListPeers(rpc::ListPeersResponse* resp) const override { return peers_->ListPeers(resp); }
+
+ private:
+  absl::Status Waited(absl::Status s) {
+    if (s.ok()) wait_();
+    return s;
+  }
+  replication::Peers* const peers_;
+  const std::function<void()> wait_;
+};
+
+}  // namespace
 
 Master::Master(Options options)
     : options_(std::move(options)),
@@ -35,6 +62,7 @@ Master::~Master() {
   zk_.reset();  // ends the session: no callback runs after this, and a backup takes over at once
   if (hbase_ != nullptr) hbase_->Shutdown();  // (its writes run on the gRPC pool)
   if (grpc_ != nullptr) grpc_->Shutdown(std::chrono::milliseconds(0));
+  peers_.reset();  // (its shippers read tables_)
   // The regions stay open on their servers (Catalog::CloseAll in a master closes none).
   tables_.reset();
 }
@@ -289,6 +317,11 @@ absl::Status Master::Serve() {
   topts.placement = &assignment_;
   topts.log = [this](std::string_view line) { Log(line); };
   topts.auto_split = false;
+  // A dead server's log keeps, through its split, what its replication shippers had not shipped.
+  const std::string runs_dir = absl::StrCat(options_.data_dir, "/", replication::kRunPlacesDir);
+  topts.dead_log_holds = [env = options_.rados, runs_dir](const std::string& dir) {
+    return replication::Peers::DeadLogHolds(env, runs_dir, dir);
+  };
   const absl::Time start = absl::Now();
   BASALT_ASSIGN_OR_RETURN(tables_, server::Catalog::Open(topts));
   for (const auto& [node, reg] : dead) {
@@ -305,7 +338,24 @@ absl::Status Master::Serve() {
   xo.dir = options_.data_dir + "/transactions";
   BASALT_ASSIGN_OR_RETURN(transactions_, server::TransactionManager::Open(xo));
   data_ = std::make_unique<server::DataService>(tables_.get(), config, transactions_.get());
-  admin_ = server::AdminService::ForMaster(tables_.get(), this, counters_.get());
+  // Replication: the peers kept here (the region servers follow them), and what dead servers had
+  // not shipped, shipped from here.
+  replication::Peers::Options po;
+  po.env = options_.rados;
+  po.state_dir = absl::StrCat(options_.data_dir, "/replication");
+  BASALT_ASSIGN_OR_RETURN(po.cluster_id, server::LoadOrCreateClusterId(options_.rados, options_.data_dir));
+  po.tables = tables_.get();
+  po.say = [this](std::string_view line) { Log(line); };
+  po.on_change = [this] {
+    absl::Status told = server::AnnouncePeersChanged(zk_.get(), options_.paths);
+    if (!told.ok()) Log(absl::StrCat("telling the region servers the replication peers changed: ", told.message()));
+  };
+  po.runs_dir = runs_dir;
+  po.logs_dir = absl::StrCat(options_.data_dir, "/", replication::kRunLogsDir);
+  po.post = [this](std::function<void()> task) { Post(std::move(task)); };
+  BASALT_ASSIGN_OR_RETURN(peers_, replication::Peers::Open(std::move(po)));
+  followed_peers_ = std::make_unique<FollowedPeers>(peers_.get(), [this] { WaitForPeersFollowed(); });
+  admin_ = server::AdminService::ForMaster(tables_.get(), this, counters_.get(), followed_peers_.get());
   // Security: the grants live in this master's basalt:acl; each change is announced to the
   // region servers, which load them again (cluster_member.h FollowGrants).
   server::AccessController::Options acopts;
@@ -357,6 +407,10 @@ absl::Status Master::Serve() {
   if (absl::Status told = server::AnnounceQuotasChanged(zk_.get(), p); !told.ok()) {
     Log(absl::StrCat("telling the region servers to load the quotas: ", told.message()));
   }
+  if (absl::Status told = server::AnnouncePeersChanged(zk_.get(), p); !told.ok()) {
+    Log(absl::StrCat("telling the region servers to load the replication peers: ", told.message()));
+  }
+  peers_->ShipDeadLogs();  // (the dead servers' logs split above)
   Log(absl::StrCat("serving ", server::kMetaTableName, " and ", tables_->size(), " table(s) on ", address, " (ready in ",
                    absl::ToInt64Milliseconds(absl::Now() - start), " ms)"));
   if (!options_.hbase_listen.empty()) {
@@ -572,6 +626,34 @@ void Master::ListReplicationSinks(const std::vector<std::string>& live) {
   hbase_zk_->SetSinks(std::move(sinks));
 }
 
+void Master::WaitForPeersFollowed() {
+  rpc::ListPeersResponse kept;
+  if (!peers_->ListPeers(&kept).ok()) return;
+  std::map<std::string, std::string> want;  // id -> its settings
+  for (const rpc::PeerStatus& st : kept.peers()) want[st.peer().id()] = st.peer().SerializeAsString();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  for (const std::string& node : LiveServers()) {
+    const std::string server = AssignmentManager::AddressOf(node);
+    absl::Status last;
+    for (;;) {
+      rpc::ListPeersResponse theirs;
+      last = ServerPeers(&servers_, server, &theirs);
+      if (last.ok()) {
+        std::map<std::string, std::string> have;
+        for (const rpc::PeerStatus& st : theirs.peers()) have[st.peer().id()] = st.peer().SerializeAsString();
+        if (have == want) break;
+        last = absl::UnavailableError("it has not loaded them yet");
+      }
+      if (absl::Now() > deadline) break;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    if (!last.ok()) {
+      Log(absl::StrCat("region server ", node, " does not follow the replication peers' change yet (",
+                       last.message(), "): it will when it next hears of them"));
+    }
+  }
+}
+
 absl::Status Master::RecoverServer(const std::string& node, const server::ServerRegistration& reg) {
   const absl::Time start = absl::Now();
   BASALT_RETURN_IF_ERROR(FenceServer(node, reg));
@@ -579,6 +661,8 @@ absl::Status Master::RecoverServer(const std::string& node, const server::Server
     BASALT_ASSIGN_OR_RETURN(size_t placed, assignment_.Recover(tables_.get(), reg.wal_dir, node));
     Log(absl::StrCat("server ", node, " recovered in ", absl::ToInt64Milliseconds(absl::Now() - start),
                      " ms: its log split, ", placed, " region(s) serving elsewhere"));
+    // What it had not shipped to the replication peers, shipped from here.
+    if (peers_ != nullptr) peers_->ShipDeadLogs();
   }
   absl::Status gone = zk_->Delete(options_.paths.servers() + "/" + node);
   if (!gone.ok() && !absl::IsNotFound(gone)) return gone;

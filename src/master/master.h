@@ -42,6 +42,7 @@
 #include "common/zookeeper.h"
 #include "src/master/assignment_manager.h"
 #include "src/master/remote_region.h"
+#include "src/replication/peers.h"
 #include "src/security/access_control.h"
 #include "src/security/auth.h"
 #include "src/cluster/cluster_member.h"
@@ -161,6 +162,9 @@ class Master final : public server::ClusterAdmin {
   static constexpr int kTakeOverAsks = 3;
   // Fences a dead server, splits its log and places its regions elsewhere, then drops its
   // registration.
+  // Until every live region server follows the replication peers kept (at most 10 s; one that
+  // does not is logged).
+  void WaitForPeersFollowed();
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
   // there: a server registers after its live node is made, and only a registered one can be
@@ -198,6 +202,11 @@ class Master final : public server::ClusterAdmin {
   std::unique_ptr<server::AccessController> access_;  // over tables_'s basalt:acl
   std::unique_ptr<server::Authenticator> authn_;
   std::unique_ptr<server::Quotas> quotas_;  // over tables_'s basalt:quota
+  // The replication peers the cluster's region servers ship their logs to, kept here; and the
+  // shippers of dead servers' logs (src/replication/peers.h). After tables_: their scope is read
+  // there.
+  std::unique_ptr<replication::Peers> peers_;
+  std::unique_ptr<server::ReplicationPeers> followed_peers_;  // peers_' changes, waited for (admin_'s)
   // server::HttpAuthorizer over access_ and authn_, once they are (Serve).
   std::function<absl::Status(const server::HttpCaller&, const server::HttpFront::Route&)> http_authorize_
       ABSL_GUARDED_BY(mu_);

@@ -144,6 +144,11 @@ absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc
   return CallServer(servers, server, &rpc::Admin::Stub::Status, rpc::StatusRequest(), resp, servers->load_timeout());
 }
 
+absl::Status ServerPeers(RegionServers* servers, const std::string& server, rpc::ListPeersResponse* resp) {
+  return CallServer(servers, server, &rpc::Admin::Stub::ListPeers, rpc::ListPeersRequest(), resp,
+                    servers->load_timeout());
+}
+
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
                                                          const std::string& node, absl::Duration timeout) {
   rpc::HostedRegionsRequest req;

@@ -104,6 +104,8 @@ server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, co
                            std::function<void()> on_release = {});
 // The server's own status (Status), within the servers' load_timeout: it is only shown.
 absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp);
+// The replication peers `server` follows, with its shippers' figures (its Admin ListPeers).
+absl::Status ServerPeers(RegionServers* servers, const std::string& server, rpc::ListPeersResponse* resp);
 // The regions open on `server` (HostedRegions) in the run `node` names, within `timeout` (zero:
 // the servers' timeout). Unavailable when another run answers there.
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,

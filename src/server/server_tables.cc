@@ -139,17 +139,22 @@ class StandaloneTables final : public ServerTables {
 
 class RegionServerTables final : public ServerTables {
  public:
-  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context) {
+  static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context,
+                                                            const std::string& cluster_id) {
     const ServerConfig& config = *context.config;
     // Its log is this run's own (its registration names it), which the master splits by region
     // if the server dies.
-    const std::string log_dir =
-        absl::StrCat(config.data_dir, "/wals/", context.host, ",", context.start_code, ",", ::getpid());
+    const std::string run = absl::StrCat(context.host, ",", context.start_code, ",", ::getpid());
+    const std::string log_dir = absl::StrCat(config.data_dir, "/", replication::kRunLogsDir, "/", run);
+    auto t = std::unique_ptr<RegionServerTables>(new RegionServerTables(context, log_dir));
     RegionHost::Options o;
     SetShared(context, &o);
     o.start_code = context.start_code;
     o.lease = context.lease;
     o.log_dir = log_dir;
+    // Its replication shippers' holds on the log (a peer down keeps at most this much).
+    o.wal_max_held_segments = std::max<uint64_t>(1, config.replication_max_held_log / config.wal_roll_size);
+    o.on_wal_hold_dropped = [raw = t.get()](const std::string& hold) { raw->HoldDropped(hold); };
     // A region past the split size is split by the master, which this server asks through the
     // cluster's ZooKeeper once it has joined.
     o.request_split = [zk = context.zk, paths = context.paths,
@@ -167,12 +172,33 @@ class RegionServerTables final : public ServerTables {
       return absl::Status(host.status().code(),
                           absl::StrCat("opening data dir ", config.data_dir, ": ", host.status().ToString()));
     }
-    return std::unique_ptr<ServerTables>(new RegionServerTables(context, *std::move(host), log_dir));
+    t->host_ = *std::move(host);
+    // The peers are the master's (Followed); this run ships its own log to them, its places in
+    // data_dir/replication/rs/<run>, where the master finds them if this server dies.
+    replication::Peers::Options po;
+    po.env = context.env != nullptr ? context.env : Env::Default();
+    po.log = t->host_->server_log();
+    po.state_dir = absl::StrCat(config.data_dir, "/", replication::kRunPlacesDir, "/", run);
+    po.cluster_id = cluster_id;
+    po.tables = t->host_.get();
+    po.follower = true;
+    absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(po);
+    if (!peers.ok()) {
+      return absl::Status(peers.status().code(),
+                          absl::StrCat("opening the replication peers: ", peers.status().ToString()));
+    }
+    absl::MutexLock l(&t->dropped_mu_);
+    t->peers_ = *std::move(peers);
+    return t;
   }
 
+  absl::Status Close() override {
+    Peers()->Stop();  // (no shipper reads the log the host closes)
+    return host_->CloseAll();
+  }
   TableSource* tables() override { return host_.get(); }
   std::unique_ptr<AdminService> Admin(const ServerCounters* counters) override {
-    return AdminService::ForRegionServer(host_.get(), counters);
+    return AdminService::ForRegionServer(host_.get(), counters, Peers());
   }
   std::unique_ptr<DataService> Data() override {
     auto data = std::make_unique<DataService>(host_.get(), *context_.config, nullptr);
@@ -209,15 +235,36 @@ class RegionServerTables final : public ServerTables {
       log::Warning(absl::StrCat("the quotas are not loaded yet (", followed.message(),
                                 "); they will be when the master announces them"));
     }
+    // The replication peers too; until they are, nothing ships (the first ones, once loaded, get
+    // this run's log from its beginning).
+    followed = FollowPeers(zk, *context_.paths, *context_.to_master,
+                           [peers = Peers()](const rpc::ListPeersResponse& all) { return peers->Replace(all); });
+    if (!followed.ok()) {
+      log::Warning(absl::StrCat("the replication peers are not loaded yet (", followed.message(),
+                                "); they will be when the master announces them"));
+    }
   }
 
  private:
-  RegionServerTables(const TablesContext& context, std::unique_ptr<RegionHost> host, std::string log_dir)
-      : context_(context), host_(std::move(host)), log_dir_(std::move(log_dir)) {}
+  RegionServerTables(const TablesContext& context, std::string log_dir)
+      : context_(context), log_dir_(std::move(log_dir)) {}
+
+  replication::Peers* Peers() {
+    absl::MutexLock l(&dropped_mu_);
+    return peers_.get();
+  }
+  // The log dropped a hold (RegionHost::Options::on_wal_hold_dropped): its peer's. (The peers
+  // exist before any hold: the host's log has none of its own at open.)
+  void HoldDropped(const std::string& hold) {
+    absl::MutexLock l(&dropped_mu_);
+    if (peers_ != nullptr) peers_->HoldDropped(hold);
+  }
 
   const TablesContext context_;
-  std::unique_ptr<RegionHost> host_;
   const std::string log_dir_;
+  std::unique_ptr<RegionHost> host_;
+  absl::Mutex dropped_mu_;
+  std::unique_ptr<replication::Peers> peers_;  // after the host: its shippers read its log; set once under dropped_mu_
 };
 
 }  // namespace
@@ -233,7 +280,7 @@ absl::StatusOr<std::unique_ptr<ServerTables>> ServerTables::Open(const TablesCon
                           LoadOrCreateClusterId(context.env != nullptr ? context.env : Env::Default(),
                                                 context.config->data_dir));
   BASALT_ASSIGN_OR_RETURN(std::unique_ptr<ServerTables> tables, context.config->cluster
-                                                                    ? RegionServerTables::Open(context)
+                                                                    ? RegionServerTables::Open(context, cluster_id)
                                                                     : StandaloneTables::Open(context, cluster_id));
   tables->cluster_id_ = std::move(cluster_id);
   return tables;

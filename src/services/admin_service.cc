@@ -44,10 +44,8 @@ absl::Status NotServedHere::RegionServer(std::string_view what) const {
 }
 
 absl::Status NotServedHere::Peers(std::string_view what) const {
-  // (A cluster's region servers each ship their own log: not built yet, docs/DESIGN.md §15.)
-  return absl::UnimplementedError(absl::StrCat(
-      AV(what), ": replication peers are a standalone server's; a cluster's replication source is not built yet ",
-      "(this server is ", process_, ")"));
+  return absl::UnimplementedError(absl::StrCat(AV(what), ": this process keeps no replication peers (it is ",
+                                               process_, ")"));
 }
 
 AdminService::AdminService(Parts parts, const ServerCounters* counters) : parts_(std::move(parts)), counters_(counters) {}
@@ -62,18 +60,21 @@ std::unique_ptr<AdminService> AdminService::ForStandalone(Catalog* catalog, cons
 }
 
 std::unique_ptr<AdminService> AdminService::ForMaster(Catalog* catalog, ClusterAdmin* master,
-                                                      const ServerCounters* counters) {
+                                                      const ServerCounters* counters, ReplicationPeers* peers) {
   auto refused = std::make_shared<NotServedHere>("the cluster's master");
   return std::make_unique<AdminService>(
-      Parts{catalog, catalog, master, refused.get(), refused.get(), "master", {refused}}, counters);
+      Parts{catalog, catalog, master, refused.get(), peers != nullptr ? peers : refused.get(), "master", {refused}},
+      counters);
 }
 
-std::unique_ptr<AdminService> AdminService::ForRegionServer(RegionHost* host, const ServerCounters* counters) {
+std::unique_ptr<AdminService> AdminService::ForRegionServer(RegionHost* host, const ServerCounters* counters,
+                                                            ReplicationPeers* peers) {
   auto refused = std::make_shared<NotServedHere>("a region server");
   auto calls = std::make_shared<RegionServerAdmin>(host);
-  return std::make_unique<AdminService>(
-      Parts{host, refused.get(), refused.get(), calls.get(), refused.get(), "region server", {refused, calls}},
-      counters);
+  return std::make_unique<AdminService>(Parts{host, refused.get(), refused.get(), calls.get(),
+                                              peers != nullptr ? peers : refused.get(), "region server",
+                                              {refused, calls}},
+                                        counters);
 }
 
 AdminService::~AdminService() = default;

@@ -194,11 +194,14 @@ class AdminService {
   // (null: the peers' calls refused); a cluster's calls are refused.
   static std::unique_ptr<AdminService> ForStandalone(Catalog* catalog, const ServerCounters* counters,
                                                      ReplicationPeers* peers = nullptr);
-  // A cluster's active master: its catalogue, and `master` for the cluster's calls.
+  // A cluster's active master: its catalogue, `master` for the cluster's calls, and the peers it
+  // keeps.
   static std::unique_ptr<AdminService> ForMaster(Catalog* catalog, ClusterAdmin* master,
-                                                 const ServerCounters* counters);
-  // A cluster's region server: its regions; table changes are the master's.
-  static std::unique_ptr<AdminService> ForRegionServer(RegionHost* host, const ServerCounters* counters);
+                                                 const ServerCounters* counters, ReplicationPeers* peers = nullptr);
+  // A cluster's region server: its regions (table changes are the master's), and the peers it
+  // follows and ships its log to.
+  static std::unique_ptr<AdminService> ForRegionServer(RegionHost* host, const ServerCounters* counters,
+                                                       ReplicationPeers* peers = nullptr);
   ~AdminService();
 
   absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);

@@ -1,0 +1,109 @@
+// A Basalt cluster as a replication source (docs/DESIGN.md §15, "A cluster as a source"): a real
+// master and region servers on the tests' ZooKeeper and Ceph ship their logs to a standalone
+// Basalt sink, whose HBase port is published in ZooKeeper as HBase's clusters publish theirs. The
+// peer is added with the shell through the master; each region server ships its own log. A
+// region server is killed with -9 under a writer: what it had not shipped is shipped by the
+// master from what its log's split kept, and every row is then equal on both sides.
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/rados_env.h"
+#include "tests/cluster/cluster_fixture.h"
+#include "tests/util/scan_rows.h"
+
+namespace basalt::testing {
+namespace {
+
+class ClusterReplicationTest : public ClusterFixture {
+ protected:
+  // A standalone Basalt server as the sink, its HBase port published under parent_-sink.
+  void StartSink() {
+    sink_parent_ = parent_ + "-sink";
+    sink_ = std::make_unique<ServerProcess>(
+        BASALT_SERVER_BINARY, dir_.path() + "/sink",
+        std::vector<std::string>{"--http_listen=", "--hbase_listen=127.0.0.1:0", "--hbase_zookeeper_quorum=" + quorum_,
+                                 "--hbase_znode_parent=" + sink_parent_});
+    ASSERT_TRUE(sink_->Start().ok());
+    ConnectionOptions o;
+    o.address = sink_->address();
+    o.timeout = absl::Seconds(20);
+    auto c = Connection::Open(o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    sink_conn_ = *std::move(c);
+    ASSERT_TRUE(sink_conn_->GetAdmin()->CreateTable(TableNamed("t")).ok());
+  }
+  std::string SinkKey() const { return absl::StrCat(quorum_, ":", sink_parent_); }
+
+  std::string sink_parent_;
+  std::unique_ptr<ServerProcess> sink_;
+  std::unique_ptr<Connection> sink_conn_;
+};
+
+TEST_F(ClusterReplicationTest, EachServerShipsItsLogAndADeadOnesRestIsShipped) {
+  ASSERT_NO_FATAL_FAILURE(StartSink());
+  Servers c;
+  ASSERT_NO_FATAL_FAILURE(StartServersAndConnect(2, &c));
+  ASSERT_TRUE(c.conn->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
+  std::string out;
+  ASSERT_EQ(Shell(absl::StrCat("enable_table_replication 't'; add_peer 'b', CLUSTER_KEY => '", SinkKey(), "'"), &out),
+            0)
+      << out;
+  // Both servers hold a region: each ships its own log.
+  ASSERT_EQ(RegionsPerServer(c.conn.get(), "t").size(), 2u);
+
+  // A writer across both regions that never stops; one server is killed with -9 under it.
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked{0}, failed{0};
+  std::thread writer([&] {
+    auto t = c.conn->GetTable("t");
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string row = absl::StrCat(i % 2 == 0 ? "a" : "z", 100000 + i);
+      t->Put(basalt::Put(row).Add("f", "q", absl::StrCat("v", i))).ok() ? ++acked : ++failed;
+    }
+  });
+  auto wait_for = [&](int n) {
+    for (int i = 0; i < 3000 && acked.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  wait_for(400);
+  // Its shipper's place is kept at most once a second: killed now, it has shipped less than it
+  // logged, and the rest is only in its log.
+  c.servers[0]->Kill();
+  const int at_kill = acked.load();
+  wait_for(at_kill + 400);
+  stop = true;
+  writer.join();
+  ASSERT_GT(acked.load(), at_kill + 300);
+
+  std::map<std::string, std::string> want = ScanCellValues(c.conn->GetTable("t").get(), "f", "q");
+  ASSERT_GE(want.size(), static_cast<size_t>(acked.load()));
+  std::map<std::string, std::string> got;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        got = ScanCellValues(sink_conn_->GetTable("t").get(), "f", "q");
+        return got == want;
+      },
+      absl::Seconds(60)))
+      << "source " << want.size() << " rows, sink " << got.size();
+
+  // The dead server's kept log and places go once shipped whole: left are the live server's
+  // places, and no log is kept beside the live one's.
+  RadosEnvOptions o;
+  o.ceph_conf = ceph_conf_;
+  o.root = storage_[2].substr(std::string("--rados_namespace=").size());
+  auto env = RadosEnv::Connect(o);
+  ASSERT_TRUE(env.ok()) << env.status();
+  std::vector<std::string> runs, logs;
+  EXPECT_TRUE(Eventually([&] {
+    runs = (*env)->ListDir(data_dir() + "/replication/rs").value_or(std::vector<std::string>{});
+    logs = (*env)->ListDir(data_dir() + "/wals").value_or(std::vector<std::string>{});
+    return runs.size() == 1 && logs.size() == 1 && runs[0] == logs[0];
+  })) << absl::StrJoin(runs, " ") << " / " << absl::StrJoin(logs, " ");
+  std::string status;
+  EXPECT_EQ(Shell("list_peers", &status), 0);
+  EXPECT_NE(status.find(" b "), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace basalt::testing
