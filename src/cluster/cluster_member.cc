@@ -230,6 +230,7 @@ absl::Status FollowPeers(ZooKeeper* zk, const ClusterPaths& paths, const Channel
   return Follow(zk, paths, paths.replication_peers(), "replication peers",
                 [zk, paths, security, apply = std::move(apply)]() -> absl::Status {
                   rpc::ListPeersRequest req;
+                  req.set_settings_only(true);
                   rpc::ListPeersResponse resp;
                   BASALT_RETURN_IF_ERROR(CallMaster(zk, paths, security, &rpc::Admin::Stub::ListPeers, req, &resp));
                   return apply(resp);

@@ -27,7 +27,9 @@ namespace {
 // (Outside the peers' lock: the servers load the change from the master's ListPeers.)
 class FollowedPeers final : public server::ReplicationPeers {
  public:
-  FollowedPeers(replication::Peers* peers, std::function<void()> wait) : peers_(peers), wait_(std::move(wait)) {}
+  FollowedPeers(replication::Peers* peers, std::function<void()> wait,
+                std::function<void(rpc::ListPeersResponse*)> gather)
+      : peers_(peers), wait_(std::move(wait)), gather_(std::move(gather)) {}
   absl::Status AddPeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->AddPeer(peer)); }
   absl::Status RemovePeer(std::string_view id) override { return Waited(peers_->RemovePeer(id)); }
   absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->UpdatePeer(peer)); }
@@ -35,6 +37,11 @@ class FollowedPeers final : public server::ReplicationPeers {
     return Waited(peers_->SetPeerEnabled(id, enabled));
   }
   absl::Status ListPeers(rpc::ListPeersResponse* resp) const override { return peers_->ListPeers(resp); }
+  absl::Status ListPeersGathered(rpc::ListPeersResponse* resp) const override {
+    BASALT_RETURN_IF_ERROR(peers_->ListPeers(resp));
+    gather_(resp);
+    return absl::OkStatus();
+  }
 
  private:
   absl::Status Waited(absl::Status s) {
@@ -43,7 +50,16 @@ class FollowedPeers final : public server::ReplicationPeers {
   }
   replication::Peers* const peers_;
   const std::function<void()> wait_;
+  const std::function<void(rpc::ListPeersResponse*)> gather_;
 };
+
+// How bad a shipper's state is, for a peer's state across servers (the worst one's).
+int Severity(const std::string& state) {
+  if (state == "BROKEN") return 3;
+  if (state == "RETRYING") return 2;
+  if (state == "SHIPPING") return 1;
+  return 0;
+}
 
 }  // namespace
 
@@ -354,7 +370,9 @@ absl::Status Master::Serve() {
   po.logs_dir = absl::StrCat(options_.data_dir, "/", replication::kRunLogsDir);
   po.post = [this](std::function<void()> task) { Post(std::move(task)); };
   BASALT_ASSIGN_OR_RETURN(peers_, replication::Peers::Open(std::move(po)));
-  followed_peers_ = std::make_unique<FollowedPeers>(peers_.get(), [this] { WaitForPeersFollowed(); });
+  followed_peers_ = std::make_unique<FollowedPeers>(
+      peers_.get(), [this] { WaitForPeersFollowed(); },
+      [this](rpc::ListPeersResponse* resp) { GatherPeerFigures(resp); });
   admin_ = server::AdminService::ForMaster(tables_.get(), this, counters_.get(), followed_peers_.get());
   // Security: the grants live in this master's basalt:acl; each change is announced to the
   // region servers, which load them again (cluster_member.h FollowGrants).
@@ -624,6 +642,31 @@ void Master::ListReplicationSinks(const std::vector<std::string>& live) {
     if (std::optional<hbase::ServerName> sn = hbase::HBaseNameOf(r); sn.has_value()) sinks.push_back(*std::move(sn));
   }
   hbase_zk_->SetSinks(std::move(sinks));
+}
+
+void Master::GatherPeerFigures(rpc::ListPeersResponse* resp) {
+  std::map<std::string, rpc::PeerStatus*> by_id;
+  for (rpc::PeerStatus& st : *resp->mutable_peers()) by_id[st.peer().id()] = &st;
+  for (const std::string& node : LiveServers()) {
+    rpc::ListPeersResponse theirs;
+    if (absl::Status s = ServerPeers(&servers_, AssignmentManager::AddressOf(node), &theirs); !s.ok()) {
+      for (auto& [id, st] : by_id) st->set_last_error(absl::StrCat("region server ", node, ": ", s.message()));
+      continue;
+    }
+    for (const rpc::PeerStatus& t : theirs.peers()) {
+      auto it = by_id.find(t.peer().id());
+      if (it == by_id.end()) continue;  // (a change it has not followed yet)
+      rpc::PeerStatus* st = it->second;
+      st->set_entries(st->entries() + t.entries());
+      st->set_cells(st->cells() + t.cells());
+      st->set_batches(st->batches() + t.batches());
+      st->set_failed_calls(st->failed_calls() + t.failed_calls());
+      st->set_lag_bytes(st->lag_bytes() + t.lag_bytes());
+      st->set_age_ms(std::max(st->age_ms(), t.age_ms()));
+      if (st->peer().enabled() && Severity(t.state()) > Severity(st->state())) st->set_state(t.state());
+      if (!t.last_error().empty()) st->set_last_error(absl::StrCat("region server ", node, ": ", t.last_error()));
+    }
+  }
 }
 
 void Master::WaitForPeersFollowed() {

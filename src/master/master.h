@@ -165,6 +165,8 @@ class Master final : public server::ClusterAdmin {
   // Until every live region server follows the replication peers kept (at most 10 s; one that
   // does not is logged).
   void WaitForPeersFollowed();
+  // The live region servers' shipping figures added to each peer's (its state: the worst one's).
+  void GatherPeerFigures(rpc::ListPeersResponse* resp);
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
   // there: a server registers after its live node is made, and only a registered one can be

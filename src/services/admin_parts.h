@@ -56,6 +56,9 @@ class ReplicationPeers {
   virtual absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) = 0;
   virtual absl::Status SetPeerEnabled(std::string_view id, bool enabled) = 0;
   virtual absl::Status ListPeers(rpc::ListPeersResponse* resp) const = 0;
+  // The same with the figures of every process that ships (a cluster's master adds its live
+  // region servers' to its own).
+  virtual absl::Status ListPeersGathered(rpc::ListPeersResponse* resp) const { return ListPeers(resp); }
 };
 
 // Every call of a part this process does not have, refused: `process` says what it is ("standalone

@@ -368,8 +368,8 @@ absl::Status AdminService::DisablePeer(const rpc::PeerRequest& req, rpc::AdminRe
   return parts_.peers->SetPeerEnabled(req.id(), false);
 }
 
-absl::Status AdminService::ListPeers(const rpc::ListPeersRequest&, rpc::ListPeersResponse* resp) {
-  return parts_.peers->ListPeers(resp);
+absl::Status AdminService::ListPeers(const rpc::ListPeersRequest& req, rpc::ListPeersResponse* resp) {
+  return req.settings_only() ? parts_.peers->ListPeers(resp) : parts_.peers->ListPeersGathered(resp);
 }
 
 }  // namespace basalt::server
