@@ -1,7 +1,9 @@
 // Admin: the Admin service's calls, family settings named as in HBase's shell.
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "client/core.h"
 #include "proto/kept_settings.h"
 #include "proto/permission_scope.h"
@@ -407,6 +409,33 @@ class AdminImpl final : public Admin {
     return PeerCall("DisablePeer ", id, &rpc::Admin::Stub::DisablePeer);
   }
 
+  absl::StatusOr<std::string> GenerateConsistencyToken(const std::string& table) override {
+    rpc::ConsistencyTokenRequest req;
+    req.set_table(table);
+    rpc::ConsistencyTokenResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->GenerateConsistencyToken(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("GenerateConsistencyToken ", table));
+    return resp.token();
+  }
+
+  absl::StatusOr<bool> CheckConsistency(const std::string& table, const std::string& token,
+                                        std::string* waiting_for) override {
+    rpc::CheckConsistencyRequest req;
+    req.set_table(table);
+    req.set_token(token);
+    rpc::CheckConsistencyResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->CheckConsistency(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("CheckConsistency ", table));
+    if (waiting_for != nullptr) *waiting_for = resp.waiting_for();
+    return resp.consistent();
+  }
+
   absl::StatusOr<std::vector<PeerStatus>> ListPeers() override {
     rpc::ListPeersRequest req;
     rpc::ListPeersResponse resp;
@@ -480,3 +509,24 @@ class AdminImpl final : public Admin {
 std::unique_ptr<Admin> NewAdmin(Core* core) { return std::make_unique<AdminImpl>(core); }
 
 }  // namespace basalt::client_internal
+
+namespace basalt {
+
+absl::Status Admin::WaitForReplication(const std::string& table, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::StatusOr<std::string> token = GenerateConsistencyToken(table);
+  if (!token.ok()) return token.status();
+  std::string waiting;
+  for (;;) {
+    absl::StatusOr<bool> consistent = CheckConsistency(table, *token, &waiting);
+    if (!consistent.ok()) return consistent.status();
+    if (*consistent) return absl::OkStatus();
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("WaitForReplication ", table, ": after ",
+                                                      absl::FormatDuration(timeout), ", ", waiting));
+    }
+    absl::SleepFor(std::min(absl::Milliseconds(50), deadline - absl::Now()));
+  }
+}
+
+}  // namespace basalt

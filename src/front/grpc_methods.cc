@@ -252,6 +252,7 @@ void AddSnapshotMethods(GrpcServer::Impl* impl) {
 }
 
 // Replication peers: global A (HBase's: its replication admin calls need the global ADMIN).
+// The consistency token: R or W on its table.
 void AddPeerMethods(GrpcServer::Impl* impl) {
   auto& methods = impl->methods;
   AdminService* a = impl->admin;
@@ -263,6 +264,15 @@ void AddPeerMethods(GrpcServer::Impl* impl) {
   BASALT_UNARY_(as, a, EnablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(EnablePeer));
   BASALT_UNARY_(as, a, DisablePeer, rpc::PeerRequest, rpc::AdminResponse, true, BASALT_GLOBAL_ADMIN_(DisablePeer));
   BASALT_UNARY_(as, a, ListPeers, rpc::ListPeersRequest, rpc::ListPeersResponse, true, BASALT_GLOBAL_ADMIN_(ListPeers));
+  // The consistency token is a writer's or reader's question about its table: R or W there.
+  BASALT_UNARY_(as, a, GenerateConsistencyToken, rpc::ConsistencyTokenRequest, rpc::ConsistencyTokenResponse, true,
+                [ac](const Identity& id, rpc::ConsistencyTokenRequest* req) {
+                  return ac->CheckTable(id, "GenerateConsistencyToken", req->table(), kPermRead | kPermWrite);
+                });
+  BASALT_UNARY_(as, a, CheckConsistency, rpc::CheckConsistencyRequest, rpc::CheckConsistencyResponse, true,
+                [ac](const Identity& id, rpc::CheckConsistencyRequest* req) {
+                  return ac->CheckTable(id, "CheckConsistency", req->table(), kPermRead | kPermWrite);
+                });
 }
 
 void AddSecurityMethods(GrpcServer::Impl* impl) {

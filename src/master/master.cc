@@ -27,9 +27,13 @@ namespace {
 // (Outside the peers' lock: the servers load the change from the master's ListPeers.)
 class FollowedPeers final : public server::ReplicationPeers {
  public:
-  FollowedPeers(replication::Peers* peers, std::function<void()> wait,
-                std::function<void(rpc::ListPeersResponse*)> gather)
-      : peers_(peers), wait_(std::move(wait)), gather_(std::move(gather)) {}
+  struct Cluster {
+    std::function<void()> wait;                                  // until the servers follow
+    std::function<void(rpc::ListPeersResponse*)> gather;         // their figures
+    std::function<absl::StatusOr<rpc::ConsistencyToken>()> token;  // their logs' ends too
+    std::function<absl::StatusOr<std::string>(std::string_view, const rpc::ConsistencyToken&)> not_replicated;
+  };
+  FollowedPeers(replication::Peers* peers, Cluster cluster) : peers_(peers), cluster_(std::move(cluster)) {}
   absl::Status AddPeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->AddPeer(peer)); }
   absl::Status RemovePeer(std::string_view id) override { return Waited(peers_->RemovePeer(id)); }
   absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) override { return Waited(peers_->UpdatePeer(peer)); }
@@ -39,18 +43,21 @@ class FollowedPeers final : public server::ReplicationPeers {
   absl::Status ListPeers(rpc::ListPeersResponse* resp) const override { return peers_->ListPeers(resp); }
   absl::Status ListPeersGathered(rpc::ListPeersResponse* resp) const override {
     BASALT_RETURN_IF_ERROR(peers_->ListPeers(resp));
-    gather_(resp);
+    cluster_.gather(resp);
     return absl::OkStatus();
+  }
+  absl::StatusOr<rpc::ConsistencyToken> ConsistencyToken() const override { return cluster_.token(); }
+  absl::StatusOr<std::string> NotReplicated(std::string_view table, const rpc::ConsistencyToken& token) const override {
+    return cluster_.not_replicated(table, token);
   }
 
  private:
   absl::Status Waited(absl::Status s) {
-    if (s.ok()) wait_();
+    if (s.ok()) cluster_.wait();
     return s;
   }
   replication::Peers* const peers_;
-  const std::function<void()> wait_;
-  const std::function<void(rpc::ListPeersResponse*)> gather_;
+  const Cluster cluster_;
 };
 
 // How bad a shipper's state is, for a peer's state across servers (the worst one's).
@@ -354,25 +361,7 @@ absl::Status Master::Serve() {
   xo.dir = options_.data_dir + "/transactions";
   BASALT_ASSIGN_OR_RETURN(transactions_, server::TransactionManager::Open(xo));
   data_ = std::make_unique<server::DataService>(tables_.get(), config, transactions_.get());
-  // Replication: the peers kept here (the region servers follow them), and what dead servers had
-  // not shipped, shipped from here.
-  replication::Peers::Options po;
-  po.env = options_.rados;
-  po.state_dir = absl::StrCat(options_.data_dir, "/replication");
-  BASALT_ASSIGN_OR_RETURN(po.cluster_id, server::LoadOrCreateClusterId(options_.rados, options_.data_dir));
-  po.tables = tables_.get();
-  po.say = [this](std::string_view line) { Log(line); };
-  po.on_change = [this] {
-    absl::Status told = server::AnnouncePeersChanged(zk_.get(), options_.paths);
-    if (!told.ok()) Log(absl::StrCat("telling the region servers the replication peers changed: ", told.message()));
-  };
-  po.runs_dir = runs_dir;
-  po.logs_dir = absl::StrCat(options_.data_dir, "/", replication::kRunLogsDir);
-  po.post = [this](std::function<void()> task) { Post(std::move(task)); };
-  BASALT_ASSIGN_OR_RETURN(peers_, replication::Peers::Open(std::move(po)));
-  followed_peers_ = std::make_unique<FollowedPeers>(
-      peers_.get(), [this] { WaitForPeersFollowed(); },
-      [this](rpc::ListPeersResponse* resp) { GatherPeerFigures(resp); });
+  BASALT_RETURN_IF_ERROR(OpenPeers(runs_dir));
   admin_ = server::AdminService::ForMaster(tables_.get(), this, counters_.get(), followed_peers_.get());
   // Security: the grants live in this master's basalt:acl; each change is announced to the
   // region servers, which load them again (cluster_member.h FollowGrants).
@@ -440,6 +429,34 @@ absl::Status Master::Serve() {
   if (!options_.port_file.empty()) {
     BASALT_RETURN_IF_ERROR(Env::Default()->WriteFileDurably(options_.port_file, absl::StrCat(grpc_->port(), "\n")));
   }
+  return absl::OkStatus();
+}
+
+// Replication: the peers kept here (the region servers follow them), and what dead servers had not
+// shipped, shipped from here; the Admin service's peers calls go through FollowedPeers.
+absl::Status Master::OpenPeers(const std::string& runs_dir) {
+  replication::Peers::Options po;
+  po.env = options_.rados;
+  po.state_dir = absl::StrCat(options_.data_dir, "/replication");
+  BASALT_ASSIGN_OR_RETURN(po.cluster_id, server::LoadOrCreateClusterId(options_.rados, options_.data_dir));
+  po.tables = tables_.get();
+  po.say = [this](std::string_view line) { Log(line); };
+  po.on_change = [this] {
+    absl::Status told = server::AnnouncePeersChanged(zk_.get(), options_.paths);
+    if (!told.ok()) Log(absl::StrCat("telling the region servers the replication peers changed: ", told.message()));
+  };
+  po.runs_dir = runs_dir;
+  po.logs_dir = absl::StrCat(options_.data_dir, "/", replication::kRunLogsDir);
+  po.post = [this](std::function<void()> task) { Post(std::move(task)); };
+  BASALT_ASSIGN_OR_RETURN(peers_, replication::Peers::Open(std::move(po)));
+  FollowedPeers::Cluster cluster;
+  cluster.wait = [this] { WaitForPeersFollowed(); };
+  cluster.gather = [this](rpc::ListPeersResponse* resp) { GatherPeerFigures(resp); };
+  cluster.token = [this] { return ConsistencyToken(); };
+  cluster.not_replicated = [this](std::string_view table, const rpc::ConsistencyToken& token) {
+    return NotReplicated(table, token);
+  };
+  followed_peers_ = std::make_unique<FollowedPeers>(peers_.get(), std::move(cluster));
   return absl::OkStatus();
 }
 
@@ -667,6 +684,57 @@ void Master::GatherPeerFigures(rpc::ListPeersResponse* resp) {
       if (!t.last_error().empty()) st->set_last_error(absl::StrCat("region server ", node, ": ", t.last_error()));
     }
   }
+}
+
+absl::StatusOr<std::map<std::string, std::string>> Master::LiveRuns() {
+  BASALT_ASSIGN_OR_RETURN(std::vector<server::ServerRegistration> regs,
+                          server::LiveRegistrations(zk_.get(), options_.paths));
+  std::map<std::string, std::string> runs;
+  for (const server::ServerRegistration& r : regs) {
+    if (!r.wal_dir.empty()) runs[r.wal_dir.substr(r.wal_dir.find_last_of('/') + 1)] = r.name;
+  }
+  return runs;
+}
+
+// Every live server's log's end now, and each dead run not shipped whole yet (all of it).
+absl::StatusOr<rpc::ConsistencyToken> Master::ConsistencyToken() {
+  BASALT_ASSIGN_OR_RETURN(rpc::ConsistencyToken dead, peers_->ConsistencyToken());
+  BASALT_ASSIGN_OR_RETURN(auto live, LiveRuns());  // run -> server
+  rpc::ConsistencyToken token;
+  for (const auto& [run, server] : live) {
+    rpc::ListPeersResponse theirs;
+    BASALT_RETURN_IF_ERROR(ServerPeers(&servers_, server, &theirs));
+    if (theirs.run() != run) {
+      return absl::UnavailableError(absl::StrCat("region server ", server, " is run ", theirs.run(), ", not ", run,
+                                                 " (restarted a moment ago): ask again"));
+    }
+    rpc::LogEnd* e = token.add_ends();
+    e->set_run(run);
+    e->set_segment(theirs.log_end_segment());
+    e->set_offset(theirs.log_end_offset());
+  }
+  for (const rpc::LogEnd& e : dead.ends()) {
+    if (live.count(e.run()) == 0) *token.add_ends() = e;
+  }
+  return token;
+}
+
+// A live run's end asked of its server; the others (dead since, or then) of the kept places.
+absl::StatusOr<std::string> Master::NotReplicated(std::string_view table, const rpc::ConsistencyToken& token) {
+  BASALT_ASSIGN_OR_RETURN(auto live, LiveRuns());  // run -> server
+  rpc::ConsistencyToken dead;
+  for (const rpc::LogEnd& e : token.ends()) {
+    auto it = live.find(e.run());
+    if (it == live.end()) {
+      *dead.add_ends() = e;
+      continue;
+    }
+    rpc::ConsistencyToken one;
+    *one.add_ends() = e;
+    BASALT_ASSIGN_OR_RETURN(std::string waiting, ServerNotReplicated(&servers_, it->second, std::string(table), one));
+    if (!waiting.empty()) return absl::StrCat("region server ", it->second, ": ", waiting);
+  }
+  return peers_->NotReplicated(table, dead);
 }
 
 void Master::WaitForPeersFollowed() {

@@ -164,9 +164,14 @@ class Master final : public server::ClusterAdmin {
   // registration.
   // Until every live region server follows the replication peers kept (at most 10 s; one that
   // does not is logged).
+  absl::Status OpenPeers(const std::string& runs_dir);
   void WaitForPeersFollowed();
   // The live region servers' shipping figures added to each peer's (its state: the worst one's).
   void GatherPeerFigures(rpc::ListPeersResponse* resp);
+  // The consistency token's calls for the cluster (replication::Peers's for one process).
+  absl::StatusOr<std::map<std::string, std::string>> LiveRuns();  // run -> its server's address
+  absl::StatusOr<rpc::ConsistencyToken> ConsistencyToken();
+  absl::StatusOr<std::string> NotReplicated(std::string_view table, const rpc::ConsistencyToken& token);
   absl::Status RecoverServer(const std::string& node, const server::ServerRegistration& reg);
   // The servers as ZooKeeper lists them now: the live ones that are registered (regions go only
   // there: a server registers after its live node is made, and only a registered one can be

@@ -149,6 +149,17 @@ absl::Status ServerPeers(RegionServers* servers, const std::string& server, rpc:
                     servers->load_timeout());
 }
 
+absl::StatusOr<std::string> ServerNotReplicated(RegionServers* servers, const std::string& server,
+                                                const std::string& table, const rpc::ConsistencyToken& token) {
+  rpc::CheckConsistencyRequest req;
+  req.set_table(table);
+  req.set_token(token.SerializeAsString());
+  rpc::CheckConsistencyResponse resp;
+  BASALT_RETURN_IF_ERROR(
+      CallServer(servers, server, &rpc::Admin::Stub::CheckConsistency, req, &resp, servers->load_timeout()));
+  return resp.consistent() ? std::string() : resp.waiting_for();
+}
+
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,
                                                          const std::string& node, absl::Duration timeout) {
   rpc::HostedRegionsRequest req;

@@ -106,6 +106,9 @@ server::PlacedRegion Adopt(RegionServers* servers, const std::string& server, co
 absl::Status ServerStatus(RegionServers* servers, const std::string& server, rpc::StatusResponse* resp);
 // The replication peers `server` follows, with its shippers' figures (its Admin ListPeers).
 absl::Status ServerPeers(RegionServers* servers, const std::string& server, rpc::ListPeersResponse* resp);
+// What of `token` `server` has not shipped to every peer replicating `table` ("": nothing).
+absl::StatusOr<std::string> ServerNotReplicated(RegionServers* servers, const std::string& server,
+                                                const std::string& table, const rpc::ConsistencyToken& token);
 // The regions open on `server` (HostedRegions) in the run `node` names, within `timeout` (zero:
 // the servers' timeout). Unavailable when another run answers there.
 absl::StatusOr<std::vector<server::RegionInfo>> HostedOn(RegionServers* servers, const std::string& server,

@@ -316,6 +316,12 @@ absl::Status Peers::SetPeerEnabled(std::string_view id, bool enabled) {
 }
 
 absl::Status Peers::ListPeers(rpc::ListPeersResponse* resp) const {
+  if (options_.log != nullptr) {
+    const WalPosition end = options_.log->DurableEnd();
+    resp->set_run(options_.run);
+    resp->set_log_end_segment(end.segment);
+    resp->set_log_end_offset(end.offset);
+  }
   absl::MutexLock l(&mu_);
   for (const auto& [id, peer] : peers_) {
     rpc::PeerStatus* st = resp->add_peers();
@@ -529,6 +535,77 @@ void Peers::ShipDeadLogsLocked() {
     say(absl::StrCat("dead server ", run, ": every peer has what it wrote; its log is gone"));
   }
   for (auto it = dead_.begin(); it != dead_.end();) it = seen.count(it->first) == 0 ? dead_.erase(it) : std::next(it);
+}
+
+bool Peers::MayReplicate(const rpc::ReplicationPeer& peer, std::string_view table) const {
+  if (peer.tables_size() > 0 && std::none_of(peer.tables().begin(), peer.tables().end(),
+                                              [&](const rpc::PeerTable& t) { return t.table() == table; })) {
+    return false;
+  }
+  absl::StatusOr<server::TableSpec> spec = options_.tables->Describe(table);
+  if (!spec.ok()) return true;  // (a region server that held it earlier may still have its edits)
+  return std::any_of(spec->families.begin(), spec->families.end(),
+                     [&](const FamilyOptions& f) { return ReplicatedFamily(*spec, f.name); });
+}
+
+absl::StatusOr<rpc::ConsistencyToken> Peers::ConsistencyToken() const {
+  rpc::ConsistencyToken token;
+  if (options_.log != nullptr) {
+    const WalPosition end = options_.log->DurableEnd();
+    rpc::LogEnd* e = token.add_ends();
+    e->set_run(options_.run);
+    e->set_segment(end.segment);
+    e->set_offset(end.offset);
+    return token;
+  }
+  // A master: the dead runs whose places are still kept (their rest not shipped to every peer).
+  Env* env = options_.env;
+  if (options_.runs_dir.empty() || !env->FileExists(options_.runs_dir)) return token;
+  BASALT_ASSIGN_OR_RETURN(std::vector<std::string> runs, env->ListDir(options_.runs_dir));
+  for (const std::string& run : runs) {
+    rpc::LogEnd* e = token.add_ends();
+    e->set_run(run);
+    e->set_whole(true);
+  }
+  return token;
+}
+
+absl::StatusOr<std::string> Peers::NotReplicated(std::string_view table, const rpc::ConsistencyToken& token) const {
+  Env* env = options_.env;
+  absl::MutexLock l(&mu_);
+  for (const rpc::LogEnd& e : token.ends()) {
+    const WalPosition end{e.segment(), e.offset()};
+    std::string state_dir = options_.state_dir;
+    if (options_.log != nullptr) {
+      if (e.run() != options_.run) continue;  // (another process's)
+    } else {
+      // A master answers for dead runs: gone once shipped whole.
+      state_dir = absl::StrCat(options_.runs_dir, "/", e.run());
+      if (!env->FileExists(state_dir)) continue;
+      if (env->FileExists(absl::StrCat(options_.logs_dir, "/", e.run()))) {
+        return absl::StrCat("server run ", e.run(), ": its log is not split yet (a server that died a moment ago)");
+      }
+    }
+    for (const auto& [id, peer] : peers_) {
+      if (!MayReplicate(peer.config, table)) continue;
+      WalPosition at;
+      if (peer.shipper != nullptr) {
+        at = peer.shipper->figures().position;
+      } else {
+        absl::StatusOr<WalPosition> kept = ReadPosition(env, state_dir, id);
+        if (absl::IsNotFound(kept.status())) continue;  // (a dead run's, shipped whole)
+        BASALT_RETURN_IF_ERROR(kept.status());
+        at = *kept;
+      }
+      if (e.whole() || at < end) {
+        return absl::StrCat("peer ", id, " has ", e.run().empty() ? "the log" : absl::StrCat("run ", e.run()),
+                            e.whole() ? " not whole" : absl::StrCat(" up to ", at.segment, ":", at.offset, ", not ",
+                                                                    end.segment, ":", end.offset),
+                            peer.config.enabled() ? "" : " (the peer is disabled)");
+      }
+    }
+  }
+  return std::string();
 }
 
 }  // namespace basalt::replication

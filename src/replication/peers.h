@@ -83,6 +83,9 @@ class Peers final : public server::ReplicationPeers {
     std::function<void(std::string_view)> say;  // the shippers' log lines; empty: the server log
     // A cluster's region server: the peers are the master's (Replace), none kept here.
     bool follower = false;
+    // The run its log is (a region server's <run>; "" for a standalone server's), in its
+    // consistency tokens.
+    std::string run;
     // A cluster's master: told after each change is kept (announces it to the region servers).
     std::function<void()> on_change;
     // A cluster's master: where the region servers' runs keep their places (data_dir/replication/rs)
@@ -104,6 +107,12 @@ class Peers final : public server::ReplicationPeers {
   absl::Status UpdatePeer(const rpc::ReplicationPeer& peer) override;
   absl::Status SetPeerEnabled(std::string_view id, bool enabled) override;
   absl::Status ListPeers(rpc::ListPeersResponse* resp) const override;
+  // A process with a log: its run's durable end. A master: every dead run not shipped whole yet
+  // (whole); the master adds its live servers' (master.cc).
+  absl::StatusOr<rpc::ConsistencyToken> ConsistencyToken() const override;
+  // The token's ends this process answers for (its own run's; a master: the dead runs'), each
+  // against the place of every peer that replicates `table`.
+  absl::StatusOr<std::string> NotReplicated(std::string_view table, const rpc::ConsistencyToken& token) const override;
 
   // The log dropped hold `hold` (Catalog::Options::on_wal_hold_dropped): its peer is BROKEN.
   void HoldDropped(std::string_view hold);
@@ -139,6 +148,8 @@ class Peers final : public server::ReplicationPeers {
   absl::Status StartShipper(Peer* peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What `peer` replicates, as the tables are now.
   LogShipper::Scope ScopeNow(const rpc::ReplicationPeer& peer) const;
+  // Whether `peer` may replicate something of `table` (when the table is not known here: yes).
+  bool MayReplicate(const rpc::ReplicationPeer& peer, std::string_view table) const;
 
   // Sets peer `id`'s shipper where HoldDropped finds it (null: none runs).
   void SetLive(const std::string& id, LogShipper* shipper) ABSL_LOCKS_EXCLUDED(dropped_mu_);

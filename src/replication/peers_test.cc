@@ -109,6 +109,36 @@ TEST_F(PeersTest, APeerAddedDisabledGetsEveryEditMadeSinceItWasAddedOnceEnabled)
   ASSERT_TRUE(Eventually([&] { return sink_->Have(60, 80) == 20; })) << sink_->Have(60, 80);
 }
 
+TEST_F(PeersTest, AConsistencyTokenIsConsistentOnceEveryPeerHasWhatWasAcknowledgedBeforeIt) {
+  ASSERT_TRUE(peers_->AddPeer(Peer("b", false)).ok());
+  source_->Put(0, 30);
+  absl::StatusOr<rpc::ConsistencyToken> token = peers_->ConsistencyToken();
+  ASSERT_TRUE(token.ok()) << token.status();
+  ASSERT_EQ(token->ends_size(), 1);
+  // A disabled peer has none of it, and says so.
+  absl::StatusOr<std::string> waiting = peers_->NotReplicated("t", *token);
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  EXPECT_NE(waiting->find("peer b has the log up to"), std::string::npos) << *waiting;
+  EXPECT_NE(waiting->find("disabled"), std::string::npos) << *waiting;
+  // A table no peer replicates (the peer names another): consistent at once.
+  rpc::ReplicationPeer other = Peer("b", false);
+  other.add_tables()->set_table("u");
+  ASSERT_TRUE(peers_->UpdatePeer(other).ok());
+  EXPECT_EQ(peers_->NotReplicated("t", *token).value_or("?"), "");
+  ASSERT_TRUE(peers_->UpdatePeer(Peer("b", false)).ok());
+
+  // Enabled: consistent once shipped, and then every row of the token is on the sink.
+  ASSERT_TRUE(peers_->SetPeerEnabled("b", true).ok());
+  ASSERT_TRUE(Eventually([&] { return peers_->NotReplicated("t", *token).value_or("?").empty(); }));
+  EXPECT_EQ(sink_->Have(0, 30), 30);
+  // Later writes are another token's.
+  source_->Put(30, 40);
+  token = peers_->ConsistencyToken();
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(Eventually([&] { return peers_->NotReplicated("t", *token).value_or("?").empty(); }));
+  EXPECT_EQ(sink_->Have(30, 40), 10);
+}
+
 TEST_F(PeersTest, PeersAreKeptOverARestartAndARemovedPeerLeavesNothingBehind) {
   rpc::ReplicationPeer b = Peer("b", true);
   rpc::PeerTable* t = b.add_tables();

@@ -182,6 +182,7 @@ class RegionServerTables final : public ServerTables {
     po.cluster_id = cluster_id;
     po.tables = t->host_.get();
     po.follower = true;
+    po.run = run;
     absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(po);
     if (!peers.ok()) {
       return absl::Status(peers.status().code(),

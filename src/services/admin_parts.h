@@ -59,6 +59,11 @@ class ReplicationPeers {
   // The same with the figures of every process that ships (a cluster's master adds its live
   // region servers' to its own).
   virtual absl::Status ListPeersGathered(rpc::ListPeersResponse* resp) const { return ListPeers(resp); }
+  // Bigtable's consistency token: where each log holding acknowledged edits ends now.
+  virtual absl::StatusOr<rpc::ConsistencyToken> ConsistencyToken() const = 0;
+  // What of `token` is not on every peer that replicates `table` yet ("": nothing, it is
+  // consistent). InvalidArgument for a token this process cannot read.
+  virtual absl::StatusOr<std::string> NotReplicated(std::string_view table, const rpc::ConsistencyToken& token) const = 0;
 };
 
 // Every call of a part this process does not have, refused: `process` says what it is ("standalone
@@ -110,6 +115,12 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
     return Peers(enabled ? "enable_peer" : "disable_peer");
   }
   absl::Status ListPeers(rpc::ListPeersResponse*) const override { return Peers("list_peers"); }
+  absl::StatusOr<rpc::ConsistencyToken> ConsistencyToken() const override {
+    return Peers("GenerateConsistencyToken");
+  }
+  absl::StatusOr<std::string> NotReplicated(std::string_view, const rpc::ConsistencyToken&) const override {
+    return Peers("CheckConsistency");
+  }
 
  private:
   absl::Status Catalogue(std::string_view what) const;

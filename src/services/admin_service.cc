@@ -372,4 +372,25 @@ absl::Status AdminService::ListPeers(const rpc::ListPeersRequest& req, rpc::List
   return req.settings_only() ? parts_.peers->ListPeers(resp) : parts_.peers->ListPeersGathered(resp);
 }
 
+absl::Status AdminService::GenerateConsistencyToken(const rpc::ConsistencyTokenRequest& req,
+                                                    rpc::ConsistencyTokenResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  BASALT_ASSIGN_OR_RETURN(rpc::ConsistencyToken token, parts_.peers->ConsistencyToken());
+  resp->set_token(token.SerializeAsString());
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::CheckConsistency(const rpc::CheckConsistencyRequest& req,
+                                            rpc::CheckConsistencyResponse* resp) {
+  BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  rpc::ConsistencyToken token;
+  if (!token.ParseFromString(req.token())) {
+    return absl::InvalidArgumentError("CheckConsistency: the token does not parse (give it back as GenerateConsistencyToken made it)");
+  }
+  BASALT_ASSIGN_OR_RETURN(std::string waiting, parts_.peers->NotReplicated(req.table(), token));
+  resp->set_consistent(waiting.empty());
+  resp->set_waiting_for(waiting);
+  return absl::OkStatus();
+}
+
 }  // namespace basalt::server

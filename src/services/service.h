@@ -237,6 +237,8 @@ class AdminService {
   absl::Status EnablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
   absl::Status DisablePeer(const rpc::PeerRequest& req, rpc::AdminResponse* resp);
   absl::Status ListPeers(const rpc::ListPeersRequest& req, rpc::ListPeersResponse* resp);
+  absl::Status GenerateConsistencyToken(const rpc::ConsistencyTokenRequest& req, rpc::ConsistencyTokenResponse* resp);
+  absl::Status CheckConsistency(const rpc::CheckConsistencyRequest& req, rpc::CheckConsistencyResponse* resp);
   // A cluster's active master's (ClusterAdmin).
   absl::Status Move(const rpc::MoveRequest& req, rpc::AdminResponse* resp);
   absl::Status Balance(const rpc::BalanceRequest& req, rpc::BalanceResponse* resp);

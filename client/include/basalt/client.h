@@ -718,7 +718,7 @@ class Admin {
   absl::Status RestoreSnapshot(const std::string& snapshot) { return RestoreSnapshot(snapshot, false); }
 
   // Replication peers (HBase's add_peer, remove_peer, enable_peer, disable_peer, list_peers), of a
-  // standalone server (a cluster's: Unimplemented until built); each needs global A. A peer added
+  // standalone server or a cluster (kept by its master); each needs global A. A peer added
   // gets the edits made from then on, enabled or not: a disabled one's are kept for it and
   // shipped once it is enabled (copy what existed before with a snapshot). Removing one forgets
   // its place. AlreadyExists, NotFound, InvalidArgument (the id, the cluster key, a table name).
@@ -727,6 +727,17 @@ class Admin {
   virtual absl::Status EnablePeer(const std::string& id) = 0;
   virtual absl::Status DisablePeer(const std::string& id) = 0;
   virtual absl::StatusOr<std::vector<PeerStatus>> ListPeers() = 0;  // by id
+
+  // Bigtable's consistency token: a token for every edit the server (or the cluster) had
+  // acknowledged when it was made, then whether each peer that replicates `table` has them all
+  // (true), or what it does not have yet (false, said in `waiting_for`). R or W on the table.
+  // A table that no peer replicates is consistent at once.
+  virtual absl::StatusOr<std::string> GenerateConsistencyToken(const std::string& table) = 0;
+  virtual absl::StatusOr<bool> CheckConsistency(const std::string& table, const std::string& token,
+                                                std::string* waiting_for) = 0;
+  // Both: returns once what was acknowledged before the call is on every peer replicating
+  // `table`, polling every 50 ms; DeadlineExceeded after `timeout`, saying what is missing.
+  absl::Status WaitForReplication(const std::string& table, absl::Duration timeout);
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -455,6 +455,12 @@ class FakeAdmin : public Admin {
     for (const auto& [id, p] : s_->peers) out.push_back(p);
     return out;
   }
+  absl::StatusOr<std::string> GenerateConsistencyToken(const std::string&) override {
+    return absl::UnimplementedError("the shell's fake server keeps no log");
+  }
+  absl::StatusOr<bool> CheckConsistency(const std::string&, const std::string&, std::string*) override {
+    return absl::UnimplementedError("the shell's fake server keeps no log");
+  }
 
  private:
   absl::Status SetPeer(const std::string& id, bool enabled) {
