@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deploy/cluster.sh as a developer uses it: start prints ZooKeeper's address first and every
 # process; a shell that knows only ZooKeeper creates, writes and reads; so does the unmodified
-# HBase client; status; stop leaves nothing behind. Memstore and one OSD, to be quick.
+# HBase client; status; a second cluster replicating both ways with it (a region server killed
+# -9 mid-load); stop leaves nothing behind. Memstore and one OSD, to be quick.
 # Usage: cluster_sh_test.sh REPO BUILD DIR ZK_PORT CEPH_PORT
 set -euo pipefail
 repo=$1 build=$2 dir=$3 zk=$4 ceph=$5
@@ -66,6 +67,42 @@ grep -q "copied 0 file(s), 0 bytes" "$dir/import.out" || fail "the import copied
 got=$(shell "clone_snapshot 'bk-back', 't_back'; get 't_back', 'a1'; get 't_back', 'z1'")
 echo "$got" | grep -q "value=through zookeeper" && echo "$got" | grep -q "value=and the other server" ||
   fail "the clone of the imported snapshot lacks t's rows: $got"
+
+# Replication between two clusters (docs/DESIGN.md §15; issue 50): a second cluster B beside A,
+# each the other's peer (active-active). YCSB's load is written on A by basalt-bench while one of
+# A's region servers is killed with -9, and a few rows on B; then both hold the same rows, cell
+# for cell (a digest of the whole table's scan), and B shipped only its own rows (no loop).
+dirb="$dir-b" zkb=$((zk + 1)) cephb=$((ceph + 200)) records=60000
+"$cluster" stop "$dirb"
+trap '"$cluster" stop "$dir"; "$cluster" stop "$dirb"' EXIT
+"$cluster" start "$dirb" --servers 1 --store memstore --osds 1 --zk-port "$zkb" --ceph-port "$cephb" \
+  --bin-dir "$build" > /dev/null || fail "cluster B did not start"
+shellb() { "$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zkb" --no-timing -e "$1"; }
+shell "create 'usertable', {NAME => 'f', REPLICATION_SCOPE => 1}, SPLITS => ['user5']" > /dev/null || fail "create on A"
+shellb "create 'usertable', {NAME => 'f', REPLICATION_SCOPE => 1}" > /dev/null || fail "create on B"
+shell "add_peer 'b', CLUSTER_KEY => '127.0.0.1:$zkb:/hbase'" > /dev/null || fail "add_peer on A"
+shellb "add_peer 'a', CLUSTER_KEY => '127.0.0.1:$zk:/hbase'" > /dev/null || fail "add_peer on B"
+"$build/src/tools/bench/basalt-bench" server load --zookeeper="127.0.0.1:$zk" --table=usertable \
+  --records=$records --load_threads=4 > "$dir-b.load" 2>&1 &
+load=$!
+sleep 1
+kill -0 "$load" 2> /dev/null || fail "the load on A ended before the kill: $(cat "$dir-b.load")"
+kill -9 "$(cat "$dir/server-1.pid")"  # a source region server, mid-load
+for i in 1 2 3 4 5; do shellb "put 'usertable', 'b-row-$i', 'f:q', 'written on b'" > /dev/null || fail "put on B"; done
+wait "$load" || fail "the load on A failed: $(tail -5 "$dir-b.load")"
+digest() { "$1" "scan 'usertable'" | grep -v "row(s)" | sha256sum | cut -d' ' -f1; }
+for i in $(seq 120); do
+  a=$(digest shell) b=$(digest shellb)
+  [ "$a" = "$b" ] && break
+  sleep 1
+done
+[ "$a" = "$b" ] || fail "A and B did not converge: $(shell "count 'usertable'") on A, $(shellb "count 'usertable'") on B"
+rows=$(shell "count 'usertable'" | grep -o "^[0-9]* row(s)")
+[ "$rows" = "$((records + 5)) row(s)" ] || fail "A holds $rows, not $((records + 5))"
+statusb=$(shellb "status 'replication'")
+echo "$statusb" | grep -q "PeerID=a, State=SHIPPING, .*ShippedEntries=5," || fail "B shipped other than its own 5 rows: $statusb"
+echo "two clusters replicating to each other: $rows on both, digest $a; $(shell "status 'replication'" | grep SOURCE)"
+"$cluster" stop "$dirb"
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
 "$cluster" stop "$dir"
