@@ -30,6 +30,27 @@ void SetShared(const TablesContext& context, Options* o) {
   o->auto_split = config.auto_split;
 }
 
+// The replication peers of a server's log (src/replication/peers.h), their places in `state_dir`.
+// `run`: a cluster's region server's run, which follows the peers its master keeps; empty: a
+// standalone server, which keeps its own.
+absl::StatusOr<std::unique_ptr<replication::Peers>> OpenPeers(Env* env, ServerLog* log, std::string state_dir,
+                                                              const std::string& cluster_id, TableSource* tables,
+                                                              std::string run = "") {
+  replication::Peers::Options po;
+  po.env = env;
+  po.log = log;
+  po.state_dir = std::move(state_dir);
+  po.cluster_id = cluster_id;
+  po.tables = tables;
+  po.follower = !run.empty();
+  po.run = std::move(run);
+  absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(std::move(po));
+  if (!peers.ok()) {
+    return absl::Status(peers.status().code(), absl::StrCat("opening the replication peers: ", peers.status().ToString()));
+  }
+  return peers;
+}
+
 class StandaloneTables final : public ServerTables {
  public:
   static absl::StatusOr<std::unique_ptr<ServerTables>> Open(const TablesContext& context,
@@ -67,20 +88,11 @@ class StandaloneTables final : public ServerTables {
                           absl::StrCat("opening data dir ", config.data_dir, ": ", catalog.status().ToString()));
     }
     t->catalog_ = *std::move(catalog);
-    replication::Peers::Options po;
-    po.env = env;
-    po.log = t->catalog_->server_log();
-    po.state_dir = replication_dir;
-    po.cluster_id = cluster_id;
-    po.tables = t->catalog_.get();
-    absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(po);
-    if (!peers.ok()) {
-      return absl::Status(peers.status().code(),
-                          absl::StrCat("opening the replication peers: ", peers.status().ToString()));
-    }
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<replication::Peers> peers,
+                            OpenPeers(env, t->catalog_->server_log(), replication_dir, cluster_id, t->catalog_.get()));
     {
       absl::MutexLock l(&t->dropped_mu_);
-      t->peers_ = *std::move(peers);
+      t->peers_ = std::move(peers);
       for (const std::string& hold : t->dropped_early_) t->peers_->HoldDropped(hold);
     }
     return t;
@@ -175,21 +187,12 @@ class RegionServerTables final : public ServerTables {
     t->host_ = *std::move(host);
     // The peers are the master's (Followed); this run ships its own log to them, its places in
     // data_dir/replication/rs/<run>, where the master finds them if this server dies.
-    replication::Peers::Options po;
-    po.env = context.env != nullptr ? context.env : Env::Default();
-    po.log = t->host_->server_log();
-    po.state_dir = absl::StrCat(config.data_dir, "/", replication::kRunPlacesDir, "/", run);
-    po.cluster_id = cluster_id;
-    po.tables = t->host_.get();
-    po.follower = true;
-    po.run = run;
-    absl::StatusOr<std::unique_ptr<replication::Peers>> peers = replication::Peers::Open(po);
-    if (!peers.ok()) {
-      return absl::Status(peers.status().code(),
-                          absl::StrCat("opening the replication peers: ", peers.status().ToString()));
-    }
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<replication::Peers> peers,
+                            OpenPeers(context.env != nullptr ? context.env : Env::Default(), t->host_->server_log(),
+                                      absl::StrCat(config.data_dir, "/", replication::kRunPlacesDir, "/", run),
+                                      cluster_id, t->host_.get(), run));
     absl::MutexLock l(&t->dropped_mu_);
-    t->peers_ = *std::move(peers);
+    t->peers_ = std::move(peers);
     return t;
   }
 
