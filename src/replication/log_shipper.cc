@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/fault_point.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "common/uuid.h"
@@ -325,6 +326,7 @@ void LogShipper::Run() {
     }
     backoff = absl::Milliseconds(100);
     at = *reached;
+    if (options_.log == nullptr) FaultPoint("replication:dead-log-batch-shipped");  // (a master's crash tests)
     {
       absl::MutexLock l(&mu_);
       figures_.position = at;

@@ -121,5 +121,53 @@ TEST_F(ClusterReplicationTest, EachServerShipsItsLogAndADeadOnesRestIsShipped) {
   EXPECT_NE(status.find("PeerID=b, State=SHIPPING"), std::string::npos) << status;
 }
 
+
+// The active master killed while it ships a dead server's rest (the fault point after its first
+// batch of a dead log): the backup that takes over ships it from the kept places, and every row
+// arrives. The peer is disabled while the server dies, so that the rest is all there to ship
+// once it is enabled.
+TEST_F(ClusterReplicationTest, AMasterKilledWhileItShipsADeadServersRestLeavesItToTheNext) {
+  ASSERT_NO_FATAL_FAILURE(StartSink());
+  std::unique_ptr<ChildProcess> m1 = StartMaster("m1", 0, 1000, "replication:dead-log-batch-shipped");
+  ASSERT_TRUE(m1);
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m1"; }));
+  std::unique_ptr<ChildProcess> m2 = StartMaster("m2");
+  ASSERT_TRUE(m2);
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  ASSERT_NO_FATAL_FAILURE(StartServers(2, &servers));
+  std::unique_ptr<Connection> conn = Connect();
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(conn->GetAdmin()->CreateTable(TableNamed("t"), {"m"}).ok());
+  std::string out;
+  ASSERT_EQ(Shell(absl::StrCat("enable_table_replication 't'; add_peer 'b', CLUSTER_KEY => '", SinkKey(),
+                               "', STATE => 'DISABLED'"),
+                  &out),
+            0)
+      << out;
+  ASSERT_EQ(RegionsPerServer(conn.get(), "t").size(), 2u);
+  auto t = conn->GetTable("t");
+  auto put = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      const std::string row = absl::StrCat(i % 2 == 0 ? "a" : "z", 100000 + i);
+      ASSERT_TRUE(t->Put(basalt::Put(row).Add("f", "q", absl::StrCat("v", i))).ok()) << row;
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(put(0, 300));
+  servers[0]->Kill();  // its log holds half the rows, none shipped (the peer is disabled)
+  ASSERT_NO_FATAL_FAILURE(put(300, 400));  // (once its region serves on the other server)
+  // Enabled: m1 ships the dead server's rest, and dies after its first batch.
+  absl::Status enabled = conn->GetAdmin()->EnablePeer("b");
+  ASSERT_TRUE(m1->WaitForExit(absl::Seconds(30)).has_value()) << "m1 never reached its fault point: " << enabled;
+  ASSERT_TRUE(Eventually([&] { return Leader() == "m2"; }));
+
+  absl::Status waited = conn->GetAdmin()->WaitForReplication("t", absl::Seconds(60));
+  ASSERT_TRUE(waited.ok()) << waited;
+  std::map<std::string, std::string> got = ScanCellValues(sink_conn_->GetTable("t").get(), "f", "q");
+  std::map<std::string, std::string> want = ScanCellValues(t.get(), "f", "q");
+  ASSERT_EQ(want.size(), 400u);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
+}
+
 }  // namespace
 }  // namespace basalt::testing
