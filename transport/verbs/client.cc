@@ -174,7 +174,7 @@ void VerbsClient::CmLoop() {
     // The id lives until this event is acked (rdma_destroy_id waits for that), so it is safe
     // to touch here even if its endpoint is being destroyed.
     if (ev->event == RDMA_CM_EVENT_DISCONNECTED || ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-      rdma_disconnect(ev->id);  // the queue pair goes to error: its posted receive is flushed
+      DisconnectUnowned(ev->id);  // the queue pair goes to error: its posted receive is flushed
     }
     rdma_ack_cm_event(ev);
   }

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/coding.h"
 #include "common/status.h"
 
@@ -76,10 +77,23 @@ absl::Status ParseSockaddr(const std::string& host, int port, sockaddr_storage* 
   return absl::InvalidArgumentError(absl::StrCat("not a numeric IP address: '", host, "'"));
 }
 
+namespace {
+// A queue pair's destruction against a disconnect from another thread (DisconnectUnowned).
+ABSL_CONST_INIT absl::Mutex qp_teardown_mu(absl::kConstInit);
+}  // namespace
+
 void CmIdDeleter::operator()(rdma_cm_id* id) const {
   if (id == nullptr) return;
-  if (id->qp != nullptr) rdma_destroy_qp(id);
-  rdma_destroy_id(id);
+  if (id->qp != nullptr) {
+    absl::MutexLock l(&qp_teardown_mu);
+    rdma_destroy_qp(id);
+  }
+  rdma_destroy_id(id);  // (waits for its events to be acked: not under the lock)
+}
+
+void DisconnectUnowned(rdma_cm_id* id) {
+  absl::MutexLock l(&qp_teardown_mu);
+  rdma_disconnect(id);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,6 +57,12 @@ struct CmIdDeleter {
 };
 using CmId = std::unique_ptr<rdma_cm_id, CmIdDeleter>;
 
+// rdma_disconnect(id) from a thread that does not own the id (a CM event thread acting on a
+// DISCONNECTED event while the endpoint may be being destroyed): librdmacm moves id->qp to error
+// reading id->qp unlocked, so this and CmIdDeleter's destruction of the queue pair take one lock,
+// and a queue pair is never modified after it is freed.
+void DisconnectUnowned(rdma_cm_id* id);
+
 // The queue-pair settings of an endpoint with one request or reply in flight each way (one
 // with credits has room for that many more each way).
 inline constexpr uint32_t kSendDepth = 8;
