@@ -438,7 +438,9 @@ absl::Status Master::OpenPeers(const std::string& runs_dir) {
   replication::Peers::Options po;
   po.env = options_.rados;
   po.state_dir = absl::StrCat(options_.data_dir, "/replication");
-  BASALT_ASSIGN_OR_RETURN(po.cluster_id, server::LoadOrCreateClusterId(options_.rados, options_.data_dir));
+  // The cluster's id only once a dead run is shipped: made here at start, it would race a region
+  // server starting at the same moment (on RADOS one of them then read it empty).
+  po.load_cluster_id = [this] { return server::LoadOrCreateClusterId(options_.rados, options_.data_dir); };
   po.tables = tables_.get();
   po.say = [this](std::string_view line) { Log(line); };
   po.on_change = [this] {

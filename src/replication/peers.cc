@@ -460,6 +460,16 @@ void Peers::ShipDeadLogsLocked() {
     say(absl::StrCat("listing the region servers' places in ", options_.runs_dir, ": ", runs.status().message()));
     return;
   }
+  // (A master learns the cluster's id once a dead run needs it: region servers made it then.)
+  std::string cluster_id = options_.cluster_id;
+  if (cluster_id.empty() && options_.load_cluster_id) {
+    if (loaded_cluster_id_.empty()) {
+      absl::StatusOr<std::string> loaded = options_.load_cluster_id();
+      if (loaded.ok()) loaded_cluster_id_ = *loaded;
+      if (!loaded.ok()) say(absl::StrCat("the cluster's id: ", loaded.status().message()));
+    }
+    cluster_id = loaded_cluster_id_;
+  }
   std::set<std::string> seen;
   for (const std::string& run : *runs) {
     const std::string log_dir = absl::StrCat(options_.logs_dir, "/", run);
@@ -498,7 +508,7 @@ void Peers::ShipDeadLogsLocked() {
       so.finished_dir = log_dir;
       so.state_dir = state_dir;
       so.peer = id;
-      so.cluster_id = options_.cluster_id;
+      so.cluster_id = cluster_id;
       so.idle_poll = options_.idle_poll;
       so.say = options_.say;
       const rpc::ReplicationPeer config = peer->second.config;
@@ -507,7 +517,7 @@ void Peers::ShipDeadLogsLocked() {
       } else {
         absl::StatusOr<ClusterKey> key = ParseClusterKey(config.cluster_key());
         if (!key.ok()) continue;  // (validated when added)
-        so.find_sink = [key = *key, own = options_.cluster_id] { return FindSink(key, own); };
+        so.find_sink = [key = *key, own = cluster_id] { return FindSink(key, own); };
       }
       so.scope = [this, config] { return ScopeNow(config); };
       if (options_.post) so.on_done = [this, post = options_.post] { post([this] { ShipDeadLogs(); }); };

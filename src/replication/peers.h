@@ -93,6 +93,9 @@ class Peers final : public server::ReplicationPeers {
     // dead log's shipper, done, is put away there: ShipDeadLogs).
     std::string runs_dir;
     std::string logs_dir;
+    // A master, with no cluster_id given: how it reads the cluster's id once a dead run is to be
+    // shipped (not at its start, when a region server may be making it).
+    std::function<absl::StatusOr<std::string>()> load_cluster_id;
     std::function<void(std::function<void()>)> post;
   };
   // Reads the peers kept in state_dir and starts shipping to the enabled ones. DataLoss for a
@@ -162,6 +165,7 @@ class Peers final : public server::ReplicationPeers {
   // The master's shippers of dead runs' logs: run -> peer -> shipper (DONE ones put away by
   // ShipDeadLogs).
   std::map<std::string, std::map<std::string, std::unique_ptr<LogShipper>>> dead_ ABSL_GUARDED_BY(mu_);
+  std::string loaded_cluster_id_ ABSL_GUARDED_BY(mu_);  // load_cluster_id's, once it answered
   // What HoldDropped touches, apart from mu_: the log calls it from wherever it drops a hold,
   // which may be inside a call of ours that holds mu_.
   mutable absl::Mutex dropped_mu_;
