@@ -90,12 +90,8 @@ absl::Status Catalog::Modify(const TableSpec& wanted) {
   // shippers, src/replication/peers.h): a change of it reopens the regions, as any change does
   // in HBase, so that every edit written after the change is judged by it wherever it is shipped.
   auto scopes = [](const TableSpec& t) {
-    std::map<std::string, std::string> out;
-    for (const auto& [family, kept] : t.kept_by_family) {
-      for (const auto& [key, value] : kept.attributes) {
-        if (key == "REPLICATION_SCOPE") out[family] = value;
-      }
-    }
+    std::map<std::string, std::optional<std::string>> out;
+    for (const FamilyOptions& f : t.families) out[f.name] = ReplicationScopeOf(t, f.name);
     return out;
   };
   if (served == wanted_served && scopes(e.spec) == scopes(spec)) {

@@ -133,6 +133,15 @@ bool TableSpec::operator==(const TableSpec& o) const {
   return true;
 }
 
+std::optional<std::string> ReplicationScopeOf(const TableSpec& spec, std::string_view family) {
+  auto it = spec.kept_by_family.find(std::string(family));
+  if (it == spec.kept_by_family.end()) return std::nullopt;
+  for (const auto& [key, value] : it->second.attributes) {
+    if (key == kReplicationScopeAttribute) return value;
+  }
+  return std::nullopt;
+}
+
 absl::Status ValidateTableName(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("table name is empty");
   if (name.size() > 255) {

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <string_view>
@@ -84,6 +85,11 @@ struct TableSpec {
   std::map<std::string, KeptSettings> kept_by_family;
   bool operator==(const TableSpec&) const;
 };
+
+// HBase's REPLICATION_SCOPE of family `family` of `spec` (a kept attribute), when it keeps one:
+// what replication ships (src/replication/peers.h), and what a region server must know.
+inline constexpr char kReplicationScopeAttribute[] = "REPLICATION_SCOPE";
+std::optional<std::string> ReplicationScopeOf(const TableSpec& spec, std::string_view family);
 
 // HBase's table-name rule: 1-255 bytes of [A-Za-z0-9_.-], not starting with '.' or '-'.
 // InvalidArgument naming the name.
