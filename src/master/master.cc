@@ -693,7 +693,7 @@ absl::StatusOr<std::map<std::string, std::string>> Master::LiveRuns() {
                           server::LiveRegistrations(zk_.get(), options_.paths));
   std::map<std::string, std::string> runs;
   for (const server::ServerRegistration& r : regs) {
-    if (!r.wal_dir.empty()) runs[r.wal_dir.substr(r.wal_dir.find_last_of('/') + 1)] = r.name;
+    if (!r.wal_dir.empty()) runs[replication::RunOfLogDir(r.wal_dir)] = r.name;
   }
   return runs;
 }

@@ -21,7 +21,6 @@ namespace basalt::replication {
 namespace {
 
 constexpr char kPeersFile[] = "peers";
-constexpr char kScopeAttribute[] = "REPLICATION_SCOPE";
 
 std::string PeersPath(const std::string& dir) { return absl::StrCat(dir, "/", kPeersFile); }
 
@@ -81,13 +80,9 @@ absl::StatusOr<LogShipper::Sink> FindSink(const ClusterKey& key, const std::stri
 }
 
 bool ReplicatedFamily(const server::TableSpec& spec, std::string_view family) {
-  auto it = spec.kept_by_family.find(std::string(family));
-  if (it == spec.kept_by_family.end()) return false;
-  for (const auto& [key, value] : it->second.attributes) {
-    int scope = 0;
-    if (key == kScopeAttribute) return absl::SimpleAtoi(value, &scope) && scope != 0;
-  }
-  return false;
+  const std::optional<std::string> value = server::ReplicationScopeOf(spec, family);
+  int scope = 0;
+  return value.has_value() && absl::SimpleAtoi(*value, &scope) && scope != 0;
 }
 
 absl::StatusOr<std::unique_ptr<Peers>> Peers::Open(Options o) {
@@ -192,27 +187,32 @@ LogShipper::Scope Peers::ScopeNow(const rpc::ReplicationPeer& peer) const {
   };
 }
 
-absl::Status Peers::StartShipper(Peer* peer) {
-  if (stopped_) return absl::UnavailableError("the server is stopping: its replication is");
-  if (options_.log == nullptr) return absl::OkStatus();  // (a master: no log of its own)
+absl::StatusOr<LogShipper::Options> Peers::ShipperOptions(const rpc::ReplicationPeer& config, std::string state_dir,
+                                                           const std::string& cluster_id) const {
   LogShipper::Options so;
   so.env = options_.env;
-  so.log = options_.log;
-  so.state_dir = options_.state_dir;
-  so.peer = peer->config.id();
-  so.cluster_id = options_.cluster_id;
+  so.state_dir = std::move(state_dir);
+  so.peer = config.id();
+  so.cluster_id = cluster_id;
   so.idle_poll = options_.idle_poll;
   so.say = options_.say;
-  const rpc::ReplicationPeer config = peer->config;
   if (options_.find_sink) {
     so.find_sink = [find = options_.find_sink, config] { return find(config); };
   } else {
     BASALT_ASSIGN_OR_RETURN(ClusterKey key, ParseClusterKey(config.cluster_key()));
-    so.find_sink = [key, own = options_.cluster_id] { return FindSink(key, own); };
+    so.find_sink = [key, own = cluster_id] { return FindSink(key, own); };
   }
   so.scope = [this, config] { return ScopeNow(config); };
+  return so;
+}
+
+absl::Status Peers::StartShipper(Peer* peer) {
+  if (stopped_) return absl::UnavailableError("the server is stopping: its replication is");
+  if (options_.log == nullptr) return absl::OkStatus();  // (a master: no log of its own)
+  BASALT_ASSIGN_OR_RETURN(LogShipper::Options so, ShipperOptions(peer->config, options_.state_dir, options_.cluster_id));
+  so.log = options_.log;
   BASALT_ASSIGN_OR_RETURN(peer->shipper, LogShipper::Start(std::move(so)));
-  SetLive(config.id(), peer->shipper.get());
+  SetLive(peer->config.id(), peer->shipper.get());
   return absl::OkStatus();
 }
 
@@ -260,8 +260,8 @@ absl::Status Peers::RemovePeer(std::string_view id) {
   auto it = peers_.find(std::string(id));
   if (it == peers_.end()) return NoSuchPeer(id);
   // Kept first: a crash between the two leaves a place for no peer, which Open forgets.
-  rpc::ReplicationPeer was = it->second.config;
-  SetLive(it->first, nullptr);
+  const std::string name = it->first;
+  SetLive(name, nullptr);
   it->second.shipper.reset();
   peers_.erase(it);
   BASALT_RETURN_IF_ERROR(Changed());
@@ -269,7 +269,7 @@ absl::Status Peers::RemovePeer(std::string_view id) {
     ShipDeadLogsLocked();  // (its shippers of dead runs stopped, their places forgotten)
     return absl::OkStatus();
   }
-  return LogShipper::Forget(options_.env, options_.log, options_.state_dir, was.id());
+  return LogShipper::Forget(options_.env, options_.log, options_.state_dir, name);
 }
 
 absl::Status Peers::UpdatePeer(const rpc::ReplicationPeer& config) {
@@ -431,8 +431,7 @@ absl::Status Peers::Replace(const rpc::ListPeersResponse& all) {
 
 absl::StatusOr<std::map<std::string, uint64_t>> Peers::DeadLogHolds(Env* env, const std::string& runs_dir,
                                                                    const std::string& dir) {
-  const std::string run = dir.substr(dir.find_last_of('/') + 1);  // (npos + 1: the whole name)
-  BASALT_ASSIGN_OR_RETURN(auto places, ReadPositions(env, absl::StrCat(runs_dir, "/", run)));
+  BASALT_ASSIGN_OR_RETURN(auto places, ReadPositions(env, absl::StrCat(runs_dir, "/", RunOfLogDir(dir))));
   std::map<std::string, uint64_t> holds;
   for (const auto& [peer, at] : places) holds[HoldName(peer)] = at.segment;
   return holds;
@@ -503,25 +502,11 @@ void Peers::ShipDeadLogsLocked() {
         continue;
       }
       if (running != shippers.end()) continue;
-      LogShipper::Options so;
-      so.env = env;
-      so.finished_dir = log_dir;
-      so.state_dir = state_dir;
-      so.peer = id;
-      so.cluster_id = cluster_id;
-      so.idle_poll = options_.idle_poll;
-      so.say = options_.say;
-      const rpc::ReplicationPeer config = peer->second.config;
-      if (options_.find_sink) {
-        so.find_sink = [find = options_.find_sink, config] { return find(config); };
-      } else {
-        absl::StatusOr<ClusterKey> key = ParseClusterKey(config.cluster_key());
-        if (!key.ok()) continue;  // (validated when added)
-        so.find_sink = [key = *key, own = cluster_id] { return FindSink(key, own); };
-      }
-      so.scope = [this, config] { return ScopeNow(config); };
-      if (options_.post) so.on_done = [this, post = options_.post] { post([this] { ShipDeadLogs(); }); };
-      absl::StatusOr<std::unique_ptr<LogShipper>> started = LogShipper::Start(std::move(so));
+      absl::StatusOr<LogShipper::Options> so = ShipperOptions(peer->second.config, state_dir, cluster_id);
+      if (!so.ok()) continue;  // (its cluster key was validated when it was added)
+      so->finished_dir = log_dir;
+      if (options_.post) so->on_done = [this, post = options_.post] { post([this] { ShipDeadLogs(); }); };
+      absl::StatusOr<std::unique_ptr<LogShipper>> started = LogShipper::Start(*std::move(so));
       if (!started.ok()) {
         say(absl::StrCat("shipping what dead server ", run, " had not shipped to peer ", id, ": ",
                          started.status().message()));

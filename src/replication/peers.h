@@ -57,6 +57,8 @@ namespace basalt::replication {
 // its shippers keep their places (data_dir/replication/rs/<run>).
 inline constexpr char kRunLogsDir[] = "wals";
 inline constexpr char kRunPlacesDir[] = "replication/rs";
+// The run a region server's log directory (data_dir/wals/<run>) is of.
+inline std::string RunOfLogDir(const std::string& dir) { return dir.substr(dir.find_last_of('/') + 1); }
 
 using hbase::ClusterKey;
 using hbase::ParseClusterKey;
@@ -149,6 +151,10 @@ class Peers final : public server::ReplicationPeers {
   absl::Status Changed() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Save() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StartShipper(Peer* peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A shipper's options for peer `config`, its place in `state_dir`, as cluster `cluster_id` (the
+  // log to read is the caller's to give).
+  absl::StatusOr<LogShipper::Options> ShipperOptions(const rpc::ReplicationPeer& config, std::string state_dir,
+                                                     const std::string& cluster_id) const;
   // What `peer` replicates, as the tables are now.
   LogShipper::Scope ScopeNow(const rpc::ReplicationPeer& peer) const;
   // Whether `peer` may replicate something of `table` (when the table is not known here: yes).
