@@ -1,7 +1,7 @@
 // basalt-bench server replicate_source: what a replication peer costs its source, and how far
-// behind it stays (docs/DESIGN.md §15; issue 50's Must-show 4). Two real servers: the source
-// (--server) and a peer (--peer, its gRPC port, and --peer_key, its cluster key: a server
-// publishing its HBase port in ZooKeeper).
+// behind it stays (docs/DESIGN.md §15; issue 50's Must-show 4). The source is a server (--server)
+// or a cluster (--zookeeper, its peers kept by the master); the peer is a server (--peer, its
+// gRPC port, and --peer_key, its cluster key: a server publishing its HBase port in ZooKeeper).
 //
 //   1. The source's Put capacity with one peer against none: --threads writers, unpaced, for
 //      --seconds, in alternating rounds (none first). A peer round adds a new peer before it and,
@@ -115,8 +115,10 @@ int RunServerReplicateSource(const Flags& flags, Report* report) {
   }
   auto source = ConnectWithTable(*server);
   if (!source.ok()) return Fail(source.status());
+  // The peer is a server (its gRPC port), whether the source is a server or a cluster.
   ServerOptions on_peer = *server;
   on_peer.conn.address = peer_address;
+  on_peer.conn.zookeeper_quorum.clear();
   auto peer = ConnectWithTable(on_peer);
   if (!peer.ok()) return Fail(peer.status());
   auto admin = (*source)->GetAdmin();
