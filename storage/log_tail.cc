@@ -55,11 +55,13 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
     at = WalPosition{first, 0};
   }
   while (at < end && read < max_bytes) {
-    std::string path = WalSegmentPath(dir, at.segment);
-    if (!env->FileExists(path) && env->FileExists(WalSegmentPath(HeldLogDir(dir), at.segment))) {
-      path = WalSegmentPath(HeldLogDir(dir), at.segment);  // the previous run's, kept for readers
-    }
+    // Opened straight away, not asked after first: on RADOS every lookup walks the path (a
+    // read per directory), and a shipper opens its segment once a batch.
+    const std::string path = WalSegmentPath(dir, at.segment);
     absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = env->NewRandomAccessFile(path);
+    if (absl::IsNotFound(file.status())) {  // the previous run's, kept for readers?
+      file = env->NewRandomAccessFile(WalSegmentPath(HeldLogDir(dir), at.segment));
+    }
     if (absl::IsNotFound(file.status())) {
       return absl::NotFoundError(absl::StrCat("log segment ", path, " is gone (deleted before it was read: the ",
                                               "reader's hold was dropped)"));
@@ -93,7 +95,7 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
         size_t framed = 0;
         absl::StatusOr<WalRecord> rec = DecodeFramedWalRecord(rest.substr(0, frame), &framed);
         if (!rec.ok()) {
-          return absl::DataLossError(absl::StrCat("log segment ", path, " at offset ", at.offset + used, ": ",
+          return absl::DataLossError(absl::StrCat("log segment ", (*file)->name(), " at offset ", at.offset + used, ": ",
                                                   rec.status().message()));
         }
         used += framed;
@@ -108,7 +110,7 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
         *reached = after;
       }
       if (used == 0) {
-        return absl::DataLossError(absl::StrCat("log segment ", path, " ends inside a record at offset ", at.offset,
+        return absl::DataLossError(absl::StrCat("log segment ", (*file)->name(), " ends inside a record at offset ", at.offset,
                                                 " (", limit, " bytes to read)"));
       }
       at.offset += used;
