@@ -41,11 +41,33 @@ absl::StatusOr<uint64_t> NextSegment(Env* env, const std::string& dir, uint64_t 
   return *it;
 }
 
+// A segment's bytes from `base` on, held in memory (Wal::ReadRecent): read as its file would be
+// from there.
+class RecentSegment final : public RandomAccessFile {
+ public:
+  RecentSegment(std::string name, uint64_t base, std::string bytes)
+      : name_(std::move(name)), base_(base), bytes_(std::move(bytes)) {}
+  absl::StatusOr<std::string_view> Read(uint64_t offset, size_t n, char* /*scratch*/) const override {
+    if (offset < base_ || offset - base_ > bytes_.size() || n > bytes_.size() - (offset - base_)) {
+      return absl::OutOfRangeError(absl::StrCat("log segment ", name_, " in memory: ", n, " bytes at ", offset,
+                                                " outside ", base_, " to ", Size()));
+    }
+    return std::string_view(bytes_).substr(static_cast<size_t>(offset - base_), n);
+  }
+  uint64_t Size() const override { return base_ + bytes_.size(); }
+  const std::string& name() const override { return name_; }
+
+ private:
+  const std::string name_;
+  const uint64_t base_;
+  const std::string bytes_;
+};
+
 }  // namespace
 
 absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, WalPosition end, uint64_t max_bytes,
                          const std::function<absl::Status(const WalRecord&, const WalPosition& after)>& fn,
-                         WalPosition* reached) {
+                         WalPosition* reached, const RecentLogBytes& recent) {
   WalPosition at = from;
   *reached = at;
   uint64_t read = 0;
@@ -58,7 +80,13 @@ absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, Wal
     // Opened straight away, not asked after first: on RADOS every lookup walks the path (a
     // read per directory), and a shipper opens its segment once a batch.
     const std::string path = WalSegmentPath(dir, at.segment);
-    absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = env->NewRandomAccessFile(path);
+    absl::StatusOr<std::unique_ptr<RandomAccessFile>> file = absl::NotFoundError("");
+    if (recent && at.offset >= kWalSegmentPreambleSize) {
+      // (All it has of the segment: a copy cut short would look like a segment that ended.)
+      std::optional<std::string> bytes = recent(at.segment, at.offset);
+      if (bytes.has_value()) file = std::make_unique<RecentSegment>(path, at.offset, *std::move(bytes));
+    }
+    if (!file.ok()) file = env->NewRandomAccessFile(path);
     if (absl::IsNotFound(file.status())) {  // the previous run's, kept for readers?
       file = env->NewRandomAccessFile(WalSegmentPath(HeldLogDir(dir), at.segment));
     }

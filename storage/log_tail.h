@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -27,9 +28,14 @@ inline std::string HeldLogDir(const std::string& dir) { return dir + ".held"; }
 // two (deleted: a hold was dropped) is NotFound naming it; a record that does not decode, or a
 // segment that ends inside one before `end`, is DataLoss naming the file and offset. fn's error
 // stops the read and is returned (`*reached` then is the place of that record).
+//
+// `recent`, when given (ServerLog::ReadRecent), is asked first for a segment's bytes from where
+// the read starts in it: what it has is read from memory, not from the file.
+using RecentLogBytes =
+    std::function<std::optional<std::string>(uint64_t segment, uint64_t offset)>;
 absl::Status ReadLogFrom(Env* env, const std::string& dir, WalPosition from, WalPosition end, uint64_t max_bytes,
                          const std::function<absl::Status(const WalRecord&, const WalPosition& after)>& fn,
-                         WalPosition* reached);
+                         WalPosition* reached, const RecentLogBytes& recent = nullptr);
 
 // The end of a log nobody writes any more (a dead server's, split: what is left of it is in
 // HeldLogDir(dir)): its last segment's end; WalPosition{} when no segment is left.

@@ -168,5 +168,65 @@ TEST(LogTail, ADamagedRecordIsDataLossNamingItsPlace) {
   EXPECT_NE(s.message().find(path), std::string::npos) << s;
 }
 
+// The newest bytes from memory (Wal::Options::recent_bytes): with the segment files gone
+// (removed while the log writes them), a reader that keeps up still reads every durable record,
+// up to a roll and on into the next segment (whose start is read from its file), and never one
+// not synced yet. One that fell behind what memory keeps reads the file.
+TEST(LogTail, AReaderThatKeepsUpReadsTheNewestRecordsFromMemory) {
+  testing::TempDir dir;
+  Wal::Options o;
+  o.dir = dir.path();
+  o.async_sync_interval_ms = 0;
+  o.recent_bytes = 2 << 20;
+  absl::StatusOr<std::unique_ptr<Wal>> opened = Wal::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Wal* w = opened->get();
+  const RecentLogBytes recent = [w](uint64_t segment, uint64_t offset) { return w->ReadRecent(segment, offset); };
+  auto tail = [&](WalPosition from, WalPosition* reached, absl::Status* status, const RecentLogBytes& from_memory) {
+    Seqs out;
+    *status = ReadLogFrom(
+        Env::Default(), dir.path(), from, w->DurableEnd(), UINT64_MAX,
+        [&](const WalRecord& r, const WalPosition&) {
+          out.emplace_back(r.region, r.seq);
+          return absl::OkStatus();
+        },
+        reached, from_memory);
+    return out;
+  };
+  ASSERT_TRUE(w->Append(Rec("a", 1), Durability::kSyncWal).ok());
+  WalPosition reached;
+  absl::Status s;
+  EXPECT_EQ(tail({}, &reached, &s, recent), (Seqs{{"a", 1}}));  // (a segment's start: from its file)
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(w->Append(Rec("a", 2), Durability::kSyncWal).ok());
+  // Over a megabyte queued is written (not synced) at once: in memory, and not durable.
+  ASSERT_TRUE(w->Append(Rec("a", 3, 1100 << 10), Durability::kAsyncWal).ok());
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    if (e.path().extension() == ".wal") fs::remove(e.path());
+  }
+  WalPosition after_file;
+  EXPECT_EQ(tail(reached, &after_file, &s, nullptr), Seqs{});
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  std::optional<std::string> in_memory = w->ReadRecent(reached.segment, reached.offset);
+  ASSERT_TRUE(in_memory.has_value());
+  EXPECT_EQ(in_memory->size(), w->DurableEnd().offset - reached.offset);  // a2, not a3
+  EXPECT_EQ(tail(reached, &reached, &s, recent), (Seqs{{"a", 2}}));
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_TRUE(w->Roll().ok());  // (a3 synced with it)
+  ASSERT_TRUE(w->Append(Rec("b", 1), Durability::kSyncWal).ok());
+  EXPECT_EQ(tail(reached, &reached, &s, recent), (Seqs{{"a", 3}, {"b", 1}}));
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(reached, w->DurableEnd());
+
+  // 20 records of 200 KiB: the first ones' bytes are no longer in memory, and the file is read.
+  const WalPosition behind = reached;
+  for (uint64_t seq = 2; seq < 22; ++seq) ASSERT_TRUE(w->Append(Rec("b", seq, 200 << 10), Durability::kSyncWal).ok());
+  EXPECT_FALSE(w->ReadRecent(behind.segment, behind.offset).has_value());
+  Seqs all = tail(behind, &reached, &s, recent);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(all.size(), 20u);
+  EXPECT_EQ(reached, w->DurableEnd());
+}
+
 }  // namespace
 }  // namespace basalt

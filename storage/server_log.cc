@@ -42,6 +42,7 @@ absl::StatusOr<std::unique_ptr<ServerLog>> ServerLog::Open(const Options& option
   wo.roll_size = o.roll_size;
   wo.max_logs = o.max_logs;
   wo.max_held_segments = o.max_held_segments;
+  wo.recent_bytes = o.recent_bytes;
   ServerLog* raw = log.get();
   wo.on_hold_dropped = [raw](const std::string& name) {
     raw->PruneHeld();
@@ -270,5 +271,9 @@ void ServerLog::PruneHeld() {
 }
 
 WalPosition ServerLog::DurableEnd() const { return wal_->DurableEnd(); }
+
+std::optional<std::string> ServerLog::ReadRecent(uint64_t segment, uint64_t offset) const {
+  return wal_->ReadRecent(segment, offset);
+}
 
 }  // namespace basalt

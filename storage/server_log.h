@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -82,6 +83,9 @@ class ServerLog {
     // the oldest hold is dropped and on_hold_dropped names it (never a full disk). 0: no bound.
     uint64_t max_held_segments = 0;
     std::function<void(const std::string&)> on_hold_dropped;
+    // The last bytes written kept in memory for readers (ReadRecent): a replication shipper that
+    // keeps up then reads no file (on RADOS, none of the OSDs taking the writes). 0: none.
+    uint64_t recent_bytes = 4ull << 20;
     // Readers' holds carried over a restart: name -> the first segment each still needs (from
     // its persisted place). Once split, the previous run's segments at or above the lowest are
     // moved to HeldLogDir(dir), where only readers look (ReadLogFrom), never a split; those below
@@ -134,6 +138,9 @@ class ServerLog {
   void Release(const std::string& name);
   // Where the durable records end (ReadLogFrom reads up to it).
   WalPosition DurableEnd() const;
+  // The durable bytes of `segment` from `offset` on, when still in memory (Options::
+  // recent_bytes); nullopt otherwise. For ReadLogFrom's `recent`.
+  std::optional<std::string> ReadRecent(uint64_t segment, uint64_t offset) const;
   const std::string& dir() const { return options_.dir; }
   // For the engine (storage/region.cc).
   Wal* wal() const { return wal_.get(); }

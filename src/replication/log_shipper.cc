@@ -201,6 +201,11 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
   source_.replicated = options_.scope();
   hbase::SourceBatch batch;
   WalPosition reached;
+  // A live log's newest bytes come from memory: a shipper that keeps up reads no file.
+  RecentLogBytes recent;
+  if (options_.log != nullptr) {
+    recent = [log = options_.log](uint64_t segment, uint64_t offset) { return log->ReadRecent(segment, offset); };
+  }
   auto read = [&] {
     batch.Clear();
     return ReadLogFrom(
@@ -208,7 +213,7 @@ absl::StatusOr<WalPosition> LogShipper::ShipOnce(WalPosition at, WalPosition end
         [&](const WalRecord& rec, const WalPosition&) {
           return hbase::AddToSourceBatch(rec, server::TableOfRegionName(rec.region), source_, &batch);
         },
-        &reached);
+        &reached, recent);
   };
   BASALT_RETURN_IF_ERROR(read());
   if (batch.request.entry_size() > 0) {

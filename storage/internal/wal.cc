@@ -377,6 +377,7 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
 
   // The leader owns file_ until it clears leader_; nobody else touches it meanwhile.
   absl::Status io;
+  const uint64_t buf_at = file_->Size();
   if (!buf.empty()) io = file_->Append(buf);
   const bool roll = io.ok() && (force_roll || file_->Size() >= options_.roll_size);
   bool synced = false;
@@ -409,6 +410,14 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
     if (error_.ok()) error_ = io;
   } else {
     written_ = end;
+    if (options_.recent_bytes > 0 && !buf.empty()) {
+      recent_size_ += buf.size();
+      recent_.push_back(RecentGroup{segment_, buf_at, std::move(buf)});
+      while (recent_.size() > 1 && recent_size_ - recent_.front().bytes.size() >= options_.recent_bytes) {
+        recent_size_ -= recent_.front().bytes.size();
+        recent_.pop_front();
+      }
+    }
     if (synced) {
       ++stats_.syncs;
       stats_.sync_micros += sync_micros;
@@ -497,6 +506,8 @@ absl::Status Wal::Heal() {
       file_.reset();
     }
     BASALT_RETURN_IF_ERROR(env_->Truncate(WalSegmentPath(options_.dir, segment_), synced_size_));
+    recent_.clear();  // (some of it was cut)
+    recent_size_ = 0;
     const uint64_t next = segment_ + 1;
     mu_.Unlock();
     absl::StatusOr<std::unique_ptr<WritableFile>> file = CreateSegment(next);
@@ -518,6 +529,32 @@ absl::Status Wal::Heal() {
   }
   RequestFlushes(flush);
   return absl::OkStatus();
+}
+
+std::optional<std::string> Wal::ReadRecent(uint64_t segment, uint64_t offset) const {
+  absl::MutexLock l(&mu_);
+  // Durable: the current segment up to its last sync; an earlier one whole (synced as it rolled).
+  const uint64_t durable = segment == segment_ ? synced_size_ : UINT64_MAX;
+  std::optional<std::string> out;
+  for (const RecentGroup& g : recent_) {
+    if (g.segment != segment) {
+      if (out.has_value()) break;  // (past the segment's last group)
+      continue;
+    }
+    const uint64_t g_end = g.offset + g.bytes.size();
+    if (!out.has_value()) {
+      if (g.offset > offset) return std::nullopt;  // its start is no longer here
+      if (g_end <= offset) continue;
+      out.emplace();
+    }
+    const uint64_t from = std::max(offset, g.offset);
+    const uint64_t to = std::min(g_end, durable);
+    if (from >= to) break;
+    out->append(g.bytes, static_cast<size_t>(from - g.offset), static_cast<size_t>(to - from));
+    if (to < g_end) break;
+  }
+  if (out.has_value() && out->empty()) return std::nullopt;
+  return out;
 }
 
 uint64_t Wal::current_segment() const {

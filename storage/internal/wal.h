@@ -57,9 +57,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -135,6 +137,9 @@ class Wal {
     uint64_t max_held_segments = 0;
     // Called (without the log's locks, on the thread that rolled) with the name of a hold dropped.
     std::function<void(const std::string&)> on_hold_dropped;
+    // Keeps about the last this many bytes of records written in memory for readers that follow
+    // the log (ReadRecent), so that one keeping up reads no file. 0: none kept.
+    uint64_t recent_bytes = 0;
   };
   using Stats = LogStats;
 
@@ -202,6 +207,11 @@ class Wal {
   // Where the durable records end: every record before byte `offset` of segment `segment`, and
   // every record of the segments before it, is synced and whole (offset: a size of that file).
   WalPosition DurableEnd() const;
+  // The bytes of segment `segment` from `offset` on, as far as they are durable, when the log
+  // still has them in memory from `offset` (Options::recent_bytes); nullopt otherwise (read the
+  // file). A segment's first bytes (its preamble and header) never are; a rolled segment's are
+  // there to its end once its last group is.
+  std::optional<std::string> ReadRecent(uint64_t segment, uint64_t offset) const;
 
   // Calls fn, in log order, for every record of `region` with a sequence id above `after` in the
   // segments this log wrote (a region that closed without flushing and opens again finds its
@@ -280,6 +290,15 @@ class Wal {
   Stats stats_ ABSL_GUARDED_BY(mu_);
   uint64_t segment_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t synced_size_ ABSL_GUARDED_BY(mu_) = 0;  // bytes of the current segment known synced
+  // The last groups written (Options::recent_bytes), oldest first, each where it lies; a
+  // segment's groups are contiguous. Emptied when Heal cuts the segment.
+  struct RecentGroup {
+    uint64_t segment;
+    uint64_t offset;
+    std::string bytes;
+  };
+  std::deque<RecentGroup> recent_ ABSL_GUARDED_BY(mu_);
+  uint64_t recent_size_ ABSL_GUARDED_BY(mu_) = 0;
   // Used only by the leader (leader_ true) outside mu_, or under mu_ with no leader.
   std::unique_ptr<WritableFile> file_;
   std::thread syncer_;
