@@ -251,6 +251,25 @@ void VerbsFrameSeeds(const std::string& out) {
         verbs::EncodeMutateReply(9, absl::FailedPreconditionError("table disabled"), absl::MakeSpan(buf)));
 }
 
+// fuzz_tcp_frame_stream: three control bytes (recv size, bound), then requests back to back as a
+// connection carries them.
+void TcpFrameStreamSeeds(const std::string& out) {
+  const std::string dir = out + "/fuzz_tcp_frame_stream";
+  std::string stream;
+  std::vector<uint8_t> buf(4096);
+  for (uint64_t id = 1; id <= 4; ++id) {
+    rpc::GetRequest get;
+    get.set_table("usertable");
+    get.set_row(std::string(id * 11, 'r'));
+    absl::StatusOr<size_t> n = verbs::EncodeGetRequest(id, get, absl::MakeSpan(buf));
+    FUZZ_CHECK(n.ok(), "encode: %s", std::string(n.status().message()).c_str());
+    stream.append(reinterpret_cast<const char*>(buf.data()), *n);
+  }
+  Write(dir, "seed-pieces-of-7", std::string("\x06\x00\x10", 3) + stream);
+  Write(dir, "seed-one-read", std::string("\xff\x00\x10", 3) + stream);
+  Write(dir, "seed-bound-too-small", std::string("\x20\x10\x00", 3) + stream);
+}
+
 // fuzz_hbase_rpc: the bytes the real HBase 2.6.0 client sent (tests/hbase/testdata), arriving in
 // pieces of 1, 7 and 256 bytes, and a cell block of every cell type.
 void HBaseRpcSeeds(const std::string& out) {
@@ -323,6 +342,7 @@ int main(int argc, char** argv) {
   basalt::fuzz::SnapshotSeeds(out);
   basalt::fuzz::VerbsFrameSeeds(out);
   basalt::fuzz::HBaseRpcSeeds(out);
+  basalt::fuzz::TcpFrameStreamSeeds(out);
   std::printf("fuzz_make_seeds: seed corpora written under %s\n", out.c_str());
   return 0;
 }
