@@ -226,6 +226,18 @@ TEST(LogTail, AReaderThatKeepsUpReadsTheNewestRecordsFromMemory) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(all.size(), 20u);
   EXPECT_EQ(reached, w->DurableEnd());
+
+  // A group larger than what memory keeps is not kept, nor anything before it; what follows is.
+  const WalPosition before_big = reached;
+  ASSERT_TRUE(w->Append(Rec("c", 1, 3 << 20), Durability::kSyncWal).ok());
+  const WalPosition after_big = w->DurableEnd();
+  ASSERT_TRUE(w->Append(Rec("c", 2), Durability::kSyncWal).ok());
+  EXPECT_FALSE(w->ReadRecent(before_big.segment, before_big.offset).has_value());
+  in_memory = w->ReadRecent(after_big.segment, after_big.offset);
+  ASSERT_TRUE(in_memory.has_value());
+  EXPECT_EQ(in_memory->size(), w->DurableEnd().offset - after_big.offset);
+  EXPECT_EQ(tail(before_big, &reached, &s, recent), (Seqs{{"c", 1}, {"c", 2}}));
+  ASSERT_TRUE(s.ok()) << s;
 }
 
 }  // namespace

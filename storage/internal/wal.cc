@@ -411,11 +411,16 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
   } else {
     written_ = end;
     if (options_.recent_bytes > 0 && !buf.empty()) {
-      recent_size_ += buf.size();
-      recent_.push_back(RecentGroup{segment_, buf_at, std::move(buf)});
-      while (recent_.size() > 1 && recent_size_ - recent_.front().bytes.size() >= options_.recent_bytes) {
-        recent_size_ -= recent_.front().bytes.size();
-        recent_.pop_front();
+      if (buf.size() > options_.recent_bytes) {  // not kept, nor what came before it
+        recent_.clear();
+        recent_size_ = 0;
+      } else {
+        recent_size_ += buf.size();
+        recent_.push_back(RecentGroup{segment_, buf_at, std::make_shared<const std::string>(std::move(buf))});
+        while (recent_size_ > options_.recent_bytes) {
+          recent_size_ -= recent_.front().bytes->size();
+          recent_.pop_front();
+        }
       }
     }
     if (synced) {
@@ -532,28 +537,39 @@ absl::Status Wal::Heal() {
 }
 
 std::optional<std::string> Wal::ReadRecent(uint64_t segment, uint64_t offset) const {
-  absl::MutexLock l(&mu_);
-  // Durable: the current segment up to its last sync; an earlier one whole (synced as it rolled).
-  const uint64_t durable = segment == segment_ ? synced_size_ : UINT64_MAX;
-  std::optional<std::string> out;
-  for (const RecentGroup& g : recent_) {
-    if (g.segment != segment) {
-      if (out.has_value()) break;  // (past the segment's last group)
-      continue;
+  struct Piece {
+    std::shared_ptr<const std::string> bytes;
+    size_t from, to;
+  };
+  std::vector<Piece> pieces;
+  {
+    absl::MutexLock l(&mu_);
+    // Durable: the current segment up to its last sync; an earlier one whole (synced as it rolled).
+    const uint64_t durable = segment == segment_ ? synced_size_ : UINT64_MAX;
+    uint64_t next = 0;  // where the segment's next group must start (0: none taken yet)
+    for (const RecentGroup& g : recent_) {
+      if (g.segment != segment) {
+        if (!pieces.empty()) break;  // (past the segment's last group)
+        continue;
+      }
+      const uint64_t g_end = g.offset + g.bytes->size();
+      if (pieces.empty()) {
+        if (g.offset > offset) return std::nullopt;  // its start is no longer here
+        if (g_end <= offset) continue;
+      } else if (g.offset != next) {
+        return std::nullopt;  // (never: the groups kept leave no gap; but a gap is never joined)
+      }
+      const uint64_t from = std::max(offset, g.offset);
+      const uint64_t to = std::min(g_end, durable);
+      if (from >= to) break;
+      pieces.push_back(Piece{g.bytes, static_cast<size_t>(from - g.offset), static_cast<size_t>(to - g.offset)});
+      next = g_end;
+      if (to < g_end) break;
     }
-    const uint64_t g_end = g.offset + g.bytes.size();
-    if (!out.has_value()) {
-      if (g.offset > offset) return std::nullopt;  // its start is no longer here
-      if (g_end <= offset) continue;
-      out.emplace();
-    }
-    const uint64_t from = std::max(offset, g.offset);
-    const uint64_t to = std::min(g_end, durable);
-    if (from >= to) break;
-    out->append(g.bytes, static_cast<size_t>(from - g.offset), static_cast<size_t>(to - from));
-    if (to < g_end) break;
   }
-  if (out.has_value() && out->empty()) return std::nullopt;
+  if (pieces.empty()) return std::nullopt;
+  std::string out;  // copied with mu_ let go: writers never wait for a reader
+  for (const Piece& p : pieces) out.append(*p.bytes, p.from, p.to - p.from);
   return out;
 }
 
