@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/coding.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::tcp {
@@ -41,23 +40,15 @@ absl::StatusOr<std::optional<absl::Span<const uint8_t>>> FrameStreamReader::Next
     return std::nullopt;
   }
   const uint8_t* p = buf_.data() + start_;
-  const uint16_t magic = static_cast<uint16_t>(p[0] | (p[1] << 8));
-  if (magic != verbs::kFrameMagic) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tcp: not a frame: magic 0x", absl::Hex(magic), ", not 0x", absl::Hex(verbs::kFrameMagic)));
-  }
-  if (p[2] != verbs::kFrameVersion) {
-    return absl::InvalidArgumentError(absl::StrCat("tcp: frame version ", p[2], ", this side reads ",
-                                                   verbs::kFrameVersion));
-  }
-  const uint64_t size = verbs::kFrameHeaderSize + uint64_t{DecodeFixed32(reinterpret_cast<const char*>(p) + 4)};
-  if (size > max_frame_bytes_) {
+  absl::StatusOr<uint64_t> size = verbs::FrameSize(absl::MakeConstSpan(p, have));
+  if (!size.ok()) return absl::InvalidArgumentError(absl::StrCat("tcp: not a frame: ", size.status().message()));
+  if (*size > max_frame_bytes_) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("tcp: a frame of ", size, " bytes, past this connection's bound of ", max_frame_bytes_));
+        absl::StrCat("tcp: a frame of ", *size, " bytes, past this connection's bound of ", max_frame_bytes_));
   }
-  if (have < size) return std::nullopt;
-  start_ += static_cast<size_t>(size);
-  return absl::MakeConstSpan(p, static_cast<size_t>(size));
+  if (have < *size) return std::nullopt;
+  start_ += static_cast<size_t>(*size);
+  return absl::MakeConstSpan(p, static_cast<size_t>(*size));
 }
 
 }  // namespace basalt::tcp

@@ -385,15 +385,21 @@ absl::Status DecodeStatusBody(Reader& r, std::string_view* message) {
 
 }  // namespace
 
-absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in) {
-  if (in.size() < kFrameHeaderSize) {
-    return Malformed(absl::StrCat("truncated header (", in.size(), " of ", kFrameHeaderSize, " bytes)"), 0);
+absl::StatusOr<uint64_t> FrameSize(absl::Span<const uint8_t> header) {
+  if (header.size() < kFrameHeaderSize) {
+    return Malformed(absl::StrCat("truncated header (", header.size(), " of ", kFrameHeaderSize, " bytes)"), 0);
   }
-  const char* p = reinterpret_cast<const char*>(in.data());
+  const char* p = reinterpret_cast<const char*>(header.data());
   const uint16_t magic = DecodeFixed16(p + kMagicAt);
   if (magic != kFrameMagic) return Malformed(absl::StrCat("bad magic 0x", absl::Hex(magic)), kMagicAt);
-  const uint8_t version = in[kVersionAt];
+  const uint8_t version = header[kVersionAt];
   if (version != kFrameVersion) return Malformed(absl::StrCat("unknown version ", version), kVersionAt);
+  return kFrameHeaderSize + uint64_t{DecodeFixed32(p + kBodyLenAt)};
+}
+
+absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in) {
+  BASALT_RETURN_IF_ERROR(FrameSize(in).status());
+  const char* p = reinterpret_cast<const char*>(in.data());
   const uint8_t op = in[kOpAt];
   switch (static_cast<FrameOp>(op)) {
     case FrameOp::kGet:

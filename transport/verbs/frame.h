@@ -110,6 +110,10 @@ struct FrameHeader {
 // kFrameHeaderSize + body_len <= in.size(), status a valid absl::StatusCode). Flags are left to
 // the decoders below.
 absl::StatusOr<FrameHeader> ParseHeader(absl::Span<const uint8_t> in);
+// The whole size of the frame whose header `header` starts with (at least kFrameHeaderSize
+// bytes), from its magic, version and body length alone: where a byte stream's frame ends
+// (transport/tcp/frame_stream.h). InvalidArgument as ParseHeader for those fields.
+absl::StatusOr<uint64_t> FrameSize(absl::Span<const uint8_t> header);
 
 // Requests, encoded into `out`; they return the frame's total length. ResourceExhausted when
 // the frame does not fit `out` (the caller sends the call over gRPC instead), InvalidArgument
