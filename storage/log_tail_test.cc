@@ -193,6 +193,7 @@ TEST(LogTail, AReaderThatKeepsUpReadsTheNewestRecordsFromMemory) {
         reached, from_memory);
     return out;
   };
+  w->Hold("reader", 1);  // (kept only while a reader holds the log, as a shipper does)
   ASSERT_TRUE(w->Append(Rec("a", 1), Durability::kSyncWal).ok());
   WalPosition reached;
   absl::Status s;
@@ -238,6 +239,12 @@ TEST(LogTail, AReaderThatKeepsUpReadsTheNewestRecordsFromMemory) {
   EXPECT_EQ(in_memory->size(), w->DurableEnd().offset - after_big.offset);
   EXPECT_EQ(tail(before_big, &reached, &s, recent), (Seqs{{"c", 1}, {"c", 2}}));
   ASSERT_TRUE(s.ok()) << s;
+
+  // With no reader holding the log, nothing more is kept.
+  w->Release("reader");
+  const WalPosition unheld = w->DurableEnd();
+  ASSERT_TRUE(w->Append(Rec("c", 3), Durability::kSyncWal).ok());
+  EXPECT_FALSE(w->ReadRecent(unheld.segment, unheld.offset).has_value());
 }
 
 }  // namespace

@@ -373,6 +373,8 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
   const uint64_t end = queued_;
   const uint64_t prev_durable = durable_;
   const uint64_t next_segment = segment_ + 1;
+  // Kept for the log's readers only while one holds it (a replication shipper: Hold).
+  const bool keep_recent = options_.recent_bytes > 0 && !holds_.empty();
   mu_.Unlock();
 
   // The leader owns file_ until it clears leader_; nobody else touches it meanwhile.
@@ -390,6 +392,10 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
   }
   uint64_t synced_size = 0;  // the segment's size once synced (only the leader touches file_)
   if (synced) synced_size = file_->Size();
+  std::shared_ptr<const std::string> recent;  // (made before mu_ is taken again)
+  if (io.ok() && keep_recent && !buf.empty() && buf.size() <= options_.recent_bytes) {
+    recent = std::make_shared<const std::string>(std::move(buf));
+  }
   // A segment that cannot be created leaves the WAL on the old, intact segment: not fatal.
   absl::Status roll_status;
   bool rolled = false;
@@ -410,18 +416,16 @@ absl::Status Wal::LeadGroup(bool sync, bool force_roll, bool gather) {
     if (error_.ok()) error_ = io;
   } else {
     written_ = end;
-    if (options_.recent_bytes > 0 && !buf.empty()) {
-      if (buf.size() > options_.recent_bytes) {  // not kept, nor what came before it
-        recent_.clear();
-        recent_size_ = 0;
-      } else {
-        recent_size_ += buf.size();
-        recent_.push_back(RecentGroup{segment_, buf_at, std::make_shared<const std::string>(std::move(buf))});
-        while (recent_size_ > options_.recent_bytes) {
-          recent_size_ -= recent_.front().bytes->size();
-          recent_.pop_front();
-        }
+    if (recent != nullptr) {
+      recent_size_ += recent->size();
+      recent_.push_back(RecentGroup{segment_, buf_at, std::move(recent)});
+      while (recent_size_ > options_.recent_bytes) {
+        recent_size_ -= recent_.front().bytes->size();
+        recent_.pop_front();
       }
+    } else if (!buf.empty() && !recent_.empty()) {  // a group not kept: nor what came before it
+      recent_.clear();
+      recent_size_ = 0;
     }
     if (synced) {
       ++stats_.syncs;

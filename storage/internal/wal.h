@@ -138,8 +138,9 @@ class Wal {
     // Called (without the log's locks, on the thread that rolled) with the name of a hold dropped.
     std::function<void(const std::string&)> on_hold_dropped;
     // Keeps at most the last this many bytes of records written in memory for readers that
-    // follow the log (ReadRecent), so that one keeping up reads no file; a group of writes larger
-    // than this is not kept (nor, then, what came before it). 0: none kept.
+    // follow the log (ReadRecent), so that one keeping up reads no file: while a reader holds the
+    // log (Hold); a group of writes larger than this is not kept (nor, then, what came before
+    // it). 0: none kept.
     uint64_t recent_bytes = 0;
   };
   using Stats = LogStats;
@@ -292,9 +293,9 @@ class Wal {
   uint64_t segment_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t synced_size_ ABSL_GUARDED_BY(mu_) = 0;  // bytes of the current segment known synced
   // The last groups written (Options::recent_bytes), oldest first, each where it lies; a
-  // segment's groups are contiguous. Emptied when Heal cuts the segment, and when a group larger
-  // than recent_bytes is not kept (no gap is ever left). Shared, so that ReadRecent copies the
-  // bytes after letting go of mu_.
+  // segment's groups are contiguous. Emptied when Heal cuts the segment, and when a group is not
+  // kept (larger than recent_bytes, or no reader holds the log): no gap is ever left. Shared,
+  // so that ReadRecent copies the bytes after letting go of mu_.
   struct RecentGroup {
     uint64_t segment;
     uint64_t offset;
