@@ -83,8 +83,9 @@ class ServerLog {
     // the oldest hold is dropped and on_hold_dropped names it (never a full disk). 0: no bound.
     uint64_t max_held_segments = 0;
     std::function<void(const std::string&)> on_hold_dropped;
-    // The last bytes written kept in memory for readers (ReadRecent): a replication shipper that
-    // keeps up then reads no file (on RADOS, none of the OSDs taking the writes). 0: none.
+    // The last bytes written kept in memory while a reader holds the log (ReadRecent): a
+    // replication shipper that keeps up then reads no file (on RADOS, none of the OSDs taking the
+    // writes). 0: none.
     uint64_t recent_bytes = 4ull << 20;
     // Readers' holds carried over a restart: name -> the first segment each still needs (from
     // its persisted place). Once split, the previous run's segments at or above the lowest are
