@@ -2,21 +2,12 @@
 // (rpc_codec.h) off each connection and hand each whole call to a handler, which answers it
 // through the call's Responder, on any thread and in any order.
 //
-// Event-driven, not a thread per connection: loop_threads threads each wait in epoll on their
-// share of the connections (level-triggered, non-blocking sockets). An answer is written at
-// once by the thread that gives it when nothing is queued before it on its connection; what
-// the socket does not take is queued, and the connection's loop writes it when the socket is
-// writable again.
-//
-// Bounds (as the gRPC front end's, grpc_server.h):
-//   - connections: past max_connections a new one gets HBase's FatalConnectionException
-//     saying why and is closed; the Acceptor (src/base/acceptor.h) keeps reserved_fds
-//     descriptors free and survives EMFILE;
-//   - calls in flight, server-wide: past max_calls_in_flight a call is answered at once with
-//     CallQueueTooBigException, which the HBase client retries after a pause;
-//   - a frame (a call with its cell block) longer than max_request_bytes ends its connection;
-//   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
-//     read until its client takes them, so a client that stops reading stops itself only.
+// The loops, bounds and queued answers are the StreamPort's (src/base/stream_port.h); this is
+// HBase's side of them: a connection's bytes read as HBase's RPC framing (its preamble, its
+// connection header, then calls), a call past max_calls_in_flight answered at once with
+// CallQueueTooBigException (which the HBase client retries after a pause), a connection
+// refused or unreadable told so with HBase's FatalConnectionException, and a frame (a call
+// with its cell block) longer than max_request_bytes ending its connection.
 //
 // Thread-safety: Start and Shutdown from one thread; the handler is called on the loop
 // threads; Responder::Send from any thread.
@@ -31,28 +22,18 @@
 
 #include "absl/status/statusor.h"
 #include "common/metrics.h"
+#include "src/base/stream_port.h"
 #include "src/front/hbase/rpc_codec.h"
 
 namespace basalt::hbase {
 
-class Connection;  // hbase_port.cc
-
-// Counters of the port, read by /metrics and the tests.
-struct PortCounters {
-  std::atomic<uint64_t> connections_accepted{0};
-  std::atomic<uint64_t> connections_refused{0};  // past max_connections or by the Acceptor
-  std::atomic<uint64_t> connections_open{0};
-  std::atomic<uint64_t> calls{0};
-  std::atomic<uint64_t> calls_refused_busy{0};   // answered CallQueueTooBigException
-  std::atomic<uint64_t> calls_in_flight{0};
-  std::atomic<uint64_t> reads_paused{0};         // times a connection's reading was paused
-};
+using server::PortCounters;
 
 // The way back for one call. Send exactly once; a Responder dropped without sending answers
 // the call with an IOException saying so (a call is never left unanswered).
 class Responder {
  public:
-  Responder(std::shared_ptr<Connection> connection, uint32_t call_id, std::shared_ptr<PortCounters> counters);
+  Responder(std::shared_ptr<server::StreamConnection> connection, uint32_t call_id);
   ~Responder();
   Responder(const Responder&) = delete;
   Responder& operator=(const Responder&) = delete;
@@ -67,9 +48,8 @@ class Responder {
   void Send(std::string frame);
 
  private:
-  std::shared_ptr<Connection> connection_;
+  std::shared_ptr<server::StreamConnection> connection_;
   const uint32_t call_id_;
-  std::shared_ptr<PortCounters> counters_;
   bool sent_ = false;
 };
 

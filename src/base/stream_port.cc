@@ -1,0 +1,400 @@
+#include "src/base/stream_port.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "src/base/acceptor.h"
+
+namespace basalt::server {
+
+struct StreamConnection::Port {
+  StreamPort::Options options;
+  StreamPort::Protocol protocol;
+  PortCounters counters;
+};
+
+StreamConnection::StreamConnection(int fd, std::string peer, int epoll_fd, std::shared_ptr<Port> port,
+                                   std::unique_ptr<StreamSession> session)
+    : fd_(fd), peer_(std::move(peer)), epoll_fd_(epoll_fd), port_(std::move(port)), session_(std::move(session)) {
+  absl::MutexLock l(&mu_);
+  registered_ = EPOLLIN | EPOLLRDHUP;  // as Register sets it
+}
+
+PortCounters& StreamConnection::counters() const { return port_->counters; }
+
+bool StreamConnection::AdmitCall() {
+  PortCounters& c = port_->counters;
+  c.calls.fetch_add(1, std::memory_order_relaxed);
+  if (c.calls_in_flight.fetch_add(1, std::memory_order_relaxed) >=
+      static_cast<uint64_t>(port_->options.max_calls_in_flight)) {
+    c.calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
+    c.calls_refused_busy.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void StreamConnection::Answer(std::string_view frame) {
+  port_->counters.calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  Queue(frame);
+}
+
+bool StreamConnection::Register() {
+  absl::MutexLock l(&mu_);
+  epoll_event ev{};
+  ev.events = Interest();
+  ev.data.ptr = this;
+  return epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd_, &ev) == 0;
+}
+
+bool StreamConnection::read_paused() {
+  absl::MutexLock l(&mu_);
+  return paused_;
+}
+
+void StreamConnection::Queue(std::string_view frame) {
+  absl::MutexLock l(&mu_);
+  if (closed_ || broken_) return;
+  if (Pending() == 0) {
+    const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == static_cast<ssize_t>(frame.size())) return;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      broken_ = true;  // the loop sees the error on the socket and closes it
+      return;
+    }
+    if (n > 0) frame.remove_prefix(static_cast<size_t>(n));
+  }
+  out_.append(frame);
+  if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
+    paused_ = true;
+    port_->counters.reads_paused.fetch_add(1, std::memory_order_relaxed);
+  }
+  UpdateInterest();
+}
+
+bool StreamConnection::OnWritable() {
+  absl::MutexLock l(&mu_);
+  while (Pending() > 0) {
+    const ssize_t n = ::send(fd_, out_.data() + out_offset_, Pending(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    out_offset_ += static_cast<size_t>(n);
+  }
+  if (Pending() == 0) {
+    out_.clear();
+    out_offset_ = 0;
+    if (close_after_flush_) return false;
+  } else if (out_offset_ > (1 << 20)) {
+    out_.erase(0, out_offset_);
+    out_offset_ = 0;
+  }
+  if (paused_ && static_cast<int64_t>(Pending()) <= port_->options.max_queued_reply_bytes / 2) paused_ = false;
+  UpdateInterest();
+  return true;
+}
+
+bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self) {
+  {
+    absl::MutexLock l(&mu_);
+    if (paused_ || close_after_flush_) return true;
+    if (broken_) return false;
+  }
+  for (int round = 0; round < 4; ++round) {
+    const absl::Span<char> space = session_->Space();
+    if (space.empty()) break;  // the session holds all it may before it processes: process first
+    const ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
+    if (n == 0) return false;  // the client closed
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    session_->Commit(static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < space.size()) break;
+  }
+  const absl::Status processed = session_->Process(self);
+  if (processed.ok()) return true;
+  // Said once, then the connection ends when the client has it.
+  const std::string frame = port_->protocol.connection_error(processed);
+  absl::MutexLock l(&mu_);
+  close_after_flush_ = true;
+  if (Pending() == 0) {
+    ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    return false;
+  }
+  out_.append(frame);
+  UpdateInterest();
+  return true;
+}
+
+void StreamConnection::Close() {
+  absl::MutexLock l(&mu_);
+  if (closed_) return;
+  closed_ = true;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd_, nullptr);
+  ::close(fd_);
+}
+
+uint32_t StreamConnection::Interest() const {
+  // Not read (paused, or closing once written): no EPOLLIN nor EPOLLRDHUP either, which epoll
+  // would report on every wait of a half-closed connection and spin the loop.
+  uint32_t events = 0;
+  if (!paused_ && !close_after_flush_) events |= EPOLLIN | EPOLLRDHUP;
+  if (Pending() > 0) events |= EPOLLOUT;
+  return events;
+}
+
+void StreamConnection::UpdateInterest() {
+  const uint32_t want = Interest();
+  if (closed_ || want == registered_) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.ptr = this;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd_, &ev) == 0) registered_ = want;
+}
+
+namespace {
+
+std::string PeerOf(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    port = ntohs(a->sin_port);
+    return absl::StrCat(host, ":", port);
+  }
+  auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+  inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+  port = ntohs(a->sin6_port);
+  return absl::StrCat("[", host, "]:", port);
+}
+
+}  // namespace
+
+struct StreamPort::Impl {
+  struct Loop {
+    int epoll_fd = -1;
+    int wake_fd = -1;
+    std::thread thread;
+    absl::Mutex mu;
+    absl::flat_hash_map<StreamConnection*, std::shared_ptr<StreamConnection>> connections ABSL_GUARDED_BY(mu);
+  };
+
+  std::shared_ptr<StreamConnection::Port> port = std::make_shared<StreamConnection::Port>();
+  std::unique_ptr<Acceptor> acceptor;
+  std::vector<std::unique_ptr<Loop>> loops;
+  std::atomic<uint64_t> next_loop{0};
+  std::atomic<bool> stopping{false};
+  bool shut_down = false;
+
+  const Options& options() const { return port->options; }
+  PortCounters& counters() const { return port->counters; }
+
+  void Log(const std::string& line) const {
+    if (options().log) {
+      options().log(line);
+    } else {
+      std::cerr << options().name << ": " << line << std::endl;
+    }
+  }
+
+  // The Acceptor's thread: a new connection joins a loop, or is refused past the cap.
+  void Take(int fd) {
+    if (counters().connections_open.load(std::memory_order_relaxed) >=
+        static_cast<uint64_t>(options().max_connections)) {
+      const std::string frame = port->protocol.connection_error(absl::ResourceExhaustedError(
+          absl::StrCat("server busy: ", options().max_connections, " connections open (max_connections)")));
+      counters().connections_refused.fetch_add(1, std::memory_order_relaxed);
+      ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(fd);
+      return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    Loop& loop = *loops[next_loop.fetch_add(1, std::memory_order_relaxed) % loops.size()];
+    auto c = std::make_shared<StreamConnection>(fd, PeerOf(fd), loop.epoll_fd, port, port->protocol.new_session());
+    {
+      absl::MutexLock l(&loop.mu);
+      loop.connections.emplace(c.get(), c);
+    }
+    counters().connections_open.fetch_add(1, std::memory_order_relaxed);
+    counters().connections_accepted.fetch_add(1, std::memory_order_relaxed);
+    if (!c->Register()) Drop(loop, c.get());
+  }
+
+  void Drop(Loop& loop, StreamConnection* c) {
+    c->Close();
+    std::shared_ptr<StreamConnection> gone;
+    {
+      absl::MutexLock l(&loop.mu);
+      auto it = loop.connections.find(c);
+      if (it == loop.connections.end()) return;
+      gone = std::move(it->second);
+      loop.connections.erase(it);
+    }
+    counters().connections_open.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void Run(Loop& loop) {
+    std::vector<epoll_event> events(256);
+    while (!stopping.load(std::memory_order_acquire)) {
+      const int n = epoll_wait(loop.epoll_fd, events.data(), static_cast<int>(events.size()), -1);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        Log(absl::StrCat("epoll_wait: ", std::strerror(errno)));
+        return;
+      }
+      for (int i = 0; i < n; ++i) {
+        auto* c = static_cast<StreamConnection*>(events[i].data.ptr);
+        if (c == nullptr) continue;  // woken to stop
+        std::shared_ptr<StreamConnection> hold;
+        {
+          absl::MutexLock l(&loop.mu);
+          auto it = loop.connections.find(c);
+          if (it == loop.connections.end()) continue;
+          hold = it->second;
+        }
+        bool keep = true;
+        const uint32_t ev = events[i].events;
+        // Reset or closed both ways: nothing more can be read or delivered.
+        if (ev & (EPOLLERR | EPOLLHUP)) {
+          Drop(loop, c);
+          continue;
+        }
+        if (ev & EPOLLOUT) keep = c->OnWritable();
+        // After a write, too: a connection paused with whole calls read may go on with them.
+        if (keep && (ev & (EPOLLIN | EPOLLOUT | EPOLLRDHUP))) keep = c->OnReadable(hold);
+        if (!keep) Drop(loop, c);
+      }
+    }
+  }
+};
+
+StreamPort::StreamPort(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<StreamPort>> StreamPort::Start(const Options& options, Protocol protocol) {
+  auto impl = std::make_unique<Impl>();
+  impl->port->options = options;
+  impl->port->protocol = std::move(protocol);
+  Impl* raw = impl.get();
+  Acceptor::Options ao;
+  ao.listen = options.listen;
+  ao.reserved_fds = options.reserved_fds;
+  ao.log = [raw](std::string_view line) { raw->Log(std::string(line)); };
+  ao.refused = &impl->counters().connections_refused;
+  ao.refusal = [raw](const std::string& why) {
+    return raw->port->protocol.connection_error(absl::ResourceExhaustedError(why));
+  };
+  absl::StatusOr<std::unique_ptr<Acceptor>> acceptor = Acceptor::Listen(ao);
+  if (!acceptor.ok()) return acceptor.status();
+  impl->acceptor = *std::move(acceptor);
+  const int threads = std::max(1, options.loop_threads);
+  for (int i = 0; i < threads; ++i) {
+    auto loop = std::make_unique<Impl::Loop>();
+    loop->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (loop->epoll_fd < 0 || loop->wake_fd < 0) {
+      return absl::InternalError(absl::StrCat(options.name, ": epoll/eventfd: ", std::strerror(errno)));
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;
+    epoll_ctl(loop->epoll_fd, EPOLL_CTL_ADD, loop->wake_fd, &ev);
+    impl->loops.push_back(std::move(loop));
+  }
+  for (auto& loop : impl->loops) {
+    Impl::Loop* l = loop.get();
+    l->thread = std::thread([raw, l] { raw->Run(*l); });
+  }
+  impl->acceptor->Start([raw](int fd) { raw->Take(fd); });
+  return std::unique_ptr<StreamPort>(new StreamPort(std::move(impl)));
+}
+
+StreamPort::~StreamPort() { Shutdown(); }
+
+int StreamPort::port() const { return impl_->acceptor->port(); }
+const PortCounters& StreamPort::counters() const { return impl_->counters(); }
+
+void StreamPort::RegisterMetrics(metrics::Registry* r, std::string_view prefix) const {
+  const PortCounters* c = &impl_->counters();
+  const std::string& name = impl_->options().name;
+  auto read = [](const std::atomic<uint64_t>& v) {
+    return [&v] { return static_cast<double>(v.load(std::memory_order_relaxed)); };
+  };
+  struct Entry {
+    std::string_view suffix;
+    std::string help;
+    const std::atomic<uint64_t>* value;
+    bool counter;
+  };
+  const Entry entries[] = {
+      {"_connections", absl::StrCat("Connections open on the ", name, "."), &c->connections_open, false},
+      {"_connections_accepted_total", absl::StrCat("Connections the ", name, " accepted."), &c->connections_accepted,
+       true},
+      {"_connections_refused_total",
+       absl::StrCat("Connections the ", name, " refused (past max_connections or out of descriptors)."),
+       &c->connections_refused, true},
+      {"_calls_total", absl::StrCat("Calls read on the ", name, "."), &c->calls, true},
+      {"_calls_in_flight", absl::StrCat("Calls of the ", name, " taken and not yet answered."), &c->calls_in_flight,
+       false},
+      {"_calls_refused_busy_total",
+       absl::StrCat("Calls of the ", name, " answered busy at once (past max_calls_in_flight)."),
+       &c->calls_refused_busy, true},
+      {"_reads_paused_total",
+       absl::StrCat("Times a connection of the ", name, " was not read until its client took its answers."),
+       &c->reads_paused, true},
+  };
+  for (const Entry& e : entries) {
+    const std::string metric = absl::StrCat(AV(prefix), AV(e.suffix));
+    absl::Status s = e.counter ? r->AddCounterFunction(metric, e.help, {}, read(*e.value))
+                               : r->AddGauge(metric, e.help, {}, read(*e.value));
+    if (!s.ok()) impl_->Log(absl::StrCat("metric ", metric, ": ", s.message()));
+  }
+}
+
+void StreamPort::Shutdown() {
+  if (impl_ == nullptr || impl_->shut_down) return;
+  impl_->shut_down = true;
+  impl_->acceptor->Stop();
+  impl_->stopping.store(true, std::memory_order_release);
+  for (auto& loop : impl_->loops) {
+    const uint64_t one = 1;
+    if (::write(loop->wake_fd, &one, sizeof(one)) < 0) {
+      // The eventfd cannot be full with one write; nothing else can fail here.
+    }
+  }
+  for (auto& loop : impl_->loops) {
+    if (loop->thread.joinable()) loop->thread.join();
+    std::vector<StreamConnection*> open;
+    {
+      absl::MutexLock l(&loop->mu);
+      for (auto& [c, held] : loop->connections) open.push_back(c);
+    }
+    for (StreamConnection* c : open) impl_->Drop(*loop, c);
+    ::close(loop->wake_fd);
+    ::close(loop->epoll_fd);
+  }
+}
+
+}  // namespace basalt::server

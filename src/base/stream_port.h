@@ -1,0 +1,174 @@
+// A TCP port of long-lived, pipelined connections served by event loops: the I/O that the HBase
+// port (src/front/hbase/hbase_port.h, HBase's RPC framing) and the TCP fast path
+// (src/front/tcp_front.h, verbs frames) share. What a connection's bytes mean is the protocol's
+// (a StreamSession per connection); the loops, the bounds and the way answers go out are this.
+//
+// Event-driven, not a thread per connection: loop_threads threads each wait in epoll on their
+// share of the connections (level-triggered, non-blocking sockets). An answer is written at
+// once by the thread that gives it when nothing is queued before it on its connection; what
+// the socket does not take is queued, and the connection's loop writes it when the socket is
+// writable again.
+//
+// Bounds (as the gRPC front end's, src/front/grpc_server.h):
+//   - connections: past max_connections a new one is sent the protocol's connection error
+//     saying why and is closed; the Acceptor (acceptor.h) keeps reserved_fds descriptors free
+//     and survives EMFILE;
+//   - calls in flight, port-wide: a session admits each call (AdmitCall) and answers at once
+//     with its protocol's "busy" past max_calls_in_flight;
+//   - a stream the session cannot read (not its protocol, a frame past its bound) is answered
+//     with the protocol's connection error and closed once that is written;
+//   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
+//     read until its client takes them, so a client that stops reading stops itself only.
+//
+// Thread-safety: Start and Shutdown from one thread; sessions run on their loop's thread;
+// StreamConnection::Queue and Answer from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "common/metrics.h"
+
+namespace basalt::server {
+
+class StreamConnection;  // stream_port.cc
+
+// Counters of a port, read by /metrics and the tests.
+struct PortCounters {
+  std::atomic<uint64_t> connections_accepted{0};
+  std::atomic<uint64_t> connections_refused{0};  // past max_connections or by the Acceptor
+  std::atomic<uint64_t> connections_open{0};
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> calls_refused_busy{0};   // past max_calls_in_flight
+  std::atomic<uint64_t> calls_in_flight{0};
+  std::atomic<uint64_t> reads_paused{0};         // times a connection's reading was paused
+};
+
+// The protocol's side of one connection, on its loop's thread: where its bytes are read to, and
+// what is done with them.
+class StreamSession {
+ public:
+  virtual ~StreamSession() = default;
+  // Where the next recv writes, valid until Commit; empty when the session holds all it may
+  // until Process has taken some.
+  virtual absl::Span<char> Space() = 0;
+  // `n` bytes were written at the start of the last Space().
+  virtual void Commit(size_t n) = 0;
+  // Hands on every whole call read so far (each answered through `connection`, now or from
+  // another thread), stopping early while connection->read_paused(). An error: the stream
+  // cannot be read further; the client is sent the protocol's connection error with it, and
+  // the connection closes once that is written.
+  virtual absl::Status Process(const std::shared_ptr<StreamConnection>& connection) = 0;
+};
+
+class StreamPort {
+ public:
+  struct Options {
+    std::string listen = "127.0.0.1:0";
+    int loop_threads = 1;
+    int max_connections = 1000;
+    int max_calls_in_flight = 1000;
+    int64_t max_queued_reply_bytes = 64 << 20;
+    int reserved_fds = 64;
+    std::function<void(std::string_view)> log;  // refusals and connection errors; empty: stderr
+    std::string name = "port";                  // in logs and metric help: "HBase port"
+  };
+  struct Protocol {
+    // A new connection's session.
+    std::function<std::unique_ptr<StreamSession>()> new_session;
+    // The bytes that tell a client why its connection ends (refused, or its stream unreadable).
+    std::function<std::string(const absl::Status&)> connection_error;
+  };
+
+  // Binds and starts the loops. Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<StreamPort>> Start(const Options& options, Protocol protocol);
+  ~StreamPort();  // Shutdown()s
+  StreamPort(const StreamPort&) = delete;
+  StreamPort& operator=(const StreamPort&) = delete;
+
+  int port() const;
+  const PortCounters& counters() const;
+  // The counters on /metrics, named `prefix`_connections and so on, read at each scrape; the
+  // registry must not be scraped after the port is destroyed.
+  void RegisterMetrics(metrics::Registry* registry, std::string_view prefix) const;
+
+  // Stops accepting, closes every connection (answers not yet written are dropped; clients
+  // retry them) and joins the loops. Idempotent.
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit StreamPort(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// One client's connection. Its loop reads it and closes it; any thread queues answers on it
+// (under mu_, which also orders the epoll interest changes). It may outlive its port (an answer
+// given after Shutdown is dropped), so it shares the port's settings and counters.
+class StreamConnection {
+ public:
+  struct Port;  // the port's options, protocol and counters (stream_port.cc)
+  StreamConnection(int fd, std::string peer, int epoll_fd, std::shared_ptr<Port> port,
+                   std::unique_ptr<StreamSession> session);
+  StreamConnection(const StreamConnection&) = delete;
+  StreamConnection& operator=(const StreamConnection&) = delete;
+
+  // "host:port" of the client, for logs.
+  const std::string& peer() const { return peer_; }
+  StreamSession* session() const { return session_.get(); }
+  PortCounters& counters() const;
+
+  // Counts a call and admits it unless max_calls_in_flight are in flight (then counted as
+  // refused busy, and the session answers it so with Queue, at once). An admitted call is
+  // answered with Answer, exactly once.
+  bool AdmitCall();
+  // The answer of an admitted call: counted out of flight (before the client can have it, so
+  // a client that reads it and then asks the counters never finds its call still in flight),
+  // then queued.
+  void Answer(std::string_view frame);
+  // Any thread: writes `frame` now if nothing is queued before it, and queues what the socket
+  // does not take. A connection closed meanwhile drops it.
+  void Queue(std::string_view frame);
+  // Whether reading waits until the client takes its answers (past max_queued_reply_bytes).
+  bool read_paused();
+
+  // The loop's: registers the socket with its epoll (reading); on EPOLLOUT writes what is
+  // queued; on EPOLLIN reads what the socket has (a bounded amount per round, so one busy
+  // connection cannot starve the others) and has the session process it; closes the socket.
+  // OnWritable and OnReadable return false when the connection is to be closed now.
+  bool Register();
+  bool OnWritable();
+  bool OnReadable(const std::shared_ptr<StreamConnection>& self);
+  void Close();
+
+ private:
+  size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
+  uint32_t Interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UpdateInterest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const int fd_;
+  const std::string peer_;
+  const int epoll_fd_;
+  const std::shared_ptr<Port> port_;
+  const std::unique_ptr<StreamSession> session_;  // the loop's
+
+  absl::Mutex mu_;
+  std::string out_ ABSL_GUARDED_BY(mu_);
+  size_t out_offset_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;             // a write failed
+  bool paused_ ABSL_GUARDED_BY(mu_) = false;             // too much queued: not read
+  bool close_after_flush_ ABSL_GUARDED_BY(mu_) = false;  // refused: closes once written
+  uint32_t registered_ ABSL_GUARDED_BY(mu_);             // the epoll interest set
+};
+
+}  // namespace basalt::server
