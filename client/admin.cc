@@ -212,6 +212,12 @@ class AdminImpl final : public Admin {
     out.verbs_connects_rejected = resp.verbs_connects_rejected();
     out.verbs_malformed_frames = resp.verbs_malformed_frames();
     out.verbs_sessions = resp.verbs_sessions();
+    out.tcp = resp.tcp();
+    out.tcp_connections = resp.tcp_connections();
+    out.tcp_requests = resp.tcp_requests();
+    out.tcp_hellos_refused = resp.tcp_hellos_refused();
+    out.tcp_malformed_frames = resp.tcp_malformed_frames();
+    out.tcp_sessions = resp.tcp_sessions();
     out.connections_accepted = resp.connections_accepted();
     out.connections_refused = resp.connections_refused();
     out.open_descriptors = resp.open_descriptors();

@@ -531,15 +531,15 @@ TEST(SelectorTest, GrpcUnlessVerbsIsMade) {
   EXPECT_TRUE((*sel)->Stats("127.0.0.1:2").ok());
 
   // A factory that cannot make the path it was told is required fails the selector.
-  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
     return absl::FailedPreconditionError("no RDMA device");
   };
   absl::StatusOr<std::unique_ptr<NetworkSelector>> verbs = NewNetworkSelector(o, {"127.0.0.1:1"});
   EXPECT_EQ(verbs.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(verbs.status().message().find("verbs path to 127.0.0.1:1: no RDMA device"), absl::string_view::npos);
   // One that has no path to make leaves the server to gRPC, saying why.
-  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
-    return VerbsPathResult{nullptr, "no RDMA device"};
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return FastPathResult{nullptr, "no RDMA device"};
   };
   verbs = NewNetworkSelector(o, {"127.0.0.1:1"});
   ASSERT_TRUE(verbs.ok()) << verbs.status();
@@ -554,11 +554,11 @@ TEST(SelectorTest, VerbsIsAskedForByTheFirstGetOrMutateOnlyOnceAndAgainAfterItFa
   std::atomic<int> asked{0};
   std::atomic<bool> fail{true};
   SelectorOptions o;
-  o.verbs_factory = [&](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
+  o.verbs_factory = [&](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
     ++asked;
     absl::SleepFor(absl::Milliseconds(20));  // a call to the server
     if (fail.load()) return absl::UnavailableError("server restarting");
-    return VerbsPathResult{nullptr, "the server offers none"};
+    return FastPathResult{nullptr, "the server offers none"};
   };
   absl::StatusOr<std::unique_ptr<NetworkSelector>> sel = NewNetworkSelector(o, {});
   ASSERT_TRUE(sel.ok()) << sel.status();
@@ -600,8 +600,8 @@ class FakeVerbsPath final : public DataPath {
 
 TEST(SelectorTest, DataOperationsTakeTheVerbsPathEverythingElseGrpc) {
   SelectorOptions o;
-  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<VerbsPathResult> {
-    return VerbsPathResult{std::make_unique<FakeVerbsPath>(), ""};
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return FastPathResult{std::make_unique<FakeVerbsPath>(), ""};
   };
   auto sel = NewNetworkSelector(o, {"s:1"});
   ASSERT_TRUE(sel.ok()) << sel.status();
@@ -616,6 +616,88 @@ TEST(SelectorTest, DataOperationsTakeTheVerbsPathEverythingElseGrpc) {
   o.verbs_factory = nullptr;
   auto grpc_only = NewNetworkSelector(o, {"s:1"});
   EXPECT_EQ((*(*grpc_only)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kGrpc);
+}
+
+// A stand-in TCP path, for the selector's order.
+class FakeTcpPath final : public DataPath {
+ public:
+  PathKind kind() const override { return PathKind::kTcp; }
+  absl::Status Get(const rpc::GetRequest&, absl::Time, rpc::GetResponse*) override { return absl::OkStatus(); }
+  absl::Status Mutate(const rpc::MutateRequest&, absl::Time) override { return absl::OkStatus(); }
+  void GetAsync(const rpc::GetRequest*, absl::Time, rpc::GetResponse*, PathCallback done) override {
+    done(absl::OkStatus());
+  }
+  void MutateAsync(const rpc::MutateRequest*, absl::Time, rpc::MutateResponse*, PathCallback done) override {
+    done(absl::OkStatus());
+  }
+  void AddStats(TransportStats* out) const override { out->tcp_state = "up"; }
+};
+
+// The selector's rule: verbs when it can be had, else TCP when the server offers it, else gRPC;
+// the TCP path is not asked for when verbs was had; a required TCP path that cannot be had is
+// an error naming it.
+TEST(SelectorTest, VerbsElseTcpElseGrpc) {
+  std::atomic<int> tcp_asked{0};
+  SelectorOptions o;
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return FastPathResult{nullptr, "no RDMA device"};
+  };
+  o.tcp_factory = [&](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    ++tcp_asked;
+    return FastPathResult{std::make_unique<FakeTcpPath>(), ""};
+  };
+  auto sel = NewNetworkSelector(o, {"s:1"});
+  ASSERT_TRUE(sel.ok()) << sel.status();
+  EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kTcp);
+  EXPECT_EQ((*(*sel)->Select(OpKind::kMutate, "s:1"))->kind(), PathKind::kTcp);
+  EXPECT_EQ((*(*sel)->Select(OpKind::kOther, "s:1"))->kind(), PathKind::kGrpc);
+  TransportStats st = *(*sel)->Stats("s:1");
+  EXPECT_EQ(st.path, "tcp");
+  EXPECT_EQ(st.verbs_state, "off: no RDMA device");
+  EXPECT_EQ(st.tcp_state, "up");
+  EXPECT_EQ(tcp_asked.load(), 1);
+
+  // Verbs had: TCP is never asked.
+  o.verbs_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return FastPathResult{std::make_unique<FakeVerbsPath>(), ""};
+  };
+  sel = NewNetworkSelector(o, {"s:1"});
+  ASSERT_TRUE(sel.ok()) << sel.status();
+  EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kVerbs);
+  EXPECT_EQ((*sel)->Stats("s:1")->path, "verbs");
+  EXPECT_EQ((*sel)->Stats("s:1")->tcp_state, "not asked");
+  EXPECT_EQ(tcp_asked.load(), 1);
+
+  // Neither: gRPC, each saying why.
+  o.verbs_factory = nullptr;
+  o.tcp_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return FastPathResult{nullptr, "the server offers none"};
+  };
+  sel = NewNetworkSelector(o, {"s:1"});
+  ASSERT_TRUE(sel.ok()) << sel.status();
+  EXPECT_EQ((*(*sel)->Select(OpKind::kGet, "s:1"))->kind(), PathKind::kGrpc);
+  EXPECT_EQ((*sel)->Stats("s:1")->path, "grpc");
+  EXPECT_EQ((*sel)->Stats("s:1")->tcp_state, "off: the server offers none");
+
+  // Required and not to be had.
+  o.tcp_factory = [](const std::string&, GrpcPath*) -> absl::StatusOr<FastPathResult> {
+    return absl::FailedPreconditionError("this server serves no TCP path (off: tcp=false)");
+  };
+  sel = NewNetworkSelector(o, {"s:1"});
+  EXPECT_EQ(sel.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(sel.status().message().find("tcp path to s:1: this server serves no TCP path"), absl::string_view::npos)
+      << sel.status();
+}
+
+// kTcp against a server that is not there: Open fails (the path is required); kAuto opens, with
+// the TCP path down until it is retried.
+TEST(ConnectionTest, ARequiredTcpPathThatCannotBeHadFailsOpen) {
+  absl::StatusOr<std::unique_ptr<Connection>> tcp =
+      Connection::Open({.address = "127.0.0.1:1", .timeout = absl::Seconds(2), .transport = TransportChoice::kTcp});
+  EXPECT_FALSE(tcp.ok());
+  EXPECT_NE(tcp.status().message().find("tcp path to 127.0.0.1:1"), absl::string_view::npos) << tcp.status();
+  EXPECT_EQ(Connection::Open({.address = "h:1", .tcp_connections = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ConnectionTest, OpenValidates) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "common/status.h"
+#include "transport/tcp/path.h"
 #include "transport/verbs/path.h"
 
 namespace basalt {
@@ -69,12 +70,18 @@ class ConnectionImpl final : public Connection {
   }
   TransportStats GetTransportStats() const override {
     TransportStats stats;
-    std::string states;
-    bool same = true;
     const std::map<std::string, TransportStats> all = core_->selector()->AllStats();
+    // A field's value when every server has the same, else each server's.
+    auto merged = [&all](std::string TransportStats::*field) {
+      std::string each;
+      bool same = true;
+      for (const auto& [server, s] : all) {
+        if (s.*field != all.begin()->second.*field) same = false;
+        absl::StrAppend(&each, each.empty() ? "" : "; ", server, ": ", s.*field);
+      }
+      return same ? all.begin()->second.*field : each;
+    };
     for (const auto& [server, s] : all) {
-      if (server != all.begin()->first && s.verbs_state != all.begin()->second.verbs_state) same = false;
-      absl::StrAppend(&states, states.empty() ? "" : "; ", server, ": ", s.verbs_state);
       stats.verbs_calls += s.verbs_calls;
       stats.grpc_fallbacks += s.grpc_fallbacks;
       stats.oversized += s.oversized;
@@ -87,8 +94,17 @@ class ConnectionImpl final : public Connection {
       stats.verbs_async_peak_per_endpoint =
           std::max(stats.verbs_async_peak_per_endpoint, s.verbs_async_peak_per_endpoint);
       stats.sessions += s.sessions;
+      stats.tcp_calls += s.tcp_calls;
+      stats.tcp_connects += s.tcp_connects;
+      stats.tcp_connections_open += s.tcp_connections_open;
+      stats.tcp_failures += s.tcp_failures;
+      stats.tcp_sessions += s.tcp_sessions;
     }
-    if (!all.empty()) stats.verbs_state = same ? all.begin()->second.verbs_state : states;
+    if (!all.empty()) {
+      stats.path = merged(&TransportStats::path);
+      stats.verbs_state = merged(&TransportStats::verbs_state);
+      stats.tcp_state = merged(&TransportStats::tcp_state);
+    }
     stats.meta_lookups = core_->region_cache().lookups();
     stats.regions_relocated = core_->region_cache().forgotten();
     return stats;
@@ -130,6 +146,9 @@ absl::Status ValidateOptions(const ConnectionOptions& o) {
   if (o.verbs_max_endpoints < 1 || o.verbs_max_endpoints > 4096) {
     return absl::InvalidArgumentError(absl::StrCat("verbs_max_endpoints must be in 1..4096, got ", o.verbs_max_endpoints));
   }
+  if (o.tcp_connections < 1 || o.tcp_connections > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("tcp_connections must be in 1..64, got ", o.tcp_connections));
+  }
   if (o.verbs_spin < absl::ZeroDuration() || o.verbs_retry < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("verbs_spin and verbs_retry must not be negative");
   }
@@ -153,7 +172,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   absl::StatusOr<ChannelSecurity> security = MakeChannelSecurity(options.security);
   if (!security.ok()) return WithContext(security.status(), "Connection::Open");
   so.security = *std::move(security);
-  if (options.transport != TransportChoice::kGrpc) {
+  if (options.transport == TransportChoice::kAuto || options.transport == TransportChoice::kVerbs) {
     verbs::VerbsPathOptions vo;
     vo.client.max_endpoints = options.verbs_max_endpoints;
     vo.client.max_async_endpoints = options.verbs_async_endpoints;
@@ -163,6 +182,14 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
     vo.retry = options.verbs_retry;
     vo.required = options.transport == TransportChoice::kVerbs;
     so.verbs_factory = verbs::MakeVerbsPathFactory(vo);
+  }
+  if (options.transport == TransportChoice::kAuto || options.transport == TransportChoice::kTcp) {
+    tcp::TcpPathOptions to;
+    to.client.connections = options.tcp_connections;
+    to.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
+    to.retry = options.verbs_retry;
+    to.required = options.transport == TransportChoice::kTcp;
+    so.tcp_factory = tcp::MakeTcpPathFactory(to);
   }
   // A cluster: ZooKeeper names the server holding meta.
   std::string server = options.address;

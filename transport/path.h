@@ -1,5 +1,6 @@
 // A DataPath: one way to carry the data operations (Get, Mutate) to one server. The gRPC path
-// (transport/grpc/path.h) and the verbs path (transport/verbs/path.h) implement it; the
+// (transport/grpc/path.h), the verbs path (transport/verbs/path.h) and the TCP path
+// (transport/tcp/path.h) implement it; the
 // network selector (transport/selector.h) picks one per call.
 //
 // Thread-safety: paths are safe to use from many threads.
@@ -17,7 +18,7 @@ namespace basalt {
 
 // What an operation is, as far as routing cares.
 enum class OpKind : uint8_t { kGet, kMutate, kOther };
-enum class PathKind : uint8_t { kGrpc, kVerbs };
+enum class PathKind : uint8_t { kGrpc, kVerbs, kTcp };
 const char* PathKindName(PathKind k);
 
 // Completion of an asynchronous path call; runs exactly once, on a transport thread.

@@ -15,16 +15,17 @@ namespace {
 
 class DefaultSelector final : public NetworkSelector {
   // A server's paths. The gRPC path is made with the entry (cheap: channels connect lazily).
-  // The verbs path is asked for by the first Get or Mutate routed to the server (a call to it,
-  // which may be slow or find it gone): meanwhile the other data calls to that server wait on
-  // verbs_mu, and calls to other servers go on. A server that only ever gets other calls (a
-  // cluster's master: meta reads, admin) is never asked for verbs.
+  // The fast path (verbs, else TCP) is asked for by the first Get or Mutate routed to the server
+  // (a call to it, which may be slow or find it gone): meanwhile the other data calls to that
+  // server wait on verbs_mu, and calls to other servers go on. A server that only ever gets
+  // other calls (a cluster's master: meta reads, admin) is never asked.
   struct Entry {
     std::unique_ptr<GrpcPath> grpc;
     absl::Mutex verbs_mu;
-    std::unique_ptr<DataPath> verbs_owner ABSL_GUARDED_BY(verbs_mu);  // null: gRPC only
+    std::unique_ptr<DataPath> verbs_owner ABSL_GUARDED_BY(verbs_mu);  // the fast path; null: gRPC only
     std::string verbs_off ABSL_GUARDED_BY(verbs_mu);                  // why there is no verbs path
-    std::atomic<bool> settled{false};        // verbs was asked for (with or without a path)
+    std::string tcp_off ABSL_GUARDED_BY(verbs_mu);                    // ... and no TCP path
+    std::atomic<bool> settled{false};        // the fast paths were asked for (with or without one)
     std::atomic<DataPath*> verbs{nullptr};   // verbs_owner, once settled
   };
 
@@ -87,21 +88,28 @@ class DefaultSelector final : public NetworkSelector {
     return it->second.get();
   }
 
-  // Asks the verbs path factory once per server (a required verbs path that cannot be had is
-  // asked for again by the next call).
+  // Asks the fast paths' factories once per server, verbs first (a required path that cannot
+  // be had is asked for again by the next call).
   absl::Status AskVerbs(const std::string& server, Entry* e) {
     absl::MutexLock l(&e->verbs_mu);
     if (e->settled.load(std::memory_order_relaxed)) return absl::OkStatus();
-    if (options_.verbs_factory) {
-      absl::StatusOr<VerbsPathResult> verbs = options_.verbs_factory(server, e->grpc.get());
-      if (!verbs.ok()) {
-        return absl::Status(verbs.status().code(),
-                            absl::StrCat("verbs path to ", server, ": ", verbs.status().message()));
+    struct Choice {
+      const FastPathFactory* factory;
+      const char* name;
+      std::string* off;
+    };
+    for (const Choice& c : {Choice{&options_.verbs_factory, "verbs", &e->verbs_off},
+                            Choice{&options_.tcp_factory, "tcp", &e->tcp_off}}) {
+      if (!*c.factory || e->verbs_owner != nullptr) continue;
+      absl::StatusOr<FastPathResult> made = (*c.factory)(server, e->grpc.get());
+      if (!made.ok()) {
+        return absl::Status(made.status().code(),
+                            absl::StrCat(c.name, " path to ", server, ": ", made.status().message()));
       }
-      e->verbs_owner = std::move(verbs->path);
-      e->verbs_off = std::move(verbs->why_not);
-      e->verbs.store(e->verbs_owner.get(), std::memory_order_release);
+      e->verbs_owner = std::move(made->path);
+      *c.off = std::move(made->why_not);
     }
+    e->verbs.store(e->verbs_owner.get(), std::memory_order_release);
     e->settled.store(true, std::memory_order_release);
     return absl::OkStatus();
   }
@@ -109,11 +117,12 @@ class DefaultSelector final : public NetworkSelector {
   static TransportStats StatsOf(Entry* e) {
     TransportStats s;
     if (DataPath* v = e->verbs.load(std::memory_order_acquire)) {
+      s.path = PathKindName(v->kind());
       v->AddStats(&s);
-      return s;
     }
     absl::MutexLock l(&e->verbs_mu);
     if (!e->verbs_off.empty()) s.verbs_state = "off: " + e->verbs_off;
+    if (!e->tcp_off.empty()) s.tcp_state = "off: " + e->tcp_off;
     return s;
   }
 

@@ -1,11 +1,12 @@
 // The client's network selector (docs/DESIGN.md, §4): every client call asks it which path carries
-// an operation to a server. Get and Mutate go through a DataPath (the verbs path of
-// transport/verbs/path.h, plugged in through SelectorOptions::verbs_factory, or gRPC); every other operation
-// (scans, batches, Increment, admin...) takes the server's GrpcPath.
+// an operation to a server. Get and Mutate go through a DataPath: the verbs path
+// (transport/verbs/path.h, SelectorOptions::verbs_factory) where both sides have RDMA, else the
+// TCP path (transport/tcp/path.h, tcp_factory) where the server offers it, else gRPC. Every
+// other operation (scans, batches, Increment, admin...) takes the server's GrpcPath.
 //
-// The selector routes; it does not judge a path's health. A verbs path that fails marks itself
-// down, repeats the call over gRPC and tries verbs again later (transport/verbs/path.h): that
-// one timer is the only owner of the fallback decision.
+// The selector routes; it does not judge a path's health. A fast path that fails marks itself
+// down, repeats the call over gRPC and tries again later (transport/verbs/path.h,
+// transport/tcp/path.h): that one timer is the only owner of the fallback decision.
 //
 // Thread-safety: NetworkSelector and the paths are safe to use from many threads. A server's
 // paths are opened by the first call routed to it (in a cluster, the client learns servers
@@ -27,22 +28,23 @@
 
 namespace basalt {
 
-// What a verbs path factory made: a path, or none and why (the server is then served by gRPC
-// alone).
-struct VerbsPathResult {
+// What a fast path's factory made (verbs', or the TCP path's): a path, or none and why (the
+// server is then served by the next path in the selector's order).
+struct FastPathResult {
   std::unique_ptr<DataPath> path;
   std::string why_not;
 };
-// Makes the verbs path to a server (transport/verbs/path.h: asks for an RDMA session over
-// `grpc`, then connects). An error means verbs was required and cannot be had: making the
-// selector fails with it. Whether verbs is required is the factory's to know (the client's
-// TransportChoice decides it, once).
-using VerbsPathFactory = std::function<absl::StatusOr<VerbsPathResult>(const std::string& server, GrpcPath* grpc)>;
+// Makes a fast path to a server (transport/verbs/path.h or transport/tcp/path.h: asks for a
+// session over `grpc`, then connects). An error means that path was required and cannot be had:
+// making the selector fails with it. Whether it is required is the factory's to know (the
+// client's TransportChoice decides it, once).
+using FastPathFactory = std::function<absl::StatusOr<FastPathResult>(const std::string& server, GrpcPath* grpc)>;
 
 struct SelectorOptions {
   int grpc_channels = 1;
   ChannelSecurity security;  // how every server's channels are secured
-  VerbsPathFactory verbs_factory;  // empty: everything over gRPC (transport/verbs/path.h makes one)
+  FastPathFactory verbs_factory;  // empty: no verbs (transport/verbs/path.h makes one)
+  FastPathFactory tcp_factory;    // empty: no TCP path (transport/tcp/path.h makes one)
 };
 
 class NetworkSelector {

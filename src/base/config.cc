@@ -484,10 +484,43 @@ const std::vector<Setting>& Settings() {
          c->rdma_spin_us = static_cast<int>(n);
          return absl::OkStatus();
        }},
-      {"rdma_session_ttl_s", "600", "seconds a verbs session token stays valid for new endpoints",
+      {"rdma_session_ttl_s", "600",
+       "seconds a fast-path session token (verbs, and the TCP path's) stays valid for new endpoints and connections",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 86400 * 365));
          c->rdma_session_ttl_s = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"tcp", "true",
+       "serve the TCP fast path: Get and Put in verbs frames over TCP, for clients without RDMA (the selector's "
+       "choice after verbs); off, they take gRPC",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(c->tcp, ParseBool(k, v));
+         return absl::OkStatus();
+       }},
+      {"tcp_listen", "", "HOST:PORT of the TCP fast path (port 0: a free one); empty: the listen host on a free port",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         if (!v.empty()) BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
+         c->tcp_listen = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"tcp_loop_threads", "0", "the TCP fast path's event loops, Gets served inline on them (0: one per core)",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 64));
+         c->tcp_loop_threads = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"tcp_max_connections", "1000", "connections open at once on the TCP fast path; past it one is refused",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));
+         c->tcp_max_connections = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"tcp_max_sessions_per_user", "1024",
+       "unexpired TCP sessions one user may hold (auth on); past it the user's client stays on gRPC; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 100000));
+         c->tcp_max_sessions_per_user = static_cast<int>(n);
          return absl::OkStatus();
        }},
   };

@@ -107,6 +107,13 @@ struct ServerConfig {
   uint64_t rdma_rendezvous_budget = uint64_t{256} << 20;
   int rdma_spin_us = 50;             // busy-poll before sleeping on the completion channel
   int rdma_session_ttl_s = 600;      // a session token's life (endpoints connect within it)
+  // The TCP fast path (src/front/tcp_front.h): Get and Mutate in verbs frames over TCP, for
+  // clients without RDMA. tcp_listen: HOST:PORT; empty: the listen host on a free port.
+  bool tcp = true;
+  std::string tcp_listen;
+  int tcp_loop_threads = 0;          // its event loops, Gets inline on them (0: one per core)
+  int tcp_max_connections = 1000;
+  int tcp_max_sessions_per_user = 1024;  // unexpired TCP sessions of one user (auth on); 0: no cap
   // Security (docs/DESIGN.md §12; src/security/access_control.h). tls_cert and tls_key (PEM files):
   // every gRPC port serves TLS. tls_ca (PEM): client certificates signed by it are asked for and
   // verified (mutual TLS; the certificate's common name is the user). auth: every call must be

@@ -247,7 +247,7 @@ std::string LatencySvg(const LatencyHistory::Points& points, absl::Duration inte
   }
   absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\">-%s</text>", kLeft, kH - 8, absl::FormatDuration(span));
   absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"end\">now</text>", kLeft + plot_w, kH - 8);
-  static constexpr const char* kColors[] = {"#0969da", "#bf3989", "#1a7f37", "#9a6700"};
+  static constexpr const char* kColors[] = {"#0969da", "#bf3989", "#1a7f37", "#9a6700", "#cf222e", "#8250df", "#1b7c83"};
   int legend_y = kTop + 12;
   for (size_t s = 0; s < points.size(); ++s) {
     const auto& [name, pts] = points[s];

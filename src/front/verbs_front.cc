@@ -21,19 +21,19 @@ std::string_view CallerOf(const void* principal) {
 }  // namespace
 
 verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access, metrics::Registry* metrics,
-                                      Quotas* quotas) {
+                                      Quotas* quotas, std::string_view transport) {
   verbs::VerbsHandlers h;
   std::optional<OpMetrics> get_metrics, mutate_metrics;
   if (kCountCalls && metrics != nullptr) {
-    get_metrics = MakeOpMetrics(metrics, "Get", "verbs", /*timed=*/true);
-    mutate_metrics = MakeOpMetrics(metrics, "Mutate", "verbs", /*timed=*/true);
+    get_metrics = MakeOpMetrics(metrics, "Get", transport, /*timed=*/true);
+    mutate_metrics = MakeOpMetrics(metrics, "Mutate", transport, /*timed=*/true);
   }
   // Each request is authorised as the caller its session was issued to (authorize.h), as over
   // gRPC; with authorisation off nothing is looked at.
   const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
   // The request is read in place and the reply frame encoded straight from the engine's row: no
   // GetRequest or GetResponse on the way, unless the caller may read only part of the table.
-  h.get = [data, ac, quotas, m = get_metrics](const void* principal, uint64_t request_id,
+  h.get = [data, ac, quotas, m = get_metrics, transport = std::string(transport)](const void* principal, uint64_t request_id,
                                               const verbs::GetRequestView& req, absl::Span<uint8_t> out,
                                               uint64_t* needed) -> size_t {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -45,7 +45,7 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     const rpc::GetRequest* narrowed = nullptr;  // null: the request as it is
     if (ac != nullptr) {
       if (principal == nullptr) {
-        s = absl::PermissionDeniedError("a verbs session with no caller");
+        s = absl::PermissionDeniedError(absl::StrCat("a ", transport, " session with no caller"));
       } else {
         const Identity& id = *static_cast<const Identity*>(principal);
         PermScope whole;
@@ -77,11 +77,11 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     if (m.has_value()) m->Record(s.ok(), MicrosSince(start), request_bytes, s.ok() ? n : 0);
     return n;
   };
-  h.mutate = [data, ac, quotas, m = mutate_metrics](const void* principal, const rpc::MutateRequest& req) {
+  h.mutate = [data, ac, quotas, m = mutate_metrics, transport = std::string(transport)](const void* principal, const rpc::MutateRequest& req) {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s;
     if (ac != nullptr) {
-      s = principal == nullptr ? absl::PermissionDeniedError("a verbs session with no caller")
+      s = principal == nullptr ? absl::PermissionDeniedError(absl::StrCat("a ", transport, " session with no caller"))
                                : Authorize(*ac, *static_cast<const Identity*>(principal), req);
     }
     if (s.ok() && quotas != nullptr && !quotas->empty()) {

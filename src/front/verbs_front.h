@@ -36,8 +36,11 @@ class RowReply final : public verbs::ReplyRow {
 // authorised as StartVerbs says, counted in `metrics` when given. A Get is served from the frame read in
 // place and its reply encoded from the engine's row, as DataService::Get would answer it.
 // With `quotas`, each request passes them as over gRPC (quotas.h), as the session's caller.
+// `transport` labels the metrics: "verbs", or "tcp" for the TCP path (tcp_front.h), which
+// serves with the same handlers.
 verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController* access,
-                                      metrics::Registry* metrics = nullptr, Quotas* quotas = nullptr);
+                                      metrics::Registry* metrics = nullptr, Quotas* quotas = nullptr,
+                                      std::string_view transport = "verbs");
 
 // rdma=off: nullptr, state "off: rdma=off". rdma=auto on a host without an RDMA device (or
 // whose address is not on one): nullptr, state "off: <why>" (the caller logs it). rdma=on:

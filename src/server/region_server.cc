@@ -31,6 +31,8 @@ absl::StatusOr<std::unique_ptr<RegionServer>> RegionServer::Start(Daemon* daemon
   s->StartLatencyGraph();
   std::cout << "basalt-server: verbs " << s->verbs_control_.state << std::endl;
   log::Record(log::Level::kInfo, absl::StrCat("verbs ", s->verbs_control_.state));
+  std::cout << "basalt-server: tcp path " << s->tcp_control_.state << std::endl;
+  log::Record(log::Level::kInfo, absl::StrCat("tcp path ", s->tcp_control_.state));
   if (absl::Status named = s->tables_->tables()->SetServerName(s->address()); !named.ok()) {
     log::Error(std::string(named.message()));
   }
@@ -66,6 +68,7 @@ absl::Status RegionServer::Shutdown(std::chrono::milliseconds grace) {
   hbase_zk_.reset();  // unpublished before the port stops: no client is sent to a port that is closing
   if (hbase_ != nullptr) hbase_->Shutdown();  // its writes run on the gRPC pool
   if (verbs_ != nullptr) verbs_->Shutdown();  // as these do
+  if (tcp_ != nullptr) tcp_->Shutdown();
   if (grpc_ != nullptr) grpc_->Shutdown(grace);
   if (tables_ == nullptr) return absl::OkStatus();
   return tables_->Close();
@@ -186,6 +189,10 @@ absl::Status RegionServer::StartFronts() {
   BASALT_ASSIGN_OR_RETURN(verbs_, StartVerbs(config_, data_.get(), grpc_->Scheduler(), &verbs_control_, &registry_,
                                              access_.get(), quotas_.get()));
   counters_.verbs.store(&verbs_control_);
+  // The TCP path: the same handlers, its writes on the gRPC pool too.
+  BASALT_ASSIGN_OR_RETURN(tcp_, StartTcp(config_, data_.get(), grpc_->Scheduler(), &tcp_control_, &registry_,
+                                         access_.get(), quotas_.get()));
+  counters_.tcp.store(&tcp_control_);
   return absl::OkStatus();
 }
 
@@ -262,6 +269,11 @@ void RegionServer::StartLatencyGraph() {
   if (verbs_ != nullptr) {
     for (const char* op : {"Get", "Mutate"}) {
       series.push_back({SnakeCase(op) + " (verbs)", MakeOpMetrics(&registry_, op, "verbs", true).latency});
+    }
+  }
+  if (tcp_ != nullptr) {
+    for (const char* op : {"Get", "Mutate"}) {
+      series.push_back({SnakeCase(op) + " (tcp)", MakeOpMetrics(&registry_, op, "tcp", true).latency});
     }
   }
   history_ = std::make_unique<LatencyHistory>(std::move(series), absl::Milliseconds(config_.latency_graph_interval_ms),

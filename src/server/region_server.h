@@ -1,7 +1,7 @@
 // basalt-server's parts (docs/DESIGN.md §2), a standalone server or a cluster's region server: its
 // tables (server_tables.h: a catalogue of its own, or the regions the master opens here), the
 // data and admin services over them, security (grants, tokens, TLS) and quotas, the fronts (gRPC,
-// verbs, the HBase port, the HTTP port with its status page and metrics) and its membership in
+// verbs, the TCP path, the HBase port, the HTTP port with its status page and metrics) and its membership in
 // the cluster's ZooKeeper. The process around it is a Daemon (src/daemon/daemon.h: settings, log,
 // signals, shared storage, the HTTP port, readiness), as the master's Master is.
 //
@@ -14,7 +14,7 @@
 // Start assembles the parts in order, each started before the ones that call it, and says on
 // stdout what it serves where; a part that fails stops what was started and is the error. Stop
 // takes them down the other way round: the HTTP port (whose pages read the others), the HBase
-// port (unpublished first), verbs, gRPC (calls in flight get kShutdownGrace to finish), then every
+// port (unpublished first), verbs, the TCP path, gRPC (calls in flight get kShutdownGrace to finish), then every
 // region closes, flushing.
 //
 // Thread-safety: Start, Stop and the destructor from one thread.
@@ -37,6 +37,7 @@
 #include "src/front/hbase/hbase_front.h"
 #include "src/front/hbase/hbase_zk.h"
 #include "src/front/status_page.h"
+#include "src/front/tcp_front.h"
 #include "src/front/verbs_front.h"
 #include "src/security/auth.h"
 #include "src/server/server_tables.h"
@@ -114,6 +115,8 @@ class RegionServer {
   std::unique_ptr<GrpcServer> grpc_;
   VerbsControl verbs_control_;
   std::unique_ptr<verbs::VerbsServer> verbs_;
+  VerbsControl tcp_control_;
+  std::unique_ptr<TcpServer> tcp_;
   // A cluster's region server: where its HBase port's replicated rows go (before hbase_: after it).
   std::unique_ptr<BatchRouter> router_;
   std::unique_ptr<hbase::HBaseFront> hbase_;

@@ -188,6 +188,12 @@ absl::Status AdminService::Status(const rpc::StatusRequest&, rpc::StatusResponse
   } else {
     resp->set_verbs("off");
   }
+  if (const VerbsControl* t = counters_->tcp.load(); t != nullptr) {
+    resp->set_tcp(t->state);
+    if (t->fill_status) t->fill_status(resp);
+  } else {
+    resp->set_tcp("off");
+  }
   for (const TableInfo& info : parts_.tables->Stats()) {
     rpc::TableStatus* ts = resp->add_tables();
     ts->set_name(info.spec.name);
@@ -244,13 +250,15 @@ absl::Status AdminService::ListRegions(const rpc::TableRequest& req, rpc::ListRe
 
 absl::Status AdminService::OpenVerbsSession(const Identity& caller, const rpc::VerbsSessionRequest& req,
                                             rpc::VerbsSessionResponse* resp) {
-  (void)req;  // the frame version is checked by the client against the response's
-  const VerbsControl* v = counters_->verbs.load();
+  // The frame version is checked by the client against the response's.
+  const bool tcp = req.path() == rpc::FAST_PATH_TCP;
+  const VerbsControl* v = tcp ? counters_->tcp.load() : counters_->verbs.load();
   if (v == nullptr || !v->open_session) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("this server serves no verbs transport (", v == nullptr ? "off" : v->state, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("this server serves no ", tcp ? "TCP path" : "verbs transport",
+                                                      " (", v == nullptr ? "off" : v->state, ")"));
   }
   BASALT_ASSIGN_OR_RETURN(*resp, v->open_session(std::make_shared<const Identity>(caller)));
+  resp->set_path(req.path());
   return absl::OkStatus();
 }
 

@@ -149,6 +149,7 @@ class DataService {
 };
 
 // The verbs transport as the services see it (main.cc fills it in; empty functions: not served).
+// A fast path's controls (the verbs transport's, and the TCP path's, src/front/tcp_front.h).
 struct VerbsControl {
   std::string state = "off";  // "off: <why>" when verbs is not served
   // A session issued to `caller` (its endpoints' requests are authorised as theirs).
@@ -168,6 +169,7 @@ struct ServerCounters {
   std::atomic<uint64_t> connections_refused{0};  // over the cap, or out of descriptors
   BlockCache* block_cache = nullptr;
   std::atomic<const VerbsControl*> verbs{nullptr};  // set once verbs is started (or not)
+  std::atomic<const VerbsControl*> tcp{nullptr};    // ... and the TCP path
   std::string http_address;  // the HTTP port's HOST:PORT (empty: none); set before serving
 };
 

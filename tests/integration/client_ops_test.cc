@@ -357,13 +357,25 @@ TEST_F(ClientOps, AdminVerbsStatusAndSwitchWithoutADevice) {
                                           ": this server serves no verbs transport (off: no RDMA device (");
     EXPECT_TRUE(std::string(s.message()).starts_with(want)) << s;
   }
-  // The client found no device either: Get and Put take gRPC.
+  // The client found no device either: Get and Put take the TCP fast path, which the server
+  // offers (tcp_front.h).
+  EXPECT_TRUE(status->tcp.starts_with("on ")) << status->tcp;
   ASSERT_TRUE(table_->Put(Put("r").Add("cf", "q", "v")).ok());
   EXPECT_EQ(table_->Get(Get("r"))->Value("cf", "q").value_or(""), "v");
   TransportStats ts = conn_->GetTransportStats();
   EXPECT_TRUE(ts.verbs_state.starts_with("off: no RDMA device (")) << ts.verbs_state;
   EXPECT_EQ(ts.verbs_calls, 0u);
   EXPECT_EQ(ts.sessions, 0u);
+  EXPECT_EQ(ts.path, "tcp");
+  EXPECT_EQ(ts.tcp_state, "up");
+  EXPECT_GE(ts.tcp_calls, 2u);
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_GE(ts.tcp_sessions, 1u);
+  auto after = admin->Status();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(after->tcp_requests, 2u);
+  EXPECT_GE(after->tcp_connections, 1u);
+  EXPECT_EQ(after->tcp_hellos_refused + after->tcp_malformed_frames, 0u);
 }
 
 // A client that opened a scanner and stopped reading leaves the server's stream blocked on

@@ -147,12 +147,13 @@ TEST_F(StatusPage, ChromiumShowsTheTablesRegionsAndLatencyOfARunningServer) {
   const size_t num = dom->find('>', dom->find("<span", records)) + 1;
   ASSERT_TRUE(absl::SimpleAtoi(dom->substr(num, dom->find('<', num) - num), &appended));
   EXPECT_EQ(appended, kRows + 1u);
-  // The graph: a p50 and a p99 line for Gets and Mutates, and the figures under it.
+  // The graph: a p50 and a p99 line for Gets and Mutates, and the figures under it. They took the
+  // TCP fast path (the client's choice where there is no RDMA device): its series.
   EXPECT_NE(dom->find("<svg id=\"latency-graph\""), std::string::npos);
-  for (const char* series : {"get-p50", "get-p99", "mutate-p50", "mutate-p99"}) {
+  for (const char* series : {"get (tcp)-p50", "get (tcp)-p99", "mutate (tcp)-p50", "mutate (tcp)-p99"}) {
     EXPECT_NE(dom->find(absl::StrCat("data-series=\"", series, "\"")), std::string::npos) << series;
   }
-  std::vector<std::string> gets = RowCells(*dom, "data-op=\"get\"");
+  std::vector<std::string> gets = RowCells(*dom, "data-op=\"get (tcp)\"");
   ASSERT_EQ(gets.size(), 6u);
   EXPECT_EQ(gets[2], absl::StrCat(kRows)) << "Gets in the graph's span";
   EXPECT_TRUE(gets[3].find("µs") != std::string::npos || gets[3].find("ms") != std::string::npos) << gets[3];
@@ -191,7 +192,8 @@ TEST_F(StatusPage, TheJsonConfAndLogsSayWhatThePageShows) {
        "[(x['name'], x['table'], x['regions']) for x in d['snapshots']])",
        dir.path() + "/s.json"});
   ASSERT_TRUE(read.ok()) << read.status() << "\n" << json->body;
-  EXPECT_EQ(*read, absl::StrCat("standalone 2 ", server_->address(), " 64MiB ['t'] ['get', 'mutate', 'scan'] [('t-1', 't', 2)]\n"));
+  EXPECT_EQ(*read, absl::StrCat("standalone 2 ", server_->address(),
+                                " 64MiB ['t'] ['get', 'get (tcp)', 'mutate', 'mutate (tcp)', 'scan'] [('t-1', 't', 2)]\n"));
 
   absl::StatusOr<HttpReply> conf = HttpGet(http, "/conf");
   ASSERT_TRUE(conf.ok());

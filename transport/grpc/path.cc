@@ -11,6 +11,7 @@ const char* PathKindName(PathKind k) {
   switch (k) {
     case PathKind::kGrpc: return "grpc";
     case PathKind::kVerbs: return "verbs";
+    case PathKind::kTcp: return "tcp";
   }
   return "?";
 }

@@ -9,76 +9,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "transport/fast_path.h"
 #include "transport/grpc/grpc_settings.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::verbs {
 namespace {
 
-// A few threads for the async calls (started on first use).
-class AsyncRunner {
- public:
-  explicit AsyncRunner(int threads) : want_(std::max(1, threads)) {}
-  ~AsyncRunner() {
-    {
-      absl::MutexLock l(&mu_);
-      stop_ = true;
-    }
-    for (auto& t : threads_) t.join();
-  }
-  void Run(std::function<void()> task) {
-    absl::MutexLock l(&mu_);
-    if (threads_.empty()) {
-      for (int i = 0; i < want_; ++i) threads_.emplace_back([this] { Loop(); });
-    }
-    tasks_.push_back(std::move(task));
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        absl::MutexLock l(&mu_);
-        mu_.Await(absl::Condition(
-            +[](AsyncRunner* r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r->stop_ || !r->tasks_.empty(); }, this));
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      task();
-    }
-  }
-  const int want_;
-  absl::Mutex mu_;
-  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mu_);
-};
-
-int64_t NowNanos() { return absl::GetCurrentTimeNanos(); }
-
-class VerbsPath final : public DataPath {
+class VerbsPath final : public FastPath<VerbsClient> {
  public:
   VerbsPath(std::string server, GrpcPath* grpc, const VerbsPathOptions& options)
-      : server_(std::move(server)), grpc_(grpc), options_(options), async_(options.async_threads) {}
+      : FastPath(std::move(server), grpc, options.retry, options.async_threads), options_(options) {}
 
   PathKind kind() const override { return PathKind::kVerbs; }
 
-  // Opens the client now (the factory's first try).
-  absl::Status OpenNow() {
-    absl::StatusOr<std::unique_ptr<VerbsClient>> c = VerbsClient::Open(SessionSource(), options_.client);
-    if (!c.ok()) return c.status();
-    absl::MutexLock l(&mu_);
-    client_ = std::move(*c);
-    ready_.store(client_.get(), std::memory_order_release);
-    return absl::OkStatus();
-  }
-
-  void MarkDown(const absl::Status& why) {
-    down_until_ns_.store(NowNanos() + absl::ToInt64Nanoseconds(options_.retry), std::memory_order_relaxed);
-    absl::MutexLock l(&mu_);
-    last_error_ = std::string(why.message());
+  absl::StatusOr<std::unique_ptr<VerbsClient>> OpenClient() override {
+    GrpcPath* grpc = grpc_;
+    const absl::Duration timeout = options_.client.connect_timeout;
+    return VerbsClient::Open([grpc, timeout] { return FetchSession(grpc, timeout, rpc::FAST_PATH_VERBS); },
+                             options_.client);
   }
 
   absl::Status Get(const rpc::GetRequest& req, absl::Time deadline, rpc::GetResponse* resp) override {
@@ -140,18 +89,8 @@ class VerbsPath final : public DataPath {
   }
 
   void AddStats(TransportStats* out) const override {
-    out->verbs_calls += verbs_calls_.load(std::memory_order_relaxed);
-    out->grpc_fallbacks += fallbacks_.load(std::memory_order_relaxed);
-    out->oversized += oversized_.load(std::memory_order_relaxed);
-    VerbsClient* c = ready_.load(std::memory_order_acquire);
-    {
-      absl::MutexLock l(&mu_);
-      if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed) || c == nullptr) {
-        out->verbs_state = absl::StrCat("down: ", last_error_);
-      } else {
-        out->verbs_state = "up";
-      }
-    }
+    AddCounters(out, &out->verbs_calls, &out->verbs_state);
+    VerbsClient* c = Opened();
     if (c != nullptr) {
       VerbsClientStats s = c->stats();
       out->verbs_async_calls += s.async_calls;
@@ -166,53 +105,12 @@ class VerbsPath final : public DataPath {
   }
 
  private:
-  VerbsClient::SessionSource SessionSource() {
-    GrpcPath* grpc = grpc_;
-    absl::Duration timeout = options_.client.connect_timeout;
-    return [grpc, timeout]() -> absl::StatusOr<VerbsSession> {
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, absl::Now() + timeout);
-      rpc::VerbsSessionRequest req;
-      req.set_frame_version(kFrameVersion);
-      rpc::VerbsSessionResponse resp;
-      absl::Status st = FromGrpcStatus(grpc->data_stub()->OpenVerbsSession(&ctx, req, &resp));
-      if (!st.ok()) return absl::Status(st.code(), absl::StrCat("OpenVerbsSession: ", st.message()));
-      if (resp.frame_version() != kFrameVersion) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("server speaks verbs frame version ", resp.frame_version(), ", this client ", kFrameVersion));
-      }
-      return SessionFromProto(resp);
-    };
-  }
-
-  // The client when verbs is up; nullptr while it is down or being opened. Once opened the
-  // client stays for the path's life, so a call reads it without a lock.
-  VerbsClient* Usable() {
-    if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) return nullptr;
-    if (VerbsClient* c = ready_.load(std::memory_order_acquire); c != nullptr) return c;
-    {
-      absl::MutexLock l(&mu_);
-      if (opening_) return nullptr;
-      opening_ = true;
-    }
-    absl::Status st = OpenNow();
-    {
-      absl::MutexLock l(&mu_);
-      opening_ = false;
-    }
-    if (!st.ok()) {
-      MarkDown(st);
-      return nullptr;
-    }
-    return ready_.load(std::memory_order_acquire);
-  }
-
   // A sync call over verbs; a Get's may carry a reply buffer (VerbsClient::CallWithReplyBuffer).
   template <class Encode, class Decode, class Grpc>
   absl::Status Run(Encode encode, Decode decode, Grpc grpc_call, absl::Time deadline, bool get) {
     VerbsClient* c = Usable();
     if (c == nullptr) {
-      fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      CountFallback();
       return grpc_call();
     }
     bool oversized = false;
@@ -229,49 +127,27 @@ class VerbsPath final : public DataPath {
     return st;
   }
 
-  // Whether verbs answered the call; otherwise (too large for a verbs message, or a transport
-  // failure, which marks the path down) it goes to gRPC. Counts either.
-  bool Answered(const absl::Status& st, bool oversized, bool failed) {
-    if (oversized) {
-      oversized_.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-    if (failed) {
-      MarkDown(st);
-      fallbacks_.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-    verbs_calls_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-
   // Whether the client is open and up, for an async call (which must not open it: that blocks).
   // Not from a callback on the poller either: one that waits for another async call (a Get of
   // many rows) would wait for the thread it blocks; that call runs sync on the small pool.
   bool AsyncReady() const {
-    return options_.client.max_async_endpoints > 0 && NowNanos() >= down_until_ns_.load(std::memory_order_relaxed) &&
-           ready_.load(std::memory_order_acquire) != nullptr && !VerbsClient::OnAsyncPoller();
+    return options_.client.max_async_endpoints > 0 && !Down() && Opened() != nullptr && !VerbsClient::OnAsyncPoller();
   }
 
   // An async call while the client is down goes to gRPC; otherwise (never opened yet, no async
   // endpoints, or on the poller) as a sync call on the small pool, which opens the client.
   template <class GrpcAsync, class Sync>
   void StartWithoutClient(GrpcAsync grpc_call, PathCallback done, Sync sync_call) {
-    if (NowNanos() < down_until_ns_.load(std::memory_order_relaxed)) {
-      fallbacks_.fetch_add(1, std::memory_order_relaxed);
+    if (Down()) {
+      CountFallback();
       return grpc_call(std::move(done));
     }
     RunSync(std::move(sync_call), std::move(done));
   }
 
-  template <class Sync>
-  void RunSync(Sync sync_call, PathCallback done) {
-    async_.Run([sync_call = std::move(sync_call), done = std::move(done)] { done(sync_call()); });
-  }
-
   // Whether the server takes rendezvous (a sync call may then carry what a message cannot).
   bool TakesRendezvous() const {
-    VerbsClient* c = ready_.load(std::memory_order_acquire);
+    VerbsClient* c = Opened();
     return c != nullptr && c->rendezvous_max() > 0;
   }
 
@@ -321,70 +197,16 @@ class VerbsPath final : public DataPath {
     auto call = std::make_unique<Call<EncodeFn, DecodeFn, GrpcAsync, Sync>>(
         this, std::move(encode), std::move(decode), std::move(grpc_call), std::move(sync_call), std::move(done));
     call->deadline = deadline;
-    ready_.load(std::memory_order_acquire)->CallAsync(std::move(call));
+    Opened()->CallAsync(std::move(call));
   }
 
-  const std::string server_;
-  GrpcPath* const grpc_;
   const VerbsPathOptions options_;
-
-  mutable absl::Mutex mu_;
-  std::unique_ptr<VerbsClient> client_ ABSL_GUARDED_BY(mu_);  // set once
-  std::atomic<VerbsClient*> ready_{nullptr};                   // client_, published
-  bool opening_ ABSL_GUARDED_BY(mu_) = false;
-  std::string last_error_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int64_t> down_until_ns_{0};
-
-  std::atomic<uint64_t> verbs_calls_{0}, fallbacks_{0}, oversized_{0};
-  AsyncRunner async_;  // last: its threads stop before the rest goes
 };
-
-bool NoVerbsHere(absl::StatusCode code) {
-  return code == absl::StatusCode::kFailedPrecondition || code == absl::StatusCode::kUnimplemented ||
-         code == absl::StatusCode::kNotFound || code == absl::StatusCode::kInvalidArgument;
-}
 
 }  // namespace
 
-rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s) {
-  rpc::VerbsSessionResponse r;
-  r.set_address(s.address);
-  r.set_port(static_cast<uint32_t>(s.port));
-  r.set_token(s.token);
-  r.set_key(s.key);
-  r.set_ttl_ms(std::max<int64_t>(0, absl::ToInt64Milliseconds(s.expires - absl::Now())));
-  r.set_message_bytes(static_cast<uint32_t>(s.message_bytes));
-  r.set_rendezvous_bytes(static_cast<uint32_t>(s.rendezvous_bytes));
-  r.set_credits(s.credits);
-  r.set_frame_version(kFrameVersion);
-  return r;
-}
-
-VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r) {
-  VerbsSession s;
-  s.address = r.address();
-  s.port = static_cast<int>(r.port());
-  s.token = r.token();
-  s.key = r.key();
-  s.expires = absl::Now() + absl::Milliseconds(r.ttl_ms());
-  s.message_bytes = r.message_bytes();
-  s.rendezvous_bytes = r.rendezvous_bytes();
-  s.credits = std::max<uint32_t>(1, r.credits());
-  return s;
-}
-
-VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options) {
-  return [options](const std::string& server, GrpcPath* grpc) -> absl::StatusOr<VerbsPathResult> {
-    auto path = std::make_unique<VerbsPath>(server, grpc, options);
-    absl::Status st = path->OpenNow();
-    if (!st.ok()) {
-      if (options.required) return st;
-      // No device, or a server that offers no verbs: gRPC alone.
-      if (NoVerbsHere(st.code())) return VerbsPathResult{nullptr, std::string(st.message())};
-      path->MarkDown(st);  // unreachable for now: tried again after `retry`
-    }
-    return VerbsPathResult{std::move(path), ""};
-  };
+FastPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options) {
+  return MakeFastPathFactory<VerbsPath>(options);
 }
 
 }  // namespace basalt::verbs

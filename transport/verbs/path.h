@@ -28,10 +28,6 @@ struct VerbsPathOptions {
   bool required = false;  // TransportChoice::kVerbs: the factory fails when verbs cannot be had
 };
 
-VerbsPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options);
-
-// The session as OpenVerbsSession carries it (the server's side and the client's).
-rpc::VerbsSessionResponse SessionToProto(const VerbsSession& s);
-VerbsSession SessionFromProto(const rpc::VerbsSessionResponse& r);
+FastPathFactory MakeVerbsPathFactory(const VerbsPathOptions& options);
 
 }  // namespace basalt::verbs

@@ -178,38 +178,9 @@ struct VerbsServer::Impl {
   absl::flat_hash_map<uint32_t, uint64_t> by_qp ABSL_GUARDED_BY(mu);       // qp_num -> its wr_id
   uint32_t next_gen ABSL_GUARDED_BY(mu) = 0;
 
-  // A session, by its token.
-  struct Session {
-    absl::Time expires;
-    std::string key;
-    std::shared_ptr<const void> principal;
-    std::string owner;
-    absl::flat_hash_set<std::string> nonces;  // of the connects it has taken
-  };
-  static constexpr size_t kMaxConnectsPerSession = 4096;
-  absl::Mutex token_mu;
-  absl::flat_hash_map<std::string, Session> tokens ABSL_GUARDED_BY(token_mu);
-  absl::flat_hash_map<std::string, int> owner_sessions ABSL_GUARDED_BY(token_mu);  // in `tokens`
+  SessionTable sessions{"verbs", "rdma_max_sessions_per_user"};
   absl::flat_hash_map<std::string, int> owner_endpoints ABSL_GUARDED_BY(mu);     // in `table`
 
-  // Removes the sessions past their expiry (all of them: `everything`).
-  void DropSessionsLocked(bool everything) ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu) {
-    const absl::Time now = absl::Now();
-    for (auto it = tokens.begin(); it != tokens.end();) {
-      if (!everything && it->second.expires > now) {
-        ++it;
-        continue;
-      }
-      if (auto o = owner_sessions.find(it->second.owner); o != owner_sessions.end() && --o->second <= 0) {
-        owner_sessions.erase(o);
-      }
-      tokens.erase(it++);
-    }
-  }
-  int SessionsOfLocked(const std::string& owner) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(token_mu) {
-    auto o = owner_sessions.find(owner);
-    return o == owner_sessions.end() ? 0 : o->second;
-  }
   void ReleaseOwnerLocked(const std::string& owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (auto o = owner_endpoints.find(owner); o != owner_endpoints.end() && --o->second <= 0) owner_endpoints.erase(o);
   }
@@ -217,7 +188,7 @@ struct VerbsServer::Impl {
   absl::Mutex inflight_mu;
   int inflight ABSL_GUARDED_BY(inflight_mu) = 0;  // tasks on the handler pool
 
-  std::atomic<uint64_t> accepted{0}, rejected{0}, requests{0}, malformed{0}, sessions{0};
+  std::atomic<uint64_t> accepted{0}, rejected{0}, requests{0}, malformed{0};
   std::atomic<uint64_t> rendezvous_in_use{0};  // bytes of Transfers, across endpoints
 
   ~Impl() { Release(); }
@@ -291,23 +262,6 @@ struct VerbsServer::Impl {
     for (auto& e : all) Disconnect(e.get());
   }
 
-  // Whom a connect's session was issued to, and its owner, or why it is refused (the reject's
-  // reason).
-  absl::StatusOr<std::pair<std::shared_ptr<const void>, std::string>> Admit(const ConnectData& cd) {
-    std::string key(reinterpret_cast<const char*>(cd.token), ConnectData::kTokenBytes);
-    absl::MutexLock l(&token_mu);
-    auto it = tokens.find(key);
-    if (it == tokens.end()) return absl::PermissionDeniedError("bad token");
-    Session& s = it->second;
-    if (s.expires <= absl::Now()) return absl::PermissionDeniedError("expired token");
-    if (!cd.Verify(s.key)) return absl::PermissionDeniedError("bad signature");
-    if (s.nonces.size() >= kMaxConnectsPerSession) return absl::PermissionDeniedError("session used up");
-    if (!s.nonces.emplace(reinterpret_cast<const char*>(cd.nonce), ConnectData::kNonceBytes).second) {
-      return absl::PermissionDeniedError("replayed connect");
-    }
-    return std::make_pair(s.principal, s.owner);
-  }
-
   // --- connections (the CM thread) ---
 
   void Reject(rdma_cm_event* ev, std::string_view why) {
@@ -323,7 +277,7 @@ struct VerbsServer::Impl {
     if (stop.load() || !owner->enabled()) return Reject(ev, "disabled");
     absl::StatusOr<ConnectData> cd = ConnectData::Decode(ev->param.conn.private_data, ev->param.conn.private_data_len);
     if (!cd.ok()) return Reject(ev, "bad token");
-    absl::StatusOr<std::pair<std::shared_ptr<const void>, std::string>> admitted = Admit(*cd);
+    absl::StatusOr<SessionTable::Admitted> admitted = sessions.Admit(*cd);
     if (!admitted.ok()) return Reject(ev, std::string(admitted.status().message()));
     auto& [principal, owner] = *admitted;
     if (cd->max_reply < kMinReplyBuffer) return Reject(ev, "reply buffer too small");
@@ -905,39 +859,15 @@ absl::StatusOr<VerbsSession> VerbsServer::NewSession(std::shared_ptr<const void>
   s.message_bytes = options_.message_bytes;
   s.rendezvous_bytes = options_.rendezvous_bytes;
   s.credits = static_cast<uint32_t>(options_.credits);
-  s.expires = absl::Now() + options_.session_ttl;
-  absl::StatusOr<std::string> token = RandomBytes(ConnectData::kTokenBytes);
-  if (!token.ok()) return token.status();
-  absl::StatusOr<std::string> key = RandomBytes(ConnectData::kKeyBytes);
-  if (!key.ok()) return key.status();
-  s.token = *std::move(token);
-  s.key = *std::move(key);
-  absl::MutexLock l(&impl_->token_mu);
-  if (impl_->tokens.size() >= 1024) {
-    impl_->DropSessionsLocked(false);
-    if (impl_->tokens.size() >= 100000) return absl::ResourceExhaustedError("verbs: too many open sessions");
-  }
-  if (options_.max_sessions_per_owner > 0 && !owner.empty()) {
-    if (impl_->SessionsOfLocked(owner) >= options_.max_sessions_per_owner) impl_->DropSessionsLocked(false);
-    if (const int has = impl_->SessionsOfLocked(owner); has >= options_.max_sessions_per_owner) {
-      return absl::ResourceExhaustedError(absl::StrCat("verbs: ", owner, " holds ", has,
-                                                       " unexpired sessions (rdma_max_sessions_per_user ",
-                                                       options_.max_sessions_per_owner, ")"));
-    }
-  }
-  impl_->tokens[s.token] = Impl::Session{s.expires, s.key, std::move(principal), owner, {}};
-  ++impl_->owner_sessions[owner];
-  impl_->sessions.fetch_add(1, std::memory_order_relaxed);
+  BASALT_RETURN_IF_ERROR(
+      impl_->sessions.Issue(std::move(principal), owner, options_.session_ttl, options_.max_sessions_per_owner, &s));
   return s;
 }
 
 void VerbsServer::SetEnabled(bool enabled) {
   enabled_.store(enabled);
   if (!enabled) {
-    {
-      absl::MutexLock l(&impl_->token_mu);
-      impl_->DropSessionsLocked(true);
-    }
+    impl_->sessions.DropAll();
     impl_->DisconnectAll();
   }
 }
@@ -948,7 +878,7 @@ VerbsServerStats VerbsServer::stats() const {
   s.connects_rejected = impl_->rejected.load(std::memory_order_relaxed);
   s.requests = impl_->requests.load(std::memory_order_relaxed);
   s.malformed_frames = impl_->malformed.load(std::memory_order_relaxed);
-  s.sessions = impl_->sessions.load(std::memory_order_relaxed);
+  s.sessions = impl_->sessions.issued();
   {
     absl::MutexLock l(&impl_->mu);
     s.endpoints_open = impl_->table.size() - impl_->free_keys.size();

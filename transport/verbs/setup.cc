@@ -3,10 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <sys/random.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -117,69 +113,6 @@ absl::StatusOr<uint32_t> CreateQueuePair(rdma_cm_id* id, ibv_pd* pd, ibv_cq* cq,
     if (inline_size == 0) return ErrnoError(absl::StatusCode::kUnavailable, "rdma_create_qp", errno);
   }
   return absl::InternalError("unreachable");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Connect data
-
-void ConnectData::EncodeSigned(uint8_t out[kSignedBytes]) const {
-  EncodeFixed32(reinterpret_cast<char*>(out), kMagic);
-  std::memcpy(out + 4, token, kTokenBytes);
-  EncodeFixed32(reinterpret_cast<char*>(out + 4 + kTokenBytes), max_reply);
-  EncodeFixed32(reinterpret_cast<char*>(out + 8 + kTokenBytes), kVersion);
-  std::memcpy(out + 12 + kTokenBytes, nonce, kNonceBytes);
-}
-
-namespace {
-// HMAC-SHA256 of `data` with `key`, its first ConnectData::kMacBytes bytes.
-void Mac(std::string_view key, const uint8_t* data, size_t len, uint8_t out[ConnectData::kMacBytes]) {
-  unsigned char full[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data, len, full, &n);
-  std::memcpy(out, full, ConnectData::kMacBytes);
-}
-}  // namespace
-
-void ConnectData::Encode(std::string_view key, uint8_t out[kSize]) const {
-  EncodeSigned(out);
-  Mac(key, out, kSignedBytes, out + kSignedBytes);
-}
-
-bool ConnectData::Verify(std::string_view key) const {
-  uint8_t signed_part[kSignedBytes];
-  EncodeSigned(signed_part);
-  uint8_t want[kMacBytes];
-  Mac(key, signed_part, kSignedBytes, want);
-  return CRYPTO_memcmp(want, mac, kMacBytes) == 0;
-}
-
-absl::StatusOr<ConnectData> ConnectData::Decode(const void* p, size_t len) {
-  if (p == nullptr || len < kSize) return absl::InvalidArgumentError("connect data: too short");
-  const char* b = static_cast<const char*>(p);
-  if (DecodeFixed32(b) != kMagic) return absl::InvalidArgumentError("connect data: bad magic");
-  if (DecodeFixed32(b + 8 + kTokenBytes) != kVersion) {
-    return absl::InvalidArgumentError("connect data: unknown version");
-  }
-  ConnectData d;
-  std::memcpy(d.token, b + 4, kTokenBytes);
-  d.max_reply = DecodeFixed32(b + 4 + kTokenBytes);
-  std::memcpy(d.nonce, b + 12 + kTokenBytes, kNonceBytes);
-  std::memcpy(d.mac, b + kSignedBytes, kMacBytes);
-  return d;
-}
-
-absl::StatusOr<std::string> RandomBytes(size_t n) {
-  std::string out(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = getrandom(out.data() + got, n - got, 0);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(absl::StatusCode::kInternal, "getrandom", errno);
-    }
-    got += static_cast<size_t>(r);
-  }
-  return out;
 }
 
 }  // namespace basalt::verbs

@@ -89,11 +89,13 @@ struct ConnectionOptions {
   bool nonces = true;                      // Increment, Append, CheckAndMutate carry nonces (see above)
   bool retry_non_idempotent = false;       // retry them even without nonces
   // Get and Put (Mutate) take the verbs transport when the server offers an RDMA session and
-  // this host has an RDMA device (kAuto); everything else always takes gRPC. kVerbs makes Open
-  // fail when verbs cannot be had. A verbs failure sends the call over gRPC instead (it does
-  // not fail) and keeps verbs down for verbs_retry, then tries it again.
+  // this host has an RDMA device, else the TCP fast path when the server offers it (kAuto);
+  // everything else always takes gRPC. kVerbs (kTcp) makes Open fail when verbs (the TCP path)
+  // cannot be had. A fast path's failure sends the call over gRPC instead (it does not fail)
+  // and keeps that path down for verbs_retry, then tries it again.
   TransportChoice transport = TransportChoice::kAuto;
   int channels = 1;  // gRPC channels (TCP connections) the calls are spread over
+  int tcp_connections = 2;  // the TCP fast path's connections per server, calls pipelined on them
   int verbs_max_endpoints = 32;  // verbs endpoints (queue pairs) shared by the calling threads
   // ... and those of the async calls (GetAsync, PutAsync, Get of many rows), apart, completed
   // on one poller thread; 0: async calls run sync on 2 threads.
@@ -531,6 +533,13 @@ struct ServerStatus {
   uint64_t verbs_connects_rejected = 0;  // bad or expired token, endpoint limit, switched off
   uint64_t verbs_malformed_frames = 0;
   uint64_t verbs_sessions = 0;           // sessions handed out (OpenVerbsSession)
+  // The server's TCP fast path: "on HOST:PORT", or why it is off ("off: tcp=false").
+  std::string tcp;
+  uint64_t tcp_connections = 0;      // open now
+  uint64_t tcp_requests = 0;         // read since start
+  uint64_t tcp_hellos_refused = 0;   // connections whose session proof was refused
+  uint64_t tcp_malformed_frames = 0;
+  uint64_t tcp_sessions = 0;         // sessions handed out
   // gRPC connections since start; refused ones were past the cap below the descriptor limit
   // (the server's reserved_fds) or found every descriptor in use.
   uint64_t connections_accepted = 0, connections_refused = 0;

@@ -27,7 +27,7 @@ constexpr char kUsage[] =
     "              write ops/s and writes per fdatasync\n"
     "\n"
     "usage: basalt-bench server <subcommand> (--server=HOST:PORT | --zookeeper=HOST:PORT) [--flags] [--json]\n"
-    "  common      [--transport=grpc|auto|verbs --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32\n"
+    "  common      [--transport=grpc|auto|verbs|tcp --channels=1 --verbs_spin_us=20 --verbs_max_endpoints=32\n"
     "               --verbs_async_endpoints=2 --verbs_async_credits=8 --znode_parent=/basalt --nonces=1]\n"
     "              (--zookeeper: a cluster; latency then needs --no_floor)\n"
     "              [--tls_ca=PEM --tls_cert=PEM --tls_key=PEM --token_file=FILE]  (a TLS server; latency:\n"

@@ -43,8 +43,10 @@ absl::StatusOr<ServerOptions> ParseServerOptions(const Flags& flags, const std::
     o.conn.transport = TransportChoice::kAuto;
   } else if (transport == "verbs") {
     o.conn.transport = TransportChoice::kVerbs;
+  } else if (transport == "tcp") {
+    o.conn.transport = TransportChoice::kTcp;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown --transport '", transport, "' (grpc, auto, verbs)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown --transport '", transport, "' (grpc, auto, verbs, tcp)"));
   }
   if (o.conn.channels <= 0) return absl::InvalidArgumentError("--channels must be positive");
   const int64_t spin_us = flags.Int("verbs_spin_us", 20);

@@ -100,6 +100,14 @@ void FormatStatusHuman(const Reply& r, std::string* out) {
                     s.verbs_connects_accepted, " accepted / ", s.verbs_connects_rejected, " rejected, ",
                     s.verbs_malformed_frames, " malformed frames, ", s.verbs_sessions, " sessions\n");
   }
+  if (!s.tcp.empty()) {  // older servers do not report it
+    absl::StrAppend(out, "tcp path: ", AV(s.tcp), "\n");
+    if (s.tcp.starts_with("on ")) {
+      absl::StrAppend(out, "tcp connections ", s.tcp_connections, ", requests ", s.tcp_requests, ", ",
+                      s.tcp_hellos_refused, " connects refused, ", s.tcp_malformed_frames, " malformed frames, ",
+                      s.tcp_sessions, " sessions\n");
+    }
+  }
   // Out-of-service tables show even in the summary: they need the operator.
   for (const TableStatus& t : s.tables) {
     if (t.failed_open) {
@@ -293,6 +301,14 @@ void AppendStatusJson(const ServerStatus& s, JsonObject* o, std::string* out) {
   o->Uint("verbs_connects_rejected", s.verbs_connects_rejected);
   o->Uint("verbs_malformed_frames", s.verbs_malformed_frames);
   o->Uint("verbs_sessions", s.verbs_sessions);
+  if (!s.tcp.empty()) {  // older servers do not report it
+    o->Str("tcp", s.tcp);
+    o->Uint("tcp_connections", s.tcp_connections);
+    o->Uint("tcp_requests", s.tcp_requests);
+    o->Uint("tcp_hellos_refused", s.tcp_hellos_refused);
+    o->Uint("tcp_malformed_frames", s.tcp_malformed_frames);
+    o->Uint("tcp_sessions", s.tcp_sessions);
+  }
   o->Uint("connections_accepted", s.connections_accepted);
   o->Uint("connections_refused", s.connections_refused);
   o->Uint("open_descriptors", s.open_descriptors);

@@ -58,14 +58,16 @@ void AddShellFlags(ShellFlags* f, FlagSet* flags) {
     f->timeout_seconds = *s;
     return absl::OkStatus();
   });
-  flags->Add("transport", "auto", "auto (Get/Put over RDMA verbs when offered), grpc, verbs",
+  flags->Add("transport", "auto",
+             "auto (Get/Put over RDMA verbs when offered, else the TCP fast path), grpc, verbs, tcp",
              [f](std::string_view v) -> absl::Status {
                BASALT_ASSIGN_OR_RETURN(f->transport, server::ParseChoice<TransportChoice>(
                                                          "transport", v,
                                                          {{"auto", TransportChoice::kAuto},
                                                           {"grpc", TransportChoice::kGrpc},
-                                                          {"verbs", TransportChoice::kVerbs}},
-                                                         "expected auto, grpc or verbs"));
+                                                          {"verbs", TransportChoice::kVerbs},
+                                                          {"tcp", TransportChoice::kTcp}},
+                                                         "expected auto, grpc, verbs or tcp"));
                return absl::OkStatus();
              });
   flags->Add(

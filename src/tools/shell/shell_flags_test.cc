@@ -32,7 +32,7 @@ TEST(ShellFlags, RefusalsSayWhy) {
   const std::pair<std::vector<std::string>, std::string> cases[] = {
       {{"--format=xml"}, "--format: bad value 'xml' for format: expected human or json"},
       {{"--timeout=0"}, "--timeout: bad value '0' for timeout: must be in [0.001, 86400]"},
-      {{"--transport=ib"}, "--transport: bad value 'ib' for transport: expected auto, grpc or verbs"},
+      {{"--transport=ib"}, "--transport: bad value 'ib' for transport: expected auto, grpc, verbs or tcp"},
       {{"--znode-parent=b"}, "--znode-parent: bad value 'b' for znode-parent: expected a path such as /basalt"},
       {{"--server"}, "flag --server needs a value: --server=VALUE"},
       {{"--frob=1"}, "--frob: unknown setting 'frob' (see --help)"},

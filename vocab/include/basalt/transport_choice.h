@@ -6,9 +6,11 @@
 namespace basalt {
 
 enum class TransportChoice {
-  kAuto,   // verbs when both sides have an RDMA device (the server offers an RDMA session)
+  kAuto,   // verbs when both sides have an RDMA device (the server offers an RDMA session),
+           // else the TCP fast path when the server offers it, else gRPC
   kGrpc,   // everything over gRPC
   kVerbs,  // verbs is required: an error if it is unavailable
+  kTcp,    // the TCP fast path is required (a client's choice only): an error if it is unavailable
 };
 
 }  // namespace basalt

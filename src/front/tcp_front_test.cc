@@ -1,0 +1,539 @@
+// The TCP fast path (tcp_front.h, transport/tcp/client.h) on loopback: a real TcpServer over a
+// real DataService, and the real client, or a raw socket where the test must write what no
+// client would (a forged proof, a stream that is not frames, a frame past the bound).
+#include "src/front/tcp_front.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "src/front/verbs_front.h"
+#include "tests/util/temp_dir.h"
+#include "transport/tcp/client.h"
+#include "transport/tcp/frame_stream.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::server {
+namespace {
+
+using google::protobuf::util::MessageDifferencer;
+
+rpc::GetRequest Get(std::string row) {
+  rpc::GetRequest req;
+  req.set_table("t");
+  req.set_row(std::move(row));
+  req.mutable_read();
+  return req;
+}
+
+rpc::MutateRequest Put(std::string row, std::string value) {
+  rpc::MutateRequest req;
+  req.set_table("t");
+  req.mutable_mutation()->set_row(std::move(row));
+  rpc::Mutation* m = req.mutable_mutation()->add_mutations();
+  m->set_family("f");
+  m->set_qualifier("q");
+  m->set_value(std::move(value));
+  return req;
+}
+
+bool WaitFor(const std::function<bool()>& done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// A client's socket, written by hand.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~RawClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+
+  bool Write(std::string_view bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  bool Write(absl::Span<const uint8_t> bytes) {
+    return Write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  }
+  bool Hello(const verbs::VerbsSession& s, uint32_t max_reply = 1 << 20, uint8_t nonce = 1,
+             std::string_view key = {}) {
+    verbs::ConnectData cd;
+    std::memcpy(cd.token, s.token.data(), verbs::ConnectData::kTokenBytes);
+    cd.max_reply = max_reply;
+    std::memset(cd.nonce, nonce, sizeof(cd.nonce));
+    uint8_t hello[verbs::ConnectData::kSize];
+    cd.Encode(key.empty() ? std::string_view(s.key) : key, hello);
+    return Write(absl::MakeConstSpan(hello));
+  }
+  bool SendGet(uint64_t id, const rpc::GetRequest& req) {
+    std::vector<uint8_t> out(1 << 16);
+    absl::StatusOr<size_t> n = verbs::EncodeGetRequest(id, req, absl::MakeSpan(out));
+    return n.ok() && Write(absl::MakeConstSpan(out.data(), *n));
+  }
+
+  // The next reply frame, within 5 s.
+  absl::StatusOr<std::vector<uint8_t>> Read() {
+    for (int waited = 0; waited < 5000;) {
+      absl::StatusOr<std::optional<absl::Span<const uint8_t>>> next = reader_.Next();
+      if (!next.ok()) return next.status();
+      if (next->has_value()) return std::vector<uint8_t>((*next)->begin(), (*next)->end());
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) == 0) {
+        waited += 100;
+        continue;
+      }
+      const absl::Span<uint8_t> space = reader_.Space(1 << 16);
+      const ssize_t n = ::recv(fd_, space.data(), space.size(), 0);
+      if (n <= 0) return absl::UnavailableError("closed");
+      reader_.Commit(static_cast<size_t>(n));
+    }
+    return absl::DeadlineExceededError("no reply in 5 s");
+  }
+  // Whether the server closed the connection (within 5 s).
+  bool ClosedByServer() {
+    for (int i = 0; i < 50; ++i) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) == 1) {
+        char b[4096];
+        const ssize_t n = ::recv(fd_, b, sizeof(b), 0);
+        if (n <= 0) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  tcp::FrameStreamReader reader_{64 << 20};
+};
+
+// The status of a reply frame (a Get's or a Mutate's).
+absl::Status StatusOf(const std::vector<uint8_t>& frame, uint64_t id, rpc::GetResponse* resp = nullptr) {
+  rpc::GetResponse unused;
+  absl::StatusOr<verbs::FrameHeader> h = verbs::ParseHeader(frame);
+  if (!h.ok()) return h.status();
+  if (h->op == verbs::FrameOp::kMutateReply) return verbs::DecodeMutateReply(frame, id);
+  return verbs::DecodeGetReply(frame, id, resp != nullptr ? resp : &unused);
+}
+
+class TcpFrontTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Catalog::Options o;
+    o.data_dir = dir_.path() + "/data";
+    auto tm = Catalog::Open(o);
+    ASSERT_TRUE(tm.ok()) << tm.status();
+    tables_ = *std::move(tm);
+    data_ = std::make_unique<DataService>(tables_.get(), ServerConfig{}, nullptr);
+    admin_ = AdminService::ForStandalone(tables_.get(), &counters_);
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name("t");
+    rpc::FamilyDescriptor* d = req.mutable_table()->add_families();
+    d->set_name("f");
+    d->set_max_versions(1);
+    rpc::CreateTableResponse resp;
+    ASSERT_TRUE(admin_->CreateTable(req, &resp).ok());
+  }
+  void TearDown() override {
+    client_.reset();
+    if (server_ != nullptr) server_->Shutdown();
+    JoinPool();
+  }
+  void JoinPool() {
+    std::vector<std::thread> pool;
+    {
+      absl::MutexLock l(&pool_mu_);
+      pool.swap(pool_);
+    }
+    for (std::thread& t : pool) t.join();
+  }
+
+  // The server, Mutates on a thread of their own each unless `inline_writes`; `gate`, when
+  // set, holds every Mutate until it is notified.
+  void StartServer(TcpServerOptions o = {}, absl::Notification* gate = nullptr) {
+    verbs::VerbsHandlers h = VerbsHandlersFor(data_.get(), nullptr, nullptr, nullptr, "tcp");
+    h.schedule = [this, gate](std::function<void()> task) {
+      absl::MutexLock l(&pool_mu_);
+      pool_.emplace_back([task = std::move(task), gate] {
+        if (gate != nullptr) gate->WaitForNotification();
+        task();
+      });
+    };
+    if (o.port.listen == "127.0.0.1:0" && o.port.loop_threads == 1) o.port.loop_threads = 2;
+    absl::StatusOr<std::unique_ptr<TcpServer>> s = TcpServer::Start(o, std::move(h));
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = *std::move(s);
+  }
+
+  verbs::VerbsSession Session() {
+    absl::StatusOr<verbs::VerbsSession> s = server_->NewSession(nullptr, "");
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *s : verbs::VerbsSession{};
+  }
+
+  void OpenClient(tcp::TcpClientOptions o = {}) {
+    // The server of the moment (a test may start another on the same port).
+    absl::StatusOr<std::unique_ptr<tcp::TcpClient>> c = tcp::TcpClient::Open(
+        [this]() { return server_->NewSession(nullptr, ""); }, "127.0.0.1", o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    client_ = *std::move(c);
+  }
+
+  absl::Status ClientGet(const rpc::GetRequest& req, rpc::GetResponse* resp, bool* failed = nullptr,
+                         absl::Time deadline = absl::Now() + absl::Seconds(10), bool* too_large = nullptr) {
+    bool f = false, oversized = false, big = false;
+    absl::Status s = client_->Call(
+        [&](uint64_t id, absl::Span<uint8_t> out) { return verbs::EncodeGetRequest(id, req, out); },
+        [&](uint64_t id, absl::Span<const uint8_t> reply) { return verbs::DecodeGetReply(reply, id, resp, &big); },
+        deadline, &f, &oversized);
+    if (failed != nullptr) *failed = f;
+    if (too_large != nullptr) *too_large = big;
+    return s;
+  }
+  absl::Status ClientPut(const rpc::MutateRequest& req, bool* failed = nullptr,
+                         absl::Time deadline = absl::Now() + absl::Seconds(10)) {
+    bool f = false, oversized = false;
+    absl::Status s = client_->Call(
+        [&](uint64_t id, absl::Span<uint8_t> out) { return verbs::EncodeMutateRequest(id, req, out); },
+        [&](uint64_t id, absl::Span<const uint8_t> reply) { return verbs::DecodeMutateReply(reply, id); }, deadline,
+        &f, &oversized);
+    if (failed != nullptr) *failed = f;
+    return s;
+  }
+
+  testing::TempDir dir_;
+  ServerCounters counters_;
+  std::unique_ptr<Catalog> tables_;
+  std::unique_ptr<DataService> data_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<TcpServer> server_;
+  std::unique_ptr<tcp::TcpClient> client_;
+  absl::Mutex pool_mu_;
+  std::vector<std::thread> pool_ ABSL_GUARDED_BY(pool_mu_);
+};
+
+TEST_F(TcpFrontTest, APutAndAGetOverTcpAnswerAsGrpcDoes) {
+  StartServer();
+  OpenClient();
+  ASSERT_TRUE(ClientPut(Put("r1", "v1")).ok());
+  rpc::GetResponse got, want;
+  ASSERT_TRUE(ClientGet(Get("r1"), &got).ok());
+  ASSERT_TRUE(data_->Get(Get("r1"), &want).ok());
+  EXPECT_TRUE(MessageDifferencer::Equals(got.row(), want.row())) << got.ShortDebugString();
+  ASSERT_EQ(got.row().cells_size(), 1);
+  EXPECT_EQ(got.row().cells(0).value(), "v1");
+  // An error travels with its code and message.
+  rpc::GetRequest missing = Get("r1");
+  missing.set_table("nope");
+  const absl::Status ws = data_->Get(missing, &want);
+  const absl::Status gs = ClientGet(missing, &got);
+  EXPECT_EQ(gs.code(), ws.code()) << gs;
+  EXPECT_EQ(gs.message(), ws.message());
+  EXPECT_EQ(server_->stats().requests, 3u);
+}
+
+// Many threads share the client's two connections, their calls in flight together: every reply
+// reaches its own caller.
+TEST_F(TcpFrontTest, PipelinedCallsFromManyThreadsEachGetTheirOwnReply) {
+  StartServer();
+  OpenClient();
+  constexpr int kThreads = 8, kCalls = 200;
+  std::atomic<int> wrong{0};
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kCalls; ++i) {
+          const std::string row = absl::StrCat("r", t, "-", i);
+          if (!ClientPut(Put(row, row)).ok()) ++wrong;
+          rpc::GetResponse got;
+          if (!ClientGet(Get(row), &got).ok() || got.row().cells_size() != 1 || got.row().cells(0).value() != row) {
+            ++wrong;
+          }
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(client_->stats().connects, 2u);
+}
+
+class CountingCall final : public tcp::TcpCall {
+ public:
+  CountingCall(rpc::GetRequest req, std::atomic<int>* ok, std::atomic<int>* done) : req_(std::move(req)), ok_(ok), done_(done) {}
+  absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) override {
+    return verbs::EncodeGetRequest(id, req_, out);
+  }
+  void Done(uint64_t id, absl::Span<const uint8_t> reply, absl::Status status, bool) override {
+    rpc::GetResponse resp;
+    if (status.ok()) status = verbs::DecodeGetReply(reply, id, &resp);
+    if (status.ok() && resp.row().row() == req_.row()) ok_->fetch_add(1);
+    done_->fetch_add(1);
+  }
+
+ private:
+  rpc::GetRequest req_;
+  std::atomic<int>* ok_;
+  std::atomic<int>* done_;
+};
+
+TEST_F(TcpFrontTest, AsyncCallsFinishOnTheReaderEachWithItsReply) {
+  StartServer();
+  OpenClient();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(ClientPut(Put(absl::StrCat("a", i), "x")).ok());
+  std::atomic<int> ok{0}, done{0};
+  constexpr int kCalls = 2000;
+  for (int i = 0; i < kCalls; ++i) {
+    client_->CallAsync(std::make_unique<CountingCall>(Get(absl::StrCat("a", i % 10)), &ok, &done));
+  }
+  ASSERT_TRUE(WaitFor([&] { return done.load() == kCalls; })) << done.load();
+  EXPECT_EQ(ok.load(), kCalls);
+}
+
+// A row larger than the loop's first reply buffer is answered whole; one larger than the client
+// takes is a too-large reply (the path then asks gRPC).
+TEST_F(TcpFrontTest, ALargeRowIsAnsweredWholeAndOnePastTheClientsBoundIsTooLarge) {
+  StartServer();
+  tcp::TcpClientOptions o;
+  o.max_reply_bytes = 2 << 20;
+  OpenClient(o);
+  const std::string big(1 << 20, 'b');
+  ASSERT_TRUE(ClientPut(Put("big", big)).ok());
+  rpc::GetResponse got;
+  ASSERT_TRUE(ClientGet(Get("big"), &got).ok());
+  ASSERT_EQ(got.row().cells_size(), 1);
+  EXPECT_EQ(got.row().cells(0).value(), big);
+  ASSERT_TRUE(ClientPut(Put("bigger", std::string(3 << 20, 'c'))).ok());
+  bool too_large = false;
+  const absl::Status s = ClientGet(Get("bigger"), &got, nullptr, absl::Now() + absl::Seconds(10), &too_large);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_TRUE(too_large);
+  // The connection goes on.
+  ASSERT_TRUE(ClientGet(Get("big"), &got).ok());
+}
+
+TEST_F(TcpFrontTest, AConnectWithoutAGoodProofIsRefusedSayingWhy) {
+  StartServer();
+  const verbs::VerbsSession s = Session();
+  struct Case {
+    const char* what;
+    std::function<bool(RawClient&)> hello;
+    const char* says;
+  };
+  verbs::VerbsSession forged = s;
+  forged.token = std::string(verbs::ConnectData::kTokenBytes, 'X');
+  const std::vector<Case> cases = {
+      {"not a proof", [](RawClient& c) { return c.Write(std::string(verbs::ConnectData::kSize, 'z')); },
+       "not a session's connect"},
+      {"a token never issued", [&](RawClient& c) { return c.Hello(forged); }, "bad token"},
+      {"another key", [&](RawClient& c) { return c.Hello(s, 1 << 20, 1, std::string(32, 'k')); }, "bad signature"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    RawClient raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    ASSERT_TRUE(c.hello(raw));
+    absl::StatusOr<std::vector<uint8_t>> reply = raw.Read();
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    const absl::Status st = StatusOf(*reply, 0);
+    EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied) << st;
+    EXPECT_NE(st.message().find(c.says), absl::string_view::npos) << st;
+    EXPECT_TRUE(raw.ClosedByServer());
+  }
+  // A proof taken once cannot be replayed.
+  {
+    RawClient first(server_->port());
+    ASSERT_TRUE(first.Hello(s, 1 << 20, 7));
+    ASSERT_TRUE(first.SendGet(1, Get("r")));
+    ASSERT_TRUE(first.Read().ok());
+  }
+  RawClient again(server_->port());
+  ASSERT_TRUE(again.Hello(s, 1 << 20, 7));
+  absl::StatusOr<std::vector<uint8_t>> reply = again.Read();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_NE(StatusOf(*reply, 0).message().find("replayed connect"), absl::string_view::npos);
+  EXPECT_EQ(server_->stats().hellos_refused, 4u);
+}
+
+TEST_F(TcpFrontTest, AnExpiredSessionConnectsNothing) {
+  TcpServerOptions o;
+  o.session_ttl = absl::Milliseconds(1);
+  StartServer(o);
+  const verbs::VerbsSession s = Session();
+  absl::SleepFor(absl::Milliseconds(20));
+  RawClient raw(server_->port());
+  ASSERT_TRUE(raw.Hello(s));
+  absl::StatusOr<std::vector<uint8_t>> reply = raw.Read();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_NE(StatusOf(*reply, 0).message().find("expired token"), absl::string_view::npos);
+}
+
+// A frame whose body does not decode is answered for its id, and the connection goes on; a stream
+// that is not frames, or a frame past the bound, ends the connection saying why. The server goes
+// on serving others.
+TEST_F(TcpFrontTest, BadFramesAreAnsweredOrEndTheirConnectionOnly) {
+  TcpServerOptions o;
+  o.max_request_bytes = 1 << 16;
+  StartServer(o);
+  OpenClient();
+  {
+    RawClient raw(server_->port());
+    ASSERT_TRUE(raw.Hello(Session()));
+    std::vector<uint8_t> frame(1 << 10);
+    absl::StatusOr<size_t> n = verbs::EncodeGetRequest(5, Get("r"), absl::MakeSpan(frame));
+    ASSERT_TRUE(n.ok());
+    frame[*n - 1] ^= 0xFF;  // the column count's high byte: 65280 columns that are not there
+    ASSERT_TRUE(raw.Write(absl::MakeConstSpan(frame.data(), *n)));
+    ASSERT_TRUE(raw.SendGet(6, Get("r")));
+    absl::StatusOr<std::vector<uint8_t>> a = raw.Read();
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(StatusOf(*a, 5).code(), absl::StatusCode::kInvalidArgument);
+    a = raw.Read();
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_TRUE(StatusOf(*a, 6).ok()) << StatusOf(*a, 6);
+    EXPECT_EQ(server_->stats().malformed_frames, 1u);
+  }
+  {
+    RawClient raw(server_->port());
+    ASSERT_TRUE(raw.Hello(Session(), 1 << 20, 2));
+    ASSERT_TRUE(raw.Write(std::string(64, 'G')));
+    absl::StatusOr<std::vector<uint8_t>> a = raw.Read();
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(StatusOf(*a, 0).code(), absl::StatusCode::kInvalidArgument) << StatusOf(*a, 0);
+    EXPECT_TRUE(raw.ClosedByServer());
+  }
+  {
+    RawClient raw(server_->port());
+    ASSERT_TRUE(raw.Hello(Session(), 1 << 20, 3));
+    std::vector<uint8_t> frame(1 << 10);
+    absl::StatusOr<size_t> n = verbs::EncodeGetRequest(9, Get("r"), absl::MakeSpan(frame));
+    ASSERT_TRUE(n.ok());
+    const uint32_t huge = 1 << 20;  // the body's length, past the 64 KiB bound
+    std::memcpy(frame.data() + 4, &huge, 4);
+    ASSERT_TRUE(raw.Write(absl::MakeConstSpan(frame.data(), verbs::kFrameHeaderSize)));
+    absl::StatusOr<std::vector<uint8_t>> a = raw.Read();
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(StatusOf(*a, 0).code(), absl::StatusCode::kResourceExhausted) << StatusOf(*a, 0);
+    EXPECT_TRUE(raw.ClosedByServer());
+  }
+  rpc::GetResponse got;
+  EXPECT_TRUE(ClientGet(Get("r"), &got).ok());
+}
+
+TEST_F(TcpFrontTest, ConnectionsPastTheCapAreRefusedAndCallsPastTheBoundAreAnsweredBusy) {
+  absl::Notification gate;
+  TcpServerOptions o;
+  o.port.max_connections = 1;
+  o.port.max_calls_in_flight = 1;
+  StartServer(o, &gate);
+  tcp::TcpClientOptions co;
+  co.connections = 1;
+  OpenClient(co);
+  RawClient refused(server_->port());
+  absl::StatusOr<std::vector<uint8_t>> a = refused.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_NE(StatusOf(*a, 0).message().find("1 connections open (max_connections)"), absl::string_view::npos)
+      << StatusOf(*a, 0);
+  // A Mutate held on the pool keeps one call in flight: the next is answered busy at once.
+  absl::Status held;
+  std::thread writer([&] { held = ClientPut(Put("w", "1")); });
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().requests == 1; }));
+  rpc::GetResponse got;
+  const absl::Status busy = ClientGet(Get("w"), &got);
+  EXPECT_EQ(busy.code(), absl::StatusCode::kUnavailable) << busy;
+  EXPECT_NE(busy.message().find("server busy"), absl::string_view::npos) << busy;
+  gate.Notify();
+  writer.join();
+  EXPECT_TRUE(held.ok()) << held;
+  EXPECT_TRUE(ClientGet(Get("w"), &got).ok());
+}
+
+// A call whose deadline passes ends with DeadlineExceeded (its late reply is dropped); a server
+// that goes away fails the calls in flight as transport failures, and the client connects again
+// to a server on the same port.
+TEST_F(TcpFrontTest, DeadlinesAndAServerThatGoesAway) {
+  absl::Notification gate;
+  StartServer({}, &gate);
+  OpenClient();
+  bool failed = true;
+  absl::Status s = ClientPut(Put("d", "1"), &failed, absl::Now() + absl::Milliseconds(100));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_FALSE(failed);
+  // Another in flight when the server stops.
+  absl::Status lost;
+  bool lost_failed = false;
+  std::thread writer([&] { lost = ClientPut(Put("e", "1"), &lost_failed); });
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().requests == 2; }));
+  const int port = server_->port();
+  server_->Shutdown();
+  writer.join();
+  EXPECT_EQ(lost.code(), absl::StatusCode::kUnavailable) << lost;
+  EXPECT_TRUE(lost_failed);
+  gate.Notify();
+  JoinPool();
+  // The same port again: the client opens a new connection with a new session.
+  TcpServerOptions o;
+  o.port.listen = absl::StrCat("127.0.0.1:", port);
+  server_.reset();
+  StartServer(o);
+  rpc::GetResponse got;
+  absl::Status back;
+  ASSERT_TRUE(WaitFor([&] {
+    back = ClientGet(Get("d"), &got);
+    return back.ok();
+  })) << back;
+  EXPECT_GE(client_->stats().connects, 3u);
+}
+
+TEST_F(TcpFrontTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {
+  TcpServerOptions o;
+  o.port.max_queued_reply_bytes = 1 << 20;
+  StartServer(o);
+  OpenClient();
+  ASSERT_TRUE(ClientPut(Put("big", std::string(512 << 10, 'b'))).ok());
+  RawClient raw(server_->port());
+  ASSERT_TRUE(raw.Hello(Session()));
+  constexpr int kCalls = 64;  // 32 MiB of replies, far more than the socket buffers hold
+  std::thread sender([&] {
+    for (int i = 1; i <= kCalls; ++i) ASSERT_TRUE(raw.SendGet(static_cast<uint64_t>(i), Get("big")));
+  });
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().reads_paused >= 1; }));
+  // Others are served meanwhile.
+  rpc::GetResponse got;
+  EXPECT_TRUE(ClientGet(Get("big"), &got).ok());
+  for (int i = 1; i <= kCalls; ++i) {
+    absl::StatusOr<std::vector<uint8_t>> a = raw.Read();
+    ASSERT_TRUE(a.ok()) << a.status() << " at " << i;
+    EXPECT_TRUE(StatusOf(*a, static_cast<uint64_t>(i)).ok());
+  }
+  sender.join();
+}
+
+}  // namespace
+}  // namespace basalt::server

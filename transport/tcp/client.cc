@@ -1,0 +1,478 @@
+#include "transport/tcp/client.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/time.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "transport/tcp/frame_stream.h"
+#include "transport/verbs/frame.h"
+
+namespace basalt::tcp {
+namespace {
+
+thread_local bool on_reader = false;
+
+absl::Status Errno(std::string_view what, int err) {
+  return absl::UnavailableError(absl::StrCat("tcp path: ", std::string(what), ": ", std::strerror(err)));
+}
+
+bool IsWildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
+
+// A connected, blocking socket to host:port within `timeout`.
+absl::StatusOr<int> Dial(const std::string& host, int port, absl::Duration timeout) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
+    return absl::UnavailableError(absl::StrCat("tcp path: resolving ", host, ": ", gai_strerror(rc)));
+  }
+  absl::Status last = absl::UnavailableError(absl::StrCat("tcp path: no address for ", host));
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      last = Errno("socket", errno);
+      continue;
+    }
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      rc = ::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        rc = 0;
+      } else {
+        errno = rc == 0 ? ETIMEDOUT : (err != 0 ? err : errno);
+        rc = -1;
+      }
+    }
+    if (rc != 0) {
+      last = Errno(absl::StrCat("connecting to ", host, ":", port), errno);
+      ::close(fd);
+      continue;
+    }
+    // Blocking from here: the reader waits in recv (woken by its timeout), and a sender blocked
+    // by a server that does not read gives up after the send timeout (the connection is then
+    // broken).
+    const int flags = fcntl(fd, F_GETFL, 0);
+    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    timeval tv{30, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    // The reader wakes at least this often to end calls past their deadline.
+    timeval rtv{0, 50 * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
+    freeaddrinfo(res);
+    return fd;
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+bool SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+struct TcpClient::State {
+  absl::Mutex mu;
+  std::optional<verbs::VerbsSession> session ABSL_GUARDED_BY(mu);
+  std::vector<std::shared_ptr<Connection>> connections ABSL_GUARDED_BY(mu);
+  std::vector<std::unique_ptr<absl::Mutex>> slots;  // one per connection: held while it connects
+  std::vector<std::shared_ptr<Connection>> closed ABSL_GUARDED_BY(mu);  // readers to join
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> calls{0}, connects{0}, failures{0}, sessions{0};
+  std::atomic<bool> drop_session{false};  // a connect was refused: fetch a new one
+};
+
+struct TcpClient::Connection {
+  Connection(int fd, size_t max_request, size_t max_reply, State* state)
+      : fd(fd), max_request(max_request), max_reply(max_reply), state(state) {}
+  ~Connection() {
+    Close();
+    if (reader.joinable()) {
+      if (reader.get_id() == std::this_thread::get_id()) {
+        reader.detach();  // its own last call's Done dropped it: it returns from here
+      } else {
+        reader.join();
+      }
+    }
+    ::close(fd);
+  }
+
+  void Close() { ::shutdown(fd, SHUT_RDWR); }
+  bool broken() {
+    absl::MutexLock l(&mu);
+    return !why.ok();
+  }
+
+  // Encodes and queues the call; sends the queue when no one else is.
+  void Send(std::unique_ptr<TcpCall> call) {
+    const uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+    thread_local std::vector<uint8_t> buffer;
+    if (buffer.size() < (64 << 10)) buffer.resize(64 << 10);
+    absl::StatusOr<size_t> n = call->Encode(id, absl::MakeSpan(buffer));
+    if (!n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted && buffer.size() < max_request) {
+      buffer.resize(max_request);
+      n = call->Encode(id, absl::MakeSpan(buffer));
+    }
+    if (!n.ok()) return call->Done(id, {}, n.status(), false);
+    mu.Lock();
+    if (!why.ok()) {
+      const absl::Status s = why;
+      mu.Unlock();
+      return call->Done(id, {}, s, true);
+    }
+    pending.emplace(id, std::move(call));
+    out.append(reinterpret_cast<const char*>(buffer.data()), *n);
+    if (buffer.size() > (4 << 20)) {
+      buffer.resize(64 << 10);
+      buffer.shrink_to_fit();
+    }
+    if (sending) return mu.Unlock();
+    sending = true;
+    std::string batch;
+    while (!out.empty()) {
+      batch.swap(out);
+      mu.Unlock();
+      const bool sent = SendAll(fd, batch);
+      const int err = errno;
+      batch.clear();
+      mu.Lock();
+      if (!sent) {
+        BreakLocked(Errno("send", err));
+        break;
+      }
+    }
+    sending = false;
+    mu.Unlock();
+  }
+
+  // The connection is broken: no more sends; the reader fails what is pending.
+  void BreakLocked(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (why.ok()) why = std::move(status);
+    out.clear();
+    ::shutdown(fd, SHUT_RDWR);
+  }
+
+  // Removes the call `id` if it is still pending (its caller gave up); false when its reply
+  // is being delivered.
+  std::unique_ptr<TcpCall> Cancel(uint64_t id) {
+    absl::MutexLock l(&mu);
+    auto it = pending.find(id);
+    if (it == pending.end()) return nullptr;
+    std::unique_ptr<TcpCall> c = std::move(it->second);
+    pending.erase(it);
+    return c;
+  }
+
+  void ReadLoop() {
+    on_reader = true;
+    FrameStreamReader reader(max_reply + verbs::kFrameHeaderSize);
+    absl::Status ended;
+    absl::Time next_sweep = absl::InfinitePast();
+    for (;;) {
+      const absl::Span<uint8_t> space = reader.Space(64 << 10);
+      const ssize_t n = ::recv(fd, space.data(), space.size(), 0);  // one system call per wake
+      if (n == 0) {
+        ended = absl::UnavailableError("tcp path: the server closed the connection");
+        break;
+      }
+      if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+        ended = Errno("recv", errno);
+        break;
+      }
+      if (n > 0) {
+        reader.Commit(static_cast<size_t>(n));
+        ended = Deliver(reader);
+        if (!ended.ok()) break;
+      }
+      if (const absl::Time now = absl::Now(); now >= next_sweep) {
+        Expire(now);
+        next_sweep = now + absl::Milliseconds(10);
+      }
+    }
+    std::vector<std::pair<uint64_t, std::unique_ptr<TcpCall>>> failed;
+    {
+      absl::MutexLock l(&mu);
+      BreakLocked(ended);
+      for (auto& [id, c] : pending) failed.emplace_back(id, std::move(c));
+      pending.clear();
+    }
+    state->failures.fetch_add(failed.size(), std::memory_order_relaxed);
+    for (auto& [id, c] : failed) c->Done(id, {}, ended, true);
+  }
+
+  // Every whole reply read: its call finished. An error: the connection is over.
+  absl::Status Deliver(FrameStreamReader& reader) {
+    for (;;) {
+      absl::StatusOr<std::optional<absl::Span<const uint8_t>>> next = reader.Next();
+      if (!next.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", next.status().message()));
+      if (!next->has_value()) return absl::OkStatus();
+      const absl::Span<const uint8_t> frame = **next;
+      absl::StatusOr<verbs::FrameHeader> header = verbs::ParseHeader(frame);
+      if (!header.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", header.status().message()));
+      if (header->request_id == 0) {
+        // The server ends the connection, saying why.
+        rpc::GetResponse unused;
+        absl::Status why = verbs::DecodeGetReply(frame, 0, &unused);
+        if (why.code() == absl::StatusCode::kPermissionDenied) state->drop_session.store(true);
+        return absl::UnavailableError(absl::StrCat("tcp path: the server refused the connection: ", why.ToString()));
+      }
+      std::unique_ptr<TcpCall> call = Cancel(header->request_id);
+      if (call != nullptr) call->Done(header->request_id, frame, absl::OkStatus(), false);
+    }
+  }
+
+  void Expire(absl::Time now) {
+    std::vector<std::pair<uint64_t, std::unique_ptr<TcpCall>>> late;
+    {
+      absl::MutexLock l(&mu);
+      for (auto it = pending.begin(); it != pending.end();) {
+        if (it->second->deadline <= now) {
+          late.emplace_back(it->first, std::move(it->second));
+          pending.erase(it++);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& [id, c] : late) c->Done(id, {}, absl::DeadlineExceededError("tcp path: deadline passed"), false);
+  }
+
+  const int fd;
+  const size_t max_request;
+  const size_t max_reply;
+  State* const state;
+  std::thread reader;
+  std::atomic<uint64_t> next_id{1};  // 0 is the server's: the connection's end
+
+  absl::Mutex mu;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<TcpCall>> pending ABSL_GUARDED_BY(mu);
+  std::string out ABSL_GUARDED_BY(mu);
+  bool sending ABSL_GUARDED_BY(mu) = false;
+  absl::Status why ABSL_GUARDED_BY(mu);  // not OK once broken
+};
+
+TcpClient::TcpClient(SessionSource sessions, std::string fallback_host, const TcpClientOptions& options)
+    : sessions_(std::move(sessions)), fallback_host_(std::move(fallback_host)), options_(options),
+      state_(std::make_unique<State>()) {
+  const size_t n = static_cast<size_t>(std::max(1, options_.connections));
+  for (size_t i = 0; i < n; ++i) state_->slots.push_back(std::make_unique<absl::Mutex>());
+  absl::MutexLock l(&state_->mu);
+  state_->connections.resize(n);
+}
+
+TcpClient::~TcpClient() {
+  std::vector<std::shared_ptr<Connection>> all;
+  {
+    absl::MutexLock l(&state_->mu);
+    all = std::move(state_->connections);
+    for (auto& c : state_->closed) all.push_back(std::move(c));
+  }
+  for (auto& c : all) {
+    if (c != nullptr) c->Close();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<TcpClient>> TcpClient::Open(SessionSource sessions, std::string fallback_host,
+                                                           const TcpClientOptions& options) {
+  std::unique_ptr<TcpClient> client(new TcpClient(std::move(sessions), std::move(fallback_host), options));
+  absl::StatusOr<std::shared_ptr<Connection>> first = client->Pick();
+  if (!first.ok()) return first.status();
+  return client;
+}
+
+bool TcpClient::OnReaderThread() { return on_reader; }
+
+// A new connection, with a session that is still good (fetched when there is none).
+absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Connect() {
+  verbs::VerbsSession session;
+  {
+    absl::MutexLock l(&state_->mu);
+    if (state_->drop_session.exchange(false)) state_->session.reset();
+    if (state_->session.has_value() && state_->session->expires > absl::Now() + absl::Seconds(1)) {
+      session = *state_->session;
+    }
+  }
+  if (session.token.empty()) {
+    absl::StatusOr<verbs::VerbsSession> s = sessions_();
+    if (!s.ok()) return s.status();
+    if (s->token.size() != verbs::ConnectData::kTokenBytes || s->key.size() != verbs::ConnectData::kKeyBytes) {
+      return absl::FailedPreconditionError("tcp path: the server's session is malformed");
+    }
+    session = *std::move(s);
+    state_->sessions.fetch_add(1, std::memory_order_relaxed);
+    absl::MutexLock l(&state_->mu);
+    state_->session = session;
+  }
+  const std::string host = IsWildcard(session.address) ? fallback_host_ : session.address;
+  absl::StatusOr<int> fd = Dial(host, session.port, options_.connect_timeout);
+  if (!fd.ok()) return fd.status();
+  verbs::ConnectData cd;
+  std::memcpy(cd.token, session.token.data(), verbs::ConnectData::kTokenBytes);
+  cd.max_reply = options_.max_reply_bytes;
+  absl::StatusOr<std::string> nonce = verbs::RandomBytes(verbs::ConnectData::kNonceBytes);
+  if (!nonce.ok()) {
+    ::close(*fd);
+    return nonce.status();
+  }
+  std::memcpy(cd.nonce, nonce->data(), verbs::ConnectData::kNonceBytes);
+  uint8_t hello[verbs::ConnectData::kSize];
+  cd.Encode(session.key, hello);
+  if (!SendAll(*fd, std::string_view(reinterpret_cast<const char*>(hello), sizeof(hello)))) {
+    const absl::Status s = Errno("sending the session's proof", errno);
+    ::close(*fd);
+    return s;
+  }
+  auto c = std::make_shared<Connection>(*fd, std::max<size_t>(session.message_bytes, verbs::kFrameHeaderSize),
+                                        options_.max_reply_bytes, state_.get());
+  Connection* raw = c.get();
+  c->reader = std::thread([raw] { raw->ReadLoop(); });
+  state_->connects.fetch_add(1, std::memory_order_relaxed);
+  return c;
+}
+
+// The next connection in turn, opened (again) when it is not open: by one caller, while the
+// others that picked it wait for that connect.
+absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Pick() {
+  const size_t i = state_->next.fetch_add(1, std::memory_order_relaxed) % state_->slots.size();
+  {
+    absl::MutexLock l(&state_->mu);
+    const std::shared_ptr<Connection>& slot = state_->connections[i];
+    if (slot != nullptr && !slot->broken()) return slot;
+  }
+  absl::MutexLock connecting(state_->slots[i].get());
+  {
+    absl::MutexLock l(&state_->mu);
+    std::shared_ptr<Connection>& slot = state_->connections[i];
+    if (slot != nullptr && !slot->broken()) return slot;  // another caller connected it
+    if (slot != nullptr) {
+      slot->Close();
+      state_->closed.push_back(std::move(slot));  // its reader is joined when the client goes
+      slot = nullptr;
+      if (state_->closed.size() > 64) state_->closed.erase(state_->closed.begin());
+    }
+  }
+  absl::StatusOr<std::shared_ptr<Connection>> c = Connect();
+  if (!c.ok()) return c.status();
+  absl::MutexLock l(&state_->mu);
+  state_->connections[i] = *c;
+  return *c;
+}
+
+void TcpClient::CallAsync(std::unique_ptr<TcpCall> call) {
+  state_->calls.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<std::shared_ptr<Connection>> c = Pick();
+  if (!c.ok()) return call->Done(0, {}, c.status(), true);
+  (*c)->Send(std::move(call));
+}
+
+namespace {
+
+// A sync call's side of the wait.
+struct Waiter {
+  absl::Notification done;
+  absl::Status status;
+  bool failed = false;
+  bool oversized = false;  // the request did not fit the largest frame the server takes
+};
+
+class SyncCall final : public TcpCall {
+ public:
+  SyncCall(const std::function<absl::StatusOr<size_t>(uint64_t, absl::Span<uint8_t>)>& encode,
+           const std::function<absl::Status(uint64_t, absl::Span<const uint8_t>)>& decode,
+           std::shared_ptr<Waiter> waiter, uint64_t* id)
+      : encode_(encode), decode_(decode), waiter_(std::move(waiter)), id_(id) {}
+  absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) override {
+    *id_ = id;
+    absl::StatusOr<size_t> n = encode_(id, out);
+    waiter_->oversized = !n.ok() && n.status().code() == absl::StatusCode::kResourceExhausted;
+    return n;
+  }
+  void Done(uint64_t id, absl::Span<const uint8_t> reply, absl::Status status, bool transport_failed) override {
+    waiter_->status = status.ok() ? decode_(id, reply) : std::move(status);
+    waiter_->failed = transport_failed;
+    waiter_->done.Notify();
+  }
+
+ private:
+  // The caller's: valid until it has the answer (a caller that gives up first takes the call
+  // back, or waits for its Done).
+  const std::function<absl::StatusOr<size_t>(uint64_t, absl::Span<uint8_t>)>& encode_;
+  const std::function<absl::Status(uint64_t, absl::Span<const uint8_t>)>& decode_;
+  std::shared_ptr<Waiter> waiter_;
+  uint64_t* id_;
+};
+
+}  // namespace
+
+absl::Status TcpClient::Call(const std::function<absl::StatusOr<size_t>(uint64_t, absl::Span<uint8_t>)>& encode,
+                             const std::function<absl::Status(uint64_t, absl::Span<const uint8_t>)>& decode,
+                             absl::Time deadline, bool* failed, bool* oversized) {
+  *failed = false;
+  *oversized = false;
+  if (OnReaderThread()) {
+    *failed = true;
+    return absl::FailedPreconditionError("tcp path: a sync call from a reader thread would wait for itself");
+  }
+  state_->calls.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<std::shared_ptr<Connection>> c = Pick();
+  if (!c.ok()) {
+    *failed = true;
+    return c.status();
+  }
+  auto waiter = std::make_shared<Waiter>();
+  uint64_t id = 0;
+  auto call = std::make_unique<SyncCall>(encode, decode, waiter, &id);
+  call->deadline = deadline;
+  (*c)->Send(std::move(call));
+  if (!waiter->done.WaitForNotificationWithDeadline(deadline)) {
+    if ((*c)->Cancel(id) != nullptr) return absl::DeadlineExceededError("tcp path: deadline passed");
+    waiter->done.WaitForNotification();  // its reply is being delivered
+  }
+  *failed = waiter->failed;
+  *oversized = waiter->oversized;
+  return waiter->status;
+}
+
+TcpClientStats TcpClient::stats() const {
+  TcpClientStats s;
+  s.calls = state_->calls.load(std::memory_order_relaxed);
+  s.connects = state_->connects.load(std::memory_order_relaxed);
+  s.failures = state_->failures.load(std::memory_order_relaxed);
+  s.sessions = state_->sessions.load(std::memory_order_relaxed);
+  absl::MutexLock l(&state_->mu);
+  for (const auto& c : state_->connections) {
+    if (c != nullptr && !c->broken()) ++s.connections_open;
+  }
+  return s;
+}
+
+}  // namespace basalt::tcp
