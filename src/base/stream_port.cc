@@ -193,6 +193,8 @@ std::string PeerOf(int fd) {
 }  // namespace
 
 struct StreamPort::Impl {
+  static constexpr absl::Duration kSweepEvery = absl::Milliseconds(250);
+
   struct Loop {
     int epoll_fd = -1;
     int wake_fd = -1;
@@ -232,6 +234,12 @@ struct StreamPort::Impl {
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    // A client that vanished (a reset never seen, a host gone) is found by keepalive.
+    int idle = 60, interval = 10, count = 6;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
     Loop& loop = *loops[next_loop.fetch_add(1, std::memory_order_relaxed) % loops.size()];
     auto c = std::make_shared<StreamConnection>(fd, PeerOf(fd), loop.epoll_fd, port, port->protocol.new_session());
     {
@@ -256,10 +264,29 @@ struct StreamPort::Impl {
     counters().connections_open.fetch_sub(1, std::memory_order_relaxed);
   }
 
+  // Closes the loop's connections whose sessions say they expired.
+  void Sweep(Loop& loop) {
+    const absl::Time now = absl::Now();
+    std::vector<StreamConnection*> expired;
+    {
+      absl::MutexLock l(&loop.mu);
+      for (const auto& [c, held] : loop.connections) {
+        if (c->session()->Expired(now)) expired.push_back(c);
+      }
+    }
+    for (StreamConnection* c : expired) Drop(loop, c);
+  }
+
   void Run(Loop& loop) {
     std::vector<epoll_event> events(256);
+    absl::Time next_sweep = absl::Now() + kSweepEvery;
     while (!stopping.load(std::memory_order_acquire)) {
-      const int n = epoll_wait(loop.epoll_fd, events.data(), static_cast<int>(events.size()), -1);
+      const int n = epoll_wait(loop.epoll_fd, events.data(), static_cast<int>(events.size()),
+                               static_cast<int>(absl::ToInt64Milliseconds(kSweepEvery)));
+      if (const absl::Time now = absl::Now(); now >= next_sweep) {
+        Sweep(loop);
+        next_sweep = now + kSweepEvery;
+      }
       if (n < 0) {
         if (errno == EINTR) continue;
         Log(absl::StrCat("epoll_wait: ", std::strerror(errno)));

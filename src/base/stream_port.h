@@ -18,7 +18,9 @@
 //   - a stream the session cannot read (not its protocol, a frame past its bound) is answered
 //     with the protocol's connection error and closed once that is written;
 //   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
-//     read until its client takes them, so a client that stops reading stops itself only.
+//     read until its client takes them, so a client that stops reading stops itself only;
+//   - a connection its session calls expired (one that never proved itself) is closed, and TCP
+//     keepalive (60 s idle, then 6 probes 10 s apart) ends those whose client vanished.
 //
 // Thread-safety: Start and Shutdown from one thread; sessions run on their loop's thread;
 // StreamConnection::Queue and Answer from any thread.
@@ -34,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/metrics.h"
 
@@ -67,6 +70,12 @@ class StreamSession {
   // cannot be read further; the client is sent the protocol's connection error with it, and
   // the connection closes once that is written.
   virtual absl::Status Process(const std::shared_ptr<StreamConnection>& connection) = 0;
+  // Whether the connection has outlived what its protocol allows it before it says anything
+  // (the TCP path's proof): the loop closes it. Asked about every 250 ms.
+  virtual bool Expired(absl::Time now) const {
+    (void)now;
+    return false;
+  }
 };
 
 class StreamPort {

@@ -50,7 +50,15 @@ std::string ErrorReply(FrameOp op, uint64_t id, const absl::Status& why) {
 class TcpSession final : public StreamSession {
  public:
   explicit TcpSession(std::shared_ptr<TcpServer::Impl> server)
-      : server_(std::move(server)), reader_(server_->options.max_request_bytes) {}
+      : server_(std::move(server)),
+        hello_by_(absl::Now() + server_->options.hello_timeout),
+        reader_(server_->options.max_request_bytes) {}
+
+  bool Expired(absl::Time now) const override {
+    if (hello_got_ >= ConnectData::kSize || now < hello_by_) return false;
+    server_->hellos_refused.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
 
   absl::Span<char> Space() override {
     if (hello_got_ < ConnectData::kSize) {
@@ -88,7 +96,8 @@ class TcpSession final : public StreamSession {
   void Admit() {
     absl::StatusOr<ConnectData> cd = ConnectData::Decode(hello_, sizeof(hello_));
     if (!cd.ok()) {
-      hello_status_ = absl::PermissionDeniedError(absl::StrCat("tcp path: not a session's connect: ", cd.status().message()));
+      hello_status_ =
+          absl::PermissionDeniedError(absl::StrCat("tcp path: not a session's connect: ", cd.status().message()));
     } else if (absl::StatusOr<verbs::SessionTable::Admitted> a = server_->sessions.Admit(*cd); !a.ok()) {
       hello_status_ = absl::PermissionDeniedError(absl::StrCat("tcp path: connect refused: ", a.status().message()));
     } else if (cd->max_reply < verbs::kMinReplyBuffer) {
@@ -118,9 +127,9 @@ class TcpSession final : public StreamSession {
     }
     const uint64_t id = request_.header.request_id;
     if (!c->AdmitCall()) {
+      const int max = server_->options.port.max_calls_in_flight;
       c->Queue(ErrorReply(request_.header.op, id,
-                          absl::UnavailableError(absl::StrCat("server busy: ", server_->options.port.max_calls_in_flight,
-                                                              " calls in flight (tcp path)"))));
+                          absl::UnavailableError(absl::StrCat("server busy: ", max, " calls in flight (tcp path)"))));
       return absl::OkStatus();
     }
     if (request_.header.op == FrameOp::kGet) {
@@ -167,6 +176,7 @@ class TcpSession final : public StreamSession {
   }
 
   const std::shared_ptr<TcpServer::Impl> server_;
+  const absl::Time hello_by_;  // the proof must be whole by then
   char hello_[ConnectData::kSize] = {};
   size_t hello_got_ = 0;
   absl::Status hello_status_;
@@ -266,8 +276,8 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   } else {
     o.port.listen = config.tcp_listen;
   }
-  o.port.loop_threads = config.tcp_loop_threads > 0 ? config.tcp_loop_threads
-                                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.port.loop_threads = config.tcp_loop_threads > 0 ? config.tcp_loop_threads : cores;
   o.port.max_connections = config.tcp_max_connections;
   o.port.max_calls_in_flight = config.max_concurrent_calls;
   o.port.reserved_fds = config.reserved_fds;
@@ -280,7 +290,8 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<TcpServer>> server = TcpServer::Start(o, std::move(h));
   if (!server.ok()) {
-    return absl::Status(server.status().code(), absl::StrCat("the TCP path (", o.port.listen, "): ", server.status().message()));
+    return absl::Status(server.status().code(),
+                        absl::StrCat("the TCP path (", o.port.listen, "): ", server.status().message()));
   }
   TcpServer* t = server->get();
   if (metrics != nullptr) t->RegisterMetrics(metrics);

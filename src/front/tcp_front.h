@@ -15,7 +15,8 @@
 // Refusals: a ConnectData that is not one, a session never issued, expired, a MAC not the
 // key's or a nonce seen before ends the connection with one error reply of request id 0 (its
 // status PermissionDenied, saying why). So does a stream that is not frames, or a frame longer
-// than max_request_bytes. A frame that is a frame but does not decode gets an InvalidArgument
+// than max_request_bytes. A connection whose proof is not whole within hello_timeout is closed
+// (counted with the refused). A frame that is a frame but does not decode gets an InvalidArgument
 // reply to its id, and the connection goes on. A call past max_calls_in_flight is answered
 // Unavailable at once ("server busy"), which the client retries. The loops, the connection cap
 // and the queued-reply bound are the StreamPort's (src/base/stream_port.h).
@@ -49,6 +50,9 @@ struct TcpServerOptions {
   uint32_t max_request_bytes = 64 << 20;  // the longest request frame, header included
   uint64_t max_reply_bytes = 64 << 20;    // the longest Get reply frame
   absl::Duration session_ttl = absl::Minutes(10);
+  // A connection that has not sent its whole proof within this is closed (it holds a slot of
+  // max_connections, and proved nothing).
+  absl::Duration hello_timeout = absl::Seconds(10);
   int max_sessions_per_owner = 0;  // 0: no cap
 };
 

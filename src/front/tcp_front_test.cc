@@ -286,7 +286,8 @@ TEST_F(TcpFrontTest, PipelinedCallsFromManyThreadsEachGetTheirOwnReply) {
 
 class CountingCall final : public tcp::TcpCall {
  public:
-  CountingCall(rpc::GetRequest req, std::atomic<int>* ok, std::atomic<int>* done) : req_(std::move(req)), ok_(ok), done_(done) {}
+  CountingCall(rpc::GetRequest req, std::atomic<int>* ok, std::atomic<int>* done)
+      : req_(std::move(req)), ok_(ok), done_(done) {}
   absl::StatusOr<size_t> Encode(uint64_t id, absl::Span<uint8_t> out) override {
     return verbs::EncodeGetRequest(id, req_, out);
   }
@@ -379,6 +380,25 @@ TEST_F(TcpFrontTest, AConnectWithoutAGoodProofIsRefusedSayingWhy) {
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_NE(StatusOf(*reply, 0).message().find("replayed connect"), absl::string_view::npos);
   EXPECT_EQ(server_->stats().hellos_refused, 4u);
+}
+
+// A connection that says nothing (or half a proof) holds a connection slot without having proved
+// anything: it is closed once its proof is late.
+TEST_F(TcpFrontTest, AConnectionThatNeverProvesItselfIsClosed) {
+  TcpServerOptions o;
+  o.hello_timeout = absl::Milliseconds(300);
+  o.port.max_connections = 2;
+  StartServer(o);
+  RawClient silent(server_->port());
+  RawClient half(server_->port());
+  ASSERT_TRUE(half.Write(std::string(10, 'B')));
+  EXPECT_TRUE(silent.ClosedByServer());
+  EXPECT_TRUE(half.ClosedByServer());
+  EXPECT_EQ(server_->stats().hellos_refused, 2u);
+  // Their slots are free again.
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().connections_open == 0; }));
+  OpenClient();
+  ASSERT_TRUE(ClientPut(Put("p", "1")).ok());
 }
 
 TEST_F(TcpFrontTest, AnExpiredSessionConnectsNothing) {
