@@ -29,6 +29,18 @@ namespace basalt {
 template <class Client>
 class FastPath : public DataPath {
  public:
+  // The client goes first, while the rest is whole: its calls still in flight fail as it closes,
+  // and their callbacks count, mark the path down and hand the call to gRPC.
+  ~FastPath() override {
+    std::unique_ptr<Client> c;
+    {
+      absl::MutexLock l(&mu_);
+      c = std::move(client_);
+    }
+    ready_.store(nullptr, std::memory_order_release);
+    c.reset();
+  }
+
   // Makes the path's client (asks the server for a session, connects).
   virtual absl::StatusOr<std::unique_ptr<Client>> OpenClient() = 0;
 

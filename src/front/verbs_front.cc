@@ -33,9 +33,9 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
   const AccessController* ac = access != nullptr && access->enabled() ? access : nullptr;
   // The request is read in place and the reply frame encoded straight from the engine's row: no
   // GetRequest or GetResponse on the way, unless the caller may read only part of the table.
-  h.get = [data, ac, quotas, m = get_metrics, transport = std::string(transport)](const void* principal, uint64_t request_id,
-                                              const verbs::GetRequestView& req, absl::Span<uint8_t> out,
-                                              uint64_t* needed) -> size_t {
+  h.get = [data, ac, quotas, m = get_metrics, transport = std::string(transport)](
+              const void* principal, uint64_t request_id, const verbs::GetRequestView& req, absl::Span<uint8_t> out,
+              uint64_t* needed) -> size_t {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     const size_t request_bytes = req.frame_bytes;  // `out` may overwrite the request: read it first
     absl::Status s;
@@ -77,7 +77,8 @@ verbs::VerbsHandlers VerbsHandlersFor(DataService* data, const AccessController*
     if (m.has_value()) m->Record(s.ok(), MicrosSince(start), request_bytes, s.ok() ? n : 0);
     return n;
   };
-  h.mutate = [data, ac, quotas, m = mutate_metrics, transport = std::string(transport)](const void* principal, const rpc::MutateRequest& req) {
+  h.mutate = [data, ac, quotas, m = mutate_metrics, transport = std::string(transport)](
+                 const void* principal, const rpc::MutateRequest& req) {
     const auto start = m.has_value() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status s;
     if (ac != nullptr) {
