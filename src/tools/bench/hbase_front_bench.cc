@@ -1,6 +1,7 @@
-// basalt-bench server hbase_get: the server's CPU per Get through its HBase port against its
-// gRPC front end, on the same rows, in alternating rounds of the same random keys (one
-// synchronous client each, so each Get is a whole round trip on an idle server).
+// basalt-bench server hbase_get: the server's CPU per Get through its HBase port and through the
+// TCP fast path (src/front/tcp_front.h, Basalt's client with transport tcp) against its gRPC
+// front end, on the same rows, in rounds of the same random keys taking each front end in turn
+// (one synchronous client each, so each Get is a whole round trip on an idle server).
 //
 // The HBase side speaks HBase's RPC as the Java client does (a ConnectionHeader naming
 // ClientService, then GetRequests naming the table's region by its HBase name), with our own
@@ -97,29 +98,38 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
   for (int64_t i = 0; i < gets; ++i) {
     keys.push_back(BenchRowKey(static_cast<int64_t>(rng() % static_cast<uint64_t>(records))));
   }
+  // The TCP fast path: another connection of Basalt's client, required to take it.
+  ServerOptions over_tcp = *server;
+  over_tcp.conn.transport = TransportChoice::kTcp;
+  auto tcp_conn = Connection::Open(over_tcp.conn);
+  if (!tcp_conn.ok()) return Fail(tcp_conn.status());
+  auto tcp_table = (*tcp_conn)->GetTable(server->table);
   struct Totals {
+    explicit Totals(const char* n) : name(n) {}
+    const char* name;
     double cpu_us = 0;
     double seconds = 0;
     LatencyHistogram latency;
   };
-  Totals grpc, hb;
-  for (const std::string& k : keys) {  // warm both: the block cache and the connections
-    if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
-    if (auto r = HBaseGet(&hbase, ++call_id, region_name, k); !r.ok()) return Fail(r.status());
+  Totals fronts[] = {Totals("gRPC"), Totals("HBase port"), Totals("TCP path")};
+  auto get = [&](int front, const std::string& k) -> absl::Status {
+    if (front == 1) return HBaseGet(&hbase, ++call_id, region_name, k).status();
+    return (front == 0 ? table : tcp_table)->Get(Get(k)).status();
+  };
+  for (const std::string& k : keys) {  // warm them all: the block cache and the connections
+    for (int front = 0; front < 3; ++front) {
+      if (absl::Status s = get(front, k); !s.ok()) return Fail(s);
+    }
   }
-  for (int64_t round = 0; round < 2 * rounds; ++round) {
-    const bool via_hbase = round % 2 == 1;
-    Totals& t = via_hbase ? hb : grpc;
+  for (int64_t round = 0; round < 3 * rounds; ++round) {
+    const int front = static_cast<int>(round % 3);
+    Totals& t = fronts[front];
     auto cpu0 = ProcessCpuMicros(pid);
     if (!cpu0.ok()) return Fail(cpu0.status());
     const auto t0 = Clock::now();
     for (const std::string& k : keys) {
       const auto s0 = Clock::now();
-      if (via_hbase) {
-        if (auto r = HBaseGet(&hbase, ++call_id, region_name, k); !r.ok()) return Fail(r.status());
-      } else {
-        if (auto r = table->Get(Get(k)); !r.ok()) return Fail(r.status());
-      }
+      if (absl::Status s = get(front, k); !s.ok()) return Fail(s);
       t.latency.Record(ElapsedNanos(s0, Clock::now()));
     }
     t.seconds += Seconds(t0, Clock::now());
@@ -128,15 +138,19 @@ int RunServerHBaseGet(const Flags& flags, Report* report) {
     t.cpu_us += *cpu1 - *cpu0;
   }
   const double n = static_cast<double>(gets * rounds);
-  for (auto [name, t] : {std::pair<const char*, Totals*>{"gRPC", &grpc}, {"HBase port", &hb}}) {
-    report->records.push_back({Text("front_end", name), Num("gets", n), Num("server_cpu_us_per_get", t->cpu_us / n, 2),
-                               Num("ops_per_s", n / t->seconds), Num("p50_us", t->latency.PercentileMicros(0.5), 1),
-                               Num("p99_us", t->latency.PercentileMicros(0.99), 1)});
+  for (Totals& t : fronts) {
+    report->records.push_back({Text("front_end", t.name), Num("gets", n), Num("server_cpu_us_per_get", t.cpu_us / n, 2),
+                               Num("ops_per_s", n / t.seconds), Num("p50_us", t.latency.PercentileMicros(0.5), 1),
+                               Num("p99_us", t.latency.PercentileMicros(0.99), 1)});
   }
-  report->summary.push_back(Num("cpu_per_get_hbase_over_grpc", hb.cpu_us / grpc.cpu_us, 3));
+  const Totals& grpc = fronts[0];
+  report->summary.push_back(Num("cpu_per_get_hbase_over_grpc", fronts[1].cpu_us / grpc.cpu_us, 3));
+  report->summary.push_back(Num("cpu_per_get_tcp_over_grpc", fronts[2].cpu_us / grpc.cpu_us, 3));
+  report->summary.push_back(
+      Num("p50_tcp_over_grpc", fronts[2].latency.PercentileMicros(0.5) / grpc.latency.PercentileMicros(0.5), 3));
   report->title = absl::StrFormat(
-      "server hbase_get: the server's CPU per Get, HBase port %s vs gRPC %s (%lld records of %lld B, %lld Gets x %lld "
-      "rounds each, alternating; one synchronous client each)",
+      "server hbase_get: the server's CPU per Get, HBase port %s and TCP path vs gRPC %s (%lld records of %lld B, "
+      "%lld Gets x %lld rounds each, in turn; one synchronous client each)",
       port->address, server->address, static_cast<long long>(records), static_cast<long long>(value_size),
       static_cast<long long>(gets), static_cast<long long>(rounds));
   return 0;
