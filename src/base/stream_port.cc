@@ -69,7 +69,7 @@ bool StreamConnection::read_paused() {
 void StreamConnection::Queue(std::string_view frame) {
   absl::MutexLock l(&mu_);
   if (closed_ || broken_) return;
-  if (Pending() == 0) {
+  if (Pending() == 0 && !corked_) {
     const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n == static_cast<ssize_t>(frame.size())) return;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -83,11 +83,16 @@ void StreamConnection::Queue(std::string_view frame) {
     paused_ = true;
     port_->counters.reads_paused.fetch_add(1, std::memory_order_relaxed);
   }
-  UpdateInterest();
+  if (!corked_) UpdateInterest();  // (corked: the loop's flush does it)
 }
 
 bool StreamConnection::OnWritable() {
   absl::MutexLock l(&mu_);
+  return FlushLocked();
+}
+
+bool StreamConnection::FlushLocked() {
+  nudge_ = false;
   while (Pending() > 0) {
     const ssize_t n = ::send(fd_, out_.data() + out_offset_, Pending(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
@@ -129,11 +134,30 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     session_->Commit(static_cast<size_t>(n));
     if (static_cast<size_t>(n) < space.size()) break;
   }
+  // The replies given while the session processes what was read (the loop's own: Gets served
+  // inline) go out together, in one send, once it is done.
+  {
+    absl::MutexLock l(&mu_);
+    corked_ = true;
+  }
   const absl::Status processed = session_->Process(self);
-  if (processed.ok()) return true;
+  absl::MutexLock l(&mu_);
+  corked_ = false;
+  if (processed.ok()) {
+    if (broken_) return false;
+    // Paused while it processed, the session left calls it had read; if the flush unpauses the
+    // connection, no EPOLLIN may come for them (their bytes are read): a writable event, which
+    // comes at once, has the loop go on with them.
+    const bool left_calls = paused_;
+    if (!FlushLocked()) return false;
+    if (left_calls && !paused_) {
+      nudge_ = true;
+      UpdateInterest();
+    }
+    return true;
+  }
   // Said once, then the connection ends when the client has it.
   const std::string frame = port_->protocol.connection_error(processed);
-  absl::MutexLock l(&mu_);
   close_after_flush_ = true;
   if (Pending() == 0) {
     ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -157,7 +181,7 @@ uint32_t StreamConnection::Interest() const {
   // would report on every wait of a half-closed connection and spin the loop.
   uint32_t events = 0;
   if (!paused_ && !close_after_flush_) events |= EPOLLIN | EPOLLRDHUP;
-  if (Pending() > 0) events |= EPOLLOUT;
+  if (Pending() > 0 || nudge_) events |= EPOLLOUT;
   return events;
 }
 

@@ -7,7 +7,8 @@
 // share of the connections (level-triggered, non-blocking sockets). An answer is written at
 // once by the thread that gives it when nothing is queued before it on its connection; what
 // the socket does not take is queued, and the connection's loop writes it when the socket is
-// writable again.
+// writable again. While the loop processes what it read, answers wait, and leave together in
+// one send when it is done: pipelined calls answered inline cost one send, not one each.
 //
 // Bounds (as the gRPC front end's, src/front/grpc_server.h):
 //   - connections: past max_connections a new one is sent the protocol's connection error
@@ -162,6 +163,9 @@ class StreamConnection {
  private:
   size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
   uint32_t Interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes what is queued, as far as the socket takes it; false when the connection is to be
+  // closed (a write failed, or a closing connection's last answer left).
+  bool FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateInterest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int fd_;
@@ -177,6 +181,8 @@ class StreamConnection {
   bool broken_ ABSL_GUARDED_BY(mu_) = false;             // a write failed
   bool paused_ ABSL_GUARDED_BY(mu_) = false;             // too much queued: not read
   bool close_after_flush_ ABSL_GUARDED_BY(mu_) = false;  // refused: closes once written
+  bool corked_ ABSL_GUARDED_BY(mu_) = false;             // the loop processes: answers wait for it
+  bool nudge_ ABSL_GUARDED_BY(mu_) = false;              // calls read and left: wake the loop for them
   uint32_t registered_ ABSL_GUARDED_BY(mu_);             // the epoll interest set
 };
 
