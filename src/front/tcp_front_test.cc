@@ -20,6 +20,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "src/front/verbs_front.h"
+#include "tests/util/loopback.h"
 #include "tests/util/temp_dir.h"
 #include "transport/tcp/client.h"
 #include "transport/tcp/frame_stream.h"
@@ -60,17 +61,10 @@ bool WaitFor(const std::function<bool()>& done) {
 // A client's socket, written by hand.
 class RawClient {
  public:
-  explicit RawClient(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  explicit RawClient(int port) : fd_(testing::ConnectLoopback(port)), connected_(fd_ >= 0) {}
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  ~RawClient() { ::close(fd_); }
   bool connected() const { return connected_; }
 
   bool Write(std::string_view bytes) {
@@ -127,8 +121,8 @@ class RawClient {
   }
 
  private:
-  int fd_ = -1;
-  bool connected_ = false;
+  const int fd_;
+  const bool connected_;
   tcp::FrameStreamReader reader_{64 << 20};
 };
 

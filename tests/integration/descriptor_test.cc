@@ -18,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/basalt.grpc.pb.h"
 #include "tests/integration/integration_util.h"
+#include "tests/util/loopback.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::testing {
@@ -28,16 +29,7 @@ constexpr int kFlood = 320;  // connections opened at once: more than the server
 
 // Opens a TCP connection to the server on loopback; -1 if connect fails.
 int ConnectTcp(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return testing::ConnectLoopback(port);
 }
 
 // What the server sent on a connection within `ms`, up to its end of stream; *closed says

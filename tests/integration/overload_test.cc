@@ -19,6 +19,7 @@
 #include "proto/basalt.pb.h"
 #include "tests/integration/integration_util.h"
 #include "tests/util/http_get.h"
+#include "tests/util/loopback.h"
 
 namespace basalt::testing {
 namespace {
@@ -27,14 +28,8 @@ namespace {
 class RawHttp2Client {
  public:
   explicit RawHttp2Client(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    const int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fd_ = testing::ConnectLoopback(port);
+    connected_ = fd_ >= 0;
     std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
     // SETTINGS: INITIAL_WINDOW_SIZE (0x4) = 0: the server may send no DATA on any stream.
     std::string settings;

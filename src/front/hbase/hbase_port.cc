@@ -94,14 +94,7 @@ struct HBasePort::Impl {
 HBasePort::HBasePort(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 absl::StatusOr<std::unique_ptr<HBasePort>> HBasePort::Start(const Options& options, Handler handler) {
-  server::StreamPort::Options o;
-  o.listen = options.listen;
-  o.loop_threads = options.loop_threads;
-  o.max_connections = options.max_connections;
-  o.max_calls_in_flight = options.max_calls_in_flight;
-  o.max_queued_reply_bytes = options.max_queued_reply_bytes;
-  o.reserved_fds = options.reserved_fds;
-  o.log = options.log;
+  server::StreamPort::Options o = options;
   o.name = "HBase port";
   server::StreamPort::Protocol protocol;
   auto shared = std::make_shared<const Handler>(std::move(handler));

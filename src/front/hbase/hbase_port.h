@@ -55,15 +55,9 @@ class Responder {
 
 class HBasePort {
  public:
-  struct Options {
-    std::string listen = "127.0.0.1:0";
-    int loop_threads = 1;
-    int max_connections = 1000;
-    int max_calls_in_flight = 1000;
+  // The StreamPort's (listen, loops, bounds, log), and the longest frame read.
+  struct Options : server::StreamPort::Options {
     uint32_t max_request_bytes = 64 << 20;
-    int64_t max_queued_reply_bytes = 64 << 20;
-    int reserved_fds = 64;
-    std::function<void(std::string_view)> log;  // refusals and connection errors; empty: stderr
   };
   // A whole call of a connection whose header has been read. Called on a loop thread: it may
   // answer inline or hand the Responder to another thread.
