@@ -44,11 +44,13 @@ class FastPath : public DataPath {
   // Makes the path's client (asks the server for a session, connects).
   virtual absl::StatusOr<std::unique_ptr<Client>> OpenClient() = 0;
 
-  // Opens the client now (the factory's first try).
+  // Opens the client now (the factory's first try). A client opened meanwhile by another call
+  // stays: one in use is never replaced (this one is dropped).
   absl::Status OpenNow() {
     absl::StatusOr<std::unique_ptr<Client>> c = OpenClient();
     if (!c.ok()) return c.status();
     absl::MutexLock l(&mu_);
+    if (client_ != nullptr) return absl::OkStatus();
     client_ = std::move(*c);
     ready_.store(client_.get(), std::memory_order_release);
     return absl::OkStatus();
@@ -75,6 +77,7 @@ class FastPath : public DataPath {
     if (Client* c = Opened(); c != nullptr) return c;
     {
       absl::MutexLock l(&mu_);
+      if (client_ != nullptr) return client_.get();  // opened since Opened() was read
       if (opening_) return nullptr;
       opening_ = true;
     }
