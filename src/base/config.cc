@@ -310,7 +310,8 @@ const std::vector<Setting>& Settings() {
          return absl::OkStatus();
        }},
       {"stalled_reply_timeout_ms", "30000",
-       "a reply its client has not taken for this long is cancelled, freeing its call slot (scans: scanner_lease_ms)",
+       "a reply its client has not taken for this long is cancelled, freeing its call slot (scans: scanner_lease_ms); "
+       "on the TCP path, the connection is closed",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(c->stalled_reply_timeout_ms, ParseInt(k, v, 100, 24 * 3600 * 1000));
          return absl::OkStatus();

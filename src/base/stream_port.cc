@@ -78,6 +78,7 @@ void StreamConnection::Queue(std::string_view frame) {
     }
     if (n > 0) frame.remove_prefix(static_cast<size_t>(n));
   }
+  if (Pending() == 0) moved_ = absl::Now();
   out_.append(frame);
   if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
     paused_ = true;
@@ -101,6 +102,7 @@ bool StreamConnection::FlushLocked() {
       return false;
     }
     out_offset_ += static_cast<size_t>(n);
+    if (n > 0) moved_ = absl::Now();
   }
   if (Pending() == 0) {
     out_.clear();
@@ -121,11 +123,15 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     if (paused_ || close_after_flush_) return true;
     if (broken_) return false;
   }
+  bool closed_by_client = false;
   for (int round = 0; round < 4; ++round) {
     const absl::Span<char> space = session_->Space();
     if (space.empty()) break;  // the session holds all it may before it processes: process first
     const ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
-    if (n == 0) return false;  // the client closed
+    if (n == 0) {  // the client closed its side: what it sent before is still answered
+      closed_by_client = true;
+      break;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -145,9 +151,15 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
   corked_ = false;
   if (processed.ok()) {
     if (broken_) return false;
+    if (closed_by_client) {
+      close_after_flush_ = true;
+      if (!FlushLocked()) return false;
+      UpdateInterest();
+      return true;
+    }
     // Paused while it processed, the session left calls it had read; if the flush unpauses the
-    // connection, no EPOLLIN may come for them (their bytes are read): a writable event, which
-    // comes at once, has the loop go on with them.
+    // connection, no EPOLLIN may come for them (their bytes are read): a writable event (at once,
+    // or once the client has taken enough of what the socket holds) has the loop go on with them.
     const bool left_calls = paused_;
     if (!FlushLocked()) return false;
     if (left_calls && !paused_) {
@@ -166,6 +178,12 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
   out_.append(frame);
   UpdateInterest();
   return true;
+}
+
+bool StreamConnection::StalledSince(absl::Time since) {
+  absl::MutexLock l(&mu_);
+  // Answers queued, or calls read and left for a writable socket: waiting for the client either way.
+  return (Pending() > 0 || nudge_) && moved_ < since;
 }
 
 void StreamConnection::Close() {
@@ -288,14 +306,21 @@ struct StreamPort::Impl {
     counters().connections_open.fetch_sub(1, std::memory_order_relaxed);
   }
 
-  // Closes the loop's connections whose sessions say they expired.
+  // Closes the loop's connections whose sessions say they expired, and those whose answers
+  // stopped moving.
   void Sweep(Loop& loop) {
     const absl::Time now = absl::Now();
     std::vector<StreamConnection*> expired;
     {
       absl::MutexLock l(&loop.mu);
       for (const auto& [c, held] : loop.connections) {
-        if (c->session()->Expired(now)) expired.push_back(c);
+        if (c->session()->Expired(now)) {
+          expired.push_back(c);
+        } else if (c->StalledSince(now - options().stalled_write_timeout)) {
+          Log(absl::StrCat(c->peer(), ": closed: its answers have not moved for ",
+                           absl::FormatDuration(options().stalled_write_timeout), " (it stopped reading)"));
+          expired.push_back(c);
+        }
       }
     }
     for (StreamConnection* c : expired) Drop(loop, c);
@@ -307,10 +332,6 @@ struct StreamPort::Impl {
     while (!stopping.load(std::memory_order_acquire)) {
       const int n = epoll_wait(loop.epoll_fd, events.data(), static_cast<int>(events.size()),
                                static_cast<int>(absl::ToInt64Milliseconds(kSweepEvery)));
-      if (const absl::Time now = absl::Now(); now >= next_sweep) {
-        Sweep(loop);
-        next_sweep = now + kSweepEvery;
-      }
       if (n < 0) {
         if (errno == EINTR) continue;
         Log(absl::StrCat("epoll_wait: ", std::strerror(errno)));
@@ -337,6 +358,11 @@ struct StreamPort::Impl {
         // After a write, too: a connection paused with whole calls read may go on with them.
         if (keep && (ev & (EPOLLIN | EPOLLOUT | EPOLLRDHUP))) keep = c->OnReadable(hold);
         if (!keep) Drop(loop, c);
+      }
+      // After the events: a connection dropped here is never one a pending event names.
+      if (const absl::Time now = absl::Now(); now >= next_sweep) {
+        Sweep(loop);
+        next_sweep = now + kSweepEvery;
       }
     }
   }

@@ -20,8 +20,9 @@
 //     with the protocol's connection error and closed once that is written;
 //   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
 //     read until its client takes them, so a client that stops reading stops itself only;
-//   - a connection its session calls expired (one that never proved itself) is closed, and TCP
-//     keepalive (60 s idle, then 6 probes 10 s apart) ends those whose client vanished.
+//   - a connection its session calls expired (one that never proved itself) is closed, so is one
+//     whose queued answers have not moved for stalled_write_timeout, and TCP keepalive (60 s
+//     idle, then 6 probes 10 s apart) ends those whose client vanished.
 //
 // Thread-safety: Start and Shutdown from one thread; sessions run on their loop's thread;
 // StreamConnection::Queue and Answer from any thread.
@@ -88,6 +89,9 @@ class StreamPort {
     int max_calls_in_flight = 1000;
     int64_t max_queued_reply_bytes = 64 << 20;
     int reserved_fds = 64;
+    // A connection whose queued answers have not moved for this long is closed: its client
+    // stopped reading, and would otherwise hold its slot and its queued bytes for ever.
+    absl::Duration stalled_write_timeout = absl::Seconds(60);
     std::function<void(std::string_view)> log;  // refusals and connection errors; empty: stderr
     std::string name = "port";                  // in logs and metric help: "HBase port"
   };
@@ -159,6 +163,9 @@ class StreamConnection {
   bool OnWritable();
   bool OnReadable(const std::shared_ptr<StreamConnection>& self);
   void Close();
+  // Whether answers are queued, or calls wait for the socket to take more, and nothing has left
+  // since `since`.
+  bool StalledSince(absl::Time since);
 
  private:
   size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
@@ -184,6 +191,7 @@ class StreamConnection {
   bool corked_ ABSL_GUARDED_BY(mu_) = false;             // the loop processes: answers wait for it
   bool nudge_ ABSL_GUARDED_BY(mu_) = false;              // calls read and left: wake the loop for them
   uint32_t registered_ ABSL_GUARDED_BY(mu_);             // the epoll interest set
+  absl::Time moved_ ABSL_GUARDED_BY(mu_);                // the queue last began or a write took bytes
 };
 
 }  // namespace basalt::server

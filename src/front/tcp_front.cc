@@ -28,9 +28,12 @@ namespace {
 using verbs::ConnectData;
 using verbs::FrameOp;
 
+// An error reply's buffer: its message is cut to fit.
+constexpr size_t kErrorReplyBytes = verbs::kMinReplyBuffer + 1024;
+
 // The error reply that ends a connection: request id 0, which no call has.
 std::string ConnectionErrorFrame(const absl::Status& why) {
-  std::string out(verbs::kMinReplyBuffer + 1024, '\0');
+  std::string out(kErrorReplyBytes, '\0');
   const size_t n = verbs::EncodeGetReply(0, why, nullptr,
                                          absl::MakeSpan(reinterpret_cast<uint8_t*>(out.data()), out.size()));
   out.resize(n);
@@ -39,7 +42,7 @@ std::string ConnectionErrorFrame(const absl::Status& why) {
 
 // A reply of a call that is not served (malformed, busy): an error for its id and op.
 std::string ErrorReply(FrameOp op, uint64_t id, const absl::Status& why) {
-  std::string out(verbs::kMinReplyBuffer + 1024, '\0');
+  std::string out(kErrorReplyBytes, '\0');
   const absl::Span<uint8_t> span(reinterpret_cast<uint8_t*>(out.data()), out.size());
   out.resize(op == FrameOp::kMutate ? verbs::EncodeMutateReply(id, why, span)
                                     : verbs::EncodeGetReply(id, why, nullptr, span));
@@ -91,6 +94,10 @@ class TcpSession final : public StreamSession {
 
  private:
   static constexpr size_t kReadBytes = 64 << 10;
+  // The smallest reply bound a client may name: an error reply (its message cut to fit) is
+  // written into a buffer of kErrorReplyBytes, which must reach any client whole.
+  static constexpr size_t kMinClientReply = 4096;
+  static_assert(kErrorReplyBytes <= kMinClientReply);
   static constexpr size_t kReplyBuffer = 256 << 10;  // a loop's Get replies: grown for a larger row
 
   void Admit() {
@@ -100,8 +107,9 @@ class TcpSession final : public StreamSession {
           absl::PermissionDeniedError(absl::StrCat("tcp path: not a session's connect: ", cd.status().message()));
     } else if (absl::StatusOr<verbs::SessionTable::Admitted> a = server_->sessions.Admit(*cd); !a.ok()) {
       hello_status_ = absl::PermissionDeniedError(absl::StrCat("tcp path: connect refused: ", a.status().message()));
-    } else if (cd->max_reply < verbs::kMinReplyBuffer) {
-      hello_status_ = absl::PermissionDeniedError("tcp path: connect refused: reply buffer too small");
+    } else if (cd->max_reply < kMinClientReply) {
+      hello_status_ = absl::PermissionDeniedError(
+          absl::StrCat("tcp path: connect refused: a client must take replies of ", kMinClientReply, " bytes"));
     } else {
       principal_ = std::move(a->principal);
       max_reply_ = std::min<uint64_t>(cd->max_reply, server_->options.max_reply_bytes);
@@ -144,12 +152,14 @@ class TcpSession final : public StreamSession {
   void ServeGet(const std::shared_ptr<StreamConnection>& c, uint64_t id) {
     thread_local std::vector<uint8_t> out;
     if (out.size() < kReplyBuffer) out.resize(kReplyBuffer);
+    // Never more than the client takes: a reply past its bound is a too-large reply.
+    auto span = [this] { return absl::MakeSpan(out.data(), std::min<size_t>(out.size(), max_reply_)); };
     uint64_t needed = 0;
-    size_t n = server_->handlers.get(principal_.get(), id, request_.get, absl::MakeSpan(out), &needed);
+    size_t n = server_->handlers.get(principal_.get(), id, request_.get, span(), &needed);
     if (needed > out.size() && needed <= max_reply_) {
       // Once per loop for a row this large: the buffer stays grown, up to a bound.
       out.resize(needed);
-      n = server_->handlers.get(principal_.get(), id, request_.get, absl::MakeSpan(out), &needed);
+      n = server_->handlers.get(principal_.get(), id, request_.get, span(), &needed);
     }
     c->Answer(std::string_view(reinterpret_cast<const char*>(out.data()), n));
     if (out.size() > kMaxKeptReply) {
@@ -163,7 +173,7 @@ class TcpSession final : public StreamSession {
   void ServeMutate(const std::shared_ptr<StreamConnection>& c, uint64_t id) {
     auto task = [c, server = server_, principal = principal_, id, req = std::move(request_.mutate)] {
       const absl::Status s = server->handlers.mutate(principal.get(), req);
-      uint8_t out[verbs::kMinReplyBuffer + 1024];
+      uint8_t out[kErrorReplyBytes];
       const size_t n = verbs::EncodeMutateReply(id, s, absl::MakeSpan(out));
       c->Answer(std::string_view(reinterpret_cast<const char*>(out), n));
     };
@@ -281,6 +291,7 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   o.port.max_connections = config.tcp_max_connections;
   o.port.max_calls_in_flight = config.max_concurrent_calls;
   o.port.reserved_fds = config.reserved_fds;
+  o.port.stalled_write_timeout = absl::Milliseconds(config.stalled_reply_timeout_ms);  // as gRPC's
   o.port.log = [](std::string_view line) { log::Warning(absl::StrCat("tcp path: ", AV(line))); };
   o.port.name = "TCP path";
   o.max_request_bytes = static_cast<uint32_t>(config.max_request_bytes);

@@ -61,7 +61,8 @@ bool WaitFor(const std::function<bool()>& done) {
 // A client's socket, written by hand.
 class RawClient {
  public:
-  explicit RawClient(int port) : fd_(testing::ConnectLoopback(port)), connected_(fd_ >= 0) {}
+  explicit RawClient(int port, int rcvbuf = 0)
+      : fd_(testing::ConnectLoopback(port, rcvbuf)), connected_(fd_ >= 0) {}
   ~RawClient() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -83,6 +84,7 @@ class RawClient {
     cd.Encode(key.empty() ? std::string_view(s.key) : key, hello);
     return Write(absl::MakeConstSpan(hello));
   }
+  void ShutdownWrites() { ::shutdown(fd_, SHUT_WR); }
   bool SendGet(uint64_t id, const rpc::GetRequest& req) {
     std::vector<uint8_t> out(1 << 16);
     absl::StatusOr<size_t> n = verbs::EncodeGetRequest(id, req, absl::MakeSpan(out));
@@ -331,6 +333,28 @@ TEST_F(TcpFrontTest, ALargeRowIsAnsweredWholeAndOnePastTheClientsBoundIsTooLarge
   EXPECT_TRUE(too_large);
   // The connection goes on.
   ASSERT_TRUE(ClientGet(Get("big"), &got).ok());
+  EXPECT_EQ(client_->stats().failures, 0u);
+
+  // A client that takes small replies is sent none larger, even when the server's own buffer
+  // would hold the row: too large, and its connection goes on.
+  tcp::TcpClientOptions small;
+  small.max_reply_bytes = 8 << 10;
+  OpenClient(small);
+  ASSERT_TRUE(ClientPut(Put("mid", std::string(100 << 10, 'm'))).ok());
+  too_large = false;
+  EXPECT_EQ(ClientGet(Get("mid"), &got, nullptr, absl::Now() + absl::Seconds(10), &too_large).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(too_large);
+  ASSERT_TRUE(ClientPut(Put("tiny", "t")).ok());
+  ASSERT_TRUE(ClientGet(Get("tiny"), &got).ok());
+  EXPECT_EQ(client_->stats().failures, 0u);
+  // One that names a bound below an error reply's size is refused.
+  RawClient raw(server_->port());
+  ASSERT_TRUE(raw.Hello(Session(), 1024));
+  absl::StatusOr<std::vector<uint8_t>> reply = raw.Read();
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_NE(StatusOf(*reply, 0).message().find("must take replies of 4096 bytes"), absl::string_view::npos)
+      << StatusOf(*reply, 0);
 }
 
 TEST_F(TcpFrontTest, AConnectWithoutAGoodProofIsRefusedSayingWhy) {
@@ -523,6 +547,33 @@ TEST_F(TcpFrontTest, DeadlinesAndAServerThatGoesAway) {
     return back.ok();
   })) << back;
   EXPECT_GE(client_->stats().connects, 3u);
+}
+
+// A client that stops reading for good is closed once its answers have not moved for
+// stalled_write_timeout; one that closes its sending side still gets its answers.
+TEST_F(TcpFrontTest, AStalledReaderIsClosedAndAHalfClosedOneIsAnswered) {
+  TcpServerOptions o;
+  o.port.stalled_write_timeout = absl::Milliseconds(500);
+  o.port.max_queued_reply_bytes = 1 << 20;
+  StartServer(o);
+  OpenClient();
+  ASSERT_TRUE(ClientPut(Put("big", std::string(512 << 10, 'b'))).ok());
+  {
+    RawClient raw(server_->port(), /*rcvbuf=*/64 << 10);  // else loopback's buffers take it all
+    ASSERT_TRUE(raw.Hello(Session()));
+    for (int i = 1; i <= 32; ++i) ASSERT_TRUE(raw.SendGet(static_cast<uint64_t>(i), Get("big")));
+    ASSERT_TRUE(WaitFor([&] { return server_->stats().reads_paused >= 1; }));
+    const uint64_t open = server_->stats().connections_open;
+    ASSERT_TRUE(WaitFor([&] { return server_->stats().connections_open < open; }));
+  }
+  RawClient half(server_->port());
+  ASSERT_TRUE(half.Hello(Session(), 1 << 20, 9));
+  ASSERT_TRUE(half.SendGet(1, Get("big")));
+  half.ShutdownWrites();
+  absl::StatusOr<std::vector<uint8_t>> a = half.Read();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(StatusOf(*a, 1).ok());
+  EXPECT_TRUE(half.ClosedByServer());
 }
 
 TEST_F(TcpFrontTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {

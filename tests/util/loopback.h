@@ -8,10 +8,13 @@
 
 namespace basalt::testing {
 
-// A connected socket (TCP_NODELAY) to 127.0.0.1:port; -1 if the connect fails.
-inline int ConnectLoopback(int port) {
+// A connected socket (TCP_NODELAY) to 127.0.0.1:port; -1 if the connect fails. `rcvbuf` > 0:
+// its receive buffer, set before the connect (so that the window it offers stays that small: a
+// client that stops reading then stops its server's sends soon).
+inline int ConnectLoopback(int port, int rcvbuf = 0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (rcvbuf > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
