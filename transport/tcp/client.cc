@@ -79,6 +79,16 @@ absl::StatusOr<int> Dial(const std::string& host, int port, absl::Duration timeo
     // The reader wakes at least this often to end calls past their deadline.
     timeval rtv{0, 50 * 1000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
+    // A server that vanished (its host gone, a partition) breaks the connection, so that its
+    // calls go to gRPC: sent bytes unacknowledged for 20 s, or an idle connection that stops
+    // answering keepalive probes.
+    int idle = 30, interval = 5, count = 4;
+    unsigned int user_timeout_ms = 20000;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
     freeaddrinfo(res);
     return fd;
   }
@@ -142,19 +152,27 @@ struct TcpClient::Connection {
       buffer.resize(max_request);
       n = call->Encode(id, absl::MakeSpan(buffer));
     }
-    if (!n.ok()) return call->Done(id, {}, n.status(), false);
+    // A large request's buffer is not kept for the thread's life.
+    auto shrink = [] {
+      if (buffer.size() > (4 << 20)) {
+        buffer.resize(64 << 10);
+        buffer.shrink_to_fit();
+      }
+    };
+    if (!n.ok()) {
+      shrink();
+      return call->Done(id, {}, n.status(), false);
+    }
     mu.Lock();
     if (!why.ok()) {
       const absl::Status s = why;
       mu.Unlock();
+      shrink();
       return call->Done(id, {}, s, true);
     }
     pending.emplace(id, std::move(call));
     out.append(reinterpret_cast<const char*>(buffer.data()), *n);
-    if (buffer.size() > (4 << 20)) {
-      buffer.resize(64 << 10);
-      buffer.shrink_to_fit();
-    }
+    shrink();
     if (sending) return mu.Unlock();
     sending = true;
     std::string batch;
@@ -227,6 +245,7 @@ struct TcpClient::Connection {
     }
     state->failures.fetch_add(failed.size(), std::memory_order_relaxed);
     for (auto& [id, c] : failed) c->Done(id, {}, ended, true);
+    reader_done.store(true, std::memory_order_release);
   }
 
   // Every whole reply read: its call finished. An error: the connection is over.
@@ -271,6 +290,7 @@ struct TcpClient::Connection {
   const size_t max_reply;
   State* const state;
   std::thread reader;
+  std::atomic<bool> reader_done{false};  // ReadLoop has returned (or is about to)
   std::atomic<uint64_t> next_id{1};  // 0 is the server's: the connection's end
 
   absl::Mutex mu;
@@ -368,6 +388,9 @@ absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Pick() {
     const std::shared_ptr<Connection>& slot = state_->connections[i];
     if (slot != nullptr && !slot->broken()) return slot;
   }
+  // Closed connections whose readers have ended: destroyed (joined) after the locks go, never
+  // the caller's own (a reader thread's, when an async call's callback calls again).
+  std::vector<std::shared_ptr<Connection>> reap;
   absl::MutexLock connecting(state_->slots[i].get());
   {
     absl::MutexLock l(&state_->mu);
@@ -375,9 +398,18 @@ absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Pick() {
     if (slot != nullptr && !slot->broken()) return slot;  // another caller connected it
     if (slot != nullptr) {
       slot->Close();
-      state_->closed.push_back(std::move(slot));  // its reader is joined when the client goes
+      state_->closed.push_back(std::move(slot));  // its reader is joined once it has ended
       slot = nullptr;
-      if (state_->closed.size() > 64) state_->closed.erase(state_->closed.begin());
+    }
+    std::vector<std::shared_ptr<Connection>>& closed = state_->closed;
+    for (auto it = closed.begin(); it != closed.end();) {
+      if ((*it)->reader_done.load(std::memory_order_acquire) &&
+          (*it)->reader.get_id() != std::this_thread::get_id()) {
+        reap.push_back(std::move(*it));
+        it = closed.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
   absl::StatusOr<std::shared_ptr<Connection>> c = Connect();

@@ -136,7 +136,8 @@ class TcpPath final : public FastPath<TcpClient> {
   };
 
   // An async call: on TCP when the client is open and up; over gRPC while the path is down; as
-  // a sync call on the small pool before the client was ever opened (which opens it).
+  // a sync call on the small pool before the client was ever opened (which opens it), or when
+  // made from a reader thread.
   template <class EncodeFn, class DecodeFn, class GrpcAsync, class Sync>
   void StartAsync(EncodeFn encode, DecodeFn decode, GrpcAsync grpc_call, Sync sync_call, absl::Time deadline,
                   PathCallback done) {
@@ -144,8 +145,10 @@ class TcpPath final : public FastPath<TcpClient> {
       CountFallback();
       return grpc_call(std::move(done));
     }
+    // From a reader thread (an async call's callback) the call runs on the pool: a reader that
+    // became its connection's sender could block in send while no one reads the replies.
     TcpClient* c = Opened();
-    if (c == nullptr) return RunSync(std::move(sync_call), std::move(done));
+    if (c == nullptr || TcpClient::OnReaderThread()) return RunSync(std::move(sync_call), std::move(done));
     auto call = std::make_unique<Call<EncodeFn, DecodeFn, GrpcAsync>>(this, std::move(encode), std::move(decode),
                                                                       std::move(grpc_call), std::move(done));
     call->deadline = deadline;
