@@ -1,12 +1,9 @@
 #include "transport/tcp/client.h"
 
-#include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/time.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/dial.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/verbs/frame.h"
 
@@ -32,80 +30,30 @@ absl::Status Errno(std::string_view what, int err) {
 
 bool IsWildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
 
-// A connected, blocking socket to host:port within `timeout`.
+// A connected, blocking socket to host:port within `timeout`, set up for a connection of the
+// path (common/dial.h dials).
 absl::StatusOr<int> Dial(const std::string& host, int port, absl::Duration timeout) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  const std::string service = std::to_string(port);
-  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
-    return absl::UnavailableError(absl::StrCat("tcp path: resolving ", host, ": ", gai_strerror(rc)));
-  }
-  absl::Status last = absl::UnavailableError(absl::StrCat("tcp path: no address for ", host));
-  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) {
-      last = Errno("socket", errno);
-      continue;
-    }
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-      int err = 0;
-      socklen_t len = sizeof(err);
-      if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
-        rc = 0;
-      } else {
-        errno = rc == 0 ? ETIMEDOUT : (err != 0 ? err : errno);
-        rc = -1;
-      }
-    }
-    if (rc != 0) {
-      last = Errno(absl::StrCat("connecting to ", host, ":", port), errno);
-      ::close(fd);
-      continue;
-    }
-    // Blocking from here: the reader waits in recv (woken by its timeout), and a sender blocked
-    // by a server that does not read gives up after the send timeout (the connection is then
-    // broken).
-    const int flags = fcntl(fd, F_GETFL, 0);
-    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    timeval tv{30, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    // The reader wakes at least this often to end calls past their deadline.
-    timeval rtv{0, 50 * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
-    // A server that vanished (its host gone, a partition) breaks the connection, so that its
-    // calls go to gRPC: sent bytes unacknowledged for 20 s, or an idle connection that stops
-    // answering keepalive probes.
-    int idle = 30, interval = 5, count = 4;
-    unsigned int user_timeout_ms = 20000;
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
-    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
-    freeaddrinfo(res);
-    return fd;
-  }
-  freeaddrinfo(res);
-  return last;
-}
-
-bool SendAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
+  absl::StatusOr<int> dialled = DialTcp(host, port, timeout);
+  if (!dialled.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", dialled.status().message()));
+  const int fd = *dialled;
+  // A sender blocked by a server that does not read gives up after the send timeout (the
+  // connection is then broken); the reader wakes at least every 50 ms to end calls past their
+  // deadline.
+  timeval tv{30, 0};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  timeval rtv{0, 50 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof(rtv));
+  // A server that vanished (its host gone, a partition) breaks the connection, so that its
+  // calls go to gRPC: sent bytes unacknowledged for 20 s, or an idle connection that stops
+  // answering keepalive probes.
+  int one = 1, idle = 30, interval = 5, count = 4;
+  unsigned int user_timeout_ms = 20000;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof(user_timeout_ms));
+  return fd;
 }
 
 }  // namespace

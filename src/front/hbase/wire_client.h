@@ -24,6 +24,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/dial.h"
 #include "src/front/hbase/rpc_codec.h"
 
 namespace basalt::hbase {
@@ -54,42 +56,13 @@ class WireClient {
   // address of the host answers.
   static absl::StatusOr<std::unique_ptr<WireClient>> Dial(const std::string& host, int port, std::string_view service,
                                                          std::string_view user, std::chrono::milliseconds timeout) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const std::string port_text = std::to_string(port);
-    if (const int rc = ::getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
-      return absl::UnavailableError(absl::StrCat("resolving ", host, ": ", gai_strerror(rc)));
-    }
+    absl::StatusOr<int> fd = DialTcp(host, port, absl::FromChrono(timeout));
+    if (!fd.ok()) return fd.status();
     std::unique_ptr<WireClient> c(new WireClient());
-    std::string why = "no address";
-    for (addrinfo* a = found; a != nullptr && c->fd_ < 0; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-      if (fd < 0) continue;
-      int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-      if (rc != 0 && errno == EINPROGRESS) {
-        pollfd p{fd, POLLOUT, 0};
-        int err = ETIMEDOUT;
-        socklen_t len = sizeof(err);
-        if (::poll(&p, 1, static_cast<int>(timeout.count())) == 1) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        rc = err == 0 ? 0 : -1;
-        errno = err;
-      }
-      if (rc != 0) {
-        why = std::strerror(errno);
-        ::close(fd);
-        continue;
-      }
-      c->fd_ = fd;
-    }
-    ::freeaddrinfo(found);
-    if (c->fd_ < 0) return absl::UnavailableError(absl::StrCat("connecting to ", host, ":", port, ": ", why));
-    // Blocking from here on, each send and receive bounded by the timeout.
-    ::fcntl(c->fd_, F_SETFL, ::fcntl(c->fd_, F_GETFL) & ~O_NONBLOCK);
+    c->fd_ = *fd;
+    // Each send and receive bounded by the timeout.
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
     ::setsockopt(c->fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    c->NoDelay();
     if (!c->Hello(service, user, "org.apache.hadoop.hbase.codec.KeyValueCodec")) {
       return absl::UnavailableError(absl::StrCat("writing to ", host, ":", port, ": ", std::strerror(errno)));
     }
@@ -103,14 +76,7 @@ class WireClient {
 
   bool connected() const { return fd_ >= 0; }
 
-  bool Write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
+  bool Write(std::string_view bytes) { return SendAll(fd_, bytes); }
 
   // Sends one call of `method` with the request's bytes (and a cell block; and the call's
   // timeout in the header, as the Java client sends its RPC timeout, when not 0).
