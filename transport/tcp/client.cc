@@ -65,7 +65,7 @@ struct TcpClient::State {
   std::vector<std::unique_ptr<absl::Mutex>> slots;  // one per connection: held while it connects
   std::vector<std::shared_ptr<Connection>> closed ABSL_GUARDED_BY(mu);  // readers to join
   std::atomic<uint64_t> next{0};
-  std::atomic<uint64_t> calls{0}, connects{0}, failures{0}, sessions{0};
+  std::atomic<uint64_t> connects{0}, failures{0}, sessions{0};
   std::atomic<bool> drop_session{false};  // a connect was refused: fetch a new one
 };
 
@@ -85,10 +85,8 @@ struct TcpClient::Connection {
   }
 
   void Close() { ::shutdown(fd, SHUT_RDWR); }
-  bool broken() {
-    absl::MutexLock l(&mu);
-    return !why.ok();
-  }
+  // Without a lock: Pick asks for every call.
+  bool broken() const { return broken_.load(std::memory_order_acquire); }
 
   // Encodes and queues the call; sends the queue when no one else is.
   void Send(std::unique_ptr<TcpCall> call) {
@@ -143,6 +141,7 @@ struct TcpClient::Connection {
   // The connection is broken: no more sends; the reader fails what is pending.
   void BreakLocked(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (why.ok()) why = std::move(status);
+    broken_.store(!why.ok(), std::memory_order_release);
     out.clear();
     ::shutdown(fd, SHUT_RDWR);
   }
@@ -246,6 +245,7 @@ struct TcpClient::Connection {
   std::string out ABSL_GUARDED_BY(mu);
   bool sending ABSL_GUARDED_BY(mu) = false;
   absl::Status why ABSL_GUARDED_BY(mu);  // not OK once broken
+  std::atomic<bool> broken_{false};      // why is not OK
 };
 
 TcpClient::TcpClient(SessionSource sessions, std::string fallback_host, const TcpClientOptions& options)
@@ -368,7 +368,6 @@ absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Pick() {
 }
 
 void TcpClient::CallAsync(std::unique_ptr<TcpCall> call) {
-  state_->calls.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<std::shared_ptr<Connection>> c = Pick();
   if (!c.ok()) return call->Done(0, {}, c.status(), true);
   (*c)->Send(std::move(call));
@@ -422,7 +421,6 @@ absl::Status TcpClient::Call(const std::function<absl::StatusOr<size_t>(uint64_t
     *failed = true;
     return absl::FailedPreconditionError("tcp path: a sync call from a reader thread would wait for itself");
   }
-  state_->calls.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<std::shared_ptr<Connection>> c = Pick();
   if (!c.ok()) {
     *failed = true;
@@ -444,7 +442,6 @@ absl::Status TcpClient::Call(const std::function<absl::StatusOr<size_t>(uint64_t
 
 TcpClientStats TcpClient::stats() const {
   TcpClientStats s;
-  s.calls = state_->calls.load(std::memory_order_relaxed);
   s.connects = state_->connects.load(std::memory_order_relaxed);
   s.failures = state_->failures.load(std::memory_order_relaxed);
   s.sessions = state_->sessions.load(std::memory_order_relaxed);

@@ -54,7 +54,6 @@ class TcpCall {
 };
 
 struct TcpClientStats {
-  uint64_t calls = 0;
   uint64_t connects = 0;
   uint64_t connections_open = 0;
   uint64_t failures = 0;  // calls failed by a broken connection
