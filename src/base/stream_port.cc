@@ -119,9 +119,13 @@ bool StreamConnection::FlushLocked() {
 
 bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self) {
   {
+    // The answers given from here until the session has processed what is read (the loop's own:
+    // Gets served inline) go out together, in one send, once it is done. (A read that fails
+    // ends the connection, corked or not.)
     absl::MutexLock l(&mu_);
     if (paused_ || close_after_flush_) return true;
     if (broken_) return false;
+    corked_ = true;
   }
   bool closed_by_client = false;
   for (int round = 0; round < 4; ++round) {
@@ -139,12 +143,6 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     }
     session_->Commit(static_cast<size_t>(n));
     if (static_cast<size_t>(n) < space.size()) break;
-  }
-  // The replies given while the session processes what was read (the loop's own: Gets served
-  // inline) go out together, in one send, once it is done.
-  {
-    absl::MutexLock l(&mu_);
-    corked_ = true;
   }
   const absl::Status processed = session_->Process(self);
   absl::MutexLock l(&mu_);
