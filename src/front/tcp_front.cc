@@ -11,7 +11,7 @@
 #include "src/front/verbs_front.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/verbs/frame.h"
-#include "transport/verbs/path.h"
+#include "transport/verbs/session.h"
 
 namespace basalt::server {
 

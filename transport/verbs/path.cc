@@ -1,16 +1,8 @@
 #include "transport/verbs/path.h"
 
 #include <algorithm>
-#include <atomic>
-#include <deque>
-#include <functional>
-#include <thread>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "transport/fast_path.h"
-#include "transport/grpc/grpc_settings.h"
 #include "transport/verbs/frame.h"
 
 namespace basalt::verbs {
