@@ -1,6 +1,5 @@
 #include "src/base/stream_port.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/sockaddr.h"
 #include "common/status.h"
 #include "src/base/acceptor.h"
 
@@ -78,7 +78,6 @@ void StreamConnection::Queue(std::string_view frame) {
     }
     if (n > 0) frame.remove_prefix(static_cast<size_t>(n));
   }
-  if (Pending() == 0) moved_ = absl::Now();
   out_.append(frame);
   if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
     paused_ = true;
@@ -102,7 +101,7 @@ bool StreamConnection::FlushLocked() {
       return false;
     }
     out_offset_ += static_cast<size_t>(n);
-    if (n > 0) moved_ = absl::Now();
+    sent_ += static_cast<uint64_t>(n);
   }
   if (Pending() == 0) {
     out_.clear();
@@ -178,10 +177,17 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
   return true;
 }
 
-bool StreamConnection::StalledSince(absl::Time since) {
+bool StreamConnection::Stalled(absl::Time now, absl::Duration timeout) {
   absl::MutexLock l(&mu_);
-  // Answers queued, or calls read and left for a writable socket: waiting for the client either way.
-  return (Pending() > 0 || nudge_) && moved_ < since;
+  // Answers queued, or calls read and left for a writable socket: waiting for the client either
+  // way. The clock starts at the first sweep that sees it waiting with nothing sent since the last.
+  const bool waiting = Pending() > 0 || nudge_;
+  if (!waiting || sent_ != swept_sent_) {
+    swept_sent_ = sent_;
+    waiting_since_ = now;
+    return false;
+  }
+  return now - waiting_since_ >= timeout;
 }
 
 void StreamConnection::Close() {
@@ -212,22 +218,12 @@ void StreamConnection::UpdateInterest() {
 
 namespace {
 
+// "host:port" of the socket's peer (common/sockaddr.h), for logs.
 std::string PeerOf(int fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof(addr);
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (addr.ss_family == AF_INET) {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-    port = ntohs(a->sin_port);
-    return absl::StrCat(host, ":", port);
-  }
-  auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-  inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-  port = ntohs(a->sin6_port);
-  return absl::StrCat("[", host, "]:", port);
+  return SockaddrString(reinterpret_cast<const sockaddr*>(&addr));
 }
 
 }  // namespace
@@ -314,7 +310,7 @@ struct StreamPort::Impl {
       for (const auto& [c, held] : loop.connections) {
         if (c->session()->Expired(now)) {
           expired.push_back(c);
-        } else if (c->StalledSince(now - options().stalled_write_timeout)) {
+        } else if (c->Stalled(now, options().stalled_write_timeout)) {
           Log(absl::StrCat(c->peer(), ": closed: its answers have not moved for ",
                            absl::FormatDuration(options().stalled_write_timeout), " (it stopped reading)"));
           expired.push_back(c);

@@ -164,8 +164,8 @@ class StreamConnection {
   bool OnReadable(const std::shared_ptr<StreamConnection>& self);
   void Close();
   // Whether answers are queued, or calls wait for the socket to take more, and nothing has left
-  // since `since`.
-  bool StalledSince(absl::Time since);
+  // for `timeout` (as the loop's sweeps, at `now`, have seen it).
+  bool Stalled(absl::Time now, absl::Duration timeout);
 
  private:
   size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
@@ -191,7 +191,10 @@ class StreamConnection {
   bool corked_ ABSL_GUARDED_BY(mu_) = false;             // the loop processes: answers wait for it
   bool nudge_ ABSL_GUARDED_BY(mu_) = false;              // calls read and left: wake the loop for them
   uint32_t registered_ ABSL_GUARDED_BY(mu_);             // the epoll interest set
-  absl::Time moved_ ABSL_GUARDED_BY(mu_);                // the queue last began or a write took bytes
+  // Bytes written; and, for the sweeps (Stalled), what they saw of it and since when it waits.
+  uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t swept_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace basalt::server
