@@ -169,10 +169,11 @@ class TcpSession final : public StreamSession {
   }
   static constexpr size_t kMaxKeptReply = 4 << 20;
 
-  // On the handler pool: the request is the task's.
+  // On the handler pool: the request is the task's. The connection it holds keeps this session
+  // (and so the server's handlers and the caller) alive until it is done.
   void ServeMutate(const std::shared_ptr<StreamConnection>& c, uint64_t id) {
-    auto task = [c, server = server_, principal = principal_, id, req = std::move(request_.mutate)] {
-      const absl::Status s = server->handlers.mutate(principal.get(), req);
+    auto task = [c, self = this, id, req = std::move(request_.mutate)] {
+      const absl::Status s = self->server_->handlers.mutate(self->principal_.get(), req);
       uint8_t out[kErrorReplyBytes];
       const size_t n = verbs::EncodeMutateReply(id, s, absl::MakeSpan(out));
       c->Answer(std::string_view(reinterpret_cast<const char*>(out), n));
@@ -207,7 +208,7 @@ absl::StatusOr<std::unique_ptr<TcpServer>> TcpServer::Start(const TcpServerOptio
   protocol.new_session = [impl]() -> std::unique_ptr<StreamSession> { return std::make_unique<TcpSession>(impl); };
   protocol.connection_error = ConnectionErrorFrame;
   StreamPort::Options po = options.port;
-  if (po.name == "port") po.name = "TCP path";
+  po.name = "TCP path";
   absl::StatusOr<std::unique_ptr<StreamPort>> port = StreamPort::Start(po, std::move(protocol));
   if (!port.ok()) return port.status();
   std::unique_ptr<TcpServer> server(new TcpServer());
@@ -293,7 +294,6 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   o.port.reserved_fds = config.reserved_fds;
   o.port.stalled_write_timeout = absl::Milliseconds(config.stalled_reply_timeout_ms);  // as gRPC's
   o.port.log = [](std::string_view line) { log::Warning(absl::StrCat("tcp path: ", AV(line))); };
-  o.port.name = "TCP path";
   o.max_request_bytes = static_cast<uint32_t>(config.max_request_bytes);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   o.max_sessions_per_owner = config.tcp_max_sessions_per_user;
