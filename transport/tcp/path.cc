@@ -1,11 +1,8 @@
 #include "transport/tcp/path.h"
 
-#include <atomic>
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "transport/fast_path.h"
 #include "transport/grpc/path.h"
 #include "transport/verbs/frame.h"
