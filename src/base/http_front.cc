@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -27,17 +26,6 @@
 
 namespace basalt::server {
 namespace {
-
-SSL_CTX* Ctx(void* p) { return static_cast<SSL_CTX*>(p); }
-
-std::string OpenSslError() {
-  const unsigned long e = ERR_get_error();
-  if (e == 0) return "unknown error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof(buf));
-  ERR_clear_error();
-  return buf;
-}
 
 std::string_view Reason(int code) {
   switch (code) {
@@ -73,20 +61,6 @@ std::string PeerOf(int fd) {
   socklen_t len = sizeof(sa);
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return "?";
   return SockaddrString(reinterpret_cast<const sockaddr*>(&sa));
-}
-
-// The common name of the client certificate the handshake verified ("" when none).
-std::string CertificateUser(SSL* ssl) {
-  X509* cert = SSL_get1_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  std::string cn;
-  if (SSL_get_verify_result(ssl) == X509_V_OK) {
-    char buf[256];
-    const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof(buf));
-    if (n > 0) cn.assign(buf, static_cast<size_t>(n));
-  }
-  X509_free(cert);
-  return cn;
 }
 
 // Writes all of `data` (the socket blocking, with a send timeout): false when it could not.
@@ -179,23 +153,9 @@ absl::StatusOr<std::unique_ptr<HttpFront>> HttpFront::Start(Options options) {
   HttpFront* f = front.get();
   const Options& o = f->options_;
   if (!o.tls_cert.empty()) {
-    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-    f->tls_ = ctx;
-    if (ctx == nullptr || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-        SSL_CTX_use_certificate_chain_file(ctx, o.tls_cert.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, o.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_check_private_key(ctx) != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("the HTTP port's TLS (tls_cert ", o.tls_cert, ", tls_key ",
-                                                     o.tls_key, "): ", OpenSslError()));
-    }
-    if (!o.tls_ca.empty()) {
-      if (SSL_CTX_load_verify_locations(ctx, o.tls_ca.c_str(), nullptr) != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("the HTTP port's tls_ca ", o.tls_ca, ": ", OpenSslError()));
-      }
-      SSL_CTX_set_client_CA_list(ctx, SSL_load_client_CA_file(o.tls_ca.c_str()));
-      // Asked for, verified when given, not required: a bearer token authenticates too.
-      SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    }
+    absl::StatusOr<std::shared_ptr<TlsContext>> tls = TlsContext::Server(o.tls_cert, o.tls_key, o.tls_ca);
+    if (!tls.ok()) return absl::InvalidArgumentError(absl::StrCat("the HTTP port's TLS: ", tls.status().message()));
+    f->tls_ = *std::move(tls);
   }
   Acceptor::Options ao;
   ao.listen = o.listen;
@@ -251,7 +211,6 @@ HttpFront::~HttpFront() {
   }
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
-  if (tls_ != nullptr) SSL_CTX_free(Ctx(tls_));
 }
 
 void HttpFront::Log(std::string_view line) const {
@@ -318,7 +277,7 @@ void HttpFront::Add(int fd) {
   c->peer = PeerOf(fd);
   c->deadline = absl::Now() + options_.head_timeout;
   if (tls_ != nullptr) {
-    c->ssl = SSL_new(Ctx(tls_));
+    c->ssl = SSL_new(tls_->get());
     if (c->ssl == nullptr || SSL_set_fd(c->ssl, fd) != 1) {
       Log(absl::StrCat("HTTP port: TLS for ", c->peer, ": ", OpenSslError()));
       ::close(fd);
@@ -452,7 +411,7 @@ void HttpFront::Dispatch(Conn* c, size_t head_end) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &short_tv, sizeof(short_tv));
   job->caller.peer = c->peer;
   job->caller.tls = c->ssl != nullptr;
-  if (c->ssl != nullptr) job->caller.certificate_user = CertificateUser(c->ssl);
+  if (c->ssl != nullptr) job->caller.certificate_user = VerifiedCommonName(c->ssl);
   const std::string auth = r.Header("authorization");
   if (auth.size() > 7 && absl::EqualsIgnoreCase(absl::string_view(auth).substr(0, 7), "bearer ")) {
     job->caller.bearer_token = std::string(absl::StripAsciiWhitespace(absl::string_view(auth).substr(7)));

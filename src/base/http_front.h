@@ -40,6 +40,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/tls.h"
 
 namespace basalt::server {
 
@@ -118,7 +119,7 @@ class HttpFront {
 
   Options options_;
   std::string address_;
-  void* tls_ = nullptr;  // SSL_CTX
+  std::shared_ptr<TlsContext> tls_;  // null: plain text
   std::unique_ptr<Acceptor> acceptor_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: new connections, or stop
