@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/core.h"
 #include "common/status.h"
+#include "common/tls.h"
 #include "transport/tcp/path.h"
 #include "transport/verbs/path.h"
 
@@ -186,6 +187,14 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   if (options.transport == TransportChoice::kAuto || options.transport == TransportChoice::kTcp) {
     tcp::TcpPathOptions to;
     to.client.connections = options.tcp_connections;
+    if (!options.security.tls_ca.empty()) {
+      // The TCP path is TLS where gRPC is: the same CA, client certificate and server name.
+      const ClientSecurity& sec = options.security;
+      absl::StatusOr<std::shared_ptr<TlsContext>> tls = TlsContext::Client(sec.tls_ca, sec.tls_cert, sec.tls_key);
+      if (!tls.ok()) return WithContext(tls.status(), "Connection::Open: the TCP path's TLS");
+      to.client.tls = *std::move(tls);
+      to.client.tls_server_name = sec.tls_server_name;
+    }
     to.client.connect_timeout = std::min(options.timeout, absl::Seconds(5));
     to.retry = options.verbs_retry;
     to.required = options.transport == TransportChoice::kTcp;

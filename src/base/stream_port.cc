@@ -28,8 +28,10 @@ struct StreamConnection::Port {
 };
 
 StreamConnection::StreamConnection(int fd, std::string peer, int epoll_fd, std::shared_ptr<Port> port,
-                                   std::unique_ptr<StreamSession> session)
-    : fd_(fd), peer_(std::move(peer)), epoll_fd_(epoll_fd), port_(std::move(port)), session_(std::move(session)) {
+                                   std::unique_ptr<StreamSession> session, std::unique_ptr<TlsStream> tls)
+    : fd_(fd), peer_(std::move(peer)), epoll_fd_(epoll_fd), port_(std::move(port)), session_(std::move(session)),
+      tls_(std::move(tls)) {
+  if (tls_ != nullptr) cipher_in_.resize(64 << 10);
   absl::MutexLock l(&mu_);
   registered_ = EPOLLIN | EPOLLRDHUP;  // as Register sets it
 }
@@ -69,16 +71,25 @@ bool StreamConnection::read_paused() {
 void StreamConnection::Queue(std::string_view frame) {
   absl::MutexLock l(&mu_);
   if (closed_ || broken_) return;
-  if (Pending() == 0 && !corked_) {
-    const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n == static_cast<ssize_t>(frame.size())) return;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      broken_ = true;  // the loop sees the error on the socket and closes it
+  if (tls_ != nullptr) {
+    // Sealed into the queue, then sent as far as the socket takes it (unless corked).
+    if (!AppendLocked(frame) || (!corked_ && !SendQueued())) {
+      broken_ = true;
+      ::shutdown(fd_, SHUT_RDWR);  // the loop sees the socket end and closes it
       return;
     }
-    if (n > 0) frame.remove_prefix(static_cast<size_t>(n));
+  } else {
+    if (Pending() == 0 && !corked_) {
+      const ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n == static_cast<ssize_t>(frame.size())) return;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        broken_ = true;  // the loop sees the error on the socket and closes it
+        return;
+      }
+      if (n > 0) frame.remove_prefix(static_cast<size_t>(n));
+    }
+    out_.append(frame);
   }
-  out_.append(frame);
   if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
     paused_ = true;
     port_->counters.reads_paused.fetch_add(1, std::memory_order_relaxed);
@@ -86,13 +97,22 @@ void StreamConnection::Queue(std::string_view frame) {
   if (!corked_) UpdateInterest();  // (corked: the loop's flush does it)
 }
 
+bool StreamConnection::AppendLocked(std::string_view frame) {
+  if (tls_ == nullptr) {
+    out_.append(frame);
+    return true;
+  }
+  if (!tls_->Write(frame).ok()) return false;
+  tls_->TakeOutput(&out_);
+  return true;
+}
+
 bool StreamConnection::OnWritable() {
   absl::MutexLock l(&mu_);
   return FlushLocked();
 }
 
-bool StreamConnection::FlushLocked() {
-  nudge_ = false;
+bool StreamConnection::SendQueued() {
   while (Pending() > 0) {
     const ssize_t n = ::send(fd_, out_.data() + out_offset_, Pending(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
@@ -106,13 +126,87 @@ bool StreamConnection::FlushLocked() {
   if (Pending() == 0) {
     out_.clear();
     out_offset_ = 0;
-    if (close_after_flush_) return false;
   } else if (out_offset_ > (1 << 20)) {
     out_.erase(0, out_offset_);
     out_offset_ = 0;
   }
+  return true;
+}
+
+bool StreamConnection::FlushLocked() {
+  nudge_ = false;
+  if (!SendQueued()) return false;
+  if (Pending() == 0 && close_after_flush_) return false;
   if (paused_ && static_cast<int64_t>(Pending()) <= port_->options.max_queued_reply_bytes / 2) paused_ = false;
   UpdateInterest();
+  return true;
+}
+
+bool StreamConnection::ReadPlain(bool* closed_by_client) {
+  for (int round = 0; round < 4; ++round) {
+    const absl::Span<char> space = session_->Space();
+    if (space.empty()) break;  // the session holds all it may before it processes: process first
+    const ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
+    if (n == 0) {  // the client closed its side: what it sent before is still answered
+      *closed_by_client = true;
+      break;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    session_->Commit(static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < space.size()) break;
+  }
+  return true;
+}
+
+bool StreamConnection::DrainTls(bool* closed_by_client, bool* full) {
+  for (;;) {
+    const absl::Span<char> space = session_->Space();
+    if (space.empty()) {
+      *full = true;
+      return true;
+    }
+    absl::StatusOr<size_t> n = tls_->Read(space);
+    if (!n.ok()) return false;
+    if (*n == 0) break;
+    session_->Commit(*n);
+  }
+  if (tls_->closed()) *closed_by_client = true;
+  return true;
+}
+
+bool StreamConnection::ReadTls(bool* closed_by_client, bool* full) {
+  absl::MutexLock l(&mu_);
+  // What TLS already holds goes to the session first (it may not have had room for it).
+  if (tls_->handshake_done() && !DrainTls(closed_by_client, full)) return false;
+  for (int round = 0; round < 4 && !*full && !*closed_by_client; ++round) {
+    const ssize_t n = ::recv(fd_, cipher_in_.data(), cipher_in_.size(), MSG_DONTWAIT);
+    if (n == 0) {
+      *closed_by_client = true;
+      break;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    tls_->Feed(std::string_view(cipher_in_.data(), static_cast<size_t>(n)));
+    if (!tls_->handshake_done()) {
+      absl::StatusOr<bool> done = tls_->Handshake();
+      tls_->TakeOutput(&out_);  // its next flight, or the alert that says why it failed
+      if (!done.ok()) {
+        SendQueued();
+        return false;
+      }
+      if (!*done) continue;
+    }
+    if (!DrainTls(closed_by_client, full)) return false;
+    if (static_cast<size_t>(n) < cipher_in_.size()) break;
+  }
+  tls_->TakeOutput(&out_);
   return true;
 }
 
@@ -127,22 +221,8 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     corked_ = true;
   }
   bool closed_by_client = false;
-  for (int round = 0; round < 4; ++round) {
-    const absl::Span<char> space = session_->Space();
-    if (space.empty()) break;  // the session holds all it may before it processes: process first
-    const ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
-    if (n == 0) {  // the client closed its side: what it sent before is still answered
-      closed_by_client = true;
-      break;
-    }
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return false;
-    }
-    session_->Commit(static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < space.size()) break;
-  }
+  bool tls_full = false;  // TLS holds plaintext the session had no room for
+  if (!(tls_ != nullptr ? ReadTls(&closed_by_client, &tls_full) : ReadPlain(&closed_by_client))) return false;
   const absl::Status processed = session_->Process(self);
   absl::MutexLock l(&mu_);
   corked_ = false;
@@ -157,7 +237,8 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     // Paused while it processed, the session left calls it had read; if the flush unpauses the
     // connection, no EPOLLIN may come for them (their bytes are read): a writable event (at once,
     // or once the client has taken enough of what the socket holds) has the loop go on with them.
-    const bool left_calls = paused_;
+    // So for plaintext TLS holds that the session had no room for.
+    const bool left_calls = paused_ || tls_full;
     if (!FlushLocked()) return false;
     if (left_calls && !paused_) {
       nudge_ = true;
@@ -166,13 +247,8 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
     return true;
   }
   // Said once, then the connection ends when the client has it.
-  const std::string frame = port_->protocol.connection_error(processed);
   close_after_flush_ = true;
-  if (Pending() == 0) {
-    ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    return false;
-  }
-  out_.append(frame);
+  if (!AppendLocked(port_->protocol.connection_error(processed)) || !SendQueued() || Pending() == 0) return false;
   UpdateInterest();
   return true;
 }
@@ -257,16 +333,34 @@ struct StreamPort::Impl {
     }
   }
 
+  // What a connection refused at accept time is sent: the protocol's error saying why; nothing
+  // under TLS (the client could not read it before a handshake), only the close.
+  std::string Refusal(const std::string& why) const {
+    if (options().tls != nullptr) return "";
+    return port->protocol.connection_error(absl::ResourceExhaustedError(why));
+  }
+
   // The Acceptor's thread: a new connection joins a loop, or is refused past the cap.
   void Take(int fd) {
     if (counters().connections_open.load(std::memory_order_relaxed) >=
         static_cast<uint64_t>(options().max_connections)) {
-      const std::string frame = port->protocol.connection_error(absl::ResourceExhaustedError(
-          absl::StrCat("server busy: ", options().max_connections, " connections open (max_connections)")));
+      const std::string frame = Refusal(absl::StrCat("server busy: ", options().max_connections,
+                                                     " connections open (max_connections)"));
       counters().connections_refused.fetch_add(1, std::memory_order_relaxed);
       ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       ::close(fd);
       return;
+    }
+    std::unique_ptr<TlsStream> tls;
+    if (options().tls != nullptr) {
+      absl::StatusOr<std::unique_ptr<TlsStream>> made = TlsStream::New(options().tls);
+      if (!made.ok()) {
+        Log(absl::StrCat(PeerOf(fd), ": refused: ", made.status().message()));
+        counters().connections_refused.fetch_add(1, std::memory_order_relaxed);
+        ::close(fd);
+        return;
+      }
+      tls = *std::move(made);
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -277,7 +371,8 @@ struct StreamPort::Impl {
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
     Loop& loop = *loops[next_loop.fetch_add(1, std::memory_order_relaxed) % loops.size()];
-    auto c = std::make_shared<StreamConnection>(fd, PeerOf(fd), loop.epoll_fd, port, port->protocol.new_session());
+    auto c = std::make_shared<StreamConnection>(fd, PeerOf(fd), loop.epoll_fd, port, port->protocol.new_session(),
+                                                 std::move(tls));
     {
       absl::MutexLock l(&loop.mu);
       loop.connections.emplace(c.get(), c);
@@ -374,9 +469,7 @@ absl::StatusOr<std::unique_ptr<StreamPort>> StreamPort::Start(const Options& opt
   ao.reserved_fds = options.reserved_fds;
   ao.log = [raw](std::string_view line) { raw->Log(std::string(line)); };
   ao.refused = &impl->counters().connections_refused;
-  ao.refusal = [raw](const std::string& why) {
-    return raw->port->protocol.connection_error(absl::ResourceExhaustedError(why));
-  };
+  ao.refusal = [raw](const std::string& why) { return raw->Refusal(why); };
   absl::StatusOr<std::unique_ptr<Acceptor>> acceptor = Acceptor::Listen(ao);
   if (!acceptor.ok()) return acceptor.status();
   impl->acceptor = *std::move(acceptor);

@@ -24,6 +24,14 @@
 //     whose queued answers have not moved for stalled_write_timeout, and TCP keepalive (60 s
 //     idle, then 6 probes 10 s apart) ends those whose client vanished.
 //
+// TLS (Options::tls, common/tls.h): the socket's bytes are TLS records; the session reads and
+// answers plaintext, the connection decrypts what it reads and seals what it sends, under its
+// lock (one TLS state per connection, read by its loop and written by any thread). A handshake
+// that fails closes the connection (the client has the TLS alert); refusals at accept time are
+// a close, not the protocol's error, which the client could not read in the clear. Plaintext
+// read and not yet taken by the session (its Space full) is buffered by TLS, where epoll cannot
+// see it: the loop is woken for it as for calls left by a pause.
+//
 // Thread-safety: Start and Shutdown from one thread; sessions run on their loop's thread;
 // StreamConnection::Queue and Answer from any thread.
 #pragma once
@@ -34,6 +42,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,6 +50,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "common/metrics.h"
+#include "common/tls.h"
 
 namespace basalt::server {
 
@@ -94,6 +104,7 @@ class StreamPort {
     absl::Duration stalled_write_timeout = absl::Seconds(60);
     std::function<void(std::string_view)> log;  // refusals and connection errors; empty: stderr
     std::string name = "port";                  // in logs and metric help: "HBase port"
+    std::shared_ptr<const TlsContext> tls;      // a server's (TlsContext::Server); null: plain text
   };
   struct Protocol {
     // A new connection's session.
@@ -131,8 +142,9 @@ class StreamPort {
 class StreamConnection {
  public:
   struct Port;  // the port's options, protocol and counters (stream_port.cc)
+  // `tls`: the connection's TLS state (null: plain text).
   StreamConnection(int fd, std::string peer, int epoll_fd, std::shared_ptr<Port> port,
-                   std::unique_ptr<StreamSession> session);
+                   std::unique_ptr<StreamSession> session, std::unique_ptr<TlsStream> tls);
   StreamConnection(const StreamConnection&) = delete;
   StreamConnection& operator=(const StreamConnection&) = delete;
 
@@ -170,9 +182,20 @@ class StreamConnection {
  private:
   size_t Pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return out_.size() - out_offset_; }
   uint32_t Interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes what is queued, as far as the socket takes it; false when the connection is to be
-  // closed (a write failed, or a closing connection's last answer left).
+  // Queues `frame` after what is queued, sealed under TLS; false when it cannot be sealed.
+  bool AppendLocked(std::string_view frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends what is queued as far as the socket takes it; false when a write failed.
+  bool SendQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SendQueued, then what follows from it: false when the connection is to be closed (a write
+  // failed, or a closing connection's last answer left); unpauses reading, sets the interest.
   bool FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads what the socket has into the session, plaintext, in up to four recvs; false when the
+  // connection is to be closed now (a read failed, a TLS handshake or record). `closed_by_client`:
+  // the client ended its side; `full`: TLS holds plaintext the session had no room for.
+  bool ReadPlain(bool* closed_by_client);
+  bool ReadTls(bool* closed_by_client, bool* full);
+  // The plaintext TLS holds, into the session as far as it has room.
+  bool DrainTls(bool* closed_by_client, bool* full) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UpdateInterest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int fd_;
@@ -180,6 +203,7 @@ class StreamConnection {
   const int epoll_fd_;
   const std::shared_ptr<Port> port_;
   const std::unique_ptr<StreamSession> session_;  // the loop's
+  std::vector<char> cipher_in_;                   // the loop's: TLS records read
 
   absl::Mutex mu_;
   std::string out_ ABSL_GUARDED_BY(mu_);
@@ -195,6 +219,7 @@ class StreamConnection {
   uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t swept_sent_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<TlsStream> tls_ ABSL_PT_GUARDED_BY(mu_);  // null: plain text
 };
 
 }  // namespace basalt::server

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/tls.h"
 #include "src/base/flags.h"
 #include "src/front/verbs_front.h"
 #include "transport/tcp/frame_stream.h"
@@ -274,11 +275,13 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
     control->state = "off: tcp=false";
     return nullptr;
   }
-  if (!config.tls_cert.empty()) {
-    control->state = "off: tls_cert is set, and TLS on the TCP path is not built yet";
-    return nullptr;
-  }
   TcpServerOptions o;
+  if (!config.tls_cert.empty()) {
+    // The gRPC port's certificate, and its CA for client certificates.
+    absl::StatusOr<std::shared_ptr<TlsContext>> tls = TlsContext::Server(config.tls_cert, config.tls_key, config.tls_ca);
+    if (!tls.ok()) return absl::InvalidArgumentError(absl::StrCat("the TCP path's TLS: ", tls.status().message()));
+    o.port.tls = *std::move(tls);
+  }
   if (config.tcp_listen.empty()) {
     std::string host;
     int unused = 0;
@@ -306,7 +309,7 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   }
   TcpServer* t = server->get();
   if (metrics != nullptr) t->RegisterMetrics(metrics);
-  control->state = absl::StrCat("on ", t->host(), ":", t->port());
+  control->state = absl::StrCat("on ", t->host(), ":", t->port(), o.port.tls != nullptr ? " (TLS)" : "");
   control->open_session = [t](std::shared_ptr<const Identity> caller) -> absl::StatusOr<rpc::VerbsSessionResponse> {
     const std::string owner = caller != nullptr ? caller->user : "";  // "" (auth off): no per-user caps
     absl::StatusOr<verbs::VerbsSession> s = t->NewSession(std::move(caller), owner);

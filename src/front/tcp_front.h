@@ -12,6 +12,12 @@
 // follow back to back, each delimited by its header (transport/tcp/frame_stream.h). Replies go
 // in the order they are ready, each naming its request's id.
 //
+// TLS: with tls_cert every connection is TLS from its first byte (the gRPC port's certificate;
+// client certificates signed by tls_ca asked for and verified when given, as there), and the
+// ConnectData and the frames travel inside it. Who calls is the session's principal: the
+// identity the gRPC port authenticated when it issued the token, which only ever travels
+// inside TLS. A client that speaks plaintext to a TLS port fails the handshake and is closed.
+//
 // Refusals: a ConnectData that is not one, a session never issued, expired, a MAC not the
 // key's or a nonce seen before ends the connection with one error reply of request id 0 (its
 // status PermissionDenied, saying why). So does a stream that is not frames, or a frame longer
@@ -101,8 +107,7 @@ class TcpServer {
 // listen host, a free port) and fills `control` (OpenVerbsSession with FAST_PATH_TCP, the
 // Status counters). `schedule` is the handler pool; Gets and Mutates are counted in `metrics`
 // with transport "tcp", authorised with `access` and admitted by `quotas` as over verbs.
-// Under TLS the path is off (state "off: tls=...: TLS on the TCP path is not built yet"), so
-// that nothing travels in the clear where the operator asked for TLS.
+// With tls_cert the path is TLS (common/tls.h), with the gRPC port's certificate and tls_ca.
 absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, DataService* data,
                                                     std::function<void(std::function<void()>)> schedule,
                                                     VerbsControl* control, metrics::Registry* metrics = nullptr,

@@ -10,14 +10,17 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "common/tls.h"
 #include "gtest/gtest.h"
 #include "src/front/verbs_front.h"
 #include "tests/util/loopback.h"
@@ -598,6 +601,127 @@ TEST_F(TcpFrontTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {
     EXPECT_TRUE(StatusOf(*a, static_cast<uint64_t>(i)).ok());
   }
   sender.join();
+}
+
+// The path under TLS (common/tls.h): the test CA's server certificate, clients with the CA and
+// alice's certificate, or with what must be refused.
+class TcpFrontTlsTest : public TcpFrontTest {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = new testing::TempDir();
+    const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(), " alice");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  static void TearDownTestSuite() {
+    delete certs_;
+    certs_ = nullptr;
+  }
+  static std::string Cert(const std::string& name) { return certs_->path() + "/" + name; }
+
+  void StartTlsServer(TcpServerOptions o = {}) {
+    absl::StatusOr<std::shared_ptr<TlsContext>> tls =
+        TlsContext::Server(Cert("server.pem"), Cert("server.key"), Cert("ca.pem"));
+    ASSERT_TRUE(tls.ok()) << tls.status();
+    o.port.tls = *tls;
+    StartServer(o);
+  }
+  // A client's options: the CA `ca`, and `user`'s certificate ("" none).
+  static tcp::TcpClientOptions Tls(const std::string& ca = "ca.pem", const std::string& user = "alice") {
+    tcp::TcpClientOptions o;
+    absl::StatusOr<std::shared_ptr<TlsContext>> tls = TlsContext::Client(
+        Cert(ca), user.empty() ? "" : Cert(user + ".pem"), user.empty() ? "" : Cert(user + ".key"));
+    EXPECT_TRUE(tls.ok()) << tls.status();
+    if (tls.ok()) o.tls = *tls;
+    o.connect_timeout = absl::Seconds(5);
+    return o;
+  }
+  absl::Status TryOpen(const tcp::TcpClientOptions& o) {
+    return tcp::TcpClient::Open([this]() { return server_->NewSession(nullptr, ""); }, "127.0.0.1", o).status();
+  }
+
+  static testing::TempDir* certs_;
+};
+
+testing::TempDir* TcpFrontTlsTest::certs_ = nullptr;
+
+// Everything the path does in the clear it does sealed: pipelined calls from many threads, async
+// calls, a row many TLS records long each way.
+TEST_F(TcpFrontTlsTest, CallsPipelinedAsyncAndLargeAreAnsweredAsInTheClear) {
+  StartTlsServer();
+  OpenClient(Tls());
+  std::atomic<int> wrong{0};
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 100; ++i) {
+          const std::string row = absl::StrCat("r", t, "-", i);
+          rpc::GetResponse got;
+          if (!ClientPut(Put(row, row)).ok() || !ClientGet(Get(row), &got).ok() || got.row().cells_size() != 1 ||
+              got.row().cells(0).value() != row) {
+            ++wrong;
+          }
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  EXPECT_EQ(wrong.load(), 0);
+  std::atomic<int> ok{0}, done{0};
+  for (int i = 0; i < 500; ++i) {
+    client_->CallAsync(std::make_unique<CountingCall>(Get(absl::StrCat("r0-", i % 100)), &ok, &done));
+  }
+  ASSERT_TRUE(WaitFor([&] { return done.load() == 500; })) << done.load();
+  EXPECT_EQ(ok.load(), 500);
+  const std::string big(3 << 20, 'z');
+  ASSERT_TRUE(ClientPut(Put("big", big)).ok());
+  rpc::GetResponse got;
+  ASSERT_TRUE(ClientGet(Get("big"), &got).ok());
+  ASSERT_EQ(got.row().cells_size(), 1);
+  EXPECT_EQ(got.row().cells(0).value(), big);
+  EXPECT_EQ(client_->stats().failures, 0u);
+  // The bytes on the wire are not the frames: a plaintext client's proof is no TLS handshake.
+  RawClient plain(server_->port());
+  ASSERT_TRUE(plain.Hello(Session()));
+  EXPECT_TRUE(plain.ClosedByServer());
+}
+
+// Who may not connect: a client that does not trust the server's CA, one that expects another
+// name, one whose certificate another CA signed; and past the connection cap, a close the client
+// names.
+TEST_F(TcpFrontTlsTest, ClientsTheHandshakeRefusesAreToldWhy) {
+  TcpServerOptions so;
+  so.port.max_connections = 1;
+  StartTlsServer(so);
+  absl::Status s = TryOpen(Tls("rogue-ca.pem", ""));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("certificate verify failed"), std::string::npos) << s;
+  tcp::TcpClientOptions named = Tls();
+  named.tls_server_name = "elsewhere.example";
+  s = TryOpen(named);
+  EXPECT_NE(s.message().find("certificate verify failed"), std::string::npos) << s;
+  // The server refuses rogue's certificate once it has it: the handshake fails on one side or
+  // the other, and no call is answered.
+  tcp::TcpClientOptions rogue = Tls("ca.pem", "rogue");
+  absl::StatusOr<std::unique_ptr<tcp::TcpClient>> c =
+      tcp::TcpClient::Open([this]() { return server_->NewSession(nullptr, ""); }, "127.0.0.1", rogue);
+  if (c.ok()) {
+    client_ = *std::move(c);
+    rpc::GetResponse got;
+    bool failed = false;
+    EXPECT_FALSE(ClientGet(Get("r"), &got, &failed).ok());
+    EXPECT_TRUE(failed);
+    client_.reset();
+  }
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().connections_open == 0; }));
+  tcp::TcpClientOptions one = Tls();
+  one.connections = 1;
+  OpenClient(one);
+  s = TryOpen(one);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("closed the connection in the TLS handshake"), std::string::npos) << s;
+  // The one connection still serves.
+  ASSERT_TRUE(ClientPut(Put("r", "v")).ok());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -104,12 +105,13 @@ class Security : public ::testing::Test {
   }
 
   // A connection; failed calls are not retried (a refusal is final, and a test waits for none).
-  std::unique_ptr<Connection> Open(const ClientSecurity& security) {
+  std::unique_ptr<Connection> Open(const ClientSecurity& security,
+                                   TransportChoice transport = TransportChoice::kGrpc) {
     ConnectionOptions o;
     o.address = server_->address();
     o.timeout = absl::Seconds(10);
     o.max_attempts = 1;
-    o.transport = TransportChoice::kGrpc;
+    o.transport = transport;
     o.security = security;
     auto c = Connection::Open(o);
     EXPECT_TRUE(c.ok()) << c.status();
@@ -496,6 +498,42 @@ TEST_F(Security, AReaderCannotWriteAndAFamilyWriterCannotWriteAnother) {
     }
   }
   EXPECT_EQ(cells, 1);
+}
+
+// The TCP fast path under TLS and auth: each Get and Put is the session's user's, authorised as
+// over gRPC (the same refusals, word for word), whether that user proved itself with a
+// certificate or a token.
+TEST_F(Security, TheTcpPathIsTlsAndAuthorisesEachCallAsGrpcDoes) {
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"carol", "W", "", "t1", "cf1", ""}).ok());
+  auto status = admin_->GetAdmin()->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_NE(status->tcp.find("(TLS)"), std::string::npos) << status->tcp;
+  const uint64_t before = status->tcp_requests;
+  auto alice = Open(As("alice"), TransportChoice::kTcp);
+  ASSERT_NE(alice, nullptr);
+  auto r = alice->GetTable("t1")->Get(Get("r1"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Value("cf2", "q").value_or("?"), "two");
+  ExpectDenied(alice->GetTable("t1")->Put(Put("r2").Add("cf1", "q", "x")), "alice", "Mutate",
+               "W on table t1, column cf1:q");
+  ClientSecurity token = CaOnly();
+  token.token = kCarolToken;
+  auto carol = Open(token, TransportChoice::kTcp);
+  ASSERT_NE(carol, nullptr);
+  EXPECT_TRUE(carol->GetTable("t1")->Put(Put("r2").Add("cf1", "q", "by carol")).ok());
+  ExpectDenied(carol->GetTable("t1")->Put(Put("r2").Add("cf2", "q", "x")), "carol", "Mutate",
+               "W on table t1, column cf2:q");
+  ExpectDenied(carol->GetTable("t1")->Get(Get("r1")).status(), "carol", "Get", "R on table t1");
+  for (const auto& [c, calls] : {std::pair{alice.get(), 2u}, std::pair{carol.get(), 3u}}) {
+    const TransportStats t = c->GetTransportStats();
+    EXPECT_EQ(t.path, "tcp");
+    EXPECT_EQ(t.tcp_calls, calls);
+    EXPECT_EQ(t.grpc_fallbacks, 0u);
+  }
+  status = admin_->GetAdmin()->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->tcp_requests - before, 5u);
 }
 
 TEST_F(Security, ANonAdminCannotCreateDropOrSwitchVerbsAndSeesOnlyItsTables) {

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/dial.h"
+#include "common/status.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/verbs/frame.h"
 
@@ -70,8 +71,8 @@ struct TcpClient::State {
 };
 
 struct TcpClient::Connection {
-  Connection(int fd, size_t max_request, size_t max_reply, State* state)
-      : fd(fd), max_request(max_request), max_reply(max_reply), state(state) {}
+  Connection(int fd, size_t max_request, size_t max_reply, State* state, std::unique_ptr<TlsStream> tls_stream)
+      : fd(fd), max_request(max_request), max_reply(max_reply), state(state), tls(std::move(tls_stream)) {}
   ~Connection() {
     Close();
     if (reader.joinable()) {
@@ -125,7 +126,7 @@ struct TcpClient::Connection {
     while (!out.empty()) {
       batch.swap(out);
       mu.Unlock();
-      const bool sent = SendAll(fd, batch);
+      const bool sent = Seal(&batch) && SendAll(fd, batch);
       const int err = errno;
       batch.clear();
       mu.Lock();
@@ -136,6 +137,19 @@ struct TcpClient::Connection {
     }
     sending = false;
     mu.Unlock();
+  }
+
+  // Under TLS, `batch` sealed in place (in the order batches are sent: one sender at a time).
+  bool Seal(std::string* batch) {
+    if (tls == nullptr) return true;
+    absl::MutexLock l(&tls_mu);
+    if (!tls->Write(*batch).ok()) {
+      errno = EPROTO;
+      return false;
+    }
+    batch->clear();
+    tls->TakeOutput(batch);
+    return true;
   }
 
   // The connection is broken: no more sends; the reader fails what is pending.
@@ -162,9 +176,12 @@ struct TcpClient::Connection {
     FrameStreamReader reader(max_reply + verbs::kFrameHeaderSize);
     absl::Status ended;
     absl::Time next_sweep = absl::InfinitePast();
+    std::vector<char> sealed(tls != nullptr ? 64 << 10 : 0);
     for (;;) {
       const absl::Span<uint8_t> space = reader.Space(64 << 10);
-      const ssize_t n = ::recv(fd, space.data(), space.size(), 0);  // one system call per wake
+      // One system call per wake: into the frames, or, under TLS, into `sealed` to be opened.
+      const ssize_t n = tls != nullptr ? ::recv(fd, sealed.data(), sealed.size(), 0)
+                                       : ::recv(fd, space.data(), space.size(), 0);
       if (n == 0) {
         ended = absl::UnavailableError("tcp path: the server closed the connection");
         break;
@@ -174,8 +191,12 @@ struct TcpClient::Connection {
         break;
       }
       if (n > 0) {
-        reader.Commit(static_cast<size_t>(n));
-        ended = Deliver(reader);
+        if (tls != nullptr) {
+          ended = Open(std::string_view(sealed.data(), static_cast<size_t>(n)), reader);
+        } else {
+          reader.Commit(static_cast<size_t>(n));
+          ended = Deliver(reader);
+        }
         if (!ended.ok()) break;
       }
       if (const absl::Time now = absl::Now(); now >= next_sweep) {
@@ -193,6 +214,25 @@ struct TcpClient::Connection {
     state->failures.fetch_add(failed.size(), std::memory_order_relaxed);
     for (auto& [id, c] : failed) c->Done(id, {}, ended, true);
     reader_done.store(true, std::memory_order_release);
+  }
+
+  // TLS records read: their plaintext into the frames, each whole reply delivered as it completes.
+  absl::Status Open(std::string_view records, FrameStreamReader& reader) {
+    for (;;) {
+      absl::StatusOr<size_t> n;
+      {
+        absl::MutexLock l(&tls_mu);
+        if (!records.empty()) tls->Feed(records);
+        records = {};
+        const absl::Span<uint8_t> space = reader.Space(64 << 10);
+        n = tls->Read(absl::MakeSpan(reinterpret_cast<char*>(space.data()), space.size()));
+        if (n.ok() && *n == 0 && tls->closed()) return absl::UnavailableError("tcp path: the server ended TLS");
+      }
+      if (!n.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", n.status().message()));
+      if (*n == 0) return absl::OkStatus();
+      reader.Commit(*n);
+      BASALT_RETURN_IF_ERROR(Deliver(reader));
+    }
   }
 
   // Every whole reply read: its call finished. An error: the connection is over.
@@ -236,6 +276,8 @@ struct TcpClient::Connection {
   const size_t max_request;
   const size_t max_reply;
   State* const state;
+  const std::unique_ptr<TlsStream> tls ABSL_PT_GUARDED_BY(tls_mu);  // null: plain text
+  absl::Mutex tls_mu;  // the sender's Seal and the reader's Open
   std::thread reader;
   std::atomic<bool> reader_done{false};  // ReadLoop has returned (or is about to)
   std::atomic<uint64_t> next_id{1};  // 0 is the server's: the connection's end
@@ -279,6 +321,35 @@ absl::StatusOr<std::unique_ptr<TcpClient>> TcpClient::Open(SessionSource session
 
 bool TcpClient::OnReaderThread() { return on_reader; }
 
+// The TLS handshake on a new connection (blocking, its recv timeout short) by `deadline`.
+absl::StatusOr<std::unique_ptr<TlsStream>> TcpClient::Handshake(int fd, absl::Time deadline) const {
+  const std::string name = options_.tls_server_name.empty() ? fallback_host_ : options_.tls_server_name;
+  absl::StatusOr<std::unique_ptr<TlsStream>> tls = TlsStream::New(options_.tls, name);
+  if (!tls.ok()) return tls.status();
+  // A server that closes the connection at once (with our hello unread: a reset) refused it.
+  auto refused = [](int err) { return err == ECONNRESET || err == EPIPE; };
+  const absl::Status closed = absl::UnavailableError(
+      "tcp path: the server closed the connection in the TLS handshake (not TLS there, or it refused the "
+      "connection: past tcp_max_connections, or out of descriptors)");
+  char buf[16 << 10];
+  for (;;) {
+    absl::StatusOr<bool> done = (*tls)->Handshake();
+    std::string flight;
+    (*tls)->TakeOutput(&flight);
+    if (!flight.empty() && !SendAll(fd, flight)) return refused(errno) ? closed : Errno("TLS handshake: send", errno);
+    if (!done.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", done.status().message()));
+    if (*done) return tls;
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && refused(errno))) return closed;
+    if (n > 0) {
+      (*tls)->Feed(std::string_view(buf, static_cast<size_t>(n)));
+    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Errno("TLS handshake: recv", errno);
+    }
+    if (absl::Now() >= deadline) return absl::UnavailableError("tcp path: the TLS handshake did not finish in time");
+  }
+}
+
 // A new connection, with a session that is still good (fetched when there is none).
 absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Connect() {
   verbs::VerbsSession session;
@@ -301,8 +372,18 @@ absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Connect() {
     state_->session = session;
   }
   const std::string host = IsWildcard(session.address) ? fallback_host_ : session.address;
+  const absl::Time deadline = absl::Now() + options_.connect_timeout;
   absl::StatusOr<int> fd = Dial(host, session.port, options_.connect_timeout);
   if (!fd.ok()) return fd.status();
+  std::unique_ptr<TlsStream> tls;
+  if (options_.tls != nullptr) {
+    absl::StatusOr<std::unique_ptr<TlsStream>> shaken = Handshake(*fd, deadline);
+    if (!shaken.ok()) {
+      ::close(*fd);
+      return shaken.status();
+    }
+    tls = *std::move(shaken);
+  }
   verbs::ConnectData cd;
   std::memcpy(cd.token, session.token.data(), verbs::ConnectData::kTokenBytes);
   cd.max_reply = options_.max_reply_bytes;
@@ -314,13 +395,22 @@ absl::StatusOr<std::shared_ptr<TcpClient::Connection>> TcpClient::Connect() {
   std::memcpy(cd.nonce, nonce->data(), verbs::ConnectData::kNonceBytes);
   uint8_t hello[verbs::ConnectData::kSize];
   cd.Encode(session.key, hello);
-  if (!SendAll(*fd, std::string_view(reinterpret_cast<const char*>(hello), sizeof(hello)))) {
+  std::string proof(reinterpret_cast<const char*>(hello), sizeof(hello));
+  if (tls != nullptr) {
+    if (absl::Status s = tls->Write(proof); !s.ok()) {
+      ::close(*fd);
+      return absl::UnavailableError(absl::StrCat("tcp path: ", s.message()));
+    }
+    proof.clear();
+    tls->TakeOutput(&proof);
+  }
+  if (!SendAll(*fd, proof)) {
     const absl::Status s = Errno("sending the session's proof", errno);
     ::close(*fd);
     return s;
   }
   auto c = std::make_shared<Connection>(*fd, std::max<size_t>(session.message_bytes, verbs::kFrameHeaderSize),
-                                        options_.max_reply_bytes, state_.get());
+                                        options_.max_reply_bytes, state_.get(), std::move(tls));
   Connection* raw = c.get();
   c->reader = std::thread([raw] { raw->ReadLoop(); });
   state_->connects.fetch_add(1, std::memory_order_relaxed);

@@ -4,7 +4,10 @@
 // each reply matched to its call by the request id it echoes.
 //
 //   - A session comes first, over gRPC (the caller's SessionSource: OpenVerbsSession with
-//     FAST_PATH_TCP); each connection starts with a ConnectData proving it.
+//     FAST_PATH_TCP); each connection starts with a ConnectData proving it. With TLS the
+//     connection's handshake comes before it, within connect_timeout, and every byte after is
+//     sealed: the sender seals the batch it sends, the reader opens what it reads (one TLS state
+//     per connection, under its own lock).
 //   - Writes are batched: a caller appends its frame to its connection's queue, and whichever
 //     caller finds no one sending sends everything queued, in one send, until the queue is
 //     empty, so calls that arrive together leave together.
@@ -30,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/tls.h"
 #include "transport/verbs/session.h"
 
 namespace basalt::tcp {
@@ -38,6 +42,11 @@ struct TcpClientOptions {
   int connections = 2;  // per server
   absl::Duration connect_timeout = absl::Seconds(5);
   uint32_t max_reply_bytes = 64 << 20;  // told to the server: a larger Get reply is too large
+  // TLS (a client's TlsContext: the CA, the client's certificate): every connection is TLS, the
+  // server's certificate checked against `tls_server_name`, or, empty, the gRPC target's host
+  // (Open's `fallback_host`: the port serves the gRPC port's certificate). Null: plain text.
+  std::shared_ptr<const TlsContext> tls;
+  std::string tls_server_name;
 };
 
 // An async call: Encode writes its request frame; Done gets its reply frame (empty when there is
@@ -92,6 +101,7 @@ class TcpClient {
   TcpClient(SessionSource sessions, std::string fallback_host, const TcpClientOptions& options);
   absl::StatusOr<std::shared_ptr<Connection>> Pick();
   absl::StatusOr<std::shared_ptr<Connection>> Connect();
+  absl::StatusOr<std::unique_ptr<TlsStream>> Handshake(int fd, absl::Time deadline) const;
 
   const SessionSource sessions_;
   const std::string fallback_host_;

@@ -3,8 +3,9 @@
 // SelectorOptions::tcp_factory, where verbs cannot be had.
 //
 //   - The session comes from the server over gRPC (OpenVerbsSession with FAST_PATH_TCP); a
-//     server that offers no TCP path (tcp=false, under TLS for now, or one that predates it)
-//     leaves that server to gRPC alone, or, when TCP is `required`, makes the factory fail.
+//     server that offers no TCP path (tcp=false, or one that predates it) leaves that server to
+//     gRPC alone, or, when TCP is `required`, makes the factory fail. With TLS on the client's
+//     connection (ClientSecurity::tls_ca) the TCP connections are TLS too.
 //   - A request too large for the server's frames, or a Get reply too large for the client's,
 //     goes over gRPC (counted as oversized).
 //   - A transport failure marks the path down for `retry`, and the call is repeated over gRPC
