@@ -2,6 +2,7 @@
 // `latency`): YCSB's core workloads A to F against a running server, over a sweep of client
 // threads and target rates, and the benchmarks that use YCSB's records.
 #include "src/tools/bench/server_bench_common.h"
+#include "src/tools/bench/tcp_echo_floor.h"
 
 #include <atomic>
 #include <thread>
@@ -153,6 +154,7 @@ struct YcsbTargets {
   Table* table = nullptr;
   InsertOrdinals* ordinals = nullptr;
   rpc::Echo::Stub* echo = nullptr;
+  const TcpEchoFloor* tcp_echo = nullptr;  // --transport=tcp: the echo floor is the TCP path's
   absl::Duration timeout;
   // > 0 (workload C only): each thread keeps this many Gets in flight through Table::GetAsync,
   // latency from each one's start to its callback.
@@ -284,7 +286,9 @@ class YcsbClients {
                                  YcsbThreadFigures* mine) {
     const YcsbWorkload& w = w_;
     if (w.echo) {
-      if (!Check(EchoOnce(to_.echo, echo_req_, to_.timeout))) return nullptr;
+      const absl::Status s = to_.tcp_echo != nullptr ? to_.tcp_echo->Call(choose_row(), to_.timeout)
+                                                     : EchoOnce(to_.echo, echo_req_, to_.timeout);
+      if (!Check(s)) return nullptr;
       return &mine->echo_h;
     }
     if (u < w.read) {
@@ -559,10 +563,19 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   auto table = (*conn)->GetTable(setup->server.table);
   InsertOrdinals ordinals(setup->records);
   std::unique_ptr<rpc::Echo::Stub> echo;
-  if (with_echo) {
+  std::unique_ptr<TcpEchoFloor> tcp_echo;
+  if (with_echo && setup->server.conn.transport == TransportChoice::kTcp) {
+    // The TCP path's floor: its loops, as many as the server's default (one per core), and its
+    // client, as many connections as the table's.
+    absl::StatusOr<std::unique_ptr<TcpEchoFloor>> started = TcpEchoFloor::Start(
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency())), setup->server.conn.tcp_connections);
+    if (!started.ok()) return fail(started.status());
+    tcp_echo = *std::move(started);
+  } else if (with_echo) {
     echo = NewEchoStub(setup->server.address);
   }
-  const YcsbTargets to{table.get(), &ordinals, echo.get(), setup->server.conn.timeout, static_cast<int>(async_window)};
+  const YcsbTargets to{table.get(), &ordinals, echo.get(), tcp_echo.get(), setup->server.conn.timeout,
+                       static_cast<int>(async_window)};
 
   // (threads, target) -> sums over the runs of C and of echo: ops/s, and ops and busy ticks
   struct Sums {
@@ -641,7 +654,10 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       "scan of 1-%d rows (uniform, from a zipfian key, the client's scanner with a row limit) / 5%% insert, F = "
       "50%% read / 50%% read-modify-write (timed whole); W = 100%% update (not YCSB's); echo = the bare-gRPC "
       "floor: basalt.rpc.Echo/Echo through the generated stub on its own channel, replying %d B (a record's "
-      "field bytes); a read gets the whole row, an update puts one random field, an insert a whole record",
+      "field bytes); with --transport=tcp, the bare TCP floor instead: the TCP path's loops and client with "
+      "nothing behind them, a Get's frame answered with a record's reply frame, in this process "
+      "(src/tools/bench/tcp_echo_floor.h); a read gets the whole row, an update puts one random field, an "
+      "insert a whole record",
       warmup_seconds, seconds, kYcsbMaxScanLength, kYcsbFields * kYcsbFieldBytes));
   report->notes.push_back(
       "target = ops/s for all threads together on a fixed schedule, latency from each op's intended start "
@@ -863,7 +879,7 @@ int RunServerSnapshot(const Flags& flags, Report* report) {
   // YCSB A without and with snapshots taken (and deleted) every --snapshot_every_ms.
   auto table = (*conn)->GetTable(setup->server.table);
   InsertOrdinals ordinals(setup->records);
-  const YcsbTargets to{table.get(), &ordinals, nullptr, setup->server.conn.timeout, 0};
+  const YcsbTargets to{table.get(), &ordinals, nullptr, nullptr, setup->server.conn.timeout, 0};
   auto a = ParseWorkload("A");
   Monitor monitor;
   double p99[2] = {0, 0};

@@ -1,0 +1,41 @@
+// The bare TCP floor of `basalt-bench server ycsb --transport=tcp --workload=C,echo` (issue 51,
+// BENCHMARKS §24): the TCP fast path's event loops (src/base/stream_port.h, as many as the
+// server's default tcp_loop_threads: one per core) and its client (transport/tcp/client.h), with
+// nothing behind them. An echo port in the benchmark's process answers each request frame with a
+// YCSB record's Get reply (10 × 100 B fields, encoded once, its request id set per call), and
+// the client sends a YCSB Get's frame and decodes that reply: what a Get over the TCP path costs
+// without the server's dispatch, authorisation, metrics and read, as the bare-gRPC Echo is gRPC's
+// floor. Not a server's door: it listens on loopback for the benchmark's life, takes any proof.
+//
+// Thread-safety: Call from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/basalt.pb.h"
+#include "src/base/stream_port.h"
+#include "transport/tcp/client.h"
+
+namespace basalt::bench {
+
+class TcpEchoFloor {
+ public:
+  // The port on 127.0.0.1 (loop_threads loops) and a client of `connections` connections to it.
+  static absl::StatusOr<std::unique_ptr<TcpEchoFloor>> Start(int loop_threads, int connections);
+  ~TcpEchoFloor();
+
+  // One call: a Get of `row`'s frame out, the record's reply back and decoded.
+  absl::Status Call(const std::string& row, absl::Duration timeout) const;
+
+ private:
+  TcpEchoFloor() = default;
+  std::string reply_;  // the reply frame (request id 0): the sessions copy it and set the id
+  std::unique_ptr<server::StreamPort> port_;
+  std::unique_ptr<tcp::TcpClient> client_;
+};
+
+}  // namespace basalt::bench
