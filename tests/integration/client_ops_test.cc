@@ -164,6 +164,45 @@ TEST_F(ClientOps, IncrementAppendCheckAndMutateRowMutations) {
   EXPECT_EQ(Values(*got), (std::vector<std::string>{"cf:lock=you", "cf:x=1"}));
 }
 
+// Without RDMA every Get (columns, versions, a time range, a filter) and every Put, Delete and
+// row mutation travel over the TCP path as frames; Increment, Append, CheckAndMutate, batches
+// and scans take gRPC, as over verbs (docs/DESIGN.md §4).
+TEST_F(ClientOps, GetsPutsAndDeletesTakeTheTcpPathAndTheOtherCallsGrpc) {
+  auto tcp_calls = [&] { return conn_->GetTransportStats().tcp_calls; };
+  const uint64_t before = tcp_calls();
+  ASSERT_TRUE(table_->Put(Put("v").Add("cf", "a", "1", 100).Add("cf", "b", "2", 100)).ok());
+  ASSERT_TRUE(table_->Delete(Delete("v").AddColumn("cf", "b")).ok());
+  auto r = table_->Get(Get("v").AddColumn("cf", "a").SetMaxVersions(3).SetTimeRange(0, 150));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values(*r), (std::vector<std::string>{"cf:a=1"}));
+  r = table_->Get(Get("v").AddFamily("cf").SetFilter(Filter::ColumnPrefix("a")));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values(*r), (std::vector<std::string>{"cf:a=1"}));
+  RowMutations rm("v");  // a Put and a Delete of one row, atomically: one Mutate
+  rm.Add(Put("v").Add("cf", "x", "1")).Add(Delete("v").AddColumn("cf", "y"));
+  ASSERT_TRUE(table_->MutateRow(rm).ok());
+  EXPECT_EQ(tcp_calls() - before, 5u);
+  const uint64_t framed = tcp_calls();
+  ASSERT_TRUE(table_->Increment(Increment("v").AddColumn("cf", "n", 1)).ok());
+  ASSERT_TRUE(table_->Append(Append("v").Add("cf", "s", "x")).ok());
+  auto cam = CheckAndMutate::IfNotExists("v", "cf", "lock");
+  cam.Then(Put("v").Add("cf", "lock", "me"));
+  ASSERT_TRUE(table_->CheckAndMutate(cam).ok());
+  auto batch = table_->Batch({Put("w1").Add("cf", "a", "1"), Put("w2").Add("cf", "a", "2")});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  auto scanner = table_->GetScanner(Scan());
+  ASSERT_TRUE(scanner.ok()) << scanner.status();
+  Result row;
+  int rows = 0;
+  while (*(*scanner)->Next(&row)) ++rows;
+  EXPECT_EQ(rows, 3);
+  EXPECT_EQ(tcp_calls(), framed);
+  const TransportStats ts = conn_->GetTransportStats();
+  EXPECT_EQ(ts.path, "tcp");
+  EXPECT_EQ(ts.grpc_fallbacks, 0u);
+  EXPECT_EQ(ts.oversized, 0u);
+}
+
 TEST_F(ClientOps, BatchesMultiGetAsyncAndBufferedMutator) {
   std::vector<RowMutationsBase> batch;
   batch.push_back(Put("b1").Add("cf", "q", "1"));
