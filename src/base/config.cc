@@ -302,7 +302,8 @@ const std::vector<Setting>& Settings() {
          return absl::OkStatus();
        }},
       {"max_reply_bytes_in_flight", "256MiB",
-       "reply bytes waiting for their clients to read them, server-wide; past it calls get RESOURCE_EXHAUSTED",
+       "reply bytes waiting for their clients to read them, on each front end (gRPC, the TCP path, the HBase "
+       "port); past it calls get RESOURCE_EXHAUSTED",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(uint64_t n, ParseBytes(k, v));
          if (n < (1u << 20)) return BadValue(k, v, "must be at least 1MiB");
@@ -515,6 +516,14 @@ const std::vector<Setting>& Settings() {
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 1, 1 << 20));
          c->tcp_max_connections = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
+      {"tcp_max_connections_per_user", "64",
+       "TCP path connections one user may hold open at once (auth on); past it a connect is refused and the "
+       "user's client takes gRPC for that connection's calls; 0: no cap",
+       [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
+         BASALT_ASSIGN_OR_RETURN(int64_t n, ParseInt(k, v, 0, 65536));
+         c->tcp_max_connections_per_user = static_cast<int>(n);
          return absl::OkStatus();
        }},
       {"tcp_max_sessions_per_user", "1024",

@@ -73,7 +73,7 @@ struct ServerConfig {
   bool rebuild_catalog = false;  // a missing CATALOG is rebuilt from each table's TABLEINFO
   bool enable_echo = false;                  // the benchmark-only Echo service
   uint64_t echo_max_reply_bytes = 1ull << 20;  // its largest reply
-  uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, server-wide
+  uint64_t max_reply_bytes_in_flight = 256ull << 20;  // replies not yet taken by clients, per front end
   int64_t stalled_reply_timeout_ms = 30000;           // a reply not taken for this long is cancelled
   int64_t transaction_timeout_ms = 30000;  // a standalone server's transactions' default timeout
   int64_t scanner_lease_ms = 60000;   // a scan message not taken for this long closes the scan
@@ -113,6 +113,7 @@ struct ServerConfig {
   std::string tcp_listen;
   int tcp_loop_threads = 0;          // its event loops, Gets inline on them (0: one per core)
   int tcp_max_connections = 1000;
+  int tcp_max_connections_per_user = 64;  // open at once, of one user (auth on); 0: no cap
   int tcp_max_sessions_per_user = 1024;  // unexpired TCP sessions of one user (auth on); 0: no cap
   // Security (docs/DESIGN.md §12; src/security/access_control.h). tls_cert and tls_key (PEM files):
   // every gRPC port serves TLS. tls_ca (PEM): client certificates signed by it are asked for and

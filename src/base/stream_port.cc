@@ -38,16 +38,25 @@ StreamConnection::StreamConnection(int fd, std::string peer, int epoll_fd, std::
 
 PortCounters& StreamConnection::counters() const { return port_->counters; }
 
-bool StreamConnection::AdmitCall() {
+absl::Status StreamConnection::AdmitCall() {
   PortCounters& c = port_->counters;
+  const StreamPort::Options& o = port_->options;
   c.calls.fetch_add(1, std::memory_order_relaxed);
-  if (c.calls_in_flight.fetch_add(1, std::memory_order_relaxed) >=
-      static_cast<uint64_t>(port_->options.max_calls_in_flight)) {
+  if (const int64_t queued = c.queued_bytes.load(std::memory_order_relaxed);
+      o.max_reply_bytes_in_flight > 0 && queued > o.max_reply_bytes_in_flight) {
+    c.calls_refused_memory.fetch_add(1, std::memory_order_relaxed);
+    return absl::ResourceExhaustedError(absl::StrCat("server busy: ", queued,
+                                                     " bytes of answers wait for their clients to read them "
+                                                     "(max_reply_bytes_in_flight ",
+                                                     o.max_reply_bytes_in_flight, ")"));
+  }
+  if (c.calls_in_flight.fetch_add(1, std::memory_order_relaxed) >= static_cast<uint64_t>(o.max_calls_in_flight)) {
     c.calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
     c.calls_refused_busy.fetch_add(1, std::memory_order_relaxed);
-    return false;
+    return absl::UnavailableError(absl::StrCat("server busy: ", o.max_calls_in_flight, " calls in flight (",
+                                               o.calls_in_flight_setting, ")"));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 void StreamConnection::Answer(std::string_view frame) {
@@ -66,6 +75,14 @@ bool StreamConnection::Register() {
 bool StreamConnection::read_paused() {
   absl::MutexLock l(&mu_);
   return paused_;
+}
+
+void StreamConnection::Recount() {
+  const int64_t now = static_cast<int64_t>(Pending());
+  if (now != counted_) {
+    port_->counters.queued_bytes.fetch_add(now - counted_, std::memory_order_relaxed);
+    counted_ = now;
+  }
 }
 
 void StreamConnection::Queue(std::string_view frame) {
@@ -90,6 +107,7 @@ void StreamConnection::Queue(std::string_view frame) {
     }
     out_.append(frame);
   }
+  Recount();
   if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
     paused_ = true;
     port_->counters.reads_paused.fetch_add(1, std::memory_order_relaxed);
@@ -130,6 +148,7 @@ bool StreamConnection::SendQueued() {
     out_.erase(0, out_offset_);
     out_offset_ = 0;
   }
+  Recount();
   return true;
 }
 
@@ -270,6 +289,9 @@ void StreamConnection::Close() {
   absl::MutexLock l(&mu_);
   if (closed_) return;
   closed_ = true;
+  out_.clear();  // never sent: no longer the port's to hold
+  out_offset_ = 0;
+  Recount();
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd_, nullptr);
   ::close(fd_);
 }
@@ -503,36 +525,42 @@ const PortCounters& StreamPort::counters() const { return impl_->counters(); }
 void StreamPort::RegisterMetrics(metrics::Registry* r, std::string_view prefix) const {
   const PortCounters* c = &impl_->counters();
   const std::string& name = impl_->options().name;
-  auto read = [](const std::atomic<uint64_t>& v) {
+  auto read = [](const auto& v) {
     return [&v] { return static_cast<double>(v.load(std::memory_order_relaxed)); };
   };
   struct Entry {
     std::string_view suffix;
     std::string help;
-    const std::atomic<uint64_t>* value;
+    std::function<double()> value;
     bool counter;
   };
   const Entry entries[] = {
-      {"_connections", absl::StrCat("Connections open on the ", name, "."), &c->connections_open, false},
-      {"_connections_accepted_total", absl::StrCat("Connections the ", name, " accepted."), &c->connections_accepted,
+      {"_connections", absl::StrCat("Connections open on the ", name, "."), read(c->connections_open), false},
+      {"_connections_accepted_total", absl::StrCat("Connections the ", name, " accepted."), read(c->connections_accepted),
        true},
       {"_connections_refused_total",
        absl::StrCat("Connections the ", name, " refused (past max_connections or out of descriptors)."),
-       &c->connections_refused, true},
-      {"_calls_total", absl::StrCat("Calls read on the ", name, "."), &c->calls, true},
-      {"_calls_in_flight", absl::StrCat("Calls of the ", name, " taken and not yet answered."), &c->calls_in_flight,
+       read(c->connections_refused), true},
+      {"_calls_total", absl::StrCat("Calls read on the ", name, "."), read(c->calls), true},
+      {"_calls_in_flight", absl::StrCat("Calls of the ", name, " taken and not yet answered."), read(c->calls_in_flight),
        false},
       {"_calls_refused_busy_total",
        absl::StrCat("Calls of the ", name, " answered busy at once (past max_calls_in_flight)."),
-       &c->calls_refused_busy, true},
+       read(c->calls_refused_busy), true},
       {"_reads_paused_total",
        absl::StrCat("Times a connection of the ", name, " was not read until its client took its answers."),
-       &c->reads_paused, true},
+       read(c->reads_paused), true},
+      {"_queued_reply_bytes",
+       absl::StrCat("Answers of the ", name, " queued for clients that have not taken them yet, in bytes."),
+       read(c->queued_bytes), false},
+      {"_calls_refused_memory_total",
+       absl::StrCat("Calls of the ", name, " answered busy at once (answers past max_reply_bytes_in_flight)."),
+       read(c->calls_refused_memory), true},
   };
   for (const Entry& e : entries) {
     const std::string metric = absl::StrCat(AV(prefix), AV(e.suffix));
-    absl::Status s = e.counter ? r->AddCounterFunction(metric, e.help, {}, read(*e.value))
-                               : r->AddGauge(metric, e.help, {}, read(*e.value));
+    absl::Status s = e.counter ? r->AddCounterFunction(metric, e.help, {}, e.value)
+                               : r->AddGauge(metric, e.help, {}, e.value);
     if (!s.ok()) impl_->Log(absl::StrCat("metric ", metric, ": ", s.message()));
   }
 }

@@ -20,6 +20,9 @@
 //     with the protocol's connection error and closed once that is written;
 //   - reply bytes queued on one connection: past max_queued_reply_bytes the connection is not
 //     read until its client takes them, so a client that stops reading stops itself only;
+//   - reply bytes queued on all connections together: past max_reply_bytes_in_flight a session
+//     refuses new calls with its protocol's "busy" (over_budget) until clients take them, as the
+//     gRPC front end does past its own (the setting bounds each front end);
 //   - a connection its session calls expired (one that never proved itself) is closed, so is one
 //     whose queued answers have not moved for stalled_write_timeout, and TCP keepalive (60 s
 //     idle, then 6 probes 10 s apart) ends those whose client vanished.
@@ -65,6 +68,8 @@ struct PortCounters {
   std::atomic<uint64_t> calls_refused_busy{0};   // past max_calls_in_flight
   std::atomic<uint64_t> calls_in_flight{0};
   std::atomic<uint64_t> reads_paused{0};         // times a connection's reading was paused
+  std::atomic<int64_t> queued_bytes{0};          // answers queued on every connection, not yet sent
+  std::atomic<uint64_t> calls_refused_memory{0};  // refused past max_reply_bytes_in_flight
 };
 
 // The protocol's side of one connection, on its loop's thread: where its bytes are read to, and
@@ -97,7 +102,9 @@ class StreamPort {
     int loop_threads = 1;
     int max_connections = 1000;
     int max_calls_in_flight = 1000;
+    std::string calls_in_flight_setting = "max_calls_in_flight";  // its name in refusals
     int64_t max_queued_reply_bytes = 64 << 20;
+    int64_t max_reply_bytes_in_flight = 256 << 20;  // all connections together; 0: no bound
     int reserved_fds = 64;
     // A connection whose queued answers have not moved for this long is closed: its client
     // stopped reading, and would otherwise hold its slot and its queued bytes for ever.
@@ -153,10 +160,12 @@ class StreamConnection {
   StreamSession* session() const { return session_.get(); }
   PortCounters& counters() const;
 
-  // Counts a call and admits it unless max_calls_in_flight are in flight (then counted as
-  // refused busy, and the session answers it so with Queue, at once). An admitted call is
-  // answered with Answer, exactly once.
-  bool AdmitCall();
+  // Counts a call and admits it (OK), unless max_calls_in_flight are in flight (Unavailable
+  // "server busy: N calls in flight") or the port's queued answers are past
+  // max_reply_bytes_in_flight (ResourceExhausted saying so); a refusal is counted, and the session
+  // answers it with its protocol's "busy" through Queue, at once. An admitted call is answered
+  // with Answer, exactly once.
+  absl::Status AdmitCall();
   // The answer of an admitted call: counted out of flight (before the client can have it, so
   // a client that reads it and then asks the counters never finds its call still in flight),
   // then queued.
@@ -186,6 +195,8 @@ class StreamConnection {
   bool AppendLocked(std::string_view frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends what is queued as far as the socket takes it; false when a write failed.
   bool SendQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Brings the port's queued_bytes in line with what this connection has queued now.
+  void Recount() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // SendQueued, then what follows from it: false when the connection is to be closed (a write
   // failed, or a closing connection's last answer left); unpauses reading, sets the interest.
   bool FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -218,6 +229,7 @@ class StreamConnection {
   // Bytes written; and, for the sweeps (Stalled), what they saw of it and since when it waits.
   uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t swept_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t counted_ ABSL_GUARDED_BY(mu_) = 0;  // of Pending(), in the port's queued_bytes
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
   const std::unique_ptr<TlsStream> tls_ ABSL_PT_GUARDED_BY(mu_);  // null: plain text
 };

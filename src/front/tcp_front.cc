@@ -4,7 +4,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "common/tls.h"
@@ -22,6 +24,26 @@ struct TcpServer::Impl {
   verbs::VerbsHandlers handlers;
   verbs::SessionTable sessions{"tcp", "tcp_max_sessions_per_user"};
   std::atomic<uint64_t> requests{0}, hellos_refused{0}, malformed{0};
+
+  // A connection of `owner`'s (a user; "" has no cap), unless it holds max_connections_per_owner.
+  bool TakeConnection(const std::string& owner) {
+    if (owner.empty() || options.max_connections_per_owner <= 0) return true;
+    absl::MutexLock l(&mu);
+    int& n = owner_connections[owner];
+    if (n >= options.max_connections_per_owner) return false;
+    ++n;
+    return true;
+  }
+  void ReturnConnection(const std::string& owner) {
+    if (owner.empty() || options.max_connections_per_owner <= 0) return;
+    absl::MutexLock l(&mu);
+    if (auto o = owner_connections.find(owner); o != owner_connections.end() && --o->second <= 0) {
+      owner_connections.erase(o);
+    }
+  }
+
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, int> owner_connections ABSL_GUARDED_BY(mu);  // open, per owner
 };
 
 namespace {
@@ -57,6 +79,9 @@ class TcpSession final : public StreamSession {
       : server_(std::move(server)),
         hello_by_(absl::Now() + server_->options.hello_timeout),
         reader_(server_->options.max_request_bytes) {}
+  ~TcpSession() override {
+    if (holds_connection_) server_->ReturnConnection(owner_);
+  }
 
   bool Expired(absl::Time now) const override {
     if (hello_got_ >= ConnectData::kSize || now < hello_by_) return false;
@@ -111,7 +136,13 @@ class TcpSession final : public StreamSession {
     } else if (cd->max_reply < kMinClientReply) {
       hello_status_ = absl::PermissionDeniedError(
           absl::StrCat("tcp path: connect refused: a client must take replies of ", kMinClientReply, " bytes"));
+    } else if (!server_->TakeConnection(a->owner)) {
+      hello_status_ = absl::ResourceExhaustedError(absl::StrCat(
+          "tcp path: connect refused: user '", a->owner, "' has ", server_->options.max_connections_per_owner,
+          " connections open (tcp_max_connections_per_user)"));
     } else {
+      owner_ = std::move(a->owner);
+      holds_connection_ = true;
       principal_ = std::move(a->principal);
       max_reply_ = std::min<uint64_t>(cd->max_reply, server_->options.max_reply_bytes);
       return;
@@ -135,10 +166,8 @@ class TcpSession final : public StreamSession {
       return absl::OkStatus();
     }
     const uint64_t id = request_.header.request_id;
-    if (!c->AdmitCall()) {
-      const int max = server_->options.port.max_calls_in_flight;
-      c->Queue(ErrorReply(request_.header.op, id,
-                          absl::UnavailableError(absl::StrCat("server busy: ", max, " calls in flight (tcp path)"))));
+    if (const absl::Status admitted = c->AdmitCall(); !admitted.ok()) {
+      c->Queue(ErrorReply(request_.header.op, id, admitted));
       return absl::OkStatus();
     }
     if (request_.header.op == FrameOp::kGet) {
@@ -188,6 +217,8 @@ class TcpSession final : public StreamSession {
   }
 
   const std::shared_ptr<TcpServer::Impl> server_;
+  std::string owner_;              // whose connection it is, once proved
+  bool holds_connection_ = false;  // counted against owner_'s cap
   const absl::Time hello_by_;  // the proof must be whole by then
   char hello_[ConnectData::kSize] = {};
   size_t hello_got_ = 0;
@@ -244,6 +275,8 @@ TcpServerStats TcpServer::stats() const {
   s.malformed_frames = impl_->malformed.load(std::memory_order_relaxed);
   s.sessions = impl_->sessions.issued();
   s.reads_paused = port_->counters().reads_paused.load(std::memory_order_relaxed);
+  s.queued_reply_bytes = port_->counters().queued_bytes.load(std::memory_order_relaxed);
+  s.calls_refused_memory = port_->counters().calls_refused_memory.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -294,12 +327,15 @@ absl::StatusOr<std::unique_ptr<TcpServer>> StartTcp(const ServerConfig& config, 
   o.port.loop_threads = config.tcp_loop_threads > 0 ? config.tcp_loop_threads : cores;
   o.port.max_connections = config.tcp_max_connections;
   o.port.max_calls_in_flight = config.max_concurrent_calls;
+  o.port.calls_in_flight_setting = "max_concurrent_calls";
+  o.port.max_reply_bytes_in_flight = static_cast<int64_t>(config.max_reply_bytes_in_flight);
   o.port.reserved_fds = config.reserved_fds;
   o.port.stalled_write_timeout = absl::Milliseconds(config.stalled_reply_timeout_ms);  // as gRPC's
   o.port.log = [](std::string_view line) { log::Warning(absl::StrCat("tcp path: ", AV(line))); };
   o.max_request_bytes = static_cast<uint32_t>(config.max_request_bytes);
   o.session_ttl = absl::Seconds(config.rdma_session_ttl_s);
   o.max_sessions_per_owner = config.tcp_max_sessions_per_user;
+  o.max_connections_per_owner = config.tcp_max_connections_per_user;
   verbs::VerbsHandlers h = VerbsHandlersFor(data, access, metrics, quotas, "tcp");
   h.schedule = std::move(schedule);
   absl::StatusOr<std::unique_ptr<TcpServer>> server = TcpServer::Start(o, std::move(h));

@@ -20,12 +20,15 @@
 //
 // Refusals: a ConnectData that is not one, a session never issued, expired, a MAC not the
 // key's or a nonce seen before ends the connection with one error reply of request id 0 (its
-// status PermissionDenied, saying why). So does a stream that is not frames, or a frame longer
-// than max_request_bytes. A connection whose proof is not whole within hello_timeout is closed
-// (counted with the refused). A frame that is a frame but does not decode gets an InvalidArgument
-// reply to its id, and the connection goes on. A call past max_calls_in_flight is answered
-// Unavailable at once ("server busy"), which the client retries. The loops, the connection cap
-// and the queued-reply bound are the StreamPort's (src/base/stream_port.h).
+// status PermissionDenied, saying why); so does a proof of a user who holds
+// max_connections_per_owner connections already (ResourceExhausted), a stream that is not
+// frames, or a frame longer than max_request_bytes. A connection whose proof is not whole within
+// hello_timeout is closed (counted with the refused). A frame that is a frame but does not decode
+// gets an InvalidArgument reply to its id, and the connection goes on. A call past
+// max_calls_in_flight is answered Unavailable at once ("server busy"), which the client retries;
+// one while the port's queued replies are past max_reply_bytes_in_flight ResourceExhausted. The
+// loops, the connection cap and the queued-reply bounds are the StreamPort's
+// (src/base/stream_port.h).
 //
 // A Get reply is as large as its row, up to the smaller of max_reply_bytes and what the
 // client's ConnectData says it takes; a larger one is a too-large reply, and the client asks
@@ -60,6 +63,7 @@ struct TcpServerOptions {
   // max_connections, and proved nothing).
   absl::Duration hello_timeout = absl::Seconds(10);
   int max_sessions_per_owner = 0;  // 0: no cap
+  int max_connections_per_owner = 0;  // open at once, proved with the owner's sessions; 0: no cap
 };
 
 struct TcpServerStats {
@@ -69,6 +73,8 @@ struct TcpServerStats {
   uint64_t malformed_frames = 0;
   uint64_t sessions = 0;
   uint64_t reads_paused = 0;  // times a connection was not read until its client took its replies
+  int64_t queued_reply_bytes = 0;     // replies queued for clients that have not taken them yet
+  uint64_t calls_refused_memory = 0;  // refused past max_reply_bytes_in_flight
 };
 
 class TcpServer {

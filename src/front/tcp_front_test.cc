@@ -403,6 +403,43 @@ TEST_F(TcpFrontTest, AConnectWithoutAGoodProofIsRefusedSayingWhy) {
   EXPECT_EQ(server_->stats().hellos_refused, 4u);
 }
 
+// One user holds at most max_connections_per_owner connections; a slot is free again once one of
+// them closes, and other users are not held to it.
+TEST_F(TcpFrontTest, AUserPastItsConnectionCapIsRefusedUntilOneCloses) {
+  TcpServerOptions o;
+  o.max_connections_per_owner = 2;
+  StartServer(o);
+  absl::StatusOr<verbs::VerbsSession> bob = server_->NewSession(nullptr, "bob");
+  absl::StatusOr<verbs::VerbsSession> carol = server_->NewSession(nullptr, "carol");
+  ASSERT_TRUE(bob.ok() && carol.ok());
+  auto proved = [&](RawClient& c, const verbs::VerbsSession& s, uint8_t nonce) {
+    if (!c.Hello(s, 1 << 20, nonce) || !c.SendGet(1, Get("r"))) return absl::InternalError("send");
+    absl::StatusOr<std::vector<uint8_t>> reply = c.Read();
+    if (!reply.ok()) return reply.status();
+    absl::StatusOr<verbs::FrameHeader> h = verbs::ParseHeader(*reply);
+    if (!h.ok()) return h.status();
+    return h->request_id == 0 ? StatusOf(*reply, 0) : absl::OkStatus();
+  };
+  auto b1 = std::make_unique<RawClient>(server_->port());
+  RawClient b2(server_->port());
+  ASSERT_TRUE(proved(*b1, *bob, 1).ok());
+  ASSERT_TRUE(proved(b2, *bob, 2).ok());
+  {
+    RawClient b3(server_->port());
+    const absl::Status st = proved(b3, *bob, 3);
+    EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+    EXPECT_NE(st.message().find("tcp_max_connections_per_user"), absl::string_view::npos) << st;
+    EXPECT_TRUE(b3.ClosedByServer());
+  }
+  RawClient c1(server_->port());
+  EXPECT_TRUE(proved(c1, *carol, 1).ok());
+  b1.reset();
+  ASSERT_TRUE(WaitFor([&] {
+    RawClient b4(server_->port());
+    return proved(b4, *bob, static_cast<uint8_t>(10 + server_->stats().hellos_refused)).ok();
+  }));
+}
+
 // A connection that says nothing (or half a proof) holds a connection slot without having proved
 // anything: it is closed once its proof is late.
 TEST_F(TcpFrontTest, AConnectionThatNeverProvesItselfIsClosed) {
@@ -577,6 +614,40 @@ TEST_F(TcpFrontTest, AStalledReaderIsClosedAndAHalfClosedOneIsAnswered) {
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_TRUE(StatusOf(*a, 1).ok());
   EXPECT_TRUE(half.ClosedByServer());
+}
+
+// Answers queued for clients that do not take them are bounded port-wide: past
+// max_reply_bytes_in_flight every new call is answered busy at once, saying why, until they are
+// taken or their connection ends.
+TEST_F(TcpFrontTest, AnswersQueuedPortWidePastTheBudgetMakeNewCallsBusy) {
+  TcpServerOptions o;
+  o.port.max_reply_bytes_in_flight = 2 << 20;
+  StartServer(o);
+  OpenClient();
+  ASSERT_TRUE(ClientPut(Put("big", std::string(512 << 10, 'b'))).ok());
+  {
+    RawClient raw(server_->port(), /*rcvbuf=*/64 << 10);
+    ASSERT_TRUE(raw.Hello(Session()));
+    // In rounds: the first rounds' answers fill the sockets' buffers (loopback's take megabytes),
+    // the later ones' stay queued.
+    uint64_t id = 0;
+    for (int round = 0; round < 16 && server_->stats().queued_reply_bytes <= (2 << 20); ++round) {
+      for (int i = 0; i < 8; ++i) ASSERT_TRUE(raw.SendGet(++id, Get("big")));
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    ASSERT_TRUE(WaitFor([&] { return server_->stats().queued_reply_bytes > (2 << 20); }));
+    // Bounded: the calls read after the budget was spent queue no row (one row past it at most).
+    EXPECT_LT(server_->stats().queued_reply_bytes, (2 << 20) + (1 << 20));
+    rpc::GetResponse got;
+    const absl::Status busy = ClientGet(Get("big"), &got);
+    EXPECT_EQ(busy.code(), absl::StatusCode::kResourceExhausted) << busy;
+    EXPECT_NE(busy.message().find("max_reply_bytes_in_flight"), absl::string_view::npos) << busy;
+    EXPECT_GE(server_->stats().calls_refused_memory, 1u);
+  }
+  // The reader gone, its answers are dropped and calls are served again.
+  ASSERT_TRUE(WaitFor([&] { return server_->stats().queued_reply_bytes == 0; }));
+  rpc::GetResponse got;
+  EXPECT_TRUE(ClientGet(Get("big"), &got).ok());
 }
 
 TEST_F(TcpFrontTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {

@@ -204,6 +204,8 @@ absl::Status RegionServer::StartHBase() {
   // Its reads run on its loops, as the gRPC front end's on its completion queues: as many.
   o.port.loop_threads = config_.cq_threads > 0 ? config_.cq_threads : static_cast<int>(std::thread::hardware_concurrency());
   o.port.max_calls_in_flight = config_.max_concurrent_calls;
+  o.port.calls_in_flight_setting = "max_concurrent_calls";
+  o.port.max_reply_bytes_in_flight = static_cast<int64_t>(config_.max_reply_bytes_in_flight);
   o.port.max_request_bytes = static_cast<uint32_t>(config_.max_request_bytes);
   o.port.log = [](std::string_view line) { log::Warning(absl::StrCat("hbase port: ", AV(line))); };
   o.advertised_host = host_;

@@ -14,8 +14,7 @@ namespace {
 class HBaseSession final : public server::StreamSession {
  public:
   HBaseSession(const HBasePort::Options& options, std::shared_ptr<const HBasePort::Handler> handler)
-      : reader_(options.max_request_bytes), max_calls_in_flight_(options.max_calls_in_flight),
-        handler_(std::move(handler)) {}
+      : reader_(options.max_request_bytes), handler_(std::move(handler)) {}
 
   const ConnectionHeader& header() const { return header_; }
 
@@ -46,11 +45,9 @@ class HBaseSession final : public server::StreamSession {
                                /*do_not_retry=*/true));
       return;
     }
-    if (!c->AdmitCall()) {
-      c->Queue(EncodeException(id, kCallQueueTooBig,
-                               absl::StrCat("server busy: ", max_calls_in_flight_,
-                                            " calls in flight (max_calls_in_flight)"),
-                               /*do_not_retry=*/false, /*server_overloaded=*/true));
+    if (const absl::Status admitted = c->AdmitCall(); !admitted.ok()) {
+      c->Queue(EncodeException(id, kCallQueueTooBig, std::string(admitted.message()), /*do_not_retry=*/false,
+                               /*server_overloaded=*/true));
       return;
     }
     (*handler_)(std::move(call), std::make_unique<Responder>(c, id));
@@ -61,7 +58,6 @@ class HBaseSession final : public server::StreamSession {
   // Copied from the reader before the first call is dispatched; constant after.
   ConnectionHeader header_;
   bool header_read_ = false;
-  const int max_calls_in_flight_;
   const std::shared_ptr<const HBasePort::Handler> handler_;
 };
 
