@@ -78,7 +78,7 @@ bool StreamConnection::read_paused() {
 }
 
 void StreamConnection::Recount() {
-  const int64_t now = static_cast<int64_t>(Pending());
+  const int64_t now = static_cast<int64_t>(Pending() + seal_later_.size());
   if (now != counted_) {
     port_->counters.queued_bytes.fetch_add(now - counted_, std::memory_order_relaxed);
     counted_ = now;
@@ -88,9 +88,12 @@ void StreamConnection::Recount() {
 void StreamConnection::Queue(std::string_view frame) {
   absl::MutexLock l(&mu_);
   if (closed_ || broken_) return;
-  if (tls_ != nullptr) {
-    // Sealed into the queue, then sent as far as the socket takes it (unless corked).
-    if (!AppendLocked(frame) || (!corked_ && !SendQueued())) {
+  if (tls_ != nullptr && corked_) {
+    // Sealed with the other answers of the loop's read, in one record, when it flushes them.
+    seal_later_.append(frame);
+  } else if (tls_ != nullptr) {
+    // Sealed into the queue, then sent as far as the socket takes it.
+    if (!AppendLocked(frame) || !SendQueued()) {
       broken_ = true;
       ::shutdown(fd_, SHUT_RDWR);  // the loop sees the socket end and closes it
       return;
@@ -108,7 +111,7 @@ void StreamConnection::Queue(std::string_view frame) {
     out_.append(frame);
   }
   Recount();
-  if (!paused_ && static_cast<int64_t>(Pending()) > port_->options.max_queued_reply_bytes) {
+  if (!paused_ && counted_ > port_->options.max_queued_reply_bytes) {
     paused_ = true;
     port_->counters.reads_paused.fetch_add(1, std::memory_order_relaxed);
   }
@@ -245,6 +248,12 @@ bool StreamConnection::OnReadable(const std::shared_ptr<StreamConnection>& self)
   const absl::Status processed = session_->Process(self);
   absl::MutexLock l(&mu_);
   corked_ = false;
+  if (!seal_later_.empty()) {
+    const bool sealed = AppendLocked(seal_later_);
+    seal_later_.clear();
+    if (seal_later_.capacity() > (1 << 20)) std::string().swap(seal_later_);  // not kept for ever
+    if (!sealed) return false;
+  }
   if (processed.ok()) {
     if (broken_) return false;
     if (closed_by_client) {
@@ -291,6 +300,7 @@ void StreamConnection::Close() {
   closed_ = true;
   out_.clear();  // never sent: no longer the port's to hold
   out_offset_ = 0;
+  seal_later_.clear();
   Recount();
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd_, nullptr);
   ::close(fd_);

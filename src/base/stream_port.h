@@ -229,9 +229,12 @@ class StreamConnection {
   // Bytes written; and, for the sweeps (Stalled), what they saw of it and since when it waits.
   uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t swept_sent_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t counted_ ABSL_GUARDED_BY(mu_) = 0;  // of Pending(), in the port's queued_bytes
+  int64_t counted_ ABSL_GUARDED_BY(mu_) = 0;  // queued here, in the port's queued_bytes
   absl::Time waiting_since_ ABSL_GUARDED_BY(mu_);
   const std::unique_ptr<TlsStream> tls_ ABSL_PT_GUARDED_BY(mu_);  // null: plain text
+  // TLS: the answers given while corked, sealed together (one record, not one per answer) when
+  // the loop flushes them. Counted with the queued bytes.
+  std::string seal_later_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace basalt::server
