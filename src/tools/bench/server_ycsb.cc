@@ -514,6 +514,37 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectAndPrepare(const YcsbSetup& s
   return conn;
 }
 
+// --async_window's rule: workload C alone, without --target.
+absl::Status CheckAsyncWindow(int64_t async_window, const std::vector<YcsbWorkload>& workloads,
+                              const std::vector<int64_t>& targets) {
+  if (async_window < 0 || async_window > 4096) return absl::InvalidArgumentError("--async_window must be 0..4096");
+  for (const YcsbWorkload& w : workloads) {
+    if (async_window > 0 && (w.name != 'C' || targets != std::vector<int64_t>{0})) {
+      return absl::InvalidArgumentError("--async_window is for workload C alone, without --target");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The floor a run's echo workload calls: with --transport=tcp the TCP path's (tcp_echo_floor.h),
+// else the server's bare-gRPC Echo.
+struct EchoFloors {
+  std::unique_ptr<rpc::Echo::Stub> grpc;
+  std::unique_ptr<TcpEchoFloor> tcp;
+};
+absl::StatusOr<EchoFloors> StartEchoFloor(const YcsbSetup& setup) {
+  EchoFloors floors;
+  if (setup.server.conn.transport != TransportChoice::kTcp) {
+    floors.grpc = NewEchoStub(setup.server.address);
+    return floors;
+  }
+  // The TCP path's loops, as many as the server's default (one per core), and its client, as
+  // many connections as the table's.
+  const int loops = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  BASALT_ASSIGN_OR_RETURN(floors.tcp, TcpEchoFloor::Start(loops, setup.server.conn.tcp_connections));
+  return floors;
+}
+
 }  // namespace
 
 int RunServerYcsb(const Flags& flags, Report* report) {
@@ -536,14 +567,7 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   const int64_t async_window = flags.Int("async_window", 0);
   flags.RefuseUnused();
   if (workloads.empty()) return Fail(absl::InvalidArgumentError("--workload is empty"));
-  if (async_window < 0 || async_window > 4096) return Fail(absl::InvalidArgumentError("--async_window must be 0..4096"));
-  if (async_window > 0) {
-    for (const YcsbWorkload& w : workloads) {
-      if (w.name != 'C' || (*targets) != std::vector<int64_t>{0}) {
-        return Fail(absl::InvalidArgumentError("--async_window is for workload C alone, without --target"));
-      }
-    }
-  }
+  if (absl::Status s = CheckAsyncWindow(async_window, workloads, *targets); !s.ok()) return Fail(s);
   if (seconds <= 0 || warmup_seconds < 0) {
     return Fail(absl::InvalidArgumentError("need --seconds > 0, --warmup_seconds >= 0"));
   }
@@ -562,19 +586,13 @@ int RunServerYcsb(const Flags& flags, Report* report) {
   if (auto s = PrepareYcsb(conn->get(), admin.get(), *setup, &monitor, report); !s.ok()) return fail(s);
   auto table = (*conn)->GetTable(setup->server.table);
   InsertOrdinals ordinals(setup->records);
-  std::unique_ptr<rpc::Echo::Stub> echo;
-  std::unique_ptr<TcpEchoFloor> tcp_echo;
-  if (with_echo && setup->server.conn.transport == TransportChoice::kTcp) {
-    // The TCP path's floor: its loops, as many as the server's default (one per core), and its
-    // client, as many connections as the table's.
-    absl::StatusOr<std::unique_ptr<TcpEchoFloor>> started = TcpEchoFloor::Start(
-        std::max(1, static_cast<int>(std::thread::hardware_concurrency())), setup->server.conn.tcp_connections);
+  EchoFloors floors;
+  if (with_echo) {
+    absl::StatusOr<EchoFloors> started = StartEchoFloor(*setup);
     if (!started.ok()) return fail(started.status());
-    tcp_echo = *std::move(started);
-  } else if (with_echo) {
-    echo = NewEchoStub(setup->server.address);
+    floors = *std::move(started);
   }
-  const YcsbTargets to{table.get(), &ordinals, echo.get(), tcp_echo.get(), setup->server.conn.timeout,
+  const YcsbTargets to{table.get(), &ordinals, floors.grpc.get(), floors.tcp.get(), setup->server.conn.timeout,
                        static_cast<int>(async_window)};
 
   // (threads, target) -> sums over the runs of C and of echo: ops/s, and ops and busy ticks
