@@ -114,15 +114,15 @@ absl::StatusOr<std::unique_ptr<TlsStream>> TlsStream::New(std::shared_ptr<const 
     return stream;
   }
   SSL_set_connect_state(ssl);
-  if (!server_name.empty()) {
-    // An address is checked against the certificate's IP names, a host name against its DNS
-    // names (and sent as SNI), as gRPC checks the gRPC port's.
-    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    if (X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str()) != 1) {
-      if (SSL_set1_host(ssl, server_name.c_str()) != 1 ||
-          SSL_set_tlsext_host_name(ssl, const_cast<char*>(server_name.c_str())) != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("TLS: server name '", server_name, "': ", OpenSslError()));
-      }
+  // Without a name any certificate the CA signed would do.
+  if (server_name.empty()) return absl::InvalidArgumentError("TLS: a client must name the server it checks");
+  // An address is checked against the certificate's IP names, a host name against its DNS names
+  // (and sent as SNI), as gRPC checks the gRPC port's.
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str()) != 1) {
+    if (SSL_set1_host(ssl, server_name.c_str()) != 1 ||
+        SSL_set_tlsext_host_name(ssl, const_cast<char*>(server_name.c_str())) != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("TLS: server name '", server_name, "': ", OpenSslError()));
     }
   }
   return stream;
@@ -132,7 +132,8 @@ TlsStream::~TlsStream() { SSL_free(ssl_); }
 
 void TlsStream::Feed(std::string_view cipher) {
   while (!cipher.empty()) {
-    const int n = BIO_write(SSL_get_rbio(ssl_), cipher.data(), static_cast<int>(std::min<size_t>(cipher.size(), INT_MAX)));
+    const int n =
+        BIO_write(SSL_get_rbio(ssl_), cipher.data(), static_cast<int>(std::min<size_t>(cipher.size(), INT_MAX)));
     if (n <= 0) return;  // a memory BIO takes all (or the process is out of memory)
     cipher.remove_prefix(static_cast<size_t>(n));
   }
@@ -140,6 +141,7 @@ void TlsStream::Feed(std::string_view cipher) {
 
 absl::StatusOr<bool> TlsStream::Handshake() {
   if (SSL_is_init_finished(ssl_)) return true;
+  ERR_clear_error();  // SSL_get_error reads the queue: nothing of an earlier call may be left in it
   const int r = SSL_do_handshake(ssl_);
   if (r == 1) return true;
   const int e = SSL_get_error(ssl_, r);
@@ -154,6 +156,7 @@ bool TlsStream::handshake_done() const { return SSL_is_init_finished(ssl_) == 1;
 
 absl::StatusOr<size_t> TlsStream::Read(absl::Span<char> out) {
   if (out.empty() || closed_) return 0;
+  ERR_clear_error();
   const int r = SSL_read(ssl_, out.data(), static_cast<int>(std::min<size_t>(out.size(), INT_MAX)));
   if (r > 0) return static_cast<size_t>(r);
   const int e = SSL_get_error(ssl_, r);
@@ -167,6 +170,7 @@ absl::StatusOr<size_t> TlsStream::Read(absl::Span<char> out) {
 
 absl::Status TlsStream::Write(std::string_view plain) {
   while (!plain.empty()) {
+    ERR_clear_error();
     const int n = SSL_write(ssl_, plain.data(), static_cast<int>(std::min<size_t>(plain.size(), 1 << 30)));
     if (n <= 0) return absl::FailedPreconditionError(absl::StrCat("TLS: cannot seal: ", OpenSslError()));
     plain.remove_prefix(static_cast<size_t>(n));

@@ -59,7 +59,7 @@ class TlsContext {
 class TlsStream {
  public:
   // A server's stream, or a client's that checks the server's certificate names `server_name`
-  // (a host name, or an IP address checked against the certificate's IP names).
+  // (a host name, or an IP address checked against the certificate's IP names; required).
   static absl::StatusOr<std::unique_ptr<TlsStream>> New(std::shared_ptr<const TlsContext> context,
                                                         const std::string& server_name = "");
   ~TlsStream();

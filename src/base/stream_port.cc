@@ -309,9 +309,12 @@ void StreamConnection::Close() {
 uint32_t StreamConnection::Interest() const {
   // Not read (paused, or closing once written): no EPOLLIN nor EPOLLRDHUP either, which epoll
   // would report on every wait of a half-closed connection and spin the loop.
+  // Never nothing: a connection paused or closing whose answers another thread sent (under TLS,
+  // Queue sends what is queued) is woken by the socket's being writable, and the flush then
+  // unpauses it or closes it; without, no event would ever come for it again.
   uint32_t events = 0;
   if (!paused_ && !close_after_flush_) events |= EPOLLIN | EPOLLRDHUP;
-  if (Pending() > 0 || nudge_) events |= EPOLLOUT;
+  if (Pending() > 0 || nudge_ || paused_ || close_after_flush_) events |= EPOLLOUT;
   return events;
 }
 
@@ -546,14 +549,14 @@ void StreamPort::RegisterMetrics(metrics::Registry* r, std::string_view prefix) 
   };
   const Entry entries[] = {
       {"_connections", absl::StrCat("Connections open on the ", name, "."), read(c->connections_open), false},
-      {"_connections_accepted_total", absl::StrCat("Connections the ", name, " accepted."), read(c->connections_accepted),
-       true},
+      {"_connections_accepted_total", absl::StrCat("Connections the ", name, " accepted."),
+       read(c->connections_accepted), true},
       {"_connections_refused_total",
        absl::StrCat("Connections the ", name, " refused (past max_connections or out of descriptors)."),
        read(c->connections_refused), true},
       {"_calls_total", absl::StrCat("Calls read on the ", name, "."), read(c->calls), true},
-      {"_calls_in_flight", absl::StrCat("Calls of the ", name, " taken and not yet answered."), read(c->calls_in_flight),
-       false},
+      {"_calls_in_flight", absl::StrCat("Calls of the ", name, " taken and not yet answered."),
+       read(c->calls_in_flight), false},
       {"_calls_refused_busy_total",
        absl::StrCat("Calls of the ", name, " answered busy at once (past max_calls_in_flight)."),
        read(c->calls_refused_busy), true},

@@ -73,7 +73,8 @@ struct PortCounters {
 };
 
 // The protocol's side of one connection, on its loop's thread: where its bytes are read to, and
-// what is done with them.
+// what is done with them. Under TLS, Space and Commit run under the connection's lock (the TLS
+// state is read there): they must not call the connection's methods; Process runs outside it.
 class StreamSession {
  public:
   virtual ~StreamSession() = default;
