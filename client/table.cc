@@ -304,6 +304,7 @@ class TableImpl final : public Table {
     auto req = std::make_shared<rpc::MutateRequest>();
     auto resp = std::make_shared<rpc::MutateResponse>();
     absl::Status invalid = BuildMutate(m, req.get());
+    if (invalid.ok()) core_->SetNonce(req->mutable_nonce());  // as the sync Mutate: applied once
     Core* core = core_;
     core_->RunAsync(
         true,

@@ -499,7 +499,9 @@ absl::Status DataService::Mutate(const rpc::MutateRequest& req, rpc::MutateRespo
       BASALT_RETURN_IF_ERROR(TransactionalMutations(req.transaction(), req.rollback(), &batch[0]));
     }
     BASALT_ASSIGN_OR_RETURN(const HostedRegion* h, RegionOf(*t, batch[0].row, req.region()));
-    return Translate(*t, h->region->Mutate(batch, d, Nonce{req.nonce().group(), req.nonce().nonce()}), h);
+    absl::Status s = Translate(*t, h->region->Mutate(batch, d, Nonce{req.nonce().group(), req.nonce().nonce()}), h);
+    if (s.ok()) FaultPoint("data.mutate.applied");  // crash tests: applied, never answered
+    return s;
   });
 }
 

@@ -3,6 +3,7 @@
 // the server is down); a write that failed may or may not be there, an acknowledged one must be.
 #include <atomic>
 #include <functional>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -112,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Storage, ServerCrash, ::testing::Values("local", "rados
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 // On one server (docs/DESIGN.md §6): the server applies an Increment (an Append, a
-// CheckAndMutate) and is killed before it answers; the client's retry, carrying the same nonce,
+// CheckAndMutate, a Put) and is killed before it answers; the client's retry, carrying the same nonce,
 // reaches the restarted server, which finds the nonce in the log it replayed and answers from
 // what is stored: the counter counts once.
 class NonceCrash : public ServerTest {};
@@ -123,6 +124,14 @@ TEST_F(NonceCrash, AnOperationAppliedButNeverAnsweredCountsOnceWhenItsRetryReach
   Connect();
   CreateTable("n");
   auto table = conn_->GetTable("n");
+  TableInfo v;
+  v.name = "v";
+  FamilySettings fs;
+  fs.name = "cf";
+  fs.max_versions = 5;
+  v.families.push_back(fs);
+  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(v).ok());
+  auto versioned = conn_->GetTable("v");
   ASSERT_TRUE(table->Put(Put("a").Add("cf", "s", "x")).ok());
   server_->Kill();
   // Each operation, once: the server kills itself after applying it, and comes back a second
@@ -151,6 +160,16 @@ TEST_F(NonceCrash, AnOperationAppliedButNeverAnsweredCountsOnceWhenItsRetryReach
          ASSERT_TRUE(done.ok()) << done.status();
          EXPECT_TRUE(*done);  // its condition held when it was applied (it no longer does)
        }},
+      // A Put without a timestamp, sync and async (over the TCP path where there is no RDMA):
+      // applied twice it would leave two versions of its cell.
+      {"data.mutate.applied", [&] { ASSERT_TRUE(versioned->Put(Put("p").Add("cf", "q", "sync")).ok()); }},
+      {"data.mutate.applied",
+       [&] {
+         std::promise<absl::Status> put;
+         versioned->PutAsync(Put("p").Add("cf", "q2", "async"), [&](absl::Status s) { put.set_value(s); });
+         const absl::Status s = put.get_future().get();
+         ASSERT_TRUE(s.ok()) << s;
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.point);
@@ -174,6 +193,9 @@ TEST_F(NonceCrash, AnOperationAppliedButNeverAnsweredCountsOnceWhenItsRetryReach
   auto n = table->Get(Get("c"));
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(DecodeCounter(n->Value("cf", "n").value_or("")).value_or(-1), 5);
+  auto p = versioned->Get(Get("p").SetMaxVersions(5));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->size(), 2u) << "one version of each Put's cell";
 }
 
 }  // namespace

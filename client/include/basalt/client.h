@@ -23,8 +23,10 @@
 // are retried as everything else. An answered retry returns the columns' current values
 // (Increment, Append) or true (CheckAndMutate: its condition held when it was applied). Without
 // nonces (ConnectionOptions::nonces false) they are retried only with retry_non_idempotent.
-// Everything else is retried: puts and deletes with timestamps are idempotent; a put without
-// one may leave an extra version, a delete of the newest version without one may delete two.
+// Everything else is retried. A single row's Put, Delete or RowMutations (sync or async) carries
+// a nonce too, so a retry of one the region applied applies nothing more; batches carry none:
+// puts and deletes with timestamps are idempotent, a put without one may leave an extra version,
+// a delete of the newest version without one may delete two.
 //
 // Regions: a table's rows live in regions that basalt:meta lists. The connection reads a
 // table's regions from meta on its first call of the table and caches them; each gRPC call of
