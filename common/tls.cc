@@ -189,8 +189,4 @@ void TlsStream::TakeOutput(std::string* out) {
   }
 }
 
-bool TlsStream::has_output() const { return BIO_ctrl_pending(SSL_get_wbio(ssl_)) > 0; }
-
-std::string TlsStream::PeerCommonName() const { return VerifiedCommonName(ssl_); }
-
 }  // namespace basalt

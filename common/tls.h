@@ -82,9 +82,6 @@ class TlsStream {
   absl::Status Write(std::string_view plain);
   // Appends to *out what is to be sent to the peer (handshake messages, sealed records).
   void TakeOutput(std::string* out);
-  bool has_output() const;
-  // The common name of the peer's certificate when the handshake verified one; "" otherwise.
-  std::string PeerCommonName() const;
 
  private:
   TlsStream(std::shared_ptr<const TlsContext> context, ssl_st* ssl) : context_(std::move(context)), ssl_(ssl) {}
