@@ -178,10 +178,14 @@ struct TcpClient::Connection {
     absl::Time next_sweep = absl::InfinitePast();
     std::vector<char> sealed(tls != nullptr ? 64 << 10 : 0);
     for (;;) {
-      const absl::Span<uint8_t> space = reader.Space(64 << 10);
       // One system call per wake: into the frames, or, under TLS, into `sealed` to be opened.
-      const ssize_t n = tls != nullptr ? ::recv(fd, sealed.data(), sealed.size(), 0)
-                                       : ::recv(fd, space.data(), space.size(), 0);
+      ssize_t n;
+      if (tls != nullptr) {
+        n = ::recv(fd, sealed.data(), sealed.size(), 0);
+      } else {
+        const absl::Span<uint8_t> space = reader.Space(64 << 10);
+        n = ::recv(fd, space.data(), space.size(), 0);
+      }
       if (n == 0) {
         ended = absl::UnavailableError("tcp path: the server closed the connection");
         break;
@@ -216,23 +220,24 @@ struct TcpClient::Connection {
     reader_done.store(true, std::memory_order_release);
   }
 
-  // TLS records read: their plaintext into the frames, each whole reply delivered as it completes.
+  // TLS records read (one recv's): their plaintext into the frames under one lock (a recv's
+  // worth always fits the reader), then every whole reply delivered.
   absl::Status Open(std::string_view records, FrameStreamReader& reader) {
-    for (;;) {
-      absl::StatusOr<size_t> n;
-      {
-        absl::MutexLock l(&tls_mu);
-        if (!records.empty()) tls->Feed(records);
-        records = {};
+    bool ended = false;
+    {
+      absl::MutexLock l(&tls_mu);
+      tls->Feed(records);
+      for (;;) {
         const absl::Span<uint8_t> space = reader.Space(64 << 10);
-        n = tls->Read(absl::MakeSpan(reinterpret_cast<char*>(space.data()), space.size()));
-        if (n.ok() && *n == 0 && tls->closed()) return absl::UnavailableError("tcp path: the server ended TLS");
+        absl::StatusOr<size_t> n = tls->Read(absl::MakeSpan(reinterpret_cast<char*>(space.data()), space.size()));
+        if (!n.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", n.status().message()));
+        if (*n == 0) break;
+        reader.Commit(*n);
       }
-      if (!n.ok()) return absl::UnavailableError(absl::StrCat("tcp path: ", n.status().message()));
-      if (*n == 0) return absl::OkStatus();
-      reader.Commit(*n);
-      BASALT_RETURN_IF_ERROR(Deliver(reader));
+      ended = tls->closed();
     }
+    BASALT_RETURN_IF_ERROR(Deliver(reader));
+    return ended ? absl::UnavailableError("tcp path: the server ended TLS") : absl::OkStatus();
   }
 
   // Every whole reply read: its call finished. An error: the connection is over.
