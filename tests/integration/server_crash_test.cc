@@ -126,10 +126,7 @@ TEST_F(NonceCrash, AnOperationAppliedButNeverAnsweredCountsOnceWhenItsRetryReach
   auto table = conn_->GetTable("n");
   TableInfo v;
   v.name = "v";
-  FamilySettings fs;
-  fs.name = "cf";
-  fs.max_versions = 5;
-  v.families.push_back(fs);
+  v.families.push_back(FamilySettings{.name = "cf", .max_versions = 5});
   ASSERT_TRUE(conn_->GetAdmin()->CreateTable(v).ok());
   auto versioned = conn_->GetTable("v");
   ASSERT_TRUE(table->Put(Put("a").Add("cf", "s", "x")).ok());
