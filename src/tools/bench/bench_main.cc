@@ -4,10 +4,12 @@
 // Prints a progress line on stderr while running and a table (or, with --json, one JSON object)
 // on stdout at the end.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "src/tools/bench/bench_util.h"
+#include "src/tools/bench/tcp_echo_floor.h"
 #include "transport/grpc/grpc_settings.h"
 
 namespace {
@@ -88,6 +90,9 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   // Debian's Abseil keeps deadlock detection on (built without NDEBUG); it costs on every lock.
   basalt::DisableMutexDeadlockDetection();
+  if (argc == 3 && std::strcmp(argv[1], "tcp_echo_port") == 0) {  // the ycsb TCP floor's child
+    return basalt::bench::RunTcpEchoPort(std::atoi(argv[2]));
+  }
   if (argc < 3 || (std::strcmp(argv[1], "storage") != 0 && std::strcmp(argv[1], "server") != 0)) {
     std::fputs(kUsage, stderr);
     return 2;

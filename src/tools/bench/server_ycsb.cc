@@ -433,6 +433,7 @@ struct YcsbSetup {
   bool skip_load = false;
   bool flush_after_load = false;
   int regions = 1;  // pre-split into this many regions of equal record counts
+  bool tcp_echo_in_process = false;  // the TCP floor's loops in this process (tcp_echo_floor.h)
 };
 
 // Split keys that cut the records' keys into `regions` ranges of equal counts.
@@ -458,6 +459,7 @@ absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
   BASALT_ASSIGN_OR_RETURN(s.durability, ParseDurability(flags.Str("durability", "SYNC_WAL")));
   s.skip_load = flags.Bool("skip_load");
   s.flush_after_load = flags.Bool("flush_after_load");
+  s.tcp_echo_in_process = flags.Bool("tcp_echo_in_process");
   const int64_t regions = flags.Int("regions", 1);
   if (regions < 1 || regions > 1000 || static_cast<uint64_t>(regions) > s.records) {
     return absl::InvalidArgumentError("--regions must be between 1 and min(1000, --records)");
@@ -541,7 +543,8 @@ absl::StatusOr<EchoFloors> StartEchoFloor(const YcsbSetup& setup) {
   // The TCP path's loops, as many as the server's default (one per core), and its client, as
   // many connections as the table's.
   const int loops = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  BASALT_ASSIGN_OR_RETURN(floors.tcp, TcpEchoFloor::Start(loops, setup.server.conn.tcp_connections));
+  BASALT_ASSIGN_OR_RETURN(floors.tcp,
+                          TcpEchoFloor::Start(loops, setup.server.conn.tcp_connections, setup.tcp_echo_in_process));
   return floors;
 }
 
@@ -673,8 +676,8 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       "50%% read / 50%% read-modify-write (timed whole); W = 100%% update (not YCSB's); echo = the bare-gRPC "
       "floor: basalt.rpc.Echo/Echo through the generated stub on its own channel, replying %d B (a record's "
       "field bytes); with --transport=tcp, the bare TCP floor instead: the TCP path's loops and client with "
-      "nothing behind them, a Get's frame answered with a record's reply frame, in this process "
-      "(src/tools/bench/tcp_echo_floor.h); a read gets the whole row, an update puts one random field, an "
+      "nothing behind them, a Get's frame answered with a record's reply frame, the loops in a process "
+      "of their own as a server's (--tcp_echo_in_process: in this one) (src/tools/bench/tcp_echo_floor.h); a read gets the whole row, an update puts one random field, an "
       "insert a whole record",
       warmup_seconds, seconds, kYcsbMaxScanLength, kYcsbFields * kYcsbFieldBytes));
   report->notes.push_back(

@@ -1,10 +1,20 @@
 #include "src/tools/bench/tcp_echo_floor.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
+#include "common/status.h"
 #include "src/tools/bench/server_bench_common.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/verbs/frame.h"
@@ -59,10 +69,8 @@ std::string ErrorFrame(const absl::Status& s) {
   return std::string(reinterpret_cast<const char*>(out.data()), n);
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<TcpEchoFloor>> TcpEchoFloor::Start(int loop_threads, int connections) {
-  std::unique_ptr<TcpEchoFloor> floor(new TcpEchoFloor());
+// A YCSB record's Get reply frame, request id 0.
+std::string RecordReply() {
   rpc::GetResponse record;
   record.mutable_row()->set_row("user1234567890123456789");
   for (int f = 0; f < kYcsbFields; ++f) {
@@ -74,24 +82,107 @@ absl::StatusOr<std::unique_ptr<TcpEchoFloor>> TcpEchoFloor::Start(int loop_threa
   }
   std::vector<uint8_t> out(64 << 10);
   const size_t n = verbs::EncodeGetReply(0, absl::OkStatus(), &record, absl::MakeSpan(out));
-  floor->reply_.assign(reinterpret_cast<const char*>(out.data()), n);
+  return std::string(reinterpret_cast<const char*>(out.data()), n);
+}
 
+// The echo port on 127.0.0.1, answering with *reply (which must outlive it).
+absl::StatusOr<std::unique_ptr<server::StreamPort>> StartEchoPort(int loop_threads, const std::string* reply) {
   server::StreamPort::Options po;
   po.listen = "127.0.0.1:0";
   po.loop_threads = loop_threads;
   po.name = "TCP echo floor";
-  const std::string* reply = &floor->reply_;
   server::StreamPort::Protocol protocol;
   protocol.new_session = [reply] { return std::make_unique<EchoSession>(reply); };
   protocol.connection_error = ErrorFrame;
-  absl::StatusOr<std::unique_ptr<server::StreamPort>> port = server::StreamPort::Start(po, std::move(protocol));
-  if (!port.ok()) return port.status();
-  floor->port_ = *std::move(port);
+  return server::StreamPort::Start(po, std::move(protocol));
+}
+
+// Starts this executable's `tcp_echo_port` with its stdin and stdout on pipes; returns the
+// port it printed. *pid and *to_child are set as soon as the child runs, for the caller to end it.
+absl::StatusOr<int> SpawnEchoPort(int loop_threads, pid_t* pid, int* to_child) {
+  char exe[4096];
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len <= 0) return absl::InternalError(absl::StrCat("echo floor: readlink /proc/self/exe: ", std::strerror(errno)));
+  exe[len] = '\0';
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("echo floor: pipe: ", std::strerror(errno)));
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    const int e = errno;
+    close(in[0]);
+    close(in[1]);
+    return absl::InternalError(absl::StrCat("echo floor: pipe: ", std::strerror(e)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);  // dup2 clears O_CLOEXEC on 0 and 1
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  const std::string loops = std::to_string(loop_threads);
+  char* argv[] = {const_cast<char*>("basalt-bench"), const_cast<char*>("tcp_echo_port"), const_cast<char*>(loops.c_str()),
+                  nullptr};
+  const int rc = posix_spawn(pid, exe, &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  if (rc != 0) {
+    close(in[1]);
+    close(out[0]);
+    *pid = -1;
+    return absl::InternalError(absl::StrCat("echo floor: spawning ", exe, ": ", std::strerror(rc)));
+  }
+  *to_child = in[1];
+  std::string line;
+  char c;
+  while (line.size() < 16) {
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, 30000) != 1) break;  // 30 s: the child starts in milliseconds
+    if (read(out[0], &c, 1) != 1 || c == '\n') break;
+    line.push_back(c);
+  }
+  close(out[0]);
+  int port = 0;
+  if (!absl::SimpleAtoi(line, &port) || port <= 0 || port > 65535) {
+    return absl::InternalError(absl::StrCat("echo floor: the tcp_echo_port child printed \"", line, "\", not a port"));
+  }
+  return port;
+}
+
+}  // namespace
+
+int RunTcpEchoPort(int loop_threads) {
+  const std::string reply = RecordReply();
+  absl::StatusOr<std::unique_ptr<server::StreamPort>> port = StartEchoPort(loop_threads, &reply);
+  if (!port.ok()) {
+    std::fprintf(stderr, "tcp_echo_port: %s\n", port.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%d\n", (*port)->port());
+  std::fflush(stdout);
+  char buf[64];
+  for (;;) {
+    const ssize_t n = read(0, buf, sizeof(buf));
+    if (n > 0 || (n < 0 && errno == EINTR)) continue;
+    break;  // the benchmark closed its end, or ended
+  }
+  (*port)->Shutdown();
+  return 0;
+}
+
+absl::StatusOr<std::unique_ptr<TcpEchoFloor>> TcpEchoFloor::Start(int loop_threads, int connections,
+                                                                  bool in_process) {
+  std::unique_ptr<TcpEchoFloor> floor(new TcpEchoFloor());
+  int port = 0;
+  if (in_process) {
+    floor->reply_ = RecordReply();
+    BASALT_ASSIGN_OR_RETURN(floor->port_, StartEchoPort(loop_threads, &floor->reply_));
+    port = floor->port_->port();
+  } else {
+    BASALT_ASSIGN_OR_RETURN(port, SpawnEchoPort(loop_threads, &floor->child_, &floor->child_stdin_));
+  }
 
   // A session as the server would give one; the echo port checks none of it.
   verbs::VerbsSession session;
   session.address = "127.0.0.1";
-  session.port = floor->port_->port();
+  session.port = port;
   session.token.assign(ConnectData::kTokenBytes, 't');
   session.key.assign(ConnectData::kKeyBytes, 'k');
   session.expires = absl::InfiniteFuture();
@@ -108,6 +199,12 @@ absl::StatusOr<std::unique_ptr<TcpEchoFloor>> TcpEchoFloor::Start(int loop_threa
 TcpEchoFloor::~TcpEchoFloor() {
   client_.reset();
   if (port_ != nullptr) port_->Shutdown();
+  if (child_stdin_ >= 0) close(child_stdin_);  // the child's stdin ends: it shuts its port down
+  if (child_ > 0) {
+    int status;
+    while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 absl::Status TcpEchoFloor::Call(const std::string& row, absl::Duration timeout) const {

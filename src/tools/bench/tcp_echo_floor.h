@@ -7,8 +7,16 @@
 // without the server's dispatch, authorisation, metrics and read, as the bare-gRPC Echo is gRPC's
 // floor. Not a server's door: it listens on loopback for the benchmark's life, takes any proof.
 //
+// By default the port runs in a process of its own (`basalt-bench tcp_echo_port`, spawned from
+// the benchmark's own executable), as the server's loops do: then a reply crosses processes as a
+// Get's does, and the scheduler's switches between the client and the loops cost what they cost
+// against a server. In the benchmark's process (`in_process`), the loops and the client threads
+// share one address space, which makes each switch cheaper than a real server's (BENCHMARKS §24c).
+//
 // Thread-safety: Call from any thread.
 #pragma once
+
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -24,8 +32,9 @@ namespace basalt::bench {
 
 class TcpEchoFloor {
  public:
-  // The port on 127.0.0.1 (loop_threads loops) and a client of `connections` connections to it.
-  static absl::StatusOr<std::unique_ptr<TcpEchoFloor>> Start(int loop_threads, int connections);
+  // The port on 127.0.0.1 (loop_threads loops) and a client of `connections` connections to it;
+  // the port in a child process (this executable's `tcp_echo_port`) unless in_process.
+  static absl::StatusOr<std::unique_ptr<TcpEchoFloor>> Start(int loop_threads, int connections, bool in_process);
   ~TcpEchoFloor();
 
   // One call: a Get of `row`'s frame out, the record's reply back and decoded.
@@ -34,8 +43,14 @@ class TcpEchoFloor {
  private:
   TcpEchoFloor() = default;
   std::string reply_;  // the reply frame (request id 0): the sessions copy it and set the id
-  std::unique_ptr<server::StreamPort> port_;
+  std::unique_ptr<server::StreamPort> port_;  // in_process only
+  pid_t child_ = -1;                          // else the port's process,
+  int child_stdin_ = -1;                      // which exits when this closes
   std::unique_ptr<tcp::TcpClient> client_;
 };
+
+// `basalt-bench tcp_echo_port LOOPS`: runs the echo port in this process, writes its port number
+// and a newline to stdout, and shuts it down when stdin reaches its end. Returns the exit code.
+int RunTcpEchoPort(int loop_threads);
 
 }  // namespace basalt::bench
