@@ -191,22 +191,19 @@ std::string BlockBuilder::Finish() {
 // ---------------------------------------------------------------------------------------------
 // DecodedBlock
 
+DecodedBlock::DecodedBlock(DataBlockEncoding e, std::string data, std::vector<uint32_t> offsets)
+    : encoding_(e), data_(std::move(data)), offsets_(std::move(offsets)) {
+  heads_.Build(offsets_.size(), [this](size_t i) { return ParseFlatKeyUnchecked(key(static_cast<int>(i))).row; });
+}
+
 int DecodedBlock::LowerBound(std::string_view target) const {
-  KeyView t = ParseFlatKeyUnchecked(target);
-  int lo = 0, hi = num_cells();
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (CompareKeys(ParseFlatKeyUnchecked(key(mid)), t) < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return static_cast<int>(heads_.LowerBound(ParseFlatKeyUnchecked(target), [this](size_t i) {
+    return ParseFlatKeyUnchecked(key(static_cast<int>(i)));
+  }));
 }
 
 size_t DecodedBlock::MemoryUsage() const {
-  return sizeof(*this) + data_.capacity() + offsets_.capacity() * sizeof(uint32_t);
+  return sizeof(*this) + data_.capacity() + offsets_.capacity() * sizeof(uint32_t) + heads_.MemoryUsage();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "common/coding.h"
 #include "storage/internal/iterator.h"
+#include "storage/internal/row_heads.h"
 #include "storage/options.h"
 
 namespace basalt {
@@ -119,12 +120,12 @@ class DecodedBlock {
 
  private:
   friend absl::StatusOr<std::shared_ptr<const DecodedBlock>> DecodeBlock(DataBlockEncoding e, std::string payload);
-  DecodedBlock(DataBlockEncoding e, std::string data, std::vector<uint32_t> offsets)
-      : encoding_(e), data_(std::move(data)), offsets_(std::move(offsets)) {}
+  DecodedBlock(DataBlockEncoding e, std::string data, std::vector<uint32_t> offsets);
 
   DataBlockEncoding encoding_;
   std::string data_;
   std::vector<uint32_t> offsets_;  // start of each cell's | key_len | value_len | in data_
+  RowHeads heads_;                 // each cell's row head, for LowerBound
 };
 
 // Decodes and validates every length, key (ParseFlatKey) and the key order. Anything malformed

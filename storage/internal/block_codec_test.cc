@@ -9,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "storage/cell.h"
 #include "storage/internal/compression.h"
+#include "storage/internal/row_heads.h"
 
 namespace basalt {
 namespace {
@@ -266,6 +268,57 @@ TEST_P(EncodingTest, GarbageIsDataLossOrValid) {
 
 INSTANTIATE_TEST_SUITE_P(AllEncodings, EncodingTest, ::testing::ValuesIn(kEncodings),
                          [](const auto& info) { return std::string(EncodingName(info.param)); });
+
+// RowHeads (LowerBound's search) against a plain binary search, on rows built to test its edges:
+// a long common prefix, rows that differ only after the head's eight bytes, rows that are
+// prefixes of others, zero bytes (a head pads with them), and targets outside the prefix.
+TEST(RowHeadsTest, AgreesWithAPlainBinarySearch) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    const std::string prefix = RandomBytes(rng, rng() % 3 == 0 ? 0 : 1 + rng() % 20, 3);
+    std::vector<std::string> rows;
+    for (int i = 0; i < 2 + static_cast<int>(rng() % 40); ++i) {
+      std::string r = prefix + RandomBytes(rng, rng() % 14, 3);  // bytes 0, 1 and 2
+      if (rng() % 4 == 0 && !rows.empty()) r = rows[rng() % rows.size()] + std::string(1 + rng() % 2, '\0');
+      rows.push_back(r);
+    }
+    std::vector<std::string> keys;
+    for (const std::string& r : rows) {
+      for (int v = 0; v < 1 + static_cast<int>(rng() % 4); ++v) {
+        keys.push_back(MakeFlatKey(r, RandomBytes(rng, rng() % 3, 2), static_cast<int64_t>(rng() % 5), CellType::kPut));
+      }
+    }
+    std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) { return CompareFlatKeys(a, b) < 0; });
+    std::vector<KeyView> views;
+    for (const std::string& k : keys) views.push_back(ParseFlatKeyUnchecked(k));
+    RowHeads heads;
+    heads.Build(views.size(), [&](size_t i) { return views[i].row; });
+    auto check = [&](const std::string& target) {
+      const KeyView t = ParseFlatKeyUnchecked(target);
+      const size_t want = static_cast<size_t>(
+          std::lower_bound(views.begin(), views.end(), t, [](const KeyView& a, const KeyView& b) { return CompareKeys(a, b) < 0; }) -
+          views.begin());
+      ASSERT_EQ(heads.LowerBound(t, [&](size_t i) { return views[i]; }), want) << absl::CEscape(std::string(t.row));
+    };
+    for (const std::string& r : rows) {
+      check(FirstKeyOfRow(r));
+      check(MakeFlatKey(r, "a", 2, CellType::kPut));
+      check(MakeFlatKey(r + '\0', "", kLatestTimestamp, CellType::kDeleteFamily));
+      check(FirstKeyOfRow(r.substr(0, r.size() / 2)));
+    }
+    for (int k = 0; k < 300; ++k) {
+      const std::string base = rng() % 2 == 0 ? prefix : prefix.substr(0, rng() % (prefix.size() + 1));
+      check(MakeFlatKey(base + RandomBytes(rng, rng() % 14, 4), RandomBytes(rng, rng() % 3, 3),
+                        static_cast<int64_t>(rng() % 6), kTypes[rng() % 4]));
+    }
+    check(FirstKeyOfRow(""));
+    check(MakeFlatKey(std::string(30, '\xff'), "", 0, CellType::kPut));
+  }
+  RowHeads none;
+  none.Build(0, [](size_t) { return std::string_view(); });
+  EXPECT_EQ(none.LowerBound(ParseFlatKeyUnchecked(FirstKeyOfRow("a")), [](size_t) { return KeyView(); }), 0u);
+}
 
 TEST(BlockCodecTest, ErrorsNameEncodingCellAndOffset) {
   Cells cells = SeedCells(3);

@@ -180,6 +180,7 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> BlockFileReader::Open(Env* env,
     }
     if (!in.empty()) return corrupt("trailing bytes in index block");
     for (const std::string& k : r->index_keys_) r->index_views_.push_back(ParseFlatKeyUnchecked(k));
+    r->index_heads_.Build(r->index_views_.size(), [&r](size_t i) { return r->index_views_[i].row; });
     if ((n == 0) != (t.entries == 0)) return corrupt("index and entry count disagree");
   }
   // Bloom.
@@ -242,10 +243,7 @@ bool BlockFileReader::MayContainColumn(std::string_view row, std::string_view qu
 }
 
 size_t BlockFileReader::FindBlock(std::string_view target) const {
-  const KeyView t = ParseFlatKeyUnchecked(target);
-  auto it = std::lower_bound(index_views_.begin(), index_views_.end(), t,
-                             [](const KeyView& k, const KeyView& t) { return CompareKeys(k, t) < 0; });
-  return static_cast<size_t>(it - index_views_.begin());
+  return index_heads_.LowerBound(ParseFlatKeyUnchecked(target), [this](size_t i) { return index_views_[i]; });
 }
 
 absl::StatusOr<std::shared_ptr<const DecodedBlock>> BlockFileReader::GetBlock(size_t i, bool fill_cache) const {

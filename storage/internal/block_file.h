@@ -16,6 +16,7 @@
 #include "storage/cell.h"
 #include "storage/internal/block_format.h"
 #include "storage/internal/iterator.h"
+#include "storage/internal/row_heads.h"
 #include "storage/options.h"
 
 namespace basalt {
@@ -127,6 +128,7 @@ class BlockFileReader : public std::enable_shared_from_this<BlockFileReader> {
   BlockReadContext ctx_{};
   std::vector<std::string> index_keys_;
   std::vector<KeyView> index_views_;  // index_keys_ parsed once, for FindBlock
+  RowHeads index_heads_;              // their rows' heads, for FindBlock
   std::vector<BlockHandle> index_handles_;
   std::string bloom_data_;
   std::unique_ptr<BloomReader> bloom_;
