@@ -99,7 +99,8 @@ const std::vector<Setting>& Settings() {
          BASALT_ASSIGN_OR_RETURN(c->latency_graph_interval_ms, ParseInt(k, v, 100, 3600 * 1000));
          return absl::OkStatus();
        }},
-      {"tls_cert", "", "PEM file of this server's certificate (chain): with tls_key, every gRPC port serves TLS",
+      {"tls_cert", "", "PEM file of this server's certificate (chain): with tls_key, its gRPC port, TCP path and HBase "
+       "port serve TLS",
        [](std::string_view, std::string_view v, ServerConfig* c) -> absl::Status {
          c->tls_cert = std::string(v);
          return absl::OkStatus();
@@ -166,7 +167,7 @@ const std::vector<Setting>& Settings() {
        }},
       {"hbase_listen", "",
        "HOST:PORT of the HBase port, for unmodified HBase 2.x clients (hbase.client.bootstrap.servers); port 0 "
-       "picks a free one; empty: off",
+       "picks a free one; empty: off. Under tls_cert it is TLS (HBase 2.6's hbase.client.netty.tls.enabled)",
        [](std::string_view k, std::string_view v, ServerConfig* c) -> absl::Status {
          if (!v.empty()) BASALT_RETURN_IF_ERROR(CheckHostPort(k, v));
          c->hbase_listen = std::string(v);

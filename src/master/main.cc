@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/status.h"
+#include "common/tls.h"
 #include "src/base/http_front.h"
 #include "src/daemon/daemon.h"
 #include "src/front/status_page.h"
@@ -86,6 +87,12 @@ int Run(int argc, char** argv) {
     }
     mo.tls = *std::move(tls);
     mo.client = *std::move(client);
+    absl::StatusOr<std::shared_ptr<TlsContext>> hbase_tls = TlsContext::Server(sc.tls_cert, sc.tls_key, sc.tls_ca);
+    if (!hbase_tls.ok()) {
+      log::Error(absl::StrCat("the HBase port's TLS: ", hbase_tls.status().message()));
+      return Daemon::kBadSettings;
+    }
+    mo.hbase_tls = *std::move(hbase_tls);
   }
   mo.auth = sc.auth;
   mo.users_file = sc.auth_users_file;

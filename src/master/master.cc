@@ -465,6 +465,7 @@ absl::Status Master::OpenPeers(const std::string& runs_dir) {
 absl::Status Master::ServeHBase(const std::string& host) {
   hbase::HBaseFront::Options ho;
   ho.port.listen = options_.hbase_listen;
+  ho.port.tls = options_.hbase_tls;
   ho.port.log = [this](std::string_view line) { Log(absl::StrCat("hbase port: ", AV(line))); };
   ho.advertised_host = host;
   ho.start_code = absl::ToUnixMillis(absl::Now());

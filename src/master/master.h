@@ -39,6 +39,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/rados_env.h"
+#include "common/tls.h"
 #include "common/zookeeper.h"
 #include "src/master/assignment_manager.h"
 #include "src/master/remote_region.h"
@@ -88,6 +89,8 @@ class Master final : public server::ClusterAdmin {
     std::vector<std::string> superusers;
     std::vector<std::string> metrics_users;  // with auth: who may read the HTTP port's /metrics
     std::string http_tls_cert, http_tls_key, http_tls_ca;  // the PEM files (main.cc's HTTP port)
+    // Under tls_cert, the HBase port's TLS (its certificate and CA, as the gRPC port's).
+    std::shared_ptr<const TlsContext> hbase_tls;
     ChannelSecurity client;
     // The HBase port (docs/DESIGN.md §15), once active: HOST:PORT (empty: none; port 0: any),
     // its port written to hbase_port_file, the cluster's HBase records published in `zk`'s

@@ -9,6 +9,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/status.h"
+#include "common/tls.h"
 #include "src/front/hbase/zk_records.h"
 #include "src/schema/meta.h"
 #include "src/services/server_metrics.h"
@@ -201,6 +202,13 @@ absl::Status RegionServer::StartHBase() {
   if (config_.hbase_listen.empty()) return absl::OkStatus();
   hbase::HBaseFront::Options o;
   o.port.listen = config_.hbase_listen;
+  if (!config_.tls_cert.empty()) {
+    // HBase 2.6's native TLS (hbase.client.netty.tls.enabled): the gRPC port's certificate, and
+    // its CA for client certificates.
+    absl::StatusOr<std::shared_ptr<TlsContext>> tls = TlsContext::Server(config_.tls_cert, config_.tls_key, config_.tls_ca);
+    if (!tls.ok()) return absl::InvalidArgumentError(absl::StrCat("the HBase port's TLS: ", tls.status().message()));
+    o.port.tls = *std::move(tls);
+  }
   // Its reads run on its loops, as the gRPC front end's on its completion queues: as many.
   o.port.loop_threads = config_.cq_threads > 0 ? config_.cq_threads : static_cast<int>(std::thread::hardware_concurrency());
   o.port.max_calls_in_flight = config_.max_concurrent_calls;

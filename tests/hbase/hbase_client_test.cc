@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -51,14 +52,53 @@ class HBaseClientTest : public ServerTest {
   }
 
   // ClientSuite.java through `registry` (the HBase port's address, or zk:QUORUM@PARENT), then
-  // the table it left read with Basalt's own client, then a table quota met by ReadProbe.java.
-  void RunClientSuite(const std::string& registry, const std::string& address);
+  // the table it left read with Basalt's own client, then a table quota met by ReadProbe.java;
+  // the Java client with `settings` (java_programs.h JavaCommand).
+  void RunClientSuite(const std::string& registry, const std::string& address,
+                      const std::vector<std::string>& settings = {});
 };
 
 TEST_F(HBaseClientTest, TheJavaClientsCallsAnswerAsHBaseAndBothViewsAgree) {
   const std::string address = StartWithHBasePort();
   ASSERT_NE(address, "127.0.0.1:");
   RunClientSuite(address, address);
+}
+
+// HBase 2.6's native TLS: under tls_cert the HBase port speaks TLS from the first byte, with the
+// gRPC port's certificate and CA, and the unmodified client connects with its own settings
+// (hbase.client.netty.tls.enabled, PEM trust and key stores) and runs the whole suite. A client
+// in plain text, and one that trusts another CA, are refused.
+TEST_F(HBaseClientTest, UnderTlsTheJavaClientConnectsWithItsOwnTlsSettings) {
+  const std::string certs = dir_.path() + "/certs";
+  const std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs, " alice");
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  // HBase's PEM key store is one file: the key, then the certificate.
+  std::ofstream(certs + "/alice-keystore.pem") << ReadFile(certs + "/alice.key") << ReadFile(certs + "/alice.pem");
+  security_.tls_ca = certs + "/ca.pem";
+  security_.tls_cert = certs + "/alice.pem";
+  security_.tls_key = certs + "/alice.key";
+  const std::string address = StartWithHBasePort(
+      {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key", "--tls_ca=" + certs + "/ca.pem"});
+  ASSERT_NE(address, "127.0.0.1:");
+  auto tls = [&](const std::string& ca) {
+    return std::vector<std::string>{"hbase.client.netty.tls.enabled=true",
+                                    "hbase.rpc.tls.truststore.type=PEM",
+                                    "hbase.rpc.tls.truststore.location=" + ca,
+                                    "hbase.rpc.tls.keystore.type=PEM",
+                                    "hbase.rpc.tls.keystore.location=" + certs + "/alice-keystore.pem"};
+  };
+  RunClientSuite(address, address, tls(certs + "/ca.pem"));
+
+  // Plain text to the TLS port: the server takes its preamble for a broken handshake and closes.
+  absl::StatusOr<ChildProcess::Finished> plain = RunJava("ReadProbe", {address, "hb_keep", "1"});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_NE(plain->output.find("REFUSED at 0:"), std::string::npos) << plain->output;
+  // A client that trusts another CA refuses the server's certificate.
+  absl::StatusOr<ChildProcess::Finished> rogue =
+      RunJava("ReadProbe", {address, "hb_keep", "1"}, "classpath.txt", tls(certs + "/rogue-ca.pem"));
+  ASSERT_TRUE(rogue.ok()) << rogue.status();
+  EXPECT_NE(rogue->output.find("REFUSED at 0:"), std::string::npos) << rogue->output;
+  EXPECT_NE(rogue->output.find("SSLHandshakeException"), std::string::npos) << rogue->output;
 }
 
 // HBase's snapshot calls with the unmodified Java client (SnapshotSuite.java): snapshot, list,
@@ -142,9 +182,10 @@ TEST_F(HBaseClientTest, ItsRecordsInZooKeeperComeBackAfterItsSessionExpired) {
   EXPECT_NE(probe->output.find("TableNotFoundException"), std::string::npos) << probe->output;
 }
 
-void HBaseClientTest::RunClientSuite(const std::string& registry, const std::string& address) {
+void HBaseClientTest::RunClientSuite(const std::string& registry, const std::string& address,
+                                     const std::vector<std::string>& settings) {
   const std::string dump = dir_.path() + "/hb_keep.dump";
-  absl::StatusOr<ChildProcess::Finished> java = RunJava("ClientSuite", {registry, dump});
+  absl::StatusOr<ChildProcess::Finished> java = RunJava("ClientSuite", {registry, dump}, "classpath.txt", settings);
   ASSERT_TRUE(java.ok()) << java.status();
   const std::string& log = java->output;
   ASSERT_EQ(java->exit_code, 0) << log.substr(log.size() > 6000 ? log.size() - 6000 : 0);
@@ -171,7 +212,7 @@ void HBaseClientTest::RunClientSuite(const std::string& registry, const std::str
   // The port is no way around the quotas: a table's read quota refuses the Java client's Gets
   // past it with HBase's RpcThrottlingException, as the gRPC front end refuses Basalt's client.
   ASSERT_TRUE(conn_->GetAdmin()->SetQuota(Quota{"", "", "hb_keep", "READ", "3req/min"}).ok());
-  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {address, "hb_keep", "10"});
+  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {address, "hb_keep", "10"}, "classpath.txt", settings);
   ASSERT_TRUE(probe.ok()) << probe.status();
   EXPECT_NE(probe->output.find("REFUSED at 3:"), std::string::npos) << probe->output;
   EXPECT_NE(probe->output.find("org.apache.hadoop.hbase.quotas.RpcThrottlingException"), std::string::npos)

@@ -57,9 +57,11 @@ inline int FreePort() {
 inline std::string Hex(std::string_view b) { return b.empty() ? "-" : absl::BytesToHexString(AV(b)); }
 
 // java running `main_class` with `args`, on tests/hbase/java/'s classes and the classpath that
-// fetch-client.sh wrote to `classpath_file` (classpath.txt: the HBase 2.6 client).
+// fetch-client.sh wrote to `classpath_file` (classpath.txt: the HBase 2.6 client); `settings`,
+// "hbase.KEY=VALUE" each, are the client's (Registry.java sets them, as hbase-site.xml would).
 inline std::vector<std::string> JavaCommand(const std::string& main_class, const std::vector<std::string>& args,
-                                            const std::string& classpath_file = "classpath.txt") {
+                                            const std::string& classpath_file = "classpath.txt",
+                                            const std::vector<std::string>& settings = {}) {
   std::string classpath = ReadFile(absl::StrCat(HBASE_CLIENT_DIR, "/", classpath_file));
   while (!classpath.empty() && classpath.back() == '\n') classpath.pop_back();
   // (--add-opens: HBase probes java.nio.Bits, and Java 17 says so with a stack trace otherwise;
@@ -68,14 +70,17 @@ inline std::vector<std::string> JavaCommand(const std::string& main_class, const
                                    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
                                    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
                                    "--add-opens", "java.base/java.io=ALL-UNNAMED",
-                                   "-cp", absl::StrCat(HBASE_CLIENT_DIR, "/classes:", classpath), main_class};
+                                   "-cp", absl::StrCat(HBASE_CLIENT_DIR, "/classes:", classpath)};
+  for (const std::string& s : settings) argv.push_back("-D" + s);
+  argv.push_back(main_class);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 
 inline absl::StatusOr<ChildProcess::Finished> RunJava(const std::string& main_class, const std::vector<std::string>& args,
-                                                      const std::string& classpath_file = "classpath.txt") {
-  return ChildProcess::Run(JavaCommand(main_class, args, classpath_file));
+                                                      const std::string& classpath_file = "classpath.txt",
+                                                      const std::vector<std::string>& settings = {}) {
+  return ChildProcess::Run(JavaCommand(main_class, args, classpath_file, settings));
 }
 
 // Every cell of `table` (`versions` of each), one line each as ClientSuite.java dumps them:

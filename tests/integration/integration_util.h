@@ -30,6 +30,7 @@ class ServerTest : public ::testing::Test {
     ConnectionOptions o;
     o.address = server_->address();
     o.timeout = timeout;
+    o.security = security_;
     auto c = Connection::Open(o);
     ASSERT_TRUE(c.ok()) << c.status();
     conn_ = std::move(*c);
@@ -53,6 +54,7 @@ class ServerTest : public ::testing::Test {
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<Connection> conn_;
+  ClientSecurity security_;  // the client's (Connect): set it before StartServer for a TLS server
 };
 
 }  // namespace basalt::testing
