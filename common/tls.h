@@ -82,6 +82,9 @@ class TlsStream {
   absl::Status Write(std::string_view plain);
   // Appends to *out what is to be sent to the peer (handshake messages, sealed records).
   void TakeOutput(std::string* out);
+  // After the handshake: the common name of the peer's certificate when the context's CA
+  // verified it (VerifiedCommonName); "" when the peer sent none.
+  std::string PeerCommonName() const { return VerifiedCommonName(ssl_); }
 
  private:
   TlsStream(std::shared_ptr<const TlsContext> context, ssl_st* ssl) : context_(std::move(context)), ssl_(ssl) {}

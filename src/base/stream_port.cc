@@ -200,6 +200,11 @@ bool StreamConnection::DrainTls(bool* closed_by_client, bool* full) {
   return true;
 }
 
+std::string StreamConnection::certificate_user() {
+  absl::MutexLock l(&mu_);
+  return certificate_user_;
+}
+
 bool StreamConnection::ReadTls(bool* closed_by_client, bool* full) {
   absl::MutexLock l(&mu_);
   // What TLS already holds goes to the session first (it may not have had room for it).
@@ -224,6 +229,7 @@ bool StreamConnection::ReadTls(bool* closed_by_client, bool* full) {
         return false;
       }
       if (!*done) continue;
+      certificate_user_ = tls_->PeerCommonName();
     }
     if (!DrainTls(closed_by_client, full)) return false;
     if (static_cast<size_t>(n) < cipher_in_.size()) break;

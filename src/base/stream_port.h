@@ -159,6 +159,10 @@ class StreamConnection {
   // "host:port" of the client, for logs.
   const std::string& peer() const { return peer_; }
   StreamSession* session() const { return session_.get(); }
+  // The common name of the client's certificate, verified by the port's CA (tls_ca): "" in
+  // plain text, without a certificate, and before the TLS handshake is done (a session's
+  // Process runs after it).
+  std::string certificate_user() ABSL_LOCKS_EXCLUDED(mu_);
   PortCounters& counters() const;
 
   // Counts a call and admits it (OK), unless max_calls_in_flight are in flight (Unavailable
@@ -236,6 +240,7 @@ class StreamConnection {
   // TLS: the answers given while corked, sealed together (one record, not one per answer) when
   // the loop flushes them. Counted with the queued bytes.
   std::string seal_later_ ABSL_GUARDED_BY(mu_);
+  std::string certificate_user_ ABSL_GUARDED_BY(mu_);  // set once the handshake is done
 };
 
 }  // namespace basalt::server
