@@ -609,10 +609,10 @@ absl::Status ValidateSecurity(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         "auth=true needs TLS (tls_cert, tls_key): certificates and tokens are never taken over plain text");
   }
-  if (config.auth && !config.hbase_listen.empty()) {
+  if (config.auth && !config.hbase_listen.empty() && config.tls_ca.empty()) {
     return absl::InvalidArgumentError(
-        "hbase_listen with auth=true: the HBase port does not authenticate its clients yet (HBase's TLS with client "
-        "certificates is not built), so it would be a way around auth; leave hbase_listen empty");
+        "hbase_listen with auth=true needs tls_ca: the HBase port knows its users by their client certificates "
+        "(HBase's TLS), and tokens are not taken there");
   }
   if (config.auth && config.tls_ca.empty() && config.auth_users_file.empty()) {
     return absl::InvalidArgumentError(

@@ -92,9 +92,11 @@ TEST(ServerConfig, UnknownKeysAndBadValues) {
   expect_invalid({"--handler_threads=x"}, "expected an integer");
   expect_invalid({"--durability=fast"}, "expected sync, async or skip");
   expect_invalid({"--hbase_listen=nohost"}, "hbase_listen");
-  // The HBase port does not authenticate: with auth on it would be a way around it.
-  expect_invalid({"--auth=true", "--tls_cert=c", "--tls_key=k", "--tls_ca=ca", "--hbase_listen=127.0.0.1:16000"},
-                 "hbase_listen with auth=true");
+  // The HBase port knows its users by their certificates only: with auth on it needs tls_ca.
+  expect_invalid({"--auth=true", "--tls_cert=c", "--tls_key=k", "--auth_users_file=u", "--hbase_listen=127.0.0.1:16000"},
+                 "hbase_listen with auth=true needs tls_ca");
+  EXPECT_TRUE(ParseCommandLine({"--auth=true", "--tls_cert=c", "--tls_key=k", "--tls_ca=ca",
+                                "--hbase_listen=127.0.0.1:16000"}).ok());
   // A cluster's HBase records are the master's to publish.
   expect_invalid({"--cluster", "--zookeeper_quorum=127.0.0.1:2181", "--rados_pool=p", "--hbase_listen=127.0.0.1:0",
                   "--hbase_zookeeper_quorum=127.0.0.1:2181"},

@@ -466,6 +466,13 @@ absl::Status Master::ServeHBase(const std::string& host) {
   hbase::HBaseFront::Options ho;
   ho.port.listen = options_.hbase_listen;
   ho.port.tls = options_.hbase_tls;
+  if (options_.auth) {  // as a region server's port (region_server.cc)
+    ho.port.authenticate = [authn = authn_.get()](const hbase::ConnectionHeader& header, std::string_view user,
+                                                  std::string_view peer) {
+      return hbase::AuthenticateConnection(*authn, header, user, peer);
+    };
+    ho.access = access_.get();
+  }
   ho.port.log = [this](std::string_view line) { Log(absl::StrCat("hbase port: ", AV(line))); };
   ho.advertised_host = host;
   ho.start_code = absl::ToUnixMillis(absl::Now());

@@ -209,6 +209,15 @@ absl::Status RegionServer::StartHBase() {
     if (!tls.ok()) return absl::InvalidArgumentError(absl::StrCat("the HBase port's TLS: ", tls.status().message()));
     o.port.tls = *std::move(tls);
   }
+  if (config_.auth) {
+    // Every connection names its user by its client certificate, and every call is authorised
+    // against the grants, as the gRPC front end's (hbase_service.h).
+    o.port.authenticate = [authn = authn_.get()](const hbase::ConnectionHeader& header, std::string_view user,
+                                                 std::string_view peer) {
+      return hbase::AuthenticateConnection(*authn, header, user, peer);
+    };
+    o.access = access_.get();
+  }
   // Its reads run on its loops, as the gRPC front end's on its completion queues: as many.
   o.port.loop_threads = config_.cq_threads > 0 ? config_.cq_threads : static_cast<int>(std::thread::hardware_concurrency());
   o.port.max_calls_in_flight = config_.max_concurrent_calls;

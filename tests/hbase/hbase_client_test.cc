@@ -101,6 +101,77 @@ TEST_F(HBaseClientTest, UnderTlsTheJavaClientConnectsWithItsOwnTlsSettings) {
   EXPECT_NE(rogue->output.find("SSLHandshakeException"), std::string::npos) << rogue->output;
 }
 
+// auth=true on the HBase port: each connection is the user its client certificate names (and its
+// header must say the same user), and each call passes the grants, as on the gRPC port. alice
+// holds R on the table: her Get and Scan are served, her Put and a table creation are refused
+// with HBase's AccessDeniedException; admin (a superuser) does all four; bob, with no grant, reads
+// nothing; alice's certificate under another user's name, and a client without a certificate,
+// are refused at the connection.
+TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPassesTheGrants) {
+  const std::string certs = dir_.path() + "/certs";
+  const std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs, " admin alice bob");
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  for (const char* user : {"admin", "alice", "bob"}) {
+    std::ofstream(absl::StrCat(certs, "/", user, "-keystore.pem"))
+        << ReadFile(absl::StrCat(certs, "/", user, ".key")) << ReadFile(absl::StrCat(certs, "/", user, ".pem"));
+  }
+  security_.tls_ca = certs + "/ca.pem";
+  security_.tls_cert = certs + "/admin.pem";
+  security_.tls_key = certs + "/admin.key";
+  const std::string address = StartWithHBasePort({"--tls_cert=" + certs + "/server.pem",
+                                                  "--tls_key=" + certs + "/server.key", "--tls_ca=" + certs + "/ca.pem",
+                                                  "--auth=true", "--superusers=admin"});
+  ASSERT_NE(address, "127.0.0.1:");
+  CreateTable("sec");
+  ASSERT_TRUE(conn_->GetTable("sec")->Put(Put("r1").Add("cf", "q", "one")).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"alice", "R", "", "sec", "", ""}).ok());
+
+  // The Java client as `user` (HADOOP_USER_NAME), with `keystore`'s certificate ("": none).
+  auto probe = [&](const std::string& user, const std::string& keystore, const std::string& new_table) {
+    std::vector<std::string> settings = {"hbase.client.netty.tls.enabled=true", "hbase.rpc.tls.truststore.type=PEM",
+                                         "hbase.rpc.tls.truststore.location=" + certs + "/ca.pem",
+                                         "HADOOP_USER_NAME=" + user};
+    if (!keystore.empty()) {
+      settings.push_back("hbase.rpc.tls.keystore.type=PEM");
+      settings.push_back("hbase.rpc.tls.keystore.location=" + certs + "/" + keystore + "-keystore.pem");
+    }
+    absl::StatusOr<ChildProcess::Finished> run =
+        RunJava("AuthProbe", {address, "sec", new_table}, "classpath.txt", settings);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? run->output : std::string();
+  };
+  const std::string kDenied = "REFUSED org.apache.hadoop.hbase.security.AccessDeniedException";
+  const std::string alice = probe("alice", "alice", "alice_t");
+  EXPECT_NE(alice.find("GET OK one"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("SCAN OK 1"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("PUT " + kDenied), std::string::npos) << alice;
+  EXPECT_NE(alice.find("user 'alice' may not"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("CREATE " + kDenied), std::string::npos) << alice;
+  EXPECT_NE(alice.find("user 'alice' may not MasterService.CreateTable: it needs A"), std::string::npos) << alice;
+
+  const std::string admin = probe("admin", "admin", "admin_t");
+  EXPECT_NE(admin.find("GET OK one"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("PUT OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("CREATE OK"), std::string::npos) << admin;
+  EXPECT_TRUE(conn_->GetAdmin()->DescribeTable("admin_t").ok());
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("alice_t").status().code(), absl::StatusCode::kNotFound);
+
+  const std::string bob = probe("bob", "bob", "bob_t");
+  EXPECT_NE(bob.find("GET " + kDenied), std::string::npos) << bob;
+  EXPECT_NE(bob.find("user 'bob' may not Scan"), std::string::npos) << bob;
+
+  // alice's certificate, calling as admin: refused before any call (the server ends the
+  // connection; the client's exceptions say only that it could not reach the registry).
+  const std::string posing = probe("admin", "alice", "posing_t");
+  EXPECT_EQ(posing.find(" OK"), std::string::npos) << posing;
+  EXPECT_NE(posing.find("GET REFUSED"), std::string::npos) << posing;
+  // No certificate at all.
+  const std::string none = probe("alice", "", "none_t");
+  EXPECT_EQ(none.find(" OK"), std::string::npos) << none;
+  EXPECT_NE(none.find("GET REFUSED"), std::string::npos) << none;
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("posing_t").status().code(), absl::StatusCode::kNotFound);
+}
+
 // HBase's snapshot calls with the unmodified Java client (SnapshotSuite.java): snapshot, list,
 // clone, restore, delete and their exceptions; then Basalt's own client finds what it left.
 TEST_F(HBaseClientTest, TheJavaClientsSnapshotCallsAnswerAsHBase) {

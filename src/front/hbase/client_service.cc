@@ -149,10 +149,12 @@ absl::Status ClientService::NotAdmitted(absl::Status why) const { return AsExcep
 
 void ClientService::Shutdown() { scanners_.Shutdown(); }
 
-absl::Status ClientService::Admit(const std::string& table, bool write, int64_t count, int64_t bytes, Admission* a) {
+absl::Status ClientService::Admit(const Caller& caller, const std::string& table, bool write, int64_t count,
+                                  int64_t bytes, Admission* a) {
   server::Quotas* q = options_.quotas;
   if (q == nullptr || q->empty()) return absl::OkStatus();
   server::QuotaCall call;
+  call.user = caller.user();
   call.table = table;
   call.write = write;
   call.count = count;
@@ -171,6 +173,7 @@ absl::StatusOr<std::string> ClientService::Settled(const std::function<absl::Sta
 }
 
 absl::StatusOr<std::string> ClientService::Get(const Request& r) {
+  const Caller caller = CallerOf(r);
   return Settled([&](Admission* admission) -> absl::StatusOr<std::string> {
     GetRequest req;
     BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -179,8 +182,8 @@ absl::StatusOr<std::string> ClientService::Get(const Request& r) {
     if (region.meta) {
       BASALT_RETURN_IF_ERROR(options_.meta->Get(req.get(), &resp));
     } else {
-      BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
-      BASALT_ASSIGN_OR_RETURN(*resp.mutable_result(), DoGet(region, req.get()));
+      BASALT_RETURN_IF_ERROR(Admit(caller, region.table, false, 1, 0, admission));
+      BASALT_ASSIGN_OR_RETURN(*resp.mutable_result(), DoGet(caller, region, req.get()));
     }
     return GetAnswer(r.id(), &resp, CellBlocks(r.connection));
   });
@@ -191,12 +194,13 @@ absl::StatusOr<std::string> ClientService::Mutate(const Request& r) {
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   BASALT_ASSIGN_OR_RETURN(NamedRegion region, Served(req.region()));
   if (region.meta) return absl::PermissionDeniedError("hbase:meta is read-only (Basalt keeps basalt:meta)");
+  const Caller caller = CallerOf(r);
   Admission admission;  // (a write's: nothing to settle)
-  BASALT_RETURN_IF_ERROR(
-      Admit(region.table, true, 1, static_cast<int64_t>(r.call.param.size() + r.call.cell_block.size()), &admission));
+  BASALT_RETURN_IF_ERROR(Admit(caller, region.table, true, 1,
+                               static_cast<int64_t>(r.call.param.size() + r.call.cell_block.size()), &admission));
   BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(r.call));
   MutateResponse resp;
-  BASALT_RETURN_IF_ERROR(DoMutate(region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
+  BASALT_RETURN_IF_ERROR(DoMutate(caller, region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
                                   req.nonce_group(), &cells, &resp));
   return EncodeResponse(r.id(), resp);
 }
@@ -224,12 +228,13 @@ absl::StatusOr<std::string> ClientService::Multi(const Request& r) {
       cell_bytes += static_cast<int64_t>(c.row.size() + c.family.size() + c.qualifier.size() + c.value.size());
     }
     CellCursor own_cells(*std::move(own));
-    DoRegionAction(action, req.noncegroup(), cell_bytes, &own_cells, out);
+    DoRegionAction(CallerOf(r), action, req.noncegroup(), cell_bytes, &own_cells, out);
   }
   return EncodeResponse(r.id(), resp);
 }
 
 absl::StatusOr<std::string> ClientService::Scan(const Request& r) {
+  const Caller caller = CallerOf(r);
   return Settled([&](Admission* admission) -> absl::StatusOr<std::string> {
     ScanRequest req;
     BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -242,23 +247,25 @@ absl::StatusOr<std::string> ClientService::Scan(const Request& r) {
         return ScanAnswer(r.id(), &resp, cell_blocks);
       }
       if (req.has_scan()) {
-        BASALT_RETURN_IF_ERROR(Admit(region.table, false, 1, 0, admission));
+        BASALT_RETURN_IF_ERROR(Admit(caller, region.table, false, 1, 0, admission));
         const hbase::Scan& scan = req.scan();
         BASALT_ASSIGN_OR_RETURN(rpc::ReadOptions read,
                                 ReadOf(scan.column(), scan.has_time_range() ? &scan.time_range() : nullptr,
                                        scan.max_versions(), scan.cache_blocks(), scan.has_filter() ? &scan.filter() : nullptr));
-        BASALT_RETURN_IF_ERROR(scanners_.Open(region, req, std::move(read), scanners_.Deadline(r.call, req), &resp));
+        BASALT_RETURN_IF_ERROR(scanners_.Open(region, req, std::move(read), scanners_.Deadline(r.call, req),
+                                              [&](rpc::ScanRequest* s) { return caller.Check(s); },
+                                              std::string(caller.user()), &resp));
         return ScanAnswer(r.id(), &resp, cell_blocks);
       }
     }
     BASALT_RETURN_IF_ERROR(scanners_.Next(
-        req, scanners_.Deadline(r.call, req),
-        [&](const std::string& table) { return Admit(table, false, 1, 0, admission); }, &resp));
+        req, scanners_.Deadline(r.call, req), caller.user(),
+        [&](const std::string& table) { return Admit(caller, table, false, 1, 0, admission); }, &resp));
     return ScanAnswer(r.id(), &resp, cell_blocks);
   });
 }
 
-absl::StatusOr<Result> ClientService::DoGet(const NamedRegion& region, const hbase::Get& get) {
+absl::StatusOr<Result> ClientService::DoGet(const Caller& caller, const NamedRegion& region, const hbase::Get& get) {
   if (get.closest_row_before()) {
     return absl::InvalidArgumentError("Get.closestRowBefore is not supported by Basalt's HBase port");
   }
@@ -269,6 +276,7 @@ absl::StatusOr<Result> ClientService::DoGet(const NamedRegion& region, const hba
   BASALT_ASSIGN_OR_RETURN(*g.mutable_read(), ReadOf(get.column(), get.has_time_range() ? &get.time_range() : nullptr,
                                                     get.max_versions(), get.cache_blocks(),
                                                     get.has_filter() ? &get.filter() : nullptr));
+  BASALT_RETURN_IF_ERROR(caller.Check(&g));
   rpc::GetResponse resp;
   BASALT_RETURN_IF_ERROR(options_.data->Get(g, &resp));
   Result result;
@@ -280,8 +288,9 @@ absl::StatusOr<Result> ClientService::DoGet(const NamedRegion& region, const hba
   return result;
 }
 
-absl::Status ClientService::DoMutate(const NamedRegion& region, const MutationProto& m, const Condition* condition,
-                                     uint64_t nonce_group, CellCursor* cells, MutateResponse* resp) {
+absl::Status ClientService::DoMutate(const Caller& caller, const NamedRegion& region, const MutationProto& m,
+                                     const Condition* condition, uint64_t nonce_group, CellCursor* cells,
+                                     MutateResponse* resp) {
   rpc::Nonce nonce;
   if (m.has_nonce()) {
     nonce.set_group(nonce_group);
@@ -294,6 +303,7 @@ absl::Status ClientService::DoMutate(const NamedRegion& region, const MutationPr
       req.set_region(region.region);
       *req.mutable_nonce() = nonce;
       BASALT_RETURN_IF_ERROR(IncrementOf(m, cells, &req));
+      BASALT_RETURN_IF_ERROR(caller.Check(&req));
       rpc::IncrementResponse out;
       BASALT_RETURN_IF_ERROR(options_.data->Increment(req, &out));
       AppendResult(out.row(), resp->mutable_result());
@@ -305,6 +315,7 @@ absl::Status ClientService::DoMutate(const NamedRegion& region, const MutationPr
       req.set_region(region.region);
       *req.mutable_nonce() = nonce;
       BASALT_RETURN_IF_ERROR(AppendOf(m, cells, &req));
+      BASALT_RETURN_IF_ERROR(caller.Check(&req));
       rpc::AppendResponse out;
       BASALT_RETURN_IF_ERROR(options_.data->Append(req, &out));
       AppendResult(out.row(), resp->mutable_result());
@@ -324,6 +335,7 @@ absl::Status ClientService::DoMutate(const NamedRegion& region, const MutationPr
     *req.mutable_mutation() = std::move(mutations);
     req.set_durability(DurabilityOf(m.durability()));
     *req.mutable_nonce() = nonce;
+    BASALT_RETURN_IF_ERROR(caller.Check(&req));
     rpc::CheckAndMutateResponse out;
     BASALT_RETURN_IF_ERROR(options_.data->CheckAndMutate(req, &out));
     resp->set_processed(out.processed());
@@ -335,14 +347,15 @@ absl::Status ClientService::DoMutate(const NamedRegion& region, const MutationPr
   *req.mutable_mutation() = std::move(mutations);
   req.set_durability(DurabilityOf(m.durability()));
   *req.mutable_nonce() = nonce;
+  BASALT_RETURN_IF_ERROR(caller.Check(&req));
   rpc::MutateResponse out;
   BASALT_RETURN_IF_ERROR(options_.data->Mutate(req, &out));
   resp->set_processed(true);
   return absl::OkStatus();
 }
 
-void ClientService::DoRegionAction(const RegionAction& action, uint64_t nonce_group, int64_t cell_bytes,
-                                   CellCursor* cells, RegionActionResult* out) {
+void ClientService::DoRegionAction(const Caller& caller, const RegionAction& action, uint64_t nonce_group,
+                                   int64_t cell_bytes, CellCursor* cells, RegionActionResult* out) {
   absl::StatusOr<NamedRegion> region = Served(action.region());
   if (region.ok() && region->meta) region = absl::PermissionDeniedError("hbase:meta is read-only");
   if (!region.ok()) {
@@ -353,7 +366,7 @@ void ClientService::DoRegionAction(const RegionAction& action, uint64_t nonce_gr
     bool writes = false;
     for (const Action& a : action.action()) writes |= a.has_mutation();
     Admission admission;
-    absl::Status admitted = Admit(region->table, writes, std::max(1, action.action_size()),
+    absl::Status admitted = Admit(caller, region->table, writes, std::max(1, action.action_size()),
                                   writes ? static_cast<int64_t>(action.ByteSizeLong()) + cell_bytes : 0, &admission);
     if (!admitted.ok()) {
       SetException(admitted, out->mutable_exception());
@@ -362,18 +375,18 @@ void ClientService::DoRegionAction(const RegionAction& action, uint64_t nonce_gr
   }
   if (action.atomic() || action.has_condition()) {
     // One row's mutations, all or none (mutateRow, checkAndMutate of RowMutations).
-    absl::Status s = AtomicActions(*region, action, cells, out);
+    absl::Status s = AtomicActions(caller, *region, action, cells, out);
     if (!s.ok()) {
       out->clear_resultorexception();
       SetException(s, out->mutable_exception());
     }
     return;
   }
-  BatchActions(*region, action, nonce_group, cells, out);
+  BatchActions(caller, *region, action, nonce_group, cells, out);
 }
 
-void ClientService::BatchActions(const NamedRegion& region, const RegionAction& action, uint64_t nonce_group,
-                                 CellCursor* cells, RegionActionResult* out) {
+void ClientService::BatchActions(const Caller& caller, const NamedRegion& region, const RegionAction& action,
+                                 uint64_t nonce_group, CellCursor* cells, RegionActionResult* out) {
   // Puts and Deletes go to the region in one batch (one log sync); the rest one by one.
   rpc::BatchMutateRequest batch;
   batch.set_table(region.table);
@@ -383,7 +396,7 @@ void ClientService::BatchActions(const NamedRegion& region, const RegionAction& 
     r->set_index(a.index());
     absl::Status s;
     if (a.has_get()) {
-      absl::StatusOr<Result> got = DoGet(region, a.get());
+      absl::StatusOr<Result> got = DoGet(caller, region, a.get());
       if (got.ok()) *r->mutable_result() = *std::move(got);
       s = got.status();
     } else if (a.has_mutation() && (a.mutation().mutate_type() == MutationProto::PUT ||
@@ -397,7 +410,7 @@ void ClientService::BatchActions(const NamedRegion& region, const RegionAction& 
       r->mutable_result();
     } else if (a.has_mutation()) {
       MutateResponse resp;
-      s = DoMutate(region, a.mutation(), nullptr, nonce_group, cells, &resp);
+      s = DoMutate(caller, region, a.mutation(), nullptr, nonce_group, cells, &resp);
       if (s.ok()) *r->mutable_result() = resp.result();
     } else {
       s = absl::InvalidArgumentError("a coprocessor call is not supported by Basalt's HBase port");
@@ -414,7 +427,8 @@ void ClientService::BatchActions(const NamedRegion& region, const RegionAction& 
     run->set_rows(static_cast<uint32_t>(batch.rows_size()));
   }
   rpc::BatchMutateResponse resp;
-  absl::Status s = options_.data->BatchMutate(batch, &resp);
+  absl::Status s = caller.Check(&batch);
+  if (s.ok()) s = options_.data->BatchMutate(batch, &resp);
   for (size_t i = 0; i < batched.size(); ++i) {
     ResultOrException* r = out->mutable_resultorexception(batched[i].second);
     absl::Status row = s;
@@ -436,8 +450,8 @@ void ClientService::BatchActions(const NamedRegion& region, const RegionAction& 
   }
 }
 
-absl::Status ClientService::AtomicActions(const NamedRegion& region, const RegionAction& action, CellCursor* cells,
-                                          RegionActionResult* out) {
+absl::Status ClientService::AtomicActions(const Caller& caller, const NamedRegion& region, const RegionAction& action,
+                                          CellCursor* cells, RegionActionResult* out) {
   rpc::RowMutations all;
   for (const Action& a : action.action()) {
     if (!a.has_mutation() || (a.mutation().mutate_type() != MutationProto::PUT &&
@@ -462,6 +476,7 @@ absl::Status ClientService::AtomicActions(const NamedRegion& region, const Regio
     req.set_row(action.condition().row());
     BASALT_ASSIGN_OR_RETURN(*req.mutable_condition(), ConditionOf(action.condition()));
     *req.mutable_mutation() = std::move(all);
+    BASALT_RETURN_IF_ERROR(caller.Check(&req));
     rpc::CheckAndMutateResponse resp;
     BASALT_RETURN_IF_ERROR(options_.data->CheckAndMutate(req, &resp));
     out->set_processed(resp.processed());
@@ -471,6 +486,7 @@ absl::Status ClientService::AtomicActions(const NamedRegion& region, const Regio
   req.set_table(region.table);
   req.set_region(region.region);
   *req.mutable_mutation() = std::move(all);
+  BASALT_RETURN_IF_ERROR(caller.Check(&req));
   rpc::MutateResponse resp;
   BASALT_RETURN_IF_ERROR(options_.data->Mutate(req, &resp));
   out->set_processed(true);

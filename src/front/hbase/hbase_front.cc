@@ -38,16 +38,28 @@ struct HBaseFront::Impl {
       r->Send(AnswerNotServed(call, name));
       return;
     }
+    const server::AccessController* access = r->caller() != nullptr ? options.access : nullptr;
+    if (r->caller() != nullptr) {
+      // Authenticated calls are authorised: never a way around the grants. (A port that
+      // authenticates without an AccessController is a mistake in the process's set-up.)
+      absl::Status allowed = access == nullptr ? absl::InternalError("the HBase port authenticates but has no grants")
+                                               : service->Authorize(Request{call, r->connection_header(), r->caller(), access});
+      if (!allowed.ok()) {
+        r->Send(ExceptionFrame(call.header.call_id(), allowed));
+        return;
+      }
+    }
     if (method->run_on == RunOn::kLoop || !options.schedule) {
-      Answer(*method, call, r.get());
+      Answer(*method, call, r.get(), access);
       return;
     }
     auto shared = std::make_shared<std::pair<Call, std::unique_ptr<Responder>>>(std::move(call), std::move(r));
-    options.schedule([method, shared] { Answer(*method, shared->first, shared->second.get()); });
+    options.schedule([method, shared, access] { Answer(*method, shared->first, shared->second.get(), access); });
   }
 
-  static void Answer(const Service::Method& method, const Call& call, Responder* r) {
-    absl::StatusOr<std::string> answer = method.handler(Request{call, r->connection_header()});
+  static void Answer(const Service::Method& method, const Call& call, Responder* r,
+                     const server::AccessController* access) {
+    absl::StatusOr<std::string> answer = method.handler(Request{call, r->connection_header(), r->caller(), access});
     r->Send(answer.ok() ? *std::move(answer) : ExceptionFrame(call.header.call_id(), answer.status()));
   }
 };

@@ -39,6 +39,9 @@ class HBaseFront {
     // Each call is admitted by this first (a master that is no longer the active one refuses:
     // Service::NotAdmitted says how); empty: every call.
     std::function<absl::Status()> admit;
+    // With port.authenticate (auth=true): the grants each call is checked against, by its
+    // service's Authorize before it runs and by the service as it runs it. Must outlive the front.
+    const server::AccessController* access = nullptr;
   };
 
   explicit HBaseFront(const Options& options);

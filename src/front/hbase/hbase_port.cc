@@ -13,10 +13,12 @@ namespace {
 // HBase's side of one connection: its RPC framing read, each whole call handed to the handler.
 class HBaseSession final : public server::StreamSession {
  public:
-  HBaseSession(const HBasePort::Options& options, std::shared_ptr<const HBasePort::Handler> handler)
-      : reader_(options.max_request_bytes), handler_(std::move(handler)) {}
+  HBaseSession(uint32_t max_request_bytes, std::shared_ptr<const HBasePort::Handler> handler,
+               std::shared_ptr<const HBasePort::Options::Authenticate> authenticate)
+      : reader_(max_request_bytes), handler_(std::move(handler)), authenticate_(std::move(authenticate)) {}
 
   const ConnectionHeader& header() const { return header_; }
+  const server::Identity* caller() const { return caller_.has_value() ? &*caller_ : nullptr; }
 
   // The loop thread's buffer: the reader copies what it is fed.
   absl::Span<char> Space() override { return absl::MakeSpan(buffer_, sizeof(buffer_)); }
@@ -30,6 +32,11 @@ class HBaseSession final : public server::StreamSession {
       if (!header_read_) {
         header_ = *reader_.header();
         header_read_ = true;
+        if (*authenticate_) {
+          absl::StatusOr<server::Identity> id = (*authenticate_)(header_, c->certificate_user(), c->peer());
+          if (!id.ok()) return id.status();  // the port answers it as the connection's end
+          caller_ = *std::move(id);
+        }
       }
       Dispatch(c, std::move(**next));
       if (c->read_paused()) return absl::OkStatus();  // the rest waits until the client takes its answers
@@ -59,6 +66,8 @@ class HBaseSession final : public server::StreamSession {
   ConnectionHeader header_;
   bool header_read_ = false;
   const std::shared_ptr<const HBasePort::Handler> handler_;
+  const std::shared_ptr<const HBasePort::Options::Authenticate> authenticate_;
+  std::optional<server::Identity> caller_;  // set with header_, constant after
 };
 
 thread_local char HBaseSession::buffer_[64 << 10];
@@ -74,6 +83,9 @@ Responder::~Responder() {
 
 const ConnectionHeader& Responder::connection_header() const {
   return static_cast<const HBaseSession*>(connection_->session())->header();
+}
+const server::Identity* Responder::caller() const {
+  return static_cast<const HBaseSession*>(connection_->session())->caller();
 }
 const std::string& Responder::peer() const { return connection_->peer(); }
 
@@ -94,8 +106,9 @@ absl::StatusOr<std::unique_ptr<HBasePort>> HBasePort::Start(const Options& optio
   o.name = "HBase port";
   server::StreamPort::Protocol protocol;
   auto shared = std::make_shared<const Handler>(std::move(handler));
-  protocol.new_session = [options, shared]() -> std::unique_ptr<server::StreamSession> {
-    return std::make_unique<HBaseSession>(options, shared);
+  auto authenticate = std::make_shared<const Options::Authenticate>(options.authenticate);
+  protocol.new_session = [max = options.max_request_bytes, shared, authenticate]() -> std::unique_ptr<server::StreamSession> {
+    return std::make_unique<HBaseSession>(max, shared, authenticate);
   };
   protocol.connection_error = [](const absl::Status& why) { return ConnectionError(why); };
   absl::StatusOr<std::unique_ptr<server::StreamPort>> port = server::StreamPort::Start(o, std::move(protocol));

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "common/metrics.h"
 #include "src/base/stream_port.h"
+#include "src/security/access_control.h"
 #include "src/front/hbase/rpc_codec.h"
 
 namespace basalt::hbase {
@@ -41,6 +42,8 @@ class Responder {
   uint32_t call_id() const { return call_id_; }
   // The connection's header (its service, its user, its cell block codec).
   const ConnectionHeader& connection_header() const;
+  // Who the connection's calls are from (Options::authenticate); null without authentication.
+  const server::Identity* caller() const;
   // A short name of the peer, "host:port", for logs.
   const std::string& peer() const;
   // Queues the answer's frame (EncodeResponse or EncodeException for this call id). A
@@ -58,6 +61,13 @@ class HBasePort {
   // The StreamPort's (listen, loops, bounds, log), and the longest frame read.
   struct Options : server::StreamPort::Options {
     uint32_t max_request_bytes = 64 << 20;
+    // Who a connection's calls are from, decided once when its header is read, from its TLS
+    // client certificate's verified common name ("" none) and the header (its user); `peer` for
+    // logs. A refusal ends the connection, told why (FatalConnectionException). Empty: no
+    // authentication (Responder::caller is null).
+    using Authenticate = std::function<absl::StatusOr<server::Identity>(
+        const ConnectionHeader& header, std::string_view certificate_user, std::string_view peer)>;
+    Authenticate authenticate;
   };
   // A whole call of a connection whose header has been read. Called on a loop thread: it may
   // answer inline or hand the Responder to another thread.

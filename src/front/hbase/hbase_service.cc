@@ -14,6 +14,39 @@ const Service::Method* Service::Find(std::string_view method) const {
   return it == methods_.end() ? nullptr : &it->second;
 }
 
+absl::Status Service::Authorize(const Request& r) const {
+  return r.access->CheckGlobal(*r.caller, absl::StrCat(name_, ".", r.method()), server::kPermAdmin);
+}
+
+absl::StatusOr<server::Identity> AuthenticateConnection(const server::Authenticator& authn,
+                                                        const ConnectionHeader& header,
+                                                        std::string_view certificate_user, std::string_view peer) {
+  if (certificate_user.empty()) {
+    server::AccessController::AuditRefusal(
+        absl::StrCat("unauthenticated HBase connection from ", AV(peer), ": no client certificate"));
+    return absl::UnauthenticatedError(
+        "this server requires authentication (auth=true): its HBase port takes a client certificate signed by its "
+        "CA (hbase.client.netty.tls.enabled, hbase.rpc.tls.keystore.location)");
+  }
+  BASALT_ASSIGN_OR_RETURN(server::Identity id, authn.Authenticate("", certificate_user, peer, "HBase connection"));
+  const UserInformation& claimed = header.user_info();
+  auto refuse = [&](std::string_view field, const std::string& name) {
+    server::AccessController::AuditRefusal(absl::StrCat("unauthenticated HBase connection from ", AV(peer), ": its ",
+                                                        AV(field), " '", name, "' is not its certificate's user '",
+                                                        id.user, "'"));
+    return absl::UnauthenticatedError(absl::StrCat(
+        "the connection header's ", AV(field), " is '", name, "' but the client certificate is user '", id.user,
+        "'s: a client may not call as another user (run it as '", id.user, "', or set HADOOP_USER_NAME=", id.user, ")"));
+  };
+  if (claimed.has_effective_user() && claimed.effective_user() != id.user) {
+    return refuse("user", claimed.effective_user());
+  }
+  if (claimed.has_real_user() && !claimed.real_user().empty() && claimed.real_user() != id.user) {
+    return refuse("real user", claimed.real_user());
+  }
+  return id;
+}
+
 std::string ExceptionFrame(uint32_t call_id, const absl::Status& s) {
   const Exception e = ExceptionOf(s);
   return EncodeException(call_id, e.class_name, e.message, e.do_not_retry, e.server_overloaded);

@@ -25,6 +25,8 @@
 #include "absl/strings/str_cat.h"
 #include "proto/hbase/hbase_client.pb.h"
 #include "src/front/hbase/rpc_codec.h"
+#include "src/security/access_control.h"
+#include "src/security/auth.h"
 
 namespace basalt::metrics {
 class Registry;
@@ -41,6 +43,10 @@ enum class RunOn { kLoop, kPool };
 struct Request {
   const Call& call;
   const ConnectionHeader& connection;
+  // With authentication (auth=true): who calls, and the grants their calls are checked against.
+  // Both null without.
+  const server::Identity* caller = nullptr;
+  const server::AccessController* access = nullptr;
   uint32_t id() const { return call.header.call_id(); }
   const std::string& method() const { return call.header.method_name(); }
 };
@@ -65,6 +71,10 @@ class Service {
   // What a call of this service is told when the process admits no calls (a deposed master):
   // `why` as it is, or the exception that makes the client look elsewhere.
   virtual absl::Status NotAdmitted(absl::Status why) const { return why; }
+  // Whether r.caller may make the call, asked before it runs when calls are authenticated. By
+  // default global A (administration), so that a call no rule names is refused: a service whose
+  // calls any caller may make, or that checks each call's rights as it runs it, says so here.
+  virtual absl::Status Authorize(const Request& r) const;
   // Stops what the service runs on its own; called once the port has stopped.
   virtual void Shutdown() {}
   // The service's own figures on /metrics, if it keeps any.
@@ -92,6 +102,16 @@ class Service {
   const std::string name_;
   absl::flat_hash_map<std::string, Method> methods_;
 };
+
+// Who an HBase connection's calls are from under auth=true (HBasePort::Options::authenticate):
+// the user its TLS client certificate names (HBase 2.6 has no way to prove a user over TLS but
+// the certificate; SASL is not served), through `authn` as on the gRPC port (groups from the users
+// file, '@' names refused). The connection header's user (user_info.effective_user: the client's
+// OS user, or HADOOP_USER_NAME) must be that user, and it may not act for another (real_user):
+// else Unauthenticated saying which names disagree, and an audit line.
+absl::StatusOr<server::Identity> AuthenticateConnection(const server::Authenticator& authn,
+                                                        const ConnectionHeader& header,
+                                                        std::string_view certificate_user, std::string_view peer);
 
 // Parses a call's request as `M`; InvalidArgument naming the method when it does not parse.
 template <typename M>

@@ -18,6 +18,7 @@ int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
 struct Scanners::Scanner {
   std::string table;  // Basalt's, for the quotas
+  std::string owner;  // the user who opened it ("" without authentication): only they go on
   std::unique_ptr<server::ScanCursor> cursor;
   std::deque<rpc::Row> pending;  // read and not yet sent
   bool exhausted = false;        // the cursor has no more rows
@@ -109,7 +110,8 @@ absl::Time Scanners::Deadline(const Call& call, const ScanRequest& req) const {
 }
 
 absl::Status Scanners::Open(const NamedRegion& region, const ScanRequest& req, rpc::ReadOptions read,
-                            absl::Time deadline, ScanResponse* resp) {
+                            absl::Time deadline, const std::function<absl::Status(rpc::ScanRequest*)>& authorize,
+                            std::string owner, ScanResponse* resp) {
   const hbase::Scan& scan = req.scan();
   rpc::ScanRequest s;
   s.set_table(region.table);
@@ -131,8 +133,10 @@ absl::Status Scanners::Open(const NamedRegion& region, const ScanRequest& req, r
   if (req.limit_of_rows() > 0) s.set_limit(req.limit_of_rows());
   s.set_rows_per_message(std::clamp<uint32_t>(req.number_of_rows(), 1, 1000));
   *s.mutable_read() = std::move(read);
+  BASALT_RETURN_IF_ERROR(authorize(&s));
   BASALT_ASSIGN_OR_RETURN(scanner->cursor, data_->OpenScan(s));
   scanner->table = region.table;
+  scanner->owner = std::move(owner);
   scanner->batch = scan.batch_size();
   scanner->partials = req.client_handles_partials();
   scanner->max_result_size = scan.max_result_size();
@@ -154,7 +158,7 @@ absl::Status Scanners::Open(const NamedRegion& region, const ScanRequest& req, r
   return Fill(id, scanner, req.number_of_rows(), req.close_scanner(), /*counted=*/false, deadline, resp);
 }
 
-absl::Status Scanners::Next(const ScanRequest& req, absl::Time deadline,
+absl::Status Scanners::Next(const ScanRequest& req, absl::Time deadline, std::string_view user,
                             const std::function<absl::Status(const std::string& table)>& admit, ScanResponse* resp) {
   std::shared_ptr<Scanner> scanner;
   {
@@ -172,6 +176,10 @@ absl::Status Scanners::Next(const ScanRequest& req, absl::Time deadline,
                          kUnknownScanner);
     }
     scanner = it->second;
+    if (scanner->owner != user) {  // as HBase's RSRpcServices: another user's scanner id is refused
+      return absl::PermissionDeniedError(
+          absl::StrCat("user '", AV(user), "' is not the owner of scanner ", req.scanner_id()));
+    }
     if (scanner->in_use) {  // the client reopens the scanner where it was
       return AsException(absl::FailedPreconditionError(absl::StrCat("scanner ", req.scanner_id(), " is in use by another call")),
                          kOutOfOrderScannerNext);

@@ -44,14 +44,18 @@ class Scanners {
   // heartbeats.
   absl::Time Deadline(const Call& call, const ScanRequest& req) const;
   // Opens a scanner on `region` reading `read` (the scan's columns, time range, versions and
-  // filter, as Basalt's), and answers its first rows. ResourceExhausted past max_scanners.
+  // filter, as Basalt's), and answers its first rows. `authorize` checks (and may narrow) the
+  // scan before it opens; `owner` is the caller, the only one its later calls are taken from.
+  // ResourceExhausted past max_scanners.
   absl::Status Open(const NamedRegion& region, const ScanRequest& req, rpc::ReadOptions read, absl::Time deadline,
+                    const std::function<absl::Status(rpc::ScanRequest*)>& authorize, std::string owner,
                     ScanResponse* resp);
   // A later call of the scanner req.scanner_id() names: its next rows, a renewal or a close.
   // `admit` is asked first for a call that reads (the quotas of the scanner's table).
   // UnknownScannerException for a scanner that is gone; OutOfOrderScannerNextException for one in
-  // use or a call sequence out of order (the scanner is closed: the client opens another).
-  absl::Status Next(const ScanRequest& req, absl::Time deadline,
+  // use or a call sequence out of order (the scanner is closed: the client opens another);
+  // AccessDeniedException when `user` is not the scanner's owner.
+  absl::Status Next(const ScanRequest& req, absl::Time deadline, std::string_view user,
                     const std::function<absl::Status(const std::string& table)>& admit, ScanResponse* resp);
   // Closes every scanner and stops the lease thread. Idempotent.
   void Shutdown();

@@ -1,0 +1,72 @@
+// What one user may do on a secured server: a Get, a Scan and a Put of TABLE's family cf, then the
+// creation of table NEW, each tried once (no retries) and reported on a line of its own:
+//   GET OK <value> | SCAN OK <rows> | PUT OK | CREATE OK
+// or, when refused, the step's name, REFUSED, its exception's class and causes, and the message.
+// The user is the client's (its certificate and HADOOP_USER_NAME, set by the test as -D settings).
+// Usage: java AuthProbe (HOST:PORT | zk:QUORUM@PARENT) TABLE NEW (Registry.java)
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.util.Bytes;
+
+public final class AuthProbe {
+  interface Step {
+    String run() throws Exception;
+  }
+
+  static void report(String name, Step step) {
+    try {
+      System.out.println(name + " OK" + step.run());
+    } catch (Exception e) {
+      StringBuilder chain = new StringBuilder();
+      for (Throwable t = e; t != null; t = t.getCause()) chain.append(' ').append(t.getClass().getName());
+      String message = String.valueOf(e.getMessage()).replace('\n', ' ');
+      System.out.println(name + " REFUSED" + chain + " | " + message);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Configuration conf = HBaseConfiguration.create();
+    Registry.configure(conf, args[0]);
+    conf.setInt("hbase.client.retries.number", 0);
+    byte[] cf = Bytes.toBytes("cf");
+    try (Connection conn = ConnectionFactory.createConnection(conf);
+         Table table = conn.getTable(TableName.valueOf(args[1]));
+         Admin admin = conn.getAdmin()) {
+      report("GET", () -> {
+        Result r = table.get(new Get(Bytes.toBytes("r1")));
+        return " " + Bytes.toString(r.getValue(cf, Bytes.toBytes("q")));
+      });
+      report("SCAN", () -> {
+        int rows = 0;
+        try (ResultScanner scanner = table.getScanner(new Scan())) {
+          for (Result r : scanner) rows++;
+        }
+        return " " + rows;
+      });
+      report("PUT", () -> {
+        table.put(new Put(Bytes.toBytes("r2")).addColumn(cf, Bytes.toBytes("q"), Bytes.toBytes("two")));
+        return "";
+      });
+      report("CREATE", () -> {
+        admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(args[2]))
+            .setColumnFamily(ColumnFamilyDescriptorBuilder.of(cf)).build());
+        return "";
+      });
+    } catch (Exception e) {
+      System.out.println("CONNECTION REFUSED " + e.getClass().getName() + " | " + e.getMessage());
+    }
+    System.exit(0);
+  }
+}
