@@ -234,6 +234,7 @@ absl::Status RegionServer::StartHBase() {
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
   parts.scanner_lease_ms = config_.scanner_lease_ms;
+  parts.max_scanners_per_user = static_cast<int>(config_.max_scanners_per_user);
   parts.cluster_id = tables_->cluster_id();
   parts.log = [](std::string_view line) { log::Warning(line); };
   if (config_.cluster) {

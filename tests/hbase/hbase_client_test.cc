@@ -127,7 +127,8 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"alice", "R", "", "sec", "", ""}).ok());
 
   // The Java client as `user` (HADOOP_USER_NAME), with `keystore`'s certificate ("": none).
-  auto probe = [&](const std::string& user, const std::string& keystore, const std::string& new_table) {
+  auto probe = [&](const std::string& user, const std::string& keystore, const std::string& new_table,
+                   const std::string& table = "sec") {
     std::vector<std::string> settings = {"hbase.client.netty.tls.enabled=true", "hbase.rpc.tls.truststore.type=PEM",
                                          "hbase.rpc.tls.truststore.location=" + certs + "/ca.pem",
                                          "HADOOP_USER_NAME=" + user};
@@ -136,7 +137,7 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
       settings.push_back("hbase.rpc.tls.keystore.location=" + certs + "/" + keystore + "-keystore.pem");
     }
     absl::StatusOr<ChildProcess::Finished> run =
-        RunJava("AuthProbe", {address, "sec", new_table}, "classpath.txt", settings);
+        RunJava("AuthProbe", {address, table, new_table}, "classpath.txt", settings);
     EXPECT_TRUE(run.ok()) << run.status();
     return run.ok() ? run->output : std::string();
   };
@@ -170,6 +171,19 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_EQ(none.find(" OK"), std::string::npos) << none;
   EXPECT_NE(none.find("GET REFUSED"), std::string::npos) << none;
   EXPECT_EQ(conn_->GetAdmin()->DescribeTable("posing_t").status().code(), absl::StatusCode::kNotFound);
+
+  // A refused call spends none of a table's quota: bob's refused Get and Scan of `quota_t` (3
+  // reads a minute) leave alice's Get and Scan within it.
+  CreateTable("quota_t");
+  ASSERT_TRUE(conn_->GetTable("quota_t")->Put(Put("r1").Add("cf", "q", "one")).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"alice", "R", "", "quota_t", "", ""}).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->SetQuota(Quota{"", "", "quota_t", "READ", "3req/min"}).ok());
+  const std::string bob_q = probe("bob", "bob", "bob_q", "quota_t");
+  EXPECT_NE(bob_q.find("GET " + kDenied), std::string::npos) << bob_q;
+  EXPECT_NE(bob_q.find("user 'bob' may not Scan"), std::string::npos) << bob_q;
+  const std::string alice_q = probe("alice", "alice", "alice_q", "quota_t");
+  EXPECT_NE(alice_q.find("GET OK one"), std::string::npos) << alice_q;
+  EXPECT_NE(alice_q.find("SCAN OK 1"), std::string::npos) << alice_q;
 }
 
 // HBase's snapshot calls with the unmodified Java client (SnapshotSuite.java): snapshot, list,

@@ -161,13 +161,23 @@ absl::Status ClientService::Admit(const Caller& caller, const std::string& table
   call.bytes = bytes;
   absl::Status s = q->Admit(call, &a->ticket);
   if (!s.ok()) return AsException(std::move(s), kRpcThrottling);
+  a->call = call;
+  a->admitted = true;
   a->read = !write;
   return absl::OkStatus();
+}
+
+void ClientService::RefundIfDenied(const absl::Status& s, Admission* a) {
+  if (s.code() != absl::StatusCode::kPermissionDenied || !a->admitted) return;
+  options_.quotas->Refund(a->ticket, a->call);
+  a->admitted = false;
+  a->read = false;
 }
 
 absl::StatusOr<std::string> ClientService::Settled(const std::function<absl::StatusOr<std::string>(Admission*)>& call) {
   Admission admission;
   absl::StatusOr<std::string> answer = call(&admission);
+  if (!answer.ok()) RefundIfDenied(answer.status(), &admission);
   if (answer.ok() && admission.read) options_.quotas->Settle(admission.ticket, static_cast<int64_t>(answer->size()));
   return answer;
 }
@@ -200,8 +210,12 @@ absl::StatusOr<std::string> ClientService::Mutate(const Request& r) {
                                static_cast<int64_t>(r.call.param.size() + r.call.cell_block.size()), &admission));
   BASALT_ASSIGN_OR_RETURN(CellCursor cells, CellsOf(r.call));
   MutateResponse resp;
-  BASALT_RETURN_IF_ERROR(DoMutate(caller, region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
-                                  req.nonce_group(), &cells, &resp));
+  const absl::Status done = DoMutate(caller, region, req.mutation(), req.has_condition() ? &req.condition() : nullptr,
+                                     req.nonce_group(), &cells, &resp);
+  if (!done.ok()) {
+    RefundIfDenied(done, &admission);
+    return done;
+  }
   return EncodeResponse(r.id(), resp);
 }
 
@@ -296,6 +310,12 @@ absl::Status ClientService::DoMutate(const Caller& caller, const NamedRegion& re
     nonce.set_group(nonce_group);
     nonce.set_nonce(m.nonce());
   }
+  if (condition != nullptr &&
+      (m.mutate_type() == MutationProto::INCREMENT || m.mutate_type() == MutationProto::APPEND)) {
+    // (It would otherwise be applied whatever the condition, and answered as not applied.)
+    return absl::InvalidArgumentError(
+        "checkAndMutate of an Increment or an Append is not supported by Basalt's HBase port");
+  }
   switch (m.mutate_type()) {
     case MutationProto::INCREMENT: {
       rpc::IncrementRequest req;
@@ -361,6 +381,14 @@ void ClientService::DoRegionAction(const Caller& caller, const RegionAction& act
   if (!region.ok()) {
     SetException(region.status(), out->mutable_exception());
     return;
+  }
+  if (caller.id != nullptr) {
+    // Each action is checked as it runs (and a refused one answered so); one who holds nothing
+    // on the table is refused before the quotas count it.
+    if (absl::Status s = caller.access->CheckAnyOn(*caller.id, "Multi", region->table); !s.ok()) {
+      SetException(s, out->mutable_exception());
+      return;
+    }
   }
   {
     bool writes = false;

@@ -63,11 +63,17 @@ class ClientService final : public Service {
   };
   static Caller CallerOf(const Request& r) { return Caller{r.caller, r.access}; }
 
-  // The quotas a data call passed; a read's reply bytes are settled after.
+  // The quotas a data call passed; a read's reply bytes are settled after, and a call the grants
+  // refuse is refunded (as the gRPC front end checks before it admits: a user with no rights
+  // cannot spend a table's quota).
   struct Admission {
     server::Quotas::Ticket ticket;
+    server::QuotaCall call;  // what was admitted (views into the caller and the region)
+    bool admitted = false;
     bool read = false;
   };
+  // Refunds `a` when `s` is a refusal by the grants (PermissionDenied).
+  void RefundIfDenied(const absl::Status& s, Admission* a);
   absl::Status Admit(const Caller& caller, const std::string& table, bool write, int64_t count, int64_t bytes,
                      Admission* a);
   // Runs `call`, then settles its admission with the reply's size.

@@ -38,6 +38,10 @@ struct HBaseFront::Impl {
       r->Send(AnswerNotServed(call, name));
       return;
     }
+    if (options.port.authenticate && r->caller() == nullptr) {  // never: the port authenticates first
+      r->Send(ExceptionFrame(call.header.call_id(), absl::InternalError("a call without an authenticated caller")));
+      return;
+    }
     const server::AccessController* access = r->caller() != nullptr ? options.access : nullptr;
     if (r->caller() != nullptr) {
       // Authenticated calls are authorised: never a way around the grants. (A port that

@@ -19,6 +19,7 @@ ClientService::Options ClientOptions(const ServiceParts& parts) {
   o.quotas = parts.quotas;
   o.scanners.lease_ms = parts.scanner_lease_ms;
   o.scanners.max_scanners = parts.max_scanners;
+  o.scanners.max_scanners_per_user = parts.max_scanners_per_user;
   return o;
 }
 

@@ -32,6 +32,7 @@ struct ServiceParts {
   int info_port = 0;                 // the HTTP port, 0: none
   int64_t scanner_lease_ms = 60000;  // HBase's scanner lease
   int max_scanners = 10000;
+  int max_scanners_per_user = 0;  // with authentication; 0: no cap
   std::function<void(std::string_view)> log;
 };
 

@@ -24,6 +24,13 @@ RegionAdminService::RegionAdminService(const Options& options)
   Serve(this, kMethods);
 }
 
+absl::Status RegionAdminService::Authorize(const Request& r) const {
+  if (r.method() == "ReplicateWALEntry") {
+    return r.access->CheckGlobal(*r.caller, "AdminService.ReplicateWALEntry", server::kPermWrite);
+  }
+  return Service::Authorize(r);
+}
+
 absl::StatusOr<std::string> RegionAdminService::GetRegionInfo(const Request& r) {
   GetRegionInfoRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));

@@ -29,6 +29,9 @@ class RegionAdminService final : public Service {
     std::string cluster_id;               // this cluster's: edits that name it are not applied again
     uint64_t max_sink_bytes = 256ull << 20;  // replicated batches applied at once (SinkBudget)
   };
+  // Under auth: ReplicateWALEntry needs global W (as HBase's preReplicateLogEntries), since it
+  // writes into any table; every other call global A (Service's default).
+  absl::Status Authorize(const Request& r) const override;
   // Everything `options` points to must outlive the service.
   explicit RegionAdminService(const Options& options);
   // The sink's figures: basalt_replication_sink_{cells,batches,failed_batches}_total, and

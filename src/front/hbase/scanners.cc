@@ -150,6 +150,14 @@ absl::Status Scanners::Open(const NamedRegion& region, const ScanRequest& req, r
     if (open_.size() >= static_cast<size_t>(options_.max_scanners)) {
       return absl::ResourceExhaustedError(absl::StrCat("server busy: ", open_.size(), " scanners open"));
     }
+    if (options_.max_scanners_per_user > 0 && !scanner->owner.empty()) {
+      int mine = 0;  // (a walk: at most max_scanners, and only with authentication)
+      for (const auto& [other_id, other] : open_) mine += other->owner == scanner->owner ? 1 : 0;
+      if (mine >= options_.max_scanners_per_user) {
+        return absl::ResourceExhaustedError(absl::StrCat("user '", scanner->owner, "' has ", mine,
+                                                         " scanners open, its cap (max_scanners_per_user)"));
+      }
+    }
     id = next_id_++;
     open_.emplace(id, scanner);
   }

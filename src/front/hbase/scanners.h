@@ -32,6 +32,7 @@ class Scanners {
   struct Options {
     int64_t lease_ms = 60000;  // HBase's scanner lease
     int max_scanners = 10000;  // open at once; past it an open is refused
+    int max_scanners_per_user = 0;  // open at once by one (authenticated) user; 0: no cap
   };
   // `data` must outlive the scanners. Starts the lease thread.
   Scanners(const Options& options, server::DataService* data);
