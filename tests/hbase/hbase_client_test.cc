@@ -105,13 +105,13 @@ TEST_F(HBaseClientTest, UnderTlsTheJavaClientConnectsWithItsOwnTlsSettings) {
 // header must say the same user), and each call passes the grants, as on the gRPC port. alice
 // holds R on the table: her Get and Scan are served, her Put and a table creation are refused
 // with HBase's AccessDeniedException; admin (a superuser) does all four; bob, with no grant, reads
-// nothing; alice's certificate under another user's name, and a client without a certificate,
-// are refused at the connection.
+// nothing; alice's certificate under another user's name, an "admin" certificate from another
+// CA, and a client without a certificate, are refused at the connection.
 TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPassesTheGrants) {
   const std::string certs = dir_.path() + "/certs";
   const std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs, " admin alice bob");
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  for (const char* user : {"admin", "alice", "bob"}) {
+  for (const char* user : {"admin", "alice", "bob", "rogue"}) {  // rogue: CN=admin, from another CA
     std::ofstream(absl::StrCat(certs, "/", user, "-keystore.pem"))
         << ReadFile(absl::StrCat(certs, "/", user, ".key")) << ReadFile(absl::StrCat(certs, "/", user, ".pem"));
   }
@@ -166,6 +166,11 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   const std::string posing = probe("admin", "alice", "posing_t");
   EXPECT_EQ(posing.find(" OK"), std::string::npos) << posing;
   EXPECT_NE(posing.find("GET REFUSED"), std::string::npos) << posing;
+  // A certificate that says admin, signed by another CA: the handshake refuses it.
+  const std::string forged = probe("admin", "rogue", "forged_t");
+  EXPECT_EQ(forged.find(" OK"), std::string::npos) << forged;
+  EXPECT_NE(forged.find("GET REFUSED"), std::string::npos) << forged;
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("forged_t").status().code(), absl::StatusCode::kNotFound);
   // No certificate at all.
   const std::string none = probe("alice", "", "none_t");
   EXPECT_EQ(none.find(" OK"), std::string::npos) << none;
