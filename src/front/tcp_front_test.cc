@@ -767,12 +767,17 @@ TEST_F(TcpFrontTlsTest, ClientsTheHandshakeRefusesAreToldWhy) {
   absl::Status s = TryOpen(Tls("rogue-ca.pem", ""));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_NE(s.message().find("certificate verify failed"), std::string::npos) << s;
+  // The cap is one connection: the next client waits until the server has closed its side of
+  // the refused one, or the cap, not the name, would refuse it.
+  const auto all_closed = [&] { return server_->stats().connections_open == 0; };
+  ASSERT_TRUE(WaitFor(all_closed));
   tcp::TcpClientOptions named = Tls();
   named.tls_server_name = "elsewhere.example";
   s = TryOpen(named);
   EXPECT_NE(s.message().find("certificate verify failed"), std::string::npos) << s;
   // The server refuses rogue's certificate once it has it: the handshake fails on one side or
   // the other, and no call is answered.
+  ASSERT_TRUE(WaitFor(all_closed));
   tcp::TcpClientOptions rogue = Tls("ca.pem", "rogue");
   absl::StatusOr<std::unique_ptr<tcp::TcpClient>> c =
       tcp::TcpClient::Open([this]() { return server_->NewSession(nullptr, ""); }, "127.0.0.1", rogue);
@@ -784,7 +789,7 @@ TEST_F(TcpFrontTlsTest, ClientsTheHandshakeRefusesAreToldWhy) {
     EXPECT_TRUE(failed);
     client_.reset();
   }
-  ASSERT_TRUE(WaitFor([&] { return server_->stats().connections_open == 0; }));
+  ASSERT_TRUE(WaitFor(all_closed));
   tcp::TcpClientOptions one = Tls();
   one.connections = 1;
   OpenClient(one);
