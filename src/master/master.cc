@@ -467,10 +467,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
   ho.port.listen = options_.hbase_listen;
   ho.port.tls = options_.hbase_tls;
   if (options_.auth) {  // as a region server's port (region_server.cc)
-    ho.port.authenticate = [authn = authn_.get()](const hbase::ConnectionHeader& header, std::string_view user,
-                                                  std::string_view peer) {
-      return hbase::AuthenticateConnection(*authn, header, user, peer);
-    };
+    ho.authn = authn_.get();
     ho.access = access_.get();
   }
   ho.port.log = [this](std::string_view line) { Log(absl::StrCat("hbase port: ", AV(line))); };

@@ -212,10 +212,7 @@ absl::Status RegionServer::StartHBase() {
   if (config_.auth) {
     // Every connection names its user by its client certificate, and every call is authorised
     // against the grants, as the gRPC front end's (hbase_service.h).
-    o.port.authenticate = [authn = authn_.get()](const hbase::ConnectionHeader& header, std::string_view user,
-                                                 std::string_view peer) {
-      return hbase::AuthenticateConnection(*authn, header, user, peer);
-    };
+    o.authn = authn_.get();
     o.access = access_.get();
   }
   // Its reads run on its loops, as the gRPC front end's on its completion queues: as many.

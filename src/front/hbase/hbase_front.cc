@@ -83,6 +83,12 @@ void HBaseFront::Keep(std::shared_ptr<void> part) { impl_->kept.push_back(std::m
 
 absl::Status HBaseFront::Start() {
   Impl* impl = impl_.get();
+  if (const server::Authenticator* authn = impl->options.authn; authn != nullptr) {
+    impl->options.port.authenticate = [authn](const ConnectionHeader& header, std::string_view user,
+                                              std::string_view peer) {
+      return AuthenticateConnection(*authn, header, user, peer);
+    };
+  }
   absl::StatusOr<std::unique_ptr<HBasePort>> port = HBasePort::Start(
       impl->options.port, [impl](Call call, std::unique_ptr<Responder> r) { impl->Handle(std::move(call), std::move(r)); });
   if (!port.ok()) return port.status();

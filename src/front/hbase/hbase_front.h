@@ -39,8 +39,11 @@ class HBaseFront {
     // Each call is admitted by this first (a master that is no longer the active one refuses:
     // Service::NotAdmitted says how); empty: every call.
     std::function<absl::Status()> admit;
-    // With port.authenticate (auth=true): the grants each call is checked against, by its
-    // service's Authorize before it runs and by the service as it runs it. Must outlive the front.
+    // auth=true: each connection's user is its client certificate's, through `authn`
+    // (AuthenticateConnection, hbase_service.h: Start sets port.authenticate), and each call is
+    // checked against `access`, by its service's Authorize before it runs and by the service as
+    // it runs it. Both null: no authentication. They must outlive the front.
+    const server::Authenticator* authn = nullptr;
     const server::AccessController* access = nullptr;
   };
 
