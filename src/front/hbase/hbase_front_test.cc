@@ -447,6 +447,23 @@ TEST_F(HBaseFrontTest, FlushSplitAndMove) {
   EXPECT_TRUE(Master("FlushTable", flush).ok());
   const rpc::RegionStatus region = RegionsOf("t4").regions(0);
   EXPECT_GT(region.store_files(), 0u);
+  // The older flush the 2.6 client falls back to: the flush-table-proc procedure, and no other.
+  ASSERT_TRUE(Put("t4", "e", "q", "e").ok());
+  ExecProcedureRequest proc;
+  proc.mutable_procedure()->set_signature("flush-table-proc");
+  proc.mutable_procedure()->set_instance("t4");
+  EXPECT_TRUE(Master("ExecProcedure", proc).ok());
+  EXPECT_GT(RegionsOf("t4").regions(0).store_files(), region.store_files());
+  IsProcedureDoneRequest done;
+  *done.mutable_procedure() = proc.procedure();
+  EXPECT_TRUE(Parsed<IsProcedureDoneResponse>(Master("IsProcedureDone", done)).done());
+  proc.mutable_procedure()->set_signature("online-snapshot");
+  const Reply other = Master("ExecProcedure", proc);
+  EXPECT_EQ(other.exception, kDoNotRetryClass) << other;
+  EXPECT_NE(other.text.find("procedure 'online-snapshot' is not served"), std::string::npos) << other.text;
+  proc.mutable_procedure()->set_signature("flush-table-proc");
+  proc.mutable_procedure()->set_instance("nope");
+  EXPECT_EQ(Master("ExecProcedure", proc).exception, kTableNotFound);
 
   SplitTableRegionRequest split;
   split.mutable_region_info()->set_region_id(region.id());

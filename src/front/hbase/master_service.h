@@ -68,10 +68,14 @@ class MasterService final : public Service {
   // Everything `options` points to must outlive the service.
   explicit MasterService(const Options& options);
 
-  // Under auth: IsMasterRunning for any caller (the client asks it before every admin call, and
-  // HBase answers it to anyone); every other call global A, for now (the gRPC port's finer rules,
-  // src/security/authorize.h, are not mapped onto these calls yet).
+  // Under auth: each call as HBase's AccessController asks it, on Basalt's grants as the gRPC
+  // port asks them (the table of rules: master_access.cc). Listings are filtered by their
+  // handlers (Sees, SeesSnapshot, AdministersNamespace).
   absl::Status Authorize(const Request& r) const override;
+
+  // The table of a "flush-table-proc" procedure (its instance); another procedure is refused by
+  // name (ExecProcedure, IsProcedureDone).
+  static absl::StatusOr<std::string> FlushProcedureTable(const ProcedureDescription& p);
 
  private:
   absl::StatusOr<std::string> IsMasterRunning(const Request& r);
@@ -93,6 +97,9 @@ class MasterService final : public Service {
   absl::StatusOr<std::string> ListNamespaceDescriptors(const Request& r);
   absl::StatusOr<std::string> GetNamespaceDescriptor(const Request& r);
   absl::StatusOr<std::string> FlushTable(const Request& r);
+  absl::StatusOr<std::string> ExecProcedure(const Request& r);
+  absl::StatusOr<std::string> IsProcedureDone(const Request& r);
+
   absl::StatusOr<std::string> MoveRegion(const Request& r);
   absl::StatusOr<std::string> SplitRegion(const Request& r);
   absl::StatusOr<std::string> GetClusterStatus(const Request& r);
@@ -133,8 +140,19 @@ class MasterService final : public Service {
   // AddColumn (`add`) or ModifyColumn of `family` in `table`.
   absl::Status ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add);
   absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table);
-  // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT).
-  absl::Status CountRegions(ClusterStatus* cs);
+  // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT),
+  // of the tables r's caller may see.
+  absl::Status CountRegions(const Request& r, ClusterStatus* cs);
+
+  // Under auth (master_access.cc): the owner, table and target of a snapshot call decide.
+  absl::Status AuthorizeSnapshotCall(const Request& r) const;
+  // What a listing shows r.caller (all of it without auth): the tables they hold anything on,
+  // their own snapshots (all, to global A), the namespaces they hold A on.
+  static bool Sees(const Request& r, std::string_view table);
+  static bool SeesSnapshot(const Request& r, std::string_view owner);
+  static bool AdministersNamespace(const Request& r, const std::string& ns);
+  // Whom a snapshot taken by r is owned by: its caller ("" without auth).
+  static std::string OwnerOf(const Request& r);
 
   const Options options_;
   Procedures procedures_;

@@ -67,6 +67,7 @@ absl::StatusOr<std::string> MasterService::Snapshot(const Request& r) {
     take.set_table(table);
     take.set_name(s.name());
     take.set_ttl_seconds(s.ttl() > 0 ? s.ttl() : 0);
+    take.set_owner(OwnerOf(r));  // (whoever the port authenticated, whatever the request says)
     rpc::SnapshotResponse taken;
     return SnapshotException(options_.admin->Snapshot(take, &taken), table);
   }));
@@ -87,6 +88,7 @@ absl::StatusOr<std::string> MasterService::IsSnapshotDone(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
+// Under auth, the caller's own snapshots; all of them to a global admin (HBase's preListSnapshot).
 absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& r) {
   GetCompletedSnapshotsRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -94,6 +96,7 @@ absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& 
   BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
   GetCompletedSnapshotsResponse resp;
   for (const rpc::SnapshotDescription& d : all.snapshots()) {
+    if (!SeesSnapshot(r, d.owner())) continue;
     DescribeSnapshot(d.name(), d.table(), d.created_ms(), d.owner(), d.ttl_seconds(), resp.add_snapshots());
   }
   return EncodeResponse(r.id(), resp);
@@ -113,8 +116,8 @@ absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
   RestoreSnapshotRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   if (req.restoreacl()) {
-    return AsException(absl::UnimplementedError("restoreACL: not served on the HBase port, which authenticates no "
-                                                "one yet; Basalt's shell takes {RESTORE_ACL => true}"),
+    return AsException(absl::UnimplementedError("restoreACL: not served on the HBase port, whose snapshots keep "
+                                                "no grants; Basalt's shell takes {RESTORE_ACL => true}"),
                        kRestoreSnapshot);
   }
   const std::string& name = req.snapshot().name();
