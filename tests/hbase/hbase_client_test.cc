@@ -103,15 +103,18 @@ TEST_F(HBaseClientTest, UnderTlsTheJavaClientConnectsWithItsOwnTlsSettings) {
 
 // auth=true on the HBase port: each connection is the user its client certificate names (and its
 // header must say the same user), and each call passes the grants, as on the gRPC port. alice
-// holds R on the table: her Get and Scan are served, her Put and a table creation are refused
-// with HBase's AccessDeniedException; admin (a superuser) does all four; bob, with no grant, reads
-// nothing; alice's certificate under another user's name, an "admin" certificate from another
-// CA, and a client without a certificate, are refused at the connection.
+// holds R on the table: her Get and Scan are served, she lists and describes only that table, and
+// her Put, flush, snapshot and a table creation are refused with HBase's AccessDeniedException;
+// carol holds C and A on it: she flushes and snapshots it and lists only her own snapshot, but
+// reads nothing and creates no table; admin (a superuser) does all; bob, with no grant, reads
+// and sees nothing; alice's certificate under another user's name, an "admin" certificate from
+// another CA, an expired one, and a client without a certificate, are refused at the connection.
 TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPassesTheGrants) {
   const std::string certs = dir_.path() + "/certs";
-  const std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs, " admin alice bob");
+  const std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs, " admin alice bob carol");
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  for (const char* user : {"admin", "alice", "bob", "rogue"}) {  // rogue: CN=admin, from another CA
+  // rogue: CN=admin, from another CA; expired: CN=admin, expired
+  for (const char* user : {"admin", "alice", "bob", "carol", "rogue", "expired"}) {
     std::ofstream(absl::StrCat(certs, "/", user, "-keystore.pem"))
         << ReadFile(absl::StrCat(certs, "/", user, ".key")) << ReadFile(absl::StrCat(certs, "/", user, ".pem"));
   }
@@ -123,8 +126,10 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
                                                   "--auth=true", "--superusers=admin"});
   ASSERT_NE(address, "127.0.0.1:");
   CreateTable("sec");
+  CreateTable("other");
   ASSERT_TRUE(conn_->GetTable("sec")->Put(Put("r1").Add("cf", "q", "one")).ok());
   ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"alice", "R", "", "sec", "", ""}).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"carol", "CA", "", "sec", "", ""}).ok());
 
   // The Java client as `user` (HADOOP_USER_NAME), with `keystore`'s certificate ("": none).
   auto probe = [&](const std::string& user, const std::string& keystore, const std::string& new_table,
@@ -147,19 +152,47 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_NE(alice.find("SCAN OK 1"), std::string::npos) << alice;
   EXPECT_NE(alice.find("PUT " + kDenied), std::string::npos) << alice;
   EXPECT_NE(alice.find("user 'alice' may not"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("LIST OK sec\n"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("DESCRIBE OK 1\n"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("FLUSH " + kDenied), std::string::npos) << alice;
+  // (A refused FlushTable is a DoNotRetryIOException, which makes the 2.6 client try the older
+  // flush-table-proc procedure: its refusal is the one the client reports.)
+  EXPECT_NE(alice.find("user 'alice' may not MasterService.ExecProcedure: it needs C or A on table sec"),
+            std::string::npos)
+      << alice;
+  EXPECT_NE(alice.find("SNAPSHOT " + kDenied), std::string::npos) << alice;
+  EXPECT_NE(alice.find("SNAPSHOTS OK\n"), std::string::npos) << alice;
   EXPECT_NE(alice.find("CREATE " + kDenied), std::string::npos) << alice;
-  EXPECT_NE(alice.find("user 'alice' may not MasterService.CreateTable: it needs A"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("user 'alice' may not MasterService.CreateTable: it needs C or A on namespace default"),
+            std::string::npos)
+      << alice;
 
   const std::string admin = probe("admin", "admin", "admin_t");
   EXPECT_NE(admin.find("GET OK one"), std::string::npos) << admin;
   EXPECT_NE(admin.find("PUT OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("LIST OK other,sec\n"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("FLUSH OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("SNAPSHOT OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("SNAPSHOTS OK admin_t_snap/admin\n"), std::string::npos) << admin;
   EXPECT_NE(admin.find("CREATE OK"), std::string::npos) << admin;
   EXPECT_TRUE(conn_->GetAdmin()->DescribeTable("admin_t").ok());
   EXPECT_EQ(conn_->GetAdmin()->DescribeTable("alice_t").status().code(), absl::StatusCode::kNotFound);
 
+  const std::string carol = probe("carol", "carol", "carol_t");
+  EXPECT_NE(carol.find("GET " + kDenied), std::string::npos) << carol;
+  EXPECT_NE(carol.find("LIST OK sec\n"), std::string::npos) << carol;
+  EXPECT_NE(carol.find("DESCRIBE OK 1\n"), std::string::npos) << carol;
+  EXPECT_NE(carol.find("FLUSH OK"), std::string::npos) << carol;
+  EXPECT_NE(carol.find("SNAPSHOT OK"), std::string::npos) << carol;
+  EXPECT_NE(carol.find("SNAPSHOTS OK carol_t_snap/carol\n"), std::string::npos) << carol;  // not admin's
+  EXPECT_NE(carol.find("CREATE " + kDenied), std::string::npos) << carol;
+
   const std::string bob = probe("bob", "bob", "bob_t");
   EXPECT_NE(bob.find("GET " + kDenied), std::string::npos) << bob;
   EXPECT_NE(bob.find("user 'bob' may not Scan"), std::string::npos) << bob;
+  EXPECT_NE(bob.find("LIST OK\n"), std::string::npos) << bob;
+  EXPECT_NE(bob.find("DESCRIBE " + kDenied), std::string::npos) << bob;
+  EXPECT_NE(bob.find("SNAPSHOTS OK\n"), std::string::npos) << bob;
 
   // alice's certificate, calling as admin: refused before any call (the server ends the
   // connection; the client's exceptions say only that it could not reach the registry).
@@ -171,6 +204,11 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_EQ(forged.find(" OK"), std::string::npos) << forged;
   EXPECT_NE(forged.find("GET REFUSED"), std::string::npos) << forged;
   EXPECT_EQ(conn_->GetAdmin()->DescribeTable("forged_t").status().code(), absl::StatusCode::kNotFound);
+  // A certificate that says admin, from the right CA, but expired.
+  const std::string expired = probe("admin", "expired", "expired_t");
+  EXPECT_EQ(expired.find(" OK"), std::string::npos) << expired;
+  EXPECT_NE(expired.find("GET REFUSED"), std::string::npos) << expired;
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("expired_t").status().code(), absl::StatusCode::kNotFound);
   // No certificate at all.
   const std::string none = probe("alice", "", "none_t");
   EXPECT_EQ(none.find(" OK"), std::string::npos) << none;

@@ -1,6 +1,8 @@
-// What one user may do on a secured server: a Get, a Scan and a Put of TABLE's family cf, then the
-// creation of table NEW, each tried once (no retries) and reported on a line of its own:
-//   GET OK <value> | SCAN OK <rows> | PUT OK | CREATE OK
+// What one user may do on a secured server: a Get, a Scan and a Put of TABLE's family cf; the
+// table administration HBase's shell does (list, describe, flush, snapshot and list snapshots);
+// then the creation of table NEW. Each is tried once (no retries) and reported on a line of its own:
+//   GET OK <value> | SCAN OK <rows> | PUT OK | LIST OK <table,...> | DESCRIBE OK <families>
+//   | FLUSH OK | SNAPSHOT OK (NEW_snap, of TABLE) | SNAPSHOTS OK <snapshot/owner,...> | CREATE OK
 // or, when refused, the step's name, REFUSED, its exception's class and causes, and the message.
 // The user is the client's (its certificate and HADOOP_USER_NAME, set by the test as -D settings).
 // Usage: java AuthProbe (HOST:PORT | zk:QUORUM@PARENT) TABLE NEW (Registry.java)
@@ -16,6 +18,7 @@ import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
 import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.SnapshotDescription;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -58,6 +61,28 @@ public final class AuthProbe {
       report("PUT", () -> {
         table.put(new Put(Bytes.toBytes("r2")).addColumn(cf, Bytes.toBytes("q"), Bytes.toBytes("two")));
         return "";
+      });
+      TableName name = TableName.valueOf(args[1]);
+      report("LIST", () -> {
+        StringBuilder names = new StringBuilder();
+        for (TableName t : admin.listTableNames()) names.append(names.length() == 0 ? " " : ",").append(t);
+        return names.toString();
+      });
+      report("DESCRIBE", () -> " " + admin.getDescriptor(name).getColumnFamilyCount());
+      report("FLUSH", () -> {
+        admin.flush(name);
+        return "";
+      });
+      report("SNAPSHOT", () -> {
+        admin.snapshot(args[2] + "_snap", name);
+        return "";
+      });
+      report("SNAPSHOTS", () -> {
+        StringBuilder names = new StringBuilder();
+        for (SnapshotDescription d : admin.listSnapshots()) {
+          names.append(names.length() == 0 ? " " : ",").append(d.getName()).append('/').append(d.getOwner());
+        }
+        return names.toString();
       });
       report("CREATE", () -> {
         admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf(args[2]))
