@@ -48,8 +48,23 @@ std::vector<TableSpec> Catalog::CatalogLocked() const {
   return out;
 }
 
-absl::Status Catalog::SaveLocked(const std::vector<TableSpec>& tables) {
-  return SaveCatalog(options_.env, options_.data_dir, tables);
+absl::Status Catalog::SaveLocked(const std::vector<TableSpec>& tables, const std::vector<NamespaceSpec>* namespaces) {
+  if (namespaces != nullptr) return SaveCatalog(options_.env, options_.data_dir, tables, *namespaces);
+  std::vector<NamespaceSpec> now;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    for (const auto& [name, ns] : namespaces_) now.push_back(ns);
+  }
+  return SaveCatalog(options_.env, options_.data_dir, tables, now);
+}
+
+absl::Status Catalog::CheckNamespaceOf(std::string_view table) const {
+  const std::string_view ns = TableNamespace(table);
+  if (ns == kDefaultNamespace) return absl::OkStatus();
+  absl::ReaderMutexLock l(&mu_);
+  if (namespaces_.count(ns) != 0) return absl::OkStatus();
+  return absl::NotFoundError(
+      absl::StrCat("namespace '", AV(ns), "' does not exist, so table '", AV(table), "' cannot be made in it"));
 }
 
 absl::StatusOr<std::shared_ptr<Table>> Catalog::Find(std::string_view name, std::string_view) const {
@@ -84,6 +99,7 @@ absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::st
 
 absl::Status Catalog::CreateLocked(const TableSpec& spec, const std::vector<RegionInfo>& regions,
                                    const std::function<absl::Status()>& fill) {
+  BASALT_RETURN_IF_ERROR(CheckNamespaceOf(spec.name));
   {
     absl::ReaderMutexLock l(&mu_);
     if (entries_.count(spec.name)) {

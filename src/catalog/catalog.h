@@ -158,6 +158,22 @@ class Catalog final : public TableSource, public TableChanges {
   // housekeeping thread.
   absl::Status CleanSplitParents(std::string_view table);
 
+  // Namespaces (HBase's; catalog_file.h NamespaceSpec), kept in the catalogue beside the tables:
+  // a table named "ns:t" may be made only while `ns` exists, and `ns` may be dropped only while
+  // it holds no table. `default` always exists, holds every table named without a namespace,
+  // and keeps no settings yet; `basalt` and `hbase` are reserved.
+  // CreateNamespace: InvalidArgument (ValidateNewNamespace, or settings past the kept bounds),
+  // AlreadyExists. ModifyNamespace replaces its kept settings: NotFound; Unimplemented for
+  // default. DropNamespace: NotFound; FailedPrecondition naming the tables it holds;
+  // InvalidArgument for default, basalt or hbase.
+  absl::Status CreateNamespace(const NamespaceSpec& spec);
+  absl::Status ModifyNamespace(const NamespaceSpec& spec);
+  absl::Status DropNamespace(std::string_view name);
+  // `default`, then the others by name.
+  std::vector<NamespaceSpec> Namespaces() const;
+  // NotFound unless `name` is default or a namespace made.
+  absl::StatusOr<NamespaceSpec> DescribeNamespace(std::string_view name) const;
+
   absl::StatusOr<TableSpec> Describe(std::string_view name) const override;
   std::vector<TableSpec> List() const override;
   absl::Status OpenError(std::string_view name) const override;
@@ -291,7 +307,9 @@ class Catalog final : public TableSource, public TableChanges {
   void Log(std::string_view line) const;
   // The catalogue when CATALOG is missing: empty for a new data directory, rebuilt from the
   // table directories' TABLEINFO files with rebuild_catalog, else FailedPrecondition.
-  absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs);
+  // The namespaces of the tables it finds come back with no settings (*namespaces).
+  absl::StatusOr<std::vector<TableSpec>> CatalogWhenMissing(const std::vector<std::string>& dirs,
+                                                            std::vector<NamespaceSpec>* namespaces);
   // Moves data_dir/tables/<from> to data_dir/lost+found/<as>.<ms> (durably) and logs why.
   absl::Status MoveAside(std::string_view from, std::string_view as, std::string_view why);
   // At start-up, a table directory the catalogue does not list: removed when it is a clone a
@@ -391,7 +409,14 @@ class Catalog final : public TableSource, public TableChanges {
   uint64_t NewRegionId();
   // The catalogue as entries_ says; the caller holds admin_mu_.
   std::vector<TableSpec> CatalogLocked() const;
-  absl::Status SaveLocked(const std::vector<TableSpec>& tables);
+  // Writes CATALOG: `tables`, and the namespaces namespaces_ lists (or `namespaces` when given).
+  absl::Status SaveLocked(const std::vector<TableSpec>& tables,
+                          const std::vector<NamespaceSpec>* namespaces = nullptr);
+  // NotFound unless the namespace `table` is named in exists (the caller holds admin_mu_).
+  absl::Status CheckNamespaceOf(std::string_view table) const;
+  // At start-up: the namespaces the catalogue lists; DataLoss for a table whose namespace it
+  // does not list.
+  absl::Status KeepNamespaces(std::vector<NamespaceSpec> namespaces, const std::vector<TableSpec>& tables);
   // Waits (bounded) until calls that still hold a disabled table have let go of it.
   absl::Status WaitForClosing(const Entry& e) const;
   // A copy of a disabled table's entry (the caller holds admin_mu_, under which entries_
@@ -441,6 +466,8 @@ class Catalog final : public TableSource, public TableChanges {
   SnapshotTotals snapshot_totals_ ABSL_GUARDED_BY(totals_mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, Entry, std::less<>> entries_ ABSL_GUARDED_BY(mu_);
+  // The namespaces made, by name (changed under admin_mu_ too, after CATALOG says so).
+  std::map<std::string, NamespaceSpec, std::less<>> namespaces_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // CloseAll ran: no table is served
   // The housekeeping thread: automatic splits of the regions whose files changed, and the
   // janitor every janitor_interval_ms. Stopped by CloseAll.

@@ -3,6 +3,7 @@
 #include "src/catalog/catalog.h"
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <thread>
 
@@ -52,7 +53,8 @@ absl::Status Catalog::MoveTableAside(std::string_view name, std::string_view why
   return MoveAside(name, name, why);
 }
 
-absl::StatusOr<std::vector<TableSpec>> Catalog::CatalogWhenMissing(const std::vector<std::string>& dirs) {
+absl::StatusOr<std::vector<TableSpec>> Catalog::CatalogWhenMissing(const std::vector<std::string>& dirs,
+                                                                    std::vector<NamespaceSpec>* namespaces) {
   const std::string path = absl::StrCat(options_.data_dir, "/", kCatalogFileName);
   if (dirs.empty()) return std::vector<TableSpec>{};  // a new data directory
   std::string names;
@@ -81,8 +83,17 @@ absl::StatusOr<std::vector<TableSpec>> Catalog::CatalogWhenMissing(const std::ve
     one[0].enabled = true;
     specs.push_back(std::move(one[0]));
   }
-  BASALT_RETURN_IF_ERROR(SaveCatalog(options_.env, options_.data_dir, specs));
-  Log(absl::StrCat("rebuilt the catalogue ", path, " from the TABLEINFO of ", specs.size(), " table(s): ", names));
+  // A namespace's settings are the catalogue's alone: each namespace a table is in comes back
+  // without them.
+  std::set<std::string> made;
+  for (const TableSpec& t : specs) {
+    if (const std::string_view ns = TableNamespace(t.name); ns != kDefaultNamespace && made.emplace(ns).second) {
+      namespaces->push_back(NamespaceSpec{std::string(ns), {}});
+    }
+  }
+  BASALT_RETURN_IF_ERROR(SaveCatalog(options_.env, options_.data_dir, specs, *namespaces));
+  Log(absl::StrCat("rebuilt the catalogue ", path, " from the TABLEINFO of ", specs.size(), " table(s): ", names,
+                   made.empty() ? "" : absl::StrCat("; ", made.size(), " namespace(s) made again without settings")));
   return specs;
 }
 
@@ -98,11 +109,13 @@ absl::StatusOr<std::unique_ptr<Catalog>> Catalog::Open(const Options& options) {
   BASALT_RETURN_IF_ERROR(env->CreateDirs(options.data_dir + "/tables"));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> dirs, env->ListDir(options.data_dir + "/tables"));
   std::vector<TableSpec> specs;
+  std::vector<NamespaceSpec> namespaces;
   if (env->FileExists(absl::StrCat(options.data_dir, "/", kCatalogFileName))) {
-    BASALT_ASSIGN_OR_RETURN(specs, LoadCatalog(env, options.data_dir));
+    BASALT_ASSIGN_OR_RETURN(specs, LoadCatalog(env, options.data_dir, &namespaces));
   } else {
-    BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs));
+    BASALT_ASSIGN_OR_RETURN(specs, tm->CatalogWhenMissing(dirs, &namespaces));
   }
+  BASALT_RETURN_IF_ERROR(tm->KeepNamespaces(std::move(namespaces), specs));
   // The system tables, each one region in data_dir/<dir>: basalt:meta first (it says which
   // regions each table has; nothing serves without it), then basalt:acl (the grants) and
   // basalt:quota (the quotas).

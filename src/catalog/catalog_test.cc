@@ -203,6 +203,38 @@ TEST(Catalog, KeptSettingsNeedVersionFourOnlyWhenATableKeepsOne) {
       << DecodeCatalog(bad, "CATALOG").status();
 }
 
+// Namespaces (and a table in one) need version 5: an older build refuses such a catalogue
+// rather than call its table malformed. Without them the version stays as before.
+TEST(Catalog, NamespacesNeedVersionFiveOnlyWhenOneExists) {
+  const auto min_reader = [](const std::string& bytes) {
+    auto stamp = ReadFormatStamp(bytes, "BSLTCATG", kCatalogVersion, "catalogue");
+    return stamp.ok() ? stamp->min_reader_version : 0u;
+  };
+  std::vector<TableSpec> tables = {SampleTable("a")};
+  EXPECT_EQ(min_reader(EncodeCatalog(tables)), 1u);
+  std::vector<NamespaceSpec> namespaces = {NamespaceSpec{"app", {}}, NamespaceSpec{"ops", {}}};
+  namespaces[1].kept.configuration = {{"hbase.namespace.quota.maxtables", "3"}};
+  const std::string v5 = EncodeCatalog(tables, namespaces);
+  EXPECT_EQ(min_reader(v5), 5u);
+  std::vector<NamespaceSpec> back;
+  auto read = DecodeCatalog(v5, "CATALOG", &back);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE((*read)[0] == tables[0]);
+  EXPECT_EQ(back, namespaces);
+  // One table in a namespace is enough (a TABLEINFO, a snapshot's table).
+  EXPECT_EQ(min_reader(EncodeCatalog({SampleTable("app:t")})), 5u);
+  // What a build that reads version 4 at most says.
+  auto old = ReadFormatStamp(v5, "BSLTCATG", 4, "catalogue CATALOG");
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition) << old.status();
+  // A namespace no one may make, or one listed twice, is damage.
+  for (const std::vector<NamespaceSpec>& bad :
+       {std::vector<NamespaceSpec>{NamespaceSpec{"hbase", {}}},
+        std::vector<NamespaceSpec>{NamespaceSpec{"app", {}}, NamespaceSpec{"app", {}}}}) {
+    auto damaged = DecodeCatalog(EncodeCatalog(tables, bad), "CATALOG");
+    EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss) << damaged.status();
+  }
+}
+
 TEST(Catalog, SaveLoadAndAtomicReplace) {
   testing::TempDir dir;
   Env* env = Env::Default();
@@ -264,8 +296,24 @@ TEST(Catalog, NameRules) {
   EXPECT_TRUE(ValidateTableName("A_b.c-9").ok());
   EXPECT_TRUE(ValidateTableName(std::string(255, 'x')).ok());
   for (std::string bad : {std::string(), std::string(256, 'x'), std::string(".t"), std::string("-t"),
-                          std::string("a/b"), std::string("a b"), std::string("a:b"), std::string("t\xff")}) {
+                          std::string("a/b"), std::string("a b"), std::string("t\xff")}) {
     EXPECT_EQ(ValidateTableName(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  // In a namespace: "ns:table", where ns is HBase's [A-Za-z0-9_] and not default (a table of
+  // default is named without it), basalt or hbase.
+  EXPECT_TRUE(ValidateTableName("app_1:t.2").ok());
+  EXPECT_EQ(TableNamespace("app_1:t.2"), "app_1");
+  EXPECT_EQ(TableNamespace("t"), "default");
+  EXPECT_EQ(TableNamespace("basalt:meta"), "basalt");
+  for (std::string bad : {std::string("default:t"), std::string("basalt:t"), std::string("hbase:t"), std::string(":t"),
+                          std::string("a:"), std::string("a:b:c"), std::string("a-b:c"), std::string("a.b:c"),
+                          std::string(129, 'n') + ":t"}) {
+    EXPECT_EQ(ValidateTableName(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(ValidateTableName("default:t").message().find("named without it ('t')"), std::string::npos);
+  EXPECT_TRUE(ValidateNewNamespace("app_1").ok());
+  for (const char* bad : {"", "default", "basalt", "hbase", "a-b", "a:b", "a b"}) {
+    EXPECT_EQ(ValidateNewNamespace(bad).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_TRUE(ValidateFamilyName("cf").ok());
   for (std::string bad : {std::string(), std::string(".f"), std::string("a:b"), std::string("a/b"),
@@ -428,6 +476,73 @@ TEST(Catalog, AMissingCatalogIsAClearErrorAndRebuildCatalogBringsEveryTableBack)
   tm->reset();
   // The rebuilt catalogue is durable: a plain start finds it.
   EXPECT_NE(OpenManager(dir.path()), nullptr);
+}
+
+// A namespace is made, holds tables, keeps its settings through a restart, and is dropped only
+// once it holds none; a table in a namespace that does not exist is refused.
+TEST(Catalog, NamespacesHoldTablesAndAreDroppedOnlyWhenEmpty) {
+  testing::TempDir dir;
+  NamespaceSpec app{"app", {}};
+  app.kept.configuration = {{"hbase.namespace.quota.maxtables", "5"}};
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    absl::Status missing = tm->Create(SampleTable("app:t"));
+    EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+    EXPECT_NE(missing.message().find("namespace 'app' does not exist"), std::string::npos) << missing;
+    ASSERT_TRUE(tm->CreateNamespace(NamespaceSpec{"app", {}}).ok());
+    EXPECT_EQ(tm->CreateNamespace(NamespaceSpec{"app", {}}).code(), absl::StatusCode::kAlreadyExists);
+    EXPECT_EQ(tm->CreateNamespace(NamespaceSpec{"default", {}}).code(), absl::StatusCode::kInvalidArgument);
+    ASSERT_TRUE(tm->ModifyNamespace(app).ok());
+    EXPECT_EQ(tm->ModifyNamespace(NamespaceSpec{"nope", {}}).code(), absl::StatusCode::kNotFound);
+    ASSERT_TRUE(tm->Create(SampleTable("app:t")).ok());
+    ASSERT_TRUE(tm->Create(SampleTable("t")).ok());  // (default's, beside it)
+    ASSERT_TRUE((*tm->Find("app:t"))->RegionFor("r1")->Put("r1", "f", "q", "v1").ok());
+    absl::Status held = tm->DropNamespace("app");
+    EXPECT_EQ(held.code(), absl::StatusCode::kFailedPrecondition) << held;
+    EXPECT_NE(held.message().find("holds 1 table(s) (app:t)"), std::string::npos) << held;
+    EXPECT_EQ(tm->DropNamespace("default").code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(tm->DropNamespace("nope").code(), absl::StatusCode::kNotFound);
+  }
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    const std::vector<NamespaceSpec> all = tm->Namespaces();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].name, "default");
+    EXPECT_EQ(all[1], app);
+    EXPECT_EQ(ValueOf(tm.get(), "app:t", "r1"), "v1");
+    ASSERT_TRUE(tm->Disable("app:t").ok());
+    ASSERT_TRUE(tm->Drop("app:t").ok());
+    ASSERT_TRUE(tm->DropNamespace("app").ok());
+    EXPECT_EQ(tm->DescribeNamespace("app").status().code(), absl::StatusCode::kNotFound);
+  }
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  EXPECT_EQ(tm->Namespaces().size(), 1u);
+  EXPECT_EQ(tm->List().size(), 1u);
+}
+
+// Rebuilt from the tables' TABLEINFO, a table's namespace comes back (its settings do not: they
+// were the catalogue's alone).
+TEST(Catalog, RebuildCatalogBringsATablesNamespaceBack) {
+  testing::TempDir dir;
+  {
+    auto tm = OpenManager(dir.path());
+    ASSERT_NE(tm, nullptr);
+    ASSERT_TRUE(tm->CreateNamespace(NamespaceSpec{"app", {}}).ok());
+    ASSERT_TRUE(tm->Create(SampleTable("app:t")).ok());
+    ASSERT_TRUE((*tm->Find("app:t"))->RegionFor("r1")->Put("r1", "f", "q", "v1").ok());
+  }
+  std::filesystem::remove(dir.path() + "/CATALOG");
+  Catalog::Options o;
+  o.data_dir = dir.path();
+  o.rebuild_catalog = true;
+  auto tm = Catalog::Open(o);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  ASSERT_EQ((*tm)->Namespaces().size(), 2u);
+  EXPECT_EQ((*tm)->Namespaces()[1].name, "app");
+  EXPECT_EQ(ValueOf(tm->get(), "app:t", "r1"), "v1");
 }
 
 TEST(Catalog, RebuildCatalogRefusesATableWithoutTableInfo) {

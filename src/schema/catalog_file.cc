@@ -142,11 +142,60 @@ std::optional<std::string> ReplicationScopeOf(const TableSpec& spec, std::string
   return std::nullopt;
 }
 
-absl::Status ValidateTableName(std::string_view name) {
-  if (name.empty()) return absl::InvalidArgumentError("table name is empty");
-  if (name.size() > 255) {
-    return absl::InvalidArgumentError(absl::StrCat("table name of ", name.size(), " bytes is longer than 255"));
+absl::Status ValidateNamespaceName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("namespace name is empty");
+  if (name.size() > 128) {
+    return absl::InvalidArgumentError(absl::StrCat("namespace name of ", name.size(), " bytes is longer than 128"));
   }
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("namespace name '", AV(name), "' has an illegal character (allowed: A-Z a-z 0-9 _)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateNewNamespace(std::string_view name) {
+  BASALT_RETURN_IF_ERROR(ValidateNamespaceName(name));
+  if (name == kDefaultNamespace || name == kBasaltNamespace || name == kHBaseNamespace) {
+    return absl::InvalidArgumentError(absl::StrCat("namespace '", AV(name), "' is reserved: ",
+                                                   name == kDefaultNamespace ? "it always exists"
+                                                   : name == kBasaltNamespace ? "Basalt's system tables are in it"
+                                                                              : "HBase's system tables are in it"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateNamespaceSpec(const NamespaceSpec& spec) {
+  BASALT_RETURN_IF_ERROR(ValidateNewNamespace(spec.name));
+  const std::string whose = absl::StrCat("namespace '", spec.name, "'");
+  BASALT_RETURN_IF_ERROR(ValidateKeptList(spec.kept.attributes, whose, "attribute"));
+  return ValidateKeptList(spec.kept.configuration, whose, "configuration");
+}
+
+std::string_view TableNamespace(std::string_view table) {
+  const size_t colon = table.find(':');
+  return colon == std::string_view::npos ? std::string_view(kDefaultNamespace) : table.substr(0, colon);
+}
+
+absl::Status ValidateTableName(std::string_view full) {
+  if (full.size() > 255) {
+    return absl::InvalidArgumentError(absl::StrCat("table name of ", full.size(), " bytes is longer than 255"));
+  }
+  std::string_view name = full;
+  if (const size_t colon = full.find(':'); colon != std::string_view::npos) {
+    const std::string_view ns = full.substr(0, colon);
+    if (ns == kDefaultNamespace) {
+      return absl::InvalidArgumentError(absl::StrCat("table name '", AV(full), "': a table in namespace default is named without it ('",
+                                                     AV(full.substr(colon + 1)), "')"));
+    }
+    if (absl::Status s = ValidateNewNamespace(ns); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("table name '", AV(full), "': ", s.message()));
+    }
+    name = full.substr(colon + 1);
+  }
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("table name '", AV(full), "' is empty"));
   if (name[0] == '.' || name[0] == '-') {
     return absl::InvalidArgumentError(absl::StrCat("table name '", AV(name), "' must not start with '.' or '-'"));
   }
@@ -155,7 +204,7 @@ absl::Status ValidateTableName(std::string_view name) {
               c == '-';
     if (!ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat("table name '", AV(name), "' has an illegal character (allowed: A-Z a-z 0-9 _ . -)"));
+          absl::StrCat("table name '", AV(full), "' has an illegal character (allowed: A-Z a-z 0-9 _ . -, and one ':' after a namespace)"));
     }
   }
   return absl::OkStatus();
@@ -214,13 +263,16 @@ absl::Status ValidateTableSpec(const TableSpec& spec) {
   return absl::OkStatus();
 }
 
-std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
+std::string EncodeCatalog(const std::vector<TableSpec>& tables, const std::vector<NamespaceSpec>& namespaces) {
   // The oldest version that says everything (an older build can read what it understands).
-  const bool v4 = std::any_of(tables.begin(), tables.end(),
-                              [](const TableSpec& t) { return !t.kept.empty() || !t.kept_by_family.empty(); });
+  const bool v5 = !namespaces.empty() || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) {
+    return t.name.find(':') != std::string::npos;
+  });
+  const bool v4 = v5 || std::any_of(tables.begin(), tables.end(),
+                                    [](const TableSpec& t) { return !t.kept.empty() || !t.kept_by_family.empty(); });
   const bool v3 = v4 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.transactional; });
   const bool v2 = v3 || std::any_of(tables.begin(), tables.end(), [](const TableSpec& t) { return t.max_file_size != 0; });
-  const uint32_t version = v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
+  const uint32_t version = v5 ? 5 : v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
   std::string payload;
   PutVarint64(&payload, tables.size());
   for (const TableSpec& t : tables) {
@@ -255,6 +307,13 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
       }
     }
   }
+  if (v5) {
+    PutVarint64(&payload, namespaces.size());
+    for (const NamespaceSpec& n : namespaces) {
+      PutLengthPrefixed(&payload, n.name);
+      PutKept(&payload, n.kept);
+    }
+  }
   std::string out;
   AppendFormatStamp(&out, kMagic, version, /*min_reader_version=*/version);
   PutFixed32(&out, static_cast<uint32_t>(payload.size()));
@@ -263,7 +322,8 @@ std::string EncodeCatalog(const std::vector<TableSpec>& tables) {
   return out;
 }
 
-absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path) {
+absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path,
+                                                     std::vector<NamespaceSpec>* namespaces) {
   auto corrupt = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("catalogue ", path, " is corrupt: ", what));
   };
@@ -352,20 +412,41 @@ absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, con
     if (!names.insert(t.name).second) return corrupt(absl::StrCat("table '", t.name, "' listed twice"));
     tables.push_back(std::move(t));
   }
+  std::vector<NamespaceSpec> listed;
+  if (stamp.version >= 5) {
+    uint64_t n;
+    if (!GetVarint64(&in, &n) || n > in.size()) return corrupt("bad namespace count");
+    std::set<std::string> seen;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view name;
+      NamespaceSpec ns;
+      if (!GetLengthPrefixed(&in, &name) || !GetKept(&in, &ns.kept)) {
+        return corrupt(absl::StrCat("namespace ", i, " is truncated or malformed"));
+      }
+      ns.name = std::string(name);
+      if (absl::Status s = ValidateNamespaceSpec(ns); !s.ok()) return corrupt(s.message());
+      if (!seen.insert(ns.name).second) return corrupt(absl::StrCat("namespace '", ns.name, "' listed twice"));
+      listed.push_back(std::move(ns));
+    }
+  }
   if (!in.empty()) return corrupt(absl::StrCat(in.size(), " trailing bytes after the last table"));
+  if (namespaces != nullptr) *namespaces = std::move(listed);
   return tables;
 }
 
-absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir) {
+absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir,
+                                                   std::vector<NamespaceSpec>* namespaces) {
   const std::string path = data_dir + "/" + kCatalogFileName;
+  if (namespaces != nullptr) namespaces->clear();
   if (!env->FileExists(path)) return std::vector<TableSpec>{};
   BASALT_ASSIGN_OR_RETURN(std::string bytes, env->ReadFileToString(path));
-  return DecodeCatalog(bytes, path);
+  return DecodeCatalog(bytes, path, namespaces);
 }
 
-absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables) {
+absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables,
+                         const std::vector<NamespaceSpec>& namespaces) {
   // WriteFileDurably: CATALOG.tmp written and synced, renamed over CATALOG, directory synced.
-  return env->WriteFileDurably(data_dir + "/" + kCatalogFileName, EncodeCatalog(tables));
+  return env->WriteFileDurably(data_dir + "/" + kCatalogFileName, EncodeCatalog(tables, namespaces));
 }
 
 }  // namespace basalt::server

@@ -24,6 +24,10 @@
 //     kept (the table's) | varint count | (lp family name | kept)*
 //   kept: varint n | (lp key | lp value)*n (attributes) | varint m | (lp key | lp value)*m
 //   (configuration). Written only when some table keeps one (an older build would drop them).
+//   version 5 adds, after the last table, the namespaces beside `default` (NamespaceSpec):
+//     varint count | (lp name | kept)*
+//   Written only when a namespace exists or a table's name is in one ("ns:table"): an older
+//   build refuses such a catalogue rather than read a table it would call malformed.
 //   (enum bytes are storage/options.h's values, which never change meaning.)
 //
 // Each table directory's TABLEINFO (catalog.cc) is a one-table catalogue in this same format.
@@ -49,7 +53,7 @@ class Env;
 namespace basalt::server {
 
 inline constexpr char kCatalogFileName[] = "CATALOG";
-inline constexpr uint32_t kCatalogVersion = 4;
+inline constexpr uint32_t kCatalogVersion = 5;
 
 // Settings a client gave that Basalt keeps and gives back unchanged but does not act on: an HBase
 // table's or family's attributes Basalt has no use for (IN_MEMORY, REPLICATION_SCOPE, OWNER, an
@@ -91,8 +95,33 @@ struct TableSpec {
 inline constexpr char kReplicationScopeAttribute[] = "REPLICATION_SCOPE";
 std::optional<std::string> ReplicationScopeOf(const TableSpec& spec, std::string_view family);
 
-// HBase's table-name rule: 1-255 bytes of [A-Za-z0-9_.-], not starting with '.' or '-'.
-// InvalidArgument naming the name.
+// A namespace (HBase's): a name a table's may start with ("ns:table"), and the settings kept
+// for it (its configuration: HBase's hbase.namespace.quota.maxtables and .maxregions among them).
+// `default` holds every table named without one and is never listed; `basalt` holds the
+// system tables (basalt:meta, basalt:acl, basalt:quota) and `hbase` is HBase's own: neither
+// holds a user's table.
+struct NamespaceSpec {
+  std::string name;
+  KeptSettings kept;
+  bool operator==(const NamespaceSpec&) const = default;
+};
+inline constexpr char kDefaultNamespace[] = "default";
+inline constexpr char kBasaltNamespace[] = "basalt";
+inline constexpr char kHBaseNamespace[] = "hbase";
+
+// HBase's namespace-name rule: 1-128 bytes of [A-Za-z0-9_]. InvalidArgument naming the name.
+absl::Status ValidateNamespaceName(std::string_view name);
+// Whether a namespace of this name may be made (a legal name, not default, basalt or hbase);
+// InvalidArgument saying why not.
+absl::Status ValidateNewNamespace(std::string_view name);
+// A namespace to keep: ValidateNewNamespace, and its kept settings within the kept bounds.
+absl::Status ValidateNamespaceSpec(const NamespaceSpec& spec);
+// The namespace table name `table` is in: the part before its ':', `default` when it has none.
+std::string_view TableNamespace(std::string_view table);
+
+// HBase's table-name rule: 1-255 bytes of [A-Za-z0-9_.-], not starting with '.' or '-', after
+// an optional namespace ("ns:table", whose namespace is not default, basalt or hbase: a table in
+// `default` is named without it). InvalidArgument naming the name.
 absl::Status ValidateTableName(std::string_view name);
 // HBase's family-name rule (non-empty, not starting with '.', no ':', '\', '/' or control
 // characters) plus ValidateFamily's limits. InvalidArgument.
@@ -102,14 +131,17 @@ inline constexpr uint64_t kMinMaxFileSize = 1ull << 20;
 // A whole table: legal name, at least one family, legal unique family names, valid settings.
 absl::Status ValidateTableSpec(const TableSpec& spec);
 
-std::string EncodeCatalog(const std::vector<TableSpec>& tables);
+std::string EncodeCatalog(const std::vector<TableSpec>& tables, const std::vector<NamespaceSpec>& namespaces = {});
 // `path` names the file in errors. DataLoss for any damage; FailedPrecondition for a newer
-// format than this build reads.
-absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path);
+// format than this build reads. The namespaces it lists go to *namespaces when given.
+absl::StatusOr<std::vector<TableSpec>> DecodeCatalog(std::string_view bytes, const std::string& path,
+                                                     std::vector<NamespaceSpec>* namespaces = nullptr);
 
 // Reads data_dir/CATALOG; a missing file is an empty catalogue (a new data directory).
-absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir);
+absl::StatusOr<std::vector<TableSpec>> LoadCatalog(Env* env, const std::string& data_dir,
+                                                   std::vector<NamespaceSpec>* namespaces = nullptr);
 // Replaces data_dir/CATALOG atomically and durably.
-absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables);
+absl::Status SaveCatalog(Env* env, const std::string& data_dir, const std::vector<TableSpec>& tables,
+                         const std::vector<NamespaceSpec>& namespaces = {});
 
 }  // namespace basalt::server

@@ -94,10 +94,7 @@ PermScope ScopeFromProto(const rpc::PermissionScope& p) {
 
 rpc::PermissionScope ScopeToProto(const PermScope& s) { return rpc::ScopeProtoOf(s); }
 
-std::string NamespaceOf(std::string_view table) {
-  const size_t colon = table.find(':');
-  return colon == std::string_view::npos ? "default" : std::string(table.substr(0, colon));
-}
+std::string NamespaceOf(std::string_view table) { return std::string(TableNamespace(table)); }
 
 absl::StatusOr<std::unique_ptr<AccessController>> AccessController::Open(const Options& options, Region* acl) {
   std::unique_ptr<AccessController> ac(new AccessController(options, acl));

@@ -10,8 +10,8 @@
 // checks read changes, so grants and revokes take effect at once and survive a restart.
 //
 // A permission held at a scope holds below it: R on a table lets its every family be read. A
-// table's namespace is "basalt" for the system tables, "default" for every other (Basalt has no
-// user namespaces yet). Reads of a table the user may read only part of are narrowed to the
+// table's namespace is the part of its name before ':' ("basalt" for the system tables,
+// "default" for a name without one; src/schema/catalog_file.h TableNamespace). Reads of a table the user may read only part of are narrowed to the
 // families and columns they may read (HBase filters the cells); a read that would see nothing
 // is refused.
 //
@@ -66,7 +66,8 @@ struct PermGrant {
 PermScope ScopeFromProto(const rpc::PermissionScope& p);
 rpc::PermissionScope ScopeToProto(const PermScope& s);
 
-// The namespace of a table: "basalt" for basalt:meta and basalt:acl, else "default".
+// The namespace of a table (TableNamespace, catalog_file.h): "ns" of "ns:t", "basalt" of the
+// system tables, else "default".
 std::string NamespaceOf(std::string_view table);
 
 class AccessController {

@@ -290,11 +290,6 @@ struct StateCache {
 thread_local StateCache state_cache;
 std::atomic<uint64_t> next_quotas_id{1};
 
-// The namespace of `table` (NamespaceOf, without a copy).
-std::string_view NamespaceView(std::string_view table) {
-  const size_t colon = table.find(':');
-  return colon == std::string_view::npos ? std::string_view("default") : table.substr(0, colon);
-}
 }  // namespace
 
 Quotas::Quotas(Region* store, std::function<void()> on_change)
@@ -408,7 +403,7 @@ absl::Status Quotas::Admit(const QuotaCall& call, Ticket* ticket) {
   const auto add = [&](QuotaLimiter* l) {
     if (l != nullptr) ticket->limiters[ticket->n++] = l;
   };
-  const std::string_view ns = NamespaceView(call.table);
+  const std::string_view ns = TableNamespace(call.table);
   if (!call.user.empty() && !st.users.empty()) {
     if (auto u = st.users.find(call.user); u != st.users.end()) {
       const QuotaState::User& user = u->second;
