@@ -21,7 +21,7 @@ cd "$root"
 build="${BASALT_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${BASALT_FUZZ_JOBS:-2}"
 fuzzers=(${BASALT_FUZZERS:-fuzz_block_decode fuzz_block_file fuzz_block_file_fixup fuzz_wal fuzz_manifest
-  fuzz_snapshot_manifest fuzz_verbs_frame fuzz_hbase_rpc fuzz_tcp_frame_stream})
+  fuzz_snapshot_manifest fuzz_catalog fuzz_verbs_frame fuzz_hbase_rpc fuzz_tcp_frame_stream})
 
 for tool in clang clang++ cmake ninja; do
   command -v "$tool" >/dev/null || { echo "run-fuzzers: $tool not found; run deploy/install-deps.sh" >&2; exit 2; }

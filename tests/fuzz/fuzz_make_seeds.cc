@@ -18,6 +18,7 @@
 #include "storage/internal/block_file.h"
 #include "storage/internal/compression.h"
 #include "storage/internal/manifest.h"
+#include "src/schema/catalog_file.h"
 #include "src/schema/snapshot_file.h"
 #include "storage/internal/wal.h"
 #include "proto/hbase/hbase_replication.pb.h"
@@ -166,6 +167,28 @@ void SnapshotSeeds(const std::string& out) {
   Write(dir, "seed-three-regions", server::EncodeSnapshot(s));
   s.grants = {{"alice", "", "", 1}, {"@ops", "info", "", 3}, {"bob", "info", "email", 16}};
   Write(dir, "seed-grants", server::EncodeSnapshot(s));  // version 2
+}
+
+// Catalogues (src/schema/catalog_file.h): empty, one table, and every version's additions with
+// namespaces (version 5).
+void CatalogSeeds(const std::string& out) {
+  const std::string dir = out + "/fuzz_catalog";
+  Write(dir, "seed-empty", server::EncodeCatalog({}));
+  server::TableSpec t;
+  t.name = "users";
+  FamilyOptions f;
+  f.name = "info";
+  t.families.push_back(f);
+  Write(dir, "seed-one-table", server::EncodeCatalog({t}));
+  server::TableSpec app = t;
+  app.name = "app:events";
+  app.enabled = false;
+  app.max_file_size = 1 << 30;
+  app.kept.attributes = {{"OWNER", "ops"}};
+  app.kept_by_family["info"].configuration = {{"k", "v"}};
+  server::NamespaceSpec ns{"app", {}};
+  ns.kept.configuration = {{"hbase.namespace.quota.maxtables", "10"}};
+  Write(dir, "seed-namespaces", server::EncodeCatalog({t, app}, {ns, server::NamespaceSpec{"ops", {}}}));
 }
 
 // Verbs frames: requests with every field set and unset, and every kind of reply.
@@ -340,6 +363,7 @@ int main(int argc, char** argv) {
   basalt::fuzz::WalSeeds(out);
   basalt::fuzz::ManifestSeeds(out);
   basalt::fuzz::SnapshotSeeds(out);
+  basalt::fuzz::CatalogSeeds(out);
   basalt::fuzz::VerbsFrameSeeds(out);
   basalt::fuzz::HBaseRpcSeeds(out);
   basalt::fuzz::TcpFrameStreamSeeds(out);
