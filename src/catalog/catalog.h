@@ -166,13 +166,14 @@ class Catalog final : public TableSource, public TableChanges {
   // AlreadyExists. ModifyNamespace replaces its kept settings: NotFound; Unimplemented for
   // default. DropNamespace: NotFound; FailedPrecondition naming the tables it holds;
   // InvalidArgument for default, basalt or hbase.
-  absl::Status CreateNamespace(const NamespaceSpec& spec);
-  absl::Status ModifyNamespace(const NamespaceSpec& spec);
-  absl::Status DropNamespace(std::string_view name);
-  // `default`, then the others by name.
+  absl::Status CreateNamespace(const NamespaceSpec& spec) override;
+  absl::Status ModifyNamespace(const NamespaceSpec& spec) override;
+  absl::Status DropNamespace(std::string_view name) override;
+  // Every namespace, `default` among them, by name (as HBase's list_namespace).
   std::vector<NamespaceSpec> Namespaces() const;
+  absl::StatusOr<std::vector<NamespaceSpec>> ListNamespaces() const override { return Namespaces(); }
   // NotFound unless `name` is default or a namespace made.
-  absl::StatusOr<NamespaceSpec> DescribeNamespace(std::string_view name) const;
+  absl::StatusOr<NamespaceSpec> DescribeNamespace(std::string_view name) const override;
 
   absl::StatusOr<TableSpec> Describe(std::string_view name) const override;
   std::vector<TableSpec> List() const override;

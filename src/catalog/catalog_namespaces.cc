@@ -22,8 +22,10 @@ absl::Status Catalog::CreateNamespace(const NamespaceSpec& spec) {
   next.push_back(spec);
   std::sort(next.begin(), next.end(), [](const NamespaceSpec& a, const NamespaceSpec& b) { return a.name < b.name; });
   BASALT_RETURN_IF_ERROR(SaveLocked(CatalogLocked(), &next));
-  absl::MutexLock l(&mu_);
-  namespaces_[spec.name] = spec;
+  {
+    absl::MutexLock l(&mu_);
+    namespaces_[spec.name] = spec;
+  }
   Log(absl::StrCat("namespace '", spec.name, "' created"));
   return absl::OkStatus();
 }
@@ -73,8 +75,10 @@ absl::Status Catalog::DropNamespace(std::string_view name) {
                                                       "): only an empty namespace can be dropped"));
   }
   BASALT_RETURN_IF_ERROR(SaveLocked(CatalogLocked(), &next));
-  absl::MutexLock l(&mu_);
-  namespaces_.erase(namespaces_.find(name));
+  {
+    absl::MutexLock l(&mu_);
+    namespaces_.erase(namespaces_.find(name));
+  }
   Log(absl::StrCat("namespace '", AV(name), "' dropped"));
   return absl::OkStatus();
 }
@@ -93,9 +97,15 @@ absl::Status Catalog::KeepNamespaces(std::vector<NamespaceSpec> namespaces, cons
 }
 
 std::vector<NamespaceSpec> Catalog::Namespaces() const {
-  std::vector<NamespaceSpec> out = {NamespaceSpec{kDefaultNamespace, {}}};
-  absl::ReaderMutexLock l(&mu_);
-  for (const auto& [name, ns] : namespaces_) out.push_back(ns);
+  std::vector<NamespaceSpec> out;
+  {
+    absl::ReaderMutexLock l(&mu_);
+    for (const auto& [name, ns] : namespaces_) out.push_back(ns);
+  }
+  const NamespaceSpec fallback{kDefaultNamespace, {}};
+  out.insert(std::lower_bound(out.begin(), out.end(), fallback,
+                              [](const NamespaceSpec& a, const NamespaceSpec& b) { return a.name < b.name; }),
+             fallback);
   return out;
 }
 

@@ -509,8 +509,8 @@ TEST(Catalog, NamespacesHoldTablesAndAreDroppedOnlyWhenEmpty) {
     ASSERT_NE(tm, nullptr);
     const std::vector<NamespaceSpec> all = tm->Namespaces();
     ASSERT_EQ(all.size(), 2u);
-    EXPECT_EQ(all[0].name, "default");
-    EXPECT_EQ(all[1], app);
+    EXPECT_EQ(all[0], app);  // (by name)
+    EXPECT_EQ(all[1].name, "default");
     EXPECT_EQ(ValueOf(tm.get(), "app:t", "r1"), "v1");
     ASSERT_TRUE(tm->Disable("app:t").ok());
     ASSERT_TRUE(tm->Drop("app:t").ok());
@@ -541,7 +541,7 @@ TEST(Catalog, RebuildCatalogBringsATablesNamespaceBack) {
   auto tm = Catalog::Open(o);
   ASSERT_TRUE(tm.ok()) << tm.status();
   ASSERT_EQ((*tm)->Namespaces().size(), 2u);
-  EXPECT_EQ((*tm)->Namespaces()[1].name, "app");
+  EXPECT_EQ((*tm)->Namespaces()[0].name, "app");
   EXPECT_EQ(ValueOf(tm->get(), "app:t", "r1"), "v1");
 }
 

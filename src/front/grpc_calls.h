@@ -500,6 +500,7 @@ typename UnaryCall<Req, Resp>::Method* AddUnary(GrpcServer::Impl* impl, std::vec
 void AddDataMethods(GrpcServer::Impl* impl);
 void AddAdminMethods(GrpcServer::Impl* impl);
 void AddSnapshotMethods(GrpcServer::Impl* impl);
+void AddNamespaceMethods(GrpcServer::Impl* impl);
 void AddPeerMethods(GrpcServer::Impl* impl);
 void AddSecurityMethods(GrpcServer::Impl* impl);
 void AddEchoMethod(GrpcServer::Impl* impl);

@@ -192,6 +192,53 @@ absl::Status GiveSnapshotGrants(AdminService* a, AccessController* ac, const Ide
 
 }  // namespace
 
+// Namespaces, as HBase's: making, changing and dropping one needs global A; describing one A on
+// it; the list shows the namespaces the caller holds A on (all, to a global admin).
+void AddNamespaceMethods(GrpcServer::Impl* impl) {
+  auto& methods = impl->methods;
+  AdminService* a = impl->admin;
+  AccessController* ac = impl->options.access;
+  auto* as = &impl->admin_service;
+  BASALT_UNARY_(as, a, CreateNamespace, rpc::NamespaceRequest, rpc::AdminResponse, true,
+                BASALT_GLOBAL_ADMIN_(CreateNamespace));
+  BASALT_UNARY_(as, a, ModifyNamespace, rpc::NamespaceRequest, rpc::AdminResponse, true,
+                BASALT_GLOBAL_ADMIN_(ModifyNamespace));
+  // Its grants go with it (HBase's postDeleteNamespace), or a namespace made again under its name
+  // would give them back.
+  AddUnary<rpc::NamespaceNameRequest, rpc::AdminResponse>(
+      impl, &methods, BASALT_ARM_(as, DropNamespace, rpc::NamespaceNameRequest, rpc::AdminResponse),
+      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::NamespaceNameRequest& req,
+              rpc::AdminResponse* resp) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(a->DropNamespace(req, resp));
+        if (ac == nullptr) return absl::OkStatus();
+        Identity server = id;
+        server.superuser = true;
+        BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, ac->List(server, PermScope{req.name(), "", "", ""}, ""));
+        for (const PermGrant& g : grants) BASALT_RETURN_IF_ERROR(ac->Revoke(server, g.principal, g.scope));
+        return absl::OkStatus();
+      },
+      BASALT_GLOBAL_ADMIN_(DropNamespace), /*on_pool=*/true, "DropNamespace");
+  BASALT_UNARY_(as, a, DescribeNamespace, rpc::NamespaceNameRequest, rpc::DescribeNamespaceResponse, true,
+                ([ac](const Identity& id, rpc::NamespaceNameRequest* req) {
+                  return ac->CheckNamespace(id, "DescribeNamespace", req->name(), kPermAdmin);
+                }));
+  AddUnary<rpc::ListNamespacesRequest, rpc::ListNamespacesResponse>(
+      impl, &methods, BASALT_ARM_(as, ListNamespaces, rpc::ListNamespacesRequest, rpc::ListNamespacesResponse),
+      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::ListNamespacesRequest& req,
+              rpc::ListNamespacesResponse* resp) -> absl::Status {
+        BASALT_RETURN_IF_ERROR(a->ListNamespaces(req, resp));
+        if (ac == nullptr || !ac->enabled()) return absl::OkStatus();
+        auto* all = resp->mutable_namespaces();
+        all->erase(std::remove_if(all->begin(), all->end(),
+                                  [&](const rpc::NamespaceDescriptor& n) {
+                                    return !ac->Holds(id, kPermAdmin, PermScope{n.name(), "", "", ""});
+                                  }),
+                   all->end());
+        return absl::OkStatus();
+      },
+      nullptr, /*on_pool=*/true, "ListNamespaces");
+}
+
 // Snapshots: taking one needs A on the table (HBase's), listing shows the snapshots of the tables
 // the caller holds something on (as ListTables), deleting one needs global A.
 void AddSnapshotMethods(GrpcServer::Impl* impl) {

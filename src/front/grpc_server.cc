@@ -76,6 +76,7 @@ absl::Status GrpcServer::Start() {
   grpc_internal::AddDataMethods(impl);
   grpc_internal::AddAdminMethods(impl);
   grpc_internal::AddSnapshotMethods(impl);
+  grpc_internal::AddNamespaceMethods(impl);
   grpc_internal::AddPeerMethods(impl);
   grpc_internal::AddSecurityMethods(impl);
   grpc_internal::AddEchoMethod(impl);

@@ -118,6 +118,12 @@ class TableChanges {
   virtual absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view name) const = 0;
   virtual absl::Status CloneSnapshot(std::string_view snapshot, std::string_view table) = 0;
   virtual absl::Status RestoreSnapshot(std::string_view snapshot) = 0;
+  // Namespaces (Catalog::CreateNamespace says what each does).
+  virtual absl::Status CreateNamespace(const NamespaceSpec& spec) = 0;
+  virtual absl::Status ModifyNamespace(const NamespaceSpec& spec) = 0;
+  virtual absl::Status DropNamespace(std::string_view name) = 0;
+  virtual absl::StatusOr<NamespaceSpec> DescribeNamespace(std::string_view name) const = 0;
+  virtual absl::StatusOr<std::vector<NamespaceSpec>> ListNamespaces() const = 0;
 };
 
 }  // namespace basalt::server

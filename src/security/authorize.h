@@ -18,6 +18,9 @@
 //                                           (delete), A on its table (restore), a clone under its
 //                                           table's own name (clone), as HBase's
 //   ListSnapshots                           everything to global A; to others, their own
+//   CreateNamespace, ModifyNamespace,
+//     DropNamespace                         A, global (HBase's)
+//   DescribeNamespace                       A on the namespace; ListNamespaces shows only those
 // Each returns PermissionDenied naming the user, the call and the scope.
 #pragma once
 

@@ -88,6 +88,13 @@ class NotServedHere final : public TableChanges, public ClusterAdmin, public Reg
   absl::StatusOr<SnapshotInfo> ReadSnapshot(std::string_view) const override { return Catalogue("snapshot"); }
   absl::Status CloneSnapshot(std::string_view, std::string_view) override { return Catalogue("clone_snapshot"); }
   absl::Status RestoreSnapshot(std::string_view) override { return Catalogue("restore_snapshot"); }
+  absl::Status CreateNamespace(const NamespaceSpec&) override { return Catalogue("create_namespace"); }
+  absl::Status ModifyNamespace(const NamespaceSpec&) override { return Catalogue("alter_namespace"); }
+  absl::Status DropNamespace(std::string_view) override { return Catalogue("drop_namespace"); }
+  absl::StatusOr<NamespaceSpec> DescribeNamespace(std::string_view) const override {
+    return Catalogue("describe_namespace");
+  }
+  absl::StatusOr<std::vector<NamespaceSpec>> ListNamespaces() const override { return Catalogue("list_namespace"); }
 
   absl::Status Move(std::string_view, std::string_view) override { return Master("move"); }
   absl::Status Balance(rpc::BalanceResponse*) override { return Master("balancer"); }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "proto/kept_settings.h"
 #include "src/schema/meta.h"
 #include "src/base/process_stats.h"
 #include "storage/block_cache.h"
@@ -108,6 +109,50 @@ absl::Status AdminService::DescribeTable(const rpc::TableRequest& req, rpc::Desc
 
 absl::Status AdminService::ListTables(const rpc::ListTablesRequest&, rpc::ListTablesResponse* resp) {
   for (const TableSpec& spec : parts_.tables->List()) DescribeToProto(spec, parts_.tables->OpenError(spec.name), parts_.tables->RegionCount(spec.name), resp->add_tables());
+  return absl::OkStatus();
+}
+
+namespace {
+
+NamespaceSpec NamespaceFromProto(const rpc::NamespaceDescriptor& d) {
+  NamespaceSpec spec;
+  spec.name = d.name();
+  spec.kept.configuration = rpc::KeptFromProto(d.configuration());
+  return spec;
+}
+
+void NamespaceToProto(const NamespaceSpec& spec, rpc::NamespaceDescriptor* d) {
+  d->set_name(spec.name);
+  rpc::KeptToProto(spec.kept.configuration, d->mutable_configuration());
+}
+
+}  // namespace
+
+absl::Status AdminService::CreateNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse*) {
+  return parts_.changes->CreateNamespace(NamespaceFromProto(req.namespace_()));
+}
+
+absl::Status AdminService::ModifyNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse*) {
+  return parts_.changes->ModifyNamespace(NamespaceFromProto(req.namespace_()));
+}
+
+absl::Status AdminService::DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse*) {
+  return parts_.changes->DropNamespace(req.name());
+}
+
+absl::Status AdminService::DescribeNamespace(const rpc::NamespaceNameRequest& req,
+                                             rpc::DescribeNamespaceResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(NamespaceSpec spec, parts_.changes->DescribeNamespace(req.name()));
+  NamespaceToProto(spec, resp->mutable_namespace_());
+  for (const TableSpec& t : parts_.tables->List()) {
+    if (TableNamespace(t.name) == spec.name) resp->add_tables(t.name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AdminService::ListNamespaces(const rpc::ListNamespacesRequest&, rpc::ListNamespacesResponse* resp) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<NamespaceSpec> all, parts_.changes->ListNamespaces());
+  for (const NamespaceSpec& ns : all) NamespaceToProto(ns, resp->add_namespaces());
   return absl::OkStatus();
 }
 

@@ -209,6 +209,12 @@ class AdminService {
   absl::Status CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse* resp);
   absl::Status DescribeTable(const rpc::TableRequest& req, rpc::DescribeTableResponse* resp);
   absl::Status ListTables(const rpc::ListTablesRequest& req, rpc::ListTablesResponse* resp);
+  // Namespaces (TableChanges: a catalogue's). Describe lists the namespace's tables too.
+  absl::Status CreateNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse* resp);
+  absl::Status ModifyNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse* resp);
+  absl::Status DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse* resp);
+  absl::Status DescribeNamespace(const rpc::NamespaceNameRequest& req, rpc::DescribeNamespaceResponse* resp);
+  absl::Status ListNamespaces(const rpc::ListNamespacesRequest& req, rpc::ListNamespacesResponse* resp);
   absl::Status DisableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status EnableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status ModifyTable(const rpc::ModifyTableRequest& req, rpc::AdminResponse* resp);

@@ -564,6 +564,45 @@ TEST_F(Security, ANonAdminCannotCreateDropOrSwitchVerbsAndSeesOnlyItsTables) {
   EXPECT_EQ(listed->size(), 2u);  // C on the namespace holds on every table in it
 }
 
+// Namespaces under auth, as HBase's: making, changing and dropping one needs global A;
+// describing one A on it; the list shows those the user holds A on; C on one lets a user make a
+// table in it and nowhere else; dropping one takes its grants with it, so a namespace made again
+// under its name gives no one anything.
+TEST_F(Security, NamespacesNeedGlobalAAndTheirGrantsGoWithThem) {
+  auto alice = Open(As("alice"));
+  ExpectDenied(alice->GetAdmin()->CreateNamespace(NamespaceInfo{"app", {}, {}}), "alice", "CreateNamespace",
+               "A on global");
+  ASSERT_TRUE(admin_->GetAdmin()->CreateNamespace(NamespaceInfo{"app", {}, {}}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->CreateNamespace(NamespaceInfo{"ops", {}, {}}).ok());
+  ExpectDenied(alice->GetAdmin()->DescribeNamespace("app").status(), "alice", "DescribeNamespace",
+               "A on namespace app");
+  ExpectDenied(alice->GetAdmin()->DropNamespace("app"), "alice", "DropNamespace", "A on global");
+  absl::StatusOr<std::vector<NamespaceInfo>> seen = alice->GetAdmin()->ListNamespaces();
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_TRUE(seen->empty());
+  ASSERT_TRUE(admin_->GetAdmin()->Grant(Permission{"alice", "CA", "app", "", "", ""}).ok());
+  seen = alice->GetAdmin()->ListNamespaces();
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  ASSERT_EQ(seen->size(), 1u);
+  EXPECT_EQ((*seen)[0].name, "app");
+  TableInfo t;
+  t.name = "app:t";
+  t.families.push_back(FamilySettings{});
+  t.families[0].name = "cf";
+  ASSERT_TRUE(alice->GetAdmin()->CreateTable(t).ok());
+  t.name = "ops:t";
+  ExpectDenied(alice->GetAdmin()->CreateTable(t), "alice", "CreateTable", "C or A on namespace ops");
+  absl::StatusOr<NamespaceInfo> app = alice->GetAdmin()->DescribeNamespace("app");
+  ASSERT_TRUE(app.ok()) << app.status();
+  EXPECT_EQ(app->tables, std::vector<std::string>{"app:t"});
+  ASSERT_TRUE(alice->GetAdmin()->DisableTable("app:t").ok());
+  ASSERT_TRUE(alice->GetAdmin()->DropTable("app:t").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->DropNamespace("app").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->CreateNamespace(NamespaceInfo{"app", {}, {}}).ok());
+  t.name = "app:t";
+  ExpectDenied(alice->GetAdmin()->CreateTable(t), "alice", "CreateTable", "C or A on namespace app");
+}
+
 // HBase's AccessController for snapshots: taking one needs A on the table, deleting one global A;
 // a user lists only the snapshots of tables they hold something on.
 TEST_F(Security, ASnapshotNeedsAOnItsTableAndItsDeletionGlobalA) {
