@@ -292,6 +292,49 @@ class AdminImpl final : public Admin {
     return AdminCall(absl::StrCat("SetQuota ", q.limit), req, &rpc::Admin::Stub::SetQuota);
   }
 
+  absl::Status CreateNamespace(const NamespaceInfo& ns) override {
+    return AdminCall(absl::StrCat("CreateNamespace ", ns.name), NamespaceRequestOf(ns),
+                     &rpc::Admin::Stub::CreateNamespace);
+  }
+
+  absl::Status ModifyNamespace(const NamespaceInfo& ns) override {
+    return AdminCall(absl::StrCat("ModifyNamespace ", ns.name), NamespaceRequestOf(ns),
+                     &rpc::Admin::Stub::ModifyNamespace);
+  }
+
+  absl::Status DropNamespace(const std::string& name) override {
+    rpc::NamespaceNameRequest req;
+    req.set_name(name);
+    return AdminCall(absl::StrCat("DropNamespace ", name), req, &rpc::Admin::Stub::DropNamespace);
+  }
+
+  absl::StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) override {
+    rpc::NamespaceNameRequest req;
+    req.set_name(name);
+    rpc::DescribeNamespaceResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->DescribeNamespace(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, absl::StrCat("DescribeNamespace ", name));
+    NamespaceInfo out = NamespaceOf(resp.namespace_());
+    out.tables.assign(resp.tables().begin(), resp.tables().end());
+    return out;
+  }
+
+  absl::StatusOr<std::vector<NamespaceInfo>> ListNamespaces() override {
+    rpc::ListNamespacesRequest req;
+    rpc::ListNamespacesResponse resp;
+    absl::Status s = core_->CallGrpc(true, [&](GrpcPath* path, grpc::ClientContext* ctx) {
+      resp.Clear();
+      return path->admin_stub()->ListNamespaces(ctx, req, &resp);
+    });
+    if (!s.ok()) return WithContext(s, "ListNamespaces");
+    std::vector<NamespaceInfo> out;
+    for (const rpc::NamespaceDescriptor& d : resp.namespaces()) out.push_back(NamespaceOf(d));
+    return out;
+  }
+
   absl::StatusOr<std::vector<Quota>> ListQuotas() override {
     rpc::ListQuotasRequest req;
     rpc::ListQuotasResponse resp;
@@ -505,6 +548,19 @@ class AdminImpl final : public Admin {
       return (path->admin_stub()->*method)(ctx, req, &resp);
     });
     return WithContext(s, what);
+  }
+
+  static rpc::NamespaceRequest NamespaceRequestOf(const NamespaceInfo& ns) {
+    rpc::NamespaceRequest req;
+    req.mutable_namespace_()->set_name(ns.name);
+    rpc::KeptToProto(ns.configuration, req.mutable_namespace_()->mutable_configuration());
+    return req;
+  }
+  static NamespaceInfo NamespaceOf(const rpc::NamespaceDescriptor& d) {
+    NamespaceInfo out;
+    out.name = d.name();
+    out.configuration = rpc::KeptFromProto(d.configuration());
+    return out;
   }
 
   Core* const core_;

@@ -215,6 +215,66 @@ TEST_F(Shell, SnapshotsAreListedOutliveTheirTableAndAreDeleted) {
   EXPECT_HAS(r.err, "NOT_FOUND");
 }
 
+// Namespaces end to end through the shell and Basalt's own client: made with settings, a table
+// in one written and read by its full name, listed, altered, described; dropped only once empty;
+// the names HBase refuses refused; and all of it there again after a restart.
+TEST_F(Shell, NamespacesHoldTablesAndAreDroppedOnlyWhenEmpty) {
+  ShellRun r = E("create_namespace 'app', {'hbase.namespace.quota.maxtables' => '5'}; create 'app:events', 'e'; "
+                 "put 'app:events', 'r1', 'e:q', 'v1'; create 't1', 'cf'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = E("list_namespace; list_namespace_tables 'app'; describe_namespace 'app'; get 'app:events', 'r1'; list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "NAMESPACE\napp\ndefault\n2 row(s)");
+  EXPECT_HAS(r.out, "TABLE\nevents\n1 row(s)");
+  EXPECT_HAS(r.out, "{NAME => 'app', 'hbase.namespace.quota.maxtables' => '5'}");
+  EXPECT_HAS(r.out, "value=v1");
+  EXPECT_HAS(r.out, "app:events");
+  r = E("alter_namespace 'app', {METHOD => 'set', 'owner' => 'ops'}; alter_namespace 'app', {METHOD => 'unset', "
+        "NAME => 'hbase.namespace.quota.maxtables'}; describe_namespace 'app'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "{NAME => 'app', 'owner' => 'ops'}");
+  // What is refused, each saying why.
+  r = E("drop_namespace 'app'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "namespace 'app' holds 1 table(s) (app:events): only an empty namespace can be dropped");
+  r = E("create 'nope:t', 'cf'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "namespace 'nope' does not exist");
+  r = E("create_namespace 'a-b'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "illegal character");
+  r = E("drop_namespace 'default'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "reserved");
+  r = E("create 'default:t2', 'cf'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "named without it ('t2')");
+  r = E("create_namespace 'app'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_HAS(r.err, "already exists");
+
+  // Basalt's own client sees the same, and all of it outlives a kill -9 and a restart.
+  server_->Kill();
+  ASSERT_TRUE(server_->Start().ok());
+  Connect();
+  absl::StatusOr<std::vector<NamespaceInfo>> all = conn_->GetAdmin()->ListNamespaces();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].name, "app");
+  ASSERT_EQ((*all)[0].configuration.size(), 1u);
+  EXPECT_EQ((*all)[0].configuration[0], std::make_pair(std::string("owner"), std::string("ops")));
+  absl::StatusOr<NamespaceInfo> app = conn_->GetAdmin()->DescribeNamespace("app");
+  ASSERT_TRUE(app.ok()) << app.status();
+  EXPECT_EQ(app->tables, std::vector<std::string>{"app:events"});
+  absl::StatusOr<Result> row = conn_->GetTable("app:events")->Get(Get("r1"));
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->Value("e", "q"), "v1");
+  r = E("disable 'app:events'; drop 'app:events'; drop_namespace 'app'; list_namespace");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_HAS(r.out, "NAMESPACE\ndefault\n1 row(s)");
+  EXPECT_EQ(conn_->GetAdmin()->DescribeNamespace("app").status().code(), absl::StatusCode::kNotFound);
+}
+
 // A bad batch job undone: restore_snapshot puts the rows back; clone_snapshot makes a copy to
 // compare against, which writes never reach the snapshot from.
 TEST_F(Shell, RestoreUndoesABadBatchJobAndACloneIsACopy) {

@@ -579,6 +579,15 @@ struct Quota {
   std::string limit;
 };
 
+// A namespace (HBase's): "ns" of a table named "ns:t". `default` always exists and holds the
+// tables named without one; `basalt` and `hbase` are reserved. `configuration` is kept as given
+// (HBase's hbase.namespace.quota.* among it); `tables` is filled by DescribeNamespace.
+struct NamespaceInfo {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> configuration;
+  std::vector<std::string> tables;
+};
+
 // Who the server takes this connection for.
 struct Identity {
   std::string user;  // empty: the server does not authenticate
@@ -701,6 +710,18 @@ class Admin {
   virtual absl::Status SetQuota(const Quota& quota) = 0;
   virtual absl::StatusOr<std::vector<Quota>> ListQuotas() = 0;
 
+  // Namespaces (HBase's create_namespace, alter_namespace, drop_namespace, describe_namespace,
+  // list_namespace): a table "ns:t" may be made only while `ns` exists, and `ns` dropped only
+  // while it holds no table (FailedPrecondition naming them). Making, changing and dropping one
+  // needs global A; describing one A on it; the list holds those the caller holds A on.
+  // InvalidArgument for a name HBase refuses (or default, basalt, hbase); AlreadyExists;
+  // NotFound. ModifyNamespace replaces its configuration. (An Admin that serves none: Unimplemented.)
+  virtual absl::Status CreateNamespace(const NamespaceInfo& ns) { return NoNamespaces(ns.name); }
+  virtual absl::Status ModifyNamespace(const NamespaceInfo& ns) { return NoNamespaces(ns.name); }
+  virtual absl::Status DropNamespace(const std::string& name) { return NoNamespaces(name); }
+  virtual absl::StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) { return NoNamespaces(name); }
+  virtual absl::StatusOr<std::vector<NamespaceInfo>> ListNamespaces() { return NoNamespaces(""); }
+
   // Snapshots (HBase's snapshot, list_snapshots, delete_snapshot): a table's files named again on
   // the server, in a time that grows with its files, not their bytes; every write acknowledged
   // before the call is in it (a disabled table's: every write before it was disabled). Taking one
@@ -749,6 +770,11 @@ class Admin {
   // Both: returns once what was acknowledged before the call is on every peer replicating
   // `table`, polling every 50 ms; DeadlineExceeded after `timeout`, saying what is missing.
   absl::Status WaitForReplication(const std::string& table, absl::Duration timeout);
+
+ private:
+  static absl::Status NoNamespaces(const std::string& name) {
+    return absl::UnimplementedError("namespace '" + name + "': this Admin does not serve namespaces");
+  }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -410,6 +410,25 @@ const std::vector<Spec>& Specs() {
        CmdSetQuota},
       {"list_quotas", "quotas", 0, 0, "list_quotas", "Lists every quota. Needs global A.\n  list_quotas",
        CmdListQuotas},
+      {"create_namespace", "namespace", 1, 2, "create_namespace 'ns' [, {'key' => 'value', ...}]",
+       "Makes a namespace: its tables are named 'ns:t' (a table named without one is in 'default').\n"
+       "Settings are kept as given. Needs global A.\n"
+       "  create_namespace 'app'\n"
+       "  create 'app:events', 'e'",
+       CmdCreateNamespace},
+      {"alter_namespace", "namespace", 2, 2,
+       "alter_namespace 'ns', {METHOD => 'set', 'key' => 'value'} | {METHOD => 'unset', NAME => 'key'}",
+       "Sets or removes a namespace's settings. Needs global A.", CmdAlterNamespace},
+      {"describe_namespace", "namespace", 1, 1, "describe_namespace 'ns'",
+       "Shows a namespace and its settings. Needs A on it.", CmdDescribeNamespace},
+      {"drop_namespace", "namespace", 1, 1, "drop_namespace 'ns'",
+       "Drops a namespace that holds no table ('default', 'basalt' and 'hbase' stay). Needs global A.",
+       CmdDropNamespace},
+      {"list_namespace", "namespace", 0, 1, "list_namespace ['regex']",
+       "Lists the namespaces you hold A on (all, to a global admin), or those whose whole name matches.",
+       CmdListNamespace},
+      {"list_namespace_tables", "namespace", 1, 1, "list_namespace_tables 'ns'",
+       "Lists a namespace's tables, by their names within it. Needs A on it.", CmdListNamespaceTables},
       {"user_permission", "security", 0, 1, "user_permission ['@namespace' | 't1']",
        "Lists the grants on everything, or at or below a namespace or table. Needs A there (anyone may\n"
        "see their own with the Admin API). Example:\n"
@@ -478,7 +497,7 @@ absl::StatusOr<std::string> HelpText(std::string_view command) {
       "Basalt shell: HBase shell commands over Basalt.\n"
       "Type 'help \"COMMAND\"' for a command's usage, e.g. help 'get'.\n\n"
       "COMMAND GROUPS:\n";
-  for (const char* group : {"general", "ddl", "dml", "queues", "snapshots", "replication", "tools", "security", "quotas"}) {
+  for (const char* group : {"general", "ddl", "namespace", "dml", "queues", "snapshots", "replication", "tools", "security", "quotas"}) {
     std::vector<std::string> names;
     for (const Spec& s : Specs()) {
       if (std::string_view(s.group) == group) names.push_back(s.name);
