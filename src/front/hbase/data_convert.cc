@@ -238,7 +238,21 @@ Exception ExceptionOf(const absl::Status& s) {
 absl::StatusOr<std::string> BasaltTableOf(const TableName& name) {
   const std::string& ns = name.namespace_();
   if (!ns.empty() && ns != kDefaultNamespace) return NamespaceNotFound(ns);
+  if (name.qualifier().find(':') != std::string::npos) {  // (else "default:app:t" would be app:t)
+    return absl::InvalidArgumentError(absl::StrCat("table qualifier '", name.qualifier(), "' has a ':'"));
+  }
   return name.qualifier();
+}
+
+absl::StatusOr<std::string> BasaltTableOfAnyNamespace(std::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return BasaltTableOfText(text);
+  const std::string_view ns = text.substr(0, colon);
+  if (ns == kDefaultNamespace || ns == kSystemNamespace || ns.empty()) return BasaltTableOfText(text);
+  if (text.substr(colon + 1).find(':') != std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("table name '", AV(text), "' has two ':'"));
+  }
+  return std::string(text);
 }
 
 absl::StatusOr<std::string> BasaltTableOfText(std::string_view name) {
@@ -251,8 +265,10 @@ absl::StatusOr<std::string> BasaltTableOfText(std::string_view name) {
 
 TableName TableNameOfBasalt(std::string_view basalt_table) {
   TableName t;
-  t.set_namespace_(kDefaultNamespace);
-  t.set_qualifier(std::string(basalt_table));
+  const size_t colon = basalt_table.find(':');
+  t.set_namespace_(colon == std::string_view::npos ? std::string(kDefaultNamespace)
+                                                   : std::string(basalt_table.substr(0, colon)));
+  t.set_qualifier(std::string(colon == std::string_view::npos ? basalt_table : basalt_table.substr(colon + 1)));
   return t;
 }
 

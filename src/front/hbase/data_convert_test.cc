@@ -37,6 +37,13 @@ TEST(HBaseDataConvert, TablesOfTheDefaultNamespaceOnly) {
   EXPECT_EQ(e.class_name, kNamespaceNotFound);
   EXPECT_TRUE(e.do_not_retry);
   EXPECT_EQ(TableNameOfBasalt("orders").namespace_(), "default");
+  // A Basalt table of a namespace is named as HBase names it (what replication ships), though
+  // the port does not show it yet.
+  EXPECT_EQ(TableNameOfBasalt("sales:q1").namespace_(), "sales");
+  EXPECT_EQ(TableNameOfBasalt("sales:q1").qualifier(), "q1");
+  EXPECT_FALSE(ShownOnThePort("sales:q1"));
+  EXPECT_FALSE(ShownOnThePort("basalt:meta"));
+  EXPECT_TRUE(ShownOnThePort("orders"));
 }
 
 TEST(HBaseDataConvert, SchemaBothWays) {

@@ -164,7 +164,7 @@ absl::StatusOr<std::string> MasterService::GetTableNames(const Request& r) {
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   for (const rpc::DescribeTableResponse& t : all.tables()) {
-    if (!absl::StartsWith(t.table().name(), "basalt:") && Sees(r, t.table().name())) {
+    if (ShownOnThePort(t.table().name()) && Sees(r, t.table().name())) {
       *resp.add_table_names() = TableNameOfBasalt(t.table().name());
     }
   }
@@ -188,7 +188,7 @@ absl::StatusOr<std::string> MasterService::GetTableDescriptors(const Request& r)
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   for (const rpc::DescribeTableResponse& t : all.tables()) {
     const std::string& name = t.table().name();
-    if (!default_ns || absl::StartsWith(name, "basalt:")) continue;
+    if (!default_ns || !ShownOnThePort(name)) continue;
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
     if (wanted.empty() && !Sees(r, name)) continue;  // (named tables: Authorize asked)
     *resp.add_table_schema() = SchemaOf(t.table());
@@ -515,7 +515,7 @@ absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   for (const rpc::DescribeTableResponse& t : all.tables()) {
-    if (absl::StartsWith(t.table().name(), "basalt:") || !Sees(r, t.table().name())) continue;
+    if (!ShownOnThePort(t.table().name()) || !Sees(r, t.table().name())) continue;
     rpc::TableRequest tr;
     tr.set_table(t.table().name());
     rpc::ListRegionsResponse regions;

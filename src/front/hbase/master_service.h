@@ -144,7 +144,8 @@ class MasterService final : public Service {
   // of the tables r's caller may see.
   absl::Status CountRegions(const Request& r, ClusterStatus* cs);
 
-  // Under auth (master_access.cc): the owner, table and target of a snapshot call decide.
+  // Under auth (master_access.cc): the owner, table and target of a snapshot call decide. It
+  // reads the snapshot's manifest: the handlers ask it, on the pool. OK without auth.
   absl::Status AuthorizeSnapshotCall(const Request& r) const;
   // What a listing shows r.caller (all of it without auth): the tables they hold anything on,
   // their own snapshots (all, to global A), the namespaces they hold A on.

@@ -80,6 +80,7 @@ absl::StatusOr<std::string> MasterService::Snapshot(const Request& r) {
 absl::StatusOr<std::string> MasterService::IsSnapshotDone(const Request& r) {
   IsSnapshotDoneRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_RETURN_IF_ERROR(AuthorizeSnapshotCall(r));
   // (None: HBase's answer for a snapshot it has no record of, taken and failed or never asked for.)
   BASALT_ASSIGN_OR_RETURN(server::SnapshotInfo s, FindSnapshot(*options_.admin, req.snapshot().name()));
   IsSnapshotDoneResponse resp;
@@ -96,7 +97,7 @@ absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& 
   BASALT_RETURN_IF_ERROR(options_.admin->ListSnapshots(rpc::ListSnapshotsRequest(), &all));
   GetCompletedSnapshotsResponse resp;
   for (const rpc::SnapshotDescription& d : all.snapshots()) {
-    if (!SeesSnapshot(r, d.owner())) continue;
+    if (!SeesSnapshot(r, d.owner()) || !ShownOnThePort(d.table())) continue;
     DescribeSnapshot(d.name(), d.table(), d.created_ms(), d.owner(), d.ttl_seconds(), resp.add_snapshots());
   }
   return EncodeResponse(r.id(), resp);
@@ -105,6 +106,7 @@ absl::StatusOr<std::string> MasterService::GetCompletedSnapshots(const Request& 
 absl::StatusOr<std::string> MasterService::DeleteSnapshot(const Request& r) {
   DeleteSnapshotRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_RETURN_IF_ERROR(AuthorizeSnapshotCall(r));
   rpc::DeleteSnapshotRequest del;
   del.set_name(req.snapshot().name());
   rpc::AdminResponse ignored;
@@ -115,6 +117,7 @@ absl::StatusOr<std::string> MasterService::DeleteSnapshot(const Request& r) {
 absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
   RestoreSnapshotRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_RETURN_IF_ERROR(AuthorizeSnapshotCall(r));
   if (req.restoreacl()) {
     return AsException(absl::UnimplementedError("restoreACL: not served on the HBase port, whose snapshots keep "
                                                 "no grants; Basalt's shell takes {RESTORE_ACL => true}"),

@@ -57,7 +57,7 @@ absl::StatusOr<std::vector<MetaTable::Row>> MetaTable::Rows(const std::string& o
   std::vector<Row> rows;
   for (const rpc::DescribeTableResponse& t : all.tables()) {
     const std::string& name = t.table().name();
-    if (absl::StartsWith(name, "basalt:")) continue;
+    if (!ShownOnThePort(name)) continue;
     if (!only_table.empty() && name != only_table) continue;
     const TableName tn = TableNameOfBasalt(name);
     const std::string hbase_name = TableNameOf(tn.namespace_(), tn.qualifier());
