@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/coding.h"
+#include "common/crc.h"
 
 namespace basalt::fuzz {
 
@@ -76,6 +79,19 @@ inline const char* CodeName(const absl::Status& s) {
   static thread_local std::string name;
   name = absl::StatusCodeToString(s.code());
   return name.c_str();
+}
+
+// For a format that ends in a masked CRC32C of every byte before it: `check` the input as it is
+// (so the magic and CRC checks are fuzzed), and, when it has at least `min_size` bytes, again with
+// its last four bytes replaced by the right CRC (so mutations reach the body).
+template <typename Check>
+void CheckAsIsAndWithTheCrcFixed(const uint8_t* data, size_t size, size_t min_size, Check check) {
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  check(std::string_view(bytes));
+  if (bytes.size() >= min_size) {
+    EncodeFixed32(bytes.data() + bytes.size() - 4, MaskCrc(Crc32c(bytes.data(), bytes.size() - 4)));
+    check(std::string_view(bytes));
+  }
 }
 
 }  // namespace basalt::fuzz

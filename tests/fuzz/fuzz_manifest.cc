@@ -9,8 +9,6 @@
 #include <string>
 #include <string_view>
 
-#include "common/coding.h"
-#include "common/crc.h"
 #include "storage/internal/manifest.h"
 #include "tests/fuzz/fuzz_common.h"
 
@@ -40,12 +38,6 @@ void Check(std::string_view bytes) {
 }  // namespace basalt::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace basalt;
-  std::string bytes(reinterpret_cast<const char*>(data), size);
-  fuzz::Check(bytes);
-  if (bytes.size() >= 12) {
-    EncodeFixed32(bytes.data() + bytes.size() - 4, MaskCrc(Crc32c(bytes.data(), bytes.size() - 4)));
-    fuzz::Check(bytes);
-  }
+  basalt::fuzz::CheckAsIsAndWithTheCrcFixed(data, size, 12, basalt::fuzz::Check);
   return 0;
 }

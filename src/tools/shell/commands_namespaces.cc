@@ -16,6 +16,14 @@ absl::StatusOr<std::string> NamespaceArg(const Ctx& c) {
   return Bytes(c, c.cmd.args[0], "a namespace name", /*allow_int=*/false);
 }
 
+// The namespace the command's first argument names, as the server describes it.
+absl::StatusOr<NamespaceInfo> NamespaceNamed(const Ctx& c) {
+  BASALT_ASSIGN_OR_RETURN(std::string name, NamespaceArg(c));
+  absl::StatusOr<NamespaceInfo> ns = c.conn->GetAdmin()->DescribeNamespace(name);
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", ns.status()));
+  return ns;
+}
+
 // HBase's rendering of a namespace: {NAME => 'ns', 'key' => 'value', ...}.
 std::string Described(const NamespaceInfo& ns) {
   std::string out = absl::StrCat("{NAME => '", ns.name, "'");
@@ -45,14 +53,14 @@ absl::StatusOr<Reply> CmdCreateNamespace(Ctx& c) {
 // alter_namespace 'ns', {METHOD => 'set', 'key' => 'value', ...}
 // alter_namespace 'ns', {METHOD => 'unset', NAME => 'key'}
 absl::StatusOr<Reply> CmdAlterNamespace(Ctx& c) {
-  BASALT_ASSIGN_OR_RETURN(std::string name, NamespaceArg(c));
   const Value& h = c.cmd.args[1];
   const Value* method = h.is_hash() ? h.Find("METHOD") : nullptr;
   if (method == nullptr) return ArgError(c, h, "{METHOD => 'set', 'key' => 'value'} or {METHOD => 'unset', NAME => 'key'}");
   BASALT_ASSIGN_OR_RETURN(std::string how, Enum(c, *method, "METHOD", {"SET", "UNSET"}));
-  absl::StatusOr<NamespaceInfo> ns = c.conn->GetAdmin()->DescribeNamespace(name);
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", ns.status()));
-  auto& conf = ns->configuration;
+  // (As HBase's shell: the whole descriptor read, changed and written back; an alter made
+  // meanwhile by another is overwritten.)
+  BASALT_ASSIGN_OR_RETURN(NamespaceInfo ns, NamespaceNamed(c));
+  auto& conf = ns.configuration;
   for (const Value::Entry& e : h.entries) {
     // (METHOD and NAME are written bare, as HBase's shell constants; a setting's name quoted.)
     std::string key;
@@ -76,18 +84,16 @@ absl::StatusOr<Reply> CmdAlterNamespace(Ctx& c) {
       conf.emplace_back(std::move(key), std::move(value));
     }
   }
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->ModifyNamespace(*ns)));
+  BASALT_RETURN_IF_ERROR(Wrap(c, "", c.conn->GetAdmin()->ModifyNamespace(ns)));
   return Done(c, "");
 }
 
 // describe_namespace 'ns': its settings, as HBase prints them.
 absl::StatusOr<Reply> CmdDescribeNamespace(Ctx& c) {
-  BASALT_ASSIGN_OR_RETURN(std::string name, NamespaceArg(c));
-  absl::StatusOr<NamespaceInfo> ns = c.conn->GetAdmin()->DescribeNamespace(name);
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", ns.status()));
+  BASALT_ASSIGN_OR_RETURN(NamespaceInfo ns, NamespaceNamed(c));
   Reply r = Done(c, "");
   r.messages.push_back("DESCRIPTION");
-  r.messages.push_back(Described(*ns));
+  r.messages.push_back(Described(ns));
   return r;
 }
 
@@ -125,16 +131,14 @@ absl::StatusOr<Reply> CmdListNamespace(Ctx& c) {
 
 // list_namespace_tables 'ns': its tables, by their names within it (HBase's).
 absl::StatusOr<Reply> CmdListNamespaceTables(Ctx& c) {
-  BASALT_ASSIGN_OR_RETURN(std::string name, NamespaceArg(c));
-  absl::StatusOr<NamespaceInfo> ns = c.conn->GetAdmin()->DescribeNamespace(name);
-  BASALT_RETURN_IF_ERROR(Wrap(c, "", ns.status()));
+  BASALT_ASSIGN_OR_RETURN(NamespaceInfo ns, NamespaceNamed(c));
   Reply r = Done(c, "");
   r.messages.push_back("TABLE");
-  for (const std::string& t : ns->tables) {
+  for (const std::string& t : ns.tables) {
     const size_t colon = t.find(':');
     r.messages.push_back(colon == std::string::npos ? t : t.substr(colon + 1));
   }
-  r.messages.push_back(absl::StrCat(ns->tables.size(), " row(s)"));
+  r.messages.push_back(absl::StrCat(ns.tables.size(), " row(s)"));
   return r;
 }
 
