@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "proto/hbase/hbase_master.pb.h"

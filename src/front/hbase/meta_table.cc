@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "src/front/hbase/client_meta.h"
