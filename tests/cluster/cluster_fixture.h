@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -51,16 +52,16 @@ class ClusterFixture : public ::testing::Test {
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = *std::move(zk);
   }
-  // A failed test prints the last lines of each master's log and of the servers' shared output
+  // A failed test prints the last lines of each master's log and of each region server's output
   // (all CI shows), and keeps them all in $BASALT_CLUSTER_LOGS/<test> when that is set.
   void TearDown() override {
     if (!HasFailure()) return;
     std::fflush(stdout);  // (the test's own lines first)
-    std::system(absl::StrCat("cd '", dir_.path(), "' && for f in *.log stderr stdout; do [ -f \"$f\" ] && ",
+    std::system(absl::StrCat("cd '", dir_.path(), "' && for f in *.log rs*/stderr rs*/stdout; do [ -f \"$f\" ] && ",
                              "{ echo \"--- the last lines of $f\"; tail -n 12 \"$f\"; }; done")
                     .c_str());
     const char* keep = std::getenv("BASALT_CLUSTER_LOGS");
-    if (keep == nullptr || *keep == '\0') return;
+    if (keep == nullptr || *keep == '\0' || parent_.empty()) return;
     const std::string to = absl::StrCat(keep, "/", parent_.substr(1));
     if (std::system(absl::StrCat("mkdir -p '", keep, "' && cp -r '", dir_.path(), "' '", to, "'").c_str()) == 0) {
       std::printf("logs kept in %s\n", to.c_str());
@@ -128,16 +129,18 @@ class ClusterFixture : public ::testing::Test {
                                      "--rados_op_timeout_s=5"};
     args.insert(args.end(), storage_.begin(), storage_.end());
     args.insert(args.end(), extra.begin(), extra.end());
-    // ServerProcess's data directory argument comes first; the one in storage_ (RADOS) wins.
-    return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, dir_.path() + "/unused", args, dir_.path());
+    // Each its own directory (rs<n>) for its output and port file. ServerProcess's data directory
+    // argument comes first; the one in storage_ (RADOS) wins.
+    const std::string own = absl::StrCat(dir_.path(), "/rs", ++servers_made_);
+    std::filesystem::create_directories(own);
+    return std::make_unique<ServerProcess>(BASALT_SERVER_BINARY, own + "/unused", args, own);
   }
   // Starts `n` region servers (added to `servers`) and waits until the master serves and the n
   // are live.
   void StartServers(int n, std::vector<std::unique_ptr<ServerProcess>>* servers) {
     for (int i = 0; i < n; ++i) {
       servers->push_back(NewServer());
-      // (Says how it failed: a region server that exits at once leaves the shared log files to
-      // the others; CI saw one exit so, once, and no run here has repeated it.)
+      // (Says how it failed; CI saw one exit at start-up, twice, and no run here repeated it.)
       const absl::Status started = servers->back()->Start();
       ASSERT_TRUE(started.ok()) << "region server " << servers->size() << ": " << started;
     }
@@ -306,6 +309,7 @@ class ClusterFixture : public ::testing::Test {
   }
 
   TempDir dir_;
+  int servers_made_ = 0;
   // ZooKeeper and Ceph: the tests' (tests/services/) unless a derived fixture sets its own
   // before SetUp; master `name` runs under master_launchers_[name] when there is one.
   std::string quorum_, ceph_conf_;
