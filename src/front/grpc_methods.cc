@@ -211,11 +211,8 @@ void AddNamespaceMethods(GrpcServer::Impl* impl) {
               rpc::AdminResponse* resp) -> absl::Status {
         BASALT_RETURN_IF_ERROR(a->DropNamespace(req, resp));
         if (ac == nullptr) return absl::OkStatus();
-        Identity server = id;
-        server.superuser = true;
-        BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, ac->List(server, PermScope{req.name(), "", "", ""}, ""));
-        for (const PermGrant& g : grants) BASALT_RETURN_IF_ERROR(ac->Revoke(server, g.principal, g.scope));
-        return absl::OkStatus();
+        return ac->RevokeWithin(PermScope{req.name(), "", "", ""},
+                                absl::StrCat("user=", id.user, " dropped namespace ", req.name()));
       },
       BASALT_GLOBAL_ADMIN_(DropNamespace), /*on_pool=*/true, "DropNamespace");
   BASALT_UNARY_(as, a, DescribeNamespace, rpc::NamespaceNameRequest, rpc::DescribeNamespaceResponse, true,

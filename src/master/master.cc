@@ -480,6 +480,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
   parts.data = data_.get();
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
+  parts.grants = access_.get();
   // One id for the cluster, whichever master is active (HBase's hbase.id): on the shared storage.
   BASALT_ASSIGN_OR_RETURN(parts.cluster_id, server::LoadOrCreateClusterId(
                                                   options_.rados != nullptr ? static_cast<Env*>(options_.rados) : Env::Default(),

@@ -482,6 +482,19 @@ absl::Status AccessController::Revoke(const Identity& by, const std::string& pri
                              principal, " on ", scope.ToString()));
 }
 
+absl::Status AccessController::RevokeWithin(const PermScope& scope, std::string_view why) {
+  BASALT_RETURN_IF_ERROR(ValidateScope(scope));
+  Identity server;
+  server.superuser = true;
+  BASALT_ASSIGN_OR_RETURN(std::vector<PermGrant> grants, List(server, scope, ""));
+  for (const PermGrant& g : grants) {
+    BASALT_RETURN_IF_ERROR(Commit(PermGrant{g.principal, g.scope, 0},
+                                  absl::StrCat("revoked every permission of ", g.principal, " on ", g.scope.ToString(),
+                                               ": ", AV(why))));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<PermGrant>> AccessController::List(const Identity& by, const PermScope& scope,
                                                               std::string_view principal) const {
   BASALT_RETURN_IF_ERROR(ValidateScope(scope));

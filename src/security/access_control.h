@@ -111,6 +111,11 @@ class AccessController {
   // empty principal or one with ',' or spaces, no permissions, or a malformed scope.
   absl::Status Grant(const Identity& by, const PermGrant& grant);
   absl::Status Revoke(const Identity& by, const std::string& principal, const PermScope& scope);
+  // Revokes every grant at or below `scope`, as the server itself and whether or not auth is on
+  // (grants are kept while it is off): the grants on something that is gone (a dropped
+  // namespace's, as HBase's postDeleteNamespace), so that one made again under its name does not
+  // hand them back. `why` goes in each audit line.
+  absl::Status RevokeWithin(const PermScope& scope, std::string_view why);
   // The grants at or below `scope` (global: all), optionally of one principal only: to holders
   // of A on the scope, or to a user asking only for their own.
   absl::StatusOr<std::vector<PermGrant>> List(const Identity& by, const PermScope& scope,

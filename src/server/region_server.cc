@@ -230,6 +230,7 @@ absl::Status RegionServer::StartHBase() {
   parts.data = data_.get();
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
+  parts.grants = access_.get();
   parts.scanner_lease_ms = config_.scanner_lease_ms;
   parts.max_scanners_per_user = static_cast<int>(config_.max_scanners_per_user);
   parts.cluster_id = tables_->cluster_id();

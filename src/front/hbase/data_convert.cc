@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/region_names.h"
+#include "src/schema/catalog_file.h"  // (its constants only)
 #include "transport/grpc/grpc_settings.h"
 
 namespace basalt::hbase {
@@ -170,9 +171,7 @@ absl::Status TableNotFound(std::string_view table) {
 }
 
 absl::Status NamespaceNotFound(std::string_view ns) {
-  return AsException(absl::NotFoundError(absl::StrCat("namespace ", AV(ns), " does not exist (Basalt's tables are in '",
-                                                    kDefaultNamespace, "')")),
-                   kNamespaceNotFound);
+  return AsException(absl::NotFoundError(absl::StrCat("namespace ", AV(ns), " does not exist")), kNamespaceNotFound);
 }
 
 Exception ExceptionOf(const absl::Status& s) {
@@ -237,22 +236,12 @@ Exception ExceptionOf(const absl::Status& s) {
 
 absl::StatusOr<std::string> BasaltTableOf(const TableName& name) {
   const std::string& ns = name.namespace_();
-  if (!ns.empty() && ns != kDefaultNamespace) return NamespaceNotFound(ns);
+  if (ns == kSystemNamespace || ns == server::kBasaltNamespace) return NamespaceNotFound(ns);
   if (name.qualifier().find(':') != std::string::npos) {  // (else "default:app:t" would be app:t)
     return absl::InvalidArgumentError(absl::StrCat("table qualifier '", name.qualifier(), "' has a ':'"));
   }
-  return name.qualifier();
-}
-
-absl::StatusOr<std::string> BasaltTableOfAnyNamespace(std::string_view text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return BasaltTableOfText(text);
-  const std::string_view ns = text.substr(0, colon);
-  if (ns == kDefaultNamespace || ns == kSystemNamespace || ns.empty()) return BasaltTableOfText(text);
-  if (text.substr(colon + 1).find(':') != std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("table name '", AV(text), "' has two ':'"));
-  }
-  return std::string(text);
+  if (ns.empty() || ns == kDefaultNamespace) return name.qualifier();
+  return absl::StrCat(ns, ":", name.qualifier());
 }
 
 absl::StatusOr<std::string> BasaltTableOfText(std::string_view name) {
@@ -261,6 +250,14 @@ absl::StatusOr<std::string> BasaltTableOfText(std::string_view name) {
   t.set_namespace_(colon == std::string_view::npos ? "" : std::string(name.substr(0, colon)));
   t.set_qualifier(std::string(colon == std::string_view::npos ? name : name.substr(colon + 1)));
   return BasaltTableOf(t);
+}
+
+bool ShownOnThePort(std::string_view basalt_table) {
+  // (catalog_file.h's TableNamespace, which this library, linked alone by its fuzzers, lacks.)
+  const size_t colon = basalt_table.find(':');
+  if (colon == std::string_view::npos) return true;
+  const std::string_view ns = basalt_table.substr(0, colon);
+  return ns != server::kBasaltNamespace && ns != kSystemNamespace;
 }
 
 TableName TableNameOfBasalt(std::string_view basalt_table) {

@@ -61,20 +61,17 @@ absl::Status AsException(absl::Status s, std::string_view class_name);
 absl::Status TableNotFound(std::string_view table);
 absl::Status NamespaceNotFound(std::string_view ns);
 
-// Basalt's name of an HBase table ("default" namespace only); NotFound (the namespace) else.
+// Basalt's name of an HBase table: "q" in `default` (or with no namespace), "ns:q" in any other
+// namespace, as Basalt names a namespace's tables. NotFound (NamespaceNotFoundException) for a
+// table of `hbase` (HBase's own: the port serves hbase:meta apart) or of `basalt` (Basalt's system
+// tables, which no HBase client reaches); InvalidArgument for a qualifier with a ':'.
 absl::StatusOr<std::string> BasaltTableOf(const TableName& name);
 // The same for a table name as HBase writes it in text: "t" or "ns:t".
 absl::StatusOr<std::string> BasaltTableOfText(std::string_view name);
-// Basalt's name of an HBase table of any namespace but HBase's own ("ns:t" stays "ns:t", as
-// Basalt names a namespace's tables; "default:t" is "t"): what a replication sink applies to,
-// though the port's clients see the default namespace only. NotFound for hbase's.
-absl::StatusOr<std::string> BasaltTableOfAnyNamespace(std::string_view text);
 TableName TableNameOfBasalt(std::string_view basalt_table);
-// Whether the port shows Basalt table `basalt_table` to HBase's clients: the tables of the
-// default namespace only, for now (not the system tables, nor a namespace's, "ns:t").
-inline bool ShownOnThePort(std::string_view basalt_table) {
-  return basalt_table.find(':') == std::string_view::npos;
-}
+// Whether the port shows Basalt table `basalt_table` to HBase's clients: a user's table of any
+// namespace, not a system table (basalt:meta, basalt:acl, basalt:quota).
+bool ShownOnThePort(std::string_view basalt_table);
 
 // A region as an HBase region name names it: "<table>,<start key>,<id>.<md5>." (or the old
 // form without the MD5 part).

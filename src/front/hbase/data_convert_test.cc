@@ -27,23 +27,32 @@ TEST(HBaseDataConvert, RegionNamesBothForms) {
   }
 }
 
-TEST(HBaseDataConvert, TablesOfTheDefaultNamespaceOnly) {
+TEST(HBaseDataConvert, TablesOfEachNamespaceButHBasesAndBasalts) {
   TableName t;
   t.set_namespace_("default");
   t.set_qualifier("orders");
   EXPECT_EQ(*BasaltTableOf(t), "orders");
+  t.set_namespace_("");
+  EXPECT_EQ(*BasaltTableOf(t), "orders");
   t.set_namespace_("sales");
-  const Exception e = ExceptionOf(BasaltTableOf(t).status());
-  EXPECT_EQ(e.class_name, kNamespaceNotFound);
-  EXPECT_TRUE(e.do_not_retry);
+  EXPECT_EQ(*BasaltTableOf(t), "sales:orders");
+  EXPECT_EQ(*BasaltTableOfText("sales:orders"), "sales:orders");
+  EXPECT_EQ(*BasaltTableOfText("default:orders"), "orders");
+  for (std::string_view ns : {"hbase", "basalt"}) {
+    t.set_namespace_(std::string(ns));
+    const Exception e = ExceptionOf(BasaltTableOf(t).status());
+    EXPECT_EQ(e.class_name, kNamespaceNotFound) << ns;
+    EXPECT_TRUE(e.do_not_retry);
+  }
+  // "default:app:t" must not reach app:t.
+  EXPECT_EQ(BasaltTableOfText("default:app:t").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TableNameOfBasalt("orders").namespace_(), "default");
-  // A Basalt table of a namespace is named as HBase names it (what replication ships), though
-  // the port does not show it yet.
   EXPECT_EQ(TableNameOfBasalt("sales:q1").namespace_(), "sales");
   EXPECT_EQ(TableNameOfBasalt("sales:q1").qualifier(), "q1");
-  EXPECT_FALSE(ShownOnThePort("sales:q1"));
-  EXPECT_FALSE(ShownOnThePort("basalt:meta"));
+  EXPECT_TRUE(ShownOnThePort("sales:q1"));
   EXPECT_TRUE(ShownOnThePort("orders"));
+  EXPECT_FALSE(ShownOnThePort("basalt:meta"));
+  EXPECT_FALSE(ShownOnThePort("basalt:acl"));
 }
 
 TEST(HBaseDataConvert, SchemaBothWays) {

@@ -511,21 +511,132 @@ TEST_F(HBaseFrontTest, ClusterStatusBalancerAndNamespaces) {
             "hbase");
   one.set_namespacename("app");
   EXPECT_EQ(Master("GetNamespaceDescriptor", one).exception, kNamespaceNotFound);
-  // A table of another namespace is not Basalt's.
+  // A table of HBase's own namespace is not Basalt's, nor is one of a namespace never made.
   GetTableStateRequest other;
+  other.mutable_table_name()->set_namespace_("hbase");
+  other.mutable_table_name()->set_qualifier("namespace");
+  EXPECT_EQ(Master("GetTableState", other).exception, kNamespaceNotFound);
   other.mutable_table_name()->set_namespace_("app");
   other.mutable_table_name()->set_qualifier("t5");
-  EXPECT_EQ(Master("GetTableState", other).exception, kNamespaceNotFound);
+  EXPECT_EQ(Master("GetTableState", other).exception, kTableNotFound);
+}
+
+TEST_F(HBaseFrontTest, NamespacesAreMadeListedAndDroppedAsHBasesMasterAnswers) {
+  constexpr char kExists[] = "org.apache.hadoop.hbase.NamespaceExistException";
+  constexpr char kConstraint[] = "org.apache.hadoop.hbase.constraint.ConstraintException";
+  Start(Process::kStandalone);
+  MakeTable("plain");
+  CreateNamespaceRequest create;
+  create.mutable_namespacedescriptor()->set_name("app");
+  NameStringPair* max_tables = create.mutable_namespacedescriptor()->add_configuration();
+  max_tables->set_name("hbase.namespace.quota.maxtables");
+  max_tables->set_value("5");
+  create.set_nonce_group(3);
+  create.set_nonce(1);
+  const uint64_t made = Parsed<CreateNamespaceResponse>(Master("CreateNamespace", create)).proc_id();
+  EXPECT_GT(made, 0u);
+  EXPECT_EQ(Parsed<CreateNamespaceResponse>(Master("CreateNamespace", create)).proc_id(), made);  // (a retry)
+  create.set_nonce(2);
+  EXPECT_EQ(Master("CreateNamespace", create).exception, kExists);
+  for (const char* always : {"default", "hbase"}) {
+    create.mutable_namespacedescriptor()->set_name(always);
+    EXPECT_EQ(Master("CreateNamespace", create).exception, kExists) << always;
+  }
+  create.mutable_namespacedescriptor()->set_name("basalt");  // Basalt's system tables'
+  EXPECT_EQ(Master("CreateNamespace", create).exception, kDoNotRetryClass);
+  create.mutable_namespacedescriptor()->set_name("bad-name");
+  EXPECT_EQ(Master("CreateNamespace", create).exception, kDoNotRetryClass);
+
+  const ListNamespacesResponse listed = Parsed<ListNamespacesResponse>(Master("ListNamespaces", ListNamespacesRequest()));
+  const std::vector<std::string> names(listed.namespacename().begin(), listed.namespacename().end());
+  EXPECT_EQ(names, (std::vector<std::string>{"app", "default", "hbase"}));  // (never basalt)
+  GetNamespaceDescriptorRequest get;
+  get.set_namespacename("app");
+  NamespaceDescriptor app = Parsed<GetNamespaceDescriptorResponse>(Master("GetNamespaceDescriptor", get)).namespacedescriptor();
+  ASSERT_EQ(app.configuration_size(), 1);
+  EXPECT_EQ(app.configuration(0).value(), "5");
+  get.set_namespacename("basalt");
+  EXPECT_EQ(Master("GetNamespaceDescriptor", get).exception, kNamespaceNotFound);
+
+  // alter_namespace sends the whole descriptor back, changed.
+  ModifyNamespaceRequest modify;
+  *modify.mutable_namespacedescriptor() = app;
+  modify.mutable_namespacedescriptor()->mutable_configuration(0)->set_value("7");
+  EXPECT_TRUE(Master("ModifyNamespace", modify).ok());
+  get.set_namespacename("app");
+  EXPECT_EQ(Parsed<GetNamespaceDescriptorResponse>(Master("GetNamespaceDescriptor", get))
+                .namespacedescriptor()
+                .configuration(0)
+                .value(),
+            "7");
+  modify.mutable_namespacedescriptor()->set_name("nope");
+  EXPECT_EQ(Master("ModifyNamespace", modify).exception, kNamespaceNotFound);
+
+  // A table in it, named as HBase names it, through every call.
+  CreateTableRequest table;
+  table.mutable_table_schema()->mutable_table_name()->set_namespace_("app");
+  table.mutable_table_schema()->mutable_table_name()->set_qualifier("events");
+  table.mutable_table_schema()->add_column_families()->set_name("f");
+  EXPECT_TRUE(Master("CreateTable", table).ok());
+  EXPECT_EQ(RegionsOf("app:events").regions_size(), 1);
+  ASSERT_TRUE(Put("app:events", "r1", "q", "v1").ok());
+  EXPECT_EQ(ValueOf("app:events", "r1", "q"), "v1");
+  table.mutable_table_schema()->mutable_table_name()->set_namespace_("nope");
+  EXPECT_EQ(Master("CreateTable", table).exception, kNamespaceNotFound);
+  ListTableNamesByNamespaceRequest by_ns;
+  by_ns.set_namespacename("app");
+  const ListTableNamesByNamespaceResponse in_app =
+      Parsed<ListTableNamesByNamespaceResponse>(Master("ListTableNamesByNamespace", by_ns));
+  ASSERT_EQ(in_app.tablename_size(), 1);
+  EXPECT_EQ(in_app.tablename(0).namespace_(), "app");
+  EXPECT_EQ(in_app.tablename(0).qualifier(), "events");
+  by_ns.set_namespacename("default");
+  EXPECT_EQ(Parsed<ListTableNamesByNamespaceResponse>(Master("ListTableNamesByNamespace", by_ns)).tablename_size(), 1);
+  by_ns.set_namespacename("nope");
+  EXPECT_EQ(Master("ListTableNamesByNamespace", by_ns).exception, kNamespaceNotFound);
+  ListTableDescriptorsByNamespaceRequest schemas;
+  schemas.set_namespacename("app");
+  const ListTableDescriptorsByNamespaceResponse described =
+      Parsed<ListTableDescriptorsByNamespaceResponse>(Master("ListTableDescriptorsByNamespace", schemas));
+  ASSERT_EQ(described.tableschema_size(), 1);
+  EXPECT_EQ(described.tableschema(0).table_name().qualifier(), "events");
+  GetTableNamesRequest filtered;
+  filtered.set_namespace_("app");
+  EXPECT_EQ(Parsed<GetTableNamesResponse>(Master("GetTableNames", filtered)).table_names_size(), 1);
+  EXPECT_EQ(Parsed<GetTableNamesResponse>(Master("GetTableNames", GetTableNamesRequest())).table_names_size(), 2);
+
+  // Dropped only when empty; default and hbase never; a missing one is not found.
+  DeleteNamespaceRequest drop;
+  drop.set_namespacename("app");
+  const Reply held = Master("DeleteNamespace", drop);
+  EXPECT_EQ(held.exception, kConstraint) << held;
+  EXPECT_NE(held.text.find("app:events"), std::string::npos) << held.text;
+  for (const char* reserved : {"default", "hbase"}) {
+    drop.set_namespacename(reserved);
+    EXPECT_EQ(Master("DeleteNamespace", drop).exception, kConstraint) << reserved;
+  }
+  drop.set_namespacename("basalt");
+  EXPECT_EQ(Master("DeleteNamespace", drop).exception, kNamespaceNotFound);
+  drop.set_namespacename("nope");
+  EXPECT_EQ(Master("DeleteNamespace", drop).exception, kNamespaceNotFound);
+  DisableTableRequest disable;
+  *disable.mutable_table_name() = in_app.tablename(0);
+  ASSERT_TRUE(Master("DisableTable", disable).ok());
+  DeleteTableRequest remove;
+  *remove.mutable_table_name() = in_app.tablename(0);
+  ASSERT_TRUE(Master("DeleteTable", remove).ok());
+  drop.set_namespacename("app");
+  EXPECT_TRUE(Master("DeleteNamespace", drop).ok());
+  get.set_namespacename("app");
+  EXPECT_EQ(Master("GetNamespaceDescriptor", get).exception, kNamespaceNotFound);
 }
 
 TEST_F(HBaseFrontTest, MasterMethodsNotServedAreRefusedByName) {
   Start(Process::kStandalone);
-  CreateNamespaceRequest req;
-  req.mutable_namespacedescriptor()->set_name("app");
-  const Reply r = Master("CreateNamespace", req);
+  const Reply r = Master("ListDecommissionedRegionServers", IsMasterRunningRequest());
   EXPECT_EQ(r.exception, kDoNotRetryClass) << r;
   EXPECT_TRUE(r.do_not_retry);
-  EXPECT_NE(r.text.find("CreateNamespace"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("ListDecommissionedRegionServers"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("MasterService"), std::string::npos) << r.text;
 }
 

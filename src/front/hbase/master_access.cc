@@ -16,6 +16,10 @@
 //                                                 counts only of those tables
 //   GetNamespaceDescriptor                        A on the namespace (HBase's); listing: any caller,
 //                                                 ListNamespaceDescriptors only those with A
+//   ListTableNamesByNamespace,
+//     ListTableDescriptorsByNamespace             any caller: only the tables they hold something on
+//   CreateNamespace, ModifyNamespace,
+//     DeleteNamespace                             global A (HBase's; Basalt's gRPC port asks the same)
 //   Snapshot                                      A on the table; the caller becomes its owner
 //   DeleteSnapshot, RestoreSnapshot (restore
 //     or clone)                                   the owner's rights, else global A
@@ -117,7 +121,8 @@ bool MasterService::AdministersNamespace(const Request& r, const std::string& ns
 absl::Status MasterService::Authorize(const Request& r) const {
   static const absl::flat_hash_set<std::string_view> kAnyCaller = {
       "IsMasterRunning", "getProcedureResult",     "IsBalancerEnabled",        "ListNamespaces", "IsProcedureDone",
-      "GetTableNames",   "GetClusterStatus",       "ListNamespaceDescriptors", "GetCompletedSnapshots"};
+      "GetTableNames",   "GetClusterStatus",       "ListNamespaceDescriptors", "GetCompletedSnapshots",
+      "ListTableNamesByNamespace", "ListTableDescriptorsByNamespace"};
   const std::string& m = r.method();
   if (kAnyCaller.contains(m)) return absl::OkStatus();
   const server::AccessController& ac = *r.access;

@@ -5,10 +5,11 @@
 // families' scope.
 //
 // A peer HBase describes and Basalt keeps differ in what they can say. Basalt ships every table
-// (replicate_all, the default) or the tables named, with their families (TABLE_CFS); the
-// `default` namespace stands for every table. What Basalt cannot honour is refused by name,
-// never kept and ignored: a replication endpoint class and its CONFIG and data (HBase's Java
-// plug-ins), a BANDWIDTH limit, SERIAL, excluded tables or namespaces, another namespace.
+// (replicate_all, the default) or the tables named, of any namespace, with their families
+// (TABLE_CFS). What Basalt cannot honour is refused by name, never kept and ignored: a
+// replication endpoint class and its CONFIG and data (HBase's Java plug-ins), a BANDWIDTH limit,
+// SERIAL, excluded tables or namespaces, and NAMESPACES (a namespace's tables, which Basalt's
+// peers do not follow yet).
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -61,15 +62,11 @@ absl::StatusOr<rpc::ReplicationPeer> BasaltPeer(const std::string& id, const Rep
   p.set_id(id);
   p.set_cluster_key(hp.clusterkey());
   if (hp.replicate_all()) return p;  // every table (the tables of table_cfs are not kept, as HBase's)
-  bool every_table = false;
-  for (const std::string& ns : hp.namespaces()) {
-    if (ns != kDefaultNamespace) return NamespaceNotFound(ns);
-    every_table = true;
+  // (A Basalt peer follows named tables, or all of them.)
+  if (hp.namespaces_size() > 0) {
+    return Refused(id, "NAMESPACES is not built: name the tables in TABLE_CFS, or replicate every table");
   }
-  if (every_table) return p;
-  if (hp.table_cfs_size() == 0) {
-    return Refused(id, "it would replicate no table: give TABLE_CFS, or NAMESPACES => ['default'] for every table");
-  }
+  if (hp.table_cfs_size() == 0) return Refused(id, "it would replicate no table: give TABLE_CFS");
   for (const TableCF& t : hp.table_cfs()) {
     rpc::PeerTable* pt = p.add_tables();
     BASALT_ASSIGN_OR_RETURN(*pt->mutable_table(), BasaltTableOf(t.table_name()));

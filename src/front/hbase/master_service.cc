@@ -8,6 +8,7 @@
 #include "proto/hbase/hbase_master.pb.h"
 #include "src/front/hbase/data_convert.h"
 #include "src/front/hbase/region_names.h"
+#include "src/schema/catalog_file.h"
 #include "src/schema/region_info.h"
 
 namespace basalt::hbase {
@@ -26,11 +27,6 @@ absl::Status TableOp(server::AdminService* admin, const std::string& table,
   t.set_table(table);
   rpc::AdminResponse ignored;
   return (admin->*op)(t, &ignored);
-}
-
-const std::vector<std::string>& Namespaces() {
-  static const std::vector<std::string> all = {kDefaultNamespace, kSystemNamespace};
-  return all;
 }
 
 }  // namespace
@@ -106,6 +102,11 @@ MasterService::MasterService(const Options& options) : Service("MasterService"),
       {"ListNamespaces", RunOn::kPool, &MasterService::ListNamespaces},
       {"ListNamespaceDescriptors", RunOn::kPool, &MasterService::ListNamespaceDescriptors},
       {"GetNamespaceDescriptor", RunOn::kPool, &MasterService::GetNamespaceDescriptor},
+      {"CreateNamespace", RunOn::kPool, &MasterService::CreateNamespace},
+      {"ModifyNamespace", RunOn::kPool, &MasterService::ModifyNamespace},
+      {"DeleteNamespace", RunOn::kPool, &MasterService::DeleteNamespace},
+      {"ListTableNamesByNamespace", RunOn::kPool, &MasterService::ListTableNamesByNamespace},
+      {"ListTableDescriptorsByNamespace", RunOn::kPool, &MasterService::ListTableDescriptorsByNamespace},
       {"FlushTable", RunOn::kPool, &MasterService::FlushTable},
       {"ExecProcedure", RunOn::kPool, &MasterService::ExecProcedure},
       {"IsProcedureDone", RunOn::kPool, &MasterService::IsProcedureDone},
@@ -155,17 +156,26 @@ absl::StatusOr<std::string> MasterService::IsMasterRunning(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
+std::vector<rpc::TableDescriptor> MasterService::ShownTables(const Request& r, const rpc::ListTablesResponse& all,
+                                                              std::string_view ns) {
+  std::vector<rpc::TableDescriptor> out;
+  for (const rpc::DescribeTableResponse& t : all.tables()) {
+    const std::string& name = t.table().name();
+    if (!ShownOnThePort(name) || !Sees(r, name)) continue;
+    if (!ns.empty() && server::TableNamespace(name) != ns) continue;
+    out.push_back(t.table());
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> MasterService::GetTableNames(const Request& r) {
   GetTableNamesRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  GetTableNamesResponse resp;
-  if (!req.namespace_().empty() && req.namespace_() != kDefaultNamespace) return EncodeResponse(r.id(), resp);
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
-  for (const rpc::DescribeTableResponse& t : all.tables()) {
-    if (ShownOnThePort(t.table().name()) && Sees(r, t.table().name())) {
-      *resp.add_table_names() = TableNameOfBasalt(t.table().name());
-    }
+  GetTableNamesResponse resp;
+  for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespace_())) {
+    *resp.add_table_names() = TableNameOfBasalt(t.name());
   }
   return EncodeResponse(r.id(), resp);
 }
@@ -176,23 +186,25 @@ absl::StatusOr<std::string> MasterService::GetTableDescriptors(const Request& r)
   std::vector<std::string> wanted;
   for (const TableName& t : req.table_names()) {
     absl::StatusOr<std::string> name = BasaltTableOf(t);
-    // A name of another namespace (hbase:meta's too) is not a Basalt table: not found, never
-    // "every table".
+    // A name of HBase's namespace (hbase:meta's) is not a Basalt table: not found, never "every
+    // table".
     if (!name.ok()) return TableNotFound(TableNameOf(t.namespace_(), t.qualifier()));
     wanted.push_back(*name);
   }
-  GetTableDescriptorsResponse resp;
-  const bool default_ns = req.namespace_().empty() || req.namespace_() == kDefaultNamespace;
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
-  for (const rpc::DescribeTableResponse& t : all.tables()) {
-    const std::string& name = t.table().name();
-    if (!default_ns || !ShownOnThePort(name)) continue;
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
-    if (wanted.empty() && !Sees(r, name)) continue;  // (named tables: Authorize asked)
-    *resp.add_table_schema() = SchemaOf(t.table());
+  GetTableDescriptorsResponse resp;
+  if (wanted.empty()) {
+    for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespace_())) *resp.add_table_schema() = SchemaOf(t);
+    return EncodeResponse(r.id(), resp);
   }
-  if (!req.table_names().empty() && resp.table_schema().empty()) {
+  // Named tables: Authorize asked for each.
+  for (const rpc::DescribeTableResponse& t : all.tables()) {
+    if (std::find(wanted.begin(), wanted.end(), t.table().name()) != wanted.end()) {
+      *resp.add_table_schema() = SchemaOf(t.table());
+    }
+  }
+  if (resp.table_schema().empty()) {
     return TableNotFound(TableNameOf(req.table_names(0).namespace_(), req.table_names(0).qualifier()));
   }
   return EncodeResponse(r.id(), resp);
@@ -209,6 +221,8 @@ absl::StatusOr<std::string> MasterService::CreateTable(const Request& r) {
     rpc::CreateTableResponse ignored;
     absl::Status s = options_.admin->CreateTable(c, &ignored);
     if (s.code() == absl::StatusCode::kAlreadyExists) return absl::AlreadyExistsError(desc.name());
+    const std::string_view ns = server::TableNamespace(desc.name());
+    if (s.code() == absl::StatusCode::kNotFound && ns != kDefaultNamespace) return NamespaceNotFound(ns);
     return s;
   });
 }
@@ -370,30 +384,6 @@ absl::StatusOr<std::string> MasterService::GetTableState(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
-absl::StatusOr<std::string> MasterService::ListNamespaces(const Request& r) {
-  ListNamespacesResponse resp;
-  for (const std::string& n : Namespaces()) resp.add_namespacename(n);
-  return EncodeResponse(r.id(), resp);
-}
-
-absl::StatusOr<std::string> MasterService::ListNamespaceDescriptors(const Request& r) {
-  ListNamespaceDescriptorsResponse resp;
-  for (const std::string& n : Namespaces()) {
-    if (AdministersNamespace(r, n)) resp.add_namespacedescriptor()->set_name(n);
-  }
-  return EncodeResponse(r.id(), resp);
-}
-
-absl::StatusOr<std::string> MasterService::GetNamespaceDescriptor(const Request& r) {
-  GetNamespaceDescriptorRequest req;
-  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  const std::vector<std::string>& all = Namespaces();
-  if (std::find(all.begin(), all.end(), req.namespacename()) == all.end()) return NamespaceNotFound(req.namespacename());
-  GetNamespaceDescriptorResponse resp;
-  resp.mutable_namespacedescriptor()->set_name(req.namespacename());
-  return EncodeResponse(r.id(), resp);
-}
-
 absl::StatusOr<std::string> MasterService::FlushTable(const Request& r) {
   FlushTableRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -513,14 +503,13 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
 absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
-  for (const rpc::DescribeTableResponse& t : all.tables()) {
-    if (!ShownOnThePort(t.table().name()) || !Sees(r, t.table().name())) continue;
+  for (const rpc::TableDescriptor& t : ShownTables(r, all, "")) {
     rpc::TableRequest tr;
-    tr.set_table(t.table().name());
+    tr.set_table(t.name());
     rpc::ListRegionsResponse regions;
     if (!options_.admin->ListRegions(tr, &regions).ok()) continue;  // (dropped meanwhile)
     TableRegionStatesCount* count = cs->add_table_region_states_count();
-    *count->mutable_table_name() = TableNameOfBasalt(t.table().name());
+    *count->mutable_table_name() = TableNameOfBasalt(t.name());
     RegionStatesCount* c = count->mutable_region_states_count();
     uint32_t open = 0, closed = 0;
     for (const rpc::RegionStatus& region : regions.regions()) (region.state() == "OPEN" ? open : closed) += 1;

@@ -1,6 +1,6 @@
 // HBase's MasterService over Basalt's AdminService: table admin (create with splits and family
 // settings, describe, list, modify and the column calls, enable, disable, truncate, delete, flush,
-// split, move), the table state, namespaces (default and hbase), the cluster status, the balancer's
+// split, move), the table state, namespaces (Basalt's, and hbase), the cluster status, the balancer's
 // switch, snapshots (take, list, delete, restore, clone), replication peers and the procedure poll. A method not in its table is refused by name
 // (DoNotRetryIOException).
 //
@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "proto/hbase/hbase_master.pb.h"
@@ -64,6 +65,8 @@ class MasterService final : public Service {
     int info_port = 0;  // the HTTP port, 0: none
     // What this process's replication sink applied (its ServerLoad's replLoadSink); null: none.
     const SinkFigures* sink = nullptr;
+    // The grants a dropped namespace's go from (AccessController::RevokeWithin); null: none kept.
+    server::AccessController* grants = nullptr;
   };
   // Everything `options` points to must outlive the service.
   explicit MasterService(const Options& options);
@@ -96,6 +99,16 @@ class MasterService final : public Service {
   absl::StatusOr<std::string> ListNamespaces(const Request& r);
   absl::StatusOr<std::string> ListNamespaceDescriptors(const Request& r);
   absl::StatusOr<std::string> GetNamespaceDescriptor(const Request& r);
+  // Namespaces (master_namespaces.cc): made, changed, dropped (with their grants) and listed.
+  absl::StatusOr<std::string> CreateNamespace(const Request& r);
+  absl::StatusOr<std::string> ModifyNamespace(const Request& r);
+  absl::StatusOr<std::string> DeleteNamespace(const Request& r);
+  absl::StatusOr<std::string> ListTableNamesByNamespace(const Request& r);
+  absl::StatusOr<std::string> ListTableDescriptorsByNamespace(const Request& r);
+  // The namespaces HBase's clients see: Basalt's (default among them) and hbase, by name.
+  absl::StatusOr<std::vector<rpc::NamespaceDescriptor>> Namespaces();
+  // OK when namespace `ns` is one of them, else NamespaceNotFoundException.
+  absl::Status CheckNamespaceExists(std::string_view ns);
   absl::StatusOr<std::string> FlushTable(const Request& r);
   absl::StatusOr<std::string> ExecProcedure(const Request& r);
   absl::StatusOr<std::string> IsProcedureDone(const Request& r);
@@ -140,6 +153,10 @@ class MasterService final : public Service {
   // AddColumn (`add`) or ModifyColumn of `family` in `table`.
   absl::Status ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add);
   absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table);
+  // The tables of `all` the port shows r's caller (ShownOnThePort, Sees), of namespace `ns` only
+  // unless it is empty.
+  static std::vector<rpc::TableDescriptor> ShownTables(const Request& r, const rpc::ListTablesResponse& all,
+                                                       std::string_view ns);
   // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT),
   // of the tables r's caller may see.
   absl::Status CountRegions(const Request& r, ClusterStatus* cs);

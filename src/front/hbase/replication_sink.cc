@@ -91,7 +91,7 @@ absl::StatusOr<SinkEdits> SinkEditsOf(const ReplicateWALEntryRequest& req, std::
       ++edits.skipped_entries;  // it has been through here already
       continue;
     }
-    absl::StatusOr<std::string> table = BasaltTableOfAnyNamespace(entry.key().table_name());
+    absl::StatusOr<std::string> table = BasaltTableOfText(entry.key().table_name());
     if (!table.ok()) {
       return absl::Status(table.status().code(),
                           absl::StrCat("log entry ", e, " of table ", AV(entry.key().table_name()), ": ",
