@@ -380,6 +380,14 @@ void HBaseClientTest::RunClientSuite(const std::string& registry, const std::str
                       std::pair<std::string, std::string>("IN_MEMORY", "true")),
             info->families[0].metadata.end());
   EXPECT_EQ(info->families[0].configuration, (Kept{{"hbase.hstore.blockingStoreFiles", "30"}}));
+  // And the namespace it made, with the table it left there.
+  absl::StatusOr<NamespaceInfo> app = conn_->GetAdmin()->DescribeNamespace("hb_app");
+  ASSERT_TRUE(app.ok()) << app.status();
+  EXPECT_EQ(app->tables, std::vector<std::string>{"hb_app:left"});
+  absl::StatusOr<std::string> left = DumpTable(conn_.get(), "hb_app:left", 1);
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->rfind("72 f:71 ", 0), 0u) << *left;  // (row r, column f:q: the dump writes hex)
+  EXPECT_NE(left->find("66726f6d2d6862617365"), std::string::npos) << *left;  // "from-hbase", in hex
 
   // The port is no way around the quotas: a table's read quota refuses the Java client's Gets
   // past it with HBase's RpcThrottlingException, as the gRPC front end refuses Basalt's client.
@@ -854,6 +862,13 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "delete_snapshot 'sh_snap_1'",
       "list_snapshots", "0 row(s)",
       "list", "=> [\"sh_keep\"]",
+      // A namespace through its commands (Basalt's namespaces), and a table in it.
+      "create_namespace 'sh_app'", "describe_namespace 'sh_app'",
+      "{NAME => 'sh_app', hbase.namespace.quota.maxtables => '4', team => 'search'}",
+      "list_namespace", "default", "hbase", "sh_app", "3 row(s)",
+      "get 'sh_app:events', 'r1'", "value=in-ns", "1 row(s)",
+      "list_namespace_tables 'sh_app'", "events", "1 row(s)",
+      "drop_namespace 'sh_gone'", "list_namespace", "3 row(s)",
       // A replication peer through its commands (Basalt's peers, src/replication/peers.h).
       "list_peers", " sh_dr zk-b1,zk-b2:2181:/hbase-b  DISABLED false  default.sh_keep:f 0 false", "1 row(s)",
       "enable_peer 'sh_dr'", "set_peer_tableCFs 'sh_dr'",
@@ -879,6 +894,13 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
   const auto& kept = described->families[0].metadata;
   EXPECT_NE(std::find(kept.begin(), kept.end(), std::pair<std::string, std::string>("IN_MEMORY", "true")), kept.end());
   EXPECT_NE(std::find(kept.begin(), kept.end(), std::pair<std::string, std::string>("app.key", "kept")), kept.end());
+
+  // The namespace the shell made and changed, as Basalt's client describes it.
+  absl::StatusOr<NamespaceInfo> app = conn_->GetAdmin()->DescribeNamespace("sh_app");
+  ASSERT_TRUE(app.ok()) << app.status();
+  EXPECT_EQ(app->configuration, (std::vector<std::pair<std::string, std::string>>{
+                                    {"hbase.namespace.quota.maxtables", "4"}}));
+  EXPECT_EQ(app->tables, std::vector<std::string>{"sh_app:events"});
 
   // Basalt's own view: the shell's SPLITS, and its cells (both versions of kiwi, the counter).
   absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("sh_keep");

@@ -48,7 +48,8 @@ class HBaseClusterTest : public ClusterFixture {
 // servers; then Basalt's own client reads the table it left (both views agree). Then a writer
 // (Writer.java, one Put at a time) rides through a split of its table, a move of one of its
 // regions and a kill -9 of the region server holding most of them; every Put it saw acknowledged
-// is read back.
+// is read back. Its table is in a namespace (hb_ns:faults): made through Basalt's client, written
+// through HBase's.
 TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKill9) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(3));
   const std::string dump = dir_.path() + "/hb_keep.dump";
@@ -71,18 +72,20 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   ASSERT_TRUE(probe.ok()) << probe.status();
   EXPECT_NE(probe->output.find("ALL 3 READ"), std::string::npos) << probe->output;
 
-  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(TableNamed("hb_faults"), {"w001000"}).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->CreateNamespace(NamespaceInfo{"hb_ns", {}, {}}).ok());
+  const std::string faults = "hb_ns:faults";
+  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(TableNamed(faults), {"w001000"}).ok());
   constexpr int kRows = 2400;
-  BackgroundWriter writer(Registry(), "hb_faults", kRows, dir_.path());
+  BackgroundWriter writer(Registry(), faults, kRows, dir_.path());
   ASSERT_TRUE(writer.started().ok()) << writer.started();
   // A split of the region being written (rows w000000..w000999 go to the first one).
   ASSERT_TRUE(writer.WaitFor(300)) << writer.log();
-  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions("hb_faults");
+  absl::StatusOr<std::vector<RegionStatus>> regions = conn_->GetAdmin()->ListRegions(faults);
   ASSERT_TRUE(regions.ok()) << regions.status();
-  ASSERT_TRUE(conn_->GetAdmin()->Split("hb_faults", "w000600").ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Split(faults, "w000600").ok());
   // A move of the region that will be written next (w001000..) to another server.
   ASSERT_TRUE(writer.WaitFor(800)) << writer.log();
-  regions = conn_->GetAdmin()->ListRegions("hb_faults");
+  regions = conn_->GetAdmin()->ListRegions(faults);
   ASSERT_TRUE(regions.ok()) << regions.status();
   const RegionStatus& next = regions->back();
   ASSERT_EQ(next.start_key, "w001000");
@@ -105,7 +108,7 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   std::cout << "acknowledged " << total << " of " << kRows << " (" << at_kill << " before the kill -9); writer: "
             << writer.log().substr(0, 2000) << std::endl;
   int checked = 0;
-  EXPECT_EQ(LostWrites(conn_.get(), "hb_faults", writer.acked_file(), &checked), "");
+  EXPECT_EQ(LostWrites(conn_.get(), faults, writer.acked_file(), &checked), "");
   EXPECT_EQ(checked, total);
 }
 

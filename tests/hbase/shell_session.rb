@@ -1,7 +1,8 @@
 # The HBase shell's commands against Basalt (hbase_client_test.cc runs this file with
 # `-n`, so the shell stops at its first error and exits non-zero). `sh_keep` is left for
 # Basalt's own client to read; `sh_drop` goes through disable, enable, truncate and drop;
-# `sh_snap` through a snapshot, a clone and a restore; peer `sh_dr` through its commands.
+# `sh_snap` through a snapshot, a clone and a restore; namespace `sh_app` is made, changed and
+# left with a table; peer `sh_dr` goes through its commands.
 create 'sh_keep', {NAME => 'f', VERSIONS => 3}, SPLITS => ['g', 'p']
 list
 describe 'sh_keep'
@@ -54,6 +55,18 @@ drop 'sh_snap'
 disable 'sh_snap_clone'
 drop 'sh_snap_clone'
 list
+create_namespace 'sh_app', {'hbase.namespace.quota.maxtables' => '4'}
+alter_namespace 'sh_app', {METHOD => 'set', 'team' => 'search'}
+describe_namespace 'sh_app'
+alter_namespace 'sh_app', {METHOD => 'unset', NAME => 'team'}
+list_namespace
+create 'sh_app:events', 'f'
+put 'sh_app:events', 'r1', 'f:q', 'in-ns'
+get 'sh_app:events', 'r1'
+list_namespace_tables 'sh_app'
+create_namespace 'sh_gone'
+drop_namespace 'sh_gone'
+list_namespace
 add_peer 'sh_dr', CLUSTER_KEY => 'zk-b1,zk-b2:2181:/hbase-b', STATE => 'DISABLED', TABLE_CFS => {'sh_keep' => ['f']}
 list_peers
 enable_peer 'sh_dr'

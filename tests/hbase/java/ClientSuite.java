@@ -113,6 +113,96 @@ public final class ClientSuite {
     System.exit(0);
   }
 
+  // The text of an exception and its causes (a class the client lacks, such as the master's
+  // ConstraintException, arrives as a DoNotRetryIOException whose cause says what it was).
+  static String chain(Throwable e) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable c = e; c != null; c = c.getCause()) b.append(c).append(" / ");
+    return b.toString();
+  }
+
+  // --- Namespaces: made with settings, changed, listed, a table in one written and read, and
+  // dropped only when empty. Left behind: hb_app:left, one row, for Basalt's own client.
+  static void namespaces(Connection conn, Admin admin) throws Exception {
+    org.apache.hadoop.hbase.NamespaceDescriptor app = org.apache.hadoop.hbase.NamespaceDescriptor.create("hb_app")
+        .addConfiguration("hbase.namespace.quota.maxtables", "5").build();
+    admin.createNamespace(app);
+    try {
+      admin.createNamespace(app);
+      check(false, "creating hb_app twice must fail");
+    } catch (org.apache.hadoop.hbase.NamespaceExistException expected) {
+      checks++;
+    }
+    checkEquals("5", admin.getNamespaceDescriptor("hb_app").getConfigurationValue("hbase.namespace.quota.maxtables"),
+        "hb_app's maxtables");
+    admin.modifyNamespace(org.apache.hadoop.hbase.NamespaceDescriptor.create(admin.getNamespaceDescriptor("hb_app"))
+        .addConfiguration("hbase.namespace.quota.maxtables", "6").build());
+    checkEquals("6", admin.getNamespaceDescriptor("hb_app").getConfigurationValue("hbase.namespace.quota.maxtables"),
+        "hb_app's maxtables after modifyNamespace");
+    check(Arrays.asList(admin.listNamespaces()).contains("hb_app"), "listNamespaces names hb_app");
+    check(!Arrays.asList(admin.listNamespaces()).contains("basalt"), "Basalt's system namespace is not listed");
+
+    TableName events = TableName.valueOf("hb_app:events");
+    admin.createTable(TableDescriptorBuilder.newBuilder(events).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build(),
+        new byte[][] {Bytes.toBytes("m")});
+    check(admin.tableExists(events), "tableExists hb_app:events");
+    checkEquals(2, admin.getRegions(events).size(), "regions of hb_app:events");
+    checkEquals(Arrays.asList(events), Arrays.asList(admin.listTableNamesByNamespace("hb_app")),
+        "listTableNamesByNamespace hb_app");
+    checkEquals(1, admin.listTableDescriptorsByNamespace(Bytes.toBytes("hb_app")).size(),
+        "listTableDescriptorsByNamespace hb_app");
+    check(Arrays.asList(admin.listTableNames()).contains(events), "listTableNames names hb_app:events");
+    try (Table table = conn.getTable(events)) {
+      List<Put> puts = new ArrayList<>();
+      for (String r : new String[] {"a", "k", "p", "z"}) {
+        puts.add(new Put(Bytes.toBytes(r)).addColumn(F, Bytes.toBytes("q"), Bytes.toBytes("ns-" + r)));
+      }
+      table.put(puts);
+      checkEquals("ns-p", str(table.get(new Get(Bytes.toBytes("p"))).getValue(F, Bytes.toBytes("q"))), "hb_app:events p");
+      int n = 0;
+      try (ResultScanner scanner = table.getScanner(new Scan())) {
+        for (Result r : scanner) n++;
+      }
+      checkEquals(4, n, "rows scanned in hb_app:events (two regions)");
+    }
+    try {
+      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf("hb_nope:t"))
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+      check(false, "a table in a missing namespace is refused");
+    } catch (org.apache.hadoop.hbase.NamespaceNotFoundException expected) {
+      checks++;
+    }
+    try {
+      admin.deleteNamespace("hb_app");
+      check(false, "a namespace holding a table cannot be dropped");
+    } catch (java.io.IOException expected) {
+      check(chain(expected).contains("ConstraintException") && chain(expected).contains("hb_app:events"),
+          "the refusal is HBase's ConstraintException naming the table: " + chain(expected));
+    }
+    try {
+      admin.deleteNamespace("default");
+      check(false, "default cannot be dropped");
+    } catch (java.io.IOException expected) {
+      check(chain(expected).contains("ConstraintException"), "dropping default: " + chain(expected));
+    }
+    admin.disableTable(events);
+    admin.deleteTable(events);
+    admin.deleteNamespace("hb_app");
+    check(!Arrays.asList(admin.listNamespaces()).contains("hb_app"), "hb_app dropped");
+    try {
+      admin.getNamespaceDescriptor("hb_app");
+      check(false, "a dropped namespace is not found");
+    } catch (org.apache.hadoop.hbase.NamespaceNotFoundException expected) {
+      checks++;
+    }
+    admin.createNamespace(org.apache.hadoop.hbase.NamespaceDescriptor.create("hb_app").build());
+    TableName left = TableName.valueOf("hb_app:left");
+    admin.createTable(TableDescriptorBuilder.newBuilder(left).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+    try (Table table = conn.getTable(left)) {
+      table.put(new Put(Bytes.toBytes("r")).addColumn(F, Bytes.toBytes("q"), Bytes.toBytes("from-hbase")));
+    }
+  }
+
   static void run(Connection conn, Admin admin, String dumpFile, int liveServers) throws Exception {
     TableName t = TableName.valueOf("hb_suite");
     TableName keep = TableName.valueOf("hb_keep");
@@ -400,6 +490,8 @@ public final class ClientSuite {
     } catch (TableNotFoundException expected) {
       checks++;
     }
+
+    namespaces(conn, admin);
 
     // --- The table left for Basalt's own client to read (hbase_client_test.cc).
     if (admin.tableExists(keep)) {
