@@ -100,6 +100,7 @@ absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::st
 absl::Status Catalog::CreateLocked(const TableSpec& spec, const std::vector<RegionInfo>& regions,
                                    const std::function<absl::Status()>& fill) {
   BASALT_RETURN_IF_ERROR(CheckNamespaceOf(spec.name));
+  BASALT_RETURN_IF_ERROR(CheckNamespaceRoom(spec.name, 1, regions.size()));
   {
     absl::ReaderMutexLock l(&mu_);
     if (entries_.count(spec.name)) {

@@ -415,6 +415,10 @@ class Catalog final : public TableSource, public TableChanges {
                           const std::vector<NamespaceSpec>* namespaces = nullptr);
   // NotFound unless the namespace `table` is named in exists (the caller holds admin_mu_).
   absl::Status CheckNamespaceOf(std::string_view table) const;
+  // OK when table `table`'s namespace has room, under its quotas (kNamespaceMaxTables,
+  // kNamespaceMaxRegions), for `new_tables` more tables and `new_regions` more regions;
+  // FailedPrecondition naming the quota else (the caller holds admin_mu_).
+  absl::Status CheckNamespaceRoom(std::string_view table, size_t new_tables, size_t new_regions) const;
   // At start-up: the namespaces the catalogue lists; DataLoss for a table whose namespace it
   // does not list.
   absl::Status KeepNamespaces(std::vector<NamespaceSpec> namespaces, const std::vector<TableSpec>& tables);

@@ -10,6 +10,7 @@ namespace basalt::server {
 
 absl::Status Catalog::CreateNamespace(const NamespaceSpec& spec) {
   BASALT_RETURN_IF_ERROR(ValidateNamespaceSpec(spec));
+  BASALT_RETURN_IF_ERROR(ValidateNamespaceQuotas(spec));
   absl::MutexLock al(&admin_mu_);
   std::vector<NamespaceSpec> next;
   {
@@ -35,6 +36,8 @@ absl::Status Catalog::ModifyNamespace(const NamespaceSpec& spec) {
     return absl::UnimplementedError("namespace default keeps no settings yet");
   }
   BASALT_RETURN_IF_ERROR(ValidateNamespaceSpec(spec));
+  // (A quota below what the namespace holds keeps what it holds, and lets nothing more in.)
+  BASALT_RETURN_IF_ERROR(ValidateNamespaceQuotas(spec));
   absl::MutexLock al(&admin_mu_);
   std::vector<NamespaceSpec> next;
   {
@@ -80,6 +83,34 @@ absl::Status Catalog::DropNamespace(std::string_view name) {
     namespaces_.erase(namespaces_.find(name));
   }
   Log(absl::StrCat("namespace '", AV(name), "' dropped"));
+  return absl::OkStatus();
+}
+
+absl::Status Catalog::CheckNamespaceRoom(std::string_view table, size_t new_tables, size_t new_regions) const {
+  const std::string_view ns = TableNamespace(table);
+  absl::ReaderMutexLock l(&mu_);
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end()) return absl::OkStatus();  // (default: no quotas)
+  const uint64_t max_tables = NamespaceLimit(it->second, kNamespaceMaxTables);
+  const uint64_t max_regions = NamespaceLimit(it->second, kNamespaceMaxRegions);
+  if (max_tables == 0 && max_regions == 0) return absl::OkStatus();
+  uint64_t tables = 0, regions = 0;
+  for (const auto& [name, e] : entries_) {
+    if (TableNamespace(name) != ns) continue;
+    ++tables;
+    regions += e.regions.size();
+  }
+  if (max_tables != 0 && new_tables != 0 && tables + new_tables > max_tables) {
+    return absl::FailedPreconditionError(absl::StrCat("table '", AV(table), "' would exceed the quota of namespace '",
+                                                      AV(ns), "': at most ", max_tables, " table(s) (",
+                                                      kNamespaceMaxTables, "), and it holds ", tables));
+  }
+  if (max_regions != 0 && regions + new_regions > max_regions) {
+    return absl::FailedPreconditionError(absl::StrCat(new_tables != 0 ? "table '" : "a split of table '", AV(table),
+                                                      "' would exceed the quota of namespace '", AV(ns), "': at most ",
+                                                      max_regions, " region(s) (", kNamespaceMaxRegions,
+                                                      "), and it holds ", regions, " (", new_regions, " more asked)"));
+  }
   return absl::OkStatus();
 }
 

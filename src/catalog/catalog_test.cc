@@ -523,6 +523,49 @@ TEST(Catalog, NamespacesHoldTablesAndAreDroppedOnlyWhenEmpty) {
   EXPECT_EQ(tm->List().size(), 1u);
 }
 
+// HBase's namespace quotas: maxtables counts its tables, maxregions their regions, at a create
+// (with its split keys), a clone and a split; a quota lowered below what is held keeps it and lets
+// nothing more in; a value that is not a whole number above 0 is refused.
+TEST(Catalog, NamespaceQuotasBoundItsTablesAndRegions) {
+  testing::TempDir dir;
+  auto tm = OpenManager(dir.path());
+  ASSERT_NE(tm, nullptr);
+  NamespaceSpec small{"small", {}};
+  small.kept.configuration = {{"hbase.namespace.quota.maxtables", "2"}, {"hbase.namespace.quota.maxregions", "4"}};
+  ASSERT_TRUE(tm->CreateNamespace(small).ok());
+  ASSERT_TRUE(tm->Create(SampleTable("small:a"), {"m"}).ok());  // 2 regions
+  absl::Status regions = tm->Create(SampleTable("small:b"), {"g", "p"});  // 3 more: 5 > 4
+  EXPECT_EQ(regions.code(), absl::StatusCode::kFailedPrecondition) << regions;
+  EXPECT_NE(regions.message().find("would exceed the quota of namespace 'small': at most 4 region(s)"),
+            std::string::npos)
+      << regions;
+  EXPECT_EQ(tm->Describe("small:b").status().code(), absl::StatusCode::kNotFound);  // (nothing left of it)
+  ASSERT_TRUE(tm->Create(SampleTable("small:b")).ok());  // 3 regions in all
+  absl::Status tables = tm->Create(SampleTable("small:c"));
+  EXPECT_EQ(tables.code(), absl::StatusCode::kFailedPrecondition) << tables;
+  EXPECT_NE(tables.message().find("at most 2 table(s) (hbase.namespace.quota.maxtables), and it holds 2"),
+            std::string::npos)
+      << tables;
+  ASSERT_TRUE(tm->Create(SampleTable("c")).ok());  // (default has no quota)
+  ASSERT_TRUE(tm->Split("small:b", "k").ok());     // 4 regions
+  absl::Status split = tm->Split("small:b", "t");
+  EXPECT_EQ(split.code(), absl::StatusCode::kFailedPrecondition) << split;
+  EXPECT_NE(split.message().find("a split of table 'small:b'"), std::string::npos) << split;
+  EXPECT_EQ(tm->Regions("small:b")->size(), 2u);
+  // Lowered below what it holds: kept, and nothing more.
+  small.kept.configuration = {{"hbase.namespace.quota.maxtables", "1"}};
+  ASSERT_TRUE(tm->ModifyNamespace(small).ok());
+  EXPECT_EQ(tm->Regions("small:a")->size(), 2u);
+  EXPECT_EQ(tm->Create(SampleTable("small:c")).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(tm->Split("small:b", "t").ok());  // (no region quota now)
+  for (const char* bad : {"0", "-1", "ten", ""}) {
+    small.kept.configuration = {{"hbase.namespace.quota.maxregions", bad}};
+    EXPECT_EQ(tm->ModifyNamespace(small).code(), absl::StatusCode::kInvalidArgument) << bad;
+    NamespaceSpec other{"other", small.kept};
+    EXPECT_EQ(tm->CreateNamespace(other).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 // Rebuilt from the tables' TABLEINFO, a table's namespace comes back (its settings do not: they
 // were the catalogue's alone).
 TEST(Catalog, RebuildCatalogBringsATablesNamespaceBack) {

@@ -165,6 +165,7 @@ absl::Status Catalog::SplitRegionLocked(const TableSpec& spec, const RegionInfo&
     old = entries_.find(spec.name)->second.table;
   }
   if (old == nullptr) return Disabled(spec.name);
+  BASALT_RETURN_IF_ERROR(CheckNamespaceRoom(spec.name, 0, 1));  // (two regions for one)
   BASALT_ASSIGN_OR_RETURN(RegionHandle * region, OpenRegionOf(*old, parent, "split"));
   std::string at(split_row);
   if (at.empty()) {

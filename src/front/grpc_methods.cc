@@ -203,18 +203,9 @@ void AddNamespaceMethods(GrpcServer::Impl* impl) {
                 BASALT_GLOBAL_ADMIN_(CreateNamespace));
   BASALT_UNARY_(as, a, ModifyNamespace, rpc::NamespaceRequest, rpc::AdminResponse, true,
                 BASALT_GLOBAL_ADMIN_(ModifyNamespace));
-  // Its grants go with it (HBase's postDeleteNamespace), or a namespace made again under its name
-  // would give them back.
-  AddUnary<rpc::NamespaceNameRequest, rpc::AdminResponse>(
-      impl, &methods, BASALT_ARM_(as, DropNamespace, rpc::NamespaceNameRequest, rpc::AdminResponse),
-      [a, ac](const Identity& id, const grpc::ServerContext&, const rpc::NamespaceNameRequest& req,
-              rpc::AdminResponse* resp) -> absl::Status {
-        BASALT_RETURN_IF_ERROR(a->DropNamespace(req, resp));
-        if (ac == nullptr) return absl::OkStatus();
-        return ac->RevokeWithin(PermScope{req.name(), "", "", ""},
-                                absl::StrCat("user=", id.user, " dropped namespace ", req.name()));
-      },
-      BASALT_GLOBAL_ADMIN_(DropNamespace), /*on_pool=*/true, "DropNamespace");
+  // (Its grants and quotas go with it: AdminService's namespace cleanup.)
+  BASALT_UNARY_(as, a, DropNamespace, rpc::NamespaceNameRequest, rpc::AdminResponse, true,
+                BASALT_GLOBAL_ADMIN_(DropNamespace));
   BASALT_UNARY_(as, a, DescribeNamespace, rpc::NamespaceNameRequest, rpc::DescribeNamespaceResponse, true,
                 ([ac](const Identity& id, rpc::NamespaceNameRequest* req) {
                   return ac->CheckNamespace(id, "DescribeNamespace", req->name(), kPermAdmin);

@@ -15,6 +15,7 @@
 #include "src/front/hbase/server_directory.h"
 #include "src/schema/cluster_id.h"
 #include "src/schema/meta.h"
+#include "src/security/authorize.h"
 #include "src/services/service.h"
 #include "src/catalog/catalog.h"
 
@@ -382,6 +383,9 @@ absl::Status Master::Serve() {
                             if (!told.ok()) Log(absl::StrCat("telling the region servers the quotas changed: ",
                                                              told.message()));
                           }));
+  admin_->set_namespace_cleanup([grants = access_.get(), quotas = quotas_.get()](const std::string& ns) {
+    return server::ForgetNamespace(grants, quotas, ns);
+  });
   {
     absl::MutexLock l(&mu_);
     http_authorize_ = server::HttpAuthorizer(authn_.get(), access_.get(), options_.metrics_users);
@@ -480,7 +484,6 @@ absl::Status Master::ServeHBase(const std::string& host) {
   parts.data = data_.get();
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
-  parts.grants = access_.get();
   // One id for the cluster, whichever master is active (HBase's hbase.id): on the shared storage.
   BASALT_ASSIGN_OR_RETURN(parts.cluster_id, server::LoadOrCreateClusterId(
                                                   options_.rados != nullptr ? static_cast<Env*>(options_.rados) : Env::Default(),

@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/coding.h"
 #include "common/format_stamp.h"
@@ -172,6 +173,26 @@ absl::Status ValidateNamespaceSpec(const NamespaceSpec& spec) {
   const std::string whose = absl::StrCat("namespace '", spec.name, "'");
   BASALT_RETURN_IF_ERROR(ValidateKeptList(spec.kept.attributes, whose, "attribute"));
   return ValidateKeptList(spec.kept.configuration, whose, "configuration");
+}
+
+absl::Status ValidateNamespaceQuotas(const NamespaceSpec& spec) {
+  for (const auto& [key, value] : spec.kept.configuration) {
+    if (key != kNamespaceMaxTables && key != kNamespaceMaxRegions) continue;
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(value, &n) || n == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("namespace '", spec.name, "': ", key, " is '", value,
+                                                     "'; it must be a whole number above 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint64_t NamespaceLimit(const NamespaceSpec& spec, std::string_view key) {
+  uint64_t n = 0;
+  for (const auto& [k, value] : spec.kept.configuration) {
+    if (k == key && absl::SimpleAtoi(value, &n)) return n;
+  }
+  return 0;
 }
 
 std::string_view TableNamespace(std::string_view table) {

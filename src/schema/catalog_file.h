@@ -116,6 +116,15 @@ absl::Status ValidateNamespaceName(std::string_view name);
 absl::Status ValidateNewNamespace(std::string_view name);
 // A namespace to keep: ValidateNewNamespace, and its kept settings within the kept bounds.
 absl::Status ValidateNamespaceSpec(const NamespaceSpec& spec);
+// HBase's namespace quotas, kept in a namespace's configuration: how many tables, and how many
+// regions over all its tables, it may hold. Enforced whenever set (HBase enforces them only with
+// hbase.quota.enabled).
+inline constexpr char kNamespaceMaxTables[] = "hbase.namespace.quota.maxtables";
+inline constexpr char kNamespaceMaxRegions[] = "hbase.namespace.quota.maxregions";
+// Each of those that `spec` sets is a whole number above 0 (HBase's rule); InvalidArgument else.
+absl::Status ValidateNamespaceQuotas(const NamespaceSpec& spec);
+// The limit `key` sets in `spec` (0: none; a value that does not parse sets none).
+uint64_t NamespaceLimit(const NamespaceSpec& spec, std::string_view key);
 // The namespace table name `table` is in: the part before its ':', `default` when it has none.
 std::string_view TableNamespace(std::string_view table);
 

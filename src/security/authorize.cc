@@ -4,7 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "src/security/quotas.h"
 
 namespace basalt::server {
 namespace {
@@ -149,6 +151,16 @@ absl::Status AuthorizeSnapshotUse(const AccessController& ac, const Identity& id
     }
   }
   return ac.CheckGlobal(id, call, kPermAdmin);
+}
+
+absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::string_view ns) {
+  if (grants != nullptr) {
+    PermScope scope;
+    scope.ns = std::string(ns);
+    BASALT_RETURN_IF_ERROR(grants->RevokeWithin(scope, absl::StrCat("namespace ", AV(ns), " was dropped")));
+  }
+  if (quotas != nullptr) BASALT_RETURN_IF_ERROR(quotas->RemoveNamespace(ns));
+  return absl::OkStatus();
 }
 
 }  // namespace basalt::server

@@ -73,4 +73,11 @@ inline absl::Status AuthorizeGlobalAdmin(const AccessController& ac, const Ident
   return ac.CheckGlobal(id, call, kPermAdmin);
 }
 
+class Quotas;
+// What goes with a dropped namespace, whichever port dropped it (AdminService's namespace
+// cleanup): the grants at or below it (HBase's postDeleteNamespace), so that one made again under
+// its name does not hand them back, and its quota settings (HBase's DeleteNamespaceProcedure).
+// Either may be null.
+absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::string_view ns);
+
 }  // namespace basalt::server

@@ -461,6 +461,22 @@ absl::Status Quotas::Set(const QuotaSetting& setting, bool all_types) {
   return absl::OkStatus();
 }
 
+absl::Status Quotas::RemoveNamespace(std::string_view ns) {
+  std::vector<QuotaSubject> subjects;
+  {
+    absl::MutexLock l(&mu_);
+    for (const auto& [subject, types] : settings_) {
+      if (subject.ns == ns) subjects.push_back(subject);
+    }
+  }
+  for (const QuotaSubject& subject : subjects) {
+    QuotaSetting none;
+    none.subject = subject;
+    BASALT_RETURN_IF_ERROR(Set(none, /*all_types=*/true));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Quotas::SetLocked(const QuotaSetting& setting, bool all_types) {
   std::map<QuotaSubject, std::map<ThrottleType, QuotaSetting>> next = settings_;
   std::map<ThrottleType, QuotaSetting>& types = next[setting.subject];

@@ -117,6 +117,9 @@ class Quotas {
   // `all_types`) one setting, stored (synced) before it applies. InvalidArgument for a subject
   // that is none of the five kinds; FailedPrecondition without a store.
   absl::Status Set(const QuotaSetting& setting, bool all_types = false);
+  // Removes every setting on namespace `ns`, and on a user in it (a dropped namespace's, as
+  // HBase's DeleteNamespaceProcedure removes its quota).
+  absl::Status RemoveNamespace(std::string_view ns);
   // Every setting, by subject then type.
   std::vector<QuotaSetting> List() const;
   // Puts `settings` in place of all (a region server following the master's).

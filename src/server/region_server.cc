@@ -12,6 +12,7 @@
 #include "common/tls.h"
 #include "src/front/hbase/zk_records.h"
 #include "src/schema/meta.h"
+#include "src/security/authorize.h"
 #include "src/services/server_metrics.h"
 #include "transport/grpc/grpc_settings.h"
 
@@ -127,6 +128,8 @@ absl::Status RegionServer::StartSecurity() {
     return absl::Status(quotas.status().code(), absl::StrCat("loading ", kQuotaTableName, ": ", quotas.status().message()));
   }
   quotas_ = *std::move(quotas);
+  admin_->set_namespace_cleanup(
+      [grants = access_.get(), quotas = quotas_.get()](const std::string& ns) { return ForgetNamespace(grants, quotas, ns); });
   return absl::OkStatus();
 }
 
@@ -230,7 +233,6 @@ absl::Status RegionServer::StartHBase() {
   parts.data = data_.get();
   parts.admin = admin_.get();
   parts.quotas = quotas_.get();
-  parts.grants = access_.get();
   parts.scanner_lease_ms = config_.scanner_lease_ms;
   parts.max_scanners_per_user = static_cast<int>(config_.max_scanners_per_user);
   parts.cluster_id = tables_->cluster_id();

@@ -137,7 +137,14 @@ absl::Status AdminService::ModifyNamespace(const rpc::NamespaceRequest& req, rpc
 }
 
 absl::Status AdminService::DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse*) {
-  return parts_.changes->DropNamespace(req.name());
+  BASALT_RETURN_IF_ERROR(parts_.changes->DropNamespace(req.name()));
+  if (!namespace_cleanup_) return absl::OkStatus();
+  if (absl::Status s = namespace_cleanup_(req.name()); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("namespace '", req.name(), "' was dropped, but its grants or quotas were "
+                                               "not all removed (", s.message(), "): remove the rest by hand "
+                                               "(user_permission '@", req.name(), "', list_quotas)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AdminService::DescribeNamespace(const rpc::NamespaceNameRequest& req,

@@ -212,7 +212,13 @@ class AdminService {
   // Namespaces (TableChanges: a catalogue's). Describe lists the namespace's tables too.
   absl::Status CreateNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse* resp);
   absl::Status ModifyNamespace(const rpc::NamespaceRequest& req, rpc::AdminResponse* resp);
+  // Only an empty one; then the namespace cleanup runs (set_namespace_cleanup).
   absl::Status DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse* resp);
+  // What runs after each namespace is dropped, whichever port asked (the server's grants and
+  // quotas on it: ForgetNamespace, src/security/authorize.h). Set before the service serves.
+  void set_namespace_cleanup(std::function<absl::Status(const std::string& ns)> cleanup) {
+    namespace_cleanup_ = std::move(cleanup);
+  }
   absl::Status DescribeNamespace(const rpc::NamespaceNameRequest& req, rpc::DescribeNamespaceResponse* resp);
   absl::Status ListNamespaces(const rpc::ListNamespacesRequest& req, rpc::ListNamespacesResponse* resp);
   absl::Status DisableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
@@ -260,6 +266,7 @@ class AdminService {
 
  private:
   const Parts parts_;
+  std::function<absl::Status(const std::string& ns)> namespace_cleanup_;
   const ServerCounters* counters_;
 };
 

@@ -567,7 +567,7 @@ TEST_F(Security, ANonAdminCannotCreateDropOrSwitchVerbsAndSeesOnlyItsTables) {
 // Namespaces under auth, as HBase's: making, changing and dropping one needs global A;
 // describing one A on it; the list shows those the user holds A on; C on one lets a user make a
 // table in it and nowhere else; dropping one takes its grants with it, so a namespace made again
-// under its name gives no one anything.
+// under its name gives no one anything, nor keeps its quotas.
 TEST_F(Security, NamespacesNeedGlobalAAndTheirGrantsGoWithThem) {
   auto alice = Open(As("alice"));
   ExpectDenied(alice->GetAdmin()->CreateNamespace(NamespaceInfo{"app", {}, {}}), "alice", "CreateNamespace",
@@ -597,7 +597,14 @@ TEST_F(Security, NamespacesNeedGlobalAAndTheirGrantsGoWithThem) {
   EXPECT_EQ(app->tables, std::vector<std::string>{"app:t"});
   ASSERT_TRUE(alice->GetAdmin()->DisableTable("app:t").ok());
   ASSERT_TRUE(alice->GetAdmin()->DropTable("app:t").ok());
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"", "app", "", "", "100req/sec"}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"alice", "app", "", "WRITE", "10req/sec"}).ok());
+  ASSERT_TRUE(admin_->GetAdmin()->SetQuota(Quota{"", "ops", "", "", "100req/sec"}).ok());
   ASSERT_TRUE(admin_->GetAdmin()->DropNamespace("app").ok());
+  absl::StatusOr<std::vector<Quota>> quotas = admin_->GetAdmin()->ListQuotas();
+  ASSERT_TRUE(quotas.ok()) << quotas.status();
+  ASSERT_EQ(quotas->size(), 1u);  // (ops's only)
+  EXPECT_EQ((*quotas)[0].ns, "ops");
   ASSERT_TRUE(admin_->GetAdmin()->CreateNamespace(NamespaceInfo{"app", {}, {}}).ok());
   t.name = "app:t";
   ExpectDenied(alice->GetAdmin()->CreateTable(t), "alice", "CreateTable", "C or A on namespace app");

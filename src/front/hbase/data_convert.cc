@@ -202,6 +202,8 @@ Exception ExceptionOf(const absl::Status& s) {
         e.class_name = kTableNotEnabled;
       } else if (absl::StrContains(e.message, "is already enabled")) {
         e.class_name = kTableNotDisabled;
+      } else if (absl::StrContains(e.message, "would exceed the quota of namespace")) {
+        e.class_name = kQuotaExceeded;  // (Catalog::CheckNamespaceRoom)
       } else {
         e.class_name = kDoNotRetry;
       }

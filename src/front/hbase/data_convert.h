@@ -49,6 +49,7 @@ inline constexpr char kOutOfOrderScannerNext[] = "org.apache.hadoop.hbase.except
 inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnabledException";
 inline constexpr char kTableNotDisabled[] = "org.apache.hadoop.hbase.TableNotDisabledException";
 inline constexpr char kRpcThrottling[] = "org.apache.hadoop.hbase.quotas.RpcThrottlingException";
+inline constexpr char kQuotaExceeded[] = "org.apache.hadoop.hbase.quotas.QuotaExceededException";
 inline constexpr char kAccessDenied[] = "org.apache.hadoop.hbase.security.AccessDeniedException";
 inline constexpr char kSnapshotExists[] = "org.apache.hadoop.hbase.snapshot.SnapshotExistsException";
 inline constexpr char kSnapshotDoesNotExist[] = "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException";

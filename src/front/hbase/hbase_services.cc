@@ -33,7 +33,6 @@ std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& p
   o.cluster_id = parts.cluster_id;
   o.info_port = parts.info_port;
   o.sink = sink;
-  o.grants = parts.grants;
   return std::make_unique<MasterService>(o);
 }
 

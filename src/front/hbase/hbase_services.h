@@ -27,9 +27,6 @@ struct ServiceParts {
   server::DataService* data = nullptr;
   server::AdminService* admin = nullptr;
   server::Quotas* quotas = nullptr;  // the quotas data calls pass; null: none
-  // The grants kept (a master's or a standalone server's; a dropped namespace's are revoked);
-  // null: none.
-  server::AccessController* grants = nullptr;
   std::string cluster_id;            // what the registry and the cluster status say
   ApplyBatch apply_replicated;       // where an HBase source's edits go (empty: `data`, every row here)
   int info_port = 0;                 // the HTTP port, 0: none

@@ -18,7 +18,6 @@
 #include "src/front/hbase/data_convert.h"
 #include "src/front/hbase/master_service.h"
 #include "src/schema/catalog_file.h"
-#include "src/security/access_control.h"
 
 namespace basalt::hbase {
 namespace {
@@ -150,8 +149,8 @@ absl::StatusOr<std::string> MasterService::ModifyNamespace(const Request& r) {
   });
 }
 
-// Only an empty one; its grants go with it, as the gRPC port's DropNamespace (HBase's
-// postDeleteNamespace), so one made again under its name does not hand them back.
+// Only an empty one; its grants and quotas go with it (AdminService's namespace cleanup), as
+// through the gRPC port.
 absl::StatusOr<std::string> MasterService::DeleteNamespace(const Request& r) {
   DeleteNamespaceRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
@@ -165,13 +164,7 @@ absl::StatusOr<std::string> MasterService::DeleteNamespace(const Request& r) {
     rpc::NamespaceNameRequest drop;
     drop.set_name(name);
     rpc::AdminResponse ignored;
-    BASALT_RETURN_IF_ERROR(NamespaceException(options_.admin->DropNamespace(drop, &ignored)));
-    if (options_.grants == nullptr) return absl::OkStatus();
-    server::PermScope scope;
-    scope.ns = name;
-    return options_.grants->RevokeWithin(
-        scope, absl::StrCat("user=", OwnerOf(r).empty() ? "(unauthenticated)" : OwnerOf(r), " dropped namespace ",
-                            name, " through the HBase port"));
+    return NamespaceException(options_.admin->DropNamespace(drop, &ignored));
   });
 }
 

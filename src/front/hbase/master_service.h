@@ -65,8 +65,6 @@ class MasterService final : public Service {
     int info_port = 0;  // the HTTP port, 0: none
     // What this process's replication sink applied (its ServerLoad's replLoadSink); null: none.
     const SinkFigures* sink = nullptr;
-    // The grants a dropped namespace's go from (AccessController::RevokeWithin); null: none kept.
-    server::AccessController* grants = nullptr;
   };
   // Everything `options` points to must outlive the service.
   explicit MasterService(const Options& options);

@@ -195,6 +195,31 @@ public final class ClientSuite {
     } catch (org.apache.hadoop.hbase.NamespaceNotFoundException expected) {
       checks++;
     }
+    // Its quotas: at most 1 table, at most 2 regions.
+    admin.createNamespace(org.apache.hadoop.hbase.NamespaceDescriptor.create("hb_small")
+        .addConfiguration("hbase.namespace.quota.maxtables", "1")
+        .addConfiguration("hbase.namespace.quota.maxregions", "2").build());
+    try {
+      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf("hb_small:wide"))
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build(),
+          new byte[][] {Bytes.toBytes("g"), Bytes.toBytes("p")});
+      check(false, "3 regions in a namespace of at most 2 are refused");
+    } catch (org.apache.hadoop.hbase.quotas.QuotaExceededException expected) {
+      check(String.valueOf(expected.getMessage()).contains("maxregions"), "the refusal names the quota: " + expected);
+    }
+    TableName one = TableName.valueOf("hb_small:one");
+    admin.createTable(TableDescriptorBuilder.newBuilder(one).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+    try {
+      admin.createTable(TableDescriptorBuilder.newBuilder(TableName.valueOf("hb_small:two"))
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
+      check(false, "a second table in a namespace of at most 1 is refused");
+    } catch (org.apache.hadoop.hbase.quotas.QuotaExceededException expected) {
+      check(String.valueOf(expected.getMessage()).contains("maxtables"), "the refusal names the quota: " + expected);
+    }
+    admin.disableTable(one);
+    admin.deleteTable(one);
+    admin.deleteNamespace("hb_small");
+
     admin.createNamespace(org.apache.hadoop.hbase.NamespaceDescriptor.create("hb_app").build());
     TableName left = TableName.valueOf("hb_app:left");
     admin.createTable(TableDescriptorBuilder.newBuilder(left).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F)).build());
