@@ -847,6 +847,15 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "incr 'sh_keep', 'ctr', 'f:n', 2", "COUNTER VALUE = 7",
       "get_counter", "COUNTER VALUE = 7",
       "scan 'sh_keep'\n", " apple ", "value=red", " ctr ", "\\x07", " kiwi ", "value=brown", "3 row(s)",
+      // What HBase's tools ask on an ordinary day: each region under its server, the splits,
+      // where a row is, a count with a scanner cache, a flush, a compaction, the balancer.
+      "status 'detailed'", "version 2.6.0", "1 live servers", "numberOfOnlineRegions=3",
+      "list_regions 'sh_keep'", "REGION_NAME", "sh_keep,g,", " 3 rows",
+      "get_splits 'sh_keep'", "Total number of splits = 3",
+      "locate_region 'sh_keep', 'kiwi'", "{ENCODED => ", "1 row(s)",  // (its columns wrap)
+      "count 'sh_keep', CACHE => 1000", "=> 3",
+      "flush 'sh_keep'", "major_compact 'sh_keep'",
+      "balancer", "=> false",
       "create 'sh_drop'", "Created table sh_drop",
       "count 'sh_drop'", "=> 2",
       "is_disabled 'sh_drop'", "=> true",

@@ -489,6 +489,7 @@ TEST_F(HBaseFrontTest, ClusterStatusBalancerAndNamespaces) {
   MakeTable("t5", {"m"});
   GetClusterStatusRequest status;
   status.add_options(TABLE_TO_REGIONS_COUNT);
+  status.add_options(LIVE_SERVERS);
   const ClusterStatus cs = Parsed<GetClusterStatusResponse>(Master("GetClusterStatus", status)).cluster_status();
   EXPECT_EQ(cs.cluster_id().cluster_id(), "test-cluster");
   EXPECT_EQ(cs.master().port(), front_->port());
@@ -497,7 +498,21 @@ TEST_F(HBaseFrontTest, ClusterStatusBalancerAndNamespaces) {
   EXPECT_EQ(cs.master_info_port(), 16030);
   ASSERT_EQ(cs.table_region_states_count_size(), 1);
   EXPECT_EQ(cs.table_region_states_count(0).region_states_count().open_regions(), 2u);
+  EXPECT_EQ(cs.hbase_version().version(), "2.6.0");
+  // Each region's figures under its server (status 'detailed', list_regions).
+  const ServerLoad& load = cs.live_servers(0).server_load();
+  ASSERT_EQ(load.region_loads_size(), 2);
+  EXPECT_EQ(load.region_loads(0).region_specifier().value(), RegionName("t5", "a"));
+  EXPECT_EQ(load.region_loads(1).region_specifier().value(), RegionName("t5", "m"));
+  EXPECT_EQ(load.region_loads(0).stores(), 1u);
   EXPECT_FALSE(Parsed<IsBalancerEnabledResponse>(Master("IsBalancerEnabled", IsBalancerEnabledRequest())).enabled());
+  // The balancer: a standalone server is the one server there is; nothing to move.
+  EXPECT_FALSE(Parsed<BalanceResponse>(Master("Balance", BalanceRequest())).balancer_ran());
+  BalanceRequest dry;
+  dry.set_dry_run(true);
+  const Reply refused = Master("Balance", dry);
+  EXPECT_EQ(refused.exception, kDoNotRetryClass) << refused;
+  EXPECT_NE(refused.text.find("'dry_run' is not built"), std::string::npos) << refused.text;
 
   const ListNamespacesResponse ns = Parsed<ListNamespacesResponse>(Master("ListNamespaces", ListNamespacesRequest()));
   ASSERT_EQ(ns.namespacename_size(), 2);

@@ -1,6 +1,8 @@
 #include "src/front/hbase/master_service.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -114,6 +116,7 @@ MasterService::MasterService(const Options& options) : Service("MasterService"),
       {"SplitRegion", RunOn::kPool, &MasterService::SplitRegion},
       {"GetClusterStatus", RunOn::kPool, &MasterService::GetClusterStatus},
       {"IsBalancerEnabled", RunOn::kPool, &MasterService::IsBalancerEnabled},
+      {"Balance", RunOn::kPool, &MasterService::Balance},
       {"Snapshot", RunOn::kPool, &MasterService::Snapshot},
       {"IsSnapshotDone", RunOn::kPool, &MasterService::IsSnapshotDone},
       {"GetCompletedSnapshots", RunOn::kPool, &MasterService::GetCompletedSnapshots},
@@ -491,6 +494,14 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
     }
     *cs->add_servers_name() = rs.name;
   }
+  // Each region's figures, under its server (the shell's status 'detailed' and list_regions).
+  if (req.options().empty() ||
+      std::find(req.options().begin(), req.options().end(), LIVE_SERVERS) != req.options().end()) {
+    BASALT_RETURN_IF_ERROR(AddRegionLoads(r, cs));
+  }
+  // The HBase release whose RPC the port speaks (the client prints it; Basalt has no release
+  // number of its own yet).
+  cs->mutable_hbase_version()->set_version("2.6.0");
   cs->set_balancer_on(false);
   if (options_.info_port != 0) cs->set_master_info_port(options_.info_port);
   // Each table's regions by state, when asked (the shell's alter waits on it).
@@ -500,7 +511,8 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
-absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
+absl::Status MasterService::RegionsOfShownTables(
+    const Request& r, const std::function<void(const rpc::TableDescriptor&, const rpc::ListRegionsResponse&)>& each) {
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   for (const rpc::TableDescriptor& t : ShownTables(r, all, "")) {
@@ -508,6 +520,13 @@ absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
     tr.set_table(t.name());
     rpc::ListRegionsResponse regions;
     if (!options_.admin->ListRegions(tr, &regions).ok()) continue;  // (dropped meanwhile)
+    each(t, regions);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
+  return RegionsOfShownTables(r, [&](const rpc::TableDescriptor& t, const rpc::ListRegionsResponse& regions) {
     TableRegionStatesCount* count = cs->add_table_region_states_count();
     *count->mutable_table_name() = TableNameOfBasalt(t.name());
     RegionStatesCount* c = count->mutable_region_states_count();
@@ -518,8 +537,58 @@ absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
     c->set_closed_regions(closed);
     c->set_regions_in_transition(0);
     c->set_total_regions(open + closed);
+  });
+}
+
+absl::Status MasterService::AddRegionLoads(const Request& r, ClusterStatus* cs) {
+  auto key = [](const ServerName& sn) { return absl::StrCat(sn.host_name(), ":", sn.port(), ",", sn.start_code()); };
+  std::map<std::string, ServerLoad*> loads;
+  for (LiveServerInfo& live : *cs->mutable_live_servers()) loads[key(live.server())] = live.mutable_server_load();
+  constexpr uint64_t kMB = 1 << 20;
+  return RegionsOfShownTables(r, [&](const rpc::TableDescriptor& t, const rpc::ListRegionsResponse& regions) {
+    for (const rpc::RegionStatus& region : regions.regions()) {
+      if (region.state() != "OPEN") continue;
+      const std::optional<ServerName> sn = options_.directory->HBaseServerOf(region.server());
+      if (!sn.has_value()) continue;
+      auto it = loads.find(key(*sn));
+      if (it == loads.end()) continue;
+      RegionLoad* load = it->second->add_region_loads();
+      load->mutable_region_specifier()->set_type(RegionSpecifier::REGION_NAME);
+      load->mutable_region_specifier()->set_value(RegionNameOf(t.name(), region.start_key(), region.id()));
+      load->set_stores(static_cast<uint32_t>(t.families_size()));
+      load->set_storefiles(static_cast<uint32_t>(region.store_files()));
+      load->set_storefile_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));
+      load->set_store_uncompressed_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));  // (not known)
+      load->set_mem_store_size_mb(static_cast<uint32_t>(region.memstore_bytes() / kMB));
+      load->set_region_size_mb(static_cast<uint32_t>((region.store_file_bytes() + region.memstore_bytes()) / kMB));
+      load->set_read_requests_count(region.read_requests());
+      load->set_write_requests_count(region.write_requests());
+      load->set_data_locality(1.0f);  // (its files are where its server reads them: local disk or RADOS)
+    }
+  });
+}
+
+// A cluster's master runs Basalt's balancer once (regions move until no two servers differ by
+// more than one); a standalone server, the one server there is, has nothing to balance.
+absl::StatusOr<std::string> MasterService::Balance(const Request& r) {
+  BalanceRequest req;
+  BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  if (req.dry_run()) {
+    return absl::InvalidArgumentError("balancer 'dry_run' is not built: Basalt's balancer plans and moves in one step");
   }
-  return absl::OkStatus();
+  BalanceResponse resp;
+  const std::vector<LiveServer> servers = options_.directory->RegionServers();
+  const bool standalone = servers.size() == 1 && servers[0].this_process;
+  if (standalone) {
+    resp.set_balancer_ran(false);
+    return EncodeResponse(r.id(), resp);
+  }
+  rpc::BalanceResponse ran;
+  BASALT_RETURN_IF_ERROR(options_.admin->Balance(rpc::BalanceRequest(), &ran));
+  resp.set_balancer_ran(true);
+  resp.set_moves_calculated(ran.moves());
+  resp.set_moves_executed(ran.moves());
+  return EncodeResponse(r.id(), resp);
 }
 
 absl::StatusOr<std::string> MasterService::IsBalancerEnabled(const Request& r) {

@@ -1,7 +1,7 @@
 // HBase's MasterService over Basalt's AdminService: table admin (create with splits and family
 // settings, describe, list, modify and the column calls, enable, disable, truncate, delete, flush,
-// split, move), the table state, namespaces (Basalt's, and hbase), the cluster status, the balancer's
-// switch, snapshots (take, list, delete, restore, clone), replication peers and the procedure poll. A method not in its table is refused by name
+// split, move), the table state, namespaces (Basalt's, and hbase), the cluster status (with each
+// region's figures), the balancer (run once; its switch read), snapshots (take, list, delete, restore, clone), replication peers and the procedure poll. A method not in its table is refused by name
 // (DoNotRetryIOException).
 //
 // Procedures: Basalt's admin calls finish before they answer, so a procedure is done when its id
@@ -115,6 +115,7 @@ class MasterService final : public Service {
   absl::StatusOr<std::string> SplitRegion(const Request& r);
   absl::StatusOr<std::string> GetClusterStatus(const Request& r);
   absl::StatusOr<std::string> IsBalancerEnabled(const Request& r);
+  absl::StatusOr<std::string> Balance(const Request& r);
   // Snapshots (master_snapshots.cc): taken, listed, deleted, restored and cloned.
   absl::StatusOr<std::string> Snapshot(const Request& r);
   absl::StatusOr<std::string> IsSnapshotDone(const Request& r);
@@ -158,6 +159,12 @@ class MasterService final : public Service {
   // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT),
   // of the tables r's caller may see.
   absl::Status CountRegions(const Request& r, ClusterStatus* cs);
+  // Adds each region's figures (RegionLoad) to its live server's load in `cs`, of the tables r's
+  // caller may see.
+  absl::Status AddRegionLoads(const Request& r, ClusterStatus* cs);
+  // `each` with every table r's caller may see (ShownTables) and its regions.
+  absl::Status RegionsOfShownTables(
+      const Request& r, const std::function<void(const rpc::TableDescriptor&, const rpc::ListRegionsResponse&)>& each);
 
   // Under auth (master_access.cc): the owner, table and target of a snapshot call decide. It
   // reads the snapshot's manifest: the handlers ask it, on the pool. OK without auth.
