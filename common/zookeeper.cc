@@ -320,11 +320,11 @@ absl::StatusOr<bool> ZooKeeper::OpenToAnyone(const std::string& path) {
   return open;
 }
 
-absl::Status ZooKeeper::CreatePath(const std::string& path) {
+absl::Status ZooKeeper::CreatePath(const std::string& path, Readers readers) {
   std::string sofar;
   for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
     absl::StrAppend(&sofar, "/", part);
-    absl::StatusOr<std::string> made = Create(sofar, "", Mode::kPersistent);
+    absl::StatusOr<std::string> made = Create(sofar, "", Mode::kPersistent, readers);
     if (!made.ok() && !absl::IsAlreadyExists(made.status())) return made.status();
   }
   return absl::OkStatus();

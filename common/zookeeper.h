@@ -93,8 +93,9 @@ class ZooKeeper {
   // AlreadyExists, or NotFound when the parent is missing.
   absl::StatusOr<std::string> Create(const std::string& path, std::string_view data, Mode mode,
                                      Readers readers = Readers::kIdentity);
-  // Makes a persistent node and its missing parents; one that exists is fine.
-  absl::Status CreatePath(const std::string& path);
+  // Makes a persistent node and its missing parents (each readable by `readers`); one that
+  // exists is fine.
+  absl::Status CreatePath(const std::string& path, Readers readers = Readers::kIdentity);
   // Whether anyone at all (world:anyone) may change, create under or delete `path`, or change
   // its ACL: a cluster with an identity refuses to run under such a node. NotFound when absent.
   absl::StatusOr<bool> OpenToAnyone(const std::string& path);

@@ -504,6 +504,9 @@ absl::Status Master::ServeHBase(const std::string& host) {
   hbase::ZkPublisher::Options zp;
   zp.session.quorum = options_.zk.quorum;
   zp.session.session_timeout = options_.zk.session_timeout;
+  // Under the cluster's identity (zookeeper_auth_file): the records are then anyone's to read
+  // (HBase's clients have no identity) and the identity's alone to change.
+  zp.session.digest = options_.zk.digest;
   zp.parent = options_.hbase_znode_parent;
   zp.self = hbase::ServerNameOf(host, hbase_->port(), static_cast<uint64_t>(ho.start_code));
   zp.cluster_id = parts.cluster_id;

@@ -76,11 +76,6 @@ absl::StatusOr<ParsedMasterArgs> ParseMasterCommandLine(const std::vector<std::s
         "auth=true needs zookeeper_auth_file (the cluster's ZooKeeper identity): without it every node of the cluster "
         "in ZooKeeper can be changed or deleted by anyone who reaches ZooKeeper");
   }
-  if (!s.hbase_listen.empty() && !s.zookeeper_auth_file.empty()) {
-    return absl::InvalidArgumentError(
-        "hbase_listen with zookeeper_auth_file: HBase clients read the records without an identity, so they would be "
-        "open to anyone who reaches ZooKeeper; leave hbase_listen empty");
-  }
   if (!s.hbase_listen.empty() && s.hbase_znode_parent == s.zookeeper_znode_parent) {
     return absl::InvalidArgumentError(absl::StrCat("hbase_znode_parent ", s.hbase_znode_parent,
                                                    " is the cluster's own zookeeper_znode_parent: give HBase's another"));

@@ -20,13 +20,18 @@ class HBaseClusterTest : public ClusterFixture {
  protected:
   // Master m1 and `n` region servers, all with an HBase port; HBase's records under
   // hbase_parent_. Returns once the master serves, the n are live and the records are there.
-  void StartCluster(int n) {
+  // `every`: more flags for every daemon (the cluster's ZooKeeper identity).
+  void StartCluster(int n, const std::vector<std::string>& every = {}) {
     hbase_parent_ = parent_ + "-hbase";
-    master_ = StartMaster("m1", 0, 1000, "", {"--hbase_listen=127.0.0.1:0", "--hbase_znode_parent=" + hbase_parent_});
+    std::vector<std::string> master_flags = {"--hbase_listen=127.0.0.1:0", "--hbase_znode_parent=" + hbase_parent_};
+    master_flags.insert(master_flags.end(), every.begin(), every.end());
+    master_ = StartMaster("m1", 0, 1000, "", master_flags);
     ASSERT_TRUE(master_);
     for (int i = 0; i < n; ++i) {
-      servers_.push_back(
-          NewServer(1000, {"--hbase_listen=127.0.0.1:0", absl::StrCat("--hbase_port_file=", dir_.path(), "/rs", i, ".hbase")}));
+      std::vector<std::string> flags = {"--hbase_listen=127.0.0.1:0",
+                                        absl::StrCat("--hbase_port_file=", dir_.path(), "/rs", i, ".hbase")};
+      flags.insert(flags.end(), every.begin(), every.end());
+      servers_.push_back(NewServer(1000, flags));
       ASSERT_TRUE(servers_.back()->Start().ok());
     }
     ASSERT_TRUE(Eventually([&] {
@@ -110,6 +115,37 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
   int checked = 0;
   EXPECT_EQ(LostWrites(conn_.get(), faults, writer.acked_file(), &checked), "");
   EXPECT_EQ(checked, total);
+}
+
+// A cluster under a ZooKeeper identity (zookeeper_auth_file) publishes HBase's records as a
+// secure HBase does: anyone may read them (HBase's client has no identity, and finds the cluster
+// through them), only the identity may change or delete them.
+TEST_F(HBaseClusterTest, UnderAZooKeeperIdentityHBasesClientReadsTheRecordsNoOneElseMayChange) {
+  const std::string identity = WriteIdentity();
+  ASSERT_NO_FATAL_FAILURE(ConnectAsIdentity());  // (the cluster's own nodes are the identity's to read)
+  ASSERT_NO_FATAL_FAILURE(StartCluster(2, {"--zookeeper_auth_file=" + identity}));
+  ASSERT_TRUE(conn_->GetAdmin()->CreateNamespace(NamespaceInfo{"hb_ns", {}, {}}).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(TableNamed("hb_ns:probe"), {"m"}).ok());
+  absl::StatusOr<ChildProcess::Finished> probe = RunJava("ReadProbe", {Registry(), "hb_ns:probe", "3"});
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_NE(probe->output.find("ALL 3 READ"), std::string::npos) << probe->output;
+  // A session without the identity reads the records, and changes none.
+  ZooKeeper::Options o;
+  o.quorum = quorum_;
+  absl::StatusOr<std::unique_ptr<ZooKeeper>> anyone = ZooKeeper::Connect(o);
+  ASSERT_TRUE(anyone.ok()) << anyone.status();
+  ZooKeeper* zk = anyone->get();
+  for (const std::string node : {"/master", "/meta-region-server", "/hbaseid"}) {
+    absl::StatusOr<std::optional<ZkNode>> read = zk->Get(hbase_parent_ + node);
+    ASSERT_TRUE(read.ok()) << node << ": " << read.status();
+    ASSERT_TRUE(read->has_value()) << node;
+    EXPECT_EQ(zk->Set(hbase_parent_ + node, "forged").code(), absl::StatusCode::kPermissionDenied) << node;
+    EXPECT_EQ(zk->Delete(hbase_parent_ + node).code(), absl::StatusCode::kPermissionDenied) << node;
+  }
+  EXPECT_EQ(zk->Children(hbase_parent_ + "/rs").value_or(std::vector<std::string>()).size(), 2u);
+  EXPECT_EQ(zk->Create(hbase_parent_ + "/rs/127.0.0.1,1,1", "", ZooKeeper::Mode::kPersistent).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(zk->Children(parent_ + "/rs").status().code(), absl::StatusCode::kPermissionDenied);  // (the cluster's own)
 }
 
 // The zero-downtime move (hbase_standalone.h) into a cluster: HBase 2.6 replicates into two

@@ -28,7 +28,9 @@ absl::Status Put(ZooKeeper* zk, const std::string& path, const std::string& data
 }  // namespace
 
 absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
-  BASALT_RETURN_IF_ERROR(zk->CreatePath(o.parent));
+  // (World-readable, as a secure HBase's own: its clients, and a replicating HBase cluster that
+  // lists rs/, have no identity. Only the cluster's identity may change them.)
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(o.parent, ZooKeeper::Readers::kAnyone));
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kClusterIdNode), ZkRecord(kWriter, ClusterIdOf(o.cluster_id)),
                              ZooKeeper::Mode::kPersistent));
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kMasterNode),
@@ -40,7 +42,7 @@ absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
 
 absl::Status ZkPublisher::SyncSinks(ZooKeeper* zk, const std::string& parent, const std::vector<ServerName>& sinks) {
   const std::string rs = absl::StrCat(parent, "/", kRegionServersNode);
-  BASALT_RETURN_IF_ERROR(zk->CreatePath(rs));
+  BASALT_RETURN_IF_ERROR(zk->CreatePath(rs, ZooKeeper::Readers::kAnyone));
   std::vector<std::string> wanted;
   for (const ServerName& sink : sinks) wanted.push_back(ServerNodeName(sink));
   BASALT_ASSIGN_OR_RETURN(std::vector<std::string> listed, zk->Children(rs));
