@@ -5,6 +5,8 @@
 // hbase:meta on the master, and each region on the region server meta names.
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -38,11 +40,12 @@ class HBaseClusterTest : public ClusterFixture {
       return MasterServes() && Children("/rs").size() == static_cast<size_t>(n) &&
              zk_->Get(hbase_parent_ + "/master").value_or(std::nullopt).has_value();
     }));
-    conn_ = Connect();
+    conn_ = Connect(absl::Seconds(30), TransportChoice::kAuto, security_);
     ASSERT_TRUE(conn_);
   }
   std::string Registry() const { return absl::StrCat("zk:", quorum_, "@", hbase_parent_); }
 
+  ClientSecurity security_;  // Basalt's own client's (StartCluster's conn_)
   std::string hbase_parent_;
   std::unique_ptr<ChildProcess> master_;
   std::vector<std::unique_ptr<ServerProcess>> servers_;
@@ -146,6 +149,63 @@ TEST_F(HBaseClusterTest, UnderAZooKeeperIdentityHBasesClientReadsTheRecordsNoOne
   EXPECT_EQ(zk->Create(hbase_parent_ + "/rs/127.0.0.1,1,1", "", ZooKeeper::Mode::kPersistent).status().code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(zk->Children(parent_ + "/rs").status().code(), absl::StatusCode::kPermissionDenied);  // (the cluster's own)
+}
+
+// The HBase port on a secure cluster: TLS with client certificates, auth=true and a ZooKeeper
+// identity on every daemon. The unmodified 2.6 client finds the cluster through ZooKeeper and is
+// its certificate's user on the master and on each region server it reaches: alice, who may only
+// read, reads a namespaced table across both servers and is refused a Put and a create
+// (AccessDeniedException); admin writes it; the namespace's quota refuses a second table.
+TEST_F(HBaseClusterTest, OnASecureClusterTheJavaClientIsItsCertificatesUserEverywhere) {
+  const std::string certs = dir_.path() + "/certs";
+  ASSERT_EQ(std::system(absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs,
+                                     " admin alice >/dev/null").c_str()),
+            0);
+  for (const char* user : {"admin", "alice"}) {  // (HBase's PEM key store: the key, then the certificate)
+    std::ofstream(absl::StrCat(certs, "/", user, "-keystore.pem"))
+        << ReadFile(absl::StrCat(certs, "/", user, ".key")) << ReadFile(absl::StrCat(certs, "/", user, ".pem"));
+  }
+  security_.tls_ca = certs + "/ca.pem";
+  security_.tls_cert = certs + "/admin.pem";
+  security_.tls_key = certs + "/admin.key";
+  const std::string identity = WriteIdentity();
+  ASSERT_NO_FATAL_FAILURE(ConnectAsIdentity());
+  ASSERT_NO_FATAL_FAILURE(StartCluster(
+      2, {"--tls_cert=" + certs + "/server.pem", "--tls_key=" + certs + "/server.key", "--tls_ca=" + certs + "/ca.pem",
+          "--auth=true", "--superusers=basalt-server,admin", "--zookeeper_auth_file=" + identity}));
+  NamespaceInfo app{"app", {{"hbase.namespace.quota.maxtables", "1"}}, {}};
+  ASSERT_TRUE(conn_->GetAdmin()->CreateNamespace(app).ok());
+  TableInfo sec = TableNamed("app:sec");
+  sec.families[0].name = "cf";  // (AuthProbe.java's)
+  ASSERT_TRUE(conn_->GetAdmin()->CreateTable(sec, {"m"}).ok());
+  ASSERT_EQ(RegionsPerServer(conn_.get(), "app:sec").size(), 2u);  // (each server serves a region)
+  ASSERT_TRUE(conn_->GetTable("app:sec")->Put(Put("r1").Add("cf", "q", "one")).ok());
+  ASSERT_TRUE(conn_->GetAdmin()->Grant(Permission{"alice", "R", "", "app:sec", "", ""}).ok());
+
+  auto probe = [&](const std::string& user) {
+    const std::vector<std::string> tls = {
+        "hbase.client.netty.tls.enabled=true",   "hbase.rpc.tls.truststore.type=PEM",
+        "hbase.rpc.tls.truststore.location=" + certs + "/ca.pem", "hbase.rpc.tls.keystore.type=PEM",
+        "hbase.rpc.tls.keystore.location=" + certs + "/" + user + "-keystore.pem", "HADOOP_USER_NAME=" + user};
+    absl::StatusOr<ChildProcess::Finished> run =
+        RunJava("AuthProbe", {Registry(), "app:sec", "app:" + user + "_t"}, "classpath.txt", tls);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? run->output : std::string();
+  };
+  const std::string kDenied = "REFUSED org.apache.hadoop.hbase.security.AccessDeniedException";
+  const std::string alice = probe("alice");
+  EXPECT_NE(alice.find("GET OK one"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("SCAN OK 1"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("PUT " + kDenied), std::string::npos) << alice;
+  EXPECT_NE(alice.find("user 'alice' may not"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("LIST OK app:sec\n"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("CREATE " + kDenied), std::string::npos) << alice;
+  const std::string admin = probe("admin");
+  EXPECT_NE(admin.find("PUT OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("CREATE REFUSED org.apache.hadoop.hbase.quotas.QuotaExceededException"), std::string::npos)
+      << admin;
+  EXPECT_NE(admin.find("hbase.namespace.quota.maxtables"), std::string::npos) << admin;
+  EXPECT_EQ(conn_->GetAdmin()->DescribeTable("app:admin_t").status().code(), absl::StatusCode::kNotFound);
 }
 
 // The zero-downtime move (hbase_standalone.h) into a cluster: HBase 2.6 replicates into two
