@@ -4,7 +4,7 @@
 # bluestore files, pool size 3), two masters and the region servers, on loopback.
 #
 #   deploy/cluster.sh start DIR [--servers 3] [--store bluestore|memstore] [--osds 3]
-#                               [--zk-port 2181] [--ceph-port 6800] [--bin-dir build]
+#                               [--zk-port 2181] [--ceph-port 6800] [--bin-dir build] [--secure]
 #   deploy/cluster.sh status DIR
 #   deploy/cluster.sh stop DIR        # SIGKILL everything, then remove DIR: nothing left behind
 #
@@ -15,13 +15,19 @@
 # the regions on the region servers (basalt-server --cluster), every file in the RADOS pool.
 # Every daemon has an HBase port too (docs/DESIGN.md §15): an unmodified HBase client needs only
 # hbase.zookeeper.quorum (ZooKeeper's address; zookeeper.znode.parent is HBase's /hbase).
+#
+# --secure: a secure cluster (README "Security"). A CA and certificates in DIR/certs
+# (deploy/make-certs.sh: the servers', and user admin's), a ZooKeeper identity in
+# DIR/zookeeper-identity (zookeeper_auth_file: no other ZooKeeper client may change the cluster's
+# nodes), and every daemon with TLS on each port and auth=true, admin its superuser. `start` and
+# `status` then print the settings Basalt's shell and HBase's client need, as admin.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-usage() { echo "usage: $0 start|status|stop DIR [--servers N] [--store bluestore|memstore] [--osds N] [--zk-port P] [--ceph-port P] [--bin-dir DIR]" >&2; exit 2; }
+usage() { echo "usage: $0 start|status|stop DIR [--servers N] [--store bluestore|memstore] [--osds N] [--zk-port P] [--ceph-port P] [--bin-dir DIR] [--secure]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2; shift 2
-servers=3 store=bluestore osds=3 zk_port=2181 ceph_port=6800 bin_dir="$here/../build"
+servers=3 store=bluestore osds=3 zk_port=2181 ceph_port=6800 bin_dir="$here/../build" secure=0
 while [ $# -gt 0 ]; do
   case $1 in
     --servers) servers=$2; shift 2 ;;
@@ -30,6 +36,7 @@ while [ $# -gt 0 ]; do
     --zk-port) zk_port=$2; shift 2 ;;
     --ceph-port) ceph_port=$2; shift 2 ;;
     --bin-dir) bin_dir=$2; shift 2 ;;
+    --secure) secure=1; shift ;;
     *) usage ;;
   esac
 done
@@ -56,6 +63,13 @@ status() {
     if alive "$p"; then echo "$what$addr pid $p$role"; else echo "$what$addr pid $p DEAD"; rc=1; fi
   done
   echo "hbase clients: hbase.zookeeper.quorum=$(cat "$dir/zk-quorum") zookeeper.znode.parent=/hbase"
+  if [ -d "$dir/certs" ]; then
+    local c="$dir/certs"
+    echo "secure: basalt --zookeeper=$(cat "$dir/zk-quorum") --tls-ca=$c/ca.pem --tls-cert=$c/admin.pem --tls-key=$c/admin.key"
+    echo "secure: hbase hbase.client.netty.tls.enabled=true hbase.rpc.tls.truststore.type=PEM" \
+      "hbase.rpc.tls.truststore.location=$c/ca.pem hbase.rpc.tls.keystore.type=PEM" \
+      "hbase.rpc.tls.keystore.location=$c/admin-keystore.pem (as admin: HADOOP_USER_NAME=admin)"
+  fi
   return $rc
 }
 
@@ -92,6 +106,13 @@ start() {
   echo "$quorum" > "$dir/zk-quorum"
   local common=(--zookeeper_quorum="$quorum" --rados_pool=basalt --ceph_conf="$dir/ceph/ceph.conf" --rados_namespace=basalt
                 --data_dir=/data)
+  if [ "$secure" = 1 ]; then
+    "$here/make-certs.sh" "$dir/certs" --days 30 admin
+    (umask 077; echo "basalt:$(openssl rand -hex 16)" > "$dir/zookeeper-identity")
+    local c="$dir/certs"
+    common+=(--tls_cert="$c/server.pem" --tls_key="$c/server.key" --tls_ca="$c/ca.pem" --auth=true
+             --superusers=basalt-server,admin --zookeeper_auth_file="$dir/zookeeper-identity")
+  fi
   local m
   for m in 1 2; do  # one after the other, so that master-1 is the active one
     "$master_bin" --name="master-$m" --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --port_file="$dir/master-$m.port" \

@@ -2,7 +2,8 @@
 # deploy/cluster.sh as a developer uses it: start prints ZooKeeper's address first and every
 # process; a shell that knows only ZooKeeper creates, writes and reads; so does the unmodified
 # HBase client; status; a second cluster replicating both ways with it (a region server killed
-# -9 mid-load); stop leaves nothing behind. Memstore and one OSD, to be quick.
+# -9 mid-load); a third cluster started --secure; stop leaves nothing behind. Memstore and one
+# OSD, to be quick.
 # Usage: cluster_sh_test.sh REPO BUILD DIR ZK_PORT CEPH_PORT
 set -euo pipefail
 repo=$1 build=$2 dir=$3 zk=$4 ceph=$5
@@ -103,6 +104,35 @@ statusb=$(shellb "status 'replication'")
 echo "$statusb" | grep -q "PeerID=a, State=SHIPPING, .*ShippedEntries=5," || fail "B shipped other than its own 5 rows: $statusb"
 echo "two clusters replicating to each other: $rows on both, digest $a; $(shell "status 'replication'" | grep SOURCE)"
 "$cluster" stop "$dirb"
+
+# --secure: TLS, client certificates, auth=true and a ZooKeeper identity on every daemon; the
+# settings it prints are all Basalt's shell and HBase's client need, as admin.
+dirc="$dir-c" zkc=$((zk + 2)) cephc=$((ceph + 400))
+"$cluster" stop "$dirc"
+trap '"$cluster" stop "$dir"; "$cluster" stop "$dirc"' EXIT
+outc=$("$cluster" start "$dirc" --servers 1 --store memstore --osds 1 --zk-port "$zkc" --ceph-port "$cephc" \
+  --bin-dir "$build" --secure) || fail "the secure cluster did not start"
+echo "$outc"
+basalt_flags=$(echo "$outc" | sed -n 's/^secure: basalt //p')
+[ -n "$basalt_flags" ] || fail "no settings printed for Basalt's shell"
+# shellcheck disable=SC2086  # (the printed flags, word by word)
+got=$("$build/src/tools/shell/basalt" $basalt_flags --no-timing -e "create 's', 'cf'; put 's', 'r1', 'cf:q', 'secured'; get 's', 'r1'; whoami")
+echo "$got" | grep -q "value=secured" || fail "the shell with the printed settings could not write and read: $got"
+echo "$got" | grep -q "admin" || fail "the shell is not admin: $got"
+if "$build/src/tools/shell/basalt" --zookeeper="127.0.0.1:$zkc" --no-timing --timeout=5 -e "list" > "$dirc.plain" 2>&1; then
+  fail "a shell without TLS was served: $(cat "$dirc.plain")"
+fi
+rm -f "$dirc.plain"
+hbase_settings=$(echo "$outc" | sed -n 's/^secure: hbase //p' | sed 's/ (as admin.*//')
+jflags=(-DHADOOP_USER_NAME=admin)
+for kv in $hbase_settings; do jflags+=("-D$kv"); done
+java -Xmx512m --add-opens java.base/java.nio=ALL-UNNAMED -cp "$hbase_client/classes:$(cat "$hbase_client/classpath.txt")" \
+  "${jflags[@]}" ReadProbe "zk:127.0.0.1:$zkc@/hbase" s 3 > "$dirc.probe" 2>&1 || true
+grep -q "ALL 3 READ" "$dirc.probe" || fail "HBase's client with the printed settings could not read: $(grep -v '^SLF4J' "$dirc.probe" | tail -5)"
+rm -f "$dirc.probe"
+echo "secure cluster: the shell and HBase's client, as admin, with the settings it printed"
+"$cluster" stop "$dirc"
+trap '"$cluster" stop "$dir"' EXIT
 
 pids=$(cat "$dir"/*.pid "$dir"/ceph/*.pid "$dir"/zookeeper/pid)
 "$cluster" stop "$dir"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A certificate authority, a server certificate and client certificates for Basalt's TLS and
+# auth=true (README "Security"), for a development or test cluster on one machine:
+#   ca.pem, ca.key              the CA (keep ca.key away from the servers)
+#   server.pem, server.key      CN=basalt-server, for 127.0.0.1 and localhost, signed by the CA
+#   USER.pem, USER.key          a client certificate (CN=USER: the user it authenticates as)
+#   USER-keystore.pem           the key, then the certificate: HBase's client's PEM key store
+# P-256 keys (fast to make). A production cluster's certificates come from its own CA.
+#   deploy/make-certs.sh DIR [--days N] USER...     (N: how long they hold, 1 by default)
+# Sourced (tests/security/make_certs.sh), it only defines key, ca and cert.
+set -euo pipefail
+
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() {  # ca NAME CN [DAYS]
+  key "$1.key"
+  openssl req -x509 -new -key "$1.key" -subj "/CN=$2" -days "${3:-1}" -out "$1.pem" 2>/dev/null
+}
+cert() {  # cert NAME CN CA [EXTFILE] [DAYS]
+  key "$1.key"
+  openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr" 2>/dev/null
+  openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days "${5:-1}" -out "$1.pem" \
+    ${4:+-extfile "$4"} 2>/dev/null
+  rm -f "$1.csr"
+}
+
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+[ $# -ge 1 ] || { echo "usage: $0 DIR [--days N] USER..." >&2; exit 2; }
+dir=$1
+shift
+days=1
+if [ "${1:-}" = "--days" ]; then days=$2; shift 2; fi
+mkdir -p "$dir"
+cd "$dir"
+ca ca "Basalt CA" "$days"
+printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\n' >server.ext
+cert server basalt-server ca server.ext "$days"
+for user in "$@"; do
+  cert "$user" "$user" ca "" "$days"
+  cat "$user.key" "$user.pem" >"$user-keystore.pem"
+done
+rm -f server.ext ./*.srl
+for f in ./*.key ./*-keystore.pem; do
+  if [ -e "$f" ]; then chmod 600 "$f"; fi
+done
