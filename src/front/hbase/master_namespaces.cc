@@ -172,12 +172,8 @@ absl::StatusOr<std::string> MasterService::ListTableNamesByNamespace(const Reque
   ListTableNamesByNamespaceRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   BASALT_RETURN_IF_ERROR(CheckNamespaceExists(req.namespacename()));
-  rpc::ListTablesResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   ListTableNamesByNamespaceResponse resp;
-  for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespacename())) {
-    *resp.add_tablename() = TableNameOfBasalt(t.name());
-  }
+  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespacename(), resp.mutable_tablename()));
   return EncodeResponse(r.id(), resp);
 }
 
@@ -185,10 +181,9 @@ absl::StatusOr<std::string> MasterService::ListTableDescriptorsByNamespace(const
   ListTableDescriptorsByNamespaceRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   BASALT_RETURN_IF_ERROR(CheckNamespaceExists(req.namespacename()));
-  rpc::ListTablesResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
+  BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, req.namespacename()));
   ListTableDescriptorsByNamespaceResponse resp;
-  for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespacename())) *resp.add_tableschema() = SchemaOf(t);
+  for (const rpc::TableDescriptor& t : shown) *resp.add_tableschema() = SchemaOf(t);
   return EncodeResponse(r.id(), resp);
 }
 

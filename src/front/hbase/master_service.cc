@@ -159,8 +159,9 @@ absl::StatusOr<std::string> MasterService::IsMasterRunning(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
-std::vector<rpc::TableDescriptor> MasterService::ShownTables(const Request& r, const rpc::ListTablesResponse& all,
-                                                              std::string_view ns) {
+absl::StatusOr<std::vector<rpc::TableDescriptor>> MasterService::ShownTables(const Request& r, std::string_view ns) {
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   std::vector<rpc::TableDescriptor> out;
   for (const rpc::DescribeTableResponse& t : all.tables()) {
     const std::string& name = t.table().name();
@@ -171,15 +172,18 @@ std::vector<rpc::TableDescriptor> MasterService::ShownTables(const Request& r, c
   return out;
 }
 
+absl::Status MasterService::ShownTableNames(const Request& r, std::string_view ns,
+                                            google::protobuf::RepeatedPtrField<TableName>* out) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, ns));
+  for (const rpc::TableDescriptor& t : shown) *out->Add() = TableNameOfBasalt(t.name());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> MasterService::GetTableNames(const Request& r) {
   GetTableNamesRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  rpc::ListTablesResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   GetTableNamesResponse resp;
-  for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespace_())) {
-    *resp.add_table_names() = TableNameOfBasalt(t.name());
-  }
+  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespace_(), resp.mutable_table_names()));
   return EncodeResponse(r.id(), resp);
 }
 
@@ -194,14 +198,15 @@ absl::StatusOr<std::string> MasterService::GetTableDescriptors(const Request& r)
     if (!name.ok()) return TableNotFound(TableNameOf(t.namespace_(), t.qualifier()));
     wanted.push_back(*name);
   }
-  rpc::ListTablesResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   GetTableDescriptorsResponse resp;
   if (wanted.empty()) {
-    for (const rpc::TableDescriptor& t : ShownTables(r, all, req.namespace_())) *resp.add_table_schema() = SchemaOf(t);
+    BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, req.namespace_()));
+    for (const rpc::TableDescriptor& t : shown) *resp.add_table_schema() = SchemaOf(t);
     return EncodeResponse(r.id(), resp);
   }
   // Named tables: Authorize asked for each.
+  rpc::ListTablesResponse all;
+  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   for (const rpc::DescribeTableResponse& t : all.tables()) {
     if (std::find(wanted.begin(), wanted.end(), t.table().name()) != wanted.end()) {
       *resp.add_table_schema() = SchemaOf(t.table());
@@ -513,9 +518,8 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
 
 absl::Status MasterService::RegionsOfShownTables(
     const Request& r, const std::function<void(const rpc::TableDescriptor&, const rpc::ListRegionsResponse&)>& each) {
-  rpc::ListTablesResponse all;
-  BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
-  for (const rpc::TableDescriptor& t : ShownTables(r, all, "")) {
+  BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, ""));
+  for (const rpc::TableDescriptor& t : shown) {
     rpc::TableRequest tr;
     tr.set_table(t.name());
     rpc::ListRegionsResponse regions;

@@ -152,10 +152,10 @@ class MasterService final : public Service {
   // AddColumn (`add`) or ModifyColumn of `family` in `table`.
   absl::Status ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add);
   absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table);
-  // The tables of `all` the port shows r's caller (ShownOnThePort, Sees), of namespace `ns` only
-  // unless it is empty.
-  static std::vector<rpc::TableDescriptor> ShownTables(const Request& r, const rpc::ListTablesResponse& all,
-                                                       std::string_view ns);
+  // The tables the port shows r's caller (ShownOnThePort, Sees), of namespace `ns` only unless it
+  // is empty; and their names as HBase names them, added to `out`.
+  absl::StatusOr<std::vector<rpc::TableDescriptor>> ShownTables(const Request& r, std::string_view ns);
+  absl::Status ShownTableNames(const Request& r, std::string_view ns, google::protobuf::RepeatedPtrField<TableName>* out);
   // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT),
   // of the tables r's caller may see.
   absl::Status CountRegions(const Request& r, ClusterStatus* cs);
