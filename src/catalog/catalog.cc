@@ -100,13 +100,13 @@ absl::Status Catalog::Create(const TableSpec& spec_in, const std::vector<std::st
 absl::Status Catalog::CreateLocked(const TableSpec& spec, const std::vector<RegionInfo>& regions,
                                    const std::function<absl::Status()>& fill) {
   BASALT_RETURN_IF_ERROR(CheckNamespaceOf(spec.name));
-  BASALT_RETURN_IF_ERROR(CheckNamespaceRoom(spec.name, 1, regions.size()));
   {
     absl::ReaderMutexLock l(&mu_);
     if (entries_.count(spec.name)) {
       return absl::AlreadyExistsError(absl::StrCat("table '", spec.name, "' already exists"));
     }
   }
+  BASALT_RETURN_IF_ERROR(CheckNamespaceRoom(spec.name, 1, regions.size()));
   // A directory without a catalogue entry is a leftover: kept aside, and the table starts clean.
   if (options_.env->FileExists(TableDir(spec.name))) {
     BASALT_RETURN_IF_ERROR(MoveTableAside(spec.name, "the catalogue does not list it and a new table takes its name"));

@@ -36,7 +36,6 @@ absl::Status Catalog::ModifyNamespace(const NamespaceSpec& spec) {
     return absl::UnimplementedError("namespace default keeps no settings yet");
   }
   BASALT_RETURN_IF_ERROR(ValidateNamespaceSpec(spec));
-  // (A quota below what the namespace holds keeps what it holds, and lets nothing more in.)
   BASALT_RETURN_IF_ERROR(ValidateNamespaceQuotas(spec));
   absl::MutexLock al(&admin_mu_);
   std::vector<NamespaceSpec> next;
@@ -44,6 +43,22 @@ absl::Status Catalog::ModifyNamespace(const NamespaceSpec& spec) {
     absl::ReaderMutexLock l(&mu_);
     if (namespaces_.count(spec.name) == 0) {
       return absl::NotFoundError(absl::StrCat("namespace '", spec.name, "' does not exist"));
+    }
+    // A quota below what it holds is refused (HBase keeps such a namespace and refuses nothing
+    // it holds; here a truncate, which drops its table and makes it again, would then lose it).
+    uint64_t tables = 0, regions = 0;
+    for (const auto& [name, e] : entries_) {
+      if (TableNamespace(name) != spec.name) continue;
+      ++tables;
+      regions += e.regions.size();
+    }
+    for (const auto& [key, held] : {std::pair<const char*, uint64_t>{kNamespaceMaxTables, tables},
+                                    std::pair<const char*, uint64_t>{kNamespaceMaxRegions, regions}}) {
+      const uint64_t limit = NamespaceLimit(spec, key);
+      if (limit != 0 && limit < held) {
+        return absl::FailedPreconditionError(absl::StrCat("namespace '", spec.name, "' holds ", held, ": ", key, " ",
+                                                          limit, " would be below it"));
+      }
     }
     for (const auto& [name, ns] : namespaces_) next.push_back(name == spec.name ? spec : ns);
   }

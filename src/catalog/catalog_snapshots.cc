@@ -184,6 +184,9 @@ absl::Status Catalog::RestoreSnapshot(std::string_view snapshot) {
   spec.enabled = false;
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(spec));
   BASALT_ASSIGN_OR_RETURN(std::vector<RegionInfo> regions, SnapshotRegionsAs(info, table));
+  if (regions.size() > e.regions.size()) {  // (its namespace's maxregions, as a split's)
+    BASALT_RETURN_IF_ERROR(CheckNamespaceRoom(table, 0, regions.size() - e.regions.size()));
+  }
   Env* env = options_.env;
   // Staged beside the table's regions as a split's daughters are: a crash before the commit
   // leaves them for start-up to remove, one after it for start-up to move into place; and the

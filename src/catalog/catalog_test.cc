@@ -524,8 +524,8 @@ TEST(Catalog, NamespacesHoldTablesAndAreDroppedOnlyWhenEmpty) {
 }
 
 // HBase's namespace quotas: maxtables counts its tables, maxregions their regions, at a create
-// (with its split keys), a clone and a split; a quota lowered below what is held keeps it and lets
-// nothing more in; a value that is not a whole number above 0 is refused.
+// (with its split keys) and a split (a clone and a restore ask the same check); a quota below
+// what is held, and a value that is not a whole number above 0, are refused.
 TEST(Catalog, NamespaceQuotasBoundItsTablesAndRegions) {
   testing::TempDir dir;
   auto tm = OpenManager(dir.path());
@@ -552,12 +552,18 @@ TEST(Catalog, NamespaceQuotasBoundItsTablesAndRegions) {
   EXPECT_EQ(split.code(), absl::StatusCode::kFailedPrecondition) << split;
   EXPECT_NE(split.message().find("a split of table 'small:b'"), std::string::npos) << split;
   EXPECT_EQ(tm->Regions("small:b")->size(), 2u);
-  // Lowered below what it holds: kept, and nothing more.
+  // A quota below what it holds is refused (a truncate, a drop and a create, must find room).
   small.kept.configuration = {{"hbase.namespace.quota.maxtables", "1"}};
+  absl::Status lowered = tm->ModifyNamespace(small);
+  EXPECT_EQ(lowered.code(), absl::StatusCode::kFailedPrecondition) << lowered;
+  EXPECT_NE(lowered.message().find("holds 2: hbase.namespace.quota.maxtables 1 would be below it"), std::string::npos)
+      << lowered;
+  small.kept.configuration = {{"hbase.namespace.quota.maxtables", "2"}};
   ASSERT_TRUE(tm->ModifyNamespace(small).ok());
-  EXPECT_EQ(tm->Regions("small:a")->size(), 2u);
-  EXPECT_EQ(tm->Create(SampleTable("small:c")).code(), absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(tm->Split("small:b", "t").ok());  // (no region quota now)
+  EXPECT_EQ(tm->Create(SampleTable("small:c")).code(), absl::StatusCode::kFailedPrecondition);
+  // An existing table is AlreadyExists, whatever the quota.
+  EXPECT_EQ(tm->Create(SampleTable("small:a")).code(), absl::StatusCode::kAlreadyExists);
   for (const char* bad : {"0", "-1", "ten", ""}) {
     small.kept.configuration = {{"hbase.namespace.quota.maxregions", bad}};
     EXPECT_EQ(tm->ModifyNamespace(small).code(), absl::StatusCode::kInvalidArgument) << bad;

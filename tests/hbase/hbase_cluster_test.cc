@@ -122,9 +122,25 @@ TEST_F(HBaseClusterTest, TheJavaClientsCallsAndItsWritesThroughASplitAMoveAndAKi
 
 // A cluster under a ZooKeeper identity (zookeeper_auth_file) publishes HBase's records as a
 // secure HBase does: anyone may read them (HBase's client has no identity, and finds the cluster
-// through them), only the identity may change or delete them.
+// through them), only the identity may change or delete them; never under a parent anyone may
+// change.
 TEST_F(HBaseClusterTest, UnderAZooKeeperIdentityHBasesClientReadsTheRecordsNoOneElseMayChange) {
   const std::string identity = WriteIdentity();
+  // An HBase parent made before the identity, open to anyone (as every one was before a master
+  // could publish under one): the master refuses to publish there, saying how to fix it.
+  const std::string open_parent = parent_ + "-hbase";
+  ASSERT_TRUE(zk_->Create(open_parent, "", ZooKeeper::Mode::kPersistent).ok());
+  {
+    auto refused = StartMaster("m0", 0, 1000, "",
+                               {"--hbase_listen=127.0.0.1:0", "--hbase_znode_parent=" + open_parent,
+                                "--zookeeper_auth_file=" + identity});
+    ASSERT_TRUE(refused);
+    EXPECT_TRUE(refused->WaitForExit(absl::Seconds(20)).has_value()) << "the master published under an open parent";
+    refused->Stop(SIGKILL);
+    EXPECT_NE(ReadFile(dir_.path() + "/m0.log").find(open_parent + " may be changed by anyone"), std::string::npos)
+        << ReadFile(dir_.path() + "/m0.log");
+  }
+  ASSERT_TRUE(zk_->Delete(open_parent).ok());
   ASSERT_NO_FATAL_FAILURE(ConnectAsIdentity());  // (the cluster's own nodes are the identity's to read)
   ASSERT_NO_FATAL_FAILURE(StartCluster(2, {"--zookeeper_auth_file=" + identity}));
   ASSERT_TRUE(conn_->GetAdmin()->CreateNamespace(NamespaceInfo{"hb_ns", {}, {}}).ok());

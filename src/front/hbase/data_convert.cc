@@ -202,7 +202,7 @@ Exception ExceptionOf(const absl::Status& s) {
         e.class_name = kTableNotEnabled;
       } else if (absl::StrContains(e.message, "is already enabled")) {
         e.class_name = kTableNotDisabled;
-      } else if (absl::StrContains(e.message, "would exceed the quota of namespace")) {
+      } else if (absl::StrContains(e.message, kNamespaceQuotaWords)) {
         e.class_name = kQuotaExceeded;  // (Catalog::CheckNamespaceRoom)
       } else {
         e.class_name = kDoNotRetry;

@@ -50,6 +50,8 @@ inline constexpr char kTableNotEnabled[] = "org.apache.hadoop.hbase.TableNotEnab
 inline constexpr char kTableNotDisabled[] = "org.apache.hadoop.hbase.TableNotDisabledException";
 inline constexpr char kRpcThrottling[] = "org.apache.hadoop.hbase.quotas.RpcThrottlingException";
 inline constexpr char kQuotaExceeded[] = "org.apache.hadoop.hbase.quotas.QuotaExceededException";
+// What a refusal past a namespace's quota says (Catalog::CheckNamespaceRoom): QuotaExceededException.
+inline constexpr char kNamespaceQuotaWords[] = "would exceed the quota of namespace";
 inline constexpr char kAccessDenied[] = "org.apache.hadoop.hbase.security.AccessDeniedException";
 inline constexpr char kSnapshotExists[] = "org.apache.hadoop.hbase.snapshot.SnapshotExistsException";
 inline constexpr char kSnapshotDoesNotExist[] = "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException";

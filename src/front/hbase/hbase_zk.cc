@@ -31,6 +31,23 @@ absl::Status ZkPublisher::Publish(ZooKeeper* zk, const Options& o) {
   // (World-readable, as a secure HBase's own: its clients, and a replicating HBase cluster that
   // lists rs/, have no identity. Only the cluster's identity may change them.)
   BASALT_RETURN_IF_ERROR(zk->CreatePath(o.parent, ZooKeeper::Readers::kAnyone));
+  if (!o.session.digest.empty()) {
+    // Made before the identity (open to anyone, as every HBase parent was before a master could
+    // publish under one): anyone could delete master/ and name another address.
+    for (const std::string& path : {o.parent, absl::StrCat(o.parent, "/", kClusterIdNode),
+                                    absl::StrCat(o.parent, "/", kRegionServersNode)}) {
+      absl::StatusOr<bool> open = zk->OpenToAnyone(path);
+      if (absl::IsNotFound(open.status())) continue;
+      if (!open.ok()) return open.status();
+      if (*open) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "ZooKeeper node ", path, " may be changed by anyone (world:anyone): it was made before the cluster had "
+            "an identity, and HBase's clients would trust whatever anyone wrote under it. Remove it (zkCli.sh "
+            "deleteall ", o.parent, ") while the master is stopped, or set its ACL (setAcl -R ", o.parent,
+            " auth::cdrwa,world:anyone:r, as the identity)"));
+      }
+    }
+  }
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kClusterIdNode), ZkRecord(kWriter, ClusterIdOf(o.cluster_id)),
                              ZooKeeper::Mode::kPersistent));
   BASALT_RETURN_IF_ERROR(Put(zk, absl::StrCat(o.parent, "/", kMasterNode),

@@ -15,7 +15,8 @@
 //   GetClusterStatus                              any caller (as HBase): its per-table region
 //                                                 counts only of those tables
 //   GetNamespaceDescriptor                        A on the namespace (HBase's); listing: any caller,
-//                                                 ListNamespaceDescriptors only those with A
+//                                                 ListNamespaces and ListNamespaceDescriptors only
+//                                                 those with A (as the gRPC port's ListNamespaces)
 //   ListTableNamesByNamespace,
 //     ListTableDescriptorsByNamespace             any caller: only the tables they hold something on
 //   CreateNamespace, ModifyNamespace,

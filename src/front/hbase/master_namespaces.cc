@@ -92,7 +92,9 @@ absl::Status MasterService::CheckNamespaceExists(std::string_view ns) {
 absl::StatusOr<std::string> MasterService::ListNamespaces(const Request& r) {
   BASALT_ASSIGN_OR_RETURN(std::vector<rpc::NamespaceDescriptor> all, Namespaces());
   ListNamespacesResponse resp;
-  for (const rpc::NamespaceDescriptor& n : all) resp.add_namespacename(n.name());
+  for (const rpc::NamespaceDescriptor& n : all) {
+    if (AdministersNamespace(r, n.name())) resp.add_namespacename(n.name());
+  }
   return EncodeResponse(r.id(), resp);
 }
 

@@ -18,6 +18,8 @@ constexpr int64_t kExpectedTimeoutMs = 300000;
 // Basalt's errors in the classes HBase's client knows for snapshots.
 absl::Status SnapshotException(absl::Status s, std::string_view table = {}) {
   const bool of_snapshot = s.message().find("snapshot '") != std::string_view::npos;
+  // (A clone or restore past its namespace's quota: ExceptionOf's QuotaExceededException.)
+  if (s.message().find(kNamespaceQuotaWords) != std::string_view::npos) return s;
   switch (s.code()) {
     case absl::StatusCode::kAlreadyExists:
       return AsException(std::move(s), of_snapshot ? kSnapshotExists : kTableExists);
@@ -134,7 +136,9 @@ absl::StatusOr<std::string> MasterService::RestoreSnapshot(const Request& r) {
       rpc::RestoreSnapshotRequest back;
       back.set_snapshot(name);
       absl::Status s = options_.admin->RestoreSnapshot(back, &ignored);
-      if (s.code() == absl::StatusCode::kFailedPrecondition) return AsException(std::move(s), kTableNotDisabled);
+      if (s.code() == absl::StatusCode::kFailedPrecondition && s.message().find(kNamespaceQuotaWords) == std::string_view::npos) {
+        return AsException(std::move(s), kTableNotDisabled);
+      }
       return SnapshotException(std::move(s), table);
     }
     rpc::CloneSnapshotRequest clone;
