@@ -508,7 +508,7 @@ TEST_F(HBaseClientTest, BadCallsGetHBasesExceptionsAndTheConnectionGoesOn) {
   {
     hbase::MultiRequest multi;
     std::string cells;
-    for (const std::string& name : {hbase::RegionNameOf("ns1:t", "", 1), region}) {
+    for (const std::string& name : {hbase::RegionNameOf("hbase:acl", "", 1), region}) {  // (HBase's own: never Basalt's)
       hbase::RegionAction* ra = multi.add_regionaction();
       ra->mutable_region()->set_type(hbase::RegionSpecifier::REGION_NAME);
       ra->mutable_region()->set_value(name);
