@@ -499,77 +499,74 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
     }
     *cs->add_servers_name() = rs.name;
   }
-  // Each region's figures, under its server (the shell's status 'detailed' and list_regions).
-  if (req.options().empty() ||
-      std::find(req.options().begin(), req.options().end(), LIVE_SERVERS) != req.options().end()) {
-    BASALT_RETURN_IF_ERROR(AddRegionLoads(r, cs));
-  }
   // The HBase release whose RPC the port speaks (the client prints it; Basalt has no release
   // number of its own yet).
   cs->mutable_hbase_version()->set_version("2.6.0");
   cs->set_balancer_on(false);
   if (options_.info_port != 0) cs->set_master_info_port(options_.info_port);
-  // Each table's regions by state, when asked (the shell's alter waits on it).
-  if (std::find(req.options().begin(), req.options().end(), TABLE_TO_REGIONS_COUNT) != req.options().end()) {
-    BASALT_RETURN_IF_ERROR(CountRegions(r, cs));
-  }
+  auto asked = [&](Option o) { return std::find(req.options().begin(), req.options().end(), o) != req.options().end(); };
+  // Each region's figures under its server (the shell's status 'detailed' and list_regions), and
+  // each table's regions by state when asked (the shell's alter waits on it): one pass over them.
+  const bool loads = req.options().empty() || asked(LIVE_SERVERS);
+  const bool counts = asked(TABLE_TO_REGIONS_COUNT);
+  if (loads || counts) BASALT_RETURN_IF_ERROR(AddRegionFigures(r, loads, counts, cs));
   return EncodeResponse(r.id(), resp);
 }
 
-absl::Status MasterService::RegionsOfShownTables(
-    const Request& r, const std::function<void(const rpc::TableDescriptor&, const rpc::ListRegionsResponse&)>& each) {
+namespace {
+
+// Table `t`'s regions by state (TABLE_TO_REGIONS_COUNT).
+void CountRegions(const rpc::TableDescriptor& t, const rpc::ListRegionsResponse& regions, ClusterStatus* cs) {
+  TableRegionStatesCount* count = cs->add_table_region_states_count();
+  *count->mutable_table_name() = TableNameOfBasalt(t.name());
+  RegionStatesCount* c = count->mutable_region_states_count();
+  uint32_t open = 0, closed = 0;
+  for (const rpc::RegionStatus& region : regions.regions()) (region.state() == "OPEN" ? open : closed) += 1;
+  c->set_open_regions(open);
+  c->set_split_regions(0);
+  c->set_closed_regions(closed);
+  c->set_regions_in_transition(0);
+  c->set_total_regions(open + closed);
+}
+
+// One open region's figures, as HBase's RegionLoad.
+void LoadOf(const rpc::TableDescriptor& t, const rpc::RegionStatus& region, RegionLoad* load) {
+  constexpr uint64_t kMB = 1 << 20;
+  load->mutable_region_specifier()->set_type(RegionSpecifier::REGION_NAME);
+  load->mutable_region_specifier()->set_value(RegionNameOf(t.name(), region.start_key(), region.id()));
+  load->set_stores(static_cast<uint32_t>(t.families_size()));
+  load->set_storefiles(static_cast<uint32_t>(region.store_files()));
+  load->set_storefile_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));
+  load->set_store_uncompressed_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));  // (not known)
+  load->set_mem_store_size_mb(static_cast<uint32_t>(region.memstore_bytes() / kMB));
+  load->set_region_size_mb(static_cast<uint32_t>((region.store_file_bytes() + region.memstore_bytes()) / kMB));
+  load->set_read_requests_count(region.read_requests());
+  load->set_write_requests_count(region.write_requests());
+  load->set_data_locality(1.0f);  // (its files are where its server reads them: local disk or RADOS)
+}
+
+}  // namespace
+
+absl::Status MasterService::AddRegionFigures(const Request& r, bool loads, bool counts, ClusterStatus* cs) {
+  auto key = [](const ServerName& sn) { return absl::StrCat(sn.host_name(), ":", sn.port(), ",", sn.start_code()); };
+  std::map<std::string, ServerLoad*> by_server;
+  for (LiveServerInfo& live : *cs->mutable_live_servers()) by_server[key(live.server())] = live.mutable_server_load();
   BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, ""));
   for (const rpc::TableDescriptor& t : shown) {
     rpc::TableRequest tr;
     tr.set_table(t.name());
     rpc::ListRegionsResponse regions;
     if (!options_.admin->ListRegions(tr, &regions).ok()) continue;  // (dropped meanwhile)
-    each(t, regions);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status MasterService::CountRegions(const Request& r, ClusterStatus* cs) {
-  return RegionsOfShownTables(r, [&](const rpc::TableDescriptor& t, const rpc::ListRegionsResponse& regions) {
-    TableRegionStatesCount* count = cs->add_table_region_states_count();
-    *count->mutable_table_name() = TableNameOfBasalt(t.name());
-    RegionStatesCount* c = count->mutable_region_states_count();
-    uint32_t open = 0, closed = 0;
-    for (const rpc::RegionStatus& region : regions.regions()) (region.state() == "OPEN" ? open : closed) += 1;
-    c->set_open_regions(open);
-    c->set_split_regions(0);
-    c->set_closed_regions(closed);
-    c->set_regions_in_transition(0);
-    c->set_total_regions(open + closed);
-  });
-}
-
-absl::Status MasterService::AddRegionLoads(const Request& r, ClusterStatus* cs) {
-  auto key = [](const ServerName& sn) { return absl::StrCat(sn.host_name(), ":", sn.port(), ",", sn.start_code()); };
-  std::map<std::string, ServerLoad*> loads;
-  for (LiveServerInfo& live : *cs->mutable_live_servers()) loads[key(live.server())] = live.mutable_server_load();
-  constexpr uint64_t kMB = 1 << 20;
-  return RegionsOfShownTables(r, [&](const rpc::TableDescriptor& t, const rpc::ListRegionsResponse& regions) {
+    if (counts) CountRegions(t, regions, cs);
+    if (!loads) continue;
     for (const rpc::RegionStatus& region : regions.regions()) {
       if (region.state() != "OPEN") continue;
       const std::optional<ServerName> sn = options_.directory->HBaseServerOf(region.server());
-      if (!sn.has_value()) continue;
-      auto it = loads.find(key(*sn));
-      if (it == loads.end()) continue;
-      RegionLoad* load = it->second->add_region_loads();
-      load->mutable_region_specifier()->set_type(RegionSpecifier::REGION_NAME);
-      load->mutable_region_specifier()->set_value(RegionNameOf(t.name(), region.start_key(), region.id()));
-      load->set_stores(static_cast<uint32_t>(t.families_size()));
-      load->set_storefiles(static_cast<uint32_t>(region.store_files()));
-      load->set_storefile_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));
-      load->set_store_uncompressed_size_mb(static_cast<uint32_t>(region.store_file_bytes() / kMB));  // (not known)
-      load->set_mem_store_size_mb(static_cast<uint32_t>(region.memstore_bytes() / kMB));
-      load->set_region_size_mb(static_cast<uint32_t>((region.store_file_bytes() + region.memstore_bytes()) / kMB));
-      load->set_read_requests_count(region.read_requests());
-      load->set_write_requests_count(region.write_requests());
-      load->set_data_locality(1.0f);  // (its files are where its server reads them: local disk or RADOS)
+      auto it = sn.has_value() ? by_server.find(key(*sn)) : by_server.end();
+      if (it != by_server.end()) LoadOf(t, region, it->second->add_region_loads());
     }
-  });
+  }
+  return absl::OkStatus();
 }
 
 // A cluster's master runs Basalt's balancer once (regions move until no two servers differ by

@@ -156,15 +156,10 @@ class MasterService final : public Service {
   // is empty; and their names as HBase names them, added to `out`.
   absl::StatusOr<std::vector<rpc::TableDescriptor>> ShownTables(const Request& r, std::string_view ns);
   absl::Status ShownTableNames(const Request& r, std::string_view ns, google::protobuf::RepeatedPtrField<TableName>* out);
-  // Adds each user table's regions by state to `cs` (GetClusterStatus's TABLE_TO_REGIONS_COUNT),
-  // of the tables r's caller may see.
-  absl::Status CountRegions(const Request& r, ClusterStatus* cs);
-  // Adds each region's figures (RegionLoad) to its live server's load in `cs`, of the tables r's
-  // caller may see.
-  absl::Status AddRegionLoads(const Request& r, ClusterStatus* cs);
-  // `each` with every table r's caller may see (ShownTables) and its regions.
-  absl::Status RegionsOfShownTables(
-      const Request& r, const std::function<void(const rpc::TableDescriptor&, const rpc::ListRegionsResponse&)>& each);
+  // Adds to `cs`, of the tables r's caller may see, in one pass over their regions: each
+  // region's figures (RegionLoad) under its live server when `loads`, each table's regions by
+  // state (TABLE_TO_REGIONS_COUNT) when `counts`.
+  absl::Status AddRegionFigures(const Request& r, bool loads, bool counts, ClusterStatus* cs);
 
   // Under auth (master_access.cc): the owner, table and target of a snapshot call decide. It
   // reads the snapshot's manifest: the handlers ask it, on the pool. OK without auth.
