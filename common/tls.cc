@@ -12,6 +12,15 @@
 namespace basalt {
 namespace {
 
+// The text of error `e` ("unknown error" for 0), and clears this thread's queue.
+std::string ErrorText(unsigned long e) {
+  if (e == 0) return "unknown error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof(buf));
+  ERR_clear_error();
+  return buf;
+}
+
 // A context with what both sides share: TLS 1.2 at least, no tickets.
 SSL_CTX* NewContext(const SSL_METHOD* method) {
   SSL_CTX* ctx = SSL_CTX_new(method);
@@ -41,14 +50,7 @@ absl::Status Ca(SSL_CTX* ctx, const std::string& ca) {
 
 }  // namespace
 
-std::string OpenSslError() {
-  const unsigned long e = ERR_get_error();
-  if (e == 0) return "unknown error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof(buf));
-  ERR_clear_error();
-  return buf;
-}
+std::string OpenSslError() { return ErrorText(ERR_get_error()); }
 
 std::string VerifiedCommonName(ssl_st* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
@@ -156,6 +158,11 @@ bool TlsStream::handshake_done() const { return SSL_is_init_finished(ssl_) == 1;
 
 absl::StatusOr<size_t> TlsStream::Read(absl::Span<char> out) {
   if (out.empty() || closed_) return 0;
+  // Nothing fed and nothing held: no record can be whole, so OpenSSL is not asked (an SSL_read
+  // that only says "read again", with the error queue cleared before it, costs more than the
+  // record's own decryption: a third of TLS's cost per call, BENCHMARKS.md section 25). A part
+  // of a record it holds (SSL_has_pending) is asked about each time, as something fed is.
+  if (SSL_has_pending(ssl_) == 0 && BIO_ctrl_pending(SSL_get_rbio(ssl_)) == 0) return 0;
   ERR_clear_error();
   const int r = SSL_read(ssl_, out.data(), static_cast<int>(std::min<size_t>(out.size(), INT_MAX)));
   if (r > 0) return static_cast<size_t>(r);
@@ -170,9 +177,12 @@ absl::StatusOr<size_t> TlsStream::Read(absl::Span<char> out) {
 
 absl::Status TlsStream::Write(std::string_view plain) {
   while (!plain.empty()) {
-    ERR_clear_error();
+    // (SSL_get_error is not asked, so the queue need not be cleared before: the error this call
+    // queued last says why it failed.)
     const int n = SSL_write(ssl_, plain.data(), static_cast<int>(std::min<size_t>(plain.size(), 1 << 30)));
-    if (n <= 0) return absl::FailedPreconditionError(absl::StrCat("TLS: cannot seal: ", OpenSslError()));
+    if (n <= 0) {
+      return absl::FailedPreconditionError(absl::StrCat("TLS: cannot seal: ", ErrorText(ERR_peek_last_error())));
+    }
     plain.remove_prefix(static_cast<size_t>(n));
   }
   return absl::OkStatus();
