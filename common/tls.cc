@@ -111,6 +111,10 @@ absl::StatusOr<std::unique_ptr<TlsStream>> TlsStream::New(std::shared_ptr<const 
   BIO_set_mem_eof_return(in, -1);  // empty: "read again later", not the end
   BIO_set_mem_eof_return(out, -1);
   SSL_set_bio(ssl, in, out);
+  // One BIO_read a record, not two (its header, then its body): what it reads past the record is
+  // held, and Read asks for it (SSL_has_pending). (Not on the context: the HTTP port's socket
+  // BIOs would hold bytes its epoll does not see.)
+  SSL_set_read_ahead(ssl, 1);
   if (server) {
     SSL_set_accept_state(ssl);
     return stream;
