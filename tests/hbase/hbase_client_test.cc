@@ -54,8 +54,9 @@ class HBaseClientTest : public ServerTest {
   // A server under auth=true whose HBase port takes TLS with client certificates: certificates
   // for admin (a superuser) and each of `users` (tests/security/make_certs.sh, which also makes
   // "rogue" and "expired" ones), each with HBase's PEM key store (the key, then the certificate),
-  // and Basalt's own client as admin. Returns the port's address; the certificates are in certs_.
-  std::string StartSecure(const std::vector<std::string>& users) {
+  // and Basalt's own client as admin; `extra` flags too. Returns the port's address; the
+  // certificates are in certs_.
+  std::string StartSecure(const std::vector<std::string>& users, const std::vector<std::string>& extra = {}) {
     certs_ = dir_.path() + "/certs";
     std::string make = absl::StrCat(HBASE_TESTS_DIR, "/../security/make_certs.sh ", certs_, " admin");
     for (const std::string& u : users) absl::StrAppend(&make, " ", u);
@@ -69,8 +70,10 @@ class HBaseClientTest : public ServerTest {
     security_.tls_ca = certs_ + "/ca.pem";
     security_.tls_cert = certs_ + "/admin.pem";
     security_.tls_key = certs_ + "/admin.key";
-    return StartWithHBasePort({"--tls_cert=" + certs_ + "/server.pem", "--tls_key=" + certs_ + "/server.key",
-                               "--tls_ca=" + certs_ + "/ca.pem", "--auth=true", "--superusers=admin"});
+    std::vector<std::string> flags = {"--tls_cert=" + certs_ + "/server.pem", "--tls_key=" + certs_ + "/server.key",
+                                      "--tls_ca=" + certs_ + "/ca.pem", "--auth=true", "--superusers=admin"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return StartWithHBasePort(flags);
   }
   // HBase's client settings for TLS as `user` (HADOOP_USER_NAME) with `keystore`'s certificate
   // ("": none), as KEY=VALUE.
@@ -145,8 +148,10 @@ TEST_F(HBaseClientTest, UnderTlsTheJavaClientConnectsWithItsOwnTlsSettings) {
 // reads nothing and creates no table; admin (a superuser) does all; bob, with no grant, reads
 // and sees nothing; alice's certificate under another user's name, an "admin" certificate from
 // another CA, an expired one, and a client without a certificate, are refused at the connection.
+// A snapshot's owner restores it with A on its table and deletes it; no one else does without
+// global A. A user holds at most max_scanners_per_user (here 2) scanners at once.
 TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPassesTheGrants) {
-  const std::string address = StartSecure({"alice", "bob", "carol"});
+  const std::string address = StartSecure({"alice", "bob", "carol"}, {"--max_scanners_per_user=2"});
   ASSERT_NE(address, "127.0.0.1:");
   CreateTable("sec");
   CreateTable("other");
@@ -156,9 +161,10 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
 
   // The Java client as `user` (HADOOP_USER_NAME), with `keystore`'s certificate ("": none).
   auto probe = [&](const std::string& user, const std::string& keystore, const std::string& new_table,
-                   const std::string& table = "sec") {
-    absl::StatusOr<ChildProcess::Finished> run =
-        RunJava("AuthProbe", {address, table, new_table}, "classpath.txt", ClientTls(user, keystore));
+                   const std::string& table = "sec", const std::string& snapshot_to_delete = "") {
+    std::vector<std::string> args = {address, table, new_table};
+    if (!snapshot_to_delete.empty()) args.push_back(snapshot_to_delete);
+    absl::StatusOr<ChildProcess::Finished> run = RunJava("AuthProbe", args, "classpath.txt", ClientTls(user, keystore));
     EXPECT_TRUE(run.ok()) << run.status();
     return run.ok() ? run->output : std::string();
   };
@@ -182,6 +188,11 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_NE(alice.find("user 'alice' may not MasterService.CreateTable: it needs C or A on namespace default"),
             std::string::npos)
       << alice;
+  // Her third scanner at once is one past her cap; the two she held are closed after.
+  EXPECT_NE(alice.find("SCANNERS REFUSED"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("user 'alice' has 2 scanners open, its cap (max_scanners_per_user)"), std::string::npos)
+      << alice;
+  EXPECT_NE(alice.find("RESTORE " + kDenied), std::string::npos) << alice;
 
   const std::string admin = probe("admin", "admin", "admin_t");
   EXPECT_NE(admin.find("GET OK one"), std::string::npos) << admin;
@@ -191,10 +202,12 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_NE(admin.find("SNAPSHOT OK"), std::string::npos) << admin;
   EXPECT_NE(admin.find("SNAPSHOTS OK admin_t_snap/admin\n"), std::string::npos) << admin;
   EXPECT_NE(admin.find("CREATE OK"), std::string::npos) << admin;
+  EXPECT_NE(admin.find("SCANNERS REFUSED"), std::string::npos) << admin;  // (a superuser's cap too)
+  EXPECT_NE(admin.find("RESTORE OK"), std::string::npos) << admin;
   EXPECT_TRUE(conn_->GetAdmin()->DescribeTable("admin_t").ok());
   EXPECT_EQ(conn_->GetAdmin()->DescribeTable("alice_t").status().code(), absl::StatusCode::kNotFound);
 
-  const std::string carol = probe("carol", "carol", "carol_t");
+  const std::string carol = probe("carol", "carol", "carol_t", "sec", "carol_t_snap");
   EXPECT_NE(carol.find("GET " + kDenied), std::string::npos) << carol;
   EXPECT_NE(carol.find("LIST OK sec\n"), std::string::npos) << carol;
   EXPECT_NE(carol.find("DESCRIBE OK 1\n"), std::string::npos) << carol;
@@ -202,13 +215,24 @@ TEST_F(HBaseClientTest, UnderAuthTheJavaClientIsItsCertificatesUserAndEachCallPa
   EXPECT_NE(carol.find("SNAPSHOT OK"), std::string::npos) << carol;
   EXPECT_NE(carol.find("SNAPSHOTS OK carol_t_snap/carol\n"), std::string::npos) << carol;  // not admin's
   EXPECT_NE(carol.find("CREATE " + kDenied), std::string::npos) << carol;
+  // Her own snapshot: restored (she holds A on its table) and deleted.
+  EXPECT_NE(carol.find("RESTORE OK"), std::string::npos) << carol;
+  EXPECT_NE(carol.find("DELETE OK"), std::string::npos) << carol;
 
-  const std::string bob = probe("bob", "bob", "bob_t");
+  const std::string bob = probe("bob", "bob", "bob_t", "sec", "admin_t_snap");
   EXPECT_NE(bob.find("GET " + kDenied), std::string::npos) << bob;
   EXPECT_NE(bob.find("user 'bob' may not Scan"), std::string::npos) << bob;
   EXPECT_NE(bob.find("LIST OK\n"), std::string::npos) << bob;
   EXPECT_NE(bob.find("DESCRIBE " + kDenied), std::string::npos) << bob;
   EXPECT_NE(bob.find("SNAPSHOTS OK\n"), std::string::npos) << bob;
+  EXPECT_NE(bob.find("RESTORE " + kDenied), std::string::npos) << bob;
+  // admin's snapshot is not his to delete.
+  EXPECT_NE(bob.find("DELETE " + kDenied), std::string::npos) << bob;
+  absl::StatusOr<std::vector<SnapshotDescription>> kept = conn_->GetAdmin()->ListSnapshots();
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  std::vector<std::string> names;
+  for (const SnapshotDescription& d : *kept) names.push_back(d.name);
+  EXPECT_EQ(names, std::vector<std::string>({"admin_t_snap"}));
 
   // alice's certificate, calling as admin: refused before any call (the server ends the
   // connection; the client's exceptions say only that it could not reach the registry).
@@ -937,6 +961,54 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
   absl::StatusOr<std::vector<TableInfo>> tables = conn_->GetAdmin()->ListTables();
   ASSERT_TRUE(tables.ok()) << tables.status();
   for (const TableInfo& t : *tables) EXPECT_NE(t.name, "sh_drop");
+}
+
+// What the shell's day-to-day commands ask that Basalt's port does not serve (the balancer's and
+// the normalizer's switches, unassign, procedures and locks, the master's chores, HBCK): each is
+// answered with an error naming the method it sent, and the shell (without -n, which would stop
+// at the first) goes on to the next (tests/hbase/shell_refusals.rb).
+TEST_F(HBaseClientTest, TheHBaseShellsCommandsNotServedAreRefusedByName) {
+  const std::string address = StartWithHBasePort();
+  ASSERT_NE(address, "127.0.0.1:");
+  absl::StatusOr<ChildProcess::Finished> shell =
+      RunJava("org.jruby.JarBootstrapMain",
+              {"-Dhbase.client.registry.impl=org.apache.hadoop.hbase.client.MasterRegistry",
+               "-Dhbase.masters=" + address, std::string(HBASE_TESTS_DIR) + "/shell_refusals.rb"},
+              "shell-classpath.txt");
+  ASSERT_TRUE(shell.ok()) << shell.status();
+  const std::string& log = shell->output;
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"balance_switch true", "SetBalancerRunning"},
+      {"normalize", "Normalize"},
+      {"normalizer_switch true", "SetNormalizerRunning"},
+      {"normalizer_enabled", "IsNormalizerEnabled"},
+      {"unassign 'sh_ref,,1.0123456789abcdef0123456789abcdef.'", "UnassignRegion"},
+      {"list_procedures", "GetProcedures"},
+      {"list_locks", "GetLocks"},
+      {"catalogjanitor_enabled", "IsCatalogJanitorEnabled"},
+      {"cleaner_chore_enabled", "IsCleanerChoreEnabled"},
+      {"splitormerge_enabled 'SPLIT'", "IsSplitOrMergeEnabled"},
+  };
+  size_t at = log.find("Created table sh_ref");
+  ASSERT_NE(at, std::string::npos) << log;
+  for (const auto& [command, method] : refused) {
+    // The command echoed, then its error (list_procedures prints its header first).
+    at = log.find("> " + command + "\n", at);
+    ASSERT_NE(at, std::string::npos) << command << " not run:\n" << log;
+    const size_t next = log.find("hbase:", at + 1);
+    const std::string answer = log.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    EXPECT_NE(answer.find("ERROR: method " + method + " of MasterService is not served by Basalt's HBase port"),
+              std::string::npos)
+        << answer;
+  }
+  // HBCK's service is refused as a whole, naming the method too.
+  at = log.find("> hbck_chore_run\n", at);
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find("ERROR: HbckService is not served here", at), std::string::npos) << log.substr(at);
+  EXPECT_NE(log.find("method RunHbckChore refused", at), std::string::npos) << log.substr(at);
+  // Nothing refused left a mark: the table is there, and the shell went on to its last command.
+  EXPECT_NE(log.find("Table sh_ref does exist", at), std::string::npos) << log.substr(at);
+  EXPECT_TRUE(conn_->GetAdmin()->DescribeTable("sh_ref").ok());
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // What one user may do on a secured server: a Get, a Scan and a Put of TABLE's family cf; the
 // table administration HBase's shell does (list, describe, flush, snapshot and list snapshots);
-// then the creation of table NEW. Each is tried once (no retries) and reported on a line of its own:
+// then the creation of table NEW; three scanners of TABLE open at once; TABLE restored from NEW_snap
+// (disabled, restored, enabled); and the deletion of snapshot DELETE when one is named. Each is
+// tried once (no retries) and reported on a line of its own:
 //   GET OK <value> | SCAN OK <rows> | PUT OK | LIST OK <table,...> | DESCRIBE OK <families>
 //   | FLUSH OK | SNAPSHOT OK (NEW_snap, of TABLE) | SNAPSHOTS OK <snapshot/owner,...> | CREATE OK
+//   | SCANNERS OK 3 | RESTORE OK | DELETE OK
 // or, when refused, the step's name, REFUSED, its exception's class and causes, and the message.
 // The user is the client's (its certificate and HADOOP_USER_NAME, set by the test as -D settings).
-// Usage: java AuthProbe (HOST:PORT | zk:QUORUM@PARENT) TABLE NEW (Registry.java)
+// Usage: java AuthProbe (HOST:PORT | zk:QUORUM@PARENT) TABLE NEW [DELETE] (Registry.java)
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
@@ -89,6 +92,34 @@ public final class AuthProbe {
             .setColumnFamily(ColumnFamilyDescriptorBuilder.of(cf)).build());
         return "";
       });
+      report("SCANNERS", () -> {
+        java.util.List<ResultScanner> open = new java.util.ArrayList<>();
+        try {
+          for (int i = 0; i < 3; i++) {
+            ResultScanner scanner = table.getScanner(new Scan().setCaching(1));
+            open.add(scanner);
+            scanner.next();  // (opens it on the server, which holds it for the next row)
+          }
+        } finally {
+          for (ResultScanner scanner : open) scanner.close();
+        }
+        return " " + open.size();
+      });
+      report("RESTORE", () -> {
+        admin.disableTable(name);
+        try {
+          admin.restoreSnapshot(args[2] + "_snap");
+        } finally {
+          admin.enableTable(name);
+        }
+        return "";
+      });
+      if (args.length > 3) {
+        report("DELETE", () -> {
+          admin.deleteSnapshot(args[3]);
+          return "";
+        });
+      }
     } catch (Exception e) {
       System.out.println("CONNECTION REFUSED " + e.getClass().getName() + " | " + e.getMessage());
     }
