@@ -901,6 +901,8 @@ TEST_F(HBaseClientTest, TheHBaseShellRunsItsCommands) {
       "list_namespace", "default", "hbase", "sh_app", "3 row(s)",
       "get 'sh_app:events', 'r1'", "value=in-ns", "1 row(s)",
       "list_namespace_tables 'sh_app'", "events", "1 row(s)",
+      // A pattern keeps the names it matches whole (HBase's list 'pat').
+      "list 'sh_app:.*'", "=> [\"sh_app:events\"]", "list 'sh_k.*'", "=> [\"sh_keep\"]",
       "drop_namespace 'sh_gone'", "list_namespace", "3 row(s)",
       // A replication peer through its commands (Basalt's peers, src/replication/peers.h).
       "list_peers", " sh_dr zk-b1,zk-b2:2181:/hbase-b  DISABLED false  default.sh_keep:f 0 false", "1 row(s)",

@@ -72,6 +72,8 @@ create 'sh_app:events', 'f'
 put 'sh_app:events', 'r1', 'f:q', 'in-ns'
 get 'sh_app:events', 'r1'
 list_namespace_tables 'sh_app'
+list 'sh_app:.*'
+list 'sh_k.*'
 create_namespace 'sh_gone'
 drop_namespace 'sh_gone'
 list_namespace

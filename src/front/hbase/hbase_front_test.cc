@@ -348,6 +348,56 @@ TEST_F(HBaseFrontTest, CreateListDescribeAndStateOfATable) {
             GetProcedureResultResponse::NOT_FOUND);
 }
 
+// `list 'app_.*'` and its kin: the listings' regex must match the whole name as HBase writes it
+// (a default table also as "default:q"), in RE2's syntax; one RE2 cannot take is refused by name.
+TEST_F(HBaseFrontTest, TableListingsKeepTheNamesTheirPatternMatches) {
+  Start(Process::kStandalone);
+  rpc::NamespaceRequest ns;
+  ns.mutable_namespace_()->set_name("ns1");
+  rpc::AdminResponse made;
+  ASSERT_TRUE(admin_->CreateNamespace(ns, &made).ok());
+  for (const char* t : {"app_one", "app_two", "other", "ns1:app_x"}) MakeTable(t);
+  auto names = [&](const std::string& regex, const std::string& in_ns = "") {
+    GetTableNamesRequest req;
+    req.set_regex(regex);
+    if (!in_ns.empty()) req.set_namespace_(in_ns);
+    std::vector<std::string> out;
+    const GetTableNamesResponse resp = Parsed<GetTableNamesResponse>(Master("GetTableNames", req));
+    for (const TableName& t : resp.table_names()) {
+      out.push_back(t.namespace_() + ":" + t.qualifier());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(".*"), (Names{"default:app_one", "default:app_two", "default:other", "ns1:app_x"}));
+  EXPECT_EQ(names("app_.*"), (Names{"default:app_one", "default:app_two"}));  // the whole name: not ns1:app_x
+  EXPECT_EQ(names("app"), Names{});
+  EXPECT_EQ(names("default:app_t.*"), Names{"default:app_two"});
+  EXPECT_EQ(names(".*:app_.*"), (Names{"default:app_one", "default:app_two", "ns1:app_x"}));
+  EXPECT_EQ(names("ns1:.*"), Names{"ns1:app_x"});
+  EXPECT_EQ(names("app_.*|other"), (Names{"default:app_one", "default:app_two", "default:other"}));
+  EXPECT_EQ(names(".*", "ns1"), Names{"ns1:app_x"});
+  EXPECT_EQ(names("app_.*", "ns1"), Names{});
+
+  GetTableDescriptorsRequest described;
+  described.set_regex("app_t.*|ns1:.*");
+  const GetTableDescriptorsResponse schemas = Parsed<GetTableDescriptorsResponse>(Master("GetTableDescriptors", described));
+  Names got;
+  for (const TableSchema& t : schemas.table_schema()) got.push_back(t.table_name().namespace_() + ":" + t.table_name().qualifier());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (Names{"default:app_two", "ns1:app_x"}));
+
+  // A backreference (Java has it, RE2 does not), and a pattern that does not parse.
+  for (const char* bad : {"(a)\\1", "app_[", "(?<=x)app"}) {
+    GetTableNamesRequest req;
+    req.set_regex(bad);
+    const Reply r = Master("GetTableNames", req);
+    EXPECT_EQ(r.exception, kDoNotRetryClass) << bad;
+    EXPECT_NE(r.text.find(std::string("table name pattern '") + bad + "'"), std::string::npos) << r.text;
+  }
+}
+
 TEST_F(HBaseFrontTest, DisableEnableTruncateAndDelete) {
   Start(Process::kStandalone);
   MakeTable("t2", {"k"});

@@ -175,7 +175,7 @@ absl::StatusOr<std::string> MasterService::ListTableNamesByNamespace(const Reque
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
   BASALT_RETURN_IF_ERROR(CheckNamespaceExists(req.namespacename()));
   ListTableNamesByNamespaceResponse resp;
-  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespacename(), resp.mutable_tablename()));
+  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespacename(), nullptr, resp.mutable_tablename()));
   return EncodeResponse(r.id(), resp);
 }
 

@@ -10,7 +10,6 @@
 // replication endpoint class and its CONFIG and data (HBase's Java plug-ins), a BANDWIDTH limit,
 // SERIAL, excluded tables or namespaces, and NAMESPACES (a namespace's tables, which Basalt's
 // peers do not follow yet).
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -178,14 +177,9 @@ absl::StatusOr<std::string> MasterService::IsReplicationPeerEnabled(const Reques
 absl::StatusOr<std::string> MasterService::ListReplicationPeers(const Request& r) {
   ListReplicationPeersRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
-  std::optional<std::regex> pattern;
+  std::unique_ptr<NamePattern> pattern;
   if (req.has_regex()) {
-    try {
-      pattern.emplace(req.regex());
-    } catch (const std::regex_error& e) {
-      return AsException(absl::InvalidArgumentError(absl::StrCat("peer id pattern '", req.regex(), "': ", e.what())),
-                         kDoNotRetry);
-    }
+    BASALT_ASSIGN_OR_RETURN(pattern, NamePattern::Compile("peer id", req.regex()));
   }
   rpc::ListPeersResponse all;
   absl::Status listed = options_.admin->ListPeers(rpc::ListPeersRequest(), &all);
@@ -193,7 +187,7 @@ absl::StatusOr<std::string> MasterService::ListReplicationPeers(const Request& r
   if (!listed.ok() && !absl::IsUnimplemented(listed)) return PeerException(std::move(listed));
   ListReplicationPeersResponse resp;
   for (const rpc::PeerStatus& st : all.peers()) {
-    if (pattern.has_value() && !std::regex_match(st.peer().id(), *pattern)) continue;
+    if (pattern != nullptr && !pattern->Matches(st.peer().id())) continue;
     *resp.add_peer_desc() = DescribePeer(st.peer());
   }
   return EncodeResponse(r.id(), resp);

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "re2/re2.h"
 #include "proto/hbase/hbase_master.pb.h"
+#include "src/front/hbase/client_meta.h"
 #include "src/front/hbase/data_convert.h"
 #include "src/front/hbase/region_names.h"
 #include "src/schema/catalog_file.h"
@@ -159,7 +161,31 @@ absl::StatusOr<std::string> MasterService::IsMasterRunning(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
-absl::StatusOr<std::vector<rpc::TableDescriptor>> MasterService::ShownTables(const Request& r, std::string_view ns) {
+NamePattern::NamePattern(std::unique_ptr<re2::RE2> re) : re_(std::move(re)) {}
+NamePattern::~NamePattern() = default;
+
+absl::StatusOr<std::unique_ptr<NamePattern>> NamePattern::Compile(std::string_view what, const std::string& pattern) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(1 << 20);  // as a filter's regex (README "Filters")
+  auto re = std::make_unique<re2::RE2>(pattern, options);
+  if (!re->ok()) {
+    return AsException(absl::InvalidArgumentError(absl::StrCat(AV(what), " pattern '", pattern, "': ", re->error(),
+                                                               " (RE2's syntax: no backreferences or lookaround)")),
+                       kDoNotRetry);
+  }
+  return std::unique_ptr<NamePattern>(new NamePattern(std::move(re)));
+}
+
+bool NamePattern::Matches(std::string_view name) const { return re2::RE2::FullMatch(name, *re_); }
+
+bool NamePattern::TableMatches(std::string_view table) const {
+  if (Matches(table)) return true;
+  return server::TableNamespace(table) == "default" && Matches(absl::StrCat("default:", AV(table)));
+}
+
+absl::StatusOr<std::vector<rpc::TableDescriptor>> MasterService::ShownTables(const Request& r, std::string_view ns,
+                                                                             const NamePattern* pattern) {
   rpc::ListTablesResponse all;
   BASALT_RETURN_IF_ERROR(options_.admin->ListTables(rpc::ListTablesRequest(), &all));
   std::vector<rpc::TableDescriptor> out;
@@ -167,23 +193,36 @@ absl::StatusOr<std::vector<rpc::TableDescriptor>> MasterService::ShownTables(con
     const std::string& name = t.table().name();
     if (!ShownOnThePort(name) || !Sees(r, name)) continue;
     if (!ns.empty() && server::TableNamespace(name) != ns) continue;
+    if (pattern != nullptr && !pattern->TableMatches(name)) continue;
     out.push_back(t.table());
   }
   return out;
 }
 
-absl::Status MasterService::ShownTableNames(const Request& r, std::string_view ns,
+absl::Status MasterService::ShownTableNames(const Request& r, std::string_view ns, const NamePattern* pattern,
                                             google::protobuf::RepeatedPtrField<TableName>* out) {
-  BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, ns));
+  BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, ns, pattern));
   for (const rpc::TableDescriptor& t : shown) *out->Add() = TableNameOfBasalt(t.name());
   return absl::OkStatus();
 }
 
+namespace {
+
+// The pattern of a listing that has one: null when it has none or matches everything (".*", the
+// shell's `list` without one).
+absl::StatusOr<std::unique_ptr<NamePattern>> ListingPattern(bool has, const std::string& regex) {
+  if (!has || regex == ".*") return nullptr;
+  return NamePattern::Compile("table name", regex);
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> MasterService::GetTableNames(const Request& r) {
   GetTableNamesRequest req;
   BASALT_RETURN_IF_ERROR(Parse(r.call, &req));
+  BASALT_ASSIGN_OR_RETURN(std::unique_ptr<NamePattern> pattern, ListingPattern(req.has_regex(), req.regex()));
   GetTableNamesResponse resp;
-  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespace_(), resp.mutable_table_names()));
+  BASALT_RETURN_IF_ERROR(ShownTableNames(r, req.namespace_(), pattern.get(), resp.mutable_table_names()));
   return EncodeResponse(r.id(), resp);
 }
 
@@ -200,7 +239,8 @@ absl::StatusOr<std::string> MasterService::GetTableDescriptors(const Request& r)
   }
   GetTableDescriptorsResponse resp;
   if (wanted.empty()) {
-    BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, req.namespace_()));
+    BASALT_ASSIGN_OR_RETURN(std::unique_ptr<NamePattern> pattern, ListingPattern(req.has_regex(), req.regex()));
+    BASALT_ASSIGN_OR_RETURN(std::vector<rpc::TableDescriptor> shown, ShownTables(r, req.namespace_(), pattern.get()));
     for (const rpc::TableDescriptor& t : shown) *resp.add_table_schema() = SchemaOf(t);
     return EncodeResponse(r.id(), resp);
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,7 +28,30 @@
 #include "src/front/hbase/server_directory.h"
 #include "src/services/service.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace basalt::hbase {
+
+// A name pattern of HBase's listings (`list 'app.*'`, list_peers): the whole name must match, as
+// java.util.regex's matches(). RE2's syntax, which is Java's for what such patterns use (classes,
+// repetition, alternation) but has no backreferences or lookaround: those are refused when
+// compiled, and no pattern can make a match take more than linear time.
+class NamePattern {
+ public:
+  // InvalidArgument naming `what` and the pattern when RE2 refuses it.
+  static absl::StatusOr<std::unique_ptr<NamePattern>> Compile(std::string_view what, const std::string& pattern);
+  ~NamePattern();
+  bool Matches(std::string_view name) const;
+  // A Basalt table name, as HBase's master matches it: by its name as HBase writes it ("q", or
+  // "ns:q"), and a table of the default namespace by "default:q" too.
+  bool TableMatches(std::string_view table) const;
+
+ private:
+  explicit NamePattern(std::unique_ptr<re2::RE2> re);
+  std::unique_ptr<re2::RE2> re_;
+};
 
 // The procedures admin calls hand out, and the nonces of the calls that made them.
 class Procedures {
@@ -153,9 +177,12 @@ class MasterService final : public Service {
   absl::Status ChangeFamily(const std::string& table, const rpc::FamilyDescriptor& family, bool add);
   absl::StatusOr<rpc::DescribeTableResponse> Describe(const std::string& table);
   // The tables the port shows r's caller (ShownOnThePort, Sees), of namespace `ns` only unless it
-  // is empty; and their names as HBase names them, added to `out`.
-  absl::StatusOr<std::vector<rpc::TableDescriptor>> ShownTables(const Request& r, std::string_view ns);
-  absl::Status ShownTableNames(const Request& r, std::string_view ns, google::protobuf::RepeatedPtrField<TableName>* out);
+  // is empty, and whose names `pattern` matches unless it is null (NamePattern::TableMatches);
+  // and their names as HBase names them, added to `out`.
+  absl::StatusOr<std::vector<rpc::TableDescriptor>> ShownTables(const Request& r, std::string_view ns,
+                                                                const NamePattern* pattern = nullptr);
+  absl::Status ShownTableNames(const Request& r, std::string_view ns, const NamePattern* pattern,
+                               google::protobuf::RepeatedPtrField<TableName>* out);
   // Adds to `cs`, of the tables r's caller may see, in one pass over their regions: each
   // region's figures (RegionLoad) under its live server when `loads`, each table's regions by
   // state (TABLE_TO_REGIONS_COUNT) when `counts`.
