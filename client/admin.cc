@@ -106,6 +106,17 @@ class AdminImpl final : public Admin {
   absl::Status DropTable(const std::string& name) override {
     return TableCall("DropTable", name, &rpc::Admin::Stub::DropTable);
   }
+  absl::Status TruncateTable(const std::string& name, bool preserve_splits) override {
+    rpc::TruncateTableRequest req;
+    req.set_table(name);
+    req.set_preserve_splits(preserve_splits);
+    rpc::AdminResponse resp;
+    return WithContext(core_->CallGrpc(true,
+                                       [&](GrpcPath* path, grpc::ClientContext* ctx) {
+                                         return path->admin_stub()->TruncateTable(ctx, req, &resp);
+                                       }),
+                       absl::StrCat("TruncateTable ", name));
+  }
   absl::Status Flush(const std::string& name) override { return TableCall("Flush", name, &rpc::Admin::Stub::Flush); }
   absl::Status MajorCompact(const std::string& name) override {
     return TableCall("MajorCompact", name, &rpc::Admin::Stub::MajorCompact);

@@ -101,6 +101,7 @@ void AddAdminMethods(GrpcServer::Impl* impl) {
   BASALT_UNARY_(as, a, DisableTable, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(DisableTable));
   BASALT_UNARY_(as, a, EnableTable, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(EnableTable));
   BASALT_UNARY_(as, a, DropTable, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(DropTable));
+  BASALT_UNARY_(as, a, TruncateTable, rpc::TruncateTableRequest, rpc::AdminResponse, true, BASALT_BY_REQUEST_);
   BASALT_UNARY_(as, a, Flush, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(Flush));
   BASALT_UNARY_(as, a, MajorCompact, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(MajorCompact));
   BASALT_UNARY_(as, a, AssignTable, rpc::TableRequest, rpc::AdminResponse, true, BASALT_TABLE_ADMIN_(AssignTable));

@@ -386,6 +386,9 @@ absl::Status Master::Serve() {
   admin_->set_namespace_cleanup([grants = access_.get(), quotas = quotas_.get()](const std::string& ns) {
     return server::ForgetNamespace(grants, quotas, ns);
   });
+  admin_->set_table_cleanup([grants = access_.get(), quotas = quotas_.get()](const std::string& table) {
+    return server::ForgetTable(grants, quotas, table);
+  });
   {
     absl::MutexLock l(&mu_);
     http_authorize_ = server::HttpAuthorizer(authn_.get(), access_.get(), options_.metrics_users);

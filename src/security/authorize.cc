@@ -127,6 +127,10 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Merg
   return a == b ? absl::OkStatus() : ac.CheckTable(id, "Merge", b, kCreateOrAdmin);
 }
 
+absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::TruncateTableRequest* req) {
+  return ac.CheckTable(id, "TruncateTable", req->table(), kCreateOrAdmin);
+}
+
 absl::Status AuthorizeTableAdmin(const AccessController& ac, const Identity& id, std::string_view call,
                                  const rpc::TableRequest& req) {
   if (call == "DescribeTable" || call == "ListRegions") return ac.CheckAnyOn(id, call, req.table());
@@ -160,6 +164,16 @@ absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::stri
     BASALT_RETURN_IF_ERROR(grants->RevokeWithin(scope, absl::StrCat("namespace ", AV(ns), " was dropped")));
   }
   if (quotas != nullptr) BASALT_RETURN_IF_ERROR(quotas->RemoveNamespace(ns));
+  return absl::OkStatus();
+}
+
+absl::Status ForgetTable(AccessController* grants, Quotas* quotas, std::string_view table) {
+  if (grants != nullptr) {
+    PermScope scope;
+    scope.table = std::string(table);
+    BASALT_RETURN_IF_ERROR(grants->RevokeWithin(scope, absl::StrCat("table ", AV(table), " was dropped")));
+  }
+  if (quotas != nullptr) BASALT_RETURN_IF_ERROR(quotas->RemoveTable(table));
   return absl::OkStatus();
 }
 

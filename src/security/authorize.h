@@ -6,8 +6,8 @@
 //     Append)                               W on every column written (a row delete: the table)
 //   CheckAndMutate                          R on the condition's column, W as a write
 //   CreateTable                             C or A on the namespace (or global)
-//   Disable, Enable, Drop, Flush, Compact,
-//     Assign, Split, Merge                  C or A on the table
+//   Disable, Enable, Drop, Truncate, Flush,
+//     Compact, Assign, Split, Merge         C or A on the table
 //   DescribeTable, ListRegions              anything on the table; ListTables shows only those
 //   Status, SetVerbs, Move, Balance, the
 //     region server calls                   A, global
@@ -46,6 +46,7 @@ absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::Crea
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::ModifyTableRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::SplitRequest* req);
 absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::MergeRequest* req);
+absl::Status Authorize(const AccessController& ac, const Identity& id, rpc::TruncateTableRequest* req);
 
 // The table administration calls named by a TableRequest: `call` is the method's name.
 absl::Status AuthorizeTableAdmin(const AccessController& ac, const Identity& id, std::string_view call,
@@ -79,5 +80,10 @@ class Quotas;
 // its name does not hand them back, and its quota settings (HBase's DeleteNamespaceProcedure).
 // Either may be null.
 absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::string_view ns);
+// What goes with a dropped table (AdminService's table cleanup): its grants, on it and on its
+// families and columns (HBase's postDeleteTable), so that a table made again under its name
+// starts with none, and its quota settings, the table's and its users' on it (HBase's
+// MasterQuotasObserver). A truncate keeps both. Either may be null.
+absl::Status ForgetTable(AccessController* grants, Quotas* quotas, std::string_view table);
 
 }  // namespace basalt::server

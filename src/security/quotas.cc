@@ -461,12 +461,12 @@ absl::Status Quotas::Set(const QuotaSetting& setting, bool all_types) {
   return absl::OkStatus();
 }
 
-absl::Status Quotas::RemoveNamespace(std::string_view ns) {
+absl::Status Quotas::RemoveWhere(const std::function<bool(const QuotaSubject&)>& whose) {
   std::vector<QuotaSubject> subjects;
   {
     absl::MutexLock l(&mu_);
     for (const auto& [subject, types] : settings_) {
-      if (subject.ns == ns) subjects.push_back(subject);
+      if (whose(subject)) subjects.push_back(subject);
     }
   }
   for (const QuotaSubject& subject : subjects) {
@@ -475,6 +475,14 @@ absl::Status Quotas::RemoveNamespace(std::string_view ns) {
     BASALT_RETURN_IF_ERROR(Set(none, /*all_types=*/true));
   }
   return absl::OkStatus();
+}
+
+absl::Status Quotas::RemoveNamespace(std::string_view ns) {
+  return RemoveWhere([ns](const QuotaSubject& s) { return s.ns == ns; });
+}
+
+absl::Status Quotas::RemoveTable(std::string_view table) {
+  return RemoveWhere([table](const QuotaSubject& s) { return s.table == table; });
 }
 
 absl::Status Quotas::SetLocked(const QuotaSetting& setting, bool all_types) {

@@ -120,6 +120,8 @@ class Quotas {
   // Removes every setting on namespace `ns`, and on a user in it (a dropped namespace's, as
   // HBase's DeleteNamespaceProcedure removes its quota).
   absl::Status RemoveNamespace(std::string_view ns);
+  // Removes every setting on table `table`, and on a user on it (a dropped table's).
+  absl::Status RemoveTable(std::string_view table);
   // Every setting, by subject then type.
   std::vector<QuotaSetting> List() const;
   // Puts `settings` in place of all (a region server following the master's).
@@ -128,6 +130,8 @@ class Quotas {
  private:
   Quotas(Region* store, std::function<void()> on_change);
   absl::Status SetLocked(const QuotaSetting& setting, bool all_types) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes every setting whose subject `whose` picks.
+  absl::Status RemoveWhere(const std::function<bool(const QuotaSubject&)>& whose);
   void Install(std::map<QuotaSubject, std::map<ThrottleType, QuotaSetting>> settings)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -130,6 +130,9 @@ absl::Status RegionServer::StartSecurity() {
   quotas_ = *std::move(quotas);
   admin_->set_namespace_cleanup(
       [grants = access_.get(), quotas = quotas_.get()](const std::string& ns) { return ForgetNamespace(grants, quotas, ns); });
+  admin_->set_table_cleanup([grants = access_.get(), quotas = quotas_.get()](const std::string& table) {
+    return ForgetTable(grants, quotas, table);
+  });
   return absl::OkStatus();
 }
 

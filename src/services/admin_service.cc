@@ -136,15 +136,26 @@ absl::Status AdminService::ModifyNamespace(const rpc::NamespaceRequest& req, rpc
   return parts_.changes->ModifyNamespace(NamespaceFromProto(req.namespace_()));
 }
 
-absl::Status AdminService::DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse*) {
-  BASALT_RETURN_IF_ERROR(parts_.changes->DropNamespace(req.name()));
-  if (!namespace_cleanup_) return absl::OkStatus();
-  if (absl::Status s = namespace_cleanup_(req.name()); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("namespace '", req.name(), "' was dropped, but its grants or quotas were "
+namespace {
+
+// Runs `cleanup` (when set) after `what` (a namespace, a table) named `name` was dropped; its
+// failure says what is left to do by hand (`scope`: user_permission's argument).
+absl::Status CleanUpAfter(const std::function<absl::Status(const std::string&)>& cleanup, std::string_view what,
+                          const std::string& name, std::string_view scope) {
+  if (!cleanup) return absl::OkStatus();
+  if (absl::Status s = cleanup(name); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(AV(what), " '", name, "' was dropped, but its grants or quotas were "
                                                "not all removed (", s.message(), "): remove the rest by hand "
-                                               "(user_permission '@", req.name(), "', list_quotas)"));
+                                               "(user_permission '", AV(scope), "', list_quotas)"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AdminService::DropNamespace(const rpc::NamespaceNameRequest& req, rpc::AdminResponse*) {
+  BASALT_RETURN_IF_ERROR(parts_.changes->DropNamespace(req.name()));
+  return CleanUpAfter(namespace_cleanup_, "namespace", req.name(), absl::StrCat("@", req.name()));
 }
 
 absl::Status AdminService::DescribeNamespace(const rpc::NamespaceNameRequest& req,
@@ -180,7 +191,37 @@ absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminR
 
 absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
-  return parts_.changes->Drop(req.table());
+  BASALT_RETURN_IF_ERROR(parts_.changes->Drop(req.table()));
+  return CleanUpAfter(table_cleanup_, "table", req.table(), req.table());
+}
+
+absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, rpc::AdminResponse*) {
+  const std::string& table = req.table();
+  BASALT_RETURN_IF_ERROR(ValidateTableName(table));
+  BASALT_ASSIGN_OR_RETURN(TableSpec spec, parts_.tables->Describe(table));
+  if (spec.enabled) {
+    return absl::FailedPreconditionError(absl::StrCat("table '", table, "' is enabled: disable it to truncate it"));
+  }
+  std::vector<std::string> split_keys;
+  if (req.preserve_splits()) {
+    rpc::TableRequest named;
+    named.set_table(table);
+    rpc::ListRegionsResponse regions;
+    BASALT_RETURN_IF_ERROR(ListRegions(named, &regions));
+    for (const rpc::RegionStatus& r : regions.regions()) {
+      if (!r.start_key().empty()) split_keys.push_back(r.start_key());
+    }
+  }
+  // Made again from its descriptor as a client would give it (what the catalogue adds, it adds
+  // again).
+  BASALT_ASSIGN_OR_RETURN(TableSpec fresh, TableFromProto(TableToProto(spec)));
+  BASALT_RETURN_IF_ERROR(parts_.changes->Drop(table));
+  if (absl::Status made = parts_.changes->Create(fresh, split_keys); !made.ok()) {
+    return absl::Status(made.code(), absl::StrCat("table '", table, "' was dropped but could not be made again (",
+                                                  made.message(), "): its grants and quotas are kept; create it "
+                                                  "again with its descriptor"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status AdminService::Flush(const rpc::TableRequest& req, rpc::AdminResponse*) {

@@ -224,7 +224,15 @@ class AdminService {
   absl::Status DisableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status EnableTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status ModifyTable(const rpc::ModifyTableRequest& req, rpc::AdminResponse* resp);
+  // Drops a disabled table; then the table cleanup runs (set_table_cleanup).
   absl::Status DropTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
+  // Drops a disabled table and makes it again with its descriptor, enabled: no cleanup, so its
+  // grants and quotas stay (HBase's truncate keeps them).
+  absl::Status TruncateTable(const rpc::TruncateTableRequest& req, rpc::AdminResponse* resp);
+  // What runs after each table is dropped, as the namespace cleanup (ForgetTable).
+  void set_table_cleanup(std::function<absl::Status(const std::string& table)> cleanup) {
+    table_cleanup_ = std::move(cleanup);
+  }
   absl::Status Flush(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status MajorCompact(const rpc::TableRequest& req, rpc::AdminResponse* resp);
   absl::Status AssignTable(const rpc::TableRequest& req, rpc::AdminResponse* resp);
@@ -267,6 +275,7 @@ class AdminService {
  private:
   const Parts parts_;
   std::function<absl::Status(const std::string& ns)> namespace_cleanup_;
+  std::function<absl::Status(const std::string& table)> table_cleanup_;
   const ServerCounters* counters_;
 };
 

@@ -610,6 +610,73 @@ TEST_F(Security, NamespacesNeedGlobalAAndTheirGrantsGoWithThem) {
   ExpectDenied(alice->GetAdmin()->CreateTable(t), "alice", "CreateTable", "C or A on namespace app");
 }
 
+// A dropped table's grants and quotas go with it (HBase's postDeleteTable and its quota
+// observer): one made again under its name hands no one anything. A truncate keeps them, and
+// needs what a drop needs.
+TEST_F(Security, ADroppedTablesGrantsAndQuotasGoWithItATruncatedTablesStay) {
+  TableInfo t;
+  t.name = "t2";
+  t.families.push_back(FamilySettings{});
+  t.families[0].name = "cf";
+  ASSERT_TRUE(admin_->GetAdmin()->CreateTable(t).ok());
+  ASSERT_TRUE(admin_->GetTable("t2")->Put(Put("r1").Add("cf", "q", "v")).ok());
+  const std::unique_ptr<Admin> admin_of = admin_->GetAdmin();
+  Admin& admin = *admin_of;
+  ASSERT_TRUE(admin.Grant(Permission{"alice", "R", "", "t2", "", ""}).ok());
+  ASSERT_TRUE(admin.Grant(Permission{"@ops", "W", "", "t2", "cf", "q"}).ok());
+  ASSERT_TRUE(admin.Grant(Permission{"bob", "C", "", "t2", "", ""}).ok());
+  ASSERT_TRUE(admin.Grant(Permission{"alice", "R", "", "t1", "", ""}).ok());       // another table's
+  ASSERT_TRUE(admin.Grant(Permission{"carol", "R", "default", "", "", ""}).ok());  // the namespace's
+  ASSERT_TRUE(admin.SetQuota(Quota{"", "", "t2", "", "1000req/sec"}).ok());
+  ASSERT_TRUE(admin.SetQuota(Quota{"alice", "", "t2", "READ", "500req/sec"}).ok());
+  ASSERT_TRUE(admin.SetQuota(Quota{"", "", "t1", "", "1000req/sec"}).ok());
+  auto grants_on = [&](const std::string& table) {
+    absl::StatusOr<std::vector<Permission>> p = admin.UserPermissions(Permission{"", "", "", table, "", ""});
+    EXPECT_TRUE(p.ok()) << p.status();
+    std::vector<std::string> out;
+    for (const Permission& g : p.value_or(std::vector<Permission>{})) {
+      out.push_back(absl::StrCat(g.principal, " ", g.actions, " ", g.table, ":", g.family, ":", g.qualifier));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto quotas_on = [&](const std::string& table) {
+    int n = 0;
+    for (const Quota& q : admin.ListQuotas().value_or(std::vector<Quota>{})) n += q.table == table ? 1 : 0;
+    return n;
+  };
+  const std::vector<std::string> t2_grants = {"@ops W t2:cf:q", "alice R t2::", "bob C t2::"};
+  ASSERT_EQ(grants_on("t2"), t2_grants);
+  ASSERT_EQ(quotas_on("t2"), 2);
+
+  // A truncate needs C or A on the table, as a drop does; it keeps every grant and quota.
+  auto alice = Open(As("alice"));
+  ExpectDenied(alice->GetAdmin()->TruncateTable("t2", false), "alice", "TruncateTable", "C or A on table t2");
+  auto bob = Open(As("bob"));
+  ASSERT_TRUE(bob->GetAdmin()->DisableTable("t2").ok());
+  ASSERT_TRUE(bob->GetAdmin()->TruncateTable("t2", false).ok());
+  EXPECT_EQ(grants_on("t2"), t2_grants);
+  EXPECT_EQ(quotas_on("t2"), 2);
+  absl::StatusOr<Result> read = alice->GetTable("t2")->Get(Get("r1"));
+  ASSERT_TRUE(read.ok()) << read.status();  // still hers to read (empty now)
+  EXPECT_TRUE(read->empty());
+  EXPECT_EQ(admin.TruncateTable("t2", false).code(), StatusCode::kFailedPrecondition);  // (enabled again)
+
+  // A drop takes them all, and nothing of another table's or of the namespace's.
+  ASSERT_TRUE(bob->GetAdmin()->DisableTable("t2").ok());
+  ASSERT_TRUE(bob->GetAdmin()->DropTable("t2").ok());
+  EXPECT_TRUE(grants_on("t2").empty());
+  EXPECT_EQ(quotas_on("t2"), 0);
+  EXPECT_EQ(grants_on("t1"), std::vector<std::string>{"alice R t1::"});
+  EXPECT_EQ(quotas_on("t1"), 1);
+  absl::StatusOr<std::vector<Permission>> ns = admin.UserPermissions(Permission{"carol", "", "default", "", "", ""});
+  ASSERT_TRUE(ns.ok()) << ns.status();
+  EXPECT_EQ(ns->size(), 1u);
+  // The table made again under its name: alice reads nothing of it.
+  ASSERT_TRUE(admin.CreateTable(t).ok());
+  ExpectDenied(alice->GetTable("t2")->Get(Get("r1")).status(), "alice", "Get", "R on table t2");
+}
+
 // HBase's AccessController for snapshots: taking one needs A on the table, deleting one global A;
 // a user lists only the snapshots of tables they hold something on.
 TEST_F(Security, ASnapshotNeedsAOnItsTableAndItsDeletionGlobalA) {

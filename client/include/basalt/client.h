@@ -652,7 +652,12 @@ class Admin {
   virtual absl::StatusOr<std::vector<TableInfo>> ListTables() = 0;
   virtual absl::Status DisableTable(const std::string& name) = 0;
   virtual absl::Status EnableTable(const std::string& name) = 0;
-  virtual absl::Status DropTable(const std::string& name) = 0;  // FailedPrecondition if enabled
+  // FailedPrecondition if enabled. Its grants and quotas go with it, as HBase's.
+  virtual absl::Status DropTable(const std::string& name) = 0;
+  // Empties a disabled table (HBase's truncate, truncate_preserve): the server drops it and
+  // makes it again with its descriptor, enabled, in one region or (`preserve_splits`) in the
+  // regions it had; its grants and quotas stay. FailedPrecondition if enabled.
+  virtual absl::Status TruncateTable(const std::string& name, bool preserve_splits) = 0;
   // Changes a table's families and settings (HBase's modifyTable, the shell's alter): `table`
   // is the whole table as it must be, families added, changed, or left out to be dropped (take
   // DescribeTable's and change it). Its regions reopen with them one after another, where they

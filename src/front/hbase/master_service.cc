@@ -395,21 +395,12 @@ absl::StatusOr<std::string> MasterService::TruncateTable(const Request& r) {
   return Procedure<TruncateTableResponse>(r, req.nonce_group(), req.nonce(), [&]() -> absl::Status {
     BASALT_ASSIGN_OR_RETURN(rpc::DescribeTableResponse d, Describe(table));
     if (d.state() != rpc::TABLE_DISABLED) return AsException(absl::FailedPreconditionError(table), kTableNotDisabled);
-    rpc::CreateTableRequest c;
-    *c.mutable_table() = d.table();
-    rpc::TableRequest t;
+    // (AdminService's: the table's grants and quotas stay, as HBase's truncate keeps them.)
+    rpc::TruncateTableRequest t;
     t.set_table(table);
-    if (req.preservesplits()) {
-      rpc::ListRegionsResponse regions;
-      BASALT_RETURN_IF_ERROR(options_.admin->ListRegions(t, &regions));
-      for (const rpc::RegionStatus& region : regions.regions()) {
-        if (!region.start_key().empty()) c.add_split_keys(region.start_key());
-      }
-    }
+    t.set_preserve_splits(req.preservesplits());
     rpc::AdminResponse ignored;
-    BASALT_RETURN_IF_ERROR(options_.admin->DropTable(t, &ignored));
-    rpc::CreateTableResponse created;
-    return options_.admin->CreateTable(c, &created);
+    return options_.admin->TruncateTable(t, &ignored);
   });
 }
 

@@ -29,22 +29,15 @@ absl::StatusOr<Reply> CmdAdminOnTable(Ctx& c) {
   return Done(c, table);
 }
 
-// truncate and (with `preserve`) truncate_preserve, as HBase's: disable, drop and create again
-// with the same descriptor, in one region or in the regions it had (their start keys).
+// truncate and (with `preserve`) truncate_preserve, as HBase's: disable, then the server drops
+// it and makes it again with the same descriptor, in one region or in the regions it had (their
+// start keys), keeping its grants and quotas (Admin::TruncateTable).
 template <bool preserve>
 absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
   BASALT_ASSIGN_OR_RETURN(std::string table, TableArg(c));
   std::unique_ptr<Admin> admin = c.conn->GetAdmin();
   auto info = admin->DescribeTable(table);
   BASALT_RETURN_IF_ERROR(Wrap(c, table, info.status()));
-  std::vector<std::string> split_keys;
-  if (preserve) {
-    auto regions = admin->ListRegions(table);
-    BASALT_RETURN_IF_ERROR(Wrap(c, table, regions.status()));
-    for (const RegionStatus& region : *regions) {
-      if (!region.start_key.empty()) split_keys.push_back(region.start_key);
-    }
-  }
   Reply r = Done(c, table);
   r.messages.push_back(absl::StrCat("Truncating '", ToStringBinary(table), "' table (it may take a while):"));
   if (info->enabled) {
@@ -52,17 +45,7 @@ absl::StatusOr<Reply> CmdTruncate(Ctx& c) {
     BASALT_RETURN_IF_ERROR(Wrap(c, table, admin->DisableTable(table)));
   }
   r.messages.push_back("Truncating table...");
-  BASALT_RETURN_IF_ERROR(Wrap(c, table, admin->DropTable(table)));
-  TableInfo fresh = *std::move(info);
-  fresh.name = table;
-  fresh.enabled = true;
-  absl::Status created = admin->CreateTable(fresh, split_keys);
-  if (!created.ok()) {
-    return absl::Status(created.code(),
-                        absl::StrCat("truncate: table ", ToStringBinary(table),
-                                     " was dropped but could not be created again: ",
-                                     absl::StatusCodeToString(created.code()), ": ", created.message()));
-  }
+  BASALT_RETURN_IF_ERROR(Wrap(c, table, admin->TruncateTable(table, preserve)));
   return r;
 }
 

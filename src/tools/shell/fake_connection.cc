@@ -261,6 +261,17 @@ class FakeAdmin : public Admin {
     s_->tables.erase(name);
     return absl::OkStatus();
   }
+  absl::Status TruncateTable(const std::string& name, bool preserve_splits) override {
+    s_->admin_calls.push_back(absl::StrCat(preserve_splits ? "truncate_preserve " : "truncate ", name));
+    auto* t = Find(name);
+    if (t == nullptr) return absl::NotFoundError("table " + name + " does not exist");
+    if (t->info.enabled) return absl::FailedPreconditionError("table " + name + " is enabled");
+    t->rows.clear();
+    t->info.enabled = true;
+    if (!preserve_splits) t->split_keys.clear();
+    t->info.regions = static_cast<uint32_t>(t->split_keys.size() + 1);
+    return absl::OkStatus();
+  }
   absl::Status ModifyTable(const TableInfo& t) override {
     s_->admin_calls.push_back("modify " + t.name);
     auto* found = Find(t.name);
