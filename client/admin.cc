@@ -111,7 +111,8 @@ class AdminImpl final : public Admin {
     req.set_table(name);
     req.set_preserve_splits(preserve_splits);
     rpc::AdminResponse resp;
-    return WithContext(core_->CallGrpc(true,
+    // (Not retried: a truncate that was done, asked again, finds its table enabled.)
+    return WithContext(core_->CallGrpc(false,
                                        [&](GrpcPath* path, grpc::ClientContext* ctx) {
                                          return path->admin_stub()->TruncateTable(ctx, req, &resp);
                                        }),

@@ -3,43 +3,28 @@
 // a time, records together, a reader with little room) is tried exactly.
 #include "common/tls.h"
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tests/util/temp_dir.h"
+#include "tests/util/test_certs.h"
 
 namespace basalt {
 namespace {
 
 class TlsStreamTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    certs_ = new testing::TempDir();
-    const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(), " alice");
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  static void SetUpTestSuite() { certs_ = new testing::TestCerts(BASALT_SOURCE_DIR, "alice"); }
   static void TearDownTestSuite() {
     delete certs_;
     certs_ = nullptr;
   }
-  static std::string Cert(const std::string& name) { return certs_->path() + "/" + name; }
+  static std::string Cert(const std::string& name) { return (*certs_)(name); }
 
   // A server and a client stream, their handshake done.
   void SetUp() override {
-    absl::StatusOr<std::shared_ptr<TlsContext>> s =
-        TlsContext::Server(Cert("server.pem"), Cert("server.key"), Cert("ca.pem"));
-    ASSERT_TRUE(s.ok()) << s.status();
-    absl::StatusOr<std::shared_ptr<TlsContext>> c =
-        TlsContext::Client(Cert("ca.pem"), Cert("alice.pem"), Cert("alice.key"));
-    ASSERT_TRUE(c.ok()) << c.status();
-    absl::StatusOr<std::unique_ptr<TlsStream>> server = TlsStream::New(*s);
-    absl::StatusOr<std::unique_ptr<TlsStream>> client = TlsStream::New(*c, "127.0.0.1");
-    ASSERT_TRUE(server.ok() && client.ok());
-    server_ = std::move(*server);
-    client_ = std::move(*client);
+    ASSERT_NO_FATAL_FAILURE(NewPair());
     for (int flight = 0; flight < 8 && !(server_->handshake_done() && client_->handshake_done()); ++flight) {
       absl::StatusOr<bool> done = client_->Handshake();
       ASSERT_TRUE(done.ok()) << done.status();
@@ -52,6 +37,20 @@ class TlsStreamTest : public ::testing::Test {
     ASSERT_EQ(server_->PeerCommonName(), "alice");
   }
 
+  // A server stream and a client stream, nothing sent yet.
+  void NewPair() {
+    absl::StatusOr<std::shared_ptr<TlsContext>> s =
+        TlsContext::Server(Cert("server.pem"), Cert("server.key"), Cert("ca.pem"));
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<std::shared_ptr<TlsContext>> c =
+        TlsContext::Client(Cert("ca.pem"), Cert("alice.pem"), Cert("alice.key"));
+    ASSERT_TRUE(c.ok()) << c.status();
+    absl::StatusOr<std::unique_ptr<TlsStream>> server = TlsStream::New(*s);
+    absl::StatusOr<std::unique_ptr<TlsStream>> client = TlsStream::New(*c, "127.0.0.1");
+    ASSERT_TRUE(server.ok() && client.ok());
+    server_ = std::move(*server);
+    client_ = std::move(*client);
+  }
   // What `from` has to send to its peer.
   static std::string Output(TlsStream* from) {
     std::string out;
@@ -77,12 +76,12 @@ class TlsStreamTest : public ::testing::Test {
     }
   }
 
-  static testing::TempDir* certs_;
+  static testing::TestCerts* certs_;
   std::unique_ptr<TlsStream> server_;
   std::unique_ptr<TlsStream> client_;
 };
 
-testing::TempDir* TlsStreamTest::certs_ = nullptr;
+testing::TestCerts* TlsStreamTest::certs_ = nullptr;
 
 TEST_F(TlsStreamTest, NothingIsReadUntilARecordIsWholeThenAllOfIt) {
   EXPECT_EQ(ReadAll(64), "");  // nothing fed
@@ -112,6 +111,29 @@ TEST_F(TlsStreamTest, RecordsFedTogetherAreAllReadThoughTheReaderHasLittleRoom) 
   EXPECT_EQ(ReadAll(7), want);  // what a record holds past 7 bytes is held for the next Read
   server_->Feed(next.substr(next.size() / 2));
   EXPECT_EQ(ReadAll(7), "the next call");
+}
+
+// The client's last handshake flight and its first call, arriving in one read: the server's
+// handshake ends holding the call (read ahead), and Read gives it though nothing more is fed.
+TEST_F(TlsStreamTest, ACallSentWithTheHandshakesLastFlightIsRead) {
+  ASSERT_NO_FATAL_FAILURE(NewPair());
+  auto done = [](TlsStream* s) {
+    absl::StatusOr<bool> d = s->Handshake();
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() && *d;
+  };
+  ASSERT_FALSE(done(client_.get()));
+  server_->Feed(Output(client_.get()));  // ClientHello
+  ASSERT_FALSE(done(server_.get()));
+  client_->Feed(Output(server_.get()));  // ServerHello ... Finished
+  ASSERT_TRUE(done(client_.get()));      // done: its certificate and Finished to send
+  std::string wire = Output(client_.get());
+  ASSERT_TRUE(client_->Write("the first call").ok());
+  client_->TakeOutput(&wire);
+  server_->Feed(wire);
+  ASSERT_TRUE(done(server_.get()));
+  EXPECT_EQ(server_->PeerCommonName(), "alice");
+  EXPECT_EQ(ReadAll(64), "the first call");
 }
 
 TEST_F(TlsStreamTest, ARecordAlteredOnTheWireIsDataLoss) {

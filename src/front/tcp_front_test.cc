@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "src/front/verbs_front.h"
 #include "tests/util/loopback.h"
 #include "tests/util/temp_dir.h"
+#include "tests/util/test_certs.h"
 #include "transport/tcp/client.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/verbs/frame.h"
@@ -678,16 +678,12 @@ TEST_F(TcpFrontTest, AClientThatStopsReadingIsNoLongerReadUntilItCatchesUp) {
 // alice's certificate, or with what must be refused.
 class TcpFrontTlsTest : public TcpFrontTest {
  protected:
-  static void SetUpTestSuite() {
-    certs_ = new testing::TempDir();
-    const std::string cmd = absl::StrCat(BASALT_SOURCE_DIR, "/tests/security/make_certs.sh ", certs_->path(), " alice");
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
+  static void SetUpTestSuite() { certs_ = new testing::TestCerts(BASALT_SOURCE_DIR, "alice"); }
   static void TearDownTestSuite() {
     delete certs_;
     certs_ = nullptr;
   }
-  static std::string Cert(const std::string& name) { return certs_->path() + "/" + name; }
+  static std::string Cert(const std::string& name) { return (*certs_)(name); }
 
   void StartTlsServer(TcpServerOptions o = {}) {
     absl::StatusOr<std::shared_ptr<TlsContext>> tls =
@@ -710,10 +706,10 @@ class TcpFrontTlsTest : public TcpFrontTest {
     return tcp::TcpClient::Open([this]() { return server_->NewSession(nullptr, ""); }, "127.0.0.1", o).status();
   }
 
-  static testing::TempDir* certs_;
+  static testing::TestCerts* certs_;
 };
 
-testing::TempDir* TcpFrontTlsTest::certs_ = nullptr;
+testing::TestCerts* TcpFrontTlsTest::certs_ = nullptr;
 
 // Everything the path does in the clear it does sealed: pipelined calls from many threads, async
 // calls, a row many TLS records long each way.

@@ -158,6 +158,7 @@ absl::Status AuthorizeSnapshotUse(const AccessController& ac, const Identity& id
 }
 
 absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::string_view ns) {
+  if (ns.empty()) return absl::InvalidArgumentError("ForgetNamespace: no namespace named");
   if (grants != nullptr) {
     PermScope scope;
     scope.ns = std::string(ns);
@@ -168,6 +169,8 @@ absl::Status ForgetNamespace(AccessController* grants, Quotas* quotas, std::stri
 }
 
 absl::Status ForgetTable(AccessController* grants, Quotas* quotas, std::string_view table) {
+  // (An empty scope is the global one: everything would go.)
+  if (table.empty()) return absl::InvalidArgumentError("ForgetTable: no table named");
   if (grants != nullptr) {
     PermScope scope;
     scope.table = std::string(table);

@@ -195,6 +195,12 @@ absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminRes
   return CleanUpAfter(table_cleanup_, "table", req.table(), req.table());
 }
 
+namespace {
+// Catalog::Create's bound on a new table's regions (src/catalog/catalog.cc), which a truncate
+// that keeps them is checked against before it drops anything.
+constexpr size_t kMaxRegionsAtCreate = 1000;
+}  // namespace
+
 absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, rpc::AdminResponse*) {
   const std::string& table = req.table();
   BASALT_RETURN_IF_ERROR(ValidateTableName(table));
@@ -213,8 +219,16 @@ absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, r
     }
   }
   // Made again from its descriptor as a client would give it (what the catalogue adds, it adds
-  // again).
+  // again). What the create would refuse is refused before the drop, so that a truncate does not
+  // end with no table. (Between the two, the name is free: a create or clone of it then makes the
+  // truncate's own create fail, saying so.)
   BASALT_ASSIGN_OR_RETURN(TableSpec fresh, TableFromProto(TableToProto(spec)));
+  BASALT_RETURN_IF_ERROR(ValidateTableSpec(fresh));
+  if (split_keys.size() >= kMaxRegionsAtCreate) {
+    return absl::FailedPreconditionError(absl::StrCat("table '", table, "' has ", split_keys.size() + 1,
+                                                      " regions; a truncate that keeps them makes at most ",
+                                                      kMaxRegionsAtCreate, ": truncate it without"));
+  }
   BASALT_RETURN_IF_ERROR(parts_.changes->Drop(table));
   if (absl::Status made = parts_.changes->Create(fresh, split_keys); !made.ok()) {
     return absl::Status(made.code(), absl::StrCat("table '", table, "' was dropped but could not be made again (",
