@@ -4,6 +4,7 @@
 #include <atomic>
 #include <iterator>
 #include <list>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -14,6 +15,13 @@ namespace basalt {
 
 // One LRU list and map under one mutex. Aligned to a cache line so neighbouring shards' mutexes
 // do not share one.
+//
+// A hit reads the map's slot only: the value and the stamp of the entry's last move to the
+// front live there, not in the list's node. An entry is moved to the front only when it may
+// have left the most recent quarter of the list (see Lookup), so a block that stays hot is
+// read without a write to the list: the relink touched the node and both its neighbours,
+// three cache misses in a large cache (BENCHMARKS §24d). HBase's LruBlockCache does less
+// still on a hit (it stamps the block's access time and orders blocks only when it evicts).
 class alignas(64) BlockCache::Shard {
  public:
   // Called once, before the cache is shared.
@@ -27,50 +35,49 @@ class alignas(64) BlockCache::Shard {
       return nullptr;
     }
     ++hits_;
-    lru_.splice(lru_.begin(), lru_, it->second);  // relinks the node; no allocation
-    return it->second->value;
+    Slot& s = it->second;
+    // Every move to the front takes a new stamp, so the list is in stamp order and at most
+    // tick_ - s.stamp entries are before this one: within the first quarter, it stays.
+    if (tick_ - s.stamp > map_.size() / 4) {
+      lru_.splice(lru_.begin(), lru_, s.node);  // relinks the node; no allocation
+      s.stamp = ++tick_;
+    }
+    return s.value;
   }
 
   void Insert(const CacheKey& k, std::shared_ptr<const void> value, size_t charge)
       ABSL_LOCKS_EXCLUDED(mu_) {
-    List dropped;  // destroyed after the lock is released: freeing a block can be slow
+    Dropped dropped;  // destroyed after the lock is released: freeing a block can be slow
     {
       absl::MutexLock lock(&mu_);
       RemoveLocked(k, &dropped);
       if (value == nullptr || charge > capacity_) return;
-      lru_.push_front(Entry{k, std::move(value), charge});
-      map_.emplace(k, lru_.begin());
+      lru_.push_front(Entry{k, charge});
+      map_.emplace(k, Slot{lru_.begin(), std::move(value), ++tick_});
       usage_ += charge;
       ++inserts_;
       // The new entry fits on its own (charge <= capacity_), so it is never its own victim.
       while (usage_ > capacity_) {
-        auto victim = std::prev(lru_.end());
-        usage_ -= victim->charge;
-        map_.erase(victim->key);
-        dropped.splice(dropped.end(), lru_, victim);
+        RemoveLocked(lru_.back().key, &dropped);
         ++evictions_;
       }
     }
   }
 
   void Erase(const CacheKey& k) ABSL_LOCKS_EXCLUDED(mu_) {
-    List dropped;
+    Dropped dropped;
     absl::MutexLock lock(&mu_);
     RemoveLocked(k, &dropped);
     // `dropped` is declared before `lock`, so it is destroyed after the unlock.
   }
 
   void EraseFile(uint64_t file_id) ABSL_LOCKS_EXCLUDED(mu_) {
-    List dropped;
+    Dropped dropped;
     absl::MutexLock lock(&mu_);
     for (auto it = lru_.begin(); it != lru_.end();) {
-      auto next = std::next(it);
-      if (it->key.file_id == file_id) {
-        usage_ -= it->charge;
-        map_.erase(it->key);
-        dropped.splice(dropped.end(), lru_, it);
-      }
-      it = next;
+      const CacheKey k = it->key;
+      ++it;  // before RemoveLocked erases the node
+      if (k.file_id == file_id) RemoveLocked(k, &dropped);
     }
   }
 
@@ -86,19 +93,25 @@ class alignas(64) BlockCache::Shard {
   }
 
  private:
-  struct Entry {
+  struct Entry {  // a list node: the order, and what eviction needs
     CacheKey key;
-    std::shared_ptr<const void> value;
     size_t charge;
   };
   using List = std::list<Entry>;
+  struct Slot {  // the map's value: what a hit reads
+    List::iterator node;
+    std::shared_ptr<const void> value;
+    uint64_t stamp;  // tick_ when the node last moved to the front
+  };
+  using Dropped = std::vector<std::shared_ptr<const void>>;
 
-  // Moves the entry under k, if any, to *dropped.
-  void RemoveLocked(const CacheKey& k, List* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Removes the entry under k, if any, keeping its value in *dropped.
+  void RemoveLocked(const CacheKey& k, Dropped* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = map_.find(k);
     if (it == map_.end()) return;
-    usage_ -= it->second->charge;
-    dropped->splice(dropped->end(), lru_, it->second);
+    usage_ -= it->second.node->charge;
+    lru_.erase(it->second.node);
+    dropped->push_back(std::move(it->second.value));
     map_.erase(it);
   }
 
@@ -108,7 +121,8 @@ class alignas(64) BlockCache::Shard {
   // Open addressing: a hit reads the slot array, not a chain of nodes (std::unordered_map's
   // bucket, node and key were three cache misses per lookup; BENCHMARKS §24c). A hit allocates
   // nothing.
-  absl::flat_hash_map<CacheKey, List::iterator> map_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<CacheKey, Slot> map_ ABSL_GUARDED_BY(mu_);
+  uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;  // counts moves to the front
   size_t usage_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;

@@ -36,8 +36,10 @@ class BlockCache {
   BlockCache(const BlockCache&) = delete;
   BlockCache& operator=(const BlockCache&) = delete;
 
-  // The cached value, or nullptr on a miss. A hit becomes the shard's most recently used entry.
-  // Does not allocate (one atomic increment for the returned reference).
+  // The cached value, or nullptr on a miss. A hit becomes the shard's most recently used entry,
+  // unless it is already among the most recent quarter of the shard's entries: there it keeps
+  // its place (so a hot block is read without relinking the list). Does not allocate (one
+  // atomic increment for the returned reference).
   std::shared_ptr<const void> Lookup(const CacheKey& k);
 
   // Caches value under k with the given charge in bytes, replacing any value already there, then

@@ -279,6 +279,21 @@ TEST(BlockCacheTest, LruOrder) {
   EXPECT_EQ(cache.GetStats().usage_bytes, 300u);
 }
 
+// A hit on an entry among the most recent quarter keeps its place; one older than that
+// becomes the most recent.
+TEST(BlockCacheTest, AHitInTheMostRecentQuarterKeepsItsPlace) {
+  BlockCache cache(800, /*num_shard_bits=*/0);
+  for (uint64_t i = 0; i < 8; ++i) cache.Insert({1, i}, Val("v"), 100);
+  ASSERT_NE(cache.Lookup({1, 6}), nullptr);  // second most recent: stays behind 7
+  ASSERT_NE(cache.Lookup({1, 1}), nullptr);  // old: moves to the front
+  // Order now (LRU first): 0, 2, 3, 4, 5, 6, 7, 1. Six new entries evict the first six.
+  for (uint64_t i = 8; i < 14; ++i) cache.Insert({1, i}, Val("v"), 100);
+  for (uint64_t gone : {0, 2, 3, 4, 5, 6}) EXPECT_EQ(cache.Lookup({1, gone}), nullptr) << gone;
+  EXPECT_NE(cache.Lookup({1, 7}), nullptr);
+  EXPECT_NE(cache.Lookup({1, 1}), nullptr);
+  EXPECT_EQ(cache.GetStats().evictions, 6u);
+}
+
 TEST(BlockCacheTest, TooLargeIsNotCached) {
   BlockCache cache(1000, /*num_shard_bits=*/2);  // 250 bytes a shard
   cache.Insert({1, 0}, Val("small"), 100);

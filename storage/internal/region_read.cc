@@ -195,7 +195,8 @@ absl::Status RegionImpl::GetInto(std::string_view row, const ReadSpec& spec, Row
   read_requests_.fetch_add(1, std::memory_order_relaxed);
   BASALT_ASSIGN_OR_RETURN(ColumnTargets targets, ResolveColumns(spec));
   result->Reset(row);
-  std::string seek = FirstKeyOfRow(row);
+  thread_local std::string seek;  // reused: a row key past the string's inline bytes allocated
+  AssignFirstKeyOfRow(&seek, row);
   const int64_t now = Now();
   // The read point and every family's snapshot, taken together (see snapshot_mu_).
   uint64_t read_point;

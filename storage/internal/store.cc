@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
@@ -123,7 +125,8 @@ std::vector<uint64_t> Store::FileNumbers() const {
 std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint64_t read_point, bool fill_cache,
                                                      std::string_view row,
                                                      const std::vector<std::string>* qualifiers) const {
-  std::vector<std::unique_ptr<InternalIterator>> children;
+  // Inline: a Get whose row is in one source (one file, the memstore empty) allocates no vector.
+  absl::InlinedVector<std::unique_ptr<InternalIterator>, 4> children;
   if (!snap.active->empty()) children.push_back(MemStore::NewIterator(snap.active, read_point));
   if (snap.frozen != nullptr && !snap.frozen->empty()) children.push_back(MemStore::NewIterator(snap.frozen, read_point));
   for (const auto& f : *snap.files) {
@@ -146,7 +149,9 @@ std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint6
     }
     children.push_back(f->NewIterator(fill_cache));
   }
-  return NewMergingIterator(std::move(children));
+  if (children.size() == 1 && children[0]->unique_keys()) return std::move(children[0]);
+  return NewMergingIterator(std::vector<std::unique_ptr<InternalIterator>>(std::make_move_iterator(children.begin()),
+                                                                          std::make_move_iterator(children.end())));
 }
 
 void Store::Freeze() {
