@@ -444,6 +444,10 @@ absl::Status AccessController::Grant(const Identity& by, const PermGrant& grant)
   }
   if (grant.perms == 0) return absl::InvalidArgumentError("no permissions given (R, W, X, C, A)");
   BASALT_RETURN_IF_ERROR(ValidateScope(grant.scope));
+  // A table's name as its table calls name it: "default:t" would be kept under that name and
+  // never apply to t, nor go when t is dropped. (Revoke takes any name, so such a grant kept
+  // before this check can still be revoked.)
+  if (!grant.scope.table.empty()) BASALT_RETURN_IF_ERROR(ValidateTableRef(grant.scope.table));
   BASALT_RETURN_IF_ERROR(CheckScope(by, "grant", kPermAdmin, grant.scope));
   return Commit(grant, absl::StrCat("user=", by.user.empty() ? "(unauthenticated)" : by.user, " granted ",
                                     PermString(grant.perms), " to ", grant.principal, " on ", grant.scope.ToString()));

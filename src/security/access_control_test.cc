@@ -198,6 +198,13 @@ TEST(AccessControl, GrantsAndRevokesNeedAdminAndSurviveARestart) {
     EXPECT_EQ(ac->Grant(Root(*ac), PermGrant{"a", PermScope{"", "", "cf", ""}, kPermRead}).code(),
               absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(ac->Grant(Root(*ac), PermGrant{"a", Table("t1"), 0}).code(), absl::StatusCode::kInvalidArgument);
+    // A table of namespace default is named without it: kept as "default:t1", the grant would
+    // never apply to t1 (nor go with it). A grant on an illegal name is refused too.
+    const absl::Status literal = ac->Grant(Root(*ac), PermGrant{"a", Table("default:t1"), kPermRead});
+    EXPECT_EQ(literal.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(literal.message().find("named without it ('t1')"), std::string::npos) << literal;
+    EXPECT_EQ(ac->Grant(Root(*ac), PermGrant{"a", Table("a b"), kPermRead}).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(ac->Revoke(Root(*ac), "a", Table("default:t1")).ok());  // revoking takes any name
   }
   auto tm = OpenManager(dir.path());
   auto ac = OpenAc(tm.get());

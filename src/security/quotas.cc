@@ -446,6 +446,11 @@ void Quotas::Settle(const Ticket& ticket, int64_t read_bytes) {
 
 absl::Status Quotas::Set(const QuotaSetting& setting, bool all_types) {
   BASALT_RETURN_IF_ERROR(ValidateSubject(setting.subject));
+  // As a grant's table (AccessController::Grant): a limit on "default:t" would never apply to
+  // t. Removing one takes any name, so a limit kept before this check can still go.
+  if (setting.limit > 0 && !setting.subject.table.empty()) {
+    BASALT_RETURN_IF_ERROR(ValidateTableRef(setting.subject.table));
+  }
   if (setting.limit < 0 || (setting.limit > 0 && !IsUnit(setting.unit_seconds))) {
     return absl::InvalidArgumentError("a quota's limit is above 0 per a unit of time");
   }

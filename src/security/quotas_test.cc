@@ -178,6 +178,12 @@ TEST(Quotas, SettingsSurviveARestartAndNoneRemovesThem) {
     ASSERT_TRUE(SetQuota(q.get(), Throttle("alice", "t1", "5req/sec")).ok());
     ASSERT_TRUE(SetQuota(q.get(), Throttle("bob", "", "1req/sec", "", "ns")).ok());
     ASSERT_TRUE(SetQuota(q.get(), Throttle("", "t2", "7req/min", "READ")).ok());
+    // A table of namespace default is named without it: a limit on "default:t2" would never
+    // apply to t2. Removing one takes any name.
+    const absl::Status literal = SetQuota(q.get(), Throttle("", "default:t2", "7req/min"));
+    EXPECT_EQ(literal.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(literal.message().find("named without it ('t2')"), std::string::npos) << literal;
+    EXPECT_TRUE(SetQuota(q.get(), Throttle("", "default:t2", "NONE")).ok());
     ASSERT_TRUE(tm->CloseAll().ok());
   }
   auto tm = OpenManager(dir.path());
