@@ -10,16 +10,26 @@
 # Sourced (tests/security/make_certs.sh), it only defines key, ca and cert.
 set -euo pipefail
 
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+# Runs openssl quietly (it reports each step on stderr); when it fails, says which step and
+# shows what openssl said.
+ossl() {
+  local said
+  if ! said=$(openssl "$@" 2>&1); then
+    echo "make-certs.sh: openssl $1 failed:" >&2
+    echo "$said" >&2
+    return 1
+  fi
+}
+key() { ossl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1"; }
 ca() {  # ca NAME CN [DAYS]
   key "$1.key"
-  openssl req -x509 -new -key "$1.key" -subj "/CN=$2" -days "${3:-1}" -out "$1.pem" 2>/dev/null
+  ossl req -x509 -new -key "$1.key" -subj "/CN=$2" -days "${3:-1}" -out "$1.pem"
 }
 cert() {  # cert NAME CN CA [EXTFILE] [DAYS]
   key "$1.key"
-  openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr" 2>/dev/null
-  openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days "${5:-1}" -out "$1.pem" \
-    ${4:+-extfile "$4"} 2>/dev/null
+  ossl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr"
+  ossl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" -CAcreateserial -days "${5:-1}" -out "$1.pem" \
+    ${4:+-extfile "$4"}
   rm -f "$1.csr"
 }
 
@@ -28,7 +38,19 @@ cert() {  # cert NAME CN CA [EXTFILE] [DAYS]
 dir=$1
 shift
 days=1
-if [ "${1:-}" = "--days" ]; then days=$2; shift 2; fi
+if [ "${1:-}" = "--days" ]; then days=${2:-}; shift $(($# >= 2 ? 2 : 1)); fi
+if ! [[ "$days" =~ ^[1-9][0-9]{0,5}$ ]]; then
+  echo "make-certs.sh: --days '$days': a whole number of days from 1 to 999999" >&2
+  exit 2
+fi
+# A user's name is the certificate's CN, given to openssl as "/CN=NAME": a '/' or '=' would
+# start another field, so a name is letters, digits and . _ @ - only.
+for user in "$@"; do
+  if ! [[ "$user" =~ ^[A-Za-z0-9._@-]+$ ]]; then
+    echo "make-certs.sh: user '$user': a name of letters, digits, '.', '_', '@' and '-' only" >&2
+    exit 2
+  fi
+done
 mkdir -p "$dir"
 cd "$dir"
 ca ca "Basalt CA" "$days"
