@@ -90,8 +90,8 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   // Debian's Abseil keeps deadlock detection on (built without NDEBUG); it costs on every lock.
   basalt::DisableMutexDeadlockDetection();
-  if (argc == 3 && std::strcmp(argv[1], "tcp_echo_port") == 0) {  // the ycsb TCP floor's child
-    return basalt::bench::RunTcpEchoPort(std::atoi(argv[2]));
+  if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "tcp_echo_port") == 0) {  // the ycsb TCP floor's child
+    return basalt::bench::RunTcpEchoPort(std::atoi(argv[2]), argc == 4 && std::strcmp(argv[3], "codec") == 0);
   }
   if (argc < 3 || (std::strcmp(argv[1], "storage") != 0 && std::strcmp(argv[1], "server") != 0)) {
     std::fputs(kUsage, stderr);

@@ -434,6 +434,7 @@ struct YcsbSetup {
   bool flush_after_load = false;
   int regions = 1;  // pre-split into this many regions of equal record counts
   bool tcp_echo_in_process = false;  // the TCP floor's loops in this process (tcp_echo_floor.h)
+  bool tcp_echo_codec = false;       // the TCP floor decodes requests and encodes replies (ibid.)
 };
 
 // Split keys that cut the records' keys into `regions` ranges of equal counts.
@@ -460,6 +461,7 @@ absl::StatusOr<YcsbSetup> ParseYcsbSetup(const Flags& flags) {
   s.skip_load = flags.Bool("skip_load");
   s.flush_after_load = flags.Bool("flush_after_load");
   s.tcp_echo_in_process = flags.Bool("tcp_echo_in_process");
+  s.tcp_echo_codec = flags.Bool("tcp_echo_codec");
   const int64_t regions = flags.Int("regions", 1);
   if (regions < 1 || regions > 1000 || static_cast<uint64_t>(regions) > s.records) {
     return absl::InvalidArgumentError("--regions must be between 1 and min(1000, --records)");
@@ -544,7 +546,8 @@ absl::StatusOr<EchoFloors> StartEchoFloor(const YcsbSetup& setup) {
   // many connections as the table's.
   const int loops = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   BASALT_ASSIGN_OR_RETURN(floors.tcp,
-                          TcpEchoFloor::Start(loops, setup.server.conn.tcp_connections, setup.tcp_echo_in_process));
+                          TcpEchoFloor::Start(loops, setup.server.conn.tcp_connections, setup.tcp_echo_in_process,
+                                              setup.tcp_echo_codec));
   return floors;
 }
 
@@ -677,7 +680,8 @@ int RunServerYcsb(const Flags& flags, Report* report) {
       "floor: basalt.rpc.Echo/Echo through the generated stub on its own channel, replying %d B (a record's "
       "field bytes); with --transport=tcp, the bare TCP floor instead: the TCP path's loops and client with "
       "nothing behind them, a Get's frame answered with a record's reply frame, the loops in a process "
-      "of their own as a server's (--tcp_echo_in_process: in this one) (src/tools/bench/tcp_echo_floor.h); a read gets the whole row, an update puts one random field, an "
+      "of their own as a server's (--tcp_echo_in_process: in this one; --tcp_echo_codec: each request decoded and its reply "
+      "encoded from the record's cells, as the TCP front does around its Get) (src/tools/bench/tcp_echo_floor.h); a read gets the whole row, an update puts one random field, an "
       "insert a whole record",
       warmup_seconds, seconds, kYcsbMaxScanLength, kYcsbFields * kYcsbFieldBytes));
   report->notes.push_back(

@@ -25,10 +25,32 @@ namespace {
 
 using verbs::ConnectData;
 
+// A YCSB record's row, as the engine would give it to the TCP front's reply encoder.
+class RecordRow final : public verbs::ReplyRow {
+ public:
+  RecordRow() : row_("user1234567890123456789"), value_(kYcsbFieldBytes, 'v') {
+    for (int f = 0; f < kYcsbFields; ++f) qualifiers_.push_back(absl::StrCat("field", f));
+  }
+  std::string_view row() const override { return row_; }
+  size_t size() const override { return qualifiers_.size(); }
+  verbs::ReplyCell cell(size_t i) const override {
+    return verbs::ReplyCell{kFamily, qualifiers_[i], value_, /*timestamp=*/1, /*put=*/true};
+  }
+
+ private:
+  std::string row_, value_;
+  std::vector<std::string> qualifiers_;
+};
+
 // One connection of the echo port: skips the proof, then answers every frame with the record.
+// With `row` (the codec floor), each request is decoded and admitted and its reply encoded from
+// the row's cells, as the TCP front does around its Get handler (src/front/tcp_front.cc): the
+// frames' whole cost at both ends, as gRPC's Echo parses and serialises its messages. Without,
+// the header alone is read and the record's reply frame copied.
 class EchoSession final : public server::StreamSession {
  public:
-  explicit EchoSession(const std::string* reply) : record_(reply), reader_(1 << 20) {}
+  EchoSession(const std::string* reply, const verbs::ReplyRow* row)
+      : record_(reply), row_(row), reader_(1 << 20), out_(row != nullptr ? 64 << 10 : 0) {}
 
   absl::Span<char> Space() override {
     if (proof_ < ConnectData::kSize) return absl::MakeSpan(proof_bytes_ + proof_, ConnectData::kSize - proof_);
@@ -47,6 +69,11 @@ class EchoSession final : public server::StreamSession {
       absl::StatusOr<std::optional<absl::Span<const uint8_t>>> next = reader_.Next();
       if (!next.ok()) return next.status();
       if (!next->has_value()) return absl::OkStatus();
+      if (row_ != nullptr) {
+        BASALT_RETURN_IF_ERROR(Encoded(c, **next));
+        if (c->read_paused()) return absl::OkStatus();
+        continue;
+      }
       absl::StatusOr<verbs::FrameHeader> h = verbs::ParseHeader(**next);
       if (!h.ok()) return h.status();
       reply_.assign(*record_);
@@ -56,11 +83,29 @@ class EchoSession final : public server::StreamSession {
   }
 
  private:
+  absl::Status Encoded(const std::shared_ptr<server::StreamConnection>& c, absl::Span<const uint8_t> frame) {
+    BASALT_RETURN_IF_ERROR(verbs::DecodeRequest(frame, &request_));
+    const uint64_t id = request_.header.request_id;
+    const absl::Status admitted = c->AdmitCall();
+    const size_t n =
+        verbs::EncodeGetReplyRow(id, admitted, admitted.ok() ? row_ : nullptr, absl::MakeSpan(out_));
+    const std::string_view reply(reinterpret_cast<const char*>(out_.data()), n);
+    if (admitted.ok()) {
+      c->Answer(reply);
+    } else {
+      c->Queue(reply);
+    }
+    return absl::OkStatus();
+  }
+
   const std::string* const record_;
+  const verbs::ReplyRow* const row_;  // null: the copy floor
   char proof_bytes_[ConnectData::kSize];
   size_t proof_ = 0;
   tcp::FrameStreamReader reader_;
   std::string reply_;  // reused: no allocation per call
+  verbs::DecodedRequest request_;
+  std::vector<uint8_t> out_;
 };
 
 std::string ErrorFrame(const absl::Status& s) {
@@ -85,21 +130,23 @@ std::string RecordReply() {
   return std::string(reinterpret_cast<const char*>(out.data()), n);
 }
 
-// The echo port on 127.0.0.1, answering with *reply (which must outlive it).
-absl::StatusOr<std::unique_ptr<server::StreamPort>> StartEchoPort(int loop_threads, const std::string* reply) {
+// The echo port on 127.0.0.1, answering with *reply, or encoding *row's cells per call (both
+// must outlive it; row null: the copy floor).
+absl::StatusOr<std::unique_ptr<server::StreamPort>> StartEchoPort(int loop_threads, const std::string* reply,
+                                                                  const verbs::ReplyRow* row) {
   server::StreamPort::Options po;
   po.listen = "127.0.0.1:0";
   po.loop_threads = loop_threads;
   po.name = "TCP echo floor";
   server::StreamPort::Protocol protocol;
-  protocol.new_session = [reply] { return std::make_unique<EchoSession>(reply); };
+  protocol.new_session = [reply, row] { return std::make_unique<EchoSession>(reply, row); };
   protocol.connection_error = ErrorFrame;
   return server::StreamPort::Start(po, std::move(protocol));
 }
 
 // Starts this executable's `tcp_echo_port` with its stdin and stdout on pipes; returns the
 // port it printed. *pid and *to_child are set as soon as the child runs, for the caller to end it.
-absl::StatusOr<int> SpawnEchoPort(int loop_threads, pid_t* pid, int* to_child) {
+absl::StatusOr<int> SpawnEchoPort(int loop_threads, bool codec, pid_t* pid, int* to_child) {
   char exe[4096];
   const ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (len <= 0) return absl::InternalError(absl::StrCat("echo floor: readlink /proc/self/exe: ", std::strerror(errno)));
@@ -118,7 +165,7 @@ absl::StatusOr<int> SpawnEchoPort(int loop_threads, pid_t* pid, int* to_child) {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   const std::string loops = std::to_string(loop_threads);
   char* argv[] = {const_cast<char*>("basalt-bench"), const_cast<char*>("tcp_echo_port"), const_cast<char*>(loops.c_str()),
-                  nullptr};
+                  codec ? const_cast<char*>("codec") : nullptr, nullptr};
   const int rc = posix_spawn(pid, exe, &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   close(in[0]);
@@ -148,9 +195,10 @@ absl::StatusOr<int> SpawnEchoPort(int loop_threads, pid_t* pid, int* to_child) {
 
 }  // namespace
 
-int RunTcpEchoPort(int loop_threads) {
+int RunTcpEchoPort(int loop_threads, bool codec) {
   const std::string reply = RecordReply();
-  absl::StatusOr<std::unique_ptr<server::StreamPort>> port = StartEchoPort(loop_threads, &reply);
+  const RecordRow row;
+  absl::StatusOr<std::unique_ptr<server::StreamPort>> port = StartEchoPort(loop_threads, &reply, codec ? &row : nullptr);
   if (!port.ok()) {
     std::fprintf(stderr, "tcp_echo_port: %s\n", port.status().ToString().c_str());
     return 1;
@@ -168,15 +216,16 @@ int RunTcpEchoPort(int loop_threads) {
 }
 
 absl::StatusOr<std::unique_ptr<TcpEchoFloor>> TcpEchoFloor::Start(int loop_threads, int connections,
-                                                                  bool in_process) {
+                                                                  bool in_process, bool codec) {
   std::unique_ptr<TcpEchoFloor> floor(new TcpEchoFloor());
   int port = 0;
   if (in_process) {
     floor->reply_ = RecordReply();
-    BASALT_ASSIGN_OR_RETURN(floor->port_, StartEchoPort(loop_threads, &floor->reply_));
+    if (codec) floor->row_ = std::make_unique<RecordRow>();
+    BASALT_ASSIGN_OR_RETURN(floor->port_, StartEchoPort(loop_threads, &floor->reply_, floor->row_.get()));
     port = floor->port_->port();
   } else {
-    BASALT_ASSIGN_OR_RETURN(port, SpawnEchoPort(loop_threads, &floor->child_, &floor->child_stdin_));
+    BASALT_ASSIGN_OR_RETURN(port, SpawnEchoPort(loop_threads, codec, &floor->child_, &floor->child_stdin_));
   }
 
   // A session as the server would give one; the echo port checks none of it.

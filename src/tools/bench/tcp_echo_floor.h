@@ -13,6 +13,12 @@
 // against a server. In the benchmark's process (`in_process`), the loops and the client threads
 // share one address space, which makes each switch cheaper than a real server's (BENCHMARKS §24c).
 //
+// The copy floor (the default) reads each request's header only and copies the record's reply
+// frame. The codec floor (`codec`, --tcp_echo_codec) decodes and admits each request and encodes
+// its reply from the record's cells, as the TCP front does around its Get handler: the frames'
+// whole cost at both ends, as gRPC's bare Echo parses and serialises its messages (BENCHMARKS
+// §24e).
+//
 // Thread-safety: Call from any thread.
 #pragma once
 
@@ -27,6 +33,7 @@
 #include "proto/basalt.pb.h"
 #include "src/base/stream_port.h"
 #include "transport/tcp/client.h"
+#include "transport/verbs/frame.h"
 
 namespace basalt::bench {
 
@@ -34,7 +41,8 @@ class TcpEchoFloor {
  public:
   // The port on 127.0.0.1 (loop_threads loops) and a client of `connections` connections to it;
   // the port in a child process (this executable's `tcp_echo_port`) unless in_process.
-  static absl::StatusOr<std::unique_ptr<TcpEchoFloor>> Start(int loop_threads, int connections, bool in_process);
+  static absl::StatusOr<std::unique_ptr<TcpEchoFloor>> Start(int loop_threads, int connections, bool in_process,
+                                                              bool codec = false);
   ~TcpEchoFloor();
 
   // One call: a Get of `row`'s frame out, the record's reply back and decoded.
@@ -43,14 +51,16 @@ class TcpEchoFloor {
  private:
   TcpEchoFloor() = default;
   std::string reply_;  // the reply frame (request id 0): the sessions copy it and set the id
+  std::unique_ptr<verbs::ReplyRow> row_;  // in_process with codec: the record's cells, encoded per call
   std::unique_ptr<server::StreamPort> port_;  // in_process only
   pid_t child_ = -1;                          // else the port's process,
   int child_stdin_ = -1;                      // which exits when this closes
   std::unique_ptr<tcp::TcpClient> client_;
 };
 
-// `basalt-bench tcp_echo_port LOOPS`: runs the echo port in this process, writes its port number
-// and a newline to stdout, and shuts it down when stdin reaches its end. Returns the exit code.
-int RunTcpEchoPort(int loop_threads);
+// `basalt-bench tcp_echo_port LOOPS [codec]`: runs the echo port in this process, writes its port
+// number and a newline to stdout, and shuts it down when stdin reaches its end. Returns the exit
+// code.
+int RunTcpEchoPort(int loop_threads, bool codec);
 
 }  // namespace basalt::bench
