@@ -16,12 +16,6 @@
 #include "src/schema/table_errors.h"
 
 namespace basalt::server {
-namespace {
-
-// Each region has its own background thread (flushes and compactions).
-constexpr size_t kMaxRegionsAtCreate = 1000;
-
-}  // namespace
 
 Catalog::Catalog(const Options& options)
     : options_(options), placement_(options.placement != nullptr ? options.placement : &local_placement_) {

@@ -5,8 +5,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/status.h"
 #include "proto/kept_settings.h"
 #include "src/schema/meta.h"
@@ -49,7 +52,42 @@ absl::Status NotServedHere::Peers(std::string_view what) const {
                                                process_, ")"));
 }
 
-AdminService::AdminService(Parts parts, const ServerCounters* counters) : parts_(std::move(parts)), counters_(counters) {}
+// One lock per table name, held while a call makes, drops or remakes the table: a second call on
+// the name waits for the first to end. A name is held by one call at a time and each call holds
+// one name, so no two calls wait on each other.
+class AdminService::TableNameLocks {
+ public:
+  class Held {
+   public:
+    Held(TableNameLocks* locks, std::string name) : locks_(locks), name_(std::move(name)) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+      absl::MutexLock l(&locks_->mu_);
+      locks_->held_.erase(name_);
+    }
+
+   private:
+    TableNameLocks* const locks_;
+    const std::string name_;
+  };
+
+  // Waits until no call holds `name`, then holds it until the returned value is destroyed.
+  std::unique_ptr<Held> Lock(std::string_view name) {
+    absl::MutexLock l(&mu_);
+    const auto free = [this, name]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_.count(name) == 0; };
+    mu_.Await(absl::Condition(&free));
+    held_.emplace(name);
+    return std::make_unique<Held>(this, std::string(name));
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::set<std::string, std::less<>> held_ ABSL_GUARDED_BY(mu_);
+};
+
+AdminService::AdminService(Parts parts, const ServerCounters* counters)
+    : parts_(std::move(parts)), name_locks_(std::make_unique<TableNameLocks>()), counters_(counters) {}
 
 std::unique_ptr<AdminService> AdminService::ForStandalone(Catalog* catalog, const ServerCounters* counters,
                                                           ReplicationPeers* peers) {
@@ -82,6 +120,7 @@ AdminService::~AdminService() = default;
 
 absl::Status AdminService::CreateTable(const rpc::CreateTableRequest& req, rpc::CreateTableResponse*) {
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, TableFromProto(req.table()));
+  const auto held = name_locks_->Lock(spec.name);
   return parts_.changes->Create(spec, std::vector<std::string>(req.split_keys().begin(), req.split_keys().end()));
 }
 
@@ -191,19 +230,16 @@ absl::Status AdminService::EnableTable(const rpc::TableRequest& req, rpc::AdminR
 
 absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  // Held through the cleanup too: a table made again under the name keeps what is granted on it.
+  const auto held = name_locks_->Lock(req.table());
   BASALT_RETURN_IF_ERROR(parts_.changes->Drop(req.table()));
   return CleanUpAfter(table_cleanup_, "table", req.table(), req.table());
 }
 
-namespace {
-// Catalog::Create's bound on a new table's regions (src/catalog/catalog.cc), which a truncate
-// that keeps them is checked against before it drops anything.
-constexpr size_t kMaxRegionsAtCreate = 1000;
-}  // namespace
-
 absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, rpc::AdminResponse*) {
   const std::string& table = req.table();
   BASALT_RETURN_IF_ERROR(ValidateTableName(table));
+  const auto held = name_locks_->Lock(table);  // no other create, clone or drop of it until it is made again
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, parts_.tables->Describe(table));
   if (spec.enabled) {
     return absl::FailedPreconditionError(absl::StrCat("table '", table, "' is enabled: disable it to truncate it"));
@@ -220,14 +256,13 @@ absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, r
   }
   // Made again from its descriptor as a client would give it (what the catalogue adds, it adds
   // again). What the create would refuse is refused before the drop, so that a truncate does not
-  // end with no table. (Between the two, the name is free: a create or clone of it then makes the
-  // truncate's own create fail, saying so.)
+  // end with no table.
   BASALT_ASSIGN_OR_RETURN(TableSpec fresh, TableFromProto(TableToProto(spec)));
   BASALT_RETURN_IF_ERROR(ValidateTableSpec(fresh));
-  if (split_keys.size() >= kMaxRegionsAtCreate) {
+  if (split_keys.size() >= Catalog::kMaxRegionsAtCreate) {
     return absl::FailedPreconditionError(absl::StrCat("table '", table, "' has ", split_keys.size() + 1,
                                                       " regions; a truncate that keeps them makes at most ",
-                                                      kMaxRegionsAtCreate, ": truncate it without"));
+                                                      Catalog::kMaxRegionsAtCreate, ": truncate it without"));
   }
   BASALT_RETURN_IF_ERROR(parts_.changes->Drop(table));
   if (absl::Status made = parts_.changes->Create(fresh, split_keys); !made.ok()) {
@@ -421,6 +456,7 @@ absl::Status AdminService::DeleteSnapshot(const rpc::DeleteSnapshotRequest& req,
 
 absl::Status AdminService::CloneSnapshot(const rpc::CloneSnapshotRequest& req, rpc::AdminResponse*) {
   BASALT_RETURN_IF_ERROR(ValidateTableName(req.table()));
+  const auto held = name_locks_->Lock(req.table());
   return parts_.changes->CloneSnapshot(req.snapshot(), req.table());
 }
 

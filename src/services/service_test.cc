@@ -273,5 +273,46 @@ TEST_F(ServiceTest, AdminRacesDataCalls) {
   EXPECT_EQ(unexpected.load(), 0);
 }
 
+// A truncate drops its table and makes it again; a create of the same name from another caller
+// waits for it to end (then finds the table there), never lands between the two.
+TEST_F(ServiceTest, ATruncatesNameIsNeverFreeToAnotherCreateOfIt) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> made{0}, tries{0};
+  std::thread creator([&] {
+    rpc::CreateTableRequest req;
+    req.mutable_table()->set_name("t");
+    req.mutable_table()->add_families()->set_name("other");
+    while (!stop.load()) {
+      rpc::CreateTableResponse resp;
+      const absl::Status s = admin_->CreateTable(req, &resp);
+      ++tries;
+      if (s.ok()) {
+        ++made;
+      } else if (s.code() != absl::StatusCode::kAlreadyExists) {
+        ADD_FAILURE() << s;
+      }
+    }
+  });
+  rpc::TableRequest treq;
+  treq.set_table("t");
+  rpc::TruncateTableRequest truncate;
+  truncate.set_table("t");
+  rpc::AdminResponse aresp;
+  for (int round = 0; round < 25; ++round) {
+    ASSERT_TRUE(admin_->DisableTable(treq, &aresp).ok());
+    const absl::Status s = admin_->TruncateTable(truncate, &aresp);
+    ASSERT_TRUE(s.ok()) << "round " << round << ": " << s;
+  }
+  stop = true;
+  creator.join();
+  EXPECT_EQ(made.load(), 0) << "of " << tries.load() << " creates";
+  EXPECT_GT(tries.load(), 25);
+  // The table is the truncated one: its own families, not the creator's.
+  rpc::DescribeTableResponse described;
+  ASSERT_TRUE(admin_->DescribeTable(treq, &described).ok());
+  ASSERT_EQ(described.table().families_size(), 2);
+  EXPECT_EQ(described.table().families(0).name(), "f");
+}
+
 }  // namespace
 }  // namespace basalt::server
