@@ -44,12 +44,20 @@ if ! [[ "$days" =~ ^[1-9][0-9]{0,5}$ ]]; then
   exit 2
 fi
 # A user's name is the certificate's CN, given to openssl as "/CN=NAME": a '/' or '=' would
-# start another field, so a name is letters, digits and . _ @ - only.
+# start another field, so a name is letters, digits and . _ @ - only, not first a '-' (an
+# option to the commands that take the files). It names the files too: not one of the script's
+# own (the CA's, the server's, the tests' rogue and expired ones), nor another user's key store.
 for user in "$@"; do
-  if ! [[ "$user" =~ ^[A-Za-z0-9._@-]+$ ]]; then
-    echo "make-certs.sh: user '$user': a name of letters, digits, '.', '_', '@' and '-' only" >&2
+  if ! [[ "$user" =~ ^[A-Za-z0-9._@][A-Za-z0-9._@-]*$ ]]; then
+    echo "make-certs.sh: user '$user': a name of letters, digits, '.', '_', '@' and '-' (not first) only" >&2
     exit 2
   fi
+  case "$user" in
+    ca | server | rogue | rogue-ca | expired | *-keystore)
+      echo "make-certs.sh: user '$user': the name of one of this script's own files" >&2
+      exit 2
+      ;;
+  esac
 done
 mkdir -p "$dir"
 cd "$dir"

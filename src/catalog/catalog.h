@@ -108,8 +108,8 @@ class Catalog final : public TableSource, public TableChanges {
   // process's, or placed by it).
   absl::StatusOr<std::shared_ptr<Table>> Find(std::string_view name, std::string_view region = {}) const override;
 
-  // The most regions a table is made with (its split keys + 1 stays below it): each region has
-  // its own background thread (flushes and compactions).
+  // A bound on the regions a table is made with: fewer split keys than this (each region has
+  // its own background thread, for flushes and compactions).
   static constexpr size_t kMaxRegionsAtCreate = 1000;
   // Validates (ValidateTableSpec), then creates the regions the split keys make (none: one
   // region) and records the table, enabled. InvalidArgument, AlreadyExists.

@@ -461,6 +461,9 @@ absl::Status AdminService::CloneSnapshot(const rpc::CloneSnapshotRequest& req, r
 }
 
 absl::Status AdminService::RestoreSnapshot(const rpc::RestoreSnapshotRequest& req, rpc::AdminResponse*) {
+  // A restore of a dropped table makes it again under its name: held as a create's.
+  BASALT_ASSIGN_OR_RETURN(const SnapshotInfo info, parts_.changes->ReadSnapshot(req.snapshot()));
+  const auto held = name_locks_->Lock(info.table.name);
   return parts_.changes->RestoreSnapshot(req.snapshot());
 }
 

@@ -276,9 +276,9 @@ class AdminService {
   class TableNameLocks;
   const Parts parts_;
   // Held on a table's name for the whole of a call that makes, drops or remakes it (create,
-  // clone, drop, truncate): such calls on one name run one after the other, as HBase's master
-  // runs a table's procedures. A truncate's name is never free to another create between its
-  // drop and its create.
+  // clone, restore, drop, truncate): such calls on one name run one after the other, as HBase's
+  // master runs a table's procedures. A truncate's name is never free to another create between
+  // its drop and its create.
   const std::unique_ptr<TableNameLocks> name_locks_;
   std::function<absl::Status(const std::string& ns)> namespace_cleanup_;
   std::function<absl::Status(const std::string& table)> table_cleanup_;

@@ -26,6 +26,10 @@ expect_refusal() {
 }
 expect_refusal "user 'a/CN=admin'" "$dir/slash" 'a/CN=admin'  # (the CN would be admin)
 expect_refusal "user 'a b'" "$dir/space" 'a b'
+expect_refusal "user '-v'" "$dir/dash" alice -v
+expect_refusal "user 'server'" "$dir/server" server  # (it would replace the server's certificate)
+expect_refusal "user 'ca'" "$dir/ca" ca
+expect_refusal "user 'bob-keystore'" "$dir/ks" bob bob-keystore
 expect_refusal "--days 'x'" "$dir/days" --days x alice
 expect_refusal "--days '0'" "$dir/zero" --days 0 alice
 # A step that fails shows openssl's words, not only an exit code.
