@@ -239,7 +239,7 @@ absl::Status AdminService::DropTable(const rpc::TableRequest& req, rpc::AdminRes
 absl::Status AdminService::TruncateTable(const rpc::TruncateTableRequest& req, rpc::AdminResponse*) {
   const std::string& table = req.table();
   BASALT_RETURN_IF_ERROR(ValidateTableName(table));
-  const auto held = name_locks_->Lock(table);  // no other create, clone or drop of it until it is made again
+  const auto held = name_locks_->Lock(table);  // no other create of it until it is made again
   BASALT_ASSIGN_OR_RETURN(TableSpec spec, parts_.tables->Describe(table));
   if (spec.enabled) {
     return absl::FailedPreconditionError(absl::StrCat("table '", table, "' is enabled: disable it to truncate it"));

@@ -19,8 +19,9 @@ namespace basalt {
 // front live there, not in the list's node. An entry is moved to the front only when it may
 // have left the most recent quarter of the list (see Lookup), so a block that stays hot is
 // read without a write to the list: the relink wrote the node and both its neighbours, each
-// likely a cache miss in a large cache (BENCHMARKS §24d: 1.5 % of a server's samples). HBase's LruBlockCache does less
-// still on a hit (it stamps the block's access time and orders blocks only when it evicts).
+// likely a cache miss in a large cache (BENCHMARKS §24d: 1.5 % of a server's samples).
+// HBase's LruBlockCache does less still on a hit (it stamps the block's access time and
+// orders blocks only when it evicts).
 class alignas(64) BlockCache::Shard {
  public:
   // Called once, before the cache is shared.

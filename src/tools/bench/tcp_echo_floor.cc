@@ -198,7 +198,8 @@ absl::StatusOr<int> SpawnEchoPort(int loop_threads, bool codec, pid_t* pid, int*
 int RunTcpEchoPort(int loop_threads, bool codec) {
   const std::string reply = RecordReply();
   const RecordRow row;
-  absl::StatusOr<std::unique_ptr<server::StreamPort>> port = StartEchoPort(loop_threads, &reply, codec ? &row : nullptr);
+  absl::StatusOr<std::unique_ptr<server::StreamPort>> port =
+      StartEchoPort(loop_threads, &reply, codec ? &row : nullptr);
   if (!port.ok()) {
     std::fprintf(stderr, "tcp_echo_port: %s\n", port.status().ToString().c_str());
     return 1;
