@@ -492,6 +492,7 @@ absl::Status Master::ServeHBase(const std::string& host) {
                                                   options_.rados != nullptr ? static_cast<Env*>(options_.rados) : Env::Default(),
                                                   options_.data_dir));
   parts.log = [this](std::string_view line) { Log(line); };
+  parts.balancer_on = options_.balancer_period > absl::ZeroDuration();
   hbase_ = std::make_unique<hbase::HBaseFront>(ho);
   hbase::ServeAsMaster(hbase_.get(), parts, [this] { return server::LiveRegistrations(zk_.get(), options_.paths); });
   if (absl::Status s = hbase_->Start(); !s.ok()) {

@@ -88,6 +88,7 @@ class HBaseFrontTest : public ::testing::Test {
     parts.info_port = 16030;
     parts.scanner_lease_ms = scanner_lease_ms_;
     parts.max_scanners = max_scanners_;
+    parts.balancer_on = balancer_on_;
     switch (process) {
       case Process::kStandalone:
         ServeAsStandalone(front_.get(), parts);
@@ -248,6 +249,7 @@ class HBaseFrontTest : public ::testing::Test {
   bool master_known_ = true;
   int64_t scanner_lease_ms_ = 60000;
   int max_scanners_ = 10000;
+  bool balancer_on_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1122,6 +1124,18 @@ TEST_F(HBaseFrontTest, AMasterServesMetaAndMasterServiceButNoTableRegion) {
   ASSERT_EQ(cs.live_servers_size(), 1);
   EXPECT_EQ(cs.live_servers(0).server().port(), 16025u);
   EXPECT_EQ(cs.live_servers(0).server().start_code(), 77u);
+  EXPECT_FALSE(cs.balancer_on());  // (this master's balancer runs only when asked)
+  EXPECT_FALSE(Parsed<IsBalancerEnabledResponse>(Master("IsBalancerEnabled", IsBalancerEnabledRequest())).enabled());
+}
+
+// A cluster's master that balances on its own says so, as HBase's with its balancer switch on.
+TEST_F(HBaseFrontTest, AMasterThatBalancesOnItsOwnSaysItsBalancerIsOn) {
+  balancer_on_ = true;
+  Start(Process::kMaster);
+  EXPECT_TRUE(Parsed<IsBalancerEnabledResponse>(Master("IsBalancerEnabled", IsBalancerEnabledRequest())).enabled());
+  const ClusterStatus cs =
+      Parsed<GetClusterStatusResponse>(Master("GetClusterStatus", GetClusterStatusRequest())).cluster_status();
+  EXPECT_TRUE(cs.balancer_on());
 }
 
 TEST_F(HBaseFrontTest, ARegionServerServesItsRegionsButNotMetaOrMasterService) {

@@ -33,6 +33,7 @@ std::unique_ptr<MasterService> MasterOf(HBaseFront* front, const ServiceParts& p
   o.cluster_id = parts.cluster_id;
   o.info_port = parts.info_port;
   o.sink = sink;
+  o.balancer_on = parts.balancer_on;
   return std::make_unique<MasterService>(o);
 }
 

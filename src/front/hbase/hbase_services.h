@@ -33,6 +33,7 @@ struct ServiceParts {
   int64_t scanner_lease_ms = 60000;  // HBase's scanner lease
   int max_scanners = 10000;
   int max_scanners_per_user = 0;  // with authentication; 0: no cap
+  bool balancer_on = false;       // a cluster's master that balances on its own (balancer_period_ms > 0)
   std::function<void(std::string_view)> log;
 };
 

@@ -533,7 +533,7 @@ absl::StatusOr<std::string> MasterService::GetClusterStatus(const Request& r) {
   // The HBase release whose RPC the port speaks (the client prints it; Basalt has no release
   // number of its own yet).
   cs->mutable_hbase_version()->set_version("2.6.0");
-  cs->set_balancer_on(false);
+  cs->set_balancer_on(options_.balancer_on);
   if (options_.info_port != 0) cs->set_master_info_port(options_.info_port);
   auto asked = [&](Option o) { return std::find(req.options().begin(), req.options().end(), o) != req.options().end(); };
   // Each region's figures under its server (the shell's status 'detailed' and list_regions), and
@@ -623,9 +623,12 @@ absl::StatusOr<std::string> MasterService::Balance(const Request& r) {
   return EncodeResponse(r.id(), resp);
 }
 
+// HBase's balancer switch: on when the master balances on its own (a standalone server has
+// nothing to balance; a cluster's master with balancer_period_ms = 0 balances only when asked).
+// Turning it on or off (SetBalancerRunning) is refused by name: Basalt's is a setting.
 absl::StatusOr<std::string> MasterService::IsBalancerEnabled(const Request& r) {
   IsBalancerEnabledResponse resp;
-  resp.set_enabled(false);
+  resp.set_enabled(options_.balancer_on);
   return EncodeResponse(r.id(), resp);
 }
 

@@ -89,6 +89,9 @@ class MasterService final : public Service {
     int info_port = 0;  // the HTTP port, 0: none
     // What this process's replication sink applied (its ServerLoad's replLoadSink); null: none.
     const SinkFigures* sink = nullptr;
+    // Whether the balancer runs on its own (a cluster's master with balancer_period_ms > 0):
+    // IsBalancerEnabled's answer and the cluster status's balancer_on.
+    bool balancer_on = false;
   };
   // Everything `options` points to must outlive the service.
   explicit MasterService(const Options& options);
