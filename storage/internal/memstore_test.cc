@@ -26,7 +26,7 @@ TEST(MemStore, OrderAndReadPoint) {
   for (old->SeekToFirst(); old->Valid(); old->Next()) got.emplace_back(old->value());
   EXPECT_EQ(got, (std::vector<std::string>{"a1", "b1"}));
   // The merging iterator keeps only the newest edit of a cell.
-  std::vector<std::unique_ptr<InternalIterator>> v;
+  IteratorList v;
   v.push_back(MemStore::NewIterator(mem, 10));
   auto merged = NewMergingIterator(std::move(v));
   got.clear();
@@ -65,7 +65,7 @@ TEST(MergingIterator, NewerChildWinsSameKey) {
   older->Add(MakeFlatKey("r", "q", 5, CellType::kPut), 1, "old");
   older->Add(MakeFlatKey("r", "z", 5, CellType::kPut), 1, "z");
   newer->Add(MakeFlatKey("r", "q", 5, CellType::kPut), 2, "new");
-  std::vector<std::unique_ptr<InternalIterator>> v;
+  IteratorList v;
   v.push_back(MemStore::NewIterator(newer, 10));
   v.push_back(MemStore::NewIterator(older, 10));
   auto it = NewMergingIterator(std::move(v));

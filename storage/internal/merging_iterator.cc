@@ -1,6 +1,7 @@
 #include "storage/internal/merging_iterator.h"
 
 #include <string>
+#include <vector>
 
 #include "storage/cell.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 class MergingIterator final : public InternalIterator {
  public:
-  explicit MergingIterator(std::vector<std::unique_ptr<InternalIterator>> children)
+  explicit MergingIterator(IteratorList children)
       : children_(std::move(children)) {
     heap_.reserve(children_.size());
   }
@@ -119,7 +120,7 @@ class MergingIterator final : public InternalIterator {
     SiftDown(0);
   }
 
-  std::vector<std::unique_ptr<InternalIterator>> children_;
+  IteratorList children_;
   std::vector<size_t> heap_;
   absl::Status status_;
 };
@@ -159,7 +160,7 @@ class EmptyIterator final : public InternalIterator {
 
 }  // namespace
 
-std::unique_ptr<InternalIterator> NewMergingIterator(std::vector<std::unique_ptr<InternalIterator>> children) {
+std::unique_ptr<InternalIterator> NewMergingIterator(IteratorList children) {
   if (children.empty()) return std::make_unique<EmptyIterator>();
   if (children.size() == 1) {
     if (children[0]->unique_keys()) return std::move(children[0]);

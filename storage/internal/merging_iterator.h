@@ -6,12 +6,17 @@
 #pragma once
 
 #include <memory>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "storage/internal/iterator.h"
 
 namespace basalt {
 
-std::unique_ptr<InternalIterator> NewMergingIterator(std::vector<std::unique_ptr<InternalIterator>> children);
+// A merge's children: inline up to four (a Get's sources, the memstores and a few files), so a
+// read of one source allocates no list.
+using IteratorList = absl::InlinedVector<std::unique_ptr<InternalIterator>, 4>;
+
+// No child: an empty iterator; one child with unique keys: the child itself.
+std::unique_ptr<InternalIterator> NewMergingIterator(IteratorList children);
 
 }  // namespace basalt

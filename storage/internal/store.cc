@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <iterator>
 #include <limits>
 #include <optional>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status.h"
@@ -125,8 +123,7 @@ std::vector<uint64_t> Store::FileNumbers() const {
 std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint64_t read_point, bool fill_cache,
                                                      std::string_view row,
                                                      const std::vector<std::string>* qualifiers) const {
-  // Inline: a Get whose row is in one source (one file, the memstore empty) allocates no vector.
-  absl::InlinedVector<std::unique_ptr<InternalIterator>, 4> children;
+  IteratorList children;
   if (!snap.active->empty()) children.push_back(MemStore::NewIterator(snap.active, read_point));
   if (snap.frozen != nullptr && !snap.frozen->empty()) children.push_back(MemStore::NewIterator(snap.frozen, read_point));
   for (const auto& f : *snap.files) {
@@ -149,9 +146,7 @@ std::unique_ptr<InternalIterator> Store::NewIterator(const Snapshot& snap, uint6
     }
     children.push_back(f->NewIterator(fill_cache));
   }
-  if (children.size() == 1 && children[0]->unique_keys()) return std::move(children[0]);
-  return NewMergingIterator(std::vector<std::unique_ptr<InternalIterator>>(std::make_move_iterator(children.begin()),
-                                                                          std::make_move_iterator(children.end())));
+  return NewMergingIterator(std::move(children));
 }
 
 void Store::Freeze() {
@@ -221,7 +216,7 @@ absl::StatusOr<std::shared_ptr<BlockFileReader>> Store::WriteFrozen(uint64_t num
     frozen = frozen_;
   }
   if (frozen == nullptr || frozen->empty()) return std::shared_ptr<BlockFileReader>();
-  std::vector<std::unique_ptr<InternalIterator>> children;
+  IteratorList children;
   children.push_back(MemStore::NewIterator(frozen, UINT64_MAX));
   auto it = NewMergingIterator(std::move(children));
   return WriteFile(it.get(), number, max_seq, nullptr);
@@ -268,7 +263,7 @@ FileList Store::PickMinor() const {
 absl::StatusOr<FileList> Store::Compact(const FileList& inputs, uint64_t number, bool major, int64_t now_ms,
                                         CompactionFilter* filter) {
   if (inputs.empty()) return FileList{};
-  std::vector<std::unique_ptr<InternalIterator>> children;
+  IteratorList children;
   uint64_t max_seq = 0;
   for (const auto& f : inputs) {
     children.push_back(f->NewIterator(/*fill_cache=*/false));
